@@ -1,0 +1,82 @@
+/* mi.h — the session context, error reporting and arena allocation shared by every module.
+ *
+ * Every public function below repl/ takes a MiCtx and returns 0 / a pointer on success,
+ * -1 / NULL on failure after filling ctx->err with file, line, column and a reason.
+ * Nothing below repl/ prints to stderr or calls exit(). */
+#ifndef MI_H
+#define MI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+
+typedef struct MiError {
+    char file[256];   /* "" when not about a file */
+    int line, col;    /* 1-based; 0 when unknown */
+    char msg[1024];
+} MiError;
+
+typedef struct SymCtx SymCtx;
+typedef struct TraceWriter TraceWriter;
+
+typedef enum { MI_DEV_CPU, MI_DEV_CUDA } MiDeviceKind;
+
+/* One session. No other global mutable state exists in the program. */
+typedef struct MiCtx {
+    MiError err;
+    SymCtx *sym;            /* interning table for symbolic sizes, shared by all graphs */
+    TraceWriter *trace;     /* NULL when tracing is off */
+    MiDeviceKind target;    /* codegen target: cpu (default) or cuda */
+    int threads;            /* OpenMP threads for generated kernels; 0 = default */
+    bool fusion;            /* scheduler fusion on (default) */
+    uint64_t seed;          /* for random inputs */
+    char cache_dir[512];    /* compiled-kernel cache; "" = default */
+} MiCtx;
+
+MiCtx *mi_ctx_new(void);
+void mi_ctx_free(MiCtx *ctx);
+
+/* Fill ctx->err; always returns -1 so callers can `return mi_err(...)`. */
+int mi_err(MiCtx *ctx, const char *file, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+int mi_verr(MiCtx *ctx, const char *file, int line, int col, const char *fmt, va_list ap);
+void mi_clear_err(MiCtx *ctx);
+/* "file:line:col: msg" (parts omitted when unknown) into buf; returns buf. */
+const char *mi_err_str(const MiCtx *ctx, char *buf, size_t n);
+
+/* Allocation of small metadata: aborts with a message on out-of-memory (like Lua's luaM_).
+ * Large tensor storage never goes through these; it uses malloc and reports failure. */
+void *mi_xmalloc(size_t n);
+void *mi_xcalloc(size_t n, size_t size);
+void *mi_xrealloc(void *p, size_t n);
+char *mi_xstrdup(const char *s);
+
+/* Arena: bump allocator; everything a Graph owns lives in its arena. */
+typedef struct ArenaBlock ArenaBlock;
+typedef struct Arena { ArenaBlock *head; size_t total; } Arena;
+void arena_init(Arena *a);
+void *arena_alloc(Arena *a, size_t n);            /* zeroed, 16-byte aligned */
+char *arena_strdup(Arena *a, const char *s);
+char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_printf(Arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void arena_free(Arena *a);
+
+/* Growable byte buffer used by printers and code generators. */
+typedef struct StrBuf { char *s; size_t len, cap; } StrBuf;
+void sb_init(StrBuf *b);
+void sb_put(StrBuf *b, const char *s);
+void sb_putn(StrBuf *b, const char *s, size_t n);
+void sb_putc(StrBuf *b, char c);
+void sb_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+char *sb_take(StrBuf *b);      /* returns malloc'd string, resets b */
+void sb_free(StrBuf *b);
+
+/* Read a whole file (for graphs; logs are streamed). NUL-terminated; *len excludes the NUL. */
+char *mi_read_file(MiCtx *ctx, const char *path, size_t *len);
+int mi_write_file(MiCtx *ctx, const char *path, const char *data, size_t len);
+
+/* Monotonic clock in nanoseconds. */
+uint64_t mi_now_ns(void);
+
+#endif
