@@ -72,8 +72,22 @@ demo: $(BIN)
 bench: $(LIB)
 	$(MAKE) -C bench
 
+# libFuzzer targets (clang): build-fuzz/fuzz_<name>; run e.g.
+#   build-fuzz/fuzz_fx -max_total_time=600 fuzz/corpus-fx tests/fixtures/torch-cases
+FUZZ_SRC = $(wildcard fuzz/*.c)
+FUZZ_BIN = $(FUZZ_SRC:fuzz/%.c=build-fuzz/%)
+FUZZ_CFLAGS = -std=gnu11 -O1 -g -I. -Icore -fsanitize=fuzzer-no-link,address,undefined \
+              $(GV_CFLAGS) $(CJSON_CFLAGS) $(MD_CFLAGS) $(BLAS_CFLAGS) $(OMP_FLAGS)
+fuzz: $(FUZZ_BIN)
+build-fuzz/lib.a: $(LIB_SRC)
+	@mkdir -p build-fuzz/obj
+	cd build-fuzz/obj && for f in $(LIB_SRC); do clang $(FUZZ_CFLAGS) -I../.. -I../../core -c ../../$$f -o $$(echo $$f | tr / _).o || exit 1; done
+	ar rcs $@ build-fuzz/obj/*.o
+build-fuzz/%: fuzz/%.c build-fuzz/lib.a
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $< build-fuzz/lib.a $(LDLIBS) -o $@
+
 clean:
-	rm -rf build build-san minductor
+	rm -rf build build-san build-fuzz minductor
 distclean: clean
 	rm -f config.mk
 

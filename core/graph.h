@@ -76,6 +76,15 @@ struct Node {
     const char *stack;      /* text after "# File: " of the comment block it sits under, or NULL;
                                "" when under "# No stacktrace found for following nodes" */
     int src_line;           /* line in the source text it was parsed from (0 if built) */
+    /* Printing details kept so that parse -> print reproduces the text (added by fx): */
+    const char *comment;    /* full text of the "# ..." group comment above it (after "# "), or
+                               NULL: derived from stack ("File: <stack>" / "No stacktrace ...") */
+    bool group_start;       /* a comment line was printed right above it even if the text
+                               equals the previous group's (PyTorch compares whole stacks) */
+    const char *ph_comment; /* placeholder in a multi-line forward(): "PlainAOTInput(idx=0)" */
+    bool pytree_leaf;       /* placeholder declared as a leaf of a pytree parameter */
+    bool is_method;         /* call_method (Dynamo-level graphs): target is the method name,
+                               args[0] the object ("x.transpose(-2, -1)") */
     /* derived by graph_compute_users(): */
     int nusers;
     Node **users;
@@ -93,6 +102,17 @@ struct Graph {
     Graph *parent;
     const char *source;       /* file name it was loaded from, for messages; may be NULL */
     bool users_valid;
+    /* Printing details (added by fx): */
+    bool expanded_def;        /* forward( one placeholder per line ) and return ( one per line ) */
+    const char **out_comments;/* per returned item "# ..." comment in the expanded form (NULL
+                                 entries for none); only used when nout_comments equals the
+                                 output tuple length */
+    int nout_comments;
+    const char **pytree_args; /* AOT joint graphs: forward(self, primals, tangents) takes pytrees
+                                 flattened into the placeholders by fx_pytree.tree_flatten_spec;
+                                 the result goes through pytree.tree_unflatten */
+    int npytree_args;
+    const char *trailer;      /* text after the class, e.g. "\n\n # graph id: 1406..." (verbatim) */
 };
 
 Graph *graph_new(const char *class_name);
@@ -117,6 +137,12 @@ int graph_num_placeholders(const Graph *g);
 Node *graph_placeholder(const Graph *g, int i);  /* i-th placeholder */
 Graph *graph_subgraph(const Graph *g, const char *name);
 Graph *graph_add_subgraph(Graph *parent, const char *name);
+/* Position of n in g->nodes, or -1 when n is not (any more) in g. */
+int graph_index_of(const Graph *g, const Node *n);
+/* Nodes whose value dies at node `user` in PyTorch's codegen order (the "x = y = None" suffix):
+ * inputs whose last use is `user`, then `user` itself when it has no users. Placeholders and
+ * the output node get none. Needs users (computed on demand). Returns count, fills out (max). */
+int graph_dead_after(Graph *g, const Node *user, Node **out, int max);
 
 void graph_compute_users(Graph *g);
 
@@ -144,6 +170,17 @@ bool meta_equal(const TensorMeta *a, const TensorMeta *b);  /* dtype, sizes, str
 Expr *meta_numel(SymCtx *s, const TensorMeta *m);
 /* Annotation text as PyTorch prints it: "f32[8, 16][16, 1]cpu"; returns buf. */
 const char *meta_str(const TensorMeta *m, char *buf, size_t n);
+void meta_str_sb(const TensorMeta *m, StrBuf *sb);
+/* Annotation text of a node ("f32[8][1]cpu", "Sym(s0)") into sb; false when not annotated. */
+bool node_annotation_sb(const Node *n, StrBuf *sb);
+/* Python repr of a float as FX prints it: "1e-05", "0.5", "1.0", "inf", "-inf", "nan". */
+const char *fx_float_repr(double f, char *buf, size_t n);
+/* A value as it appears in an FX call: node names, ints, "[1, 0]", "torch.float32", ... */
+void value_print_sb(const Value *v, StrBuf *sb);
+/* The infix token FX prints for an operator target ("operator.add" -> "+"), or NULL. */
+const char *fx_binop_token(const char *target);
+/* The "# ..." comment text for a node (without "# "): its comment, else from its stack. */
+void node_comment_sb(const Node *n, StrBuf *sb);
 
 /* Lint (core/lint.c): use-before-def, dangling uses (a node used that is not in the graph),
  * duplicate names, meta consistency (rank/size/stride arity; meta matches what the op registry

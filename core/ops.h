@@ -37,7 +37,8 @@ void ivalue_clear(IValue *v);     /* releases references, sets IV_NONE */
 
 /* Arguments of one call, resolved: node refs replaced by their runtime values, constants kept.
  * `args`/`kwargs` are the node's Values; `argv` parallels args with IValues for node refs
- * (IV_NONE for constants). Accessors below do the conversion and report type errors. */
+ * (IV_NONE for constants). A V_LIST/V_TUPLE argument that contains node refs gets an IV_TUPLE
+ * whose items parallel the list's items (so cat([a, b]) sees both tensors). */
 typedef struct OpCall {
     MiCtx *ctx;
     const Node *node;
@@ -48,7 +49,13 @@ typedef struct OpCall {
     const IValue *kwargv;          /* nkwargs entries */
     const SymBinding *syms; int nsyms;   /* current values of size symbols */
     void *interp;                  /* the interpreter (for higher-order ops) */
+    const struct OpDef *op;        /* the registry row being run */
 } OpCall;
+
+/* Shape functions see their arguments through ShapeArgs (core/ops_impl.h), which works both on
+ * a graph node (symbolic metas from annotations) and on a runtime call (concrete tensors). */
+typedef struct ShapeArgs ShapeArgs;
+#define OP_MAX_OUTS 64
 
 typedef struct OpDef {
     const char *name;              /* "aten.add.Tensor" */
@@ -56,9 +63,15 @@ typedef struct OpDef {
     /* Fill node->meta from the argument metas (node->has_meta etc.); for tuple-returning ops
      * fills `out[0..*nout)`. Return -1 with ctx error on bad shapes/arity. May be NULL. */
     int (*infer_meta)(MiCtx *ctx, Graph *g, const Node *n, TensorMeta *out, int *nout);
+    /* On entry *nout is the capacity of out (<= 0 counts as 1); on return it is the number
+     * of results, which may exceed the capacity (then only the first entries were written).
+     * OP_MAX_OUTS is always enough. */
     /* Reference implementation: set *out. -1 with ctx error. */
     int (*eval)(const OpCall *call, IValue *out);
     const char *doc;               /* one line */
+    /* The shape function behind infer_meta (and used by eval to size its result). */
+    int (*shape)(ShapeArgs *sa, TensorMeta *out, int *nout);
+    const void *data;              /* per-op parameters for shared implementations */
 } OpDef;
 
 const OpDef *op_lookup(const char *name);      /* NULL when unknown */
@@ -67,7 +80,12 @@ const OpDef *op_at(int i);
 /* Resolve node->op for every node of g (and subgraphs). Returns number of unknown ops. */
 int ops_resolve_graph(Graph *g);
 /* Infer the meta of node n from its args (used by passes when they create nodes).
- * Sets n->meta/has_meta/annotated. */
+ * Sets n->meta/has_meta/annotated. For tuple-returning ops (var_mean, cond) has_meta and
+ * annotated are left false, as PyTorch prints them. */
 int op_infer_node_meta(MiCtx *ctx, Graph *g, Node *n);
+/* Infer without touching n: out[0..*nout) receive the result metas (arrays in g's arena);
+ * on entry *nout is the capacity of out (use OP_MAX_OUTS). Tuple ops give one meta per item
+ * (an item that is not a tensor gets dtype DT_INVALID). -1 with ctx error naming the node. */
+int op_infer_meta(MiCtx *ctx, Graph *g, const Node *n, TensorMeta *out, int *nout);
 
 #endif

@@ -82,4 +82,28 @@ void sym_c_sb(const Expr *e, StrBuf *sb);
  * error (col = offset+1) on bad input. */
 Expr *sym_parse(MiCtx *ctx, const char *text, const char **end);
 
+/* ---- additions (helper "sym") ---- */
+
+/* Interval bound of e given symbol ranges (symbols not listed: s<N>/ks<N> are >= 1, others
+ * unbounded).  *lo = INT64_MIN / *hi = INT64_MAX mean unbounded on that side.  Returns true
+ * when both sides are finite.  Sound: every value e takes lies in [*lo, *hi]. */
+bool sym_bound(const Expr *e, const SymRange *r, int nr, int64_t *lo, int64_t *hi);
+
+/* Constant folding in the constructors wraps on int64 overflow and sets a sticky flag;
+ * this returns it and clears it (sym_parse reports it as an error). */
+bool sym_take_overflow(SymCtx *s);
+
+/* sym_c_sb assumes every symbol is >= 0 (sizes, index variables) when deciding whether
+ * C's / and % are exact; this variant uses the given ranges instead (defaults as
+ * sym_bound).  The generated C needs the int64_t helpers c10_div_floor, c10_div_ceil,
+ * c10_mod_floor, c10_min, c10_max: sym_c_prelude() returns their definitions
+ * (static inline functions; include <stdint.h> first). */
+void sym_c_sb_ranges(const Expr *e, const SymRange *r, int nr, StrBuf *sb);
+const char *sym_c_prelude(void);
+
+/* Coefficient of symbol var in e when e is linear in var (e = coeff*var + rest, with var
+ * not in coeff or rest): sym_coeff(x0 + 64*x1, "x1") == 64, sym_coeff(s0*x0 + 1, "x0") ==
+ * s0, 0 when var does not occur.  NULL when var occurs nonlinearly (x0**2, x0//4, Min). */
+Expr *sym_coeff(SymCtx *s, Expr *e, const char *var);
+
 #endif

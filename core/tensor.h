@@ -57,6 +57,28 @@ CompareResult tensor_compare(const Tensor *a, const Tensor *b, double rtol, doub
 /* Short text "f32[4, 8] {0.1, 0.2, ...}" for messages; returns buf. */
 const char *tensor_summary(const Tensor *t, char *buf, size_t n);
 
+/* Raw element access by storage index (elements from the start of the storage, i.e. the
+ * offset already applied): load/store converting from/to double or int64. Complex types read
+ * and write the real part. */
+double tensor_load_f(const Tensor *t, int64_t pos);
+void tensor_store_f(Tensor *t, int64_t pos, double v);
+int64_t tensor_load_i(const Tensor *t, int64_t pos);
+void tensor_store_i(Tensor *t, int64_t pos, int64_t v);
+/* Storage index of the element at a row-major linear index. */
+int64_t tensor_pos(const Tensor *t, int64_t linear);
+/* Copy src into dst elementwise (src broadcast to dst's shape, dtype converted). -1 + error when
+ * the shapes do not broadcast. */
+int tensor_copy_into(MiCtx *ctx, Tensor *dst, const Tensor *src);
+/* Upper limit (bytes) for one tensor's storage: the machine's physical memory. */
+size_t tensor_max_bytes(void);
+/* Half-precision conversions used for f16/bf16/f8 storage. */
+float mi_f16_to_f32(uint16_t h);
+uint16_t mi_f32_to_f16(float f);
+float mi_bf16_to_f32(uint16_t h);
+uint16_t mi_f32_to_bf16(float f);
+/* "f32[4, 8]" (dtype and sizes); returns buf. */
+const char *tensor_type_str(const Tensor *t, char *buf, size_t n);
+
 /* .npy read/write (core/npy.c): C-order and Fortran-order, little-endian, all dtypes in
  * dtype.h that numpy has. Errors name the file and what is wrong. */
 Tensor *npy_load(MiCtx *ctx, const char *path);

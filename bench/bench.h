@@ -1,0 +1,66 @@
+/* bench.h — shared pieces of the benchmark program (bench/minibench): the pipeline driver that
+ * turns FX text into a loaded kernel module with per-stage times, the STREAM reference, the
+ * graph generator, the figures, and the JSON-lines / table output. See docs/benchmarks.md. */
+#ifndef BENCH_H
+#define BENCH_H
+
+#include "mi.h"
+#include "graph.h"
+#include "runtime.h"
+
+#include <stdio.h>
+
+/* ---- options shared by the figures ---- */
+typedef struct BenchOpts {
+    int threads;            /* OpenMP threads for kernels and STREAM; 0 = all cores */
+    int reps, warmup;       /* timed calls per measurement / untimed calls before */
+    bool quick;             /* smaller sizes for a smoke run */
+    bool no_interp;         /* skip the reference-interpreter baseline (vs_torch.py) */
+    const char *graphs_dir; /* bench/graphs */
+    const char *only;       /* run just one figure: "stream", "kernels", "pipeline", "tlparse" */
+    const char *workload;   /* only this workload in figure 1/2 */
+    FILE *json;             /* JSON-lines output, may be NULL */
+    double stream_gbs;      /* filled by the STREAM figure (best of copy / triad) */
+} BenchOpts;
+
+/* ---- pipeline driver (bench/pipeline.c) ---- */
+typedef struct StageTimes {
+    double parse, passes, lowering, sched, codegen, cc, load;   /* seconds */
+} StageTimes;
+
+typedef struct Compiled {
+    Graph *g;               /* the graph the module implements (after the passes) */
+    RtModule *mod;
+    char *c_source;         /* the generated C */
+    double bytes_moved;     /* inputs + outputs + unfused intermediates; 0 = unknown */
+    int nkernels;           /* kernels after scheduling; 0 = unknown */
+    StageTimes t;
+} Compiled;
+
+/* Parse `text`, run the post-grad passes, lower, schedule (ctx->fusion decides fusion),
+ * generate C and compile it. `stop_before_cc` skips the last two stages. 0 on success; -1 with
+ * a one-line reason in `why` (e.g. "n/a (core/codegen_c.h not written yet)"). */
+int pipe_compile(MiCtx *ctx, const char *text, size_t len, const char *name, bool stop_before_cc,
+                 Compiled *out, char *why, size_t nwhy);
+void pipe_free(Compiled *c);
+/* One line saying which pipeline stages this build has ("parse passes lower sched codegen"). */
+const char *pipe_available(void);
+
+/* ---- figures ---- */
+int fig_stream(BenchOpts *o);     /* STREAM copy / triad */
+int fig_kernels(BenchOpts *o);    /* figures 1 and 2 */
+int fig_pipeline(BenchOpts *o);   /* figure 3 */
+int fig_tlparse(BenchOpts *o);    /* figure 4 */
+
+/* ---- generator (bench/gen_graph.c) ---- */
+/* FX text of a chain of layer-norm / gelu / residual blocks over f32[rows, cols] with about
+ * `nodes` nodes (each block has 15). malloc'd. */
+char *gen_graph(int nodes, int rows, int cols);
+
+/* ---- helpers (bench/main.c) ---- */
+double bench_median(double *v, int n);     /* sorts v */
+const char *bench_date(char *buf, size_t n);  /* "2026-11-23T01:02:03Z" */
+void json_str(StrBuf *b, const char *s);   /* JSON string literal */
+void json_emit(BenchOpts *o, StrBuf *line);   /* write one line to o->json, free line */
+
+#endif

@@ -1,0 +1,75 @@
+/* runtime.h — turn generated C source into a running kernel: compile it with the system C
+ * compiler into a shared object kept in an on-disk cache, dlopen it, bind sizes, call it, time
+ * it and check it against the reference interpreter. The last stage of the pipeline
+ * (codegen_c -> runtime).
+ *
+ * The module ABI (what core/codegen_c.c emits; a file is self-contained):
+ *     int call(void *const *inputs, void *const *outputs, const int64_t *syms);
+ *     const char *mi_sym_names[];     NULL-terminated; the order of syms
+ *     const int mi_num_outputs;
+ * inputs[i]  = data pointer of the i-th TENSOR placeholder (SymInt placeholders skipped; their
+ *              values and every size symbol arrive in syms, in the order of mi_sym_names);
+ * outputs[j] = data pointer of the j-th graph output, preallocated by the caller with the output
+ *              meta's sizes/strides (NULL for None / SymInt outputs).
+ * call returns 0 on success. The source may use OpenMP and, when compiled with -DMI_HAVE_CBLAS,
+ * cblas.
+ *
+ * Compiler: $MINDUCTOR_CC or "cc", flags "-O3 -march=native -fopenmp -shared -fPIC" plus
+ * $MINDUCTOR_CFLAGS (extra, split on spaces), plus -DMI_HAVE_CBLAS and the BLAS include/link
+ * flags when the library was built with BLAS (see runtime.c: MI_RT_BLAS_FLAGS).
+ * Cache directory: ctx->cache_dir, else $MINDUCTOR_CACHE, else $XDG_CACHE_HOME/minductor, else
+ * ~/.cache/minductor. Files are named by a 64-bit FNV-1a hash of compiler + flags + source:
+ * mi_<hash>.c, mi_<hash>.so (written to a temp name and renamed, so concurrent processes are
+ * safe), mi_<hash>.err (cc's stderr of the last failed build). */
+#ifndef RUNTIME_H
+#define RUNTIME_H
+
+#include "interp.h"
+
+typedef int (*RtCallFn)(void *const *inputs, void *const *outputs, const int64_t *syms);
+
+typedef struct RtModule {
+    char key[17];            /* hex FNV-1a 64 of compiler, flags and source */
+    char src_path[1024];     /* cached copy of the source */
+    char so_path[1024];      /* the shared object */
+    bool cache_hit;          /* the .so was already in the cache: cc did not run */
+    double compile_s;        /* seconds spent in cc (0 on a hit) */
+    double load_s;           /* seconds spent in dlopen + dlsym */
+    void *handle;            /* dlopen handle */
+    RtCallFn call;
+    const char *const *sym_names;   /* mi_sym_names */
+    int nsyms;
+    int num_outputs;         /* mi_num_outputs */
+} RtModule;
+
+/* Compile (or fetch from the cache) and load. NULL + ctx error: on a compiler error the
+ * message holds the first lines of cc's stderr and the error's file is the cached source. */
+RtModule *rt_compile(MiCtx *ctx, const char *c_source);
+void rt_free(RtModule *m);
+
+/* The cache directory rt_compile uses (created if missing); NULL + ctx error. Returns buf. */
+const char *rt_cache_dir(MiCtx *ctx, char *buf, size_t n);
+
+/* Run the module once on inputs (one per placeholder of g, as interp_run takes them): binds
+ * size symbols from SymInt inputs and input shapes, allocates the outputs from g's output metas,
+ * calls the module with ctx->threads OpenMP threads (if > 0). *outs is malloc'd (free with
+ * interp_free_outputs). *seconds (may be NULL) gets the time of the call alone. Inputs whose
+ * strides differ from their placeholder's meta are passed through a copy with the expected
+ * layout (copied back afterwards, so in-place updates reach the caller's tensors). */
+int rt_run(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs,
+           IValue **outs, int *nouts, double *seconds);
+
+/* Time the module: outputs are allocated once, `warmup` untimed calls, then `reps` timed calls.
+ * *median_s / *min_s (may be NULL) receive the median and the fastest call. */
+int rt_time(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs,
+            int warmup, int reps, double *median_s, double *min_s);
+
+/* Run the reference interpreter and the module on the same inputs and compare every output with
+ * tensor_compare(rtol, atol). Appends a report to `report` (may be NULL):
+ *   "output 0: f32[8, 16] ok max_abs 1.2e-07 max_rel 3.1e-07\n" ... "interp 1.234 ms, compiled
+ *   0.012 ms (102.8x)\n". Inputs are cloned for each side, so in-place graphs compare fairly.
+ * Returns 1 when all outputs agree, 0 when some differ, -1 on error (ctx error set). */
+int rt_check(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs,
+             double rtol, double atol, StrBuf *report);
+
+#endif

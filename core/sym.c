@@ -1,0 +1,1562 @@
+/* sym.c — symbolic integer expressions (our small SymPy) for sizes, strides and indexing.
+ *
+ * How it fits: the FX loader parses size annotations ("f32[s77, 2*s0]") with sym_parse, the
+ * passes and the loop IR build index expressions with the constructors, sym_simplify uses
+ * the ranges of index variables to drop wrap-arounds, and the code generator prints them
+ * with sym_c.  Everything lives in a SymCtx (no global state).
+ *
+ * Representation.  Every Expr is hash-consed in the SymCtx table, so structural equality is
+ * pointer equality.  Constructors keep a canonical form:
+ *   - a sum (EX_ADD) is a flat list of terms c*m (m a monomial, c a nonzero coefficient),
+ *     like terms collected, constant term (if any) last;
+ *   - a product (EX_MUL) is a flat sorted list of factors, constant coefficient (if any)
+ *     first; x*x is kept as two factors (printed x**2); products of sums are expanded
+ *     (distributed) unless that would make more than MAX_EXPAND terms;
+ *   - FloorDiv/CeilDiv by a constant c > 0: gcd of all coefficients and c divided out,
+ *     terms whose coefficient is a multiple of c pulled out (floor((c*q + r)/c) = q +
+ *     floor(r/c) holds for every integer q, so this is always safe); nested FloorDiv by
+ *     constants merged; negative constant divisors turned positive; constants folded with
+ *     python semantics (floor toward -inf);
+ *   - Mod(a, c) with a constant c > 0 is ModularIndexing(a, 1, c) (the same value), so
+ *     there is one form; ModularIndexing drops terms that are multiples of div*mod and
+ *     divides out a common gcd with div;
+ *   - Min/Max flattened, constants folded, args sorted and deduplicated, and an arg
+ *     dropped when another differs from it by a constant that decides the comparison.
+ *
+ * Order.  Factors of a product and args of Min/Max are sorted by cmp_expr: integers,
+ * then symbols by name (strcmp, as sympy sorts symbols by name), then CeilDiv, FloorDiv,
+ * Max, Min, Mod, ModularIndexing (sympy sorts function applications by class name), then
+ * products and sums; ties broken by the args.  Terms of a sum follow sympy's default
+ * "lex" print order: comparing the sorted factor lists position by position, the term
+ * whose factor sorts first comes first, a term that extends another comes first (x*y
+ * before x), and the constant is last — so 64*x1 + x0 prints as "x0 + 64*x1",
+ * "10*d0 + d1", "d0*s27 + d1", "c0 + 128" exactly like Inductor's ir dumps.  Like sympy,
+ * a two-term sum "positive constant + negative multiple of one factor" prints as "1 - x".
+ *
+ * Printing (sym_str) follows sympy's StrPrinter with torch's FloorDiv (precedence 35,
+ * printed "(a//b)"), so FloorDiv inside sums and products gets doubled parentheses the
+ * way Inductor prints it: "x1 + ((x0//64))", "16*((x0//16))".  sym_c prints C with the
+ * helpers of sym_c_prelude(); see sym_c_sb below.
+ *
+ * Integer overflow while folding constants wraps (two's complement, computed without UB)
+ * and sets a sticky flag that sym_take_overflow() reads; sym_parse turns it into an error.
+ * sym_eval checks every operation. */
+#include "sym.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_EXPAND 256      /* most term pairs multiplied out when multiplying two sums */
+#define PARSE_DEPTH 200     /* deepest nesting sym_parse accepts */
+#define PARSE_MAX_ARGS 1024 /* most terms/factors/args of one node sym_parse builds */
+
+struct SymCtx {
+    Expr **tab;             /* open-addressing hash table of every Expr */
+    size_t cap, cnt;
+    char **names;           /* interned symbol names, open addressing */
+    size_t ncap, ncnt;
+    bool overflow;          /* sticky: constant folding overflowed */
+};
+
+/* ---------------------------------------------------------------- table */
+
+SymCtx *sym_ctx_new(void) {
+    SymCtx *s = mi_xcalloc(1, sizeof *s);
+    s->cap = 1024;
+    s->tab = mi_xcalloc(s->cap, sizeof *s->tab);
+    s->ncap = 64;
+    s->names = mi_xcalloc(s->ncap, sizeof *s->names);
+    return s;
+}
+
+void sym_ctx_free(SymCtx *s) {
+    if (!s) return;
+    for (size_t i = 0; i < s->cap; i++) free(s->tab[i]);
+    for (size_t i = 0; i < s->ncap; i++) free(s->names[i]);
+    free(s->tab);
+    free(s->names);
+    free(s);
+}
+
+bool sym_take_overflow(SymCtx *s) {
+    bool o = s->overflow;
+    s->overflow = false;
+    return o;
+}
+
+static uint64_t hash_str(const char *p) {
+    uint64_t h = 1469598103934665603ull;
+    for (; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    return h;
+}
+
+static uint64_t hmix(uint64_t h, uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+
+static const char *intern_name(SymCtx *s, const char *n) {
+    if ((s->ncnt + 1) * 2 > s->ncap) {
+        size_t nc = s->ncap * 2;
+        char **nt = mi_xcalloc(nc, sizeof *nt);
+        for (size_t i = 0; i < s->ncap; i++) {
+            if (!s->names[i]) continue;
+            size_t j = hash_str(s->names[i]) & (nc - 1);
+            while (nt[j]) j = (j + 1) & (nc - 1);
+            nt[j] = s->names[i];
+        }
+        free(s->names);
+        s->names = nt;
+        s->ncap = nc;
+    }
+    size_t j = hash_str(n) & (s->ncap - 1);
+    for (; s->names[j]; j = (j + 1) & (s->ncap - 1))
+        if (!strcmp(s->names[j], n)) return s->names[j];
+    s->ncnt++;
+    return s->names[j] = mi_xstrdup(n);
+}
+
+/* The one place an Expr is made: returns the existing node when an equal one exists. */
+static Expr *mk(SymCtx *s, ExprKind k, int64_t iv, const char *name, Expr *const *args, int n) {
+    uint64_t h = hmix((uint64_t)k + 1, (uint64_t)iv);
+    if (name) h = hmix(h, hash_str(name));
+    for (int i = 0; i < n; i++) h = hmix(h, args[i]->hash);
+    if ((s->cnt + 1) * 2 > s->cap) {
+        size_t nc = s->cap * 2;
+        Expr **nt = mi_xcalloc(nc, sizeof *nt);
+        for (size_t i = 0; i < s->cap; i++) {
+            if (!s->tab[i]) continue;
+            size_t j = s->tab[i]->hash & (nc - 1);
+            while (nt[j]) j = (j + 1) & (nc - 1);
+            nt[j] = s->tab[i];
+        }
+        free(s->tab);
+        s->tab = nt;
+        s->cap = nc;
+    }
+    size_t j = h & (s->cap - 1);
+    for (; s->tab[j]; j = (j + 1) & (s->cap - 1)) {
+        Expr *e = s->tab[j];
+        if (e->hash == h && e->kind == k && e->ival == iv && e->name == name && e->n == n &&
+            (n == 0 || !memcmp(e->args, args, (size_t)n * sizeof *args)))
+            return e;
+    }
+    Expr *e = mi_xcalloc(1, sizeof *e + (size_t)n * sizeof(Expr *));
+    e->kind = k;
+    e->ival = iv;
+    e->name = name;
+    e->n = n;
+    e->hash = h;
+    e->args = (Expr **)(e + 1);
+    if (n) memcpy(e->args, args, (size_t)n * sizeof *args);
+    s->tab[j] = e;
+    s->cnt++;
+    return e;
+}
+
+Expr *sym_int(SymCtx *s, int64_t v) { return mk(s, EX_INT, v, NULL, NULL, 0); }
+
+Expr *sym_symbol(SymCtx *s, const char *name) {
+    return mk(s, EX_SYM, 0, intern_name(s, name), NULL, 0);
+}
+
+bool sym_is_int(const Expr *e, int64_t *v) {
+    if (!e || e->kind != EX_INT) return false;
+    if (v) *v = e->ival;
+    return true;
+}
+
+bool sym_has_symbols(const Expr *e) {
+    if (e->kind == EX_SYM) return true;
+    for (int i = 0; i < e->n; i++)
+        if (sym_has_symbols(e->args[i])) return true;
+    return false;
+}
+
+/* ---------------------------------------------------------------- small vectors */
+
+typedef struct { Expr **v; int n, cap; } EVec;
+typedef struct { int64_t c; Expr *m; } Term;   /* c*m; m == NULL for the constant term */
+typedef struct { Term *v; int n, cap; } TVec;
+
+static void ev_push(EVec *a, Expr *e) {
+    if (a->n == a->cap) {
+        a->cap = a->cap ? 2 * a->cap : 8;
+        a->v = mi_xrealloc(a->v, (size_t)a->cap * sizeof *a->v);
+    }
+    a->v[a->n++] = e;
+}
+
+static void tv_push(TVec *a, int64_t c, Expr *m) {
+    if (a->n == a->cap) {
+        a->cap = a->cap ? 2 * a->cap : 8;
+        a->v = mi_xrealloc(a->v, (size_t)a->cap * sizeof *a->v);
+    }
+    a->v[a->n].c = c;
+    a->v[a->n].m = m;
+    a->n++;
+}
+
+/* ---------------------------------------------------------------- integer helpers */
+
+static int64_t ov_add(SymCtx *s, int64_t a, int64_t b) {
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r)) s->overflow = true;
+    return r;
+}
+
+static int64_t ov_mul(SymCtx *s, int64_t a, int64_t b) {
+    int64_t r;
+    if (__builtin_mul_overflow(a, b, &r)) s->overflow = true;
+    return r;
+}
+
+/* Python a // b, b != 0.  INT64_MIN // -1 overflows (flagged when s != NULL). */
+static int64_t py_floordiv(SymCtx *s, int64_t a, int64_t b) {
+    if (b == -1) {
+        if (a == INT64_MIN) { if (s) s->overflow = true; return INT64_MIN; }
+        return -a;
+    }
+    int64_t q = a / b;
+    if (a % b != 0 && ((a < 0) != (b < 0))) q--;
+    return q;
+}
+
+static int64_t py_ceildiv(SymCtx *s, int64_t a, int64_t b) {
+    if (b == -1) {
+        if (a == INT64_MIN) { if (s) s->overflow = true; return INT64_MIN; }
+        return -a;
+    }
+    int64_t q = a / b;
+    if (a % b != 0 && ((a < 0) == (b < 0))) q++;
+    return q;
+}
+
+/* Python a % b, b != 0 (result has the sign of b). */
+static int64_t py_mod(int64_t a, int64_t b) {
+    if (b == -1) return 0;
+    int64_t r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+
+static uint64_t uabs64(int64_t v) { return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v; }
+
+static uint64_t ugcd(uint64_t a, uint64_t b) {
+    while (b) { uint64_t t = a % b; a = b; b = t; }
+    return a;
+}
+
+/* ---------------------------------------------------------------- order */
+
+static int kind_rank(ExprKind k) {
+    switch (k) {
+    case EX_INT: return 0;
+    case EX_SYM: return 1;
+    case EX_CEILDIV: return 2;
+    case EX_FLOORDIV: return 3;
+    case EX_MAX: return 4;
+    case EX_MIN: return 5;
+    case EX_MOD: return 6;
+    case EX_MODIDX: return 7;
+    case EX_MUL: return 8;
+    case EX_ADD: return 9;
+    }
+    return 10;
+}
+
+/* Total order on expressions; 0 only for the same node. */
+static int cmp_expr(const Expr *a, const Expr *b) {
+    if (a == b) return 0;
+    int ra = kind_rank(a->kind), rb = kind_rank(b->kind);
+    if (ra != rb) return ra < rb ? -1 : 1;
+    if (a->kind == EX_INT) return a->ival < b->ival ? -1 : 1;
+    if (a->kind == EX_SYM) return strcmp(a->name, b->name);
+    for (int i = 0; i < a->n && i < b->n; i++) {
+        int c = cmp_expr(a->args[i], b->args[i]);
+        if (c) return c;
+    }
+    return a->n < b->n ? -1 : a->n > b->n ? 1 : 0;
+}
+
+static int cmp_expr_q(const void *x, const void *y) {
+    return cmp_expr(*(Expr *const *)x, *(Expr *const *)y);
+}
+
+/* Factors of a monomial (a product without coefficient, or a single factor). */
+static int mono_nf(const Expr *m) { return m->kind == EX_MUL ? m->n : 1; }
+static Expr *mono_f(const Expr *m, int i) { return m->kind == EX_MUL ? m->args[i] : (Expr *)m; }
+
+/* sympy's lex order of terms (see the top of the file); NULL (the constant) last. */
+static int cmp_mono(const Expr *a, const Expr *b) {
+    if (a == b) return 0;
+    if (!a) return 1;
+    if (!b) return -1;
+    int na = mono_nf(a), nb = mono_nf(b);
+    for (int i = 0; i < na && i < nb; i++) {
+        Expr *fa = mono_f(a, i), *fb = mono_f(b, i);
+        if (fa != fb) return cmp_expr(fa, fb);
+    }
+    return na > nb ? -1 : 1;
+}
+
+static int cmp_term_q(const void *x, const void *y) {
+    return cmp_mono(((const Term *)x)->m, ((const Term *)y)->m);
+}
+
+/* ---------------------------------------------------------------- sums and products */
+
+/* t = c*m split into coefficient and monomial (NULL for a constant). */
+static Expr *split_term(SymCtx *s, Expr *t, int64_t *c) {
+    if (t->kind == EX_INT) { *c = t->ival; return NULL; }
+    if (t->kind == EX_MUL && t->args[0]->kind == EX_INT) {
+        *c = t->args[0]->ival;
+        if (t->n == 2) return t->args[1];
+        return mk(s, EX_MUL, 0, NULL, t->args + 1, t->n - 1);
+    }
+    *c = 1;
+    return t;
+}
+
+static void push_terms(SymCtx *s, TVec *tv, Expr *e) {
+    int64_t c;
+    if (e->kind == EX_ADD) {
+        for (int i = 0; i < e->n; i++) {
+            Expr *m = split_term(s, e->args[i], &c);
+            tv_push(tv, c, m);
+        }
+    } else {
+        Expr *m = split_term(s, e, &c);
+        tv_push(tv, c, m);
+    }
+}
+
+/* c*m as one canonical term. */
+static Expr *make_term(SymCtx *s, int64_t c, Expr *m) {
+    if (!m || c == 0) return sym_int(s, m ? 0 : c);
+    if (c == 1) return m;
+    int nf = mono_nf(m);
+    Expr *buf[8], **args = nf + 1 <= 8 ? buf : mi_xmalloc((size_t)(nf + 1) * sizeof *args);
+    args[0] = sym_int(s, c);
+    for (int i = 0; i < nf; i++) args[i + 1] = mono_f(m, i);
+    Expr *r = mk(s, EX_MUL, 0, NULL, args, nf + 1);
+    if (args != buf) free(args);
+    return r;
+}
+
+/* Sort, collect like terms and build the canonical sum; frees tv. */
+static Expr *build_sum(SymCtx *s, TVec *tv) {
+    if (tv->n > 1) qsort(tv->v, (size_t)tv->n, sizeof *tv->v, cmp_term_q);
+    EVec out = {0};
+    for (int i = 0; i < tv->n;) {
+        Expr *m = tv->v[i].m;
+        int64_t c = tv->v[i].c;
+        int j = i + 1;
+        for (; j < tv->n && tv->v[j].m == m; j++) c = ov_add(s, c, tv->v[j].c);
+        if (c != 0) ev_push(&out, make_term(s, c, m));
+        i = j;
+    }
+    free(tv->v);
+    Expr *r;
+    if (out.n == 0) r = sym_int(s, 0);
+    else if (out.n == 1) r = out.v[0];
+    else r = mk(s, EX_ADD, 0, NULL, out.v, out.n);
+    free(out.v);
+    return r;
+}
+
+Expr *sym_add(SymCtx *s, Expr *a, Expr *b) {
+    int64_t x, y;
+    bool ia = sym_is_int(a, &x), ib = sym_is_int(b, &y);
+    if (ia && ib) return sym_int(s, ov_add(s, x, y));
+    if (ia && x == 0) return b;
+    if (ib && y == 0) return a;
+    TVec tv = {0};
+    push_terms(s, &tv, a);
+    push_terms(s, &tv, b);
+    return build_sum(s, &tv);
+}
+
+/* Product of two non-sums (or sums kept whole as factors). */
+static Expr *mul_mono(SymCtx *s, Expr *a, Expr *b) {
+    int64_t ca, cb;
+    Expr *ma = split_term(s, a, &ca), *mb = split_term(s, b, &cb);
+    int64_t c = ov_mul(s, ca, cb);
+    if (c == 0) return sym_int(s, 0);
+    if (!ma) return make_term(s, c, mb);
+    if (!mb) return make_term(s, c, ma);
+    int na = mono_nf(ma), nb = mono_nf(mb), n = 0;
+    Expr **f = mi_xmalloc((size_t)(na + nb + 1) * sizeof *f);
+    f[n++] = c == 1 ? NULL : sym_int(s, c);
+    if (!f[0]) n = 0;
+    int i = 0, j = 0;
+    while (i < na || j < nb) {
+        if (j >= nb || (i < na && cmp_expr(mono_f(ma, i), mono_f(mb, j)) <= 0))
+            f[n++] = mono_f(ma, i++);
+        else
+            f[n++] = mono_f(mb, j++);
+    }
+    Expr *r = mk(s, EX_MUL, 0, NULL, f, n);
+    free(f);
+    return r;
+}
+
+Expr *sym_mul(SymCtx *s, Expr *a, Expr *b) {
+    int64_t x, y;
+    bool ia = sym_is_int(a, &x), ib = sym_is_int(b, &y);
+    if (ia && ib) return sym_int(s, ov_mul(s, x, y));
+    if ((ia && x == 0) || (ib && y == 0)) return sym_int(s, 0);
+    if (ia && x == 1) return b;
+    if (ib && y == 1) return a;
+    int na = a->kind == EX_ADD ? a->n : 1, nb = b->kind == EX_ADD ? b->n : 1;
+    if (na == 1 && nb == 1) return mul_mono(s, a, b);
+    if (na > 1 && nb > 1 && na * nb > MAX_EXPAND) return mul_mono(s, a, b);
+    TVec tv = {0};
+    for (int i = 0; i < na; i++)
+        for (int j = 0; j < nb; j++) {
+            Expr *ta = na > 1 ? a->args[i] : a, *tb = nb > 1 ? b->args[j] : b;
+            push_terms(s, &tv, mul_mono(s, ta, tb));
+        }
+    return build_sum(s, &tv);
+}
+
+Expr *sym_neg(SymCtx *s, Expr *a) { return sym_mul(s, sym_int(s, -1), a); }
+Expr *sym_sub(SymCtx *s, Expr *a, Expr *b) { return sym_add(s, a, sym_neg(s, b)); }
+
+/* gcd of g and every coefficient of e's terms (constant term included). */
+static uint64_t terms_gcd(SymCtx *s, Expr *e, uint64_t g) {
+    int64_t c;
+    if (e->kind == EX_ADD) {
+        for (int i = 0; i < e->n && g != 1; i++) {
+            split_term(s, e->args[i], &c);
+            g = ugcd(g, uabs64(c));
+        }
+        return g;
+    }
+    split_term(s, e, &c);
+    return ugcd(g, uabs64(c));
+}
+
+/* e with every coefficient divided by g (g divides them all; g <= INT64_MAX). */
+static Expr *terms_div(SymCtx *s, Expr *e, int64_t g) {
+    TVec tv = {0};
+    push_terms(s, &tv, e);
+    for (int i = 0; i < tv.n; i++) tv.v[i].c /= g;
+    return build_sum(s, &tv);
+}
+
+/* Split e's terms: coefficients divisible by c go (divided by c) to *q, the rest to *r.
+ * Returns false when nothing is divisible. */
+static bool terms_split_multiple(SymCtx *s, Expr *e, int64_t c, Expr **q, Expr **r) {
+    TVec tv = {0}, tq = {0}, tr = {0};
+    push_terms(s, &tv, e);
+    for (int i = 0; i < tv.n; i++) {
+        if (tv.v[i].c % c == 0) tv_push(&tq, tv.v[i].c / c, tv.v[i].m);
+        else tv_push(&tr, tv.v[i].c, tv.v[i].m);
+    }
+    free(tv.v);
+    if (tq.n == 0) { free(tr.v); return false; }
+    *q = build_sum(s, &tq);
+    *r = build_sum(s, &tr);
+    return true;
+}
+
+static Expr *bin(SymCtx *s, ExprKind k, Expr *a, Expr *b) {
+    Expr *args[2] = {a, b};
+    return mk(s, k, 0, NULL, args, 2);
+}
+
+/* a // c and ceil(a / c) for a constant c > 0. */
+static Expr *div_const(SymCtx *s, ExprKind k, Expr *a, int64_t c) {
+    int64_t x;
+    if (c == 1) return a;
+    if (sym_is_int(a, &x)) return sym_int(s, k == EX_FLOORDIV ? py_floordiv(s, x, c) : py_ceildiv(s, x, c));
+    int64_t d, dc;
+    if (k == EX_FLOORDIV && a->kind == EX_FLOORDIV && sym_is_int(a->args[1], &d) && d > 0 &&
+        !__builtin_mul_overflow(d, c, &dc))
+        return div_const(s, k, a->args[0], dc);
+    uint64_t g = terms_gcd(s, a, (uint64_t)c);
+    if (g > 1) return div_const(s, k, terms_div(s, a, (int64_t)g), c / (int64_t)g);
+    Expr *q, *r;
+    if (terms_split_multiple(s, a, c, &q, &r)) return sym_add(s, q, div_const(s, k, r, c));
+    return bin(s, k, a, sym_int(s, c));
+}
+
+static Expr *div_any(SymCtx *s, ExprKind k, Expr *a, Expr *b) {
+    int64_t x, y;
+    if (sym_is_int(b, &y)) {
+        if (y > 0) return div_const(s, k, a, y);
+        if (y == 0) return bin(s, k, a, b);
+        if (sym_is_int(a, &x)) return sym_int(s, k == EX_FLOORDIV ? py_floordiv(s, x, y) : py_ceildiv(s, x, y));
+        if (y == INT64_MIN) return bin(s, k, a, b);
+        return div_const(s, k, sym_neg(s, a), -y);   /* a // -c == (-a) // c */
+    }
+    if (sym_is_int(a, &x) && x == 0) return a;
+    return bin(s, k, a, b);
+}
+
+Expr *sym_floordiv(SymCtx *s, Expr *a, Expr *b) { return div_any(s, EX_FLOORDIV, a, b); }
+Expr *sym_ceildiv(SymCtx *s, Expr *a, Expr *b) { return div_any(s, EX_CEILDIV, a, b); }
+
+Expr *sym_modidx(SymCtx *s, Expr *x, Expr *d, Expr *m) {
+    int64_t xv, dv = 0, mv = 0;
+    bool dc = sym_is_int(d, &dv), mc = sym_is_int(m, &mv);
+    if ((mc && mv == 1) || (sym_is_int(x, &xv) && xv == 0)) return sym_int(s, 0);
+    if (dc && mc && dv != 0 && mv != 0 && sym_is_int(x, &xv))
+        return sym_int(s, py_mod(py_floordiv(s, xv, dv), mv));
+    if (dc && mc && dv > 0 && mv > 0) {
+        int64_t e, k, ed, dm;
+        if (x->kind == EX_FLOORDIV && sym_is_int(x->args[1], &e) && e > 0 &&
+            !__builtin_mul_overflow(e, dv, &ed))
+            return sym_modidx(s, x->args[0], sym_int(s, ed), m);
+        if (x->kind == EX_MODIDX && dv == 1 && sym_is_int(x->args[2], &k) && k > 0 && k % mv == 0)
+            return sym_modidx(s, x->args[0], x->args[1], m);
+        uint64_t g = terms_gcd(s, x, (uint64_t)dv);
+        if (g > 1) return sym_modidx(s, terms_div(s, x, (int64_t)g), sym_int(s, dv / (int64_t)g), m);
+        Expr *q, *r;
+        if (!__builtin_mul_overflow(dv, mv, &dm) && terms_split_multiple(s, x, dm, &q, &r))
+            return sym_modidx(s, r, d, m);
+    }
+    Expr *args[3] = {x, d, m};
+    return mk(s, EX_MODIDX, 0, NULL, args, 3);
+}
+
+Expr *sym_mod(SymCtx *s, Expr *a, Expr *b) {
+    int64_t x, y;
+    if (sym_is_int(b, &y) && y != 0) {
+        if (y > 0) return sym_modidx(s, a, sym_int(s, 1), b);
+        if (sym_is_int(a, &x)) return sym_int(s, py_mod(x, y));
+        if (y != INT64_MIN)   /* a % -c == -((-a) % c) */
+            return sym_neg(s, sym_modidx(s, sym_neg(s, a), sym_int(s, 1), sym_int(s, -y)));
+    }
+    if (sym_is_int(a, &x) && x == 0) return a;
+    return bin(s, EX_MOD, a, b);
+}
+
+/* e = rest + k with k the constant term (rest NULL when e is a constant). */
+static Expr *split_const(SymCtx *s, Expr *e, int64_t *k) {
+    if (e->kind == EX_INT) { *k = e->ival; return NULL; }
+    if (e->kind == EX_ADD && e->args[e->n - 1]->kind == EX_INT) {
+        *k = e->args[e->n - 1]->ival;
+        return e->n == 2 ? e->args[0] : mk(s, EX_ADD, 0, NULL, e->args, e->n - 1);
+    }
+    *k = 0;
+    return e;
+}
+
+/* Min/Max of n args (k is EX_MIN or EX_MAX). */
+static Expr *minmax(SymCtx *s, ExprKind k, Expr *const *in, int n) {
+    EVec a = {0};
+    bool have_c = false;
+    int64_t cv = 0;
+    for (int i = 0; i < n; i++) {
+        Expr *const *src = in[i]->kind == k ? in[i]->args : &in[i];
+        int sn = in[i]->kind == k ? in[i]->n : 1;
+        for (int j = 0; j < sn; j++) {
+            int64_t v;
+            if (sym_is_int(src[j], &v)) {
+                if (!have_c || (k == EX_MIN ? v < cv : v > cv)) cv = v;
+                have_c = true;
+            } else {
+                ev_push(&a, src[j]);
+            }
+        }
+    }
+    if (have_c) ev_push(&a, sym_int(s, cv));
+    if (a.n > 1) qsort(a.v, (size_t)a.n, sizeof *a.v, cmp_expr_q);
+    /* drop duplicates and args decided by a constant difference */
+    bool *dead = mi_xcalloc((size_t)a.n + 1, sizeof *dead);
+    for (int i = 0; i < a.n; i++) {
+        if (dead[i]) continue;
+        int64_t ki, kj;
+        Expr *ri = split_const(s, a.v[i], &ki);
+        for (int j = i + 1; j < a.n && !dead[i]; j++) {
+            if (dead[j]) continue;
+            Expr *rj = split_const(s, a.v[j], &kj);
+            if (ri != rj) continue;
+            bool i_wins = k == EX_MIN ? ki <= kj : ki >= kj;
+            dead[i_wins ? j : i] = true;
+        }
+    }
+    int m = 0;
+    for (int i = 0; i < a.n; i++)
+        if (!dead[i]) a.v[m++] = a.v[i];
+    free(dead);
+    Expr *r = m == 1 ? a.v[0] : mk(s, k, 0, NULL, a.v, m);
+    free(a.v);
+    return r;
+}
+
+Expr *sym_min(SymCtx *s, Expr *a, Expr *b) { Expr *v[2] = {a, b}; return minmax(s, EX_MIN, v, 2); }
+Expr *sym_max(SymCtx *s, Expr *a, Expr *b) { Expr *v[2] = {a, b}; return minmax(s, EX_MAX, v, 2); }
+
+/* Rebuild a node of e's kind from new args through the constructors. */
+static Expr *rebuild(SymCtx *s, const Expr *e, Expr **a) {
+    Expr *r;
+    switch (e->kind) {
+    case EX_INT: case EX_SYM: return (Expr *)e;
+    case EX_ADD:
+        r = a[0];
+        for (int i = 1; i < e->n; i++) r = sym_add(s, r, a[i]);
+        return r;
+    case EX_MUL:
+        r = a[0];
+        for (int i = 1; i < e->n; i++) r = sym_mul(s, r, a[i]);
+        return r;
+    case EX_FLOORDIV: return sym_floordiv(s, a[0], a[1]);
+    case EX_CEILDIV: return sym_ceildiv(s, a[0], a[1]);
+    case EX_MOD: return sym_mod(s, a[0], a[1]);
+    case EX_MODIDX: return sym_modidx(s, a[0], a[1], a[2]);
+    case EX_MIN: case EX_MAX: return minmax(s, e->kind, a, e->n);
+    }
+    return (Expr *)e;
+}
+
+Expr *sym_subst(SymCtx *s, Expr *e, const char **names, Expr **repl, int n) {
+    if (e->kind == EX_SYM) {
+        for (int i = 0; i < n; i++)
+            if (!strcmp(names[i], e->name)) return repl[i];
+        return e;
+    }
+    if (e->kind == EX_INT) return e;
+    Expr **a = mi_xmalloc((size_t)e->n * sizeof *a);
+    bool changed = false;
+    for (int i = 0; i < e->n; i++) {
+        a[i] = sym_subst(s, e->args[i], names, repl, n);
+        changed |= a[i] != e->args[i];
+    }
+    Expr *r = changed ? rebuild(s, e, a) : e;
+    free(a);
+    return r;
+}
+
+static bool mentions(const Expr *e, const char *name) {
+    if (e->kind == EX_SYM) return e->name == name;
+    for (int i = 0; i < e->n; i++)
+        if (mentions(e->args[i], name)) return true;
+    return false;
+}
+
+Expr *sym_coeff(SymCtx *s, Expr *e, const char *var) {
+    const char *name = intern_name(s, var);
+    Expr *sum = sym_int(s, 0);
+    int nt = e->kind == EX_ADD ? e->n : 1;
+    for (int t = 0; t < nt; t++) {
+        Expr *term = e->kind == EX_ADD ? e->args[t] : e;
+        int nf = term->kind == EX_MUL ? term->n : 1, hits = 0;
+        Expr *rest = sym_int(s, 1);
+        for (int i = 0; i < nf; i++) {
+            Expr *f = term->kind == EX_MUL ? term->args[i] : term;
+            if (f->kind == EX_SYM && f->name == name) hits++;
+            else if (mentions(f, name)) return NULL;   /* inside FloorDiv, Min, ... */
+            else rest = sym_mul(s, rest, f);
+        }
+        if (hits > 1) return NULL;
+        if (hits == 1) sum = sym_add(s, sum, rest);
+    }
+    return sum;
+}
+
+static int free_syms(const Expr *e, const char **out, int cnt, int max) {
+    if (e->kind == EX_SYM) {
+        for (int i = 0; i < cnt; i++)
+            if (out[i] == e->name) return cnt;
+        if (cnt < max) out[cnt++] = e->name;
+        return cnt;
+    }
+    for (int i = 0; i < e->n; i++) cnt = free_syms(e->args[i], out, cnt, max);
+    return cnt;
+}
+
+int sym_free_symbols(const Expr *e, const char **out, int max) { return free_syms(e, out, 0, max); }
+
+/* ---------------------------------------------------------------- ranges (interval arithmetic) */
+
+/* Bounds are 128-bit; anything beyond +-2^63 becomes +-BINF ("unbounded"). */
+typedef __int128 I128;
+#define BINF (((I128)1) << 100)
+#define BLIM (((I128)1) << 63)
+typedef struct { I128 lo, hi; } Iv;
+
+typedef struct {
+    const SymRange *r;
+    int nr;
+    bool all_nonneg;   /* symbols without a range are >= 0 (sym_c's assumption) */
+} RangeCx;
+
+static I128 clampv(I128 v) { return v > BLIM ? BINF : v < -BLIM ? -BINF : v; }
+static bool is_inf(I128 v) { return v >= BINF || v <= -BINF; }
+static Iv iv_all(void) { return (Iv){-BINF, BINF}; }
+
+static I128 add_lo(I128 a, I128 b) {
+    if (a <= -BINF || b <= -BINF) return -BINF;
+    if (a >= BINF || b >= BINF) return BINF;
+    return clampv(a + b);
+}
+
+static I128 add_hi(I128 a, I128 b) {
+    if (a >= BINF || b >= BINF) return BINF;
+    if (a <= -BINF || b <= -BINF) return -BINF;
+    return clampv(a + b);
+}
+
+static I128 mul_c(I128 a, I128 b) {
+    if (a == 0 || b == 0) return 0;
+    if (is_inf(a) || is_inf(b)) return ((a < 0) != (b < 0)) ? -BINF : BINF;
+    return clampv(a * b);
+}
+
+static I128 floordiv128(I128 a, I128 b) {   /* b != 0, both finite */
+    I128 q = a / b;
+    if (a % b != 0 && ((a < 0) != (b < 0))) q--;
+    return q;
+}
+
+static I128 mod128(I128 a, I128 b) {
+    I128 r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+
+/* floor(a / b) for a corner, b != 0; *unknown set when the limit is undefined. */
+static I128 fdiv_corner(I128 a, I128 b, bool *unknown) {
+    if (is_inf(b)) {
+        if (is_inf(a)) { *unknown = true; return 0; }
+        if (a == 0) return 0;
+        return ((a < 0) == (b < 0)) ? 0 : -1;
+    }
+    if (is_inf(a)) return ((a < 0) != (b < 0)) ? -BINF : BINF;
+    return floordiv128(a, b);
+}
+
+static Iv iv_floordiv(Iv a, Iv b) {
+    if (!(b.lo >= 1 || b.hi <= -1)) return iv_all();   /* divisor may be 0 */
+    bool unk = false;
+    I128 c[4] = {fdiv_corner(a.lo, b.lo, &unk), fdiv_corner(a.lo, b.hi, &unk),
+                 fdiv_corner(a.hi, b.lo, &unk), fdiv_corner(a.hi, b.hi, &unk)};
+    if (unk) return iv_all();
+    Iv r = {c[0], c[0]};
+    for (int i = 1; i < 4; i++) {
+        if (c[i] < r.lo) r.lo = c[i];
+        if (c[i] > r.hi) r.hi = c[i];
+    }
+    return r;
+}
+
+static Iv iv_neg(Iv a) { return (Iv){-a.hi, -a.lo}; }
+
+static Iv iv_mod(Iv a, Iv m) {
+    if (m.lo >= 1) {
+        if (a.lo >= 0 && a.hi < m.lo) return a;
+        if (m.lo == m.hi && !is_inf(m.lo) && !is_inf(a.lo) && !is_inf(a.hi) &&
+            floordiv128(a.lo, m.lo) == floordiv128(a.hi, m.lo))
+            return (Iv){mod128(a.lo, m.lo), mod128(a.hi, m.lo)};
+        I128 hi = m.hi >= BINF ? BINF : m.hi - 1;
+        if (a.lo >= 0 && a.hi < hi) hi = a.hi;
+        return (Iv){0, hi};
+    }
+    if (m.hi <= -1) return (Iv){m.lo <= -BINF ? -BINF : m.lo + 1, 0};
+    return iv_all();
+}
+
+static bool is_size_name(const char *n) {
+    if (n[0] == 'k' && n[1] == 's') n++;
+    if (n[0] != 's' || !n[1]) return false;
+    for (n++; *n; n++)
+        if (!isdigit((unsigned char)*n)) return false;
+    return true;
+}
+
+static Iv bound(const Expr *e, const RangeCx *rc) {
+    Iv r, t;
+    switch (e->kind) {
+    case EX_INT: return (Iv){e->ival, e->ival};
+    case EX_SYM:
+        for (int i = 0; i < rc->nr; i++)
+            if (rc->r[i].name && !strcmp(rc->r[i].name, e->name)) {
+                if (rc->r[i].lo > rc->r[i].hi) return iv_all();
+                I128 lo = rc->r[i].lo == INT64_MIN ? -BINF : rc->r[i].lo;
+                I128 hi = rc->r[i].hi == INT64_MAX ? BINF : rc->r[i].hi;
+                return (Iv){lo, hi};
+            }
+        if (rc->all_nonneg) return (Iv){0, BINF};
+        if (is_size_name(e->name)) return (Iv){1, BINF};
+        return iv_all();
+    case EX_ADD:
+        r = bound(e->args[0], rc);
+        for (int i = 1; i < e->n; i++) {
+            t = bound(e->args[i], rc);
+            r.lo = add_lo(r.lo, t.lo);
+            r.hi = add_hi(r.hi, t.hi);
+        }
+        return r;
+    case EX_MUL:
+        r = bound(e->args[0], rc);
+        for (int i = 1; i < e->n; i++) {
+            t = bound(e->args[i], rc);
+            I128 c[4] = {mul_c(r.lo, t.lo), mul_c(r.lo, t.hi), mul_c(r.hi, t.lo), mul_c(r.hi, t.hi)};
+            r.lo = r.hi = c[0];
+            for (int j = 1; j < 4; j++) {
+                if (c[j] < r.lo) r.lo = c[j];
+                if (c[j] > r.hi) r.hi = c[j];
+            }
+        }
+        return r;
+    case EX_FLOORDIV: return iv_floordiv(bound(e->args[0], rc), bound(e->args[1], rc));
+    case EX_CEILDIV: return iv_neg(iv_floordiv(iv_neg(bound(e->args[0], rc)), bound(e->args[1], rc)));
+    case EX_MOD: return iv_mod(bound(e->args[0], rc), bound(e->args[1], rc));
+    case EX_MODIDX:
+        return iv_mod(iv_floordiv(bound(e->args[0], rc), bound(e->args[1], rc)), bound(e->args[2], rc));
+    case EX_MIN: case EX_MAX:
+        r = bound(e->args[0], rc);
+        for (int i = 1; i < e->n; i++) {
+            t = bound(e->args[i], rc);
+            if (e->kind == EX_MIN) {
+                if (t.lo < r.lo) r.lo = t.lo;
+                if (t.hi < r.hi) r.hi = t.hi;
+            } else {
+                if (t.lo > r.lo) r.lo = t.lo;
+                if (t.hi > r.hi) r.hi = t.hi;
+            }
+        }
+        return r;
+    }
+    return iv_all();
+}
+
+bool sym_bound(const Expr *e, const SymRange *r, int nr, int64_t *lo, int64_t *hi) {
+    RangeCx rc = {r, nr, false};
+    Iv b = bound(e, &rc);
+    int64_t l = b.lo <= INT64_MIN ? INT64_MIN : b.lo >= INT64_MAX ? INT64_MAX : (int64_t)b.lo;
+    int64_t h = b.hi >= INT64_MAX ? INT64_MAX : b.hi <= INT64_MIN ? INT64_MIN : (int64_t)b.hi;
+    if (lo) *lo = l;
+    if (hi) *hi = h;
+    return l != INT64_MIN && h != INT64_MAX;
+}
+
+/* ---------------------------------------------------------------- simplification */
+
+static int node_size(const Expr *e, int cap) {
+    int n = 1;
+    for (int i = 0; i < e->n && n < cap; i++) n += node_size(e->args[i], cap - n);
+    return n;
+}
+
+static bool is_point(Iv b) { return b.lo == b.hi && !is_inf(b.lo); }
+
+/* Range rules at the top of e, whose args are already simplified. */
+static Expr *refine(SymCtx *s, Expr *e, const RangeCx *rc) {
+    if (e->kind == EX_INT || e->kind == EX_SYM) return e;
+    Iv be = bound(e, rc);
+    if (is_point(be)) return sym_int(s, (int64_t)be.lo);
+    int64_t d, m;
+    switch (e->kind) {
+    case EX_ADD: case EX_MUL: {
+        /* constructors may have made new FloorDiv terms (q + FloorDiv(r, c)) */
+        Expr **a = mi_xmalloc((size_t)e->n * sizeof *a);
+        bool changed = false;
+        for (int i = 0; i < e->n; i++) {
+            a[i] = refine(s, e->args[i], rc);
+            changed |= a[i] != e->args[i];
+        }
+        Expr *r = changed ? rebuild(s, e, a) : e;
+        free(a);
+        return r;
+    }
+    case EX_MODIDX: {
+        Expr *x = e->args[0], *dv = e->args[1], *mv = e->args[2];
+        Iv bm = bound(mv, rc);
+        Expr *f = refine(s, sym_floordiv(s, x, dv), rc);
+        Iv bf = bound(f, rc);
+        if (bm.lo >= 1 && bf.lo >= 0 && bf.hi < bm.lo) return f;   /* cannot wrap */
+        if (!sym_is_int(dv, &d) || !sym_is_int(mv, &m) || d <= 0 || m <= 0) return e;
+        if (!is_inf(bf.lo) && !is_inf(bf.hi) && floordiv128(bf.lo, m) == floordiv128(bf.hi, m)) {
+            I128 off = floordiv128(bf.lo, m) * m;   /* |off| <= 2^63: fits */
+            if (off >= INT64_MIN && off <= INT64_MAX) return sym_sub(s, f, sym_int(s, (int64_t)off));
+        }
+        Expr *alt = sym_modidx(s, f, sym_int(s, 1), mv);
+        if (alt->kind == EX_MODIDX && alt->args[1] == sym_int(s, 1)) {
+            Iv ba = bound(alt->args[0], rc);
+            if (ba.lo >= 0 && ba.hi < m) return alt->args[0];
+        }
+        if (alt != e && node_size(alt, 1000) < node_size(e, 1000)) return alt;
+        return e;
+    }
+    case EX_MOD: {
+        Iv ba = bound(e->args[0], rc), bb = bound(e->args[1], rc);
+        if (bb.lo >= 1 && ba.lo >= 0 && ba.hi < bb.lo) return e->args[0];
+        return e;
+    }
+    case EX_MIN: case EX_MAX: {
+        int n = e->n, k = 0;
+        Iv *b = mi_xmalloc((size_t)n * sizeof *b);
+        bool *dead = mi_xcalloc((size_t)n, sizeof *dead);
+        for (int i = 0; i < n; i++) b[i] = bound(e->args[i], rc);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n && !dead[i]; j++) {
+                if (j == i || dead[j]) continue;
+                if (e->kind == EX_MIN ? b[j].hi <= b[i].lo : b[j].lo >= b[i].hi) dead[i] = true;
+            }
+        Expr **a = mi_xmalloc((size_t)n * sizeof *a);
+        for (int i = 0; i < n; i++)
+            if (!dead[i]) a[k++] = e->args[i];
+        Expr *r = k == n ? e : minmax(s, e->kind, a, k);
+        free(a);
+        free(dead);
+        free(b);
+        return r;
+    }
+    default:
+        return e;
+    }
+}
+
+static Expr *simp(SymCtx *s, Expr *e, const RangeCx *rc) {
+    if (e->kind == EX_INT || e->kind == EX_SYM) return e;
+    Expr **a = mi_xmalloc((size_t)e->n * sizeof *a);
+    bool changed = false;
+    for (int i = 0; i < e->n; i++) {
+        a[i] = simp(s, e->args[i], rc);
+        changed |= a[i] != e->args[i];
+    }
+    Expr *r = changed ? rebuild(s, e, a) : e;
+    free(a);
+    return refine(s, r, rc);
+}
+
+Expr *sym_simplify(SymCtx *s, Expr *e, const SymRange *r, int nr) {
+    RangeCx rc = {r, nr, false};
+    /* a second round catches rules enabled by the first (rarely needed) */
+    Expr *x = simp(s, e, &rc);
+    return x == e ? x : simp(s, x, &rc);
+}
+
+/* ---------------------------------------------------------------- evaluation */
+
+typedef struct { MiCtx *ctx; const SymBinding *b; int nb; } EvalCx;
+
+static int eval_fail(EvalCx *ec, const Expr *e, const char *what) {
+    char buf[160];
+    sym_str(e, buf, sizeof buf);
+    return mi_err(ec->ctx, NULL, 0, 0, "%s while evaluating %s", what, buf);
+}
+
+static int ev(EvalCx *ec, const Expr *e, int64_t *out) {
+    int64_t v[3] = {0}, acc, x;
+    switch (e->kind) {
+    case EX_INT: *out = e->ival; return 0;
+    case EX_SYM:
+        for (int i = 0; i < ec->nb; i++)
+            if (ec->b[i].name && !strcmp(ec->b[i].name, e->name)) { *out = ec->b[i].value; return 0; }
+        return mi_err(ec->ctx, NULL, 0, 0, "unbound symbol '%s'", e->name);
+    case EX_ADD: case EX_MUL: case EX_MIN: case EX_MAX:
+        if (ev(ec, e->args[0], &acc)) return -1;
+        for (int i = 1; i < e->n; i++) {
+            if (ev(ec, e->args[i], &x)) return -1;
+            if (e->kind == EX_ADD) {
+                if (__builtin_add_overflow(acc, x, &acc)) return eval_fail(ec, e, "integer overflow");
+            } else if (e->kind == EX_MUL) {
+                if (__builtin_mul_overflow(acc, x, &acc)) return eval_fail(ec, e, "integer overflow");
+            } else if (e->kind == EX_MIN ? x < acc : x > acc) {
+                acc = x;
+            }
+        }
+        *out = acc;
+        return 0;
+    default: break;
+    }
+    for (int i = 0; i < e->n && i < 3; i++)
+        if (ev(ec, e->args[i], &v[i])) return -1;
+    switch (e->kind) {
+    case EX_FLOORDIV: case EX_CEILDIV: case EX_MOD:
+        if (v[1] == 0) return eval_fail(ec, e, "division by zero");
+        if (v[1] == -1 && v[0] == INT64_MIN && e->kind != EX_MOD) return eval_fail(ec, e, "integer overflow");
+        *out = e->kind == EX_FLOORDIV ? py_floordiv(NULL, v[0], v[1])
+             : e->kind == EX_CEILDIV ? py_ceildiv(NULL, v[0], v[1]) : py_mod(v[0], v[1]);
+        return 0;
+    case EX_MODIDX:
+        if (v[1] == 0 || v[2] == 0) return eval_fail(ec, e, "division by zero");
+        if (v[1] == -1 && v[0] == INT64_MIN) return eval_fail(ec, e, "integer overflow");
+        *out = py_mod(py_floordiv(NULL, v[0], v[1]), v[2]);
+        return 0;
+    default: break;
+    }
+    return mi_err(ec->ctx, NULL, 0, 0, "cannot evaluate expression kind %d", (int)e->kind);
+}
+
+int sym_eval(MiCtx *ctx, const Expr *e, const SymBinding *b, int nb, int64_t *out) {
+    EvalCx ec = {ctx, b, nb};
+    int64_t v;
+    if (ev(&ec, e, &v)) return -1;
+    *out = v;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- printing: sympy style */
+
+enum { P_FLOORDIV = 35, P_ADD = 40, P_MUL = 50, P_POW = 60, P_FUNC = 70, P_ATOM = 1000 };
+
+static int prec(const Expr *e) {
+    switch (e->kind) {
+    case EX_INT: return e->ival < 0 ? P_ADD : P_ATOM;
+    case EX_ADD: return P_ADD;
+    case EX_MUL: return (e->args[0]->kind == EX_INT && e->args[0]->ival < 0) ? P_ADD : P_MUL;
+    case EX_FLOORDIV: return P_FLOORDIV;
+    case EX_MODIDX: case EX_MOD: case EX_CEILDIV: return P_FUNC;
+    default: return P_ATOM;
+    }
+}
+
+static void pstr(const Expr *e, StrBuf *sb);
+
+static void pstr_paren(const Expr *e, int level, StrBuf *sb) {
+    if (prec(e) < level) {
+        sb_putc(sb, '(');
+        pstr(e, sb);
+        sb_putc(sb, ')');
+    } else {
+        pstr(e, sb);
+    }
+}
+
+static void pstr_call(const char *fn, const Expr *e, StrBuf *sb) {
+    sb_put(sb, fn);
+    sb_putc(sb, '(');
+    for (int i = 0; i < e->n; i++) {
+        if (i) sb_put(sb, ", ");
+        pstr(e->args[i], sb);
+    }
+    sb_putc(sb, ')');
+}
+
+/* Factors from index i on, equal neighbours as powers: x*x*y -> x**2*y. */
+static void pstr_factors(const Expr *e, int i, StrBuf *sb) {
+    bool first = true;
+    while (i < e->n) {
+        int j = i + 1;
+        while (j < e->n && e->args[j] == e->args[i]) j++;
+        if (!first) sb_putc(sb, '*');
+        first = false;
+        if (j - i > 1) {
+            pstr_paren(e->args[i], P_POW, sb);
+            sb_printf(sb, "**%d", j - i);
+        } else {
+            pstr_paren(e->args[i], P_MUL, sb);
+        }
+        i = j;
+    }
+}
+
+static void pstr_add(const Expr *e, StrBuf *sb) {
+    int order[2] = {0, 1};
+    int64_t c;
+    /* sympy prints 1 - x, not -x + 1 */
+    if (e->n == 2 && e->args[1]->kind == EX_INT && e->args[1]->ival > 0 && e->args[0]->kind == EX_MUL &&
+        e->args[0]->n == 2 && sym_is_int(e->args[0]->args[0], &c) && c < 0) {
+        order[0] = 1;
+        order[1] = 0;
+    }
+    StrBuf t;
+    sb_init(&t);
+    for (int k = 0; k < e->n; k++) {
+        const Expr *term = e->args[k < 2 ? order[k] : k];
+        t.len = 0;
+        pstr(term, &t);
+        sb_putc(&t, 0);
+        const char *body = t.s;
+        bool neg = body[0] == '-';
+        if (neg) body++;
+        if (k == 0) { if (neg) sb_putc(sb, '-'); }
+        else sb_put(sb, neg ? " - " : " + ");
+        if (prec(term) < P_ADD) sb_printf(sb, "(%s)", body);
+        else sb_put(sb, body);
+    }
+    sb_free(&t);
+}
+
+static void pstr(const Expr *e, StrBuf *sb) {
+    switch (e->kind) {
+    case EX_INT: sb_printf(sb, "%lld", (long long)e->ival); return;
+    case EX_SYM: sb_put(sb, e->name); return;
+    case EX_ADD: pstr_add(e, sb); return;
+    case EX_MUL: {
+        int64_t c;
+        if (sym_is_int(e->args[0], &c)) {
+            if (c == -1) sb_putc(sb, '-');
+            else sb_printf(sb, "%lld*", (long long)c);
+            pstr_factors(e, 1, sb);
+        } else {
+            pstr_factors(e, 0, sb);
+        }
+        return;
+    }
+    case EX_FLOORDIV:
+        sb_putc(sb, '(');
+        pstr_paren(e->args[0], P_ATOM, sb);
+        sb_put(sb, "//");
+        pstr_paren(e->args[1], P_ATOM, sb);
+        sb_putc(sb, ')');
+        return;
+    case EX_CEILDIV: pstr_call("CeilDiv", e, sb); return;
+    case EX_MOD: pstr_call("Mod", e, sb); return;
+    case EX_MODIDX: pstr_call("ModularIndexing", e, sb); return;
+    case EX_MIN: pstr_call("Min", e, sb); return;
+    case EX_MAX: pstr_call("Max", e, sb); return;
+    }
+}
+
+void sym_str_sb(const Expr *e, StrBuf *sb) { pstr(e, sb); }
+
+const char *sym_str(const Expr *e, char *buf, size_t n) {
+    StrBuf sb;
+    sb_init(&sb);
+    pstr(e, &sb);
+    if (n) snprintf(buf, n, "%s", sb.s ? sb.s : "");
+    sb_free(&sb);
+    return buf;
+}
+
+/* ---------------------------------------------------------------- printing: C
+ *
+ * int64_t arithmetic: every symbol is an int64_t variable, so literals need no suffix
+ * except outside the int range (LL).  Division and modulo use C's / and % only when the
+ * operands are provably nonnegative (divisor positive); otherwise the helpers of
+ * sym_c_prelude() with python semantics.  sym_c_sb assumes every symbol is >= 0 (sizes
+ * and index variables are); sym_c_sb_ranges uses explicit ranges instead.
+ *   FloorDiv(a, b)           (a / b)            c10_div_floor(a, b)
+ *   CeilDiv(a, c) (c const)  ((a + (c-1)) / c)  c10_div_ceil(a, b)
+ *   ModularIndexing(a, b, c) ((a / b) % c)      c10_mod_floor(c10_div_floor(a, b), c)
+ *   Mod(a, b)                (a % b)            c10_mod_floor(a, b)
+ *   Min/Max                  c10_min(a, c10_min(b, c)) / c10_max(...) */
+
+static const char c_prelude[] =
+    "static inline int64_t c10_div_floor(int64_t a, int64_t b) {\n"
+    "    int64_t q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n}\n"
+    "static inline int64_t c10_div_ceil(int64_t a, int64_t b) {\n"
+    "    int64_t q = a / b; return (a % b != 0 && ((a < 0) == (b < 0))) ? q + 1 : q;\n}\n"
+    "static inline int64_t c10_mod_floor(int64_t a, int64_t b) {\n"
+    "    int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n}\n"
+    "static inline int64_t c10_min(int64_t a, int64_t b) { return a < b ? a : b; }\n"
+    "static inline int64_t c10_max(int64_t a, int64_t b) { return a > b ? a : b; }\n";
+
+const char *sym_c_prelude(void) { return c_prelude; }
+
+static void pc(const Expr *e, const RangeCx *rc, StrBuf *sb);
+
+static bool c_atomic(const Expr *e) {
+    return (e->kind == EX_INT && e->ival >= 0) || e->kind == EX_SYM || e->kind == EX_FLOORDIV ||
+           e->kind == EX_CEILDIV || e->kind == EX_MOD || e->kind == EX_MODIDX || e->kind == EX_MIN ||
+           e->kind == EX_MAX;
+}
+
+static void pc_operand(const Expr *e, const RangeCx *rc, StrBuf *sb) {
+    if (c_atomic(e)) { pc(e, rc, sb); return; }
+    sb_putc(sb, '(');
+    pc(e, rc, sb);
+    sb_putc(sb, ')');
+}
+
+static void pc_int(int64_t v, StrBuf *sb) {
+    if (v == INT64_MIN) sb_put(sb, "(-9223372036854775807LL - 1)");
+    else if (v > INT32_MAX || v < INT32_MIN) sb_printf(sb, "%lldLL", (long long)v);
+    else sb_printf(sb, "%lld", (long long)v);
+}
+
+static void pc_call(const char *fn, const Expr *a, const Expr *b, const RangeCx *rc, StrBuf *sb) {
+    sb_printf(sb, "%s(", fn);
+    pc(a, rc, sb);
+    sb_put(sb, ", ");
+    pc(b, rc, sb);
+    sb_putc(sb, ')');
+}
+
+static void pc(const Expr *e, const RangeCx *rc, StrBuf *sb) {
+    switch (e->kind) {
+    case EX_INT: pc_int(e->ival, sb); return;
+    case EX_SYM: sb_put(sb, e->name); return;
+    case EX_ADD: {
+        StrBuf t;
+        sb_init(&t);
+        for (int k = 0; k < e->n; k++) {
+            const Expr *term = e->args[k];
+            t.len = 0;
+            if (term->kind == EX_INT && term->ival == INT64_MIN) sb_put(&t, "-9223372036854775807LL - 1");
+            else pc(term, rc, &t);
+            sb_putc(&t, 0);
+            const char *body = t.s;
+            bool neg = body[0] == '-';
+            if (neg) body++;
+            if (k == 0) { if (neg) sb_putc(sb, '-'); }
+            else sb_put(sb, neg ? " - " : " + ");
+            sb_put(sb, body);
+        }
+        sb_free(&t);
+        return;
+    }
+    case EX_MUL: {
+        int i = 0;
+        if (e->args[0]->kind == EX_INT) {
+            if (e->args[0]->ival == -1) sb_putc(sb, '-');
+            else { pc_int(e->args[0]->ival, sb); sb_putc(sb, '*'); }
+            i = 1;
+        }
+        for (int first = i; i < e->n; i++) {
+            if (i > first) sb_putc(sb, '*');
+            pc_operand(e->args[i], rc, sb);
+        }
+        return;
+    }
+    case EX_FLOORDIV: case EX_CEILDIV: case EX_MOD: {
+        Iv a = bound(e->args[0], rc), b = bound(e->args[1], rc);
+        bool plain = a.lo >= 0 && b.lo >= 1;
+        int64_t c;
+        if (!plain) {
+            pc_call(e->kind == EX_FLOORDIV ? "c10_div_floor" : e->kind == EX_CEILDIV ? "c10_div_ceil" : "c10_mod_floor",
+                    e->args[0], e->args[1], rc, sb);
+        } else if (e->kind == EX_CEILDIV) {
+            if (sym_is_int(e->args[1], &c)) {
+                sb_put(sb, "((");
+                pc(e->args[0], rc, sb);
+                sb_printf(sb, " + %lld) / %lld)", (long long)(c - 1), (long long)c);
+            } else {
+                pc_call("c10_div_ceil", e->args[0], e->args[1], rc, sb);
+            }
+        } else {
+            sb_putc(sb, '(');
+            pc_operand(e->args[0], rc, sb);
+            sb_put(sb, e->kind == EX_FLOORDIV ? " / " : " % ");
+            pc_operand(e->args[1], rc, sb);
+            sb_putc(sb, ')');
+        }
+        return;
+    }
+    case EX_MODIDX: {
+        Iv a = bound(e->args[0], rc), b = bound(e->args[1], rc), m = bound(e->args[2], rc);
+        if (a.lo >= 0 && b.lo >= 1 && m.lo >= 1) {
+            sb_putc(sb, '(');
+            if (e->args[1]->kind == EX_INT && e->args[1]->ival == 1) {
+                pc_operand(e->args[0], rc, sb);
+            } else {
+                sb_putc(sb, '(');
+                pc_operand(e->args[0], rc, sb);
+                sb_put(sb, " / ");
+                pc_operand(e->args[1], rc, sb);
+                sb_putc(sb, ')');
+            }
+            sb_put(sb, " % ");
+            pc_operand(e->args[2], rc, sb);
+            sb_putc(sb, ')');
+        } else {
+            sb_put(sb, "c10_mod_floor(");
+            if (e->args[1]->kind == EX_INT && e->args[1]->ival == 1) pc(e->args[0], rc, sb);
+            else pc_call("c10_div_floor", e->args[0], e->args[1], rc, sb);
+            sb_put(sb, ", ");
+            pc(e->args[2], rc, sb);
+            sb_putc(sb, ')');
+        }
+        return;
+    }
+    case EX_MIN: case EX_MAX: {
+        const char *fn = e->kind == EX_MIN ? "c10_min(" : "c10_max(";
+        for (int i = 0; i < e->n - 1; i++) {
+            sb_put(sb, fn);
+            pc(e->args[i], rc, sb);
+            sb_put(sb, ", ");
+        }
+        pc(e->args[e->n - 1], rc, sb);
+        for (int i = 0; i < e->n - 1; i++) sb_putc(sb, ')');
+        return;
+    }
+    }
+}
+
+void sym_c_sb(const Expr *e, StrBuf *sb) {
+    RangeCx rc = {NULL, 0, true};
+    pc(e, &rc, sb);
+}
+
+void sym_c_sb_ranges(const Expr *e, const SymRange *r, int nr, StrBuf *sb) {
+    RangeCx rc = {r, nr, false};
+    pc(e, &rc, sb);
+}
+
+const char *sym_c(const Expr *e, char *buf, size_t n) {
+    StrBuf sb;
+    sb_init(&sb);
+    sym_c_sb(e, &sb);
+    if (n) snprintf(buf, n, "%s", sb.s ? sb.s : "");
+    sb_free(&sb);
+    return buf;
+}
+
+/* ---------------------------------------------------------------- parsing
+ *
+ *   expr   := term (('+' | '-') term)*
+ *   term   := unary (('*' | '//' | '%') unary)*
+ *   unary  := ('-' | '+') unary | power
+ *   power  := atom ('**' unary)?            exponent: an integer constant 0..64
+ *   atom   := INT | NAME | NAME '(' expr (',' expr)* ')' | '(' expr ')'
+ * Functions: FloorDiv, CleanDiv, CeilDiv, ModularIndexing, Mod, PythonMod, Min, Max,
+ * Identity.  Python precedence: unary minus binds looser than ** (-x**2 == -(x**2)). */
+
+typedef struct {
+    MiCtx *ctx;
+    SymCtx *s;
+    const char *src, *p;
+    int depth;
+    bool failed;
+    bool neg_literal;   /* the next literal is negated (term after a binary '-' with 2^63) */
+    int only_mul;       /* depth at which that term may use '*' only (-(a//b) != (-a)//b); 0 none */
+} Parser;
+
+static Expr *perr(Parser *p, const char *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static Expr *perr(Parser *p, const char *at, const char *fmt, ...) {
+    if (p->failed) return NULL;
+    p->failed = true;
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    int col = (int)(at - p->src) + 1;
+    size_t len = strlen(p->src);
+    mi_err(p->ctx, NULL, 0, col, "%s at column %d of size expression \"%.*s%s\"", why, col,
+           len > 80 ? 77 : (int)len, p->src, len > 80 ? "..." : "");
+    return NULL;
+}
+
+static void skip_ws(Parser *p) {
+    while (*p->p == ' ' || *p->p == '\t' || *p->p == '\n' || *p->p == '\r') p->p++;
+}
+
+/* What was found, for messages. */
+static const char *found(const char *at, char *buf, size_t n) {
+    if (!*at) return "end of text";
+    if (isprint((unsigned char)*at)) snprintf(buf, n, "'%c'", *at);
+    else snprintf(buf, n, "byte 0x%02x", (unsigned char)*at);
+    return buf;
+}
+
+/* Checks after building a node: folding overflow, size limit. */
+static Expr *checked(Parser *p, Expr *e, const char *at) {
+    if (!e) return NULL;
+    if (sym_take_overflow(p->s)) return perr(p, at, "integer overflow while folding constants");
+    if (e->n > PARSE_MAX_ARGS) return perr(p, at, "expression too large (more than %d terms)", PARSE_MAX_ARGS);
+    return e;
+}
+
+static Expr *p_expr(Parser *p);
+static Expr *p_unary(Parser *p);
+
+static Expr *p_number(Parser *p, bool negate) {
+    const char *at = p->p;
+    uint64_t v = 0;
+    bool big = false;
+    while (isdigit((unsigned char)*p->p)) {
+        unsigned d = (unsigned)(*p->p - '0');
+        if (v > (UINT64_MAX - d) / 10) big = true;
+        else v = v * 10 + d;
+        p->p++;
+    }
+    if (isalpha((unsigned char)*p->p) || *p->p == '_' || *p->p == '.')
+        return perr(p, p->p, "unexpected '%c' after the number", *p->p);
+    uint64_t limit = negate ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    if (big || v > limit) return perr(p, at, "integer literal out of the int64 range");
+    if (negate) return sym_int(p->s, v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v);
+    return sym_int(p->s, (int64_t)v);
+}
+
+typedef struct { const char *name; int min, max; } FnSpec;
+static const FnSpec fns[] = {
+    {"FloorDiv", 2, 2}, {"CleanDiv", 2, 2}, {"CeilDiv", 2, 2}, {"ModularIndexing", 3, 3},
+    {"Mod", 2, 2}, {"PythonMod", 2, 2}, {"Min", 1, PARSE_MAX_ARGS}, {"Max", 1, PARSE_MAX_ARGS},
+    {"Identity", 1, 1},
+};
+
+static Expr *p_call(Parser *p, const char *name, const char *at) {
+    const FnSpec *f = NULL;
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+        if (!strcmp(fns[i].name, name)) f = &fns[i];
+    if (!f) return perr(p, at, "unknown function '%s'", name);
+    const char *open = p->p;
+    p->p++;   /* '(' */
+    EVec a = {0};
+    Expr *r = NULL;
+    char fb[16];
+    for (;;) {
+        skip_ws(p);
+        const char *arg_at = p->p;
+        Expr *x = p_expr(p);
+        if (!x) goto out;
+        if (a.n >= f->max) { perr(p, arg_at, "%s takes at most %d arguments", name, f->max); goto out; }
+        ev_push(&a, x);
+        skip_ws(p);
+        if (*p->p == ',') { p->p++; continue; }
+        if (*p->p == ')') { p->p++; break; }
+        perr(p, p->p, "expected ',' or ')' to close '(' at column %d, found %s", (int)(open - p->src) + 1,
+             found(p->p, fb, sizeof fb));
+        goto out;
+    }
+    if (a.n < f->min) {
+        perr(p, at, "%s takes %d argument%s, got %d", name, f->min, f->min == 1 ? "" : "s", a.n);
+        goto out;
+    }
+    if (!strcmp(name, "FloorDiv") || !strcmp(name, "CleanDiv")) r = sym_floordiv(p->s, a.v[0], a.v[1]);
+    else if (!strcmp(name, "CeilDiv")) r = sym_ceildiv(p->s, a.v[0], a.v[1]);
+    else if (!strcmp(name, "ModularIndexing")) r = sym_modidx(p->s, a.v[0], a.v[1], a.v[2]);
+    else if (!strcmp(name, "Mod") || !strcmp(name, "PythonMod")) r = sym_mod(p->s, a.v[0], a.v[1]);
+    else if (!strcmp(name, "Identity")) r = a.v[0];
+    else r = minmax(p->s, !strcmp(name, "Min") ? EX_MIN : EX_MAX, a.v, a.n);
+    r = checked(p, r, at);
+out:
+    free(a.v);
+    return r;
+}
+
+static Expr *p_atom(Parser *p) {
+    char fb[16];
+    skip_ws(p);
+    const char *at = p->p;
+    if (isdigit((unsigned char)*p->p)) {
+        bool neg = p->neg_literal;
+        p->neg_literal = false;
+        return p_number(p, neg);
+    }
+    if (*p->p == '(') {
+        p->p++;
+        Expr *e = p_expr(p);
+        if (!e) return NULL;
+        skip_ws(p);
+        if (*p->p != ')')
+            return perr(p, p->p, "expected ')' to close '(' at column %d, found %s", (int)(at - p->src) + 1,
+                        found(p->p, fb, sizeof fb));
+        p->p++;
+        return e;
+    }
+    if (isalpha((unsigned char)*p->p) || *p->p == '_') {
+        char name[64];
+        size_t n = 0;
+        while (isalnum((unsigned char)*p->p) || *p->p == '_') {
+            if (n + 1 >= sizeof name) return perr(p, at, "name too long (more than %d characters)", (int)sizeof name - 1);
+            name[n++] = *p->p++;
+        }
+        name[n] = 0;
+        skip_ws(p);
+        if (*p->p == '(') return p_call(p, name, at);
+        return sym_symbol(p->s, name);
+    }
+    if (*p->p == '/' ) return perr(p, at, "expected an expression, found '/'");
+    return perr(p, at, "expected an expression, found %s", found(p->p, fb, sizeof fb));
+}
+
+static Expr *p_power(Parser *p) {
+    Expr *base = p_atom(p);
+    if (!base) return NULL;
+    skip_ws(p);
+    if (p->p[0] != '*' || p->p[1] != '*') return base;
+    const char *at = p->p;
+    p->p += 2;
+    Expr *ex = p_unary(p);
+    if (!ex) return NULL;
+    int64_t k;
+    if (!sym_is_int(ex, &k) || k < 0 || k > 64)
+        return perr(p, at, "exponent must be an integer constant between 0 and 64");
+    Expr *r = sym_int(p->s, 1);
+    for (int64_t i = 0; i < k; i++) {
+        r = checked(p, sym_mul(p->s, r, base), at);
+        if (!r) return NULL;
+    }
+    return r;
+}
+
+static Expr *p_unary(Parser *p) {
+    skip_ws(p);
+    if (++p->depth > PARSE_DEPTH) return perr(p, p->p, "expression nested too deeply (limit %d)", PARSE_DEPTH);
+    Expr *r;
+    const char *at = p->p;
+    if (*p->p == '-' || *p->p == '+') {
+        bool minus = *p->p == '-';
+        p->p++;
+        skip_ws(p);
+        const char *q = p->p;
+        while (isdigit((unsigned char)*q)) q++;
+        while (*q == ' ' || *q == '\t') q++;
+        if (minus && isdigit((unsigned char)*p->p) && !(q[0] == '*' && q[1] == '*')) {
+            r = p_number(p, true);   /* -9223372036854775808 is a literal */
+        } else {
+            r = p_unary(p);
+            if (r && minus) r = checked(p, sym_neg(p->s, r), at);
+        }
+    } else {
+        r = p_power(p);
+    }
+    p->depth--;
+    return r;
+}
+
+static Expr *p_term(Parser *p) {
+    Expr *a = p_unary(p);
+    while (a) {
+        skip_ws(p);
+        const char *at = p->p;
+        int op;
+        if (at[0] == '/' && at[1] == '/') { op = '/'; p->p += 2; }
+        else if (at[0] == '/') return perr(p, at, "true division '/' is not supported in size expressions; use '//'");
+        else if (at[0] == '*' && at[1] != '*') { op = '*'; p->p++; }
+        else if (p->only_mul == p->depth && (at[0] == '%' || at[0] == '/'))
+            return perr(p, at, "integer literal out of the int64 range");
+        else if (at[0] == '%') { op = '%'; p->p++; }
+        else break;
+        Expr *b = p_unary(p);
+        if (!b) return NULL;
+        a = op == '*' ? sym_mul(p->s, a, b) : op == '/' ? sym_floordiv(p->s, a, b) : sym_mod(p->s, a, b);
+        a = checked(p, a, at);
+    }
+    return a;
+}
+
+static Expr *p_expr(Parser *p) {
+    if (++p->depth > PARSE_DEPTH) return perr(p, p->p, "expression nested too deeply (limit %d)", PARSE_DEPTH);
+    Expr *a = p_term(p);
+    while (a) {
+        skip_ws(p);
+        const char *at = p->p;
+        if (*at != '+' && *at != '-') break;
+        p->p++;
+        /* "x - 9223372036854775808" (how INT64_MIN terms print): parse the term negated */
+        const char *q = p->p;
+        while (*q == ' ' || *q == '\t') q++;
+        bool neg = *at == '-' && !strncmp(q, "9223372036854775808", 19) && !isdigit((unsigned char)q[19]);
+        if (neg) {
+            const char *r = q + 19;
+            while (*r == ' ' || *r == '\t') r++;
+            neg = !(r[0] == '*' && r[1] == '*');
+        }
+        p->neg_literal = neg;
+        p->only_mul = neg ? p->depth : 0;
+        Expr *b = p_term(p);
+        p->neg_literal = false;
+        p->only_mul = 0;
+        if (!b) return NULL;
+        a = checked(p, (*at == '+' || neg) ? sym_add(p->s, a, b) : sym_sub(p->s, a, b), at);
+    }
+    p->depth--;
+    return a;
+}
+
+Expr *sym_parse(MiCtx *ctx, const char *text, const char **end) {
+    Parser p = {ctx, ctx->sym, text, text, 0, false, false, 0};
+    sym_take_overflow(p.s);
+    Expr *e = p_expr(&p);
+    if (e) {
+        skip_ws(&p);
+        if (!end && *p.p) {
+            char fb[16];
+            e = perr(&p, p.p, "unexpected %s after the expression", found(p.p, fb, sizeof fb));
+        }
+    }
+    if (end) *end = p.p;
+    return e;
+}

@@ -1,0 +1,25 @@
+/* fuzz_fx.c — libFuzzer target: the FX text parser, printer and lint must never crash.
+ * Whatever parses must print and re-parse to the same text. */
+#include "graph.h"
+#include "ops.h"
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    MiCtx *ctx = mi_ctx_new();
+    Graph *g = fx_parse(ctx, (const char *)data, size, "fuzz.py", 1);
+    if (g) {
+        graph_lint(ctx, g, NULL);
+        char *text = fx_print(g, true);
+        Graph *g2 = fx_parse(ctx, text, strlen(text), "printed.py", 1);
+        if (!g2) abort();               /* our own output must parse */
+        char *text2 = fx_print(g2, true);
+        if (strcmp(text, text2) != 0) abort();
+        free(text2);
+        graph_free(g2);
+        free(text);
+        graph_free(g);
+    }
+    mi_ctx_free(ctx);
+    return 0;
+}

@@ -1,0 +1,236 @@
+/* fuzz_sym.c — libFuzzer target for core/sym.c, differential.
+ *
+ * The input is a size expression as text.  It is evaluated three ways on four assignments
+ * of the symbols x0, x1, r0_0, s0, s1, u0 (drawn from their ranges by a hash of the input):
+ *   1. directly from the text by the small evaluator below (no canonicalization at all),
+ *   2. sym_eval(sym_parse(text))           — the canonicalizing constructors,
+ *   3. sym_eval(sym_simplify(e, ranges))   — the range-based simplifier.
+ * When (1) succeeds, (2) and (3) must give the same value (an overflow reported by (2)/(3)
+ * is tolerated: expanding products can make intermediates larger than the text's; a
+ * division by zero is not).  Also checked: parse(str(e)) == e and parse(str(simplified))
+ * == simplified (pointer equality), and sym_bound contains every value.  sym_parse must
+ * never crash, leak or hit UB on any input.  Any mismatch aborts with a message.
+ *
+ * Build (not in the Makefile's fuzz rule yet):
+ *   clang -std=gnu11 -O1 -g -I. -Icore -fsanitize=fuzzer,address,undefined \
+ *         fuzz/fuzz_sym.c core/sym.c core/mi.c -o build-fuzz/fuzz_sym
+ * Run:  build-fuzz/fuzz_sym -max_total_time=600 -max_len=256 fuzz/corpus-sym */
+#include "sym.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NSYM 6
+static const SymRange ranges[NSYM] = {
+    {"x0", 0, 15}, {"x1", 0, 7}, {"r0_0", 0, 31}, {"s0", 1, 20}, {"s1", 1, 9}, {"u0", -10, 10},
+};
+
+/* ---- direct text evaluator (same grammar as sym_parse, values only) ---- */
+typedef struct { const char *p; const int64_t *vals; int err; int depth; } Ev;
+
+static int64_t fdiv_py(int64_t a, int64_t b) { int64_t q = a / b; return (a % b && ((a < 0) != (b < 0))) ? q - 1 : q; }
+static int64_t mod_py(int64_t a, int64_t b) { if (b == -1) return 0; int64_t m = a % b; return (m && ((m < 0) != (b < 0))) ? m + b : m; }
+static void ws(Ev *e) { while (*e->p == ' ' || *e->p == '\t' || *e->p == '\n' || *e->p == '\r') e->p++; }
+static int64_t ev_expr(Ev *e);
+static int64_t ev_unary(Ev *e);
+
+static int64_t divide(Ev *e, int kind, int64_t a, int64_t b) {   /* 0 floor, 1 ceil, 2 mod */
+    if (b == 0 || (b == -1 && a == INT64_MIN && kind != 2)) { e->err = 1; return 0; }
+    if (kind == 0) return fdiv_py(a, b);
+    if (kind == 2) return mod_py(a, b);
+    int64_t q = a / b;
+    return (a % b && ((a < 0) == (b < 0))) ? q + 1 : q;
+}
+
+static int64_t ev_atom(Ev *e) {
+    ws(e);
+    if (isdigit((unsigned char)*e->p)) {
+        uint64_t v = 0;
+        while (isdigit((unsigned char)*e->p)) {
+            if (v > (UINT64_MAX - 9) / 10) e->err = 1;
+            else v = v * 10 + (uint64_t)(*e->p - '0');
+            e->p++;
+        }
+        if (v > INT64_MAX) e->err = 1;
+        return (int64_t)v;
+    }
+    if (*e->p == '(') {
+        e->p++;
+        int64_t v = ev_expr(e);
+        ws(e);
+        if (*e->p == ')') e->p++; else e->err = 1;
+        return v;
+    }
+    char name[64];
+    size_t n = 0;
+    while ((isalnum((unsigned char)*e->p) || *e->p == '_') && n < 63) name[n++] = *e->p++;
+    name[n] = 0;
+    if (!n) { e->err = 1; return 0; }
+    ws(e);
+    if (*e->p != '(') {
+        for (int i = 0; i < NSYM; i++)
+            if (!strcmp(name, ranges[i].name)) return e->vals[i];
+        e->err = 1;
+        return 0;
+    }
+    e->p++;
+    int64_t a[64];
+    int na = 0;
+    for (;;) {
+        int64_t v = ev_expr(e);
+        if (na < 64) a[na++] = v; else e->err = 1;
+        ws(e);
+        if (*e->p == ',') { e->p++; continue; }
+        if (*e->p == ')') { e->p++; break; }
+        e->err = 1;
+        return 0;
+    }
+    if (!strcmp(name, "FloorDiv") || !strcmp(name, "CleanDiv")) return na == 2 ? divide(e, 0, a[0], a[1]) : (e->err = 1, 0);
+    if (!strcmp(name, "CeilDiv")) return na == 2 ? divide(e, 1, a[0], a[1]) : (e->err = 1, 0);
+    if (!strcmp(name, "Mod") || !strcmp(name, "PythonMod")) return na == 2 ? divide(e, 2, a[0], a[1]) : (e->err = 1, 0);
+    if (!strcmp(name, "ModularIndexing")) {
+        if (na != 3) { e->err = 1; return 0; }
+        int64_t q = divide(e, 0, a[0], a[1]);
+        return e->err ? 0 : divide(e, 2, q, a[2]);
+    }
+    if (!strcmp(name, "Identity")) return na == 1 ? a[0] : (e->err = 1, 0);
+    if (!strcmp(name, "Min") || !strcmp(name, "Max")) {
+        int64_t r = a[0];
+        for (int i = 1; i < na; i++)
+            if (name[1] == 'i' ? a[i] < r : a[i] > r) r = a[i];
+        return r;
+    }
+    e->err = 1;
+    return 0;
+}
+
+static int64_t ev_power(Ev *e) {
+    int64_t b = ev_atom(e);
+    ws(e);
+    if (e->p[0] != '*' || e->p[1] != '*') return b;
+    e->p += 2;
+    int64_t k = ev_unary(e), r = 1;
+    if (k < 0 || k > 64) { e->err = 1; return 0; }
+    for (int64_t i = 0; i < k; i++)
+        if (__builtin_mul_overflow(r, b, &r)) e->err = 1;
+    return r;
+}
+
+static int64_t ev_unary(Ev *e) {
+    ws(e);
+    if (++e->depth > 300) { e->err = 1; return 0; }
+    int64_t r;
+    if (*e->p == '-' || *e->p == '+') {
+        bool minus = *e->p++ == '-';
+        ws(e);
+        const char *q = e->p;
+        while (isdigit((unsigned char)*q)) q++;
+        while (*q == ' ' || *q == '\t') q++;
+        if (minus && isdigit((unsigned char)*e->p) && !(q[0] == '*' && q[1] == '*')) {
+            uint64_t v = 0;   /* -9223372036854775808 */
+            while (isdigit((unsigned char)*e->p)) {
+                if (v > (UINT64_MAX - 9) / 10) e->err = 1;
+                else v = v * 10 + (uint64_t)(*e->p - '0');
+                e->p++;
+            }
+            if (v > (uint64_t)INT64_MAX + 1) e->err = 1;
+            r = (int64_t)(0 - v);
+        } else {
+            r = ev_unary(e);
+            if (minus && __builtin_sub_overflow((int64_t)0, r, &r)) e->err = 1;
+        }
+    } else {
+        r = ev_power(e);
+    }
+    e->depth--;
+    return r;
+}
+
+static int64_t ev_term(Ev *e) {
+    int64_t a = ev_unary(e);
+    for (;;) {
+        ws(e);
+        if (e->err) return 0;
+        if (e->p[0] == '/' && e->p[1] == '/') { e->p += 2; a = divide(e, 0, a, ev_unary(e)); }
+        else if (e->p[0] == '*' && e->p[1] != '*') { e->p++; int64_t b = ev_unary(e); if (__builtin_mul_overflow(a, b, &a)) e->err = 1; }
+        else if (e->p[0] == '%') { e->p++; a = divide(e, 2, a, ev_unary(e)); }
+        else return a;
+    }
+}
+
+static int64_t ev_expr(Ev *e) {
+    if (++e->depth > 300) { e->err = 1; return 0; }
+    int64_t a = ev_term(e);
+    for (;;) {
+        ws(e);
+        if (e->err) break;
+        if (*e->p == '+') { e->p++; int64_t b = ev_term(e); if (__builtin_add_overflow(a, b, &a)) e->err = 1; }
+        else if (*e->p == '-') { e->p++; int64_t b = ev_term(e); if (__builtin_sub_overflow(a, b, &a)) e->err = 1; }
+        else break;
+    }
+    e->depth--;
+    return a;
+}
+
+static void fail(const char *what, const char *text, const Expr *a, const Expr *b) {
+    char sa[2048] = "", sb[2048] = "";
+    if (a) sym_str(a, sa, sizeof sa);
+    if (b) sym_str(b, sb, sizeof sb);
+    fprintf(stderr, "fuzz_sym: %s\n  text: %s\n  a: %s\n  b: %s\n", what, text, sa, sb);
+    abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size > 4096) return 0;
+    char *text = malloc(size + 1);
+    memcpy(text, data, size);
+    text[size] = 0;
+    MiCtx *ctx = mi_ctx_new();
+    Expr *e = sym_parse(ctx, text, NULL);
+    if (e && strlen(text) == size) {
+        SymCtx *s = ctx->sym;
+        Expr *simp = sym_simplify(s, e, ranges, NSYM);
+        char *buf = malloc(1 << 16);
+        sym_str(e, buf, 1 << 16);
+        if (strlen(buf) < (1 << 16) - 1 && sym_parse(ctx, buf, NULL) != e) fail("parse(str(e)) != e", text, e, NULL);
+        sym_str(simp, buf, 1 << 16);
+        if (strlen(buf) < (1 << 16) - 1 && sym_parse(ctx, buf, NULL) != simp)
+            fail("parse(str(simplified)) != simplified", text, simp, NULL);
+        free(buf);
+        int64_t lo, hi;
+        sym_bound(simp, ranges, NSYM, &lo, &hi);
+        uint64_t h = 1469598103934665603ull;
+        for (size_t i = 0; i < size; i++) h = (h ^ data[i]) * 1099511628211ull;
+        for (int k = 0; k < 4; k++) {
+            int64_t vals[NSYM];
+            SymBinding b[NSYM];
+            for (int j = 0; j < NSYM; j++) {
+                h = h * 6364136223846793005ull + 1442695040888963407ull;
+                uint64_t span = (uint64_t)(ranges[j].hi - ranges[j].lo) + 1;
+                vals[j] = ranges[j].lo + (int64_t)((h >> 33) % span);
+                b[j].name = ranges[j].name;
+                b[j].value = vals[j];
+            }
+            Ev ev = {text, vals, 0, 0};
+            int64_t want = ev_expr(&ev);
+            if (ev.err) continue;
+            int64_t got;
+            if (sym_eval(ctx, e, b, NSYM, &got)) {
+                if (!strstr(ctx->err.msg, "overflow")) fail(ctx->err.msg, text, e, NULL);
+            } else if (got != want) {
+                fail("canonical form changes the value", text, e, NULL);
+            }
+            if (sym_eval(ctx, simp, b, NSYM, &got)) {
+                if (!strstr(ctx->err.msg, "overflow")) fail(ctx->err.msg, text, e, simp);
+            } else if (got != want) {
+                fail("simplify changes the value", text, e, simp);
+            }
+            if (want < lo || want > hi) fail("sym_bound misses a value", text, simp, NULL);
+        }
+    }
+    mi_ctx_free(ctx);
+    free(text);
+    return 0;
+}

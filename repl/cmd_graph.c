@@ -1,0 +1,361 @@
+/* cmd_graph.c — shell commands about the graph itself: load (FX text, JSON, a compile of a
+ * TORCH_TRACE log), graph (print), lint, inputs (random / .npy / directory) and check (the
+ * current graph against the loaded one on the reference interpreter). */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "commands.h"
+#include "ops.h"
+#include "tensor.h"
+#ifdef HAVE_TRACE
+#include "trace/trace.h"
+#endif
+
+static char *join_args(int argc, char **argv) {
+    StrBuf sb; sb_init(&sb);
+    sb_put(&sb, "");
+    for (int i = 1; i < argc; i++) {
+        if (i > 1) sb_putc(&sb, ' ');
+        bool q = strpbrk(argv[i], " \t;#'\"") != NULL || !*argv[i];
+        if (q) {
+            sb_putc(&sb, '"');
+            for (const char *p = argv[i]; *p; p++) { if (*p == '"' || *p == '\\') sb_putc(&sb, '\\'); sb_putc(&sb, *p); }
+            sb_putc(&sb, '"');
+        } else sb_put(&sb, argv[i]);
+    }
+    return sb_take(&sb);
+}
+
+/* A TORCH_TRACE log starts with a glog prefix: "V1122 18:41:45.357000 ..." (or I/W/E). */
+static bool looks_like_trace_log(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    char buf[16] = {0};
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    return n >= 6 && strchr("VIWE", buf[0]) && buf[1] >= '0' && buf[1] <= '9' &&
+           buf[2] >= '0' && buf[2] <= '9' && buf[5] == ' ';
+}
+
+static void print_graph_summary(Session *s, const Graph *g, const char *what) {
+    int ph = 0, calls = 0, unsupported = 0;
+    for (int i = 0; i < g->n; i++) {
+        const Node *n = g->nodes[i];
+        if (n->kind == N_PLACEHOLDER) ph++;
+        else if (n->kind == N_CALL_FUNCTION) { calls++; if (!n->op) unsupported++; }
+    }
+    fprintf(s->out, "loaded %s: %d nodes (%d inputs, %d ops", what, g->n, ph, calls);
+    if (unsupported) fprintf(s->out, ", %d unsupported", unsupported);
+    fprintf(s->out, ")\n");
+    if (unsupported) {
+        for (int i = 0; i < g->n; i++) {
+            const Node *n = g->nodes[i];
+            if (n->kind == N_CALL_FUNCTION && !n->op)
+                fprintf(s->out, "  unsupported op '%s' (node '%s')\n", n->target, n->name);
+        }
+    }
+}
+
+#ifdef HAVE_TRACE
+static const char *const default_artifacts[] = {
+    "before_post_grad_graph", "aot_inference_graph", "aot_forward_graph", "aot_joint_graph", NULL
+};
+
+static int list_compiles(Session *s, const char *log, TraceCompileList *cl) {
+    if (trace_list_compiles(s->ctx, log, cl) < 0) return -1;
+    fprintf(s->out, "%s: %d compile%s\n", log, cl->n, cl->n == 1 ? "" : "s");
+    for (int i = 0; i < cl->n; i++) {
+        const TraceCompileInfo *c = &cl->c[i];
+        int graphs = 0;
+        for (int a = 0; a < c->n_artifacts; a++)
+            for (int d = 0; default_artifacts[d]; d++)
+                if (strcmp(c->artifacts[a], default_artifacts[d]) == 0) graphs++;
+        fprintf(s->out, "  %-8s %-40s %d artifacts%s\n", c->id, c->status, c->n_artifacts,
+                graphs ? ", has a graph" : "");
+    }
+    return 0;
+}
+
+static Graph *load_from_log(Session *s, const char *log, const char *cid, const char *artifact) {
+    char *text = NULL;
+    int first_line = 1;
+    if (artifact) {
+        text = trace_extract_artifact(s->ctx, log, cid, artifact, &first_line);
+    } else {
+        for (int d = 0; default_artifacts[d] && !text; d++) {
+            mi_clear_err(s->ctx);
+            text = trace_extract_artifact(s->ctx, log, cid, default_artifacts[d], &first_line);
+        }
+        if (!text)
+            mi_err(s->ctx, log, 0, 0, "compile %s has no graph artifact (%s, %s, ...); "
+                   "name one: load LOG COMPILE_ID ARTIFACT", cid ? cid : "(any)",
+                   default_artifacts[0], default_artifacts[1]);
+    }
+    if (!text) return NULL;
+    Graph *g = fx_parse(s->ctx, text, strlen(text), log, first_line);
+    free(text);
+    return g;
+}
+#endif
+
+int cmd_load(Session *s, int argc, char **argv) {
+    if (argc < 2 || argc > 4) return usage_error(s, "load");
+    const char *path = argv[1];
+    struct stat st;
+    if (stat(path, &st) != 0) return mi_err(s->ctx, path, 0, 0, "no such file");
+    if (S_ISDIR(st.st_mode)) return mi_err(s->ctx, path, 0, 0, "is a directory, not a graph file");
+    Graph *g = NULL;
+    char picked[64] = "";
+    if (looks_like_trace_log(path)) {
+#ifdef HAVE_TRACE
+        if (argc == 2) {
+            TraceCompileList cl = {0};
+            if (list_compiles(s, path, &cl) < 0) return -1;
+            /* exactly one compile with a graph: load it; otherwise ask for an id */
+            int pick = -1, ngraph = 0;
+            for (int i = 0; i < cl.n; i++)
+                for (int a = 0; a < cl.c[i].n_artifacts; a++)
+                    if (strcmp(cl.c[i].artifacts[a], "before_post_grad_graph") == 0 ||
+                        strcmp(cl.c[i].artifacts[a], "aot_inference_graph") == 0 ||
+                        strcmp(cl.c[i].artifacts[a], "aot_forward_graph") == 0) {
+                        if (pick != i) ngraph++;
+                        pick = i;
+                        break;
+                    }
+            char cid[48] = "";
+            if (ngraph == 1) snprintf(cid, sizeof cid, "%s", cl.c[pick].id);
+            trace_compile_list_free(&cl);
+            if (ngraph != 1)
+                return mi_err(s->ctx, path, 0, 0, "%s; give one: load %s COMPILE_ID [ARTIFACT]",
+                              ngraph ? "several compiles have graphs" : "no compile has a graph",
+                              path);
+            g = load_from_log(s, path, cid, NULL);
+            snprintf(picked, sizeof picked, "compile %s", cid);
+        } else {
+            g = load_from_log(s, path, argv[2], argc == 4 ? argv[3] : NULL);
+        }
+#else
+        return mi_err(s->ctx, path, 0, 0, "not available yet: TORCH_TRACE logs need trace/trace.h");
+#endif
+    } else {
+        if (argc > 2) return mi_err(s->ctx, path, 0, 0, "not a TORCH_TRACE log: a COMPILE_ID only makes sense for logs");
+        g = graph_load_file(s->ctx, path);
+    }
+    if (!g) return -1;
+    ops_resolve_graph(g);
+    char *args = join_args(argc, argv);
+    char what[1100];
+    snprintf(what, sizeof what, "%s%s%s", path, argc > 2 ? " " : (picked[0] ? " " : ""),
+             argc > 2 ? argv[2] : picked);
+    session_set_graph(s, g, args);
+    free(args);
+    print_graph_summary(s, g, what);
+#ifdef HAVE_TRACE
+    if (s->ctx->trace) {
+        char *text = fx_print(g, true);
+        trace_artifact(s->ctx->trace, "before_post_grad_graph", "string", text);
+        free(text);
+    }
+#endif
+    return 0;
+}
+
+int cmd_graph(Session *s, int argc, char **argv) {
+    bool stack = false, json = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--stack")) stack = true;
+        else if (!strcmp(argv[i], "--json")) json = true;
+        else return usage_error(s, "graph");
+    }
+    if (!session_require_graph(s)) return -1;
+    const Graph *g = session_graph(s);
+    char *text = json ? graph_to_json(g) : fx_print(g, stack);
+    if (!text) return mi_err(s->ctx, "", 0, 0, "cannot print the graph");
+    fputs(text, s->out);
+    if (*text && text[strlen(text) - 1] != '\n') fputc('\n', s->out);
+    free(text);
+    return 0;
+}
+
+int cmd_lint(Session *s, int argc, char **argv) {
+    if (argc != 1) return usage_error(s, "lint");
+    if (!session_require_graph(s)) return -1;
+    StrBuf rep; sb_init(&rep);
+    int problems = graph_lint(s->ctx, (Graph *)session_graph(s), &rep);
+    if (problems == 0) {
+        fprintf(s->out, "lint: ok\n");
+        sb_free(&rep);
+        return 0;
+    }
+    if (rep.s) fputs(rep.s, s->out);
+    sb_free(&rep);
+    mi_clear_err(s->ctx);
+    return mi_err(s->ctx, "", 0, 0, "lint: %d problem%s", problems, problems == 1 ? "" : "s");
+}
+
+static void print_inputs(Session *s) {
+    if (!s->inputs) { fprintf(s->out, "no inputs set (random ones are made when needed)\n"); return; }
+    fprintf(s->out, "inputs (%s):\n", s->inputs_args ? s->inputs_args : "?");
+    for (int i = 0; i < s->ninputs; i++) {
+        const Node *ph = s->graph ? graph_placeholder(s->graph, i) : NULL;
+        char buf[256];
+        if (s->inputs[i].kind == IV_TENSOR) tensor_summary(s->inputs[i].t, buf, sizeof buf);
+        else if (s->inputs[i].kind == IV_INT) snprintf(buf, sizeof buf, "%lld", (long long)s->inputs[i].i);
+        else snprintf(buf, sizeof buf, "(none)");
+        fprintf(s->out, "  %d %s: %s\n", i, ph ? ph->name : "?", buf);
+    }
+}
+
+/* SymInt placeholder value from a tensor input whose placeholder has that symbol as a size. */
+static bool sym_from_tensors(const Graph *g, const Node *sym_ph, IValue *in, int64_t *out) {
+    for (int i = 0; i < graph_num_placeholders(g); i++) {
+        const Node *ph = graph_placeholder(g, i);
+        if (!ph->has_meta || in[i].kind != IV_TENSOR) continue;
+        for (int d = 0; d < ph->meta.ndim && d < in[i].t->ndim; d++)
+            if (ph->meta.size[d] == sym_ph->sym_val) { *out = in[i].t->size[d]; return true; }
+    }
+    return false;
+}
+
+/* Fill inputs from .npy paths given for the tensor placeholders (or for all placeholders). */
+static int inputs_from_files(Session *s, char **paths, int npaths, IValue **out) {
+    const Graph *g = s->graph;
+    int nph = graph_num_placeholders(g), ntensor = 0;
+    for (int i = 0; i < nph; i++) if (!graph_placeholder(g, i)->is_sym) ntensor++;
+    if (npaths != nph && npaths != ntensor)
+        return mi_err(s->ctx, "", 0, 0, "the graph has %d inputs (%d tensors) but %d .npy files were given",
+                      nph, ntensor, npaths);
+    IValue *in = mi_xcalloc(nph ? nph : 1, sizeof *in);
+    int k = 0;
+    for (int i = 0; i < nph; i++) {
+        const Node *ph = graph_placeholder(g, i);
+        if (ph->is_sym && npaths == ntensor) continue;
+        Tensor *t = npy_load(s->ctx, paths[k++]);
+        if (!t) { session_free_inputs(in, nph); return -1; }
+        if (ph->is_sym) {
+            in[i].kind = IV_INT;
+            in[i].i = tensor_numel(t) ? tensor_get_i(t, 0) : 0;
+            tensor_unref(t);
+        } else {
+            in[i].kind = IV_TENSOR;
+            in[i].t = t;
+            if (ph->has_meta && (t->ndim != ph->meta.ndim || t->dtype != ph->meta.dtype)) {
+                char want[128], got[128];
+                meta_str(&ph->meta, want, sizeof want);
+                tensor_type_str(t, got, sizeof got);
+                session_free_inputs(in, nph);
+                return mi_err(s->ctx, paths[k - 1], 0, 0, "input %d ('%s') should be %s, the file holds %s",
+                              i, ph->name, want, got);
+            }
+        }
+    }
+    for (int i = 0; i < nph; i++) {
+        const Node *ph = graph_placeholder(g, i);
+        if (ph->is_sym && in[i].kind == IV_NONE) {
+            int64_t v;
+            if (!sym_from_tensors(g, ph, in, &v)) {
+                session_free_inputs(in, nph);
+                return mi_err(s->ctx, "", 0, 0, "cannot infer the value of SymInt input '%s' from the tensors", ph->name);
+            }
+            in[i].kind = IV_INT;
+            in[i].i = v;
+        }
+    }
+    *out = in;
+    return nph;
+}
+
+int cmd_inputs(Session *s, int argc, char **argv) {
+    if (argc == 1) { print_inputs(s); return 0; }
+    if (!s->graph) return mi_err(s->ctx, "", 0, 0, "no graph loaded (try 'load FILE')");
+    char *args = join_args(argc, argv);
+    IValue *in = NULL; int n = 0;
+    if (!strcmp(argv[1], "random")) {
+        if (argc > 3) { free(args); return usage_error(s, "inputs"); }
+        if (argc == 3) {
+            long seed;
+            if (parse_count(s, argv[2], "seed", &seed) < 0) { free(args); return -1; }
+            s->ctx->seed = (uint64_t)seed;
+        }
+        if (interp_random_inputs(s->ctx, s->graph, NULL, 0, &in, &n) < 0) { free(args); return -1; }
+        free(args);
+        char a[64];
+        snprintf(a, sizeof a, "random %llu", (unsigned long long)s->ctx->seed);
+        args = mi_xstrdup(a);
+    } else {
+        struct stat st;
+        if (argc == 2 && stat(argv[1], &st) == 0 && S_ISDIR(st.st_mode)) {
+            int nph = graph_num_placeholders(s->graph);
+            char **paths = mi_xcalloc(nph ? nph : 1, sizeof *paths);
+            int np = 0;
+            for (int i = 0; i < nph; i++) {
+                char p[1200];
+                snprintf(p, sizeof p, "%s/in%d.npy", argv[1], i);
+                if (stat(p, &st) != 0) break;
+                paths[np++] = mi_xstrdup(p);
+            }
+            if (np == 0) {
+                free(paths); free(args);
+                return mi_err(s->ctx, argv[1], 0, 0, "no in0.npy in this directory");
+            }
+            n = inputs_from_files(s, paths, np, &in);
+            for (int i = 0; i < np; i++) free(paths[i]);
+            free(paths);
+        } else {
+            n = inputs_from_files(s, argv + 1, argc - 1, &in);
+        }
+        if (n < 0) { free(args); return -1; }
+    }
+    session_set_inputs(s, in, n, args);
+    free(args);
+    print_inputs(s);
+    return 0;
+}
+
+/* Run g on a copy of the session inputs. */
+static int run_ref(Session *s, const Graph *g, IValue **outs, int *nouts) {
+    IValue *in = session_clone_inputs(s->ctx, s->inputs, s->ninputs);
+    if (!in) return -1;
+    int rc = interp_run(s->ctx, g, in, s->ninputs, outs, nouts);
+    session_free_inputs(in, s->ninputs);
+    return rc;
+}
+
+int cmd_check(Session *s, int argc, char **argv) {
+    if (argc != 1) return usage_error(s, "check");
+    if (!session_require_graph(s)) return -1;
+    if (session_ensure_inputs(s) < 0) return -1;
+    const Graph *ref = s->graph, *cur = session_graph(s);
+    IValue *ro = NULL, *co = NULL; int nr = 0, nc = 0;
+    fprintf(s->err, "running the reference interpreter on the loaded graph...\n");
+    if (run_ref(s, ref, &ro, &nr) < 0) return -1;
+    fprintf(s->err, "running it on the current graph...\n");
+    if (run_ref(s, cur, &co, &nc) < 0) { interp_free_outputs(ro, nr); return -1; }
+    int bad = 0;
+    double worst = 0;
+    if (nr != nc) {
+        interp_free_outputs(ro, nr); interp_free_outputs(co, nc);
+        return mi_err(s->ctx, "", 0, 0, "check: the current graph returns %d values, the loaded one %d", nc, nr);
+    }
+    for (int i = 0; i < nr; i++) {
+        if (ro[i].kind != IV_TENSOR || co[i].kind != IV_TENSOR) {
+            bool same = ro[i].kind == co[i].kind && (ro[i].kind != IV_INT || ro[i].i == co[i].i);
+            fprintf(s->out, "output %d: %s\n", i, same ? "ok (not a tensor)" : "DIFFERS (not a tensor)");
+            if (!same) bad++;
+            continue;
+        }
+        CompareResult cr = tensor_compare(co[i].t, ro[i].t, s->rtol, s->atol);
+        char ty[128];
+        tensor_type_str(ro[i].t, ty, sizeof ty);
+        fprintf(s->out, "output %d: %s %s max abs err %.3g max rel err %.3g\n", i, ty,
+                cr.ok ? "ok" : (cr.shape_ok ? "MISMATCH" : "SHAPE MISMATCH"), cr.max_abs, cr.max_rel);
+        if (!cr.ok) bad++;
+        if (cr.max_abs > worst) worst = cr.max_abs;
+    }
+    interp_free_outputs(ro, nr);
+    interp_free_outputs(co, nc);
+    if (bad) return mi_err(s->ctx, "", 0, 0, "check: %d of %d outputs differ", bad, nr);
+    fprintf(s->out, "check: ok (%d output%s, max abs err %.3g)\n", nr, nr == 1 ? "" : "s", worst);
+    return 0;
+}

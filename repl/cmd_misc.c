@@ -1,0 +1,279 @@
+/* cmd_misc.c — shell commands around the pipeline: show (Graphviz pictures of the FX graph,
+ * IR, fusion groups, pass diffs), trace on/off (TORCH_TRACE log of the session), report
+ * (tlparse-like HTML of that log), save session (a script that rebuilds the state), set
+ * (settings) and quit. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "commands.h"
+#include "viz/viz.h"
+#ifdef HAVE_TRACE
+#include "trace/trace.h"
+#endif
+
+/* ---------------------------------------------------------------- show */
+
+static VizGraph *build_diff(Session *s, const char *step_arg, const VizOptions *vo) {
+#ifdef HAVE_PASSES
+    if (!s->pm) { mi_err(s->ctx, "", 0, 0, "no pass history"); return NULL; }
+    int k = pm_cursor(s->pm);
+    if (step_arg) {
+        int i = pm_find_pass(s->pm, step_arg);
+        if (i >= 0) k = i + 1;
+        else {
+            long v;
+            if (parse_count(s, step_arg, "STEP", &v) < 0) return NULL;
+            k = (int)v;
+        }
+    }
+    if (k <= 0 || k > pm_num_passes(s->pm)) {
+        mi_err(s->ctx, "", 0, 0, k == 0 ? "no pass applied yet: nothing to diff (try 'step')"
+                                        : "step %d out of range", k);
+        return NULL;
+    }
+    const Graph *before = pm_graph_at(s->pm, k - 1), *after = pm_graph_at(s->pm, k);
+    if (!before || !after) { mi_err(s->ctx, "", 0, 0, "pass %d has not run yet", k); return NULL; }
+    const PassStep *st = pm_step_record(s->pm, k - 1);
+    int nch = st ? st->nchanges : 0;
+    const char **names = mi_xcalloc(nch ? nch : 1, sizeof *names);
+    VizChange *kinds = mi_xcalloc(nch ? nch : 1, sizeof *kinds);
+    int m = 0;
+    for (int i = 0; i < nch; i++) {
+        char c = st->changes[i].kind;
+        if (c != '+' && c != '-' && c != '~') continue;
+        names[m] = st->changes[i].node;
+        kinds[m++] = c == '+' ? VIZ_ADDED : c == '-' ? VIZ_REMOVED : VIZ_REWRITTEN;
+    }
+    int na, nr, nw;
+    VizGraph *vg = viz_diff(s->ctx, before, after, names, kinds, m, vo, &na, &nr, &nw);
+    free(names); free(kinds);
+    if (vg) fprintf(s->err, "diff of step %d %s: %d added, %d removed, %d rewritten\n", k,
+                    pm_pass_name(s->pm, k - 1), na, nr, nw);
+    return vg;
+#else
+    (void)step_arg; (void)vo;
+    mi_err(s->ctx, "", 0, 0, "not available yet: the pass manager (core/passes.h) is missing");
+    return NULL;
+#endif
+}
+
+int cmd_show(Session *s, int argc, char **argv) {
+    if (argc < 2) return usage_error(s, "show");
+    const char *what = argv[1], *file = NULL, *format = NULL, *step = NULL;
+    VizOptions vo; viz_default_options(&vo);
+    vo.collapse_over = s->collapse_over;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if ((!strcmp(a, "--svg") || !strcmp(a, "--png") || !strcmp(a, "--dot")) && i + 1 < argc) {
+            format = a + 2; file = argv[++i];
+        } else if (!strcmp(a, "--collapse") && i + 1 < argc) {
+            long v;
+            if (parse_count(s, argv[++i], "--collapse N", &v) < 0) return -1;
+            vo.collapse_over = (int)v;
+        } else if (!strcmp(a, "--lr")) {
+            vo.rankdir = "LR";
+        } else if (!strcmp(what, "diff") && !step && a[0] != '-') {
+            step = a;
+        } else return usage_error(s, "show");
+    }
+    VizGraph *vg = NULL;
+    if (!strcmp(what, "fx") || !strcmp(what, "graph")) {
+        if (!session_require_graph(s)) return -1;
+        vg = viz_fx(s->ctx, session_graph(s), &vo);
+    } else if (!strcmp(what, "ir") || !strcmp(what, "fusion")) {
+        VizBufGraph bg = {0};
+        bool fusion = !strcmp(what, "fusion");
+        if (compile_state_bufgraph(s, &bg, fusion) < 0) return -1;
+        vg = fusion ? viz_fusion(s->ctx, &bg, &vo) : viz_buffers(s->ctx, &bg, "ir", &vo);
+        compile_bufgraph_free(&bg);
+    } else if (!strcmp(what, "diff")) {
+        if (!session_require_graph(s)) return -1;
+        vg = build_diff(s, step, &vo);
+    } else {
+        return mi_err(s->ctx, "", 0, 0, "show what? '%s' is not one of fx, ir, fusion, diff", what);
+    }
+    if (!vg) return -1;
+    int rc = 0;
+    if (file) {
+        fprintf(s->err, "rendering %d nodes to %s...\n", viz_node_count(vg), file);
+        VizRenderer *vr = session_renderer(s);
+        rc = vr ? viz_render_file(s->ctx, vr, vg, format, file) : -1;
+        if (rc == 0) fprintf(s->out, "wrote %s (%s, %d nodes)\n", file, format, viz_node_count(vg));
+    } else {
+        char *dot = viz_to_dot(s->ctx, vg);
+        if (dot) { fputs(dot, s->out); free(dot); } else rc = -1;
+    }
+    viz_free(vg);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- trace, report */
+
+#ifdef HAVE_TRACE
+static void trace_stop(Session *s) {
+    if (s->ctx->trace) {
+        trace_close(s->ctx->trace);
+        s->ctx->trace = NULL;
+    }
+    s->trace_on = false;
+}
+#endif
+
+int cmd_trace(Session *s, int argc, char **argv) {
+#ifdef HAVE_TRACE
+    if (argc == 1) {
+        if (s->trace_on) fprintf(s->out, "tracing to %s\n", s->trace_path);
+        else fprintf(s->out, "tracing is off%s%s\n", s->trace_path ? "; last log: " : "",
+                     s->trace_path ? s->trace_path : "");
+        return 0;
+    }
+    if (argc == 2 && !strcmp(argv[1], "off")) {
+        if (!s->trace_on) { fprintf(s->out, "tracing is already off\n"); return 0; }
+        trace_stop(s);
+        fprintf(s->out, "trace closed: %s\n", s->trace_path);
+        return 0;
+    }
+    if (argc != 3 || strcmp(argv[1], "on")) return usage_error(s, "trace");
+    TraceWriter *tw = trace_open(s->ctx, argv[2]);
+    if (!tw) return -1;
+    trace_stop(s);
+    s->ctx->trace = tw;
+    s->trace_on = true;
+    free(s->trace_path);
+    s->trace_path = mi_xstrdup(argv[2]);
+    trace_set_compile_id(tw, 0, 0, 0);
+    if (session_graph(s)) {
+        char *text = fx_print(session_graph(s), true);
+        trace_artifact(tw, "before_post_grad_graph", "string", text);
+        free(text);
+    }
+    fprintf(s->out, "tracing to %s\n", argv[2]);
+    return 0;
+#else
+    (void)argc; (void)argv;
+    return mi_err(s->ctx, "", 0, 0, "not available yet: trace/trace.h is missing");
+#endif
+}
+
+int cmd_report(Session *s, int argc, char **argv) {
+    if (argc > 2) return usage_error(s, "report");
+#ifdef HAVE_TRACE
+    if (!s->trace_path) return mi_err(s->ctx, "", 0, 0, "no trace log: start one with 'trace on FILE'");
+    const char *dir = argc == 2 ? argv[1] : "tl_out";
+    if (s->trace_on) {
+        trace_stop(s);
+        fprintf(s->err, "trace closed: %s (start a new one with 'trace on FILE')\n", s->trace_path);
+    }
+    fprintf(s->err, "parsing %s...\n", s->trace_path);
+    TlparseSummary sum;
+    memset(&sum, 0, sizeof sum);
+    if (tlparse_run(s->ctx, s->trace_path, dir, NULL, &sum) < 0) return -1;
+    fprintf(s->out, "report: %s/index.html (%d compile%s, %d artifacts, %d failed, %.3f s)\n", dir,
+            sum.n_compiles, sum.n_compiles == 1 ? "" : "s", sum.n_artifacts, sum.n_failed, sum.seconds);
+    return 0;
+#else
+    (void)argv;
+    return mi_err(s->ctx, "", 0, 0, "not available yet: trace/trace.h is missing");
+#endif
+}
+
+/* ---------------------------------------------------------------- save session */
+
+int cmd_save(Session *s, int argc, char **argv) {
+    if (argc != 3 || strcmp(argv[1], "session")) return usage_error(s, "save");
+    StrBuf sb; sb_init(&sb);
+    time_t now = time(NULL);
+    char when[64];
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
+    sb_printf(&sb, "# minductor session saved %s; replay with: minductor < %s\n", when, argv[2]);
+    MiCtx *c = s->ctx;
+    if (c->target == MI_DEV_CUDA) sb_put(&sb, "set device cuda\n");
+    if (c->threads) sb_printf(&sb, "set threads %d\n", c->threads);
+    if (!c->fusion) sb_put(&sb, "set fusion off\n");
+    sb_printf(&sb, "set seed %llu\n", (unsigned long long)c->seed);
+    if (s->collapse_over != 200) sb_printf(&sb, "set collapse %d\n", s->collapse_over);
+    if (s->rtol != 1e-4 || s->atol != 1e-4) sb_printf(&sb, "set tolerance %g %g\n", s->rtol, s->atol);
+    if (s->load_args) sb_printf(&sb, "load %s\n", s->load_args);
+    if (s->inputs_args) sb_printf(&sb, "inputs %s\n", s->inputs_args);
+    if (s->break_pass) sb_printf(&sb, "break %s\n", s->break_pass);
+#ifdef HAVE_PASSES
+    if (s->pm && pm_cursor(s->pm) > 0) sb_printf(&sb, "goto %d\n", pm_cursor(s->pm));
+#endif
+    if (s->cs) sb_put(&sb, "lower\n");
+    if (s->trace_on) sb_printf(&sb, "# tracing was on: trace on %s\n", s->trace_path);
+    int rc = mi_write_file(s->ctx, argv[2], sb.s, sb.len);
+    if (rc == 0) fprintf(s->out, "saved session to %s\n", argv[2]);
+    sb_free(&sb);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- set, quit */
+
+static int on_off(Session *s, const char *arg, bool *out) {
+    if (!strcmp(arg, "on") || !strcmp(arg, "true") || !strcmp(arg, "1")) { *out = true; return 0; }
+    if (!strcmp(arg, "off") || !strcmp(arg, "false") || !strcmp(arg, "0")) { *out = false; return 0; }
+    return mi_err(s->ctx, "", 0, 0, "expected on or off, got '%s'", arg);
+}
+
+static void print_settings(Session *s) {
+    MiCtx *c = s->ctx;
+    fprintf(s->out, "device    %s\n", c->target == MI_DEV_CUDA ? "cuda" : "cpu");
+    fprintf(s->out, "threads   %d%s\n", c->threads, c->threads ? "" : " (default)");
+    fprintf(s->out, "fusion    %s\n", c->fusion ? "on" : "off");
+    fprintf(s->out, "seed      %llu\n", (unsigned long long)c->seed);
+    fprintf(s->out, "errexit   %s\n", s->errexit ? "on" : "off");
+    fprintf(s->out, "collapse  %d\n", s->collapse_over);
+    fprintf(s->out, "tolerance rtol %g atol %g\n", s->rtol, s->atol);
+}
+
+int cmd_set(Session *s, int argc, char **argv) {
+    if (argc == 1) { print_settings(s); return 0; }
+    const char *key = argv[1];
+    if (!strcmp(key, "tolerance") && (argc == 3 || argc == 4)) {
+        char *e1, *e2 = NULL;
+        double r = strtod(argv[2], &e1), a = argc == 4 ? strtod(argv[3], &e2) : r;
+        if (*e1 || (e2 && *e2) || r < 0 || a < 0)
+            return mi_err(s->ctx, "", 0, 0, "tolerance must be non-negative numbers");
+        s->rtol = r; s->atol = a;
+        fprintf(s->out, "tolerance rtol %g atol %g\n", r, a);
+        return 0;
+    }
+    if (argc != 3) return usage_error(s, "set");
+    const char *val = argv[2];
+    MiCtx *c = s->ctx;
+    long v;
+    if (!strcmp(key, "device")) {
+        if (!strcmp(val, "cpu")) c->target = MI_DEV_CPU;
+        else if (!strcmp(val, "cuda")) c->target = MI_DEV_CUDA;
+        else return mi_err(s->ctx, "", 0, 0, "device must be cpu or cuda, got '%s'", val);
+        session_drop_compile(s);
+        if (session_rebuild_pm(s) < 0) return -1;
+    } else if (!strcmp(key, "threads")) {
+        if (parse_count(s, val, "threads", &v) < 0) return -1;
+        if (v > 4096) return mi_err(s->ctx, "", 0, 0, "threads: %ld is too many", v);
+        c->threads = (int)v;
+    } else if (!strcmp(key, "fusion")) {
+        if (on_off(s, val, &c->fusion) < 0) return -1;
+        session_drop_compile(s);
+    } else if (!strcmp(key, "seed")) {
+        char *end;
+        unsigned long long seed = strtoull(val, &end, 10);
+        if (!*val || *end || val[0] == '-') return mi_err(s->ctx, "", 0, 0, "seed must be a non-negative integer, got '%s'", val);
+        c->seed = seed;
+    } else if (!strcmp(key, "errexit")) {
+        if (on_off(s, val, &s->errexit) < 0) return -1;
+    } else if (!strcmp(key, "collapse")) {
+        if (parse_count(s, val, "collapse", &v) < 0) return -1;
+        s->collapse_over = (int)v;
+    } else {
+        return mi_err(s->ctx, "", 0, 0, "unknown setting '%s' (device, threads, fusion, seed, errexit, collapse, tolerance)", key);
+    }
+    fprintf(s->out, "%s = %s\n", key, val);
+    return 0;
+}
+
+int cmd_quit(Session *s, int argc, char **argv) {
+    (void)argc; (void)argv;
+    s->quit = true;
+    return 0;
+}

@@ -1,0 +1,276 @@
+/* cmd_passes.c — shell commands that step through the post-grad pass pipeline with the pass
+ * manager (core/passes.h): passes, step, next, back, goto, run, break, diff, bisect. Passes are
+ * numbered from 1 in the shell: `goto 3` is the graph after passes 1..3, `diff 3` what pass 3
+ * did. Every applied step is written to the trace log when tracing is on. */
+#include <stdlib.h>
+#include <string.h>
+#include "commands.h"
+#ifdef HAVE_GRAPH_DIFF
+#include "graph_diff.h"
+#endif
+#ifdef HAVE_TRACE
+#include "trace/trace.h"
+#endif
+#include "viz/viz.h"
+
+#ifdef HAVE_PASSES
+
+static bool require_pm(Session *s) {
+    if (!session_require_graph(s)) return false;
+    if (!s->pm) { mi_err(s->ctx, "", 0, 0, "the pass manager could not start for this graph"); return false; }
+    return true;
+}
+
+char **session_pass_names(Session *s) {
+    int n = s->pm ? pm_num_passes(s->pm) : 0;
+    int tn = 0;
+    const PassDef *t = n ? NULL : pass_table(&tn);
+    int count = n ? n : tn;
+    char **names = mi_xcalloc(count + 1, sizeof *names);
+    for (int i = 0; i < count; i++) names[i] = mi_xstrdup(n ? pm_pass_name(s->pm, i) : t[i].name);
+    return names;
+}
+
+static void print_step_line(Session *s, int i) {
+    const PassStep *st = pm_step_record(s->pm, i);
+    int n = pm_num_passes(s->pm);
+    fprintf(s->out, "step %d/%d %s: ", i + 1, n, pm_pass_name(s->pm, i));
+    if (!st) { fprintf(s->out, "not run\n"); return; }
+    if (st->error) { fprintf(s->out, "FAILED: %s\n", st->error); return; }
+    fprintf(s->out, "%s", st->changed ? "changed" : "no change");
+    if (st->nchanges) fprintf(s->out, " (%d change%s)", st->nchanges, st->nchanges == 1 ? "" : "s");
+    fprintf(s->out, ", %.3f ms, lint %s", st->ns / 1e6, st->lint_ok ? "ok" : "FAILED");
+    if (st->checked) fprintf(s->out, ", numerics %s", st->numerics_ok ? "ok" : "FAILED");
+    fputc('\n', s->out);
+    if (st->changes_text && *st->changes_text) {
+        const char *p = st->changes_text;
+        while (*p) {
+            const char *nl = strchr(p, '\n');
+            int len = nl ? (int)(nl - p) : (int)strlen(p);
+            fprintf(s->out, "    %.*s\n", len, p);
+            p += len + (nl ? 1 : 0);
+        }
+    }
+    if (!st->lint_ok && st->lint_report) fprintf(s->out, "%s", st->lint_report);
+    if (st->checked && !st->numerics_ok && st->numerics_detail)
+        fprintf(s->out, "    numerics: %s\n", st->numerics_detail);
+}
+
+/* Write steps [from, to) to the trace log: graph after, diff, svg. */
+static void trace_steps(Session *s, int from, int to) {
+#ifdef HAVE_TRACE
+    if (!s->ctx->trace) return;
+    for (int i = from; i < to; i++) {
+        const Graph *g = pm_graph_at(s->pm, i + 1);
+        if (!g) continue;
+        char *text = fx_print(g, true);
+        char *diff = pm_step_diff(s->pm, i);
+        char *svg = NULL;
+        VizOptions vo; viz_default_options(&vo);
+        vo.collapse_over = s->collapse_over;
+        VizGraph *vg = viz_fx(s->ctx, g, &vo);
+        VizRenderer *vr = session_renderer(s);
+        if (vg && vr) svg = viz_render_data(s->ctx, vr, vg, "svg", NULL);
+        viz_free(vg);
+        mi_clear_err(s->ctx);
+        trace_pass_step(s->ctx->trace, i, pm_pass_name(s->pm, i), text, diff, svg);
+        free(text); free(diff); free(svg);
+    }
+#else
+    (void)s; (void)from; (void)to;
+#endif
+}
+
+/* After a movement from cursor `old`: print the steps applied, or the failure. */
+static int report_move(Session *s, int old, int rc) {
+    int cur = pm_cursor(s->pm);
+    if (cur > old) {
+        for (int i = old; i < cur; i++) print_step_line(s, i);
+        trace_steps(s, old, cur);
+        session_drop_compile(s);
+    }
+    if (rc < 0) {
+        int failed = cur;          /* the pass at the cursor failed */
+        if (failed < pm_num_passes(s->pm)) print_step_line(s, failed);
+        return -1;
+    }
+    if (cur < old) session_drop_compile(s);
+    return 0;
+}
+
+int cmd_passes(Session *s, int argc, char **argv) {
+    if (argc != 1) return usage_error(s, "passes");
+    if (!require_pm(s)) return -1;
+    int n = pm_num_passes(s->pm), cur = pm_cursor(s->pm);
+    for (int i = 0; i < n; i++) {
+        const PassStep *st = pm_step_record(s->pm, i);
+        StepState state = pm_pass_state(s->pm, i);
+        char mark = ' ';
+        if (state == STEP_FAILED || (st && st->error)) mark = '!';
+        else if (st && i < cur) mark = st->changed ? '*' : '.';
+        bool brk = s->break_pass && !strcmp(s->break_pass, pm_pass_name(s->pm, i));
+        fprintf(s->out, "%c%c %2d %c %-40s", i == cur ? '>' : ' ', brk ? 'B' : ' ', i + 1, mark,
+                pm_pass_name(s->pm, i));
+        if (st && i < cur && !st->error)
+            fprintf(s->out, " %8.3f ms%s%s", st->ns / 1e6, st->lint_ok ? "" : "  lint FAILED",
+                    st->checked && !st->numerics_ok ? "  numerics FAILED" : "");
+        fputc('\n', s->out);
+    }
+    if (cur == n) fprintf(s->out, ">   all %d passes applied\n", n);
+    return 0;
+}
+
+int cmd_step(Session *s, int argc, char **argv) {
+    if (argc != 1) return usage_error(s, "step");
+    if (!require_pm(s)) return -1;
+    int old = pm_cursor(s->pm);
+    if (old >= pm_num_passes(s->pm)) { fprintf(s->out, "all passes applied\n"); return 0; }
+    return report_move(s, old, pm_step(s->pm));
+}
+
+int cmd_next(Session *s, int argc, char **argv) {
+    long n = 1;
+    if (argc > 2) return usage_error(s, "next");
+    if (argc == 2 && parse_count(s, argv[1], "N", &n) < 0) return -1;
+    if (!require_pm(s)) return -1;
+    int old = pm_cursor(s->pm);
+    int rc = pm_next(s->pm, (int)n);
+    if (report_move(s, old, rc) < 0) return -1;
+    int cur = pm_cursor(s->pm);
+    if (cur - old < n && cur < pm_num_passes(s->pm))
+        fprintf(s->out, "stopped at breakpoint before %s\n", pm_pass_name(s->pm, cur));
+    return 0;
+}
+
+int cmd_back(Session *s, int argc, char **argv) {
+    if (argc != 1) return usage_error(s, "back");
+    if (!require_pm(s)) return -1;
+    int old = pm_cursor(s->pm);
+    if (old == 0) { fprintf(s->out, "at step 0 (the loaded graph)\n"); return 0; }
+    pm_back(s->pm);
+    session_drop_compile(s);
+    fprintf(s->out, "back to step %d (undid %s)\n", old - 1, pm_pass_name(s->pm, old - 1));
+    return 0;
+}
+
+/* A step number 0..n or a pass name (-> the state just after it). */
+static int parse_step(Session *s, const char *arg, int *out) {
+    int n = pm_num_passes(s->pm);
+    int i = pm_find_pass(s->pm, arg);
+    if (i >= 0) { *out = i + 1; return 0; }
+    long v;
+    if (parse_count(s, arg, "STEP", &v) < 0 || v > n) {
+        mi_clear_err(s->ctx);
+        return mi_err(s->ctx, "", 0, 0, "'%s' is neither a step number 0..%d nor a pass name (see 'passes')", arg, n);
+    }
+    *out = (int)v;
+    return 0;
+}
+
+int cmd_goto(Session *s, int argc, char **argv) {
+    if (argc != 2) return usage_error(s, "goto");
+    if (!require_pm(s)) return -1;
+    int k;
+    if (parse_step(s, argv[1], &k) < 0) return -1;
+    int old = pm_cursor(s->pm);
+    int rc = pm_goto(s->pm, k);
+    if (report_move(s, old, rc) < 0) return -1;
+    fprintf(s->out, "at step %d/%d%s%s\n", k, pm_num_passes(s->pm), k ? " after " : " (the loaded graph)",
+            k ? pm_pass_name(s->pm, k - 1) : "");
+    return 0;
+}
+
+int cmd_run(Session *s, int argc, char **argv) {
+    if (argc != 1) return usage_error(s, "run");
+    if (!require_pm(s)) return -1;
+    int old = pm_cursor(s->pm), n = pm_num_passes(s->pm);
+    if (old >= n) { fprintf(s->out, "all passes applied\n"); return 0; }
+    fprintf(s->err, "running passes %d..%d\n", old + 1, n);
+    int rc = pm_run_all(s->pm);
+    if (report_move(s, old, rc) < 0) return -1;
+    int cur = pm_cursor(s->pm);
+    if (cur < n) fprintf(s->out, "stopped at breakpoint before %s\n", pm_pass_name(s->pm, cur));
+    else {
+        char *rep = pm_report(s->pm);
+        fprintf(s->out, "%s\n", rep);
+        free(rep);
+    }
+    return 0;
+}
+
+int cmd_break(Session *s, int argc, char **argv) {
+    if (argc > 2) return usage_error(s, "break");
+    if (!require_pm(s)) return -1;
+    if (argc == 1) {
+        fprintf(s->out, s->break_pass ? "breakpoint before %s\n" : "no breakpoint\n", s->break_pass);
+        return 0;
+    }
+    if (!strcmp(argv[1], "off") || !strcmp(argv[1], "clear")) {
+        pm_set_break(s->pm, NULL);
+        free(s->break_pass); s->break_pass = NULL;
+        fprintf(s->out, "breakpoint cleared\n");
+        return 0;
+    }
+    if (pm_set_break(s->pm, argv[1]) < 0) return -1;
+    free(s->break_pass);
+    s->break_pass = mi_xstrdup(argv[1]);
+    fprintf(s->out, "breakpoint before %s\n", argv[1]);
+    return 0;
+}
+
+int cmd_diff(Session *s, int argc, char **argv) {
+    if (argc > 2) return usage_error(s, "diff");
+    if (!require_pm(s)) return -1;
+    int k = pm_cursor(s->pm);
+    if (argc == 2 && parse_step(s, argv[1], &k) < 0) return -1;
+    if (k == 0) return mi_err(s->ctx, "", 0, 0, "no pass applied yet: nothing to diff (try 'step')");
+    int i = k - 1;
+    if (!pm_graph_at(s->pm, i) || !pm_graph_at(s->pm, k))
+        return mi_err(s->ctx, "", 0, 0, "pass %d (%s) has not run yet", k, pm_pass_name(s->pm, i));
+    const PassStep *st = pm_step_record(s->pm, i);
+    fprintf(s->out, "diff of step %d %s:\n", k, pm_pass_name(s->pm, i));
+    char *d = pm_step_diff(s->pm, i);
+    if (!d || !*d) fprintf(s->out, "(no change to the graph text)\n");
+    else { fputs(d, s->out); if (d[strlen(d) - 1] != '\n') fputc('\n', s->out); }
+    free(d);
+    if (st && st->changes_text && *st->changes_text) {
+        fprintf(s->out, "changes:\n");
+        fputs(st->changes_text, s->out);
+    }
+    return 0;
+}
+
+int cmd_bisect(Session *s, int argc, char **argv) {
+    if (argc != 1) return usage_error(s, "bisect");
+    if (!require_pm(s)) return -1;
+    if (!pm_has_inputs(s->pm)) {
+        fprintf(s->err, "no inputs: making random ones for the numerics check\n");
+        if (session_ensure_inputs(s) < 0) return -1;
+    }
+    fprintf(s->err, "bisecting %d passes...\n", pm_num_passes(s->pm));
+    char *why = NULL;
+    int bad = pm_bisect(s->pm, &why);
+    if (bad < 0) fprintf(s->out, "bisect: %s\n", why ? why : "all passes clean");
+    else fprintf(s->out, "bisect: pass %d %s broke it: %s\n", bad + 1, pm_pass_name(s->pm, bad), why ? why : "");
+    free(why);
+    return 0;
+}
+
+#else  /* !HAVE_PASSES */
+
+#define NOT_YET(name) \
+    int name(Session *s, int argc, char **argv) { \
+        return mi_err(s->ctx, "", 0, 0, "not available yet: the pass manager (core/passes.h) is missing"); }
+NOT_YET(cmd_passes) NOT_YET(cmd_step) NOT_YET(cmd_next) NOT_YET(cmd_back) NOT_YET(cmd_goto)
+NOT_YET(cmd_run) NOT_YET(cmd_break) NOT_YET(cmd_diff) NOT_YET(cmd_bisect)
+char **session_pass_names(Session *s) { (void)s; return mi_xcalloc(1, sizeof(char *)); }
+
+#endif
+
+char **session_node_names(Session *s) {
+    const Graph *g = session_graph(s);
+    int n = g ? g->n : 0;
+    char **names = mi_xcalloc(n + 1, sizeof *names);
+    for (int i = 0; i < n; i++) names[i] = mi_xstrdup(g->nodes[i]->name);
+    return names;
+}

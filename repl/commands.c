@@ -1,0 +1,244 @@
+/* commands.c — the command table, the line dispatcher (';'-separated commands, quoting,
+ * comments), `help`, and "did you mean" suggestions for unknown commands. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "commands.h"
+
+static const Command commands[] = {
+    {"help", "help [COMMAND]",
+     "List the commands, or show the usage and description of one.", cmd_help, CPL_CMD},
+    {"load", "load FILE | load LOG COMPILE_ID [ARTIFACT]",
+     "Load a graph: FX text (print_readable, .py/.txt) or JSON (.json); or the graph of one\n"
+     "compile of a TORCH_TRACE log (COMPILE_ID like 0/0; ARTIFACT defaults to\n"
+     "before_post_grad_graph, then aot_inference_graph / aot_forward_graph). `load LOG` alone\n"
+     "lists the log's compiles. A failed load keeps the previous graph.", cmd_load, CPL_FILE},
+    {"graph", "graph [--stack] [--json]",
+     "Print the current graph (the loaded graph after the applied passes) as FX text;\n"
+     "--stack keeps the '# File:' comments, --json prints the JSON form.", cmd_graph, CPL_NONE},
+    {"passes", "passes",
+     "List the post-grad passes in order with their status: '*' applied (changed), '.' applied\n"
+     "(no change), '!' failed, ' ' pending; '>' marks the cursor, 'B' a breakpoint.", cmd_passes, CPL_NONE},
+    {"step", "step",
+     "Run the next pass and print what it changed.", cmd_step, CPL_NONE},
+    {"next", "next [N]",
+     "Run the next N passes (default 1), stopping at a breakpoint.", cmd_next, CPL_NONE},
+    {"back", "back",
+     "Undo the last applied pass (the graph before it comes back).", cmd_back, CPL_NONE},
+    {"goto", "goto STEP|PASS",
+     "Move to the state after STEP passes (0 = the loaded graph), or to just after PASS.", cmd_goto, CPL_PASS},
+    {"run", "run",
+     "Run all remaining passes (stops before a breakpoint).", cmd_run, CPL_NONE},
+    {"break", "break [PASS|off]",
+     "Stop `run`/`next` before PASS; without argument show the breakpoint; 'off' clears it.", cmd_break, CPL_PASS},
+    {"diff", "diff [STEP|PASS]",
+     "Show what a pass changed (unified diff of the FX text and the change list); default the\n"
+     "last applied step.", cmd_diff, CPL_PASS},
+    {"lint", "lint",
+     "Check the current graph: use-before-def, dangling uses, duplicate names, meta consistency,\n"
+     "output placement. Prints 'lint: ok' or the problems.", cmd_lint, CPL_NONE},
+    {"check", "check",
+     "Run the reference interpreter on the loaded graph and on the current graph with the\n"
+     "session's inputs (random if none) and compare every output.", cmd_check, CPL_NONE},
+    {"bisect", "bisect",
+     "Find the first pass that breaks lint or numerics (needs inputs for numerics).", cmd_bisect, CPL_NONE},
+    {"inputs", "inputs [random [SEED] | FILE.npy... | DIR]",
+     "Set the graph inputs: random (from SEED or the session seed), .npy files in placeholder\n"
+     "order, or a directory's in0.npy, in1.npy, ... Without arguments, show them.", cmd_inputs, CPL_FILE},
+    {"lower", "lower",
+     "Lower the current graph to the loop IR (buffers with define-by-run bodies).", cmd_lower, CPL_NONE},
+    {"ir", "ir [post]",
+     "Print the lowered IR like Inductor's ir_pre_fusion.txt ('post': ir_post_fusion.txt).", cmd_ir, CPL_NONE},
+    {"sched", "sched",
+     "Schedule the IR: fusion groups (kernels) and every fusion decision with its reason.", cmd_sched, CPL_NONE},
+    {"codegen", "codegen [KERNEL]",
+     "Show the generated C source (all of it, or one kernel).", cmd_codegen, CPL_NODE},
+    {"exec", "exec [REPS]",
+     "Compile the generated C, run it on the inputs, compare with the reference interpreter\n"
+     "(max abs err per output) and time it (median of REPS runs, default 10).", cmd_exec, CPL_NONE},
+    {"show", "show fx|ir|fusion|diff [STEP] [--svg FILE|--png FILE|--dot FILE]",
+     "Draw the FX graph, the IR buffer graph, the fusion groups or a pass diff with Graphviz.\n"
+     "Without a file option the DOT text is printed.", cmd_show, CPL_SHOW},
+    {"trace", "trace on FILE | trace off | trace",
+     "Write a TORCH_TRACE log of what the session does (graphs, pass steps, code) to FILE.", cmd_trace, CPL_FILE},
+    {"report", "report [DIR]",
+     "Turn the current trace log into a tlparse-like HTML report in DIR (default tl_out).", cmd_report, CPL_FILE},
+    {"save", "save session FILE",
+     "Write a script of the commands that rebuild the current state (load it with\n"
+     "`minductor < FILE`).", cmd_save, CPL_FILE},
+    {"set", "set [device cpu|cuda | threads N | fusion on|off | seed N | errexit on|off |\n"
+            "     collapse N | tolerance RTOL [ATOL]]",
+     "Change a setting; without arguments list them.", cmd_set, CPL_SET},
+    {"quit", "quit", "Leave the shell.", cmd_quit, CPL_NONE},
+    {"exit", "exit", "Leave the shell.", cmd_quit, CPL_NONE},
+};
+
+const Command *command_table(int *n) {
+    *n = (int)(sizeof commands / sizeof commands[0]);
+    return commands;
+}
+
+const Command *command_find(const char *name) {
+    int n;
+    const Command *t = command_table(&n);
+    for (int i = 0; i < n; i++)
+        if (strcmp(t[i].name, name) == 0) return &t[i];
+    return NULL;
+}
+
+static int edit_distance(const char *a, const char *b) {
+    int la = (int)strlen(a), lb = (int)strlen(b);
+    if (la > 64 || lb > 64) return 99;
+    int d[65][65];
+    for (int i = 0; i <= la; i++) d[i][0] = i;
+    for (int j = 0; j <= lb; j++) d[0][j] = j;
+    for (int i = 1; i <= la; i++)
+        for (int j = 1; j <= lb; j++) {
+            int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < c) c = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < c) c = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < c)
+                c = d[i - 2][j - 2] + 1;      /* transposition */
+            d[i][j] = c;
+        }
+    return d[la][lb];
+}
+
+const char *command_suggest(const char *name) {
+    int n, best = strlen(name) <= 4 ? 2 : 3;     /* accept distance 1 for short words, else 2 */
+    const Command *t = command_table(&n);
+    const char *pick = NULL;
+    for (int i = 0; i < n; i++) {
+        int d = edit_distance(name, t[i].name);
+        if (d < best) { best = d; pick = t[i].name; }
+    }
+    if (!pick && strlen(name) >= 2)
+        for (int i = 0; i < n; i++)
+            if (strncmp(t[i].name, name, strlen(name)) == 0) return t[i].name;
+    return pick;
+}
+
+int usage_error(Session *s, const char *cmd) {
+    const Command *c = command_find(cmd);
+    return mi_err(s->ctx, "", 0, 0, "usage: %s", c ? c->usage : cmd);
+}
+
+int parse_count(Session *s, const char *arg, const char *what, long *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(arg, &end, 10);
+    if (errno || end == arg || *end || v < 0 || v > 1000000000L)
+        return mi_err(s->ctx, "", 0, 0, "%s must be a non-negative integer, got '%s'", what, arg);
+    *out = v;
+    return 0;
+}
+
+int cmd_help(Session *s, int argc, char **argv) {
+    int n;
+    const Command *t = command_table(&n);
+    if (argc > 2) return usage_error(s, "help");
+    if (argc == 2) {
+        const Command *c = command_find(argv[1]);
+        if (!c) {
+            const char *sug = command_suggest(argv[1]);
+            return mi_err(s->ctx, "", 0, 0, "no command '%s'%s%s%s", argv[1],
+                          sug ? " (did you mean '" : "", sug ? sug : "", sug ? "'?)" : "");
+        }
+        fprintf(s->out, "usage: %s\n%s\n", c->usage, c->help);
+        return 0;
+    }
+    fprintf(s->out, "commands (help COMMAND for details):\n");
+    for (int i = 0; i < n; i++) {
+        const char *nl = strchr(t[i].help, '\n');
+        int len = nl ? (int)(nl - t[i].help) : (int)strlen(t[i].help);
+        fprintf(s->out, "  %-8s %.*s\n", t[i].name, len, t[i].help);
+    }
+    return 0;
+}
+
+char **split_words(const char *cmd, int *argc) {
+    int cap = 8, n = 0;
+    char **argv = mi_xcalloc(cap, sizeof *argv);
+    const char *p = cmd;
+    for (;;) {
+        while (*p && isspace((unsigned char)*p)) p++;
+        if (!*p) break;
+        StrBuf w; sb_init(&w);
+        sb_put(&w, "");
+        char quote = 0;
+        while (*p && (quote || !isspace((unsigned char)*p))) {
+            if (quote) {
+                if (*p == quote) { quote = 0; p++; continue; }
+                if (*p == '\\' && quote == '"' && p[1]) { sb_putc(&w, p[1]); p += 2; continue; }
+                sb_putc(&w, *p++);
+            } else if (*p == '\'' || *p == '"') {
+                quote = *p++;
+            } else if (*p == '\\' && p[1]) {
+                sb_putc(&w, p[1]); p += 2;
+            } else {
+                sb_putc(&w, *p++);
+            }
+        }
+        if (n + 2 > cap) { cap *= 2; argv = mi_xrealloc(argv, cap * sizeof *argv); }
+        argv[n++] = sb_take(&w);
+    }
+    argv[n] = NULL;
+    *argc = n;
+    return argv;
+}
+
+void free_words(char **argv, int argc) {
+    for (int i = 0; i < argc; i++) free(argv[i]);
+    free(argv);
+}
+
+static int run_command(Session *s, const char *text) {
+    int argc;
+    char **argv = split_words(text, &argc);
+    int rc = 0;
+    if (argc > 0) {
+        const Command *c = command_find(argv[0]);
+        if (!c) {
+            const char *sug = command_suggest(argv[0]);
+            if (sug) mi_err(s->ctx, "", 0, 0, "unknown command '%s' (did you mean '%s'? try 'help')", argv[0], sug);
+            else mi_err(s->ctx, "", 0, 0, "unknown command '%s' (try 'help')", argv[0]);
+            rc = -1;
+        } else {
+            mi_clear_err(s->ctx);
+            rc = c->fn(s, argc, argv) < 0 ? -1 : 0;
+        }
+        if (rc < 0) session_print_error(s);
+    }
+    free_words(argv, argc);
+    fflush(s->out);
+    return rc;
+}
+
+int run_line(Session *s, const char *line) {
+    /* Split on ';' and '#' outside quotes. */
+    StrBuf cur; sb_init(&cur);
+    sb_put(&cur, "");
+    char quote = 0;
+    int rc = 0;
+    for (const char *p = line;; p++) {
+        char c = *p;
+        if (quote && c == '\\' && p[1]) { sb_putc(&cur, c); sb_putc(&cur, *++p); continue; }
+        if (c && quote) { if (c == quote) quote = 0; sb_putc(&cur, c); continue; }
+        if (c == '\'' || c == '"') { quote = c; sb_putc(&cur, c); continue; }
+        if (c == '#' && (cur.len == 0 || isspace((unsigned char)cur.s[cur.len - 1]))) {
+            while (p[1] && p[1] != '\n') p++;     /* to the end of the line */
+            continue;
+        }
+        if (c == ';' || c == '\n' || c == 0) {
+            if (run_command(s, cur.s ? cur.s : "") < 0) rc = -1;
+            cur.len = 0; if (cur.s) cur.s[0] = 0;
+            if (rc < 0 && s->errexit && !s->interactive) break;
+            if (s->quit || c == 0) break;
+            continue;
+        }
+        sb_putc(&cur, c);
+    }
+    sb_free(&cur);
+    return rc;
+}

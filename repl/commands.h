@@ -1,0 +1,78 @@
+/* commands.h — the shell's command table (like sqlite3's dot-commands): one row per command
+ * with its usage line, help text, handler and what its arguments complete to. Handlers live in
+ * repl/cmd_*.c, grouped by pipeline stage; the dispatcher and help are in repl/commands.c. */
+#ifndef REPL_COMMANDS_H
+#define REPL_COMMANDS_H
+
+#include "session.h"
+
+/* What an argument completes to in the line editor. */
+typedef enum { CPL_NONE, CPL_FILE, CPL_PASS, CPL_NODE, CPL_CMD, CPL_SHOW, CPL_SET, CPL_STEP } Completion;
+
+/* 0 on success; -1 with ctx error set (the dispatcher prints it). */
+typedef int (*CmdFn)(Session *s, int argc, char **argv);
+
+typedef struct Command {
+    const char *name;
+    const char *usage;      /* "load FILE | load LOG COMPILE_ID [ARTIFACT]" */
+    const char *help;       /* several lines */
+    CmdFn fn;
+    Completion complete;
+} Command;
+
+const Command *command_table(int *n);
+const Command *command_find(const char *name);
+/* Run one line: commands separated by ';', '#' starts a comment. Returns 0 when every command
+ * succeeded, -1 at the first failure (printed; the rest of the line is skipped). */
+int run_line(Session *s, const char *line);
+/* Split a command into words (quotes '..' "..", backslash escapes). malloc'd argv, *argc. */
+char **split_words(const char *cmd, int *argc);
+void free_words(char **argv, int argc);
+/* The closest command name to `name` (edit distance <= 2 or a prefix), or NULL. */
+const char *command_suggest(const char *name);
+
+/* Handlers (repl/cmd_*.c). */
+int cmd_help(Session *s, int argc, char **argv);
+int cmd_load(Session *s, int argc, char **argv);
+int cmd_graph(Session *s, int argc, char **argv);
+int cmd_lint(Session *s, int argc, char **argv);
+int cmd_inputs(Session *s, int argc, char **argv);
+int cmd_check(Session *s, int argc, char **argv);
+int cmd_passes(Session *s, int argc, char **argv);
+int cmd_step(Session *s, int argc, char **argv);
+int cmd_next(Session *s, int argc, char **argv);
+int cmd_back(Session *s, int argc, char **argv);
+int cmd_goto(Session *s, int argc, char **argv);
+int cmd_run(Session *s, int argc, char **argv);
+int cmd_break(Session *s, int argc, char **argv);
+int cmd_diff(Session *s, int argc, char **argv);
+int cmd_bisect(Session *s, int argc, char **argv);
+int cmd_lower(Session *s, int argc, char **argv);
+int cmd_ir(Session *s, int argc, char **argv);
+int cmd_sched(Session *s, int argc, char **argv);
+int cmd_codegen(Session *s, int argc, char **argv);
+int cmd_exec(Session *s, int argc, char **argv);
+int cmd_show(Session *s, int argc, char **argv);
+int cmd_trace(Session *s, int argc, char **argv);
+int cmd_report(Session *s, int argc, char **argv);
+int cmd_save(Session *s, int argc, char **argv);
+int cmd_set(Session *s, int argc, char **argv);
+int cmd_quit(Session *s, int argc, char **argv);
+
+/* Shared by handlers: "usage: <usage>" error for command argv[0]. */
+int usage_error(Session *s, const char *cmd);
+/* Parse a non-negative integer argument; -1 + ctx error naming `what` when invalid. */
+int parse_count(Session *s, const char *arg, const char *what, long *out);
+/* Names for completion: pass names / node names of the current graph (malloc'd array of
+ * malloc'd strings, NULL-terminated). */
+char **session_pass_names(Session *s);
+char **session_node_names(Session *s);
+/* Buffer/kernel names of the compiled state (repl/cmd_compile.c); NULL when none. */
+char **compile_state_names(CompileState *cs);
+/* The lowered buffers (and with fusion groups after `sched`) as a viz buffer graph; the strings
+ * live until compile_bufgraph_free. -1 + ctx error when nothing is lowered. */
+struct VizBufGraph;
+int compile_state_bufgraph(Session *s, struct VizBufGraph *out, bool with_groups);
+void compile_bufgraph_free(struct VizBufGraph *bg);
+
+#endif

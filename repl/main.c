@@ -1,0 +1,108 @@
+/* main.c — the `minductor` program: argument handling and the read-eval-print loop.
+ *
+ *   minductor                     interactive shell (or a script on stdin when it is not a tty)
+ *   minductor FILE                load FILE (graph or TORCH_TRACE log) first
+ *   minductor -c 'cmd; cmd'       run commands and exit (status 1 at the first error)
+ *   minductor -k ...              keep going after errors (non-interactive), exit 1 if any failed
+ *   minductor tlparse LOG -o DIR  the tlparse-like report (trace/tlparse_main)
+ *
+ * Interactive: an error is printed and the shell goes on. Non-interactive (-c, or commands from
+ * a pipe/file): the first error stops the program with exit status 1 (unless -k or
+ * `set errexit off`). Errors never lose the loaded graph. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "commands.h"
+#include "lineedit.h"
+#ifdef HAVE_TRACE
+#include "trace/trace.h"
+#endif
+
+/* Graphviz keeps plugin tables alive until exit; do not report them as leaks. */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void) {
+    return "leak:libgvc\nleak:libcgraph\nleak:libcdt\nleak:libgvplugin\nleak:libpango\n"
+           "leak:libfontconfig\nleak:libcairo\nleak:libglib\nleak:libltdl\nleak:libexpat\n"
+           "leak:libreadline\n";
+}
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: minductor [-k] [-q] [FILE] [-c 'COMMANDS']\n"
+            "       minductor tlparse LOG -o DIR | DIR --all-ranks -o DIR\n"
+            "  FILE      graph (FX text .py/.txt, .json) or TORCH_TRACE log to load first\n"
+            "  -c CMDS   run ';'-separated commands and exit\n"
+            "  -k        keep going after errors (exit status 1 if any command failed)\n"
+            "  -q        no banner\n"
+            "In the shell, 'help' lists the commands.\n");
+}
+
+static int repl(Session *s, bool interactive, bool quiet) {
+    LineEditor *le = le_open(s, interactive);
+    if (interactive && !quiet)
+        fprintf(s->out, "minductor shell — 'help' for commands, 'quit' to leave\n");
+    int failed = 0;
+    for (;;) {
+        char *line = le_read(le, "minductor> ");
+        if (!line) break;
+        if (run_line(s, line) < 0) {
+            failed = 1;
+            if (!interactive && s->errexit) { free(line); break; }
+        }
+        free(line);
+        if (s->quit) break;
+    }
+    if (interactive && !s->quit) fputc('\n', s->out);
+    le_close(le);
+    return failed;
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 2 && !strcmp(argv[1], "tlparse")) {
+#ifdef HAVE_TRACE
+        MiCtx *ctx = mi_ctx_new();
+        int rc = tlparse_main(ctx, argc - 1, argv + 1);
+        mi_ctx_free(ctx);
+        return rc;
+#else
+        fprintf(stderr, "minductor: not available yet: tlparse (trace/trace.h is missing)\n");
+        return 2;
+#endif
+    }
+    const char *commands = NULL, *file = NULL;
+    bool keep_going = false, quiet = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-c")) {
+            if (i + 1 >= argc) { fprintf(stderr, "minductor: -c needs commands\n"); usage(stderr); return 2; }
+            commands = argv[++i];
+        } else if (!strcmp(a, "-k")) keep_going = true;
+        else if (!strcmp(a, "-q")) quiet = true;
+        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        else if (a[0] == '-' && a[1]) { fprintf(stderr, "minductor: unknown option '%s'\n", a); usage(stderr); return 2; }
+        else if (!file) file = a;
+        else { fprintf(stderr, "minductor: only one FILE may be given ('%s', '%s')\n", file, a); return 2; }
+    }
+    Session *s = session_new();
+    bool tty = isatty(0) && isatty(1);
+    s->interactive = !commands && tty;
+    s->errexit = !keep_going;
+    int failed = 0;
+    if (file) {
+        char *argv_load[] = {"load", (char *)file, NULL};
+        if (cmd_load(s, 2, argv_load) < 0) {
+            session_print_error(s);
+            failed = 1;
+            if (!s->interactive && s->errexit) { session_free(s); return 1; }
+        }
+    }
+    if (commands) {
+        if (run_line(s, commands) < 0) failed = 1;
+    } else {
+        if (repl(s, s->interactive, quiet)) failed = 1;
+    }
+    int code = s->interactive ? 0 : failed;
+    session_free(s);
+    return code;
+}

@@ -1,0 +1,161 @@
+/* session.c — creating and changing the shell's Session (see session.h): loading a graph
+ * resets the pass history and the compiled state; inputs feed the pass manager's numerics
+ * checks; errors are printed here in one format. */
+#include <stdlib.h>
+#include <string.h>
+#include "session.h"
+#include "tensor.h"
+#include "viz/viz.h"
+#ifdef HAVE_TRACE
+#include "trace/trace.h"
+#endif
+
+Session *session_new(void) {
+    Session *s = mi_xcalloc(1, sizeof *s);
+    s->ctx = mi_ctx_new();
+    s->out = stdout;
+    s->err = stderr;
+    s->errexit = true;
+    s->collapse_over = 200;
+    s->rtol = 1e-4;
+    s->atol = 1e-4;
+    return s;
+}
+
+void session_drop_compile(Session *s) {
+    if (s->cs) { compile_state_free(s->cs); s->cs = NULL; }
+}
+
+void session_free_inputs(IValue *in, int n) {
+    if (!in) return;
+    for (int i = 0; i < n; i++) ivalue_clear(&in[i]);
+    free(in);
+}
+
+static void drop_pm(Session *s) {
+#ifdef HAVE_PASSES
+    if (s->pm) { pm_free(s->pm); s->pm = NULL; }
+#else
+    (void)s;
+#endif
+}
+
+void session_free(Session *s) {
+    if (!s) return;
+    session_drop_compile(s);
+    drop_pm(s);
+    session_free_inputs(s->inputs, s->ninputs);
+    if (s->graph) graph_free(s->graph);
+    if (s->ctx && s->ctx->trace) {
+#ifdef HAVE_TRACE
+        trace_close(s->ctx->trace);
+#endif
+        s->ctx->trace = NULL;
+    }
+    viz_renderer_free(s->viz);
+    free(s->load_args);
+    free(s->inputs_args);
+    free(s->break_pass);
+    free(s->trace_path);
+    mi_ctx_free(s->ctx);
+    free(s);
+}
+
+const Graph *session_graph(const Session *s) {
+#ifdef HAVE_PASSES
+    if (s->pm) return pm_graph(s->pm);
+#endif
+    return s->graph;
+}
+
+bool session_require_graph(Session *s) {
+    if (session_graph(s)) return true;
+    mi_err(s->ctx, "", 0, 0, "no graph loaded (try 'load FILE')");
+    return false;
+}
+
+int session_rebuild_pm(Session *s) {
+#ifdef HAVE_PASSES
+    int cursor = s->pm ? pm_cursor(s->pm) : 0;
+    drop_pm(s);
+    if (!s->graph) return 0;
+    s->pm = pm_new(s->ctx, s->graph, s->inputs, s->ninputs);
+    if (!s->pm) return -1;
+    if (s->ctx->target == MI_DEV_CUDA) {
+        Device d = { DEV_CUDA, 0 };
+        pm_set_device(s->pm, d);
+    }
+    if (s->break_pass) pm_set_break(s->pm, s->break_pass);
+    if (cursor > 0 && pm_goto(s->pm, cursor) < 0) return -1;
+#endif
+    return 0;
+}
+
+void session_set_graph(Session *s, Graph *g, const char *load_args) {
+    session_drop_compile(s);
+    drop_pm(s);
+    if (s->graph) graph_free(s->graph);
+    s->graph = g;
+    free(s->load_args);
+    s->load_args = load_args ? mi_xstrdup(load_args) : NULL;
+    /* inputs belong to the previous graph */
+    session_free_inputs(s->inputs, s->ninputs);
+    s->inputs = NULL; s->ninputs = 0;
+    free(s->inputs_args); s->inputs_args = NULL;
+    free(s->break_pass); s->break_pass = NULL;
+    session_rebuild_pm(s);
+}
+
+void session_set_inputs(Session *s, IValue *in, int n, const char *args) {
+    session_free_inputs(s->inputs, s->ninputs);
+    s->inputs = in; s->ninputs = n;
+    free(s->inputs_args);
+    s->inputs_args = args ? mi_xstrdup(args) : NULL;
+    session_rebuild_pm(s);
+}
+
+int session_ensure_inputs(Session *s) {
+    if (s->inputs) return 0;
+    if (!session_require_graph(s)) return -1;
+    IValue *in = NULL; int n = 0;
+    if (interp_random_inputs(s->ctx, s->graph, NULL, 0, &in, &n) < 0) return -1;
+    char args[64];
+    snprintf(args, sizeof args, "random %llu", (unsigned long long)s->ctx->seed);
+    session_set_inputs(s, in, n, args);
+    return 0;
+}
+
+IValue *session_clone_inputs(MiCtx *ctx, const IValue *in, int n) {
+    IValue *c = mi_xcalloc(n ? n : 1, sizeof *c);
+    for (int i = 0; i < n; i++) {
+        c[i] = in[i];
+        if (in[i].kind == IV_TENSOR && in[i].t) {
+            const Tensor *t = in[i].t;
+            Tensor *copy = tensor_new_strided(ctx, t->dtype, t->ndim, t->size, t->stride, t->offset);
+            if (!copy || tensor_copy_into(ctx, copy, t) < 0) {
+                if (copy) tensor_unref(copy);
+                for (int j = 0; j < i; j++) ivalue_clear(&c[j]);
+                free(c);
+                return NULL;
+            }
+            c[i].t = copy;
+        } else if (in[i].kind == IV_TUPLE) {
+            c[i].kind = IV_NONE;     /* inputs are never tuples */
+        }
+    }
+    return c;
+}
+
+VizRenderer *session_renderer(Session *s) {
+    if (!s->viz) s->viz = viz_renderer_new(s->ctx);
+    return s->viz;
+}
+
+void session_print_error(Session *s) {
+    char buf[2048];
+    mi_err_str(s->ctx, buf, sizeof buf);
+    fflush(s->out);
+    fprintf(s->err, "error: %s\n", buf[0] ? buf : "unknown error");
+    fflush(s->err);
+    mi_clear_err(s->ctx);
+}

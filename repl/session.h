@@ -1,0 +1,84 @@
+/* session.h — the shell's state: the context, the loaded graph, the pass manager that steps
+ * through the post-grad passes, the inputs, the lowered IR / schedule / generated code, and the
+ * shell settings. Commands (repl/cmd_*.c) read and change it; nothing else does.
+ *
+ * Invariant: a failed command leaves the previous state usable (a failed `load` keeps the old
+ * graph; a failed `lower` keeps no half-built IR). */
+#ifndef REPL_SESSION_H
+#define REPL_SESSION_H
+
+#include <stdio.h>
+#include "avail.h"
+#include "graph.h"
+#include "interp.h"
+#ifdef HAVE_PASSES
+#include "passes.h"
+#endif
+
+typedef struct CompileState CompileState;   /* repl/cmd_compile.c: IR, schedule, code */
+typedef struct VizRenderer VizRenderer;
+
+typedef struct Session {
+    MiCtx *ctx;
+    FILE *out;               /* results (stdout) */
+    FILE *err;               /* errors and progress (stderr) */
+
+    Graph *graph;            /* the loaded graph (owned) */
+    char *load_args;         /* arguments of the `load` that produced it, for `save session` */
+#ifdef HAVE_PASSES
+    PassManager *pm;         /* over `graph`; NULL when the pass module failed to start */
+#endif
+    char *break_pass;        /* breakpoint pass name, or NULL */
+
+    IValue *inputs; int ninputs;
+    char *inputs_args;       /* arguments of the `inputs` command, for `save session` */
+
+    CompileState *cs;        /* NULL until `lower` */
+
+    VizRenderer *viz;        /* graphviz context, made on first use (session_renderer) */
+
+    char *trace_path;        /* current TORCH_TRACE output (ctx->trace open) or last one */
+    bool trace_on;
+
+    /* settings */
+    bool errexit;            /* non-interactive: stop at the first error */
+    bool interactive;
+    int collapse_over;       /* viz: collapse FX pictures above this many nodes */
+    double rtol, atol;       /* numerics tolerance for check / exec */
+    bool quit;               /* `quit` was run */
+    int exit_code;
+} Session;
+
+Session *session_new(void);
+void session_free(Session *s);
+
+/* The graph commands work on: the pass manager's current step, else the loaded graph. NULL
+ * when nothing is loaded. */
+const Graph *session_graph(const Session *s);
+bool session_require_graph(Session *s);     /* false + ctx error "no graph loaded" */
+
+/* Take ownership of g as the loaded graph (drops pass history, IR, inputs, breakpoint). */
+void session_set_graph(Session *s, Graph *g, const char *load_args);
+/* Take ownership of inputs (one per placeholder). */
+void session_set_inputs(Session *s, IValue *in, int n, const char *args);
+/* Make random inputs from ctx->seed if none are set. -1 + ctx error. */
+int session_ensure_inputs(Session *s);
+/* Drop the lowered state (after the graph changed). */
+void session_drop_compile(Session *s);
+/* Rebuild the pass manager (after inputs/device changed), keeping the cursor and breakpoint. */
+int session_rebuild_pm(Session *s);
+
+/* The session's graphviz renderer (made on first use); NULL + ctx error. */
+VizRenderer *session_renderer(Session *s);
+
+/* Print an error in the shell's format ("error: file:line: msg") to s->err. */
+void session_print_error(Session *s);
+
+/* Clone inputs (fresh tensors) so a run cannot mutate the session's inputs. */
+IValue *session_clone_inputs(MiCtx *ctx, const IValue *in, int n);
+void session_free_inputs(IValue *in, int n);
+
+/* CompileState lifetime (repl/cmd_compile.c). */
+void compile_state_free(CompileState *cs);
+
+#endif

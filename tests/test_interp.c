@@ -1,0 +1,296 @@
+/* test_interp.c — the reference interpreter against real PyTorch: every recorded graph under
+ * tests/fixtures/torch-cases/{cpu,cuda}/CASE/graphN is run (pre_post_grad.py and
+ * post_post_grad.py) on the recorded inputs and compared with the eager outputs (and with the
+ * mutated inputs for in-place cases); and op_infer_meta must reproduce every annotation of
+ * every fixture graph exactly (dtype, sizes, strides, device). */
+#include "../core/interp.h"
+#include "tap.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define ROOT "tests/fixtures/torch-cases"
+
+static bool file_exists(const char *p) { struct stat st; return stat(p, &st) == 0; }
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* sorted subdirectory names of dir */
+static int list_dirs(const char *dir, char names[][128], int max) __attribute__((unused));
+static int list_dirs(const char *dir, char names[][128], int max) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    if (!d) return 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < max) {
+        if (e->d_name[0] == '.') continue;
+        char p[1024];
+        snprintf(p, sizeof p, "%.500s/%.255s", dir, e->d_name);
+        struct stat st;
+        if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) snprintf(names[n++], 128, "%.127s", e->d_name);
+    }
+    closedir(d);
+    char *ptrs[256];
+    for (int i = 0; i < n; i++) ptrs[i] = names[i];
+    qsort(ptrs, (size_t)n, sizeof *ptrs, cmp_str);
+    char tmp[256][128];
+    for (int i = 0; i < n; i++) memcpy(tmp[i], ptrs[i], 128);
+    for (int i = 0; i < n; i++) memcpy(names[i], tmp[i], 128);
+    return n;
+}
+
+static int runs_checked, outputs_compared, mutations_compared;
+
+/* Run one graph file on the recorded inputs of dir; returns true when everything matched. */
+static bool check_graph(MiCtx *ctx, const char *dir, const char *file) {
+    char path[1024], err[2048];
+    snprintf(path, sizeof path, "%.900s/%.100s", dir, file);
+    Graph *g = graph_load_file(ctx, path);
+    if (!g) { diag("%s: load failed: %s", path, mi_err_str(ctx, err, sizeof err)); return false; }
+    ops_resolve_graph(g);
+    int nph = graph_num_placeholders(g);
+    IValue *in = calloc((size_t)nph + 1, sizeof *in);
+    bool good = true;
+    for (int k = 0; k < nph && good; k++) {
+        char p[1100];
+        snprintf(p, sizeof p, "%.1000s/in%d.npy", dir, k);
+        if (file_exists(p)) {
+            Tensor *t = npy_load(ctx, p);
+            if (!t) { diag("%s", mi_err_str(ctx, err, sizeof err)); good = false; break; }
+            in[k].kind = IV_TENSOR;
+            in[k].t = t;
+        } else if (!graph_placeholder(g, k)->is_sym) {
+            diag("%s: no in%d.npy for tensor placeholder", dir, k);
+            good = false;
+        }
+    }
+    IValue *outs = NULL;
+    int nouts = 0;
+    if (good && interp_run(ctx, g, in, nph, &outs, &nouts)) {
+        diag("%s: %s", path, mi_err_str(ctx, err, sizeof err));
+        good = false;
+    }
+    for (int j = 0; good && j < nouts; j++) {
+        char p[1100];
+        snprintf(p, sizeof p, "%.1000s/out%d.npy", dir, j);
+        if (!file_exists(p)) {
+            if (outs[j].kind == IV_TENSOR) { diag("%s: output %d is a tensor but PyTorch's is not", path, j); good = false; }
+            continue;
+        }
+        Tensor *want = npy_load(ctx, p);
+        if (!want) { diag("%s", mi_err_str(ctx, err, sizeof err)); good = false; break; }
+        if (outs[j].kind != IV_TENSOR) {
+            diag("%s: output %d is not a tensor", path, j);
+            good = false;
+        } else {
+            CompareResult r = tensor_compare(outs[j].t, want, 1e-4, 1e-5);
+            char a[256], b[256];
+            if (!r.ok) {
+                diag("%s: output %d differs: %s vs %s, %lld mismatches, max abs %g, max rel %g", path, j,
+                     tensor_summary(outs[j].t, a, sizeof a), tensor_summary(want, b, sizeof b),
+                     (long long)r.mismatches, r.max_abs, r.max_rel);
+                good = false;
+            }
+            outputs_compared++;
+        }
+        tensor_unref(want);
+    }
+    for (int k = 0; good && k < nph; k++) {
+        char p[1100];
+        snprintf(p, sizeof p, "%.1000s/in%d_after.npy", dir, k);
+        if (!file_exists(p)) continue;
+        Tensor *want = npy_load(ctx, p);
+        CompareResult r = tensor_compare(in[k].t, want, 1e-4, 1e-5);
+        if (!r.ok) { diag("%s: input %d after the run differs from in%d_after.npy", path, k, k); good = false; }
+        mutations_compared++;
+        tensor_unref(want);
+    }
+    interp_free_outputs(outs, nouts);
+    interp_free_outputs(in, nph);
+    graph_free(g);
+    runs_checked++;
+    return good;
+}
+
+/* op_infer_meta must reproduce the annotation of every annotated call node: dtype and sizes
+ * always, strides and device where the annotation carries them (fx_graph_readable.py files
+ * print "f32[64, 64]" only). */
+static int metas_checked;
+
+static bool matches_annotation(const TensorMeta *inf, const TensorMeta *ann) {
+    if (inf->dtype != ann->dtype || inf->ndim != ann->ndim) return false;
+    for (int i = 0; i < ann->ndim; i++) {
+        if (inf->size[i] != ann->size[i]) return false;
+        if (ann->has_stride && inf->stride[i] != ann->stride[i]) return false;
+    }
+    return !ann->has_device || device_eq(inf->device, ann->device);
+}
+
+static bool check_metas_graph(MiCtx *ctx, Graph *g, const char *path) {
+    bool good = true;
+    for (int i = 0; i < g->n; i++) {
+        Node *n = g->nodes[i];
+        if (n->kind != N_CALL_FUNCTION || !n->has_meta) continue;
+        TensorMeta out[OP_MAX_OUTS];
+        int nout = OP_MAX_OUTS;
+        char err[2048], a[256], b[256];
+        if (op_infer_meta(ctx, g, n, out, &nout)) {
+            diag("%s: node '%s': %s", path, n->name, mi_err_str(ctx, err, sizeof err));
+            good = false;
+            continue;
+        }
+        metas_checked++;
+        if (nout != 1 || !matches_annotation(&out[0], &n->meta)) {
+            diag("%s: node '%s' (%s): inferred %s, annotated %s", path, n->name, n->target,
+                 nout == 1 ? meta_str(&out[0], a, sizeof a) : "a tuple", meta_str(&n->meta, b, sizeof b));
+            good = false;
+        }
+    }
+    for (int s = 0; s < g->nsubs; s++) good &= check_metas_graph(ctx, g->subs[s].g, path);
+    return good;
+}
+
+static bool check_metas(MiCtx *ctx, const char *path) {
+    char err[2048];
+    Graph *g = graph_load_file(ctx, path);
+    if (!g) { diag("%s: %s", path, mi_err_str(ctx, err, sizeof err)); return false; }
+    ops_resolve_graph(g);
+    bool good = check_metas_graph(ctx, g, path);
+    graph_free(g);
+    return good;
+}
+
+static void test_fixtures(MiCtx *ctx) {
+    const char *devs[] = {"cpu", "cuda"};
+    int graph_dirs = 0, meta_files = 0;
+    for (int d = 0; d < 2; d++) {
+        char devdir[256], cases[256][128];
+        snprintf(devdir, sizeof devdir, ROOT "/%s", devs[d]);
+        int nc = list_dirs(devdir, cases, 256);
+        for (int c = 0; c < nc; c++) {
+            char casedir[512], graphs[256][128];
+            snprintf(casedir, sizeof casedir, "%.255s/%.127s", devdir, cases[c]);
+            int ng = list_dirs(casedir, graphs, 256);
+            for (int k = 0; k < ng; k++) {
+                char gdir[1024];
+                snprintf(gdir, sizeof gdir, "%.511s/%.127s", casedir, graphs[k]);
+                if (!strcmp(graphs[k], "debug")) {
+                    char models[64][128];
+                    int nm = list_dirs(gdir, models, 64);
+                    for (int m = 0; m < nm; m++) {
+                        char p[1400];
+                        snprintf(p, sizeof p, "%.1023s/%.127s/fx_graph_readable.py", gdir, models[m]);
+                        if (!file_exists(p)) continue;
+                        ok(check_metas(ctx, p), "infer_meta reproduces %s", p + strlen(ROOT) + 1);
+                        meta_files++;
+                    }
+                    continue;
+                }
+                if (strncmp(graphs[k], "graph", 5)) continue;
+                graph_dirs++;
+                const char *files[] = {"pre_post_grad.py", "post_post_grad.py"};
+                for (int f = 0; f < 2; f++) {
+                    char p[1200];
+                    snprintf(p, sizeof p, "%.1023s/%.100s", gdir, files[f]);
+                    ok(check_graph(ctx, gdir, files[f]), "interp %s/%s/%s/%s", devs[d], cases[c], graphs[k], files[f]);
+                    ok(check_metas(ctx, p), "infer_meta reproduces %s/%s/%s/%s", devs[d], cases[c], graphs[k], files[f]);
+                    meta_files++;
+                }
+            }
+        }
+    }
+    ok(graph_dirs >= 35, "found %d recorded graph directories (expect >= 35)", graph_dirs);
+    ok(runs_checked >= 70, "ran %d graph files (expect >= 70)", runs_checked);
+    ok(outputs_compared >= 70, "compared %d outputs with PyTorch's", outputs_compared);
+    ok(mutations_compared >= 8, "compared %d mutated inputs with inK_after.npy", mutations_compared);
+    ok(metas_checked >= 500, "checked %d node annotations in %d graph files", metas_checked, meta_files);
+}
+
+/* An op the registry does not know: the graph loads, running it names op and node. */
+static void test_unsupported(MiCtx *ctx) {
+    const char *src =
+        "class GraphModule(torch.nn.Module):\n"
+        "    def forward(self, arg0_1: \"f32[4][1]cpu\"):\n"
+        "        foo: \"f32[4][1]cpu\" = torch.ops.aten.foo.default(arg0_1);  arg0_1 = None\n"
+        "        return (foo,)\n";
+    Graph *g = fx_parse(ctx, src, strlen(src), "unsupported.py", 1);
+    ok(g != NULL, "graph with an unknown op loads");
+    if (!g) return;
+    is_int(ops_resolve_graph(g), 1, "one unknown op");
+    IValue *in = NULL, *outs = NULL;
+    int nin = 0, nouts = 0;
+    ok(interp_random_inputs(ctx, g, NULL, 0, &in, &nin) == 0 && nin == 1, "random inputs");
+    ok(interp_run(ctx, g, in, nin, &outs, &nouts) != 0, "running it fails");
+    is_str(ctx->err.msg, "unsupported op 'aten.foo.default' (node 'foo')", "error names op and node");
+    is_int(ctx->err.line, 3, "error has the node's line");
+    interp_free_outputs(in, nin);
+    graph_free(g);
+}
+
+/* Shape errors at run time name the node and the reason. */
+static void test_runtime_errors(MiCtx *ctx) {
+    const char *src =
+        "class GraphModule(torch.nn.Module):\n"
+        "    def forward(self, arg0_1: \"f32[4, 3][3, 1]cpu\", arg1_1: \"f32[5, 2][2, 1]cpu\"):\n"
+        "        mm: \"f32[4, 2][2, 1]cpu\" = torch.ops.aten.mm.default(arg0_1, arg1_1);  arg0_1 = arg1_1 = None\n"
+        "        return (mm,)\n";
+    Graph *g = fx_parse(ctx, src, strlen(src), "bad_mm.py", 1);
+    ok(g != NULL, "bad mm graph loads");
+    if (!g) return;
+    ops_resolve_graph(g);
+    IValue *in = NULL, *outs = NULL;
+    int nin = 0, nouts = 0;
+    interp_random_inputs(ctx, g, NULL, 0, &in, &nin);
+    ok(interp_run(ctx, g, in, nin, &outs, &nouts) != 0, "mm with mismatched inner sizes fails");
+    is_str(ctx->err.msg, "node 'mm' (aten.mm.default): shapes cannot be multiplied: inner sizes 3 and 5 differ",
+           "mm error names node and sizes");
+    /* wrong input shape is caught against the annotation */
+    int64_t sz[2] = {4, 4};
+    tensor_unref(in[0].t);
+    in[0].t = tensor_new(ctx, DT_F32, 2, sz);
+    ok(interp_run(ctx, g, in, nin, &outs, &nouts) != 0, "input of the wrong shape is rejected");
+    is_str(ctx->err.msg, "input 0 ('arg0_1'): expected f32[4, 3][3, 1]cpu, got f32[4, 4]", "input shape error");
+    ok(interp_run(ctx, g, in, 1, &outs, &nouts) != 0, "wrong input count is rejected");
+    is_str(ctx->err.msg, "graph has 2 placeholders but 1 inputs were given", "input count error");
+    interp_free_outputs(in, nin);
+    graph_free(g);
+}
+
+/* Symbols: SymInt inputs are bound from tensor shapes when not given; random inputs use given
+ * bindings. */
+static void test_symbols(MiCtx *ctx) {
+    Graph *g = graph_load_file(ctx, ROOT "/cpu/dynamic_pointwise/graph0/post_post_grad.py");
+    ok(g != NULL, "dynamic graph loads");
+    if (!g) return;
+    ops_resolve_graph(g);
+    SymBinding b[2] = {{"s77", 5}, {"s27", 3}};
+    IValue *in = NULL, *outs = NULL;
+    int nin = 0, nouts = 0;
+    ok(interp_random_inputs(ctx, g, b, 2, &in, &nin) == 0, "random inputs with bindings");
+    is_int(in[0].i, 5, "SymInt input s77 = 5");
+    ok(in[2].kind == IV_TENSOR && in[2].t->size[0] == 5 && in[2].t->size[1] == 3, "tensor input is 5x3");
+    ok(interp_run(ctx, g, in, nin, &outs, &nouts) == 0 && nouts == 1, "runs");
+    if (nouts == 1) {
+        double x = tensor_get_f(in[2].t, 4), y = tensor_get_f(in[3].t, 4);
+        double r = x * 2 + y;
+        double want = 1 / (1 + exp(-(r > 0 ? r : 0))) - tanh(y) * 0.5;
+        is_double(tensor_get_f(outs[0].t, 4), want, 1e-6, "element 4 computed by hand");
+    }
+    interp_free_outputs(outs, nouts);
+    in[0].i = 6;                                /* inconsistent with the tensor's 5 rows */
+    ok(interp_run(ctx, g, in, nin, &outs, &nouts) != 0, "inconsistent SymInt rejected");
+    ok(strstr(ctx->err.msg, "s77") != NULL, "message names the symbol: %s", ctx->err.msg);
+    interp_free_outputs(in, nin);
+    graph_free(g);
+}
+
+int main(void) {
+    MiCtx *ctx = mi_ctx_new();
+    test_fixtures(ctx);
+    test_unsupported(ctx);
+    test_runtime_errors(ctx);
+    test_symbols(ctx);
+    mi_ctx_free(ctx);
+    return done_testing();
+}

@@ -1,0 +1,427 @@
+/* test_shell.c — drives the built `minductor` binary ($MINDUCTOR_BIN, else ./build/minductor)
+ * with scripted sessions: a real case through every pass and the back end, error handling in
+ * -c mode (stop, exit 1) and keep-going mode (the graph survives), save/replay of a session,
+ * pictures, inputs from .npy, and 2500 random command sequences that must never crash. */
+#define _GNU_SOURCE
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "tap.h"
+
+static const char *bin;
+static char tmpdir[] = "/tmp/minductor_shellXXXXXX";
+
+#define SEED "tests/fixtures/torch-cases/cpu/seed_example/graph0/pre_post_grad.py"
+#define SEED_IN "tests/fixtures/torch-cases/cpu/seed_example/graph0"
+#define LN "tests/fixtures/torch-cases/cpu/ln_gelu/graph0/pre_post_grad.py"
+
+typedef struct Result { int status; bool signaled; int sig; char *out; } Result;
+
+/* Run `bin OPTS` with stdin from `input` (may be NULL) and -c `cmds` (may be NULL);
+ * stdout and stderr together in r.out. */
+static Result run(const char *opts, const char *cmds, const char *input) {
+    Result r = {0};
+    char inpath[256];
+    snprintf(inpath, sizeof inpath, "%s/stdin.txt", tmpdir);
+    FILE *f = fopen(inpath, "w");
+    if (input) fputs(input, f);
+    fclose(f);
+    if (cmds) setenv("MI_TEST_CMDS", cmds, 1);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "\"%s\" %s %s < %s 2>&1", bin, opts ? opts : "",
+             cmds ? "-c \"$MI_TEST_CMDS\"" : "", inpath);
+    FILE *p = popen(cmd, "r");
+    size_t cap = 1 << 16, len = 0;
+    r.out = malloc(cap);
+    size_t n;
+    while ((n = fread(r.out + len, 1, cap - len - 1, p)) > 0) {
+        len += n;
+        if (cap - len < 4096) { cap *= 2; r.out = realloc(r.out, cap); }
+    }
+    r.out[len] = 0;
+    int st = pclose(p);
+    /* /bin/sh reports a child killed by signal N as exit status 128+N */
+    if (WIFSIGNALED(st)) { r.signaled = true; r.sig = WTERMSIG(st); r.status = -1; }
+    else {
+        r.status = WEXITSTATUS(st);
+        if (r.status > 128) { r.signaled = true; r.sig = r.status - 128; }
+    }
+    return r;
+}
+
+static bool has(const Result *r, const char *s) { return strstr(r->out, s) != NULL; }
+static bool has_line(const Result *r, const char *line) {
+    size_t n = strlen(line);
+    for (const char *p = r->out; (p = strstr(p, line)); p += n)
+        if ((p == r->out || p[-1] == '\n') && (p[n] == '\n' || p[n] == 0)) return true;
+    return false;
+}
+static int count_of(const Result *r, const char *s) {
+    int c = 0;
+    for (const char *p = r->out; (p = strstr(p, s)); p += strlen(s)) c++;
+    return c;
+}
+
+static bool file_has(const char *path, const char *s) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return strstr(buf, s) != NULL;
+}
+
+/* The pass names as `passes` lists them. */
+static int pass_names(const Result *r, char names[][64], int max) {
+    int n = 0;
+    for (const char *p = r->out; *p && n < max;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        /* "%c%c %2d %c %-40s": markers, number, status mark, name from column 8 */
+        int idx = len > 8 ? atoi(p + 2) : 0;
+        if (idx == n + 1 && p[5] == ' ' && p[7] == ' ') {
+            int k = 0;
+            while (k < 63 && 8 + k < (int)len && p[8 + k] != ' ') { names[n][k] = p[8 + k]; k++; }
+            names[n][k] = 0;
+            n++;
+        }
+        p += len + (nl ? 1 : 0);
+    }
+    return n;
+}
+
+static void test_help(void) {
+    Result r = run(NULL, "help", NULL);
+    is_int(r.status, 0, "help exits 0");
+    ok(has(&r, "commands (help COMMAND for details):"), "help lists commands");
+    const char *cmds[] = {"load", "graph", "passes", "step", "next", "back", "goto", "run", "break",
+                          "diff", "lint", "check", "bisect", "inputs", "lower", "ir", "sched",
+                          "codegen", "exec", "show", "trace", "report", "save", "set", "quit"};
+    int missing = 0;
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        char want[32];
+        snprintf(want, sizeof want, "\n  %s ", cmds[i]);
+        if (!has(&r, want)) { diag("help lacks %s", cmds[i]); missing++; }
+    }
+    is_int(missing, 0, "help lists every command");
+    free(r.out);
+    r = run(NULL, "help load", NULL);
+    ok(has_line(&r, "usage: load FILE | load LOG COMPILE_ID [ARTIFACT]"), "help load shows usage");
+    free(r.out);
+    r = run(NULL, "help lod", NULL);
+    is_int(r.status, 1, "help of an unknown command fails");
+    ok(has(&r, "did you mean 'load'"), "help suggests");
+    free(r.out);
+    r = run("--help", NULL, NULL);
+    is_int(r.status, 0, "--help exits 0");
+    ok(has(&r, "usage: minductor"), "--help prints usage");
+    free(r.out);
+}
+
+static void test_real_case(void) {
+    Result r = run(NULL, "load " SEED "; graph; lint; passes", NULL);
+    is_int(r.status, 0, "load/graph/lint/passes exit 0");
+    ok(has_line(&r, "loaded " SEED ": 5 nodes (1 inputs, 3 ops)"), "load summary");
+    ok(has_line(&r, "        add: \"f32[64, 64][1, 64]cpu\" = torch.ops.aten.add.Tensor(permute, select);  permute = select = None"),
+       "graph prints the FX text");
+    ok(has_line(&r, "lint: ok"), "lint: ok");
+    char names[64][64];
+    int np = pass_names(&r, names, 64);
+    ok(np >= 10, "passes lists %d passes", np);
+    /* Inductor's post-grad order */
+    const char *order[] = {"reorder_for_locality", "remove_profiler_ops", "remove_noop_ops",
+                           "remove_assert_ops", "pass_pattern_0", "pass_pattern_1", "stable_sort",
+                           "reinplace_inplaceable_ops"};
+    int at = -1, in_order = 1;
+    for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
+        int found = -1;
+        for (int i = 0; i < np; i++) if (!strcmp(names[i], order[k])) found = i;
+        if (found <= at) { diag("pass %s out of order or missing", order[k]); in_order = 0; }
+        at = found;
+    }
+    ok(in_order, "passes are in Inductor's post-grad order");
+    free(r.out);
+
+    /* step through every pass, then diff, lint, check */
+    char cmds[4096];
+    int n = snprintf(cmds, sizeof cmds, "load " SEED "; inputs " SEED_IN);
+    for (int i = 0; i < np; i++) n += snprintf(cmds + n, sizeof cmds - n, "; step");
+    snprintf(cmds + n, sizeof cmds - n, "; step; diff 1; lint; check; passes; back; goto 0; goto %d", np);
+    r = run(NULL, cmds, NULL);
+    is_int(r.status, 0, "stepping through all %d passes exits 0", np);
+    if (r.status) diag("%s", r.out);
+    int steps_ok = 1;
+    for (int i = 0; i < np; i++) {
+        char want[160];
+        snprintf(want, sizeof want, "step %d/%d %.64s: ", i + 1, np, names[i]);
+        if (!has(&r, want)) { diag("missing '%s'", want); steps_ok = 0; }
+    }
+    ok(steps_ok, "every step reports its pass name in order");
+    ok(has_line(&r, "all passes applied"), "one step too many says all passes applied");
+    is_int(count_of(&r, "lint FAILED"), 0, "no step broke lint");
+    is_int(count_of(&r, "numerics FAILED"), 0, "no step broke numerics");
+    ok(has(&r, "diff of step 1 "), "diff 1 prints a header");
+    ok(has_line(&r, "lint: ok"), "lint ok after all passes");
+    ok(has(&r, "check: ok (1 output, max abs err"), "check: ok against the loaded graph");
+    char want[128];
+    snprintf(want, sizeof want, "back to step %d (undid %s)", np - 1, names[np - 1]);
+    ok(has_line(&r, want), "back undoes the last pass");
+    ok(has_line(&r, "at step 0/18 (the loaded graph)") || has(&r, "at step 0/"), "goto 0");
+    free(r.out);
+
+    /* the back end: lower, ir, sched, codegen, exec */
+    r = run(NULL, "load " SEED "; inputs " SEED_IN "; run; lower; ir; sched; codegen; exec 3", NULL);
+    if (has(&r, "not available yet")) {
+        skip(4, "back end not available yet");
+    } else {
+        is_int(r.status, 0, "lower/ir/sched/codegen/exec exit 0");
+        if (r.status) diag("%s", r.out);
+        ok(has(&r, "buf0") , "ir/sched name buffers");
+        ok(has(&r, "cpp_fused") || has(&r, "kernel"), "sched names kernels");
+        const char *m = strstr(r.out, "max abs err ");
+        double err = m ? atof(m + strlen("max abs err ")) : 1e9;
+        ok(m && err < 1e-4, "exec: max abs err %g below 1e-4", err);
+    }
+    free(r.out);
+}
+
+static void test_errors(void) {
+    Result r = run(NULL, "foo", NULL);
+    is_int(r.status, 1, "unknown command: exit 1");
+    ok(has_line(&r, "error: unknown command 'foo' (try 'help')"), "unknown command message");
+    free(r.out);
+    r = run(NULL, "grpah", NULL);
+    ok(has(&r, "unknown command 'grpah' (did you mean 'graph'?"), "close match suggested");
+    free(r.out);
+
+    r = run(NULL, "load nosuch.py", NULL);
+    is_int(r.status, 1, "missing file: exit 1");
+    ok(has_line(&r, "error: nosuch.py: no such file"), "missing file message");
+    free(r.out);
+
+    /* stops at the first error in -c mode */
+    r = run(NULL, "load " SEED "; load nosuch.py; graph", NULL);
+    is_int(r.status, 1, "-c stops with 1 at the first error");
+    ok(!has(&r, "class <lambda>"), "commands after the error did not run");
+    free(r.out);
+
+    /* keep going: -k */
+    r = run("-k", "load " SEED "; load nosuch.py; next x; goto 999; diff 0; set threads -1; show nope; graph", NULL);
+    is_int(r.status, 1, "-k: still exit 1 when a command failed");
+    ok(has(&r, "N must be a non-negative integer, got 'x'"), "next x: bad argument");
+    ok(has(&r, "'999' is neither a step number"), "goto 999: out of range");
+    ok(has(&r, "no pass applied yet"), "diff 0: nothing to diff");
+    ok(has(&r, "threads must be a non-negative integer"), "set threads -1 refused");
+    ok(has(&r, "'nope' is not one of fx, ir, fusion, diff"), "show nope refused");
+    ok(has_line(&r, "class <lambda>(torch.nn.Module):"), "-k: graph still loaded after errors");
+    free(r.out);
+
+    /* script on stdin with errexit off; a broken file keeps the previous graph */
+    char bad[256];
+    snprintf(bad, sizeof bad, "%s/bad.py", tmpdir);
+    FILE *f = fopen(bad, "w");
+    fputs("class <lambda>(torch.nn.Module):\n    def forward(self, x: \"f32[4][1]cpu\"):\n"
+          "        y: \"f32[4][1]cpu\" = torch.ops.aten.add.Tensor(x, \n", f);
+    fclose(f);
+    char script[1024];
+    snprintf(script, sizeof script,
+             "set errexit off\nload " SEED "\nload %s\nload %s 0/0\ngraph\nlint\n", bad, bad);
+    r = run(NULL, NULL, script);
+    is_int(r.status, 1, "stdin script with errors exits 1");
+    char want[512];
+    snprintf(want, sizeof want, "error: %s:", bad);
+    ok(has(&r, want), "bad file error names the file");
+    ok(has_line(&r, "class <lambda>(torch.nn.Module):") && has_line(&r, "lint: ok"),
+       "previous graph kept after a failed load");
+    free(r.out);
+
+    /* commands that need a graph */
+    r = run("-k", "graph; passes; lint; check; show fx; inputs random", NULL);
+    is_int(count_of(&r, "no graph loaded"), 6, "six commands say no graph loaded");
+    ok(!r.signaled, "no crash without a graph");
+    free(r.out);
+
+    r = run("-x", NULL, NULL);
+    is_int(r.status, 2, "unknown option: exit 2");
+    free(r.out);
+    r = run("tlparse", NULL, NULL);
+    ok(!r.signaled && r.status != 0, "tlparse without arguments fails cleanly (%d)", r.status);
+    free(r.out);
+}
+
+static void test_fixtures(void) {
+    /* a script file on stdin */
+    FILE *f = fopen("tests/fixtures/scripts/seed_session.mi", "r");
+    static char body[4096];
+    size_t n = f ? fread(body, 1, sizeof body - 1, f) : 0;
+    body[n] = 0;
+    if (f) fclose(f);
+    Result r = run(NULL, NULL, body);
+    is_int(r.status, 0, "seed_session.mi runs to the end");
+    if (r.status) diag("%s", r.out);
+    ok(has_line(&r, "lint: ok"), "script: lint ok after run");
+    ok(has(&r, "check: ok (1 output, max abs err 0)"), "script: passes keep the seed example exact");
+    ok(has_line(&r, "at step 0/18 (the loaded graph)") || has(&r, "(the loaded graph)"), "script: goto 0");
+    free(r.out);
+
+    /* a real TORCH_TRACE log as the FILE argument */
+    r = run("tests/fixtures/scripts/seed_example_trace.log", "graph", NULL);
+    is_int(r.status, 0, "minductor LOG loads the only compile");
+    ok(has_line(&r, "  0/0      ok                                       3 artifacts, has a graph"),
+       "the log's compiles are listed");
+    ok(has_line(&r, "loaded tests/fixtures/scripts/seed_example_trace.log compile 0/0: 5 nodes (1 inputs, 3 ops)"),
+       "load summary names the compile");
+    ok(has_line(&r, "        select: \"f32[64][1]cpu\" = torch.ops.aten.select.int(arg0_1, 0, 2);  arg0_1 = None"),
+       "graph from the log");
+    free(r.out);
+    r = run(NULL, "load tests/fixtures/scripts/seed_example_trace.log 0/0 inductor_post_grad_graph; lint", NULL);
+    is_int(r.status, 0, "load LOG 0/0 ARTIFACT");
+    ok(has_line(&r, "lint: ok"), "post-grad graph from the log lints");
+    free(r.out);
+    r = run(NULL, "load tests/fixtures/scripts/seed_example_trace.log 7/0", NULL);
+    is_int(r.status, 1, "unknown compile id fails");
+    ok(has(&r, "error: "), "with an error message");
+    free(r.out);
+}
+
+static void test_session_save(void) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/session.mi", tmpdir);
+    char cmds[1024];
+    snprintf(cmds, sizeof cmds, "set seed 7; load " LN "; inputs random; step; step; break stable_sort; save session %s; graph", path);
+    Result a = run(NULL, cmds, NULL);
+    is_int(a.status, 0, "save session");
+    ok(file_has(path, "load " LN "\n") && file_has(path, "goto 2\n") && file_has(path, "break stable_sort\n")
+       && file_has(path, "inputs random 7\n"), "session file rebuilds load, inputs, breakpoint, step");
+    char script[512];
+    snprintf(script, sizeof script, "graph\n");
+    FILE *f = fopen(path, "a"); fputs("graph\n", f); fclose(f);
+    FILE *in = fopen(path, "r");
+    static char body[8192];
+    size_t n = fread(body, 1, sizeof body - 1, in); body[n] = 0; fclose(in);
+    Result b = run(NULL, NULL, body);
+    is_int(b.status, 0, "replaying the session exits 0");
+    const char *ga = strstr(a.out, "class <lambda>"), *gb = strstr(b.out, "class <lambda>");
+    ok(ga && gb && !strcmp(ga, gb), "replayed session prints the same graph");
+    free(a.out); free(b.out);
+}
+
+static void test_show_and_inputs(void) {
+    char svg[256], dot[256];
+    snprintf(svg, sizeof svg, "%s/g.svg", tmpdir);
+    snprintf(dot, sizeof dot, "%s/g.dot", tmpdir);
+    char cmds[1024];
+    snprintf(cmds, sizeof cmds, "load " SEED "; show fx --svg %s; show fx --dot %s; show fx; "
+             "inputs " SEED_IN "/in0.npy; inputs; step; show diff 1", svg, dot);
+    Result r = run(NULL, cmds, NULL);
+    is_int(r.status, 0, "show/inputs exit 0");
+    if (r.status) diag("%s", r.out);
+    ok(file_has(svg, "<title>add</title>") && file_has(svg, "<title>arg0_1</title>"), "SVG has node ids");
+    ok(file_has(dot, "permute -> add"), "DOT file has the edges");
+    ok(has(&r, "\tpermute -> add;"), "show fx prints DOT");
+    ok(has(&r, "  0 arg0_1: f32[64, 64]"), "inputs lists the loaded tensor");
+    ok(has(&r, "digraph diff"), "show diff prints a diff picture");
+    free(r.out);
+    r = run(NULL, "load " SEED "; inputs " LN, NULL);
+    is_int(r.status, 1, "a non-npy input fails");
+    free(r.out);
+    r = run(NULL, "load " LN "; inputs " SEED_IN "/in0.npy", NULL);
+    ok(has(&r, "inputs (3 tensors) but 1 .npy files"), "wrong input count explained");
+    free(r.out);
+}
+
+static void test_trace(void) {
+    char log[256], out[256], idx[300];
+    snprintf(log, sizeof log, "%s/t.log", tmpdir);
+    snprintf(out, sizeof out, "%s/tl", tmpdir);
+    snprintf(idx, sizeof idx, "%s/index.html", out);
+    char cmds[1024];
+    snprintf(cmds, sizeof cmds, "load " SEED "; trace on %s; step; step; trace off; report %s", log, out);
+    Result r = run(NULL, cmds, NULL);
+    if (has(&r, "not available yet") || has(&r, "undefined")) { skip(3, "trace not available yet"); free(r.out); return; }
+    is_int(r.status, 0, "trace on/step/off/report exit 0");
+    if (r.status) diag("%s", r.out);
+    ok(file_has(log, "minductor_pass_00_") && file_has(log, "before_post_grad_graph"), "log has the pass steps");
+    ok(access(idx, R_OK) == 0, "report wrote index.html");
+    free(r.out);
+    /* load the graph back from the log */
+    snprintf(cmds, sizeof cmds, "load %s 0/0 before_post_grad_graph; graph", log);
+    r = run(NULL, cmds, NULL);
+    ok(r.status == 0 && has(&r, "add: \"f32[64, 64][1, 64]cpu\""), "load LOG COMPILE_ID ARTIFACT");
+    free(r.out);
+}
+
+/* Random sessions: valid and invalid commands, never a crash. */
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static unsigned rnd(unsigned n) {
+    rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+    return (unsigned)(rng % n);
+}
+
+static void test_random(void) {
+    static const char *const words[] = {
+        "load " SEED, "load " LN, "load nosuch.py", "load tests", "load " SEED " 0/0", "graph", "graph --stack",
+        "graph --json", "passes", "step", "next", "next 3", "next -1", "next x", "back", "goto 0", "goto 3",
+        "goto 99", "goto stable_sort", "run", "break stable_sort", "break off", "break nosuch", "diff",
+        "diff 1", "diff 2", "diff 99", "lint", "check", "bisect", "inputs", "inputs random", "inputs random 3",
+        "inputs " SEED_IN, "inputs nosuch.npy", "lower", "ir", "sched", "codegen", "show fx", "show diff",
+        "show ir", "show fusion", "show", "show fx --svg", "set", "set seed 5", "set fusion off",
+        "set fusion on", "set threads 2", "set device cuda", "set device cpu", "set device tpu", "set foo 1",
+        "set collapse 2", "set tolerance 1e-3", "help", "help step", "help nosuch", "trace", "trace off",
+        "save", "save session", "report", "'unterminated", "\"quoted word\"", "fo", "stpe", "###",
+        "  ", ";;", "graph extra args", "inputs random 1 2 3", "exit now",
+    };
+    int nw = (int)(sizeof words / sizeof words[0]);
+    int sequences = 0, crashes = 0;
+    for (int proc = 0; proc < 25; proc++) {
+        static char script[65536];
+        int len = snprintf(script, sizeof script, "set errexit off\n");
+        for (int line = 0; line < 100; line++) {
+            int k = 1 + (int)rnd(3);
+            for (int c = 0; c < k; c++) {
+                const char *w = words[rnd(nw)];
+                if (!strncmp(w, "exit", 4) && proc % 5) w = "passes";   /* most sessions run to the end */
+                len += snprintf(script + len, sizeof script - len, "%s%s", c ? "; " : "", w);
+            }
+            len += snprintf(script + len, sizeof script - len, "\n");
+            sequences++;
+        }
+        Result r = run(NULL, NULL, script);
+        if (r.signaled || r.status > 1 || has(&r, "AddressSanitizer") || has(&r, "runtime error:")) {
+            crashes++;
+            const char *t = strstr(r.out, "ERROR");
+            diag("session %d: status %d signal %d %s", proc, r.status, r.sig, t ? t : "");
+        }
+        free(r.out);
+    }
+    is_int(crashes, 0, "%d random command sequences in 25 sessions: no crash", sequences);
+}
+
+int main(void) {
+    bin = getenv("MINDUCTOR_BIN");
+    if (!bin || !*bin) bin = "./build/minductor";
+    if (access(bin, X_OK) != 0) {
+        printf("1..0 # SKIP no minductor binary at %s\n", bin);
+        return 0;
+    }
+    if (!mkdtemp(tmpdir)) { printf("1..0 # SKIP no temp dir\n"); return 0; }
+    char hist[300];
+    snprintf(hist, sizeof hist, "%s/history", tmpdir);
+    setenv("MINDUCTOR_HISTORY", hist, 1);
+    setenv("MINDUCTOR_CACHE", tmpdir, 0);
+    test_help();
+    test_real_case();
+    test_errors();
+    test_fixtures();
+    test_session_save();
+    test_show_and_inputs();
+    test_trace();
+    test_random();
+    char rm[400];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", tmpdir);
+    if (system(rm) != 0) diag("could not remove %s", tmpdir);
+    return done_testing();
+}

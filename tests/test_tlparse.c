@@ -1,0 +1,390 @@
+/* test_tlparse.c — the tlparse report on real PyTorch logs. The test scans each log itself with
+ * plain string matching (not the reader) and checks that the report lists exactly those compile
+ * ids and artifact names, verified every md5, and wrote its files. Then it damages a copy of a
+ * log in six known ways and checks that exactly those lines are reported, by kind and line,
+ * while every other artifact is still in the report. */
+#include "tap.h"
+#include "trace/trace.h"
+
+#include <cJSON.h>
+#include <md5.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define LOGS "tests/fixtures/logs/"
+
+typedef struct Env {
+    long line;
+    char key[64], name[160], cid[64];
+    bool has_payload, listed;
+} Env;
+
+typedef struct Scan {
+    Env *e;
+    int n;
+    char **lines;   /* every line of the file, newline stripped */
+    int n_lines;
+} Scan;
+
+static const char *last_strstr(const char *s, const char *pat) {
+    const char *r = NULL, *p = s;
+    while ((p = strstr(p, pat))) r = p++;
+    return r;
+}
+
+static int field(const char *s, const char *pat) {
+    const char *p = last_strstr(s, pat);
+    return p ? atoi(p + strlen(pat)) : -1;
+}
+
+/* Independent scan: envelope lines, their event key, artifact name, compile id, payload flag. */
+static void scan(const char *path, Scan *sc) {
+    memset(sc, 0, sizeof *sc);
+    FILE *f = fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    while (f && (len = getline(&line, &cap, f)) > 0) {
+        if (line[len - 1] == '\n') line[--len] = 0;
+        sc->lines = realloc(sc->lines, sizeof(char *) * (size_t)(sc->n_lines + 1));
+        sc->lines[sc->n_lines++] = strdup(line);
+        if (line[0] == '\t' || line[0] == 0) continue;
+        const char *j = strstr(line, "] {\"");
+        if (!j) continue;
+        sc->e = realloc(sc->e, sizeof(Env) * (size_t)(sc->n + 1));
+        Env *e = &sc->e[sc->n++];
+        memset(e, 0, sizeof *e);
+        e->line = sc->n_lines;
+        j += 4;
+        snprintf(e->key, sizeof e->key, "%.*s", (int)strcspn(j, "\""), j);
+        snprintf(e->name, sizeof e->name, "%s", e->key);
+        if (!strcmp(e->key, "artifact")) {
+            const char *nm = strstr(j, "\"name\": \"");
+            if (nm) snprintf(e->name, sizeof e->name, "%.*s", (int)strcspn(nm + 9, "\""), nm + 9);
+        }
+        int fid = field(j, "\"frame_id\": "), fc = field(j, "\"frame_compile_id\": "), at = field(j, "\"attempt\": ");
+        if (fid >= 0 && fc >= 0) {
+            if (at > 0) snprintf(e->cid, sizeof e->cid, "%d/%d_%d", fid, fc, at);
+            else snprintf(e->cid, sizeof e->cid, "%d/%d", fid, fc);
+        }
+        e->has_payload = last_strstr(j, "\"has_payload\": \"") != NULL;
+        e->listed = e->has_payload && strcmp(e->key, "chromium_event") && strcmp(e->key, "str") &&
+                    strncmp(e->key, "describe_", 9) && !strstr(e->key, "compilation_metrics");
+    }
+    free(line);
+    if (f) fclose(f);
+}
+
+static void scan_free(Scan *sc) {
+    for (int i = 0; i < sc->n_lines; i++) free(sc->lines[i]);
+    free(sc->lines);
+    free(sc->e);
+}
+
+/* "cid1|cid2|..." in first-seen order, and per cid "name,name," */
+static void expected_listing(const Env *e, int n, const char *skip_cid_none, char *cids, size_t cn,
+                             char (*names)[8192], int max) {
+    (void)skip_cid_none;
+    cids[0] = 0;
+    char seen[32][64];
+    int ns = 0;
+    for (int i = 0; i < n; i++) {
+        if (!e[i].cid[0]) continue;
+        int k;
+        for (k = 0; k < ns; k++) if (!strcmp(seen[k], e[i].cid)) break;
+        if (k == ns && ns < 32 && ns < max) {
+            snprintf(seen[ns], 64, "%s", e[i].cid);
+            names[ns][0] = 0;
+            ns++;
+            strncat(cids, e[i].cid, cn - strlen(cids) - 2);
+            strcat(cids, "|");
+        }
+        if (k < ns && e[i].listed) {
+            strncat(names[k], e[i].name, 8190 - strlen(names[k]) - 2);
+            strcat(names[k], ",");
+        }
+    }
+}
+
+static char *slurp(const char *path) {
+    MiCtx *ctx = mi_ctx_new();
+    char *s = mi_read_file(ctx, path, NULL);
+    mi_ctx_free(ctx);
+    return s;
+}
+
+static bool exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Compare the report's compile_directory.json with the expected listing. */
+static void check_listing(const char *out, const char *label, const char *want_cids, char (*want_names)[8192],
+                          int *n_damaged) {
+    char p[600];
+    snprintf(p, sizeof p, "%s/compile_directory.json", out);
+    char *txt = slurp(p);
+    cJSON *dir = txt ? cJSON_Parse(txt) : NULL;
+    ok(dir != NULL, "%s: compile_directory.json parses", label);
+    char got_cids[2048] = "";
+    int i = 0, missing_files = 0;
+    *n_damaged = 0;
+    bool names_ok = true;
+    for (cJSON *c = dir ? dir->child : NULL; c; c = c->next) {
+        if (!strcmp(c->string, "unknown")) continue;
+        strcat(got_cids, c->string);
+        strcat(got_cids, "|");
+        char names[8192] = "";
+        cJSON *a;
+        cJSON_ArrayForEach(a, cJSON_GetObjectItem(c, "artifacts")) {
+            strncat(names, cJSON_GetObjectItem(a, "name")->valuestring, sizeof names - strlen(names) - 2);
+            strcat(names, ",");
+            cJSON *u = cJSON_GetObjectItem(a, "url");
+            char fp[900];
+            snprintf(fp, sizeof fp, "%s/%s", out, cJSON_IsString(u) ? u->valuestring : "?");
+            if (!exists(fp)) missing_files++;
+            if (cJSON_IsFalse(cJSON_GetObjectItem(a, "md5_ok"))) (*n_damaged)++;
+        }
+        if (i < 32 && strcmp(names, want_names[i]) != 0) {
+            names_ok = false;
+            diag("%s %s\n got: %s\nwant: %s", label, c->string, names, want_names[i]);
+        }
+        i++;
+    }
+    is_str(got_cids, want_cids, "%s: compile ids listed = compile ids in the log", label);
+    ok(names_ok, "%s: artifact names per compile id = those in the log, in order", label);
+    is_int(missing_files, 0, "%s: every artifact file exists", label);
+    cJSON_Delete(dir);
+    free(txt);
+}
+
+static long count_lines_of(const char *path) {
+    FILE *f = fopen(path, "r");
+    long n = 0;
+    int c;
+    while (f && (c = fgetc(f)) != EOF) n += c == '\n';
+    if (f) fclose(f);
+    return n;
+}
+
+int main(void) {
+    MiCtx *ctx = mi_ctx_new();
+    char dir[] = "/tmp/mi_tlparse_XXXXXX";
+    ok(mkdtemp(dir) != NULL, "temp dir");
+    const char *logs[] = {"cpu_seed_example", "cpu_recompile", "cpu_graph_break", "cuda_hop_cond", "cuda_reduce_overhead"};
+    static char want_names[32][8192];
+    for (int li = 0; li < 5; li++) {
+        char log[300], out[300];
+        snprintf(log, sizeof log, LOGS "%s.log", logs[li]);
+        snprintf(out, sizeof out, "%s/%s", dir, logs[li]);
+        Scan sc;
+        scan(log, &sc);
+        char want_cids[2048];
+        expected_listing(sc.e, sc.n, NULL, want_cids, sizeof want_cids, want_names, 32);
+        long n_payload = 0, n_chrome = 0;
+        for (int i = 0; i < sc.n; i++) {
+            n_payload += sc.e[i].has_payload;
+            n_chrome += !strcmp(sc.e[i].key, "chromium_event");
+        }
+        TlparseSummary s;
+        is_int(tlparse_run(ctx, log, out, NULL, &s), 0, "%s: tlparse_run", logs[li]);
+        is_int(trace_stats_failures(&s.stats), 0, "%s: no failures", logs[li]);
+        is_int(s.stats.md5_checked, n_payload, "%s: %ld md5s checked", logs[li], n_payload);
+        is_int(s.n_chromium_events, n_chrome, "%s: chromium events", logs[li]);
+        int n_damaged;
+        check_listing(out, logs[li], want_cids, want_names, &n_damaged);
+        is_int(n_damaged, 0, "%s: no damaged artifacts", logs[li]);
+        char p[600];
+        snprintf(p, sizeof p, "%s/index.html", out);
+        char *index = slurp(p);
+        ok(index != NULL, "%s: index.html", logs[li]);
+        bool all = true;
+        for (const char *c = want_cids; index && *c;) {
+            size_t len = strcspn(c, "|");
+            char pat[80];
+            snprintf(pat, sizeof pat, ">%.*s</a>", (int)len, c);
+            if (!strstr(index, pat)) { all = false; diag("index lacks %s", pat); }
+            c += len + 1;
+        }
+        ok(all, "%s: index.html links every compile id", logs[li]);
+        ok(index && strstr(index, "Stack trie") && strstr(index, "/home/user/torchgen/models.py:"),
+           "%s: stack trie with interned file names", logs[li]);
+        free(index);
+        snprintf(p, sizeof p, "%s/raw.jsonl", out);
+        is_int(count_lines_of(p), sc.n, "%s: raw.jsonl has one line per envelope", logs[li]);
+        snprintf(p, sizeof p, "%s/chromium_events.json", out);
+        char *ch = slurp(p);
+        cJSON *arr = ch ? cJSON_Parse(ch) : NULL;
+        is_int(cJSON_GetArraySize(arr), n_chrome, "%s: chromium_events.json is a JSON array of every event", logs[li]);
+        cJSON_Delete(arr);
+        free(ch);
+        snprintf(p, sizeof p, "%s/failures_and_restarts.html", out);
+        ok(exists(p), "%s: failures_and_restarts.html", logs[li]);
+        if (!strcmp(logs[li], "cpu_graph_break")) {
+            char *fr = slurp(p);
+            ok(fr && strstr(fr, ">0/0</a>") && strstr(fr, "Restart") && strstr(fr, "graph_break()"),
+               "graph_break: 0/0 listed as restarted with its reason");
+            free(fr);
+            is_int(s.n_restarted, 1, "graph_break: one restart");
+        }
+        if (!strcmp(logs[li], "cuda_reduce_overhead")) {
+            snprintf(p, sizeof p, "%s/-_0_0_0/index.html", out);
+            char *cp = slurp(p);
+            ok(cp && strstr(cp, "CUDA graphs") && strstr(cp, "requested (fx_kwargs[cudagraphs] in the FX graph cache key): <b>yes</b>") &&
+                   strstr(cp, "CUDAGraphNode.record") && strstr(cp, "cudagraphify.get_container") &&
+                   strstr(cp, "runtime_cudagraphify_time_us: 12073"),
+               "reduce_overhead: cudagraphs section (requested, events, runtime)");
+            free(cp);
+        }
+        if (!strcmp(logs[li], "cpu_recompile")) {
+            snprintf(p, sizeof p, "%s/-_0_1_0/index.html", out);
+            char *cp = slurp(p);
+            ok(cp && strstr(cp, "Recompile reason"), "recompile: 0/1 shows its recompile reason");
+            free(cp);
+        }
+        scan_free(&sc);
+    }
+
+    /* ---- a damaged copy of cpu_recompile: six known problems */
+    Scan sc;
+    scan(LOGS "cpu_recompile.log", &sc);
+    int listed_idx[64], nl = 0, second_start = -1, nstart = 0;
+    for (int i = 0; i < sc.n && nl < 64; i++) {
+        if (sc.e[i].listed) listed_idx[nl++] = i;
+        if (!strcmp(sc.e[i].key, "dynamo_start") && ++nstart == 2) second_start = i;
+    }
+    ok(nl >= 20 && second_start >= 0, "enough artifacts to damage");
+    int T = listed_idx[4], M = listed_idx[7], J = listed_idx[9], G = listed_idx[11], U = listed_idx[13];
+    char dpath[300];
+    snprintf(dpath, sizeof dpath, "%s/damaged.log", dir);
+    FILE *f = fopen(dpath, "w");
+    long outl = 0;
+    char want_issues[1024] = "";
+    long line_T = 0, line_M = 0, line_J = 0, line_G = 0, line_U = 0, line_S = 0;
+    char hex[33];
+    MD5Data((const uint8_t *)"hello\nworld", 11, hex);
+    int env_i = 0;
+    bool drop_payload = false;
+    for (int li = 0; li < sc.n_lines; li++) {
+        const char *L = sc.lines[li];
+        bool is_env = L[0] != '\t' && L[0] != 0;
+        if (is_env) {
+            int e = env_i++;
+            drop_payload = false;
+            if (e == G) { fputs("this line is garbage, not a glog line\n", f); line_G = ++outl; }
+            if (e == U) {
+                int fid = 0, fc = 0;
+                sscanf(sc.e[e].cid, "%d/%d", &fid, &fc);
+                fprintf(f, "V1122 18:41:45.352000 445 x.py:1] {\"my_new_event\": {}, \"frame_id\": %d, "
+                           "\"frame_compile_id\": %d, \"attempt\": 0, \"has_payload\": \"%s\"}\n\thello\n\tworld\n",
+                        fid, fc, hex);
+                line_U = ++outl;
+                outl += 2;
+            }
+            if (e == T) { drop_payload = true; line_T = outl + 1; }
+            if (e == M) {
+                char *cp = strdup(L);
+                char *h = strstr(cp, "\"has_payload\": \"") + 16;
+                memcpy(h, "0123456789abcdef0123456789abcdef", 32);
+                fprintf(f, "%s\n", cp);
+                free(cp);
+                line_M = ++outl;
+                continue;
+            }
+            if (e == J) {
+                const char *b = strstr(L, "] {");
+                fprintf(f, "%.*s] {{%s\n", (int)(b - L), L, b + 3);
+                line_J = ++outl;
+                continue;
+            }
+            fprintf(f, "%s\n", L);
+            outl++;
+            if (e == second_start) { fputs("\tstray payload line\n", f); line_S = ++outl; }
+            continue;
+        }
+        if (drop_payload && L[0] == '\t') continue;
+        fprintf(f, "%s\n", L);
+        outl++;
+    }
+    fclose(f);
+    /* the reader lists problems in line order */
+    long lines[6] = {line_T, line_M, line_J, line_G, line_U, line_S};
+    const char *kinds[6] = {"truncated_payload", "md5_mismatch", "bad_json", "bad_glog", "unknown_event", "stray_payload"};
+    for (int a = 0; a < 6; a++)
+        for (int b = a + 1; b < 6; b++)
+            if (lines[b] < lines[a]) {
+                long t = lines[a]; lines[a] = lines[b]; lines[b] = t;
+                const char *k = kinds[a]; kinds[a] = kinds[b]; kinds[b] = k;
+            }
+    for (int a = 0; a < 6; a++) {
+        char one[64];
+        snprintf(one, sizeof one, "%ld:%s ", lines[a], kinds[a]);
+        strcat(want_issues, one);
+    }
+    char out[300];
+    snprintf(out, sizeof out, "%s/damaged", dir);
+    TlparseSummary s;
+    is_int(tlparse_run(ctx, dpath, out, NULL, &s), 0, "damaged: tlparse still succeeds");
+    is_int(trace_stats_failures(&s.stats), 6, "damaged: exactly 6 problems");
+    is_int(s.stats.issues[TRACE_TRUNCATED_PAYLOAD], 1, "truncated_payload: 1");
+    is_int(s.stats.issues[TRACE_MD5_MISMATCH], 1, "md5_mismatch: 1");
+    is_int(s.stats.issues[TRACE_BAD_JSON], 1, "bad_json: 1");
+    is_int(s.stats.issues[TRACE_BAD_GLOG], 1, "bad_glog: 1");
+    is_int(s.stats.issues[TRACE_UNKNOWN_EVENT], 1, "unknown_event: 1");
+    is_int(s.stats.issues[TRACE_STRAY_PAYLOAD], 1, "stray_payload: 1");
+    /* the failures section lists each with line and kind */
+    char p[600];
+    snprintf(p, sizeof p, "%s/index.html", out);
+    char *index = slurp(p);
+    char got_issues[1024] = "";
+    for (const char *q = index; q && (q = strstr(q, "<tr class=\"failure\"><td>"));) {
+        q += 24;
+        long ln = atol(q);
+        const char *k = strstr(q, "<td>") + 4;
+        char one[64];
+        snprintf(one, sizeof one, "%ld:%.*s ", ln, (int)strcspn(k, "<"), k);
+        strcat(got_issues, one);
+    }
+    is_str(got_issues, want_issues, "damaged: the report's failures section lists exactly those lines by kind");
+    free(index);
+    /* every other artifact is still there: expected = original minus the broken-JSON one, plus the new event */
+    Env *exp = calloc((size_t)sc.n + 1, sizeof *exp);
+    int ne = 0;
+    for (int i = 0; i < sc.n; i++) {
+        if (i == U) {
+            exp[ne] = sc.e[i];
+            snprintf(exp[ne].key, sizeof exp[ne].key, "my_new_event");
+            snprintf(exp[ne].name, sizeof exp[ne].name, "my_new_event");
+            exp[ne].listed = true;
+            ne++;
+        }
+        if (i == J) continue;
+        exp[ne++] = sc.e[i];
+    }
+    char want_cids[2048];
+    expected_listing(exp, ne, NULL, want_cids, sizeof want_cids, want_names, 32);
+    int n_damaged;
+    check_listing(out, "damaged", want_cids, want_names, &n_damaged);
+    is_int(n_damaged, 2, "damaged: the truncated and the md5-mismatched artifacts are flagged");
+    free(exp);
+    scan_free(&sc);
+
+    /* errors */
+    mi_clear_err(ctx);
+    is_int(tlparse_run(ctx, LOGS "missing.log", out, NULL, NULL), -1, "missing log fails");
+    ok(strstr(ctx->err.file, "missing.log") != NULL, "error names the log");
+
+    /* the CLI entry */
+    char *argv[] = {"tlparse", LOGS "cuda_hop_cond.log", "-o", out, NULL};
+    snprintf(out, sizeof out, "%s/cli", dir);
+    int rc = tlparse_main(ctx, 4, argv);
+    is_int(rc, 0, "tlparse_main LOG -o DIR");
+    snprintf(p, sizeof p, "%s/index.html", out);
+    ok(exists(p), "CLI wrote index.html");
+
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) diag("cleanup failed");
+    mi_ctx_free(ctx);
+    return done_testing();
+}

@@ -1,0 +1,95 @@
+/* viz.h — pictures of the pipeline with Graphviz (cgraph builds the graph, gvc lays it out and
+ * renders it): the FX graph, the IR buffer graph, fusion groups as clusters, and a pass diff.
+ *
+ * viz/ only reads the structures it is given. The IR and fusion pictures take a neutral
+ * description (VizBufGraph) that the shell fills from the IR/scheduler, so viz/ does not depend
+ * on their headers. Node ids in every picture are the FX node / buffer names (Graphviz writes
+ * them in <title> in SVG); fusion groups are clusters named "cluster_<kernel>".
+ *
+ * Building returns a VizGraph (an Agraph_t plus nothing global); render it to "dot", "svg" or
+ * "png" with viz_render_file / viz_render_data through a VizRenderer; free it with viz_free. */
+#ifndef VIZ_H
+#define VIZ_H
+
+#include "graph.h"
+
+typedef struct VizGraph VizGraph;
+
+/* How a node is drawn. */
+typedef enum {
+    VIZ_PLACEHOLDER, VIZ_POINTWISE, VIZ_REDUCTION, VIZ_VIEW, VIZ_EXTERN, VIZ_OUTPUT,
+    VIZ_UNSUPPORTED, VIZ_OTHER, VIZ_GROUP,
+    VIZ_NCLASSES
+} VizClass;
+
+/* Change of a node in a pass diff. */
+typedef enum { VIZ_SAME, VIZ_ADDED, VIZ_REMOVED, VIZ_REWRITTEN } VizChange;
+
+typedef struct VizOptions {
+    int collapse_over;    /* collapse FX nodes by module path ("# File:") when the graph has more
+                             than this many nodes; 0 = never */
+    bool show_meta;       /* put dtype/shape in labels (default true via viz_default_options) */
+    const char *rankdir;  /* "TB" (default) or "LR" */
+} VizOptions;
+
+void viz_default_options(VizOptions *o);
+
+/* Class of an FX node: placeholder, output, by op flags (pointwise, reduction, view, extern),
+ * unsupported (op == NULL for call_function), other. */
+VizClass viz_node_class(const Node *n);
+const char *viz_class_name(VizClass c);
+
+/* A neutral buffer graph for the IR and fusion pictures. `group` names the kernel a buffer is
+ * fused into (NULL: none); buffers with the same group become one cluster "cluster_<group>". */
+typedef struct VizBufNode {
+    const char *name;     /* node id: the buffer name ("buf0") or input name ("arg0_1") */
+    const char *label;    /* extra label lines (may be NULL): "Pointwise f32[64, 64]" */
+    VizClass cls;
+} VizBufNode;
+typedef struct VizEdge { const char *from, *to, *label; } VizEdge;
+typedef struct VizGroup { const char *kernel; const char *label; int nmembers; const char **members; } VizGroup;
+typedef struct VizBufGraph {
+    VizBufNode *nodes; int n;
+    VizEdge *edges; int nedges;
+    VizGroup *groups; int ngroups;   /* fusion groups (may be 0) */
+} VizBufGraph;
+
+/* Builders. NULL + ctx error on failure. */
+VizGraph *viz_fx(MiCtx *ctx, const Graph *g, const VizOptions *opt);
+VizGraph *viz_buffers(MiCtx *ctx, const VizBufGraph *bg, const char *title, const VizOptions *opt);
+/* Fusion picture: viz_buffers with the groups drawn as clusters "cluster_<kernel>". */
+VizGraph *viz_fusion(MiCtx *ctx, const VizBufGraph *bg, const VizOptions *opt);
+/* FX graph where nodes are grouped into clusters by an external assignment (node name ->
+ * kernel name), e.g. the scheduler's kernels mapped back to FX nodes. */
+VizGraph *viz_fx_clustered(MiCtx *ctx, const Graph *g, const char *const *node_kernel,
+                           const VizOptions *opt);
+
+/* Pass diff by node name: nodes only in `after` are added (green), only in `before` removed
+ * (red, dashed), in both with a different target/arguments/meta rewritten (yellow).
+ * `changes` (may be NULL) overrides the computed kind per name of `after`/`before` nodes:
+ * an array of n names and kinds. Counts go to *nadded etc. (may be NULL). */
+VizGraph *viz_diff(MiCtx *ctx, const Graph *before, const Graph *after,
+                   const char *const *change_names, const VizChange *change_kinds, int nchanges,
+                   const VizOptions *opt, int *nadded, int *nremoved, int *nrewritten);
+/* The change kind of one node name between two graphs (the rule viz_diff uses). */
+VizChange viz_node_change(const Graph *before, const Graph *after, const char *name);
+
+/* A renderer holds one gvc context (GVC_t) for many renders. Make one per session/program and
+ * keep it: graphviz 2.43's text-layout plugin caches font names across contexts, so freeing a
+ * context and making another one reads freed memory. */
+typedef struct VizRenderer VizRenderer;
+VizRenderer *viz_renderer_new(MiCtx *ctx);
+void viz_renderer_free(VizRenderer *r);
+
+/* Render: format is "dot", "svg", "png" (or any gvc format); layout engine "dot".
+ * viz_render_data returns malloc'd data (length in *len, may be NULL). */
+int viz_render_file(MiCtx *ctx, VizRenderer *r, VizGraph *vg, const char *format, const char *path);
+char *viz_render_data(MiCtx *ctx, VizRenderer *r, VizGraph *vg, const char *format, size_t *len);
+/* The graph as DOT without layout (agwrite): fast and stable for tests. malloc'd. */
+char *viz_to_dot(MiCtx *ctx, VizGraph *vg);
+/* Format from a file name's extension (".svg" -> "svg"); NULL when unknown. */
+const char *viz_format_for_path(const char *path);
+int viz_node_count(const VizGraph *vg);
+void viz_free(VizGraph *vg);
+
+#endif
