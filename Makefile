@@ -3,7 +3,8 @@
 #   make demo       build and run the pipeline on the bundled seed example
 #   make check      build and run the TAP tests with prove (SANITIZE=1: ASan + UBSan build)
 #   make bench      build and run the benchmarks (bench/)
-#   make fuzz       build the libFuzzer targets (clang)
+#   make fuzz       build the libFuzzer targets (clang); make fuzz-run runs them (docs/reliability.md)
+#   make check-long the long robustness run (1000 random graphs)
 # Sources are picked up by directory: core/ trace/ viz/ form libminductor.a, repl/ the shell,
 # every tests/*.c is one TAP test program.
 
@@ -35,7 +36,7 @@ TESTS    = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 LIB      = $(BUILD)/libminductor.a
 BIN      = $(BUILD)/minductor
 
-.PHONY: all check demo bench fuzz clean distclean
+.PHONY: all check check-long demo bench fuzz fuzz-run clean distclean
 all: minductor
 
 config.mk: configure
@@ -85,6 +86,24 @@ build-fuzz/lib.a: $(LIB_SRC)
 	ar rcs $@ build-fuzz/obj/*.o
 build-fuzz/%: fuzz/%.c build-fuzz/lib.a
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $< build-fuzz/lib.a $(LDLIBS) -o $@
+# the shell's splitter lives in repl/: link the shell's files (not its main) into the target
+FUZZ_REPL_SRC = $(filter-out repl/main.c,$(REPL_SRC))
+build-fuzz/fuzz_shell: fuzz/fuzz_shell.c build-fuzz/lib.a $(FUZZ_REPL_SRC)
+	clang $(FUZZ_CFLAGS) $(RL_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_REPL_SRC) build-fuzz/lib.a $(RL_LIBS) $(LDLIBS) -o $@
+build-fuzz/graph_seeds: fuzz/tools/graph_seeds.c $(LIB)
+	@mkdir -p build-fuzz
+	$(CC) $(CFLAGS) -o $@ $< $(LIB) $(LDLIBS) $(LDFLAGS)
+# Run every target FUZZ_TIME seconds (one at a time, niced) on seeds from tests/fixtures;
+# logs and stats in build-fuzz/logs/, crashers in build-fuzz/crash-<name>/.
+FUZZ_TIME ?= 600
+FUZZ_TARGETS ?= fx json npy trace sym shell passes
+fuzz-run: fuzz build-fuzz/graph_seeds
+	fuzz/seeds.sh
+	for t in $(FUZZ_TARGETS); do fuzz/run.sh $$t $(FUZZ_TIME) || exit 1; done
+
+# Long robustness run: 1000 random graphs through the whole pipeline (tests/test_random_graphs.c).
+check-long: $(BUILD)/tests/test_random_graphs $(BUILD)/tests/test_regressions
+	MINDUCTOR_RANDOM_GRAPHS=1000 ASAN_OPTIONS=detect_leaks=1 prove -v $(BUILD)/tests/test_random_graphs $(BUILD)/tests/test_regressions
 
 clean:
 	rm -rf build build-san build-fuzz minductor

@@ -99,13 +99,13 @@ static int run_workload(BenchOpts *o, MiCtx *ctx, const char *name, Row *r) {
         r->nkernels = c.nkernels;
         if (c.bytes_moved > 0) { r->bytes = c.bytes_moved; r->bytes_exact = true; }
         double mn;
-        if (rt_time(ctx, c.mod, g, in, nin, o->warmup, o->reps, &r->t_fused, &mn) != 0) {
+        if (rt_time(ctx, c.mod, c.g, in, nin, o->warmup, o->reps, &r->t_fused, &mn) != 0) {
             snprintf(r->why, sizeof r->why, "run: %s", mi_err_str(ctx, err, sizeof err));
             r->t_fused = NAN;
         } else if (ref) {
             IValue *outs = NULL;
             int nouts = 0;
-            if (rt_run(ctx, c.mod, g, in, nin, &outs, &nouts, NULL) == 0) {
+            if (rt_run(ctx, c.mod, c.g, in, nin, &outs, &nouts, NULL) == 0) {
                 r->checked = true;
                 r->check_ok = nouts == nref;
                 for (int j = 0; j < nouts && j < nref; j++) {
@@ -124,7 +124,7 @@ static int run_workload(BenchOpts *o, MiCtx *ctx, const char *name, Row *r) {
         char why2[300];
         if (pipe_compile(ctx, text, len, path, false, &c, why2, sizeof why2) == 0) {
             double mn2;
-            if (rt_time(ctx, c.mod, g, in, nin, o->warmup, o->reps, &r->t_nofuse, &mn2) != 0) r->t_nofuse = NAN;
+            if (rt_time(ctx, c.mod, c.g, in, nin, o->warmup, o->reps, &r->t_nofuse, &mn2) != 0) r->t_nofuse = NAN;
             pipe_free(&c);
         }
         ctx->fusion = true;

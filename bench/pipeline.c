@@ -10,15 +10,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HAVE_BACKEND 0   /* integration pending */
 #ifndef HAVE_PASSES
 #define HAVE_PASSES 0
+#endif
+#ifndef HAVE_IR
+#define HAVE_IR 0
+#endif
+#ifndef HAVE_BACKEND      /* scheduler + C code generator */
+#define HAVE_BACKEND 0
+#endif
+#if HAVE_IR
+#include "ir.h"
 #endif
 
 static double secs_since(uint64_t t0) { return (double)(mi_now_ns() - t0) * 1e-9; }
 
 const char *pipe_available(void) {
-    return HAVE_BACKEND ? "parse passes lower sched codegen cc load" : "parse passes (no backend headers yet)";
+    return HAVE_BACKEND ? "parse passes lower sched codegen cc load"
+         : HAVE_IR ? "parse passes lower (no scheduler/codegen yet)"
+         : HAVE_PASSES ? "parse passes (no lowering yet)" : "parse (no passes yet)";
 }
 
 void pipe_free(Compiled *c) {
@@ -61,10 +71,24 @@ int pipe_compile(MiCtx *ctx, const char *text, size_t len, const char *name, boo
     out->t.passes = secs_since(t0);
 #endif
 
+#if HAVE_IR
+    t0 = mi_now_ns();
+    IrModule *ir = ir_lower(ctx, out->g);
+    if (!ir) {
+        snprintf(why, nwhy, "lowering failed: %s", mi_err_str(ctx, err, sizeof err));
+        return -1;
+    }
+    out->t.lowering = secs_since(t0);
 #if HAVE_BACKEND
 #else
     (void)stop_before_cc;
-    snprintf(why, nwhy, "n/a (lowering.h / scheduler.h / codegen_c.h not in the tree yet)");
+    ir_free(ir);
+    snprintf(why, nwhy, "n/a (scheduler / C code generator not in the library yet)");
+    return -1;
+#endif
+#else
+    (void)stop_before_cc;
+    snprintf(why, nwhy, "n/a (lowering not in the library yet)");
     return -1;
 #endif
 }

@@ -1,5 +1,5 @@
 /* ops.c — the op registry: the family tables (core/ops_pointwise.c, ops_view.c, ops_reduce.c,
- * ops_matmul.c, ops_index.c, ops_misc.c) seen as one list, lookup by name, resolving a graph's
+ * ops_matmul.c, ops_index.c, ops_misc.c, ops_conv.c, ops_random.c) seen as one list, lookup by name, resolving a graph's
  * nodes to their rows, and meta inference for a node (what passes use when they build nodes
  * and what lint checks annotations against). */
 #include "ops_impl.h"
@@ -14,6 +14,8 @@ static const struct { const OpDef *rows; const int *n; } families[] = {
     {ops_matmul_table, &ops_matmul_count},
     {ops_index_table, &ops_index_count},
     {ops_misc_table, &ops_misc_count},
+    {ops_conv_table, &ops_conv_count},
+    {ops_random_table, &ops_random_count},
 };
 #define NFAM ((int)(sizeof families / sizeof families[0]))
 

@@ -2,7 +2,14 @@
  * flags, meta inference and reference implementation. Adding an op = adding a row.
  *
  * Graphs load even when they use ops not in the registry (node->op == NULL); every place that
- * needs such an op reports "unsupported op 'aten.foo.default' (node 'foo')". */
+ * needs such an op reports "unsupported op 'aten.foo.default' (node 'foo')".
+ *
+ * The rows live in family tables: core/ops_pointwise.c, ops_view.c, ops_reduce.c,
+ * ops_matmul.c, ops_conv.c, ops_index.c, ops_random.c, ops_misc.c (core/ops.c joins them).
+ * Adding an op = a row {name, flags, op_infer_generic, eval, doc, shape, data}: `shape`
+ * computes the result metas from a ShapeArgs (core/ops_impl.h), which reads arguments the same
+ * way from a graph node (symbolic sizes) and from a runtime call (concrete sizes), so
+ * infer_meta and eval share one shape computation. */
 #ifndef OPS_H
 #define OPS_H
 

@@ -100,6 +100,8 @@ extern const OpDef ops_reduce_table[];    extern const int ops_reduce_count;
 extern const OpDef ops_matmul_table[];    extern const int ops_matmul_count;
 extern const OpDef ops_misc_table[];      extern const int ops_misc_count;
 extern const OpDef ops_index_table[];     extern const int ops_index_count;
+extern const OpDef ops_conv_table[];      extern const int ops_conv_count;
+extern const OpDef ops_random_table[];    extern const int ops_random_count;
 
 /* generic infer_meta used by every row: runs row->shape on the node's arguments */
 int op_infer_generic(MiCtx *ctx, Graph *g, const Node *n, TensorMeta *out, int *nout);

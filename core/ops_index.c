@@ -34,7 +34,6 @@ static int shape_cat(ShapeArgs *sa, TensorMeta *out, int *nout) {
     PromoteState ps;
     promote_init(&ps);
     for (int k = 0; k < n; k++) {
-        promote_scalar(&ps, DT_INVALID);
         ps.dim = ps.dim == DT_INVALID ? ms[k]->dtype : dtype_promote(ps.dim, ms[k]->dtype);
         if (!ref && !legacy_empty(ms[k])) ref = ms[k];
     }
@@ -614,7 +613,75 @@ done:
     return rc;
 }
 
+/* ---- constant_pad_nd(self, pad, value): pad = [left_last, right_last, left_prev, ...] ---- */
+
+static int pad_parse(ShapeArgs *sa, TensorMeta **x, int64_t *lo, int64_t *hi) {
+    int64_t pad[2 * MI_MAX_DIMS];
+    int n;
+    if (sa_tensor(sa, sa_arg(sa, 0, "self"), "self", x) || sa_const_int_list(sa, sa_arg(sa, 1, "pad"), "pad", pad, &n, 2 * MI_MAX_DIMS))
+        return -1;
+    if (n % 2 || n / 2 > (*x)->ndim) return sa_err(sa, "pad needs an even number of values, at most 2 per dimension (got %d)", n);
+    for (int i = 0; i < (*x)->ndim; i++) lo[i] = hi[i] = 0;
+    for (int k = 0; k < n / 2; k++) { lo[(*x)->ndim - 1 - k] = pad[2 * k]; hi[(*x)->ndim - 1 - k] = pad[2 * k + 1]; }
+    return 0;
+}
+
+static int shape_pad(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    TensorMeta *x;
+    int64_t lo[MI_MAX_DIMS], hi[MI_MAX_DIMS];
+    *nout = 1;
+    if (pad_parse(sa, &x, lo, hi)) return -1;
+    meta_alloc(sa, out, x->dtype, x->ndim, x->device);
+    for (int i = 0; i < x->ndim; i++) {
+        out->size[i] = sym_add(sa->sym, x->size[i], sym_int(sa->sym, lo[i] + hi[i]));
+        int64_t v;
+        if (sym_is_int(out->size[i], &v) && v < 0) return sa_err(sa, "padding makes dimension %d negative", i);
+    }
+    meta_contiguous_strides(sa, out);
+    return 0;
+}
+
+static int pad_eval(const OpCall *c, IValue *out) {
+    ShapeArgs sa;
+    sa_from_call(&sa, c);
+    TensorMeta m, *xm;
+    int n, rc = -1;
+    int64_t lo[MI_MAX_DIMS], hi[MI_MAX_DIMS];
+    Tensor *o = NULL, *dv = NULL, *sv = NULL;
+    double value = 0;
+    DType vt;
+    if (pad_parse(&sa, &xm, lo, hi) || ev_shape(&sa, &m, &n) || !(o = ev_new(&sa, &m))) goto done;
+    ArgRef av = sa_arg(&sa, 2, "value");
+    if (arg_present(av) && sa_scalar(&sa, av, "value", &value, &vt)) goto done;
+    for (int64_t k = 0; k < tensor_numel(o); k++) tensor_set_f(o, k, value);
+    Tensor *x = ev_tensor(sa_arg(&sa, 0, "self"));
+    int64_t size[MI_MAX_DIMS], soff = x->offset, doff = o->offset;
+    bool empty = false;
+    for (int i = 0; i < x->ndim; i++) {
+        int64_t s0 = lo[i] < 0 ? -lo[i] : 0, d0 = lo[i] > 0 ? lo[i] : 0;
+        size[i] = x->size[i] - s0 - (hi[i] < 0 ? -hi[i] : 0);
+        if (size[i] <= 0) empty = true;
+        soff += s0 * x->stride[i];
+        doff += d0 * o->stride[i];
+    }
+    if (!empty) {
+        sv = tensor_view(x, x->ndim, size, x->stride, soff);
+        dv = tensor_view(o, o->ndim, size, o->stride, doff);
+        if (tensor_copy_into(c->ctx, dv, sv)) { sa_err(&sa, "%s", c->ctx->err.msg); goto done; }
+    }
+    ev_out_tensor(out, o);
+    o = NULL;
+    rc = 0;
+done:
+    tensor_unref(o);
+    tensor_unref(dv);
+    tensor_unref(sv);
+    ev_end(&sa);
+    return rc;
+}
+
 const OpDef ops_index_table[] = {
+    {"aten.constant_pad_nd.default", 0, op_infer_generic, pad_eval, "pad (or crop, when negative) with a constant", shape_pad, NULL},
     {"aten.cat.default", 0, op_infer_generic, cat_eval, "concatenate along dim", shape_cat, NULL},
     {"aten.stack.default", 0, op_infer_generic, stack_eval, "stack along a new dim", shape_stack, NULL},
     {"aten.index.Tensor", 0, op_infer_generic, index_eval, "advanced indexing x[i, None, j]", shape_index, NULL},

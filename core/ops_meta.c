@@ -136,10 +136,18 @@ int sa_tensor(ShapeArgs *sa, ArgRef a, const char *what, TensorMeta **m) {
         *m = &src->meta;
         return 0;
     }
-    /* not annotated: infer it (a node built by a pass without meta) */
+    /* not annotated: infer it (a node built by a pass without meta), one level deep only, so
+     * a long unannotated chain cannot recurse without bound */
+    bool inputs_known = src->kind == N_CALL_FUNCTION;
+    bool getitem = inputs_known && src->target && !strcmp(src->target, "operator.getitem");
+    for (int i = 0; inputs_known && !getitem && i < src->nargs; i++) {
+        const Value *v = &src->args[i];
+        if (v->kind == V_NODE && !v->node->is_sym && !v->node->has_meta && v->node->kind == N_CALL_FUNCTION)
+            inputs_known = false;
+    }
     TensorMeta *outs = arena_alloc(sa->arena, OP_MAX_OUTS * sizeof *outs);
     int nout = OP_MAX_OUTS;
-    if (src->kind != N_CALL_FUNCTION || op_infer_meta(sa->ctx, (Graph *)sa->graph, src, outs, &nout) || nout != 1 ||
+    if (!inputs_known || op_infer_meta(sa->ctx, (Graph *)sa->graph, src, outs, &nout) || nout != 1 ||
         outs[0].dtype == DT_INVALID)
         return sa_err(sa, "argument '%s' (node '%s') has no tensor metadata", what, src->name);
     *m = &outs[0];

@@ -13,7 +13,7 @@ typedef double (*PwF)(const double *x, const PwParams *p);
 typedef int64_t (*PwI)(const int64_t *x, const PwParams *p);
 
 enum { R_PROMOTE, R_FLOAT, R_BOOL, R_SAME, R_WHERE, R_LOGICAL };
-enum { P_ALPHA = 1, P_ROUND = 2, P_GELU = 4, P_CLAMP = 8 };
+enum { P_ALPHA = 1, P_ROUND = 2, P_GELU = 4, P_CLAMP = 8, P_HARDTANH = 16, P_SOFTPLUS = 32, P_ELU = 64 };
 
 typedef struct PwSpec {
     int nin, rule, params;
@@ -108,6 +108,14 @@ F1(f_floor, floor(a))       F1(f_ceil, ceil(a))         F1(f_round, nearbyint(a)
 F1(f_trunc, trunc(a))       I1(i_ident, a)
 F1(f_sign, a > 0 ? 1 : a < 0 ? -1 : a)  I1(i_sign, a > 0 ? 1 : a < 0 ? -1 : 0)
 F1(f_silu, a / (1 + exp(-a)))
+F1(f_hardsigmoid, fmin(fmax(a + 3, 0), 6) / 6)
+F1(f_hardswish, a * fmin(fmax(a + 3, 0), 6) / 6)
+F1(f_mish, a * tanh(a > 20 ? a : log1p(exp(a))))
+static double f_softplus(const double *x, const PwParams *p) {   /* beta in alpha, threshold in hi */
+    double bx = x[0] * p->alpha;
+    return bx > p->hi ? x[0] : log1p(exp(bx)) / p->alpha;
+}
+static double f_elu(const double *x, const PwParams *p) { return x[0] > 0 ? x[0] : p->alpha * expm1(x[0]); }
 F1(f_lgamma, lgamma(a))
 F1(f_isnan, isnan(a) ? 1 : 0)   F1(f_isinf, isinf(a) ? 1 : 0)
 F1(f_lnot, a == 0)          I1(i_lnot, a == 0)
@@ -174,6 +182,10 @@ static const PwSpec
     sp_band = {2, R_PROMOTE, 0, NULL, i_band, S2}, sp_bor = {2, R_PROMOTE, 0, NULL, i_bor, S2},
     sp_bxor = {2, R_PROMOTE, 0, NULL, i_bxor, S2},
     sp_clamp = {1, R_PROMOTE, P_CLAMP, f_clamp, i_clamp, S1},
+    sp_hardtanh = {1, R_PROMOTE, P_HARDTANH, f_clamp, NULL, S1},
+    sp_hardsigmoid = {1, R_FLOAT, 0, f_hardsigmoid, NULL, S1}, sp_hardswish = {1, R_FLOAT, 0, f_hardswish, NULL, S1},
+    sp_mish = {1, R_FLOAT, 0, f_mish, NULL, S1}, sp_softplus = {1, R_FLOAT, P_SOFTPLUS, f_softplus, NULL, S1},
+    sp_elu = {1, R_FLOAT, P_ELU, f_elu, NULL, S1},
     sp_leaky = {2, R_SAME, 0, f_leaky, NULL, {"self", "negative_slope"}},
     sp_where = {3, R_WHERE, 0, f_where, i_where, {"condition", "self", "other"}},
     sp_mfill = {3, R_SAME, 0, f_mfill, i_mfill, {"self", "mask", "value"}},
@@ -274,6 +286,19 @@ static void pw_params(ShapeArgs *sa, const PwSpec *sp, PwParams *p) {
     if (sp->params & P_GELU) {
         const char *m = arg_str(sa_arg(sa, -1, "approximate"), "none");
         p->gelu_tanh = !strcmp(m, "tanh");
+    }
+    if (sp->params & (P_HARDTANH | P_SOFTPLUS | P_ELU)) {
+        /* hardtanh(self, min_val=-1, max_val=1); softplus(self, beta=1, threshold=20); elu(self, alpha=1) */
+        static const char *names[3][2] = {{"min_val", "max_val"}, {"beta", "threshold"}, {"alpha", "scale"}};
+        int which = sp->params & P_HARDTANH ? 0 : sp->params & P_SOFTPLUS ? 1 : 2;
+        double v[2] = {which == 0 ? -1 : 1, which == 0 ? 1 : which == 1 ? 20 : 1};
+        DType t;
+        for (int k = 0; k < 2; k++) {
+            ArgRef a = sa_arg(sa, 1 + k, names[which][k]);
+            if (arg_present(a)) sa_scalar(sa, a, names[which][k], &v[k], &t);
+        }
+        if (which == 0) { p->lo = v[0]; p->hi = v[1]; p->has_lo = p->has_hi = true; }
+        else { p->alpha = v[0]; p->hi = v[1]; }
     }
     if (sp->params & P_CLAMP) {
         DType t;
@@ -391,6 +416,12 @@ const OpDef ops_pointwise_table[] = {
     PW("aten.relu.default", sp_relu, "max(x, 0)"),
     PW("aten.gelu.default", sp_gelu, "gelu, approximate='none' or 'tanh'"),
     PW("aten.leaky_relu.default", sp_leaky, "x > 0 ? x : slope * x"),
+    PW("aten.hardtanh.default", sp_hardtanh, "clamp to [min_val, max_val] (default [-1, 1])"),
+    PW("aten.hardsigmoid.default", sp_hardsigmoid, "relu6(x + 3) / 6"),
+    PW("aten.hardswish.default", sp_hardswish, "x * relu6(x + 3) / 6"),
+    PW("aten.mish.default", sp_mish, "x * tanh(softplus(x))"),
+    PW("aten.softplus.default", sp_softplus, "log(1 + exp(beta x)) / beta, linear above threshold"),
+    PW("aten.elu.default", sp_elu, "x > 0 ? x : alpha * (e^x - 1)"),
     PW("aten.erf.default", sp_erf, "error function"),
     PW("aten.erfc.default", sp_erfc, "complementary error function"),
     PW("aten.sin.default", sp_sin, "sine"),

@@ -471,7 +471,7 @@ done:
 
 const OpDef ops_view_table[] = {
     V("aten.view.default", shape_view, "view with a new shape (must be compatible with the strides)"),
-    V("aten._unsafe_view.default", shape_reshape, "view without alias tracking (reshape semantics)"),
+    {"aten._unsafe_view.default", OPF_VIEW, op_infer_generic, reshape_eval, "view without alias tracking (reshape semantics)", shape_reshape, NULL},
     {"aten.reshape.default", OPF_VIEW, op_infer_generic, reshape_eval, "view when possible, else a contiguous copy", shape_reshape, NULL},
     V("aten.permute.default", shape_permute, "reorder dimensions"),
     V("aten.transpose.int", shape_transpose, "swap two dimensions"),

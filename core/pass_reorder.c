@@ -47,7 +47,25 @@ static void visit(Node *other, void *ud) {
     unlink_node(r, o);
     insert_before(r, o, r->cur);
     r->moved++;
-    pass_note(r->pc, '>', other->name, "moved next to its user %s", r->g->nodes[r->cur]->name);
+}
+
+/* Note the nodes whose relative order changed: those off the longest increasing run of old
+ * positions in the new order (what graph_diff calls moved), with the node now after them. */
+static void note_moves(PassCtx *pc, Node **order, int n) {
+    int *tail = mi_xmalloc((n + 1) * sizeof(int)), *prev = mi_xmalloc((n + 1) * sizeof(int));
+    bool *keep = mi_xcalloc(n + 1, sizeof(bool));
+    int len = 0;
+    for (int i = 0; i < n; i++) {
+        int lo = 0, hi = len;
+        while (lo < hi) { int mid = (lo + hi) / 2; if (order[tail[mid]]->id < order[i]->id) lo = mid + 1; else hi = mid; }
+        prev[i] = lo > 0 ? tail[lo - 1] : -1;
+        tail[lo] = i;
+        if (lo == len) len++;
+    }
+    for (int i = len ? tail[len - 1] : -1; i >= 0; i = prev[i]) keep[i] = true;
+    for (int i = 0; i < n; i++)
+        if (!keep[i]) pass_note(pc, '>', order[i]->name, "moved (now before %s)", i + 1 < n ? order[i + 1]->name : "");
+    free(tail); free(prev); free(keep);
 }
 
 static bool is_mutation(const Node *n) {
@@ -93,6 +111,7 @@ int pass_reorder_for_locality(PassCtx *pc, Graph *g) {
         Node **order = mi_xmalloc((n + 1) * sizeof *order);
         int k = 0;
         for (int x = r.next[n]; x != n; x = r.next[x]) order[k++] = g->nodes[x];
+        note_moves(pc, order, k);   /* ids are still the old positions here */
         pu_set_order(g, order);
         free(order);
     }
@@ -149,12 +168,11 @@ int pass_stable_sort(PassCtx *pc, Graph *g) {
         status = mi_err(pc->ctx, g->source, 0, 0, "stable_sort: graph has a cycle (%d of %d nodes sorted)", k, n);
     } else {
         bool changed = false;
-        for (int i = 0; i < n; i++)
-            if (order[i] != g->nodes[i]) {
-                changed = true;
-                pass_note(pc, '>', order[i]->name, "topological order");
-            }
-        if (changed) pu_set_order(g, order);
+        for (int i = 0; i < n; i++) changed |= order[i] != g->nodes[i];
+        if (changed) {
+            note_moves(pc, order, n);
+            pu_set_order(g, order);
+        }
     }
     for (int i = 0; i <= n; i++) free(waiting[i].v);
     free(waiting);

@@ -4,6 +4,8 @@
 #include "passes.h"
 #include "ops.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static Node *resolve(Node **map, Node *n) {
@@ -86,4 +88,85 @@ const char *pu_op_short(const char *target, char *buf, size_t n) {
     memcpy(buf, s, len);
     buf[len] = 0;
     return buf;
+}
+
+/* ---- fresh node names in O(1) (graph_unique_name scans the graph on every try) ---- */
+
+typedef struct NameEnt { char *key; long next; } NameEnt;
+struct NameSet { NameEnt *e; size_t cap, n; };
+
+static uint64_t name_hash(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static NameEnt *ns_slot(NameSet *s, const char *key) {
+    size_t i = name_hash(key) & (s->cap - 1);
+    while (s->e[i].key && strcmp(s->e[i].key, key) != 0) i = (i + 1) & (s->cap - 1);
+    return &s->e[i];
+}
+
+static void ns_grow(NameSet *s) {
+    NameEnt *old = s->e;
+    size_t oc = s->cap;
+    s->cap = oc ? oc * 2 : 256;
+    s->e = mi_xcalloc(s->cap, sizeof *s->e);
+    for (size_t i = 0; i < oc; i++)
+        if (old[i].key) *ns_slot(s, old[i].key) = old[i];
+    free(old);
+}
+
+static NameEnt *ns_get(NameSet *s, const char *key, bool create) {
+    if (!s->cap || (s->n + 1) * 2 > s->cap) ns_grow(s);
+    NameEnt *e = ns_slot(s, key);
+    if (!e->key && create) {
+        e->key = mi_xstrdup(key);
+        e->next = 0;
+        s->n++;
+    }
+    return e->key ? e : NULL;
+}
+
+NameSet *nameset_new(void) { return mi_xcalloc(1, sizeof(NameSet)); }
+
+void nameset_add_graph(NameSet *s, const Graph *g) {
+    for (int i = 0; i < g->n; i++) ns_get(s, g->nodes[i]->name, true);
+}
+
+void nameset_free(NameSet *s) {
+    if (!s) return;
+    for (size_t i = 0; i < s->cap; i++) free(s->e[i].key);
+    free(s->e);
+    free(s);
+}
+
+const char *nameset_fresh(NameSet *s, Graph *g, const char *base) {
+    if (!base || !*base) base = "node";
+    if (!ns_get(s, base, false)) {
+        ns_get(s, base, true);
+        return arena_strdup(&g->arena, base);
+    }
+    /* "add_3" counts on from 3, like FX's namespace */
+    size_t len = strlen(base), end = len;
+    while (end > 0 && base[end - 1] >= '0' && base[end - 1] <= '9') end--;
+    long num = 0;
+    char stem[400];
+    if (end < len && end > 1 && base[end - 1] == '_') {
+        num = strtol(base + end, NULL, 10);
+        len = end - 1;
+    }
+    snprintf(stem, sizeof stem, "%.*s", (int)(len < 390 ? len : 390), base);
+    NameEnt *se = ns_get(s, stem, true);   /* the stem's entry remembers the last suffix */
+    if (se->next > num) num = se->next;
+    char buf[512];
+    for (;;) {
+        num++;
+        snprintf(buf, sizeof buf, "%s_%ld", stem, num);
+        if (!ns_get(s, buf, false)) break;
+    }
+    se = ns_get(s, stem, true);
+    se->next = num;
+    ns_get(s, buf, true);
+    return arena_strdup(&g->arena, buf);
 }

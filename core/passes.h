@@ -21,6 +21,7 @@
 #include "interp.h"
 
 typedef struct PassManager PassManager;
+typedef struct NameSet NameSet;
 typedef struct PatternSet PatternSet;
 
 /* One recorded change of a pass: kind '+' added, '-' removed, '~' rewritten, '>' moved. */
@@ -36,7 +37,9 @@ typedef struct PassCtx {
     Device device;            /* the graph's device (from placeholder/node metas) */
     bool inference;           /* false for training graphs (primals_/tangents_ inputs) */
     const PatternSet *user_patterns;   /* user patterns (pm_load_patterns); may be NULL */
+    bool extra_simplify;      /* also run the algebraic clean-ups Inductor does not do (x*1, ...) */
     PassChange *changes; int nchanges, capchanges;
+    NameSet *names;           /* node names in use (built on first use by pass_node_name_for) */
 } PassCtx;
 
 /* Note one change (strings are copied). */
@@ -70,8 +73,14 @@ const PassDef *pass_table(int *n);
 
 /* Shared helpers for pass files. */
 /* "aten.mm.default" -> "mm_default", "aten.add.Tensor" -> "add_tensor" (as torch.fx names
- * nodes made by graph.call_function); written into the graph's arena, made unique. */
-const char *pass_node_name_for(Graph *g, const char *target);
+ * nodes made by graph.call_function); written into the graph's arena, made unique in O(1)
+ * through pc->names (names of removed nodes stay taken, as in FX's namespace). */
+const char *pass_node_name_for(PassCtx *pc, Graph *g, const char *target);
+/* Set of names with FX-style fresh-name generation ("add" -> "add_1", "add_2", ...). */
+NameSet *nameset_new(void);
+void nameset_add_graph(NameSet *s, const Graph *g);
+const char *nameset_fresh(NameSet *s, Graph *g, const char *base);   /* copy in g's arena */
+void nameset_free(NameSet *s);
 /* Device of the graph: first placeholder/node meta with a device; cpu if none. */
 Device graph_device(const Graph *g);
 bool graph_is_training(const Graph *g);
@@ -120,6 +129,8 @@ void pm_free(PassManager *pm);
 /* Override the graph's device (patterns that depend on cuda) / inference flag; resets history. */
 void pm_set_device(PassManager *pm, Device d);
 void pm_set_inference(PassManager *pm, bool inference);
+/* Turn on the extra algebraic clean-ups in pass_pattern_2 (off by default: Inductor keeps x*1). */
+void pm_set_extra_simplify(PassManager *pm, bool on);
 /* Set the user hooks (post_grad_custom_pre_pass / post_grad_custom_post_pass); NULL = none. */
 void pm_set_custom_pre(PassManager *pm, PassFn fn);
 void pm_set_custom_post(PassManager *pm, PassFn fn);

@@ -11,7 +11,8 @@
  *     like terms collected, constant term (if any) last;
  *   - a product (EX_MUL) is a flat sorted list of factors, constant coefficient (if any)
  *     first; x*x is kept as two factors (printed x**2); products of sums are expanded
- *     (distributed) unless that would make more than MAX_EXPAND terms;
+ *     (distributed) unless that would make more than MAX_EXPAND term pairs (then, and
+ *     for anything multiplied with such a kept product, the sums stay whole factors);
  *   - FloorDiv/CeilDiv by a constant c > 0: gcd of all coefficients and c divided out,
  *     terms whose coefficient is a multiple of c pulled out (floor((c*q + r)/c) = q +
  *     floor(r/c) holds for every integer q, so this is always safe); nested FloorDiv by
@@ -37,6 +38,20 @@
  * printed "(a//b)"), so FloorDiv inside sums and products gets doubled parentheses the
  * way Inductor prints it: "x1 + ((x0//64))", "16*((x0//16))".  sym_c prints C with the
  * helpers of sym_c_prelude(); see sym_c_sb below.
+ *
+ * Canonical means: equal expressions built in any order are the same node, as long as no
+ * product of sums hit the MAX_EXPAND cap (then the kept product depends on the grouping;
+ * values are still right).  Size and index expressions never come near it.
+ *
+ * Simplification (sym_simplify) rebuilds bottom-up and applies range rules at each node,
+ * using interval bounds (sym_bound): a node whose bound is one value becomes that constant
+ * (FloorDiv(x, d) -> 0 when 0 <= x < d, ...); ModularIndexing(x, d, m) -> FloorDiv(x, d)
+ * when x//d stays in [0, m), or -> ModularIndexing(x//d, 1, m) when that is smaller (so
+ * ModularIndexing(x0 + 64*x1, 64, 4) -> x1 for x0 < 64, x1 < 4); Mod(a, b) -> a when
+ * 0 <= a < b; Min/Max args that can never win are dropped; and in sums the digit
+ * identities c*ModularIndexing(y, d, m) + c*m*FloorDiv(y, d*m) -> c*FloorDiv(y, d) and
+ * c*ModularIndexing(y, d, m) + c*m*ModularIndexing(y, d*m, m2) -> c*ModularIndexing(y, d,
+ * m*m2) re-merge split index variables.  Expressions are DAGs, so every walk memoizes.
  *
  * Integer overflow while folding constants wraps (two's complement, computed without UB)
  * and sets a sticky flag that sym_take_overflow() reads; sym_parse turns it into an error.
@@ -168,11 +183,12 @@ bool sym_is_int(const Expr *e, int64_t *v) {
     return true;
 }
 
+static bool has_syms(const Expr *e, void *memo);
+
 bool sym_has_symbols(const Expr *e) {
     if (e->kind == EX_SYM) return true;
-    for (int i = 0; i < e->n; i++)
-        if (sym_has_symbols(e->args[i])) return true;
-    return false;
+    if (e->n == 0) return false;
+    return has_syms(e, NULL);
 }
 
 /* ---------------------------------------------------------------- small vectors */
@@ -197,6 +213,79 @@ static void tv_push(TVec *a, int64_t c, Expr *m) {
     a->v[a->n].c = c;
     a->v[a->n].m = m;
     a->n++;
+}
+
+/* ---------------------------------------------------------------- memo tables
+ * Expressions are DAGs (hash-consing shares subexpressions), so every walk that may meet
+ * a node twice remembers what it computed per node; a plain tree walk can be exponential. */
+
+typedef __int128 I128;
+typedef struct { I128 lo, hi; } Iv;
+typedef struct { const Expr *k; union { Iv iv; Expr *e; int64_t i; } v; } MemoEnt;
+typedef struct { MemoEnt *t; size_t cap, cnt; MemoEnt inl[16]; } Memo;
+
+static void memo_init(Memo *m) {
+    memset(m->inl, 0, sizeof m->inl);
+    m->t = m->inl;
+    m->cap = 16;
+    m->cnt = 0;
+}
+
+static void memo_free(Memo *m) {
+    if (m->t != m->inl) free(m->t);
+}
+
+static MemoEnt *memo_get(Memo *m, const Expr *k) {
+    for (size_t j = k->hash & (m->cap - 1); m->t[j].k; j = (j + 1) & (m->cap - 1))
+        if (m->t[j].k == k) return &m->t[j];
+    return NULL;
+}
+
+/* Slot for k (new or existing); valid until the next memo_put. */
+static MemoEnt *memo_put(Memo *m, const Expr *k) {
+    if ((m->cnt + 1) * 2 > m->cap) {
+        size_t nc = m->cap * 2;
+        MemoEnt *nt = mi_xcalloc(nc, sizeof *nt);
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->t[i].k) continue;
+            size_t j = m->t[i].k->hash & (nc - 1);
+            while (nt[j].k) j = (j + 1) & (nc - 1);
+            nt[j] = m->t[i];
+        }
+        memo_free(m);
+        m->t = nt;
+        m->cap = nc;
+    }
+    size_t j = k->hash & (m->cap - 1);
+    for (; m->t[j].k; j = (j + 1) & (m->cap - 1))
+        if (m->t[j].k == k) return &m->t[j];
+    m->t[j].k = k;
+    m->cnt++;
+    return &m->t[j];
+}
+
+/* true when k was already visited (marks it otherwise) */
+static bool memo_seen(Memo *m, const Expr *k) {
+    if (memo_get(m, k)) return true;
+    memo_put(m, k);
+    return false;
+}
+
+static bool has_syms_rec(const Expr *e, Memo *m) {
+    if (e->kind == EX_SYM) return true;
+    if (e->n == 0 || memo_seen(m, e)) return false;
+    for (int i = 0; i < e->n; i++)
+        if (has_syms_rec(e->args[i], m)) return true;
+    return false;
+}
+
+static bool has_syms(const Expr *e, void *unused) {
+    (void)unused;
+    Memo m;
+    memo_init(&m);
+    bool r = has_syms_rec(e, &m);
+    memo_free(&m);
+    return r;
 }
 
 /* ---------------------------------------------------------------- integer helpers */
@@ -385,8 +474,16 @@ static Expr *mul_mono(SymCtx *s, Expr *a, Expr *b) {
     Expr *ma = split_term(s, a, &ca), *mb = split_term(s, b, &cb);
     int64_t c = ov_mul(s, ca, cb);
     if (c == 0) return sym_int(s, 0);
-    if (!ma) return make_term(s, c, mb);
-    if (!mb) return make_term(s, c, ma);
+    if (!ma || !mb) {
+        Expr *m = ma ? ma : mb;
+        if (m && m->kind == EX_ADD) {   /* c*(sum): always distributed, never a MUL[c, sum] */
+            TVec tv = {0};
+            push_terms(s, &tv, m);
+            for (int i = 0; i < tv.n; i++) tv.v[i].c = ov_mul(s, tv.v[i].c, c);
+            return build_sum(s, &tv);
+        }
+        return make_term(s, c, m);
+    }
     int na = mono_nf(ma), nb = mono_nf(mb), n = 0;
     Expr **f = mi_xmalloc((size_t)(na + nb + 1) * sizeof *f);
     f[n++] = c == 1 ? NULL : sym_int(s, c);
@@ -403,6 +500,21 @@ static Expr *mul_mono(SymCtx *s, Expr *a, Expr *b) {
     return r;
 }
 
+/* A term with a sum kept whole as a factor (left by the MAX_EXPAND cap). */
+static bool has_sum_factor(const Expr *t) {
+    if (t->kind != EX_MUL) return false;
+    for (int i = 0; i < t->n; i++)
+        if (t->args[i]->kind == EX_ADD) return true;
+    return false;
+}
+
+static bool any_sum_factor(const Expr *e) {
+    if (e->kind != EX_ADD) return has_sum_factor(e);
+    for (int i = 0; i < e->n; i++)
+        if (has_sum_factor(e->args[i])) return true;
+    return false;
+}
+
 Expr *sym_mul(SymCtx *s, Expr *a, Expr *b) {
     int64_t x, y;
     bool ia = sym_is_int(a, &x), ib = sym_is_int(b, &y);
@@ -412,7 +524,10 @@ Expr *sym_mul(SymCtx *s, Expr *a, Expr *b) {
     if (ib && y == 1) return a;
     int na = a->kind == EX_ADD ? a->n : 1, nb = b->kind == EX_ADD ? b->n : 1;
     if (na == 1 && nb == 1) return mul_mono(s, a, b);
-    if (na > 1 && nb > 1 && na * nb > MAX_EXPAND) return mul_mono(s, a, b);
+    /* distributing over a term that already holds a whole sum would copy that sum into
+     * every term: the tree (not the DAG) would grow exponentially with repeated products */
+    if ((na > 1 && nb > 1 && na * nb > MAX_EXPAND) || any_sum_factor(a) || any_sum_factor(b))
+        return mul_mono(s, a, b);
     TVec tv = {0};
     for (int i = 0; i < na; i++)
         for (int j = 0; j < nb; j++) {
@@ -614,29 +729,49 @@ static Expr *rebuild(SymCtx *s, const Expr *e, Expr **a) {
     return (Expr *)e;
 }
 
-Expr *sym_subst(SymCtx *s, Expr *e, const char **names, Expr **repl, int n) {
+static Expr *subst_rec(SymCtx *s, Expr *e, const char **names, Expr **repl, int n, Memo *m) {
     if (e->kind == EX_SYM) {
         for (int i = 0; i < n; i++)
             if (!strcmp(names[i], e->name)) return repl[i];
         return e;
     }
     if (e->kind == EX_INT) return e;
+    MemoEnt *me = memo_get(m, e);
+    if (me) return me->v.e;
     Expr **a = mi_xmalloc((size_t)e->n * sizeof *a);
     bool changed = false;
     for (int i = 0; i < e->n; i++) {
-        a[i] = sym_subst(s, e->args[i], names, repl, n);
+        a[i] = subst_rec(s, e->args[i], names, repl, n, m);
         changed |= a[i] != e->args[i];
     }
     Expr *r = changed ? rebuild(s, e, a) : e;
     free(a);
+    memo_put(m, e)->v.e = r;
     return r;
 }
 
-static bool mentions(const Expr *e, const char *name) {
+Expr *sym_subst(SymCtx *s, Expr *e, const char **names, Expr **repl, int n) {
+    Memo m;
+    memo_init(&m);
+    Expr *r = subst_rec(s, e, names, repl, n, &m);
+    memo_free(&m);
+    return r;
+}
+
+static bool mentions_rec(const Expr *e, const char *name, Memo *m) {
     if (e->kind == EX_SYM) return e->name == name;
+    if (e->n == 0 || memo_seen(m, e)) return false;
     for (int i = 0; i < e->n; i++)
-        if (mentions(e->args[i], name)) return true;
+        if (mentions_rec(e->args[i], name, m)) return true;
     return false;
+}
+
+static bool mentions(const Expr *e, const char *name) {
+    Memo m;
+    memo_init(&m);
+    bool r = mentions_rec(e, name, &m);
+    memo_free(&m);
+    return r;
 }
 
 Expr *sym_coeff(SymCtx *s, Expr *e, const char *var) {
@@ -659,31 +794,38 @@ Expr *sym_coeff(SymCtx *s, Expr *e, const char *var) {
     return sum;
 }
 
-static int free_syms(const Expr *e, const char **out, int cnt, int max) {
+static int free_syms(const Expr *e, const char **out, int cnt, int max, Memo *m) {
     if (e->kind == EX_SYM) {
         for (int i = 0; i < cnt; i++)
             if (out[i] == e->name) return cnt;
         if (cnt < max) out[cnt++] = e->name;
         return cnt;
     }
-    for (int i = 0; i < e->n; i++) cnt = free_syms(e->args[i], out, cnt, max);
+    if (e->n == 0 || memo_seen(m, e)) return cnt;
+    for (int i = 0; i < e->n; i++) cnt = free_syms(e->args[i], out, cnt, max, m);
     return cnt;
 }
 
-int sym_free_symbols(const Expr *e, const char **out, int max) { return free_syms(e, out, 0, max); }
+int sym_free_symbols(const Expr *e, const char **out, int max) {
+    Memo m;
+    memo_init(&m);
+    int n = free_syms(e, out, 0, max, &m);
+    memo_free(&m);
+    return n;
+}
 
 /* ---------------------------------------------------------------- ranges (interval arithmetic) */
 
 /* Bounds are 128-bit; anything beyond +-2^63 becomes +-BINF ("unbounded"). */
-typedef __int128 I128;
 #define BINF (((I128)1) << 100)
 #define BLIM (((I128)1) << 63)
-typedef struct { I128 lo, hi; } Iv;
-
 typedef struct {
     const SymRange *r;
     int nr;
     bool all_nonneg;   /* symbols without a range are >= 0 (sym_c's assumption) */
+    Memo *bounds;      /* Expr -> Iv for this call */
+    Memo *simplified;  /* Expr -> simp() result */
+    Memo *refined;     /* Expr -> refine() result */
 } RangeCx;
 
 static I128 clampv(I128 v) { return v > BLIM ? BINF : v < -BLIM ? -BINF : v; }
@@ -769,7 +911,18 @@ static bool is_size_name(const char *n) {
     return true;
 }
 
+static Iv bound_node(const Expr *e, const RangeCx *rc);
+
 static Iv bound(const Expr *e, const RangeCx *rc) {
+    if (e->n == 0) return bound_node(e, rc);
+    MemoEnt *me = memo_get(rc->bounds, e);
+    if (me) return me->v.iv;
+    Iv r = bound_node(e, rc);
+    memo_put(rc->bounds, e)->v.iv = r;
+    return r;
+}
+
+static Iv bound_node(const Expr *e, const RangeCx *rc) {
     Iv r, t;
     switch (e->kind) {
     case EX_INT: return (Iv){e->ival, e->ival};
@@ -827,8 +980,11 @@ static Iv bound(const Expr *e, const RangeCx *rc) {
 }
 
 bool sym_bound(const Expr *e, const SymRange *r, int nr, int64_t *lo, int64_t *hi) {
-    RangeCx rc = {r, nr, false};
+    Memo mb;
+    memo_init(&mb);
+    RangeCx rc = {r, nr, false, &mb, NULL, NULL};
     Iv b = bound(e, &rc);
+    memo_free(&mb);
     int64_t l = b.lo <= INT64_MIN ? INT64_MIN : b.lo >= INT64_MAX ? INT64_MAX : (int64_t)b.lo;
     int64_t h = b.hi >= INT64_MAX ? INT64_MAX : b.hi <= INT64_MIN ? INT64_MIN : (int64_t)b.hi;
     if (lo) *lo = l;
@@ -844,11 +1000,52 @@ static int node_size(const Expr *e, int cap) {
     return n;
 }
 
-static bool is_point(Iv b) { return b.lo == b.hi && !is_inf(b.lo); }
+static bool is_point(Iv b) { return b.lo == b.hi && b.lo >= INT64_MIN && b.lo <= INT64_MAX; }
 
-/* Range rules at the top of e, whose args are already simplified. */
+/* Identities that undo a split of one index into digits (no ranges needed), in a sum:
+ *   c*ModularIndexing(y, d, m) + c*m*FloorDiv(y, d*m)            -> c*FloorDiv(y, d)
+ *   c*ModularIndexing(y, d, m) + c*m*ModularIndexing(y, d*m, m2) -> c*ModularIndexing(y, d, m*m2)
+ * since (y//d) % m + m*((y//d)//m) == y//d.  Returns e when no pair matches. */
+static Expr *merge_digits(SymCtx *s, Expr *e) {
+    if (e->kind != EX_ADD) return e;
+    for (int i = 0; i < e->n; i++) {
+        int64_t ci, cj, d, m, dm, cm, m2, mm;
+        Expr *mi = split_term(s, e->args[i], &ci);
+        if (!mi || mi->kind != EX_MODIDX || !sym_is_int(mi->args[1], &d) || !sym_is_int(mi->args[2], &m) ||
+            d <= 0 || m <= 0 || __builtin_mul_overflow(d, m, &dm) || __builtin_mul_overflow(ci, m, &cm))
+            continue;
+        for (int j = 0; j < e->n; j++) {
+            Expr *mj = split_term(s, e->args[j], &cj);
+            if (j == i || !mj || cj != cm || mj->args == NULL || mj->n < 2 || mj->args[0] != mi->args[0]) continue;
+            Expr *merged = NULL;
+            if (mj->kind == EX_FLOORDIV && sym_is_int(mj->args[1], &dm) && dm == d * m)
+                merged = sym_floordiv(s, mi->args[0], mi->args[1]);
+            else if (mj->kind == EX_MODIDX && sym_is_int(mj->args[1], &dm) && dm == d * m &&
+                     sym_is_int(mj->args[2], &m2) && m2 > 0 && !__builtin_mul_overflow(m, m2, &mm))
+                merged = sym_modidx(s, mi->args[0], mi->args[1], sym_int(s, mm));
+            if (!merged) continue;
+            Expr *r = sym_mul(s, sym_int(s, ci), merged);
+            for (int k = 0; k < e->n; k++)
+                if (k != i && k != j) r = sym_add(s, r, e->args[k]);
+            return merge_digits(s, r);
+        }
+    }
+    return e;
+}
+
+static Expr *refine_node(SymCtx *s, Expr *e, const RangeCx *rc);
+
 static Expr *refine(SymCtx *s, Expr *e, const RangeCx *rc) {
     if (e->kind == EX_INT || e->kind == EX_SYM) return e;
+    MemoEnt *me = memo_get(rc->refined, e);
+    if (me) return me->v.e;
+    Expr *r = refine_node(s, e, rc);
+    memo_put(rc->refined, e)->v.e = r;
+    return r;
+}
+
+/* Range rules at the top of e, whose args are already simplified. */
+static Expr *refine_node(SymCtx *s, Expr *e, const RangeCx *rc) {
     Iv be = bound(e, rc);
     if (is_point(be)) return sym_int(s, (int64_t)be.lo);
     int64_t d, m;
@@ -863,7 +1060,7 @@ static Expr *refine(SymCtx *s, Expr *e, const RangeCx *rc) {
         }
         Expr *r = changed ? rebuild(s, e, a) : e;
         free(a);
-        return r;
+        return merge_digits(s, r);
     }
     case EX_MODIDX: {
         Expr *x = e->args[0], *dv = e->args[1], *mv = e->args[2];
@@ -915,6 +1112,8 @@ static Expr *refine(SymCtx *s, Expr *e, const RangeCx *rc) {
 
 static Expr *simp(SymCtx *s, Expr *e, const RangeCx *rc) {
     if (e->kind == EX_INT || e->kind == EX_SYM) return e;
+    MemoEnt *me = memo_get(rc->simplified, e);
+    if (me) return me->v.e;
     Expr **a = mi_xmalloc((size_t)e->n * sizeof *a);
     bool changed = false;
     for (int i = 0; i < e->n; i++) {
@@ -923,19 +1122,29 @@ static Expr *simp(SymCtx *s, Expr *e, const RangeCx *rc) {
     }
     Expr *r = changed ? rebuild(s, e, a) : e;
     free(a);
-    return refine(s, r, rc);
+    r = refine(s, r, rc);
+    memo_put(rc->simplified, e)->v.e = r;
+    return r;
 }
 
 Expr *sym_simplify(SymCtx *s, Expr *e, const SymRange *r, int nr) {
-    RangeCx rc = {r, nr, false};
+    Memo mb, ms, mr;
+    memo_init(&mb);
+    memo_init(&ms);
+    memo_init(&mr);
+    RangeCx rc = {r, nr, false, &mb, &ms, &mr};
     /* a second round catches rules enabled by the first (rarely needed) */
     Expr *x = simp(s, e, &rc);
-    return x == e ? x : simp(s, x, &rc);
+    if (x != e) x = simp(s, x, &rc);
+    memo_free(&mb);
+    memo_free(&ms);
+    memo_free(&mr);
+    return x;
 }
 
 /* ---------------------------------------------------------------- evaluation */
 
-typedef struct { MiCtx *ctx; const SymBinding *b; int nb; } EvalCx;
+typedef struct { MiCtx *ctx; const SymBinding *b; int nb; Memo *memo; } EvalCx;
 
 static int eval_fail(EvalCx *ec, const Expr *e, const char *what) {
     char buf[160];
@@ -943,7 +1152,18 @@ static int eval_fail(EvalCx *ec, const Expr *e, const char *what) {
     return mi_err(ec->ctx, NULL, 0, 0, "%s while evaluating %s", what, buf);
 }
 
+static int ev_node(EvalCx *ec, const Expr *e, int64_t *out);
+
 static int ev(EvalCx *ec, const Expr *e, int64_t *out) {
+    if (e->n == 0) return ev_node(ec, e, out);
+    MemoEnt *me = memo_get(ec->memo, e);
+    if (me) { *out = me->v.i; return 0; }
+    if (ev_node(ec, e, out)) return -1;
+    memo_put(ec->memo, e)->v.i = *out;
+    return 0;
+}
+
+static int ev_node(EvalCx *ec, const Expr *e, int64_t *out) {
     int64_t v[3] = {0}, acc, x;
     switch (e->kind) {
     case EX_INT: *out = e->ival; return 0;
@@ -987,9 +1207,13 @@ static int ev(EvalCx *ec, const Expr *e, int64_t *out) {
 }
 
 int sym_eval(MiCtx *ctx, const Expr *e, const SymBinding *b, int nb, int64_t *out) {
-    EvalCx ec = {ctx, b, nb};
+    Memo m;
+    memo_init(&m);
+    EvalCx ec = {ctx, b, nb, &m};
     int64_t v;
-    if (ev(&ec, e, &v)) return -1;
+    int rc = ev(&ec, e, &v);
+    memo_free(&m);
+    if (rc) return -1;
     *out = v;
     return 0;
 }
@@ -1273,13 +1497,19 @@ static void pc(const Expr *e, const RangeCx *rc, StrBuf *sb) {
 }
 
 void sym_c_sb(const Expr *e, StrBuf *sb) {
-    RangeCx rc = {NULL, 0, true};
+    Memo mb;
+    memo_init(&mb);
+    RangeCx rc = {NULL, 0, true, &mb, NULL, NULL};
     pc(e, &rc, sb);
+    memo_free(&mb);
 }
 
 void sym_c_sb_ranges(const Expr *e, const SymRange *r, int nr, StrBuf *sb) {
-    RangeCx rc = {r, nr, false};
+    Memo mb;
+    memo_init(&mb);
+    RangeCx rc = {r, nr, false, &mb, NULL, NULL};
     pc(e, &rc, sb);
+    memo_free(&mb);
 }
 
 const char *sym_c(const Expr *e, char *buf, size_t n) {
@@ -1296,7 +1526,7 @@ const char *sym_c(const Expr *e, char *buf, size_t n) {
  *   expr   := term (('+' | '-') term)*
  *   term   := unary (('*' | '//' | '%') unary)*
  *   unary  := ('-' | '+') unary | power
- *   power  := atom ('**' unary)?            exponent: an integer constant 0..64
+ *   power  := atom ('**' unary)?            exponent: an integer constant 0..PARSE_MAX_ARGS
  *   atom   := INT | NAME | NAME '(' expr (',' expr)* ')' | '(' expr ')'
  * Functions: FloorDiv, CleanDiv, CeilDiv, ModularIndexing, Mod, PythonMod, Min, Max,
  * Identity.  Python precedence: unary minus binds looser than ** (-x**2 == -(x**2)). */
@@ -1461,8 +1691,8 @@ static Expr *p_power(Parser *p) {
     Expr *ex = p_unary(p);
     if (!ex) return NULL;
     int64_t k;
-    if (!sym_is_int(ex, &k) || k < 0 || k > 64)
-        return perr(p, at, "exponent must be an integer constant between 0 and 64");
+    if (!sym_is_int(ex, &k) || k < 0 || k > PARSE_MAX_ARGS)
+        return perr(p, at, "exponent must be an integer constant between 0 and %d", PARSE_MAX_ARGS);
     Expr *r = sym_int(p->s, 1);
     for (int64_t i = 0; i < k; i++) {
         r = checked(p, sym_mul(p->s, r, base), at);
@@ -1502,11 +1732,11 @@ static Expr *p_term(Parser *p) {
         skip_ws(p);
         const char *at = p->p;
         int op;
+        if (p->only_mul == p->depth && (at[0] == '%' || at[0] == '/'))
+            return perr(p, at, "integer literal out of the int64 range");
         if (at[0] == '/' && at[1] == '/') { op = '/'; p->p += 2; }
         else if (at[0] == '/') return perr(p, at, "true division '/' is not supported in size expressions; use '//'");
         else if (at[0] == '*' && at[1] != '*') { op = '*'; p->p++; }
-        else if (p->only_mul == p->depth && (at[0] == '%' || at[0] == '/'))
-            return perr(p, at, "integer literal out of the int64 range");
         else if (at[0] == '%') { op = '%'; p->p++; }
         else break;
         Expr *b = p_unary(p);

@@ -13,8 +13,16 @@
 #if __has_include("trace/trace.h")
 #define HAVE_TRACE 1
 #endif
-#if __has_include("lowering.h") && __has_include("ir.h") && __has_include("scheduler.h") && __has_include("codegen_c.h")
-#define HAVE_COMPILE 1
+/* The back end is used once its implementation files exist too (a header alone would not link). */
+#if __has_include("ir.h") && __has_include("ir.c") && __has_include("lowering.c") && \
+    __has_include("ir_print.c") && __has_include("ir_deps.c")
+#define HAVE_IR 1
+#endif
+#if defined(HAVE_IR) && __has_include("scheduler.h") && __has_include("scheduler.c")
+#define HAVE_SCHED 1
+#endif
+#if defined(HAVE_SCHED) && __has_include("codegen_c.h") && __has_include("codegen_c.c")
+#define HAVE_CODEGEN 1
 #endif
 
 #endif

@@ -6,19 +6,245 @@
 #include <string.h>
 #include "commands.h"
 #include "viz/viz.h"
+#include "runtime.h"
+#include "tensor.h"
+#ifdef HAVE_TRACE
+#include "trace/trace.h"
+#endif
+#ifdef HAVE_IR
+#include "tensor.h"     /* MI_MAX_DIMS, used by ir.h */
+#include "ir.h"
+#endif
 
-struct CompileState { int unused; };
+struct CompileState {
+#ifdef HAVE_IR
+    IrModule *ir;
+#endif
+    int unused;
+};
 
-void compile_state_free(CompileState *cs) { free(cs); }
-char **compile_state_names(CompileState *cs) { (void)cs; return NULL; }
+void compile_state_free(CompileState *cs) {
+    if (!cs) return;
+#ifdef HAVE_IR
+    if (cs->ir) ir_free(cs->ir);
+#endif
+    free(cs);
+}
 
-#define NOT_YET(name) \
+#define NOT_YET(name, what) \
     int name(Session *s, int argc, char **argv) { \
-        return mi_err(s->ctx, "", 0, 0, "not available yet: lowering/IR/scheduler/codegen (core/lowering.h, core/ir.h, core/scheduler.h, core/codegen_c.h) are missing"); }
-NOT_YET(cmd_lower) NOT_YET(cmd_ir) NOT_YET(cmd_sched) NOT_YET(cmd_codegen) NOT_YET(cmd_exec)
+        (void)argc; (void)argv; \
+        return mi_err(s->ctx, "", 0, 0, "not available yet: %s", what); }
 
+#ifdef HAVE_IR
+
+static const char *buf_kind_name(const Buffer *b) {
+    switch (b->kind) {
+    case BUF_INPUT: return "InputBuffer";
+    case BUF_EXTERN: return "ExternKernel";
+    case BUF_COMPUTED: return b->is_reduction ? "Reduction" : "Pointwise";
+    }
+    return "?";
+}
+
+static VizClass buf_class(const Buffer *b) {
+    switch (b->kind) {
+    case BUF_INPUT: return VIZ_PLACEHOLDER;
+    case BUF_EXTERN: return VIZ_EXTERN;
+    case BUF_COMPUTED: return b->is_reduction ? VIZ_REDUCTION : VIZ_POINTWISE;
+    }
+    return VIZ_OTHER;
+}
+
+static void layout_text(const Buffer *b, StrBuf *sb) {
+    sb_printf(sb, "%s[", dtype_abbrev(b->layout.dtype));
+    for (int d = 0; d < b->layout.ndim; d++) {
+        if (d) sb_put(sb, ", ");
+        sym_str_sb(b->layout.size[d], sb);
+    }
+    sb_putc(sb, ']');
+}
+
+static bool require_ir(Session *s) {
+    if (s->cs && s->cs->ir) return true;
+    mi_err(s->ctx, "", 0, 0, "nothing lowered yet (try 'lower')");
+    return false;
+}
+
+char **compile_state_names(CompileState *cs) {
+    if (!cs || !cs->ir) return NULL;
+    char **names = mi_xcalloc(cs->ir->nbufs + 1, sizeof *names);
+    for (int i = 0; i < cs->ir->nbufs; i++) names[i] = mi_xstrdup(cs->ir->bufs[i]->name);
+    return names;
+}
+
+int cmd_lower(Session *s, int argc, char **argv) {
+    if (argc != 1) return usage_error(s, "lower");
+    if (!session_require_graph(s)) return -1;
+    fprintf(s->err, "lowering %d nodes...\n", session_graph(s)->n);
+    uint64_t t0 = mi_now_ns();
+    IrModule *m = ir_lower(s->ctx, session_graph(s));
+    if (!m) return -1;
+    session_drop_compile(s);
+    s->cs = mi_xcalloc(1, sizeof *s->cs);
+    s->cs->ir = m;
+    int nin = 0, ncomp = 0, next = 0;
+    for (int i = 0; i < m->nbufs; i++) {
+        const Buffer *b = m->bufs[i];
+        if (b->kind == BUF_INPUT) { nin++; continue; }
+        if (b->kind == BUF_EXTERN) next++; else ncomp++;
+        StrBuf sb; sb_init(&sb);
+        layout_text(b, &sb);
+        fprintf(s->out, "  %-8s %-12s %-20s", b->name, buf_kind_name(b), sb.s ? sb.s : "");
+        sb_free(&sb);
+        if (b->norigins) {
+            fprintf(s->out, " origins:");
+            for (int k = 0; k < b->norigins; k++) fprintf(s->out, " %s", b->origins[k]);
+        }
+        if (b->output_index >= 0) fprintf(s->out, "  -> output %d", b->output_index);
+        fputc('\n', s->out);
+    }
+    fprintf(s->out, "lowered to %d buffers (%d inputs, %d computed, %d extern) in %.3f ms\n",
+            m->nbufs, nin, ncomp, next, (mi_now_ns() - t0) / 1e6);
+    return 0;
+}
+
+int cmd_ir(Session *s, int argc, char **argv) {
+    if (argc > 2 || (argc == 2 && strcmp(argv[1], "post") && strcmp(argv[1], "pre"))) return usage_error(s, "ir");
+    if (!require_ir(s)) return -1;
+    char *text = ir_print(s->cs->ir);
+    if (!text) return mi_err(s->ctx, "", 0, 0, "cannot print the IR");
+    fputs(text, s->out);
+    if (*text && text[strlen(text) - 1] != '\n') fputc('\n', s->out);
+    free(text);
+    return 0;
+}
+
+int compile_state_bufgraph(Session *s, VizBufGraph *out, bool with_groups) {
+    memset(out, 0, sizeof *out);
+    if (!require_ir(s)) return -1;
+    if (with_groups) return mi_err(s->ctx, "", 0, 0, "no fusion groups yet (try 'sched')");
+    IrModule *m = s->cs->ir;
+    out->nodes = mi_xcalloc(m->nbufs ? m->nbufs : 1, sizeof *out->nodes);
+    int cap = 16;
+    out->edges = mi_xcalloc(cap, sizeof *out->edges);
+    for (int i = 0; i < m->nbufs; i++) {
+        const Buffer *b = m->bufs[i];
+        StrBuf sb; sb_init(&sb);
+        sb_printf(&sb, "%s ", buf_kind_name(b));
+        layout_text(b, &sb);
+        if (b->output_index >= 0) sb_printf(&sb, " (output %d)", b->output_index);
+        out->nodes[out->n].name = mi_xstrdup(b->name);
+        out->nodes[out->n].label = sb_take(&sb);
+        out->nodes[out->n].cls = buf_class(b);
+        out->n++;
+        if (b->kind == BUF_INPUT) continue;
+        DepSet ds = {0};
+        ir_deps_collect(m, b, &ds);
+        for (int r = 0; r < ds.nreads; r++) {
+            if (!ds.reads[r].buf || ds.reads[r].buf == b) continue;
+            if (out->nedges == cap) { cap *= 2; out->edges = mi_xrealloc(out->edges, cap * sizeof *out->edges); }
+            out->edges[out->nedges].from = mi_xstrdup(ds.reads[r].buf->name);
+            out->edges[out->nedges].to = mi_xstrdup(b->name);
+            out->edges[out->nedges].label = NULL;
+            out->nedges++;
+        }
+        dep_set_free(&ds);
+    }
+    return 0;
+}
+
+void compile_bufgraph_free(VizBufGraph *bg) {
+    for (int i = 0; i < bg->n; i++) { free((char *)bg->nodes[i].name); free((char *)bg->nodes[i].label); }
+    for (int i = 0; i < bg->nedges; i++) { free((char *)bg->edges[i].from); free((char *)bg->edges[i].to); }
+    for (int i = 0; i < bg->ngroups; i++) {
+        free((char *)bg->groups[i].kernel); free((char *)bg->groups[i].label);
+        for (int k = 0; k < bg->groups[i].nmembers; k++) free((char *)bg->groups[i].members[k]);
+        free(bg->groups[i].members);
+    }
+    free(bg->nodes); free(bg->edges); free(bg->groups);
+    memset(bg, 0, sizeof *bg);
+}
+
+#else  /* !HAVE_IR */
+
+char **compile_state_names(CompileState *cs) { (void)cs; return NULL; }
+NOT_YET(cmd_lower, "lowering (core/ir.h and its implementation) is missing")
+NOT_YET(cmd_ir, "the IR (core/ir.h and its implementation) is missing")
 int compile_state_bufgraph(Session *s, VizBufGraph *out, bool with_groups) {
     (void)out; (void)with_groups;
     return mi_err(s->ctx, "", 0, 0, "not available yet: the IR (core/ir.h) is missing");
 }
 void compile_bufgraph_free(VizBufGraph *bg) { (void)bg; }
+
+#endif
+
+/* Compile C source, run it on the session inputs, compare every output with the reference
+ * interpreter on the current graph, and time it. Prints "max abs err" per output. */
+static __attribute__((unused)) int exec_source(Session *s, const char *src, long reps) {
+    const Graph *g = session_graph(s);
+    if (session_ensure_inputs(s) < 0) return -1;
+    fprintf(s->err, "compiling %zu bytes of C...\n", strlen(src));
+    RtModule *mod = rt_compile(s->ctx, src);
+    if (!mod) return -1;
+    fprintf(s->out, "compiled %s: %s (%.3f s cc, %.3f ms load)\n", mod->key,
+            mod->cache_hit ? "cache hit" : "built", mod->compile_s, mod->load_s * 1e3);
+#ifdef HAVE_TRACE
+    if (s->ctx->trace) trace_artifact(s->ctx->trace, "inductor_output_code", "string", src);
+#endif
+    IValue *in_ref = session_clone_inputs(s->ctx, s->inputs, s->ninputs);
+    IValue *in_rt = session_clone_inputs(s->ctx, s->inputs, s->ninputs);
+    IValue *ro = NULL, *co = NULL; int nr = 0, nc = 0;
+    double run_s = 0;
+    int rc = -1;
+    if (!in_ref || !in_rt) goto done;
+    if (interp_run(s->ctx, g, in_ref, s->ninputs, &ro, &nr) < 0) goto done;
+    if (rt_run(s->ctx, mod, g, in_rt, s->ninputs, &co, &nc, &run_s) < 0) goto done;
+    if (nr != nc) { mi_err(s->ctx, "", 0, 0, "exec: the kernel returned %d outputs, the interpreter %d", nc, nr); goto done; }
+    int bad = 0;
+    double worst = 0;
+    for (int i = 0; i < nr; i++) {
+        if (ro[i].kind != IV_TENSOR || co[i].kind != IV_TENSOR) continue;
+        CompareResult cr = tensor_compare(co[i].t, ro[i].t, s->rtol, s->atol);
+        char ty[128];
+        tensor_type_str(ro[i].t, ty, sizeof ty);
+        fprintf(s->out, "output %d: %s max abs err %.3g max rel err %.3g %s\n", i, ty, cr.max_abs, cr.max_rel,
+                cr.ok ? "ok" : cr.shape_ok ? "MISMATCH" : "SHAPE MISMATCH");
+        if (!cr.ok) bad++;
+        if (cr.max_abs > worst) worst = cr.max_abs;
+    }
+    /* in-place updates of inputs must match too */
+    for (int i = 0; i < s->ninputs; i++) {
+        if (in_ref[i].kind != IV_TENSOR) continue;
+        CompareResult cr = tensor_compare(in_rt[i].t, in_ref[i].t, s->rtol, s->atol);
+        if (!cr.ok) { fprintf(s->out, "input %d after the run: MISMATCH max abs err %.3g\n", i, cr.max_abs); bad++; }
+    }
+    fprintf(s->out, "max abs err %.3g over %d output%s\n", worst, nr, nr == 1 ? "" : "s");
+    double med = 0, best = 0;
+    if (reps > 0) {
+        fprintf(s->err, "timing %ld runs...\n", reps);
+        if (rt_time(s->ctx, mod, g, in_rt, s->ninputs, 2, (int)reps, &med, &best) < 0) goto done;
+        uint64_t t0 = mi_now_ns();
+        IValue *o2 = NULL; int n2 = 0;
+        IValue *in2 = session_clone_inputs(s->ctx, s->inputs, s->ninputs);
+        if (in2 && interp_run(s->ctx, g, in2, s->ninputs, &o2, &n2) == 0) interp_free_outputs(o2, n2);
+        double interp_s = (mi_now_ns() - t0) / 1e9;
+        if (in2) session_free_inputs(in2, s->ninputs);
+        fprintf(s->out, "time: median %.4f ms, min %.4f ms over %ld runs; interpreter %.3f ms (%.1fx)\n",
+                med * 1e3, best * 1e3, reps, interp_s * 1e3, med > 0 ? interp_s / med : 0.0);
+    }
+    if (bad) { mi_err(s->ctx, "", 0, 0, "exec: %d comparison%s failed", bad, bad == 1 ? "" : "s"); goto done; }
+    fprintf(s->out, "exec: ok\n");
+    rc = 0;
+done:
+    if (ro) interp_free_outputs(ro, nr);
+    if (co) interp_free_outputs(co, nc);
+    if (in_ref) session_free_inputs(in_ref, s->ninputs);
+    if (in_rt) session_free_inputs(in_rt, s->ninputs);
+    rt_free(mod);
+    return rc;
+}
+
+NOT_YET(cmd_sched, "the scheduler (core/scheduler.h) is missing")
+NOT_YET(cmd_codegen, "C code generation (core/codegen_c.h) is missing")
+NOT_YET(cmd_exec, "C code generation (core/codegen_c.h) is missing")

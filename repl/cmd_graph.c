@@ -106,7 +106,7 @@ int cmd_load(Session *s, int argc, char **argv) {
     if (stat(path, &st) != 0) return mi_err(s->ctx, path, 0, 0, "no such file");
     if (S_ISDIR(st.st_mode)) return mi_err(s->ctx, path, 0, 0, "is a directory, not a graph file");
     Graph *g = NULL;
-    char picked[64] = "";
+    char picked[96] = "";
     if (looks_like_trace_log(path)) {
 #ifdef HAVE_TRACE
         if (argc == 2) {
@@ -123,7 +123,7 @@ int cmd_load(Session *s, int argc, char **argv) {
                         pick = i;
                         break;
                     }
-            char cid[48] = "";
+            char cid[64] = "";
             if (ngraph == 1) snprintf(cid, sizeof cid, "%s", cl.c[pick].id);
             trace_compile_list_free(&cl);
             if (ngraph != 1)
@@ -266,6 +266,24 @@ static int inputs_from_files(Session *s, char **paths, int npaths, IValue **out)
     return nph;
 }
 
+/* One path per placeholder (NULL for a SymInt to infer from the tensors). */
+static int inputs_from_paths(Session *s, char **paths, IValue **out) {
+    const Graph *g = s->graph;
+    int nph = graph_num_placeholders(g), k = 0;
+    char **given = mi_xcalloc(nph ? nph : 1, sizeof *given);
+    for (int i = 0; i < nph; i++) if (paths[i]) given[k++] = paths[i];
+    int rc;
+    if (k == nph) rc = inputs_from_files(s, given, k, out);
+    else {
+        int ntensor = 0;
+        for (int i = 0; i < nph; i++) if (!graph_placeholder(g, i)->is_sym) ntensor++;
+        rc = k == ntensor ? inputs_from_files(s, given, k, out)
+                          : mi_err(s->ctx, "", 0, 0, "some SymInt inputs have .npy files and some do not");
+    }
+    free(given);
+    return rc;
+}
+
 int cmd_inputs(Session *s, int argc, char **argv) {
     if (argc == 1) { print_inputs(s); return 0; }
     if (!s->graph) return mi_err(s->ctx, "", 0, 0, "no graph loaded (try 'load FILE')");
@@ -286,22 +304,23 @@ int cmd_inputs(Session *s, int argc, char **argv) {
     } else {
         struct stat st;
         if (argc == 2 && stat(argv[1], &st) == 0 && S_ISDIR(st.st_mode)) {
+            /* DIR/in<i>.npy for placeholder i; SymInt placeholders may have none (inferred) */
             int nph = graph_num_placeholders(s->graph);
             char **paths = mi_xcalloc(nph ? nph : 1, sizeof *paths);
-            int np = 0;
-            for (int i = 0; i < nph; i++) {
+            int found = 0;
+            n = 0;
+            for (int i = 0; i < nph && n == 0; i++) {
                 char p[1200];
                 snprintf(p, sizeof p, "%s/in%d.npy", argv[1], i);
-                if (stat(p, &st) != 0) break;
-                paths[np++] = mi_xstrdup(p);
+                if (stat(p, &st) == 0) { paths[i] = mi_xstrdup(p); found++; }
+                else if (!graph_placeholder(s->graph, i)->is_sym)
+                    n = mi_err(s->ctx, argv[1], 0, 0, "no in%d.npy for input %d ('%s')", i, i,
+                               graph_placeholder(s->graph, i)->name);
             }
-            if (np == 0) {
-                free(paths); free(args);
-                return mi_err(s->ctx, argv[1], 0, 0, "no in0.npy in this directory");
-            }
-            n = inputs_from_files(s, paths, np, &in);
-            for (int i = 0; i < np; i++) free(paths[i]);
+            if (n == 0) n = inputs_from_paths(s, paths, &in);
+            for (int i = 0; i < nph; i++) free(paths[i]);
             free(paths);
+            (void)found;
         } else {
             n = inputs_from_files(s, argv + 1, argc - 1, &in);
         }
@@ -353,9 +372,27 @@ int cmd_check(Session *s, int argc, char **argv) {
         if (!cr.ok) bad++;
         if (cr.max_abs > worst) worst = cr.max_abs;
     }
+    /* the outputs PyTorch recorded next to the inputs (DIR/out<k>.npy), when there are some */
+    struct stat st;
+    const char *dir = s->inputs_args;
+    if (dir && stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) {
+        for (int i = 0; i < nc; i++) {
+            char p[1200];
+            snprintf(p, sizeof p, "%s/out%d.npy", dir, i);
+            if (stat(p, &st) != 0 || co[i].kind != IV_TENSOR) continue;
+            Tensor *want = npy_load(s->ctx, p);
+            if (!want) { interp_free_outputs(ro, nr); interp_free_outputs(co, nc); return -1; }
+            CompareResult cr = tensor_compare(co[i].t, want, s->rtol, s->atol);
+            fprintf(s->out, "output %d vs PyTorch (%s): %s max abs err %.3g max rel err %.3g\n", i, p,
+                    cr.ok ? "ok" : (cr.shape_ok ? "MISMATCH" : "SHAPE MISMATCH"), cr.max_abs, cr.max_rel);
+            if (!cr.ok) bad++;
+            if (cr.max_abs > worst) worst = cr.max_abs;
+            tensor_unref(want);
+        }
+    }
     interp_free_outputs(ro, nr);
     interp_free_outputs(co, nc);
-    if (bad) return mi_err(s->ctx, "", 0, 0, "check: %d of %d outputs differ", bad, nr);
+    if (bad) return mi_err(s->ctx, "", 0, 0, "check: %d output comparisons differ", bad);
     fprintf(s->out, "check: ok (%d output%s, max abs err %.3g)\n", nr, nr == 1 ? "" : "s", worst);
     return 0;
 }

@@ -40,9 +40,9 @@ static VizGraph *build_diff(Session *s, const char *step_arg, const VizOptions *
     int m = 0;
     for (int i = 0; i < nch; i++) {
         char c = st->changes[i].kind;
-        if (c != '+' && c != '-' && c != '~') continue;
+        if (c != '+' && c != '-' && c != '~' && c != '>') continue;
         names[m] = st->changes[i].node;
-        kinds[m++] = c == '+' ? VIZ_ADDED : c == '-' ? VIZ_REMOVED : VIZ_REWRITTEN;
+        kinds[m++] = c == '+' ? VIZ_ADDED : c == '-' ? VIZ_REMOVED : c == '~' ? VIZ_REWRITTEN : VIZ_MOVED;
     }
     int na, nr, nw;
     VizGraph *vg = viz_diff(s->ctx, before, after, names, kinds, m, vo, &na, &nr, &nw);
@@ -179,7 +179,20 @@ int cmd_report(Session *s, int argc, char **argv) {
 
 /* ---------------------------------------------------------------- save session */
 
+static int save_graph(Session *s, const char *path) {
+    if (!session_require_graph(s)) return -1;
+    const char *dot = strrchr(path, '.');
+    bool json = dot && !strcmp(dot, ".json");
+    char *text = json ? graph_to_json(session_graph(s)) : fx_print(session_graph(s), true);
+    if (!text) return mi_err(s->ctx, "", 0, 0, "cannot print the graph");
+    int rc = mi_write_file(s->ctx, path, text, strlen(text));
+    free(text);
+    if (rc == 0) fprintf(s->out, "saved the current graph to %s (%s)\n", path, json ? "JSON" : "FX text");
+    return rc;
+}
+
 int cmd_save(Session *s, int argc, char **argv) {
+    if (argc == 3 && !strcmp(argv[1], "graph")) return save_graph(s, argv[2]);
     if (argc != 3 || strcmp(argv[1], "session")) return usage_error(s, "save");
     StrBuf sb; sb_init(&sb);
     time_t now = time(NULL);
@@ -223,6 +236,7 @@ static void print_settings(Session *s) {
     fprintf(s->out, "seed      %llu\n", (unsigned long long)c->seed);
     fprintf(s->out, "errexit   %s\n", s->errexit ? "on" : "off");
     fprintf(s->out, "collapse  %d\n", s->collapse_over);
+    fprintf(s->out, "timer     %s\n", s->timer ? "on" : "off");
     fprintf(s->out, "tolerance rtol %g atol %g\n", s->rtol, s->atol);
 }
 
@@ -262,11 +276,13 @@ int cmd_set(Session *s, int argc, char **argv) {
         c->seed = seed;
     } else if (!strcmp(key, "errexit")) {
         if (on_off(s, val, &s->errexit) < 0) return -1;
+    } else if (!strcmp(key, "timer")) {
+        if (on_off(s, val, &s->timer) < 0) return -1;
     } else if (!strcmp(key, "collapse")) {
         if (parse_count(s, val, "collapse", &v) < 0) return -1;
         s->collapse_over = (int)v;
     } else {
-        return mi_err(s->ctx, "", 0, 0, "unknown setting '%s' (device, threads, fusion, seed, errexit, collapse, tolerance)", key);
+        return mi_err(s->ctx, "", 0, 0, "unknown setting '%s' (device, threads, fusion, seed, errexit, collapse, tolerance, timer)", key);
     }
     fprintf(s->out, "%s = %s\n", key, val);
     return 0;

@@ -109,7 +109,7 @@ int cmd_passes(Session *s, int argc, char **argv) {
         if (state == STEP_FAILED || (st && st->error)) mark = '!';
         else if (st && i < cur) mark = st->changed ? '*' : '.';
         bool brk = s->break_pass && !strcmp(s->break_pass, pm_pass_name(s->pm, i));
-        fprintf(s->out, "%c%c %2d %c %-40s", i == cur ? '>' : ' ', brk ? 'B' : ' ', i + 1, mark,
+        fprintf(s->out, "%c%c %2d %c %-44s", i == cur ? '>' : ' ', brk ? 'B' : ' ', i + 1, mark,
                 pm_pass_name(s->pm, i));
         if (st && i < cur && !st->error)
             fprintf(s->out, " %8.3f ms%s%s", st->ns / 1e6, st->lint_ok ? "" : "  lint FAILED",

@@ -40,7 +40,8 @@ static const Command commands[] = {
      "output placement. Prints 'lint: ok' or the problems.", cmd_lint, CPL_NONE},
     {"check", "check",
      "Run the reference interpreter on the loaded graph and on the current graph with the\n"
-     "session's inputs (random if none) and compare every output.", cmd_check, CPL_NONE},
+     "session's inputs (random if none) and compare every output; when the inputs came from a\n"
+     "directory holding PyTorch's recorded outputs (out0.npy, ...), compare with those too.", cmd_check, CPL_NONE},
     {"bisect", "bisect",
      "Find the first pass that breaks lint or numerics (needs inputs for numerics).", cmd_bisect, CPL_NONE},
     {"inputs", "inputs [random [SEED] | FILE.npy... | DIR]",
@@ -64,11 +65,12 @@ static const Command commands[] = {
      "Write a TORCH_TRACE log of what the session does (graphs, pass steps, code) to FILE.", cmd_trace, CPL_FILE},
     {"report", "report [DIR]",
      "Turn the current trace log into a tlparse-like HTML report in DIR (default tl_out).", cmd_report, CPL_FILE},
-    {"save", "save session FILE",
-     "Write a script of the commands that rebuild the current state (load it with\n"
-     "`minductor < FILE`).", cmd_save, CPL_FILE},
+    {"save", "save session FILE | save graph FILE",
+     "save session: write a script of the commands that rebuild the current state (replay it\n"
+     "with `minductor < FILE`). save graph: write the current graph as FX text, or as JSON when\n"
+     "FILE ends in .json.", cmd_save, CPL_FILE},
     {"set", "set [device cpu|cuda | threads N | fusion on|off | seed N | errexit on|off |\n"
-            "     collapse N | tolerance RTOL [ATOL]]",
+            "     collapse N | tolerance RTOL [ATOL] | timer on|off]",
      "Change a setting; without arguments list them.", cmd_set, CPL_SET},
     {"quit", "quit", "Leave the shell.", cmd_quit, CPL_NONE},
     {"exit", "exit", "Leave the shell.", cmd_quit, CPL_NONE},
@@ -206,7 +208,9 @@ static int run_command(Session *s, const char *text) {
             rc = -1;
         } else {
             mi_clear_err(s->ctx);
+            uint64_t t0 = mi_now_ns();
             rc = c->fn(s, argc, argv) < 0 ? -1 : 0;
+            if (s->timer) fprintf(s->err, "(%s: %.3f ms)\n", argv[0], (mi_now_ns() - t0) / 1e6);
         }
         if (rc < 0) session_print_error(s);
     }

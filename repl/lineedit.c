@@ -63,9 +63,9 @@ char **le_candidates(Session *s, const char *line, int start, const char *prefix
         const Command *c = command_find(cmd);
         if (!c) return mi_xcalloc(1, sizeof(char *));
         static const char *const show_words[] = {"fx", "ir", "fusion", "diff", "--svg", "--png", "--dot", "--collapse", "--lr", NULL};
-        static const char *const set_words[] = {"device", "threads", "fusion", "seed", "errexit", "collapse", "tolerance",
+        static const char *const set_words[] = {"device", "threads", "fusion", "seed", "errexit", "collapse", "tolerance", "timer",
                                                 "cpu", "cuda", "on", "off", NULL};
-        static const char *const save_words[] = {"session", NULL};
+        static const char *const save_words[] = {"session", "graph", NULL};
         static const char *const trace_words[] = {"on", "off", NULL};
         switch (c->complete) {
         case CPL_FILE:

@@ -44,6 +44,7 @@ typedef struct Session {
     bool errexit;            /* non-interactive: stop at the first error */
     bool interactive;
     int collapse_over;       /* viz: collapse FX pictures above this many nodes */
+    bool timer;              /* print each command's wall time */
     double rtol, atol;       /* numerics tolerance for check / exec */
     bool quit;               /* `quit` was run */
     int exit_code;

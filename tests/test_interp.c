@@ -285,12 +285,57 @@ static void test_symbols(MiCtx *ctx) {
     graph_free(g);
 }
 
+/* cond: the recorded input takes one branch; the negated input must take the other. */
+static void test_cond_branches(MiCtx *ctx) {
+    Graph *g = graph_load_file(ctx, ROOT "/cuda/hop_cond/graph0/post_post_grad.py");
+    ok(g != NULL, "hop_cond loads");
+    if (!g) return;
+    ops_resolve_graph(g);
+    Tensor *x = npy_load(ctx, ROOT "/cuda/hop_cond/graph0/in0.npy");
+    int64_t n = tensor_numel(x);
+    double sum = 0;
+    for (int64_t i = 0; i < n; i++) sum += tensor_get_f(x, i);
+    for (int pass = 0; pass < 2; pass++) {
+        IValue in = {.kind = IV_TENSOR, .t = tensor_ref(x)}, *outs = NULL;
+        int nouts = 0;
+        bool pos = (pass == 0) == (sum > 0);
+        ok(interp_run(ctx, g, &in, 1, &outs, &nouts) == 0 && nouts == 1, "cond runs (pass %d)", pass);
+        double v = tensor_get_f(x, 3), want = pos ? sin(v) * 2 : cos(v) + 1;
+        is_double(nouts == 1 ? tensor_get_f(outs[0].t, 3) : NAN, want, 1e-6, "%s branch taken", pos ? "true" : "false");
+        interp_free_outputs(outs, nouts);
+        tensor_unref(in.t);
+        for (int64_t i = 0; i < n; i++) tensor_set_f(x, i, -tensor_get_f(x, i));   /* flip for pass 1 */
+    }
+    tensor_unref(x);
+    graph_free(g);
+}
+
+/* random inputs are deterministic per ctx->seed and follow annotated strides */
+static void test_random_inputs(MiCtx *ctx) {
+    Graph *g = graph_load_file(ctx, ROOT "/cpu/attention/graph0/post_post_grad.py");
+    if (!g) { ok(0, "attention loads"); return; }
+    IValue *a = NULL, *b = NULL;
+    int na = 0, nb = 0;
+    ok(interp_random_inputs(ctx, g, NULL, 0, &a, &na) == 0 && interp_random_inputs(ctx, g, NULL, 0, &b, &nb) == 0, "two draws");
+    ok(na == 3 && tensor_compare(a[2].t, b[2].t, 0, 0).ok, "same seed, same inputs");
+    ok(na == 3 && a[0].t->size[2] == 64 && a[0].t->stride[1] == 2048, "inputs follow the annotation");
+    IValue *outs = NULL;
+    int nouts = 0;
+    ok(interp_run(ctx, g, a, na, &outs, &nouts) == 0, "attention runs on random inputs");
+    interp_free_outputs(outs, nouts);
+    interp_free_outputs(a, na);
+    interp_free_outputs(b, nb);
+    graph_free(g);
+}
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
     test_fixtures(ctx);
     test_unsupported(ctx);
     test_runtime_errors(ctx);
     test_symbols(ctx);
+    test_cond_branches(ctx);
+    test_random_inputs(ctx);
     mi_ctx_free(ctx);
     return done_testing();
 }

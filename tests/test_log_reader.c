@@ -184,6 +184,15 @@ int main(void) {
     is_int(n, 1, "trailing junk after the envelope: dropped; trailing spaces: fine");
     is_int(trace_reader_stats(rd)->issues[TRACE_BAD_JSON], 1, "trailing junk is bad_json");
     trace_reader_close(rd);
+    snprintf(buf, sizeof buf, "%s{\"compilation_metrics\": {\"a\": NaN, \"b\": -Infinity, \"s\": \"NaN \\\" Infinity\"}}\n", H);
+    write_text(p, buf);
+    rd = trace_reader_open(ctx, p);
+    ok(trace_reader_next(rd, &r) == 1 && cJSON_IsNull(cJSON_GetObjectItem(r.meta, "a")) &&
+           cJSON_IsNull(cJSON_GetObjectItem(r.meta, "b")) &&
+           !strcmp(cJSON_GetObjectItem(r.meta, "s")->valuestring, "NaN \" Infinity"),
+       "Python's NaN/-Infinity read as null; strings untouched");
+    is_int(trace_stats_failures(trace_reader_stats(rd)), 0, "no problem reported for NaN");
+    trace_reader_close(rd);
 
     /* robustness: prefixes cut at arbitrary bytes, and random byte flips */
     size_t full_len = 0;

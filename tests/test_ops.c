@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 static MiCtx *ctx;
+static bool expect_failure;     /* set around runs that are meant to fail */
 
 /* Build "class G ... forward(self, <params>): <body> return (<ret>,)" and parse it. */
 static Graph *graph_of(const char *params, const char *body, const char *ret) {
@@ -34,7 +35,7 @@ static Tensor *run(Graph *g, Tensor **ts, int n) {
     for (int i = 0; i < n; i++) { in[i].kind = IV_TENSOR; in[i].t = tensor_ref(ts[i]); }
     Tensor *r = NULL;
     if (interp_run(ctx, g, in, n, &outs, &nouts) == 0 && nouts > 0 && outs[0].kind == IV_TENSOR) r = tensor_ref(outs[0].t);
-    else if (nouts == 0) { char e[2048]; diag("run failed: %s", mi_err_str(ctx, e, sizeof e)); }
+    else if (nouts == 0 && !expect_failure) { char e[2048]; diag("run failed: %s", mi_err_str(ctx, e, sizeof e)); }
     interp_free_outputs(outs, nouts);
     for (int i = 0; i < n; i++) tensor_unref(in[i].t);
     return r;
@@ -184,6 +185,17 @@ static void test_promotion(void) {
     is_str(inferred("", "        r = torch.ops.aten.arange.start(0, 5, dtype = torch.float32)\n"), "f32[5][1]cpu", "arange with dtype");
 }
 
+/* Nodes without annotations (as passes build them): inference reads through one producer. */
+static void test_unannotated_chain(void) {
+    is_str(inferred("a: \"f32[4, 6][6, 1]cpu\"",
+                    "        vm = torch.ops.aten.var_mean.correction(a, [1], correction = 0, keepdim = True)\n"
+                    "        m = vm[1]\n        r = torch.ops.aten.sub.Tensor(a, m)\n"),
+           "f32[4, 6][6, 1]cpu", "infer through an unannotated getitem of a tuple op");
+    is_str(inferred("a: \"f32[4, 6][6, 1]cpu\"",
+                    "        p = torch.ops.aten.permute.default(a, [1, 0])\n        r = torch.ops.aten.mul.Tensor(p, 2)\n"),
+           "f32[6, 4][1, 6]cpu", "infer through an unannotated producer");
+}
+
 static void test_layouts(void) {
     const char *P = "a: \"f32[4, 6][6, 1]cpu\"";
     is_str(inferred(P, "        r = torch.ops.aten.permute.default(a, [1, 0])\n"), "f32[6, 4][1, 6]cpu", "permute strides");
@@ -295,6 +307,9 @@ static void test_views_and_index(void) {
     check1("reshape of a transposed tensor", P,
            "        p = torch.ops.aten.permute.default(a, [1, 0])\n        r = torch.ops.aten.reshape.default(p, [6])\n", &a, 1,
            (double[]){0, 3, 1, 4, 2, 5}, 6, 0);
+    check1("_unsafe_view of a transposed tensor copies", P,
+           "        p = torch.ops.aten.permute.default(a, [1, 0])\n        r = torch.ops.aten._unsafe_view.default(p, [3, 2])\n", &a, 1,
+           (double[]){0, 3, 1, 4, 2, 5}, 6, 0);
     check1("expand values", "a: \"f32[2, 3][3, 1]cpu\"",
            "        s = torch.ops.aten.select.int(a, 0, 1)\n        r = torch.ops.aten.expand.default(s, [2, 3])\n", &a, 1,
            (double[]){3, 4, 5, 3, 4, 5}, 6, 0);
@@ -332,9 +347,39 @@ static void test_views_and_index(void) {
     Tensor *bad = T(DT_I64, 1, s2, (double[]){3, 0});
     Tensor *abad[2] = {a, bad};
     Graph *g = graph_of(PI, "        r = torch.ops.aten.index.Tensor(a, [None, i])\n", "r");
+    expect_failure = true;
     ok(run(g, abad, 2) == NULL, "out-of-range index fails");
+    expect_failure = false;
     is_str(ctx->err.msg, "node 'r' (aten.index.Tensor): index 3 is out of bounds for dimension 1 with size 3", "index error message");
     graph_free(g);
+    check1("constant_pad_nd", P, "        r = torch.ops.aten.constant_pad_nd.default(a, [1, -1, 0, 1], 9.0)\n", &a, 1,
+           (double[]){9, 0, 1, 9, 3, 4, 9, 9, 9}, 9, 0);
+    {
+        int64_t xs[4] = {1, 2, 3, 3}, ws[4] = {2, 1, 2, 2};
+        double xv[18], wv[8] = {1, 0, 0, 1, 0, 1, 1, 0};
+        for (int q = 0; q < 18; q++) xv[q] = q;
+        Tensor *cx = T(DT_F32, 4, xs, xv), *cw = T(DT_F32, 4, ws, wv), *cb = T(DT_F32, 1, s2, (double[]){0.5, -1});
+        Tensor *cin[3] = {cx, cw, cb};
+        /* groups=2: out channel 0 sees input channel 0 with [[1,0],[0,1]], channel 1 sees channel 1 with [[0,1],[1,0]] */
+        check1("convolution with groups and bias", "x: \"f32[1, 2, 3, 3][18, 9, 3, 1]cpu\", w: \"f32[2, 1, 2, 2][4, 4, 2, 1]cpu\", b: \"f32[2][1]cpu\"",
+               "        r = torch.ops.aten.convolution.default(x, w, b, [1, 1], [0, 0], [1, 1], False, [0, 0], 2)\n", cin, 3,
+               (double[]){4.5, 6.5, 10.5, 12.5, 21, 23, 27, 29}, 8, 0);
+        is_str(inferred("x: \"f32[2, 3, 32, 32][3072, 1024, 32, 1]cpu\", w: \"f32[8, 3, 3, 3][27, 9, 3, 1]cpu\"",
+                        "        r = torch.ops.aten.convolution.default(x, w, None, [2, 2], [1, 1], [1, 1], False, [0, 0], 1)\n"),
+               "f32[2, 8, 16, 16][2048, 256, 16, 1]cpu", "convolution output shape");
+        tensor_unref(cx); tensor_unref(cw); tensor_unref(cb);
+    }
+    {
+        int64_t s5[1] = {5};
+        Tensor *h = T(DT_F32, 1, s5, (double[]){-4, -1, 0, 1, 4});
+        check1("hardtanh defaults", "x: \"f32[5][1]cpu\"", "        r = torch.ops.aten.hardtanh.default(x)\n", &h, 1,
+               (double[]){-1, -1, 0, 1, 1}, 5, 0);
+        check1("hardswish", "x: \"f32[5][1]cpu\"", "        r = torch.ops.aten.hardswish.default(x)\n", &h, 1,
+               (double[]){0, -1.0 / 3, 0, 2.0 / 3, 4}, 5, 1e-6);
+        check1("softplus beta 2", "x: \"f32[5][1]cpu\"", "        r = torch.ops.aten.softplus.default(x, 2)\n", &h, 1,
+               (double[]){log1p(exp(-8.0)) / 2, log1p(exp(-2.0)) / 2, log(2.0) / 2, log1p(exp(2.0)) / 2, log1p(exp(8.0)) / 2}, 5, 1e-6);
+        tensor_unref(h);
+    }
     check1("arange", "", "        r = torch.ops.aten.arange.start_step(1, 8, 3)\n", NULL, 0, (double[]){1, 4, 7}, 3, 0);
     check1("iota", "", "        r = torch.ops.prims.iota.default(3, start = 2, step = 2, dtype = torch.int64, device = device(type='cpu'), requires_grad = False)\n",
            NULL, 0, (double[]){2, 4, 6}, 3, 0);
@@ -373,6 +418,35 @@ static void test_inplace(void) {
     graph_free(g);
     tensor_unref(a);
     tensor_unref(b);
+}
+
+static void test_random(void) {
+    int64_t s[1] = {4000};
+    Tensor *x = T(DT_F32, 1, s, NULL);
+    for (int i = 0; i < 4000; i++) tensor_set_f(x, i, 1);
+    const char *P = "x: \"f32[4000][1]cpu\"";
+    Graph *g = graph_of(P, "        d = torch.ops.aten.native_dropout.default(x, 0.25, True)\n        r = d[0]\n", "r");
+    Tensor *a = run(g, &x, 1), *b = run(g, &x, 1);
+    ok(a && b && tensor_compare(a, b, 0, 0).ok, "dropout is repeatable for a seed");
+    int kept = 0;
+    bool scaled = true;
+    for (int i = 0; a && i < 4000; i++) {
+        double v = tensor_get_f(a, i);
+        kept += v != 0;
+        scaled &= v == 0 || fabs(v - 4.0 / 3) < 1e-6;
+    }
+    ok(kept > 2800 && kept < 3200 && scaled, "dropout keeps about 75%% (%d of 4000), scaled by 1/(1-p)", kept);
+    tensor_unref(a); tensor_unref(b);
+    graph_free(g);
+    g = graph_of(P, "        r = torch.ops.aten.randn_like.default(x)\n", "r");
+    a = run(g, &x, 1);
+    double mean = 0, var = 0;
+    for (int i = 0; a && i < 4000; i++) mean += tensor_get_f(a, i) / 4000;
+    for (int i = 0; a && i < 4000; i++) var += pow(tensor_get_f(a, i) - mean, 2) / 4000;
+    ok(fabs(mean) < 0.1 && fabs(var - 1) < 0.1, "randn_like mean %.3f variance %.3f", mean, var);
+    tensor_unref(a);
+    graph_free(g);
+    tensor_unref(x);
 }
 
 static void test_errors(void) {
@@ -478,17 +552,65 @@ static void test_registry(void) {
     is_int(named, op_count(), "every row has a name, doc, eval and infer_meta");
 }
 
+/* Every op with a spread of wrong or odd argument lists: inference and evaluation must either
+ * succeed or fail with a message; never crash (this runs under ASan/UBSan too). */
+static void test_fuzz_arguments(void) {
+    const char *pats[] = {
+        "", "a", "a, a", "a, 1", "a, [0]", "a, -5", "a, 1, 2", "a, a, a", "a, [a, a]", "1.5, a", "a, None, a",
+        "a, [0, 1], True", "a, 0, i", "i, a", "a, [100000000000, 100000000000]", "a, [-1, -1]", "a, 'abc'",
+        "a, 2, 3, 4, 5, 6", "b, a", "a, b", "i, [i]", "a, [None, i]", "a, 1, i, a", "s, s", "a, [2, 3], [3, 1]",
+        "a, [4, 3]", "a, 7, 0, 9", "b, b, b", "a, 0, 3", "a, [3]", "[a, b], 0", "a, 1, 0, 2, 1",
+    };
+    int runs = 0, failures_without_message = 0, succeeded = 0;
+    for (int k = 0; k < op_count(); k++) {
+        const OpDef *d = op_at(k);
+        if (!strcmp(d->name, "higher_order.cond")) continue;
+        for (size_t p = 0; p < sizeof pats / sizeof pats[0]; p++) {
+            char body[512];
+            snprintf(body, sizeof body, "        r = torch.ops.%s(%s)\n", d->name, pats[p]);
+            if (!strncmp(d->name, "operator.", 9)) snprintf(body, sizeof body, "        r = %s(%s)\n", d->name, pats[p]);
+            Graph *g = graph_of("a: \"f32[2, 3][3, 1]cpu\", b: \"f32[3][1]cpu\", i: \"i64[2, 3][3, 1]cpu\", s: \"Sym(s0)\"",
+                                body, "r");
+            if (!g) continue;
+            Node *n = graph_find(g, "r");
+            mi_clear_err(ctx);
+            if (n && op_infer_node_meta(ctx, g, n) && !ctx->err.msg[0]) failures_without_message++;
+            IValue *in = NULL, *outs = NULL;
+            int nin = 0, nouts = 0;
+            SymBinding sb = {"s0", 3};
+            if (interp_random_inputs(ctx, g, &sb, 1, &in, &nin) == 0) {
+                for (int t = 0; t < nin; t++)    /* small ints so index-like ops sometimes succeed */
+                    if (in[t].kind == IV_TENSOR && in[t].t->dtype == DT_I64)
+                        for (int e = 0; e < 6; e++) tensor_set_f(in[t].t, e, e % 2);
+                mi_clear_err(ctx);
+                int rc = interp_run(ctx, g, in, nin, &outs, &nouts);
+                if (rc && !ctx->err.msg[0]) failures_without_message++;
+                if (!rc) succeeded++;
+                runs++;
+                interp_free_outputs(outs, nouts);
+                interp_free_outputs(in, nin);
+            }
+            graph_free(g);
+        }
+    }
+    ok(runs > 5000, "ran %d odd calls (%d succeeded) without a crash", runs, succeeded);
+    is_int(failures_without_message, 0, "every failure has a message");
+}
+
 int main(void) {
     ctx = mi_ctx_new();
     test_pointwise();
     test_promotion();
+    test_unannotated_chain();
     test_layouts();
     test_reductions();
     test_matmul();
     test_views_and_index();
     test_inplace();
+    test_random();
     test_errors();
     test_registry();
+    test_fuzz_arguments();
     mi_ctx_free(ctx);
     return done_testing();
 }

@@ -1,11 +1,12 @@
 /* test_shell.c — drives the built `minductor` binary ($MINDUCTOR_BIN, else ./build/minductor)
  * with scripted sessions: a real case through every pass and the back end, error handling in
  * -c mode (stop, exit 1) and keep-going mode (the graph survives), save/replay of a session,
- * pictures, inputs from .npy, and 2500 random command sequences that must never crash. */
+ * pictures, inputs from .npy, and 2520 random command sequences (6 sessions) that must never crash. */
 #define _GNU_SOURCE
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "tap.h"
@@ -16,6 +17,7 @@ static char tmpdir[] = "/tmp/minductor_shellXXXXXX";
 #define SEED "tests/fixtures/torch-cases/cpu/seed_example/graph0/pre_post_grad.py"
 #define SEED_IN "tests/fixtures/torch-cases/cpu/seed_example/graph0"
 #define LN "tests/fixtures/torch-cases/cpu/ln_gelu/graph0/pre_post_grad.py"
+#define VM "tests/fixtures/torch-cases/cpu/view_mutation/graph0/pre_post_grad.py"
 
 typedef struct Result { int status; bool signaled; int sig; char *out; } Result;
 
@@ -267,6 +269,14 @@ static void test_fixtures(void) {
     ok(has_line(&r, "at step 0/18 (the loaded graph)") || has(&r, "(the loaded graph)"), "script: goto 0");
     free(r.out);
 
+    /* numerics against the outputs PyTorch recorded */
+    r = run(NULL, "load " LN "; inputs tests/fixtures/torch-cases/cpu/ln_gelu/graph0; run; check", NULL);
+    is_int(r.status, 0, "ln_gelu: run + check against PyTorch exit 0");
+    const char *m = strstr(r.out, "output 0 vs PyTorch (tests/fixtures/torch-cases/cpu/ln_gelu/graph0/out0.npy): ok max abs err ");
+    double err = m ? atof(strstr(m, "max abs err ") + 12) : 1e9;
+    ok(m && err < 1e-5, "ln_gelu after all passes matches PyTorch's output (max abs err %g)", err);
+    free(r.out);
+
     /* a real TORCH_TRACE log as the FILE argument */
     r = run("tests/fixtures/scripts/seed_example_trace.log", "graph", NULL);
     is_int(r.status, 0, "minductor LOG loads the only compile");
@@ -307,6 +317,27 @@ static void test_session_save(void) {
     const char *ga = strstr(a.out, "class <lambda>"), *gb = strstr(b.out, "class <lambda>");
     ok(ga && gb && !strcmp(ga, gb), "replayed session prints the same graph");
     free(a.out); free(b.out);
+}
+
+static void test_save_graph(void) {
+    char js[256], py[256], cmds[2048];
+    snprintf(js, sizeof js, "%s/g.json", tmpdir);
+    snprintf(py, sizeof py, "%s/g.py", tmpdir);
+    snprintf(cmds, sizeof cmds, "load " LN "; run; save graph %s; save graph %s; graph; load %s; graph; load %s; graph",
+             js, py, js, py);
+    Result r = run(NULL, cmds, NULL);
+    is_int(r.status, 0, "save graph / load back exit 0");
+    if (r.status) diag("%s", r.out);
+    ok(has(&r, "(JSON)") && has(&r, "(FX text)"), "save graph says which format");
+    /* the three prints of the graph are the same text */
+    const char *a = strstr(r.out, "class <lambda>");
+    const char *b = a ? strstr(a + 1, "class <lambda>") : NULL;
+    const char *c = b ? strstr(b + 1, "class <lambda>") : NULL;
+    const char *ea = b ? strstr(a, "loaded ") : NULL, *eb = c ? strstr(b, "loaded ") : NULL;
+    ok(a && b && ea && eb && ea - a == eb - b && !strncmp(a, b, ea - a),
+       "graph after passes == graph loaded back from JSON");
+    ok(c && b && eb && strlen(c) == (size_t)(eb - b) && !strncmp(b, c, eb - b), "JSON and FX text round trips agree");
+    free(r.out);
 }
 
 static void test_show_and_inputs(void) {
@@ -363,7 +394,7 @@ static unsigned rnd(unsigned n) {
 
 static void test_random(void) {
     static const char *const words[] = {
-        "load " SEED, "load " LN, "load nosuch.py", "load tests", "load " SEED " 0/0", "graph", "graph --stack",
+        "load " SEED, "load " VM, "load nosuch.py", "load tests", "load " SEED " 0/0", "graph", "graph --stack",
         "graph --json", "passes", "step", "next", "next 3", "next -1", "next x", "back", "goto 0", "goto 3",
         "goto 99", "goto stable_sort", "run", "break stable_sort", "break off", "break nosuch", "diff",
         "diff 1", "diff 2", "diff 99", "lint", "check", "bisect", "inputs", "inputs random", "inputs random 3",
@@ -372,22 +403,28 @@ static void test_random(void) {
         "set fusion on", "set threads 2", "set device cuda", "set device cpu", "set device tpu", "set foo 1",
         "set collapse 2", "set tolerance 1e-3", "help", "help step", "help nosuch", "trace", "trace off",
         "save", "save session", "report", "'unterminated", "\"quoted word\"", "fo", "stpe", "###",
-        "  ", ";;", "graph extra args", "inputs random 1 2 3", "exit now",
+        "  ", ";;", "graph extra args", "inputs random 1 2 3",
     };
     int nw = (int)(sizeof words / sizeof words[0]);
     int sequences = 0, crashes = 0;
-    for (int proc = 0; proc < 25; proc++) {
-        static char script[65536];
+    for (int proc = 0; proc < 6; proc++) {
+        static char script[1 << 17];
         int len = snprintf(script, sizeof script, "set errexit off\n");
-        for (int line = 0; line < 100; line++) {
+        for (int line = 0; line < 420; line++) {
             int k = 1 + (int)rnd(3);
             for (int c = 0; c < k; c++) {
                 const char *w = words[rnd(nw)];
-                if (!strncmp(w, "exit", 4) && proc % 5) w = "passes";   /* most sessions run to the end */
                 len += snprintf(script + len, sizeof script - len, "%s%s", c ? "; " : "", w);
             }
             len += snprintf(script + len, sizeof script - len, "\n");
             sequences++;
+        }
+        const char *dump = getenv("MI_TEST_DUMP");     /* debugging aid: keep the scripts */
+        if (dump) {
+            char path[512];
+            snprintf(path, sizeof path, "%s/random_%d.mi", dump, proc);
+            FILE *df = fopen(path, "w");
+            if (df) { fputs(script, df); fclose(df); }
         }
         Result r = run(NULL, NULL, script);
         if (r.signaled || r.status > 1 || has(&r, "AddressSanitizer") || has(&r, "runtime error:")) {
@@ -397,7 +434,7 @@ static void test_random(void) {
         }
         free(r.out);
     }
-    is_int(crashes, 0, "%d random command sequences in 25 sessions: no crash", sequences);
+    is_int(crashes, 0, "%d random command sequences in 6 sessions: no crash", sequences);
 }
 
 int main(void) {
@@ -412,14 +449,18 @@ int main(void) {
     snprintf(hist, sizeof hist, "%s/history", tmpdir);
     setenv("MINDUCTOR_HISTORY", hist, 1);
     setenv("MINDUCTOR_CACHE", tmpdir, 0);
-    test_help();
-    test_real_case();
-    test_errors();
-    test_fixtures();
-    test_session_save();
-    test_show_and_inputs();
-    test_trace();
-    test_random();
+    struct { const char *name; void (*fn)(void); } groups[] = {
+        {"help", test_help}, {"real case", test_real_case}, {"errors", test_errors},
+        {"fixtures", test_fixtures}, {"session save", test_session_save}, {"save graph", test_save_graph},
+        {"show and inputs", test_show_and_inputs}, {"trace", test_trace}, {"random", test_random},
+    };
+    for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        groups[i].fn();
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        diag("%s: %.2f s", groups[i].name, (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+    }
     char rm[400];
     snprintf(rm, sizeof rm, "rm -rf '%s'", tmpdir);
     if (system(rm) != 0) diag("could not remove %s", tmpdir);

@@ -178,8 +178,9 @@ static void test_parse_errors(void) {
         {"s0/2", 3, "true division '/' is not supported"},
         {"99999999999999999999", 1, "out of the int64 range"},
         {"9223372036854775807 + 1", 21, "integer overflow"},
-        {"2**63", 2, "integer overflow"},
+        {"3037000500**2", 11, "integer overflow"},
         {"x**-1", 2, "exponent must be an integer constant"},
+        {"x**1025", 2, "exponent must be an integer constant between 0 and 1024"},
         {"x**y", 2, "exponent must be an integer constant"},
         {"s0 s1", 4, "unexpected 's' after the expression"},
         {"", 1, "expected an expression"},
@@ -310,6 +311,10 @@ static void test_simplify(void) {
         {"ModularIndexing(x0 - 64, 1, 64)", "x0"},
         {"x0 + 64*x1 + 256*((x2//256))", "x0 + 64*x1 + 256*((x2//256))"},
         {"ModularIndexing(x2 + 1024, 1, 2048)", "x2 + 1024"},
+        {"ModularIndexing(y, 1, 64) + 64*(y//64)", "y"},
+        {"ModularIndexing(y, 1, 16) + 16*ModularIndexing(y, 16, 4) + 64*(y//64)", "y"},
+        {"3*ModularIndexing(y, 4, 8) + 24*(y//32) + 1", "3*((y//4)) + 1"},
+        {"ModularIndexing(y, 1, 16) + 32*(y//16)", "32*((y//16)) + ModularIndexing(y, 1, 16)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         Expr *e = P(cases[i][0]);
@@ -374,7 +379,7 @@ static void test_eval_subst(void) {
  * same values on random in-range assignments.  The simplified forms are also printed as C,
  * compiled, and run. */
 
-enum { R_INT, R_SYM, R_ADD, R_SUB, R_MUL, R_NEG, R_FDIV, R_CDIV, R_MOD, R_MODIDX, R_MIN, R_MAX };
+enum { R_INT, R_SYM, R_ADD, R_SUB, R_MUL, R_NEG, R_FDIV, R_CDIV, R_MOD, R_MODIDX, R_MIN, R_MAX, R_DIGITS };
 typedef struct Raw { int op; int64_t v; int sym; struct Raw *a, *b, *c; } Raw;
 
 #define NSYM 6
@@ -397,8 +402,8 @@ static int npool;
 static Raw *gen(int depth) {
     Raw *r = &pool[npool++];
     memset(r, 0, sizeof *r);
-    int k = depth <= 0 ? (int)(rnd() % 2) : (int)(rnd() % 14);
-    if (k >= 12) k = (int)(rnd() % 5);   /* favour + - * among inner nodes */
+    int k = depth <= 0 ? (int)(rnd() % 2) : (int)(rnd() % 15);
+    if (k >= 13) k = (int)(rnd() % 5);   /* favour + - * among inner nodes */
     r->op = k;
     switch (k) {
     case R_INT: r->v = rnd() % 4 == 0 ? rnd_in(-70, 70) : rnd_in(-4, 8); break;
@@ -414,6 +419,11 @@ static Raw *gen(int depth) {
         r->b = &pool[npool++]; memset(r->b, 0, sizeof *r->b); r->b->op = R_INT; r->b->v = rnd_in(1, 16);
         if (rnd() % 4 == 0) r->b = gen(depth - 1);
         r->c = &pool[npool++]; memset(r->c, 0, sizeof *r->c); r->c->op = R_INT; r->c->v = rnd_in(1, 16);
+        break;
+    case R_DIGITS:   /* c*ModularIndexing(a, d, m) + c*m*FloorDiv(a, d*m) [+ b]: merge_digits */
+        r->a = gen(depth - 1);
+        r->b = rnd() % 2 ? gen(depth - 1) : NULL;
+        r->v = rnd_in(1, 4) * 100 + rnd_in(1, 8) * 10 + rnd_in(1, 3);   /* d, m, c packed */
         break;
     default: r->a = gen(depth - 1); r->b = gen(depth - 1); break;
     }
@@ -442,6 +452,11 @@ static int raw_eval(const Raw *r, const int64_t *vals, int64_t *out) {
     case R_MODIDX: if (!b || !c || (b == -1 && a == INT64_MIN)) return -1; *out = mod_py(fdiv_py(a, b), c); return 0;
     case R_MIN: *out = a < b ? a : b; return 0;
     case R_MAX: *out = a > b ? a : b; return 0;
+    case R_DIGITS: {
+        int64_t d = r->v / 100, m = r->v / 10 % 10, c = r->v % 10;
+        *out = c * mod_py(fdiv_py(a, d), m) + c * m * fdiv_py(a, d * m) + (r->b ? b : 0);
+        return 0;
+    }
     }
     return -1;
 }
@@ -461,6 +476,12 @@ static Expr *raw_build(const Raw *r) {
     case R_MODIDX: return sym_modidx(S, a, b, c);
     case R_MIN: return sym_min(S, a, b);
     case R_MAX: return sym_max(S, a, b);
+    case R_DIGITS: {
+        int64_t d = r->v / 100, m = r->v / 10 % 10, c = r->v % 10;
+        Expr *t = sym_add(S, sym_mul(S, sym_int(S, c), sym_modidx(S, a, sym_int(S, d), sym_int(S, m))),
+                          sym_mul(S, sym_int(S, c * m), sym_floordiv(S, a, sym_int(S, d * m))));
+        return b ? sym_add(S, t, b) : t;
+    }
     }
     return NULL;
 }
@@ -470,7 +491,7 @@ static Expr *raw_build(const Raw *r) {
 #define NC 400
 
 static void test_random(void) {
-    int bad_build = 0, bad_simp = 0, bad_parse = 0, bad_bound = 0, compared = 0, simplified = 0;
+    int bad_build = 0, bad_simp = 0, bad_parse = 0, bad_bound = 0, bad_idem = 0, compared = 0, simplified = 0;
     static int64_t vals[NEXPR][NASSIGN][NSYM];
     static int64_t want[NEXPR][NASSIGN];
     static bool valid[NEXPR][NASSIGN];
@@ -482,6 +503,8 @@ static void test_random(void) {
         Expr *s = sym_simplify(S, e, rand_ranges, NSYM);
         simp_of[i] = s;
         simplified += s != e;
+        Expr *s2 = sym_simplify(S, s, rand_ranges, NSYM);
+        if (s2 != s && bad_idem++ < 5) diag("simplify not idempotent: %s -> %s -> %s", STR(e), STR(s), STR(s2));
         char buf[4096];
         sym_str(e, buf, sizeof buf);
         Expr *pe = sym_parse(ctx, buf, NULL);
@@ -517,6 +540,7 @@ static void test_random(void) {
     is_int(bad_simp, 0, "random: simplify under ranges preserves values");
     is_int(bad_parse, 0, "random: parse(str(e)) == e for built and simplified expressions");
     is_int(bad_bound, 0, "random: sym_bound contains every value");
+    is_int(bad_idem, 0, "random: simplify(simplify(e)) == simplify(e)");
 
     /* C printing: compile the first NC simplified expressions and compare with the raw values. */
     char dir[] = "/tmp/test_sym_XXXXXX";

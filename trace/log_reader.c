@@ -226,6 +226,30 @@ static long skip_payload(TraceReader *rd) {
     return n;
 }
 
+/* Python's json.dumps writes NaN / Infinity / -Infinity, which cJSON rejects: copy the text
+ * with those tokens (outside strings) turned into null. Returns NULL when there are none. */
+static char *python_nonfinite_to_null(const char *s, size_t n) {
+    if (!memmem(s, n, "NaN", 3) && !memmem(s, n, "Infinity", 8)) return NULL;
+    StrBuf b;
+    sb_init(&b);
+    bool in_str = false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (in_str) {
+            sb_putc(&b, c);
+            if (c == '\\' && i + 1 < n) sb_putc(&b, s[++i]);
+            else if (c == '"') in_str = false;
+            continue;
+        }
+        if (c == '"') in_str = true;
+        if (c == 'N' && i + 3 <= n && !memcmp(s + i, "NaN", 3)) { sb_put(&b, "null"); i += 2; continue; }
+        if (c == '-' && i + 9 <= n && !memcmp(s + i, "-Infinity", 9)) { sb_put(&b, "null"); i += 8; continue; }
+        if (c == 'I' && i + 8 <= n && !memcmp(s + i, "Infinity", 8)) { sb_put(&b, "null"); i += 7; continue; }
+        sb_putc(&b, c);
+    }
+    return sb_take(&b);
+}
+
 static bool is_hex32(const char *s) {
     if (!s || strlen(s) != 32) return false;
     for (int i = 0; i < 32; i++)
@@ -264,6 +288,14 @@ int trace_reader_next(TraceReader *rd, TraceRecord *r) {
         const char *ep = NULL;      /* error position (thread-safe, unlike cJSON_GetErrorPtr) */
         /* the line buffer is NUL-terminated: including the NUL makes cJSON reject trailing junk */
         rd->env = cJSON_ParseWithLengthOpts(js, jlen + 1, &ep, 1);
+        if (!rd->env) {
+            char *fixed = python_nonfinite_to_null(js, jlen);
+            if (fixed) {
+                const char *ep2 = NULL;
+                rd->env = cJSON_ParseWithLengthOpts(fixed, strlen(fixed) + 1, &ep2, 1);
+                free(fixed);
+            }
+        }
         if (!rd->env || !cJSON_IsObject(rd->env)) {
             long col = (rd->env == NULL && ep && ep >= js && ep <= js + jlen) ? (long)(ep - rd->eb) + 1 : 0;
             cJSON_Delete(rd->env);

@@ -23,7 +23,7 @@ typedef enum {
 } VizClass;
 
 /* Change of a node in a pass diff. */
-typedef enum { VIZ_SAME, VIZ_ADDED, VIZ_REMOVED, VIZ_REWRITTEN } VizChange;
+typedef enum { VIZ_SAME, VIZ_ADDED, VIZ_REMOVED, VIZ_REWRITTEN, VIZ_MOVED } VizChange;
 
 typedef struct VizOptions {
     int collapse_over;    /* collapse FX nodes by module path ("# File:") when the graph has more
@@ -65,7 +65,8 @@ VizGraph *viz_fx_clustered(MiCtx *ctx, const Graph *g, const char *const *node_k
                            const VizOptions *opt);
 
 /* Pass diff by node name: nodes only in `after` are added (green), only in `before` removed
- * (red, dashed), in both with a different target/arguments/meta rewritten (yellow).
+ * (red, dashed), in both with a different target/arguments/meta rewritten (yellow); VIZ_MOVED
+ * (only from the change list: same node, new position) gets a blue border.
  * `changes` (may be NULL) overrides the computed kind per name of `after`/`before` nodes:
  * an array of n names and kinds. Counts go to *nadded etc. (may be NULL). */
 VizGraph *viz_diff(MiCtx *ctx, const Graph *before, const Graph *after,

@@ -59,7 +59,7 @@ VizGraph *viz_diff(MiCtx *ctx, const Graph *before, const Graph *after,
     if (!opt) { viz_default_options(&def); opt = &def; }
     VizGraph *vg = vizg_new(ctx, "diff", opt);
     if (!vg) return NULL;
-    int counts[4] = {0};
+    int counts[5] = {0};
     for (int i = 0; i < after->n; i++) {
         const Node *n = after->nodes[i];
         char *lab = viz_fx_label(n, opt->show_meta);

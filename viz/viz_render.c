@@ -123,9 +123,10 @@ void vizg_mark_change(Agnode_t *n, VizChange c) {
     case VIZ_ADDED:     vizg_set(n, "fillcolor", "#93c47d"); vizg_set(n, "style", "filled,bold"); break;
     case VIZ_REMOVED:   vizg_set(n, "fillcolor", "#e06666"); vizg_set(n, "style", "filled,dashed"); break;
     case VIZ_REWRITTEN: vizg_set(n, "fillcolor", "#ffd966"); vizg_set(n, "style", "filled,bold"); break;
+    case VIZ_MOVED:     vizg_set(n, "color", "#3c78d8"); vizg_set(n, "penwidth", "2"); break;
     case VIZ_SAME: break;
     }
-    static const char *const names[] = {"same", "added", "removed", "rewritten"};
+    static const char *const names[] = {"same", "added", "removed", "rewritten", "moved"};
     vizg_set(n, "change", names[c]);
 }
 

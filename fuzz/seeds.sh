@@ -1,0 +1,44 @@
+#!/bin/sh
+# seeds.sh — build the seed corpora build-fuzz/seed-<target>/ from tests/fixtures (run from the
+# repository root; `make fuzz-run` calls it). Big logs are cut into ~4 KB pieces at envelope
+# lines so the fuzzer starts from many small, valid records.
+set -e
+S=build-fuzz
+mkdir -p $S
+rm -rf $S/seed-fx $S/seed-json $S/seed-npy $S/seed-trace $S/seed-sym $S/seed-shell
+mkdir -p $S/seed-fx $S/seed-json $S/seed-npy $S/seed-trace $S/seed-sym $S/seed-shell
+n=0
+for f in $(find tests/fixtures -name '*.py' | sort); do n=$((n+1)); cp "$f" $S/seed-fx/s$n.py; done
+# graph JSON: the FX fixtures converted, plus 200 random graphs (JSON and FX text)
+if [ -x $S/graph_seeds ]; then
+    $S/graph_seeds $S/seed-json $S/seed-fx 200 $(find tests/fixtures -name '*.py' | sort)
+fi
+n=0
+for f in $(find tests/fixtures -name '*.npy' -size -16k | sort); do n=$((n+1)); cp "$f" $S/seed-npy/s$n.npy; done
+# logs: pieces of about 4 KB starting at an envelope line
+for f in $(find tests/fixtures -name '*.log' | sort); do
+    awk -v dir=$S/seed-trace -v base=$(basename "$f" .log) '
+        BEGIN { part = 0; bytes = 0 }
+        /^[VIWE][0-9]/ && bytes > 4000 { part++; bytes = 0 }
+        part < 40 { print > (dir "/" base "_" part ".log"); bytes += length($0) + 1 }' "$f"
+done
+# size expressions: the bracketed sizes/strides of FX annotations and the index expressions
+# of the lowered IR dumps, one per file
+{ find tests/fixtures -name '*.py' | xargs grep -oh '"[a-z0-9]*\[[^]"]*\]' | sed 's/^"[a-z0-9]*\[//; s/\]$//' |
+      tr ',' '\n' | sed 's/^ *//' | grep '[a-z]'
+  find tests/fixtures -name 'ir_*.txt' | xargs grep -oh '^ *index[0-9]* = .*$' | sed 's/^ *index[0-9]* = //'
+  find tests/fixtures -name 'ir_*.txt' | xargs grep -oh '\(ModularIndexing\|FloorDiv\|Min\|Max\)([^)]*)'
+} | sort -u | head -300 | awk -v dir=$S/seed-sym '{ f = dir "/e" NR; printf "%s", $0 > f; close(f) }'
+for e in 's0' 'x0 + 64*x1' '(x0//4) % 8' 'ModularIndexing(x0, 2, 4)' 'FloorDiv(s0 + 1, 2)' \
+         'Min(s0, 8)' 'Max(1, s1 - 2)' '2*s0*s1 + x1'; do
+    printf '%s' "$e" > $S/seed-sym/b$(printf '%s' "$e" | cksum | cut -d' ' -f1)
+done
+# shell lines: the scripts under tests/fixtures/scripts plus a few quoting cases
+n=0
+for f in $(find tests/fixtures/scripts examples -name '*.mi' -o -name '*.txt' 2>/dev/null | sort); do
+    n=$((n+1)); cp "$f" $S/seed-shell/s$n
+done
+printf '%s' "load 'a b.py'; graph # c" > $S/seed-shell/q1
+printf '%s' 'set rtol "1e-3" \"x\" '"'"'y z'"'" > $S/seed-shell/q2
+printf '%s' 'passes; step; step; diff 1 2; back' > $S/seed-shell/q3
+for d in fx json npy trace sym shell; do echo "seed-$d: $(ls $S/seed-$d | wc -l) files"; done
