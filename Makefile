@@ -73,17 +73,22 @@ demo: $(BIN)
 bench: $(LIB)
 	$(MAKE) -C bench
 
-# libFuzzer targets (clang): build-fuzz/fuzz_<name>; run e.g.
-#   build-fuzz/fuzz_fx -max_total_time=600 fuzz/corpus-fx tests/fixtures/torch-cases
+# libFuzzer targets (clang): build-fuzz/fuzz_<name>; run one with fuzz/run.sh NAME SECONDS
+# after fuzz/seeds.sh, or all with `make fuzz-run` (docs/reliability.md)
 FUZZ_SRC = $(wildcard fuzz/*.c)
 FUZZ_BIN = $(FUZZ_SRC:fuzz/%.c=build-fuzz/%)
 FUZZ_CFLAGS = -std=gnu11 -O1 -g -I. -Icore -fsanitize=fuzzer-no-link,address,undefined \
               $(GV_CFLAGS) $(CJSON_CFLAGS) $(MD_CFLAGS) $(BLAS_CFLAGS) $(OMP_FLAGS)
 fuzz: $(FUZZ_BIN)
-build-fuzz/lib.a: $(LIB_SRC)
-	@mkdir -p build-fuzz/obj
-	cd build-fuzz/obj && for f in $(LIB_SRC); do clang $(FUZZ_CFLAGS) -I../.. -I../../core -c ../../$$f -o $$(echo $$f | tr / _).o || exit 1; done
-	ar rcs $@ build-fuzz/obj/*.o
+# one object per library file (only changed files recompile)
+FUZZ_OBJ = $(LIB_SRC:%.c=build-fuzz/obj/%.o)
+build-fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+build-fuzz/lib.a: $(FUZZ_OBJ)
+	@rm -f $@
+	ar rcs $@ $(FUZZ_OBJ)
+-include $(wildcard build-fuzz/obj/*/*.d)
 build-fuzz/%: fuzz/%.c build-fuzz/lib.a
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $< build-fuzz/lib.a $(LDLIBS) -o $@
 # the shell's splitter lives in repl/: link the shell's files (not its main) into the target

@@ -17,6 +17,7 @@
 
 #include "graph.h"
 #include "ops_handler.h"
+#include "tensor.h"
 
 /* ---- layouts ---- */
 typedef struct Layout {
@@ -80,6 +81,8 @@ struct IrFn {
     Expr *lo, *hi, *step; int dim;   /* scatter masks */
     struct IrStorage *sb;
     Buffer *buf;
+    const Layout *view;   /* strided load: layout of the view over buf (NULL: buf's own) */
+    SymCtx *sym;          /* for building index expressions at call time */
 };
 
 /* ---- buffers ---- */

@@ -21,18 +21,22 @@
  *   - Mod(a, c) with a constant c > 0 is ModularIndexing(a, 1, c) (the same value), so
  *     there is one form; ModularIndexing drops terms that are multiples of div*mod and
  *     divides out a common gcd with div;
- *   - Min/Max flattened, constants folded, args sorted and deduplicated, and an arg
- *     dropped when another differs from it by a constant that decides the comparison.
+ *   - Min/Max flattened, constants folded, args sorted and deduplicated; an arg is
+ *     dropped when it can never win: another arg differs from it by a constant that
+ *     decides, absorption (Min(a, Max(a + k, ..)) = a for k >= 0), Max(Min(S1), Min(S2))
+ *     with S1 a subset of S2, or interval bounds with no assumptions on the symbols.
  *
- * Order.  Factors of a product and args of Min/Max are sorted by cmp_expr: integers,
- * then symbols by name (strcmp, as sympy sorts symbols by name), then CeilDiv, FloorDiv,
- * Max, Min, Mod, ModularIndexing (sympy sorts function applications by class name), then
- * products and sums; ties broken by the args.  Terms of a sum follow sympy's default
- * "lex" print order: comparing the sorted factor lists position by position, the term
- * whose factor sorts first comes first, a term that extends another comes first (x*y
- * before x), and the constant is last — so 64*x1 + x0 prints as "x0 + 64*x1",
- * "10*d0 + d1", "d0*s27 + d1", "c0 + 128" exactly like Inductor's ir dumps.  Like sympy,
- * a two-term sum "positive constant + negative multiple of one factor" prints as "1 - x".
+ * Order.  Factors of a product and args of Min/Max are sorted by cmp_sympy, sympy's
+ * default_sort_key: numbers, then symbols by name (strcmp), then products, sums,
+ * functions (CeilDiv, FloorDiv, Mod, ModularIndexing by name), Max, Min; a product's
+ * coefficient is compared last and x*x compares as the power x**2.  Terms of a sum follow
+ * sympy's default "lex" print order over generators in that order: comparing the sorted
+ * factor lists position by position, the term whose factor sorts first comes first, a
+ * term that extends another comes first (x*y before x), the constant is last — so
+ * 64*x1 + x0 prints as "x0 + 64*x1", "10*d0 + d1", "d0*s27 + d1", "c0 + 128" exactly as
+ * in Inductor's ir dumps.  Like sympy, "positive constant + negative multiple of one
+ * factor or power" prints as "1 - x".  tests/fixtures/sym/sympy_str.tsv holds 800 random
+ * expressions with sympy 1.14's str(); all print identically.
  *
  * Printing (sym_str) follows sympy's StrPrinter with torch's FloorDiv (precedence 35,
  * printed "(a//b)"), so FloorDiv inside sums and products gets doubled parentheses the
@@ -370,8 +374,111 @@ static int cmp_expr(const Expr *a, const Expr *b) {
     return a->n < b->n ? -1 : a->n > b->n ? 1 : 0;
 }
 
-static int cmp_expr_q(const void *x, const void *y) {
-    return cmp_expr(*(Expr *const *)x, *(Expr *const *)y);
+/* sympy's sort_key order (default_sort_key), which sympy uses for the args of Min/Max,
+ * the factors of a product and the generators of a sum's print order.  A key is
+ * (class_key, args, exponent, coefficient): the coefficient of a product is split off and
+ * compared last, x*x is the power x**2 (compared as x, then by exponent), classes rank
+ * Number < Symbol < Mul < Add < functions (CeilDiv, FloorDiv, Mod, ModularIndexing, by
+ * name) < Max < Min, and args compare by count first, then one by one.  Ties fall back to
+ * cmp_expr so the order stays total. */
+/* sympy prints Add(positive number, negative number * one factor or power) number first:
+ * "1 - x", "5 - 2*x", "27946 - c1**2" (Expr.as_ordered_terms special case). */
+static bool add_number_first(const Expr *e) {
+    if (e->kind != EX_ADD || e->n != 2) return false;
+    const Expr *c = e->args[1], *t = e->args[0];
+    if (c->kind != EX_INT || c->ival <= 0 || t->kind != EX_MUL || t->args[0]->kind != EX_INT ||
+        t->args[0]->ival >= 0)
+        return false;
+    for (int i = 2; i < t->n; i++)
+        if (t->args[i] != t->args[1]) return false;
+    return true;
+}
+
+static int class_rank(const Expr *e) {
+    switch (e->kind) {
+    case EX_INT: return 0;
+    case EX_SYM: return 1;
+    case EX_MUL: return 2;
+    case EX_ADD: return 3;
+    case EX_CEILDIV: return 4;
+    case EX_FLOORDIV: return 5;
+    case EX_MOD: return 6;
+    case EX_MODIDX: return 7;
+    case EX_MAX: return 8;
+    case EX_MIN: return 9;
+    }
+    return 10;
+}
+
+static int cmp_sympy(const Expr *a, const Expr *b);
+
+static int cmp_i64(int64_t a, int64_t b) { return a < b ? -1 : a > b; }
+
+/* Key of the product of factors f[0..n) (no coefficient) times coefficient c. */
+static int cmp_key(Expr *const *fa, int na, int64_t ca, Expr *const *fb, int nb, int64_t cb) {
+    bool pa = true, pb = true;   /* all factors equal: a power */
+    for (int i = 1; i < na; i++) pa &= fa[i] == fa[0];
+    for (int i = 1; i < nb; i++) pb &= fb[i] == fb[0];
+    int ra = pa ? class_rank(fa[0]) : 2, rb = pb ? class_rank(fb[0]) : 2;
+    if (ra != rb) return ra < rb ? -1 : 1;
+    int c = 0;
+    if (!pa) {   /* both products of distinct factors: compare the power groups */
+        int ga = 0, gb = 0;
+        for (int i = 0; i < na; i++) ga += i == 0 || fa[i] != fa[i - 1];
+        for (int i = 0; i < nb; i++) gb += i == 0 || fb[i] != fb[i - 1];
+        if (ga != gb) return ga < gb ? -1 : 1;
+        int i = 0, j = 0;
+        while (i < na && j < nb && !c) {
+            int ki = i, kj = j;
+            while (ki < na && fa[ki] == fa[i]) ki++;
+            while (kj < nb && fb[kj] == fb[j]) kj++;
+            c = cmp_key(fa + i, ki - i, 1, fb + j, kj - j, 1);
+            i = ki;
+            j = kj;
+        }
+        if (c) return c;
+        return cmp_i64(ca, cb);
+    }
+    const Expr *x = fa[0], *y = fb[0];
+    if (x != y) {
+        if (x->kind == EX_SYM) {
+            c = strcmp(x->name, y->name);
+        } else {
+            /* Add, functions, Min/Max: (number of args, args) */
+            if (x->n != y->n) return x->n < y->n ? -1 : 1;
+            bool sx = add_number_first(x), sy = add_number_first(y);   /* Add args in print order */
+            for (int i = 0; i < x->n && !c; i++)
+                c = cmp_sympy(x->args[sx ? 1 - i : i], y->args[sy ? 1 - i : i]);
+        }
+        if (c) return c;
+    }
+    if (na != nb) return na < nb ? -1 : 1;   /* exponent */
+    return cmp_i64(ca, cb);
+}
+
+static int cmp_sympy(const Expr *a, const Expr *b) {
+    if (a == b) return 0;
+    if (a->kind == EX_INT || b->kind == EX_INT) {
+        if (a->kind == EX_INT && b->kind == EX_INT) return cmp_i64(a->ival, b->ival);
+        return a->kind == EX_INT ? -1 : 1;
+    }
+    int64_t ca = 1, cb = 1;
+    Expr *const *fa = (Expr *const *)&a, *const *fb = (Expr *const *)&b;
+    int na = 1, nb = 1;
+    if (a->kind == EX_MUL) {
+        fa = a->args; na = a->n;
+        if (fa[0]->kind == EX_INT) { ca = fa[0]->ival; fa++; na--; }
+    }
+    if (b->kind == EX_MUL) {
+        fb = b->args; nb = b->n;
+        if (fb[0]->kind == EX_INT) { cb = fb[0]->ival; fb++; nb--; }
+    }
+    int c = cmp_key(fa, na, ca, fb, nb, cb);
+    return c ? c : cmp_expr(a, b);
+}
+
+static int cmp_sympy_q(const void *x, const void *y) {
+    return cmp_sympy(*(Expr *const *)x, *(Expr *const *)y);
 }
 
 /* Factors of a monomial (a product without coefficient, or a single factor). */
@@ -386,7 +493,7 @@ static int cmp_mono(const Expr *a, const Expr *b) {
     int na = mono_nf(a), nb = mono_nf(b);
     for (int i = 0; i < na && i < nb; i++) {
         Expr *fa = mono_f(a, i), *fb = mono_f(b, i);
-        if (fa != fb) return cmp_expr(fa, fb);
+        if (fa != fb) return cmp_sympy(fa, fb);
     }
     return na > nb ? -1 : 1;
 }
@@ -490,7 +597,7 @@ static Expr *mul_mono(SymCtx *s, Expr *a, Expr *b) {
     if (!f[0]) n = 0;
     int i = 0, j = 0;
     while (i < na || j < nb) {
-        if (j >= nb || (i < na && cmp_expr(mono_f(ma, i), mono_f(mb, j)) <= 0))
+        if (j >= nb || (i < na && cmp_sympy(mono_f(ma, i), mono_f(mb, j)) <= 0))
             f[n++] = mono_f(ma, i++);
         else
             f[n++] = mono_f(mb, j++);
@@ -661,6 +768,19 @@ static Expr *split_const(SymCtx *s, Expr *e, int64_t *k) {
     return e;
 }
 
+static bool always_wins(const Expr *a, const Expr *b, ExprKind k);
+static int node_size(const Expr *e, int cap);
+
+/* Every arg of Min/Max x is also an arg of y (x's arg list is a subset of y's). */
+static bool args_subset(const Expr *x, const Expr *y) {
+    for (int i = 0; i < x->n; i++) {
+        bool found = false;
+        for (int j = 0; j < y->n && !found; j++) found = y->args[j] == x->args[i];
+        if (!found) return false;
+    }
+    return true;
+}
+
 /* Min/Max of n args (k is EX_MIN or EX_MAX). */
 static Expr *minmax(SymCtx *s, ExprKind k, Expr *const *in, int n) {
     EVec a = {0};
@@ -680,7 +800,7 @@ static Expr *minmax(SymCtx *s, ExprKind k, Expr *const *in, int n) {
         }
     }
     if (have_c) ev_push(&a, sym_int(s, cv));
-    if (a.n > 1) qsort(a.v, (size_t)a.n, sizeof *a.v, cmp_expr_q);
+    if (a.n > 1) qsort(a.v, (size_t)a.n, sizeof *a.v, cmp_sympy_q);
     /* drop duplicates and args decided by a constant difference */
     bool *dead = mi_xcalloc((size_t)a.n + 1, sizeof *dead);
     for (int i = 0; i < a.n; i++) {
@@ -695,6 +815,33 @@ static Expr *minmax(SymCtx *s, ExprKind k, Expr *const *in, int n) {
             dead[i_wins ? j : i] = true;
         }
     }
+    /* absorption: Min(a, Max(b, ...)) = a when b >= a is known (b == a, or b = a + k, k >= 0);
+     * dually for Max(a, Min(b, ...)) */
+    ExprKind dual = k == EX_MIN ? EX_MAX : EX_MIN;
+    for (int i = 0; i < a.n; i++) {
+        if (dead[i] || a.v[i]->kind != dual) continue;
+        for (int j = 0; j < a.n && !dead[i]; j++) {
+            if (j == i || dead[j]) continue;
+            int64_t kj, ke;
+            Expr *rj = split_const(s, a.v[j], &kj);
+            for (int t = 0; t < a.v[i]->n; t++) {
+                Expr *re = split_const(s, a.v[i]->args[t], &ke);
+                if (re == rj && (k == EX_MIN ? ke >= kj : ke <= kj)) { dead[i] = true; break; }
+            }
+        }
+    }
+    /* Max(Min(S1), Min(S2)) with S1 a subset of S2: Min(S2) <= Min(S1) never wins (dually
+     * for Min of Maxes); and an arg that interval bounds (no assumptions on symbols) show
+     * can never win is dropped: Min(-4, Min(0, x) - 329) = Min(0, x) - 329 */
+    for (int i = 0; i < a.n; i++)
+        for (int j = 0; j < a.n && !dead[i]; j++) {
+            if (j == i || dead[j]) continue;
+            if (a.v[i]->kind == dual && a.v[j]->kind == dual && a.v[i]->n > a.v[j]->n &&
+                args_subset(a.v[j], a.v[i]))
+                dead[i] = true;
+            else if (always_wins(a.v[j], a.v[i], k))
+                dead[i] = true;
+        }
     int m = 0;
     for (int i = 0; i < a.n; i++)
         if (!dead[i]) a.v[m++] = a.v[i];
@@ -823,6 +970,7 @@ typedef struct {
     const SymRange *r;
     int nr;
     bool all_nonneg;   /* symbols without a range are >= 0 (sym_c's assumption) */
+    bool no_defaults;  /* symbols without a range are unbounded (even s0) */
     Memo *bounds;      /* Expr -> Iv for this call */
     Memo *simplified;  /* Expr -> simp() result */
     Memo *refined;     /* Expr -> refine() result */
@@ -935,6 +1083,7 @@ static Iv bound_node(const Expr *e, const RangeCx *rc) {
                 return (Iv){lo, hi};
             }
         if (rc->all_nonneg) return (Iv){0, BINF};
+        if (rc->no_defaults) return iv_all();
         if (is_size_name(e->name)) return (Iv){1, BINF};
         return iv_all();
     case EX_ADD:
@@ -979,10 +1128,22 @@ static Iv bound_node(const Expr *e, const RangeCx *rc) {
     return iv_all();
 }
 
+/* For Min (k) / Max: a is never worse than b whatever the symbols' values, so b can go.
+ * Only for small args (constructors must stay cheap). */
+static bool always_wins(const Expr *a, const Expr *b, ExprKind k) {
+    if (node_size(a, 64) >= 64 || node_size(b, 64) >= 64) return false;
+    Memo mb;
+    memo_init(&mb);
+    RangeCx rc = {NULL, 0, false, true, &mb, NULL, NULL};
+    Iv ia = bound(a, &rc), ib = bound(b, &rc);
+    memo_free(&mb);
+    return k == EX_MIN ? ia.hi <= ib.lo : ia.lo >= ib.hi;
+}
+
 bool sym_bound(const Expr *e, const SymRange *r, int nr, int64_t *lo, int64_t *hi) {
     Memo mb;
     memo_init(&mb);
-    RangeCx rc = {r, nr, false, &mb, NULL, NULL};
+    RangeCx rc = {r, nr, false, false, &mb, NULL, NULL};
     Iv b = bound(e, &rc);
     memo_free(&mb);
     int64_t l = b.lo <= INT64_MIN ? INT64_MIN : b.lo >= INT64_MAX ? INT64_MAX : (int64_t)b.lo;
@@ -1132,7 +1293,7 @@ Expr *sym_simplify(SymCtx *s, Expr *e, const SymRange *r, int nr) {
     memo_init(&mb);
     memo_init(&ms);
     memo_init(&mr);
-    RangeCx rc = {r, nr, false, &mb, &ms, &mr};
+    RangeCx rc = {r, nr, false, false, &mb, &ms, &mr};
     /* a second round catches rules enabled by the first (rarely needed) */
     Expr *x = simp(s, e, &rc);
     if (x != e) x = simp(s, x, &rc);
@@ -1275,10 +1436,7 @@ static void pstr_factors(const Expr *e, int i, StrBuf *sb) {
 
 static void pstr_add(const Expr *e, StrBuf *sb) {
     int order[2] = {0, 1};
-    int64_t c;
-    /* sympy prints 1 - x, not -x + 1 */
-    if (e->n == 2 && e->args[1]->kind == EX_INT && e->args[1]->ival > 0 && e->args[0]->kind == EX_MUL &&
-        e->args[0]->n == 2 && sym_is_int(e->args[0]->args[0], &c) && c < 0) {
+    if (add_number_first(e)) {   /* sympy prints 1 - x, not -x + 1 */
         order[0] = 1;
         order[1] = 0;
     }
@@ -1499,7 +1657,7 @@ static void pc(const Expr *e, const RangeCx *rc, StrBuf *sb) {
 void sym_c_sb(const Expr *e, StrBuf *sb) {
     Memo mb;
     memo_init(&mb);
-    RangeCx rc = {NULL, 0, true, &mb, NULL, NULL};
+    RangeCx rc = {NULL, 0, true, false, &mb, NULL, NULL};
     pc(e, &rc, sb);
     memo_free(&mb);
 }
@@ -1507,7 +1665,7 @@ void sym_c_sb(const Expr *e, StrBuf *sb) {
 void sym_c_sb_ranges(const Expr *e, const SymRange *r, int nr, StrBuf *sb) {
     Memo mb;
     memo_init(&mb);
-    RangeCx rc = {r, nr, false, &mb, NULL, NULL};
+    RangeCx rc = {r, nr, false, false, &mb, NULL, NULL};
     pc(e, &rc, sb);
     memo_free(&mb);
 }

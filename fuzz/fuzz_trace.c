@@ -2,8 +2,8 @@
  * compile listing built on it (trace/trace_extract.c) never crash, leak or hang on any bytes.
  *
  * The reader takes a path, so the input goes into an in-memory file (memfd) read through
- * /proc/self/fd/N: no disk traffic. Checked besides "no crash": every record's payload is
- * NUL-terminated at payload_len, envelope_len fits in the input, counts are consistent
+ * /proc/self/fd/N: no disk traffic. Checked besides "no crash": every record's payload and
+ * envelope are NUL-terminated at their lengths (and fit in the input), counts are consistent
  * (records returned == stats.records, every issue count >= 0, lines <= newlines + 1). */
 #define _GNU_SOURCE
 #include "trace/trace.h"
@@ -35,8 +35,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int rc;
     while ((rc = trace_reader_next(rd, &r)) == 1) {
         records++;
-        if (!r.payload || strlen(r.payload) != r.payload_len) abort();
-        if (r.envelope_len > size || (r.envelope && strlen(r.envelope) < r.envelope_len)) abort();
+        /* NUL-terminated at payload_len (a payload may hold NUL bytes of its own) */
+        if (!r.payload || r.payload[r.payload_len] != 0 || r.payload_len > size) abort();
+        if (r.envelope_len > size || (r.envelope && r.envelope[r.envelope_len] != 0)) abort();
         if (r.line < 1 || r.line > newlines + 1) abort();
         if (!r.key || !r.name) abort();
         (void)trace_reader_intern(rd, r.frame_id);

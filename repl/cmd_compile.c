@@ -12,22 +12,32 @@
 #include "trace/trace.h"
 #endif
 #ifdef HAVE_IR
-#include "tensor.h"     /* MI_MAX_DIMS, used by ir.h */
 #include "ir.h"
+#endif
+#ifdef HAVE_SCHED
+#include "scheduler.h"
 #endif
 
 struct CompileState {
 #ifdef HAVE_IR
     IrModule *ir;
 #endif
+#ifdef HAVE_SCHED
+    Schedule *sched;
+#endif
+    char *code;               /* generated C (codegen) */
     int unused;
 };
 
 void compile_state_free(CompileState *cs) {
     if (!cs) return;
+#ifdef HAVE_SCHED
+    if (cs->sched) sched_free(cs->sched);
+#endif
 #ifdef HAVE_IR
     if (cs->ir) ir_free(cs->ir);
 #endif
+    free(cs->code);
     free(cs);
 }
 
@@ -112,6 +122,19 @@ int cmd_lower(Session *s, int argc, char **argv) {
 int cmd_ir(Session *s, int argc, char **argv) {
     if (argc > 2 || (argc == 2 && strcmp(argv[1], "post") && strcmp(argv[1], "pre"))) return usage_error(s, "ir");
     if (!require_ir(s)) return -1;
+    if (argc == 2 && !strcmp(argv[1], "post")) {
+#ifdef HAVE_SCHED
+        if (!s->cs->sched) return mi_err(s->ctx, "", 0, 0, "not scheduled yet (try 'sched')");
+        char *post = sched_print(s->cs->sched);
+        if (!post) return mi_err(s->ctx, "", 0, 0, "cannot print the schedule");
+        fputs(post, s->out);
+        if (*post && post[strlen(post) - 1] != '\n') fputc('\n', s->out);
+        free(post);
+        return 0;
+#else
+        return mi_err(s->ctx, "", 0, 0, "not available yet: the scheduler (core/scheduler.h) is missing");
+#endif
+    }
     char *text = ir_print(s->cs->ir);
     if (!text) return mi_err(s->ctx, "", 0, 0, "cannot print the IR");
     fputs(text, s->out);
@@ -123,8 +146,31 @@ int cmd_ir(Session *s, int argc, char **argv) {
 int compile_state_bufgraph(Session *s, VizBufGraph *out, bool with_groups) {
     memset(out, 0, sizeof *out);
     if (!require_ir(s)) return -1;
-    if (with_groups) return mi_err(s->ctx, "", 0, 0, "no fusion groups yet (try 'sched')");
+#ifdef HAVE_SCHED
+    const Schedule *sc = s->cs->sched;
+#else
+    const void *sc = NULL;
+#endif
+    if (with_groups && !sc) return mi_err(s->ctx, "", 0, 0, "no fusion groups yet (try 'sched')");
     IrModule *m = s->cs->ir;
+#ifdef HAVE_SCHED
+    if (with_groups) {
+        out->groups = mi_xcalloc(sc->norder ? sc->norder : 1, sizeof *out->groups);
+        for (int k = 0; k < sc->norder; k++) {
+            const SchedGroup *grp = &sc->groups[sc->order[k]];
+            char nb[128];
+            const char *kn = grp->kernel_name ? grp->kernel_name : sched_group_name(sc, sc->order[k], nb, sizeof nb);
+            VizGroup *vgp = &out->groups[out->ngroups++];
+            vgp->kernel = mi_xstrdup(kn);
+            char lab[64];
+            snprintf(lab, sizeof lab, "%d node%s%s", grp->n, grp->n == 1 ? "" : "s", grp->is_extern ? ", extern" : "");
+            vgp->label = mi_xstrdup(lab);
+            vgp->members = mi_xcalloc(grp->n ? grp->n : 1, sizeof *vgp->members);
+            for (int j = 0; j < grp->n; j++)
+                vgp->members[vgp->nmembers++] = mi_xstrdup(sc->nodes[grp->nodes[j]].buf->name);
+        }
+    }
+#endif
     out->nodes = mi_xcalloc(m->nbufs ? m->nbufs : 1, sizeof *out->nodes);
     int cap = 16;
     out->edges = mi_xcalloc(cap, sizeof *out->edges);
@@ -245,6 +291,48 @@ done:
     return rc;
 }
 
+#ifdef HAVE_SCHED
+static int ensure_lowered(Session *s) {
+    if (s->cs && s->cs->ir) return 0;
+    fprintf(s->err, "lowering first\n");
+    return cmd_lower(s, 1, (char *[]){"lower", NULL});
+}
+
+int cmd_sched(Session *s, int argc, char **argv) {
+    if (argc != 1) return usage_error(s, "sched");
+    if (!session_require_graph(s)) return -1;
+    if (ensure_lowered(s) < 0) return -1;
+    if (s->cs->sched) { sched_free(s->cs->sched); s->cs->sched = NULL; }
+    free(s->cs->code); s->cs->code = NULL;
+    uint64_t t0 = mi_now_ns();
+    Schedule *sc = sched_run(s->ctx, s->cs->ir);
+    if (!sc) return -1;
+    s->cs->sched = sc;
+    fprintf(s->out, "%d kernel%s (fusion %s), scheduled in %.3f ms:\n", sched_num_kernels(sc),
+            sched_num_kernels(sc) == 1 ? "" : "s", s->ctx->fusion ? "on" : "off", (mi_now_ns() - t0) / 1e6);
+    for (int k = 0; k < sc->norder; k++) {
+        const SchedGroup *grp = &sc->groups[sc->order[k]];
+        char nb[128];
+        const char *kn = grp->kernel_name ? grp->kernel_name : sched_group_name(sc, sc->order[k], nb, sizeof nb);
+        fprintf(s->out, "  %-32s", kn);
+        for (int j = 0; j < grp->n; j++) {
+            const SchedNode *sn = &sc->nodes[grp->nodes[j]];
+            fprintf(s->out, " %s(%s)", sn->buf->name, sn->name);
+        }
+        if (grp->is_extern) fprintf(s->out, "  [extern]");
+        fputc('\n', s->out);
+    }
+    char *dec = sched_decisions_text(sc);
+    if (dec && *dec) {
+        fprintf(s->out, "fusion decisions:\n");
+        fputs(dec, s->out);
+        if (dec[strlen(dec) - 1] != '\n') fputc('\n', s->out);
+    }
+    free(dec);
+    return 0;
+}
+#else
 NOT_YET(cmd_sched, "the scheduler (core/scheduler.h) is missing")
+#endif
 NOT_YET(cmd_codegen, "C code generation (core/codegen_c.h) is missing")
 NOT_YET(cmd_exec, "C code generation (core/codegen_c.h) is missing")

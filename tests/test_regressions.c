@@ -7,7 +7,7 @@
  *   .py    FX text: parse; if it parses, lint, print, re-parse, print again: same text
  *   .json  JSON graph: load; if it loads, write and load again
  *   .npy   .npy reader: parse (any result)
- *   .log   TORCH_TRACE reader: read every record (payload lengths consistent)
+ *   .log   TORCH_TRACE reader: read every record (payloads NUL-terminated at payload_len)
  *   .sym   size expression: parse and simplify; both evaluate to the same value
  * Graph repros listed in `pipeline` below must also go through the pass pipeline with lint and
  * numerics (values and dtypes) intact. Entries with a `todo` are known open bugs: they are
@@ -71,7 +71,7 @@ static bool replay_log(MiCtx *ctx, const char *path) {
     int rc;
     bool good = true;
     while ((rc = trace_reader_next(rd, &r)) == 1)
-        if (!r.payload || strlen(r.payload) != r.payload_len) good = false;
+        if (!r.payload || r.payload[r.payload_len] != 0) good = false;
     trace_reader_close(rd);
     return good && rc == 0;
 }

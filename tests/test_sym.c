@@ -59,6 +59,10 @@ static void test_canonical(void) {
     ok(sym_max(S, x, sym_add(S, x, sym_int(S, 1))) == sym_add(S, x, sym_int(S, 1)), "Max(x, x + 1) == x + 1");
     ok(sym_min(S, x, y) == sym_min(S, y, x), "Min is symmetric");
     ok(sym_min(S, x, sym_min(S, y, x)) == sym_min(S, x, y), "Min flattened and deduplicated");
+    ok(P("Min(4, Max(8, y))") == sym_int(S, 4), "Min(4, Max(8, y)) == 4 (absorption)");
+    ok(P("Max(x, Min(x, y))") == x, "Max(x, Min(x, y)) == x");
+    ok(P("Max(Min(-9, s77), Min(-9, -5*d0, s77))") == P("Min(-9, s77)"), "Max of Mins with nested arg sets");
+    ok(P("Min(-4, Min(0, x) - 329)") == P("Min(0, x) - 329"), "Min decided by interval bounds");
     ok(P("(64*x1 + x0)//64") == P("x1 + FloorDiv(x0, 64)"), "FloorDiv(64*x1 + x0, 64) pulls x1 out");
     ok(P("(2*x + 4*y)//4") == P("(x + 2*y)//2"), "gcd divided out of FloorDiv");
     ok(P("(x//4)//8") == P("x//32"), "nested FloorDiv by constants merged");
@@ -118,6 +122,10 @@ static void test_printing(void) {
         {"CeilDiv(s0, 4)", "CeilDiv(s0, 4)"},
         {"(x + 1)*(y + 1)", "x*y + x + y + 1"},
         {"x*(y//2)", "x*((y//2))"},
+        {"Min(d0 + 63, 69 - x0)", "Min(69 - x0, d0 + 63)"},
+        {"27946 - c1*c1", "27946 - c1**2"},
+        {"Min(s0//4, 3*ks0)", "Min(3*ks0, (s0//4))"},
+        {"Max(Min(x, y), Max(y, 2))", "Max(2, y)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         is_str(STR(P(cases[i][0])), cases[i][1], "str(%s)", cases[i][0]);
@@ -283,6 +291,28 @@ static void test_fixture_roundtrip(void) {
     }
     ok(checked > 100, "found %d index/size expressions in the fixtures' ir dumps", checked);
     is_int(same, checked, "all fixture index/size expressions print back identically");
+}
+
+/* sym_str prints like sympy's str(): 800 random expressions with sympy 1.14's output. */
+static void test_sympy_fixture(void) {
+    char *text = mi_read_file(ctx, "tests/fixtures/sym/sympy_str.tsv", NULL);
+    ok(text != NULL, "read tests/fixtures/sym/sympy_str.tsv");
+    if (!text) return;
+    int n = 0, same = 0;
+    for (char *line = text, *nl; line && *line; line = nl) {
+        nl = strchr(line, '\n');
+        if (nl) *nl++ = 0;
+        char *tab = strchr(line, '\t');
+        if (line[0] == '#' || !tab) continue;
+        *tab = 0;
+        Expr *e = sym_parse(ctx, line, NULL);
+        n++;
+        if (e && !strcmp(STR(e), tab + 1)) same++;
+        else if (n - same <= 5) diag("%s: sympy \"%s\", ours \"%s\"", line, tab + 1, STR(e));
+    }
+    free(text);
+    ok(n == 800, "800 sympy cases");
+    is_int(same, n, "sym_str matches sympy's str() on every case");
 }
 
 static void test_simplify(void) {
@@ -600,6 +630,7 @@ int main(void) {
     test_c_printing();
     test_parse_errors();
     test_fixture_roundtrip();
+    test_sympy_fixture();
     test_simplify();
     test_bound();
     test_eval_subst();
