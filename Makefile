@@ -108,7 +108,8 @@ fuzz-run: fuzz build-fuzz/graph_seeds
 
 # Long robustness run: 1000 random graphs through the whole pipeline (tests/test_random_graphs.c).
 check-long: $(BUILD)/tests/test_random_graphs $(BUILD)/tests/test_regressions
-	MINDUCTOR_RANDOM_GRAPHS=1000 ASAN_OPTIONS=detect_leaks=1 prove -v $(BUILD)/tests/test_random_graphs $(BUILD)/tests/test_regressions
+	MINDUCTOR_RANDOM_GRAPHS=1000 MINDUCTOR_RANDOM_KERNELS=1000 MINDUCTOR_RANDOM_KERNELS_STRICT=1 \
+	ASAN_OPTIONS=detect_leaks=1 prove -v $(BUILD)/tests/test_random_graphs $(BUILD)/tests/test_regressions
 
 clean:
 	rm -rf build build-san build-fuzz minductor

@@ -22,6 +22,63 @@
 #if HAVE_IR
 #include "ir.h"
 #endif
+#if HAVE_BACKEND
+#include "scheduler.h"
+#include "codegen_c.h"
+
+static double buf_bytes(MiCtx *ctx, const Buffer *b) {
+    int64_t n = 0;
+    if (sym_eval(ctx, layout_storage_size(ctx->sym, &b->layout), NULL, 0, &n) != 0) {
+        mi_clear_err(ctx);
+        return 0;
+    }
+    return (double)n * dtype_size(b->layout.dtype);
+}
+
+/* Bytes the scheduled kernels move: per kernel, each distinct buffer it reads from outside
+ * itself, plus each buffer it writes that something outside the kernel needs (another kernel,
+ * a graph output, a mutated input). Buffers produced and consumed inside one fused kernel are
+ * not counted: fusion removed them. */
+static double sched_bytes(MiCtx *ctx, const Schedule *s) {
+    const IrModule *ir = s->ir;
+    int *writer_group = mi_xcalloc((size_t)ir->nbufs + 1, sizeof *writer_group);
+    bool *read_elsewhere = mi_xcalloc((size_t)ir->nbufs + 1, sizeof *read_elsewhere);
+    int *seen = mi_xcalloc((size_t)ir->nbufs + 1, sizeof *seen);
+    for (int i = 0; i < ir->nbufs; i++) writer_group[i] = -1;
+    for (int i = 0; i < s->nnodes; i++)
+        if (!s->nodes[i].dead && s->nodes[i].buf) writer_group[s->nodes[i].buf->id] = s->nodes[i].group;
+    for (int i = 0; i < s->nnodes; i++) {
+        const SchedNode *n = &s->nodes[i];
+        if (n->dead) continue;
+        for (int r = 0; r < n->deps.nreads; r++) {
+            const Buffer *b = n->deps.reads[r].buf;
+            if (b && writer_group[b->id] != n->group) read_elsewhere[b->id] = true;
+        }
+    }
+    double total = 0;
+    for (int k = 0; k < s->norder; k++) {
+        int g = s->order[k];
+        const SchedGroup *grp = &s->groups[g];
+        for (int j = 0; j < grp->n; j++) {
+            const SchedNode *n = &s->nodes[grp->nodes[j]];
+            if (n->dead) continue;
+            for (int r = 0; r < n->deps.nreads; r++) {
+                const Buffer *b = n->deps.reads[r].buf;
+                if (!b || writer_group[b->id] == g || seen[b->id] == g + 1) continue;
+                seen[b->id] = g + 1;
+                total += buf_bytes(ctx, b);
+            }
+            const Buffer *w = n->buf;
+            if (w && (w->output_index >= 0 || w->mutates || read_elsewhere[w->id]))
+                total += buf_bytes(ctx, w->mutates ? w->mutates : w);
+        }
+    }
+    free(writer_group);
+    free(read_elsewhere);
+    free(seen);
+    return total;
+}
+#endif
 
 static double secs_since(uint64_t t0) { return (double)(mi_now_ns() - t0) * 1e-9; }
 
@@ -80,6 +137,34 @@ int pipe_compile(MiCtx *ctx, const char *text, size_t len, const char *name, boo
     }
     out->t.lowering = secs_since(t0);
 #if HAVE_BACKEND
+    t0 = mi_now_ns();
+    Schedule *sch = sched_run(ctx, ir);
+    if (!sch) {
+        snprintf(why, nwhy, "scheduling failed: %s", mi_err_str(ctx, err, sizeof err));
+        ir_free(ir);
+        return -1;
+    }
+    out->t.sched = secs_since(t0);
+    out->nkernels = sched_num_kernels(sch);
+    out->bytes_moved = sched_bytes(ctx, sch);
+    t0 = mi_now_ns();
+    out->c_source = codegen_c(ctx, sch);
+    out->t.codegen = secs_since(t0);
+    sched_free(sch);
+    ir_free(ir);
+    if (!out->c_source) {
+        snprintf(why, nwhy, "codegen failed: %s", mi_err_str(ctx, err, sizeof err));
+        return -1;
+    }
+    if (stop_before_cc) return 0;
+    out->mod = rt_compile(ctx, out->c_source);
+    if (!out->mod) {
+        snprintf(why, nwhy, "cc failed: %s", mi_err_str(ctx, err, sizeof err));
+        return -1;
+    }
+    out->t.cc = out->mod->compile_s;
+    out->t.load = out->mod->load_s;
+    return 0;
 #else
     (void)stop_before_cc;
     ir_free(ir);

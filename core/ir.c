@@ -130,6 +130,9 @@ void ir_free(IrModule *m) {
         if (b) { free(b->ops); free(b->indexes); }
     }
     free(m->bufs);
+    free(m->inputs);
+    free(m->outputs);
+    free(m->sym_names);
     free(m->guards);
     arena_free(&m->arena);
     free(m);

@@ -119,7 +119,11 @@ static void cc_command(CcArgs *a) {
     memset(a, 0, sizeof *a);
     const char *cc = getenv("MINDUCTOR_CC");
     cc_add(a, cc && *cc ? cc : "cc");
-    cc_add_split(a, "-O3 -march=native -fopenmp -shared -fPIC");
+    /* -fno-math-errno -fno-trapping-math as Inductor's cpp backend; -D__FAST_MATH__ alone (not
+     * -ffast-math: NaN, infinities and signed zeros keep IEEE semantics) makes glibc's math.h
+     * declare the SIMD variants of expf/tanhf/erff/... (libmvec), so loops calling them
+     * vectorize: ~25x on transcendental-heavy pointwise kernels. */
+    cc_add_split(a, "-O3 -march=native -fopenmp -fno-math-errno -fno-trapping-math -D__FAST_MATH__ -shared -fPIC");
     cc_add_split(a, getenv("MINDUCTOR_CFLAGS"));
 #ifdef HAVE_CBLAS
     cc_add(a, "-DMI_HAVE_CBLAS");

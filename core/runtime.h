@@ -14,7 +14,9 @@
  * call returns 0 on success. The source may use OpenMP and, when compiled with -DMI_HAVE_CBLAS,
  * cblas.
  *
- * Compiler: $MINDUCTOR_CC or "cc", flags "-O3 -march=native -fopenmp -shared -fPIC" plus
+ * Compiler: $MINDUCTOR_CC or "cc", flags "-O3 -march=native -fopenmp -fno-math-errno
+ * -fno-trapping-math -D__FAST_MATH__ -shared -fPIC" (the macro only makes glibc declare the
+ * vectorized libmvec math functions; no -ffast-math semantics) plus
  * $MINDUCTOR_CFLAGS (extra, split on spaces), plus -DMI_HAVE_CBLAS and the BLAS include/link
  * flags when the library was built with BLAS (see runtime.c: MI_RT_BLAS_FLAGS).
  * Cache directory: ctx->cache_dir, else $MINDUCTOR_CACHE, else $XDG_CACHE_HOME/minductor, else

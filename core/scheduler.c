@@ -17,23 +17,27 @@ static bool node_writes(const SchedNode *n, const Buffer *b) {
         if (n->deps.writes[i].buf == b) return true;
     return false;
 }
-/* i must run before j */
+/* node i must run before node j. Input mutations (copy_ into a placeholder) run after every
+ * reader of the old value. */
 static bool node_edge(const Schedule *s, int i, int j) {
     const SchedNode *a = &s->nodes[i], *b = &s->nodes[j];
-    for (int k = 0; k < a->deps.nwrites; k++)
-        if (node_reads(b, a->deps.writes[k].buf) || node_writes(b, a->deps.writes[k].buf)) return true;
-    for (int k = 0; k < a->deps.nreads; k++)     /* write after read (input mutation) */
-        if (node_writes(b, a->deps.reads[k].buf)) return true;
+    for (int k = 0; k < a->deps.nwrites; k++) {
+        const Buffer *x = a->deps.writes[k].buf;
+        if (x->kind != BUF_INPUT && node_reads(b, x)) return true;
+        if (i < j && node_writes(b, x)) return true;
+    }
+    for (int k = 0; k < b->deps.nwrites; k++) {
+        const Buffer *x = b->deps.writes[k].buf;
+        if (x->kind == BUF_INPUT && node_reads(a, x)) return true;
+    }
     return false;
 }
 
 static bool group_edge(const Schedule *s, int ga, int gb) {
     const SchedGroup *A = &s->groups[ga], *B = &s->groups[gb];
     for (int i = 0; i < A->n; i++)
-        for (int j = 0; j < B->n; j++) {
-            int x = A->nodes[i], y = B->nodes[j];
-            if (x < y && node_edge(s, x, y)) return true;
-        }
+        for (int j = 0; j < B->n; j++)
+            if (A->nodes[i] != B->nodes[j] && node_edge(s, A->nodes[i], B->nodes[j])) return true;
     return false;
 }
 
@@ -163,7 +167,17 @@ static void record(Schedule *s, const char *a, const char *b, bool acc, int64_t 
     snprintf(d->reason, sizeof d->reason, "%s", why);
 }
 
-static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+/* execution order inside a kernel: creation order, input mutations last (insertion sort) */
+static void sort_nodes(const Schedule *s, int *v, int n) {
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0; j--) {
+            int x = v[j - 1], y = v[j];
+            int mx = s->nodes[x].buf->mutates != NULL, my = s->nodes[y].buf->mutates != NULL;
+            if (mx < my || (mx == my && x < y)) break;
+            v[j - 1] = y;
+            v[j] = x;
+        }
+}
 
 static int64_t pair_score(Schedule *s, int ga, int gb) {
     int64_t score = 0;
@@ -207,7 +221,7 @@ static void fuse_rounds(Schedule *s) {
                 int tmp[512], n = 0;
                 for (int i = 0; i < s->groups[a].n && n < 512; i++) tmp[n++] = s->groups[a].nodes[i];
                 for (int i = 0; i < s->groups[b].n && n < 512; i++) tmp[n++] = s->groups[b].nodes[i];
-                qsort(tmp, n, sizeof(int), cmp_int);
+                sort_nodes(s, tmp, n);
                 char why[160];
                 if (group_shape(s, tmp, n, why, sizeof why) < 0) { record(s, na, nb, false, score, why); continue; }
                 if (score > best) { best = score; best_a = a; best_b = b; }
@@ -222,7 +236,7 @@ static void fuse_rounds(Schedule *s) {
         A->nodes = mi_xrealloc(A->nodes, sizeof(int) * (A->n + B->n));
         memcpy(A->nodes + A->n, B->nodes, sizeof(int) * B->n);
         A->n += B->n;
-        qsort(A->nodes, A->n, sizeof(int), cmp_int);
+        sort_nodes(s, A->nodes, A->n);
         char why[160];
         A->nouter = group_shape(s, A->nodes, A->n, why, sizeof why);
         for (int i = 0; i < B->n; i++) s->nodes[B->nodes[i]].group = best_a;

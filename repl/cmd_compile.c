@@ -17,6 +17,9 @@
 #ifdef HAVE_SCHED
 #include "scheduler.h"
 #endif
+#ifdef HAVE_CODEGEN
+#include "codegen_c.h"
+#endif
 
 struct CompileState {
 #ifdef HAVE_IR
@@ -83,8 +86,18 @@ static bool require_ir(Session *s) {
 
 char **compile_state_names(CompileState *cs) {
     if (!cs || !cs->ir) return NULL;
-    char **names = mi_xcalloc(cs->ir->nbufs + 1, sizeof *names);
-    for (int i = 0; i < cs->ir->nbufs; i++) names[i] = mi_xstrdup(cs->ir->bufs[i]->name);
+    int n = 0, extra = 0;
+#ifdef HAVE_SCHED
+    if (cs->sched) extra = cs->sched->norder;
+#endif
+    char **names = mi_xcalloc(cs->ir->nbufs + extra + 1, sizeof *names);
+    for (int i = 0; i < cs->ir->nbufs; i++) names[n++] = mi_xstrdup(cs->ir->bufs[i]->name);
+#ifdef HAVE_SCHED
+    for (int k = 0; k < extra; k++) {
+        const SchedGroup *grp = &cs->sched->groups[cs->sched->order[k]];
+        if (grp->kernel_name) names[n++] = mi_xstrdup(grp->kernel_name);
+    }
+#endif
     return names;
 }
 
@@ -161,7 +174,11 @@ int compile_state_bufgraph(Session *s, VizBufGraph *out, bool with_groups) {
             char nb[128];
             const char *kn = grp->kernel_name ? grp->kernel_name : sched_group_name(sc, sc->order[k], nb, sizeof nb);
             VizGroup *vgp = &out->groups[out->ngroups++];
-            vgp->kernel = mi_xstrdup(kn);
+            bool dup = false;                 /* extern calls share a name: keep clusters apart */
+            for (int j = 0; j < out->ngroups - 1; j++) if (!strcmp(out->groups[j].kernel, kn)) dup = true;
+            char uniq[160];
+            snprintf(uniq, sizeof uniq, "%s_%d", kn, k);
+            vgp->kernel = mi_xstrdup(dup ? uniq : kn);
             char lab[64];
             snprintf(lab, sizeof lab, "%d node%s%s", grp->n, grp->n == 1 ? "" : "s", grp->is_extern ? ", extern" : "");
             vgp->label = mi_xstrdup(lab);
@@ -228,8 +245,7 @@ void compile_bufgraph_free(VizBufGraph *bg) { (void)bg; }
 /* Compile C source, run it on the session inputs, compare every output with the reference
  * interpreter on the current graph, and time it. Prints "max abs err" per output. */
 static __attribute__((unused)) int exec_source(Session *s, const char *src, long reps) {
-    const Graph *g = session_graph(s);
-    if (session_ensure_inputs(s) < 0) return -1;
+    const Graph *g = session_graph(s);    /* inputs are made before the code (see cmd_exec) */
     fprintf(s->err, "compiling %zu bytes of C...\n", strlen(src));
     RtModule *mod = rt_compile(s->ctx, src);
     if (!mod) return -1;
@@ -334,5 +350,60 @@ int cmd_sched(Session *s, int argc, char **argv) {
 #else
 NOT_YET(cmd_sched, "the scheduler (core/scheduler.h) is missing")
 #endif
+#ifdef HAVE_CODEGEN
+/* Lower, schedule and generate as needed; the source stays in the CompileState. */
+static const char *ensure_code(Session *s) {
+    if (!session_require_graph(s)) return NULL;
+    if (!s->cs || !s->cs->sched) {
+        if (cmd_sched(s, 1, (char *[]){"sched", NULL}) < 0) return NULL;
+    }
+    if (!s->cs->code) {
+        uint64_t t0 = mi_now_ns();
+        s->cs->code = codegen_c(s->ctx, s->cs->sched);
+        if (!s->cs->code) return NULL;
+        fprintf(s->err, "generated %zu bytes of C in %.3f ms\n", strlen(s->cs->code), (mi_now_ns() - t0) / 1e6);
+    }
+    return s->cs->code;
+}
+
+int cmd_codegen(Session *s, int argc, char **argv) {
+    if (argc > 2) return usage_error(s, "codegen");
+    const char *code = ensure_code(s);
+    if (!code) return -1;
+    if (argc == 1) {
+        fputs(code, s->out);
+        if (*code && code[strlen(code) - 1] != '\n') fputc('\n', s->out);
+        return 0;
+    }
+    /* one function: from the line that defines NAME( to the closing brace at column 0 */
+    size_t nl = strlen(argv[1]);
+    for (const char *p = code; (p = strstr(p, argv[1])); p += nl) {
+        if (p[nl] != '(') continue;
+        const char *line = p;
+        while (line > code && line[-1] != '\n') line--;
+        if (*line == ' ' || *line == '\t') continue;          /* a call, not the definition */
+        const char *end = strstr(p, "\n}\n");
+        if (!end) continue;
+        const char *semi = strchr(p, ';'), *brace = strchr(p, '{');
+        if (semi && brace && semi < brace) continue;          /* a declaration */
+        fprintf(s->out, "%.*s\n", (int)(end + 2 - line), line);
+        return 0;
+    }
+    return mi_err(s->ctx, "", 0, 0, "no function '%s' in the generated code (see 'sched' for kernel names)", argv[1]);
+}
+
+int cmd_exec(Session *s, int argc, char **argv) {
+    long reps = 10;
+    if (argc > 2) return usage_error(s, "exec");
+    if (argc == 2 && parse_count(s, argv[1], "REPS", &reps) < 0) return -1;
+    if (!session_require_graph(s)) return -1;
+    /* first: making inputs rebuilds the pass manager, which drops the compiled state */
+    if (session_ensure_inputs(s) < 0) return -1;
+    const char *code = ensure_code(s);
+    if (!code) return -1;
+    return exec_source(s, code, reps);
+}
+#else
 NOT_YET(cmd_codegen, "C code generation (core/codegen_c.h) is missing")
 NOT_YET(cmd_exec, "C code generation (core/codegen_c.h) is missing")
+#endif

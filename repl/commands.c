@@ -152,9 +152,21 @@ int cmd_help(Session *s, int argc, char **argv) {
     }
     fprintf(s->out, "commands (help COMMAND for details):\n");
     for (int i = 0; i < n; i++) {
-        const char *nl = strchr(t[i].help, '\n');
-        int len = nl ? (int)(nl - t[i].help) : (int)strlen(t[i].help);
-        fprintf(s->out, "  %-8s %.*s\n", t[i].name, len, t[i].help);
+        /* The first sentence of the help text, on one line. */
+        char first[160];
+        size_t k = 0;
+        for (const char *h = t[i].help; *h && k + 4 < sizeof first; h++) {
+            first[k++] = *h == '\n' ? ' ' : *h;
+            if ((*h == '.' || *h == ';') && (h[1] == 0 || h[1] == ' ' || h[1] == '\n')) break;
+        }
+        first[k] = 0;
+        if (k > 1 && first[k - 1] == ';') first[k - 1] = 0;
+        if (strlen(first) > 68) {                  /* keep the listing one screen wide */
+            first[68] = 0;
+            char *sp = strrchr(first, ' ');
+            strcpy(sp ? sp : first + 64, " ...");
+        }
+        fprintf(s->out, "  %-8s %s\n", t[i].name, first);
     }
     return 0;
 }

@@ -77,6 +77,7 @@ bool session_require_graph(Session *s) {
 int session_rebuild_pm(Session *s) {
 #ifdef HAVE_PASSES
     int cursor = s->pm ? pm_cursor(s->pm) : 0;
+    session_drop_compile(s);      /* the IR points into the pass manager's graphs */
     drop_pm(s);
     if (!s->graph) return 0;
     s->pm = pm_new(s->ctx, s->graph, s->inputs, s->ninputs);

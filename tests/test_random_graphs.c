@@ -8,8 +8,12 @@
  *   passes  the whole post-grad pass pipeline (functionalize ... reinplace): every step lints
  *           and keeps numerics (the manager's own checks) and the final graph matches here;
  *           once as Inductor runs it, once with the extra algebraic clean-ups turned on
- *   kernels generated C kernels (lower -> schedule -> codegen -> runtime), when that part of
- *           the pipeline is built (see HAVE_CODEGEN below)
+ *   lowered the final graph lowered to IR and run by the IR interpreter (ir_interp_run)
+ *   kernels generated C kernels (lower -> schedule -> codegen -> cc -> rt_check), on cpu
+ *           graphs, at most MINDUCTOR_RANDOM_KERNELS of them (default 20: each is a cc run)
+ * The last two are compiled in once their implementation files exist (HAVE_LOWERING,
+ * HAVE_KERNELS below) and skipped while they report "not implemented". Kernel mismatches are
+ * TAP TODO points unless MINDUCTOR_RANDOM_KERNELS_STRICT=1 (set by `make check-long`).
  * Any failure is minimized (core/graph_minimize.c) and printed as FX text.
  *
  * MINDUCTOR_RANDOM_GRAPHS=N sets the number of graphs (default 100; `make check-long` runs
@@ -21,11 +25,20 @@
 #include "tap.h"
 
 #include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* The lowering is checked once its implementation is in the tree (ir_lower, ir_interp_run). */
 #if __has_include("../core/lowering.h") && __has_include("../core/lowering.c") && __has_include("../core/ir_interp.c")
 #include "../core/lowering.h"
 #define HAVE_LOWERING 1
+#endif
+/* Generated kernels: lowering -> scheduler -> C codegen -> cc -> dlopen (core/runtime.c). */
+#if defined(HAVE_LOWERING) && __has_include("../core/codegen_c.h") && __has_include("../core/codegen_c.c") && \
+    __has_include("../core/scheduler.c")
+#include "../core/codegen_c.h"
+#include "../core/runtime.h"
+#define HAVE_KERNELS 1
 #endif
 
 enum { CHK_FX, CHK_JSON, CHK_PASSES, CHK_PASSES_EXTRA, CHK_LOWERED, CHK_KERNELS, NCHK };
@@ -156,39 +169,128 @@ static Graph *transformed(MiCtx *ctx, const Graph *g, int chk, const IValue *in,
     return NULL;
 }
 
+static int kernels_skipped, kernels_run, kernels_max = 20;
+static bool minimizing;         /* the minimizer's predicate calls do not count */
+static bool kernels_strict;     /* kernel mismatches fail (make check-long); else TAP TODO */
+static bool kernels_stub;       /* codegen says it is not implemented yet */
 static int lowered_skipped;     /* graphs with ops the lowering does not have */
+static bool lowered_stub;       /* ir_interp_run says it is not implemented yet */
+
+/* Run child(...) in a forked process: the compile stages are young, and a crash or a
+ * sanitizer abort there must not take this test down. The child's exit status is returned
+ * (0 ok, 1 mismatch/error, 2 skipped, 3 "not implemented"), 4 when it died (why says how);
+ * the child's why text comes back through a pipe. */
+typedef int (*ChildFn)(MiCtx *ctx, const Graph *g, const IValue *in, int nin, const Result *ref, char *why, size_t n);
+static int run_isolated(ChildFn child, MiCtx *ctx, const Graph *g, const IValue *in, int nin,
+                        const Result *ref, char *why, size_t n) {
+    int fd[2];
+    if (pipe(fd) < 0) { snprintf(why, n, "pipe failed"); return 1; }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) { close(fd[0]); close(fd[1]); snprintf(why, n, "fork failed"); return 1; }
+    if (pid == 0) {
+        close(fd[0]);
+        why[0] = 0;
+        int st = child(ctx, g, in, nin, ref, why, n);
+        ssize_t w = write(fd[1], why, strlen(why));
+        (void)w;
+        _exit(st);
+    }
+    close(fd[1]);
+    size_t got = 0;
+    ssize_t r;
+    while (got + 1 < n && (r = read(fd[0], why + got, n - 1 - got)) > 0) got += (size_t)r;
+    why[got] = 0;
+    close(fd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFSIGNALED(status)) {
+        snprintf(why, n, "crashed with signal %d (lowering/scheduling/codegen/runtime)", WTERMSIG(status));
+        return 4;
+    }
+    int st = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    if (st > 3) {                   /* a sanitizer's exit code: its report went to stderr */
+        snprintf(why, n, "died with exit status %d (sanitizer report above)", st);
+        return 4;
+    }
+    return st;
+}
 
 #ifdef HAVE_LOWERING
-/* Passes, then lower the final graph and run the IR's own interpreter. */
-static bool check_lowered(MiCtx *ctx, const Graph *g, const IValue *in, int nin, const Result *ref, char *why, size_t n) {
+/* Child: passes, then lower the final graph and run the IR's own interpreter. */
+static int lowered_child(MiCtx *ctx, const Graph *g, const IValue *in, int nin, const Result *ref, char *why, size_t n) {
     char err[2048];
     Graph *h = transformed(ctx, g, CHK_PASSES, in, nin, why, n);
-    if (!h) return true;                       /* the pass check reports it */
-    bool good = false;
-    if (!lowering_supported(h, why, n)) { lowered_skipped++; graph_free(h); return true; }
+    if (!h) return 2;                          /* the pass check reports it */
+    if (!lowering_supported(h, why, n)) return 2;
     IrModule *m = ir_lower(ctx, h);
     if (!m) {
         snprintf(why, n, "ir_lower: %s", mi_err_str(ctx, err, sizeof err));
-        graph_free(h);
-        return false;
+        return strstr(ctx->err.msg, "not implemented") ? 3 : 1;
     }
     IValue *c = clone_inputs(ctx, in, nin), *outs = NULL;
     int nouts = 0;
     if (ir_interp_run(ctx, m, c, nin, &outs, &nouts) < 0) {
         snprintf(why, n, "ir_interp_run: %s", mi_err_str(ctx, err, sizeof err));
-        interp_free_outputs(c, nin);
-    } else {
-        Result got = {calloc((size_t)(nouts + nin) + 1, sizeof(IValue)), nouts + nin};
-        for (int i = 0; i < nouts; i++) got.v[i] = outs[i];
-        for (int i = 0; i < nin; i++) got.v[nouts + i] = c[i];
-        free(outs);
-        free(c);
-        good = same(ref, &got, why, n);
-        result_free(&got);
+        return strstr(ctx->err.msg, "not implemented") ? 3 : 1;
     }
-    ir_free(m);
-    graph_free(h);
-    return good;
+    Result got = {calloc((size_t)(nouts + nin) + 1, sizeof(IValue)), nouts + nin};
+    for (int i = 0; i < nouts; i++) got.v[i] = outs[i];
+    for (int i = 0; i < nin; i++) got.v[nouts + i] = c[i];
+    return same(ref, &got, why, n) ? 0 : 1;
+}
+
+static bool check_lowered(MiCtx *ctx, const Graph *g, const IValue *in, int nin, const Result *ref, char *why, size_t n) {
+    if (lowered_stub) return true;
+    int st = run_isolated(lowered_child, ctx, g, in, nin, ref, why, n);
+    if (st == 2) { lowered_skipped += !minimizing; return true; }
+    if (st == 3) { lowered_stub = true; return true; }
+    return st == 0;
+}
+#endif
+
+#ifdef HAVE_KERNELS
+/* In a child process (the compile stages are young: a crash there must not take the test
+ * down): passes, lower, schedule, generate C, compile, run and compare with the interpreter
+ * on the final graph (rt_check; that graph passed the pass check already). Exit status: 0 ok,
+ * 1 mismatch/error (why written to fd), 2 skipped (cuda graph, op without lowering), 3 a stage
+ * says "not implemented". */
+static int kernels_child(MiCtx *ctx, const Graph *g, const IValue *in, int nin, char *why, size_t n) {
+    char err[2048];
+    Graph *h = transformed(ctx, g, CHK_PASSES, in, nin, why, n);
+    if (!h) return 2;                          /* the pass check reports it */
+    if (graph_device(h).kind != DEV_CPU || !lowering_supported(h, why, n)) return 2;
+    IrModule *m = ir_lower(ctx, h);
+    Schedule *sc = m ? sched_run(ctx, m) : NULL;
+    char *src = sc ? codegen_c(ctx, sc) : NULL;
+    RtModule *rt = src ? rt_compile(ctx, src) : NULL;
+    if (!rt) {
+        snprintf(why, n, "%s: %s", !m ? "ir_lower" : !sc ? "sched_run" : !src ? "codegen_c" : "rt_compile",
+                 mi_err_str(ctx, err, sizeof err));
+        return strstr(ctx->err.msg, "not implemented") ? 3 : 1;
+    }
+    StrBuf rep;
+    sb_init(&rep);
+    IValue *c = clone_inputs(ctx, in, nin);
+    int rc = rt_check(ctx, rt, h, c, nin, 1e-3, 1e-4, &rep);
+    if (rc < 0) snprintf(why, n, "rt_check: %s", mi_err_str(ctx, err, sizeof err));
+    else if (rc == 0) snprintf(why, n, "kernels differ: %s", rep.s ? rep.s : "");
+    return rc == 1 ? 0 : 1;
+}
+
+static int kernels_child_fn(MiCtx *ctx, const Graph *g, const IValue *in, int nin, const Result *ref, char *why, size_t n) {
+    (void)ref;
+    return kernels_child(ctx, g, in, nin, why, n);
+}
+
+static bool check_kernels(MiCtx *ctx, const Graph *g, const IValue *in, int nin, char *why, size_t n) {
+    if (kernels_stub || (!minimizing && kernels_run >= kernels_max)) { kernels_skipped += !minimizing; return true; }
+    int st = run_isolated(kernels_child_fn, ctx, g, in, nin, NULL, why, n);
+    if (st == 2) { kernels_skipped += !minimizing; return true; }
+    if (st == 3) { kernels_stub = true; return true; }
+    kernels_run += !minimizing;
+    return st == 0;
 }
 #endif
 
@@ -197,6 +299,9 @@ static bool check(MiCtx *ctx, const Graph *g, int chk, const IValue *in, int nin
     char err[2048];
 #ifdef HAVE_LOWERING
     if (chk == CHK_LOWERED) return check_lowered(ctx, g, in, nin, ref, why, n);
+#endif
+#ifdef HAVE_KERNELS
+    if (chk == CHK_KERNELS) return check_kernels(ctx, g, in, nin, why, n);
 #endif
     Graph *h = transformed(ctx, g, chk, in, nin, why, n);
     if (!h) return false;
@@ -243,6 +348,11 @@ int main(void) {
 #ifdef HAVE_LOWERING
     built[CHK_LOWERED] = true;
 #endif
+#ifdef HAVE_KERNELS
+    built[CHK_KERNELS] = true;
+#endif
+    kernels_max = (int)env_long("MINDUCTOR_RANDOM_KERNELS", 20);
+    kernels_strict = env_long("MINDUCTOR_RANDOM_KERNELS_STRICT", 0) != 0;
     int fails[NCHK] = {0}, passed[NCHK] = {0}, ref_fail = 0, lint_fail = 0;
     long calls = 0, mutations = 0, views = 0, reductions = 0, dynamic = 0, on_cuda = 0;
     const char *seen_ops[512];
@@ -297,13 +407,27 @@ int main(void) {
             free(txt);
         } else {
             for (int c = 0; c < NCHK; c++) {
-                if (!built[c]) continue;
+                if (!built[c] || (c == CHK_LOWERED && lowered_stub) || (c == CHK_KERNELS && kernels_stub)) continue;
                 if (check(ctx, g, c, in, nin, &ref, why, sizeof why)) { passed[c]++; continue; }
                 fails[c]++;
-                ok(0, "seed %ld: %s: %s", seed, chk_name[c], why);
+                char line[320];                  /* TAP names are one line; the rest goes to diag */
+                size_t ll = strlen(why) < sizeof line - 1 ? strlen(why) : sizeof line - 1;
+                memcpy(line, why, ll);
+                line[ll] = 0;
+                for (char *q = line; *q; q++) if (*q == '\n' || *q == '#') *q = ' ';
+                if (c == CHK_KERNELS && !kernels_strict) {
+                    printf("not ok %d - seed %ld: %s: %s # TODO codegen in progress (strict in make check-long)\n",
+                           ++tap_run_, seed, chk_name[c], line);
+                    fflush(stdout);
+                } else {
+                    ok(0, "seed %ld: %s: %s", seed, chk_name[c], line);
+                }
+                if (strchr(why, '\n') || strlen(why) >= sizeof line - 1) diag("%s", why);
                 if (fails[c] <= 3) {             /* minimize the first few of each kind */
                     Pred p = {c};
+                    minimizing = true;
                     Graph *m = graph_minimize(ctx, g, still_fails, &p, 400);
+                    minimizing = false;
                     char *txt = fx_print(m, true);
                     diag("minimized repro (%d nodes, from %d):\n%s", m->n, g->n, txt);
                     free(txt);
@@ -332,16 +456,25 @@ int main(void) {
     ok(nseen >= 40 || ngraphs < 50, "random graphs cover the registry (%d distinct ops)", nseen);
     ok((mutations > 0 && views > 0 && reductions > 0) || ngraphs < 50, "mutations, views and reductions all occur");
     for (int c = 0; c < NCHK; c++) {
+        if ((c == CHK_LOWERED && lowered_stub) || (c == CHK_KERNELS && kernels_stub)) built[c] = false;
         if (!built[c]) {
             char msg[128];
             snprintf(msg, sizeof msg, "%s: that part of the pipeline is not built yet", chk_name[c]);
             skip(1, msg);
             continue;
         }
+        if (c == CHK_KERNELS && !kernels_strict && fails[c] > 0) {
+            printf("not ok %d - %s: %d mismatches # TODO codegen in progress (strict in make check-long)\n",
+                   ++tap_run_, chk_name[c], fails[c]);
+            continue;
+        }
         ok(fails[c] == 0, "%s: %d/%ld graphs match the interpreter, %d mismatches", chk_name[c],
            passed[c], ngraphs - ref_fail, fails[c]);
     }
-    if (built[CHK_LOWERED]) diag("lowered IR: %d graphs skipped (ops without a lowering)", lowered_skipped);
+    if (built[CHK_KERNELS] && !kernels_stub)
+        diag("generated kernels: %d graphs compiled and run, %d skipped (cuda, unsupported ops, or over "
+             "MINDUCTOR_RANDOM_KERNELS=%d)", kernels_run, kernels_skipped, kernels_max);
+    if (built[CHK_LOWERED] && !lowered_stub) diag("lowered IR: %d graphs skipped (ops without a lowering)", lowered_skipped);
     mi_ctx_free(ctx);
     return done_testing();
 }
