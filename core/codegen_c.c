@@ -388,7 +388,7 @@ static const char *gemm_src =
     "    int ta = -1, tb = -1; int64_t lda = 0, ldb = 0;\n"
     "    if (sa1 == 1 && sa0 >= (K > 1 ? K : 1)) { ta = 0; lda = sa0; } else if (sa0 == 1 && sa1 >= (M > 1 ? M : 1)) { ta = 1; lda = sa1; }\n"
     "    if (sb1 == 1 && sb0 >= (N > 1 ? N : 1)) { tb = 0; ldb = sb0; } else if (sb0 == 1 && sb1 >= (K > 1 ? K : 1)) { tb = 1; ldb = sb1; }\n"
-    "    if (ta >= 0 && tb >= 0 && M > 0 && N > 0 && K > 0) {\n"
+    "    if (ta >= 0 && tb >= 0 && M > 0 && N > 0 && K > 0 && M * N * K >= (1 << 21)) {   /* small: the loop below wins */\n"
     "        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,\n"
     "                    (int)M, (int)N, (int)K, 1.0f, A, (int)lda, B, (int)ldb, acc ? 1.0f : 0.0f, C, (int)ldc);\n"
     "        return;\n    }\n#endif\n"
