@@ -206,9 +206,11 @@ static int run_computed(Interp *it, Buffer *buf) {
     for (int v = 0; v < b->nvars; v++) { it->bind[it->nsymbind + v].name = b->vars[v]->name; it->bind[it->nsymbind + v].value = 0; }
     it->vals = mi_xcalloc(b->nops + 1, sizeof(double));
     it->acc = mi_xcalloc(b->nops + 1, sizeof(Acc));
-    it->red_target = mi_xcalloc(b->nops + 1, sizeof(int64_t));
-    it->red_buf = mi_xcalloc(b->nops + 1, sizeof(Buffer *));
-    it->red_val = mi_xcalloc(b->nops + 1, sizeof(IrVal));
+    /* reduction stores are collected per step; nest() keeps one set but holds two while
+     * comparing, so room for twice the body's ops */
+    it->red_target = mi_xcalloc(2 * (b->nops + 1), sizeof(int64_t));
+    it->red_buf = mi_xcalloc(2 * (b->nops + 1), sizeof(Buffer *));
+    it->red_val = mi_xcalloc(2 * (b->nops + 1), sizeof(IrVal));
     nest(it, b, 0, b->npoint, false);
     free(it->vals); free(it->acc); free(it->red_target); free(it->red_buf); free(it->red_val);
     return it->err ? -1 : 0;

@@ -122,7 +122,7 @@ static const IrFn *mk_reindex(Lower *L, const IrFn *inner, int nin, Expr **map, 
     f->nin = nin;
     f->nmap = nmap;
     f->map = lalloc(L, sizeof(Expr *) * (nmap + 1));
-    memcpy(f->map, map, sizeof(Expr *) * nmap);
+    if (nmap) memcpy(f->map, map, sizeof(Expr *) * nmap);
     f->cost = inner->cost;
     return f;
 }
@@ -373,7 +373,7 @@ static const IrFn *arg_loader(Lower *L, const Node *n, int i, int ndim, Expr **s
     IrTBox *t = arg_tbox(L, n, i);
     if (!t) return NULL;
     const IrFn *f = t->loader;
-    if (t->ndim != ndim || memcmp(t->size, size, sizeof(Expr *) * ndim) != 0) {
+    if (t->ndim != ndim || (ndim > 0 && memcmp(t->size, size, sizeof(Expr *) * ndim) != 0)) {
         if (t->ndim > ndim) return NULL;
         Expr *map[MI_MAX_DIMS];
         for (int dd = 0; dd < t->ndim; dd++) {
@@ -846,7 +846,7 @@ static int set_tuple(Lower *L, const Node *n, IrTBox **items, int k) {
     LVal *lv = node_val(L, n);
     lv->kind = LV_TUPLE;
     lv->items = lalloc(L, sizeof(IrTBox *) * k);
-    memcpy(lv->items, items, sizeof(IrTBox *) * k);
+    if (k) memcpy(lv->items, items, sizeof(IrTBox *) * k);
     lv->n = k;
     return 0;
 }

@@ -78,10 +78,12 @@ static void layout_text(const Buffer *b, StrBuf *sb) {
     sb_putc(sb, ']');
 }
 
+/* The IR of the current graph, lowering it first when needed (as sched/codegen/exec do). */
 static bool require_ir(Session *s) {
     if (s->cs && s->cs->ir) return true;
-    mi_err(s->ctx, "", 0, 0, "nothing lowered yet (try 'lower')");
-    return false;
+    if (!session_require_graph(s)) return false;
+    fprintf(s->err, "lowering first\n");
+    return cmd_lower(s, 1, (char *[]){"lower", NULL}) == 0;
 }
 
 char **compile_state_names(CompileState *cs) {
@@ -137,7 +139,7 @@ int cmd_ir(Session *s, int argc, char **argv) {
     if (!require_ir(s)) return -1;
     if (argc == 2 && !strcmp(argv[1], "post")) {
 #ifdef HAVE_SCHED
-        if (!s->cs->sched) return mi_err(s->ctx, "", 0, 0, "not scheduled yet (try 'sched')");
+        if (!s->cs->sched && cmd_sched(s, 1, (char *[]){"sched", NULL}) < 0) return -1;
         char *post = sched_print(s->cs->sched);
         if (!post) return mi_err(s->ctx, "", 0, 0, "cannot print the schedule");
         fputs(post, s->out);
@@ -308,11 +310,7 @@ done:
 }
 
 #ifdef HAVE_SCHED
-static int ensure_lowered(Session *s) {
-    if (s->cs && s->cs->ir) return 0;
-    fprintf(s->err, "lowering first\n");
-    return cmd_lower(s, 1, (char *[]){"lower", NULL});
-}
+static int ensure_lowered(Session *s) { return require_ir(s) ? 0 : -1; }
 
 int cmd_sched(Session *s, int argc, char **argv) {
     if (argc != 1) return usage_error(s, "sched");
