@@ -24,6 +24,7 @@ typedef struct BenchOpts {
 } BenchOpts;
 
 /* ---- pipeline driver (bench/pipeline.c) ---- */
+enum { PIPE_ALL, PIPE_TO_LOWERING, PIPE_TO_CODEGEN };
 typedef struct StageTimes {
     double parse, passes, lowering, sched, codegen, cc, load;   /* seconds */
 } StageTimes;
@@ -38,9 +39,10 @@ typedef struct Compiled {
 } Compiled;
 
 /* Parse `text`, run the post-grad passes, lower, schedule (ctx->fusion decides fusion),
- * generate C and compile it. `stop_before_cc` skips the last two stages. 0 on success; -1 with
+ * generate C and compile it. upto: PIPE_ALL, PIPE_TO_LOWERING (stop after lowering) or
+ * PIPE_TO_CODEGEN (skip cc and load). 0 on success; -1 with
  * a one-line reason in `why` (e.g. "n/a (core/codegen_c.h not written yet)"). */
-int pipe_compile(MiCtx *ctx, const char *text, size_t len, const char *name, bool stop_before_cc,
+int pipe_compile(MiCtx *ctx, const char *text, size_t len, const char *name, int upto,
                  Compiled *out, char *why, size_t nwhy);
 void pipe_free(Compiled *c);
 /* One line saying which pipeline stages this build has ("parse passes lower sched codegen"). */

@@ -95,7 +95,7 @@ static int run_workload(BenchOpts *o, MiCtx *ctx, const char *name, Row *r) {
     /* fused */
     Compiled c;
     ctx->fusion = true;
-    if (pipe_compile(ctx, text, len, path, false, &c, r->why, sizeof r->why) == 0) {
+    if (pipe_compile(ctx, text, len, path, PIPE_ALL, &c, r->why, sizeof r->why) == 0) {
         r->nkernels = c.nkernels;
         if (c.bytes_moved > 0) { r->bytes = c.bytes_moved; r->bytes_exact = true; }
         double mn;
@@ -122,7 +122,7 @@ static int run_workload(BenchOpts *o, MiCtx *ctx, const char *name, Row *r) {
         /* fusion off */
         ctx->fusion = false;
         char why2[300];
-        if (pipe_compile(ctx, text, len, path, false, &c, why2, sizeof why2) == 0) {
+        if (pipe_compile(ctx, text, len, path, PIPE_ALL, &c, why2, sizeof why2) == 0) {
             double mn2;
             if (rt_time(ctx, c.mod, c.g, in, nin, o->warmup, o->reps, &r->t_nofuse, &mn2) != 0) r->t_nofuse = NAN;
             pipe_free(&c);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #define NSTAGES 7
 static const char *const STAGE_NAMES[NSTAGES] = {"parse", "passes", "lowering", "sched", "codegen", "cc", "load"};
@@ -21,6 +22,92 @@ static void rm_rf(const char *dir) {
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "bench: could not remove %s\n", dir);
+}
+
+typedef struct SizeResult {
+    StageTimes t;
+    bool have[NSTAGES];
+    int nodes;
+    char why[300];
+} SizeResult;
+
+/* The stages for one graph size: the median of 3 runs of the stages before cc (sizes up to
+ * 1000 nodes), then one run with cc. */
+static void measure_size(MiCtx *ctx, int size, bool skip_cc, SizeResult *res, int out_fd) {
+    char *text = gen_graph(size, 64, 256);
+    int reps = size <= 1000 ? 3 : 1;
+    double v[NSTAGES][3];
+    int nv[NSTAGES] = {0};
+    /* first the front end alone, reported at once, so a stalled scheduler still leaves them */
+    Compiled c0;
+    if (pipe_compile(ctx, text, strlen(text), "gen_graph", PIPE_TO_LOWERING, &c0, res->why, sizeof res->why) == 0) {
+        res->t = c0.t;
+        res->have[0] = res->have[1] = res->have[2] = true;
+        res->nodes = c0.g ? c0.g->n : 0;
+        if (out_fd >= 0) {
+            ssize_t w = write(out_fd, res, sizeof *res);
+            (void)w;
+        }
+    }
+    pipe_free(&c0);
+    for (int r = 0; r < reps; r++) {
+        bool last = r == reps - 1;
+        Compiled c;
+        int rc = pipe_compile(ctx, text, strlen(text), "gen_graph", !last || skip_cc ? PIPE_TO_CODEGEN : PIPE_ALL, &c,
+                              res->why, sizeof res->why);
+        int reached = rc == 0 ? (!last || skip_cc ? 5 : NSTAGES) : 0;
+        if (rc != 0)   /* partial: the stages that ran have a time */
+            for (int i = 0; i < NSTAGES; i++)
+                if (stage(&c.t, i) > 0) reached = i + 1;
+        for (int i = 0; i < reached; i++) v[i][nv[i]++] = stage(&c.t, i);
+        if (last) res->nodes = c.g ? c.g->n : 0;
+        pipe_free(&c);
+    }
+    double med[NSTAGES] = {0};
+    for (int i = 0; i < NSTAGES; i++) {
+        res->have[i] = nv[i] > 0;
+        med[i] = nv[i] ? bench_median(v[i], nv[i]) : 0;
+    }
+    res->t = (StageTimes){med[0], med[1], med[2], med[3], med[4], med[5], med[6]};
+    free(text);
+}
+
+/* measure_size in a child process killed after PIPE_LIMIT_S seconds, so a stage that does not
+ * scale cannot stall the whole benchmark; the stages that finished still report. */
+#define PIPE_LIMIT_S 30
+static void run_size(MiCtx *ctx, int size, bool skip_cc, SizeResult *res) {
+    memset(res, 0, sizeof *res);
+    int fd[2];
+    if (pipe(fd) != 0) {
+        measure_size(ctx, size, skip_cc, res, -1);
+        return;
+    }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        alarm(PIPE_LIMIT_S);
+        SizeResult r;
+        memset(&r, 0, sizeof r);
+        measure_size(ctx, size, skip_cc, &r, fd[1]);
+        ssize_t w = write(fd[1], &r, sizeof r);
+        (void)w;
+        _exit(0);
+    }
+    close(fd[1]);
+    /* the child writes the front-end result, then the full one: keep the last complete one */
+    SizeResult r;
+    int complete = 0;
+    while (pid > 0 && read(fd[0], &r, sizeof r) == (ssize_t)sizeof r) {
+        *res = r;
+        complete++;
+    }
+    close(fd[0]);
+    if (pid > 0) waitpid(pid, NULL, 0);
+    if (complete < 2) {
+        if (complete == 0) memset(res, 0, sizeof *res);
+        snprintf(res->why, sizeof res->why, "later stages did not finish within %d s", PIPE_LIMIT_S);
+    }
 }
 
 int fig_pipeline(BenchOpts *o) {
@@ -42,35 +129,20 @@ int fig_pipeline(BenchOpts *o) {
     memset(have, 0, sizeof have);
     double cc_1000 = 0;
     for (int s = 0; s < nsizes; s++) {
-        char *text = gen_graph(sizes[s], 64, 256);
-        why[s][0] = 0;
         /* cc on a 10 000-node module can take minutes: skip it when 1 000 nodes took > 20 s */
         bool skip_cc = s == 2 && cc_1000 > 20;
-        /* small sizes: the median of 3 runs of the stages before cc, then one run with cc */
-        int reps = sizes[s] <= 1000 ? 3 : 1;
-        double v[NSTAGES][3];
-        int nv[NSTAGES] = {0};
-        for (int r = 0; r < reps; r++) {
-            bool last = r == reps - 1;
-            Compiled c;
-            int rc = pipe_compile(ctx, text, strlen(text), "gen_graph", !last || skip_cc, &c, why[s], sizeof why[s]);
-            int reached = rc == 0 ? (!last || skip_cc ? 5 : NSTAGES) : 0;
-            if (rc != 0)   /* partial: the stages that ran have a time */
-                for (int i = 0; i < NSTAGES; i++)
-                    if (stage(&c.t, i) > 0) reached = i + 1;
-            for (int i = 0; i < reached; i++) v[i][nv[i]++] = stage(&c.t, i);
-            if (last) nodes[s] = c.g ? c.g->n : 0;
-            pipe_free(&c);
+        if (s == 2 && !have[1][3]) {   /* 1000 nodes did not get through scheduling: 10x won't */
+            snprintf(why[s], sizeof why[s], "skipped: 1000 nodes did not finish");
+            continue;
         }
-        double med[NSTAGES] = {0};
-        for (int i = 0; i < NSTAGES; i++) {
-            have[s][i] = nv[i] > 0;
-            med[i] = nv[i] ? bench_median(v[i], nv[i]) : 0;
-        }
-        t[s] = (StageTimes){med[0], med[1], med[2], med[3], med[4], med[5], med[6]};
+        SizeResult res;
+        run_size(ctx, sizes[s], skip_cc, &res);
+        t[s] = res.t;
+        memcpy(have[s], res.have, sizeof res.have);
+        nodes[s] = res.nodes;
+        snprintf(why[s], sizeof why[s], "%s", res.why);
         if (skip_cc) snprintf(why[s], sizeof why[s], "cc skipped: %.1f s at 1000 nodes", cc_1000);
         if (s == 1) cc_1000 = t[s].cc;
-        free(text);
     }
     rm_rf(ctx->cache_dir);
 

@@ -72,6 +72,7 @@ int main(int argc, char **argv) {
         free(t);
         return 0;
     }
+    setvbuf(stdout, NULL, _IOLBF, 0);
     BenchOpts o = {.reps = 10, .warmup = 2, .graphs_dir = "bench/graphs"};
     const char *json_path = NULL;
     for (int i = 1; i < argc; i++) {

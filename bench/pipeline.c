@@ -96,7 +96,7 @@ void pipe_free(Compiled *c) {
     memset(c, 0, sizeof *c);
 }
 
-int pipe_compile(MiCtx *ctx, const char *text, size_t len, const char *name, bool stop_before_cc,
+int pipe_compile(MiCtx *ctx, const char *text, size_t len, const char *name, int upto,
                  Compiled *out, char *why, size_t nwhy) {
     memset(out, 0, sizeof *out);
     char err[1200];
@@ -136,6 +136,10 @@ int pipe_compile(MiCtx *ctx, const char *text, size_t len, const char *name, boo
         return -1;
     }
     out->t.lowering = secs_since(t0);
+    if (upto == PIPE_TO_LOWERING) {
+        ir_free(ir);
+        return 0;
+    }
 #if HAVE_BACKEND
     t0 = mi_now_ns();
     Schedule *sch = sched_run(ctx, ir);
@@ -156,7 +160,7 @@ int pipe_compile(MiCtx *ctx, const char *text, size_t len, const char *name, boo
         snprintf(why, nwhy, "codegen failed: %s", mi_err_str(ctx, err, sizeof err));
         return -1;
     }
-    if (stop_before_cc) return 0;
+    if (upto == PIPE_TO_CODEGEN) return 0;
     out->mod = rt_compile(ctx, out->c_source);
     if (!out->mod) {
         snprintf(why, nwhy, "cc failed: %s", mi_err_str(ctx, err, sizeof err));
@@ -166,13 +170,13 @@ int pipe_compile(MiCtx *ctx, const char *text, size_t len, const char *name, boo
     out->t.load = out->mod->load_s;
     return 0;
 #else
-    (void)stop_before_cc;
+    (void)upto;
     ir_free(ir);
     snprintf(why, nwhy, "n/a (scheduler / C code generator not in the library yet)");
     return -1;
 #endif
 #else
-    (void)stop_before_cc;
+    (void)upto;
     snprintf(why, nwhy, "n/a (lowering not in the library yet)");
     return -1;
 #endif

@@ -226,8 +226,10 @@ static IrVal c_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, Ir
         bool mx = rt == RED_MAX;
         if (fl) sb_printf(e->pre, "%s    %s %s = %sINFINITY;\n", e->oindent, ct, acc, mx ? "-" : "");
         else sb_printf(e->pre, "%s    %s %s = %s;\n", e->oindent, ct, acc, mx ? "INT64_MIN" : "INT64_MAX");
-        sb_printf(e->body, "%s    %s = %s %s %s ? %s : %s;\n", e->indent, acc, x, mx ? ">" : "<", acc, x, acc);
-        sb_printf(e->clauses, " reduction(%s:%s)", mx ? "max" : "min", acc);
+        /* NaN propagates like torch.amax/amin: a NaN x wins and then sticks (x > NaN is false) */
+        sb_printf(e->body, "%s    %s = (%s != %s || %s %s %s) ? %s : %s;\n", e->indent, acc, x, x, x, mx ? ">" : "<", acc, x, acc);
+        if (fl) e->simd_ok = false;   /* omp's max/min combiner would drop a NaN lane */
+        else sb_printf(e->clauses, " reduction(%s:%s)", mx ? "max" : "min", acc);
         break;
     }
     case RED_ARGMAX: case RED_ARGMIN: {
@@ -235,8 +237,9 @@ static IrVal c_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, Ir
         const char *st = ctype(src) ? ctype(src) : "float";
         sb_printf(e->pre, "%s    %s %s_v = %s; int64_t %s = 0; int64_t %s_i = 0;\n", e->oindent, st, acc,
                   dtype_is_float(src) ? (mx ? "-INFINITY" : "INFINITY") : (mx ? "INT64_MIN" : "INT64_MAX"), acc, acc);
-        sb_printf(e->body, "%s    if (%s %s %s_v) { %s_v = %s; %s = %s_i; }\n%s    %s_i++;\n", e->indent, x, mx ? ">" : "<",
-                  acc, acc, x, acc, acc, e->indent, acc);
+        /* like torch: the first NaN is the arg-extremum */
+        sb_printf(e->body, "%s    if (%s_v == %s_v && (%s != %s || %s %s %s_v)) { %s_v = %s; %s = %s_i; }\n%s    %s_i++;\n", e->indent,
+                  acc, acc, x, x, x, mx ? ">" : "<", acc, acc, x, acc, acc, e->indent, acc);
         e->simd_ok = false;
         break;
     }

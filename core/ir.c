@@ -261,6 +261,16 @@ LoopBody *ir_trace_body(IrModule *m, Buffer *buf, const IrFn *fn, int ndim, Expr
         b->dim_of_var[b->nvars] = ndim + k;
         b->nvars++;
     }
+    if (nred > 0 && b->nvars == b->npoint) {
+        /* every reduced dim has size 1: keep one reduction loop of range 1, so the body is
+         * still a reduction (its accumulator is per output element, not across the outer loop) */
+        char nm[16];
+        snprintf(nm, sizeof nm, "p%d", b->nvars);
+        b->vars[b->nvars] = sym_symbol(s, nm);
+        b->ranges[b->nvars] = sym_int(s, 1);
+        b->dim_of_var[b->nvars] = ndim;
+        b->nvars++;
+    }
     b->nred = b->nvars - b->npoint;
     Recorder r;
     recorder_init(&r, m, b);

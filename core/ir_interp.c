@@ -125,8 +125,9 @@ static IrVal i_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, Ir
     case RED_PROD: a->v *= x; break;
     case RED_MAX: if (x > a->v || isnan(x)) a->v = x; break;
     case RED_MIN: if (x < a->v || isnan(x)) a->v = x; break;
-    case RED_ARGMAX: if (x > a->v) { a->v = x; a->idx = a->count; } a->count++; break;
-    case RED_ARGMIN: if (x < a->v) { a->v = x; a->idx = a->count; } a->count++; break;
+    /* like torch: the first NaN is the arg-extremum */
+    case RED_ARGMAX: if (!isnan(a->v) && (x > a->v || isnan(x))) { a->v = x; a->idx = a->count; } a->count++; break;
+    case RED_ARGMIN: if (!isnan(a->v) && (x < a->v || isnan(x))) { a->v = x; a->idx = a->count; } a->count++; break;
     case RED_WELFORD: { a->n += 1; double d = x - a->v; a->v += d / a->n; a->m2 += d * (x - a->v); break; }
     default: break;
     }
