@@ -35,12 +35,33 @@ static Node *arg_node(const Node *n, int i) {
     return i < n->nargs && n->args[i].kind == V_NODE ? n->args[i].node : NULL;
 }
 
+typedef struct Uses { const Node *a, *b; bool hit; } Uses;
+static void note_use(Node *x, void *ud) { Uses *u = ud; if (x == u->a || x == u->b) u->hit = true; }
+
+/* Some node after position i reads a or b (the output node included). */
+static bool used_after(const Graph *g, int i, const Node *a, const Node *b) {
+    Uses u = {a, b, false};
+    for (int j = i + 1; j < g->n && !u.hit; j++) {
+        const Node *x = g->nodes[j];
+        for (int k = 0; k < x->nargs; k++) value_for_each_node(&x->args[k], note_use, &u);
+        for (int k = 0; k < x->nkwargs; k++) value_for_each_node(&x->kwargs[k].v, note_use, &u);
+    }
+    return u.hit;
+}
+
+bool functionalize_copy_is_epilogue(const Graph *g, const Node *n) {
+    Node *dst = arg_node(n, 0);
+    if (n->kind != N_CALL_FUNCTION || strcmp(n->target, "aten.copy_.default") != 0 || !dst || dst->kind != N_PLACEHOLDER)
+        return false;
+    int i = graph_index_of(g, n);
+    return i >= 0 && !used_after(g, i, dst, n);
+}
+
 bool functionalize_needed(const Graph *g) {
     for (int i = 0; i < g->n; i++) {
         const Node *n = g->nodes[i];
         if (!is_inplace(n)) continue;
-        Node *dst = arg_node(n, 0);
-        if (strcmp(n->target, "aten.copy_.default") != 0 || !dst || dst->kind != N_PLACEHOLDER) return true;
+        if (!functionalize_copy_is_epilogue(g, n)) return true;
     }
     return false;
 }
@@ -236,6 +257,12 @@ static int do_inplace(F *f, const Node *x) {
     free(args);
     free(kw);
     if (!val) return -1;
+    /* add_(f32, f64) computes in the promoted type, then casts back to self's dtype */
+    if (val->has_meta && mv->has_meta && val->meta.dtype != mv->meta.dtype) {
+        Value cargs[2] = {value_node(val), {.kind = V_DTYPE, .dtype = mv->meta.dtype}};
+        val = emit(f, "convert_element_type", "prims.convert_element_type.default", cargs, 2, NULL, 0);
+        if (!val) return -1;
+    }
     int b = base_of(f, m);
     if (f->first_mut[b] < 0) f->first_mut[b] = x->id;
     if (m != b) {
@@ -338,7 +365,9 @@ Graph *functionalize(MiCtx *ctx, const Graph *g) {
             f.vcur[i] = nn;   /* placeholders are bases: vcur keeps the placeholder for the epilogue */
             continue;
         }
-        if (is_view(x) && arg_node(x, 0)) {
+        int copies = 0;   /* a reshape that cannot be a view is a copy: a new base */
+        if (is_view(x) && arg_node(x, 0) && (copies = op_reshape_copies(ctx, (Graph *)g, x)) < 0) { failed = true; continue; }
+        if (is_view(x) && arg_node(x, 0) && !copies) {
             f.parent[i] = canon(&f, arg_node(x, 0));
             f.vcur[i] = nn;
             f.vver[i] = f.version[base_of(&f, i)];

@@ -14,8 +14,11 @@
 
 #include "graph.h"
 
-/* True when g has an in-place op other than the copy_-into-input epilogue. */
+/* True when g has an in-place op other than the copy_-into-input epilogue (a copy_ into an
+ * input whose result, or whose input, is read after it counts as an in-place op). */
 bool functionalize_needed(const Graph *g);
+/* n is copy_(placeholder, value) and neither the placeholder nor n is read after it. */
+bool functionalize_copy_is_epilogue(const Graph *g, const Node *n);
 
 /* New functional graph (g is unchanged). NULL with ctx error (e.g. an in-place op without a
  * functional variant, a mutation through an expand). */

@@ -16,6 +16,7 @@ static const struct { const char *name; int arity; } math_ops[IOP_COUNT] = {
     [IOP_RECIPROCAL] = {"reciprocal", 1}, [IOP_EXPM1] = {"expm1", 1}, [IOP_LOG1P] = {"log1p", 1},
     [IOP_FLOOR] = {"floor", 1}, [IOP_CEIL] = {"ceil", 1}, [IOP_LOGICAL_NOT] = {"logical_not", 1},
     [IOP_SIGN] = {"sign", 1}, [IOP_TAN] = {"tan", 1}, [IOP_ROUND] = {"round", 1},
+    [IOP_ASIN] = {"asin", 1}, [IOP_ACOS] = {"acos", 1}, [IOP_LGAMMA] = {"lgamma", 1},
     [IOP_ADD] = {"add", 2}, [IOP_SUB] = {"sub", 2}, [IOP_MUL] = {"mul", 2},
     [IOP_TRUEDIV] = {"truediv", 2}, [IOP_POW] = {"pow", 2}, [IOP_MAXIMUM] = {"maximum", 2},
     [IOP_MINIMUM] = {"minimum", 2}, [IOP_EQ] = {"eq", 2}, [IOP_NE] = {"ne", 2},
@@ -128,6 +129,7 @@ void ir_free(IrModule *m) {
     for (int i = 0; i < m->nbufs; i++) {
         LoopBody *b = m->bufs[i]->body;
         if (b) { free(b->ops); free(b->indexes); }
+        if (m->bufs[i]->cond) ir_cond_free(m->bufs[i]->cond);
     }
     free(m->bufs);
     free(m->inputs);
@@ -135,6 +137,7 @@ void ir_free(IrModule *m) {
     free(m->sym_names);
     free(m->guards);
     arena_free(&m->arena);
+    if (m->owned_graph) graph_free(m->owned_graph);
     free(m);
 }
 

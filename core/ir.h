@@ -87,7 +87,16 @@ struct IrFn {
 
 /* ---- buffers ---- */
 typedef enum { BUF_INPUT, BUF_COMPUTED, BUF_EXTERN } BufKind;
-typedef enum { EXT_MM, EXT_ADDMM, EXT_BMM, EXT_SDPA } ExternKind;
+typedef enum { EXT_MM, EXT_ADDMM, EXT_BMM, EXT_SDPA, EXT_COND } ExternKind;
+
+/* higher_order.cond (core/ir_cond.c): eargs[0] is the predicate (one element), eargs[1..] the
+ * operands, laid out as the branches' inputs expect; the cond buffer is result 0 and owns the
+ * other results (extern_owner). Each branch is its own IrModule, lowered on its own. */
+typedef struct IrCond {
+    const char *names[2];          /* subgraph names: taken when pred is true / false */
+    struct IrModule *branch[2];
+    struct Buffer **outs; int nouts;   /* outs[0] is the cond buffer */
+} IrCond;
 
 typedef struct ExternArg { Buffer *buf; Layout view; } ExternArg;
 
@@ -111,7 +120,8 @@ struct Buffer {
     ExternArg *eargs; int neargs;
     double scale;         /* sdpa */
     Buffer *extra_out;    /* sdpa: logsumexp buffer written by the same kernel */
-    Buffer *extern_owner; /* set on extra_out */
+    Buffer *extern_owner; /* set on extra_out (and on cond results after the first) */
+    IrCond *cond;         /* EXT_COND */
     /* graph outputs */
     int output_index;     /* >= 0: this buffer is outputs[output_index] */
 };
@@ -147,7 +157,21 @@ typedef struct IrModule {
     const char **sym_names; int nsyms;          /* order of the syms argument */
     const char **guards; int nguards, capguards;/* what the compiled module assumes */
     int next_buf;                               /* bufN counter */
+    const char *name_prefix;                    /* cond branch: "true_graph_0_" (buffers, ops,
+                                                   kernels are named with it); NULL at top */
+    Graph *owned_graph;                         /* the functionalized copy `graph` points to, when
+                                                   ir_lower had to make one; freed with m */
 } IrModule;
+
+/* Free a cond's branch modules (idempotent; ir_free calls it). */
+void ir_cond_free(IrCond *c);
+/* Name a lowered branch `prefix` + its names, as Inductor does ("true_graph_0_buf0"); nested
+ * branches get the prefix too. */
+void ir_cond_set_prefix(IrModule *branch, const char *prefix);
+/* The IR of every cond branch of m (recursively), each under a "subgraph NAME:" header. */
+void ir_print_branches(const IrModule *m, StrBuf *sb);
+/* "" or m->name_prefix */
+const char *ir_prefix(const IrModule *m);
 
 /* Lower a graph (after post-grad passes) to IR. NULL + ctx error naming op and node. */
 IrModule *ir_lower(MiCtx *ctx, const Graph *g);

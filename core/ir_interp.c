@@ -48,7 +48,7 @@ static void store_at(Interp *it, Buffer *buf, int64_t i, double v) {
     if (i < 0 || i >= it->store_len[t->id]) { it->err = true; mi_err(it->ctx, NULL, 0, 0, "IR interpreter: store to %s at %lld out of bounds", t->name, (long long)i); return; }
     DType dt = t->layout.dtype;
     if (dt == DT_F32) v = (float)v;
-    else if (dtype_is_int(dt)) v = trunc(v);
+    else if (dtype_is_int(dt)) v = (double)tensor_float_to_int(v, dt);
     else if (dt == DT_BOOL) v = v != 0;
     it->store[t->id][i] = v;
 }
@@ -63,7 +63,8 @@ static IrVal i_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) {
     Interp *it = h->self;
     double x = it->vals[v];
     if (dt == DT_F32) x = (float)x;
-    else if (dtype_is_int(dt)) x = trunc(x);
+    else if (dtype_is_int(dt) && (dtype_is_float(src) || dt == DT_I64)) x = (double)tensor_float_to_int(x, dt);
+    else if (dtype_is_int(dt)) x = (double)tensor_float_to_int((double)(int32_t)(int64_t)x, dt);   /* int -> narrower int wraps */
     else if (dt == DT_BOOL) x = x != 0;
     return push(it, x);
 }
@@ -83,6 +84,9 @@ static IrVal i_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
     case IOP_SIN: r = sin(x); break;
     case IOP_COS: r = cos(x); break;
     case IOP_TAN: r = tan(x); break;
+    case IOP_ASIN: r = asin(x); break;
+    case IOP_ACOS: r = acos(x); break;
+    case IOP_LGAMMA: r = lgamma(x); break;
     case IOP_ABS: r = fabs(x); break;
     case IOP_RECIPROCAL: r = 1 / x; break;
     case IOP_EXPM1: r = expm1(x); break;
@@ -97,8 +101,8 @@ static IrVal i_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
     case IOP_MUL: r = x * y; break;
     case IOP_TRUEDIV: r = x / y; break;
     case IOP_POW: r = pow(x, y); break;
-    case IOP_MAXIMUM: r = fmax(x, y); break;
-    case IOP_MINIMUM: r = fmin(x, y); break;
+    case IOP_MAXIMUM: r = isnan(x) || isnan(y) ? x + y : x > y ? x : y; break;   /* NaN propagates, as in torch */
+    case IOP_MINIMUM: r = isnan(x) || isnan(y) ? x + y : x < y ? x : y; break;
     case IOP_EQ: r = x == y; break;
     case IOP_NE: r = x != y; break;
     case IOP_LT: r = x < y; break;
@@ -224,7 +228,10 @@ static double eget(Interp *it, const ExternArg *a, int64_t i, int64_t j, int64_t
     return it->store[a->buf->id][ix];
 }
 
+static int run_cond(Interp *it, Buffer *b);
+
 static int run_extern(Interp *it, Buffer *b) {
+    if (b->ext == EXT_COND) return run_cond(it, b);
     if (b->ext == EXT_SDPA) return mi_err(it->ctx, NULL, 0, 0, "IR interpreter: attention is not supported");
     const ExternArg *A = b->ext == EXT_ADDMM ? &b->eargs[1] : &b->eargs[0], *B = b->ext == EXT_ADDMM ? &b->eargs[2] : &b->eargs[1];
     int off = b->ext == EXT_BMM;
@@ -263,6 +270,40 @@ static int64_t numel(Interp *it, const Layout *l) {
     int64_t n = 1;
     for (int d = 0; d < l->ndim; d++) n *= ev(it, l->size[d]);
     return n;
+}
+
+/* higher_order.cond: the predicate picks a branch module, which runs on the operands (as
+ * tensors, through a nested ir_interp_run); its results are stored into the cond's buffers. */
+static int run_cond(Interp *it, Buffer *b) {
+    const IrCond *c = b->cond;
+    const ExternArg *p = &b->eargs[0];
+    int64_t pi = ev(it, p->view.offset);
+    if (it->err || pi < 0 || pi >= it->store_len[p->buf->id]) return mi_err(it->ctx, NULL, 0, 0, "IR interpreter: bad cond predicate");
+    bool pred = it->store[p->buf->id][pi] != 0;
+    IrModule *bm = c->branch[pred ? 0 : 1];
+    int nin = b->neargs - 1, nouts = 0, rc = 0;
+    IValue *in = mi_xcalloc(nin + 1, sizeof *in), *outs = NULL;
+    for (int k = 0; k < nin && !rc; k++) {
+        const ExternArg *a = &b->eargs[k + 1];
+        int64_t size[MI_MAX_DIMS];
+        for (int d = 0; d < a->view.ndim; d++) size[d] = ev(it, a->view.size[d]);
+        Tensor *t = tensor_new(it->ctx, a->buf->layout.dtype, a->view.ndim, size);
+        if (!t) { rc = -1; break; }
+        int64_t n = numel(it, &a->view);
+        for (int64_t i = 0; i < n; i++) tensor_set_f(t, i, it->store[a->buf->id][lin_to_storage(it, &a->view, i)]);
+        in[k].kind = IV_TENSOR;
+        in[k].t = t;
+    }
+    if (!rc) rc = ir_interp_run(it->ctx, bm, in, nin, &outs, &nouts);
+    for (int k = 0; !rc && k < c->nouts; k++) {
+        Buffer *o = c->outs[k];
+        if (k >= nouts || outs[k].kind != IV_TENSOR) { rc = mi_err(it->ctx, NULL, 0, 0, "IR interpreter: cond branch gave no result %d", k); break; }
+        int64_t n = numel(it, &o->layout);
+        for (int64_t i = 0; i < n; i++) it->store[o->id][lin_to_storage(it, &o->layout, i)] = tensor_get_f(outs[k].t, i);
+    }
+    interp_free_outputs(outs, nouts);
+    interp_free_outputs(in, nin);
+    return rc ? -1 : 0;
 }
 
 int ir_interp_run(MiCtx *ctx, IrModule *m, IValue *inputs, int ninputs, IValue **outs, int *nouts) {

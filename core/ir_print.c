@@ -155,7 +155,7 @@ static void print_users(const IrModule *m, const Buffer *b, StrBuf *sb) {
             for (int o = 0; o < u->body->nops; o++)
                 reads |= u->body->ops[o].kind == LOP_LOAD && u->body->ops[o].buf == b;
         for (int a = 0; a < u->neargs; a++) reads |= u->eargs[a].buf == b;
-        if (reads) sb_printf(sb, "%sNodeUser(node=SchedulerNode(name='op%d'), can_inplace=False, is_weak=False)", k++ ? ", " : "", u->id - m->ninputs);
+        if (reads) sb_printf(sb, "%sNodeUser(node=SchedulerNode(name='%sop%d'), can_inplace=False, is_weak=False)", k++ ? ", " : "", ir_prefix(m), u->id - m->ninputs);
     }
     if (b->output_index >= 0) sb_printf(sb, "%sNodeUser(node=OUTPUT, can_inplace=False, is_weak=False)", k++ ? ", " : "");
     sb_put(sb, "]\n");
@@ -185,8 +185,9 @@ void ir_print_buffer(const IrModule *m, const Buffer *b, const char *opname, Str
     sb_put(sb, "]\n");
     dep_set_free(&d);
     if (b->kind == BUF_EXTERN) {
-        static const char *kn[] = {"extern_kernels.mm", "extern_kernels.addmm", "extern_kernels.bmm", "aten._scaled_dot_product_flash_attention_for_cpu"};
+        static const char *kn[] = {"extern_kernels.mm", "extern_kernels.addmm", "extern_kernels.bmm", "aten._scaled_dot_product_flash_attention_for_cpu", "torch.ops.higher_order.cond"};
         sb_printf(sb, "%s.node.kernel = %s\n", opname, kn[b->ext]);
+        if (b->cond) sb_printf(sb, "%s.node.subgraphs = ['%s', '%s']\n", opname, b->cond->names[0], b->cond->names[1]);
         return;
     }
     char dev[32];
@@ -225,11 +226,12 @@ char *ir_print(const IrModule *m) {
     for (int i = 0; i < m->nbufs; i++) {
         const Buffer *b = m->bufs[i];
         if (!ir_is_op(b)) continue;
-        char op[32];
-        snprintf(op, sizeof op, "op%d", b->id - m->ninputs);
+        char op[256];
+        snprintf(op, sizeof op, "%.200sop%d", ir_prefix(m), b->id - m->ninputs);
         ir_print_buffer(m, b, op, &sb);
         sb_put(&sb, "\n\n");
     }
+    ir_print_branches(m, &sb);
     if (m->nguards) {
         sb_put(&sb, "guards = [");
         for (int i = 0; i < m->nguards; i++) sb_printf(&sb, "%s'%s'", i ? ", " : "", m->guards[i]);

@@ -106,8 +106,28 @@ static void check_inferred(Lint *l, Node *n) {
 
 static int lint_graph(Lint *l);
 
+/* dtype, sizes and strides equal (devices may differ: cuda graphs run on the cpu here) */
+static bool meta_same_shape(const TensorMeta *a, const TensorMeta *b) {
+    if (a->dtype != b->dtype || a->ndim != b->ndim) return false;
+    for (int i = 0; i < a->ndim; i++) {
+        if (a->size[i] != b->size[i]) return false;
+        if (a->has_stride && b->has_stride && a->stride[i] != b->stride[i]) return false;
+    }
+    return true;
+}
+
+static const Value *output_items(const Node *o, int *n) {
+    *n = 0;
+    if (!o || o->nargs < 1) return NULL;
+    const Value *r = &o->args[0];
+    if (r->kind == V_LIST || r->kind == V_TUPLE) { *n = r->list.n; return r->list.items; }
+    *n = 1;
+    return r;
+}
+
 static void check_cond(Lint *l, Node *n) {
     /* cond(pred, true_graph, false_graph, operands) */
+    Graph *branches[2] = {NULL, NULL};
     if (n->nargs != 4) { problem(l, n, "higher_order.cond takes 4 arguments, got %d", n->nargs); return; }
     const Value *ops = &n->args[3];
     if (ops->kind != V_TUPLE && ops->kind != V_LIST) { problem(l, n, "cond operands must be a tuple"); return; }
@@ -120,8 +140,72 @@ static void check_cond(Lint *l, Node *n) {
         Graph *sub = graph_subgraph(l->g, v->node->target);
         if (!sub) { problem(l, n, "cond branch '%s' names no subgraph", v->node->target); continue; }
         int np = graph_num_placeholders(sub);
-        if (np != ops->list.n)
+        if (np != ops->list.n) {
             problem(l, n, "subgraph '%s' takes %d inputs but cond passes %d operands", v->node->target, np, ops->list.n);
+            continue;
+        }
+        /* each placeholder's annotation matches the operand it receives */
+        for (int k = 0; k < np; k++) {
+            const Node *ph = graph_placeholder(sub, k);
+            const Value *o = &ops->list.items[k];
+            if (o->kind != V_NODE || !o->node->has_meta || o->node->is_sym || !ph->has_meta || ph->is_sym) continue;
+            if (!meta_same_shape(&ph->meta, &o->node->meta)) {
+                char a[256], b2[256];
+                problem(l, n, "subgraph '%s' input %d ('%s') is %s but cond passes '%s' of %s", v->node->target, k, ph->name,
+                        meta_str(&ph->meta, a, sizeof a), o->node->name, meta_str(&o->node->meta, b2, sizeof b2));
+            }
+        }
+        branches[b - 1] = sub;
+    }
+    /* both branches return the same number of results with the same metas */
+    if (branches[0] && branches[1]) {
+        const Node *o0 = graph_output(branches[0]), *o1 = graph_output(branches[1]);
+        int n0 = 0, n1 = 0;
+        const Value *r0 = output_items(o0, &n0), *r1 = output_items(o1, &n1);
+        const char *t = n->args[1].node->target, *f = n->args[2].node->target;
+        if (o0 && o1 && n0 != n1) problem(l, n, "branches return different numbers of results: '%s' %d, '%s' %d", t, n0, f, n1);
+        for (int k = 0; o0 && o1 && n0 == n1 && k < n0; k++) {
+            const Node *x = r0[k].kind == V_NODE ? r0[k].node : NULL, *y = r1[k].kind == V_NODE ? r1[k].node : NULL;
+            if (!x || !y || !x->has_meta || !y->has_meta || x->is_sym || y->is_sym) continue;
+            if (!meta_same_shape(&x->meta, &y->meta)) {
+                char a[256], b2[256];
+                problem(l, n, "branches return different metas for result %d: '%s' gives %s, '%s' gives %s", k, t,
+                        meta_str(&x->meta, a, sizeof a), f, meta_str(&y->meta, b2, sizeof b2));
+            }
+        }
+    }
+    /* the predicate is a one-element tensor (or a constant / SymBool) */
+    const Value *p = &n->args[0];
+    if (p->kind == V_NODE && p->node->has_meta && !p->node->is_sym) {
+        Expr *ne = meta_numel(l->ctx->sym, &p->node->meta);
+        int64_t k;
+        if (sym_is_int(ne, &k) && k != 1) problem(l, n, "cond predicate '%s' has %lld elements (expected 1)", p->node->name, (long long)k);
+    }
+}
+
+/* tag_activation_checkpoint(body, *operands, **kwargs): the body takes the operands. */
+static void check_checkpoint(Lint *l, Node *n) {
+    const Value *v = n->nargs ? &n->args[0] : NULL;
+    if (!v || v->kind != V_NODE || v->node->kind != N_GET_ATTR) {
+        problem(l, n, "the checkpointed body is not a get_attr of a subgraph");
+        return;
+    }
+    Graph *sub = graph_subgraph(l->g, v->node->target);
+    if (!sub) { problem(l, n, "checkpoint body '%s' names no subgraph", v->node->target); return; }
+    int np = graph_num_placeholders(sub);
+    if (np != n->nargs - 1) {
+        problem(l, n, "subgraph '%s' takes %d inputs but the checkpoint passes %d operands", v->node->target, np, n->nargs - 1);
+        return;
+    }
+    for (int k = 0; k < np; k++) {
+        const Node *ph = graph_placeholder(sub, k);
+        const Value *o = &n->args[k + 1];
+        if (o->kind != V_NODE || !o->node->has_meta || o->node->is_sym || !ph->has_meta || ph->is_sym) continue;
+        if (!meta_same_shape(&ph->meta, &o->node->meta)) {
+            char a[256], b2[256];
+            problem(l, n, "subgraph '%s' input %d ('%s') is %s but the checkpoint passes '%s' of %s", v->node->target, k,
+                    ph->name, meta_str(&ph->meta, a, sizeof a), o->node->name, meta_str(&o->node->meta, b2, sizeof b2));
+        }
     }
 }
 
@@ -175,6 +259,7 @@ static int lint_graph(Lint *l) {
                 if (n->nargs != 2 || n->args[0].kind != V_NODE)
                     problem(l, n, "getitem expects (node, index)");
             } else if (strcmp(n->target, "higher_order.cond") == 0) check_cond(l, n);
+            else if (strcmp(n->target, "higher_order.tag_activation_checkpoint") == 0) check_checkpoint(l, n);
             break;
         default:
             problem(l, n, "unknown node kind %d", (int)n->kind);

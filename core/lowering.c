@@ -2,6 +2,7 @@
  * inner-function closures (IrFn kinds) they build, views as index remapping, reductions,
  * extern kernels, input mutation and the realization rules. See lowering.h and docs/ir.md. */
 #include "lowering.h"
+#include "functionalize.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -366,32 +367,35 @@ static int arg_int_list(const Value *v, int64_t *out, int max) {
 static const TensorMeta *out_meta(const Node *n) { return n->has_meta ? &n->meta : NULL; }
 
 /* A loader for arg i broadcast to (ndim, size), converted to dt; scalars become constants. */
+/* loader f of a tensor of shape (tnd, tsize) broadcast to (ndim, size); NULL when it cannot be */
+static const IrFn *broadcast_loader(Lower *L, const IrFn *f, int tnd, Expr **tsize, int ndim, Expr **size) {
+    if (tnd == ndim && (ndim == 0 || memcmp(tsize, size, sizeof(Expr *) * ndim) == 0)) return f;
+    if (tnd > ndim) return NULL;
+    Expr *map[MI_MAX_DIMS];
+    for (int dd = 0; dd < tnd; dd++) {
+        int od = dd + ndim - tnd;
+        int64_t one;
+        if (sym_is_int(tsize[dd], &one) && one == 1 && !(sym_is_int(size[od], &one) && one == 1))
+            map[dd] = sym_int(L->s, 0);
+        else {
+            if (tsize[dd] != size[od]) {
+                char a[64], b[64];
+                ir_add_guard(L->m, "%s == %s", sym_str(tsize[dd], a, sizeof a), sym_str(size[od], b, sizeof b));
+            }
+            map[dd] = vsym(L, od);
+        }
+    }
+    return mk_reindex(L, f, ndim, map, tnd);
+}
+
 static const IrFn *arg_loader(Lower *L, const Node *n, int i, int ndim, Expr **size, DType dt) {
     const Value *v = &n->args[i];
     double d;
     if (v->kind != V_NODE && value_as_double(v, &d)) return mk_const(L, d, dt);
     IrTBox *t = arg_tbox(L, n, i);
     if (!t) return NULL;
-    const IrFn *f = t->loader;
-    if (t->ndim != ndim || (ndim > 0 && memcmp(t->size, size, sizeof(Expr *) * ndim) != 0)) {
-        if (t->ndim > ndim) return NULL;
-        Expr *map[MI_MAX_DIMS];
-        for (int dd = 0; dd < t->ndim; dd++) {
-            int od = dd + ndim - t->ndim;
-            int64_t one;
-            if (sym_is_int(t->size[dd], &one) && one == 1 && !(sym_is_int(size[od], &one) && one == 1))
-                map[dd] = sym_int(L->s, 0);
-            else {
-                if (t->size[dd] != size[od]) {
-                    char a[64], b[64];
-                    ir_add_guard(L->m, "%s == %s", sym_str(t->size[dd], a, sizeof a), sym_str(size[od], b, sizeof b));
-                }
-                map[dd] = vsym(L, od);
-            }
-        }
-        f = mk_reindex(L, f, ndim, map, t->ndim);
-    }
-    return mk_to_dtype(L, f, dt);
+    const IrFn *f = broadcast_loader(L, t->loader, t->ndim, t->size, ndim, size);
+    return f ? mk_to_dtype(L, f, dt) : NULL;
 }
 
 static DType arg_dtype(Lower *L, const Node *n, int i) {
@@ -469,6 +473,7 @@ static const PwDef pw_defs[] = {
     {"aten.expm1.default", IOP_EXPM1, 1, 0}, {"aten.log1p.default", IOP_LOG1P, 1, 0},
     {"aten.floor.default", IOP_FLOOR, 1, 0}, {"aten.ceil.default", IOP_CEIL, 1, 0},
     {"aten.sign.default", IOP_SIGN, 1, 0}, {"aten.round.default", IOP_ROUND, 1, 0},
+    {"aten.asin.default", IOP_ASIN, 1, 0}, {"aten.acos.default", IOP_ACOS, 1, 0}, {"aten.lgamma.default", IOP_LGAMMA, 1, 0},
     {"aten.fmod.Scalar", IOP_FMOD, 2, 0}, {"aten.fmod.Tensor", IOP_FMOD, 2, 0},
     {"aten.floor_divide.default", IOP_FLOORDIV, 2, 0},
 };
@@ -548,6 +553,143 @@ static int lower_full(Lower *L, const Node *n) {
     return set_pointwise(L, n, mk_const(L, v, m->dtype), m->dtype, 0);
 }
 
+/* ---- composite ops: decomposed into the IR's math ops, as Inductor's decompositions do ---- */
+
+static const IrFn *softplus_fn(Lower *L, const IrFn *x, double beta, double th, DType dt) {
+    const IrFn *bx = beta == 1 ? x : mk_math(L, IOP_MUL, dt, x, mk_const(L, beta, dt), NULL);
+    const IrFn *sp = mk_math(L, IOP_LOG1P, dt, mk_math(L, IOP_EXP, dt, bx, NULL, NULL), NULL, NULL);
+    if (beta != 1) sp = mk_math(L, IOP_TRUEDIV, dt, sp, mk_const(L, beta, dt), NULL);
+    return mk_math(L, IOP_WHERE, dt, mk_math(L, IOP_GT, DT_BOOL, bx, mk_const(L, th, dt), NULL), x, sp);
+}
+
+static double arg_num(const Node *n, int i, const char *kw, double dflt) {
+    const Value *v = arg_or_kw(n, i, kw);
+    double d;
+    return v && v->kind != V_NONE && value_as_double(v, &d) ? d : dflt;
+}
+
+static int lower_composite(Lower *L, const Node *n) {
+    const TensorMeta *m = out_meta(n);
+    if (!m) return lerr(L, n, "'%s' needs a shape annotation", n->target);
+    DType dt = m->dtype;
+    char op[64];
+    snprintf(op, sizeof op, "%s", short_name(L, n->target));
+    const IrFn *x = arg_loader(L, n, 0, m->ndim, m->size, dt);
+    if (!x) return lerr(L, n, "bad first argument to '%s'", n->target);
+#define C(v) mk_const(L, (v), dt)
+#define M1(o, a) mk_math(L, (o), dt, (a), NULL, NULL)
+#define M2(o, a, b) mk_math(L, (o), dt, (a), (b), NULL)
+#define GT0(a) mk_math(L, IOP_GT, DT_BOOL, (a), C(0), NULL)
+    const IrFn *f = NULL;
+    int nt = 1;
+    if (!strcmp(op, "silu")) f = M2(IOP_MUL, x, M1(IOP_SIGMOID, x));
+    else if (!strcmp(op, "softplus")) f = softplus_fn(L, x, arg_num(n, 1, "beta", 1), arg_num(n, 2, "threshold", 20), dt);
+    else if (!strcmp(op, "mish")) f = M2(IOP_MUL, x, M1(IOP_TANH, softplus_fn(L, x, 1, 20, dt)));
+    else if (!strcmp(op, "leaky_relu"))
+        f = mk_math(L, IOP_WHERE, dt, GT0(x), x, M2(IOP_MUL, x, C(arg_num(n, 1, "negative_slope", 0.01))));
+    else if (!strcmp(op, "elu")) {
+        double alpha = arg_num(n, 1, "alpha", 1), scale = arg_num(n, 2, "scale", 1), iscale = arg_num(n, 3, "input_scale", 1);
+        const IrFn *neg = M2(IOP_MUL, M1(IOP_EXPM1, iscale == 1 ? x : M2(IOP_MUL, x, C(iscale))), C(alpha * scale));
+        f = mk_math(L, IOP_WHERE, dt, GT0(x), scale == 1 ? x : M2(IOP_MUL, x, C(scale)), neg);
+    } else if (!strcmp(op, "hardsigmoid") || !strcmp(op, "hardswish")) {
+        const IrFn *r6 = M2(IOP_MINIMUM, M2(IOP_MAXIMUM, M2(IOP_ADD, x, C(3)), C(0)), C(6));
+        f = !strcmp(op, "hardsigmoid") ? M2(IOP_TRUEDIV, r6, C(6)) : M2(IOP_TRUEDIV, M2(IOP_MUL, x, r6), C(6));
+    } else if (!strcmp(op, "gelu")) {
+        const Value *ap = arg_or_kw(n, -1, "approximate");
+        bool tanh_ = ap && ap->kind == V_STR && !strcmp(ap->s, "tanh");
+        const IrFn *in = tanh_ ? M2(IOP_MUL, C(sqrt(2 / M_PI)), M2(IOP_ADD, x, M2(IOP_MUL, C(0.044715), M2(IOP_MUL, x, M2(IOP_MUL, x, x)))))
+                               : M2(IOP_MUL, x, C(M_SQRT1_2));
+        f = M2(IOP_MUL, M2(IOP_MUL, C(0.5), x), M2(IOP_ADD, C(1), M1(tanh_ ? IOP_TANH : IOP_ERF, in)));
+    } else if (!strcmp(op, "rsub")) {
+        const IrFn *o = arg_loader(L, n, 1, m->ndim, m->size, dt);
+        if (!o) return lerr(L, n, "bad second argument to rsub");
+        double al = arg_num(n, -1, "alpha", 1);
+        f = M2(IOP_SUB, o, al == 1 ? x : M2(IOP_MUL, x, C(al)));
+        nt = 2;
+    } else if (!strcmp(op, "masked_fill")) {
+        const IrFn *mask = arg_loader(L, n, 1, m->ndim, m->size, DT_BOOL), *v = arg_loader(L, n, 2, m->ndim, m->size, dt);
+        if (!mask || !v) return lerr(L, n, "bad arguments to masked_fill");
+        f = mk_math(L, IOP_WHERE, dt, mask, v, x);
+        nt = 3;
+    } else if (!strcmp(op, "fill")) {
+        f = arg_loader(L, n, 1, m->ndim, m->size, dt);
+        if (!f) return lerr(L, n, "bad fill value");
+    } else if (!strcmp(op, "copy")) {         /* functional copy_: src broadcast into self's shape and dtype */
+        f = arg_loader(L, n, 1, m->ndim, m->size, dt);
+        if (!f) return lerr(L, n, "bad copy source");
+        nt = 2;
+    } else if (!strcmp(op, "trunc")) {
+        f = dtype_is_float(dt) ? mk_math(L, IOP_WHERE, dt, mk_math(L, IOP_LT, DT_BOOL, x, C(0), NULL), M1(IOP_CEIL, x), M1(IOP_FLOOR, x)) : x;
+    } else {
+        return lerr(L, n, "no composite lowering for '%s'", n->target);
+    }
+#undef C
+#undef M1
+#undef M2
+#undef GT0
+    return set_pointwise(L, n, f, dt, nt);
+}
+
+/* cat: out[i] = i < split ? left[i] : right[i - split] along dim; both loads stay in bounds
+ * (the index is clamped; the load not taken is discarded). a[0] is the cat of the inputs
+ * before the last one, a[1] the last input. */
+static IrVal call_cat(const IrFn *f, OpsHandler *h, Expr *const *idx) {
+    SymCtx *s = fn_sym(f);
+    Expr *i = idx[f->dim];
+    Expr *li[MI_MAX_DIMS], *ri[MI_MAX_DIMS];
+    for (int d = 0; d < f->nin; d++) li[d] = ri[d] = idx[d];
+    Expr *one = sym_int(s, 1), *zero = sym_int(s, 0);
+    li[f->dim] = sym_min(s, i, sym_sub(s, f->lo, one));
+    ri[f->dim] = sym_max(s, zero, sym_min(s, sym_sub(s, i, f->lo), sym_sub(s, f->hi, one)));
+    IrVal c = ops_binary(h, IOP_LT, h->index_expr(h, i, DT_I64), h->index_expr(h, f->lo, DT_I64), DT_BOOL);
+    IrVal lv = f->a[0]->call(f->a[0], h, li);
+    IrVal rv = f->a[1]->call(f->a[1], h, ri);
+    return ops_where(h, c, lv, rv, f->dtype);
+}
+
+static int lower_cat(Lower *L, const Node *n) {
+    const TensorMeta *m = out_meta(n);
+    const Value *lst = n->nargs > 0 ? &n->args[0] : NULL;
+    if (!m || !lst || (lst->kind != V_LIST && lst->kind != V_TUPLE) || lst->list.n < 1) return lerr(L, n, "cat needs a list of tensors and a shape");
+    int64_t dim = 0;
+    arg_int(n, 1, "dim", &dim);
+    if (dim < 0) dim += m->ndim;
+    if (dim < 0 || dim >= m->ndim) return lerr(L, n, "cat: bad dim");
+    const IrFn *acc = NULL;
+    Expr *off = sym_int(L->s, 0);
+    const char **o = NULL;
+    int no = 0;
+    origins_add(L, &o, &no, "cat");
+    for (int k = 0; k < lst->list.n; k++) {
+        const Value *v = &lst->list.items[k];
+        LVal *lv = v->kind == V_NODE ? node_val(L, v->node) : NULL;
+        IrTBox *t = lv && lv->kind == LV_TBOX ? lv->t : NULL;
+        if (!t) return lerr(L, n, "cat: item %d is not a tensor", k);
+        if (t->ndim != m->ndim) return lerr(L, n, "cat: legacy empty inputs are not supported");
+        origins_merge_arg(L, &o, &no, t);
+        const IrFn *ld = mk_to_dtype(L, t->loader, m->dtype);
+        if (!acc) { acc = ld; off = t->size[dim]; continue; }
+        IrFn *f = mkfn(L, call_cat, m->dtype);
+        f->a[0] = acc;
+        f->a[1] = ld;
+        f->na = 2;
+        f->dim = (int)dim;
+        f->nin = m->ndim;
+        f->lo = off;
+        f->hi = t->size[dim];
+        f->cost = acc->cost + ld->cost + 4;
+        acc = f;
+        off = sym_add(L->s, off, t->size[dim]);
+    }
+    IrStorage *sb = storage_new(L, acc, m->dtype, m->ndim, m->size, o, no);
+    IrTBox *t = tbox_of_storage(L, sb);
+    LVal *lv = node_val(L, n);
+    lv->kind = LV_TBOX;
+    lv->t = t;
+    maybe_realize(L, t, L->nusers[graph_index_of(L->g, n)]);
+    return 0;
+}
+
 /* ---- views ---- */
 
 static int lower_view_op(Lower *L, const Node *n) {
@@ -567,6 +709,17 @@ static int lower_view_op(Lower *L, const Node *n) {
             int64_t d = perm[k] < 0 ? perm[k] + np : perm[k];
             if (d < 0 || d >= np) return lerr(L, n, "permute: bad dim %lld", (long long)perm[k]);
             map[d] = vsym(L, k);
+        }
+    } else if (strcmp(t, "aten.t.default") == 0 || strcmp(t, "aten.transpose.int") == 0) {
+        int64_t d0 = 0, d1 = 1;
+        if (strcmp(t, "aten.transpose.int") == 0 && (!arg_int(n, 1, "dim0", &d0) || !arg_int(n, 2, "dim1", &d1))) return lerr(L, n, "transpose: bad dims");
+        int r = x->ndim ? x->ndim : 1;
+        if (d0 < 0) d0 += r;
+        if (d1 < 0) d1 += r;
+        for (int k = 0; k < x->ndim; k++) map[k] = vsym(L, k);
+        if (x->ndim >= 2 || (d0 < x->ndim && d1 < x->ndim)) {
+            if (d0 < 0 || d1 < 0 || d0 >= x->ndim || d1 >= x->ndim) { if (x->ndim) return lerr(L, n, "transpose: bad dims"); }
+            else { map[d0] = vsym(L, (int)d1); map[d1] = vsym(L, (int)d0); }
         }
     } else if (strncmp(t, "aten.select.", 12) == 0) {
         int64_t dim, idx;
@@ -700,14 +853,20 @@ static int lower_copy_(Lower *L, const Node *n) {
     const Value *dv = &n->args[0];
     if (n->nargs < 2 || dv->kind != V_NODE || dv->node->kind != N_PLACEHOLDER)
         return lerr(L, n, "copy_ is only supported into graph inputs");
+    if (!functionalize_copy_is_epilogue(L->g, n))   /* the input would be read after it: functionalize first */
+        return lerr(L, n, "copy_ into '%s' is read after it (run functionalize first)", dv->node->name);
     IrTBox *dst = arg_tbox(L, n, 0), *src = arg_tbox(L, n, 1);
     if (!dst || !src || !dst->sb || !dst->sb->buf) return lerr(L, n, "copy_: bad arguments");
     Buffer *in = dst->sb->buf;
     /* realize the new value first: its computation may read the input at other positions */
     Layout v;
     Buffer *sbuf = tbox_as_strided(L, src, &v);
-    (void)sbuf;
     const IrFn *f = src->loader;
+    if (ir_store_target(sbuf) == in) {   /* src reads the input being overwritten: copy it out first */
+        IrStorage *cp = storage_new(L, src->loader, src->dtype, src->ndim, src->size, src->origins, src->norigins);
+        realize_storage(L, cp, NULL);
+        f = tbox_of_storage(L, cp)->loader;
+    }
     Layout lay = in->layout;
     const char **o = NULL;
     int no = 0;
@@ -717,7 +876,8 @@ static int lower_copy_(Lower *L, const Node *n) {
     in->mutated = true;
     b->origins = o;
     b->norigins = no;
-    if (src->ndim != lay.ndim) return lerr(L, n, "copy_: rank mismatch");
+    f = broadcast_loader(L, f, src->ndim, src->size, lay.ndim, lay.size);   /* copy_ broadcasts src */
+    if (!f) return lerr(L, n, "copy_: source of rank %d does not broadcast to rank %d", src->ndim, lay.ndim);
     f = mk_to_dtype(L, f, lay.dtype);
     int order[MI_MAX_DIMS];
     loop_order_by_stride(&lay, order);
@@ -872,22 +1032,35 @@ static int lower_var_mean(Lower *L, const Node *n) {
     return set_tuple(L, n, items, 2);
 }
 
-static int lower_softmax(Lower *L, const Node *n, bool online) {
+/* mode 0: softmax, 1: prepare_softmax_online (max, sum), 2: log_softmax. softmax.int and
+ * log_softmax.int with a dtype compute in that dtype. */
+static int lower_softmax(Lower *L, const Node *n, int mode) {
+    bool online = mode == 1;
     IrTBox *x = arg_tbox(L, n, 0);
     int64_t dim;
     if (!x || !arg_int(n, 1, "dim", &dim)) return lerr(L, n, "'%s' needs a tensor and a dim", n->target);
+    if (x->ndim == 0) return lerr(L, n, "'%s' of a 0-dim tensor is not supported", n->target);
     if (dim < 0) dim += x->ndim;
+    if (dim < 0 || dim >= x->ndim) return lerr(L, n, "'%s': bad dim", n->target);
     bool red[MI_MAX_DIMS] = {0};
     red[dim] = true;
-    DType dt = x->dtype;
-    const char *nm = online ? "prepare_softmax_online" : "_softmax";
+    const TensorMeta *om = out_meta(n);
+    DType dt = online || !om ? x->dtype : om->dtype;
+    const char *nm = online ? "prepare_softmax_online" : mode == 2 ? "_log_softmax" : "_softmax";
+    if (dt != x->dtype) {   /* softmax(x, dim, dtype): cast first */
+        const char **co = NULL;
+        int nco = 0;
+        origins_add(L, &co, &nco, nm);
+        x = tbox_of_storage(L, storage_new(L, mk_to_dtype(L, x->loader, dt), dt, x->ndim, x->size, co, nco));
+    }
     IrStorage *mx = make_reduction(L, n, x, red, true, RED_MAX, dt, 0, nm);
     IrTBox *mxt = tbox_of_storage(L, mx);
     /* e = exp(x - max) */
     Expr *map[MI_MAX_DIMS];
     for (int d = 0; d < x->ndim; d++) map[d] = d == dim ? sym_int(L->s, 0) : vsym(L, d);
     const IrFn *mb = mk_reindex(L, mxt->loader, x->ndim, map, x->ndim);
-    const IrFn *e = mk_math(L, IOP_EXP, dt, mk_math(L, IOP_SUB, dt, x->loader, mb, NULL), NULL, NULL);
+    const IrFn *xs = mk_math(L, IOP_SUB, dt, x->loader, mb, NULL);
+    const IrFn *e = mk_math(L, IOP_EXP, dt, xs, NULL, NULL);
     const char **o = NULL;
     int no = 0;
     origins_add(L, &o, &no, nm);
@@ -899,7 +1072,8 @@ static int lower_softmax(Lower *L, const Node *n, bool online) {
         return set_tuple(L, n, items, 2);
     }
     const IrFn *sbf = mk_reindex(L, smt->loader, x->ndim, map, x->ndim);
-    const IrFn *out = mk_math(L, IOP_TRUEDIV, dt, e, sbf, NULL);
+    const IrFn *out = mode == 2 ? mk_math(L, IOP_SUB, dt, xs, mk_math(L, IOP_LOG, dt, sbf, NULL, NULL), NULL)
+                                : mk_math(L, IOP_TRUEDIV, dt, e, sbf, NULL);
     return set_tbox(L, n, tbox_of_storage(L, storage_new(L, out, dt, x->ndim, x->size, o, no)));
 }
 
@@ -910,9 +1084,44 @@ static int extern_arg(Lower *L, IrTBox *t, ExternArg *a) {
     return 0;
 }
 
+/* mm / addmm / bmm in a dtype the extern kernels do not take (f64): a sum reduction over K of
+ * a[.., i, k] * b[.., k, j] (+ bias), as Inductor lowers small matmuls. */
+static int lower_matmul_loops(Lower *L, const Node *n, ExternKind k) {
+    const TensorMeta *m = out_meta(n);
+    int ia = k == EXT_ADDMM ? 1 : 0;
+    IrTBox *a = arg_tbox(L, n, ia), *b = arg_tbox(L, n, ia + 1);
+    int nb = k == EXT_BMM ? 1 : 0;   /* batch dims */
+    if (!a || !b || a->ndim != 2 + nb || b->ndim != 2 + nb || m->ndim != 2 + nb) return lerr(L, n, "'%s': bad operands", n->target);
+    DType dt = m->dtype;
+    double beta = 1, alpha = 1;
+    const Kwarg *kb = node_kwarg(n, "beta"), *ka = node_kwarg(n, "alpha");
+    if ((kb && value_as_double(&kb->v, &beta) && beta != 1) || (ka && value_as_double(&ka->v, &alpha) && alpha != 1))
+        return lerr(L, n, "addmm with alpha/beta != 1 is not supported");
+    Expr *size[MI_MAX_DIMS], *am[3], *bm[3];
+    int nd = 3 + nb;   /* [batch,] i, j, k */
+    for (int d = 0; d < 2 + nb; d++) size[d] = m->size[d];
+    size[2 + nb] = a->size[1 + nb];
+    if (nb) { am[0] = bm[0] = vsym(L, 0); }
+    am[nb] = vsym(L, nb); am[nb + 1] = vsym(L, nb + 2);
+    bm[nb] = vsym(L, nb + 2); bm[nb + 1] = vsym(L, nb + 1);
+    const IrFn *fa = mk_to_dtype(L, mk_reindex(L, a->loader, nd, am, a->ndim), dt);
+    const IrFn *fb = mk_to_dtype(L, mk_reindex(L, b->loader, nd, bm, b->ndim), dt);
+    IrTBox *prod = tbox_new(L, dt, nd, size, mk_math(L, IOP_MUL, dt, fa, fb, NULL));
+    prod->origins = NULL;
+    prod->norigins = 0;
+    bool red[MI_MAX_DIMS] = {0};
+    red[nd - 1] = true;
+    IrStorage *sb = make_reduction(L, n, prod, red, false, RED_SUM, dt, 0, short_name(L, n->target));
+    if (k != EXT_ADDMM) return set_tbox(L, n, tbox_of_storage(L, sb));
+    const IrFn *bias = arg_loader(L, n, 0, m->ndim, m->size, dt);
+    if (!bias) return lerr(L, n, "addmm: bad bias");
+    return set_pointwise(L, n, mk_math(L, IOP_ADD, dt, bias, tbox_of_storage(L, sb)->loader, NULL), dt, 3);
+}
+
 static int lower_matmul(Lower *L, const Node *n, ExternKind k) {
     const TensorMeta *m = out_meta(n);
     if (!m) return lerr(L, n, "'%s' needs a shape annotation", n->target);
+    if (m->dtype != DT_F32) return lower_matmul_loops(L, n, k);
     int nt = k == EXT_ADDMM ? 3 : 2;
     Buffer *b;
     Layout l = layout_contiguous(L->m, m->dtype, m->device, m->ndim, m->size);
@@ -1002,11 +1211,103 @@ static int lower_clone(Lower *L, const Node *n) {
     return set_pointwise(L, n, x->loader, x->dtype, 1);
 }
 
+/* ---- higher_order.cond: each branch lowered as its own module (core/ir_cond.c) ---- */
+
+static bool layouts_same(const Layout *a, const Layout *b) {
+    if (a->dtype != b->dtype || a->ndim != b->ndim || a->offset != b->offset) return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->size[d] != b->size[d] || a->stride[d] != b->stride[d]) return false;
+    return true;
+}
+
+static Layout layout_copy(Lower *L, const Layout *src) {
+    Layout l = layout_contiguous(L->m, src->dtype, src->device, src->ndim, src->size);
+    for (int d = 0; d < l.ndim; d++) l.stride[d] = src->stride[d];
+    l.offset = src->offset;
+    l.fixed = true;
+    return l;
+}
+
+static int lower_cond(Lower *L, const Node *n) {
+    if (n->nargs != 4) return lerr(L, n, "cond takes (pred, true_graph, false_graph, operands)");
+    IrTBox *pred = arg_tbox(L, n, 0);
+    if (!pred) return lerr(L, n, "cond with a predicate that is not a tensor is not supported");
+    const Value *ops = &n->args[3];
+    if (ops->kind != V_TUPLE && ops->kind != V_LIST) return lerr(L, n, "cond operands must be a tuple");
+    IrCond *c = lalloc(L, sizeof *c);
+    for (int b = 0; b < 2; b++) {
+        const Value *v = &n->args[1 + b];
+        Graph *sub = v->kind == V_NODE && v->node->kind == N_GET_ATTR ? graph_subgraph(L->g, v->node->target) : NULL;
+        if (!sub) return lerr(L, n, "cond branch %d is not a subgraph", b + 1);
+        c->names[b] = v->node->target;
+        c->branch[b] = ir_lower(L->ctx, sub);
+        if (!c->branch[b]) {
+            char msg[1100];
+            snprintf(msg, sizeof msg, "%.1000s", L->ctx->err.msg);
+            ir_cond_free(c);
+            return lerr(L, n, "in subgraph '%s': %s", c->names[b], msg);
+        }
+        char prefix[300];
+        snprintf(prefix, sizeof prefix, "%s_", c->names[b]);
+        ir_cond_set_prefix(c->branch[b], prefix);
+    }
+    IrModule *t = c->branch[0], *f = c->branch[1];
+    int nops = ops->list.n;
+    if (t->ninputs != nops || f->ninputs != nops || t->noutputs != f->noutputs) {
+        ir_cond_free(c);
+        return lerr(L, n, "cond: branches take %d/%d tensors and return %d/%d results for %d operands", t->ninputs,
+                    f->ninputs, t->noutputs, f->noutputs, nops);
+    }
+    ExternArg *ea = lalloc(L, sizeof(ExternArg) * (nops + 1));
+    extern_arg(L, pred, &ea[0]);
+    for (int k = 0; k < nops; k++) {
+        const Value *ov = &ops->list.items[k];
+        LVal *lv = ov->kind == V_NODE ? node_val(L, ov->node) : NULL;
+        if (!lv || lv->kind != LV_TBOX) { ir_cond_free(c); return lerr(L, n, "cond operand %d is not a tensor", k); }
+        const Layout *want = &t->inputs[k]->layout;
+        extern_arg(L, lv->t, &ea[k + 1]);
+        if (!layouts_same(&ea[k + 1].view, want) || !layouts_same(want, &f->inputs[k]->layout)) {
+            /* copy it into the layout the branches take */
+            Layout l = layout_copy(L, want);
+            IrStorage *sb = storage_new(L, lv->t->loader, lv->t->dtype, lv->t->ndim, lv->t->size, lv->t->origins, lv->t->norigins);
+            ea[k + 1].buf = realize_storage(L, sb, &l);
+            ea[k + 1].view = ea[k + 1].buf->layout;
+        }
+    }
+    int nout = t->noutputs;
+    if (nout == 0) { ir_cond_free(c); return lerr(L, n, "cond without results is not supported"); }
+    for (int k = 0; k < nout; k++)
+        if (!t->outputs[k] || !f->outputs[k]) { ir_cond_free(c); return lerr(L, n, "cond result %d is not a tensor", k); }
+    c->nouts = nout;
+    c->outs = lalloc(L, sizeof(Buffer *) * (nout + 1));
+    IrTBox **items = lalloc(L, sizeof(IrTBox *) * (nout + 1));
+    const char **o = NULL;
+    int no = 0;
+    origins_add(L, &o, &no, "cond");
+    for (int k = 0; k < nout; k++) {
+        Layout l = layout_copy(L, &t->outputs[k]->layout);
+        l.offset = sym_int(L->s, 0);
+        Buffer *b = new_buffer(L, BUF_EXTERN, &l);
+        b->ext = EXT_COND;
+        b->origins = o;
+        b->norigins = no;
+        if (k == 0) {
+            b->cond = c;
+            b->eargs = ea;
+            b->neargs = nops + 1;
+        } else b->extern_owner = c->outs[0];
+        c->outs[k] = b;
+        items[k] = tbox_of_buffer(L, b);
+    }
+    return set_tuple(L, n, items, nout);
+}
+
 /* ---- the table ---- */
 
 typedef enum {
     K_VIEW, K_WHERE, K_CLAMP, K_CONVERT, K_FULL, K_RED, K_VAR_MEAN, K_SOFTMAX, K_SOFTMAX_ONLINE,
-    K_MM, K_ADDMM, K_BMM, K_SDPA, K_GETITEM, K_CLONE, K_COPY, K_SLICE_SCATTER, K_SELECT_SCATTER
+    K_MM, K_ADDMM, K_BMM, K_SDPA, K_GETITEM, K_CLONE, K_COPY, K_SLICE_SCATTER, K_SELECT_SCATTER, K_COND, K_COMPOSITE, K_CAT, K_LOG_SOFTMAX,
+    K_CHECKPOINT
 } LowerKind;
 
 static const struct { const char *name; LowerKind k; } lower_defs[] = {
@@ -1026,12 +1327,22 @@ static const struct { const char *name; LowerKind k; } lower_defs[] = {
     {"aten.argmax.default", K_RED}, {"aten.argmin.default", K_RED},
     {"aten.var_mean.correction", K_VAR_MEAN},
     {"aten._softmax.default", K_SOFTMAX}, {"prims.prepare_softmax_online.default", K_SOFTMAX_ONLINE},
+    {"aten.softmax.int", K_SOFTMAX}, {"aten._log_softmax.default", K_LOG_SOFTMAX}, {"aten.log_softmax.int", K_LOG_SOFTMAX},
+    {"aten.silu.default", K_COMPOSITE}, {"aten.softplus.default", K_COMPOSITE}, {"aten.mish.default", K_COMPOSITE},
+    {"aten.leaky_relu.default", K_COMPOSITE}, {"aten.elu.default", K_COMPOSITE}, {"aten.gelu.default", K_COMPOSITE},
+    {"aten.hardsigmoid.default", K_COMPOSITE}, {"aten.hardswish.default", K_COMPOSITE},
+    {"aten.rsub.Scalar", K_COMPOSITE}, {"aten.rsub.Tensor", K_COMPOSITE},
+    {"aten.masked_fill.Scalar", K_COMPOSITE}, {"aten.masked_fill.Tensor", K_COMPOSITE},
+    {"aten.fill.Scalar", K_COMPOSITE}, {"aten.copy.default", K_COMPOSITE}, {"aten.trunc.default", K_COMPOSITE},
+    {"aten.cat.default", K_CAT}, {"aten.t.default", K_VIEW}, {"aten.transpose.int", K_VIEW},
     {"aten.mm.default", K_MM}, {"aten.addmm.default", K_ADDMM}, {"aten.bmm.default", K_BMM},
     {"aten._scaled_dot_product_flash_attention_for_cpu.default", K_SDPA},
     {"operator.getitem", K_GETITEM},
     {"aten.clone.default", K_CLONE}, {"aten.contiguous.default", K_CLONE},
     {"aten.copy_.default", K_COPY},
     {"aten.slice_scatter.default", K_SLICE_SCATTER}, {"aten.select_scatter.default", K_SELECT_SCATTER},
+    {"higher_order.cond", K_COND},
+    {"higher_order.tag_activation_checkpoint", K_CHECKPOINT},
 };
 
 int lowering_count(void) {
@@ -1058,8 +1369,14 @@ bool lowering_supported(const Graph *g, char *why, size_t n) {
     for (int i = 0; i < g->n; i++) {
         const Node *nd = g->nodes[i];
         if (nd->kind == N_GET_ATTR) {
-            if (why) snprintf(why, n, "get_attr '%s' (subgraphs / higher-order ops) is not supported (node '%s')", nd->target, nd->name);
-            return false;
+            /* a subgraph (cond branch): lowered with the cond, so it must be lowerable too */
+            const Graph *sub = nd->target ? graph_subgraph(g, nd->target) : NULL;
+            if (!sub) {
+                if (why) snprintf(why, n, "get_attr '%s' (subgraphs / higher-order ops) is not supported (node '%s')", nd->target, nd->name);
+                return false;
+            }
+            if (!lowering_supported(sub, why, n)) return false;
+            continue;
         }
         if (nd->kind != N_CALL_FUNCTION) continue;
         if (!find_pw(nd->target) && find_kind(nd->target) < 0) {
@@ -1069,6 +1386,8 @@ bool lowering_supported(const Graph *g, char *why, size_t n) {
     }
     return true;
 }
+
+static int lower_checkpoint(Lower *L, const Node *n);
 
 static int lower_node(Lower *L, const Node *n) {
     const PwDef *pw = find_pw(n->target);
@@ -1082,8 +1401,11 @@ static int lower_node(Lower *L, const Node *n) {
     case K_FULL: return lower_full(L, n);
     case K_RED: return lower_reduction(L, n);
     case K_VAR_MEAN: return lower_var_mean(L, n);
-    case K_SOFTMAX: return lower_softmax(L, n, false);
-    case K_SOFTMAX_ONLINE: return lower_softmax(L, n, true);
+    case K_SOFTMAX: return lower_softmax(L, n, 0);
+    case K_SOFTMAX_ONLINE: return lower_softmax(L, n, 1);
+    case K_LOG_SOFTMAX: return lower_softmax(L, n, 2);
+    case K_COMPOSITE: return lower_composite(L, n);
+    case K_CAT: return lower_cat(L, n);
     case K_MM: return lower_matmul(L, n, EXT_MM);
     case K_ADDMM: return lower_matmul(L, n, EXT_ADDMM);
     case K_BMM: return lower_matmul(L, n, EXT_BMM);
@@ -1093,6 +1415,8 @@ static int lower_node(Lower *L, const Node *n) {
     case K_COPY: return lower_copy_(L, n);
     case K_SLICE_SCATTER: return lower_scatter(L, n, true);
     case K_SELECT_SCATTER: return lower_scatter(L, n, false);
+    case K_COND: return lower_cond(L, n);
+    case K_CHECKPOINT: return lower_checkpoint(L, n);
     default: return lerr(L, n, "unsupported op '%s'", n->target);
     }
 }
@@ -1149,7 +1473,8 @@ static int lower_output(Lower *L, const Node *out) {
         if (t->sb && !t->is_view && !t->sb->buf) {
             b = realize_storage(L, t->sb, &l);
         } else if (t->sb && !t->is_view && t->sb->buf && t->sb->buf->kind != BUF_INPUT &&
-                   t->sb->buf->output_index < 0 && !t->sb->buf->extern_owner && !t->sb->buf->mutates) {
+                   t->sb->buf->output_index < 0 && !t->sb->buf->mutates &&
+                   (!t->sb->buf->extern_owner || t->sb->buf->extern_owner->ext == EXT_COND)) {
             Buffer *c = t->sb->buf;
             bool same = c->layout.ndim == l.ndim;
             for (int d = 0; same && d < l.ndim; d++) {
@@ -1172,13 +1497,75 @@ static int lower_output(Lower *L, const Node *out) {
     return 0;
 }
 
+/* tag_activation_checkpoint(body, *operands): only a recompute hint, so the body is lowered
+ * inline into the caller's module (its placeholders take the operands' values), as the AOT
+ * graphs Inductor sees have it inlined already. */
+static int lower_checkpoint(Lower *L, const Node *n) {
+    const Value *bv = n->nargs ? &n->args[0] : NULL;
+    const Graph *sub = bv && bv->kind == V_NODE && bv->node->kind == N_GET_ATTR ? graph_subgraph(L->g, bv->node->target) : NULL;
+    if (!sub) return lerr(L, n, "the checkpointed body is not a subgraph");
+    if (graph_num_placeholders(sub) != n->nargs - 1) return lerr(L, n, "the body takes %d inputs, %d given", graph_num_placeholders(sub), n->nargs - 1);
+    Lower S = *L;
+    S.g = sub;
+    S.vals = mi_xcalloc(sub->n ? sub->n : 1, sizeof(LVal));
+    S.nusers = mi_xcalloc(sub->n ? sub->n : 1, sizeof(int));
+    for (int i = 0; i < sub->n; i++) {
+        const Node *x = sub->nodes[i];
+        for (int a = 0; a < x->nargs; a++) value_for_each_node(&x->args[a], count_use, &S);
+        for (int a = 0; a < x->nkwargs; a++) value_for_each_node(&x->kwargs[a].v, count_use, &S);
+    }
+    int rc = 0, k = 0;
+    for (int i = 0; i < sub->n && rc == 0; i++) {
+        const Node *x = sub->nodes[i];
+        S.cur = x;
+        if (x->kind == N_PLACEHOLDER) {
+            const Value *o = &n->args[1 + k++];
+            LVal *src = o->kind == V_NODE ? node_val(L, o->node) : NULL;
+            if (!src) { rc = lerr(L, n, "checkpoint operand %d is not a node", k - 1); break; }
+            S.vals[i] = *src;
+        } else if (x->kind == N_CALL_FUNCTION) {
+            rc = lower_node(&S, x);
+        } else if (x->kind == N_OUTPUT) {
+            const Value *r = x->nargs ? &x->args[0] : NULL;
+            int nout = !r ? 0 : (r->kind == V_TUPLE || r->kind == V_LIST) ? r->list.n : 1;
+            IrTBox **items = lalloc(L, sizeof(IrTBox *) * (nout + 1));
+            for (int j = 0; j < nout && rc == 0; j++) {
+                const Value *it = (r->kind == V_TUPLE || r->kind == V_LIST) ? &r->list.items[j] : r;
+                LVal *lv = it->kind == V_NODE ? node_val(&S, it->node) : NULL;
+                if (!lv || lv->kind != LV_TBOX) rc = lerr(L, n, "checkpoint result %d is not a tensor", j);
+                else items[j] = lv->t;
+            }
+            if (rc == 0) rc = set_tuple(L, n, items, nout);
+        }
+    }
+    free(S.vals);
+    free(S.nusers);
+    L->cur = n;
+    return rc;
+}
+
 IrModule *ir_lower(MiCtx *ctx, const Graph *g) {
     char why[512];
+    if (functionalize_needed(g)) {
+        /* in-place ops other than the copy_ epilogue (reinplace's copy_ into a view of an
+         * intermediate, say): lower the functional form of g, which computes the same values */
+        Graph *f = functionalize(ctx, g);
+        if (!f) return NULL;
+        ops_resolve_graph(f);
+        IrModule *m = functionalize_needed(f) ? NULL : ir_lower(ctx, f);
+        if (!m) {
+            if (functionalize_needed(f)) mi_err(ctx, g->source, 0, 0, "ir_lower: the graph stays non-functional after functionalize");
+            graph_free(f);
+            return NULL;
+        }
+        m->owned_graph = f;
+        return m;
+    }
     if (!lowering_supported(g, why, sizeof why)) {
         const Node *bad = NULL;
         for (int i = 0; i < g->n && !bad; i++)
             if ((g->nodes[i]->kind == N_CALL_FUNCTION && !find_pw(g->nodes[i]->target) && find_kind(g->nodes[i]->target) < 0) ||
-                g->nodes[i]->kind == N_GET_ATTR)
+                (g->nodes[i]->kind == N_GET_ATTR && !graph_subgraph(g, g->nodes[i]->target)))
                 bad = g->nodes[i];
         mi_err(ctx, g->source, bad ? bad->src_line : 0, 0, "%s", why);
         return NULL;

@@ -94,5 +94,8 @@ int op_infer_node_meta(MiCtx *ctx, Graph *g, Node *n);
  * on entry *nout is the capacity of out (use OP_MAX_OUTS). Tuple ops give one meta per item
  * (an item that is not a tensor gets dtype DT_INVALID). -1 with ctx error naming the node. */
 int op_infer_meta(MiCtx *ctx, Graph *g, const Node *n, TensorMeta *out, int *nout);
+/* 1 when n is a reshape/_unsafe_view that has to copy (its input's strides allow no view),
+ * 0 for every other node, -1 with ctx error when its meta cannot be inferred. */
+int op_reshape_copies(MiCtx *ctx, Graph *g, const Node *n);
 
 #endif

@@ -281,9 +281,8 @@ static Graph *branch(ShapeArgs *sa, int pos) {
     return g;
 }
 
-static int shape_cond(ShapeArgs *sa, TensorMeta *out, int *nout) {
-    Graph *g = branch(sa, 1);
-    if (!g || !branch(sa, 2)) return -1;
+/* The result metas of a subgraph: the metas of what its output node returns. */
+static int shape_of_subgraph(ShapeArgs *sa, Graph *g, TensorMeta *out, int *nout) {
     Node *o = graph_output(g);
     if (!o || o->nargs < 1) return sa_err(sa, "subgraph has no output");
     const Value *r = &o->args[0];
@@ -297,6 +296,60 @@ static int shape_cond(ShapeArgs *sa, TensorMeta *out, int *nout) {
     }
     *nout = n;
     return 0;
+}
+
+static int shape_cond(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    Graph *g = branch(sa, 1);
+    if (!g || !branch(sa, 2)) return -1;
+    return shape_of_subgraph(sa, g, out, nout);
+}
+
+/* Run subgraph g on the arguments first..first+n-1 of the call (operands borrowed); the result
+ * is the subgraph's output tuple. */
+static int run_subgraph(const OpCall *c, ShapeArgs *sa, Graph *g, const char *what, ArgRef *items, int n, IValue *out) {
+    IValue *ins = mi_xcalloc((size_t)(n ? n : 1), sizeof *ins);
+    for (int k = 0; k < n; k++) {
+        if (items[k].iv) ins[k] = *items[k].iv;     /* borrowed: interp_run takes its own references */
+        else if (items[k].v && items[k].v->kind == V_INT) { ins[k].kind = IV_INT; ins[k].i = items[k].v->i; }
+    }
+    IValue *outs = NULL;
+    int nouts = 0;
+    int rc = interp_run(c->ctx, g, ins, n, &outs, &nouts);
+    free(ins);
+    if (rc) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%.900s", c->ctx->err.msg);
+        return sa_err(sa, "in %s: %s", what, msg);
+    }
+    out->kind = IV_TUPLE;
+    out->n = nouts;
+    out->items = outs;
+    return 0;
+}
+
+/* ---- higher_order.tag_activation_checkpoint(body, *operands, **kwargs) ----
+ * (torch.utils.checkpoint in Dynamo graphs): numerically it is a call of the body. */
+static int shape_tac(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    Graph *g = branch(sa, 0);
+    return g ? shape_of_subgraph(sa, g, out, nout) : -1;
+}
+
+static int tac_eval(const OpCall *c, IValue *out) {
+    ShapeArgs sa;
+    sa_from_call(&sa, c);
+    int rc = -1;
+    Graph *g = branch(&sa, 0);
+    if (g) {
+        int n = c->nargs - 1;
+        ArgRef *items = mi_xcalloc((size_t)(n > 0 ? n : 1), sizeof *items);
+        for (int k = 0; k < n; k++) items[k] = sa_arg(&sa, k + 1, NULL);
+        char what[300];
+        snprintf(what, sizeof what, "body '%s'", c->args[0].node->target);
+        rc = run_subgraph(c, &sa, g, what, items, n, out);
+        free(items);
+    }
+    ev_end(&sa);
+    return rc;
 }
 
 static int cond_eval(const OpCall *c, IValue *out) {
@@ -458,6 +511,8 @@ const OpDef ops_misc_table[] = {
     {"aten.copy_.default", OPF_INPLACE, op_infer_generic, copy_eval, "write src into self (in place)", shape_copy, NULL},
     {"operator.getitem", 0, op_infer_generic, getitem_eval, "item of a tuple result", shape_getitem, NULL},
     {"higher_order.cond", OPF_HOP | OPF_TUPLE, op_infer_generic, cond_eval, "run true_graph or false_graph on operands", shape_cond, NULL},
+    {"higher_order.tag_activation_checkpoint", OPF_HOP | OPF_TUPLE, op_infer_generic, tac_eval,
+     "torch.utils.checkpoint region: run the body subgraph on the operands", shape_tac, NULL},
     {"aten.sym_size.int", 0, op_infer_generic, sym_size_eval, "size of a dimension (SymInt)", shape_none, NULL},
     {"aten.sym_stride.int", 0, op_infer_generic, sym_size_eval, "stride of a dimension (SymInt)", shape_none, NULL},
     {"aten.sym_numel.default", 0, op_infer_generic, sym_size_eval, "number of elements (SymInt)", shape_none, NULL},

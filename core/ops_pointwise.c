@@ -106,16 +106,17 @@ F1(f_log1p, log1p(a))       F1(f_expm1, expm1(a))       F1(f_log2, log2(a))
 F1(f_log10, log10(a))       F1(f_exp2, exp2(a))         F1(f_recip, 1 / a)
 F1(f_floor, floor(a))       F1(f_ceil, ceil(a))         F1(f_round, nearbyint(a))
 F1(f_trunc, trunc(a))       I1(i_ident, a)
-F1(f_sign, a > 0 ? 1 : a < 0 ? -1 : a)  I1(i_sign, a > 0 ? 1 : a < 0 ? -1 : 0)
+F1(f_sign, (a > 0) - (a < 0))   /* torch's kernel: sign(nan) = 0 */  I1(i_sign, a > 0 ? 1 : a < 0 ? -1 : 0)
 F1(f_silu, a / (1 + exp(-a)))
-F1(f_hardsigmoid, fmin(fmax(a + 3, 0), 6) / 6)
-F1(f_hardswish, a * fmin(fmax(a + 3, 0), 6) / 6)
+F1(f_hardsigmoid, fmin_nan(fmax_nan(a + 3, 0), 6) / 6)
+F1(f_hardswish, a * fmin_nan(fmax_nan(a + 3, 0), 6) / 6)
 F1(f_mish, a * tanh(a > 20 ? a : log1p(exp(a))))
 static double f_softplus(const double *x, const PwParams *p) {   /* beta in alpha, threshold in hi */
     double bx = x[0] * p->alpha;
     return bx > p->hi ? x[0] : log1p(exp(bx)) / p->alpha;
 }
-static double f_elu(const double *x, const PwParams *p) { return x[0] > 0 ? x[0] : p->alpha * expm1(x[0]); }
+/* elu(x, alpha, scale, input_scale): alpha in alpha, scale in hi, input_scale in lo */
+static double f_elu(const double *x, const PwParams *p) { return x[0] > 0 ? p->hi * x[0] : p->alpha * p->hi * expm1(x[0] * p->lo); }
 F1(f_lgamma, lgamma(a))
 F1(f_isnan, isnan(a) ? 1 : 0)   F1(f_isinf, isinf(a) ? 1 : 0)
 F1(f_lnot, a == 0)          I1(i_lnot, a == 0)
@@ -299,6 +300,11 @@ static void pw_params(ShapeArgs *sa, const PwSpec *sp, PwParams *p) {
         }
         if (which == 0) { p->lo = v[0]; p->hi = v[1]; p->has_lo = p->has_hi = true; }
         else { p->alpha = v[0]; p->hi = v[1]; }
+        if (which == 2) {
+            ArgRef a = sa_arg(sa, 3, "input_scale");
+            p->lo = 1;
+            if (arg_present(a)) sa_scalar(sa, a, "input_scale", &p->lo, &t);
+        }
     }
     if (sp->params & P_CLAMP) {
         DType t;

@@ -345,7 +345,9 @@ static int softmax_eval(const OpCall *c, IValue *out) {
             vals[i] = tensor_load_f(x, pos[i]);
             if (vals[i] > mx || isnan(vals[i])) mx = vals[i];
         }
-        double shift = isinf(mx) ? 0 : mx;
+        /* exp(x - max) even on rows holding +-inf, as PyTorch's kernels and the reference
+         * eager_prepare_softmax do: such rows give nan */
+        double shift = mx;
         for (int64_t i = 0; i < g.inner; i++) sum += exp(vals[i] - shift);
         if (sp->kind == RK_PREP_SOFTMAX) {
             tensor_store_f(o[0], tensor_pos(o[0], k), mx);

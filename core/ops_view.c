@@ -57,6 +57,18 @@ static int shape_reshape(ShapeArgs *sa, TensorMeta *out, int *nout) {
     return reshape_shape(sa, out, false, &v);
 }
 
+int op_reshape_copies(MiCtx *ctx, Graph *g, const Node *n) {
+    if (n->kind != N_CALL_FUNCTION ||
+        (strcmp(n->target, "aten.reshape.default") != 0 && strcmp(n->target, "aten._unsafe_view.default") != 0))
+        return 0;
+    ShapeArgs sa;
+    sa_from_node(&sa, ctx, g, n, op_lookup(n->target));
+    TensorMeta m;
+    bool is_view;
+    if (reshape_shape(&sa, &m, false, &is_view)) return -1;
+    return is_view ? 0 : 1;
+}
+
 /* ---- permute / transpose / t ---- */
 
 static int shape_permute(ShapeArgs *sa, TensorMeta *out, int *nout) {

@@ -410,7 +410,9 @@ static bool values_same(const Value *a, const Value *b) {
 static bool str_same(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
 
 static bool graphs_same(const Graph *a, const Graph *b) {
-    if (a->n != b->n) return false;
+    if (a->n != b->n || a->nsubs != b->nsubs) return false;
+    for (int s = 0; s < a->nsubs; s++)
+        if (!graphs_same(a->subs[s].g, b->subs[s].g)) return false;
     for (int i = 0; i < a->n; i++) {
         const Node *x = a->nodes[i], *y = b->nodes[i];
         if (x->kind != y->kind || !str_same(x->name, y->name) || !str_same(x->target, y->target) ||
@@ -432,6 +434,37 @@ static char *changes_text(const PassChange *c, int n) {
     return sb_take(&b);
 }
 
+/* Run one pass over g's subgraphs (recursively, first) and then over g, as Inductor's
+ * _recursive_post_grad_passes does. A subgraph gets its own PassCtx (its own name set); its
+ * changes are noted on `top` under qualified names: "true_graph_0.sin". */
+static int run_pass_tree(const PassDef *pd, PassCtx *top, Graph *g, const char *qual) {
+    for (int s = 0; s < g->nsubs; s++) {
+        char q[512];
+        snprintf(q, sizeof q, "%s%s.", qual, g->subs[s].name);
+        if (run_pass_tree(pd, top, g->subs[s].g, q) < 0) return -1;
+    }
+    if (!*qual) return pd->run(top, g);
+    PassCtx pc = *top;
+    pc.changes = NULL;
+    pc.nchanges = pc.capchanges = 0;
+    pc.names = NULL;
+    int rc = pd->run(&pc, g);
+    nameset_free(pc.names);
+    for (int k = 0; k < pc.nchanges; k++) {
+        pass_note(top, pc.changes[k].kind, NULL, "%s", pc.changes[k].reason);
+        PassChange *c = &top->changes[top->nchanges - 1];
+        free(c->node);
+        size_t n = strlen(qual) + strlen(pc.changes[k].node) + 1;
+        c->node = mi_xmalloc(n);
+        snprintf(c->node, n, "%s%s", qual, pc.changes[k].node);
+        free(pc.changes[k].node);
+        free(pc.changes[k].reason);
+    }
+    free(pc.changes);
+    if (rc == 0) graph_compute_users(g);
+    return rc;
+}
+
 /* Run pass i on states[i] -> states[i+1], with checks. */
 static int run_pass(PassManager *pm, int i, bool checks) {
     PassStep *s = &pm->steps[i];
@@ -445,7 +478,7 @@ static int run_pass(PassManager *pm, int i, bool checks) {
     pc.user_patterns = &pm->user;
     pc.extra_simplify = pm->extra;
     uint64_t t0 = mi_now_ns();
-    int rc = pm->passes[i].run(&pc, g);
+    int rc = run_pass_tree(&pm->passes[i], &pc, g, "");
     s->ns = mi_now_ns() - t0;
     nameset_free(pc.names);
     s->ran = true;

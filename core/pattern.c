@@ -130,6 +130,26 @@ static Value build_arg(Graph *g, const PatArg *pa, const Match *m, Node **made) 
     }
 }
 
+/* The storage x lives in: follow view ops back to their base. */
+static const Node *storage_base(const Node *x) {
+    for (int k = 0; k < 256 && x->kind == N_CALL_FUNCTION && x->op && (x->op->flags & OPF_VIEW) &&
+                    x->nargs > 0 && x->args[0].kind == V_NODE; k++)
+        x = x->args[0].node;
+    return x;
+}
+
+/* Some in-place op of g (the copy_ epilogue of a mutated input, say) writes x's storage:
+ * then x's value is not the same everywhere and a node computing a copy of it must stay. */
+static bool storage_mutated(const Graph *g, const Node *x) {
+    const Node *b = storage_base(x);
+    for (int i = 0; i < g->n; i++) {
+        const Node *n = g->nodes[i];
+        if (n->kind != N_CALL_FUNCTION || !n->op || !(n->op->flags & OPF_INPLACE)) continue;
+        if (n->nargs > 0 && n->args[0].kind == V_NODE && storage_base(n->args[0].node) == b) return true;
+    }
+    return false;
+}
+
 static int apply_one(PassCtx *pc, Graph *g, const Pattern *p) {
     if (!device_ok(p->device, pc->device)) return 0;
     int count = 0;
@@ -187,6 +207,8 @@ static int apply_one(PassCtx *pc, Graph *g, const Pattern *p) {
             if (b->kind != V_NODE) continue;
             ret = b->node;
             if (!a->has_meta || !ret->has_meta || !meta_equal(&a->meta, &ret->meta)) continue;
+            /* a is a fresh tensor; x (or a, through a user) may be written in place later */
+            if (storage_mutated(g, ret) || storage_mutated(g, a)) continue;
             if (batch) {
                 map[a->id] = ret;
                 dead[a->id] = true;

@@ -9,6 +9,7 @@
  * locations of cblas.h and libopenblas / libcblas / libblas. */
 #define _GNU_SOURCE
 #include "runtime.h"
+#include "codegen_cuda.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -136,6 +137,53 @@ static void cc_command(CcArgs *a) {
 #endif
 #endif
     cc_add(a, "-lm");
+}
+
+/* nvcc for CUDA sources: $MINDUCTOR_NVCC, else nvcc on PATH, else /usr/local/cuda/bin/nvcc.
+ * NULL when none is found. */
+static bool is_program(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) == 0;
+}
+static const char *find_nvcc(char *buf, size_t n) {
+    const char *env = getenv("MINDUCTOR_NVCC");
+    if (env && *env) return is_program(env) ? env : NULL;
+    const char *path = getenv("PATH");
+    while (path && *path) {
+        const char *e = strchr(path, ':');
+        size_t len = e ? (size_t)(e - path) : strlen(path);
+        if (len) {
+            snprintf(buf, n, "%.*s/nvcc", (int)len, path);
+            if (is_program(buf)) return buf;
+        }
+        path = e ? e + 1 : NULL;
+    }
+    snprintf(buf, n, "/usr/local/cuda/bin/nvcc");
+    return is_program(buf) ? buf : NULL;
+}
+
+static void nvcc_command(CcArgs *a, const char *nvcc) {
+    memset(a, 0, sizeof *a);
+    cc_add(a, nvcc);
+    cc_add_split(a, "-O3 -shared -Xcompiler -fPIC -Wno-deprecated-gpu-targets -diag-suppress 177,550");
+    const char *fl = getenv("MINDUCTOR_NVCC_FLAGS");
+    cc_add_split(a, fl && *fl ? fl : "-arch=sm_90");
+    cc_add_split(a, "-x cu");
+}
+
+/* A loaded CUDA module: bind its extra exports and make sure a GPU is there. */
+static int load_cuda_exports(MiCtx *ctx, RtModule *m) {
+    m->is_cuda = true;
+    *(void **)&m->cuda_time = dlsym(m->handle, "mi_cuda_time");
+    *(void **)&m->cuda_error = dlsym(m->handle, "mi_cuda_error");
+    int (*probe)(char *, int);
+    *(void **)&probe = dlsym(m->handle, "mi_cuda_probe");
+    if (!probe || !m->cuda_time || !m->cuda_error)
+        return mi_err(ctx, m->src_path, 0, 0, "compiled CUDA module lacks mi_cuda_probe/mi_cuda_time/mi_cuda_error");
+    char msg[256] = "";
+    if (probe(msg, (int)sizeof msg) != 0)
+        return mi_err(ctx, m->src_path, 0, 0, "no CUDA GPU available (%s); 'codegen' still shows the CUDA source", msg);
+    return 0;
 }
 
 /* ---- cache ---- */
@@ -298,7 +346,17 @@ RtModule *rt_compile(MiCtx *ctx, const char *c_source) {
     char dir[900];
     if (!rt_cache_dir(ctx, dir, sizeof dir)) return NULL;
     CcArgs cc;
-    cc_command(&cc);
+    bool cuda = codegen_is_cuda_source(c_source);
+    if (cuda) {
+        char nvbuf[1024];
+        const char *nvcc = find_nvcc(nvbuf, sizeof nvbuf);
+        if (!nvcc) {
+            mi_err(ctx, NULL, 0, 0, "cannot build CUDA code: nvcc not found (install the CUDA toolkit or set "
+                   "MINDUCTOR_NVCC); 'codegen' still shows the CUDA source");
+            return NULL;
+        }
+        nvcc_command(&cc, nvcc);
+    } else cc_command(&cc);
     uint64_t h = 0xcbf29ce484222325ull;
     for (int i = 0; i < cc.argc; i++) h = fnv1a(h, cc.argv[i], strlen(cc.argv[i]) + 1);
     for (int i = 0; i < cc.nlink; i++) h = fnv1a(h, cc.link[i], strlen(cc.link[i]) + 1);
@@ -314,7 +372,10 @@ RtModule *rt_compile(MiCtx *ctx, const char *c_source) {
         m->cache_hit = true;
         /* keep the source beside it for messages and inspection */
         if (!file_exists(m->src_path)) write_atomic(ctx, m->src_path, c_source, len);
-        if (load_module(ctx, m) == 0) goto done;
+        if (load_module(ctx, m) == 0) {
+            if (cuda && load_cuda_exports(ctx, m) != 0) goto fail;
+            goto done;
+        }
         if (m->handle) goto fail;            /* loaded but an export is missing: a real error */
         /* unloadable (truncated, other machine): rebuild it once */
         m->cache_hit = false;
@@ -323,6 +384,7 @@ RtModule *rt_compile(MiCtx *ctx, const char *c_source) {
     rc = write_atomic(ctx, m->src_path, c_source, len);
     if (rc == 0) rc = build_so(ctx, m, &cc, dir);
     if (rc == 0) rc = load_module(ctx, m);
+    if (rc == 0 && cuda) rc = load_cuda_exports(ctx, m);
     if (rc != 0) goto fail;
 done:
     mi_clear_err(ctx);
@@ -595,6 +657,7 @@ static int invoke(MiCtx *ctx, RtModule *m, Prepared *pp) {
     if (ctx->threads > 0) omp_set_num_threads(ctx->threads);
 #endif
     int rc = m->call(pp->in_ptrs, pp->out_ptrs, pp->syms);
+    if (rc != 0 && m->cuda_error) return mi_err(ctx, m->src_path, 0, 0, "CUDA module failed: %s", m->cuda_error());
     if (rc != 0) return mi_err(ctx, m->src_path, 0, 0, "compiled module returned %d", rc);
     return 0;
 }
@@ -635,8 +698,13 @@ int rt_time(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs
     if (prepare(ctx, m, g, inputs, ninputs, &pp) != 0) return -1;
     double *t = mi_xcalloc((size_t)reps, sizeof *t);
     int rc = 0;
-    for (int i = 0; i < warmup && rc == 0; i++) rc = invoke(ctx, m, &pp);
-    for (int i = 0; i < reps && rc == 0; i++) {
+    if (m->cuda_time) {   /* kernels alone, CUDA events; inputs stay on the GPU */
+        rc = m->cuda_time(pp.in_ptrs, pp.out_ptrs, pp.syms, warmup, reps, t);
+        if (rc != 0) rc = mi_err(ctx, m->src_path, 0, 0, "CUDA module failed: %s", m->cuda_error ? m->cuda_error() : "?");
+        for (int i = 0; i < reps; i++) t[i] *= 1e-3;
+    }
+    for (int i = 0; i < warmup && rc == 0 && !m->cuda_time; i++) rc = invoke(ctx, m, &pp);
+    for (int i = 0; i < reps && rc == 0 && !m->cuda_time; i++) {
         uint64_t t0 = mi_now_ns();
         rc = invoke(ctx, m, &pp);
         t[i] = (double)(mi_now_ns() - t0) * 1e-9;

@@ -42,10 +42,20 @@ typedef struct RtModule {
     const char *const *sym_names;   /* mi_sym_names */
     int nsyms;
     int num_outputs;         /* mi_num_outputs */
+    /* CUDA modules (core/codegen_cuda.h; built with nvcc, see runtime_cuda.c): */
+    bool is_cuda;
+    int (*cuda_time)(void *const *inputs, void *const *outputs, const int64_t *syms, int warmup,
+                     int reps, double *ms);    /* mi_cuda_time: device-only timing */
+    const char *(*cuda_error)(void);           /* mi_cuda_error */
 } RtModule;
 
 /* Compile (or fetch from the cache) and load. NULL + ctx error: on a compiler error the
- * message holds the first lines of cc's stderr and the error's file is the cached source. */
+ * message holds the first lines of cc's stderr and the error's file is the cached source.
+ * CUDA source (codegen_cuda) is built with nvcc instead ($MINDUCTOR_NVCC, else nvcc on PATH,
+ * else /usr/local/cuda/bin/nvcc; flags "-O3 -shared -Xcompiler -fPIC -x cu" plus
+ * $MINDUCTOR_NVCC_FLAGS, default "-arch=sm_90"); without nvcc, or when loading finds no GPU
+ * ("no CUDA GPU available"), it fails with a clear message. rt_run/rt_check then work unchanged
+ * (call() copies to and from the GPU); rt_time times the kernels alone with CUDA events. */
 RtModule *rt_compile(MiCtx *ctx, const char *c_source);
 void rt_free(RtModule *m);
 

@@ -12,58 +12,18 @@ static bool node_reads(const SchedNode *n, const Buffer *b) {
         if (n->deps.reads[i].buf == b) return true;
     return false;
 }
-static bool node_writes(const SchedNode *n, const Buffer *b) {
-    for (int i = 0; i < n->deps.nwrites; i++)
-        if (n->deps.writes[i].buf == b) return true;
-    return false;
-}
-/* node i must run before node j. Input mutations (copy_ into a placeholder) run after every
- * reader of the old value. */
-static bool node_edge(const Schedule *s, int i, int j) {
-    const SchedNode *a = &s->nodes[i], *b = &s->nodes[j];
-    for (int k = 0; k < a->deps.nwrites; k++) {
-        const Buffer *x = a->deps.writes[k].buf;
-        if (x->kind != BUF_INPUT && node_reads(b, x)) return true;
-        if (i < j && node_writes(b, x)) return true;
-    }
-    for (int k = 0; k < b->deps.nwrites; k++) {
-        const Buffer *x = b->deps.writes[k].buf;
-        if (x->kind == BUF_INPUT && node_reads(a, x)) return true;
-    }
-    return false;
-}
 
-static bool group_edge(const Schedule *s, int ga, int gb) {
-    const SchedGroup *A = &s->groups[ga], *B = &s->groups[gb];
-    for (int i = 0; i < A->n; i++)
-        for (int j = 0; j < B->n; j++)
-            if (A->nodes[i] != B->nodes[j] && node_edge(s, A->nodes[i], B->nodes[j])) return true;
-    return false;
-}
-
-/* is there a path ga -> ... -> gb through some other group? */
-static bool reach_via_other(const Schedule *s, int ga, int gb, bool *edge) {
-    int G = s->ngroups;
-    bool *seen = mi_xcalloc(G, 1);
-    int *stack = mi_xmalloc(sizeof(int) * (G + 1)), sp = 0;
-    for (int c = 0; c < G; c++)
-        if (c != gb && s->groups[c].alive && edge[ga * G + c] && !seen[c]) { seen[c] = true; stack[sp++] = c; }
-    bool found = false;
-    while (sp && !found) {
-        int c = stack[--sp];
-        if (edge[c * G + gb]) { found = true; break; }
-        for (int d = 0; d < G; d++)
-            if (d != gb && d != ga && s->groups[d].alive && edge[c * G + d] && !seen[d]) { seen[d] = true; stack[sp++] = d; }
-    }
-    free(seen);
-    free(stack);
-    return found;
-}
-
+/* Node order: a node runs after the nodes whose results it reads, after earlier writers of what
+ * it writes, and an input mutation (copy_ into a placeholder) after every reader of the old
+ * value. The edges are built from buffer users (fx_edges below). */
 static const LoopBody *nbody(const Schedule *s, int n) { return s->nodes[n].buf->body; }
 
 static bool uses_var_from(const Expr *e, int m) {
-    if (e->kind == EX_SYM && e->name[0] == 'p' && atoi(e->name + 1) >= m) return true;
+    if (e->kind == EX_SYM && e->name[0] == 'p' && e->name[1] >= '0' && e->name[1] <= '9') {
+        int v = 0;
+        for (const char *c = e->name + 1; *c >= '0' && *c <= '9'; c++) v = 10 * v + (*c - '0');
+        if (v >= m) return true;
+    }
     for (int i = 0; i < e->n; i++)
         if (uses_var_from(e->args[i], m)) return true;
     return false;
@@ -79,11 +39,159 @@ static bool same_inner(const LoopBody *a, const LoopBody *b, int m) {
 static int64_t buf_bytes(const Buffer *b, SymCtx *sy) {
     int64_t n;
     if (!sym_is_int(layout_numel(sy, &b->layout), &n)) return 4096;
-    return n * (int64_t)dtype_size(b->layout.dtype);
+    int64_t bytes;
+    if (n < 0 || __builtin_mul_overflow(n, (int64_t)dtype_size(b->layout.dtype), &bytes)) return INT64_MAX / 4;
+    return bytes;
 }
 
-/* Can nodes[] (sorted) form one kernel? Returns nouter >= 0, or -1 with reason. */
-static int group_shape(const Schedule *s, const int *nodes, int n, char *why, size_t wn) {
+/* ---- buffer users and node edges, built once in O(deps) (large graphs: 10 000 nodes) ---- */
+typedef struct Fx {
+    int *rd_start, *rd;          /* buffer id -> reader node ids (CSR, ascending, unique) */
+    int *wr_start, *wr;          /* buffer id -> writer node ids */
+    int *succ_start, *succ;      /* node -> nodes that must run after it (alive nodes only) */
+    int *topo;                   /* node -> position in one topological order */
+    int64_t *bytes;              /* buffer id -> bytes (the fusion score) */
+    int *stamp, cur;             /* scratch marks over nodes */
+    int *bstamp, bcur;           /* scratch marks over buffers */
+    int *gstamp, gcur;           /* scratch marks over groups */
+    int *pos;                    /* scratch: node -> index in the group being checked */
+    int *gred;                   /* group -> npoint of its reductions, -1: only pointwise */
+    bool exact;                  /* fuse_cycle walks groups (no topological bound) */
+} Fx;
+
+static void csr_users(const Schedule *s, int nb, bool writes, int **start, int **list) {
+    int *st = mi_xcalloc(nb + 2, sizeof(int));
+    int *last = mi_xmalloc(sizeof(int) * (nb + 1));
+    for (int b = 0; b < nb; b++) last[b] = -1;
+    for (int pass = 0; pass < 2; pass++) {
+        int *out = pass ? mi_xmalloc(sizeof(int) * (st[nb] + 1)) : NULL, *pos = NULL;
+        if (pass) {
+            pos = mi_xmalloc(sizeof(int) * (nb + 1));
+            memcpy(pos, st, sizeof(int) * (nb + 1));
+            for (int b = 0; b < nb; b++) last[b] = -1;
+        }
+        for (int i = 0; i < s->nnodes; i++) {
+            const DepSet *d = &s->nodes[i].deps;
+            int n = writes ? d->nwrites : d->nreads;
+            const Dep *v = writes ? d->writes : d->reads;
+            for (int k = 0; k < n; k++) {
+                int b = v[k].buf->id;
+                if (b < 0 || b >= nb || last[b] == i) continue;
+                last[b] = i;
+                if (pass) out[pos[b]++] = i;
+                else st[b + 1]++;
+            }
+        }
+        if (!pass) for (int b = 0; b < nb; b++) st[b + 1] += st[b];
+        else { *list = out; free(pos); }
+    }
+    free(last);
+    *start = st;
+}
+
+static void fx_edges(const Schedule *s, Fx *f) {
+    int nb = s->ir->nbufs, ne = 0, cap = 64;
+    int *eu = mi_xmalloc(sizeof(int) * cap), *ev = mi_xmalloc(sizeof(int) * cap);
+#define EDGE(u_, v_) do { if (ne == cap) { cap *= 2; eu = mi_xrealloc(eu, sizeof(int) * cap); ev = mi_xrealloc(ev, sizeof(int) * cap); } \
+                          eu[ne] = (u_); ev[ne] = (v_); ne++; } while (0)
+    for (int b = 0; b < nb; b++) {
+        bool input = s->ir->bufs[b]->kind == BUF_INPUT;
+        int prev = -1;
+        for (int wi = f->wr_start[b]; wi < f->wr_start[b + 1]; wi++) {
+            int w = f->wr[wi];
+            if (s->nodes[w].dead) continue;
+            if (prev >= 0) EDGE(prev, w);   /* writers in creation order */
+            prev = w;
+            for (int ri = f->rd_start[b]; ri < f->rd_start[b + 1]; ri++) {
+                int r = f->rd[ri];
+                if (r == w || s->nodes[r].dead) continue;
+                if (!input) EDGE(w, r);     /* producer -> consumer */
+                else EDGE(r, w);            /* an input's readers see it before a mutation */
+            }
+        }
+    }
+#undef EDGE
+    int n = s->nnodes;
+    f->succ_start = mi_xcalloc(n + 2, sizeof(int));
+    for (int e = 0; e < ne; e++) f->succ_start[eu[e] + 1]++;
+    for (int i = 0; i < n; i++) f->succ_start[i + 1] += f->succ_start[i];
+    f->succ = mi_xmalloc(sizeof(int) * (ne + 1));
+    int *pos = mi_xmalloc(sizeof(int) * (n + 1));
+    memcpy(pos, f->succ_start, sizeof(int) * (n + 1));
+    for (int e = 0; e < ne; e++) f->succ[pos[eu[e]]++] = ev[e];
+    /* one topological order of the nodes (Kahn); bounds the cycle search below */
+    int *indeg = mi_xcalloc(n + 1, sizeof(int)), *q = mi_xmalloc(sizeof(int) * (n + 1)), qh = 0, qt = 0;
+    for (int e = 0; e < ne; e++) indeg[ev[e]]++;
+    f->topo = mi_xmalloc(sizeof(int) * (n + 1));
+    for (int i = 0; i < n; i++) { f->topo[i] = n + i; if (!indeg[i]) q[qt++] = i; }
+    int t = 0;
+    while (qh < qt) {
+        int u = q[qh++];
+        f->topo[u] = t++;
+        for (int k = f->succ_start[u]; k < f->succ_start[u + 1]; k++)
+            if (--indeg[f->succ[k]] == 0) q[qt++] = f->succ[k];
+    }
+    free(indeg); free(q); free(pos); free(eu); free(ev);
+}
+
+static void fx_init(const Schedule *s, Fx *f) {
+    int nb = s->ir->nbufs;
+    memset(f, 0, sizeof *f);
+    csr_users(s, nb, false, &f->rd_start, &f->rd);
+    csr_users(s, nb, true, &f->wr_start, &f->wr);
+    f->bytes = mi_xmalloc(sizeof(int64_t) * (nb + 1));
+    for (int b = 0; b < nb; b++) f->bytes[b] = buf_bytes(s->ir->bufs[b], s->ir->ctx->sym);
+    f->stamp = mi_xcalloc(s->nnodes + 1, sizeof(int));
+    f->bstamp = mi_xcalloc(nb + 1, sizeof(int));
+    f->gstamp = mi_xcalloc(s->nnodes + 1, sizeof(int));
+    f->pos = mi_xcalloc(s->nnodes + 1, sizeof(int));
+    f->gred = mi_xcalloc(s->nnodes + 1, sizeof(int));
+}
+static void fx_free(Fx *f) {
+    free(f->rd_start); free(f->rd); free(f->wr_start); free(f->wr);
+    free(f->succ_start); free(f->succ); free(f->topo); free(f->bytes);
+    free(f->stamp); free(f->bstamp); free(f->gstamp); free(f->pos); free(f->gred);
+}
+
+/* dead buffer removal: a node none of whose results is read by a live node (and that writes no
+ * output and mutates nothing) dies; its producers are re-checked (worklist, O(deps)) */
+static void remove_dead(Schedule *s, Fx *f) {
+    int nb = s->ir->nbufs, n = s->nnodes;
+    int *nread = mi_xmalloc(sizeof(int) * (nb + 1));
+    for (int b = 0; b < nb; b++) nread[b] = f->rd_start[b + 1] - f->rd_start[b];
+    int *work = mi_xmalloc(sizeof(int) * (n + 1)), nw = 0;
+    bool *queued = mi_xcalloc(n + 1, 1);
+    for (int i = n - 1; i >= 0; i--) { work[nw++] = i; queued[i] = true; }
+    while (nw) {
+        int i = work[--nw];
+        queued[i] = false;
+        SchedNode *nd = &s->nodes[i];
+        if (nd->dead || nd->buf->output_index >= 0 || nd->buf->mutates) continue;
+        bool keep = false;   /* sdpa's logsumexp, a cond's later results are outputs too */
+        for (int w = 0; w < nd->deps.nwrites && !keep; w++) {
+            const Buffer *b = nd->deps.writes[w].buf;
+            keep = b->output_index >= 0 || nread[b->id] - (node_reads(nd, b) ? 1 : 0) > 0;
+        }
+        if (keep) continue;
+        nd->dead = true;
+        for (int r = 0; r < nd->deps.nreads; r++) {
+            const Buffer *b = nd->deps.reads[r].buf;
+            bool first = true;   /* count each buffer once per node */
+            for (int k = 0; k < r; k++) first &= nd->deps.reads[k].buf != b;
+            if (!first) continue;
+            nread[b->id]--;
+            for (int wi = f->wr_start[b->id]; wi < f->wr_start[b->id + 1]; wi++) {
+                int w = f->wr[wi];
+                if (!queued[w] && !s->nodes[w].dead) { work[nw++] = w; queued[w] = true; }
+            }
+        }
+    }
+    free(nread); free(work); free(queued);
+}
+
+/* Can nodes[] (sorted) form one kernel? Returns nouter >= 0, or -1 with reason. With f, the
+ * writer of each read is found through the buffer's writer list (large groups). */
+static int group_shape_fx(const Schedule *s, Fx *f, const int *nodes, int n, char *why, size_t wn) {
     int m = -1;
     const LoopBody *ref = NULL;
     for (int i = 0; i < n; i++) {
@@ -112,11 +220,24 @@ static int group_shape(const Schedule *s, const int *nodes, int n, char *why, si
             if (b->ranges[k] != ref->ranges[k]) { snprintf(why, wn, "outer sizes differ"); return -1; }
     }
     /* data dependencies inside the kernel must be element-local */
+    int cur = 0;
+    if (f) {
+        cur = ++f->cur;
+        for (int i = 0; i < n; i++) { f->stamp[nodes[i]] = cur; f->pos[nodes[i]] = i; }
+    }
     for (int j = 0; j < n; j++) {
         const SchedNode *B = &s->nodes[nodes[j]];
         for (int r = 0; r < B->deps.nreads; r++) {
             const Dep *rd = &B->deps.reads[r];
-            for (int i = 0; i < n; i++) {
+            int bid = rd->buf->id;
+            int nwr = f ? f->wr_start[bid + 1] - f->wr_start[bid] : n;
+            for (int x = 0; x < nwr; x++) {
+                int i = x;
+                if (f) {
+                    int w = f->wr[f->wr_start[bid] + x];
+                    if (f->stamp[w] != cur) continue;
+                    i = f->pos[w];
+                }
                 if (i == j) continue;
                 const SchedNode *A = &s->nodes[nodes[i]];
                 for (int w = 0; w < A->deps.nwrites; w++) {
@@ -134,11 +255,20 @@ static int group_shape(const Schedule *s, const int *nodes, int n, char *why, si
     }
     return m;
 }
+static int group_shape(const Schedule *s, const int *nodes, int n, char *why, size_t wn) {
+    return group_shape_fx(s, NULL, nodes, n, why, wn);
+}
 
 static const char *gname(Schedule *s, const SchedGroup *g) {
     StrBuf sb;
     sb_init(&sb);
-    for (int i = 0; i < g->n; i++) sb_printf(&sb, "%s%s", i ? "_" : "", s->nodes[g->nodes[i]].name);
+    for (int i = 0; i < g->n; i++) {
+        if (g->n > 12 && i == 8) {   /* a long group: its first nodes, the count, its last */
+            sb_printf(&sb, "_..(%d nodes).._%s", g->n, s->nodes[g->nodes[g->n - 1]].name);
+            break;
+        }
+        sb_printf(&sb, "%s%s", i ? "_" : "", s->nodes[g->nodes[i]].name);
+    }
     char *r = arena_strdup(&s->arena, sb.s ? sb.s : "");
     sb_free(&sb);
     return r;
@@ -167,107 +297,318 @@ static void record(Schedule *s, const char *a, const char *b, bool acc, int64_t 
     snprintf(d->reason, sizeof d->reason, "%s", why);
 }
 
-/* execution order inside a kernel: creation order, input mutations last (insertion sort) */
-static void sort_nodes(const Schedule *s, int *v, int n) {
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0; j--) {
-            int x = v[j - 1], y = v[j];
-            int mx = s->nodes[x].buf->mutates != NULL, my = s->nodes[y].buf->mutates != NULL;
-            if (mx < my || (mx == my && x < y)) break;
-            v[j - 1] = y;
-            v[j] = x;
-        }
+static bool group_touches_buf(const Schedule *s, const Fx *f, int g, int b) {
+    for (int k = f->rd_start[b]; k < f->rd_start[b + 1]; k++) if (s->nodes[f->rd[k]].group == g) return true;
+    for (int k = f->wr_start[b]; k < f->wr_start[b + 1]; k++) if (s->nodes[f->wr[k]].group == g) return true;
+    return false;
 }
-
-static int64_t pair_score(Schedule *s, int ga, int gb) {
+/* bytes of the buffers both groups touch (walks the smaller group) */
+static int64_t pair_score(const Schedule *s, Fx *f, int ga, int gb) {
+    if (s->groups[ga].n > s->groups[gb].n) { int t = ga; ga = gb; gb = t; }
+    const SchedGroup *S = &s->groups[ga];
+    int mark = ++f->bcur;
     int64_t score = 0;
-    IrModule *m = s->ir;
-    for (int bi = 0; bi < m->nbufs; bi++) {
-        Buffer *b = m->bufs[bi];
-        bool ta = false, tb = false;
-        for (int i = 0; i < s->groups[ga].n; i++) {
-            SchedNode *n = &s->nodes[s->groups[ga].nodes[i]];
-            ta |= node_reads(n, b) || node_writes(n, b);
+    for (int i = 0; i < S->n; i++) {
+        const DepSet *d = &s->nodes[S->nodes[i]].deps;
+        for (int k = 0; k < d->nreads + d->nwrites; k++) {
+            const Buffer *b = k < d->nreads ? d->reads[k].buf : d->writes[k - d->nreads].buf;
+            if (f->bstamp[b->id] == mark) continue;
+            f->bstamp[b->id] = mark;
+            if (group_touches_buf(s, f, gb, b->id)) score += f->bytes[b->id];
         }
-        for (int i = 0; i < s->groups[gb].n; i++) {
-            SchedNode *n = &s->nodes[s->groups[gb].nodes[i]];
-            tb |= node_reads(n, b) || node_writes(n, b);
-        }
-        if (ta && tb) score += buf_bytes(b, m->ctx->sym);
     }
     return score;
 }
 
-static void fuse_rounds(Schedule *s) {
-    int G = s->ngroups;
-    for (;;) {
-        bool *edge = mi_xcalloc((size_t)G * G, 1);
-        for (int a = 0; a < G; a++)
-            for (int b = 0; b < G; b++)
-                if (a != b && s->groups[a].alive && s->groups[b].alive) edge[a * G + b] = group_edge(s, a, b);
-        int best_a = -1, best_b = -1;
-        int64_t best = 0;
-        for (int a = 0; a < G; a++) {
-            if (!s->groups[a].alive || s->groups[a].is_extern) continue;
-            for (int b = a + 1; b < G; b++) {
-                if (!s->groups[b].alive || s->groups[b].is_extern) continue;
-                int64_t score = pair_score(s, a, b);
-                if (score <= 0) continue;
-                const char *na = gname(s, &s->groups[a]), *nb = gname(s, &s->groups[b]);
-                if (reach_via_other(s, a, b, edge) || reach_via_other(s, b, a, edge)) {
-                    record(s, na, nb, false, score, "would create a cycle through another kernel");
-                    continue;
-                }
-                int tmp[512], n = 0;
-                for (int i = 0; i < s->groups[a].n && n < 512; i++) tmp[n++] = s->groups[a].nodes[i];
-                for (int i = 0; i < s->groups[b].n && n < 512; i++) tmp[n++] = s->groups[b].nodes[i];
-                sort_nodes(s, tmp, n);
-                char why[160];
-                if (group_shape(s, tmp, n, why, sizeof why) < 0) { record(s, na, nb, false, score, why); continue; }
-                if (score > best) { best = score; best_a = a; best_b = b; }
-            }
-        }
-        free(edge);
-        if (best_a < 0) break;
-        SchedGroup *A = &s->groups[best_a], *B = &s->groups[best_b];
-        const char *na = gname(s, A), *nb = gname(s, B);
-        bool vertical = group_edge(s, best_a, best_b) || group_edge(s, best_b, best_a);
-        record(s, na, nb, true, best, vertical ? "vertical: producer into consumer" : "horizontal: shared reads");
-        A->nodes = mi_xrealloc(A->nodes, sizeof(int) * (A->n + B->n));
-        memcpy(A->nodes + A->n, B->nodes, sizeof(int) * B->n);
-        A->n += B->n;
-        sort_nodes(s, A->nodes, A->n);
-        char why[160];
-        A->nouter = group_shape(s, A->nodes, A->n, why, sizeof why);
-        for (int i = 0; i < B->n; i++) s->nodes[B->nodes[i]].group = best_a;
-        B->alive = false;
+/* execution position key inside a kernel (sort_nodes' order) */
+static long order_key(const Schedule *s, int n) { return (s->nodes[n].buf->mutates ? (1L << 40) : 0) + n; }
+
+/* One producer/consumer pair inside a would-be kernel: same element, and inner loops that fit */
+static bool dep_ok(const Schedule *s, int wn, const Dep *wr, int rn, const Dep *rd, int m, char *why, size_t wl) {
+    const SchedNode *A = &s->nodes[wn], *B = &s->nodes[rn];
+    if (wr->index != rd->index) { snprintf(why, wl, "%s read at a different index than %s writes it", rd->buf->name, A->name); return false; }
+    if (uses_var_from(wr->index, m) && !same_inner(A->buf->body, B->buf->body, m)) {
+        snprintf(why, wl, "%s crosses inner loops of different sizes", rd->buf->name);
+        return false;
     }
+    if (order_key(s, wn) > order_key(s, rn) && !A->buf->mutates) { snprintf(why, wl, "order"); return false; }
+    return true;
 }
 
-static void topo_order(Schedule *s) {
+/* Can groups ga and gb (each a valid kernel) form one kernel? nouter >= 0, or -1 + why. Only
+ * what the merge adds is checked: the shared outer loop and the pairs across the two groups
+ * (with a new nouter the whole merged list is checked, *full set). */
+static int merge_shape(const Schedule *s, Fx *f, int ga, int gb, bool *full, char *why, size_t wl) {
+    const SchedGroup *A = &s->groups[ga], *B = &s->groups[gb];
+    int ra = f->gred[ga], rb = f->gred[gb], m;
+    const LoopBody *refA = nbody(s, A->nodes[0]), *refB = nbody(s, B->nodes[0]);
+    *full = false;
+    if (ra >= 0 && rb >= 0 && ra != rb) { snprintf(why, wl, "reductions over different outer sizes"); return -1; }
+    if (ra < 0 && rb < 0) {   /* only pointwise: identical iteration spaces */
+        if (refA->nvars != refB->nvars) { snprintf(why, wl, "different iteration ranks"); return -1; }
+        for (int k = 0; k < refA->nvars; k++)
+            if (refA->ranges[k] != refB->ranges[k]) { snprintf(why, wl, "different sizes"); return -1; }
+        m = refA->nvars > 0 ? refA->nvars - 1 : 0;
+    } else m = ra >= 0 ? ra : rb;
+    if (m != A->nouter || m != B->nouter) { *full = true; return 0; }
+    if (refB->npoint < m) { snprintf(why, wl, "iteration space smaller than the shared outer loop"); return -1; }
+    for (int k = 0; k < m; k++)
+        if (refA->ranges[k] != refB->ranges[k]) { snprintf(why, wl, "outer sizes differ"); return -1; }
+    int gs = A->n <= B->n ? ga : gb, gl = gs == ga ? gb : ga;
+    const SchedGroup *S = &s->groups[gs];
+    for (int i = 0; i < S->n; i++) {
+        int u = S->nodes[i];
+        const DepSet *d = &s->nodes[u].deps;
+        for (int r = 0; r < d->nreads; r++) {   /* S reads what L writes */
+            const Dep *rd = &d->reads[r];
+            int b = rd->buf->id;
+            for (int k = f->wr_start[b]; k < f->wr_start[b + 1]; k++) {
+                int w = f->wr[k];
+                if (s->nodes[w].group != gl) continue;
+                const DepSet *dw = &s->nodes[w].deps;
+                for (int x = 0; x < dw->nwrites; x++)
+                    if (dw->writes[x].buf == rd->buf && !dep_ok(s, w, &dw->writes[x], u, rd, m, why, wl)) return -1;
+            }
+        }
+        for (int x = 0; x < d->nwrites; x++) {  /* L reads what S writes */
+            const Dep *wr = &d->writes[x];
+            int b = wr->buf->id;
+            for (int k = f->rd_start[b]; k < f->rd_start[b + 1]; k++) {
+                int r = f->rd[k];
+                if (s->nodes[r].group != gl) continue;
+                const DepSet *dr = &s->nodes[r].deps;
+                for (int y = 0; y < dr->nreads; y++)
+                    if (dr->reads[y].buf == wr->buf && !dep_ok(s, u, wr, r, &dr->reads[y], m, why, wl)) return -1;
+            }
+        }
+    }
+    return m;
+}
+
+/* Would merging ga and gb close a cycle: a path that leaves the pair and comes back?
+ * Quick form: nodes past the pair's last topological position cannot lead back, so the search
+ * stops there. That bound holds for single nodes but not once kernels are fused (a fused
+ * group may hold an early and a late node: op2 -> op4 ~ op0 -> op3 through {op0, op4}); when
+ * the quick form let such a cycle through, sched_run redoes the fusion with the exact form,
+ * which walks groups (reaching one node of a fused kernel reaches all of them). */
+static bool fuse_cycle_exact(const Schedule *s, Fx *f, int ga, int gb) {
+    int gc = ++f->gcur;
+    int cap = 64, sp = 0;
+    int *stack = mi_xmalloc(sizeof(int) * cap);
+#define PUSH_GROUP(g_) do { const SchedGroup *G_ = &s->groups[g_]; \
+        for (int i_ = 0; i_ < G_->n; i_++) { \
+            if (sp == cap) { cap *= 2; stack = mi_xrealloc(stack, sizeof(int) * cap); } \
+            stack[sp++] = G_->nodes[i_]; } } while (0)
+    PUSH_GROUP(ga);
+    PUSH_GROUP(gb);
+    bool cycle = false;
+    while (sp && !cycle) {
+        int u = stack[--sp];
+        bool outside = s->nodes[u].group != ga && s->nodes[u].group != gb;
+        for (int k = f->succ_start[u]; k < f->succ_start[u + 1]; k++) {
+            int v = f->succ[k], gv = s->nodes[v].group;
+            if (gv == ga || gv == gb) {
+                if (outside) { cycle = true; break; }
+                continue;
+            }
+            if (f->gstamp[gv] == gc) continue;
+            f->gstamp[gv] = gc;
+            PUSH_GROUP(gv);
+        }
+    }
+#undef PUSH_GROUP
+    free(stack);
+    return cycle;
+}
+
+static bool fuse_cycle(const Schedule *s, Fx *f, int ga, int gb) {
+    if (f->exact) return fuse_cycle_exact(s, f, ga, gb);
+    int maxpos = -1, cur = ++f->cur;
+    int cap = 64, sp = 0;
+    int *stack = mi_xmalloc(sizeof(int) * cap);
+    for (int pass = 0; pass < 2; pass++) {
+        const SchedGroup *G = &s->groups[pass ? gb : ga];
+        for (int i = 0; i < G->n; i++) {
+            int u = G->nodes[i];
+            if (f->topo[u] > maxpos) maxpos = f->topo[u];
+            if (sp == cap) { cap *= 2; stack = mi_xrealloc(stack, sizeof(int) * cap); }
+            stack[sp++] = u;
+        }
+    }
+    bool cycle = false;
+    while (sp && !cycle) {
+        int u = stack[--sp];
+        bool outside = s->nodes[u].group != ga && s->nodes[u].group != gb;
+        for (int k = f->succ_start[u]; k < f->succ_start[u + 1]; k++) {
+            int v = f->succ[k], gv = s->nodes[v].group;
+            if (gv == ga || gv == gb) {
+                if (outside) { cycle = true; break; }
+                continue;
+            }
+            if (f->topo[v] > maxpos || f->stamp[v] == cur) continue;
+            f->stamp[v] = cur;
+            if (sp == cap) { cap *= 2; stack = mi_xrealloc(stack, sizeof(int) * cap); }
+            stack[sp++] = v;
+        }
+    }
+    free(stack);
+    return cycle;
+}
+
+#define MAX_DECISIONS 4096   /* a 10 000-node graph would list thousands: the first ones are kept */
+
+typedef struct Cand { int a, b; int64_t score; } Cand;   /* a, b: first nodes of the groups */
+static int cmp_cand(const void *x, const void *y) {
+    const Cand *p = x, *q = y;
+    if (p->score != q->score) return p->score > q->score ? -1 : 1;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    return (p->b > q->b) - (p->b < q->b);
+}
+
+/* Fusion rounds: the candidates are pairs of groups that share a buffer (a buffer with many
+ * users pairs only neighbours in node order), tried best score first; a round repeats while
+ * it fuses something. */
+static void fuse_rounds(Schedule *s, Fx *f) {
+    int nb = s->ir->nbufs;
+    int *gs = mi_xmalloc(sizeof(int) * (s->ngroups + 1));
+    for (int g = 0; g < s->ngroups; g++) {
+        const Buffer *b = s->nodes[s->groups[g].nodes[0]].buf;
+        f->gred[g] = b->kind == BUF_COMPUTED && b->body->nred ? b->body->npoint : -1;
+    }
+    for (int round = 0; round < 64; round++) {
+        Cand *c = NULL;
+        int nc = 0, capc = 0;
+        for (int b = 0; b < nb; b++) {
+            int ng = 0, gc = ++f->gcur;
+            for (int pass = 0; pass < 2; pass++) {
+                const int *st = pass ? f->wr_start : f->rd_start, *l = pass ? f->wr : f->rd;
+                for (int k = st[b]; k < st[b + 1]; k++) {
+                    int g = s->nodes[l[k]].group;
+                    if (!s->groups[g].alive || s->groups[g].is_extern || f->gstamp[g] == gc) continue;
+                    f->gstamp[g] = gc;
+                    gs[ng++] = g;
+                }
+            }
+            for (int i = 0; i < ng; i++)
+                for (int j = i + 1; j < ng && (ng <= 32 || j == i + 1); j++) {
+                    if (nc == capc) { capc = capc ? 2 * capc : 64; c = mi_xrealloc(c, sizeof(Cand) * capc); }
+                    int a = gs[i] < gs[j] ? gs[i] : gs[j], bb = gs[i] < gs[j] ? gs[j] : gs[i];
+                    c[nc++] = (Cand){s->groups[a].nodes[0], s->groups[bb].nodes[0], 0};
+                }
+        }
+        /* unique pairs, scored, best first */
+        if (!nc) { free(c); break; }
+        for (int i = 0; i < nc; i++) c[i].score = 0;
+        qsort(c, nc, sizeof(Cand), cmp_cand);
+        int nu = 0;
+        for (int i = 0; i < nc; i++)
+            if (!nu || c[nu - 1].a != c[i].a || c[nu - 1].b != c[i].b) c[nu++] = c[i];
+        nc = nu;
+        for (int i = 0; i < nc; i++) c[i].score = pair_score(s, f, s->nodes[c[i].a].group, s->nodes[c[i].b].group);
+        qsort(c, nc, sizeof(Cand), cmp_cand);
+        int fused = 0;
+        for (int i = 0; i < nc; i++) {
+            int ga = s->nodes[c[i].a].group, gb = s->nodes[c[i].b].group;
+            if (ga == gb) continue;
+            if (ga > gb) { int t = ga; ga = gb; gb = t; }
+            SchedGroup *A = &s->groups[ga], *B = &s->groups[gb];
+            int64_t score = fused ? pair_score(s, f, ga, gb) : c[i].score;
+            if (score <= 0) continue;
+            char why[160];
+            bool rec = s->ndecisions < MAX_DECISIONS, full = false;
+            if (fuse_cycle(s, f, ga, gb)) {
+                if (rec) record(s, gname(s, A), gname(s, B), false, score, "would create a cycle through another kernel");
+                continue;
+            }
+            int nouter = merge_shape(s, f, ga, gb, &full, why, sizeof why);
+            /* the merged node list (both sorted: merge them) */
+            int n = A->n + B->n, *tmp = mi_xmalloc(sizeof(int) * n);
+            for (int x = 0, y = 0, k = 0; k < n; k++)
+                tmp[k] = y >= B->n || (x < A->n && order_key(s, A->nodes[x]) < order_key(s, B->nodes[y])) ? A->nodes[x++] : B->nodes[y++];
+            if (full && nouter >= 0) nouter = group_shape_fx(s, f, tmp, n, why, sizeof why);
+            if (nouter < 0) {
+                if (rec) record(s, gname(s, A), gname(s, B), false, score, why);
+                free(tmp);
+                continue;
+            }
+            /* vertical when one reads what the other writes (walk the smaller group) */
+            int gsm = A->n <= B->n ? ga : gb, glg = gsm == ga ? gb : ga;
+            const SchedGroup *S = &s->groups[gsm];
+            bool vertical = false;
+            for (int k = 0; k < S->n && !vertical; k++) {
+                const DepSet *d = &s->nodes[S->nodes[k]].deps;
+                for (int r = 0; r < d->nreads && !vertical; r++) {
+                    int b = d->reads[r].buf->id;
+                    for (int w = f->wr_start[b]; w < f->wr_start[b + 1]; w++) vertical |= s->nodes[f->wr[w]].group == glg;
+                }
+                for (int w = 0; w < d->nwrites && !vertical; w++) {
+                    int b = d->writes[w].buf->id;
+                    for (int r = f->rd_start[b]; r < f->rd_start[b + 1]; r++) vertical |= s->nodes[f->rd[r]].group == glg;
+                }
+            }
+            if (rec) record(s, gname(s, A), gname(s, B), true, score, vertical ? "vertical: producer into consumer" : "horizontal: shared reads");
+            /* the larger group survives (fewer nodes to relabel) */
+            SchedGroup *L = &s->groups[glg], *Sm = &s->groups[gsm];
+            free(L->nodes);
+            L->nodes = tmp;
+            L->n = n;
+            L->nouter = nouter;
+            f->gred[glg] = f->gred[ga] >= 0 || f->gred[gb] >= 0 ? nouter : -1;
+            for (int k = 0; k < Sm->n; k++) s->nodes[Sm->nodes[k]].group = glg;
+            Sm->alive = false;
+            fused++;
+        }
+        free(c);
+        if (!fused) break;
+    }
+    free(gs);
+}
+
+/* kernels in dependency order; among ready kernels the one with the earliest node first */
+static void topo_order(Schedule *s, Fx *f) {
     int G = s->ngroups;
-    int *indeg = mi_xcalloc(G, sizeof(int));
-    bool *done = mi_xcalloc(G, 1);
-    bool *edge = mi_xcalloc((size_t)G * G, 1);
-    for (int a = 0; a < G; a++)
-        for (int b = 0; b < G; b++)
-            if (a != b && s->groups[a].alive && s->groups[b].alive && group_edge(s, a, b)) { edge[a * G + b] = true; indeg[b]++; }
+    int *indeg = mi_xcalloc(G + 1, sizeof(int));
+    for (int u = 0; u < s->nnodes; u++) {
+        int gu = s->nodes[u].group;
+        if (!s->groups[gu].alive) continue;
+        for (int k = f->succ_start[u]; k < f->succ_start[u + 1]; k++) {
+            int gv = s->nodes[f->succ[k]].group;
+            if (gv != gu && s->groups[gv].alive) indeg[gv]++;
+        }
+    }
+    /* binary min-heap of ready groups keyed by their first node */
+    int *heap = mi_xmalloc(sizeof(int) * (G + 1)), nh = 0;
+#define KEY(g_) (s->groups[g_].nodes[0])
+#define PUSH(g_) do { int i_ = nh++; heap[i_] = (g_); \
+        while (i_ > 0 && KEY(heap[(i_ - 1) / 2]) > KEY(heap[i_])) { int p_ = (i_ - 1) / 2, t_ = heap[p_]; heap[p_] = heap[i_]; heap[i_] = t_; i_ = p_; } } while (0)
+    for (int g = 0; g < G; g++)
+        if (s->groups[g].alive && indeg[g] == 0) PUSH(g);
     s->order = mi_xmalloc(sizeof(int) * (G + 1));
     s->norder = 0;
-    for (;;) {
-        int pick = -1;
-        for (int g = 0; g < G; g++)
-            if (s->groups[g].alive && !done[g] && indeg[g] == 0 &&
-                (pick < 0 || s->groups[g].nodes[0] < s->groups[pick].nodes[0])) pick = g;
-        if (pick < 0) break;
-        done[pick] = true;
-        s->order[s->norder++] = pick;
-        for (int b = 0; b < G; b++)
-            if (edge[pick * G + b]) indeg[b]--;
+    while (nh) {
+        int g = heap[0];
+        heap[0] = heap[--nh];
+        for (int i = 0;;) {
+            int l = 2 * i + 1, r = l + 1, m = i;
+            if (l < nh && KEY(heap[l]) < KEY(heap[m])) m = l;
+            if (r < nh && KEY(heap[r]) < KEY(heap[m])) m = r;
+            if (m == i) break;
+            int t = heap[m]; heap[m] = heap[i]; heap[i] = t; i = m;
+        }
+        s->order[s->norder++] = g;
+        const SchedGroup *A = &s->groups[g];
+        for (int i = 0; i < A->n; i++) {
+            int u = A->nodes[i];
+            for (int k = f->succ_start[u]; k < f->succ_start[u + 1]; k++) {
+                int gv = s->nodes[f->succ[k]].group;
+                if (gv != g && s->groups[gv].alive && --indeg[gv] == 0) PUSH(gv);
+            }
+        }
     }
+#undef PUSH
+#undef KEY
+    free(heap);
     free(indeg);
-    free(done);
-    free(edge);
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
@@ -276,7 +617,8 @@ static void name_kernels(Schedule *s) {
     for (int k = 0; k < s->norder; k++) {
         SchedGroup *g = &s->groups[s->order[k]];
         if (g->is_extern) {
-            g->kernel_name = arena_printf(&s->arena, "extern_%s", s->nodes[g->nodes[0]].buf->ext == EXT_SDPA ? "sdpa" : "mm");
+            ExternKind ek = s->nodes[g->nodes[0]].buf->ext;
+            g->kernel_name = arena_printf(&s->arena, "%sextern_%s", ir_prefix(s->ir), ek == EXT_SDPA ? "sdpa" : ek == EXT_COND ? "cond" : "mm");
             continue;
         }
         const char *names[64];
@@ -292,7 +634,9 @@ static void name_kernels(Schedule *s) {
         qsort(names, nn, sizeof(char *), cmp_str);
         StrBuf sb;
         sb_init(&sb);
-        sb_put(&sb, "cpp_fused");
+        sb_put(&sb, ir_prefix(s->ir));
+        /* CUDA kernels are named cuda_fused_... (core/codegen_cuda.c), C ones cpp_fused_... */
+        sb_put(&sb, s->ir->ctx && s->ir->ctx->target == MI_DEV_CUDA ? "cuda_fused" : "cpp_fused");
         for (int i = 0; i < nn && i < 6; i++) {
             sb_putc(&sb, '_');
             for (const char *c = names[i]; *c; c++) sb_putc(&sb, (*c == '.' ? '_' : *c));
@@ -352,37 +696,8 @@ static void plan_memory(Schedule *s) {
     free(freed);
 }
 
-Schedule *sched_run(MiCtx *ctx, IrModule *m) {
-    Schedule *s = mi_xcalloc(1, sizeof *s);
-    s->ir = m;
-    arena_init(&s->arena);
-    s->nodes = mi_xcalloc(m->nbufs + 1, sizeof(SchedNode));
-    for (int i = 0; i < m->nbufs; i++) {
-        Buffer *b = m->bufs[i];
-        if (!ir_is_op(b)) continue;
-        SchedNode *n = &s->nodes[s->nnodes];
-        n->id = s->nnodes++;
-        n->buf = b;
-        n->name = arena_printf(&s->arena, "op%d", b->id - m->ninputs);
-        ir_deps_collect(m, b, &n->deps);
-    }
-    /* dead buffer removal (repeat: removing a node can kill its producers) */
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (int i = 0; i < s->nnodes; i++) {
-            SchedNode *n = &s->nodes[i];
-            if (n->dead || n->buf->output_index >= 0 || n->buf->mutates) continue;
-            if (n->buf->extra_out && n->buf->extra_out->output_index >= 0) continue;
-            bool used = false;
-            for (int j = 0; j < s->nnodes && !used; j++) {
-                if (j == i || s->nodes[j].dead) continue;
-                for (int w = 0; w < n->deps.nwrites; w++)
-                    used |= node_reads(&s->nodes[j], n->deps.writes[w].buf);
-            }
-            if (!used) { n->dead = true; changed = true; }
-        }
-    }
-    s->groups = mi_xcalloc(s->nnodes + 1, sizeof(SchedGroup));
+/* one group per node, nothing fused yet */
+static void init_groups(Schedule *s) {
     for (int i = 0; i < s->nnodes; i++) {
         SchedGroup *g = &s->groups[i];
         g->nodes = mi_xmalloc(sizeof(int));
@@ -395,10 +710,56 @@ Schedule *sched_run(MiCtx *ctx, IrModule *m) {
         s->nodes[i].group = i;
     }
     s->ngroups = s->nnodes;
-    if (ctx->fusion) fuse_rounds(s);
-    topo_order(s);
+}
+
+Schedule *sched_run(MiCtx *ctx, IrModule *m) {
+    Schedule *s = mi_xcalloc(1, sizeof *s);
+    s->ir = m;
+    arena_init(&s->arena);
+    s->nodes = mi_xcalloc(m->nbufs + 1, sizeof(SchedNode));
+    for (int i = 0; i < m->nbufs; i++) {
+        Buffer *b = m->bufs[i];
+        if (!ir_is_op(b)) continue;
+        SchedNode *n = &s->nodes[s->nnodes];
+        n->id = s->nnodes++;
+        n->buf = b;
+        n->name = arena_printf(&s->arena, "%sop%d", ir_prefix(m), b->id - m->ninputs);
+        ir_deps_collect(m, b, &n->deps);
+    }
+    Fx fx;
+    fx_init(s, &fx);
+    remove_dead(s, &fx);
+    fx_edges(s, &fx);
+    s->groups = mi_xcalloc(s->nnodes + 1, sizeof(SchedGroup));
+    init_groups(s);
+    if (ctx->fusion) fuse_rounds(s, &fx);
+    topo_order(s, &fx);
+    int nalive = 0;
+    for (int g = 0; g < s->ngroups; g++) nalive += s->groups[g].alive;
+    if (s->norder != nalive && ctx->fusion) {   /* the quick cycle check missed one: redo exactly */
+        for (int g = 0; g < s->ngroups; g++) free(s->groups[g].nodes);
+        free(s->order);
+        s->order = NULL;
+        s->ndecisions = 0;
+        init_groups(s);
+        fx.exact = true;
+        fuse_rounds(s, &fx);
+        topo_order(s, &fx);
+        nalive = 0;
+        for (int g = 0; g < s->ngroups; g++) nalive += s->groups[g].alive;
+    }
+    if (s->norder != nalive) {   /* a cycle between kernels: never drop kernels silently */
+        mi_err(ctx, NULL, 0, 0, "scheduler: %d of %d kernels are in a dependency cycle (a fusion bug)", nalive - s->norder, nalive);
+        fx_free(&fx);
+        sched_free(s);
+        return NULL;
+    }
+    s->rd_start = fx.rd_start; s->rd = fx.rd; s->wr_start = fx.wr_start; s->wr = fx.wr;
+    fx.rd_start = fx.rd = fx.wr_start = fx.wr = NULL;
+    fx_free(&fx);
     name_kernels(s);
     plan_memory(s);
+    sched_run_branches(ctx, s);
     return s;
 }
 
@@ -411,6 +772,8 @@ void sched_free(Schedule *s) {
     free(s->order);
     free(s->decisions);
     free(s->reuse_of);
+    free(s->rd_start); free(s->rd); free(s->wr_start); free(s->wr);
+    sched_free_branches(s);
     arena_free(&s->arena);
     free(s);
 }
@@ -449,6 +812,7 @@ char *sched_print(const Schedule *s) {
         }
         sb_put(&sb, "\n\n");
     }
+    sched_print_branches(s, &sb);
     if (!sb.s) sb_put(&sb, "");
     return sb_take(&sb);
 }

@@ -34,17 +34,33 @@ typedef struct FusionDecision {
     char reason[160];
 } FusionDecision;
 
+/* A cond buffer's two branches, each scheduled on its own (core/ir_cond.c). */
+typedef struct SchedBranch {
+    const Buffer *cond;
+    struct Schedule *s[2];
+    char fn[2][128];           /* C function of each branch: "true_graph_0" */
+} SchedBranch;
+
 typedef struct Schedule {
     IrModule *ir;
+    SchedBranch *branches; int nbranches;   /* one per cond buffer of ir */
     SchedNode *nodes; int nnodes;
     SchedGroup *groups; int ngroups;
     int *order; int norder;    /* alive groups in execution order */
     FusionDecision *decisions; int ndecisions, capdecisions;
     int *reuse_of;             /* per buffer id: buffer id whose memory it reuses, or -1 */
+    int *rd_start, *rd;        /* buffer id -> nodes reading it: rd[rd_start[id] .. rd_start[id+1]) */
+    int *wr_start, *wr;        /* ... writing it (node ids ascending, dead nodes included) */
     Arena arena;
 } Schedule;
 
 Schedule *sched_run(MiCtx *ctx, IrModule *m);
+/* Branch schedules (core/ir_cond.c): made / freed by sched_run / sched_free; lookup by buffer. */
+void sched_run_branches(MiCtx *ctx, Schedule *s);
+void sched_free_branches(Schedule *s);
+const SchedBranch *sched_branch_of(const Schedule *s, const Buffer *cond);
+/* Post-fusion text of every branch, under "subgraph NAME:" headers. */
+void sched_print_branches(const Schedule *s, StrBuf *sb);
 void sched_free(Schedule *s);
 /* Post-fusion text (one block per kernel) and the decision list. malloc'd. */
 char *sched_print(const Schedule *s);

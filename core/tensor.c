@@ -77,6 +77,19 @@ size_t tensor_max_bytes(void) {
     return (size_t)pages * (size_t)psize;
 }
 
+/* Memory the kernel could give us now (MemAvailable; else the free pages), 0 when unknown. */
+static size_t avail_bytes(void) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[128];
+    unsigned long long kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) break;
+    if (f) fclose(f);
+    if (kb) return (size_t)kb * 1024;
+    long pages = sysconf(_SC_AVPHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    return pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize : 0;
+}
+
 static void human_bytes(double b, char *buf, size_t n) {
     const char *unit[] = {"bytes", "KB", "MB", "GB", "TB", "PB", "EB"};
     int u = 0;
@@ -118,6 +131,16 @@ static Storage *storage_new(MiCtx *ctx, DType dt, int64_t elems, int ndim, const
         human_bytes(elems < 0 ? INFINITY : want, hb, sizeof hb);
         if (elems < 0) snprintf(hb, sizeof hb, "more than 9.2 EB");
         mi_err(ctx, NULL, 0, 0, "cannot allocate %s for %s (more than this machine's memory)", hb, ts);
+        return NULL;
+    }
+    /* a big one must also fit in what is free now: the pages get written right away, and the
+     * OOM killer gives no error message */
+    size_t avail = want > (double)(256u << 20) ? avail_bytes() : 0;
+    if (avail && want > (double)avail) {
+        char ab[64];
+        human_bytes(want, hb, sizeof hb);
+        human_bytes((double)avail, ab, sizeof ab);
+        mi_err(ctx, NULL, 0, 0, "cannot allocate %s for %s (only %s of memory available)", hb, ts, ab);
         return NULL;
     }
     Storage *s = calloc(1, sizeof *s);
@@ -240,10 +263,22 @@ double tensor_load_f(const Tensor *t, int64_t pos) {
 }
 
 static int64_t f2i(double v) {
-    if (isnan(v)) return 0;
-    if (v >= 9.2e18) return INT64_MAX;
-    if (v <= -9.2e18) return INT64_MIN;
+    if (isnan(v) || v >= 0x1p63 || v < -0x1p63) return INT64_MIN;   /* x86's "integer indefinite" */
     return (int64_t)v;
+}
+
+/* float -> int as PyTorch's CPU kernels (static_cast on x86) give it: truncation; NaN and
+ * out-of-range values become the type's minimum (cvttsd2si), narrower ints go through int32. */
+int64_t tensor_float_to_int(double v, DType dt) {
+    if (dt == DT_I64) return f2i(v);
+    if (dt == DT_BOOL) return v != 0;
+    int32_t w = isnan(v) || v >= 0x1p31 || v <= -0x1p31 - 1 ? INT32_MIN : (int32_t)v;
+    switch (dt) {
+    case DT_I16: return (int16_t)w;
+    case DT_I8: return (int8_t)w;
+    case DT_U8: return (uint8_t)w;
+    default: return w;
+    }
 }
 
 void tensor_store_f(Tensor *t, int64_t pos, double v) {
@@ -254,10 +289,10 @@ void tensor_store_f(Tensor *t, int64_t pos, double v) {
     case DT_F16: ((uint16_t *)d)[pos] = mi_f32_to_f16((float)v); break;
     case DT_BF16: ((uint16_t *)d)[pos] = mi_f32_to_bf16((float)v); break;
     case DT_I64: ((int64_t *)d)[pos] = f2i(v); break;
-    case DT_I32: ((int32_t *)d)[pos] = (int32_t)f2i(v); break;
-    case DT_I16: ((int16_t *)d)[pos] = (int16_t)f2i(v); break;
-    case DT_I8: ((int8_t *)d)[pos] = (int8_t)f2i(v); break;
-    case DT_U8: ((uint8_t *)d)[pos] = (uint8_t)f2i(v); break;
+    case DT_I32: ((int32_t *)d)[pos] = (int32_t)tensor_float_to_int(v, DT_I32); break;
+    case DT_I16: ((int16_t *)d)[pos] = (int16_t)tensor_float_to_int(v, DT_I16); break;
+    case DT_I8: ((int8_t *)d)[pos] = (int8_t)tensor_float_to_int(v, DT_I8); break;
+    case DT_U8: ((uint8_t *)d)[pos] = (uint8_t)tensor_float_to_int(v, DT_U8); break;
     case DT_BOOL: ((uint8_t *)d)[pos] = v != 0; break;
     case DT_C64: ((float *)d)[2 * pos] = (float)v; ((float *)d)[2 * pos + 1] = 0; break;
     case DT_C128: ((double *)d)[2 * pos] = v; ((double *)d)[2 * pos + 1] = 0; break;

@@ -62,6 +62,8 @@ const char *tensor_summary(const Tensor *t, char *buf, size_t n);
  * and write the real part. */
 double tensor_load_f(const Tensor *t, int64_t pos);
 void tensor_store_f(Tensor *t, int64_t pos, double v);
+/* float -> integer dtype dt the way PyTorch's CPU kernels convert (NaN, inf -> the minimum). */
+int64_t tensor_float_to_int(double v, DType dt);
 int64_t tensor_load_i(const Tensor *t, int64_t pos);
 void tensor_store_i(Tensor *t, int64_t pos, int64_t v);
 /* Storage index of the element at a row-major linear index. */
@@ -69,7 +71,8 @@ int64_t tensor_pos(const Tensor *t, int64_t linear);
 /* Copy src into dst elementwise (src broadcast to dst's shape, dtype converted). -1 + error when
  * the shapes do not broadcast. */
 int tensor_copy_into(MiCtx *ctx, Tensor *dst, const Tensor *src);
-/* Upper limit (bytes) for one tensor's storage: the machine's physical memory. */
+/* Upper limit (bytes) for one tensor's storage: the machine's physical memory. A storage over
+ * 256 MB must also fit in the memory available when it is made (else an error, not the OOM killer). */
 size_t tensor_max_bytes(void);
 /* Half-precision conversions used for f16/bf16/f8 storage. */
 float mi_f16_to_f32(uint16_t h);

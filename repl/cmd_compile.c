@@ -19,6 +19,7 @@
 #endif
 #ifdef HAVE_CODEGEN
 #include "codegen_c.h"
+#include "codegen_cuda.h"
 #endif
 
 struct CompileState {
@@ -86,20 +87,41 @@ static bool require_ir(Session *s) {
     return cmd_lower(s, 1, (char *[]){"lower", NULL}) == 0;
 }
 
+#ifdef HAVE_SCHED
+/* cond branches: their functions ("true_graph_0") and kernels, recursively */
+static void add_branch_names(const Schedule *s, char ***names, int *n, int *cap) {
+    for (int i = 0; i < s->nbranches; i++)
+        for (int k = 0; k < 2; k++) {
+            const Schedule *b = s->branches[i].s[k];
+            if (*n + b->norder + 2 >= *cap) {
+                *cap = 2 * *cap + b->norder + 2;
+                *names = mi_xrealloc(*names, sizeof **names * (size_t)*cap);
+            }
+            (*names)[(*n)++] = mi_xstrdup(s->branches[i].fn[k]);
+            for (int j = 0; j < b->norder; j++)
+                if (b->groups[b->order[j]].kernel_name) (*names)[(*n)++] = mi_xstrdup(b->groups[b->order[j]].kernel_name);
+            add_branch_names(b, names, n, cap);
+        }
+}
+#endif
+
 char **compile_state_names(CompileState *cs) {
     if (!cs || !cs->ir) return NULL;
     int n = 0, extra = 0;
 #ifdef HAVE_SCHED
     if (cs->sched) extra = cs->sched->norder;
 #endif
-    char **names = mi_xcalloc(cs->ir->nbufs + extra + 1, sizeof *names);
+    int cap = cs->ir->nbufs + extra + 1;
+    char **names = mi_xcalloc(cap, sizeof *names);
     for (int i = 0; i < cs->ir->nbufs; i++) names[n++] = mi_xstrdup(cs->ir->bufs[i]->name);
 #ifdef HAVE_SCHED
     for (int k = 0; k < extra; k++) {
         const SchedGroup *grp = &cs->sched->groups[cs->sched->order[k]];
         if (grp->kernel_name) names[n++] = mi_xstrdup(grp->kernel_name);
     }
+    if (cs->sched) add_branch_names(cs->sched, &names, &n, &cap);
 #endif
+    names[n] = NULL;
     return names;
 }
 
@@ -248,14 +270,15 @@ void compile_bufgraph_free(VizBufGraph *bg) { (void)bg; }
  * interpreter on the current graph, and time it. Prints "max abs err" per output. */
 static __attribute__((unused)) int exec_source(Session *s, const char *src, long reps) {
     const Graph *g = session_graph(s);    /* inputs are made before the code (see cmd_exec) */
-    fprintf(s->err, "compiling %zu bytes of C...\n", strlen(src));
+    fprintf(s->err, "compiling %zu bytes of %s...\n", strlen(src), codegen_is_cuda_source(src) ? "CUDA with nvcc" : "C");
+#ifdef HAVE_TRACE
+    /* logged before building, so the code of a CUDA run shows in tlparse even without a GPU */
+    if (s->ctx->trace) trace_artifact(s->ctx->trace, "inductor_output_code", "string", src);
+#endif
     RtModule *mod = rt_compile(s->ctx, src);
     if (!mod) return -1;
     fprintf(s->out, "compiled %s: %s (%.3f s cc, %.3f ms load)\n", mod->key,
             mod->cache_hit ? "cache hit" : "built", mod->compile_s, mod->load_s * 1e3);
-#ifdef HAVE_TRACE
-    if (s->ctx->trace) trace_artifact(s->ctx->trace, "inductor_output_code", "string", src);
-#endif
     IValue *in_ref = session_clone_inputs(s->ctx, s->inputs, s->ninputs);
     IValue *in_rt = session_clone_inputs(s->ctx, s->inputs, s->ninputs);
     IValue *ro = NULL, *co = NULL; int nr = 0, nc = 0;
@@ -357,9 +380,10 @@ static const char *ensure_code(Session *s) {
     }
     if (!s->cs->code) {
         uint64_t t0 = mi_now_ns();
-        s->cs->code = codegen_c(s->ctx, s->cs->sched);
+        bool cuda = s->ctx->target == MI_DEV_CUDA;   /* `set device cuda` / --device cuda */
+        s->cs->code = cuda ? codegen_cuda(s->ctx, s->cs->sched) : codegen_c(s->ctx, s->cs->sched);
         if (!s->cs->code) return NULL;
-        fprintf(s->err, "generated %zu bytes of C in %.3f ms\n", strlen(s->cs->code), (mi_now_ns() - t0) / 1e6);
+        fprintf(s->err, "generated %zu bytes of %s in %.3f ms\n", strlen(s->cs->code), cuda ? "CUDA" : "C", (mi_now_ns() - t0) / 1e6);
     }
     return s->cs->code;
 }

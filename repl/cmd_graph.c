@@ -73,6 +73,8 @@ static int list_compiles(Session *s, const char *log, TraceCompileList *cl) {
                 if (strcmp(c->artifacts[a], default_artifacts[d]) == 0) graphs++;
         fprintf(s->out, "  %-8s %-40s %d artifacts%s\n", c->id, c->status, c->n_artifacts,
                 graphs ? ", has a graph" : "");
+        char cg[600];
+        if (*trace_cudagraph_summary(c, cg, sizeof cg)) fprintf(s->out, "  %-8s cudagraphs: %s\n", "", cg);
     }
     return 0;
 }
@@ -169,7 +171,7 @@ int cmd_graph(Session *s, int argc, char **argv) {
         else return usage_error(s, "graph");
     }
     if (!session_require_graph(s)) return -1;
-    const Graph *g = session_graph(s);
+    const Graph *g = session_view(s);    /* the entered subgraph, if any */
     char *text = json ? graph_to_json(g) : fx_print(g, stack);
     if (!text) return mi_err(s->ctx, "", 0, 0, "cannot print the graph");
     fputs(text, s->out);
@@ -182,7 +184,7 @@ int cmd_lint(Session *s, int argc, char **argv) {
     if (argc != 1) return usage_error(s, "lint");
     if (!session_require_graph(s)) return -1;
     StrBuf rep; sb_init(&rep);
-    int problems = graph_lint(s->ctx, (Graph *)session_graph(s), &rep);
+    int problems = graph_lint(s->ctx, (Graph *)session_view(s), &rep);
     if (problems == 0) {
         fprintf(s->out, "lint: ok\n");
         sb_free(&rep);

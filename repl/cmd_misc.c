@@ -79,7 +79,7 @@ int cmd_show(Session *s, int argc, char **argv) {
     VizGraph *vg = NULL;
     if (!strcmp(what, "fx") || !strcmp(what, "graph")) {
         if (!session_require_graph(s)) return -1;
-        vg = viz_fx(s->ctx, session_graph(s), &vo);
+        vg = viz_fx(s->ctx, session_view(s), &vo);
     } else if (!strcmp(what, "ir") || !strcmp(what, "fusion")) {
         VizBufGraph bg = {0};
         bool fusion = !strcmp(what, "fusion");
@@ -155,7 +155,33 @@ int cmd_trace(Session *s, int argc, char **argv) {
 #endif
 }
 
+#ifdef HAVE_TRACE
+/* report --all-ranks LOGDIR [DIR]: the multi-rank report (trace/multirank.c) */
+static int report_all_ranks(Session *s, const char *logdir, const char *dir) {
+    fprintf(s->err, "parsing the rank logs in %s...\n", logdir);
+    TlparseMultiSummary ms;
+    memset(&ms, 0, sizeof ms);
+    if (tlparse_all_ranks(s->ctx, logdir, dir, NULL, &ms) < 0) return -1;
+    fprintf(s->out, "report: %s/index.html (%d rank%s; %d divergent compile id%s, %d collective mismatch%s, %d failure mismatch%s)\n",
+            dir, ms.n_ranks, ms.n_ranks == 1 ? "" : "s", ms.n_divergent_compiles, ms.n_divergent_compiles == 1 ? "" : "s",
+            ms.n_collective_mismatches, ms.n_collective_mismatches == 1 ? "" : "es", ms.n_failure_mismatches,
+            ms.n_failure_mismatches == 1 ? "" : "es");
+    for (int r = 0; r < ms.n_ranks; r++)
+        fprintf(s->out, "  rank %d: %d compile%s, %d failed, %d with collectives -> %s/rank_%d/index.html\n", ms.ranks[r].rank,
+                ms.ranks[r].s.n_compiles, ms.ranks[r].s.n_compiles == 1 ? "" : "s", ms.ranks[r].s.n_failed,
+                ms.ranks[r].n_collective_graphs, dir, ms.ranks[r].rank);
+    tlparse_multi_summary_free(&ms);
+    return 0;
+}
+#endif
+
 int cmd_report(Session *s, int argc, char **argv) {
+    if (argc >= 2 && !strcmp(argv[1], "--all-ranks")) {
+        if (argc < 3 || argc > 4) return usage_error(s, "report");
+#ifdef HAVE_TRACE
+        return report_all_ranks(s, argv[2], argc == 4 ? argv[3] : "tl_out");
+#endif
+    }
     if (argc > 2) return usage_error(s, "report");
 #ifdef HAVE_TRACE
     if (!s->trace_path) return mi_err(s->ctx, "", 0, 0, "no trace log: start one with 'trace on FILE'");

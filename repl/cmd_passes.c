@@ -34,16 +34,23 @@ char **session_pass_names(Session *s) {
 static void print_step_line(Session *s, int i) {
     const PassStep *st = pm_step_record(s->pm, i);
     int n = pm_num_passes(s->pm);
-    fprintf(s->out, "step %d/%d %s: ", i + 1, n, pm_pass_name(s->pm, i));
+    fprintf(s->out, "step %d/%d %s", i + 1, n, pm_pass_name(s->pm, i));
+    if (s->scope) fprintf(s->out, " [in %s]", s->scope);
+    fprintf(s->out, ": ");
     if (!st) { fprintf(s->out, "not run\n"); return; }
     if (st->error) { fprintf(s->out, "FAILED: %s\n", st->error); return; }
-    fprintf(s->out, "%s", st->changed ? "changed" : "no change");
-    if (st->nchanges) fprintf(s->out, " (%d change%s)", st->nchanges, st->nchanges == 1 ? "" : "s");
+    /* inside a subgraph: only what the pass did there */
+    bool changed = st->changed;
+    int nchanges = st->nchanges;
+    char *scoped = s->scope ? scoped_changes(s, i, &changed, &nchanges) : NULL;
+    const char *changes_text = scoped ? scoped : st->changes_text;
+    fprintf(s->out, "%s", changed ? "changed" : "no change");
+    if (nchanges) fprintf(s->out, " (%d change%s)", nchanges, nchanges == 1 ? "" : "s");
     fprintf(s->out, ", %.3f ms, lint %s", st->ns / 1e6, st->lint_ok ? "ok" : "FAILED");
     if (st->checked) fprintf(s->out, ", numerics %s", st->numerics_ok ? "ok" : "FAILED");
     fputc('\n', s->out);
-    if (st->changes_text && *st->changes_text) {
-        const char *p = st->changes_text;
+    if (changes_text && *changes_text) {
+        const char *p = changes_text;
         while (*p) {
             const char *nl = strchr(p, '\n');
             int len = nl ? (int)(nl - p) : (int)strlen(p);
@@ -54,6 +61,7 @@ static void print_step_line(Session *s, int i) {
     if (!st->lint_ok && st->lint_report) fprintf(s->out, "%s", st->lint_report);
     if (st->checked && !st->numerics_ok && st->numerics_detail)
         fprintf(s->out, "    numerics: %s\n", st->numerics_detail);
+    free(scoped);
 }
 
 /* Write steps [from, to) to the trace log: graph after, diff, svg. */
@@ -107,7 +115,12 @@ int cmd_passes(Session *s, int argc, char **argv) {
         StepState state = pm_pass_state(s->pm, i);
         char mark = ' ';
         if (state == STEP_FAILED || (st && st->error)) mark = '!';
-        else if (st && i < cur) mark = st->changed ? '*' : '.';
+        else if (st && i < cur) {
+            bool changed = st->changed;
+            int nc;
+            if (s->scope) free(scoped_changes(s, i, &changed, &nc));   /* did it change this subgraph? */
+            mark = changed ? '*' : '.';
+        }
         bool brk = s->break_pass && !strcmp(s->break_pass, pm_pass_name(s->pm, i));
         fprintf(s->out, "%c%c %2d %c %-44s", i == cur ? '>' : ' ', brk ? 'B' : ' ', i + 1, mark,
                 pm_pass_name(s->pm, i));
@@ -228,15 +241,25 @@ int cmd_diff(Session *s, int argc, char **argv) {
     if (!pm_graph_at(s->pm, i) || !pm_graph_at(s->pm, k))
         return mi_err(s->ctx, "", 0, 0, "pass %d (%s) has not run yet", k, pm_pass_name(s->pm, i));
     const PassStep *st = pm_step_record(s->pm, i);
-    fprintf(s->out, "diff of step %d %s:\n", k, pm_pass_name(s->pm, i));
-    char *d = pm_step_diff(s->pm, i);
+    fprintf(s->out, "diff of step %d %s%s%s:\n", k, pm_pass_name(s->pm, i), s->scope ? " in " : "", s->scope ? s->scope : "");
+    char *d = NULL;
+    char *scoped = NULL;
+    if (s->scope) {
+        const Graph *a = graph_at_path(pm_graph_at(s->pm, i), s->scope), *z = graph_at_path(pm_graph_at(s->pm, k), s->scope);
+        d = a && z ? graph_diff_text(a, z) : mi_xstrdup("");
+        bool ch;
+        int nc;
+        scoped = scoped_changes(s, i, &ch, &nc);
+    } else d = pm_step_diff(s->pm, i);
     if (!d || !*d) fprintf(s->out, "(no change to the graph text)\n");
     else { fputs(d, s->out); if (d[strlen(d) - 1] != '\n') fputc('\n', s->out); }
     free(d);
-    if (st && st->changes_text && *st->changes_text) {
+    const char *ct = scoped ? scoped : st ? st->changes_text : NULL;
+    if (ct && *ct) {
         fprintf(s->out, "changes:\n");
-        fputs(st->changes_text, s->out);
+        fputs(ct, s->out);
     }
+    free(scoped);
     return 0;
 }
 
@@ -268,7 +291,7 @@ char **session_pass_names(Session *s) { (void)s; return mi_xcalloc(1, sizeof(cha
 #endif
 
 char **session_node_names(Session *s) {
-    const Graph *g = session_graph(s);
+    const Graph *g = session_view(s);
     int n = g ? g->n : 0;
     char **names = mi_xcalloc(n + 1, sizeof *names);
     for (int i = 0; i < n; i++) names[i] = mi_xstrdup(g->nodes[i]->name);

@@ -54,7 +54,7 @@ static const Command commands[] = {
     {"sched", "sched",
      "Schedule the IR: fusion groups (kernels) and every fusion decision with its reason.", cmd_sched, CPL_NONE},
     {"codegen", "codegen [KERNEL]",
-     "Show the generated C source (all of it, or one kernel).", cmd_codegen, CPL_NODE},
+     "Show the generated C source (all of it, or one kernel); CUDA source after `set device cuda`.", cmd_codegen, CPL_NODE},
     {"exec", "exec [REPS]",
      "Compile the generated C, run it on the inputs, compare with the reference interpreter\n"
      "(max abs err per output) and time it (median of REPS runs, default 10).", cmd_exec, CPL_NONE},
@@ -63,15 +63,24 @@ static const Command commands[] = {
      "Without a file option the DOT text is printed.", cmd_show, CPL_SHOW},
     {"trace", "trace on FILE | trace off | trace",
      "Write a TORCH_TRACE log of what the session does (graphs, pass steps, code) to FILE.", cmd_trace, CPL_FILE},
-    {"report", "report [DIR]",
-     "Turn the current trace log into a tlparse-like HTML report in DIR (default tl_out).", cmd_report, CPL_FILE},
+    {"report", "report [DIR] | report --all-ranks LOGDIR [DIR]",
+     "Turn the current trace log into a tlparse-like HTML report in DIR (default tl_out).\n"
+     "--all-ranks: LOGDIR's dedicated_log_torch_trace_rank_N_*.log files, parsed in parallel, one\n"
+     "report per rank under DIR/rank_N/ and a landing page lining the ranks up (divergent compile\n"
+     "ids, failures, collective sequences per rank).", cmd_report, CPL_FILE},
     {"save", "save session FILE | save graph FILE",
      "save session: write a script of the commands that rebuild the current state (replay it\n"
      "with `minductor < FILE`). save graph: write the current graph as FX text, or as JSON when\n"
      "FILE ends in .json.", cmd_save, CPL_FILE},
     {"set", "set [device cpu|cuda | threads N | fusion on|off | seed N | errexit on|off |\n"
             "     collapse N | tolerance RTOL [ATOL] | timer on|off]",
-     "Change a setting; without arguments list them.", cmd_set, CPL_SET},
+     "Change a setting; without arguments list them. `device cuda` selects the CUDA-only passes\n"
+     "and makes codegen/exec emit CUDA (built with nvcc; exec needs a GPU).", cmd_set, CPL_SET},
+    {"enter", "enter SUBGRAPH",
+     "Look inside a subgraph (a cond branch such as true_graph_0): graph, lint, show fx, passes,\n"
+     "step and diff then show that subgraph; the passes still run over the whole graph, inner\n"
+     "subgraphs first, as Inductor's _recursive_post_grad_passes does. Nested: enter again.", cmd_enter, CPL_SUBGRAPH},
+    {"leave", "leave", "Go back out of the entered subgraph (to its parent graph).", cmd_leave, CPL_NONE},
     {"quit", "quit", "Leave the shell.", cmd_quit, CPL_NONE},
     {"exit", "exit", "Leave the shell.", cmd_quit, CPL_NONE},
 };

@@ -7,7 +7,7 @@
 #include "session.h"
 
 /* What an argument completes to in the line editor. */
-typedef enum { CPL_NONE, CPL_FILE, CPL_PASS, CPL_NODE, CPL_CMD, CPL_SHOW, CPL_SET, CPL_STEP } Completion;
+typedef enum { CPL_NONE, CPL_FILE, CPL_PASS, CPL_NODE, CPL_CMD, CPL_SHOW, CPL_SET, CPL_STEP, CPL_SUBGRAPH } Completion;
 
 /* 0 on success; -1 with ctx error set (the dispatcher prints it). */
 typedef int (*CmdFn)(Session *s, int argc, char **argv);
@@ -58,6 +58,8 @@ int cmd_report(Session *s, int argc, char **argv);
 int cmd_save(Session *s, int argc, char **argv);
 int cmd_set(Session *s, int argc, char **argv);
 int cmd_quit(Session *s, int argc, char **argv);
+int cmd_enter(Session *s, int argc, char **argv);
+int cmd_leave(Session *s, int argc, char **argv);
 
 /* Shared by handlers: "usage: <usage>" error for command argv[0]. */
 int usage_error(Session *s, const char *cmd);
@@ -67,6 +69,12 @@ int parse_count(Session *s, const char *arg, const char *what, long *out);
  * malloc'd strings, NULL-terminated). */
 char **session_pass_names(Session *s);
 char **session_node_names(Session *s);
+char **session_subgraph_names(Session *s);      /* subgraphs of the current view (repl/cmd_hop.c) */
+/* Inside a subgraph (s->scope): the changes of a step that belong to it, as text, and whether
+ * the step changed it; *count gets their number (repl/cmd_hop.c). malloc'd. */
+#ifdef HAVE_PASSES
+char *scoped_changes(Session *s, int step, bool *changed, int *count);
+#endif
 /* Buffer/kernel names of the compiled state (repl/cmd_compile.c); NULL when none. */
 char **compile_state_names(CompileState *cs);
 /* The lowered buffers (and with fusion groups after `sched`) as a viz buffer graph; the strings

@@ -4,6 +4,7 @@
  *   minductor FILE                load FILE (graph or TORCH_TRACE log) first
  *   minductor -c 'cmd; cmd'       run commands and exit (status 1 at the first error)
  *   minductor -k ...              keep going after errors (non-interactive), exit 1 if any failed
+ *   minductor --device cuda ...   start with `set device cuda` (CUDA passes and code generation)
  *   minductor tlparse LOG -o DIR  the tlparse-like report (trace/tlparse_main)
  *
  * Interactive: an error is printed and the shell goes on. Non-interactive (-c, or commands from
@@ -29,12 +30,13 @@ const char *__lsan_default_suppressions(void) {
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: minductor [-k] [-q] [FILE] [-c 'COMMANDS']\n"
+            "usage: minductor [-k] [-q] [--device cpu|cuda] [FILE] [-c 'COMMANDS']\n"
             "       minductor tlparse LOG -o DIR | DIR --all-ranks -o DIR\n"
             "  FILE      graph (FX text .py/.txt, .json) or TORCH_TRACE log to load first\n"
             "  -c CMDS   run ';'-separated commands and exit\n"
             "  -k        keep going after errors (exit status 1 if any command failed)\n"
             "  -q        no banner\n"
+            "  --device  cpu (default) or cuda: the target of passes, codegen and exec\n"
             "In the shell, 'help' lists the commands.\n");
 }
 
@@ -44,7 +46,9 @@ static int repl(Session *s, bool interactive, bool quiet) {
         fprintf(s->out, "minductor shell — 'help' for commands, 'quit' to leave\n");
     int failed = 0;
     for (;;) {
-        char *line = le_read(le, "minductor> ");
+        char prompt[300];   /* inside a subgraph: "minductor:true_graph_0> " */
+        snprintf(prompt, sizeof prompt, "minductor%s%.250s> ", s->scope ? ":" : "", s->scope ? s->scope : "");
+        char *line = le_read(le, prompt);
         if (!line) break;
         if (run_line(s, line) < 0) {
             failed = 1;
@@ -72,11 +76,20 @@ int main(int argc, char **argv) {
     }
     const char *commands = NULL, *file = NULL;
     bool keep_going = false, quiet = false;
+    const char *device = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-c")) {
             if (i + 1 >= argc) { fprintf(stderr, "minductor: -c needs commands\n"); usage(stderr); return 2; }
             commands = argv[++i];
+        } else if (!strcmp(a, "--device") || !strncmp(a, "--device=", 9)) {
+            if (a[8] == '=') device = a + 9;
+            else if (i + 1 < argc) device = argv[++i];
+            else { fprintf(stderr, "minductor: --device needs cpu or cuda\n"); usage(stderr); return 2; }
+            if (strcmp(device, "cpu") && strcmp(device, "cuda")) {
+                fprintf(stderr, "minductor: --device must be cpu or cuda, got '%s'\n", device);
+                return 2;
+            }
         } else if (!strcmp(a, "-k")) keep_going = true;
         else if (!strcmp(a, "-q")) quiet = true;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
@@ -89,6 +102,7 @@ int main(int argc, char **argv) {
     s->interactive = !commands && tty;
     s->errexit = !keep_going;
     int failed = 0;
+    if (device && !strcmp(device, "cuda")) s->ctx->target = MI_DEV_CUDA;   /* before load: passes follow it */
     if (file) {
         char *argv_load[] = {"load", (char *)file, NULL};
         if (cmd_load(s, 2, argv_load) < 0) {

@@ -56,6 +56,7 @@ void session_free(Session *s) {
     free(s->load_args);
     free(s->inputs_args);
     free(s->break_pass);
+    free(s->scope);
     free(s->trace_path);
     mi_ctx_free(s->ctx);
     free(s);
@@ -104,6 +105,7 @@ void session_set_graph(Session *s, Graph *g, const char *load_args) {
     s->inputs = NULL; s->ninputs = 0;
     free(s->inputs_args); s->inputs_args = NULL;
     free(s->break_pass); s->break_pass = NULL;
+    free(s->scope); s->scope = NULL;
     session_rebuild_pm(s);
 }
 

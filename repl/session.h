@@ -29,6 +29,7 @@ typedef struct Session {
     PassManager *pm;         /* over `graph`; NULL when the pass module failed to start */
 #endif
     char *break_pass;        /* breakpoint pass name, or NULL */
+    char *scope;             /* entered subgraph path ("true_graph_0", "f.g"), NULL at top */
 
     IValue *inputs; int ninputs;
     char *inputs_args;       /* arguments of the `inputs` command, for `save session` */
@@ -57,6 +58,11 @@ void session_free(Session *s);
  * when nothing is loaded. */
 const Graph *session_graph(const Session *s);
 bool session_require_graph(Session *s);     /* false + ctx error "no graph loaded" */
+/* What graph/lint/show/diff look at: session_graph narrowed to the entered subgraph
+ * (repl/cmd_hop.c); the whole graph when none is entered. */
+const Graph *session_view(const Session *s);
+/* The subgraph at `path` ("a.b") under g, or NULL. */
+const Graph *graph_at_path(const Graph *g, const char *path);
 
 /* Take ownership of g as the loaded graph (drops pass history, IR, inputs, breakpoint). */
 void session_set_graph(Session *s, Graph *g, const char *load_args);

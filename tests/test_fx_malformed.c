@@ -154,6 +154,79 @@ int main(void) {
              "        def forward(self, a: \"f32[4][1]cpu\"):\n"
              "            return (a,)\n",
              "subgraph 't' takes 1 inputs but cond passes 2 operands");
+    lint_bad("cond branches return different metas",
+             "class GraphModule(torch.nn.Module):\n"
+             "    def forward(self, p: \"b8[][]cpu\", x: \"f32[4][1]cpu\"):\n"
+             "        t = self.t\n"
+             "        f = self.f\n"
+             "        cond = torch.ops.higher_order.cond(p, t, f, (x,))\n"
+             "        getitem: \"f32[4][1]cpu\" = cond[0]\n"
+             "        return (getitem,)\n"
+             "\n"
+             "    class t(torch.nn.Module):\n"
+             "        def forward(self, a: \"f32[4][1]cpu\"):\n"
+             "            return (a,)\n"
+             "\n"
+             "    class f(torch.nn.Module):\n"
+             "        def forward(self, a: \"f32[4][1]cpu\"):\n"
+             "            sum_1: \"f32[][]cpu\" = torch.ops.aten.sum.default(a)\n"
+             "            return (sum_1,)\n",
+             "branches return different metas for result 0: 't' gives f32[4][1]cpu, 'f' gives f32[][]cpu");
+    lint_bad("cond branches return different counts",
+             "class GraphModule(torch.nn.Module):\n"
+             "    def forward(self, p: \"b8[][]cpu\", x: \"f32[4][1]cpu\"):\n"
+             "        t = self.t\n"
+             "        f = self.f\n"
+             "        cond = torch.ops.higher_order.cond(p, t, f, (x,))\n"
+             "        getitem: \"f32[4][1]cpu\" = cond[0]\n"
+             "        return (getitem,)\n"
+             "\n"
+             "    class t(torch.nn.Module):\n"
+             "        def forward(self, a: \"f32[4][1]cpu\"):\n"
+             "            return (a,)\n"
+             "\n"
+             "    class f(torch.nn.Module):\n"
+             "        def forward(self, a: \"f32[4][1]cpu\"):\n"
+             "            return (a, a)\n",
+             "branches return different numbers of results: 't' 1, 'f' 2");
+    lint_bad("cond operand meta differs from the placeholder",
+             "class GraphModule(torch.nn.Module):\n"
+             "    def forward(self, p: \"b8[][]cpu\", x: \"f32[4][1]cpu\"):\n"
+             "        t = self.t\n"
+             "        cond = torch.ops.higher_order.cond(p, t, t, (x,))\n"
+             "        getitem: \"f32[8][1]cpu\" = cond[0]\n"
+             "        return (getitem,)\n"
+             "\n"
+             "    class t(torch.nn.Module):\n"
+             "        def forward(self, a: \"f32[8][1]cpu\"):\n"
+             "            return (a,)\n",
+             "subgraph 't' input 0 ('a') is f32[8][1]cpu but cond passes 'x' of f32[4][1]cpu");
+    lint_bad("cond predicate with many elements",
+             "class GraphModule(torch.nn.Module):\n"
+             "    def forward(self, p: \"b8[2][1]cpu\", x: \"f32[4][1]cpu\"):\n"
+             "        t = self.t\n"
+             "        cond = torch.ops.higher_order.cond(p, t, t, (x,))\n"
+             "        getitem: \"f32[4][1]cpu\" = cond[0]\n"
+             "        return (getitem,)\n"
+             "\n"
+             "    class t(torch.nn.Module):\n"
+             "        def forward(self, a: \"f32[4][1]cpu\"):\n"
+             "            return (a,)\n",
+             "cond predicate 'p' has 2 elements (expected 1)");
+    /* a problem inside a branch names the subgraph */
+    lint_bad("problem inside a branch",
+             "class GraphModule(torch.nn.Module):\n"
+             "    def forward(self, p: \"b8[][]cpu\", x: \"f32[4][1]cpu\"):\n"
+             "        t = self.t\n"
+             "        cond = torch.ops.higher_order.cond(p, t, t, (x,))\n"
+             "        getitem: \"f32[8][1]cpu\" = cond[0]\n"
+             "        return (getitem,)\n"
+             "\n"
+             "    class t(torch.nn.Module):\n"
+             "        def forward(self, a: \"f32[4][1]cpu\"):\n"
+             "            sin: \"f32[8][1]cpu\" = torch.ops.aten.sin.default(a)\n"
+             "            return (sin,)\n",
+             "subgraph t: node 'sin': annotation f32[8][1]cpu but aten.sin.default infers f32[4][1]cpu");
     lint_bad("cond branch not a subgraph",
              "class GraphModule(torch.nn.Module):\n"
              "    def forward(self, p: \"b8[][]cpu\", x: \"f32[4][1]cpu\"):\n"

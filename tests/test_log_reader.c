@@ -130,6 +130,26 @@ int main(void) {
         is_str(cl.c[0].status, "failed: TypeError: sequence item 0: expected str instance, torch.device found",
                "failure status from compilation_metrics");
     trace_compile_list_free(&cl);
+    /* what the log says about CUDA graphs, per compile id, in one line (the shell's listing) */
+    is_int(trace_list_compiles(ctx, LOGS "cuda_reduce_overhead.log", &cl), 0, "list reduce_overhead");
+    if (ok(cl.n == 1, "reduce_overhead: one compile")) {
+        const TraceCompileInfo *c = &cl.c[0];
+        is_int(c->cg_requested, 1, "cudagraphs requested in the FX cache key");
+        is_str(c->cg_skip_reason, "", "no skip reason");
+        ok(c->n_cg_runtime == 2 && c->cg_runtime_us == 10720 + 1353, "runtime_cudagraphify_time_us summed over the 2 runtime metrics");
+        is_int(c->n_cg_events, 2, "2 cudagraph chromium events (begin/end pairs counted once)");
+        char buf[600];
+        is_str(trace_cudagraph_summary(c, buf, sizeof buf),
+               "requested; not skipped; runtime cudagraphify 12073 us over 2 records; 2 cudagraph events "
+               "(cudagraphify.get_container, CUDAGraphNode.record)", "summary line");
+    }
+    trace_compile_list_free(&cl);
+    is_int(trace_list_compiles(ctx, LOGS "cpu_recompile.log", &cl), 0, "list recompile");
+    for (int i = 0; i < cl.n; i++) {
+        char buf[600];
+        ok(cl.c[i].cg_requested == 0 && !*trace_cudagraph_summary(&cl.c[i], buf, sizeof buf), "cpu compile %s: not requested, no line", cl.c[i].id);
+    }
+    trace_compile_list_free(&cl);
 
     /* malformed logs */
     char dir[] = "/tmp/mi_log_reader_XXXXXX";

@@ -198,6 +198,22 @@ int main(void) {
     is_int(tlparse_all_ranks(ctx, "tests/fixtures/logs", out, NULL, NULL), -1, "a directory without rank logs fails");
     ok(strstr(ctx->err.msg, "no dedicated_log_torch_trace_rank_") != NULL, "clear message");
 
+    /* the shell: report --all-ranks LOGDIR DIR */
+    const char *bin = getenv("MINDUCTOR_BIN");
+    if (bin) {
+        char sh[1400], got[4096] = "";
+        snprintf(sh, sizeof sh, "'%s' -q -c 'report --all-ranks " MR "ok %s/shell' 2>/dev/null", bin, dir);
+        FILE *p = popen(sh, "r");
+        size_t n = p ? fread(got, 1, sizeof got - 1, p) : 0;
+        got[n] = 0;
+        int st = p ? pclose(p) : -1;
+        ok(st == 0 && strstr(got, "(2 ranks; 0 divergent compile ids, 0 collective mismatches, 0 failure mismatches)") &&
+           strstr(got, "rank 1: 3 compiles, 0 failed, 1 with collectives"), "shell: report --all-ranks");
+        char pg[1300];
+        snprintf(pg, sizeof pg, "%s/shell/rank_1/index.html", dir);
+        ok(access(pg, R_OK) == 0, "shell: rank_1/index.html written");
+    } else skip(2, "MINDUCTOR_BIN not set");
+
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) diag("cleanup failed");

@@ -13,6 +13,7 @@
  * numerics (values and dtypes) intact. Entries with a `todo` are known open bugs: they are
  * reported as TAP TODO (prove passes; they show as "unexpectedly succeeded" once fixed). */
 #include "../core/interp.h"
+#include "../core/lowering.h"
 #include "../core/passes.h"
 #include "../trace/trace.h"
 #include "tap.h"
@@ -135,17 +136,25 @@ static void replay_all(MiCtx *ctx) {
 static const struct { const char *file, *todo; bool extra_simplify; } pipeline[] = {
     /* found by test_random_graphs (seeds 174, 631, 773): an in-place op whose other operand
      * has a wider dtype (f32 += f64) is functionalized to the out-of-place op without the
-     * cast back to self's dtype, so later nodes (and the result) become f64. */
-    {"functionalize_inplace_promote.py", "functionalize: in-place op with dtype promotion (core/functionalize.c)"},
+     * cast back to self's dtype, so later nodes (and the result) become f64. Fixed: the
+     * functional op is followed by convert_element_type back to self's dtype. */
+    {"functionalize_inplace_promote.py", NULL},
     /* seed 13126 (30 calls): reshape of a non-contiguous permute is a copy taken before the
-     * later mul_ of the base; functionalization replays it after the mutation. */
-    {"functionalize_reshape_copy_before_mutation.py", "functionalize: reshape that copies treated as a view (core/functionalize.c)"},
+     * later mul_ of the base; functionalization replayed it after the mutation. Fixed: a
+     * reshape that cannot be a view (op_reshape_copies) is a new base. */
+    {"functionalize_reshape_copy_before_mutation.py", NULL},
     /* seed 13497 (30 calls, cuda): rows holding +-inf (x / trunc(x)); the softmax pattern's
-     * prepare_softmax_online disagrees with amax/sub/exp/sum on non-finite rows. */
-    {"pattern_softmax_online_inf.py", "pass_pattern_1: prepare_softmax_online vs decomposed softmax on inf rows"},
+     * prepare_softmax_online disagreed with amax/sub/exp/sum on non-finite rows. Fixed: the
+     * reference computes exp(x - max) like eager_prepare_softmax (nan on such rows). */
+    {"pattern_softmax_online_inf.py", NULL},
     /* seed 541, extra simplify on: x*1 -> x returns the input itself, which clamp_min_ then
-     * mutates: the output must be the value before the mutation. */
-    {"extra_simplify_mul_one_mutated_input.py", "pass_pattern_2 extra simplify: x*1 -> x on a later-mutated input", true},
+     * mutates: the output must be the value before the mutation. Fixed: a pattern never
+     * returns a node whose storage an in-place op writes (pattern.c storage_mutated). */
+    {"extra_simplify_mul_one_mutated_input.py", NULL, true},
+    /* seeds 153, 273, 884, 918, 986 (lowered IR and kernels): the result of copy_(input, src),
+     * or the input read after it, is src's value; lowering gave the input's old value (the
+     * copy_ was taken for the copy_ epilogue). Fixed: such a copy_ is functionalized. */
+    {"lowering_copy_into_input_read_after.py", NULL},
 };
 
 static bool same_results(IValue *a, int na, IValue *b, int nb, char *why, size_t n) {
@@ -161,6 +170,30 @@ static bool same_results(IValue *a, int na, IValue *b, int nb, char *why, size_t
         if (!cr.ok) { snprintf(why, n, "output %d: max_abs %g", i, cr.max_abs); return false; }
     }
     return true;
+}
+
+/* The final graph, when it can be lowered: the IR interpreter's outputs and mutated inputs
+ * must be the reference's (ref_in: the inputs after the reference run). */
+static bool check_lowered(MiCtx *ctx, const Graph *g, IValue *ref_in, int nin, IValue *ref_out, int nout,
+                          char *why, size_t n) {
+    if (!lowering_supported(g, NULL, 0)) return true;
+    char err[2048];
+    IValue *in = NULL, *outs = NULL;
+    int nin2 = 0, nouts = 0;
+    bool good = false;
+    IrModule *m = ir_lower(ctx, g);
+    ctx->seed = 1;
+    if (!m || interp_random_inputs(ctx, g, NULL, 0, &in, &nin2) < 0 || ir_interp_run(ctx, m, in, nin2, &outs, &nouts) < 0) {
+        snprintf(why, n, "lowered: %s", mi_err_str(ctx, err, sizeof err));
+    } else {
+        char w1[1024] = "", w2[1024] = "";
+        good = same_results(ref_out, nout, outs, nouts, w1, sizeof w1) && same_results(ref_in, nin, in, nin2, w2, sizeof w2);
+        if (!good) snprintf(why, n, "lowered IR: %s%s", w1, w2);
+    }
+    if (outs) interp_free_outputs(outs, nouts);
+    if (in) interp_free_outputs(in, nin2);
+    ir_free(m);
+    return good;
 }
 
 static void check_pipeline(MiCtx *ctx, const char *file, const char *todo, bool extra) {
@@ -196,6 +229,7 @@ static void check_pipeline(MiCtx *ctx, const char *file, const char *todo, bool 
         goto done;
     }
     good = same_results(o1, n1, o2, n2, why, sizeof why);
+    if (good) good = check_lowered(ctx, pm_graph(pm), in, nin, o1, n1, why, sizeof why);
 done:
     ok_todo(good, todo, file);
     if (!good) diag("%s", why);

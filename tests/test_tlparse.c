@@ -2,7 +2,8 @@
  * plain string matching (not the reader) and checks that the report lists exactly those compile
  * ids and artifact names, verified every md5, and wrote its files. Then it damages a copy of a
  * log in six known ways and checks that exactly those lines are reported, by kind and line,
- * while every other artifact is still in the report. */
+ * while every other artifact is still in the report; then corrupts k random artifacts of a log
+ * (k up to 16, six kinds including records of another rank interleaved) the same way. */
 #include "tap.h"
 #include "trace/trace.h"
 
@@ -165,6 +166,171 @@ static long count_lines_of(const char *path) {
     while (f && (c = fgetc(f)) != EOF) n += c == '\n';
     if (f) fclose(f);
     return n;
+}
+
+/* "line:kind " for every row of the report's failures table, in order. */
+static void failures_listed(const char *index, char *out, size_t n) {
+    out[0] = 0;
+    for (const char *q = index; q && (q = strstr(q, "<tr class=\"failure\"><td>"));) {
+        q += 24;
+        long ln = atol(q);
+        const char *k = strstr(q, "<td>");
+        if (!k) break;
+        k += 4;
+        size_t len = strlen(out);
+        snprintf(out + len, n - len, "%ld:%.*s ", ln, (int)strcspn(k, "<"), k);
+    }
+}
+
+/* Corrupt k random listed artifacts of a real log (every envelope tagged rank 0), each in one
+ * of six ways, and check that the report counts exactly those k problems by kind, lists each
+ * with its line, and still lists every other artifact:
+ *   truncated_payload (payload dropped; still listed, flagged), md5_mismatch (still listed,
+ *   flagged), bad_json (dropped), bad_glog (garbage line inserted before it), unknown_event (a
+ *   new record inserted before it, listed), other_rank (a copy of it from rank 1 inserted before
+ *   it: interleaved ranks, not listed). */
+enum { DK_TRUNC, DK_MD5, DK_JSON, DK_GLOG, DK_UNKNOWN, DK_RANK, DK_N };
+static const char *const dk_name[DK_N] = {"truncated_payload", "md5_mismatch", "bad_json", "bad_glog",
+                                          "unknown_event", "other_rank"};
+static const TraceIssueKind dk_issue[DK_N] = {TRACE_TRUNCATED_PAYLOAD, TRACE_MD5_MISMATCH, TRACE_BAD_JSON,
+                                              TRACE_BAD_GLOG, TRACE_UNKNOWN_EVENT, TRACE_OTHER_RANK};
+
+/* envelope line L with "rank": R added as its last field */
+static void put_ranked(FILE *f, const char *L, int rank) {
+    size_t n = strlen(L);
+    while (n && L[n - 1] != '}') n--;
+    fprintf(f, "%.*s, \"rank\": %d}\n", (int)(n ? n - 1 : 0), L, rank);
+}
+
+static void damage_k(MiCtx *ctx, const char *dir, const char *log, unsigned seed, char (*want_names)[8192]) {
+    Scan sc;
+    scan(log, &sc);
+    int listed[256], nl = 0;
+    for (int i = 0; i < sc.n && nl < 256; i++)
+        if (sc.e[i].listed) listed[nl++] = i;
+    uint64_t rng = 0x9e3779b97f4a7c15ull * (seed + 1);
+#define RND(n) (rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17, (int)(rng % (uint64_t)(n)))
+    int k = 1 + RND(nl < 16 ? nl : 16);
+    int *kind = malloc(sizeof(int) * (size_t)(sc.n + 1));   /* per envelope: -1 or DK_* */
+    for (int i = 0; i < sc.n; i++) kind[i] = -1;
+    long want_count[DK_N] = {0};
+    for (int c = 0; c < k;) {
+        int e = listed[RND(nl)];
+        if (kind[e] >= 0) continue;
+        kind[e] = c < DK_N ? c : RND(DK_N);  /* every kind once when k allows, then any */
+        want_count[kind[e]]++;
+        c++;
+    }
+    char dpath[300];
+    snprintf(dpath, sizeof dpath, "%s/damaged_%u.log", dir, seed);
+    FILE *f = fopen(dpath, "w");
+    long outl = 0;
+    static char want_issues[16384];
+    want_issues[0] = 0;
+    char hex[33];
+    MD5Data((const uint8_t *)"hello\nworld", 11, hex);
+#define ISSUE(line, kd) snprintf(want_issues + strlen(want_issues), sizeof want_issues - strlen(want_issues), \
+                                 "%ld:%s ", (long)(line), dk_name[kd])
+    int env_i = -1;
+    bool drop_payload = false;
+    for (int li = 0; li < sc.n_lines; li++) {
+        const char *L = sc.lines[li];
+        if (L[0] == '\t' || L[0] == 0) {
+            if (!(drop_payload && L[0] == '\t')) { fprintf(f, "%s\n", L); outl++; }
+            continue;
+        }
+        int e = ++env_i;
+        drop_payload = false;
+        switch (kind[e]) {
+        case DK_GLOG:
+            fputs("this line is garbage, not a glog line\n", f);
+            ISSUE(++outl, DK_GLOG);
+            break;
+        case DK_UNKNOWN: {
+            int fid = 0, fc = 0;
+            sscanf(sc.e[e].cid, "%d/%d", &fid, &fc);
+            fprintf(f, "V1122 18:41:45.352000 445 x.py:1] {\"my_new_event\": {}, \"frame_id\": %d, "
+                       "\"frame_compile_id\": %d, \"attempt\": 0, \"rank\": 0, \"has_payload\": \"%s\"}\n\thello\n\tworld\n",
+                    fid, fc, hex);
+            ISSUE(++outl, DK_UNKNOWN);
+            outl += 2;
+            break;
+        }
+        case DK_RANK:       /* the same record as written by rank 1, payload and all */
+            put_ranked(f, L, 1);
+            ISSUE(++outl, DK_RANK);
+            for (int lj = li + 1; lj < sc.n_lines && sc.lines[lj][0] == '\t'; lj++) {
+                fprintf(f, "%s\n", sc.lines[lj]);
+                outl++;
+            }
+            break;
+        case DK_TRUNC:
+            drop_payload = true;
+            break;
+        }
+        if (kind[e] == DK_MD5) {
+            char *cp = strdup(L);
+            char *h = strstr(cp, "\"has_payload\": \"") + 16;
+            memcpy(h, "0123456789abcdef0123456789abcdef", 32);
+            put_ranked(f, cp, 0);
+            free(cp);
+        } else if (kind[e] == DK_JSON) {
+            const char *b = strstr(L, "] {");
+            fprintf(f, "%.*s] {{", (int)(b - L), L);
+            put_ranked(f, b + 3, 0);
+        } else {
+            put_ranked(f, L, 0);
+        }
+        outl++;
+        if (kind[e] == DK_TRUNC || kind[e] == DK_MD5 || kind[e] == DK_JSON) ISSUE(outl, kind[e]);
+    }
+    fclose(f);
+    char out[300], label[64];
+    snprintf(out, sizeof out, "%s/damaged_%u", dir, seed);
+    snprintf(label, sizeof label, "damaged k=%d (seed %u)", k, seed);
+    TlparseSummary s;
+    is_int(tlparse_run(ctx, dpath, out, NULL, &s), 0, "%s: tlparse succeeds", label);
+    is_int(trace_stats_failures(&s.stats), k, "%s: exactly %d problems", label, k);
+    bool counts = true;
+    for (int d = 0; d < DK_N; d++)
+        if (s.stats.issues[dk_issue[d]] != want_count[d]) {
+            counts = false;
+            diag("%s: %s %ld, want %ld", label, dk_name[d], s.stats.issues[dk_issue[d]], want_count[d]);
+        }
+    ok(counts, "%s: counted by kind", label);
+    is_int(s.rank, 0, "%s: the log's rank is 0", label);
+    char p[600];
+    snprintf(p, sizeof p, "%s/index.html", out);
+    char *index = slurp(p);
+    static char got_issues[16384];
+    failures_listed(index, got_issues, sizeof got_issues);
+    is_str(got_issues, want_issues, "%s: the report lists each problem with its line and kind", label);
+    free(index);
+    /* every other artifact is still listed */
+    Env *exp = calloc((size_t)sc.n * 2 + 1, sizeof *exp);
+    int ne = 0, want_damaged = 0;
+    for (int i = 0; i < sc.n; i++) {
+        if (kind[i] == DK_UNKNOWN) {
+            exp[ne] = sc.e[i];
+            snprintf(exp[ne].key, sizeof exp[ne].key, "my_new_event");
+            snprintf(exp[ne].name, sizeof exp[ne].name, "my_new_event");
+            exp[ne].listed = true;
+            ne++;
+        }
+        if (kind[i] == DK_JSON) continue;
+        want_damaged += kind[i] == DK_TRUNC || kind[i] == DK_MD5;
+        exp[ne++] = sc.e[i];
+    }
+    char want_cids[2048];
+    expected_listing(exp, ne, NULL, want_cids, sizeof want_cids, want_names, 32);
+    int n_damaged;
+    check_listing(out, label, want_cids, want_names, &n_damaged);
+    is_int(n_damaged, want_damaged, "%s: the truncated and md5-mismatched artifacts (%d) are flagged", label, want_damaged);
+#undef ISSUE
+#undef RND
+    free(exp);
+    free(kind);
+    scan_free(&sc);
 }
 
 int main(void) {
@@ -368,6 +534,10 @@ int main(void) {
     is_int(n_damaged, 2, "damaged: the truncated and the md5-mismatched artifacts are flagged");
     free(exp);
     scan_free(&sc);
+
+    /* k random corruptions of a real log, six kinds, interleaved ranks among them */
+    for (unsigned seed = 1; seed <= 6; seed++)
+        damage_k(ctx, dir, LOGS "cpu_recompile.log", seed, want_names);
 
     /* errors */
     mi_clear_err(ctx);

@@ -27,11 +27,12 @@ struct TraceReader {
     char **interned; long n_interned;
     TraceReadStats st;
     TraceIssue *issues; int n_issues;
+    int rank;                                 /* the log's rank: the first one seen, -1 before */
 };
 
 static const char *const issue_names[TRACE_NKINDS] = {
     "bad_glog", "bad_json", "md5_mismatch", "truncated_payload", "unknown_event",
-    "stray_payload", "bad_compile_id",
+    "stray_payload", "bad_compile_id", "other_rank",
 };
 
 const char *trace_issue_kind_name(TraceIssueKind k) {
@@ -119,6 +120,7 @@ TraceReader *trace_reader_open(MiCtx *ctx, const char *path) {
     TraceReader *rd = mi_xcalloc(1, sizeof *rd);
     rd->ctx = ctx;
     rd->f = f;
+    rd->rank = -1;
     snprintf(rd->path, sizeof rd->path, "%s", path);
     sb_init(&rd->payload);
     return rd;
@@ -329,6 +331,14 @@ int trace_reader_next(TraceReader *rd, TraceRecord *r) {
         r->rank = int_field(env, "rank", &bad);
         int ca = int_field(env, "compiled_autograd_id", &bad);
         if (bad) add_issue(rd, line, TRACE_BAD_COMPILE_ID, "compile id fields are not non-negative integers");
+        if (r->rank >= 0 && rd->rank < 0) rd->rank = r->rank;
+        if (r->rank >= 0 && r->rank != rd->rank) {
+            /* another process wrote into this log: its compile ids would mix with ours */
+            skip_payload(rd);
+            add_issue(rd, line, TRACE_OTHER_RANK, "%s of rank %d in the log of rank %d (interleaved ranks; "
+                      "give each rank its own log and use --all-ranks)", r->name, r->rank, rd->rank);
+            continue;
+        }
         if (!bad && r->frame_id >= 0 && r->frame_compile_id >= 0) {
             int att = r->attempt < 0 ? 0 : r->attempt;
             char base[40];

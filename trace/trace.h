@@ -94,6 +94,8 @@ typedef enum {
     TRACE_UNKNOWN_EVENT,     /* event key not known (record still kept) */
     TRACE_STRAY_PAYLOAD,     /* payload lines after an envelope without has_payload */
     TRACE_BAD_COMPILE_ID,    /* frame_id etc. present but not integers */
+    TRACE_OTHER_RANK,        /* "rank" differs from the log's rank (the first rank seen):
+                                interleaved ranks; the record and its payload are skipped */
     TRACE_NKINDS
 } TraceIssueKind;
 const char *trace_issue_kind_name(TraceIssueKind k);   /* "bad_glog", "md5_mismatch", ... */
@@ -171,11 +173,21 @@ typedef struct TraceCompileInfo {
     char **artifacts;           /* names in log order (artifact name or event key) */
     bool has_metrics, failed, restarted;
     char status[256];           /* "ok", "failed: TypeError: ...", "restarted: ...", "no metrics" */
+    /* what the log says about CUDA graphs for this compile (trace/cudagraph_info.c) */
+    int cg_requested;           /* fx_kwargs[cudagraphs] in the FX cache key: -1 unknown, 0, 1 */
+    char cg_skip_reason[256];   /* cudagraph_skip_reason of the metrics, "" when none */
+    double cg_runtime_us; int n_cg_runtime;   /* runtime_cudagraphify_time_us, summed */
+    int n_cg_events;            /* chromium events about cudagraphs (CUDAGraphNode.record, ...) */
+    char cg_event_names[200];   /* their distinct names, ", "-separated */
 } TraceCompileInfo;
 typedef struct TraceCompileList { int n; TraceCompileInfo *c; } TraceCompileList;
 /* Every compile id of a log, in first-seen order, with its payload-bearing artifacts. */
 int trace_list_compiles(MiCtx *ctx, const char *log_path, TraceCompileList *out);
 void trace_compile_list_free(TraceCompileList *l);
+/* One line about CUDA graphs for a compile ("requested; not skipped; runtime cudagraphify
+ * 12073 us over 2 records; 2 cudagraph events (a, b)"), or "" when the log says nothing beyond
+ * "not requested". Returns buf. */
+const char *trace_cudagraph_summary(const TraceCompileInfo *c, char *buf, size_t n);
 
 /* ---------------------------------------------------------------- tlparse report */
 

@@ -63,6 +63,7 @@ static TraceCompileInfo *find_or_add(TraceCompileList *l, const char *id, int *c
     memset(c, 0, sizeof *c);
     snprintf(c->id, sizeof c->id, "%s", id);
     snprintf(c->status, sizeof c->status, "no metrics");
+    c->cg_requested = -1;
     return c;
 }
 
@@ -109,9 +110,19 @@ int trace_list_compiles(MiCtx *ctx, const char *log_path, TraceCompileList *out)
     int rc, cap = 0;
     int *acap = NULL;
     while ((rc = trace_reader_next(rd, &r)) == 1) {
-        if (!r.compile_id[0]) continue;
+        char cgid[64];
+        if (!r.compile_id[0]) {
+            /* runtime metrics and chromium events name their compile in the payload */
+            if ((r.kind == TRACE_EV_METRICS_RUNTIME || r.kind == TRACE_EV_CHROMIUM || r.kind == TRACE_EV_METRICS) &&
+                trace_cudagraph_compile_id(&r, cgid, sizeof cgid)) {
+                for (int i = 0; i < out->n; i++)      /* only compiles the log already named */
+                    if (!strcmp(out->c[i].id, cgid)) { trace_cudagraph_note(&r, &out->c[i]); break; }
+            }
+            continue;
+        }
         int before = out->n;
         TraceCompileInfo *c = find_or_add(out, r.compile_id, &cap);
+        trace_cudagraph_note(&r, c);
         if (out->n != before) {
             acap = mi_xrealloc(acap, sizeof(int) * (size_t)cap);
             acap[out->n - 1] = 0;

@@ -31,6 +31,9 @@ void safe_filename(const char *name, char *out, size_t n);
 void trace_metrics_status(const cJSON *m, int attempt, bool *failed, bool *restarted, char *status, size_t n);
 void trace_restart_reason(const cJSON *m, int i, char *status, size_t n);
 void trace_attempt_id(const char *cid, int attempt, char *out, size_t n);
+/* CUDA graph facts per compile for the compile listing (trace/cudagraph_info.c). */
+bool trace_cudagraph_compile_id(const TraceRecord *r, char *id, size_t n);
+void trace_cudagraph_note(const TraceRecord *r, TraceCompileInfo *c);
 
 /* Is this a collective op name (_c10d_functional.*, wait_tensor)? */
 bool is_collective_op(const char *s, size_t n);

@@ -1,0 +1,352 @@
+/* cudabench.c — the CUDA backend's driver for the device machine (docs/benchmarks.md, CUDA).
+ *
+ *   cudabench cases ROOT [--compile-only]
+ *       every ROOT/CASE/graphN/post_post_grad.py: lower, schedule, generate CUDA, build with nvcc,
+ *       run on inK.npy and compare with PyTorch's outK.npy (and inK_after.npy) at rtol 1e-4,
+ *       atol 1e-5. One line per graph; --compile-only stops after nvcc (no GPU needed).
+ *   cudabench bench GRAPHDIR [--reps N] [--only NAME] [--no-check]
+ *       each workload GRAPHDIR/NAME.py (bench/graphs): passes for device cuda, CUDA code, check
+ *       against the reference interpreter on random inputs, then kernel time (CUDA events, median
+ *       of N after 5 warm-ups) and GB/s over the graph's input+output bytes.
+ *   cudabench random FIRST_SEED COUNT [--compile-only]
+ *       random graphs (core/graph_random.h, same seeds give the same graphs): passes, CUDA code,
+ *       nvcc, then compare with the reference interpreter (rt_check, rtol 1e-3 atol 1e-4); a
+ *       failing graph is printed as FX text.
+ *   --json FILE appends one JSON object per line.
+ * Exit status 1 when some graph failed. */
+#include "codegen_cuda.h"
+#include "graph_random.h"
+#include "lowering.h"
+#include "passes.h"
+#include "runtime.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char *const WORKLOADS[] = {
+    "pointwise_chain", "softmax", "ln_gelu", "reductions", "seed_example", "mlp", "transformer_block", NULL};
+
+static FILE *json;
+
+static int load_inputs(MiCtx *ctx, Graph *g, const char *dir, IValue **out, int *nin) {
+    int n = graph_num_placeholders(g);
+    IValue *in = calloc(n ? n : 1, sizeof(IValue));
+    for (int i = 0; i < n; i++) {
+        Node *p = graph_placeholder(g, i);
+        if (p->is_sym) continue;
+        char path[1200];
+        snprintf(path, sizeof path, "%s/in%d.npy", dir, i);
+        Tensor *t = npy_load(ctx, path);
+        if (!t) { interp_free_outputs(in, n); return -1; }
+        in[i].kind = IV_TENSOR;
+        in[i].t = t;
+    }
+    for (int i = 0; i < n; i++) {
+        Node *p = graph_placeholder(g, i);
+        if (!p->is_sym) continue;
+        in[i].kind = IV_INT;
+        for (int j = 0; j < n; j++) {
+            Node *q = graph_placeholder(g, j);
+            if (q->is_sym || !in[j].t) continue;
+            for (int d = 0; d < q->meta.ndim; d++)
+                if (q->meta.size[d] == p->sym_val) in[i].i = in[j].t->size[d];
+        }
+    }
+    *out = in;
+    *nin = n;
+    return 0;
+}
+
+/* Lower + schedule + CUDA source of g; NULL + why. */
+static char *cuda_source(MiCtx *ctx, const Graph *g, int *nkernels, char *why, size_t wn) {
+    char e[1200];
+    IrModule *m = ir_lower(ctx, g);
+    if (!m) { snprintf(why, wn, "lower: %s", mi_err_str(ctx, e, sizeof e)); return NULL; }
+    Schedule *s = sched_run(ctx, m);
+    if (!s) { snprintf(why, wn, "sched: %s", mi_err_str(ctx, e, sizeof e)); ir_free(m); return NULL; }
+    *nkernels = sched_num_kernels(s);
+    char *src = codegen_cuda(ctx, s);
+    if (!src) snprintf(why, wn, "codegen: %s", mi_err_str(ctx, e, sizeof e));
+    sched_free(s);
+    ir_free(m);
+    return src;
+}
+
+/* 1 ok, 0 skipped (ops not covered), -1 failed */
+static int run_case(MiCtx *ctx, const char *dir, bool compile_only, char *why, size_t wn, double *worst) {
+    char path[1200], e[1200];
+    snprintf(path, sizeof path, "%s/post_post_grad.py", dir);
+    Graph *g = graph_load_file(ctx, path);
+    if (!g) { snprintf(why, wn, "load: %s", mi_err_str(ctx, e, sizeof e)); return -1; }
+    ops_resolve_graph(g);
+    if (!lowering_supported(g, why, wn)) { graph_free(g); return 0; }
+    int rc = -1, nk = 0, nin = 0, nout = 0;
+    RtModule *rt = NULL;
+    IValue *in = NULL, *outs = NULL;
+    char *src = cuda_source(ctx, g, &nk, why, wn);
+    if (!src) {
+        if (strstr(why, "not supported by the CUDA backend")) rc = 0;   /* ops not covered */
+        goto done;
+    }
+    rt = rt_compile(ctx, src);
+    if (!rt) {
+        mi_err_str(ctx, e, sizeof e);
+        if (compile_only && strstr(e, "no CUDA GPU available")) { snprintf(why, wn, "%d kernels, nvcc ok (no GPU here)", nk); rc = 1; }
+        else snprintf(why, wn, "compile: %s", e);
+        goto done;
+    }
+    if (compile_only) { snprintf(why, wn, "%d kernels, nvcc ok", nk); rc = 1; goto done; }
+    if (load_inputs(ctx, g, dir, &in, &nin) < 0) { snprintf(why, wn, "inputs: %s", mi_err_str(ctx, e, sizeof e)); goto done; }
+    if (rt_run(ctx, rt, g, in, nin, &outs, &nout, NULL) < 0) { snprintf(why, wn, "run: %s", mi_err_str(ctx, e, sizeof e)); goto done; }
+    rc = 1;
+    int ncmp = 0;
+    for (int j = 0; j < nout; j++) {
+        snprintf(path, sizeof path, "%s/out%d.npy", dir, j);
+        struct stat st;
+        if (stat(path, &st) != 0 || outs[j].kind != IV_TENSOR) continue;
+        Tensor *want = npy_load(ctx, path);
+        if (!want) continue;
+        CompareResult c = tensor_compare(outs[j].t, want, 1e-4, 1e-5);
+        ncmp++;
+        if (c.max_abs > *worst) *worst = c.max_abs;
+        if (!c.ok) { snprintf(why, wn, "output %d differs from PyTorch: max_abs %g", j, c.max_abs); rc = -1; }
+        tensor_unref(want);
+    }
+    for (int i = 0; i < nin; i++) {
+        snprintf(path, sizeof path, "%s/in%d_after.npy", dir, i);
+        struct stat st;
+        if (stat(path, &st) != 0 || in[i].kind != IV_TENSOR) continue;
+        Tensor *want = npy_load(ctx, path);
+        if (!want) continue;
+        CompareResult c = tensor_compare(in[i].t, want, 1e-4, 1e-5);
+        ncmp++;
+        if (!c.ok) { snprintf(why, wn, "input %d after mutation differs: max_abs %g", i, c.max_abs); rc = -1; }
+        tensor_unref(want);
+    }
+    if (rc == 1) snprintf(why, wn, "%d kernels, %d tensors match PyTorch (max abs err %.3g)", nk, ncmp, *worst);
+done:
+    if (outs) interp_free_outputs(outs, nout);
+    if (in) interp_free_outputs(in, nin);
+    rt_free(rt);
+    free(src);
+    graph_free(g);
+    return rc;
+}
+
+static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int cases(MiCtx *ctx, const char *root, bool compile_only) {
+    DIR *d = opendir(root);
+    if (!d) { fprintf(stderr, "cudabench: cannot open %s\n", root); return 1; }
+    char *names[256];
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) && n < 256)
+        if (de->d_name[0] != '.') names[n++] = strdup(de->d_name);
+    closedir(d);
+    qsort(names, n, sizeof *names, cmp_name);
+    int ok = 0, bad = 0, skip = 0;
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < 8; k++) {
+            char dir[1100], p[1200];
+            snprintf(dir, sizeof dir, "%s/%s/graph%d", root, names[i], k);
+            snprintf(p, sizeof p, "%s/post_post_grad.py", dir);
+            struct stat st;
+            if (stat(p, &st) != 0) continue;
+            char why[1500] = "";
+            double worst = 0;
+            int rc = run_case(ctx, dir, compile_only, why, sizeof why, &worst);
+            const char *res = rc > 0 ? "ok" : rc == 0 ? "skip" : "FAIL";
+            if (rc > 0) ok++; else if (rc == 0) skip++; else bad++;
+            for (char *c = why; *c; c++) if (*c == '\n' || *c == '"') *c = ' ';
+            printf("%-18s graph%d  %-4s %s\n", names[i], k, res, why);
+            if (rc < 0 && getenv("MI_DUMP_FAILED")) {   /* the CUDA source of a failing graph */
+                char p2[1200];
+                snprintf(p2, sizeof p2, "%s/post_post_grad.py", dir);
+                Graph *g = graph_load_file(ctx, p2);
+                int nk2 = 0;
+                char w2[200];
+                char *src = g ? cuda_source(ctx, g, &nk2, w2, sizeof w2) : NULL;
+                if (src) printf("%s\n", src);
+                free(src);
+                graph_free(g);
+            }
+            fflush(stdout);
+            if (json) fprintf(json, "{\"case\": \"%s\", \"graph\": %d, \"result\": \"%s\", \"max_abs\": %g, \"detail\": \"%s\"}\n",
+                              names[i], k, res, worst, why);
+        }
+        free(names[i]);
+    }
+    printf("cases: %d ok, %d failed, %d skipped (ops not covered)\n", ok, bad, skip);
+    return bad ? 1 : 0;
+}
+
+static double io_bytes(MiCtx *ctx, const Graph *g) {
+    double total = 0;
+    for (int i = 0; i < graph_num_placeholders(g); i++) {
+        const Node *p = graph_placeholder(g, i);
+        if (p->is_sym || !p->has_meta) continue;
+        int64_t n = 0;
+        if (sym_eval(ctx, meta_numel(ctx->sym, &p->meta), NULL, 0, &n) == 0) total += (double)n * dtype_size(p->meta.dtype);
+    }
+    const Node *o = graph_output(g);
+    const Value *vals = o ? o->args : NULL;
+    int nv = o ? o->nargs : 0;
+    if (nv == 1 && (vals[0].kind == V_TUPLE || vals[0].kind == V_LIST)) { nv = vals[0].list.n; vals = vals[0].list.items; }
+    for (int j = 0; j < nv; j++) {
+        if (vals[j].kind != V_NODE || !vals[j].node->has_meta) continue;
+        int64_t n = 0;
+        if (sym_eval(ctx, meta_numel(ctx->sym, &vals[j].node->meta), NULL, 0, &n) == 0)
+            total += (double)n * dtype_size(vals[j].node->meta.dtype);
+    }
+    mi_clear_err(ctx);
+    return total;
+}
+
+static int bench_one(MiCtx *ctx, const char *dirp, const char *name, int reps, bool check) {
+    char path[1200], why[1500] = "", e[1200];
+    snprintf(path, sizeof path, "%s/%s.py", dirp, name);
+    Graph *g0 = graph_load_file(ctx, path);
+    if (!g0) { printf("%-18s FAIL load: %s\n", name, mi_err_str(ctx, e, sizeof e)); return -1; }
+    ops_resolve_graph(g0);
+    PassManager *pm = pm_new(ctx, g0, NULL, 0);
+    Device dev = {DEV_CUDA, 0};
+    if (pm) pm_set_device(pm, dev);
+    if (!pm || pm_run_all(pm) < 0) { printf("%-18s FAIL passes: %s\n", name, mi_err_str(ctx, e, sizeof e)); pm_free(pm); graph_free(g0); return -1; }
+    Graph *g = graph_clone(pm_graph(pm));
+    pm_free(pm);
+    graph_free(g0);
+    int nk = 0, rc = -1, nin = 0;
+    RtModule *rt = NULL;
+    IValue *in = NULL;
+    double med = 0, best = 0, bytes = io_bytes(ctx, g);
+    const char *chk = "not checked";
+    char *src = cuda_source(ctx, g, &nk, why, sizeof why);
+    if (!src) goto done;
+    rt = rt_compile(ctx, src);
+    if (!rt) { snprintf(why, sizeof why, "compile: %s", mi_err_str(ctx, e, sizeof e)); goto done; }
+    if (interp_random_inputs(ctx, g, NULL, 0, &in, &nin) < 0) { snprintf(why, sizeof why, "inputs: %s", mi_err_str(ctx, e, sizeof e)); goto done; }
+    if (check) {
+        StrBuf rep;
+        sb_init(&rep);
+        int ok = rt_check(ctx, rt, g, in, nin, 1e-3, 1e-4, &rep);
+        chk = ok == 1 ? "matches interpreter" : "MISMATCH vs interpreter";
+        if (ok != 1) printf("%s", rep.s ? rep.s : mi_err_str(ctx, e, sizeof e));
+        sb_free(&rep);
+        if (ok < 0) { snprintf(why, sizeof why, "%s", chk); goto done; }   /* a mismatch is still timed */
+    }
+    if (rt_time(ctx, rt, g, in, nin, 5, reps, &med, &best) < 0) { snprintf(why, sizeof why, "time: %s", mi_err_str(ctx, e, sizeof e)); goto done; }
+    rc = 0;
+    printf("%-18s %2d kernels  median %8.4f ms  min %8.4f ms  %8.1f MB  %7.1f GB/s  %s\n", name, nk, med * 1e3, best * 1e3,
+           bytes / 1e6, bytes / med * 1e-9, chk);
+    if (json) fprintf(json, "{\"workload\": \"%s\", \"kernels\": %d, \"median_ms\": %.5f, \"min_ms\": %.5f, \"bytes\": %.0f, \"gbs\": %.1f, \"check\": \"%s\"}\n",
+                      name, nk, med * 1e3, best * 1e3, bytes, bytes / med * 1e-9, chk);
+done:
+    if (rc < 0) {
+        for (char *c = why; *c; c++) if (*c == '\n' || *c == '"') *c = ' ';
+        printf("%-18s FAIL %s\n", name, why);
+        if (json) fprintf(json, "{\"workload\": \"%s\", \"error\": \"%s\"}\n", name, why);
+    }
+    fflush(stdout);
+    if (in) interp_free_outputs(in, nin);
+    rt_free(rt);
+    free(src);
+    graph_free(g);
+    return rc;
+}
+
+/* 1 ok, 0 skipped, -1 failed */
+static int random_one(MiCtx *ctx, uint64_t seed, bool compile_only, char *why, size_t wn) {
+    char e[1200];
+    Graph *g = graph_random(ctx, seed, NULL);
+    if (!g) { snprintf(why, wn, "graph_random: %s", mi_err_str(ctx, e, sizeof e)); return -1; }
+    IValue *in = NULL;
+    int nin = 0, rc = -1, nk = 0;
+    Graph *h = NULL;
+    RtModule *rt = NULL;
+    char *src = NULL;
+    if (interp_random_inputs(ctx, g, NULL, 0, &in, &nin) < 0) { snprintf(why, wn, "inputs: %s", mi_err_str(ctx, e, sizeof e)); rc = 0; goto done; }
+    PassManager *pm = pm_new(ctx, g, in, nin);
+    Device dev = {DEV_CUDA, 0};
+    if (pm) pm_set_device(pm, dev);
+    if (!pm || pm_run_all(pm) < 0) { snprintf(why, wn, "passes: %s", mi_err_str(ctx, e, sizeof e)); pm_free(pm); rc = 0; goto done; }
+    h = graph_clone(pm_graph(pm));
+    pm_free(pm);
+    if (!lowering_supported(h, why, wn)) { rc = 0; goto done; }
+    src = cuda_source(ctx, h, &nk, why, wn);
+    if (!src) { if (strstr(why, "not supported")) rc = 0; goto done; }
+    rt = rt_compile(ctx, src);
+    if (!rt) {
+        mi_err_str(ctx, e, sizeof e);
+        if (compile_only && strstr(e, "no CUDA GPU available")) { snprintf(why, wn, "%d kernels, nvcc ok", nk); rc = 1; }
+        else snprintf(why, wn, "compile: %s", e);
+        goto done;
+    }
+    if (compile_only) { snprintf(why, wn, "%d kernels, nvcc ok", nk); rc = 1; goto done; }
+    StrBuf r;
+    sb_init(&r);
+    int ok = rt_check(ctx, rt, h, in, nin, 1e-3, 1e-4, &r);
+    if (ok == 1) { snprintf(why, wn, "%d kernels, match the interpreter", nk); rc = 1; }
+    else snprintf(why, wn, "%s", ok < 0 ? mi_err_str(ctx, e, sizeof e) : r.s ? r.s : "mismatch");
+    sb_free(&r);
+done:
+    if (rc < 0) {
+        char *fx = fx_print(h ? h : g, false);
+        printf("---- seed %llu fails: %s\n%s\n", (unsigned long long)seed, why, fx ? fx : "");
+        if (src && getenv("MI_DUMP_FAILED")) printf("%s\n", src);
+        free(fx);
+    }
+    if (in) interp_free_outputs(in, nin);
+    rt_free(rt);
+    free(src);
+    graph_free(h);
+    graph_free(g);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: cudabench cases ROOT [--compile-only] | bench GRAPHDIR [--reps N] [--only NAME] [--no-check]  [--json FILE]\n");
+        return 2;
+    }
+    bool compile_only = false, check = true;
+    int reps = 50;
+    const char *only = NULL;
+    for (int i = 3; i < argc; i++) {
+        if (!strcmp(argv[i], "--compile-only")) compile_only = true;
+        else if (!strcmp(argv[i], "--no-check")) check = false;
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+        else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = fopen(argv[++i], "a");
+        else if (!strcmp(argv[1], "random") && i <= 3) continue;   /* FIRST_SEED COUNT */
+    }
+    MiCtx *ctx = mi_ctx_new();
+    ctx->target = MI_DEV_CUDA;
+    int rc = 0;
+    if (!strcmp(argv[1], "cases")) rc = cases(ctx, argv[2], compile_only);
+    else if (!strcmp(argv[1], "random") && argc >= 4) {
+        uint64_t first = strtoull(argv[2], NULL, 10);
+        int count = atoi(argv[3]), ok = 0, bad = 0, skip = 0;
+        for (int i = 0; i < count; i++) {
+            char why[4000] = "";
+            int r = random_one(ctx, first + (uint64_t)i, compile_only, why, sizeof why);
+            if (r > 0) ok++; else if (r == 0) skip++; else bad++;
+            fflush(stdout);
+        }
+        printf("random: %d ok, %d failed, %d skipped (ops not lowered / not supported)\n", ok, bad, skip);
+        if (json) fprintf(json, "{\"random_first_seed\": %llu, \"count\": %d, \"ok\": %d, \"failed\": %d, \"skipped\": %d}\n",
+                          (unsigned long long)first, count, ok, bad, skip);
+        rc = bad ? 1 : 0;
+    }
+    else if (!strcmp(argv[1], "bench")) {
+        for (int i = 0; WORKLOADS[i]; i++)
+            if (!only || !strcmp(only, WORKLOADS[i]))
+                if (bench_one(ctx, argv[2], WORKLOADS[i], reps, check) < 0) rc = 1;
+    } else { fprintf(stderr, "cudabench: unknown mode '%s'\n", argv[1]); rc = 2; }
+    if (json) fclose(json);
+    mi_ctx_free(ctx);
+    return rc;
+}

@@ -1,0 +1,502 @@
+/* test_hop.c — higher-order ops with subgraphs (torch.ops.higher_order.cond) through the whole
+ * pipeline: the recorded cuda/hop_cond case (interpreter, IR interpreter and generated C against
+ * PyTorch's output, and the other branch against the interpreter on the negated input), a cond
+ * with two results and a transposed operand (tests/fixtures/hop/), the pass pipeline running
+ * over the branches with their changes named "true_graph_0.view", and the checkpoint_train
+ * graphs (no higher-order op left after AOT, but recorded numerics). */
+#include "tap.h"
+#include "codegen_c.h"
+#include "lowering.h"
+#include "passes.h"
+#include "runtime.h"
+#include "viz/viz.h"
+
+#include <unistd.h>
+
+#define CASES "tests/fixtures/torch-cases"
+
+static Graph *load(MiCtx *ctx, const char *path) {
+    Graph *g = graph_load_file(ctx, path);
+    if (!g) { char e[1200]; diag("%s", mi_err_str(ctx, e, sizeof e)); return NULL; }
+    ops_resolve_graph(g);
+    return g;
+}
+
+static IValue tensor_iv(Tensor *t) { IValue v = {0}; v.kind = IV_TENSOR; v.t = t; return v; }
+
+static Tensor *negated(MiCtx *ctx, const Tensor *x) {
+    Tensor *t = tensor_new(ctx, x->dtype, x->ndim, x->size);
+    for (int64_t i = 0; t && i < tensor_numel(t); i++) tensor_set_f(t, i, -tensor_get_f(x, i));
+    return t;
+}
+
+static double max_abs_diff(const Tensor *a, const Tensor *b) {
+    if (tensor_numel(a) != tensor_numel(b)) return INFINITY;
+    double m = 0;
+    for (int64_t i = 0; i < tensor_numel(a); i++) {
+        double d = fabs(tensor_get_f(a, i) - tensor_get_f(b, i));
+        if (d > m || d != d) m = d;
+    }
+    return m;
+}
+
+/* Lower, schedule, generate, compile; NULL on failure (diagnosed). *src gets the C text. */
+typedef struct Built { IrModule *m; Schedule *s; char *src; RtModule *rt; } Built;
+
+static bool build(MiCtx *ctx, const Graph *g, Built *b) {
+    char e[1200];
+    memset(b, 0, sizeof *b);
+    b->m = ir_lower(ctx, g);
+    if (!b->m) { diag("lower: %s", mi_err_str(ctx, e, sizeof e)); return false; }
+    b->s = sched_run(ctx, b->m);
+    b->src = codegen_c(ctx, b->s);
+    if (!b->src) { diag("codegen: %s", mi_err_str(ctx, e, sizeof e)); return false; }
+    b->rt = rt_compile(ctx, b->src);
+    if (!b->rt) { diag("compile: %s", mi_err_str(ctx, e, sizeof e)); return false; }
+    return true;
+}
+
+static void built_free(Built *b) {
+    rt_free(b->rt);
+    free(b->src);
+    sched_free(b->s);
+    ir_free(b->m);
+}
+
+static void test_recorded_cond(MiCtx *ctx) {
+    Graph *g = load(ctx, CASES "/cuda/hop_cond/graph0/post_post_grad.py");
+    if (!ok(g != NULL, "hop_cond loads")) return;
+    is_int(graph_lint(ctx, g, NULL), 0, "hop_cond lints clean");
+    char why[512] = "";
+    ok(lowering_supported(g, why, sizeof why), "hop_cond can be lowered (%s)", why);
+    Tensor *x = npy_load(ctx, CASES "/cuda/hop_cond/graph0/in0.npy");
+    Tensor *want = npy_load(ctx, CASES "/cuda/hop_cond/graph0/out0.npy");
+    Tensor *nx = x ? negated(ctx, x) : NULL;
+    if (!ok(x && want && nx, "recorded input and output load")) goto out;
+    double sum = 0;
+    for (int64_t i = 0; i < tensor_numel(x); i++) sum += tensor_get_f(x, i);
+
+    /* expected results, computed here independently: sum > 0 ? sin(x) * 2 : cos(x) + 1 */
+    Tensor *input[2] = {x, nx}, *expect[2];
+    for (int k = 0; k < 2; k++) {
+        expect[k] = tensor_new(ctx, DT_F32, x->ndim, x->size);
+        double s = k ? -sum : sum;
+        for (int64_t i = 0; i < tensor_numel(x); i++) {
+            float v = (float)tensor_get_f(input[k], i);
+            tensor_set_f(expect[k], i, s > 0 ? sinf(v) * 2.0f : cosf(v) + 1.0f);
+        }
+    }
+    double dw = max_abs_diff(expect[0], want);
+    ok(dw < 1e-5, "the recorded output is the %s branch (sum %.3f, max abs err %.3g)", sum > 0 ? "true" : "false", sum, dw);
+    const char *which[2] = {"recorded input", "negated input"};
+
+    Built b;
+    bool built = build(ctx, g, &b);
+    ok(built, "hop_cond compiles to C");
+    if (built) {
+        ok(strstr(b.src, "static int true_graph_0(") && strstr(b.src, "static int false_graph_0("),
+           "each branch is its own function");
+        ok(strstr(b.src, "true_graph_0_cpp_fused_mul_sin_0(") && strstr(b.src, "false_graph_0_cpp_fused_add_cos_0("),
+           "each branch has its own kernel");
+        ok(strstr(b.src, "? true_graph_0(cin, cout, csyms0) : false_graph_0(cin, cout, csyms1)") != NULL,
+           "the wrapper branches on the predicate buffer");
+        is_int(sched_num_kernels(b.s), 2, "top level: the fused sum+gt kernel and the cond");
+        is_int(b.s->nbranches, 1, "one cond with scheduled branches");
+        if (b.s->nbranches == 1) {
+            is_int(sched_num_kernels(b.s->branches[0].s[0]), 1, "true branch: one kernel");
+            is_int(sched_num_kernels(b.s->branches[0].s[1]), 1, "false branch: one kernel");
+        }
+        char *irt = ir_print(b.m);
+        ok(strstr(irt, "op2.node.kernel = torch.ops.higher_order.cond") && strstr(irt, "true_graph_0_op0.writes = [MemoryDep('true_graph_0_buf0'"),
+           "ir text shows the cond and the branch's buffers named like Inductor's");
+        free(irt);
+    }
+    for (int k = 0; k < 2; k++) {
+        IValue in = tensor_iv(input[k]), *outs = NULL;
+        int nouts = 0;
+        ok(interp_run(ctx, g, &in, 1, &outs, &nouts) == 0 && nouts == 1 && outs[0].kind == IV_TENSOR &&
+           max_abs_diff(outs[0].t, expect[k]) < 1e-5, "interpreter, %s", which[k]);
+        interp_free_outputs(outs, nouts);
+        if (built) {
+            outs = NULL;
+            ok(ir_interp_run(ctx, b.m, &in, 1, &outs, &nouts) == 0 && nouts == 1 && outs[0].kind == IV_TENSOR &&
+               max_abs_diff(outs[0].t, expect[k]) < 1e-5, "IR interpreter, %s", which[k]);
+            interp_free_outputs(outs, nouts);
+            outs = NULL;
+            int rc = rt_run(ctx, b.rt, g, &in, 1, &outs, &nouts, NULL);
+            double d = rc == 0 && nouts == 1 ? max_abs_diff(outs[0].t, expect[k]) : INFINITY;
+            ok(d < 1e-5, "generated C, %s (max abs err %.3g)", which[k], d);
+            interp_free_outputs(outs, nouts);
+        }
+    }
+    if (built) built_free(&b);
+    tensor_unref(expect[0]);
+    tensor_unref(expect[1]);
+out:
+    if (x) tensor_unref(x);
+    if (want) tensor_unref(want);
+    if (nx) tensor_unref(nx);
+    graph_free(g);
+}
+
+/* Two results, a transposed operand, both predicates; and the passes inside the branches. */
+static void test_two_results(MiCtx *ctx) {
+    Graph *g = load(ctx, "tests/fixtures/hop/cond_two_results.py");
+    if (!ok(g != NULL, "cond_two_results loads")) return;
+    is_int(graph_lint(ctx, g, NULL), 0, "cond_two_results lints clean");
+    char *printed = fx_print(g, true);
+    size_t len;
+    char *text = mi_read_file(ctx, "tests/fixtures/hop/cond_two_results.py", &len);
+    ok(printed && text && strcmp(printed, text) == 0, "prints back exactly, nested classes included");
+    free(printed);
+    free(text);
+    Built b;
+    bool built = build(ctx, g, &b);
+    ok(built, "cond_two_results compiles to C");
+    for (int sign = 0; sign < 2; sign++) {
+        ctx->seed = 7 + sign;
+        IValue *in = NULL;
+        int nin = 0;
+        if (interp_random_inputs(ctx, g, NULL, 0, &in, &nin) < 0) { ok(0, "random inputs"); continue; }
+        /* make sum(x) clearly positive or negative */
+        for (int64_t i = 0; i < tensor_numel(in[0].t); i++)
+            tensor_set_f(in[0].t, i, fabs(tensor_get_f(in[0].t, i)) * (sign ? -1 : 1) + (sign ? -0.1 : 0.1));
+        IValue *ref = NULL, *irv = NULL;
+        int nref = 0, nir = 0;
+        ok(interp_run(ctx, g, in, nin, &ref, &nref) == 0 && nref == 2, "interpreter runs (%s branch)", sign ? "false" : "true");
+        if (nref == 2) {
+            /* independent expectation for result 1: a*b or -a */
+            double d = 0;
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++) {
+                    double a = tensor_get_f(in[0].t, i * 4 + j), yt = tensor_get_f(in[1].t, j * 4 + i);
+                    double e = sign ? -a : (double)((float)a * (float)yt);
+                    d = fmax(d, fabs(tensor_get_f(ref[1].t, i * 4 + j) - e));
+                }
+            ok(d < 1e-6, "result 1 is %s (max abs err %.3g)", sign ? "-x" : "x * y.T", d);
+        }
+        if (built) {
+            StrBuf rep;
+            sb_init(&rep);
+            int r = rt_check(ctx, b.rt, g, in, nin, 1e-5, 1e-6, &rep);
+            ok(r == 1, "generated C agrees with the interpreter (%s branch)", sign ? "false" : "true");
+            if (r != 1) diag("%s", rep.s ? rep.s : ctx->err.msg);
+            sb_free(&rep);
+            ok(ir_interp_run(ctx, b.m, in, nin, &irv, &nir) == 0 && nir == 2 && nref == 2 &&
+               max_abs_diff(irv[0].t, ref[0].t) < 1e-6 && max_abs_diff(irv[1].t, ref[1].t) < 1e-6,
+               "IR interpreter agrees (%s branch)", sign ? "false" : "true");
+            interp_free_outputs(irv, nir);
+        }
+        interp_free_outputs(ref, nref);
+
+        /* the pass pipeline runs inside the branches; numerics checked after every step */
+        if (sign == 0) {
+            PassManager *pm = pm_new(ctx, g, in, nin);
+            ok(pm_run_all(pm) == pm_num_passes(pm), "all passes run");
+            ok(pm_first_failure(pm) < 0, "no step broke lint or numerics");
+            int p0 = pm_find_pass(pm, "pass_pattern_0");
+            const PassStep *st = pm_step_record(pm, p0);
+            bool t_view = false, f_view = false;
+            for (int k = 0; st && k < st->nchanges; k++) {
+                t_view |= !strcmp(st->changes[k].node, "true_graph_0.view");
+                f_view |= !strcmp(st->changes[k].node, "false_graph_0.view");
+            }
+            ok(st && st->changed && t_view && f_view, "pass_pattern_0 rewrote the view in both branches, named by subgraph");
+            const Graph *after = pm_graph(pm);
+            Graph *tg = graph_subgraph(after, "true_graph_0");
+            Node *v = tg ? graph_find(tg, "view") : NULL;
+            is_str(v ? v->target : NULL, "aten.reshape.default", "the branch's view became a reshape");
+            const Graph *before = pm_graph_at(pm, 0);
+            Node *v0 = before ? graph_find(graph_subgraph(before, "true_graph_0"), "view") : NULL;
+            is_str(v0 ? v0->target : NULL, "aten.view.default", "the snapshot before keeps the view");
+            pm_free(pm);
+        }
+        interp_free_outputs(in, nin);
+    }
+    if (built) built_free(&b);
+    graph_free(g);
+}
+
+/* A cond inside a branch: every (p, q) through interpreter, IR interpreter and generated C. */
+static void test_nested(MiCtx *ctx) {
+    Graph *g = load(ctx, "tests/fixtures/hop/cond_nested.py");
+    if (!ok(g != NULL, "cond_nested loads")) return;
+    is_int(graph_lint(ctx, g, NULL), 0, "cond_nested lints clean");
+    Graph *t = graph_subgraph(g, "true_graph_0");
+    ok(t && t->nsubs == 2 && graph_subgraph(t, "false_graph_0") && graph_subgraph(t, "false_graph_0")->parent == t,
+       "the inner branches belong to the outer true branch");
+    char *js = graph_to_json(g), *a = fx_print(g, true);
+    Graph *h = js ? graph_from_json(ctx, js, strlen(js), "nested.json") : NULL;
+    char *bb = h ? fx_print(h, true) : NULL;
+    ok(a && bb && strcmp(a, bb) == 0, "nested subgraphs survive the JSON round trip");
+    free(js); free(a); free(bb);
+    graph_free(h);
+    Built b;
+    bool built = build(ctx, g, &b);
+    ok(built && strstr(b.src, "static int true_graph_0_true_graph_0(") &&
+       strstr(b.src, "q[0LL] ? true_graph_0_true_graph_0(cin, cout, csyms0) : true_graph_0_false_graph_0(cin, cout, csyms1)"),
+       "the inner cond is a branch inside the outer branch's function");
+    int64_t one = 1, eight = 8;
+    (void)one;
+    Tensor *x = tensor_new(ctx, DT_F32, 1, &eight);
+    for (int i = 0; i < 8; i++) tensor_set_f(x, i, (i - 3.5) / 2);
+    for (int pq = 0; pq < 4; pq++) {
+        bool p = pq & 2, q = pq & 1;
+        Tensor *tp = tensor_new(ctx, DT_BOOL, 0, NULL), *tq = tensor_new(ctx, DT_BOOL, 0, NULL);
+        tensor_set_f(tp, 0, p);
+        tensor_set_f(tq, 0, q);
+        Tensor *want = tensor_new(ctx, DT_F32, 1, &eight);
+        for (int i = 0; i < 8; i++) {
+            float v = (float)tensor_get_f(x, i);
+            tensor_set_f(want, i, !p ? -v : q ? expf(v) : fabsf(v));
+        }
+        IValue in[3] = {tensor_iv(tp), tensor_iv(tq), tensor_iv(x)}, *outs = NULL;
+        int nouts = 0;
+        double d1 = INFINITY, d2 = INFINITY, d3 = INFINITY;
+        if (interp_run(ctx, g, in, 3, &outs, &nouts) == 0 && nouts == 1) d1 = max_abs_diff(outs[0].t, want);
+        interp_free_outputs(outs, nouts);
+        outs = NULL;
+        if (built && ir_interp_run(ctx, b.m, in, 3, &outs, &nouts) == 0 && nouts == 1) d2 = max_abs_diff(outs[0].t, want);
+        interp_free_outputs(outs, nouts);
+        outs = NULL;
+        if (built && rt_run(ctx, b.rt, g, in, 3, &outs, &nouts, NULL) == 0 && nouts == 1) d3 = max_abs_diff(outs[0].t, want);
+        interp_free_outputs(outs, nouts);
+        ok(d1 < 1e-6 && d2 < 1e-6 && d3 < 1e-6, "p=%d q=%d: interpreter %.2g, IR interpreter %.2g, generated C %.2g", p, q, d1, d2, d3);
+        tensor_unref(tp);
+        tensor_unref(tq);
+        tensor_unref(want);
+    }
+    tensor_unref(x);
+    if (built) built_free(&b);
+    graph_free(g);
+}
+
+/* Symbolic sizes: one compiled module, the branches get s0 from the caller, three sizes. */
+static void test_dynamic(MiCtx *ctx) {
+    Graph *g = load(ctx, "tests/fixtures/hop/cond_dynamic.py");
+    if (!ok(g != NULL, "cond_dynamic loads")) return;
+    Built b;
+    bool built = build(ctx, g, &b);
+    ok(built && strstr(b.src, "const int64_t csyms0[] = {s0, 0};"), "the branches take s0 from the caller");
+    for (int k = 0; built && k < 3; k++) {
+        int64_t n = 3 + 17 * k;
+        SymBinding sb = {"s0", n};
+        ctx->seed = 100 + k;
+        IValue *in = NULL;
+        int nin = 0;
+        if (interp_random_inputs(ctx, g, &sb, 1, &in, &nin) < 0) { ok(0, "random inputs"); continue; }
+        StrBuf rep;
+        sb_init(&rep);
+        int r = rt_check(ctx, b.rt, g, in, nin, 1e-5, 1e-6, &rep);
+        ok(r == 1, "s0=%lld: generated C agrees with the interpreter", (long long)n);
+        if (r != 1) diag("%s", rep.s ? rep.s : ctx->err.msg);
+        sb_free(&rep);
+        interp_free_outputs(in, nin);
+    }
+    if (built) built_free(&b);
+    graph_free(g);
+}
+
+/* checkpoint_train: after AOT the activation-checkpointing HOP is gone (recompute is inlined);
+ * both graphs load, lint and reproduce PyTorch's outputs in the interpreter. */
+static void test_checkpoint_train(MiCtx *ctx) {
+    int nin_of[2] = {3, 4}, nout_of[2] = {4, 3};
+    for (int gi = 0; gi < 2; gi++) {
+        char path[256];
+        snprintf(path, sizeof path, CASES "/cuda/checkpoint_train/graph%d/post_post_grad.py", gi);
+        Graph *g = load(ctx, path);
+        if (!ok(g != NULL, "checkpoint_train graph%d loads", gi)) continue;
+        is_int(graph_lint(ctx, g, NULL), 0, "checkpoint_train graph%d lints clean", gi);
+        IValue in[4] = {{0}};
+        bool loaded = true;
+        for (int k = 0; k < nin_of[gi]; k++) {
+            snprintf(path, sizeof path, CASES "/cuda/checkpoint_train/graph%d/in%d.npy", gi, k);
+            Tensor *t = npy_load(ctx, path);
+            if (!t) { loaded = false; break; }
+            in[k] = tensor_iv(t);
+        }
+        IValue *outs = NULL;
+        int nouts = 0, compared = 0;
+        double worst = 0;
+        if (loaded && interp_run(ctx, g, in, nin_of[gi], &outs, &nouts) == 0 && nouts == nout_of[gi]) {
+            for (int j = 0; j < nouts; j++) {
+                snprintf(path, sizeof path, CASES "/cuda/checkpoint_train/graph%d/out%d.npy", gi, j);
+                FILE *f = fopen(path, "rb");
+                if (!f) continue;
+                fclose(f);
+                Tensor *w = npy_load(ctx, path);
+                if (!w || outs[j].kind != IV_TENSOR) { if (w) tensor_unref(w); continue; }
+                worst = fmax(worst, max_abs_diff(outs[j].t, w));
+                compared++;
+                tensor_unref(w);
+            }
+        }
+        ok(compared == (gi == 0 ? 4 : 2) && worst < 1e-4, "checkpoint_train graph%d: %d outputs match PyTorch (max abs err %.3g)",
+           gi, compared, worst);
+        interp_free_outputs(outs, nouts);
+        for (int k = 0; k < 4; k++) ivalue_clear(&in[k]);
+        graph_free(g);
+    }
+}
+
+/* The picture: branches are nested clusters linked from the get_attr node and back to cond. */
+static void test_viz(MiCtx *ctx) {
+    Graph *g = load(ctx, "tests/fixtures/hop/cond_two_results.py");
+    if (!ok(g != NULL, "cond_two_results loads for viz")) return;
+    VizOptions vo;
+    viz_default_options(&vo);
+    VizGraph *vg = viz_fx(ctx, g, &vo);
+    char *dot = vg ? viz_to_dot(ctx, vg) : NULL;
+    is_int(vg ? viz_node_count(vg) : 0, g->n + g->subs[0].g->n + g->subs[1].g->n, "every node of every graph is drawn once");
+    ok(dot && strstr(dot, "subgraph cluster_sub_true_graph_0 {") && strstr(dot, "subgraph cluster_sub_false_graph_0 {"),
+       "each branch is a cluster");
+    ok(dot && strstr(dot, "\"true_graph_0.add\"") && strstr(dot, "\"true_graph_0.a\" -> \"true_graph_0.add\""),
+       "branch nodes and edges are qualified by the subgraph");
+    ok(dot && strstr(dot, "true_graph_0 -> \"true_graph_0.a\"") && strstr(dot, "lhead=cluster_sub_true_graph_0"),
+       "the get_attr node links to its cluster");
+    ok(dot && strstr(dot, "\"false_graph_0.output\" -> cond") && strstr(dot, "ltail=cluster_sub_false_graph_0"),
+       "the branch's output links back to cond");
+    free(dot);
+    viz_free(vg);
+    graph_free(g);
+}
+
+/* The shell: enter / leave, graph and passes inside a branch. */
+static char *shell(const char *cmds) {
+    const char *bin = getenv("MINDUCTOR_BIN");
+    if (!bin) return NULL;
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' -q -k -c \"%s\" 2>&1", bin, cmds);
+    FILE *f = popen(cmd, "r");
+    if (!f) return NULL;
+    StrBuf b;
+    sb_init(&b);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) sb_putn(&b, buf, n);
+    pclose(f);
+    return sb_take(&b);
+}
+
+static void test_shell(void) {
+    char *out = shell("load tests/fixtures/hop/cond_two_results.py; enter nope; enter false_graph_0; graph; lint; "
+                      "next 8; diff 8; leave; leave; help enter");
+    if (!out) { skip(10, "MINDUCTOR_BIN not set"); return; }
+    ok(strstr(out, "error: no subgraph 'nope' here (subgraphs: true_graph_0, false_graph_0)") != NULL, "enter names the choices");
+    ok(strstr(out, "in subgraph false_graph_0: 6 nodes (2 inputs, 3 ops)") != NULL, "enter says where it is");
+    ok(strstr(out, "class false_graph_0(torch.nn.Module):\n    def forward(self, a: ") != NULL, "graph prints the branch");
+    ok(strstr(out, "step 8/18 pass_pattern_0 [in false_graph_0]: changed (1 change)") && strstr(out, "    ~ view (view_to_reshape)"),
+       "steps show the branch's own changes");
+    ok(strstr(out, "diff of step 8 pass_pattern_0 in false_graph_0:") &&
+       strstr(out, "+        view: \"f32[16][1]cpu\" = torch.ops.aten.reshape.default(sub, [16]);  sub = None"),
+       "diff shows the branch's diff");
+    ok(strstr(out, "at the top-level graph: 11 nodes (2 inputs, 6 ops); subgraphs: true_graph_0 false_graph_0") != NULL, "leave goes back up");
+    ok(strstr(out, "error: not inside a subgraph (see 'enter')") != NULL, "leave at the top is an error");
+    ok(strstr(out, "usage: enter SUBGRAPH") != NULL, "enter has help");
+    free(out);
+    out = shell("load tests/fixtures/hop/cond_nested.py; enter true_graph_0; enter false_graph_0; graph; leave; lint");
+    ok(out && strstr(out, "in subgraph true_graph_0.false_graph_0: 3 nodes (1 inputs, 1 ops)") &&
+       strstr(out, "class false_graph_0(torch.nn.Module):\n    def forward(self, x: \"f32[8][1]cpu\"):\n        abs_1:") &&
+       strstr(out, "in subgraph true_graph_0: 7 nodes (2 inputs, 2 ops); subgraphs: true_graph_0 false_graph_0"),
+       "enter nests, leave goes up one level");
+    free(out);
+    /* the trace view lists what the log says about CUDA graphs per compile id */
+    out = shell("load tests/fixtures/logs/cuda_reduce_overhead.log");
+    ok(out && strstr(out, "           cudagraphs: requested; not skipped; runtime cudagraphify 12073 us over 2 records; "
+                          "2 cudagraph events (cudagraphify.get_container, CUDAGraphNode.record)\n"),
+       "load LOG shows the cudagraph line of compile 0/0");
+    free(out);
+}
+
+/* torch.utils.checkpoint: the Dynamo graph of the recorded case (tag_activation_checkpoint with
+ * a wrap_body_0 subgraph), and an ATen-level version of it checked against PyTorch's forward
+ * output, through the interpreter, the passes (they run inside the body) and generated C (the
+ * body is lowered inline and fuses with its caller). */
+static void test_checkpoint_hop(MiCtx *ctx) {
+    Graph *g = load(ctx, "tests/fixtures/hop/checkpoint_dynamo_output_graph.py");
+    if (ok(g != NULL, "the recorded Dynamo graph with tag_activation_checkpoint loads")) {
+        is_int(graph_lint(ctx, g, NULL), 0, "it lints clean (the body takes the 3 operands)");
+        Graph *body = graph_subgraph(g, "wrap_body_0");
+        is_int(body ? graph_num_placeholders(body) : -1, 3, "wrap_body_0 has 3 inputs");
+        IValue *in = NULL, *outs = NULL;
+        int nin = 0, nouts = 0;
+        ok(interp_random_inputs(ctx, g, NULL, 0, &in, &nin) == 0 && interp_run(ctx, g, in, nin, &outs, &nouts) < 0 &&
+           strstr(ctx->err.msg, "in body 'wrap_body_0': unsupported op 'torch._C._nn.linear' (node 'linear')"),
+           "interpreting it runs the body and stops at the first Dynamo-level op (%s)", ctx->err.msg);
+        interp_free_outputs(in, nin);
+        interp_free_outputs(outs, nouts);
+        graph_free(g);
+    }
+    const char *bad =
+        "class GraphModule(torch.nn.Module):\n"
+        "    def forward(self, x: \"f32[4][1]cpu\"):\n"
+        "        wrap_body_0 = self.wrap_body_0\n"
+        "        tag_activation_checkpoint = torch.ops.higher_order.tag_activation_checkpoint(wrap_body_0, x, x, use_reentrant = False)\n"
+        "        getitem: \"f32[4][1]cpu\" = tag_activation_checkpoint[0]\n"
+        "        return (getitem,)\n"
+        "\n"
+        "    class wrap_body_0(torch.nn.Module):\n"
+        "        def forward(self, a: \"f32[4][1]cpu\"):\n"
+        "            return (a,)\n";
+    g = fx_parse(ctx, bad, strlen(bad), "bad.py", 1);
+    StrBuf rep;
+    sb_init(&rep);
+    ok(g && graph_lint(ctx, g, &rep) == 1 && rep.s && strstr(rep.s, "subgraph 'wrap_body_0' takes 1 inputs but the checkpoint passes 2 operands"),
+       "lint: checkpoint operand count");
+    sb_free(&rep);
+    graph_free(g);
+
+    g = load(ctx, "tests/fixtures/hop/checkpoint_aten.py");
+    if (!ok(g != NULL, "checkpoint_aten loads")) return;
+    is_int(graph_lint(ctx, g, NULL), 0, "checkpoint_aten lints clean");
+    IValue in[3] = {{0}};
+    for (int k = 0; k < 3; k++) {
+        char path[200];
+        snprintf(path, sizeof path, CASES "/cuda/checkpoint_train/graph0/in%d.npy", k);
+        Tensor *t = npy_load(ctx, path);
+        if (t) in[k] = tensor_iv(t);
+    }
+    Tensor *want = npy_load(ctx, CASES "/cuda/checkpoint_train/graph0/out0.npy");
+    IValue *outs = NULL;
+    int nouts = 0;
+    double d = INFINITY;
+    if (want && interp_run(ctx, g, in, 3, &outs, &nouts) == 0 && nouts == 1) d = max_abs_diff(outs[0].t, want);
+    ok(d < 1e-4, "interpreter = PyTorch's forward output (max abs err %.3g)", d);
+    interp_free_outputs(outs, nouts);
+    PassManager *pm = pm_new(ctx, g, in, 3);
+    ok(pm_run_all(pm) == pm_num_passes(pm) && pm_first_failure(pm) < 0, "passes run clean inside the body");
+    const PassStep *st = pm_step_record(pm, pm_find_pass(pm, "pass_pattern_2"));
+    bool split = false;
+    for (int k = 0; st && k < st->nchanges; k++) split |= !strcmp(st->changes[k].node, "wrap_body_0.addmm");
+    ok(split, "the body's addmm is split (cuda), named wrap_body_0.addmm");
+    Built b;
+    bool built = build(ctx, pm_graph(pm), &b);
+    ok(built, "checkpoint_aten compiles (after the passes)");
+    if (built) {
+        is_int(sched_num_kernels(b.s), 2, "the body is inlined: mm + one fused kernel, as in the AOT graph");
+        outs = NULL;
+        d = INFINITY;
+        if (rt_run(ctx, b.rt, pm_graph(pm), in, 3, &outs, &nouts, NULL) == 0 && nouts == 1) d = max_abs_diff(outs[0].t, want);
+        ok(d < 1e-4, "generated C = PyTorch's forward output (max abs err %.3g)", d);
+        interp_free_outputs(outs, nouts);
+        built_free(&b);
+    }
+    pm_free(pm);
+    if (want) tensor_unref(want);
+    for (int k = 0; k < 3; k++) ivalue_clear(&in[k]);
+    graph_free(g);
+}
+
+int main(void) {
+    MiCtx *ctx = mi_ctx_new();
+    test_recorded_cond(ctx);
+    test_two_results(ctx);
+    test_nested(ctx);
+    test_dynamic(ctx);
+    test_checkpoint_train(ctx);
+    test_checkpoint_hop(ctx);
+    test_viz(ctx);
+    test_shell();
+    mi_ctx_free(ctx);
+    return done_testing();
+}
