@@ -68,7 +68,7 @@ check: $(TESTS) $(BIN)
 	MINDUCTOR_BIN=$(abspath $(BIN)) ASAN_OPTIONS=detect_leaks=1 prove -j2 $(TESTS)
 
 demo: $(BIN)
-	./$(BIN) -c 'load examples/seed_example.py; graph; run; passes; lower; ir; sched; codegen; exec'
+	./$(BIN) -c 'load examples/seed_example.py; inputs examples/inputs/seed_example; graph; run; passes; check; lower; ir; sched; codegen; exec'
 
 bench: $(LIB)
 	$(MAKE) -C bench

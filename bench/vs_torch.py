@@ -164,7 +164,7 @@ def main():
     text = "\n".join(lines)
     print(text)
     os.makedirs(a.out, exist_ok=True)
-    stamp = date[:10]
+    stamp = date[:10] + "T" + date[11:13] + date[14:16]   # two runs on one day do not overwrite
     with open(os.path.join(a.out, f"vs_torch-{stamp}.md"), "w") as f:
         f.write(text + "\n")
     with open(os.path.join(a.out, f"vs_torch-{stamp}.jsonl"), "w") as f:

@@ -231,51 +231,94 @@ static void emit_bytes(const IrModule *m, const Buffer *b, StrBuf *out) {
     sb_put(out, ")");
 }
 
-char *codegen_cuda(MiCtx *ctx, const Schedule *s) {
-    const IrModule *m = s->ir;
-    StrBuf out;
-    sb_init(&out);
-    sb_put(&out, CODEGEN_CUDA_MARKER ": one __global__ kernel per fused group, then call() */\n");
-    sb_put(&out, prelude);
-    sb_printf(&out, "struct MiSyms { int64_t v[%d]; };\nstruct MiStrides4 { int64_t s[4]; };\n\n", m->nsyms > 0 ? m->nsyms : 1);
-    bool has_mm = false, has_sdpa = false;
+/* has_mm / has_sdpa over s and its cond branches; -1 + ctx error on what the backend lacks */
+static int scan_externs(MiCtx *ctx, const Schedule *s, bool *has_mm, bool *has_sdpa, int *max_syms) {
+    if (s->ir->nsyms > *max_syms) *max_syms = s->ir->nsyms;
     for (int k = 0; k < s->norder; k++) {
         const SchedGroup *g = &s->groups[s->order[k]];
         if (!g->is_extern) continue;
         const Buffer *b = s->nodes[g->nodes[0]].buf;
-        if (b->ext != EXT_MM && b->ext != EXT_ADDMM && b->ext != EXT_BMM && b->ext != EXT_SDPA) {
-            sb_free(&out);
-            mi_err(ctx, NULL, 0, 0, "extern kernel '%s' (%s) is not supported by the CUDA backend", b->name, b->ext == EXT_SDPA ? "sdpa" : "control flow");
-            return NULL;
-        }
-        if (b->ext == EXT_SDPA) has_sdpa = true; else has_mm = true;
+        if (b->ext == EXT_COND) continue;
+        if (b->ext != EXT_MM && b->ext != EXT_ADDMM && b->ext != EXT_BMM && b->ext != EXT_SDPA)
+            return mi_err(ctx, NULL, 0, 0, "extern kernel '%s' is not supported by the CUDA backend", b->name);
+        if (b->ext == EXT_SDPA) *has_sdpa = true; else *has_mm = true;
         for (int i = 0; i < b->neargs; i++)
-            if (b->eargs[i].buf->layout.dtype != DT_F32) { sb_free(&out); mi_err(ctx, NULL, 0, 0, "extern kernel '%s': only f32 is supported", b->name); return NULL; }
+            if (b->eargs[i].buf->layout.dtype != DT_F32) return mi_err(ctx, NULL, 0, 0, "extern kernel '%s': only f32 is supported", b->name);
     }
-    if (has_mm) sb_put(&out, gemm_src);
-    if (has_sdpa) sb_put(&out, sdpa_src);
+    for (int i = 0; i < s->ir->nbufs; i++)
+        if (!cu_type(s->ir->bufs[i]->layout.dtype))
+            return mi_err(ctx, NULL, 0, 0, "buffer '%s': dtype %s is not supported by the CUDA code generator", s->ir->bufs[i]->name, dtype_abbrev(s->ir->bufs[i]->layout.dtype));
+    for (int i = 0; i < s->nbranches; i++)
+        for (int k = 0; k < 2; k++)
+            if (scan_externs(ctx, s->branches[i].s[k], has_mm, has_sdpa, max_syms) < 0) return -1;
+    return 0;
+}
+
+static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, StrBuf *out);
+
+/* The kernels of every cond branch (recursively) and each branch's launch function, then the
+ * kernels of s itself. */
+static int emit_kernels(MiCtx *ctx, const Schedule *s, StrBuf *out) {
+    for (int i = 0; i < s->nbranches; i++)
+        for (int k = 0; k < 2; k++) {
+            const Schedule *bs = s->branches[i].s[k];
+            if (emit_kernels(ctx, bs, out) < 0) return -1;
+            sb_printf(out, "/* subgraph %s */\n", s->branches[i].cond->cond->names[k]);
+            if (emit_launch_fn(ctx, bs, s->branches[i].fn[k], out) < 0) return -1;
+        }
     for (int k = 0; k < s->norder; k++) {
         const SchedGroup *g = &s->groups[s->order[k]];
-        if (g->is_extern) continue;
-        int rc = cu_emit_kernel(ctx, s, g, &out);
-        if (rc < 0) { sb_free(&out); return NULL; }
+        if (!g->is_extern && cu_emit_kernel(ctx, s, g, out) < 0) return -1;
     }
-    for (int i = 0; i < m->nbufs; i++)
-        if (!cu_type(m->bufs[i]->layout.dtype)) {
-            sb_free(&out);
-            mi_err(ctx, NULL, 0, 0, "buffer '%s': dtype %s is not supported by the CUDA code generator", m->bufs[i]->name, dtype_abbrev(m->bufs[i]->layout.dtype));
-            return NULL;
-        }
-    /* ABI symbols */
-    sb_put(&out, "extern \"C\" const char *mi_sym_names[] = {");
-    for (int i = 0; i < m->nsyms; i++) sb_printf(&out, "\"%s\", ", m->sym_names[i]);
-    sb_put(&out, "NULL};\n");
-    sb_printf(&out, "extern \"C\" const int mi_num_outputs = %d;\n\n", m->noutputs);
+    return 0;
+}
 
-    /* mi_launch: every kernel on device pointers (inputs d_in, outputs d_out) */
-    sb_put(&out, "/* all kernels in order, on device pointers */\n"
-                 "static int mi_launch(void *const *d_in, void *const *d_out, const int64_t *syms, cudaStream_t mi_st)\n{\n"
-                 "    MiSyms mi_sy;\n    memset(&mi_sy, 0, sizeof mi_sy);\n");
+/* torch.ops.higher_order.cond: the predicate is read back to the host (one element, the stream
+ * synchronized), then one branch's launch function runs on the operands' device pointers. */
+static int emit_cond_call(MiCtx *ctx, const Schedule *s, const Buffer *b, StrBuf *out) {
+    const IrCond *c = b->cond;
+    const SchedBranch *br = sched_branch_of(s, b);
+    if (!c || !br) return mi_err(ctx, NULL, 0, 0, "cond '%s' has no scheduled branches", b->name);
+    const IrModule *m = s->ir;
+    sb_printf(out, "    {   /* torch.ops.higher_order.cond: %s if %s else %s */\n", c->names[0], b->eargs[0].buf->name, c->names[1]);
+    sb_put(out, "        void *const cin[] = {");
+    for (int i = 1; i < b->neargs; i++) {
+        sb_printf(out, "%s(void *)(%s + ", i > 1 ? ", " : "", b->eargs[i].buf->name);
+        ex(out, b->eargs[i].view.offset);
+        sb_put(out, ")");
+    }
+    if (b->neargs == 1) sb_put(out, "NULL");
+    sb_put(out, "};\n        void *const cout[] = {");
+    for (int k = 0; k < c->nouts; k++) sb_printf(out, "%s%s", k ? ", " : "", c->outs[k]->name);
+    sb_put(out, "};\n");
+    for (int k = 0; k < 2; k++) {
+        const IrModule *bm = c->branch[k];
+        sb_printf(out, "        const int64_t csyms%d[] = {", k);
+        for (int i = 0; i < bm->nsyms; i++) {
+            bool have = false;
+            for (int j = 0; j < m->nsyms; j++) have |= strcmp(m->sym_names[j], bm->sym_names[i]) == 0;
+            if (!have) return mi_err(ctx, NULL, 0, 0, "cond branch '%s' uses size symbol %s that its caller does not have", c->names[k], bm->sym_names[i]);
+            sb_printf(out, "%s, ", bm->sym_names[i]);
+        }
+        sb_printf(out, "0}; (void)csyms%d;\n", k);
+    }
+    const char *pt = cu_type(b->eargs[0].buf->layout.dtype);
+    sb_printf(out, "        %s mi_pred;\n        MI_CK(cudaMemcpyAsync(&mi_pred, %s + ", pt, b->eargs[0].buf->name);
+    ex(out, b->eargs[0].view.offset);
+    sb_printf(out, ", sizeof mi_pred, cudaMemcpyDeviceToHost, mi_st));\n        MI_CK(cudaStreamSynchronize(mi_st));\n"
+                   "        if ((mi_pred ? %s(cin, cout, csyms0, mi_st) : %s(cin, cout, csyms1, mi_st)) != 0) return 1;\n    }\n",
+              br->fn[0], br->fn[1]);
+    return 0;
+}
+
+/* `static int NAME(d_in, d_out, syms, stream)`: every kernel of s in order on device pointers,
+ * intermediates from the stream-ordered pool. */
+static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, StrBuf *outp) {
+    const IrModule *m = s->ir;
+    StrBuf out;
+    sb_init(&out);
+    sb_printf(&out, "static int %s(void *const *d_in, void *const *d_out, const int64_t *syms, cudaStream_t mi_st)\n{\n"
+                    "    MiSyms mi_sy;\n    memset(&mi_sy, 0, sizeof mi_sy);\n    (void)d_in; (void)d_out; (void)syms;\n", fname);
     for (int i = 0; i < m->nsyms; i++)
         sb_printf(&out, "    const int64_t %s = syms[%d]; mi_sy.v[%d] = %s; (void)%s;\n", m->sym_names[i], i, i, m->sym_names[i], m->sym_names[i]);
     sb_put(&out, "    int mi_sms = 0;\n    MI_CK(cudaDeviceGetAttribute(&mi_sms, cudaDevAttrMultiProcessorCount, 0));\n");
@@ -307,13 +350,42 @@ char *codegen_cuda(MiCtx *ctx, const Schedule *s) {
                 sb_put(&out, " + 16, mi_st));\n");
             }
         }
-        if (g->is_extern) emit_extern_call(s->nodes[g->nodes[0]].buf, &out);
+        const Buffer *eb = g->is_extern ? s->nodes[g->nodes[0]].buf : NULL;
+        if (eb && eb->ext == EXT_COND) {
+            if (emit_cond_call(ctx, s, eb, &out) < 0) { free(allocated); sb_free(&out); return -1; }
+        } else if (eb) emit_extern_call(eb, &out);
         else cu_emit_launch(s, g, &out);
     }
     sb_put(&out, "    MI_CK(cudaGetLastError());\n");
     for (int i = 0; i < m->nbufs; i++)
         if (allocated[i] && s->reuse_of[i] < 0) sb_printf(&out, "    MI_CK(cudaFreeAsync(%s, mi_st));\n", m->bufs[i]->name);
     sb_put(&out, "    (void)mi_sms;\n    return 0;\n}\n\n");
+    free(allocated);
+    sb_put(outp, out.s);
+    sb_free(&out);
+    return 0;
+}
+
+char *codegen_cuda(MiCtx *ctx, const Schedule *s) {
+    const IrModule *m = s->ir;
+    StrBuf out;
+    sb_init(&out);
+    sb_put(&out, CODEGEN_CUDA_MARKER ": one __global__ kernel per fused group, then call() */\n");
+    sb_put(&out, prelude);
+    bool has_mm = false, has_sdpa = false;
+    int nsyms = 1;
+    if (scan_externs(ctx, s, &has_mm, &has_sdpa, &nsyms) < 0) { sb_free(&out); return NULL; }
+    sb_printf(&out, "struct MiSyms { int64_t v[%d]; };\nstruct MiStrides4 { int64_t s[4]; };\n\n", nsyms);
+    if (has_mm) sb_put(&out, gemm_src);
+    if (has_sdpa) sb_put(&out, sdpa_src);
+    if (emit_kernels(ctx, s, &out) < 0) { sb_free(&out); return NULL; }
+    /* ABI symbols */
+    sb_put(&out, "extern \"C\" const char *mi_sym_names[] = {");
+    for (int i = 0; i < m->nsyms; i++) sb_printf(&out, "\"%s\", ", m->sym_names[i]);
+    sb_put(&out, "NULL};\n");
+    sb_printf(&out, "extern \"C\" const int mi_num_outputs = %d;\n\n", m->noutputs);
+    sb_put(&out, "/* all kernels in order, on device pointers */\n");
+    if (emit_launch_fn(ctx, s, "mi_launch", &out) < 0) { sb_free(&out); return NULL; }
 
     /* host-side staging: storage bytes of each input and output */
     sb_put(&out, "static void mi_sizes(const int64_t *syms, size_t *in_bytes, size_t *out_bytes)\n{\n");
@@ -337,7 +409,6 @@ char *codegen_cuda(MiCtx *ctx, const Schedule *s) {
     sb_put(&out, "static const bool mi_input_mutated[] = {");
     for (int i = 0; i < m->ninputs; i++) sb_printf(&out, "%s, ", m->inputs[i]->mutated ? "true" : "false");
     sb_put(&out, "false};\n\n");
-    free(allocated);
     sb_put(&out,
         "/* copy inputs to the GPU, allocate outputs there */\n"
         "struct MiStage { void *d_in[64 + 1]; void *d_out[64 + 1]; size_t in_bytes[64 + 1], out_bytes[64 + 1]; };\n"

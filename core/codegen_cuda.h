@@ -6,12 +6,15 @@
  *     int mi_cuda_time(inputs, outputs, syms, int warmup, int reps, double *ms);   device-only
  *         timing of the kernels (inputs copied once, CUDA events around each run)
  *     const char *mi_cuda_error(void);         last CUDA error text
- * One __global__ function per fused group, named like the C backend's (cuda_fused_<ops>_<n>):
+ * One __global__ function per fused group (core/codegen_cuda_kernel.c), named like the C
+ * backend's (cuda_fused_<ops>_<n>); cond branches become launch functions of their own:
  *   - pointwise groups: a flat grid-stride loop over every element (float4 loads/stores for the
  *     buffers read and written contiguously when all of them are f32, with a scalar tail);
- *   - groups with reductions: one block per output row (grid-stride over rows), threads stride the
- *     row, then a block reduction with warp shuffles (__shfl_xor_sync) through shared memory;
- *     welford (var_mean) combines (mean, m2, n) triples.
+ *   - groups with reductions: one block per output row (grid-stride over rows); static rows up
+ *     to 16384 elements stay in registers across the group's nodes ("persistent rows"), longer
+ *     or symbolic rows are strided; block reductions with warp shuffles (__shfl_xor_sync) through
+ *     shared memory; welford (var_mean) as (mean, m2, n); reductions over a strided dim with a
+ *     contiguous output dim use 8 x 128 blocks (column reductions).
  * The first line is CODEGEN_CUDA_MARKER, which is how core/runtime.c knows to build with nvcc. */
 #ifndef CODEGEN_CUDA_H
 #define CODEGEN_CUDA_H

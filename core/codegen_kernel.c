@@ -312,10 +312,11 @@ static IrVal c_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
     case IOP_MUL: return em_tmp(e, dt, "%s * %s", x, y);
     case IOP_TRUEDIV: return em_tmp(e, dt, "%s / %s", x, y);
     case IOP_POW: return em_tmp(e, dt, "pow%s(%s, %s)", sf, x, y);
-    /* torch.maximum/minimum (and clamp) propagate NaN; fmax/fmin would drop it */
-    case IOP_MAXIMUM: return fl ? em_tmp(e, dt, "(%s != %s || %s != %s) ? %s + %s : fmax%s(%s, %s)", x, x, y, y, x, y, sf, x, y)
+    /* torch.maximum/minimum (and clamp) propagate NaN (fmax/fmin would drop it); on +0/-0 ties
+     * the second operand, as the reference and the IR interpreter give it */
+    case IOP_MAXIMUM: return fl ? em_tmp(e, dt, "(%s != %s || %s != %s) ? %s + %s : (%s > %s ? %s : %s)", x, x, y, y, x, y, x, y, x, y)
                                 : em_tmp(e, dt, "%s > %s ? %s : %s", x, y, x, y);
-    case IOP_MINIMUM: return fl ? em_tmp(e, dt, "(%s != %s || %s != %s) ? %s + %s : fmin%s(%s, %s)", x, x, y, y, x, y, sf, x, y)
+    case IOP_MINIMUM: return fl ? em_tmp(e, dt, "(%s != %s || %s != %s) ? %s + %s : (%s < %s ? %s : %s)", x, x, y, y, x, y, x, y, x, y)
                                 : em_tmp(e, dt, "%s < %s ? %s : %s", x, y, x, y);
     case IOP_EQ: return em_tmp(e, dt, "%s == %s", x, y);
     case IOP_NE: return em_tmp(e, dt, "%s != %s", x, y);
@@ -651,6 +652,17 @@ typedef struct Seg {
 static void put_ind(StrBuf *sb, int depth) {
     for (int i = 0; i < depth; i++) sb_put(sb, "    ");
 }
+/* Parallel loops get an if() clause: run on one thread unless every thread gets at least
+ * MI_PAR_MIN_CHUNK iterations of the body (Inductor's C++ backend also keeps small kernels
+ * serial). On tiny loops waking the team costs more than the loop, and on a loaded machine a
+ * descheduled team member turns a microsecond kernel into a millisecond one. */
+#define MI_PAR_MIN_CHUNK 4096
+static void par_if(StrBuf *out, const LoopBody *lb) {
+    sb_put(out, " if(");
+    for (int v = 0; v < lb->nvars; v++) { sb_putc(out, '('); codegen_expr_c(lb->ranges[v], out); sb_put(out, ") * "); }
+    sb_printf(out, "(int64_t)1 >= (int64_t)%d * omp_get_max_threads())", MI_PAR_MIN_CHUNK);
+}
+
 static void line(StrBuf *sb, int depth, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void line(StrBuf *sb, int depth, const char *fmt, ...) {
     put_ind(sb, depth);
@@ -831,8 +843,8 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
             snprintf(li, sizeof li, "%*s", 4 * d > 250 ? 250 : 4 * d, "");
             bool prag = false;
             if (mode == EM_ROW && mo == 0 && v == 0) {   /* no outer loop: parallelize this one */
-                if (!has_red) { sb_printf(out, "%s#pragma omp parallel for%s\n", li, nv == 1 ? " simd" : ""); prag = true; }
-                else if (e.only_clauses && e.simd_ok) { sb_printf(out, "%s#pragma omp parallel for%s%s\n", li, nv == 1 ? " simd" : "", cl); prag = true; }
+                if (!has_red) { sb_printf(out, "%s#pragma omp parallel for%s", li, nv == 1 ? " simd" : ""); par_if(out, lb); sb_putc(out, '\n'); prag = true; }
+                else if (e.only_clauses && e.simd_ok) { sb_printf(out, "%s#pragma omp parallel for%s%s", li, nv == 1 ? " simd" : "", cl); par_if(out, lb); sb_putc(out, '\n'); prag = true; }
             }
             if (!prag && innermost && mode == EM_ROW && e.simd_ok) sb_printf(out, "%s#pragma omp simd%s\n", li, cl);
             emit_loop_header(out, li, lb, v);
@@ -892,8 +904,10 @@ int cg_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *o
     int nrowloc = col ? 0 : find_rowlocals(s, g, mo, rowloc, rowsz);
     char ind[256] = "    ";
     if (mo > 0) {
-        if (mo > 1) sb_printf(out, "    #pragma omp parallel for collapse(%d)\n", mo);
-        else sb_put(out, "    #pragma omp parallel for\n");
+        if (mo > 1) sb_printf(out, "    #pragma omp parallel for collapse(%d)", mo);
+        else sb_put(out, "    #pragma omp parallel for");
+        par_if(out, b0);
+        sb_putc(out, '\n');
         for (int v = 0; v < mo; v++) {
             if (col && v == mo - 1) {
                 StrBuf r;

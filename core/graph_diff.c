@@ -58,8 +58,9 @@ char *text_diff(const char *ta, const char *tb, const char *name_a, const char *
         int i = 0, j = 0;
         while (i < m || j < n) {
             if (i < m && j < n && line_eq(&a, pre + i, &b, pre + j)) { ops[no++] = (DOp){' ', pre + i}; i++; j++; }
-            else if (j < n && (i == m || AT(i, j + 1) >= AT(i + 1, j))) { ops[no++] = (DOp){'+', pre + j}; j++; }
-            else { ops[no++] = (DOp){'-', pre + i}; i++; }
+            /* on a tie, removed lines first: '-' before '+' as diff -u prints a changed block */
+            else if (i < m && (j == n || AT(i + 1, j) >= AT(i, j + 1))) { ops[no++] = (DOp){'-', pre + i}; i++; }
+            else { ops[no++] = (DOp){'+', pre + j}; j++; }
         }
 #undef AT
         free(L);

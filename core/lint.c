@@ -28,7 +28,8 @@ static void problem(Lint *l, const Node *n, const char *fmt, ...) {
     va_end(ap);
     int line = n ? n->src_line : 0;
     if (l->report) {
-        if (line) sb_printf(l->report, "line %d: ", line);
+        if (line && l->g->source && *l->g->source) sb_printf(l->report, "%s:%d: ", l->g->source, line);
+        else if (line) sb_printf(l->report, "line %d: ", line);
         sb_printf(l->report, "%s", l->prefix);
         if (n) sb_printf(l->report, "node '%s': ", n->name ? n->name : "?");
         sb_printf(l->report, "%s\n", msg);

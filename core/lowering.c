@@ -582,14 +582,15 @@ static int lower_composite(Lower *L, const Node *n) {
 #define GT0(a) mk_math(L, IOP_GT, DT_BOOL, (a), C(0), NULL)
     const IrFn *f = NULL;
     int nt = 1;
-    if (!strcmp(op, "silu")) f = M2(IOP_MUL, x, M1(IOP_SIGMOID, x));
+    /* the step order of PyTorch's CPU kernels, so that f32 rounding agrees step by step */
+    if (!strcmp(op, "silu")) f = M2(IOP_TRUEDIV, x, M2(IOP_ADD, C(1), M1(IOP_EXP, M1(IOP_NEG, x))));
     else if (!strcmp(op, "softplus")) f = softplus_fn(L, x, arg_num(n, 1, "beta", 1), arg_num(n, 2, "threshold", 20), dt);
-    else if (!strcmp(op, "mish")) f = M2(IOP_MUL, x, M1(IOP_TANH, softplus_fn(L, x, 1, 20, dt)));
+    else if (!strcmp(op, "mish")) f = M2(IOP_MUL, x, M1(IOP_TANH, M1(IOP_LOG1P, M1(IOP_EXP, x))));
     else if (!strcmp(op, "leaky_relu"))
         f = mk_math(L, IOP_WHERE, dt, GT0(x), x, M2(IOP_MUL, x, C(arg_num(n, 1, "negative_slope", 0.01))));
     else if (!strcmp(op, "elu")) {
         double alpha = arg_num(n, 1, "alpha", 1), scale = arg_num(n, 2, "scale", 1), iscale = arg_num(n, 3, "input_scale", 1);
-        const IrFn *neg = M2(IOP_MUL, M1(IOP_EXPM1, iscale == 1 ? x : M2(IOP_MUL, x, C(iscale))), C(alpha * scale));
+        const IrFn *neg = M2(IOP_MUL, M1(IOP_EXPM1, iscale == 1 ? x : M2(IOP_MUL, x, C(iscale))), C(dt == DT_F32 ? (double)(float)(alpha * scale) : alpha * scale));
         f = mk_math(L, IOP_WHERE, dt, GT0(x), scale == 1 ? x : M2(IOP_MUL, x, C(scale)), neg);
     } else if (!strcmp(op, "hardsigmoid") || !strcmp(op, "hardswish")) {
         const IrFn *r6 = M2(IOP_MINIMUM, M2(IOP_MAXIMUM, M2(IOP_ADD, x, C(3)), C(0)), C(6));

@@ -8,7 +8,10 @@
 #include <math.h>
 #include <string.h>
 
-typedef struct PwParams { double alpha; int64_t ialpha; int round; int gelu_tanh; double lo, hi; bool has_lo, has_hi; } PwParams;
+typedef struct PwParams { double alpha; int64_t ialpha; int round; int gelu_tanh; double lo, hi; bool has_lo, has_hi;
+                         bool f32; /* computing in f32: composite ops round each step, as torch's kernels do */ } PwParams;
+/* one step of a composite op: rounded to float when the op computes in f32 */
+#define R(v) (p->f32 ? (double)(float)(v) : (double)(v))
 typedef double (*PwF)(const double *x, const PwParams *p);
 typedef int64_t (*PwI)(const int64_t *x, const PwParams *p);
 
@@ -72,10 +75,15 @@ static int64_t i_div(const int64_t *x, const PwParams *p) {   /* only reached wi
     if (x[1] == 0 || (x[0] == INT64_MIN && x[1] == -1)) return 0;
     return p->round == 2 ? idiv_floor(x[0], x[1]) : x[0] / x[1];
 }
+/* the composite ops below follow the step order of PyTorch's CPU kernels (GeluKernel,
+ * silu/mish/softplus/hardswish in Activation.cpp), each step in the compute dtype */
 static double f_gelu(const double *x, const PwParams *p) {
     double a = x[0];
-    if (p->gelu_tanh) return 0.5 * a * (1 + tanh(sqrt(2 / M_PI) * (a + 0.044715 * a * a * a)));
-    return 0.5 * a * (1 + erf(a / sqrt(2.0)));
+    if (p->gelu_tanh) {
+        double cube = R(R(a * a) * a), inner = R(sqrt(2 / M_PI) * R(a + R(0.044715 * cube)));
+        return R(a * 0.5) * R(1 + R(tanh(inner)));
+    }
+    return R(a * 0.5) * R(1 + R(erf(R(a * M_SQRT1_2))));
 }
 static double f_clamp(const double *x, const PwParams *p) {
     double a = x[0];
@@ -97,7 +105,7 @@ F1(f_abs, fabs(a))          I1(i_abs, a < 0 ? (int64_t)(0 - (uint64_t)a) : a)
 F1(f_exp, exp(a))           F1(f_log, log(a))
 F1(f_sqrt, sqrt(a))         F1(f_rsqrt, 1 / sqrt(a))
 F1(f_tanh, tanh(a))         F1(f_sigmoid, 1 / (1 + exp(-a)))
-F1(f_relu, isnan(a) ? a : a > 0 ? a : 0)  I1(i_relu, a > 0 ? a : 0)
+F1(f_relu, a < 0 ? 0 : a)   /* nan and -0 pass through, as clamp_min(x, 0) gives them */  I1(i_relu, a > 0 ? a : 0)
 F1(f_erf, erf(a))           F1(f_erfc, erfc(a))
 F1(f_sin, sin(a))           F1(f_cos, cos(a))           F1(f_tan, tan(a))
 F1(f_asin, asin(a))         F1(f_acos, acos(a))         F1(f_atan, atan(a))
@@ -107,16 +115,16 @@ F1(f_log10, log10(a))       F1(f_exp2, exp2(a))         F1(f_recip, 1 / a)
 F1(f_floor, floor(a))       F1(f_ceil, ceil(a))         F1(f_round, nearbyint(a))
 F1(f_trunc, trunc(a))       I1(i_ident, a)
 F1(f_sign, (a > 0) - (a < 0))   /* torch's kernel: sign(nan) = 0 */  I1(i_sign, a > 0 ? 1 : a < 0 ? -1 : 0)
-F1(f_silu, a / (1 + exp(-a)))
-F1(f_hardsigmoid, fmin_nan(fmax_nan(a + 3, 0), 6) / 6)
-F1(f_hardswish, a * fmin_nan(fmax_nan(a + 3, 0), 6) / 6)
-F1(f_mish, a * tanh(a > 20 ? a : log1p(exp(a))))
+static double f_silu(const double *x, const PwParams *p) { return x[0] / R(1 + R(exp(-x[0]))); }
+static double f_hardsigmoid(const double *x, const PwParams *p) { return fmin_nan(fmax_nan(R(x[0] + 3), 0), 6) / 6; }
+static double f_hardswish(const double *x, const PwParams *p) { return R(x[0] * fmin_nan(fmax_nan(R(x[0] + 3), 0), 6)) / 6; }
+static double f_mish(const double *x, const PwParams *p) { return x[0] * R(tanh(R(log1p(R(exp(x[0])))))); }
 static double f_softplus(const double *x, const PwParams *p) {   /* beta in alpha, threshold in hi */
-    double bx = x[0] * p->alpha;
-    return bx > p->hi ? x[0] : log1p(exp(bx)) / p->alpha;
+    double bx = R(x[0] * p->alpha);
+    return bx > p->hi ? x[0] : R(log1p(R(exp(bx)))) / p->alpha;
 }
 /* elu(x, alpha, scale, input_scale): alpha in alpha, scale in hi, input_scale in lo */
-static double f_elu(const double *x, const PwParams *p) { return x[0] > 0 ? p->hi * x[0] : p->alpha * p->hi * expm1(x[0] * p->lo); }
+static double f_elu(const double *x, const PwParams *p) { return x[0] > 0 ? p->hi * x[0] : R(expm1(R(x[0] * p->lo))) * R(p->alpha * p->hi); }
 F1(f_lgamma, lgamma(a))
 F1(f_isnan, isnan(a) ? 1 : 0)   F1(f_isinf, isinf(a) ? 1 : 0)
 F1(f_lnot, a == 0)          I1(i_lnot, a == 0)
@@ -367,6 +375,7 @@ static int pw_eval(const OpCall *c, IValue *out) {
     if (pw_shape_spec(&sa, sp, &m, ops, &common)) goto done;
     PwParams p;
     pw_params(&sa, sp, &p);
+    p.f32 = common == DT_F32;
     if (c->op->flags & OPF_INPLACE) {
         /* compute into a fresh tensor (operands may alias self), then copy into self */
         TensorMeta fm = m;

@@ -3,7 +3,8 @@
  * alias, full slices, slice_scatter of a whole tensor, repeat by ones, zero padding,
  * same-dtype casts, int ceil/floor/round/trunc, pow 1, single-input cat, same-shape view.
  * The op's result must have the same meta as the input, and no new aliasing between graph
- * inputs and outputs may appear. One forward sweep, O(n). */
+ * inputs and outputs may appear; a copy of a tensor that an in-place op writes (a mutated
+ * input) stays when it is read after that write. One forward sweep. */
 #include "passes.h"
 #include "ops.h"
 
@@ -125,6 +126,9 @@ int pass_remove_noop_ops(PassCtx *pc, Graph *g) {
     bool *dead = mi_xcalloc(n + 1, sizeof(bool));
     int *root = mi_xcalloc(n + 1, sizeof(int));
     bool *in_store = mi_xcalloc(n + 1, sizeof(bool)), *out_store = mi_xcalloc(n + 1, sizeof(bool));
+    int *first_mut = mi_xmalloc((n + 1) * sizeof(int));   /* storage root -> first in-place write */
+    for (int i = 0; i <= n; i++) first_mut[i] = n;
+    graph_compute_users(g);
     Node *out = graph_output(g);
     /* storage roots: a view shares its input's storage */
     for (int i = 0; i < n; i++) {
@@ -133,6 +137,9 @@ int pass_remove_noop_ops(PassCtx *pc, Graph *g) {
         if (is_view(x) && x->nargs > 0 && x->args[0].kind == V_NODE && x->args[0].node->id >= 0)
             root[i] = root[x->args[0].node->id];
         if (x->kind == N_PLACEHOLDER) in_store[root[i]] = true;
+        if (x->kind == N_CALL_FUNCTION && x->op && (x->op->flags & OPF_INPLACE) && x->nargs > 0 &&
+            x->args[0].kind == V_NODE && x->args[0].node->id >= 0)
+            if (first_mut[root[x->args[0].node->id]] > i) first_mut[root[x->args[0].node->id]] = i;
     }
     if (out && out->nargs > 0) {
         const Value *o = &out->args[0];
@@ -154,6 +161,15 @@ int pass_remove_noop_ops(PassCtx *pc, Graph *g) {
         int ns = root[i], ss = root[src->id];
         bool node_is_view = ns == ss;
         if (!node_is_view && out_store[ns] && (in_store[ss] || out_store[ss])) continue;
+        /* a copy of a tensor that an in-place op (the copy_ epilogue of a mutated input, say)
+         * writes is not a no-op for readers after that write: they must keep the value from
+         * before it; nor is a copy that is itself written in place */
+        if (!node_is_view && first_mut[ns] < n) continue;
+        if (!node_is_view && first_mut[ss] < n) {
+            bool late = false;
+            for (int u = 0; u < x->nusers && !late; u++) late = x->users[u]->id > first_mut[ss];
+            if (late) continue;
+        }
         if (node_is_view && out && out->nargs > 0 && out->args[0].kind == V_NODE && out->args[0].node == x &&
             (src->kind == N_PLACEHOLDER || src == out->args[0].node)) continue;
         map[i] = src;
@@ -165,6 +181,6 @@ int pass_remove_noop_ops(PassCtx *pc, Graph *g) {
         pu_replace_uses(g, map);
         pu_remove_nodes(g, dead);
     }
-    free(map); free(dead); free(root); free(in_store); free(out_store);
+    free(map); free(dead); free(root); free(in_store); free(out_store); free(first_mut);
     return 0;
 }

@@ -394,6 +394,22 @@ const Graph *pm_graph_at(const PassManager *pm, int k) {
 }
 bool pm_has_inputs(const PassManager *pm) { return pm->inputs != NULL; }
 
+void pm_set_inputs(PassManager *pm, const IValue *inputs, int ninputs) {
+    ivalues_free(pm->inputs, pm->ninputs);
+    if (pm->ref_outs) interp_free_outputs(pm->ref_outs, pm->nref_outs);
+    ivalues_free(pm->ref_ins, pm->nref_ins);
+    pm->inputs = NULL; pm->ninputs = 0;
+    pm->ref_outs = NULL; pm->nref_outs = 0;
+    pm->ref_ins = NULL; pm->nref_ins = 0;
+    pm->have_ref = false;
+    if (inputs && ninputs > 0) {
+        pm->ninputs = ninputs;
+        pm->inputs = mi_xcalloc(ninputs, sizeof *pm->inputs);
+        for (int i = 0; i < ninputs; i++) ivalue_clone(pm->ctx, &inputs[i], &pm->inputs[i]);
+        pm_compute_ref(pm);
+    }
+}
+
 /* Same nodes in the same order with the same targets, arguments (node refs by position),
  * metas and stacks: the printed graphs would be equal. O(n). */
 static bool values_same(const Value *a, const Value *b) {

@@ -163,6 +163,9 @@ int pm_set_break(PassManager *pm, const char *name);
 
 /* Checks. */
 bool pm_has_inputs(const PassManager *pm);
+/* Set the inputs of the numerics checks from now on, keeping the computed states and the
+ * steps already recorded (their checks stay as they ran). */
+void pm_set_inputs(PassManager *pm, const IValue *inputs, int ninputs);
 /* Index of the first recorded step whose lint or numerics check failed, -1 if none. */
 int pm_first_failure(const PassManager *pm);
 /* Run every pass (no checks along the way), then binary-search the states for the first one

@@ -42,7 +42,7 @@ typedef struct RtModule {
     const char *const *sym_names;   /* mi_sym_names */
     int nsyms;
     int num_outputs;         /* mi_num_outputs */
-    /* CUDA modules (core/codegen_cuda.h; built with nvcc, see runtime_cuda.c): */
+    /* CUDA modules (core/codegen_cuda.h; rt_compile builds them with nvcc): */
     bool is_cuda;
     int (*cuda_time)(void *const *inputs, void *const *outputs, const int64_t *syms, int warmup,
                      int reps, double *ms);    /* mi_cuda_time: device-only timing */

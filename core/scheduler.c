@@ -283,7 +283,7 @@ const char *sched_group_name(const Schedule *s, int g, char *buf, size_t n) {
 }
 
 static void record(Schedule *s, const char *a, const char *b, bool acc, int64_t score, const char *why) {
-    for (int i = 0; i < s->ndecisions; i++)   /* a rejection is listed once */
+    for (int i = s->ndecisions > 256 ? s->ndecisions - 256 : 0; i < s->ndecisions; i++)   /* a rejection is listed once (recent ones) */
         if (!acc && !s->decisions[i].accepted && strcmp(s->decisions[i].a, a) == 0 && strcmp(s->decisions[i].b, b) == 0) return;
     if (s->ndecisions == s->capdecisions) {
         s->capdecisions = s->capdecisions ? 2 * s->capdecisions : 16;

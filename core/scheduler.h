@@ -1,10 +1,12 @@
 /* scheduler.h — IR buffers -> ordered, fused kernels (Inductor's scheduler.py, small).
  *
  * Every computed/extern buffer becomes a SchedNode with its MemoryDep/StarDep reads and writes.
- * Groups start as one node each; fusion rounds merge the best-scoring legal pair (score = bytes
- * of buffers the two share) until nothing changes. A group is one kernel: an outer loop nest over
- * `nouter` shared dims, inside which each node runs its own inner loop (pointwise elements or a
- * reduction over the row). Every decision is kept in `decisions` for the shell. */
+ * Groups start as one node each; fusion rounds try the pairs of groups that share a buffer, best
+ * score first (score = bytes of buffers the two share), merging every legal one, until a round
+ * merges nothing (work ~ deps, not nodes^2: 10 000 nodes schedule in ~0.1 s). A group is one
+ * kernel: an outer loop nest over `nouter` shared dims, inside which the nodes run their inner
+ * loops (pointwise elements or a reduction over the row; nodes with equal inner loops share one,
+ * see core/codegen_kernel.c). Decisions (the first MAX_DECISIONS) are kept for the shell. */
 #ifndef SCHEDULER_H
 #define SCHEDULER_H
 

@@ -65,16 +65,27 @@ static const char *const default_artifacts[] = {
 static int list_compiles(Session *s, const char *log, TraceCompileList *cl) {
     if (trace_list_compiles(s->ctx, log, cl) < 0) return -1;
     fprintf(s->out, "%s: %d compile%s\n", log, cl->n, cl->n == 1 ? "" : "s");
+    int w = 40;     /* the status column fits the longest status (restart/failure reasons) */
+    for (int i = 0; i < cl->n; i++) {
+        int l = (int)strlen(cl->c[i].status);
+        if (l > w) w = l > 80 ? 80 : l;
+    }
     for (int i = 0; i < cl->n; i++) {
         const TraceCompileInfo *c = &cl->c[i];
         int graphs = 0;
         for (int a = 0; a < c->n_artifacts; a++)
             for (int d = 0; default_artifacts[d]; d++)
                 if (strcmp(c->artifacts[a], default_artifacts[d]) == 0) graphs++;
-        fprintf(s->out, "  %-8s %-40s %d artifacts%s\n", c->id, c->status, c->n_artifacts,
+        fprintf(s->out, "  %-8s %-*s %d artifacts%s\n", c->id, w, c->status, c->n_artifacts,
                 graphs ? ", has a graph" : "");
         char cg[600];
         if (*trace_cudagraph_summary(c, cg, sizeof cg)) fprintf(s->out, "  %-8s cudagraphs: %s\n", "", cg);
+    }
+    if (cl->n_issues > 0) {     /* a truncated or damaged log: say where, before anything fails */
+        const TraceIssue *is = &cl->first_issue;
+        fprintf(s->err, "warning: %s:%ld: %s%s%s (%ld problem line%s in the log; "
+                "'minductor tlparse %s' lists them)\n", log, is->line, trace_issue_kind_name(is->kind),
+                is->detail[0] ? ": " : "", is->detail, cl->n_issues, cl->n_issues == 1 ? "" : "s", log);
     }
     return 0;
 }
@@ -101,12 +112,35 @@ static Graph *load_from_log(Session *s, const char *log, const char *cid, const 
 }
 #endif
 
+/* What a user who typed `load DIR` probably meant: a recorded case's graph, or a log in it. */
+static const char *dir_hint(const char *dir, char *buf, size_t n) {
+    buf[0] = 0;
+    DIR *d = opendir(dir);
+    if (!d) return buf;
+    int logs = 0;
+    bool graph = false;
+    char first_log[256] = "";
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l > 4 && !strcmp(e->d_name + l - 4, ".log") && !logs++) snprintf(first_log, sizeof first_log, "%s", e->d_name);
+        if (!strcmp(e->d_name, "pre_post_grad.py")) graph = true;
+    }
+    closedir(d);
+    const char *sep = dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/";
+    if (graph) snprintf(buf, n, " (try 'load %s%spre_post_grad.py; inputs %s')", dir, sep, dir);
+    else if (logs == 1) snprintf(buf, n, " (try 'load %s%s%s')", dir, sep, first_log);
+    else if (logs > 1) snprintf(buf, n, " (%d logs here: 'load %s%sFILE.log', or 'report --all-ranks %s')", logs, dir, sep, dir);
+    return buf;
+}
+
 int cmd_load(Session *s, int argc, char **argv) {
     if (argc < 2 || argc > 4) return usage_error(s, "load");
     const char *path = argv[1];
     struct stat st;
     if (stat(path, &st) != 0) return mi_err(s->ctx, path, 0, 0, "no such file");
-    if (S_ISDIR(st.st_mode)) return mi_err(s->ctx, path, 0, 0, "is a directory, not a graph file");
+    char hint[1200];
+    if (S_ISDIR(st.st_mode)) return mi_err(s->ctx, path, 0, 0, "is a directory, not a graph file%s", dir_hint(path, hint, sizeof hint));
     Graph *g = NULL;
     char picked[96] = "";
     if (looks_like_trace_log(path)) {
@@ -128,10 +162,12 @@ int cmd_load(Session *s, int argc, char **argv) {
             char cid[64] = "";
             if (ngraph == 1) snprintf(cid, sizeof cid, "%s", cl.c[pick].id);
             trace_compile_list_free(&cl);
-            if (ngraph != 1)
-                return mi_err(s->ctx, path, 0, 0, "%s; give one: load %s COMPILE_ID [ARTIFACT]",
-                              ngraph ? "several compiles have graphs" : "no compile has a graph",
-                              path);
+            if (ngraph > 1)
+                return mi_err(s->ctx, path, 0, 0, "several compiles have graphs; give one: load %s COMPILE_ID [ARTIFACT]", path);
+            if (ngraph == 0)
+                return mi_err(s->ctx, path, 0, 0, "no compile has a graph artifact (%s, %s, ...); "
+                              "to load another FX artifact name it: load %s COMPILE_ID ARTIFACT",
+                              default_artifacts[0], default_artifacts[1], path);
             g = load_from_log(s, path, cid, NULL);
             snprintf(picked, sizeof picked, "compile %s", cid);
         } else {

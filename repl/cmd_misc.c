@@ -239,6 +239,11 @@ int cmd_save(Session *s, int argc, char **argv) {
     if (s->pm && pm_cursor(s->pm) > 0) sb_printf(&sb, "goto %d\n", pm_cursor(s->pm));
 #endif
     if (s->cs) sb_put(&sb, "lower\n");
+    if (s->scope) {             /* the entered subgraph, one `enter` per level ("a.b") */
+        const char *p = s->scope;
+        for (const char *dot; (dot = strchr(p, '.')); p = dot + 1) sb_printf(&sb, "enter %.*s\n", (int)(dot - p), p);
+        sb_printf(&sb, "enter %s\n", p);
+    }
     if (s->trace_on) sb_printf(&sb, "# tracing was on: trace on %s\n", s->trace_path);
     int rc = mi_write_file(s->ctx, argv[2], sb.s, sb.len);
     if (rc == 0) fprintf(s->out, "saved session to %s\n", argv[2]);

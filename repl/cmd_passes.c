@@ -81,7 +81,8 @@ static void trace_steps(Session *s, int from, int to) {
         if (vg && vr) svg = viz_render_data(s->ctx, vr, vg, "svg", NULL);
         viz_free(vg);
         mi_clear_err(s->ctx);
-        trace_pass_step(s->ctx->trace, i, pm_pass_name(s->pm, i), text, diff, svg);
+        /* numbered like the shell's steps: minductor_pass_01_functionalize is `step 1` */
+        trace_pass_step(s->ctx->trace, i + 1, pm_pass_name(s->pm, i), text, diff, svg);
         free(text); free(diff); free(svg);
     }
 #else
@@ -236,6 +237,8 @@ int cmd_diff(Session *s, int argc, char **argv) {
     if (!require_pm(s)) return -1;
     int k = pm_cursor(s->pm);
     if (argc == 2 && parse_step(s, argv[1], &k) < 0) return -1;
+    if (k == 0 && argc == 2)
+        return mi_err(s->ctx, "", 0, 0, "step 0 is the loaded graph: nothing to diff (steps are 1..%d)", pm_num_passes(s->pm));
     if (k == 0) return mi_err(s->ctx, "", 0, 0, "no pass applied yet: nothing to diff (try 'step')");
     int i = k - 1;
     if (!pm_graph_at(s->pm, i) || !pm_graph_at(s->pm, k))

@@ -1,6 +1,7 @@
 /* lineedit.c — line input for the shell (see lineedit.h). Readline's completion callback
  * takes no user data, so the session being completed is kept in one file-level pointer set by
- * le_open: the only such variable in the program, and only touched in interactive mode. */
+ * le_open; a signal handler takes none either, so Ctrl-C's jump target is file-level too:
+ * the only such variables in the program, and only touched in interactive mode. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +98,15 @@ char **le_candidates(Session *s, const char *line, int start, const char *prefix
 }
 
 #ifdef HAVE_LINE_EDITING
+#include <setjmp.h>
+#include <signal.h>
+/* Ctrl-C at the prompt drops the line being typed and gives a fresh prompt (as bash and
+ * python do) instead of killing the shell and its loaded graph. The handler is installed only
+ * while readline waits for input (le_read), so Ctrl-C during a command still stops the
+ * program. The jump target has to be file-level: a signal handler gets no user data. */
+static sigjmp_buf at_prompt;
+static void on_sigint(int sig) { (void)sig; siglongjmp(at_prompt, 1); }
+
 static Session *completing;    /* see the comment at the top */
 static char **cand;
 static int cand_i;
@@ -143,7 +153,14 @@ LineEditor *le_open(Session *s, bool interactive) {
 char *le_read(LineEditor *le, const char *prompt) {
 #ifdef HAVE_LINE_EDITING
     if (le->interactive) {
+        struct sigaction sa, old;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_sigint;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, &old);
+        if (sigsetjmp(at_prompt, 1)) fputc('\n', stdout);    /* back here after Ctrl-C */
         char *line = readline(prompt);
+        sigaction(SIGINT, &old, NULL);
         if (!line) return NULL;
         const char *p = line;
         while (*p == ' ' || *p == '\t') p++;

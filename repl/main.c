@@ -63,6 +63,9 @@ static int repl(Session *s, bool interactive, bool quiet) {
 }
 
 int main(int argc, char **argv) {
+    /* progress and errors go to stderr (unbuffered): line-buffer stdout so that the two stay
+     * in order when both are piped into one file or a pager */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc >= 2 && !strcmp(argv[1], "tlparse")) {
 #ifdef HAVE_TRACE
         MiCtx *ctx = mi_ctx_new();

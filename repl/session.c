@@ -124,7 +124,15 @@ int session_ensure_inputs(Session *s) {
     if (interp_random_inputs(s->ctx, s->graph, NULL, 0, &in, &n) < 0) return -1;
     char args[64];
     snprintf(args, sizeof args, "random %llu", (unsigned long long)s->ctx->seed);
-    session_set_inputs(s, in, n, args);
+    /* Implicit inputs (exec after lower/sched) must not throw away the pass history or the
+     * compiled state: hand them to the pass manager for the checks from here on. */
+    session_free_inputs(s->inputs, s->ninputs);
+    s->inputs = in; s->ninputs = n;
+    free(s->inputs_args);
+    s->inputs_args = mi_xstrdup(args);
+#ifdef HAVE_PASSES
+    if (s->pm) pm_set_inputs(s->pm, in, n);
+#endif
     return 0;
 }
 

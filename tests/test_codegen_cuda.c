@@ -132,6 +132,16 @@ int main(void) {
     ok(has(rd, "mi_col_reduce(") && has(rd, "dim3(8, 128)"), "reductions: sum over dim 0 as a column reduction (8 x 128 blocks)");
     ok(has(rd, "= mi_red0.m2;") || has(rd, "= mi_red1.m2;"), "the second welford output reuses the first reduction");
 
+    /* higher_order.cond: branch launch functions, the predicate read back from the GPU */
+    char *cd = gen_case(ctx, "hop_cond", names, sizeof names);
+    ok(has(cd, "static int true_graph_0(void *const *d_in, void *const *d_out, const int64_t *syms, cudaStream_t mi_st)") &&
+       has(cd, "true_graph_0_cuda_fused_mul_sin_0<<<") && has(cd, "false_graph_0_cuda_fused_add_cos_0<<<"),
+       "cond: each branch is a launch function with its own kernels");
+    ok(has(cd, "MI_CK(cudaMemcpyAsync(&mi_pred, buf1 + 0LL, sizeof mi_pred, cudaMemcpyDeviceToHost, mi_st));") &&
+       has(cd, "if ((mi_pred ? true_graph_0(cin, cout, csyms0, mi_st) : false_graph_0(cin, cout, csyms1, mi_st)) != 0) return 1;"),
+       "cond: the predicate is copied to the host and picks the branch");
+    free(cd);
+
     /* symbolic row length: the generic block-per-row kernel with per-element welford */
     char *dyn = gen_text(ctx,
         "class <lambda>(torch.nn.Module):\n"

@@ -18,7 +18,8 @@
  *   "minductor_pass_<NN>_<pass>_svg"    payload: SVG picture of the graph (shown as <img>)
  *   "minductor_graph_svg"               payload: SVG of the loaded graph
  *   "before_post_grad_graph", "inductor_post_grad_graph", "inductor_output_code" as PyTorch.
- * trace_pass_step() writes the first three in one call. NN is two digits (00, 01, ...).
+ * trace_pass_step() writes the first three in one call. NN is two digits; the shell numbers
+ * them like its steps (01 = the first pass).
  *
  * Reading streams line by line: memory depends on the largest payload, not the log size. */
 #ifndef TRACE_H
@@ -180,7 +181,11 @@ typedef struct TraceCompileInfo {
     int n_cg_events;            /* chromium events about cudagraphs (CUDAGraphNode.record, ...) */
     char cg_event_names[200];   /* their distinct names, ", "-separated */
 } TraceCompileInfo;
-typedef struct TraceCompileList { int n; TraceCompileInfo *c; } TraceCompileList;
+typedef struct TraceCompileList {
+    int n; TraceCompileInfo *c;
+    long n_issues;              /* malformed/truncated lines the reader skipped or flagged */
+    TraceIssue first_issue;     /* the first of them (line 0 when none) */
+} TraceCompileList;
 /* Every compile id of a log, in first-seen order, with its payload-bearing artifacts. */
 int trace_list_compiles(MiCtx *ctx, const char *log_path, TraceCompileList *out);
 void trace_compile_list_free(TraceCompileList *l);

@@ -154,6 +154,10 @@ int trace_list_compiles(MiCtx *ctx, const char *log_path, TraceCompileList *out)
         }
     }
     free(acap);
+    out->n_issues = trace_stats_failures(trace_reader_stats(rd));
+    int nis = 0;
+    const TraceIssue *is = trace_reader_issues(rd, &nis);
+    if (nis > 0) out->first_issue = is[0];
     trace_reader_close(rd);
     if (rc < 0) { trace_compile_list_free(out); return -1; }
     return 0;

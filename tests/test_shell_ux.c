@@ -1,0 +1,306 @@
+/* test_shell_ux.c — what a user trips over in the shell, each found by using it: `exec` after
+ * `lower; sched` keeps the pass history and the compiled state (no second "lowering first");
+ * stdout and stderr stay in order when both go to one pipe; a truncated TORCH_TRACE log is
+ * named with its line on `load`; small kernels stay serial (an OpenMP if() clause); `show
+ * fusion` schedules on demand; lint names FILE:LINE; `diff` prints '-' before '+';
+ * `load DIR` hints; sdpa's second output is drawn inside its kernel's cluster; `save
+ * session` keeps the entered subgraph; Ctrl-C at the prompt drops the line, not the shell. Drives the
+ * built binary ($MINDUCTOR_BIN, else ./build/minductor). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "tap.h"
+
+static const char *bin;
+static char tmpdir[] = "/tmp/minductor_uxXXXXXX";
+
+#define LN "tests/fixtures/torch-cases/cpu/ln_gelu/graph0/pre_post_grad.py"
+#define SEED_LOG "tests/fixtures/logs/cpu_seed_example.log"
+
+/* stdout and stderr of `bin -c CMDS` through one pipe */
+static char *run(const char *cmds, int *status) {
+    setenv("MI_UX_CMDS", cmds, 1);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "\"%s\" -q -k -c \"$MI_UX_CMDS\" </dev/null 2>&1", bin);
+    FILE *p = popen(cmd, "r");
+    size_t cap = 1 << 16, len = 0, n;
+    char *out = malloc(cap);
+    while ((n = fread(out + len, 1, cap - len - 1, p)) > 0) {
+        len += n;
+        if (cap - len < 4096) { cap *= 2; out = realloc(out, cap); }
+    }
+    out[len] = 0;
+    int st = pclose(p);
+    if (status) *status = st;
+    return out;
+}
+
+static int count_of(const char *s, const char *w) {
+    int c = 0;
+    for (const char *p = s; (p = strstr(p, w)); p += strlen(w)) c++;
+    return c;
+}
+
+/* offset of the first occurrence of w in s, or -1 */
+static long pos(const char *s, const char *w) {
+    const char *p = strstr(s, w);
+    return p ? p - s : -1;
+}
+
+static void test_exec_keeps_state(void) {
+    char *o = run("load " LN "; next 3; lower; sched; exec 2; passes", NULL);
+    is_int(count_of(o, "lowering 18 nodes"), 1, "exec after lower; sched does not lower again");
+    ok(!strstr(o, "lowering first"), "no 'lowering first' from exec");
+    ok(strstr(o, "exec: ok") != NULL, "exec ran and matched");
+    ok(strstr(o, ">   4   remove_profiler_ops") != NULL, "the pass cursor is still after step 3");
+    free(o);
+    /* the implicit random inputs feed the numerics checks of later steps */
+    o = run("load " LN "; lower; exec 0; step", NULL);
+    ok(strstr(o, "step 1/18 functionalize: no change") && strstr(o, "numerics ok"),
+       "a step after exec checks numerics with exec's inputs");
+    free(o);
+}
+
+static void test_output_order(void) {
+    char *o = run("load " LN "; exec 0", NULL);
+    long a = pos(o, "lowering first"), b = pos(o, "lowered to"), c = pos(o, "compiling "),
+         d = pos(o, "compiled "), e = pos(o, "exec: ok");
+    ok(a >= 0 && a < b && b < c && c < d && d < e,
+       "progress (stderr) and results (stdout) stay in order in one pipe");
+    free(o);
+}
+
+static void test_truncated_log(void) {
+    char path[300], cmds[700];
+    snprintf(path, sizeof path, "%s/trunc.log", tmpdir);
+    FILE *in = fopen(SEED_LOG, "rb"), *out = fopen(path, "wb");
+    if (!in || !out) { ok(0, "copy the log"); if (in) fclose(in); if (out) fclose(out); return; }
+    /* the first 57 lines, the last one cut in the middle */
+    int lines = 0, ch;
+    long bytes_in_line = 0;
+    while ((ch = fgetc(in)) != EOF) {
+        if (lines == 56 && bytes_in_line == 120) break;
+        fputc(ch, out);
+        bytes_in_line++;
+        if (ch == '\n') { lines++; bytes_in_line = 0; }
+    }
+    fclose(in); fclose(out);
+    snprintf(cmds, sizeof cmds, "load %s", path);
+    char *o = run(cmds, NULL);
+    char want[400];
+    snprintf(want, sizeof want, "warning: %s:57: bad_json", path);
+    ok(strstr(o, want) != NULL, "load names the damaged line of a truncated log");
+    ok(pos(o, "0/0 ") >= 0 && pos(o, "0/0 ") < pos(o, "warning:") && pos(o, "warning:") < pos(o, "error:"),
+       "listing, then the warning, then the error");
+    ok(strstr(o, ": no compile has a graph artifact (before_post_grad_graph, aot_inference_graph, ...); "
+                 "to load another FX artifact name it: load ") != NULL,
+       "with no graph in the log, the error says which artifacts were looked for");
+    free(o);
+    o = run("load " SEED_LOG, NULL);
+    ok(!strstr(o, "warning:"), "no warning for an intact log");
+    free(o);
+}
+
+static void test_small_kernels_serial(void) {
+    char *o = run("load " LN "; codegen", NULL);
+    ok(strstr(o, "#pragma omp parallel for if((64LL) * (256LL) * (int64_t)1 >= (int64_t)4096 * omp_get_max_threads())") != NULL,
+       "parallel loops carry the minimum-work if() clause");
+    free(o);
+}
+
+static void test_show_fusion_and_lint(void) {
+    char cmds[700];
+    snprintf(cmds, sizeof cmds, "load " LN "; show fusion --dot %s/f.dot", tmpdir);
+    char *o = run(cmds, NULL);
+    ok(strstr(o, "scheduling first") && !strstr(o, "error:"), "show fusion schedules on demand");
+    char path[400];
+    snprintf(path, sizeof path, "%s/f.dot", tmpdir);
+    FILE *f = fopen(path, "r");
+    char buf[8192] = {0};
+    if (f) { size_t n = fread(buf, 1, sizeof buf - 1, f); buf[n] = 0; fclose(f); }
+    ok(strstr(buf, "cluster_cpp_fused_add_erf_mul_rsqrt_sub_var_mean_0") != NULL, "the picture has the kernel's cluster");
+    free(o);
+    /* a wrong annotation: lint names file and line */
+    char src[400], bad[400];
+    snprintf(bad, sizeof bad, "%s/bad_annot.py", tmpdir);
+    FILE *in = fopen(LN, "r"), *out = fopen(bad, "w");
+    if (!in || !out) { ok(0, "copy the graph"); if (in) fclose(in); if (out) fclose(out); return; }
+    while (fgets(src, sizeof src, in)) {
+        char *p = strstr(src, "getitem: \"f32[64, 1]");
+        if (p) memcpy(p + strlen("getitem: \"f32[64, "), "7", 1);
+        fputs(src, out);
+    }
+    fclose(in); fclose(out);
+    snprintf(cmds, sizeof cmds, "load %s; lint", bad);
+    o = run(cmds, NULL);
+    char want[500];
+    snprintf(want, sizeof want, "%s:5: node 'getitem': annotation f32[64, 7]", bad);
+    ok(strstr(o, want) != NULL, "lint problems are named FILE:LINE");
+    free(o);
+}
+
+static void test_diff_order(void) {
+    char *o = run("load tests/fixtures/torch-cases/cpu/view_mutation/graph0/pre_post_grad.py; run; diff 13", NULL);
+    long minus = pos(o, "\n-        slice_scatter: "), plus = pos(o, "\n+        slice_scatter_default: ");
+    ok(minus >= 0 && plus > minus, "a changed block reads '-' lines then '+' lines, as diff -u");
+    free(o);
+}
+
+static void test_load_messages(void) {
+    char *o = run("load tests/fixtures/torch-cases/cpu/ln_gelu/graph0", NULL);
+    ok(strstr(o, "error: tests/fixtures/torch-cases/cpu/ln_gelu/graph0: is a directory, not a graph file "
+                 "(try 'load tests/fixtures/torch-cases/cpu/ln_gelu/graph0/pre_post_grad.py; inputs ") != NULL,
+       "load of a recorded case's directory says which file to load");
+    free(o);
+    o = run("load tests/fixtures/logs/multirank/ok", NULL);
+    ok(strstr(o, "(2 logs here: 'load tests/fixtures/logs/multirank/ok/FILE.log', or 'report --all-ranks") != NULL,
+       "load of a log directory points at its logs");
+    free(o);
+    o = run("load tests/fixtures/logs/cpu_graph_break.log", NULL);
+    long a = pos(o, "\n  0/0_1    ok "), b = pos(o, "\n  1/0      ok ");
+    const char *r = strstr(o, "graph_break()` 1 artifacts");
+    ok(a >= 0 && b >= 0 && r && strstr(o + a + 1, "17 artifacts") - (o + a) == r + strlen("graph_break()` ") - strstr(o, "\n  0/0      restarted"),
+       "the compile list keeps its artifact column aligned under a long restart reason");
+    free(o);
+}
+
+static void test_sdpa_second_output(void) {
+    char *o = run("load tests/fixtures/torch-cases/cpu/attention/graph0/pre_post_grad.py; show fusion", NULL);
+    ok(strstr(o, "  buf1     ExternKernel f32[2, 4, 64]        written by buf0's kernel\n") != NULL,
+       "lower names the kernel that writes sdpa's logsumexp buffer");
+    const char *cl = strstr(o, "subgraph cluster_extern_sdpa {"), *b1 = strstr(o, "\t\tbuf1\t[");
+    ok(cl && b1 && b1 > cl, "the logsumexp buffer sits in the sdpa kernel's cluster");
+    ok(strstr(o, "buf0 -> buf1;") != NULL, "with an edge from the buffer whose kernel writes it");
+    free(o);
+}
+
+static void test_save_session_scope(void) {
+    char cmds[800], path[400];
+    snprintf(path, sizeof path, "%s/nested.mi", tmpdir);
+    snprintf(cmds, sizeof cmds, "load tests/fixtures/hop/cond_nested.py; enter true_graph_0; enter false_graph_0; "
+             "step; save session %s", path);
+    char *o = run(cmds, NULL);
+    free(o);
+    char cmd[1000];
+    snprintf(cmd, sizeof cmd, "(cat '%s'; echo leave; echo leave; echo leave) | \"%s\" -q -k 2>&1", path, bin);
+    FILE *p = popen(cmd, "r");
+    char buf[1 << 14];
+    size_t n = p ? fread(buf, 1, sizeof buf - 1, p) : 0;
+    buf[n] = 0;
+    if (p) pclose(p);
+    ok(strstr(buf, "in subgraph true_graph_0.false_graph_0:") != NULL, "a saved session re-enters the nested subgraph");
+    ok(strstr(buf, "at the top-level graph") && strstr(buf, "error: not inside a subgraph"),
+       "two levels deep: two leaves get back to the top");
+}
+
+/* An interactive shell on a pseudo-terminal; each of `keys` is written after the output
+ * went quiet for a moment (readline is then waiting at the prompt). All output returned. */
+static char *run_tty(const char *const *keys, int nkeys, int *status) {
+    char *out = calloc(1, 1 << 16);
+    size_t len = 0, cap = 1 << 16;
+    int m = posix_openpt(O_RDWR | O_NOCTTY);
+    if (m < 0 || grantpt(m) || unlockpt(m)) { *status = -2; if (m >= 0) close(m); return out; }
+    const char *sname = ptsname(m);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setsid();
+        int sl = open(sname, O_RDWR);
+        if (sl < 0) _exit(126);
+        dup2(sl, 0); dup2(sl, 1); dup2(sl, 2);
+        if (sl > 2) close(sl);
+        close(m);
+        setenv("TERM", "dumb", 1);
+        execl(bin, bin, "-q", LN, (char *)NULL);
+        _exit(127);
+    }
+    int k = 0;
+    time_t t0 = time(NULL);
+    for (;;) {
+        struct pollfd pfd = {m, POLLIN, 0};
+        int pr = poll(&pfd, 1, 300);
+        if (time(NULL) - t0 > 20) { kill(pid, SIGKILL); break; }
+        if (pr == 0) {                       /* quiet: the next keys */
+            if (k < nkeys) { if (write(m, keys[k], strlen(keys[k])) < 0) break; k++; }
+            continue;
+        }
+        if (pr < 0 && errno != EINTR) break;
+        if (pfd.revents & POLLIN) {
+            if (cap - len < 4096) { cap *= 2; out = realloc(out, cap); }
+            ssize_t n = read(m, out + len, cap - len - 1);
+            if (n > 0) len += (size_t)n;
+            else break;                      /* EIO: the shell has gone */
+        } else if (pfd.revents & (POLLHUP | POLLERR)) break;
+    }
+    out[len] = 0;
+    close(m);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    *status = WIFSIGNALED(st) ? -1 : WEXITSTATUS(st);
+    return out;
+}
+
+static void test_ctrl_c_at_prompt(void) {
+    const char *keys[] = {"graph --json", "\003", "lint\n", "gra\003", "quit\n"};
+    int st = 0;
+    char *o = run_tty(keys, 5, &st);
+    if (st == -2 || st == 126) { skip(3, "no pseudo-terminal"); free(o); return; }
+    is_int(st, 0, "Ctrl-C at the prompt does not kill the shell (it exits 0 at 'quit')");
+    ok(strstr(o, "lint: ok") != NULL, "the graph survives and the next command runs");
+    ok(!strstr(o, "\"nodes\""), "the interrupted line was dropped, not run");
+    free(o);
+}
+
+static void test_diff_zero(void) {
+    char *o = run("load " LN "; next 5; diff 0", NULL);
+    ok(strstr(o, "error: step 0 is the loaded graph: nothing to diff (steps are 1..18)") != NULL,
+       "diff 0 after some steps says what step 0 is (not 'no pass applied yet')");
+    free(o);
+}
+
+/* README and `make demo` promise examples/ with PyTorch's inputs and outputs: check them */
+static void test_examples(void) {
+    const char *ex[] = {"seed_example", "ln_gelu", "mlp", "softmax", "view_mutation"};
+    for (int i = 0; i < 5; i++) {
+        char cmds[400], want[300];
+        snprintf(cmds, sizeof cmds, "load examples/%s.py; inputs examples/inputs/%s; run; check", ex[i], ex[i]);
+        char *o = run(cmds, NULL);
+        snprintf(want, sizeof want, "output 0 vs PyTorch (examples/inputs/%s/out0.npy): ok", ex[i]);
+        ok(strstr(o, want) && strstr(o, "check: ok"), "examples/%s.py after all passes matches PyTorch's output", ex[i]);
+        free(o);
+    }
+}
+
+int main(void) {
+    bin = getenv("MINDUCTOR_BIN");
+    if (!bin || !*bin) bin = "./build/minductor";
+    if (access(bin, X_OK) != 0) { printf("1..0 # SKIP no minductor binary at %s\n", bin); return 0; }
+    if (!mkdtemp(tmpdir)) { printf("1..0 # SKIP no temp dir\n"); return 0; }
+    setenv("MINDUCTOR_CACHE", tmpdir, 0);
+    char hist[300];
+    snprintf(hist, sizeof hist, "%s/history", tmpdir);
+    setenv("MINDUCTOR_HISTORY", hist, 1);
+    test_exec_keeps_state();
+    test_output_order();
+    test_truncated_log();
+    test_small_kernels_serial();
+    test_show_fusion_and_lint();
+    test_diff_order();
+    test_load_messages();
+    test_sdpa_second_output();
+    test_save_session_scope();
+    test_ctrl_c_at_prompt();
+    test_diff_zero();
+    test_examples();
+    char rm[400];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", tmpdir);
+    if (system(rm) != 0) diag("could not remove %s", tmpdir);
+    return done_testing();
+}
