@@ -149,6 +149,7 @@ static void json_num(StrBuf *b, const char *key, double v) {
 int fig_kernels(BenchOpts *o) {
     MiCtx *ctx = mi_ctx_new();
     ctx->threads = o->threads;
+    ctx->time_fresh_outputs = o->fresh_outputs;
     int threads = 1;
 #ifdef _OPENMP
     threads = o->threads > 0 ? o->threads : omp_get_max_threads();

@@ -2,7 +2,7 @@
  * hold on a noisy machine, prints a table per figure and appends one JSON line per figure.
  *
  *   minibench [--quick] [--threads N] [--reps N] [--warmup N] [--only FIGURE]
- *             [--workload NAME] [--no-interp] [--graphs DIR] [--json FILE]
+ *             [--workload NAME] [--no-interp] [--fresh-outputs] [--graphs DIR] [--json FILE]
  *   minibench gen NODES [ROWS COLS]      print a synthetic graph (bench/gen_graph.c)
  *
  * FIGURE is stream, kernels (figures 1 and 2), pipeline (3) or tlparse (4). Run from the
@@ -60,7 +60,7 @@ void json_emit(BenchOpts *o, StrBuf *line) {
 
 static void usage(void) {
     fprintf(stderr, "usage: minibench [--quick] [--threads N] [--reps N] [--warmup N] [--only stream|kernels|pipeline|tlparse]\n"
-                    "                 [--workload NAME] [--no-interp] [--graphs DIR] [--json FILE]\n"
+                    "                 [--workload NAME] [--no-interp] [--fresh-outputs] [--graphs DIR] [--json FILE]\n"
                     "       minibench gen NODES [ROWS COLS]\n");
 }
 
@@ -80,6 +80,7 @@ int main(int argc, char **argv) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--quick")) o.quick = true;
         else if (!strcmp(a, "--no-interp")) o.no_interp = true;
+        else if (!strcmp(a, "--fresh-outputs")) o.fresh_outputs = true;
         else if (!strcmp(a, "--threads") && v) { o.threads = atoi(v); i++; }
         else if (!strcmp(a, "--reps") && v) { o.reps = atoi(v); i++; }
         else if (!strcmp(a, "--warmup") && v) { o.warmup = atoi(v); i++; }

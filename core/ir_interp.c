@@ -76,9 +76,9 @@ static IrVal i_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
     case IOP_EXP: r = exp(x); break;
     case IOP_LOG: r = log(x); break;
     case IOP_SQRT: r = sqrt(x); break;
-    case IOP_RSQRT: r = 1 / sqrt(x); break;
+    case IOP_RSQRT: r = dt == DT_F32 ? 1 / (double)(float)sqrt(x) : 1 / sqrt(x); break;   /* as the kernels: two roundings */
     case IOP_TANH: r = tanh(x); break;
-    case IOP_SIGMOID: r = 1 / (1 + exp(-x)); break;
+    case IOP_SIGMOID: r = dt == DT_F32 ? 1 / (double)(float)(1 + (double)(float)exp(-x)) : 1 / (1 + exp(-x)); break;
     case IOP_RELU: r = x < 0 ? 0 : x; break;
     case IOP_ERF: r = erf(x); break;
     case IOP_SIN: r = sin(x); break;
