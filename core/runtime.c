@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -777,6 +778,23 @@ static int clone_inputs(MiCtx *ctx, IValue *in, int n, IValue **out) {
     return 0;
 }
 
+/* Errors tiny against the output's own scale are float32 rounding in long sums (the interpreter
+ * accumulates in double) landing on elements near zero, not a wrong kernel: say so. */
+void rt_explain_mismatch(const Tensor *want, const CompareResult *c, StrBuf *r) {
+    if (!want || !r || c->ok || !c->shape_ok || !dtype_is_float(want->dtype) || !isfinite(c->max_abs)) return;
+    double big = 0;
+    int64_t n = tensor_numel(want);
+    for (int64_t i = 0; i < n; i++) {
+        double v = fabs(tensor_get_f(want, i));
+        if (v > big && isfinite(v)) big = v;
+    }
+    if (big > 0 && c->max_abs <= 2e-5 * big)
+        sb_printf(r, "  note: the largest error is %.2g of the output's largest magnitude (%.4g): float32 rounding in "
+                     "long sums (the interpreter accumulates in double) on elements near zero, most likely not a wrong kernel; "
+                     "'set tolerance RTOL ATOL' with ATOL around %.1g accepts it\n",
+                  c->max_abs / big, big, c->max_abs * 2);
+}
+
 static void report_value(StrBuf *r, int j, const IValue *want, const IValue *got, double rtol,
                          double atol, int *all_ok) {
     if (want->kind == IV_TENSOR && got->kind == IV_TENSOR) {
@@ -794,10 +812,12 @@ static void report_value(StrBuf *r, int j, const IValue *want, const IValue *got
             else
                 sb_printf(r, "output %d: %s %s max_abs %.3g max_rel %.3g%s\n", j, buf, c.ok ? "ok" : "MISMATCH",
                           c.max_abs, c.max_rel, c.ok ? "" : " (see worst index)");
-            if (c.shape_ok && !c.ok)
+            if (c.shape_ok && !c.ok) {
                 sb_printf(r, "  %lld mismatching elements, worst at linear index %lld: got %.9g, want %.9g\n",
                           (long long)c.mismatches, (long long)c.worst_index,
                           tensor_get_f(got->t, c.worst_index), tensor_get_f(want->t, c.worst_index));
+                rt_explain_mismatch(want->t, &c, r);
+            }
         }
     } else if (want->kind == got->kind && (want->kind == IV_NONE ||
                ((want->kind == IV_INT || want->kind == IV_BOOL) && want->i == got->i))) {

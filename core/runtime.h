@@ -84,4 +84,8 @@ int rt_time(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs
 int rt_check(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs,
              double rtol, double atol, StrBuf *report);
 
+/* On a mismatch whose errors are tiny against the output's largest magnitude, append a note to r
+ * that this is float32 rounding against the double-accumulating interpreter (nothing otherwise). */
+void rt_explain_mismatch(const Tensor *want, const CompareResult *c, StrBuf *r);
+
 #endif

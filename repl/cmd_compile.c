@@ -313,7 +313,14 @@ static __attribute__((unused)) int exec_source(Session *s, const char *src, long
         tensor_type_str(ro[i].t, ty, sizeof ty);
         fprintf(s->out, "output %d: %s max abs err %.3g max rel err %.3g %s\n", i, ty, cr.max_abs, cr.max_rel,
                 cr.ok ? "ok" : cr.shape_ok ? "MISMATCH" : "SHAPE MISMATCH");
-        if (!cr.ok) bad++;
+        if (!cr.ok) {
+            StrBuf note;
+            sb_init(&note);
+            rt_explain_mismatch(ro[i].t, &cr, &note);
+            if (note.s && note.len) fputs(note.s, s->out);
+            sb_free(&note);
+            bad++;
+        }
         if (cr.max_abs > worst) worst = cr.max_abs;
     }
     /* in-place updates of inputs must match too */
