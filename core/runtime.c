@@ -371,7 +371,7 @@ RtModule *rt_compile(MiCtx *ctx, const char *c_source) {
 
     RtModule *m = mi_xcalloc(1, sizeof *m);
     snprintf(m->key, sizeof m->key, "%016llx", (unsigned long long)h);
-    snprintf(m->src_path, sizeof m->src_path, "%s/mi_%s.c", dir, m->key);
+    snprintf(m->src_path, sizeof m->src_path, "%s/mi_%s.%s", dir, m->key, cuda ? "cu" : "c");
     snprintf(m->so_path, sizeof m->so_path, "%s/mi_%s.so", dir, m->key);
     size_t len = strlen(c_source);
     int rc = 0;
