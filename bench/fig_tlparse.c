@@ -16,9 +16,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef HAVE_TLPARSE
-#define HAVE_TLPARSE 0
-#endif
 
 typedef struct LogList { char **paths; int n, cap; } LogList;
 
@@ -125,7 +122,6 @@ static int run_child(const char *log, const char *outdir, ChildResult *res, long
     if (pid == 0) {
         close(fd[0]);
         ChildResult r = {0};
-#if HAVE_TLPARSE
         MiCtx *ctx = mi_ctx_new();
         TlparseOptions opt = {.no_artifact_files = true};
         TlparseSummary sum;
@@ -141,10 +137,6 @@ static int run_child(const char *log, const char *outdir, ChildResult *res, long
             mi_err_str(ctx, r.err, sizeof r.err);
         }
         mi_ctx_free(ctx);
-#else
-        (void)log; (void)outdir;
-        snprintf(r.err, sizeof r.err, "tlparse_run is not in libminductor.a yet");
-#endif
         ssize_t w = write(fd[1], &r, sizeof r);
         (void)w;
         _exit(0);

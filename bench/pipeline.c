@@ -1,30 +1,14 @@
 /* pipeline.c — the benchmark's driver of the whole compiler: FX text -> parse -> post-grad
  * passes -> lowering -> scheduling (+fusion) -> C code generation -> cc -> dlopen, timing each
- * stage. Stages whose headers are not in this tree yet make pipe_compile answer "n/a (...)"
- * so the figures that need them print that instead of failing. */
+ * stage. */
 #include "bench.h"
-#if HAVE_PASSES
+#include "codegen_c.h"
+#include "ir.h"
 #include "passes.h"
-#endif
+#include "scheduler.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#ifndef HAVE_PASSES
-#define HAVE_PASSES 0
-#endif
-#ifndef HAVE_IR
-#define HAVE_IR 0
-#endif
-#ifndef HAVE_BACKEND      /* scheduler + C code generator */
-#define HAVE_BACKEND 0
-#endif
-#if HAVE_IR
-#include "ir.h"
-#endif
-#if HAVE_BACKEND
-#include "scheduler.h"
-#include "codegen_c.h"
 
 static double buf_bytes(MiCtx *ctx, const Buffer *b) {
     int64_t n = 0;
@@ -78,15 +62,10 @@ static double sched_bytes(MiCtx *ctx, const Schedule *s) {
     free(seen);
     return total;
 }
-#endif
 
 static double secs_since(uint64_t t0) { return (double)(mi_now_ns() - t0) * 1e-9; }
 
-const char *pipe_available(void) {
-    return HAVE_BACKEND ? "parse passes lower sched codegen cc load"
-         : HAVE_IR ? "parse passes lower (no scheduler/codegen yet)"
-         : HAVE_PASSES ? "parse passes (no lowering yet)" : "parse (no passes yet)";
-}
+const char *pipe_available(void) { return "parse passes lower sched codegen cc load"; }
 
 void pipe_free(Compiled *c) {
     if (!c) return;
@@ -110,11 +89,6 @@ int pipe_compile(MiCtx *ctx, const char *text, size_t len, const char *name, int
     out->t.parse = secs_since(t0);
 
     t0 = mi_now_ns();
-#if !HAVE_PASSES
-    out->g = g;
-    snprintf(why, nwhy, "n/a (the pass manager does not link yet)");
-    return -1;
-#else
     PassManager *pm = pm_new(ctx, g, NULL, 0);
     if (!pm || pm_run_all(pm) < 0) {
         snprintf(why, nwhy, "passes failed: %s", mi_err_str(ctx, err, sizeof err));
@@ -126,9 +100,7 @@ int pipe_compile(MiCtx *ctx, const char *text, size_t len, const char *name, int
     pm_free(pm);
     graph_free(g);
     out->t.passes = secs_since(t0);
-#endif
 
-#if HAVE_IR
     t0 = mi_now_ns();
     IrModule *ir = ir_lower(ctx, out->g);
     if (!ir) {
@@ -140,7 +112,6 @@ int pipe_compile(MiCtx *ctx, const char *text, size_t len, const char *name, int
         ir_free(ir);
         return 0;
     }
-#if HAVE_BACKEND
     t0 = mi_now_ns();
     Schedule *sch = sched_run(ctx, ir);
     if (!sch) {
@@ -169,15 +140,4 @@ int pipe_compile(MiCtx *ctx, const char *text, size_t len, const char *name, int
     out->t.cc = out->mod->compile_s;
     out->t.load = out->mod->load_s;
     return 0;
-#else
-    (void)upto;
-    ir_free(ir);
-    snprintf(why, nwhy, "n/a (scheduler / C code generator not in the library yet)");
-    return -1;
-#endif
-#else
-    (void)upto;
-    snprintf(why, nwhy, "n/a (lowering not in the library yet)");
-    return -1;
-#endif
 }
