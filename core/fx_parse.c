@@ -200,6 +200,8 @@ static const char *rest_of_line(Parser *p) {
 
 static int end_line(Parser *p) {
     skip_spaces(p);
+    /* a trailing Python comment on a hand-edited line ("... = None  # note") is dropped */
+    if (peek(p) == '#') while (!at_eol(p)) advance(p);
     if (at_end(p)) return 0;
     if (peek(p) == '\n') { advance(p); return 0; }
     char b[64];
@@ -370,6 +372,16 @@ static int parse_device(Parser *p, Value *out) {
     return 0;
 }
 
+/* "float17", "int4", "bfloat": a torch.<name> that can only mean a dtype (torch.strided,
+ * torch.contiguous_format, ... are other constants and stay verbatim) */
+static bool looks_like_dtype(const char *s) {
+    static const char *const pre[] = {"float", "int", "uint", "bfloat", "complex", "bool", "half", "double",
+                                      "long", "short", "cfloat", "cdouble", "qint", "quint", "bits"};
+    for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
+        if (!strncmp(s, pre[i], strlen(pre[i]))) return true;
+    return false;
+}
+
 static int parse_value(Parser *p, Value *out) {
     memset(out, 0, sizeof *out);
     if (++p->depth > MAX_DEPTH) { p->depth--; return perr(p, "values nested too deeply"); }
@@ -414,6 +426,7 @@ static int parse_value(Parser *p, Value *out) {
         } else if (strncmp(name, "torch.", 6) == 0) {
             DType dt = dtype_from_torch_name(name, strlen(name));
             if (dt != DT_INVALID) { out->kind = V_DTYPE; out->dtype = dt; }
+            else if (looks_like_dtype(name + 6)) rc = perr_at(p, start, "unknown dtype '%s'", name);
             else { out->kind = V_TORCH; out->s = name; }
         } else if (strchr(name, '.')) {
             rc = perr_at(p, start, "unsupported expression '%s' in an argument", name);
@@ -456,7 +469,10 @@ static int parse_call_args(Parser *p, Node *n) {
             for (int k = 0; k < nk; k++)
                 if (strcmp(kw[k].name, id) == 0) return perr_at(p, save, "keyword argument '%s' repeated", id);
             kw[nk].name = id;
+            size_t vat = p->pos;
             if (parse_value(p, &kw[nk].v) < 0) return -1;
+            if (!strcmp(id, "dtype") && kw[nk].v.kind == V_TORCH)
+                return perr_at(p, vat, "unknown dtype '%s'", kw[nk].v.s);
             nk++;
         } else {
             if (nk) return perr_at(p, save, "positional argument after keyword argument");
@@ -587,14 +603,15 @@ done:
 static int parse_colon_annotation(Parser *p, Node *n) {
     advance(p);
     skip_spaces(p);
-    if (peek(p) != '"') {
+    int quote = peek(p);   /* PyTorch prints "..."; a hand edit may use '...' */
+    if (quote != '"' && quote != '\'') {
         char b[64];
         return perr(p, "expected a quoted type annotation after ':', found %s", found(p, b, sizeof b));
     }
     size_t q = p->pos;
     advance(p);
-    while (!at_eol(p) && peek(p) != '"') advance(p);
-    if (peek(p) != '"') return perr_at(p, q, "unterminated annotation string");
+    while (!at_eol(p) && peek(p) != quote) advance(p);
+    if (peek(p) != quote) return perr_at(p, q, "unterminated annotation string");
     size_t e = p->pos;
     advance(p);
     return parse_annotation(p, n, p->src + q + 1, e - q - 1, q + 1);
@@ -757,14 +774,15 @@ static int parse_assignment(Parser *p) {
         /* remember the annotation text; parse it once the node exists */
         advance(p);
         skip_spaces(p);
-        if (peek(p) != '"') {
+        int quote = peek(p);
+        if (quote != '"' && quote != '\'') {
             char b[64];
             return perr(p, "expected a quoted type annotation after ':', found %s", found(p, b, sizeof b));
         }
         size_t q = p->pos;
         advance(p);
-        while (!at_eol(p) && peek(p) != '"') advance(p);
-        if (peek(p) != '"') return perr_at(p, q, "unterminated annotation string");
+        while (!at_eol(p) && peek(p) != quote) advance(p);
+        if (peek(p) != quote) return perr_at(p, q, "unterminated annotation string");
         ann_at = q + 1;
         ann_s = p->src + q + 1;
         ann_len = p->pos - q - 1;
@@ -1014,7 +1032,21 @@ static int parse_class(Parser *p, int ind, Graph *g) {
         if (!cn) return perr(p, "expected a class name after 'class'");
         g->class_name = cn;
     }
-    if (expect(p, "(torch.nn.Module):", "'(torch.nn.Module):' after the class name") < 0) return -1;
+    /* "(torch.nn.Module):" as PyTorch prints it, or with spaces a hand edit may add */
+    size_t cls_at = p->pos;
+    skip_spaces(p);
+    bool cls_ok = accept(p, "(");
+    skip_spaces(p);
+    cls_ok = cls_ok && accept(p, "torch.nn.Module");
+    skip_spaces(p);
+    cls_ok = cls_ok && accept(p, ")");
+    skip_spaces(p);
+    cls_ok = cls_ok && accept(p, ":");
+    if (!cls_ok) {
+        char b[64];
+        p->pos = cls_at;   /* same line: line/column bookkeeping is unchanged */
+        return perr(p, "expected '(torch.nn.Module):' after the class name, found %s", found(p, b, sizeof b));
+    }
     if (end_line(p) < 0) return -1;
     /* def forward */
     while (!at_end(p)) {

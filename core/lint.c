@@ -30,6 +30,7 @@ static void problem(Lint *l, const Node *n, const char *fmt, ...) {
     if (l->report) {
         if (line && l->g->source && *l->g->source) sb_printf(l->report, "%s:%d: ", l->g->source, line);
         else if (line) sb_printf(l->report, "line %d: ", line);
+        else if (l->g->source && *l->g->source) sb_printf(l->report, "%s: ", l->g->source);
         sb_printf(l->report, "%s", l->prefix);
         if (n) sb_printf(l->report, "node '%s': ", n->name ? n->name : "?");
         sb_printf(l->report, "%s\n", msg);
@@ -82,10 +83,13 @@ static void check_inferred(Lint *l, Node *n) {
     int nout = 0;
     MiError saved = l->ctx->err;
     if (op->infer_meta(l->ctx, l->g, n, out, &nout) < 0) {
-        char msg[1024];
+        char msg[1024], head[600];
         snprintf(msg, sizeof msg, "%s", l->ctx->err.msg);
         l->ctx->err = saved;
-        problem(l, n, "%s: %s", op->name, msg);
+        /* the registry's message starts "node 'x' (op): " already said by the problem prefix */
+        snprintf(head, sizeof head, "node '%s' (%s): ", n->name ? n->name : "?", op->name);
+        size_t hl = strlen(head);
+        problem(l, n, "%s: %s", op->name, strncmp(msg, head, hl) ? msg : msg + hl);
         return;
     }
     l->ctx->err = saved;

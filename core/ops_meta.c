@@ -149,7 +149,8 @@ int sa_tensor(ShapeArgs *sa, ArgRef a, const char *what, TensorMeta **m) {
     int nout = OP_MAX_OUTS;
     if (!inputs_known || op_infer_meta(sa->ctx, (Graph *)sa->graph, src, outs, &nout) || nout != 1 ||
         outs[0].dtype == DT_INVALID)
-        return sa_err(sa, "argument '%s' (node '%s') has no tensor metadata", what, src->name);
+        return sa_err(sa, "argument '%s' (node '%s') has no tensor metadata%s", what, src->name,
+                      src->kind == N_PLACEHOLDER ? ": the input has no type annotation such as \"f32[4, 4][4, 1]cpu\"" : "");
     *m = &outs[0];
     return 0;
 }

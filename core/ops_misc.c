@@ -163,7 +163,9 @@ static int shape_convert(ShapeArgs *sa, TensorMeta *out, int *nout) {
     DType dt = x->dtype;
     if (!strcmp(name, "prims.convert_element_type.default") || !strcmp(name, "aten.to.dtype")) {
         ArgRef ad = sa_arg(sa, 1, "dtype");
-        if (!ad.v || ad.v->kind != V_DTYPE) return sa_err(sa, "argument 'dtype' must be a dtype");
+        if (!ad.v || ad.v->kind != V_DTYPE)
+            return sa_err(sa, "argument 'dtype' must be a dtype, got %s",
+                          !ad.v ? "nothing" : ad.v->kind == V_TORCH ? ad.v->s : ad.v->kind == V_NODE ? "a node" : "another constant");
         dt = ad.v->dtype;
     } else {
         dt = arg_dtype(sa_arg(sa, -1, "dtype"), dt);

@@ -7,7 +7,8 @@
  *     storage is used after it; for a graph input, only when a copy_ epilogue writes it back)
  *     and it pays (both input and result are realized anyway, the result is copied back into
  *     the input, or the view is diagonal/as_strided); index_put -> index_put_ needs only the
- *     first condition;
+ *     first condition, and so do the functional collectives (_c10d_functional.all_reduce ->
+ *     all_reduce_, Inductor's inplaceable_collective_ops; seen in the multirank logs);
  *  3. decompose: reinplaced scatters become view(inp) + copy_(view, src) and their copy_
  *     epilogue goes; the others stay functional scatters.
  * Storage is approximated by following view ops back to their base. */
@@ -27,6 +28,18 @@ static const char *const SCATTER_TO_VIEW[][2] = {
 static const char *scatter_view(const char *t) {
     for (size_t i = 0; i < sizeof SCATTER_TO_VIEW / sizeof SCATTER_TO_VIEW[0]; i++)
         if (!strcmp(t, SCATTER_TO_VIEW[i][0])) return SCATTER_TO_VIEW[i][1];
+    return NULL;
+}
+
+/* Ops that turn into their in-place form (same arguments) when their first input is dead. */
+static const char *const INPLACEABLE[][2] = {
+    {"aten.index_put.default", "aten.index_put_.default"},
+    {"_c10d_functional.all_reduce.default", "_c10d_functional.all_reduce_.default"},
+};
+
+static const char *inplace_form(const char *t) {
+    for (size_t i = 0; i < sizeof INPLACEABLE / sizeof INPLACEABLE[0]; i++)
+        if (!strcmp(t, INPLACEABLE[i][0])) return INPLACEABLE[i][1];
     return NULL;
 }
 
@@ -189,7 +202,7 @@ int pass_reinplace(PassCtx *pc, Graph *g) {
         Node *x = g->nodes[i];
         if (x->kind != N_CALL_FUNCTION) continue;
         bool scatter = scatter_view(x->target) != NULL && arg_node(x, 0);
-        bool iput = !strcmp(x->target, "aten.index_put.default") && arg_node(x, 0);
+        bool iput = inplace_form(x->target) && arg_node(x, 0);
         if (!scatter && !iput) continue;
         Node *inp = arg_node(x, 0);
         if (!can_inplace(&st, x, inp)) continue;
@@ -219,10 +232,13 @@ int pass_reinplace(PassCtx *pc, Graph *g) {
         for (int k = 0; k < nt && rc == 0; k++) {
             Node *x = todo[k];
             Node *inp = arg_node(x, 0);
-            if (!strcmp(x->target, "aten.index_put.default")) {
-                x->target = "aten.index_put_.default";
+            const char *inpl = inplace_form(x->target);
+            if (inpl) {
+                char a[64], b[64];
+                pass_note(pc, '~', x->name, "reinplaced: %s -> %s", pu_op_short(x->target, a, sizeof a),
+                          pu_op_short(inpl, b, sizeof b));
+                x->target = inpl;
                 x->op = op_lookup(x->target);
-                pass_note(pc, '~', x->name, "reinplaced: index_put -> index_put_");
                 continue;
             }
             const char *vt = scatter_view(x->target);

@@ -1,8 +1,10 @@
 /* test_fx_load.c — every real FX text under tests/fixtures (PyTorch 2.11's pre/post post-grad
  * graphs, TORCH_COMPILE_DEBUG fx_graph_readable.py files, and graph payloads copied from
  * TORCH_TRACE logs into tests/fixtures/fx/) loads, lints clean, and prints back to exactly the
- * same text, with and without the "# File:" comments. */
+ * same text, with and without the "# File:" comments. The same for every distinct FX-graph
+ * payload of all 33 real logs (cpu, cuda, multirank), kept in tests/fixtures/fx/graph_payloads*.log. */
 #include "../core/graph.h"
+#include "../trace/trace.h"
 #include "tap.h"
 
 #include <dirent.h>
@@ -74,6 +76,48 @@ static void first_diff(const char *a, const char *b) {
         if (!a[i]) return;
         if (a[i] == '\n') { line++; ls = a + i + 1; }
     }
+}
+
+
+/* Every FX-graph record of a filtered TORCH_TRACE log: md5 intact, loads (errors point into
+ * the log), lints clean, JSON round trip, prints back byte-identical. Counts by event name. */
+static int check_log_payloads(MiCtx *ctx, const char *path, char *names, size_t cap) {
+    TraceReader *rd = trace_reader_open(ctx, path);
+    char eb[1400];
+    if (!rd) { ok(0, "open %s", path); diag("%s", mi_err_str(ctx, eb, sizeof eb)); return 0; }
+    TraceRecord r;
+    int n = 0, good = 0;
+    while (trace_reader_next(rd, &r) == 1) {
+        n++;
+        char where[600];
+        snprintf(where, sizeof where, "%s:%ld (%s %s)", path, r.line, r.name, r.compile_id);
+        if (!r.has_payload || !r.md5_ok) { ok(0, "%s: payload with a good md5", where); continue; }
+        if (!strstr(names, r.name) && strlen(names) + strlen(r.name) + 2 < cap) { strcat(names, r.name); strcat(names, " "); }
+        Graph *g = fx_parse(ctx, r.payload, r.payload_len, path, (int)r.line + 1);
+        if (!g) { ok(0, "load %s", where); diag("%s", mi_err_str(ctx, eb, sizeof eb)); continue; }
+        StrBuf rep;
+        sb_init(&rep);
+        bool fine = true;
+        if (graph_lint(ctx, g, &rep)) { ok(0, "lint %s", where); diag("%s", rep.s); fine = false; }
+        sb_free(&rep);
+        char *printed = fx_print(g, true);
+        if (strcmp(printed, r.payload)) { ok(0, "round trip %s", where); first_diff(printed, r.payload); fine = false; }
+        char *json = graph_to_json(g);
+        Graph *h = graph_from_json(ctx, json, strlen(json), "mem.json");
+        char *back = h ? fx_print(h, true) : NULL;
+        if (!back || strcmp(back, r.payload)) { ok(0, "JSON round trip %s", where); fine = false; }
+        free(back);
+        graph_free(h);
+        free(json);
+        free(printed);
+        graph_free(g);
+        good += fine;
+    }
+    const TraceReadStats *st = trace_reader_stats(rd);
+    is_int((int)trace_stats_failures(st), 0, "%s: read without issues", path);
+    trace_reader_close(rd);
+    is_int(good, n, "%s: all %d graph payloads load, lint, print back and go through JSON", path, n);
+    return n;
 }
 
 int main(void) {
@@ -237,6 +281,23 @@ int main(void) {
         ok(g->trailer && strstr(g->trailer, "# graph id: 139682343039584"), "trailer kept");
         graph_free(g);
     } else ok(0, "dynamo graph loads");
+
+    /* every distinct graph payload of every real log (first occurrence of each md5) */
+    {
+        char names[1024] = "";
+        int a = check_log_payloads(ctx, "tests/fixtures/fx/graph_payloads.log", names, sizeof names);
+        int b = check_log_payloads(ctx, "tests/fixtures/fx/graph_payloads_rank0.log", names, sizeof names);
+        int c = check_log_payloads(ctx, "tests/fixtures/fx/graph_payloads_rank1.log", names, sizeof names);
+        is_int(a, 154, "154 distinct graph payloads in the cpu and cuda logs");
+        is_int(b + c, 20, "20 more in the multirank logs (14 rank 0, 6 rank 1)");
+        static const char *const want[] = {"dynamo_output_graph", "aot_inference_graph", "aot_joint_graph",
+                                           "aot_forward_graph", "aot_backward_graph", "before_pre_grad_graph",
+                                           "before_joint_graph", "after_joint_graph", "before_post_grad_graph",
+                                           "inductor_post_grad_graph"};
+        int seen = 0;
+        for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) seen += strstr(names, want[i]) != NULL;
+        is_int(seen, 10, "payloads of all 10 graph events are among them (%s)", names);
+    }
 
     for (int i = 0; i < f.n; i++) free(f.v[i]);
     free(f.v);

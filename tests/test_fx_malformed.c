@@ -104,6 +104,65 @@ int main(void) {
     BAD("duplicate subgraph", HEAD SIN RET "\n    class t(torch.nn.Module):\n        def forward(self, a):\n            return (a,)\n"
         "\n    class t(torch.nn.Module):\n        def forward(self, a):\n            return (a,)\n", 10, 0, "duplicate subgraph class 't'");
 
+    /* hand edits: forms Python accepts are accepted (and print back canonical), typos and
+     * forms we do not take are one error each */
+    {
+        static const char *const fine[] = {
+            "class GraphModule (torch.nn.Module) :\n    def forward( self ,  x : \"f32[4][1]cpu\" ) :\n"
+            "        sin :  \"f32[4][1]cpu\"  =  torch.ops.aten.sin.default( x )\n        return ( sin , )\n",
+            "class GraphModule(torch.nn.Module):\n    def forward(self, x: \"f32[4][1]cpu\"):\n"
+            "        sin: \"f32[4][1]cpu\" = torch.ops.aten.sin.default(x)  # my note\n        return (sin,)  # done\n",
+            "class GraphModule(torch.nn.Module):\n    def forward(self, x: 'f32[4][1]cpu'):\n"
+            "        sin: 'f32[4][1]cpu' = torch.ops.aten.sin.default(x)\n        return (sin,)\n",
+            "class GraphModule(torch.nn.Module):\r\n    def forward(self, x: \"f32[4][1]cpu\",):\r\n"
+            "        sin: \"f32[4][1]cpu\" = torch.ops.aten.sin.default(x, );  x = None  # x dies\r\n        return (sin,)\r\n",
+        };
+        const char *canon = "class GraphModule(torch.nn.Module):\n    def forward(self, x: \"f32[4][1]cpu\"):\n"
+                            "        sin: \"f32[4][1]cpu\" = torch.ops.aten.sin.default(x);  x = None\n        return (sin,)\n";
+        for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++) {
+            mi_clear_err(ctx);
+            Graph *h = fx_parse(ctx, fine[i], strlen(fine[i]), "edit.py", 1);
+            char *pr = h ? fx_print(h, false) : NULL;
+            char eb[1400];
+            if (!h) diag("%s", mi_err_str(ctx, eb, sizeof eb));
+            ok(pr && !strcmp(pr, canon) && graph_lint(ctx, h, NULL) == 0, "hand edit %zu loads, lints, prints canonical", i);
+            free(pr);
+            graph_free(h);
+        }
+    }
+    BAD("class line typo", "class GraphModule (torch.nn.Modul) :\n", 1, 18, "expected '(torch.nn.Module):'");
+    BAD("tabs for indentation", "class GraphModule(torch.nn.Module):\n\tdef forward(self):\n", 2, 1,
+        "expected 'def forward' indented by 4 spaces");
+    BAD("mixed quotes in an annotation", "class GraphModule(torch.nn.Module):\n    def forward(self, x: 'f32[4][1]cpu\"):\n", 2, 26,
+        "unterminated annotation string");
+    BAD("dtype typo in a kwarg", HEAD "        c = torch.ops.aten.full.default([4], 0.0, dtype = torch.float17)\n" RET, 3, 59,
+        "unknown dtype 'torch.float17'");
+    BAD("dtype typo in an argument", HEAD "        c = torch.ops.prims.convert_element_type.default(x, torch.float61)\n" RET, 3, 61,
+        "unknown dtype 'torch.float61'");
+    BAD("dtype typo in a dtype kwarg", HEAD "        c = torch.ops.aten.ones.default([4], dtype = torch.flaot32)\n" RET, 3, 54,
+        "unknown dtype 'torch.flaot32'");
+    BAD("expression in a size list", HEAD "        v = torch.ops.aten.view.default(x, [4*4])\n" RET, 3, 46, "expected ',' or ']' in list");
+    {
+        /* layout / memory_format constants stay verbatim */
+        const char *t = HEAD "        c: \"f32[4][1]cpu\" = torch.ops.aten.full.default([4], 0.0, dtype = torch.float32, layout = torch.strided, "
+                        "device = device(type='cpu'), pin_memory = False)\n        return (c,)\n";
+        Graph *h = fx_parse(ctx, t, strlen(t), "edit.py", 1);
+        Node *c = h ? graph_find(h, "c") : NULL;
+        ok(c && c->nkwargs == 4 && c->kwargs[1].v.kind == V_TORCH && !strcmp(c->kwargs[1].v.s, "torch.strided"),
+           "torch.strided stays a constant");
+        graph_free(h);
+    }
+    lint_bad("a typo no parser check can see",
+             HEAD "        c: \"f32[4, 4][4, 1]cpu\" = torch.ops.prims.convert_element_type.default(x, torch.bflaot16)\n"
+             "        return (c,)\n",
+             "node 'c': prims.convert_element_type.default: argument 'dtype' must be a dtype, got torch.bflaot16");
+    lint_bad("missing annotations",
+             "class GraphModule(torch.nn.Module):\n    def forward(self, x):\n"
+             "        sin = torch.ops.aten.sin.default(x)\n        return (sin,)\n",
+             "node 'sin': aten.sin.default: argument 'self' (node 'x') has no tensor metadata: the input has no type annotation");
+    lint_bad("negative dim out of range", HEAD "        s: \"f32[][]cpu\" = torch.ops.aten.sum.dim_IntList(x, [-3])\n        return (s,)\n",
+             "node 's': aten.sum.dim_IntList: dimension -3 out of range for a tensor of rank 2");
+
     /* deep nesting and a long line: errors, not crashes */
     {
         StrBuf sb;

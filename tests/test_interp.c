@@ -96,6 +96,12 @@ static bool check_graph(MiCtx *ctx, const char *dir, const char *file) {
         }
         tensor_unref(want);
     }
+    if (good) {
+        /* no recorded output left over: the graph returns as many results as PyTorch did */
+        char p[1100];
+        snprintf(p, sizeof p, "%.1000s/out%d.npy", dir, nouts);
+        if (file_exists(p)) { diag("%s: %d outputs but %s exists", path, nouts, p); good = false; }
+    }
     for (int k = 0; good && k < nph; k++) {
         char p[1100];
         snprintf(p, sizeof p, "%.1000s/in%d_after.npy", dir, k);
@@ -200,10 +206,12 @@ static void test_fixtures(MiCtx *ctx) {
             }
         }
     }
-    ok(graph_dirs >= 35, "found %d recorded graph directories (expect >= 35)", graph_dirs);
-    ok(runs_checked >= 70, "ran %d graph files (expect >= 70)", runs_checked);
-    ok(outputs_compared >= 70, "compared %d outputs with PyTorch's", outputs_compared);
-    ok(mutations_compared >= 8, "compared %d mutated inputs with inK_after.npy", mutations_compared);
+    /* exact counts: 35 graphN directories (16 cpu, 19 cuda), 51 outK.npy and 6 inK_after.npy,
+     * each compared for pre_post_grad.py and post_post_grad.py */
+    is_int(graph_dirs, 35, "found the 35 recorded graph directories of cpu and cuda");
+    is_int(runs_checked, 70, "ran 70 graph files");
+    is_int(outputs_compared, 102, "compared all 2 x 51 recorded outputs with PyTorch's");
+    is_int(mutations_compared, 12, "compared all 2 x 6 mutated inputs with inK_after.npy");
     ok(metas_checked >= 500, "checked %d node annotations in %d graph files", metas_checked, meta_files);
 }
 
