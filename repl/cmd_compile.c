@@ -131,7 +131,7 @@ int cmd_lower(Session *s, int argc, char **argv) {
     fprintf(s->err, "lowering %d nodes...\n", session_graph(s)->n);
     uint64_t t0 = mi_now_ns();
     IrModule *m = ir_lower(s->ctx, session_graph(s));
-    if (!m) return -1;
+    if (!m) { strace_fail(s, "lowering", s->ctx->err.msg); return -1; }
     session_drop_compile(s);
     s->cs = mi_xcalloc(1, sizeof *s->cs);
     s->cs->ir = m;
@@ -152,8 +152,18 @@ int cmd_lower(Session *s, int argc, char **argv) {
         if (b->output_index >= 0) fprintf(s->out, "  -> output %d", b->output_index);
         fputc('\n', s->out);
     }
+    uint64_t ns = mi_now_ns() - t0;
     fprintf(s->out, "lowered to %d buffers (%d inputs, %d computed, %d extern) in %.3f ms\n",
-            m->nbufs, nin, ncomp, next, (mi_now_ns() - t0) / 1e6);
+            m->nbufs, nin, ncomp, next, ns / 1e6);
+    if (s->ctx->trace) {     /* the graph lowered is the post-grad graph */
+        strace_span(s, "GraphLowering.run", ns);
+        char *text = fx_print(session_graph(s), true);
+        strace_artifact(s, "inductor_post_grad_graph", text);
+        free(text);
+        text = ir_print(m);
+        strace_artifact(s, "ir_pre_fusion", text);
+        free(text);
+    }
     return 0;
 }
 
@@ -181,37 +191,54 @@ int cmd_ir(Session *s, int argc, char **argv) {
     return 0;
 }
 
-int compile_state_bufgraph(Session *s, VizBufGraph *out, bool with_groups) {
-    memset(out, 0, sizeof *out);
-    if (!require_ir(s)) return -1;
+/* Growing arrays of a VizBufGraph under construction. */
+typedef struct BgBuild { VizBufGraph *g; int ncap, ecap, gcap; } BgBuild;
+
+static void bg_edge(BgBuild *b, const char *from, const char *to, const char *label) {
+    VizBufGraph *g = b->g;
+    if (g->nedges == b->ecap) { b->ecap = b->ecap ? 2 * b->ecap : 16; g->edges = mi_xrealloc(g->edges, b->ecap * sizeof *g->edges); }
+    g->edges[g->nedges].from = mi_xstrdup(from);
+    g->edges[g->nedges].to = mi_xstrdup(to);
+    g->edges[g->nedges].label = label ? mi_xstrdup(label) : NULL;
+    g->nedges++;
+}
+
+static VizGroup *bg_group(BgBuild *b, const char *kernel, const char *label, int parent, bool subgraph, int nmembers) {
+    VizBufGraph *g = b->g;
+    if (g->ngroups == b->gcap) { b->gcap = b->gcap ? 2 * b->gcap : 8; g->groups = mi_xrealloc(g->groups, b->gcap * sizeof *g->groups); }
+    VizGroup *vg = &g->groups[g->ngroups++];
+    memset(vg, 0, sizeof *vg);
+    vg->kernel = mi_xstrdup(kernel);
+    vg->label = mi_xstrdup(label);
+    vg->parent = parent;
+    vg->subgraph = subgraph;
+    vg->members = mi_xcalloc(nmembers + 1, sizeof *vg->members);
+    return vg;
+}
+
+/* Node id of a buffer: its name; a branch's inputs get the branch prefix ("true_graph_0_arg0_1")
+ * so that they do not collide with the caller's buffers of the same placeholder name. */
+static void buf_id(const IrModule *m, const Buffer *b, char *out, size_t n) {
+    if (b->kind == BUF_INPUT && ir_prefix(m)[0]) snprintf(out, n, "%s%s", ir_prefix(m), b->name);
+    else snprintf(out, n, "%s", b->name);
+}
+
+/* The buffers of m (and its kernels when sc is given) in the group `parent` (1-based; 0 = top),
+ * then each cond branch as a subgraph group holding its own buffers and kernels, recursively. */
+static void bg_add_module(BgBuild *bb, const IrModule *m, const struct Schedule *sc, int parent, int depth) {
+    VizBufGraph *out = bb->g;
 #ifdef HAVE_SCHED
-    if (with_groups && !s->cs->sched) {     /* schedule on demand, as codegen/exec do */
-        fprintf(s->err, "scheduling first\n");
-        if (cmd_sched(s, 1, (char *[]){"sched", NULL}) < 0) return -1;
-    }
-    const Schedule *sc = s->cs->sched;
-#else
-    const void *sc = NULL;
-#endif
-    if (with_groups && !sc) return mi_err(s->ctx, "", 0, 0, "no fusion groups yet (try 'sched')");
-    IrModule *m = s->cs->ir;
-#ifdef HAVE_SCHED
-    if (with_groups) {
-        out->groups = mi_xcalloc(sc->norder ? sc->norder : 1, sizeof *out->groups);
+    if (sc) {
         for (int k = 0; k < sc->norder; k++) {
             const SchedGroup *grp = &sc->groups[sc->order[k]];
             char nb[128];
             const char *kn = grp->kernel_name ? grp->kernel_name : sched_group_name(sc, sc->order[k], nb, sizeof nb);
-            VizGroup *vgp = &out->groups[out->ngroups++];
             bool dup = false;                 /* extern calls share a name: keep clusters apart */
-            for (int j = 0; j < out->ngroups - 1; j++) if (!strcmp(out->groups[j].kernel, kn)) dup = true;
-            char uniq[160];
-            snprintf(uniq, sizeof uniq, "%s_%d", kn, k);
-            vgp->kernel = mi_xstrdup(dup ? uniq : kn);
-            char lab[64];
+            for (int j = 0; j < out->ngroups; j++) if (!strcmp(out->groups[j].kernel, kn)) dup = true;
+            char uniq[200], lab[64];
+            snprintf(uniq, sizeof uniq, "%s%s_%d", kn, ir_prefix(m)[0] && !strstr(kn, ir_prefix(m)) ? ir_prefix(m) : "", k);
             snprintf(lab, sizeof lab, "%d node%s%s", grp->n, grp->n == 1 ? "" : "s", grp->is_extern ? ", extern" : "");
-            vgp->label = mi_xstrdup(lab);
-            vgp->members = mi_xcalloc(2 * grp->n + 1, sizeof *vgp->members);
+            VizGroup *vgp = bg_group(bb, dup ? uniq : kn, lab, parent, false, 2 * grp->n);
             for (int j = 0; j < grp->n; j++) {
                 const Buffer *mb = sc->nodes[grp->nodes[j]].buf;
                 vgp->members[vgp->nmembers++] = mi_xstrdup(mb->name);
@@ -220,46 +247,101 @@ int compile_state_bufgraph(Session *s, VizBufGraph *out, bool with_groups) {
             }
         }
     }
+#else
+    (void)sc;
 #endif
-    out->nodes = mi_xcalloc(m->nbufs ? m->nbufs : 1, sizeof *out->nodes);
-    int cap = 16;
-    out->edges = mi_xcalloc(cap, sizeof *out->edges);
+    VizGroup *home = parent ? &out->groups[parent - 1] : NULL;   /* inputs of a branch sit in it */
+    int home_i = parent - 1;
     for (int i = 0; i < m->nbufs; i++) {
         const Buffer *b = m->bufs[i];
+        char id[300];
+        buf_id(m, b, id, sizeof id);
         StrBuf sb; sb_init(&sb);
         sb_printf(&sb, "%s ", buf_kind_name(b));
         layout_text(b, &sb);
         if (b->output_index >= 0) sb_printf(&sb, " (output %d)", b->output_index);
-        out->nodes[out->n].name = mi_xstrdup(b->name);
+        if (out->n == bb->ncap) { bb->ncap = bb->ncap ? 2 * bb->ncap : 16; out->nodes = mi_xrealloc(out->nodes, bb->ncap * sizeof *out->nodes); }
+        out->nodes[out->n].name = mi_xstrdup(id);
         out->nodes[out->n].label = sb_take(&sb);
         out->nodes[out->n].cls = buf_class(b);
         out->n++;
-        if (b->kind == BUF_INPUT) continue;
-        if (b->extern_owner) {      /* written by another buffer's kernel: say so with an edge */
-            if (out->nedges == cap) { cap *= 2; out->edges = mi_xrealloc(out->edges, cap * sizeof *out->edges); }
-            out->edges[out->nedges].from = mi_xstrdup(b->extern_owner->name);
-            out->edges[out->nedges].to = mi_xstrdup(b->name);
-            out->edges[out->nedges].label = NULL;
-            out->nedges++;
+        if (home) {      /* every buffer of a branch belongs to its subgraph cluster */
+            home = &out->groups[home_i];
+            home->members = mi_xrealloc(home->members, (home->nmembers + 2) * sizeof *home->members);
+            home->members[home->nmembers++] = mi_xstrdup(id);
         }
+        if (b->kind == BUF_INPUT) continue;
+        if (b->extern_owner) bg_edge(bb, b->extern_owner->name, b->name, NULL);   /* written by another buffer's kernel */
         DepSet ds = {0};
         ir_deps_collect(m, b, &ds);
         for (int r = 0; r < ds.nreads; r++) {
             if (!ds.reads[r].buf || ds.reads[r].buf == b) continue;
-            if (out->nedges == cap) { cap *= 2; out->edges = mi_xrealloc(out->edges, cap * sizeof *out->edges); }
-            out->edges[out->nedges].from = mi_xstrdup(ds.reads[r].buf->name);
-            out->edges[out->nedges].to = mi_xstrdup(b->name);
-            out->edges[out->nedges].label = NULL;
-            out->nedges++;
+            char from[300];
+            buf_id(m, ds.reads[r].buf, from, sizeof from);
+            bg_edge(bb, from, b->name, NULL);
         }
         dep_set_free(&ds);
     }
+    if (depth > 16) return;
+    for (int i = 0; i < m->nbufs; i++) {
+        const Buffer *b = m->bufs[i];
+        if (!b->cond) continue;
+#ifdef HAVE_SCHED
+        const SchedBranch *br = sc ? sched_branch_of(sc, b) : NULL;
+#endif
+        for (int k = 0; k < 2; k++) {
+            const IrModule *bm = b->cond->branch[k];
+            if (!bm) continue;
+            char gname[300], lab[400];
+            snprintf(gname, sizeof gname, "sub_%s%s", ir_prefix(m), b->cond->names[k]);
+            snprintf(lab, sizeof lab, "class %s (%s branch of %s)", b->cond->names[k], k ? "false" : "true", b->name);
+            bg_group(bb, gname, lab, parent, true, 0);
+            int gi = out->ngroups;            /* 1-based index of the subgraph group */
+#ifdef HAVE_SCHED
+            bg_add_module(bb, bm, br ? br->s[k] : NULL, gi, depth + 1);
+#else
+            bg_add_module(bb, bm, NULL, gi, depth + 1);
+#endif
+            /* operands flow into the branch's inputs; its outputs are the cond's results */
+            for (int j = 0; j < bm->nbufs; j++) {
+                const Buffer *in = bm->bufs[j];
+                char id[300];
+                buf_id(bm, in, id, sizeof id);
+                if (in->kind == BUF_INPUT && in->input_index >= 0 && 1 + in->input_index < b->neargs && b->eargs[1 + in->input_index].buf) {
+                    char from[300];
+                    buf_id(m, b->eargs[1 + in->input_index].buf, from, sizeof from);
+                    bg_edge(bb, from, id, "operand");
+                }
+                if (in->output_index >= 0 && in->output_index < b->cond->nouts && b->cond->outs[in->output_index])
+                    bg_edge(bb, id, b->cond->outs[in->output_index]->name, k ? "false" : "true");
+            }
+        }
+    }
+}
+
+int compile_state_bufgraph(Session *s, VizBufGraph *out, bool with_groups) {
+    memset(out, 0, sizeof *out);
+    if (!require_ir(s)) return -1;
+#ifdef HAVE_SCHED
+    if (with_groups && !s->cs->sched) {     /* schedule on demand, as codegen/exec do */
+        fprintf(s->err, "scheduling first\n");
+        if (cmd_sched(s, 1, (char *[]){"sched", NULL}) < 0) return -1;
+    }
+    const Schedule *sc = with_groups ? s->cs->sched : NULL;
+#else
+    const void *sc = NULL;
+#endif
+    if (with_groups && !sc) return mi_err(s->ctx, "", 0, 0, "no fusion groups yet (try 'sched')");
+    BgBuild bb = { out, 0, 0, 0 };
+    bg_add_module(&bb, s->cs->ir, sc, 0, 0);
     return 0;
 }
 
 void compile_bufgraph_free(VizBufGraph *bg) {
     for (int i = 0; i < bg->n; i++) { free((char *)bg->nodes[i].name); free((char *)bg->nodes[i].label); }
-    for (int i = 0; i < bg->nedges; i++) { free((char *)bg->edges[i].from); free((char *)bg->edges[i].to); }
+    for (int i = 0; i < bg->nedges; i++) {
+        free((char *)bg->edges[i].from); free((char *)bg->edges[i].to); free((char *)bg->edges[i].label);
+    }
     for (int i = 0; i < bg->ngroups; i++) {
         free((char *)bg->groups[i].kernel); free((char *)bg->groups[i].label);
         for (int k = 0; k < bg->groups[i].nmembers; k++) free((char *)bg->groups[i].members[k]);
@@ -287,10 +369,6 @@ void compile_bufgraph_free(VizBufGraph *bg) { (void)bg; }
 static __attribute__((unused)) int exec_source(Session *s, const char *src, long reps) {
     const Graph *g = session_graph(s);    /* inputs are made before the code (see cmd_exec) */
     fprintf(s->err, "compiling %zu bytes of %s...\n", strlen(src), codegen_is_cuda_source(src) ? "CUDA with nvcc" : "C");
-#ifdef HAVE_TRACE
-    /* logged before building, so the code of a CUDA run shows in tlparse even without a GPU */
-    if (s->ctx->trace) trace_artifact(s->ctx->trace, "inductor_output_code", "string", src);
-#endif
     RtModule *mod = rt_compile(s->ctx, src);
     if (!mod) return -1;
     fprintf(s->out, "compiled %s: %s (%.3f s cc, %.3f ms load)\n", mod->key,
@@ -361,23 +439,22 @@ done:
 #ifdef HAVE_SCHED
 static int ensure_lowered(Session *s) { return require_ir(s) ? 0 : -1; }
 
-int cmd_sched(Session *s, int argc, char **argv) {
-    if (argc != 1) return usage_error(s, "sched");
-    if (!session_require_graph(s)) return -1;
-    if (ensure_lowered(s) < 0) return -1;
-    if (s->cs->sched) { sched_free(s->cs->sched); s->cs->sched = NULL; }
-    free(s->cs->code); s->cs->code = NULL;
-    uint64_t t0 = mi_now_ns();
-    Schedule *sc = sched_run(s->ctx, s->cs->ir);
-    if (!sc) return -1;
-    s->cs->sched = sc;
-    fprintf(s->out, "%d kernel%s (fusion %s), scheduled in %.3f ms:\n", sched_num_kernels(sc),
-            sched_num_kernels(sc) == 1 ? "" : "s", s->ctx->fusion ? "on" : "off", (mi_now_ns() - t0) / 1e6);
+/* Kernels of a schedule and of its cond branches, recursively. */
+static void count_kernels(const Schedule *sc, int *n) {
+    *n += sched_num_kernels(sc);
+    for (int i = 0; i < sc->nbranches; i++)
+        for (int k = 0; k < 2; k++) if (sc->branches[i].s[k]) count_kernels(sc->branches[i].s[k], n);
+}
+
+/* The kernels (name, buffers) and the fusion decisions of a schedule; then each cond branch's
+ * own schedule under a "subgraph" header, indented one more level. */
+static void print_schedule(Session *s, const Schedule *sc, int depth) {
+    int ind = 2 + 4 * depth;
     for (int k = 0; k < sc->norder; k++) {
         const SchedGroup *grp = &sc->groups[sc->order[k]];
         char nb[128];
         const char *kn = grp->kernel_name ? grp->kernel_name : sched_group_name(sc, sc->order[k], nb, sizeof nb);
-        fprintf(s->out, "  %-32s", kn);
+        fprintf(s->out, "%*s%-32s", ind, "", kn);
         for (int j = 0; j < grp->n; j++) {
             const SchedNode *sn = &sc->nodes[grp->nodes[j]];
             fprintf(s->out, " %s(%s)", sn->buf->name, sn->name);
@@ -387,11 +464,46 @@ int cmd_sched(Session *s, int argc, char **argv) {
     }
     char *dec = sched_decisions_text(sc);
     if (dec && *dec) {
-        fprintf(s->out, "fusion decisions:\n");
-        fputs(dec, s->out);
-        if (dec[strlen(dec) - 1] != '\n') fputc('\n', s->out);
+        fprintf(s->out, "%*sfusion decisions:\n", ind - 2, "");
+        for (const char *p = dec; *p;) {
+            size_t l = strcspn(p, "\n");
+            fprintf(s->out, "%*s%.*s\n", ind - 2, "", (int)l, p);
+            p += l + (p[l] == '\n');
+        }
     }
     free(dec);
+    for (int i = 0; i < sc->nbranches; i++)
+        for (int k = 0; k < 2; k++) {
+            const Schedule *b = sc->branches[i].s[k];
+            if (!b) continue;
+            fprintf(s->out, "%*ssubgraph %s (%s branch of %s, function %s): %d kernel%s\n", ind, "",
+                    sc->branches[i].cond->cond->names[k], k ? "false" : "true", sc->branches[i].cond->name,
+                    sc->branches[i].fn[k], sched_num_kernels(b), sched_num_kernels(b) == 1 ? "" : "s");
+            print_schedule(s, b, depth + 1);
+        }
+}
+
+int cmd_sched(Session *s, int argc, char **argv) {
+    if (argc != 1) return usage_error(s, "sched");
+    if (!session_require_graph(s)) return -1;
+    if (ensure_lowered(s) < 0) return -1;
+    if (s->cs->sched) { sched_free(s->cs->sched); s->cs->sched = NULL; }
+    free(s->cs->code); s->cs->code = NULL;
+    uint64_t t0 = mi_now_ns();
+    Schedule *sc = sched_run(s->ctx, s->cs->ir);
+    if (!sc) { strace_fail(s, "scheduling", s->ctx->err.msg); return -1; }
+    s->cs->sched = sc;
+    if (s->ctx->trace) {
+        strace_span(s, "Scheduler.__init__", mi_now_ns() - t0);
+        char *text = sched_print(sc);
+        strace_artifact(s, "ir_post_fusion", text);
+        free(text);
+    }
+    int total = 0;
+    count_kernels(sc, &total);
+    fprintf(s->out, "%d kernel%s (fusion %s), scheduled in %.3f ms:\n", total, total == 1 ? "" : "s",
+            s->ctx->fusion ? "on" : "off", (mi_now_ns() - t0) / 1e6);
+    print_schedule(s, sc, 0);
     return 0;
 }
 #else
@@ -408,7 +520,10 @@ static const char *ensure_code(Session *s) {
         uint64_t t0 = mi_now_ns();
         bool cuda = s->ctx->target == MI_DEV_CUDA;   /* `set device cuda` / --device cuda */
         s->cs->code = cuda ? codegen_cuda(s->ctx, s->cs->sched) : codegen_c(s->ctx, s->cs->sched);
-        if (!s->cs->code) return NULL;
+        if (!s->cs->code) { strace_fail(s, "codegen", s->ctx->err.msg); return NULL; }
+        /* logged before building, so the code of a CUDA run shows in tlparse even without a GPU */
+        strace_span(s, "GraphLowering.codegen", mi_now_ns() - t0);
+        strace_artifact(s, "inductor_output_code", s->cs->code);
         fprintf(s->err, "generated %zu bytes of %s in %.3f ms\n", strlen(s->cs->code), cuda ? "CUDA" : "C", (mi_now_ns() - t0) / 1e6);
     }
     return s->cs->code;

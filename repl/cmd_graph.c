@@ -90,6 +90,35 @@ static int list_compiles(Session *s, const char *log, TraceCompileList *cl) {
     return 0;
 }
 
+static bool has_graph(const TraceCompileInfo *c) {
+    for (int a = 0; a < c->n_artifacts; a++)
+        for (int d = 0; default_artifacts[d]; d++)
+            if (strcmp(c->artifacts[a], default_artifacts[d]) == 0) return true;
+    return false;
+}
+
+/* Why compile `cid` of the log gives no graph: it is not there (the ids are listed), or it
+ * failed / was restarted (the retry that has the graph is named). */
+static void explain_no_graph(Session *s, const char *log, const char *cid) {
+    TraceCompileList cl = {0};
+    if (trace_list_compiles(s->ctx, log, &cl) < 0) return;
+    const TraceCompileInfo *c = NULL, *retry = NULL;
+    StrBuf ids; sb_init(&ids);
+    sb_put(&ids, "");
+    size_t n = strlen(cid);
+    for (int i = 0; i < cl.n; i++) {
+        if (!strcmp(cl.c[i].id, cid)) c = &cl.c[i];
+        else if (!strncmp(cl.c[i].id, cid, n) && cl.c[i].id[n] == '_' && has_graph(&cl.c[i])) retry = &cl.c[i];
+        if (ids.len < 300) sb_printf(&ids, "%s%s", i ? ", " : "", cl.c[i].id);
+    }
+    if (!c) mi_err(s->ctx, log, 0, 0, "no compile %s in this log (compile ids: %s)", cid, cl.n ? ids.s : "none");
+    else if (retry) mi_err(s->ctx, log, 0, 0, "compile %s has no graph (%.200s); its retry has one: load %s %s", cid,
+                           c->status, log, retry->id);
+    else if (c->failed || c->restarted) mi_err(s->ctx, log, 0, 0, "compile %s has no graph: %.300s", cid, c->status);
+    sb_free(&ids);
+    trace_compile_list_free(&cl);
+}
+
 static Graph *load_from_log(Session *s, const char *log, const char *cid, const char *artifact) {
     char *text = NULL;
     int first_line = 1;
@@ -100,10 +129,12 @@ static Graph *load_from_log(Session *s, const char *log, const char *cid, const 
             mi_clear_err(s->ctx);
             text = trace_extract_artifact(s->ctx, log, cid, default_artifacts[d], &first_line);
         }
-        if (!text)
+        if (!text) {
             mi_err(s->ctx, log, 0, 0, "compile %s has no graph artifact (%s, %s, ...); "
                    "name one: load LOG COMPILE_ID ARTIFACT", cid ? cid : "(any)",
                    default_artifacts[0], default_artifacts[1]);
+            if (cid) explain_no_graph(s, log, cid);
+        }
     }
     if (!text) return NULL;
     Graph *g = fx_parse(s->ctx, text, strlen(text), log, first_line);
@@ -141,6 +172,8 @@ int cmd_load(Session *s, int argc, char **argv) {
     if (stat(path, &st) != 0) return mi_err(s->ctx, path, 0, 0, "no such file");
     char hint[1200];
     if (S_ISDIR(st.st_mode)) return mi_err(s->ctx, path, 0, 0, "is a directory, not a graph file%s", dir_hint(path, hint, sizeof hint));
+    if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))    /* /dev/zero would be read forever */
+        return mi_err(s->ctx, path, 0, 0, "is a device, not a graph file");
     Graph *g = NULL;
     char picked[96] = "";
     if (looks_like_trace_log(path)) {
@@ -186,16 +219,11 @@ int cmd_load(Session *s, int argc, char **argv) {
     char what[1100];
     snprintf(what, sizeof what, "%s%s%s", path, argc > 2 ? " " : (picked[0] ? " " : ""),
              argc > 2 ? argv[2] : picked);
+    strace_end_compile(s);       /* tracing: the previous graph's compile ends here */
     session_set_graph(s, g, args);
     free(args);
     print_graph_summary(s, g, what);
-#ifdef HAVE_TRACE
-    if (s->ctx->trace) {
-        char *text = fx_print(g, true);
-        trace_artifact(s->ctx->trace, "before_post_grad_graph", "string", text);
-        free(text);
-    }
-#endif
+    strace_begin_compile(s);     /* tracing: this graph is the next compile id */
     return 0;
 }
 

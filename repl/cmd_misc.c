@@ -110,13 +110,7 @@ int cmd_show(Session *s, int argc, char **argv) {
 /* ---------------------------------------------------------------- trace, report */
 
 #ifdef HAVE_TRACE
-static void trace_stop(Session *s) {
-    if (s->ctx->trace) {
-        trace_close(s->ctx->trace);
-        s->ctx->trace = NULL;
-    }
-    s->trace_on = false;
-}
+static int trace_stop(Session *s) { return strace_close(s); }
 #endif
 
 int cmd_trace(Session *s, int argc, char **argv) {
@@ -129,24 +123,25 @@ int cmd_trace(Session *s, int argc, char **argv) {
     }
     if (argc == 2 && !strcmp(argv[1], "off")) {
         if (!s->trace_on) { fprintf(s->out, "tracing is already off\n"); return 0; }
-        trace_stop(s);
+        if (trace_stop(s) < 0) return -1;      /* a write failed: the log is incomplete */
         fprintf(s->out, "trace closed: %s\n", s->trace_path);
         return 0;
     }
     if (argc != 3 || strcmp(argv[1], "on")) return usage_error(s, "trace");
     TraceWriter *tw = trace_open(s->ctx, argv[2]);
     if (!tw) return -1;
-    trace_stop(s);
+    if (trace_stop(s) < 0) {                   /* the previous log: say so, go on with the new one */
+        char buf[1200];
+        mi_err_str(s->ctx, buf, sizeof buf);
+        fprintf(s->err, "warning: %s\n", buf);
+        mi_clear_err(s->ctx);
+    }
     s->ctx->trace = tw;
     s->trace_on = true;
     free(s->trace_path);
     s->trace_path = mi_xstrdup(argv[2]);
-    trace_set_compile_id(tw, 0, 0, 0);
-    if (session_graph(s)) {
-        char *text = fx_print(session_graph(s), true);
-        trace_artifact(tw, "before_post_grad_graph", "string", text);
-        free(text);
-    }
+    s->trace_frame = 0;
+    strace_begin_compile(s);     /* the loaded graph (if any) is compile 0/0 */
     fprintf(s->out, "tracing to %s\n", argv[2]);
     return 0;
 #else
@@ -187,7 +182,7 @@ int cmd_report(Session *s, int argc, char **argv) {
     if (!s->trace_path) return mi_err(s->ctx, "", 0, 0, "no trace log: start one with 'trace on FILE'");
     const char *dir = argc == 2 ? argv[1] : "tl_out";
     if (s->trace_on) {
-        trace_stop(s);
+        if (trace_stop(s) < 0) return -1;
         fprintf(s->err, "trace closed: %s (start a new one with 'trace on FILE')\n", s->trace_path);
     }
     fprintf(s->err, "parsing %s...\n", s->trace_path);

@@ -81,6 +81,11 @@ static void trace_steps(Session *s, int from, int to) {
         if (vg && vr) svg = viz_render_data(s->ctx, vr, vg, "svg", NULL);
         viz_free(vg);
         mi_clear_err(s->ctx);
+        /* the pass's own time as a chromium span, named as in PyTorch's logs */
+        const PassStep *st = pm_step_record(s->pm, i);
+        char span[200];
+        snprintf(span, sizeof span, "pass.post_grad_passes.%s", pm_pass_name(s->pm, i));
+        strace_span(s, span, st ? st->ns : 0);
         /* numbered like the shell's steps: minductor_pass_01_functionalize is `step 1` */
         trace_pass_step(s->ctx->trace, i + 1, pm_pass_name(s->pm, i), text, diff, svg);
         free(text); free(diff); free(svg);
@@ -100,7 +105,13 @@ static int report_move(Session *s, int old, int rc) {
     }
     if (rc < 0) {
         int failed = cur;          /* the pass at the cursor failed */
-        if (failed < pm_num_passes(s->pm)) print_step_line(s, failed);
+        if (failed < pm_num_passes(s->pm)) {
+            print_step_line(s, failed);
+            const PassStep *st = pm_step_record(s->pm, failed);
+            char what[160];
+            snprintf(what, sizeof what, "pass %s", pm_pass_name(s->pm, failed));
+            strace_fail(s, what, st && st->error ? st->error : s->ctx->err.msg);
+        }
         return -1;
     }
     if (cur < old) session_drop_compile(s);

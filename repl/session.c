@@ -42,16 +42,12 @@ static void drop_pm(Session *s) {
 
 void session_free(Session *s) {
     if (!s) return;
+    if (s->ctx && s->ctx->trace) strace_close(s);     /* its metrics name the graph: first */
     session_drop_compile(s);
     drop_pm(s);
     session_free_inputs(s->inputs, s->ninputs);
     if (s->graph) graph_free(s->graph);
-    if (s->ctx && s->ctx->trace) {
-#ifdef HAVE_TRACE
-        trace_close(s->ctx->trace);
-#endif
-        s->ctx->trace = NULL;
-    }
+    free(s->trace_fail);
     viz_renderer_free(s->viz);
     free(s->load_args);
     free(s->inputs_args);

@@ -40,6 +40,11 @@ typedef struct Session {
 
     char *trace_path;        /* current TORCH_TRACE output (ctx->trace open) or last one */
     bool trace_on;
+    /* the compile being traced (repl/session_trace.c): one per loaded graph, frame_id N/0 */
+    int trace_frame;         /* frame_id of the next compile */
+    bool trace_in_compile;   /* a compile is open: its compilation_metrics are still due */
+    uint64_t trace_ns;       /* time spent in passes, lowering, scheduling, codegen */
+    char *trace_fail;        /* the first failure in it ("pass dce: ..."), or NULL */
 
     /* settings */
     bool errexit;            /* non-interactive: stop at the first error */
@@ -84,6 +89,21 @@ void session_print_error(Session *s);
 /* Clone inputs (fresh tensors) so a run cannot mutate the session's inputs. */
 IValue *session_clone_inputs(MiCtx *ctx, const IValue *in, int n);
 void session_free_inputs(IValue *in, int n);
+
+/* The session's TORCH_TRACE log (repl/session_trace.c); all no-ops when tracing is off.
+ * A compile is one loaded graph: begin writes its compile id N/0, a dynamo_start naming the
+ * file and before_post_grad_graph; end writes compilation_metrics (time, first failure). */
+void strace_begin_compile(Session *s);
+void strace_end_compile(Session *s);
+/* A timed step (pass, lowering, ...) as a chromium_event span of `ns` ending now; counts
+ * towards the compile's time. */
+void strace_span(Session *s, const char *name, uint64_t ns);
+/* Record the compile's first failure (kept for compilation_metrics' fail_reason). */
+void strace_fail(Session *s, const char *what, const char *reason);
+/* An artifact of the current compile (payload text). */
+void strace_artifact(Session *s, const char *name, const char *text);
+/* Close the log (ending the open compile first); -1 + ctx error when a write to it failed. */
+int strace_close(Session *s);
 
 /* CompileState lifetime (repl/cmd_compile.c). */
 void compile_state_free(CompileState *cs);

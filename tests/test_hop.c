@@ -400,6 +400,31 @@ static void test_shell(void) {
        strstr(out, "in subgraph true_graph_0: 7 nodes (2 inputs, 2 ops); subgraphs: true_graph_0 false_graph_0"),
        "enter nests, leave goes up one level");
     free(out);
+    /* sched lists each branch's own kernels; the IR and fusion pictures nest them in the branch */
+    out = shell("load tests/fixtures/torch-cases/cuda/hop_cond/graph0/pre_post_grad.py; sched; show fusion; "
+                "show ir; show fusion --collapse 3");
+    ok(out && strstr(out, "4 kernels (fusion on)") &&
+       strstr(out, "\n  subgraph true_graph_0 (true branch of buf2, function true_graph_0): 1 kernel\n"
+                   "      true_graph_0_cpp_fused_mul_sin_0 true_graph_0_buf0(true_graph_0_op0)\n"
+                   "  subgraph false_graph_0 (false branch of buf2, function false_graph_0): 1 kernel\n"
+                   "      false_graph_0_cpp_fused_add_cos_0 false_graph_0_buf0(false_graph_0_op0)\n"),
+       "sched prints the branches' kernels after the top level");
+    const char *fus = out ? strstr(out, "digraph fusion {") : NULL;
+    const char *sub = fus ? strstr(fus, "\tsubgraph cluster_sub_true_graph_0 {") : NULL;
+    const char *kern = sub ? strstr(sub, "\t\tsubgraph cluster_true_graph_0_cpp_fused_mul_sin_0 {") : NULL;
+    const char *fsub = sub ? strstr(sub, "\tsubgraph cluster_sub_false_graph_0 {") : NULL;
+    ok(kern && fsub && kern < fsub && strstr(kern, "true_graph_0_buf0\t[class=pointwise") < fsub,
+       "fusion picture: the branch's kernel cluster (and its buffer) nested in the branch's cluster");
+    ok(fus && strstr(fus, "arg0_1 -> true_graph_0_arg0_1\t[label=operand,") &&
+       strstr(fus, "false_graph_0_buf0 -> buf2\t[label=false,"), "operand and result edges link the branch to its caller");
+    const char *ir = out ? strstr(out, "digraph ir {") : NULL;
+    ok(ir && strstr(ir, "\tsubgraph cluster_sub_false_graph_0 {") && !strstr(ir, "cluster_false_graph_0_cpp") &&
+       strstr(ir, "true_graph_0_buf0 -> buf2\t[label=true,"), "IR picture: branches as clusters, no kernel clusters");
+    const char *col = ir ? strstr(ir, "digraph fusion {") : NULL;
+    ok(col && strstr(col, "true_graph_0_cpp_fused_mul_sin_0\t[class=group,") && !strstr(col, "true_graph_0_buf0") &&
+       strstr(col, "arg0_1 -> cpp_fused_gt_sum_0;") && strstr(col, "cpp_fused_gt_sum_0 -> extern_cond;"),
+       "collapsed fusion picture: one box per kernel, edges between kernels");
+    free(out);
     /* the trace view lists what the log says about CUDA graphs per compile id */
     out = shell("load tests/fixtures/logs/cuda_reduce_overhead.log");
     ok(out && strstr(out, "           cudagraphs: requested; not skipped; runtime cudagraphify 12073 us over 2 records; "

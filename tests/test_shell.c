@@ -18,6 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "tap.h"
+#include "trace/trace.h"
+#include <cJSON.h>
 
 static const char *bin;
 static char tmpdir[] = "/tmp/minductor_shellXXXXXX";
@@ -423,6 +425,117 @@ static void test_trace(void) {
     free(r.out);
 }
 
+/* What a traced session wrote, read back with the reader and counted per compile id. */
+typedef struct TraceCount {
+    int records, issues, dynamo_start[3], metrics[3], spans_b[3], spans_e[3];
+    char artifacts[3][2048];       /* " name" per artifact of compile N/0, minductor_pass_* left out */
+    char span_names[3][4096];      /* " name" per chromium B event */
+    double metric_s[3];
+    char fail[3][300], co_name[3][64];
+    bool ts_ordered;               /* every span's E is at or after its B */
+} TraceCount;
+
+static void count_trace(const char *log, TraceCount *c) {
+    memset(c, 0, sizeof *c);
+    c->ts_ordered = true;
+    MiCtx *ctx = mi_ctx_new();
+    TraceReader *rd = trace_reader_open(ctx, log);
+    if (!rd) { mi_ctx_free(ctx); return; }
+    TraceRecord r;
+    double open_ts[3] = {0};
+    while (trace_reader_next(rd, &r) == 1) {
+        c->records++;
+        int f = r.frame_id;
+        if (f < 0 || f > 2 || r.frame_compile_id != 0 || r.attempt != 0) continue;
+        if (!strcmp(r.key, "dynamo_start")) c->dynamo_start[f]++;
+        else if (!strcmp(r.key, "compilation_metrics")) {
+            c->metrics[f]++;
+            cJSON *t = cJSON_GetObjectItem(r.meta, "entire_frame_compile_time_s");
+            c->metric_s[f] = cJSON_IsNumber(t) ? t->valuedouble : -1;
+            const char *co = cJSON_GetStringValue(cJSON_GetObjectItem(r.meta, "co_name"));
+            snprintf(c->co_name[f], sizeof c->co_name[f], "%s", co ? co : "(none)");
+            cJSON *fr = cJSON_GetObjectItem(r.meta, "fail_reason");
+            snprintf(c->fail[f], sizeof c->fail[f], "%s", cJSON_IsString(fr) ? fr->valuestring : "");
+        } else if (!strcmp(r.key, "artifact") && strncmp(r.name, "minductor_pass_", 15)) {
+            size_t l = strlen(c->artifacts[f]);
+            snprintf(c->artifacts[f] + l, sizeof c->artifacts[f] - l, " %s", r.name);
+        } else if (!strcmp(r.key, "chromium_event")) {
+            cJSON *ev = cJSON_Parse(r.payload);
+            const char *ph = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "ph"));
+            const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "name"));
+            cJSON *ts = cJSON_GetObjectItem(ev, "ts");
+            if (ph && name && cJSON_IsNumber(ts)) {
+                if (*ph == 'B') {
+                    c->spans_b[f]++;
+                    open_ts[f] = ts->valuedouble;
+                    size_t l = strlen(c->span_names[f]);
+                    snprintf(c->span_names[f] + l, sizeof c->span_names[f] - l, " %s", name);
+                } else {
+                    c->spans_e[f]++;
+                    if (ts->valuedouble < open_ts[f]) c->ts_ordered = false;
+                }
+            }
+            cJSON_Delete(ev);
+        }
+    }
+    c->issues = (int)trace_stats_failures(trace_reader_stats(rd));
+    trace_reader_close(rd);
+    mi_ctx_free(ctx);
+}
+
+/* A traced session logs what PyTorch logs, under the same names: a compile id per loaded graph
+ * (dynamo_start, before_post_grad_graph, compilation_metrics), a chromium span per pass
+ * (pass.post_grad_passes.<pass>) and per back-end stage, and the IR before/after fusion. */
+static void test_trace_pipeline(void) {
+    char log[256], out[256], cmds[2048];
+    snprintf(log, sizeof log, "%s/pipe.log", tmpdir);
+    snprintf(out, sizeof out, "%s/pipe_tl", tmpdir);
+    snprintf(cmds, sizeof cmds, "trace on %s; load " SEED "; next 3; lower; sched; codegen; "
+             "load tests/fixtures/hop/cond_two_results.py; run; report %s", log, out);
+    Result r = run(NULL, cmds, NULL);
+    is_int(r.status, 0, "traced session exits 0");
+    TraceCount c;
+    count_trace(log, &c);
+    is_int(c.issues, 0, "the log reads back without a problem");
+    ok(c.dynamo_start[0] == 1 && c.dynamo_start[1] == 1 && c.dynamo_start[2] == 0,
+       "one dynamo_start per loaded graph (compile ids 0/0 and 1/0)");
+    ok(c.metrics[0] == 1 && c.metrics[1] == 1, "one compilation_metrics per compile (written at the next load / report)");
+    is_str(c.artifacts[0], " before_post_grad_graph inductor_post_grad_graph ir_pre_fusion ir_post_fusion inductor_output_code",
+           "0/0: the graph, the post-grad graph, the IR before and after fusion, the code");
+    is_str(c.artifacts[1], " before_post_grad_graph", "1/0: only the loaded graph (not lowered)");
+    is_str(c.span_names[0], " pass.post_grad_passes.functionalize pass.post_grad_passes.dce "
+           "pass.post_grad_passes.reorder_for_locality GraphLowering.run Scheduler.__init__ GraphLowering.codegen",
+           "0/0: a span per pass step and per back-end stage, named as in PyTorch's logs");
+    ok(c.spans_b[1] == 18 && c.spans_e[1] == 18, "1/0: 18 pass spans after 'run' (%d/%d)", c.spans_b[1], c.spans_e[1]);
+    ok(c.ts_ordered, "every span ends at or after its start");
+    ok(c.metric_s[0] > 0 && c.metric_s[0] < 60, "0/0: the compile time is the summed steps (%g s)", c.metric_s[0]);
+    is_str(c.fail[0], "", "0/0: no failure");
+    ok(!strcmp(c.co_name[0], "<lambda>") && !strcmp(c.co_name[1], "GraphModule"),
+       "each compile's metrics name its own graph (%s, %s)", c.co_name[0], c.co_name[1]);
+    free(r.out);
+    /* the report reads the compile time and status from the metrics */
+    char idx[300];
+    snprintf(idx, sizeof idx, "%s/index.html", out);
+    ok(file_has(idx, "<a href=\"-_1_0_0/index.html\">1/0</a>") && file_has(idx, "pre_post_grad.py:1 in &lt;lambda&gt;") &&
+       file_has(idx, "cond_two_results.py:1 in GraphModule"),
+       "the report lists both compiles and their loaded files in the stack trie");
+    /* a failure in the back end becomes the compile's fail_reason */
+    char bad[300];
+    snprintf(bad, sizeof bad, "%s/unsupported.py", tmpdir);
+    FILE *f = fopen(bad, "w");
+    fputs("class GraphModule(torch.nn.Module):\n"
+          "    def forward(self, arg0_1: \"f32[4, 4][4, 1]cpu\"):\n"
+          "        foo: \"f32[4, 4][4, 1]cpu\" = torch.ops.aten.my_custom_op.default(arg0_1);  arg0_1 = None\n"
+          "        return (foo,)\n", f);
+    fclose(f);
+    snprintf(cmds, sizeof cmds, "set errexit off; trace on %s; load %s; lower; trace off", log, bad);
+    r = run(NULL, cmds, NULL);
+    count_trace(log, &c);
+    ok(c.metrics[0] == 1 && !strcmp(c.fail[0], "lowering: unsupported op 'aten.my_custom_op.default' (node 'foo')"),
+       "a failed lowering is the compile's fail_reason (%s)", c.fail[0]);
+    free(r.out);
+}
+
 /* ---------------------------------------------------------------- abuse: random sessions
  * Valid and invalid commands, bad arguments and garbage, in sessions that each start from a
  * real case. After each session the graph must still be loaded and lint clean, the settings
@@ -791,7 +904,7 @@ int main(void) {
     struct { const char *name; void (*fn)(void); } groups[] = {
         {"help", test_help}, {"real case", test_real_case}, {"errors", test_errors},
         {"fixtures", test_fixtures}, {"session save", test_session_save}, {"save graph", test_save_graph},
-        {"show and inputs", test_show_and_inputs}, {"trace", test_trace}, {"random", test_random},
+        {"show and inputs", test_show_and_inputs}, {"trace", test_trace}, {"trace pipeline", test_trace_pipeline}, {"random", test_random},
         {"out of memory", test_oom}, {"full session", test_full_session},
     };
     for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {

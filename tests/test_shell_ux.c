@@ -4,7 +4,8 @@
  * named with its line on `load`; small kernels stay serial (an OpenMP if() clause); `show
  * fusion` schedules on demand; lint names FILE:LINE; `diff` prints '-' before '+';
  * `load DIR` hints; sdpa's second output is drawn inside its kernel's cluster; `save
- * session` keeps the entered subgraph; Ctrl-C at the prompt drops the line, not the shell. Drives the
+ * session` keeps the entered subgraph; Ctrl-C at the prompt drops the line, not the shell;
+ * devices and full disks give errors, not a hang or an exit. Drives the
  * built binary ($MINDUCTOR_BIN, else ./build/minductor). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -277,6 +278,44 @@ static void test_examples(void) {
         free(o);
     }
 }
+/* Files that are not files, and disks that are full: an error each, and the shell goes on
+ * with its graph (graphviz's own file output would exit() the program on a failed write). */
+static void test_bad_files(void) {
+    if (access("/dev/full", W_OK) != 0) { skip(4, "no /dev/full"); return; }
+    int st = 0;
+    char *o = run("load /dev/zero; load " LN "; show fx --svg /dev/full; show fusion --png /dev/full; lint", &st);
+    ok(strstr(o, "error: /dev/zero: is a device, not a graph file\n") != NULL, "load of a device is refused (not read forever)");
+    ok(strstr(o, "error: /dev/full: write failed: No space left on device\n") && count_of(o, "write failed") == 2,
+       "a picture that cannot be written is an error");
+    ok(strstr(o, "lint: ok") != NULL, "the shell goes on with its graph after the failed writes");
+    free(o);
+    o = run("load " LN "; trace on /dev/full; run; trace off; lint", &st);
+    ok(strstr(o, "error: /dev/full: writing the trace log failed\n") && !strstr(o, "trace closed") && strstr(o, "lint: ok"),
+       "a trace log that could not be written is reported at 'trace off'");
+    free(o);
+}
+
+/* load LOG ID for an id that is not there, or a compile without a graph: say why, and where
+ * the graph is (the retry of a restarted frame). */
+static void test_log_compile_hints(void) {
+    const char *gb = "tests/fixtures/logs/cpu_graph_break.log";
+    const char *cc = "tests/fixtures/logs/multirank/compiler_collectives_failure/dedicated_log_torch_trace_rank_0_zxb1ue1g.log";
+    char cmds[1024];
+    snprintf(cmds, sizeof cmds, "load %s 9/9; load %s 0/0; load %s 0/0; load %s 0/0_1", gb, gb, cc, gb);
+    int st = 0;
+    char *o = run(cmds, &st);
+    char want[1024];
+    snprintf(want, sizeof want, "error: %s: no compile 9/9 in this log (compile ids: 0/0, 0/0_1, 1/0)\n", gb);
+    ok(strstr(o, want) != NULL, "an id that is not in the log: the ids are listed");
+    snprintf(want, sizeof want, "error: %s: compile 0/0 has no graph (restarted: Call to `torch._dynamo.graph_break()`); "
+             "its retry has one: load %s 0/0_1\n", gb, gb);
+    ok(strstr(o, want) != NULL, "a restarted compile points at its retry");
+    snprintf(want, sizeof want, "error: %s: compile 0/0 has no graph: failed: TypeError: sequence item 0: expected str "
+             "instance, torch.device found\n", cc);
+    ok(strstr(o, want) != NULL, "a failed compile says why it has no graph");
+    ok(strstr(o, "0/0_1: 4 nodes (1 inputs, 2 ops)") != NULL, "and the retry loads");
+    free(o);
+}
 
 int main(void) {
     bin = getenv("MINDUCTOR_BIN");
@@ -299,6 +338,8 @@ int main(void) {
     test_ctrl_c_at_prompt();
     test_diff_zero();
     test_examples();
+    test_bad_files();
+    test_log_compile_hints();
     char rm[400];
     snprintf(rm, sizeof rm, "rm -rf '%s'", tmpdir);
     if (system(rm) != 0) diag("could not remove %s", tmpdir);

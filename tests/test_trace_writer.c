@@ -177,6 +177,22 @@ int main(void) {
     ok(page && strstr(page, "bad &lt;thing&gt; &amp; more"), "failure reason escaped");
     free(page);
 
+    /* a span timed before it is logged: B at now - dur, E at now (exact payload text) */
+    snprintf(p2, sizeof p2, "%s/span.log", dir);
+    tw = trace_open(ctx, p2);
+    clock = 1795374105352000ull;
+    trace_set_clock(tw, fixed_clock, &clock, 445);
+    trace_set_compile_id(tw, 2, 0, 0);
+    is_int(trace_chromium_span(tw, "pass.post_grad_passes.dce", "dynamo_timed", 2500), 0, "span");
+    trace_close(tw);
+    page = slurp(p2);
+    ok(page && strstr(page, "\t\"name\": \"pass.post_grad_passes.dce\",\n\t\"ts\": 1795374105349500.0,\n\t\"args\": {\n"
+                            "\t\"compile_id\": \"2/0\"\n\t},\n\t\"ph\": \"B\",\n\t\"cat\": \"dynamo_timed\""),
+       "span begins dur before the clock's now");
+    ok(page && strstr(page, "\"ts\": 1795374105352000.0,\n\t\"args\": {\n\t\"compile_id\": \"2/0\"\n\t},\n\t\"ph\": \"E\""),
+       "and ends at now");
+    free(page);
+
     /* errors */
     mi_clear_err(ctx);
     ok(trace_open(ctx, "/nonexistent-dir/x.log") == NULL && strstr(ctx->err.msg, "cannot open"), "open error message");

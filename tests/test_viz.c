@@ -222,6 +222,17 @@ int main(void) {
     ok(fb == NULL, "fusion SVG well-formed%s%s", fb ? ": " : "", fb ? fb : "");
     free(fsvg);
     viz_free(fg);
+    /* above collapse_over buffers a kernel is one box; edges go between kernels and inputs */
+    VizOptions co = vo;
+    co.collapse_over = 3;
+    fg = viz_fusion(ctx, &bg, &co);
+    char *cdot = fg ? viz_to_dot(ctx, fg) : NULL;
+    ok(cdot && strstr(cdot, "cpp_fused_add_sum_0\t[class=group,") && strstr(cdot, "arg0_1 -> cpp_fused_add_sum_0;") &&
+       !strstr(cdot, "\tbuf1\t[") && !strstr(cdot, "buf0 ->") && !strstr(cdot, "cluster_"), "collapsed fusion picture: one box per kernel (%d nodes)",
+       viz_node_count(fg));
+    is_int(viz_node_count(fg), 2, "the input and the kernel");
+    free(cdot);
+    viz_free(fg);
 
     /* pass diff: remove select, add a node, rewrite add */
     Graph *after = graph_clone(g);

@@ -17,7 +17,8 @@
  *   "minductor_pass_<NN>_<pass>_diff"   payload: unified diff before -> after (colored)
  *   "minductor_pass_<NN>_<pass>_svg"    payload: SVG picture of the graph (shown as <img>)
  *   "minductor_graph_svg"               payload: SVG of the loaded graph
- *   "before_post_grad_graph", "inductor_post_grad_graph", "inductor_output_code" as PyTorch.
+ *   "before_post_grad_graph", "inductor_post_grad_graph", "inductor_output_code" as PyTorch;
+ *   "ir_pre_fusion", "ir_post_fusion" (the texts of TORCH_COMPILE_DEBUG's files of that name).
  * trace_pass_step() writes the first three in one call. NN is two digits; the shell numbers
  * them like its steps (01 = the first pass).
  *
@@ -56,6 +57,10 @@ int trace_artifact_at(TraceWriter *tw, const char *file, int line, const char *n
  * cat NULL = "minductor". */
 int trace_chromium_at(TraceWriter *tw, const char *file, int line, const char *name,
                       const char *cat, char ph);
+/* A finished span of dur_us microseconds that ends now: a "B" event at now - dur_us and an
+ * "E" event at now (for work timed before it is logged, like a pass step). */
+int trace_chromium_span_at(TraceWriter *tw, const char *file, int line, const char *name,
+                           const char *cat, uint64_t dur_us);
 /* compilation_metrics for the current compile id: co_name, duration, fail_type/fail_reason
  * (NULL = success), restart_reason (NULL = none). extra (borrowed, may be NULL): more fields. */
 int trace_compilation_metrics_at(TraceWriter *tw, const char *file, int line,
@@ -76,6 +81,7 @@ int trace_pass_step_at(TraceWriter *tw, const char *file, int line, int step, co
 #define trace_artifact(tw, name, enc, payload) trace_artifact_at(tw, __FILE__, __LINE__, name, enc, payload)
 #define trace_chromium_begin(tw, name, cat) trace_chromium_at(tw, __FILE__, __LINE__, name, cat, 'B')
 #define trace_chromium_end(tw, name, cat) trace_chromium_at(tw, __FILE__, __LINE__, name, cat, 'E')
+#define trace_chromium_span(tw, name, cat, dur_us) trace_chromium_span_at(tw, __FILE__, __LINE__, name, cat, dur_us)
 #define trace_compilation_metrics(tw, co, dur, ft, fr, rr, extra) \
     trace_compilation_metrics_at(tw, __FILE__, __LINE__, co, dur, ft, fr, rr, extra)
 #define trace_dynamo_start(tw, frames, n) trace_dynamo_start_at(tw, __FILE__, __LINE__, frames, n)

@@ -156,12 +156,10 @@ int trace_artifact_at(TraceWriter *tw, const char *file, int line, const char *n
     return rc;
 }
 
-int trace_chromium_at(TraceWriter *tw, const char *file, int line, const char *name,
-                      const char *cat, char ph) {
-    if (!tw) return 0;
+static int chromium_at_ts(TraceWriter *tw, const char *file, int line, const char *name,
+                          const char *cat, char ph, uint64_t us) {
     char cid[48];
     compile_id_str(tw, cid, sizeof cid);
-    uint64_t us = tw->now_us(tw->now_arg);
     /* payload printed like json.dumps(event, indent=0) */
     StrBuf p;
     sb_init(&p);
@@ -175,6 +173,21 @@ int trace_chromium_at(TraceWriter *tw, const char *file, int line, const char *n
     int rc = emit(tw, file, line, "chromium_event", "{}", p.s, true);
     sb_free(&p);
     return rc;
+}
+
+int trace_chromium_at(TraceWriter *tw, const char *file, int line, const char *name,
+                      const char *cat, char ph) {
+    if (!tw) return 0;
+    return chromium_at_ts(tw, file, line, name, cat, ph, tw->now_us(tw->now_arg));
+}
+
+int trace_chromium_span_at(TraceWriter *tw, const char *file, int line, const char *name,
+                           const char *cat, uint64_t dur_us) {
+    if (!tw) return 0;
+    uint64_t end = tw->now_us(tw->now_arg);
+    uint64_t start = end > dur_us ? end - dur_us : 0;
+    int rc = chromium_at_ts(tw, file, line, name, cat, 'B', start);
+    return rc ? rc : chromium_at_ts(tw, file, line, name, cat, 'E', end);
 }
 
 int trace_compilation_metrics_at(TraceWriter *tw, const char *file, int line,

@@ -39,15 +39,23 @@ void viz_default_options(VizOptions *o);
 VizClass viz_node_class(const Node *n);
 const char *viz_class_name(VizClass c);
 
-/* A neutral buffer graph for the IR and fusion pictures. `group` names the kernel a buffer is
- * fused into (NULL: none); buffers with the same group become one cluster "cluster_<group>". */
+/* A neutral buffer graph for the IR and fusion pictures. Groups are clusters "cluster_<kernel>":
+ * fusion groups (the buffers of one kernel) and subgraphs (a cond branch's buffers, with its
+ * kernels nested inside through `parent`). */
 typedef struct VizBufNode {
     const char *name;     /* node id: the buffer name ("buf0") or input name ("arg0_1") */
     const char *label;    /* extra label lines (may be NULL): "Pointwise f32[64, 64]" */
     VizClass cls;
 } VizBufNode;
 typedef struct VizEdge { const char *from, *to, *label; } VizEdge;
-typedef struct VizGroup { const char *kernel; const char *label; int nmembers; const char **members; } VizGroup;
+typedef struct VizGroup {
+    const char *kernel;   /* cluster "cluster_<kernel>" */
+    const char *label;
+    int nmembers; const char **members;
+    int parent;           /* 1 + index of the enclosing group; 0: top level */
+    bool subgraph;        /* a cond branch (dashed cluster holding its buffers and kernels),
+                             drawn in the IR picture too; otherwise a fusion group (kernel) */
+} VizGroup;
 typedef struct VizBufGraph {
     VizBufNode *nodes; int n;
     VizEdge *edges; int nedges;
@@ -56,8 +64,10 @@ typedef struct VizBufGraph {
 
 /* Builders. NULL + ctx error on failure. */
 VizGraph *viz_fx(MiCtx *ctx, const Graph *g, const VizOptions *opt);
+/* IR picture: buffers and reads; subgraph groups drawn as nested dashed clusters. */
 VizGraph *viz_buffers(MiCtx *ctx, const VizBufGraph *bg, const char *title, const VizOptions *opt);
-/* Fusion picture: viz_buffers with the groups drawn as clusters "cluster_<kernel>". */
+/* Fusion picture: viz_buffers with every group drawn as a cluster "cluster_<kernel>" (nested
+ * in its parent's cluster); above opt->collapse_over buffers, each kernel is one box. */
 VizGraph *viz_fusion(MiCtx *ctx, const VizBufGraph *bg, const VizOptions *opt);
 /* FX graph where nodes are grouped into clusters by an external assignment (node name ->
  * kernel name), e.g. the scheduler's kernels mapped back to FX nodes. */

@@ -24,5 +24,9 @@ void viz_escape_sb(StrBuf *sb, const char *s);
 /* Label of an FX node: name, op, annotation. malloc'd. */
 char *viz_fx_label(const Node *n, bool show_meta);
 void vizg_set(void *obj, const char *attr, const char *value);
+/* A buffer graph with its groups as (nested) clusters; subgraphs_only: only cond branches
+ * (the IR picture). viz/viz_fusion.c. */
+VizGraph *viz_grouped(MiCtx *ctx, const VizBufGraph *bg, const char *title, const VizOptions *opt,
+                      bool subgraphs_only);
 
 #endif

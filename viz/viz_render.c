@@ -180,14 +180,19 @@ static int layout(MiCtx *ctx, VizRenderer *r, VizGraph *vg) {
     return 0;
 }
 
+/* Rendered in memory and written here: graphviz's own file output calls exit() when a write
+ * fails (a full disk), which would end the shell and lose the session. */
 int viz_render_file(MiCtx *ctx, VizRenderer *r, VizGraph *vg, const char *format, const char *path) {
-    FILE *probe = fopen(path, "wb");
-    if (!probe) return mi_err(ctx, path, 0, 0, "cannot write: %s", strerror(errno));
-    fclose(probe);
-    if (layout(ctx, r, vg) < 0) return -1;
-    int rc = gvRenderFilename(r->gvc, vg->g, format, path);
-    gvFreeLayout(r->gvc, vg->g);
-    if (rc != 0) return mi_err(ctx, path, 0, 0, "graphviz: cannot render format '%s'", format);
+    FILE *f = fopen(path, "wb");
+    if (!f) return mi_err(ctx, path, 0, 0, "cannot write: %s", strerror(errno));
+    size_t len = 0;
+    char *data = viz_render_data(ctx, r, vg, format, &len);
+    if (!data) { fclose(f); return -1; }
+    bool ok = fwrite(data, 1, len, f) == len;
+    int e = errno;
+    if (fclose(f) != 0 && ok) { ok = false; e = errno; }
+    free(data);
+    if (!ok) return mi_err(ctx, path, 0, 0, "write failed: %s", strerror(e));
     return 0;
 }
 

@@ -1,0 +1,105 @@
+/* session_trace.c — what a shell session writes to its TORCH_TRACE log (`trace on FILE`), with
+ * the event names PyTorch uses where the meaning is the same, so that tlparse-like reports read
+ * it like a real compile:
+ *   - each loaded graph is one compile, frame_id 0, 1, 2, ... (compile ids "0/0", "1/0"): a
+ *     dynamo_start whose stack names the loaded file, then before_post_grad_graph;
+ *   - each applied pass: chromium_event span "pass.post_grad_passes.<pass>" (cat dynamo_timed)
+ *     with the pass's own time, plus the minductor_pass_NN_* artifacts (repl/cmd_passes.c);
+ *   - lower: inductor_post_grad_graph, ir_pre_fusion and span "GraphLowering.run"; sched:
+ *     ir_post_fusion and "Scheduler.__init__"; codegen: inductor_output_code and
+ *     "GraphLowering.codegen" (repl/cmd_compile.c);
+ *   - when the compile ends (another load, `trace off`, `report`, quit): compilation_metrics
+ *     with co_name, the summed time of the steps above, and the first failure as fail_type /
+ *     fail_reason. */
+#include <stdlib.h>
+#include <string.h>
+#include "session.h"
+#ifdef HAVE_TRACE
+#include "trace/trace.h"
+#endif
+
+void strace_begin_compile(Session *s) {
+#ifdef HAVE_TRACE
+    TraceWriter *tw = s->ctx->trace;
+    if (!tw) return;
+    strace_end_compile(s);
+    const Graph *g = s->graph;
+    if (!g) return;
+    trace_set_compile_id(tw, s->trace_frame++, 0, 0);
+    s->trace_in_compile = true;
+    s->trace_ns = 0;
+    free(s->trace_fail);
+    s->trace_fail = NULL;
+    /* the "frame": the loaded file (the first word of the load arguments) */
+    char file[512] = "(graph)";
+    if (s->load_args) {
+        const char *a = s->load_args;
+        size_t n = 0;
+        if (*a == '"') { a++; while (a[n] && a[n] != '"' && n + 1 < sizeof file) n++; }
+        else while (a[n] && a[n] != ' ' && n + 1 < sizeof file) n++;
+        memcpy(file, a, n);
+        file[n] = 0;
+    }
+    TraceFrame fr = { file, g->class_name ? g->class_name : "forward", NULL, 1 };
+    trace_dynamo_start(tw, &fr, 1);
+    char *text = fx_print(g, true);
+    trace_artifact(tw, "before_post_grad_graph", "string", text);
+    free(text);
+#else
+    (void)s;
+#endif
+}
+
+void strace_end_compile(Session *s) {
+#ifdef HAVE_TRACE
+    TraceWriter *tw = s->ctx->trace;
+    if (!tw || !s->trace_in_compile) return;
+    s->trace_in_compile = false;
+    const char *co = s->graph && s->graph->class_name ? s->graph->class_name : "forward";
+    const char *reason = s->trace_fail;
+    trace_compilation_metrics(tw, co, s->trace_ns / 1e9, reason ? "MinductorError" : NULL, reason, NULL, NULL);
+    free(s->trace_fail);
+    s->trace_fail = NULL;
+#else
+    (void)s;
+#endif
+}
+
+void strace_span(Session *s, const char *name, uint64_t ns) {
+#ifdef HAVE_TRACE
+    if (!s->ctx->trace || !s->trace_in_compile) return;
+    s->trace_ns += ns;
+    trace_chromium_span(s->ctx->trace, name, "dynamo_timed", ns / 1000);
+#else
+    (void)s; (void)name; (void)ns;
+#endif
+}
+
+void strace_fail(Session *s, const char *what, const char *reason) {
+    if (!s->ctx->trace || !s->trace_in_compile || s->trace_fail) return;
+    size_t n = strlen(what) + strlen(reason ? reason : "") + 3;
+    s->trace_fail = mi_xcalloc(1, n);
+    snprintf(s->trace_fail, n, "%s: %s", what, reason ? reason : "");
+}
+
+void strace_artifact(Session *s, const char *name, const char *text) {
+#ifdef HAVE_TRACE
+    if (!s->ctx->trace || !s->trace_in_compile || !text) return;
+    trace_artifact(s->ctx->trace, name, "string", text);
+#else
+    (void)s; (void)name; (void)text;
+#endif
+}
+
+int strace_close(Session *s) {
+    int rc = 0;
+#ifdef HAVE_TRACE
+    if (!s->ctx->trace) return 0;
+    strace_end_compile(s);
+    rc = trace_close(s->ctx->trace);
+    s->ctx->trace = NULL;
+#endif
+    s->trace_on = false;
+    s->trace_frame = 0;
+    return rc;
+}
