@@ -133,6 +133,12 @@ int main(void) {
     ok(page && strstr(page, "0/1: 0/0: tensor &#39;x&#39; size mismatch at index 0. expected 8, actual 32") &&
            strstr(page, "expected 12, actual 32"),
        "ok: recompile reasons per rank");
+    /* 0/1 recompiled on both ranks, but rank 0 had seen 8 rows and rank 1 twelve */
+    is_int(ms.n_recompile_mismatches, 1, "ok: the recompile of 0/1 has a different reason on each rank");
+    const char *row = page ? strstr(page, "<tr><td>0/1</td>") : NULL;
+    const char *end = row ? strstr(row, "</tr>") : NULL;
+    const char *note = row ? strstr(row, "recompile reasons differ (the ranks saw different inputs).") : NULL;
+    ok(note && note < end, "ok: the 0/1 row says so");
     free(page);
     tlparse_multi_summary_free(&ms);
 
@@ -146,6 +152,7 @@ int main(void) {
         is_int(ms.ranks[r].s.n_failed, failed, "failure rank %d: %d failed", r, failed);
     }
     is_int(ms.n_failure_mismatches, 0, "failure: same failures on every rank");
+    is_int(ms.n_recompile_mismatches, 0, "failure: no recompiles");
     snprintf(p, sizeof p, "%s/index.html", out);
     page = slurp(p);
     ok(page && strstr(page, "failed: TypeError: sequence item 0: expected str instance, torch.device found"),

@@ -551,6 +551,13 @@ int main(void) {
     is_int(rc, 0, "tlparse_main LOG -o DIR");
     snprintf(p, sizeof p, "%s/index.html", out);
     ok(exists(p), "CLI wrote index.html");
+    /* a directory without --all-ranks, a device, a file that is no log: exit status 1 */
+    char *argv_dir[] = {"tlparse", LOGS "multirank/ok", "-o", out, NULL};
+    is_int(tlparse_main(ctx, 4, argv_dir), 1, "tlparse DIR without --all-ranks fails");
+    char *argv_dev[] = {"tlparse", "/dev/zero", "-o", out, NULL};
+    is_int(tlparse_main(ctx, 4, argv_dev), 1, "tlparse of a device fails (instead of reading forever)");
+    char *argv_py[] = {"tlparse", "tests/fixtures/hop/cond_two_results.py", "-o", out, NULL};
+    is_int(tlparse_main(ctx, 4, argv_py), 1, "tlparse of a graph file fails: no record in it");
 
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

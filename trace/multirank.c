@@ -101,8 +101,8 @@ static int landing(MiCtx *ctx, const char *out_dir, RankJob *jobs, int n, Tlpars
     sb_put(&b, "<th>note</th></tr>\n");
     for (int k = 0; k < nu; k++) {
         int present = 0, failed = 0, ncoll = 0;
-        const char *first_seq = NULL;
-        bool coll_mismatch = false;
+        const char *first_seq = NULL, *first_why = NULL;
+        bool coll_mismatch = false, why_mismatch = false, seen = false;
         for (int r = 0; r < n; r++) {
             TlCompile *c = tl_find(&jobs[r].t, ids[k]);
             if (!c) continue;
@@ -112,6 +112,9 @@ static int landing(MiCtx *ctx, const char *out_dir, RankJob *jobs, int n, Tlpars
             const char *seq = c->coll.s ? c->coll.s : "";
             if (!first_seq) first_seq = seq;
             else if (strcmp(first_seq, seq) != 0) coll_mismatch = true;
+            const char *why = c->recompile_reason ? c->recompile_reason : "";
+            if (!seen) { first_why = why; seen = true; }
+            else if (strcmp(first_why, why) != 0) why_mismatch = true;
         }
         if (ncoll && ncoll != present) coll_mismatch = true;
         if (ncoll && present != n) coll_mismatch = true;
@@ -119,6 +122,7 @@ static int landing(MiCtx *ctx, const char *out_dir, RankJob *jobs, int n, Tlpars
         if (divergent) ms->n_divergent_compiles++;
         if (coll_mismatch) ms->n_collective_mismatches++;
         if (failed && failed != n) ms->n_failure_mismatches++;
+        if (why_mismatch) ms->n_recompile_mismatches++;
         sb_printf(&b, "<tr%s><td>", divergent ? " class=\"diverge\"" : "");
         html_esc(&b, ids[k]);
         sb_put(&b, "</td>");
@@ -139,6 +143,7 @@ static int landing(MiCtx *ctx, const char *out_dir, RankJob *jobs, int n, Tlpars
         if (divergent) sb_printf(&b, "DIVERGENCE: present on %d of %d ranks. ", present, n);
         if (failed && failed != n) sb_printf(&b, "fails on %d of %d ranks. ", failed, n);
         if (coll_mismatch) sb_put(&b, "collective sequences differ. ");
+        if (why_mismatch) sb_put(&b, "recompile reasons differ (the ranks saw different inputs). ");
         sb_put(&b, "</td></tr>\n");
         /* collectives section */
         if (ncoll) {
@@ -177,8 +182,9 @@ static int landing(MiCtx *ctx, const char *out_dir, RankJob *jobs, int n, Tlpars
         sb_printf(&b, " on rank %d</p>\n", jobs[r].rank);
     }
     sb_printf(&b, "<p>%d compile id(s) diverge across ranks; %d with failures on some ranks only; "
-                  "%d with differing collective sequences.</p>\n",
-              ms->n_divergent_compiles, ms->n_failure_mismatches, ms->n_collective_mismatches);
+                  "%d with differing collective sequences; %d recompiled for different reasons.</p>\n",
+              ms->n_divergent_compiles, ms->n_failure_mismatches, ms->n_collective_mismatches,
+              ms->n_recompile_mismatches);
     /* recompiles and failures per rank */
     sb_put(&b, "<h3>Recompiles and failures per rank</h3>\n<table><tr><th>rank</th><th>recompiles</th><th>failures</th></tr>\n");
     for (int r = 0; r < n; r++) {

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void usage(FILE *f) {
     fprintf(f, "usage: minductor tlparse LOG [-o DIR] [--no-artifacts]\n"
@@ -43,6 +44,15 @@ int tlparse_main(MiCtx *ctx, int argc, char **argv) {
         else { usage(stderr); return 2; }
     }
     if (!in) { usage(stderr); return 2; }
+    struct stat st;
+    if (stat(in, &st) == 0 && !all_ranks && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "tlparse: %s: is a directory; a directory of per-rank logs needs --all-ranks\n", in);
+        return 1;
+    }
+    if (stat(in, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))) {    /* /dev/zero: endless */
+        fprintf(stderr, "tlparse: %s: is a device, not a log\n", in);
+        return 1;
+    }
     char eb[1400];
     if (all_ranks) {
         TlparseMultiSummary ms;
@@ -55,8 +65,9 @@ int tlparse_main(MiCtx *ctx, int argc, char **argv) {
             printf("rank %d (%s):\n", ms.ranks[i].rank, ms.ranks[i].log);
             print_stats(&ms.ranks[i].s);
         }
-        printf("divergent compile ids: %d, collective mismatches: %d, failure mismatches: %d\n",
-               ms.n_divergent_compiles, ms.n_collective_mismatches, ms.n_failure_mismatches);
+        printf("divergent compile ids: %d, collective mismatches: %d, failure mismatches: %d, "
+               "recompile reason mismatches: %d\n", ms.n_divergent_compiles, ms.n_collective_mismatches,
+               ms.n_failure_mismatches, ms.n_recompile_mismatches);
         tlparse_multi_summary_free(&ms);
         return 0;
     }
@@ -67,5 +78,10 @@ int tlparse_main(MiCtx *ctx, int argc, char **argv) {
     }
     printf("tlparse: %s -> %s/index.html\n", in, out);
     print_stats(&s);
+    if (s.stats.envelopes == 0 && s.stats.lines > 0) {     /* a graph file, a text file, ... */
+        fprintf(stderr, "tlparse: %s: not a TORCH_TRACE log (none of its %ld lines is a glog record line)\n",
+                in, s.stats.lines);
+        return 1;
+    }
     return 0;
 }

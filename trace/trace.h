@@ -233,6 +233,8 @@ typedef struct TlparseMultiSummary {
     int n_divergent_compiles;   /* compile ids not present on every rank */
     int n_collective_mismatches;/* compile ids whose collective sequences differ across ranks */
     int n_failure_mismatches;   /* compile ids failing on some ranks only */
+    int n_recompile_mismatches; /* compile ids recompiled for different reasons on different ranks
+                                   (the ranks saw different inputs: shapes diverge) */
 } TlparseMultiSummary;
 /* dir holds dedicated_log_torch_trace_rank_<N>_*.log files: parse them in parallel (one thread
  * per rank, at most 8 at once), write out_dir/rank_<N>/ reports and out_dir/index.html lining
