@@ -38,6 +38,7 @@ void codegen_expr_c(const Expr *e, StrBuf *sb) {
 static const char *prelude =
     "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n#include <math.h>\n#include <omp.h>\n"
     "#ifdef MI_HAVE_CBLAS\n#include <cblas.h>\n#endif\n\n"
+    "#define MI_GUARD_FAILED 1000   /* call() returns this + k when size guard k does not hold */\n"
     "static inline int64_t mi_floordiv(int64_t a, int64_t b) { int64_t q = a / b; if ((a % b != 0) && ((a < 0) != (b < 0))) q--; return q; }\n"
     "static inline int64_t mi_mod(int64_t a, int64_t b) { int64_t r = a % b; if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }\n"
     "static inline int64_t mi_modidx(int64_t x, int64_t d, int64_t m) { return mi_mod(mi_floordiv(x, d), m); }\n"
@@ -294,9 +295,34 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     sb_put(&out, "const char *mi_sym_names[] = {");
     for (int i = 0; i < m->nsyms; i++) sb_printf(&out, "\"%s\", ", m->sym_names[i]);
     sb_put(&out, "NULL};\n");
+    sb_put(&out, "const char *mi_guards[] = {");   /* call() returns MI_GUARD_FAILED + k when guard k fails */
+    for (int i = 0; i < m->nguards; i++) sb_printf(&out, "\"%s\", ", m->guards[i]);
+    sb_put(&out, "NULL};\n");
     sb_printf(&out, "const int mi_num_outputs = %d;\n\n", m->noutputs);
     if (emit_call_fn(ctx, s, "call", &out) < 0) { sb_free(&out); return NULL; }
     return sb_take(&out);
+}
+
+/* One guard "LHS OP RHS" (ir_add_guard's text) as a C check returning MI_GUARD_FAILED + k.
+ * A guard whose sides do not parse is left out (the module then cannot check it). */
+static void emit_guard(MiCtx *ctx, const char *g, int k, StrBuf *out) {
+    static const char *const rel[] = {" == ", " != ", " >= ", " <= ", " < ", " > "};
+    for (size_t r = 0; r < sizeof rel / sizeof rel[0]; r++) {
+        const char *at = strstr(g, rel[r]);
+        if (!at) continue;
+        char lhs[256];
+        snprintf(lhs, sizeof lhs, "%.*s", (int)(at - g), g);
+        MiError saved = ctx->err;
+        Expr *a = sym_parse(ctx, lhs, NULL), *b = sym_parse(ctx, at + strlen(rel[r]), NULL);
+        ctx->err = saved;
+        if (!a || !b) return;
+        sb_put(out, "    if (!(");
+        codegen_expr_c(a, out);
+        sb_printf(out, "%s", rel[r]);
+        codegen_expr_c(b, out);
+        sb_printf(out, ")) return MI_GUARD_FAILED + %d;   /* %s */\n", k, g);
+        return;
+    }
 }
 
 /* `int NAME(inputs, outputs, syms)`: allocate, run the kernels in order, free. */
@@ -307,6 +333,14 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const char *fname, StrBuf
     sb_printf(&out, "int %s(void *const *inputs, void *const *outputs, const int64_t *syms)\n{\n", fname);
     sb_put(&out, "    (void)inputs; (void)outputs; (void)syms;\n");
     for (int i = 0; i < m->nsyms; i++) sb_printf(&out, "    const int64_t %s = syms[%d]; (void)%s;\n", m->sym_names[i], i, m->sym_names[i]);
+    /* the size relations this module was generated for (branches share them). "s0 >= 1" is
+     * recorded but not checked: an empty tensor runs no loop iteration, so size 0 still works */
+    if (!m->name_prefix)
+        for (int i = 0; i < m->nguards; i++) {
+            const char *g = m->guards[i], *ge = strstr(g, " >= 1");
+            if (ge && ge[5] == 0 && (size_t)(ge - g) == strcspn(g, " +*-(")) continue;
+            emit_guard(ctx, g, i, &out);
+        }
     for (int i = 0; i < m->ninputs; i++) {
         const Buffer *b = m->inputs[i];
         const char *ct = cg_ctype(b->layout.dtype);

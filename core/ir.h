@@ -182,6 +182,10 @@ char *ir_print(const IrModule *m);
 /* One buffer's block. */
 void ir_print_buffer(const IrModule *m, const Buffer *b, const char *opname, StrBuf *sb);
 void ir_print_layout(const Layout *l, StrBuf *sb);
+/* Dependency texts as Inductor's pformat prints a set (sorts and dedups `items` in place). */
+void ir_print_dep_list(char **items, int n, StrBuf *sb);
+/* A buffer's lines inside "opN.outputs = [...]": kind, layout, mutations, users. */
+void ir_print_buffer_output(const IrModule *m, const Buffer *b, StrBuf *sb);
 /* The body as "class opN_loop_body: ..." text. */
 void ir_print_body(const LoopBody *b, const char *opname, StrBuf *sb);
 
@@ -206,7 +210,12 @@ typedef struct DepSet { Dep *reads; int nreads; Dep *writes; int nwrites; } DepS
 /* Collect reads and writes of a buffer's op (extern: StarDeps). Caller frees with dep_set_free. */
 void ir_deps_collect(const IrModule *m, const Buffer *b, DepSet *out);
 void dep_set_free(DepSet *d);
-void dep_print(const Dep *d, const LoopBody *body, StrBuf *sb);
+/* "MemoryDep('buf0', c0, {c0: 64})" / "StarDep(name='buf0', mode=None)": the index normalized
+ * as Inductor prints it (dep_normalize: size-1 vars dropped, contiguous vars merged, c0.. names). */
+void dep_print(const Dep *d, const LoopBody *body, SymCtx *S, StrBuf *sb);
+Expr *dep_normalize(SymCtx *S, Expr *index, const LoopBody *b, Expr **vars, Expr **sizes, int *nv);
+/* dep_print into a malloc'd string. */
+char *ir_dep_text(const Dep *d, const LoopBody *body, SymCtx *S);
 
 /* ---- interpreter (core/ir_interp.c) ---- */
 #include "interp.h"

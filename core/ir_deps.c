@@ -3,7 +3,9 @@
  * The scheduler decides fusion legality from these. */
 #include "ir.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct DepH { OpsHandler h; DepSet *d; } DepH;
 
@@ -54,15 +56,77 @@ void dep_set_free(DepSet *d) {
     *d = (DepSet){0};
 }
 
-void dep_print(const Dep *d, const LoopBody *body, StrBuf *sb) {
-    if (d->kind == DEP_STAR) { sb_printf(sb, "StarDep(name='%s')", d->buf->name); return; }
+/* Inductor's MemoryDep normalization (dependencies.py, _RecordLoadStoreInner._normalize), so a
+ * dependency prints as in ir_pre_fusion.txt: size-1 loop variables drop out; a variable i and a
+ * variable j merge when the index walks them as one (stride_i * size_i == stride_j; both must
+ * appear linearly); the survivors are renamed c0, c1, ... in loop order and trailing variables
+ * the index does not use are dropped ("MemoryDep('buf0', c0, {c0: 64})" for a row reduction's
+ * store). Returns the index; vars/sizes (body->nvars entries) get the kept ranges. */
+Expr *dep_normalize(SymCtx *S, Expr *index, const LoopBody *b, Expr **vars, Expr **sizes, int *nv) {
+    int n = b ? b->nvars : 0;
+    Expr *coef[MI_MAX_DIMS * 2], *size[MI_MAX_DIMS * 2];
+    bool alive[MI_MAX_DIMS * 2];
+    const char *nm[MI_MAX_DIMS * 2];
+    Expr *zero = sym_int(S, 0), *repl[MI_MAX_DIMS * 2];
+    *nv = 0;
+    if (n > MI_MAX_DIMS * 2) return index;
+    for (int i = 0; i < n; i++) {
+        size[i] = b->ranges[i];
+        nm[i] = b->vars[i]->name;
+        int64_t one;
+        alive[i] = !(sym_is_int(size[i], &one) && one == 1);
+        if (!alive[i]) index = sym_subst(S, index, &nm[i], &zero, 1);
+    }
+    for (int i = 0; i < n; i++) coef[i] = alive[i] ? sym_coeff(S, index, nm[i]) : NULL;
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = n - 1; i >= 0 && !changed; i--)
+            for (int j = n - 1; j >= 0 && !changed; j--) {
+                if (i == j || !alive[i] || !alive[j] || !coef[i] || !coef[j]) continue;
+                if (sym_mul(S, coef[i], size[i]) != coef[j]) continue;
+                /* c_i*v_i + c_i*size_i*v_j == c_i*v with v = v_i + size_i*v_j over size_i*size_j */
+                index = sym_subst(S, index, &nm[j], &zero, 1);
+                size[i] = sym_mul(S, size[i], size[j]);
+                alive[j] = false;
+                changed = true;
+            }
+    }
+    int k = 0;
+    const char *from[MI_MAX_DIMS * 2];
+    for (int i = 0; i < n; i++) {
+        if (!alive[i]) continue;
+        char c[16];
+        snprintf(c, sizeof c, "c%d", k);
+        from[k] = nm[i];
+        repl[k] = sym_symbol(S, c);
+        sizes[k++] = size[i];
+    }
+    index = sym_subst(S, index, from, repl, k);
+    const char *used[64];
+    int nu = sym_free_symbols(index, used, 64);
+    while (k > 0) {   /* drop trailing variables the index does not use */
+        bool in = false;
+        for (int u = 0; u < nu; u++) in |= strcmp(used[u], repl[k - 1]->name) == 0;
+        if (in) break;
+        k--;
+    }
+    for (int i = 0; i < k; i++) vars[i] = repl[i];
+    *nv = k;
+    return index;
+}
+
+void dep_print(const Dep *d, const LoopBody *body, SymCtx *S, StrBuf *sb) {
+    if (d->kind == DEP_STAR) { sb_printf(sb, "StarDep(name='%s', mode=None)", d->buf->name); return; }
+    Expr *vars[MI_MAX_DIMS * 2], *sizes[MI_MAX_DIMS * 2];
+    int nv = 0;
+    Expr *index = dep_normalize(S, d->index, body, vars, sizes, &nv);
     sb_printf(sb, "MemoryDep('%s', ", d->buf->name);
-    sym_str_sb(d->index, sb);
+    sym_str_sb(index, sb);
     sb_put(sb, ", {");
-    for (int i = 0; body && i < body->nvars; i++) {
+    for (int i = 0; i < nv; i++) {
         if (i) sb_put(sb, ", ");
-        sb_printf(sb, "%s: ", body->vars[i]->name);
-        sym_str_sb(body->ranges[i], sb);
+        sb_printf(sb, "%s: ", vars[i]->name);
+        sym_str_sb(sizes[i], sb);
     }
     sb_put(sb, "})");
 }

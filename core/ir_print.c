@@ -10,8 +10,9 @@
 
 void ir_print_layout(const Layout *l, StrBuf *sb) {
     char dev[32];
-    sb_printf(sb, "%s('%s', %s, size=[", l->fixed ? "FixedLayout" : "FlexibleLayout",
-              device_str(l->device, dev, sizeof dev), dtype_torch_name(l->dtype));
+    /* Printed after lowering, when every realized buffer's layout is decided (Inductor freezes
+     * them too: its ir_pre_fusion.txt shows FixedLayout); `fixed` only guided lowering. */
+    sb_printf(sb, "FixedLayout('%s', %s, size=[", device_str(l->device, dev, sizeof dev), dtype_torch_name(l->dtype));
     for (int d = 0; d < l->ndim; d++) { if (d) sb_put(sb, ", "); sym_str_sb(l->size[d], sb); }
     sb_put(sb, "], stride=[");
     for (int d = 0; d < l->ndim; d++) { if (d) sb_put(sb, ", "); sym_str_sb(l->stride[d], sb); }
@@ -29,6 +30,7 @@ typedef struct PrintH {
     int n, cap;
     int counts[64];   /* per op-kind name counter */
     const char *kinds[64]; int nkinds;
+    bool none_return;  /* the body ends in a store_reduction of a plain reduction */
 } PrintH;
 
 static const char *fresh(PrintH *p, const char *base) {
@@ -62,6 +64,7 @@ static IrVal p_load(OpsHandler *h, Buffer *buf, Expr *index) {
 static void p_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     PrintH *p = h->self;
     const char *g = get_index(p, index);
+    p->none_return = false;
     const char *s = fresh(p, "store");
     sb_printf(p->sb, "        %s = ops.store('%s', %s, %s, None)\n", s, buf->name, g, v >= 0 ? p->names[v] : "?");
 }
@@ -116,6 +119,7 @@ static IrVal p_getitem(OpsHandler *h, IrVal v, int k) {
 static void p_store_red(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     PrintH *p = h->self;
     const char *g = get_index(p, index);
+    p->none_return = strncmp(p->names[v], "getitem", 7) != 0;
     const char *s = fresh(p, "store_reduction");
     sb_printf(p->sb, "        %s = ops.store_reduction('%s', %s, %s)\n", s, buf->name, g, p->names[v]);
 }
@@ -139,26 +143,100 @@ void ir_print_body(const LoopBody *b, const char *opname, StrBuf *sb) {
     p.b = b;
     p.h = (OpsHandler){&p, p_load, p_store, p_constant, p_index_expr, p_to_dtype, p_math, p_red, p_getitem, p_store_red};
     loop_body_run(b, &p.h);
-    const char *last = p.n ? p.names[p.n - 1] : "None";
+    /* Inductor's bodies return their last store; one ending in a store_reduction of a plain
+     * reduction returns None (one storing a welford getitem returns the store_reduction) */
+    const char *last = p.n && !p.none_return ? p.names[p.n - 1] : "None";
     sb_printf(sb, "        return %s\n", last);
     free(p.names);
 }
 
+/* Inductor's SchedulerNode.can_inplace, merged over the user's reads of b: the user writes one
+ * dependency, and reads b at the same normalized index and ranges as it writes. */
+static bool can_inplace(const IrModule *m, const Buffer *user, const Buffer *b) {
+    if (user->kind != BUF_COMPUTED || !user->body) return false;
+    DepSet d;
+    ir_deps_collect(m, user, &d);
+    bool ok = d.nwrites == 1 && d.writes[0].kind == DEP_MEMORY;
+    Expr *wv[MI_MAX_DIMS * 2], *ws[MI_MAX_DIMS * 2], *rv[MI_MAX_DIMS * 2], *rs[MI_MAX_DIMS * 2];
+    int wn = 0, rn = 0;
+    Expr *wi = ok ? dep_normalize(m->ctx->sym, d.writes[0].index, user->body, wv, ws, &wn) : NULL;
+    for (int i = 0; ok && i < d.nreads; i++) {
+        if (d.reads[i].buf != b) continue;
+        Expr *ri = dep_normalize(m->ctx->sym, d.reads[i].index, user->body, rv, rs, &rn);
+        ok = ri == wi && rn == wn && (wn == 0 || memcmp(rs, ws, sizeof(Expr *) * wn) == 0);
+    }
+    dep_set_free(&d);
+    return ok;
+}
+
 static void print_users(const IrModule *m, const Buffer *b, StrBuf *sb) {
-    sb_printf(sb, "    %s.users = [", b->name);
+    char (*u)[160] = NULL;
     int k = 0;
     for (int i = 0; i < m->nbufs; i++) {
-        const Buffer *u = m->bufs[i];
-        if (!ir_is_op(u) || u == b) continue;
+        const Buffer *x = m->bufs[i];
+        if (!ir_is_op(x) || x == b) continue;
         bool reads = false;
-        if (u->body)
-            for (int o = 0; o < u->body->nops; o++)
-                reads |= u->body->ops[o].kind == LOP_LOAD && u->body->ops[o].buf == b;
-        for (int a = 0; a < u->neargs; a++) reads |= u->eargs[a].buf == b;
-        if (reads) sb_printf(sb, "%sNodeUser(node=SchedulerNode(name='%sop%d'), can_inplace=False, is_weak=False)", k++ ? ", " : "", ir_prefix(m), u->id - m->ninputs);
+        if (x->body)
+            for (int o = 0; o < x->body->nops; o++)
+                reads |= x->body->ops[o].kind == LOP_LOAD && x->body->ops[o].buf == b;
+        for (int a = 0; a < x->neargs; a++) reads |= x->eargs[a].buf == b;
+        if (!reads) continue;
+        u = mi_xrealloc(u, sizeof(*u) * (k + 1));
+        snprintf(u[k++], sizeof u[0], "NodeUser(node=%s(name='%sop%d'), can_inplace=%s, is_weak=False)",
+                 x->kind == BUF_EXTERN ? "ExternKernelSchedulerNode" : "SchedulerNode", ir_prefix(m), x->id - m->ninputs,
+                 can_inplace(m, x, b) ? "True" : "False");
     }
-    if (b->output_index >= 0) sb_printf(sb, "%sNodeUser(node=OUTPUT, can_inplace=False, is_weak=False)", k++ ? ", " : "");
-    sb_put(sb, "]\n");
+    if (b->output_index >= 0) {
+        u = mi_xrealloc(u, sizeof(*u) * (k + 1));
+        snprintf(u[k++], sizeof u[0], "NodeUser(node=OUTPUT, can_inplace=False, is_weak=False)");
+    }
+    /* as Inductor's BaseSchedulerBuffer.debug_str: one line, or one user per line */
+    if (k <= 1) sb_printf(sb, "    %s.users = [%s]\n", b->name, k ? u[0] : "");
+    else {
+        sb_printf(sb, "    %s.users = [\n", b->name);
+        for (int i = 0; i < k; i++) sb_printf(sb, "        %s,\n", u[i]);
+        sb_put(sb, "    ]\n");
+    }
+    free(u);
+}
+
+/* A dependency list as Inductor's utils.pformat prints a set: sorted by text, duplicates gone,
+ * pprint.pformat(indent=4) (one line up to 80 columns, else one item per line), a multi-line
+ * result indented by 4 on a fresh line. */
+static int cmp_cstr(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+void ir_print_dep_list(char **items, int n, StrBuf *sb) {
+    qsort(items, n, sizeof *items, cmp_cstr);
+    int k = 0;
+    size_t len = 2;
+    for (int i = 0; i < n; i++) {
+        if (k && strcmp(items[k - 1], items[i]) == 0) continue;
+        items[k++] = items[i];
+        len += strlen(items[i]) + (k > 1 ? 2 : 0);
+    }
+    if (len <= 80) {
+        sb_putc(sb, '[');
+        for (int i = 0; i < k; i++) sb_printf(sb, "%s%s", i ? ", " : "", items[i]);
+        sb_putc(sb, ']');
+        return;
+    }
+    sb_put(sb, "\n    [   ");
+    for (int i = 0; i < k; i++) sb_printf(sb, "%s%s", items[i], i + 1 < k ? ",\n        " : "]");
+}
+
+char *ir_dep_text(const Dep *d, const LoopBody *body, SymCtx *S) {
+    StrBuf t;
+    sb_init(&t);
+    dep_print(d, body, S, &t);
+    return sb_take(&t);
+}
+
+void ir_print_buffer_output(const IrModule *m, const Buffer *b, StrBuf *sb) {
+    const char *bk = b->kind == BUF_EXTERN ? "ExternKernelOut" : "ComputedBuffer";
+    sb_printf(sb, "    %s: %s\n    %s.layout = ", b->name, bk, b->name);
+    ir_print_layout(&b->layout, sb);
+    sb_putc(sb, '\n');
+    if (b->mutates) sb_printf(sb, "    %s.mutations = ['%s']\n", b->name, b->mutates->name);
+    print_users(m, b, sb);
 }
 
 void ir_print_buffer(const IrModule *m, const Buffer *b, const char *opname, StrBuf *sb) {
@@ -167,24 +245,31 @@ void ir_print_buffer(const IrModule *m, const Buffer *b, const char *opname, Str
     sb_printf(sb, "%s: %s(%s)\n", opname, kind, bk);
     DepSet d;
     ir_deps_collect(m, b, &d);
-    sb_printf(sb, "%s.writes = [", opname);
-    for (int i = 0; i < d.nwrites; i++) { if (i) sb_put(sb, ", "); dep_print(&d.writes[i], b->body, sb); }
-    sb_printf(sb, "]\n%s.unmet_dependencies = [", opname);
+    SymCtx *S = m->ctx->sym;
+    char **items = mi_xcalloc((size_t)d.nreads + d.nwrites + 1, sizeof *items);
     int k = 0;
-    for (int i = 0; i < d.nreads; i++)
-        if (d.reads[i].buf->kind != BUF_INPUT) { if (k++) sb_put(sb, ", "); dep_print(&d.reads[i], b->body, sb); }
-    sb_printf(sb, "]\n%s.met_dependencies = [", opname);
+    for (int i = 0; i < d.nwrites; i++) items[k++] = ir_dep_text(&d.writes[i], b->body, S);
+    sb_printf(sb, "%s.writes = ", opname);
+    ir_print_dep_list(items, k, sb);
+    for (int i = 0; i < k; i++) free(items[i]);
     k = 0;
     for (int i = 0; i < d.nreads; i++)
-        if (d.reads[i].buf->kind == BUF_INPUT) { if (k++) sb_put(sb, ", "); dep_print(&d.reads[i], b->body, sb); }
-    sb_printf(sb, "]\n%s.outputs = [\n    %s: %s\n    %s.layout = ", opname, b->name, bk, b->name);
-    ir_print_layout(&b->layout, sb);
-    sb_putc(sb, '\n');
-    if (b->mutates) sb_printf(sb, "    %s.mutations = ['%s']\n", b->name, b->mutates->name);
-    print_users(m, b, sb);
+        if (d.reads[i].buf->kind != BUF_INPUT) items[k++] = ir_dep_text(&d.reads[i], b->body, S);
+    sb_printf(sb, "\n%s.unmet_dependencies = ", opname);
+    ir_print_dep_list(items, k, sb);
+    for (int i = 0; i < k; i++) free(items[i]);
+    k = 0;
+    for (int i = 0; i < d.nreads; i++)
+        if (d.reads[i].buf->kind == BUF_INPUT) items[k++] = ir_dep_text(&d.reads[i], b->body, S);
+    sb_printf(sb, "\n%s.met_dependencies = ", opname);
+    ir_print_dep_list(items, k, sb);
+    for (int i = 0; i < k; i++) free(items[i]);
+    free(items);
+    sb_printf(sb, "\n%s.outputs = [\n", opname);
+    ir_print_buffer_output(m, b, sb);
     sb_put(sb, "]\n");
-    dep_set_free(&d);
     if (b->kind == BUF_EXTERN) {
+        dep_set_free(&d);
         static const char *kn[] = {"extern_kernels.mm", "extern_kernels.addmm", "extern_kernels.bmm", "aten._scaled_dot_product_flash_attention_for_cpu", "torch.ops.higher_order.cond"};
         sb_printf(sb, "%s.node.kernel = %s\n", opname, kn[b->ext]);
         if (b->cond) sb_printf(sb, "%s.node.subgraphs = ['%s', '%s']\n", opname, b->cond->names[0], b->cond->names[1]);
@@ -203,20 +288,25 @@ void ir_print_buffer(const IrModule *m, const Buffer *b, const char *opname, Str
     sb_put(sb, "], [");
     for (int i = lb->npoint; i < lb->nvars; i++) { if (i > lb->npoint) sb_put(sb, ", "); sym_str_sb(lb->ranges[i], sb); }
     sb_put(sb, "])\n");
-    /* layouts of everything the body touches */
-    const Buffer *seen[64];
-    int ns = 0;
-    for (int o = 0; o < lb->nops; o++) {
-        const Buffer *x = lb->ops[o].buf;
-        if (!x) continue;
-        bool dup = false;
-        for (int i = 0; i < ns; i++) dup |= seen[i] == x;
-        if (dup || ns >= 64) continue;
-        seen[ns++] = x;
-        sb_printf(sb, "%s_layout = ", x->name);
-        ir_print_layout(&x->layout, sb);
-        sb_putc(sb, '\n');
+    /* a layout line per dependency, as Inductor's debug_str_extra: reads in load order (one per
+     * distinct normalized dep, so a buffer read at two indexes shows twice), then writes */
+    for (int pass = 0; pass < 2; pass++) {
+        const Dep *v = pass ? d.writes : d.reads;
+        int nv = pass ? d.nwrites : d.nreads;
+        char **seen = mi_xcalloc((size_t)nv + 1, sizeof *seen);
+        for (int i = 0; i < nv; i++) {
+            seen[i] = ir_dep_text(&v[i], lb, S);
+            bool dup = false;
+            for (int j = 0; j < i; j++) dup |= strcmp(seen[j], seen[i]) == 0;
+            if (dup) continue;
+            sb_printf(sb, "%s_layout = ", v[i].buf->name);
+            ir_print_layout(&v[i].buf->layout, sb);
+            sb_putc(sb, '\n');
+        }
+        for (int i = 0; i < nv; i++) free(seen[i]);
+        free(seen);
     }
+    dep_set_free(&d);
     ir_print_body(lb, opname, sb);
 }
 

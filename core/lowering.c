@@ -475,7 +475,8 @@ static const PwDef pw_defs[] = {
     {"aten.sign.default", IOP_SIGN, 1, 0}, {"aten.round.default", IOP_ROUND, 1, 0},
     {"aten.asin.default", IOP_ASIN, 1, 0}, {"aten.acos.default", IOP_ACOS, 1, 0}, {"aten.lgamma.default", IOP_LGAMMA, 1, 0},
     {"aten.fmod.Scalar", IOP_FMOD, 2, 0}, {"aten.fmod.Tensor", IOP_FMOD, 2, 0},
-    {"aten.floor_divide.default", IOP_FLOORDIV, 2, 0},
+    {"aten.floor_divide.default", IOP_FLOORDIV, 2, 0}, {"aten.floor_divide.Scalar", IOP_FLOORDIV, 2, 0},
+    {"aten.pow.Scalar", IOP_POW, 2, 0},
 };
 
 static int lower_pointwise(Lower *L, const Node *n, const PwDef *d) {
@@ -574,6 +575,21 @@ static int lower_composite(Lower *L, const Node *n) {
     DType dt = m->dtype;
     char op[64];
     snprintf(op, sizeof op, "%s", short_name(L, n->target));
+    if (!strcmp(op, "isnan") || !strcmp(op, "isinf") || !strcmp(op, "logical_xor")) {   /* bool of another dtype */
+        DType in = arg_dtype(L, n, 0);
+        const IrFn *a = in == DT_INVALID ? NULL : arg_loader(L, n, 0, m->ndim, m->size, in), *f;
+        if (!a) return lerr(L, n, "bad first argument to '%s'", n->target);
+        if (!strcmp(op, "isnan")) f = mk_math(L, IOP_NE, DT_BOOL, a, a, NULL);
+        else if (!strcmp(op, "isinf"))
+            f = dtype_is_float(in) ? mk_math(L, IOP_EQ, DT_BOOL, mk_math(L, IOP_ABS, in, a, NULL, NULL), mk_const(L, INFINITY, in), NULL)
+                                   : mk_const(L, 0, DT_BOOL);
+        else {
+            const IrFn *b = arg_loader(L, n, 1, m->ndim, m->size, DT_BOOL);
+            if (!b) return lerr(L, n, "bad second argument to logical_xor");
+            f = mk_math(L, IOP_NE, DT_BOOL, mk_to_dtype(L, a, DT_BOOL), b, NULL);
+        }
+        return set_pointwise(L, n, f, DT_BOOL, !strcmp(op, "logical_xor") ? 2 : 1);
+    }
     const IrFn *x = arg_loader(L, n, 0, m->ndim, m->size, dt);
     if (!x) return lerr(L, n, "bad first argument to '%s'", n->target);
 #define C(v) mk_const(L, (v), dt)
@@ -618,6 +634,17 @@ static int lower_composite(Lower *L, const Node *n) {
     } else if (!strcmp(op, "copy")) {         /* functional copy_: src broadcast into self's shape and dtype */
         f = arg_loader(L, n, 1, m->ndim, m->size, dt);
         if (!f) return lerr(L, n, "bad copy source");
+        nt = 2;
+    } else if (!strcmp(op, "hardtanh")) {     /* clamp: NaN propagates */
+        f = M2(IOP_MINIMUM, M2(IOP_MAXIMUM, x, C(arg_num(n, 1, "min_val", -1))), C(arg_num(n, 2, "max_val", 1)));
+    } else if (!strcmp(op, "remainder")) {    /* Python modulo, as torch's CPU kernel: fmod, then fix the sign */
+        const IrFn *b = arg_loader(L, n, 1, m->ndim, m->size, dt);
+        if (!b) return lerr(L, n, "bad second argument to remainder");
+        const IrFn *r = M2(IOP_FMOD, x, b);
+        const IrFn *fix = mk_math(L, IOP_LOGICAL_AND, DT_BOOL, mk_math(L, IOP_NE, DT_BOOL, r, C(0), NULL),
+                                  mk_math(L, IOP_NE, DT_BOOL, mk_math(L, IOP_LT, DT_BOOL, r, C(0), NULL),
+                                          mk_math(L, IOP_LT, DT_BOOL, b, C(0), NULL), NULL), NULL);
+        f = mk_math(L, IOP_WHERE, dt, fix, M2(IOP_ADD, r, b), r);
         nt = 2;
     } else if (!strcmp(op, "trunc")) {
         f = dtype_is_float(dt) ? mk_math(L, IOP_WHERE, dt, mk_math(L, IOP_LT, DT_BOOL, x, C(0), NULL), M1(IOP_CEIL, x), M1(IOP_FLOOR, x)) : x;
@@ -740,6 +767,13 @@ static int lower_view_op(Lower *L, const Node *n) {
         arg_int(n, 4, "step", &step);
         for (int d = 0; d < x->ndim; d++)
             map[d] = d == dim ? sym_add(s, st, sym_mul(s, sym_int(s, step), vsym(L, d))) : vsym(L, d);
+    } else if (strncmp(t, "aten.narrow.", 12) == 0) {
+        int64_t dim = 0, start = 0;
+        if (!arg_int(n, 1, "dim", &dim) || !arg_int(n, 2, "start", &start)) return lerr(L, n, "narrow: bad args");
+        if (dim < 0) dim += x->ndim;
+        if (dim < 0 || dim >= x->ndim) return lerr(L, n, "narrow: bad dim");
+        Expr *st = start < 0 ? sym_add(s, x->size[dim], sym_int(s, start)) : sym_int(s, start);
+        for (int d = 0; d < x->ndim; d++) map[d] = d == dim ? sym_add(s, st, vsym(L, d)) : vsym(L, d);
     } else if (strncmp(t, "aten.expand.", 12) == 0 || strncmp(t, "aten.broadcast_to", 17) == 0) {
         int64_t one;
         for (int d = 0; d < x->ndim; d++) {
@@ -755,7 +789,8 @@ static int lower_view_op(Lower *L, const Node *n) {
             if (k != dim) map[d++] = vsym(L, k);
     } else if (strncmp(t, "aten.squeeze.", 13) == 0 || strncmp(t, "aten.view.", 10) == 0 ||
                strncmp(t, "aten.reshape.", 13) == 0 || strncmp(t, "aten._unsafe_view.", 18) == 0 ||
-               strncmp(t, "aten.alias.", 11) == 0 || strncmp(t, "aten.detach.", 12) == 0) {
+               strncmp(t, "aten.alias.", 11) == 0 || strncmp(t, "aten.detach.", 12) == 0 ||
+               strncmp(t, "aten.lift_fresh.", 16) == 0) {
         /* same non-1 sizes in the same order: map dims one to one */
         int64_t one;
         int xi = 0, k = 0;
@@ -982,7 +1017,10 @@ static int lower_reduction(Lower *L, const Node *n) {
     int64_t kd = 0;
     IrReduceType rt = RED_SUM;
     bool mean = false;
-    if (strcmp(t, "aten.sum.default") == 0) { for (int d = 0; d < x->ndim; d++) red[d] = true; }
+    bool all = strcmp(t, "aten.sum.default") == 0 || strcmp(t, "aten.mean.default") == 0 ||
+               strcmp(t, "aten.max.default") == 0 || strcmp(t, "aten.min.default") == 0 ||
+               strcmp(t, "aten.prod.default") == 0;
+    if (all) { for (int d = 0; d < x->ndim; d++) red[d] = true; }
     else {
         if (strncmp(t, "aten.argmax", 11) == 0 || strncmp(t, "aten.argmin", 11) == 0) {
             const Value *dv = arg_or_kw(n, 1, "dim");
@@ -991,8 +1029,8 @@ static int lower_reduction(Lower *L, const Node *n) {
         if (norm_dims(n, 1, "dim", x->ndim, red) < 0) return lerr(L, n, "'%s': bad dims", t);
         if (arg_int(n, 2, "keepdim", &kd)) keepdim = kd != 0;
     }
-    if (strncmp(t, "aten.amax", 9) == 0 || strncmp(t, "aten.max.dim", 12) == 0) rt = RED_MAX;
-    else if (strncmp(t, "aten.amin", 9) == 0) rt = RED_MIN;
+    if (strncmp(t, "aten.amax", 9) == 0 || strncmp(t, "aten.max.", 9) == 0) rt = RED_MAX;
+    else if (strncmp(t, "aten.amin", 9) == 0 || strncmp(t, "aten.min.", 9) == 0) rt = RED_MIN;
     else if (strncmp(t, "aten.prod", 9) == 0) rt = RED_PROD;
     else if (strncmp(t, "aten.argmax", 11) == 0) rt = RED_ARGMAX;
     else if (strncmp(t, "aten.argmin", 11) == 0) rt = RED_ARGMIN;
@@ -1010,6 +1048,160 @@ static int set_tuple(Lower *L, const Node *n, IrTBox **items, int k) {
     if (k) memcpy(lv->items, items, sizeof(IrTBox *) * k);
     lv->n = k;
     return 0;
+}
+
+/* A pending pointwise TensorBox (not realized) computing f over `size`. */
+static IrTBox *pw_box(Lower *L, const IrFn *f, DType dt, int ndim, Expr **size, const char *oname) {
+    const char **o = NULL;
+    int no = 0;
+    origins_add(L, &o, &no, oname);
+    return tbox_of_storage(L, storage_new(L, f, dt, ndim, size, o, no));
+}
+
+/* max.dim / min.dim: (values, indices) as two reductions over the same row (they fuse). */
+static int lower_max_dim(Lower *L, const Node *n) {
+    IrTBox *x = arg_tbox(L, n, 0);
+    int64_t dim, kd = 0;
+    if (!x || !arg_int(n, 1, "dim", &dim)) return lerr(L, n, "'%s' needs a tensor and a dim", n->target);
+    bool red[MI_MAX_DIMS];
+    if (norm_dims(n, 1, "dim", x->ndim, red) < 0) return lerr(L, n, "'%s': bad dim", n->target);
+    bool keepdim = arg_int(n, 2, "keepdim", &kd) && kd;
+    bool mx = strncmp(n->target, "aten.max", 8) == 0;
+    const char *nm = mx ? "max" : "min";
+    IrStorage *v = make_reduction(L, n, x, red, keepdim, mx ? RED_MAX : RED_MIN, x->dtype, 0, nm);
+    IrStorage *i = make_reduction(L, n, x, red, keepdim, mx ? RED_ARGMAX : RED_ARGMIN, DT_I64, 0, nm);
+    IrTBox *items[2] = {tbox_of_storage(L, v), tbox_of_storage(L, i)};
+    return set_tuple(L, n, items, 2);
+}
+
+/* any / all: an int64 count of nonzero (any) or zero (all) elements, compared with 0 (so an
+ * empty reduction gives False / True, as torch). */
+static int lower_any_all(Lower *L, const Node *n) {
+    IrTBox *x = arg_tbox(L, n, 0);
+    if (!x) return lerr(L, n, "'%s' needs a tensor argument", n->target);
+    bool any = strncmp(n->target, "aten.any", 8) == 0, red[MI_MAX_DIMS];
+    bool whole = strcmp(n->target, "aten.any.default") == 0 || strcmp(n->target, "aten.all.default") == 0;
+    int64_t kd = 0;
+    if (whole) for (int d = 0; d < x->ndim; d++) red[d] = true;
+    else if (norm_dims(n, 1, "dim", x->ndim, red) < 0) return lerr(L, n, "'%s': bad dims", n->target);
+    bool keepdim = !whole && arg_int(n, 2, "keepdim", &kd) && kd;
+    const char *nm = any ? "any" : "all";
+    const IrFn *hit = mk_math(L, any ? IOP_NE : IOP_EQ, DT_BOOL, x->loader, mk_const(L, 0, x->dtype), NULL);
+    IrTBox *cnt = pw_box(L, mk_to_dtype(L, hit, DT_I64), DT_I64, x->ndim, x->size, nm);
+    IrStorage *sb = make_reduction(L, n, cnt, red, keepdim, RED_SUM, DT_I64, 0, nm);
+    IrTBox *c = tbox_of_storage(L, sb);
+    const IrFn *out = mk_math(L, any ? IOP_GT : IOP_EQ, DT_BOOL, c->loader, mk_const(L, 0, DT_I64), NULL);
+    return set_tbox(L, n, pw_box(L, out, DT_BOOL, c->ndim, c->size, nm));
+}
+
+/* var.correction / std.correction: welford m2 / (N - correction), sqrt for std. */
+static int lower_var_std(Lower *L, const Node *n) {
+    IrTBox *x = arg_tbox(L, n, 0);
+    if (!x) return lerr(L, n, "'%s' needs a tensor", n->target);
+    bool red[MI_MAX_DIMS];
+    if (norm_dims(n, 1, "dim", x->ndim, red) < 0) return lerr(L, n, "'%s': bad dims", n->target);
+    int64_t kd = 0;
+    bool keepdim = arg_int(n, -1, "keepdim", &kd) && kd;
+    double corr = 1;
+    const Kwarg *c = node_kwarg(n, "correction");
+    if (c && c->v.kind != V_NONE) value_as_double(&c->v, &corr);
+    bool sd = strncmp(n->target, "aten.std", 8) == 0;
+    const char *nm = sd ? "std" : "var";
+    DType dt = x->dtype;
+    IrStorage *m2 = make_reduction(L, n, x, red, keepdim, RED_WELFORD, dt, 1, nm);
+    Expr *N = sym_sub(L->s, red_numel(L, x, red), sym_int(L->s, (int64_t)corr));
+    IrTBox *v = pw_scale(L, m2, IOP_TRUEDIV, N, dt, nm);
+    if (sd) v = pw_box(L, mk_math(L, IOP_SQRT, dt, v->loader, NULL, NULL), dt, v->ndim, v->size, nm);
+    return set_tbox(L, n, v);
+}
+
+/* logsumexp as torch computes it: m = amax(x) with infinities replaced by 0,
+ * log(sum(exp(x - m))) + m. */
+static int lower_logsumexp(Lower *L, const Node *n) {
+    IrTBox *x = arg_tbox(L, n, 0);
+    if (!x) return lerr(L, n, "logsumexp needs a tensor");
+    bool red[MI_MAX_DIMS];
+    if (norm_dims(n, 1, "dim", x->ndim, red) < 0) return lerr(L, n, "logsumexp: bad dims");
+    int64_t kd = 0;
+    bool keepdim = arg_int(n, 2, "keepdim", &kd) && kd;
+    const TensorMeta *om = out_meta(n);
+    DType dt = om ? om->dtype : x->dtype;
+    if (dt != x->dtype) x = pw_box(L, mk_to_dtype(L, x->loader, dt), dt, x->ndim, x->size, "logsumexp");
+    IrTBox *mt = tbox_of_storage(L, make_reduction(L, n, x, red, true, RED_MAX, dt, 0, "logsumexp"));
+    const IrFn *isinf = mk_math(L, IOP_EQ, DT_BOOL, mk_math(L, IOP_ABS, dt, mt->loader, NULL, NULL), mk_const(L, INFINITY, dt), NULL);
+    const IrFn *m = mk_math(L, IOP_WHERE, dt, isinf, mk_const(L, 0, dt), mt->loader);
+    Expr *map[MI_MAX_DIMS], *omap[MI_MAX_DIMS];
+    int k = 0;
+    for (int d = 0; d < x->ndim; d++) {
+        map[d] = red[d] ? sym_int(L->s, 0) : vsym(L, d);
+        omap[d] = red[d] ? sym_int(L->s, 0) : vsym(L, keepdim ? d : k);
+        k += !red[d];
+    }
+    const IrFn *e = mk_math(L, IOP_EXP, dt, mk_math(L, IOP_SUB, dt, x->loader, mk_reindex(L, m, x->ndim, map, x->ndim), NULL), NULL, NULL);
+    IrTBox *st = tbox_of_storage(L, make_reduction(L, n, pw_box(L, e, dt, x->ndim, x->size, "logsumexp"), red, keepdim, RED_SUM, dt, 0, "logsumexp"));
+    const IrFn *out = mk_math(L, IOP_ADD, dt, mk_math(L, IOP_LOG, dt, st->loader, NULL, NULL), mk_reindex(L, m, st->ndim, omap, x->ndim), NULL);
+    return set_tbox(L, n, pw_box(L, out, dt, st->ndim, st->size, "logsumexp"));
+}
+
+/* split / split_with_sizes / chunk / unbind: a tuple of views of x along dim (sizes must be
+ * known: a symbolic split dim is refused). */
+static int lower_split(Lower *L, const Node *n) {
+    IrTBox *x = arg_tbox(L, n, 0);
+    if (!x) return lerr(L, n, "'%s' needs a tensor argument", n->target);
+    const char *t = n->target;
+    bool unbind = strncmp(t, "aten.unbind", 11) == 0, chunk = strncmp(t, "aten.chunk", 10) == 0;
+    bool with_sizes = strncmp(t, "aten.split_with_sizes", 21) == 0;
+    int64_t dim = 0, total, sizes[256], k = 0;
+    arg_int(n, unbind ? 1 : 2, "dim", &dim);
+    if (dim < 0) dim += x->ndim;
+    if (dim < 0 || dim >= x->ndim) return lerr(L, n, "'%s': bad dim", t);
+    if (!sym_is_int(x->size[dim], &total)) return lerr(L, n, "'%s' along a symbolic size is not supported", t);
+    if (unbind) {
+        if (total > 256) return lerr(L, n, "unbind into %lld pieces (max 256)", (long long)total);
+        for (k = 0; k < total; k++) sizes[k] = 1;
+    } else if (with_sizes) {
+        k = arg_int_list(arg_or_kw(n, 1, "split_sizes"), sizes, 256);
+        int64_t sum = 0;
+        for (int i = 0; i < k; i++) sum += sizes[i] < 0 ? -1000000 : sizes[i];
+        if (k < 0 || sum != total) return lerr(L, n, "split_with_sizes: sizes do not add up to %lld", (long long)total);
+    } else {
+        int64_t c = 0;
+        if (!arg_int(n, 1, chunk ? "chunks" : "split_size", &c) || (c <= 0 && (chunk || total > 0)))
+            return lerr(L, n, "'%s': bad %s", t, chunk ? "chunks" : "split_size");
+        int64_t ss = chunk ? (total + c - 1) / c : c;
+        if (ss == 0 || total == 0) sizes[k++] = 0;
+        for (int64_t off = 0; ss > 0 && off < total; off += ss) {
+            if (k == 256) return lerr(L, n, "'%s' into more than 256 pieces", t);
+            sizes[k++] = total - off < ss ? total - off : ss;
+        }
+    }
+    if (k > 1 && x->sb && !x->is_view && !x->sb->buf) realize_storage(L, x->sb, NULL);   /* several pieces read it */
+    IrTBox **items = lalloc(L, sizeof(IrTBox *) * (k ? k : 1));
+    int64_t off = 0;
+    for (int i = 0; i < k; i++) {
+        Expr *psize[MI_MAX_DIMS], *map[MI_MAX_DIMS];
+        int nd = 0;
+        for (int d = 0; d < x->ndim; d++) {
+            if (d == dim) {
+                map[d] = unbind ? sym_int(L->s, off) : sym_add(L->s, sym_int(L->s, off), vsym(L, nd));
+                if (!unbind) psize[nd++] = sym_int(L->s, sizes[i]);
+            } else {
+                map[d] = vsym(L, nd);
+                psize[nd++] = x->size[d];
+            }
+        }
+        IrTBox *v = tbox_new(L, x->dtype, nd, psize, mk_reindex(L, x->loader, nd, map, x->ndim));
+        v->is_view = true;
+        const char **o = NULL;
+        int no = 0;
+        origins_add(L, &o, &no, short_name(L, t));
+        origins_merge_arg(L, &o, &no, x);
+        v->origins = o;
+        v->norigins = no;
+        items[i] = v;
+        off += sizes[i];
+    }
+    return set_tuple(L, n, items, (int)k);
 }
 
 static int lower_var_mean(Lower *L, const Node *n) {
@@ -1308,7 +1500,7 @@ static int lower_cond(Lower *L, const Node *n) {
 typedef enum {
     K_VIEW, K_WHERE, K_CLAMP, K_CONVERT, K_FULL, K_RED, K_VAR_MEAN, K_SOFTMAX, K_SOFTMAX_ONLINE,
     K_MM, K_ADDMM, K_BMM, K_SDPA, K_GETITEM, K_CLONE, K_COPY, K_SLICE_SCATTER, K_SELECT_SCATTER, K_COND, K_COMPOSITE, K_CAT, K_LOG_SOFTMAX,
-    K_CHECKPOINT
+    K_CHECKPOINT, K_MAX_DIM, K_ANY_ALL, K_VAR_STD, K_LOGSUMEXP, K_SPLIT
 } LowerKind;
 
 static const struct { const char *name; LowerKind k; } lower_defs[] = {
@@ -1326,6 +1518,13 @@ static const struct { const char *name; LowerKind k; } lower_defs[] = {
     {"aten.sum.dim_IntList", K_RED}, {"aten.sum.default", K_RED}, {"aten.amax.default", K_RED},
     {"aten.amin.default", K_RED}, {"aten.mean.dim", K_RED}, {"aten.prod.dim_int", K_RED},
     {"aten.argmax.default", K_RED}, {"aten.argmin.default", K_RED},
+    {"aten.mean.default", K_RED}, {"aten.max.default", K_RED}, {"aten.min.default", K_RED},
+    {"aten.prod.default", K_RED},
+    {"aten.max.dim", K_MAX_DIM}, {"aten.min.dim", K_MAX_DIM},
+    {"aten.any.dim", K_ANY_ALL}, {"aten.any.dims", K_ANY_ALL}, {"aten.any.default", K_ANY_ALL},
+    {"aten.all.dim", K_ANY_ALL}, {"aten.all.default", K_ANY_ALL},
+    {"aten.var.correction", K_VAR_STD}, {"aten.std.correction", K_VAR_STD},
+    {"aten.logsumexp.default", K_LOGSUMEXP},
     {"aten.var_mean.correction", K_VAR_MEAN},
     {"aten._softmax.default", K_SOFTMAX}, {"prims.prepare_softmax_online.default", K_SOFTMAX_ONLINE},
     {"aten.softmax.int", K_SOFTMAX}, {"aten._log_softmax.default", K_LOG_SOFTMAX}, {"aten.log_softmax.int", K_LOG_SOFTMAX},
@@ -1335,6 +1534,11 @@ static const struct { const char *name; LowerKind k; } lower_defs[] = {
     {"aten.rsub.Scalar", K_COMPOSITE}, {"aten.rsub.Tensor", K_COMPOSITE},
     {"aten.masked_fill.Scalar", K_COMPOSITE}, {"aten.masked_fill.Tensor", K_COMPOSITE},
     {"aten.fill.Scalar", K_COMPOSITE}, {"aten.copy.default", K_COMPOSITE}, {"aten.trunc.default", K_COMPOSITE},
+    {"aten.isnan.default", K_COMPOSITE}, {"aten.isinf.default", K_COMPOSITE}, {"aten.logical_xor.default", K_COMPOSITE},
+    {"aten.hardtanh.default", K_COMPOSITE}, {"aten.remainder.Tensor", K_COMPOSITE}, {"aten.remainder.Scalar", K_COMPOSITE},
+    {"aten.split.Tensor", K_SPLIT}, {"aten.split_with_sizes.default", K_SPLIT}, {"aten.chunk.default", K_SPLIT},
+    {"aten.unbind.int", K_SPLIT}, {"aten.narrow.default", K_VIEW}, {"aten.lift_fresh.default", K_VIEW},
+    {"aten.lift_fresh_copy.default", K_CLONE}, {"aten.to.dtype", K_CONVERT},
     {"aten.cat.default", K_CAT}, {"aten.t.default", K_VIEW}, {"aten.transpose.int", K_VIEW},
     {"aten.mm.default", K_MM}, {"aten.addmm.default", K_ADDMM}, {"aten.bmm.default", K_BMM},
     {"aten._scaled_dot_product_flash_attention_for_cpu.default", K_SDPA},
@@ -1402,6 +1606,11 @@ static int lower_node(Lower *L, const Node *n) {
     case K_FULL: return lower_full(L, n);
     case K_RED: return lower_reduction(L, n);
     case K_VAR_MEAN: return lower_var_mean(L, n);
+    case K_MAX_DIM: return lower_max_dim(L, n);
+    case K_ANY_ALL: return lower_any_all(L, n);
+    case K_VAR_STD: return lower_var_std(L, n);
+    case K_LOGSUMEXP: return lower_logsumexp(L, n);
+    case K_SPLIT: return lower_split(L, n);
     case K_SOFTMAX: return lower_softmax(L, n, 0);
     case K_SOFTMAX_ONLINE: return lower_softmax(L, n, 1);
     case K_LOG_SOFTMAX: return lower_softmax(L, n, 2);

@@ -29,6 +29,7 @@
 extern char **environ;
 
 #define RT_MAX_ARGS 64
+#define RT_GUARD_FAILED 1000   /* MI_GUARD_FAILED of core/codegen_c.c */
 
 /* ---- compiler command line ---- */
 
@@ -306,6 +307,9 @@ static int load_module(MiCtx *ctx, RtModule *m) {
     m->nsyms = 0;
     while (names[m->nsyms]) m->nsyms++;
     m->num_outputs = *nout;
+    m->guards = dlsym(m->handle, "mi_guards");
+    m->nguards = 0;
+    while (m->guards && m->guards[m->nguards]) m->nguards++;
     m->load_s = (double)(mi_now_ns() - t0) * 1e-9;
     return 0;
 }
@@ -664,6 +668,14 @@ static int invoke(MiCtx *ctx, RtModule *m, Prepared *pp) {
     if (ctx->threads > 0) omp_set_num_threads(ctx->threads);
 #endif
     int rc = m->call(pp->in_ptrs, pp->out_ptrs, pp->syms);
+    if (rc >= RT_GUARD_FAILED && rc < RT_GUARD_FAILED + m->nguards) {
+        char vals[512] = "";
+        size_t L = 0;
+        for (int i = 0; i < m->nsyms && L < sizeof vals - 1; i++)
+            L += (size_t)snprintf(vals + L, sizeof vals - L, "%s%s=%lld", i ? ", " : "", m->sym_names[i], (long long)pp->syms[i]);
+        return mi_err(ctx, m->src_path, 0, 0, "size guard '%s' of the compiled module does not hold for these inputs (%s)",
+                      m->guards[rc - RT_GUARD_FAILED], vals);
+    }
     if (rc != 0 && m->cuda_error) return mi_err(ctx, m->src_path, 0, 0, "CUDA module failed: %s", m->cuda_error());
     if (rc != 0) return mi_err(ctx, m->src_path, 0, 0, "compiled module returned %d", rc);
     return 0;

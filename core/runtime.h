@@ -7,6 +7,8 @@
  *     int call(void *const *inputs, void *const *outputs, const int64_t *syms);
  *     const char *mi_sym_names[];     NULL-terminated; the order of syms
  *     const int mi_num_outputs;
+ *     const char *mi_guards[];        NULL-terminated size guards (IrModule.guards, "s1 == s0");
+ *                                     optional; call returns 1000 + k when guard k fails
  * inputs[i]  = data pointer of the i-th TENSOR placeholder (SymInt placeholders skipped; their
  *              values and every size symbol arrive in syms, in the order of mi_sym_names);
  * outputs[j] = data pointer of the j-th graph output, preallocated by the caller with the output
@@ -42,6 +44,8 @@ typedef struct RtModule {
     const char *const *sym_names;   /* mi_sym_names */
     int nsyms;
     int num_outputs;         /* mi_num_outputs */
+    const char *const *guards;   /* mi_guards (NULL when the module has none) */
+    int nguards;
     /* CUDA modules (core/codegen_cuda.h; rt_compile builds them with nvcc): */
     bool is_cuda;
     int (*cuda_time)(void *const *inputs, void *const *outputs, const int64_t *syms, int warmup,

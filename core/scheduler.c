@@ -792,6 +792,66 @@ char *sched_decisions_text(const Schedule *s) {
     return sb_take(&sb);
 }
 
+/* The fused node's own lines as Inductor's FusedSchedulerNode prints them: writes (union),
+ * unmet dependencies (reads of buffers made outside the group), met dependencies (the other
+ * reads the group's writes do not cover), and every node's output buffer. On cpu a group whose
+ * nodes run different inner loops under shared outer loops is an OuterLoopFusedSchedulerNode. */
+static void print_fused_header(const Schedule *s, const SchedGroup *g, const char *nm, StrBuf *sb) {
+    SymCtx *S = s->ir->ctx->sym;
+    bool same = true;
+    const LoopBody *b0 = nbody(s, g->nodes[0]);
+    for (int i = 1; i < g->n; i++) {
+        const LoopBody *b = nbody(s, g->nodes[i]);
+        same &= b0 && b && b->nvars == b0->nvars && b->npoint == b0->npoint &&
+                memcmp(b->ranges, b0->ranges, sizeof(Expr *) * b->nvars) == 0;
+    }
+    bool cpu = s->nodes[g->nodes[0]].buf->layout.device.kind == DEV_CPU;
+    sb_printf(sb, "%s: %s(", nm, cpu && !same ? "OuterLoopFusedSchedulerNode" : "FusedSchedulerNode");
+    for (int i = 0; i < g->n; i++) sb_printf(sb, "%sSchedulerNode", i ? "," : "");
+    sb_put(sb, ")\n");
+    int nw = 0, nr = 0;
+    for (int i = 0; i < g->n; i++) { nw += s->nodes[g->nodes[i]].deps.nwrites; nr += s->nodes[g->nodes[i]].deps.nreads; }
+    char **w = mi_xcalloc((size_t)nw + 1, sizeof *w), **r = mi_xcalloc((size_t)nr + 1, sizeof *r);
+    char **unmet = mi_xcalloc((size_t)nr + 1, sizeof *unmet), **met = mi_xcalloc((size_t)nr + 1, sizeof *met);
+    bool *mine = mi_xcalloc((size_t)nr + 1, 1), *input = mi_xcalloc((size_t)nr + 1, 1);
+    nw = nr = 0;
+    for (int i = 0; i < g->n; i++) {
+        const SchedNode *n = &s->nodes[g->nodes[i]];
+        for (int k = 0; k < n->deps.nwrites; k++) w[nw++] = ir_dep_text(&n->deps.writes[k], n->buf->body, S);
+    }
+    for (int i = 0; i < g->n; i++) {
+        const SchedNode *n = &s->nodes[g->nodes[i]];
+        for (int k = 0; k < n->deps.nreads; k++) {
+            const Buffer *rb = n->deps.reads[k].buf;
+            for (int j = 0; j < g->n; j++)
+                for (int q = 0; q < s->nodes[g->nodes[j]].deps.nwrites; q++) mine[nr] |= s->nodes[g->nodes[j]].deps.writes[q].buf == rb;
+            input[nr] = rb->kind == BUF_INPUT;
+            r[nr++] = ir_dep_text(&n->deps.reads[k], n->buf->body, S);
+        }
+    }
+    int nu = 0, nm2 = 0;
+    for (int k = 0; k < nr; k++) {
+        bool written = false;
+        for (int q = 0; q < nw; q++) written |= strcmp(r[k], w[q]) == 0;
+        if (written) continue;
+        bool is_unmet = !mine[k] && !input[k];
+        if (is_unmet) unmet[nu++] = r[k];
+        else met[nm2++] = r[k];
+    }
+    sb_printf(sb, "%s.writes = ", nm);
+    ir_print_dep_list(w, nw, sb);
+    sb_printf(sb, "\n%s.unmet_dependencies = ", nm);
+    ir_print_dep_list(unmet, nu, sb);
+    sb_printf(sb, "\n%s.met_dependencies = ", nm);
+    ir_print_dep_list(met, nm2, sb);
+    sb_printf(sb, "\n%s.outputs = [\n", nm);
+    for (int i = 0; i < g->n; i++) ir_print_buffer_output(s->ir, s->nodes[g->nodes[i]].buf, sb);
+    sb_put(sb, "]\n");
+    for (int k = 0; k < nw; k++) free(w[k]);
+    for (int k = 0; k < nr; k++) free(r[k]);
+    free(w); free(r); free(unmet); free(met); free(mine); free(input);
+}
+
 char *sched_print(const Schedule *s) {
     StrBuf sb;
     sb_init(&sb);
@@ -800,9 +860,8 @@ char *sched_print(const Schedule *s) {
         char nm[512];
         sched_group_name(s, s->order[k], nm, sizeof nm);
         if (g->n > 1) {
-            sb_printf(&sb, "%s: FusedSchedulerNode(", nm);
-            for (int i = 0; i < g->n; i++) sb_printf(&sb, "%sSchedulerNode", i ? "," : "");
-            sb_printf(&sb, ")\n%s.kernel = %s\n%s.outer_loops = %d\n", nm, g->kernel_name, nm, g->nouter);
+            print_fused_header(s, g, nm, &sb);
+            sb_printf(&sb, "%s.kernel = %s\n%s.outer_loops = %d\n", nm, g->kernel_name, nm, g->nouter);
             for (int i = 0; i < g->n; i++) {
                 sb_printf(&sb, "%s.snodes[%d] =\n", nm, i);
                 ir_print_buffer(s->ir, s->nodes[g->nodes[i]].buf, s->nodes[g->nodes[i]].name, &sb);
