@@ -509,7 +509,13 @@ static int parse_annotation(Parser *p, Node *n, const char *text, size_t len, si
         Expr *e = sym_parse(p->ctx, s + 4, &end);
         char why[1024];
         snprintf(why, sizeof why, "%s", p->ctx->err.msg);
-        if (!e) rc = perr_at(p, at + 4, "bad symbolic expression in annotation \"%s\": %s", s, why);
+        const char *rel = end ? end + strspn(end, " ") : NULL;
+        bool symbool = !strncmp(s + 4, "Eq(", 3) || !strncmp(s + 4, "Ne(", 3) ||
+                       (e && rel && (*rel == '<' || *rel == '>' || !strncmp(rel, "==", 2) || !strncmp(rel, "!=", 2)));
+        if (symbool)
+            rc = perr_at(p, at, "unsupported SymBool annotation \"%s\": symbolic conditions (the inputs of "
+                         "_assert_scalar) are not supported; only integer sizes \"Sym(<expr>)\"", s);
+        else if (!e) rc = perr_at(p, at + 4, "bad symbolic expression in annotation \"%s\": %s", s, why);
         else if (!end || *end != ')' || end[1]) rc = perr_at(p, at, "expected ')' closing Sym( in annotation \"%s\"", s);
         else { n->is_sym = true; n->sym_val = e; n->annotated = true; }
         free(s);
@@ -1164,6 +1170,31 @@ Graph *fx_parse(MiCtx *ctx, const char *text, size_t len, const char *source, in
 }
 
 /* The top-level class and what may follow it. Frees g and returns NULL on errors. */
+/* The files next to fx_graph_readable.py in a TORCH_COMPILE_DEBUG folder are not graphs we
+ * read: say what the file is and what to load instead. */
+static bool src_contains(const Parser *p, const char *lit) {
+    size_t n = strlen(lit);
+    for (size_t i = 0; i + n <= p->len; i++)
+        if (p->src[i] == lit[0] && !memcmp(p->src + i, lit, n)) return true;
+    return false;
+}
+
+static void hint_other_file(Parser *p) {
+    MiError *e = &p->ctx->err;
+    if (strncmp(e->msg, "expected 'class", 15)) return;
+    const char *hint = NULL;
+    if (src_contains(p, "class Repro(torch.nn.Module):"))
+        hint = "this is an fx_graph_runnable.py repro script: load fx_graph_readable.py from the same folder, "
+               "or the TORCH_TRACE log";
+    else if (src_contains(p, "async_compile") || src_contains(p, "# AOT ID:"))
+        hint = "this is Inductor's generated output_code.py, not an FX graph: load fx_graph_readable.py from "
+               "the same folder, or the TORCH_TRACE log";
+    if (hint) {
+        size_t n = strlen(e->msg);
+        snprintf(e->msg + n, sizeof e->msg - n, " (%s)", hint);
+    }
+}
+
 static Graph *parse_top(Parser *p, Graph *g) {
     bool blank;
     for (size_t i = 0; i < p->len; i++)
@@ -1175,6 +1206,7 @@ static Graph *parse_top(Parser *p, Graph *g) {
     int ind = line_indent(p, &blank);
     if (ind != 0 || parse_class(p, 0, g) < 0) {
         if (!p->failed) perr(p, "expected 'class <name>(torch.nn.Module):' at the start of a line");
+        hint_other_file(p);
         graph_free(g);
         return NULL;
     }

@@ -130,6 +130,13 @@ int main(void) {
             graph_free(h);
         }
     }
+    BAD("an fx_graph_runnable.py", "\nimport os\nimport torch\nclass Repro(torch.nn.Module):\n    def forward(self, arg0_1):\n", 2, 1,
+        "found 'import os' (this is an fx_graph_runnable.py repro script: load fx_graph_readable.py");
+    BAD("an output_code.py", "# AOT ID: ['0_inference']\nfrom ctypes import c_void_p\nasync_compile = AsyncCompile()\n", 1, 1,
+        "(this is Inductor's generated output_code.py, not an FX graph");
+    BAD("SymBool annotation", HEAD "        sym_size_int: \"Sym(4)\" = torch.ops.aten.sym_size.int(x, 0)\n"
+        "        ge: \"Sym(s0 >= 2)\" = sym_size_int >= 2\n" RET, 4, 14, "unsupported SymBool annotation \"Sym(s0 >= 2)\"");
+    BAD("SymBool Eq annotation", HEAD "        eq: \"Sym(Eq(s0, 2))\" = x == 2\n" RET, 3, 14, "unsupported SymBool annotation");
     BAD("class line typo", "class GraphModule (torch.nn.Modul) :\n", 1, 18, "expected '(torch.nn.Module):'");
     BAD("tabs for indentation", "class GraphModule(torch.nn.Module):\n\tdef forward(self):\n", 2, 1,
         "expected 'def forward' indented by 4 spaces");
