@@ -414,6 +414,44 @@ static void log_pairs(MiCtx *ctx) {
     is_int(collectives, 2, "both ranks' all_reduce graphs (reinplaced to all_reduce_) among them");
 }
 
+/* all_reduce -> all_reduce_ only when its input is dead afterwards (and never on a graph input
+ * without a copy_ epilogue); the op is not in the registry, the graph still goes through. */
+static void collectives(MiCtx *ctx) {
+    static const char *const tails[] = {
+        "        add: \"f32[4][1]cpu\" = torch.ops.aten.add.Tensor(wait_tensor, 1)\n        return (add,)\n",
+        "        add: \"f32[4][1]cpu\" = torch.ops.aten.add.Tensor(wait_tensor, mul)\n        return (add,)\n",
+    };
+    for (int v = 0; v < 3; v++) {
+        StrBuf sb;
+        sb_init(&sb);
+        sb_put(&sb, "class GraphModule(torch.nn.Module):\n    def forward(self, arg0_1: \"f32[4][1]cpu\"):\n"
+                    "        mul: \"f32[4][1]cpu\" = torch.ops.aten.mul.Tensor(arg0_1, 2)\n");
+        sb_printf(&sb, "        all_reduce: \"f32[4][1]cpu\" = torch.ops._c10d_functional.all_reduce.default(%s, 'sum', '0')\n",
+                  v == 2 ? "arg0_1" : "mul");
+        sb_put(&sb, "        wait_tensor: \"f32[4][1]cpu\" = torch.ops._c10d_functional.wait_tensor.default(all_reduce)\n");
+        sb_put(&sb, tails[v == 1]);
+        Graph *g = fx_parse(ctx, sb.s, sb.len, "collective", 1);
+        sb_free(&sb);
+        if (!g) { ok(0, "collective graph %d parses", v); continue; }
+        ops_resolve_graph(g);
+        PassManager *pm = pm_new(ctx, g, NULL, 0);
+        ok(pm_run_all(pm) == pm_num_passes(pm) && pm_first_failure(pm) < 0, "collective graph %d: pipeline clean", v);
+        char *t = fx_print(pm_graph(pm), false);
+        bool inplace = strstr(t, "_c10d_functional.all_reduce_.default(") != NULL;
+        if (v == 0) ok(inplace, "all_reduce of a dead intermediate becomes all_reduce_");
+        else if (v == 1) ok(!inplace, "all_reduce whose input is read later stays functional");
+        else ok(!inplace, "all_reduce of a graph input stays functional");
+        if (v == 0) {
+            const PassStep *s = pm_step_record(pm, pm_find_pass(pm, "reinplace_inplaceable_ops"));
+            ok(s && s->changes_text && strstr(s->changes_text, "~ all_reduce (reinplaced: all_reduce -> all_reduce_)"),
+               "the change names it");
+        }
+        free(t);
+        pm_free(pm);
+        graph_free(g);
+    }
+}
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
     naming();
@@ -421,6 +459,7 @@ int main(void) {
     stepping(ctx);
     real_cases(ctx);
     log_pairs(ctx);
+    collectives(ctx);
     big(ctx);
     mi_ctx_free(ctx);
     return done_testing();
