@@ -89,6 +89,12 @@ static void test_pointwise(void) {
     check1("where.self with a scalar", P,
            "        gt = torch.ops.aten.gt.Scalar(a, 3)\n        r = torch.ops.aten.where.self(gt, a, 0.0)\n", ab, 2,
            (double[]){0, 0, 0, 4, 5, 6}, 6, 0);
+    check1("where.ScalarOther", P,
+           "        gt = torch.ops.aten.gt.Scalar(a, 3)\n        r = torch.ops.aten.where.ScalarOther(gt, a, -100.0)\n", ab, 2,
+           (double[]){-100, -100, -100, 4, 5, 6}, 6, 0);
+    check1("where.ScalarSelf", P,
+           "        gt = torch.ops.aten.gt.Scalar(a, 3)\n        r = torch.ops.aten.where.ScalarSelf(gt, 7.0, b)\n", ab, 2,
+           (double[]){10, 20, 30, 7, 7, 7}, 6, 0);
     check1("masked_fill.Scalar", P,
            "        le = torch.ops.aten.le.Scalar(a, 2)\n        r = torch.ops.aten.masked_fill.Scalar(a, le, -1.0)\n", ab, 2,
            (double[]){-1, -1, 3, 4, 5, 6}, 6, 0);
