@@ -1,5 +1,5 @@
 /* cmd_passes.c — shell commands that step through the post-grad pass pipeline with the pass
- * manager (core/passes.h): passes, step, next, back, goto, run, break, diff, bisect. Passes are
+ * manager (core/passes.h): passes, step, next, back, goto, run, break, patterns, diff, bisect. Passes are
  * numbered from 1 in the shell: `goto 3` is the graph after passes 1..3, `diff 3` what pass 3
  * did. Every applied step is written to the trace log when tracing is on. */
 #include <stdlib.h>
@@ -12,6 +12,7 @@
 #include "trace/trace.h"
 #endif
 #include "viz/viz.h"
+#include "pattern.h"
 
 #ifdef HAVE_PASSES
 
@@ -240,6 +241,36 @@ int cmd_break(Session *s, int argc, char **argv) {
     free(s->break_pass);
     s->break_pass = mi_xstrdup(argv[1]);
     fprintf(s->out, "breakpoint before %s\n", argv[1]);
+    return 0;
+}
+
+int cmd_patterns(Session *s, int argc, char **argv) {
+    if (argc > 2) return usage_error(s, "patterns");
+    if (argc == 1) {
+        fprintf(s->out, s->patterns_path ? "patterns from %s\n" : "no user patterns\n", s->patterns_path);
+        return 0;
+    }
+    char *old = s->patterns_path;
+    if (!strcmp(argv[1], "off")) s->patterns_path = NULL;
+    else {
+        /* check the file first: a bad file changes nothing */
+        PatternSet ps;
+        patternset_init(&ps);
+        int rc = pattern_load_file(s->ctx, &ps, argv[1]);
+        int n = ps.n;
+        patternset_free(&ps);
+        if (rc < 0) return -1;
+        s->patterns_path = mi_xstrdup(argv[1]);
+        fprintf(s->out, "%d pattern%s from %s (run in pass_pattern_2)\n", n, n == 1 ? "" : "s", argv[1]);
+    }
+    if (session_rebuild_pm(s) < 0) {
+        free(s->patterns_path);
+        s->patterns_path = old;
+        session_rebuild_pm(s);
+        return -1;
+    }
+    if (!s->patterns_path) fprintf(s->out, "user patterns off\n");
+    free(old);
     return 0;
 }
 

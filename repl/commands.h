@@ -45,6 +45,7 @@ int cmd_back(Session *s, int argc, char **argv);
 int cmd_goto(Session *s, int argc, char **argv);
 int cmd_run(Session *s, int argc, char **argv);
 int cmd_break(Session *s, int argc, char **argv);
+int cmd_patterns(Session *s, int argc, char **argv);
 int cmd_diff(Session *s, int argc, char **argv);
 int cmd_bisect(Session *s, int argc, char **argv);
 int cmd_lower(Session *s, int argc, char **argv);

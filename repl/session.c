@@ -52,6 +52,7 @@ void session_free(Session *s) {
     free(s->load_args);
     free(s->inputs_args);
     free(s->break_pass);
+    free(s->patterns_path);
     free(s->scope);
     free(s->trace_path);
     mi_ctx_free(s->ctx);
@@ -83,6 +84,7 @@ int session_rebuild_pm(Session *s) {
         Device d = { DEV_CUDA, 0 };
         pm_set_device(s->pm, d);
     }
+    if (s->patterns_path && pm_load_patterns(s->pm, s->patterns_path) < 0) return -1;
     if (s->break_pass) pm_set_break(s->pm, s->break_pass);
     if (cursor > 0 && pm_goto(s->pm, cursor) < 0) return -1;
 #endif

@@ -29,6 +29,7 @@ typedef struct Session {
     PassManager *pm;         /* over `graph`; NULL when the pass module failed to start */
 #endif
     char *break_pass;        /* breakpoint pass name, or NULL */
+    char *patterns_path;     /* user pattern file (docs/patterns.md) run in pass_pattern_2, or NULL */
     char *scope;             /* entered subgraph path ("true_graph_0", "f.g"), NULL at top */
 
     IValue *inputs; int ninputs;
