@@ -236,7 +236,7 @@ static void bg_add_module(BgBuild *bb, const IrModule *m, const struct Schedule 
             bool dup = false;                 /* extern calls share a name: keep clusters apart */
             for (int j = 0; j < out->ngroups; j++) if (!strcmp(out->groups[j].kernel, kn)) dup = true;
             char uniq[200], lab[64];
-            snprintf(uniq, sizeof uniq, "%s%s_%d", kn, ir_prefix(m)[0] && !strstr(kn, ir_prefix(m)) ? ir_prefix(m) : "", k);
+            snprintf(uniq, sizeof uniq, "%s%s_%d", strncmp(kn, ir_prefix(m), strlen(ir_prefix(m))) ? ir_prefix(m) : "", kn, k);
             snprintf(lab, sizeof lab, "%d node%s%s", grp->n, grp->n == 1 ? "" : "s", grp->is_extern ? ", extern" : "");
             VizGroup *vgp = bg_group(bb, dup ? uniq : kn, lab, parent, false, 2 * grp->n);
             for (int j = 0; j < grp->n; j++) {

@@ -128,6 +128,8 @@ int cmd_trace(Session *s, int argc, char **argv) {
         return 0;
     }
     if (argc != 3 || strcmp(argv[1], "on")) return usage_error(s, "trace");
+    /* the same log again: close it first (opening truncates it under the open writer) */
+    if (s->trace_on && !strcmp(s->trace_path, argv[2]) && trace_stop(s) < 0) return -1;
     TraceWriter *tw = trace_open(s->ctx, argv[2]);
     if (!tw) return -1;
     if (trace_stop(s) < 0) {                   /* the previous log: say so, go on with the new one */

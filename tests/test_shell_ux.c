@@ -259,6 +259,36 @@ static void test_ctrl_c_at_prompt(void) {
     free(o);
 }
 
+/* Tab completes a pass name, a show keyword and a kernel name; the history file keeps the
+ * lines, and the next session recalls them (Ctrl-P twice: the line before 'quit'). */
+static void test_tty_completion_history(void) {
+    char dot[400], k2[500];
+    snprintf(dot, sizeof dot, " --dot %s/tty_fusion.dot\n", tmpdir);
+    const char *keys[] = {"goto reo\t", "\n", "show fu\t", dot, "codegen cpp_fused_add\t", "\n", "quit\n"};
+    int st = 0;
+    char *o = run_tty(keys, 7, &st);
+    if (st == -2 || st == 126) { skip(5, "no pseudo-terminal"); free(o); return; }
+    ok(strstr(o, "at step 3/18 after reorder_for_locality") != NULL, "a pass name completes ('goto reo<Tab>')");
+    snprintf(k2, sizeof k2, "wrote %s/tty_fusion.dot (dot,", tmpdir);
+    ok(strstr(o, k2) != NULL, "a show keyword completes ('show fu<Tab>')");
+    ok(strstr(o, "static void cpp_fused_add_erf_mul_rsqrt_sub_var_mean_0(const float") != NULL,
+       "a kernel name completes ('codegen cpp_fused_add<Tab>')");
+    free(o);
+    const char *hist = getenv("MINDUCTOR_HISTORY");
+    FILE *f = hist ? fopen(hist, "r") : NULL;
+    char buf[4096] = "";
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[n] = 0;
+    if (f) fclose(f);
+    ok(strstr(buf, "goto reorder_for_locality \nshow fusion  --dot ") && strstr(buf, "codegen cpp_fused_add_erf_mul_rsqrt_sub_var_mean_0 \nquit\n"),
+       "the history file holds the completed lines");
+    const char *keys2[] = {"\020\020", "\n", "quit\n"};
+    o = run_tty(keys2, 3, &st);
+    ok(strstr(o, "static void cpp_fused_add_erf_mul_rsqrt_sub_var_mean_0(const float") != NULL,
+       "the next session recalls the history (Ctrl-P twice, Enter: the codegen line runs again)");
+    free(o);
+}
+
 static void test_diff_zero(void) {
     char *o = run("load " LN "; next 5; diff 0", NULL);
     ok(strstr(o, "error: step 0 is the loaded graph: nothing to diff (steps are 1..18)") != NULL,
@@ -281,7 +311,7 @@ static void test_examples(void) {
 /* Files that are not files, and disks that are full: an error each, and the shell goes on
  * with its graph (graphviz's own file output would exit() the program on a failed write). */
 static void test_bad_files(void) {
-    if (access("/dev/full", W_OK) != 0) { skip(4, "no /dev/full"); return; }
+    if (access("/dev/full", W_OK) != 0) { skip(5, "no /dev/full"); return; }
     int st = 0;
     char *o = run("load /dev/zero; load " LN "; show fx --svg /dev/full; show fusion --png /dev/full; lint", &st);
     ok(strstr(o, "error: /dev/zero: is a device, not a graph file\n") != NULL, "load of a device is refused (not read forever)");
@@ -293,6 +323,17 @@ static void test_bad_files(void) {
     ok(strstr(o, "error: /dev/full: writing the trace log failed\n") && !strstr(o, "trace closed") && strstr(o, "lint: ok"),
        "a trace log that could not be written is reported at 'trace off'");
     free(o);
+    /* `trace on` the log being written: closed first, so the new log is not written over */
+    char cmds[1024];
+    snprintf(cmds, sizeof cmds, "load " LN "; trace on %s/again.log; next 2; trace on %s/again.log; step; trace off", tmpdir, tmpdir);
+    free(run(cmds, &st));
+    snprintf(cmds, sizeof cmds, "\"%s\" tlparse %s/again.log -o %s/again_tl 2>&1", bin, tmpdir, tmpdir);
+    FILE *p = popen(cmds, "r");
+    char buf[4096] = "";
+    size_t n = p ? fread(buf, 1, sizeof buf - 1, p) : 0;
+    buf[n] = 0;
+    if (p) pclose(p);
+    ok(strstr(buf, "no log problems") && strstr(buf, " 1 compile ids"), "the log started again reads back clean");
 }
 
 /* load LOG ID for an id that is not there, or a compile without a graph: say why, and where
@@ -336,6 +377,7 @@ int main(void) {
     test_sdpa_second_output();
     test_save_session_scope();
     test_ctrl_c_at_prompt();
+    test_tty_completion_history();
     test_diff_zero();
     test_examples();
     test_bad_files();
