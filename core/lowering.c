@@ -3,6 +3,7 @@
  * extern kernels, input mutation and the realization rules. See lowering.h and docs/ir.md. */
 #include "lowering.h"
 #include "functionalize.h"
+#include "passes.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@ typedef struct Lower {
     LVal *vals;          /* per node position */
     int *nusers;         /* per node position */
     const Node *cur;
+    Device dev;          /* the graph's device: for buffers whose node has no single meta */
 } Lower;
 
 static int lerr(Lower *L, const Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -268,7 +270,7 @@ static void loop_order_by_stride(const Layout *l, int *order) {
 /* Realize a pending storage into a ComputedBuffer (layout: contiguous, or *fixed). */
 static Buffer *realize_storage(Lower *L, IrStorage *sb, const Layout *fixed) {
     if (sb->buf) return sb->buf;
-    Layout l = fixed ? *fixed : layout_contiguous(L->m, sb->dtype, (Device){DEV_CPU, -1}, sb->ndim, sb->size);
+    Layout l = fixed ? *fixed : layout_contiguous(L->m, sb->dtype, L->dev, sb->ndim, sb->size);
     if (!fixed && L->cur && L->cur->has_meta) l.device = L->cur->meta.device;
     Buffer *b = new_buffer(L, BUF_COMPUTED, &l);
     b->origins = sb->origins;
@@ -545,10 +547,10 @@ static int lower_convert(Lower *L, const Node *n) {
 static int lower_full(Lower *L, const Node *n) {
     const TensorMeta *m = out_meta(n);
     if (!m) return lerr(L, n, "'%s' needs a shape", n->target);
-    double v = 0;
+    double v = 0;   /* empty*, new_empty: zeros, as the interpreter */
     if (strstr(n->target, "ones")) v = 1;
     else if (strstr(n->target, "full")) {
-        const Value *fv = arg_or_kw(n, 1, "fill_value");
+        const Value *fv = arg_or_kw(n, strncmp(n->target, "aten.new_full", 13) == 0 ? 2 : 1, "fill_value");
         if (!fv || !value_as_double(fv, &v)) return lerr(L, n, "full needs a number fill value");
     }
     return set_pointwise(L, n, mk_const(L, v, m->dtype), m->dtype, 0);
@@ -673,6 +675,104 @@ static IrVal call_cat(const IrFn *f, OpsHandler *h, Expr *const *idx) {
     IrVal lv = f->a[0]->call(f->a[0], h, li);
     IrVal rv = f->a[1]->call(f->a[1], h, ri);
     return ops_where(h, c, lv, rv, f->dtype);
+}
+
+/* stack(tensors, dim): cat of the tensors each seen with a size-1 dim inserted at dim. */
+static int lower_stack(Lower *L, const Node *n) {
+    const TensorMeta *m = out_meta(n);
+    const Value *lst = n->nargs > 0 ? &n->args[0] : NULL;
+    if (!m || !lst || (lst->kind != V_LIST && lst->kind != V_TUPLE) || lst->list.n < 1) return lerr(L, n, "stack needs a list of tensors and a shape");
+    int64_t dim = 0;
+    arg_int(n, 1, "dim", &dim);
+    if (dim < 0) dim += m->ndim;
+    if (dim < 0 || dim >= m->ndim) return lerr(L, n, "stack: bad dim");
+    const IrFn *acc = NULL;
+    const char **o = NULL;
+    int no = 0;
+    origins_add(L, &o, &no, "stack");
+    for (int k = 0; k < lst->list.n; k++) {
+        const Value *v = &lst->list.items[k];
+        LVal *lv = v->kind == V_NODE ? node_val(L, v->node) : NULL;
+        IrTBox *t = lv && lv->kind == LV_TBOX ? lv->t : NULL;
+        if (!t || t->ndim + 1 != m->ndim) return lerr(L, n, "stack: item %d is not a tensor of rank %d", k, m->ndim - 1);
+        origins_merge_arg(L, &o, &no, t);
+        Expr *map[MI_MAX_DIMS];
+        for (int d = 0, od = 0; od < m->ndim; od++)
+            if (od != dim) map[d++] = vsym(L, od);
+        const IrFn *ld = mk_to_dtype(L, mk_reindex(L, t->loader, m->ndim, map, t->ndim), m->dtype);
+        if (!acc) { acc = ld; continue; }
+        IrFn *f = mkfn(L, call_cat, m->dtype);
+        f->a[0] = acc;
+        f->a[1] = ld;
+        f->na = 2;
+        f->dim = (int)dim;
+        f->nin = m->ndim;
+        f->lo = sym_int(L->s, k);
+        f->hi = sym_int(L->s, 1);
+        f->cost = acc->cost + ld->cost + 4;
+        acc = f;
+    }
+    IrTBox *t = tbox_of_storage(L, storage_new(L, acc, m->dtype, m->ndim, m->size, o, no));
+    LVal *lv = node_val(L, n);
+    lv->kind = LV_TBOX;
+    lv->t = t;
+    maybe_realize(L, t, L->nusers[graph_index_of(L->g, n)]);
+    return 0;
+}
+
+/* arange / iota: start + step * i, in int64 when start and step are integers, else in double
+ * (torch's CPU accumulate type for floats), cast to the output dtype. */
+static int lower_arange(Lower *L, const Node *n) {
+    const TensorMeta *m = out_meta(n);
+    if (!m || m->ndim != 1) return lerr(L, n, "'%s' needs a 1-d shape", n->target);
+    const char *t = n->target;
+    double start = 0, step = 1;
+    const Value *sv = NULL, *pv = NULL;
+    if (strcmp(t, "aten.arange.start") == 0 || strcmp(t, "aten.arange.start_step") == 0) {
+        sv = arg_or_kw(n, 0, "start");
+        pv = arg_or_kw(n, strcmp(t, "aten.arange.start_step") == 0 ? 2 : -1, "step");
+    } else if (strcmp(t, "prims.iota.default") == 0) {
+        sv = arg_or_kw(n, -1, "start");
+        pv = arg_or_kw(n, -1, "step");
+    }
+    if (sv && sv->kind != V_NONE && !value_as_double(sv, &start)) return lerr(L, n, "'%s': start must be a number", t);
+    if (pv && pv->kind != V_NONE && !value_as_double(pv, &step)) return lerr(L, n, "'%s': step must be a number", t);
+    const IrFn *f;
+    if (start == (double)(int64_t)start && step == (double)(int64_t)step)
+        f = mk_index_expr(L, sym_add(L->s, sym_int(L->s, (int64_t)start), sym_mul(L->s, sym_int(L->s, (int64_t)step), vsym(L, 0))), 1, DT_I64);
+    else
+        f = mk_math(L, IOP_ADD, DT_F64, mk_const(L, start, DT_F64),
+                    mk_math(L, IOP_MUL, DT_F64, mk_const(L, step, DT_F64), mk_to_dtype(L, mk_index_expr(L, vsym(L, 0), 1, DT_I64), DT_F64), NULL), NULL);
+    return set_pointwise(L, n, mk_to_dtype(L, f, m->dtype), m->dtype, 0);
+}
+
+/* constant_pad_nd(x, pad, value): pad = [left_last, right_last, left_prev, ...]; a read at
+ * out - left, masked to x's extent (negative pads crop). */
+static int lower_pad(Lower *L, const Node *n) {
+    const TensorMeta *m = out_meta(n);
+    IrTBox *x = arg_tbox(L, n, 0);
+    int64_t pad[2 * MI_MAX_DIMS];
+    int np = x ? arg_int_list(arg_or_kw(n, 1, "pad"), pad, 2 * MI_MAX_DIMS) : -1;
+    if (!m || !x || np < 0 || np % 2 || np / 2 > x->ndim || m->ndim != x->ndim) return lerr(L, n, "constant_pad_nd: bad arguments");
+    double value = 0;
+    const Value *vv = arg_or_kw(n, 2, "value");
+    if (vv && vv->kind != V_NONE && !value_as_double(vv, &value)) return lerr(L, n, "constant_pad_nd: value must be a number");
+    SymCtx *s = L->s;
+    Expr *map[MI_MAX_DIMS];
+    const IrFn *mask = NULL;
+    for (int d = 0; d < x->ndim; d++) {
+        int k = x->ndim - 1 - d;   /* pad pair k applies to dim ndim-1-k */
+        if (2 * k >= np || (pad[2 * k] == 0 && pad[2 * k + 1] == 0)) { map[d] = vsym(L, d); continue; }
+        Expr *in = sym_sub(s, vsym(L, d), sym_int(s, pad[2 * k]));
+        map[d] = sym_max(s, sym_int(s, 0), sym_min(s, in, sym_sub(s, x->size[d], sym_int(s, 1))));
+        const IrFn *ie = mk_index_expr(L, in, x->ndim, DT_I64);
+        const IrFn *ok = mk_math(L, IOP_LOGICAL_AND, DT_BOOL, mk_math(L, IOP_GE, DT_BOOL, ie, mk_const(L, 0, DT_I64), NULL),
+                                 mk_math(L, IOP_LT, DT_BOOL, ie, mk_index_expr(L, x->size[d], x->ndim, DT_I64), NULL), NULL);
+        mask = mask ? mk_math(L, IOP_LOGICAL_AND, DT_BOOL, mask, ok, NULL) : ok;
+    }
+    const IrFn *ld = mk_to_dtype(L, mk_reindex(L, x->loader, x->ndim, map, x->ndim), m->dtype);
+    const IrFn *f = mask ? mk_math(L, IOP_WHERE, m->dtype, mask, ld, mk_const(L, value, m->dtype)) : ld;
+    return set_pointwise(L, n, f, m->dtype, 1);
 }
 
 static int lower_cat(Lower *L, const Node *n) {
@@ -964,7 +1064,7 @@ static IrStorage *make_reduction(Lower *L, const Node *n, IrTBox *x, const bool 
     }
     const IrFn *f = mk_reindex(L, x->loader, no + nr, map, x->ndim);
     if (rt != RED_ARGMAX && rt != RED_ARGMIN && rt != RED_WELFORD) f = mk_to_dtype(L, f, out_dt);
-    Layout l = layout_contiguous(L->m, out_dt, n->has_meta ? n->meta.device : (Device){DEV_CPU, -1}, no, osize);
+    Layout l = layout_contiguous(L->m, out_dt, n->has_meta ? n->meta.device : L->dev, no, osize);
     Buffer *b = new_buffer(L, BUF_COMPUTED, &l);
     const char **o = NULL;
     int nor = 0;
@@ -1366,7 +1466,7 @@ static int lower_sdpa(Lower *L, const Node *n) {
     extern_arg(L, k, &ea[1]);
     extern_arg(L, v, &ea[2]);
     Expr *osz[4] = {q->size[0], q->size[1], q->size[2], v->size[3]};
-    Layout l = layout_contiguous(L->m, DT_F32, q->sb && q->sb->buf ? q->sb->buf->layout.device : (Device){DEV_CPU, -1}, 4, osz);
+    Layout l = layout_contiguous(L->m, DT_F32, q->sb && q->sb->buf ? q->sb->buf->layout.device : L->dev, 4, osz);
     l.fixed = true;
     Buffer *b = new_buffer(L, BUF_EXTERN, &l);
     b->ext = EXT_SDPA;
@@ -1500,7 +1600,7 @@ static int lower_cond(Lower *L, const Node *n) {
 typedef enum {
     K_VIEW, K_WHERE, K_CLAMP, K_CONVERT, K_FULL, K_RED, K_VAR_MEAN, K_SOFTMAX, K_SOFTMAX_ONLINE,
     K_MM, K_ADDMM, K_BMM, K_SDPA, K_GETITEM, K_CLONE, K_COPY, K_SLICE_SCATTER, K_SELECT_SCATTER, K_COND, K_COMPOSITE, K_CAT, K_LOG_SOFTMAX,
-    K_CHECKPOINT, K_MAX_DIM, K_ANY_ALL, K_VAR_STD, K_LOGSUMEXP, K_SPLIT
+    K_CHECKPOINT, K_MAX_DIM, K_ANY_ALL, K_VAR_STD, K_LOGSUMEXP, K_SPLIT, K_ARANGE, K_PAD, K_STACK
 } LowerKind;
 
 static const struct { const char *name; LowerKind k; } lower_defs[] = {
@@ -1515,6 +1615,11 @@ static const struct { const char *name; LowerKind k; } lower_defs[] = {
     {"aten.full.default", K_FULL}, {"aten.zeros.default", K_FULL}, {"aten.ones.default", K_FULL},
     {"aten.scalar_tensor.default", K_FULL}, {"aten.full_like.default", K_FULL},
     {"aten.zeros_like.default", K_FULL}, {"aten.ones_like.default", K_FULL},
+    {"aten.empty.memory_format", K_FULL}, {"aten.empty_strided.default", K_FULL}, {"aten.empty_like.default", K_FULL},
+    {"aten.new_zeros.default", K_FULL}, {"aten.new_ones.default", K_FULL}, {"aten.new_empty.default", K_FULL},
+    {"aten.new_full.default", K_FULL},
+    {"aten.arange.default", K_ARANGE}, {"aten.arange.start", K_ARANGE}, {"aten.arange.start_step", K_ARANGE},
+    {"prims.iota.default", K_ARANGE}, {"aten.constant_pad_nd.default", K_PAD}, {"aten.stack.default", K_STACK},
     {"aten.sum.dim_IntList", K_RED}, {"aten.sum.default", K_RED}, {"aten.amax.default", K_RED},
     {"aten.amin.default", K_RED}, {"aten.mean.dim", K_RED}, {"aten.prod.dim_int", K_RED},
     {"aten.argmax.default", K_RED}, {"aten.argmin.default", K_RED},
@@ -1584,6 +1689,7 @@ bool lowering_supported(const Graph *g, char *why, size_t n) {
             continue;
         }
         if (nd->kind != N_CALL_FUNCTION) continue;
+        if (nd->is_sym && nd->sym_val) continue;   /* SymInt arithmetic: its value is the annotation */
         if (!find_pw(nd->target) && find_kind(nd->target) < 0) {
             if (why) snprintf(why, n, "unsupported op '%s' (node '%s')", nd->target, nd->name);
             return false;
@@ -1611,6 +1717,9 @@ static int lower_node(Lower *L, const Node *n) {
     case K_VAR_STD: return lower_var_std(L, n);
     case K_LOGSUMEXP: return lower_logsumexp(L, n);
     case K_SPLIT: return lower_split(L, n);
+    case K_ARANGE: return lower_arange(L, n);
+    case K_PAD: return lower_pad(L, n);
+    case K_STACK: return lower_stack(L, n);
     case K_SOFTMAX: return lower_softmax(L, n, 0);
     case K_SOFTMAX_ONLINE: return lower_softmax(L, n, 1);
     case K_LOG_SOFTMAX: return lower_softmax(L, n, 2);
@@ -1676,7 +1785,7 @@ static int lower_output(Lower *L, const Node *out) {
         if (src->has_meta) {
             l = layout_contiguous(m, src->meta.dtype, src->meta.device, src->meta.ndim, src->meta.size);
             for (int d = 0; d < l.ndim; d++) l.stride[d] = src->meta.stride[d];
-        } else l = layout_contiguous(m, t->dtype, (Device){DEV_CPU, -1}, t->ndim, t->size);
+        } else l = layout_contiguous(m, t->dtype, L->dev, t->ndim, t->size);
         l.fixed = true;
         L->cur = src;
         Buffer *b = NULL;
@@ -1784,7 +1893,7 @@ IrModule *ir_lower(MiCtx *ctx, const Graph *g) {
     m->ctx = ctx;
     m->graph = g;
     arena_init(&m->arena);
-    Lower L = {ctx, ctx->sym, m, g, NULL, NULL, NULL};
+    Lower L = {ctx, ctx->sym, m, g, NULL, NULL, NULL, graph_device(g)};
     L.vals = mi_xcalloc(g->n ? g->n : 1, sizeof(LVal));
     L.nusers = mi_xcalloc(g->n ? g->n : 1, sizeof(int));
     for (int i = 0; i < g->n; i++) {
@@ -1822,6 +1931,9 @@ IrModule *ir_lower(MiCtx *ctx, const Graph *g) {
         }
         if (n->kind == N_OUTPUT) { if (lower_output(&L, n) < 0) goto fail; continue; }
         if (n->kind != N_CALL_FUNCTION) continue;
+        /* sym_size / operator.mul ... on sizes: the annotation ("Sym(2*s0)") is the value; views
+         * and factories read sizes from their own annotations */
+        if (n->is_sym && n->sym_val) { L.vals[i].kind = LV_SYM; L.vals[i].sym = n->sym_val; continue; }
         if (lower_node(&L, n) < 0) goto fail;
     }
     free(L.vals);

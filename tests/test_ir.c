@@ -195,6 +195,18 @@ int main(void) {
         ir_free(m);
         graph_free(g);
     }
+    /* a cuda graph's buffers are cuda buffers, also those made for tuple ops (prepare_softmax_online) */
+    g = graph_load_file(ctx, "tests/fixtures/torch-cases/cuda/softmax/graph0/post_post_grad.py");
+    if (ok(g != NULL, "cuda softmax loads")) {
+        ops_resolve_graph(g);
+        m = ir_lower(ctx, g);
+        char *t = m ? ir_print(m) : NULL;
+        ok(t && strstr(t, "buf0.layout = FixedLayout('cuda:0', torch.float32, size=[64, 1]") && strstr(t, "op0.group.device = cuda:0\n") &&
+           !strstr(t, "'cpu'"), "cuda softmax: every buffer is on cuda:0");
+        free(t);
+        ir_free(m);
+        graph_free(g);
+    }
     compare_with_inductor(ctx);
     mi_ctx_free(ctx);
     return done_testing();
