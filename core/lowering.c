@@ -1065,6 +1065,17 @@ static IrStorage *make_reduction(Lower *L, const Node *n, IrTBox *x, const bool 
     const IrFn *f = mk_reindex(L, x->loader, no + nr, map, x->ndim);
     if (rt != RED_ARGMAX && rt != RED_ARGMIN && rt != RED_WELFORD) f = mk_to_dtype(L, f, out_dt);
     Layout l = layout_contiguous(L->m, out_dt, n->has_meta ? n->meta.device : L->dev, no, osize);
+    if (keepdim) {   /* as Inductor's decide_layout: kept size-1 dims go outermost ([64, 1]: strides [1, 64]) */
+        Expr *outer = sym_int(s, 1);
+        for (int d = 0; d < no; d++) {
+            int64_t one;
+            if (!(sym_is_int(osize[d], &one) && one == 1)) outer = sym_mul(s, outer, osize[d]);
+        }
+        for (int d = 0; d < no; d++) {
+            int64_t one;
+            if (sym_is_int(osize[d], &one) && one == 1) l.stride[d] = outer;
+        }
+    }
     Buffer *b = new_buffer(L, BUF_COMPUTED, &l);
     const char **o = NULL;
     int nor = 0;
