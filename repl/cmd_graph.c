@@ -28,7 +28,7 @@ static char *join_args(int argc, char **argv) {
 }
 
 /* A TORCH_TRACE log starts with a glog prefix: "V1122 18:41:45.357000 ..." (or I/W/E). */
-static bool looks_like_trace_log(const char *path) {
+bool looks_like_trace_log(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) return false;
     char buf[16] = {0};

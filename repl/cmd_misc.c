@@ -38,17 +38,29 @@ static VizGraph *build_diff(Session *s, const char *step_arg, const VizOptions *
     const char **names = mi_xcalloc(nch ? nch : 1, sizeof *names);
     VizChange *kinds = mi_xcalloc(nch ? nch : 1, sizeof *kinds);
     int m = 0;
+    size_t pl = s->scope ? strlen(s->scope) : 0;
+    if (s->scope) {     /* inside `enter`: that subgraph's diff, its nodes named relative to it */
+        before = graph_at_path(before, s->scope);
+        after = graph_at_path(after, s->scope);
+        if (!before || !after) {
+            free(names); free(kinds);
+            mi_err(s->ctx, "", 0, 0, "subgraph %s is not in the graph at step %d", s->scope, k);
+            return NULL;
+        }
+    }
     for (int i = 0; i < nch; i++) {
         char c = st->changes[i].kind;
         if (c != '+' && c != '-' && c != '~' && c != '>') continue;
-        names[m] = st->changes[i].node;
+        const char *node = st->changes[i].node;
+        if (s->scope && (strncmp(node, s->scope, pl) || node[pl] != '.')) continue;
+        names[m] = s->scope ? node + pl + 1 : node;
         kinds[m++] = c == '+' ? VIZ_ADDED : c == '-' ? VIZ_REMOVED : c == '~' ? VIZ_REWRITTEN : VIZ_MOVED;
     }
     int na, nr, nw;
     VizGraph *vg = viz_diff(s->ctx, before, after, names, kinds, m, vo, &na, &nr, &nw);
     free(names); free(kinds);
-    if (vg) fprintf(s->err, "diff of step %d %s: %d added, %d removed, %d rewritten\n", k,
-                    pm_pass_name(s->pm, k - 1), na, nr, nw);
+    if (vg) fprintf(s->err, "diff of step %d %s%s%s: %d added, %d removed, %d rewritten\n", k,
+                    pm_pass_name(s->pm, k - 1), s->scope ? " in " : "", s->scope ? s->scope : "", na, nr, nw);
     return vg;
 #else
     (void)step_arg; (void)vo;
@@ -172,6 +184,18 @@ static int report_all_ranks(Session *s, const char *logdir, const char *dir) {
 }
 #endif
 
+#ifdef HAVE_TRACE
+/* report of one log into dir, with a one-line summary */
+static int report_log(Session *s, const char *log, const char *dir) {
+    TlparseSummary sum;
+    memset(&sum, 0, sizeof sum);
+    if (tlparse_run(s->ctx, log, dir, NULL, &sum) < 0) return -1;
+    fprintf(s->out, "report: %s/index.html (%d compile%s, %d artifacts, %d failed, %.3f s)\n", dir,
+            sum.n_compiles, sum.n_compiles == 1 ? "" : "s", sum.n_artifacts, sum.n_failed, sum.seconds);
+    return 0;
+}
+#endif
+
 int cmd_report(Session *s, int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[1], "--all-ranks")) {
         if (argc < 3 || argc > 4) return usage_error(s, "report");
@@ -181,19 +205,25 @@ int cmd_report(Session *s, int argc, char **argv) {
     }
     if (argc > 2) return usage_error(s, "report");
 #ifdef HAVE_TRACE
-    if (!s->trace_path) return mi_err(s->ctx, "", 0, 0, "no trace log: start one with 'trace on FILE'");
     const char *dir = argc == 2 ? argv[1] : "tl_out";
+    if (!s->trace_path) {
+        /* no log of the session: the log the graph was loaded from, if it came from one */
+        char log[1024] = "";
+        int wc = 0;
+        char **w = s->load_args ? split_words(s->load_args, &wc) : NULL;
+        if (wc > 0 && looks_like_trace_log(w[0])) snprintf(log, sizeof log, "%s", w[0]);
+        if (w) free_words(w, wc);
+        if (!log[0]) return mi_err(s->ctx, "", 0, 0, "no trace log: start one with 'trace on FILE' "
+                                   "(or load a graph from a TORCH_TRACE log)");
+        fprintf(s->err, "parsing %s (the log the graph was loaded from)...\n", log);
+        return report_log(s, log, dir);
+    }
     if (s->trace_on) {
         if (trace_stop(s) < 0) return -1;
         fprintf(s->err, "trace closed: %s (start a new one with 'trace on FILE')\n", s->trace_path);
     }
     fprintf(s->err, "parsing %s...\n", s->trace_path);
-    TlparseSummary sum;
-    memset(&sum, 0, sizeof sum);
-    if (tlparse_run(s->ctx, s->trace_path, dir, NULL, &sum) < 0) return -1;
-    fprintf(s->out, "report: %s/index.html (%d compile%s, %d artifacts, %d failed, %.3f s)\n", dir,
-            sum.n_compiles, sum.n_compiles == 1 ? "" : "s", sum.n_artifacts, sum.n_failed, sum.seconds);
-    return 0;
+    return report_log(s, s->trace_path, dir);
 #else
     (void)argv;
     return mi_err(s->ctx, "", 0, 0, "not available yet: trace/trace.h is missing");

@@ -68,7 +68,8 @@ static const Command commands[] = {
     {"trace", "trace on FILE | trace off | trace",
      "Write a TORCH_TRACE log of what the session does (graphs, pass steps, code) to FILE.", cmd_trace, CPL_FILE},
     {"report", "report [DIR] | report --all-ranks LOGDIR [DIR]",
-     "Turn the current trace log into a tlparse-like HTML report in DIR (default tl_out).\n"
+     "Turn the current trace log into a tlparse-like HTML report in DIR (default tl_out); without\n"
+     "one, the TORCH_TRACE log the graph was loaded from.\n"
      "--all-ranks: LOGDIR's dedicated_log_torch_trace_rank_N_*.log files, parsed in parallel, one\n"
      "report per rank under DIR/rank_N/ and a landing page lining the ranks up (divergent compile\n"
      "ids, failures, collective sequences per rank).", cmd_report, CPL_FILE},

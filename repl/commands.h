@@ -34,6 +34,8 @@ const char *command_suggest(const char *name);
 /* Handlers (repl/cmd_*.c). */
 int cmd_help(Session *s, int argc, char **argv);
 int cmd_load(Session *s, int argc, char **argv);
+/* Whether the file starts like a TORCH_TRACE log (a glog prefix). repl/cmd_graph.c */
+bool looks_like_trace_log(const char *path);
 int cmd_graph(Session *s, int argc, char **argv);
 int cmd_lint(Session *s, int argc, char **argv);
 int cmd_inputs(Session *s, int argc, char **argv);

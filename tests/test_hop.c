@@ -400,6 +400,18 @@ static void test_shell(void) {
        strstr(out, "in subgraph true_graph_0: 7 nodes (2 inputs, 2 ops); subgraphs: true_graph_0 false_graph_0"),
        "enter nests, leave goes up one level");
     free(out);
+    /* the diff picture diffs the branches too, in their clusters; inside `enter`, only that branch */
+    out = shell("load tests/fixtures/hop/cond_two_results.py; next 8; show diff 8; enter false_graph_0; show diff 8");
+    const char *d1 = out ? strstr(out, "diff of step 8 pass_pattern_0: 0 added, 0 removed, 2 rewritten") : NULL;
+    const char *c1 = out ? strstr(out, "\tsubgraph cluster_sub_false_graph_0 {") : NULL;
+    const char *v1 = c1 ? strstr(c1, "\t\t\"false_graph_0.view\"\t[change=rewritten,") : NULL;
+    ok(d1 && v1 && strstr(out, "\t\t\"true_graph_0.view\"\t[change=rewritten,"),
+       "show diff: the views rewritten in both branches are marked in the branches' clusters");
+    const char *d2 = out ? strstr(out, "diff of step 8 pass_pattern_0 in false_graph_0: 0 added, 0 removed, 1 rewritten") : NULL;
+    const char *g2 = d2 ? strstr(d2, "digraph diff {") : NULL;
+    ok(g2 && strstr(g2, "\tview\t[change=rewritten,") && !strstr(g2, "true_graph_0") && !strstr(g2, "cluster_"),
+       "show diff inside a branch: that branch alone, its nodes by their own names");
+    free(out);
     /* sched lists each branch's own kernels; the IR and fusion pictures nest them in the branch */
     out = shell("load tests/fixtures/torch-cases/cuda/hop_cond/graph0/pre_post_grad.py; sched; show fusion; "
                 "show ir; show fusion --collapse 3");

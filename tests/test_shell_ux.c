@@ -356,6 +356,13 @@ static void test_log_compile_hints(void) {
     ok(strstr(o, want) != NULL, "a failed compile says why it has no graph");
     ok(strstr(o, "0/0_1: 4 nodes (1 inputs, 2 ops)") != NULL, "and the retry loads");
     free(o);
+    /* `report` without a session trace: the log the graph came from */
+    snprintf(cmds, sizeof cmds, "report %s/r0; load %s 1/0; report %s/r1", tmpdir, gb, tmpdir);
+    o = run(cmds, &st);
+    snprintf(want, sizeof want, "report: %s/r1/index.html (3 compiles, 35 artifacts, 0 failed,", tmpdir);
+    ok(strstr(o, "error: no trace log: start one with 'trace on FILE' (or load a graph from a TORCH_TRACE log)") &&
+       strstr(o, want), "report without a trace: the loaded log's report (3 compiles, 35 artifacts)");
+    free(o);
 }
 
 int main(void) {
