@@ -134,6 +134,7 @@ void ir_free(IrModule *m) {
     free(m->bufs);
     free(m->inputs);
     free(m->outputs);
+    free(m->out_views);
     free(m->sym_names);
     free(m->guards);
     arena_free(&m->arena);

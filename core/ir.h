@@ -154,6 +154,10 @@ typedef struct IrModule {
     Buffer **bufs; int nbufs, capbufs;          /* inputs first, then in creation order */
     Buffer **inputs; int ninputs;               /* tensor placeholders */
     Buffer **outputs; int noutputs;             /* NULL for None outputs */
+    Layout **out_views;                         /* per output: the layout the caller sees when the
+                                                   output is a view of a computed buffer written in
+                                                   place (bias grad [1, 128] returned as [128]); NULL
+                                                   entries: the buffer's own layout */
     const char **sym_names; int nsyms;          /* order of the syms argument */
     const char **guards; int nguards, capguards;/* what the compiled module assumes */
     int next_buf;                               /* bufN counter */

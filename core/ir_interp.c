@@ -365,12 +365,13 @@ int ir_interp_run(MiCtx *ctx, IrModule *m, IValue *inputs, int ninputs, IValue *
         for (int j = 0; j < m->noutputs; j++) {
             Buffer *b = m->outputs[j];
             if (!b) continue;
+            const Layout *ol = m->out_views && m->out_views[j] ? m->out_views[j] : &b->layout;   /* a view of b */
             int64_t size[MI_MAX_DIMS];
-            for (int d = 0; d < b->layout.ndim; d++) size[d] = ev(&it, b->layout.size[d]);
-            Tensor *t = tensor_new(ctx, b->layout.dtype, b->layout.ndim, size);
+            for (int d = 0; d < ol->ndim; d++) size[d] = ev(&it, ol->size[d]);
+            Tensor *t = tensor_new(ctx, ol->dtype, ol->ndim, size);
             if (!t) { rc = -1; break; }
-            int64_t n = numel(&it, &b->layout);
-            for (int64_t k = 0; k < n; k++) tensor_set_f(t, k, it.store[b->id][lin_to_storage(&it, &b->layout, k)]);
+            int64_t n = numel(&it, ol);
+            for (int64_t k = 0; k < n; k++) tensor_set_f(t, k, it.store[b->id][lin_to_storage(&it, ol, k)]);
             (*outs)[j].kind = IV_TENSOR;
             (*outs)[j].t = t;
         }

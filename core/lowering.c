@@ -1589,7 +1589,7 @@ static int lower_cond(Lower *L, const Node *n) {
     int no = 0;
     origins_add(L, &o, &no, "cond");
     for (int k = 0; k < nout; k++) {
-        Layout l = layout_copy(L, &t->outputs[k]->layout);
+        Layout l = layout_copy(L, t->out_views[k] ? t->out_views[k] : &t->outputs[k]->layout);
         l.offset = sym_int(L->s, 0);
         Buffer *b = new_buffer(L, BUF_EXTERN, &l);
         b->ext = EXT_COND;
@@ -1781,6 +1781,7 @@ static int lower_output(Lower *L, const Node *out) {
     else if (v) nout = 1;
     m->noutputs = nout;
     m->outputs = mi_xcalloc(nout ? nout : 1, sizeof(Buffer *));
+    m->out_views = mi_xcalloc(nout ? nout : 1, sizeof(Layout *));
     for (int j = 0; j < nout; j++) {
         const Value *it = &items[j];
         if (it->kind == V_NONE) continue;
@@ -1813,6 +1814,32 @@ static int lower_output(Lower *L, const Node *out) {
                 if (c->layout.stride[d] != l.stride[d]) same = false;
             }
             if (same) { b = c; b->layout.fixed = true; }
+        } else if (t->is_view) {
+            /* a view covering a computed buffer's whole storage with the output's strides (a
+             * keepdim reduction returned through view/squeeze): the buffer is written straight
+             * into the output memory instead of being copied by one more kernel, as Inductor
+             * returns reinterpret_tensor(buf) */
+            Buffer *c = NULL;
+            Layout v;
+            SymCtx *s = L->s;
+            int64_t off;
+            if (ir_probe_strided(m, t->loader, t->ndim, t->size, &c, &v) && c->kind == BUF_COMPUTED &&
+                c->output_index < 0 && !c->mutates && v.ndim == l.ndim && sym_is_int(v.offset, &off) && off == 0 &&
+                (!l.offset || (sym_is_int(l.offset, &off) && off == 0)) && v.dtype == l.dtype &&
+                layout_storage_size(s, &v) == layout_storage_size(s, &c->layout) &&
+                layout_storage_size(s, &l) == layout_storage_size(s, &c->layout)) {
+                bool same = true;
+                for (int d = 0; same && d < l.ndim; d++) {
+                    int64_t one;
+                    if (v.size[d] != l.size[d]) same = false;
+                    else if (!(sym_is_int(l.size[d], &one) && one == 1) && v.stride[d] != l.stride[d]) same = false;
+                }
+                if (same) {
+                    b = c;
+                    m->out_views[j] = lalloc(L, sizeof(Layout));
+                    *m->out_views[j] = layout_copy(L, &l);
+                }
+            }
         }
         if (!b) {
             const char **o = NULL;

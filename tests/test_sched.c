@@ -76,6 +76,17 @@ int main(void) {
         free(src);
     }
     sched_free(s0); ir_free(m0); graph_free(g0);
+    /* mlp_train backward: the bias grads (sum keepdim, then view to [128] / [10]) are written
+     * straight into the outputs, as Inductor's reinterpret_tensor: no copy kernels */
+    Graph *g1;
+    IrModule *m1;
+    Schedule *s1 = sched(ctx, "cpu/mlp_train/graph1", true, &g1, &m1);
+    if (ok(s1 != NULL, "mlp_train backward schedules")) {
+        is_int(s1->nnodes, 6, "mlp_train backward: 3 mm + 2 sums + relu grad, no copies");
+        ok(m1->outputs[1] && m1->out_views[1] && m1->outputs[1]->layout.ndim == 2 && m1->out_views[1]->ndim == 1,
+           "output 1 is the [1, 128] sum seen as [128]");
+    }
+    sched_free(s1); ir_free(m1); graph_free(g1);
     /* dead buffer removal: var_mean's unused parts / getitem chains */
     Graph *g;
     IrModule *m;
