@@ -62,6 +62,31 @@ static const char *const default_artifacts[] = {
     "before_post_grad_graph", "aot_inference_graph", "aot_forward_graph", "aot_joint_graph", NULL
 };
 
+/* "a, b#1 (forward), b#2 (backward)": the graph artifacts of c, as `load LOG ID SPEC` takes. */
+static void graph_specs_text(const TraceCompileInfo *c, StrBuf *b) {
+    char **v = trace_graph_specs(c, true);
+    for (int i = 0; v[i]; i++) {
+        sb_printf(b, "%s%s", i ? ", " : "", v[i]);
+        free(v[i]);
+    }
+    free(v);
+}
+
+/* The listing's "graphs:" line under a compile, wrapped at about 100 columns. */
+static void print_graph_specs(Session *s, const TraceCompileInfo *c) {
+    char **v = trace_graph_specs(c, true);
+    int col = 0;
+    for (int i = 0; v[i]; i++) {
+        int l = (int)strlen(v[i]);
+        if (i == 0) col = fprintf(s->out, "  %-8s graphs: %s", "", v[i]);
+        else if (col + 2 + l > 100) col = fprintf(s->out, ",\n  %-8s         %s", "", v[i]) - 2;
+        else col += fprintf(s->out, ", %s", v[i]);
+        free(v[i]);
+    }
+    if (v[0]) fputc('\n', s->out);
+    free(v);
+}
+
 static int list_compiles(Session *s, const char *log, TraceCompileList *cl) {
     if (trace_list_compiles(s->ctx, log, cl) < 0) return -1;
     fprintf(s->out, "%s: %d compile%s\n", log, cl->n, cl->n == 1 ? "" : "s");
@@ -78,6 +103,7 @@ static int list_compiles(Session *s, const char *log, TraceCompileList *cl) {
                 if (strcmp(c->artifacts[a], default_artifacts[d]) == 0) graphs++;
         fprintf(s->out, "  %-8s %-*s %d artifacts%s\n", c->id, w, c->status, c->n_artifacts,
                 graphs ? ", has a graph" : "");
+        print_graph_specs(s, c);
         char cg[600];
         if (*trace_cudagraph_summary(c, cg, sizeof cg)) fprintf(s->out, "  %-8s cudagraphs: %s\n", "", cg);
     }
@@ -119,15 +145,87 @@ static void explain_no_graph(Session *s, const char *log, const char *cid) {
     trace_compile_list_free(&cl);
 }
 
-static Graph *load_from_log(Session *s, const char *log, const char *cid, const char *artifact) {
+static const TraceCompileInfo *find_compile(const TraceCompileList *cl, const char *cid) {
+    for (int i = 0; cid && i < cl->n; i++)
+        if (!strcmp(cl->c[i].id, cid)) return &cl->c[i];
+    return NULL;
+}
+
+/* "NAME" / "NAME#N" and " (backward)" for the nth artifact NAME of c, into desc. */
+static void describe_artifact(const TraceCompileInfo *c, const char *name, int nth, char *desc, size_t n) {
+    int count = 0, at = -1;
+    for (int a = 0; a < c->n_artifacts; a++)
+        if (!strcmp(c->artifacts[a], name) && ++count == nth) at = a;
+    int len = count > 1 ? snprintf(desc, n, "%s#%d", name, nth) : snprintf(desc, n, "%s", name);
+    char role = at >= 0 && c->roles ? c->roles[at] : 0;
+    if (role && len > 0 && (size_t)len < n)
+        snprintf(desc + len, n - (size_t)len, " (%s)", role == 'f' ? "forward" : role == 'b' ? "backward" : "joint");
+}
+
+/* SPEC names no graph of compile c: say which exist. */
+static void spec_not_found(Session *s, const char *log, const TraceCompileInfo *c, const char *spec) {
+    StrBuf g; sb_init(&g);
+    sb_put(&g, "");
+    graph_specs_text(c, &g);
+    const char *hash = strchr(spec, '#');
+    size_t len = hash ? (size_t)(hash - spec) : strlen(spec);
+    int count = 0;
+    for (int a = 0; a < c->n_artifacts; a++)
+        count += strlen(c->artifacts[a]) == len && !strncmp(c->artifacts[a], spec, len);
+    char what[400];
+    if (!strcmp(spec, "forward") || !strcmp(spec, "backward"))
+        snprintf(what, sizeof what, "compile %s has no graph the log marks as %s", c->id, spec);
+    else if (hash && count > 0)
+        snprintf(what, sizeof what, "compile %s has %d \"%.*s\" artifact%s, no \"%.200s\"", c->id, count, (int)len, spec,
+                 count == 1 ? "" : "s", spec);
+    else
+        snprintf(what, sizeof what, "no artifact \"%.200s\" for compile id %s in this log", spec, c->id);
+    if (g.len)
+        mi_err(s->ctx, log, 0, 0, "%s; its graphs: %.2000s (load %s %s NAME, NAME#N for the N-th of a repeated name)",
+               what, g.s, log, c->id);
+    else
+        mi_err(s->ctx, log, 0, 0, "%s; it has no graph artifact (%d other artifacts)", what, c->n_artifacts);
+    sb_free(&g);
+}
+
+/* Load a graph of compile cid (NULL = any) of the log: spec names it ("NAME", "NAME#N",
+ * "forward", "backward"), NULL = the first of default_artifacts. desc gets what was loaded
+ * ("before_post_grad_graph#2 (backward)") when the log tells more than the compile id;
+ * *other_backward is set when a default load took a forward and the compile also has a backward. */
+static Graph *load_from_log(Session *s, const char *log, const char *cid, const char *spec, char *desc,
+                            size_t ndesc, bool *other_backward) {
     char *text = NULL;
     int first_line = 1;
-    if (artifact) {
-        text = trace_extract_artifact(s->ctx, log, cid, artifact, &first_line);
+    desc[0] = 0;
+    *other_backward = false;
+    TraceCompileList cl = {0};
+    if (cid && trace_list_compiles(s->ctx, log, &cl) < 0) return NULL;
+    const TraceCompileInfo *c = find_compile(&cl, cid);
+    if (spec && c) {
+        const char *name;
+        int nth;
+        if (trace_resolve_graph_spec(c, spec, &name, &nth)) {
+            text = trace_extract_artifact_nth(s->ctx, log, cid, name, nth, &first_line);
+            describe_artifact(c, name, nth, desc, ndesc);
+        } else {
+            spec_not_found(s, log, c, spec);
+        }
+    } else if (spec) {
+        text = trace_extract_artifact(s->ctx, log, cid, spec, &first_line);
     } else {
         for (int d = 0; default_artifacts[d] && !text; d++) {
             mi_clear_err(s->ctx);
             text = trace_extract_artifact(s->ctx, log, cid, default_artifacts[d], &first_line);
+            if (text && c) {
+                int a = 0;
+                while (a < c->n_artifacts && strcmp(c->artifacts[a], default_artifacts[d])) a++;
+                if (a < c->n_artifacts && c->roles && c->roles[a]) {
+                    describe_artifact(c, default_artifacts[d], 1, desc, ndesc);
+                    const char *bn;
+                    int bnth;
+                    *other_backward = c->roles[a] != 'b' && trace_resolve_graph_spec(c, "backward", &bn, &bnth);
+                }
+            }
         }
         if (!text) {
             mi_err(s->ctx, log, 0, 0, "compile %s has no graph artifact (%s, %s, ...); "
@@ -136,12 +234,45 @@ static Graph *load_from_log(Session *s, const char *log, const char *cid, const 
             if (cid) explain_no_graph(s, log, cid);
         }
     }
+    trace_compile_list_free(&cl);
     if (!text) return NULL;
     Graph *g = fx_parse(s->ctx, text, strlen(text), log, first_line);
     free(text);
     return g;
 }
 #endif
+
+char **load_log_names(Session *s, const char *log, const char *cid) {
+#ifdef HAVE_TRACE
+    if (!looks_like_trace_log(log)) return NULL;
+    TraceCompileList cl = {0};
+    MiError saved = s->ctx->err;      /* completing must not leave an error behind */
+    int rc = trace_list_compiles(s->ctx, log, &cl);
+    s->ctx->err = saved;
+    if (rc < 0) return NULL;
+    char **v;
+    if (!cid) {
+        v = mi_xcalloc((size_t)cl.n + 1, sizeof *v);
+        for (int i = 0; i < cl.n; i++) v[i] = mi_xstrdup(cl.c[i].id);
+    } else {
+        const TraceCompileInfo *c = find_compile(&cl, cid);
+        if (!c) { trace_compile_list_free(&cl); return NULL; }
+        v = trace_graph_specs(c, false);
+        const char *bn;
+        int k = 0, bnth;
+        while (v[k]) k++;
+        v = mi_xrealloc(v, sizeof *v * (size_t)(k + 3));
+        if (trace_resolve_graph_spec(c, "forward", &bn, &bnth)) v[k++] = mi_xstrdup("forward");
+        if (trace_resolve_graph_spec(c, "backward", &bn, &bnth)) v[k++] = mi_xstrdup("backward");
+        v[k] = NULL;
+    }
+    trace_compile_list_free(&cl);
+    return v;
+#else
+    (void)s; (void)log; (void)cid;
+    return NULL;
+#endif
+}
 
 /* What a user who typed `load DIR` probably meant: a recorded case's graph, or a log in it. */
 static const char *dir_hint(const char *dir, char *buf, size_t n) {
@@ -175,7 +306,8 @@ int cmd_load(Session *s, int argc, char **argv) {
     if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))    /* /dev/zero would be read forever */
         return mi_err(s->ctx, path, 0, 0, "is a device, not a graph file");
     Graph *g = NULL;
-    char picked[96] = "";
+    char picked[96] = "", desc[400] = "";
+    bool other_backward = false;
     if (looks_like_trace_log(path)) {
 #ifdef HAVE_TRACE
         if (argc == 2) {
@@ -201,10 +333,10 @@ int cmd_load(Session *s, int argc, char **argv) {
                 return mi_err(s->ctx, path, 0, 0, "no compile has a graph artifact (%s, %s, ...); "
                               "to load another FX artifact name it: load %s COMPILE_ID ARTIFACT",
                               default_artifacts[0], default_artifacts[1], path);
-            g = load_from_log(s, path, cid, NULL);
+            g = load_from_log(s, path, cid, NULL, desc, sizeof desc, &other_backward);
             snprintf(picked, sizeof picked, "compile %s", cid);
         } else {
-            g = load_from_log(s, path, argv[2], argc == 4 ? argv[3] : NULL);
+            g = load_from_log(s, path, argv[2], argc == 4 ? argv[3] : NULL, desc, sizeof desc, &other_backward);
         }
 #else
         return mi_err(s->ctx, path, 0, 0, "not available yet: TORCH_TRACE logs need trace/trace.h");
@@ -216,13 +348,15 @@ int cmd_load(Session *s, int argc, char **argv) {
     if (!g) return -1;
     ops_resolve_graph(g);
     char *args = join_args(argc, argv);
-    char what[1100];
-    snprintf(what, sizeof what, "%s%s%s", path, argc > 2 ? " " : (picked[0] ? " " : ""),
-             argc > 2 ? argv[2] : picked);
+    char what[1600];
+    snprintf(what, sizeof what, "%s%s%s%s%s", path, argc > 2 ? " " : (picked[0] ? " " : ""),
+             argc > 2 ? argv[2] : picked, desc[0] ? " " : "", desc);
     strace_end_compile(s);       /* tracing: the previous graph's compile ends here */
     session_set_graph(s, g, args);
     free(args);
     print_graph_summary(s, g, what);
+    if (other_backward)
+        fprintf(s->out, "  the backward: load %s %s backward\n", path, argc > 2 ? argv[2] : picked + 8);
     strace_begin_compile(s);     /* tracing: this graph is the next compile id */
     return 0;
 }

@@ -36,6 +36,9 @@ int cmd_help(Session *s, int argc, char **argv);
 int cmd_load(Session *s, int argc, char **argv);
 /* Whether the file starts like a TORCH_TRACE log (a glog prefix). repl/cmd_graph.c */
 bool looks_like_trace_log(const char *path);
+/* Tab completion of `load LOG CID SPEC`: the compile ids of the log (cid NULL) or the graph
+ * specs of compile cid (NAME, NAME#N, forward, backward); NULL when log is not a trace log. */
+char **load_log_names(Session *s, const char *log, const char *cid);
 int cmd_graph(Session *s, int argc, char **argv);
 int cmd_lint(Session *s, int argc, char **argv);
 int cmd_inputs(Session *s, int argc, char **argv);

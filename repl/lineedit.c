@@ -70,6 +70,23 @@ char **le_candidates(Session *s, const char *line, int start, const char *prefix
         static const char *const trace_words[] = {"on", "off", NULL};
         switch (c->complete) {
         case CPL_FILE:
+            if (!strcmp(c->name, "load")) {     /* load LOG <compile id> <graph>: from the log */
+                char *w[4] = {0};
+                int nw = 0;
+                for (int i = seg; i < start && nw < 4;) {
+                    while (i < start && (line[i] == ' ' || line[i] == '\t')) i++;
+                    int b = i;
+                    while (i < start && line[i] != ' ' && line[i] != '\t') i++;
+                    if (i > b) {
+                        w[nw] = mi_xmalloc((size_t)(i - b) + 1);
+                        memcpy(w[nw], line + b, (size_t)(i - b));
+                        w[nw++][i - b] = 0;
+                    }
+                }
+                char **names = (nw == 2 || nw == 3) ? load_log_names(s, w[1], nw == 3 ? w[2] : NULL) : NULL;
+                for (int i = 0; i < nw; i++) free(w[i]);
+                if (names) { add_all(&list, &n, &cap, names, prefix); break; }
+            }
             if (!strcmp(c->name, "inputs")) { static const char *const w[] = {"random", NULL}; add_words(&list, &n, &cap, w, prefix); }
             if (!strcmp(c->name, "save")) add_words(&list, &n, &cap, save_words, prefix);
             if (!strcmp(c->name, "trace")) add_words(&list, &n, &cap, trace_words, prefix);

@@ -173,11 +173,18 @@ long trace_stats_failures(const TraceReadStats *st);
  * first line. NULL + ctx->err naming the log when not found. */
 char *trace_extract_artifact(MiCtx *ctx, const char *log_path, const char *compile_id,
                              const char *artifact_name, int *payload_first_line);
+/* The same for the nth (1-based) artifact of that name in the compile: a training compile
+ * logs before_post_grad_graph twice, the forward's then the backward's. */
+char *trace_extract_artifact_nth(MiCtx *ctx, const char *log_path, const char *compile_id,
+                                 const char *artifact_name, int nth, int *payload_first_line);
 
 typedef struct TraceCompileInfo {
     char id[64];
     int n_artifacts;
     char **artifacts;           /* names in log order (artifact name or event key) */
+    char *roles;                /* per artifact, what the log says it belongs to: 'f' forward,
+                                   'b' backward, 'j' joint, 0 not said (set only for compiles
+                                   with a backward; see trace_extract.c) */
     bool has_metrics, failed, restarted;
     char status[256];           /* "ok", "failed: TypeError: ...", "restarted: ...", "no metrics" */
     /* what the log says about CUDA graphs for this compile (trace/cudagraph_info.c) */
@@ -195,6 +202,16 @@ typedef struct TraceCompileList {
 /* Every compile id of a log, in first-seen order, with its payload-bearing artifacts. */
 int trace_list_compiles(MiCtx *ctx, const char *log_path, TraceCompileList *out);
 void trace_compile_list_free(TraceCompileList *l);
+/* An FX graph artifact (dynamo_output_graph, aot_*_graph, before_post_grad_graph, ...)? */
+bool trace_is_graph_name(const char *name);
+/* The graph artifacts of a compile as `load LOG ID SPEC` names them, in log order: "NAME", or
+ * "NAME#N" when the name repeats (N-th occurrence); with_role appends " (forward)" /
+ * " (backward)" / " (joint)" where the log says. NULL-terminated, malloc'd (free each). */
+char **trace_graph_specs(const TraceCompileInfo *c, bool with_role);
+/* Resolve SPEC for compile c: "NAME", "NAME#N", "forward" / "backward" (the first of
+ * before_post_grad_graph, aot_forward/backward_graph, inductor_post_grad_graph the log marks
+ * so). Sets *name (one of c->artifacts) and *nth; false (and *name NULL) when none matches. */
+bool trace_resolve_graph_spec(const TraceCompileInfo *c, const char *spec, const char **name, int *nth);
 /* One line about CUDA graphs for a compile ("requested; not skipped; runtime cudagraphify
  * 12073 us over 2 records; 2 cudagraph events (a, b)"), or "" when the log says nothing beyond
  * "not requested". Returns buf. */

@@ -20,6 +20,11 @@ static bool is_listed_artifact(const TraceRecord *r) {
 
 char *trace_extract_artifact(MiCtx *ctx, const char *log_path, const char *compile_id,
                              const char *artifact_name, int *payload_first_line) {
+    return trace_extract_artifact_nth(ctx, log_path, compile_id, artifact_name, 1, payload_first_line);
+}
+
+char *trace_extract_artifact_nth(MiCtx *ctx, const char *log_path, const char *compile_id,
+                                 const char *artifact_name, int nth, int *payload_first_line) {
     TraceReader *rd = trace_reader_open(ctx, log_path);
     if (!rd) return NULL;
     TraceRecord r;
@@ -27,10 +32,12 @@ char *trace_extract_artifact(MiCtx *ctx, const char *log_path, const char *compi
     char *out = NULL;
     bool any_cid = !compile_id || !*compile_id;
     bool saw_cid = false;
+    int seen = 0;
     while ((rc = trace_reader_next(rd, &r)) == 1) {
         if (!any_cid && strcmp(r.compile_id, compile_id) != 0) continue;
         saw_cid = true;
         if (!r.has_payload || strcmp(r.name, artifact_name) != 0) continue;
+        if (++seen < nth) continue;
         if (!r.md5_ok) {
             mi_err(ctx, log_path, (int)r.line, 0, "payload of %s (compile %s) is damaged (md5 mismatch or truncated)",
                    artifact_name, r.compile_id[0] ? r.compile_id : "none");
@@ -44,6 +51,9 @@ char *trace_extract_artifact(MiCtx *ctx, const char *log_path, const char *compi
     if (!out && rc == 0) {
         if (!any_cid && !saw_cid)
             mi_err(ctx, log_path, 0, 0, "no compile id %s in this log", compile_id);
+        else if (seen > 0)
+            mi_err(ctx, log_path, 0, 0, "only %d \"%s\" artifact%s%s%s in this log, not %d", seen, artifact_name,
+                   seen == 1 ? "" : "s", any_cid ? "" : " for compile id ", any_cid ? "" : compile_id, nth);
         else if (ctx->err.msg[0] == 0 || rc == 0)
             mi_err(ctx, log_path, 0, 0, "no artifact \"%s\"%s%s in this log", artifact_name,
                    any_cid ? "" : " for compile id ", any_cid ? "" : compile_id);
@@ -102,13 +112,83 @@ void trace_attempt_id(const char *cid, int attempt, char *out, size_t n) {
     else snprintf(out, n, "%.*s", (int)base, cid);
 }
 
+/* Per-compile bookkeeping while listing: artifact capacity and what the chromium events say
+ * the artifacts being logged belong to. PyTorch compiles a training graph's forward inside
+ * "compile_fx.<locals>.fw_compiler_base" and, lazily at the first backward call (after the
+ * frame's compilation_metrics), its backward inside "entire_backward_compile" /
+ * "compile_fx.<locals>.bw_compiler"; each inductor compile is an "inductor_compile" span whose
+ * end event says "is_backward". Both are used: the span end decides, the enclosing span
+ * covers logs cut before it. */
+typedef struct { int cap; char cur; int span; bool in_span; } ListAux;
+
+static char initial_role(const char *name, char cur) {
+    if (!strcmp(name, "aot_forward_graph")) return 'f';
+    if (!strcmp(name, "aot_backward_graph")) return 'b';
+    if (!strcmp(name, "aot_joint_graph")) return 'j';
+    return cur;
+}
+
+static bool ends_with(const char *s, const char *suf) {
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && !strcmp(s + a - b, suf);
+}
+
+/* A chromium event that marks forward/backward compilation: update the compile's state. */
+static void note_role_event(const TraceRecord *r, TraceCompileList *out, ListAux *aux) {
+    if (!r->has_payload || !r->md5_ok) return;
+    if (!strstr(r->payload, "inductor_compile") && !strstr(r->payload, "_compiler") &&
+        !strstr(r->payload, "entire_backward_compile"))
+        return;
+    cJSON *ev = cJSON_Parse(r->payload);
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(ev, "name"), *ph = cJSON_GetObjectItemCaseSensitive(ev, "ph");
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
+    const cJSON *cid = cJSON_GetObjectItemCaseSensitive(args, "compile_id");
+    int ci = -1;
+    if (cJSON_IsString(cid))
+        for (int i = 0; i < out->n; i++)
+            if (!strcmp(out->c[i].id, cid->valuestring)) { ci = i; break; }
+    if (ci >= 0 && cJSON_IsString(nm) && cJSON_IsString(ph)) {
+        const char *n = nm->valuestring;
+        bool begin = !strcmp(ph->valuestring, "B"), end = !strcmp(ph->valuestring, "E");
+        TraceCompileInfo *c = &out->c[ci];
+        ListAux *x = &aux[ci];
+        if (!strcmp(n, "entire_backward_compile") || ends_with(n, "bw_compiler")) {
+            if (begin) x->cur = 'b';
+            else if (end) x->cur = 0;
+        } else if (ends_with(n, "fw_compiler_base") || ends_with(n, "fw_compiler")) {
+            if (begin && x->cur != 'b') x->cur = 'f';
+            else if (end && x->cur == 'f') x->cur = 0;
+        } else if (!strcmp(n, "inductor_compile")) {
+            if (begin) { x->span = c->n_artifacts; x->in_span = true; }
+            const cJSON *ib = cJSON_GetObjectItemCaseSensitive(args, "is_backward");
+            if (end && x->in_span && cJSON_IsBool(ib)) {
+                for (int a = x->span; a < c->n_artifacts; a++)
+                    if (initial_role(c->artifacts[a], 0) == 0)
+                        c->roles[a] = cJSON_IsTrue(ib) ? 'b' : 'f';
+            }
+            if (end) x->in_span = false;
+        }
+    }
+    cJSON_Delete(ev);
+}
+
+static TraceCompileInfo *find_or_add_aux(TraceCompileList *l, const char *id, int *cap, ListAux **aux) {
+    int before = l->n;
+    TraceCompileInfo *c = find_or_add(l, id, cap);
+    if (l->n != before) {
+        *aux = mi_xrealloc(*aux, sizeof **aux * (size_t)*cap);
+        memset(&(*aux)[l->n - 1], 0, sizeof **aux);
+    }
+    return c;
+}
+
 int trace_list_compiles(MiCtx *ctx, const char *log_path, TraceCompileList *out) {
     memset(out, 0, sizeof *out);
     TraceReader *rd = trace_reader_open(ctx, log_path);
     if (!rd) return -1;
     TraceRecord r;
     int rc, cap = 0;
-    int *acap = NULL;
+    ListAux *aux = NULL;
     while ((rc = trace_reader_next(rd, &r)) == 1) {
         char cgid[64];
         if (!r.compile_id[0]) {
@@ -118,21 +198,20 @@ int trace_list_compiles(MiCtx *ctx, const char *log_path, TraceCompileList *out)
                 for (int i = 0; i < out->n; i++)      /* only compiles the log already named */
                     if (!strcmp(out->c[i].id, cgid)) { trace_cudagraph_note(&r, &out->c[i]); break; }
             }
+            if (r.kind == TRACE_EV_CHROMIUM) note_role_event(&r, out, aux);
             continue;
         }
-        int before = out->n;
-        TraceCompileInfo *c = find_or_add(out, r.compile_id, &cap);
+        TraceCompileInfo *c = find_or_add_aux(out, r.compile_id, &cap, &aux);
         trace_cudagraph_note(&r, c);
-        if (out->n != before) {
-            acap = mi_xrealloc(acap, sizeof(int) * (size_t)cap);
-            acap[out->n - 1] = 0;
-        }
+        if (r.kind == TRACE_EV_CHROMIUM) note_role_event(&r, out, aux);
         int idx = (int)(c - out->c);
         if (is_listed_artifact(&r)) {
-            if (c->n_artifacts == acap[idx]) {
-                acap[idx] = acap[idx] ? acap[idx] * 2 : 8;
-                c->artifacts = mi_xrealloc(c->artifacts, sizeof(char *) * (size_t)acap[idx]);
+            if (c->n_artifacts == aux[idx].cap) {
+                aux[idx].cap = aux[idx].cap ? aux[idx].cap * 2 : 8;
+                c->artifacts = mi_xrealloc(c->artifacts, sizeof(char *) * (size_t)aux[idx].cap);
+                c->roles = mi_xrealloc(c->roles, (size_t)aux[idx].cap);
             }
+            c->roles[c->n_artifacts] = initial_role(r.name, aux[idx].cur);
             c->artifacts[c->n_artifacts++] = mi_xstrdup(r.name);
         }
         if (r.kind == TRACE_EV_METRICS && strcmp(r.key, "compilation_metrics") == 0) {
@@ -142,18 +221,21 @@ int trace_list_compiles(MiCtx *ctx, const char *log_path, TraceCompileList *out)
             for (int a = 0; nrs > 0 && a < r.attempt; a++) {       /* earlier attempts restarted */
                 char id[64];
                 trace_attempt_id(r.compile_id, a, id, sizeof id);
-                int before2 = out->n;
-                TraceCompileInfo *e = find_or_add(out, id, &cap);
-                if (out->n != before2) {
-                    acap = mi_xrealloc(acap, sizeof(int) * (size_t)cap);
-                    acap[out->n - 1] = 0;
-                }
+                TraceCompileInfo *e = find_or_add_aux(out, id, &cap, &aux);
                 e->restarted = true;
                 trace_restart_reason(r.meta, a, e->status, sizeof e->status);
             }
         }
     }
-    free(acap);
+    free(aux);
+    /* roles only mean something where the log shows a backward: an inference compile also
+     * goes through fw_compiler_base */
+    for (int i = 0; i < out->n; i++) {
+        TraceCompileInfo *c = &out->c[i];
+        bool bwd = false;
+        for (int a = 0; a < c->n_artifacts; a++) bwd |= c->roles[a] == 'b';
+        if (!bwd && c->n_artifacts) memset(c->roles, 0, (size_t)c->n_artifacts);
+    }
     out->n_issues = trace_stats_failures(trace_reader_stats(rd));
     int nis = 0;
     const TraceIssue *is = trace_reader_issues(rd, &nis);
@@ -163,11 +245,74 @@ int trace_list_compiles(MiCtx *ctx, const char *log_path, TraceCompileList *out)
     return 0;
 }
 
+bool trace_is_graph_name(const char *name) {
+    return (ends_with(name, "_graph") && strncmp(name, "minductor_", 10) != 0) ||
+           !strcmp(name, "optimize_ddp_split_child") || !strcmp(name, "graph_dump");
+}
+
+static int count_name(const TraceCompileInfo *c, const char *name, int upto) {
+    int k = 0;
+    for (int a = 0; a < upto; a++) k += !strcmp(c->artifacts[a], name);
+    return k;
+}
+
+char **trace_graph_specs(const TraceCompileInfo *c, bool with_role) {
+    char **v = mi_xcalloc((size_t)c->n_artifacts + 1, sizeof *v);
+    int n = 0;
+    for (int a = 0; a < c->n_artifacts; a++) {
+        const char *nm = c->artifacts[a];
+        if (!trace_is_graph_name(nm)) continue;
+        char buf[300];
+        int len = count_name(c, nm, c->n_artifacts) > 1
+                  ? snprintf(buf, sizeof buf, "%s#%d", nm, count_name(c, nm, a) + 1)
+                  : snprintf(buf, sizeof buf, "%s", nm);
+        char role = c->roles ? c->roles[a] : 0;
+        if (with_role && role && len > 0 && (size_t)len < sizeof buf)
+            snprintf(buf + len, sizeof buf - (size_t)len, " (%s)", role == 'f' ? "forward" : role == 'b' ? "backward" : "joint");
+        v[n++] = mi_xstrdup(buf);
+    }
+    return v;
+}
+
+bool trace_resolve_graph_spec(const TraceCompileInfo *c, const char *spec, const char **name, int *nth) {
+    *name = NULL;
+    *nth = 1;
+    if (!strcmp(spec, "forward") || !strcmp(spec, "backward")) {
+        static const char *const pref[] = {"before_post_grad_graph", "aot_forward_graph", "aot_backward_graph",
+                                           "inductor_post_grad_graph", NULL};
+        char want = spec[0];
+        for (int p = 0; pref[p]; p++)
+            for (int a = 0; a < c->n_artifacts; a++)
+                if (c->roles && c->roles[a] == want && !strcmp(c->artifacts[a], pref[p])) {
+                    *name = c->artifacts[a];
+                    *nth = count_name(c, pref[p], a) + 1;
+                    return true;
+                }
+        return false;
+    }
+    const char *hash = strchr(spec, '#');
+    size_t len = hash ? (size_t)(hash - spec) : strlen(spec);
+    if (hash) {
+        char *end;
+        long k = strtol(hash + 1, &end, 10);
+        if (end == hash + 1 || *end || k < 1 || k > 100000) return false;
+        *nth = (int)k;
+    }
+    int seen = 0;
+    for (int a = 0; a < c->n_artifacts; a++)
+        if (strlen(c->artifacts[a]) == len && !strncmp(c->artifacts[a], spec, len) && ++seen == *nth) {
+            *name = c->artifacts[a];
+            return true;
+        }
+    return false;
+}
+
 void trace_compile_list_free(TraceCompileList *l) {
     if (!l) return;
     for (int i = 0; i < l->n; i++) {
         for (int j = 0; j < l->c[i].n_artifacts; j++) free(l->c[i].artifacts[j]);
         free(l->c[i].artifacts);
+        free(l->c[i].roles);
     }
     free(l->c);
     memset(l, 0, sizeof *l);
