@@ -73,10 +73,10 @@ demo: $(BIN)
 bench: $(LIB)
 	$(MAKE) -C bench
 
-# libFuzzer targets (clang): build-fuzz/fuzz_<name>; run one with fuzz/run.sh NAME SECONDS
-# after fuzz/seeds.sh, or all with `make fuzz-run` (docs/reliability.md)
-FUZZ_SRC = $(wildcard fuzz/*.c)
-FUZZ_BIN = $(FUZZ_SRC:fuzz/%.c=build-fuzz/%)
+# libFuzzer targets (clang): build-fuzz/fuzz_<name>; run one with tests/fuzz/run.sh NAME SECONDS
+# after tests/fuzz/seeds.sh, or all with `make fuzz-run` (docs/reliability.md)
+FUZZ_SRC = $(wildcard tests/fuzz/*.c)
+FUZZ_BIN = $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 FUZZ_CFLAGS = -std=gnu11 -O1 -g -I. -Icore -fsanitize=fuzzer-no-link,address,undefined \
               $(GV_CFLAGS) $(CJSON_CFLAGS) $(MD_CFLAGS) $(BLAS_CFLAGS) $(OMP_FLAGS)
 fuzz: $(FUZZ_BIN)
@@ -89,13 +89,13 @@ build-fuzz/lib.a: $(FUZZ_OBJ)
 	@rm -f $@
 	ar rcs $@ $(FUZZ_OBJ)
 -include $(wildcard build-fuzz/obj/*/*.d)
-build-fuzz/%: fuzz/%.c build-fuzz/lib.a
+build-fuzz/%: tests/fuzz/%.c build-fuzz/lib.a
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $< build-fuzz/lib.a $(LDLIBS) -o $@
 # the shell's splitter lives in repl/: link the shell's files (not its main) into the target
 FUZZ_REPL_SRC = $(filter-out repl/main.c,$(REPL_SRC))
-build-fuzz/fuzz_shell: fuzz/fuzz_shell.c build-fuzz/lib.a $(FUZZ_REPL_SRC)
+build-fuzz/fuzz_shell: tests/fuzz/fuzz_shell.c build-fuzz/lib.a $(FUZZ_REPL_SRC)
 	clang $(FUZZ_CFLAGS) $(RL_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_REPL_SRC) build-fuzz/lib.a $(RL_LIBS) $(LDLIBS) -o $@
-build-fuzz/graph_seeds: fuzz/tools/graph_seeds.c $(LIB)
+build-fuzz/graph_seeds: tests/fuzz/tools/graph_seeds.c $(LIB)
 	@mkdir -p build-fuzz
 	$(CC) $(CFLAGS) -o $@ $< $(LIB) $(LDLIBS) $(LDFLAGS)
 # Run every target FUZZ_TIME seconds (one at a time, niced) on seeds from tests/fixtures;
@@ -103,8 +103,8 @@ build-fuzz/graph_seeds: fuzz/tools/graph_seeds.c $(LIB)
 FUZZ_TIME ?= 600
 FUZZ_TARGETS ?= fx json npy trace sym shell passes
 fuzz-run: fuzz build-fuzz/graph_seeds
-	fuzz/seeds.sh
-	for t in $(FUZZ_TARGETS); do fuzz/run.sh $$t $(FUZZ_TIME) || exit 1; done
+	tests/fuzz/seeds.sh
+	for t in $(FUZZ_TARGETS); do tests/fuzz/run.sh $$t $(FUZZ_TIME) || exit 1; done
 
 # Long robustness run: 1000 random graphs through the whole pipeline (tests/test_random_graphs.c).
 check-long: $(BUILD)/tests/test_random_graphs $(BUILD)/tests/test_regressions

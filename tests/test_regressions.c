@@ -1,6 +1,6 @@
 /* test_regressions.c — every input that ever crashed or miscompiled something stays fixed.
  *
- * tests/fixtures/crashers/ holds the inputs the fuzzers (fuzz/) and the random-graph test
+ * tests/fixtures/crashers/ holds the inputs the fuzzers (tests/fuzz/) and the random-graph test
  * (tests/test_random_graphs.c) found. Each file is replayed through the harness of the fuzzer
  * it came from, chosen by extension — nothing may crash, leak or hit UB (run under
  * SANITIZE=1):

@@ -1,6 +1,6 @@
 #!/bin/sh
 # run.sh TARGET SECONDS — run build-fuzz/fuzz_TARGET niced for SECONDS on its seed corpus
-# (fuzz/seeds.sh; fuzz_passes uses the FX seeds) plus the corpus it grows in build-fuzz/corpus-TARGET; crashers, leaks and
+# (tests/fuzz/seeds.sh; fuzz_passes uses the FX seeds) plus the corpus it grows in build-fuzz/corpus-TARGET; crashers, leaks and
 # timeouts land in build-fuzz/crash-TARGET/. The log is build-fuzz/logs/TARGET.log; the last
 # line of the summary (execs, coverage, corpus) is appended to build-fuzz/logs/summary.txt.
 set -e

@@ -3,7 +3,7 @@
  * checks) without crashing, leaking or hitting UB. Numerics disagreements are not crashes
  * here (tests/test_random_graphs.c hunts those); a pass that errors out is fine too, as long
  * as it says why. Placeholders above 64K elements are skipped to keep executions fast.
- * Seeds: fuzz/seeds.sh's seed-fx (fixtures + random graphs). */
+ * Seeds: tests/fuzz/seeds.sh's seed-fx (fixtures + random graphs). */
 #include "passes.h"
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* graph_seeds.c — seed files for the graph fuzzers: every FX file given on the command line
  * (that loads) is written as graph JSON, plus N random graphs (core/graph_random.c) as both
- * JSON and FX text. Used by fuzz/seeds.sh:
+ * JSON and FX text. Used by tests/fuzz/seeds.sh:
  *     graph_seeds OUT_JSON_DIR OUT_FX_DIR N file.py...                                    */
 #include "../../core/graph_random.h"
 #include "../../core/ops.h"
