@@ -139,6 +139,53 @@ static const char *sdpa_src =
 
 static void ex(StrBuf *sb, Expr *e) { codegen_expr_c(e, sb); }
 
+/* Modules with FallbackKernels (see core/runtime.h, "Fallbacks"): the callback table call_fb
+ * receives, and the tensor description passed back to minductor. */
+static const char *fallback_src =
+    "#define MI_FALLBACK_FAILED 2000   /* call_fb() returns this when a fallback op fails */\n"
+    "typedef struct MiFbTensor { void *data; int32_t dtype, ndim; int64_t offset; int64_t size[16], stride[16]; } MiFbTensor;\n"
+    "typedef struct MiFb {\n"
+    "    void *ctx;\n"
+    "    int (*run)(void *ctx, const char *node, int nargs, const MiFbTensor *args, int nouts, const MiFbTensor *outs,\n"
+    "               int nsyms, const char *const *sym_names, const int64_t *syms);\n"
+    "} MiFb;\n\n";
+
+static void emit_fb_tensor(StrBuf *sb, const Buffer *buf, const Layout *l) {
+    if (!buf) { sb_put(sb, "{0}"); return; }
+    sb_printf(sb, "{(void *)%s, %d, %d, ", buf->name, (int)l->dtype, l->ndim);
+    ex(sb, l->offset);
+    sb_put(sb, ", {");
+    for (int d = 0; d < l->ndim; d++) { if (d) sb_put(sb, ", "); ex(sb, l->size[d]); }
+    if (!l->ndim) sb_put(sb, "0");
+    sb_put(sb, "}, {");
+    for (int d = 0; d < l->ndim; d++) { if (d) sb_put(sb, ", "); ex(sb, l->stride[d]); }
+    if (!l->ndim) sb_put(sb, "0");
+    sb_put(sb, "}}");
+}
+
+/* A FallbackKernel: describe the argument and result buffers, call back into minductor. */
+static void emit_fallback_call(const Schedule *s, const Buffer *b, const char *cleanup, StrBuf *sb) {
+    const IrFallback *fb = b->fb;
+    const IrModule *m = s->ir;
+    sb_printf(sb, "    {   /* FallbackKernel: torch.ops.%s (node '%s') */\n", fb->kernel, fb->node->name);
+    sb_put(sb, "        const MiFbTensor fa[] = {");
+    for (int i = 0; i < b->neargs; i++) { if (i) sb_put(sb, ",\n            "); emit_fb_tensor(sb, b->eargs[i].buf, &b->eargs[i].view); }
+    if (!b->neargs) sb_put(sb, "{0}");
+    sb_put(sb, "};\n        const MiFbTensor fo[] = {");
+    for (int k = 0; k < fb->nouts; k++) {
+        if (k) sb_put(sb, ",\n            ");
+        emit_fb_tensor(sb, fb->outs[k], fb->outs[k] ? &fb->outs[k]->layout : NULL);
+    }
+    sb_put(sb, "};\n        const char *const fsn[] = {");
+    for (int i = 0; i < m->nsyms; i++) sb_printf(sb, "\"%s\", ", m->sym_names[i]);
+    sb_put(sb, "NULL};\n        const int64_t fsv[] = {");
+    for (int i = 0; i < m->nsyms; i++) sb_printf(sb, "%s, ", m->sym_names[i]);
+    sb_put(sb, "0};\n");
+    /* a node of a cond branch goes by its path: "true_graph_0_" + name (ir_prefix) */
+    sb_printf(sb, "        if (!fb || !fb->run || fb->run(fb->ctx, \"%s%s\", %d, fa, %d, fo, %d, fsn, fsv)) {%s return MI_FALLBACK_FAILED; }\n    }\n",
+              ir_prefix(m), fb->node->name, b->neargs, fb->nouts, m->nsyms, cleanup);
+}
+
 static void emit_extern_call(const Schedule *s, const Buffer *b, StrBuf *sb) {
     const ExternArg *a = b->eargs;
     if (b->ext == EXT_SDPA) {
@@ -202,45 +249,46 @@ static bool needs_alloc(const Buffer *b) {
            (b->kind == BUF_EXTERN && b->output_index < 0);
 }
 
-/* has_mm / has_sdpa over s and its cond branches; -1 + ctx error on a non-f32 extern */
-static int scan_externs(MiCtx *ctx, const Schedule *s, bool *has_mm, bool *has_sdpa) {
+/* has_mm / has_sdpa / has_fb over s and its cond branches; -1 + ctx error on a non-f32 extern */
+static int scan_externs(MiCtx *ctx, const Schedule *s, bool *has_mm, bool *has_sdpa, bool *has_fb) {
     for (int k = 0; k < s->norder; k++) {
         const SchedGroup *g = &s->groups[s->order[k]];
         if (!g->is_extern) continue;
         const Buffer *b = s->nodes[g->nodes[0]].buf;
-        if (b->ext == EXT_COND) continue;
+        if (b->ext == EXT_FALLBACK) *has_fb = true;
+        if (b->ext == EXT_COND || b->ext == EXT_FALLBACK) continue;
         if (b->ext == EXT_SDPA) *has_sdpa = true; else *has_mm = true;
         for (int i = 0; i < b->neargs; i++)
             if (b->eargs[i].buf->layout.dtype != DT_F32) return mi_err(ctx, NULL, 0, 0, "extern kernel '%s': only f32 is supported", b->name);
     }
     for (int i = 0; i < s->nbranches; i++)
         for (int k = 0; k < 2; k++)
-            if (scan_externs(ctx, s->branches[i].s[k], has_mm, has_sdpa) < 0) return -1;
+            if (scan_externs(ctx, s->branches[i].s[k], has_mm, has_sdpa, has_fb) < 0) return -1;
     return 0;
 }
 
 /* The kernels of every branch (recursively), then each branch as a function with the module
  * ABI, so that the caller's `if` can call them. */
-static int emit_call_fn(MiCtx *ctx, const Schedule *s, const char *fname, StrBuf *out);
+static int emit_call_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool fb, StrBuf *out);
 
-static int emit_branches(MiCtx *ctx, const Schedule *s, StrBuf *out) {
+static int emit_branches(MiCtx *ctx, const Schedule *s, bool fb, StrBuf *out) {
     for (int i = 0; i < s->nbranches; i++)
         for (int k = 0; k < 2; k++) {
             const Schedule *bs = s->branches[i].s[k];
-            if (emit_branches(ctx, bs, out) < 0) return -1;
+            if (emit_branches(ctx, bs, fb, out) < 0) return -1;
             for (int j = 0; j < bs->norder; j++) {
                 const SchedGroup *g = &bs->groups[bs->order[j]];
                 if (!g->is_extern && cg_emit_kernel(ctx, bs, g, out) < 0) return -1;
             }
             sb_printf(out, "/* subgraph %s */\nstatic ", s->branches[i].cond->cond->names[k]);
-            if (emit_call_fn(ctx, bs, s->branches[i].fn[k], out) < 0) return -1;
+            if (emit_call_fn(ctx, bs, s->branches[i].fn[k], fb, out) < 0) return -1;
             sb_put(out, "\n");
         }
     return 0;
 }
 
 /* if (pred) true_graph_0(operands, results, syms) else false_graph_0(...) */
-static int emit_cond_call(MiCtx *ctx, const Schedule *s, const Buffer *b, StrBuf *out) {
+static int emit_cond_call(MiCtx *ctx, const Schedule *s, const Buffer *b, bool fb, const char *cleanup, StrBuf *out) {
     const IrCond *c = b->cond;
     const SchedBranch *br = sched_branch_of(s, b);
     if (!c || !br) return mi_err(ctx, NULL, 0, 0, "cond '%s' has no scheduled branches", b->name);
@@ -271,7 +319,8 @@ static int emit_cond_call(MiCtx *ctx, const Schedule *s, const Buffer *b, StrBuf
     }
     sb_printf(out, "        if (%s[", b->eargs[0].buf->name);
     ex(out, b->eargs[0].view.offset);
-    sb_printf(out, "] ? %s(cin, cout, csyms0) : %s(cin, cout, csyms1)) return 1;\n    }\n", br->fn[0], br->fn[1]);
+    if (fb) sb_printf(out, "] ? %s(cin, cout, csyms0, fb) : %s(cin, cout, csyms1, fb)) {%s return MI_FALLBACK_FAILED; }\n    }\n", br->fn[0], br->fn[1], cleanup);
+    else sb_printf(out, "] ? %s(cin, cout, csyms0) : %s(cin, cout, csyms1)) return 1;\n    }\n", br->fn[0], br->fn[1]);
     return 0;
 }
 
@@ -281,8 +330,9 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     sb_init(&out);
     sb_put(&out, "/* generated by minductor: one function per fused kernel, then call() */\n");
     sb_put(&out, prelude);
-    bool has_mm = false, has_sdpa = false;
-    if (scan_externs(ctx, s, &has_mm, &has_sdpa) < 0) { sb_free(&out); return NULL; }
+    bool has_mm = false, has_sdpa = false, has_fb = false;
+    if (scan_externs(ctx, s, &has_mm, &has_sdpa, &has_fb) < 0) { sb_free(&out); return NULL; }
+    if (has_fb) sb_put(&out, fallback_src);
     if (has_mm) sb_put(&out, gemm_src);
     if (has_sdpa) sb_put(&out, sdpa_src);
     for (int k = 0; k < s->norder; k++) {
@@ -290,7 +340,7 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
         if (g->is_extern) continue;
         if (cg_emit_kernel(ctx, s, g, &out) < 0) { sb_free(&out); return NULL; }
     }
-    if (emit_branches(ctx, s, &out) < 0) { sb_free(&out); return NULL; }
+    if (emit_branches(ctx, s, has_fb, &out) < 0) { sb_free(&out); return NULL; }
     /* ABI symbols */
     sb_put(&out, "const char *mi_sym_names[] = {");
     for (int i = 0; i < m->nsyms; i++) sb_printf(&out, "\"%s\", ", m->sym_names[i]);
@@ -299,7 +349,10 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     for (int i = 0; i < m->nguards; i++) sb_printf(&out, "\"%s\", ", m->guards[i]);
     sb_put(&out, "NULL};\n");
     sb_printf(&out, "const int mi_num_outputs = %d;\n\n", m->noutputs);
-    if (emit_call_fn(ctx, s, "call", &out) < 0) { sb_free(&out); return NULL; }
+    if (emit_call_fn(ctx, s, has_fb ? "call_fb" : "call", has_fb, &out) < 0) { sb_free(&out); return NULL; }
+    if (has_fb)   /* without the callback table a fallback cannot run */
+        sb_put(&out, "\nint call(void *const *inputs, void *const *outputs, const int64_t *syms)\n{\n"
+                     "    return call_fb(inputs, outputs, syms, NULL);\n}\n");
     return sb_take(&out);
 }
 
@@ -326,11 +379,12 @@ static void emit_guard(MiCtx *ctx, const char *g, int k, StrBuf *out) {
 }
 
 /* `int NAME(inputs, outputs, syms)`: allocate, run the kernels in order, free. */
-static int emit_call_fn(MiCtx *ctx, const Schedule *s, const char *fname, StrBuf *outp) {
+static int emit_call_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool fb, StrBuf *outp) {
     const IrModule *m = s->ir;
     StrBuf out;
     sb_init(&out);
-    sb_printf(&out, "int %s(void *const *inputs, void *const *outputs, const int64_t *syms)\n{\n", fname);
+    if (fb) sb_printf(&out, "int %s(void *const *inputs, void *const *outputs, const int64_t *syms, const MiFb *fb)\n{\n    (void)fb;\n", fname);
+    else sb_printf(&out, "int %s(void *const *inputs, void *const *outputs, const int64_t *syms)\n{\n", fname);
     sb_put(&out, "    (void)inputs; (void)outputs; (void)syms;\n");
     for (int i = 0; i < m->nsyms; i++) sb_printf(&out, "    const int64_t %s = syms[%d]; (void)%s;\n", m->sym_names[i], i, m->sym_names[i]);
     /* the size relations this module was generated for (branches share them). "s0 >= 1" is
@@ -378,15 +432,23 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const char *fname, StrBuf
             }
         }
         const Buffer *eb = g->is_extern ? s->nodes[g->nodes[0]].buf : NULL;
+        /* a failing fallback returns at once: free what is allocated so far */
+        StrBuf cleanup;
+        sb_init(&cleanup);
+        sb_put(&cleanup, "");
+        for (int i = 0; fb && i < m->nbufs; i++)
+            if (allocated[i] && s->reuse_of[i] < 0) sb_printf(&cleanup, " free(%s);", m->bufs[i]->name);
         if (eb && eb->ext == EXT_COND) {
-            if (emit_cond_call(ctx, s, eb, &out) < 0) { free(gids); free(gwr); free(allocated); sb_free(&out); return -1; }
-        } else if (eb) emit_extern_call(s, eb, &out);
+            if (emit_cond_call(ctx, s, eb, fb, cleanup.s ? cleanup.s : "", &out) < 0) { free(gids); free(gwr); free(allocated); sb_free(&out); sb_free(&cleanup); return -1; }
+        } else if (eb && eb->ext == EXT_FALLBACK) emit_fallback_call(s, eb, cleanup.s ? cleanup.s : "", &out);
+        else if (eb) emit_extern_call(s, eb, &out);
         else {
             sb_printf(&out, "    %s(", g->kernel_name);
             int na = 0;
             for (int q = 0; q < ngid; q++) sb_printf(&out, "%s%s", na++ ? ", " : "", m->bufs[gids[q]]->name);
             sb_printf(&out, "%ssyms);\n", na ? ", " : "");
         }
+        sb_free(&cleanup);
         free(gids);
         free(gwr);
     }

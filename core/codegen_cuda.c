@@ -239,6 +239,10 @@ static int scan_externs(MiCtx *ctx, const Schedule *s, bool *has_mm, bool *has_s
         if (!g->is_extern) continue;
         const Buffer *b = s->nodes[g->nodes[0]].buf;
         if (b->ext == EXT_COND) continue;
+        if (b->ext == EXT_FALLBACK)
+            return mi_err(ctx, s->ir->graph ? s->ir->graph->source : NULL, b->fb->node->src_line, 0,
+                          "the CUDA backend cannot run op '%s' (node '%s', buffer %s): it has no lowering and its "
+                          "fallback is a CPU reference implementation (no GPU one)", b->fb->kernel, b->fb->node->name, b->name);
         if (b->ext != EXT_MM && b->ext != EXT_ADDMM && b->ext != EXT_BMM && b->ext != EXT_SDPA)
             return mi_err(ctx, NULL, 0, 0, "extern kernel '%s' is not supported by the CUDA backend", b->name);
         if (b->ext == EXT_SDPA) *has_sdpa = true; else *has_mm = true;

@@ -9,7 +9,8 @@
  * A StorageBox holds an unrealized Pointwise inner function until it is realized into a
  * ComputedBuffer, whose body is recorded once into a LoopBody (SSA ops + index expressions over
  * loop variables p0, p1, ...). Buffers are InputBuffer (graph placeholders), ComputedBuffer
- * (Pointwise or Reduction body) and ExternKernel (mm/addmm/bmm/attention).
+ * (Pointwise or Reduction body) and ExternKernel (mm/addmm/bmm/attention, cond, and FallbackKernel:
+ * an op with a reference implementation but no lowering, run by calling it, core/ir_fallback.c).
  *
  * Everything is owned by the IrModule's arena; expressions live in ctx->sym. */
 #ifndef IR_H
@@ -87,7 +88,21 @@ struct IrFn {
 
 /* ---- buffers ---- */
 typedef enum { BUF_INPUT, BUF_COMPUTED, BUF_EXTERN } BufKind;
-typedef enum { EXT_MM, EXT_ADDMM, EXT_BMM, EXT_SDPA, EXT_COND } ExternKind;
+typedef enum { EXT_MM, EXT_ADDMM, EXT_BMM, EXT_SDPA, EXT_COND, EXT_FALLBACK } ExternKind;
+
+/* FallbackKernel (core/ir_fallback.c): a registry op with a reference implementation but no
+ * lowering, run at run time by calling that implementation (Inductor's FallbackKernel, which
+ * calls the ATen op). eargs are the node's tensor arguments, realized, in the order
+ * ir_fallback_eval meets node references (args then kwargs, depth first); SymInt node arguments
+ * are evaluated from the size symbols. outs[k] is the buffer of result item k (NULL for an item
+ * nobody reads or that is not a tensor); outs[0]..: the first non-NULL one is the fallback buffer
+ * itself and owns the others (extern_owner), as Inductor's MultiOutput items. */
+typedef struct IrFallback {
+    const Node *node;              /* the graph node (its args, kwargs and op) */
+    const char *kernel;            /* "aten.embedding.default" */
+    bool tuple;                    /* the op returns a tuple: outs[k] is item k */
+    struct Buffer **outs; int nouts;
+} IrFallback;
 
 /* higher_order.cond (core/ir_cond.c): eargs[0] is the predicate (one element), eargs[1..] the
  * operands, laid out as the branches' inputs expect; the cond buffer is result 0 and owns the
@@ -122,6 +137,7 @@ struct Buffer {
     Buffer *extra_out;    /* sdpa: logsumexp buffer written by the same kernel */
     Buffer *extern_owner; /* set on extra_out (and on cond results after the first) */
     IrCond *cond;         /* EXT_COND */
+    IrFallback *fb;       /* EXT_FALLBACK (set on the owner) */
     /* graph outputs */
     int output_index;     /* >= 0: this buffer is outputs[output_index] */
 };
@@ -225,6 +241,21 @@ char *ir_dep_text(const Dep *d, const LoopBody *body, SymCtx *S);
 #include "interp.h"
 /* Run the IR (buffers in creation order) on inputs as interp_run takes them. */
 int ir_interp_run(MiCtx *ctx, IrModule *m, IValue *inputs, int ninputs, IValue **outs, int *nouts);
+
+/* ---- fallback kernels (core/ir_fallback.c) ---- */
+/* True when op (a registry row) may run as a FallbackKernel: it has a reference implementation
+ * and is not in-place, a higher-order op or an effect-only op. */
+bool ir_fallback_ok(const struct OpDef *op);
+/* Run node n's reference implementation: its tensor arguments are args[0..nargs) in eargs order
+ * (wrapping caller memory is fine: nothing is kept), SymInt nodes and symbolic constants are
+ * evaluated with syms; result item k (or the single result, k = 0) is copied into outs[k] (NULL:
+ * not wanted). -1 + ctx error naming the node. */
+int ir_fallback_eval(MiCtx *ctx, const Graph *g, const Node *n, Tensor *const *args, int nargs,
+                     Tensor *const *outs, int nouts, const SymBinding *syms, int nsyms);
+/* A tensor over caller memory (not freed by tensor_unref; the caller frees it with
+ * ir_fallback_unwrap, which reports -1 + ctx error if the op kept a reference). */
+Tensor *ir_fallback_wrap(void *data, DType dt, int ndim, const int64_t *size, const int64_t *stride, int64_t offset);
+void ir_fallback_unwrap(Tensor *t);
 
 /* ---- internals shared by lowering/ir.c ---- */
 Buffer *ir_new_buffer(IrModule *m, BufKind kind, const Layout *l);

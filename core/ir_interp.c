@@ -229,9 +229,11 @@ static double eget(Interp *it, const ExternArg *a, int64_t i, int64_t j, int64_t
 }
 
 static int run_cond(Interp *it, Buffer *b);
+static int run_fallback(Interp *it, Buffer *b);
 
 static int run_extern(Interp *it, Buffer *b) {
     if (b->ext == EXT_COND) return run_cond(it, b);
+    if (b->ext == EXT_FALLBACK) return run_fallback(it, b);
     if (b->ext == EXT_SDPA) return mi_err(it->ctx, NULL, 0, 0, "IR interpreter: attention is not supported");
     const ExternArg *A = b->ext == EXT_ADDMM ? &b->eargs[1] : &b->eargs[0], *B = b->ext == EXT_ADDMM ? &b->eargs[2] : &b->eargs[1];
     int off = b->ext == EXT_BMM;
@@ -303,6 +305,43 @@ static int run_cond(Interp *it, Buffer *b) {
     }
     interp_free_outputs(outs, nouts);
     interp_free_outputs(in, nin);
+    return rc ? -1 : 0;
+}
+
+/* FallbackKernel: its arguments copied out of the double storage into tensors of their dtype,
+ * the node's reference implementation run on them (core/ir_fallback.c), the results stored back. */
+static int run_fallback(Interp *it, Buffer *b) {
+    const IrFallback *fb = b->fb;
+    Tensor **args = mi_xcalloc((size_t)b->neargs + 1, sizeof *args), **res = mi_xcalloc((size_t)fb->nouts + 1, sizeof *res);
+    int rc = 0;
+    for (int k = 0; k < b->neargs && !rc; k++) {
+        const ExternArg *a = &b->eargs[k];
+        int64_t size[MI_MAX_DIMS];
+        for (int d = 0; d < a->view.ndim; d++) size[d] = ev(it, a->view.size[d]);
+        args[k] = tensor_new(it->ctx, a->buf->layout.dtype, a->view.ndim, size);
+        if (!args[k]) { rc = -1; break; }
+        int64_t n = numel(it, &a->view);
+        for (int64_t i = 0; i < n; i++) tensor_set_f(args[k], i, storage_of(it, a->buf)[lin_to_storage(it, &a->view, i)]);
+    }
+    for (int k = 0; k < fb->nouts && !rc; k++) {
+        const Buffer *o = fb->outs[k];
+        if (!o) continue;
+        int64_t size[MI_MAX_DIMS];
+        for (int d = 0; d < o->layout.ndim; d++) size[d] = ev(it, o->layout.size[d]);
+        if (!(res[k] = tensor_new(it->ctx, o->layout.dtype, o->layout.ndim, size))) rc = -1;
+    }
+    if (!rc && it->err) rc = -1;
+    if (!rc) rc = ir_fallback_eval(it->ctx, it->m->graph, fb->node, args, b->neargs, res, fb->nouts, it->bind, it->nsymbind);
+    for (int k = 0; k < fb->nouts && !rc; k++) {
+        const Buffer *o = fb->outs[k];
+        if (!o) continue;
+        int64_t n = numel(it, &o->layout);
+        for (int64_t i = 0; i < n; i++) it->store[o->id][lin_to_storage(it, &o->layout, i)] = tensor_get_f(res[k], i);
+    }
+    for (int k = 0; k < b->neargs; k++) tensor_unref(args[k]);
+    for (int k = 0; k < fb->nouts; k++) tensor_unref(res[k]);
+    free(args);
+    free(res);
     return rc ? -1 : 0;
 }
 

@@ -230,8 +230,14 @@ char *ir_dep_text(const Dep *d, const LoopBody *body, SymCtx *S) {
     return sb_take(&t);
 }
 
+static const char *buffer_kind(const Buffer *b) {
+    if (b->kind != BUF_EXTERN) return "ComputedBuffer";
+    if (b->ext == EXT_FALLBACK) return b->extern_owner ? "MultiOutput" : "FallbackKernel";
+    return "ExternKernelOut";
+}
+
 void ir_print_buffer_output(const IrModule *m, const Buffer *b, StrBuf *sb) {
-    const char *bk = b->kind == BUF_EXTERN ? "ExternKernelOut" : "ComputedBuffer";
+    const char *bk = buffer_kind(b);
     sb_printf(sb, "    %s: %s\n    %s.layout = ", b->name, bk, b->name);
     ir_print_layout(&b->layout, sb);
     sb_putc(sb, '\n');
@@ -241,7 +247,7 @@ void ir_print_buffer_output(const IrModule *m, const Buffer *b, StrBuf *sb) {
 
 void ir_print_buffer(const IrModule *m, const Buffer *b, const char *opname, StrBuf *sb) {
     const char *kind = b->kind == BUF_EXTERN ? "ExternKernelSchedulerNode" : "SchedulerNode";
-    const char *bk = b->kind == BUF_EXTERN ? "ExternKernelOut" : "ComputedBuffer";
+    const char *bk = buffer_kind(b);
     sb_printf(sb, "%s: %s(%s)\n", opname, kind, bk);
     DepSet d;
     ir_deps_collect(m, b, &d);
@@ -267,7 +273,15 @@ void ir_print_buffer(const IrModule *m, const Buffer *b, const char *opname, Str
     free(items);
     sb_printf(sb, "\n%s.outputs = [\n", opname);
     ir_print_buffer_output(m, b, sb);
+    for (int k = 0; b->fb && k < b->fb->nouts; k++)   /* a tuple fallback's other results */
+        if (b->fb->outs[k] && b->fb->outs[k] != b) ir_print_buffer_output(m, b->fb->outs[k], sb);
     sb_put(sb, "]\n");
+    if (b->kind == BUF_EXTERN && b->ext == EXT_FALLBACK) {
+        dep_set_free(&d);
+        sb_printf(sb, "%s.node.kernel = torch.ops.%s\n", opname, b->fb->kernel);
+        sb_printf(sb, "%s.node.python_kernel_name = %s\n", opname, b->fb->kernel);
+        return;
+    }
     if (b->kind == BUF_EXTERN) {
         dep_set_free(&d);
         static const char *kn[] = {"extern_kernels.mm", "extern_kernels.addmm", "extern_kernels.bmm", "aten._scaled_dot_product_flash_attention_for_cpu", "torch.ops.higher_order.cond"};

@@ -1504,7 +1504,7 @@ static int lower_getitem(Lower *L, const Node *n) {
     if (n->nargs < 2 || n->args[0].kind != V_NODE || !value_as_int(&n->args[1], &k))
         return lerr(L, n, "getitem needs a node and an index");
     LVal *src = node_val(L, n->args[0].node);
-    if (!src || src->kind != LV_TUPLE || k < 0 || k >= src->n)
+    if (!src || src->kind != LV_TUPLE || k < 0 || k >= src->n || !src->items[k])
         return lerr(L, n, "getitem of something that is not a tuple of tensors");
     return set_tbox(L, n, src->items[k]);
 }
@@ -1513,6 +1513,82 @@ static int lower_clone(Lower *L, const Node *n) {
     IrTBox *x = arg_tbox(L, n, 0);
     if (!x) return lerr(L, n, "'%s' needs a tensor", n->target);
     return set_pointwise(L, n, x->loader, x->dtype, 1);
+}
+
+/* ---- FallbackKernel: an op with a reference implementation but no lowering ---- */
+
+typedef struct FbArgs { Lower *L; const Node *n; ExternArg *ea; int nea, cap; int rc; } FbArgs;
+
+/* node references in the order ir_fallback_eval resolves them (args then kwargs, depth first) */
+static void fb_collect(FbArgs *a, const Value *v) {
+    if (a->rc) return;
+    if (v->kind == V_LIST || v->kind == V_TUPLE) {
+        for (int i = 0; i < v->list.n; i++) fb_collect(a, &v->list.items[i]);
+        return;
+    }
+    if (v->kind != V_NODE) return;
+    if (v->node->is_sym && v->node->sym_val) return;   /* a SymInt: evaluated at run time */
+    LVal *lv = node_val(a->L, v->node);
+    if (!lv || lv->kind != LV_TBOX || !lv->t) {
+        a->rc = lerr(a->L, a->n, "fallback '%s': argument '%s' is not a tensor", a->n->target, v->node->name);
+        return;
+    }
+    if (a->nea == a->cap) {
+        a->cap = a->cap ? 2 * a->cap : 4;
+        ExternArg *nw = lalloc(a->L, sizeof(ExternArg) * a->cap);
+        if (a->nea) memcpy(nw, a->ea, sizeof(ExternArg) * a->nea);
+        a->ea = nw;
+    }
+    extern_arg(a->L, lv->t, &a->ea[a->nea++]);
+}
+
+static int lower_fallback(Lower *L, const Node *n) {
+    const OpDef *op = n->op ? n->op : op_lookup(n->target);
+    TensorMeta metas[OP_MAX_OUTS];
+    int nm = OP_MAX_OUTS;
+    if (op_infer_meta(L->ctx, (Graph *)L->g, n, metas, &nm) < 0) return -1;
+    if (nm > OP_MAX_OUTS) return lerr(L, n, "fallback '%s': %d results is too many", n->target, nm);
+    bool tuple = (op->flags & OPF_TUPLE) != 0;
+    if (!tuple && nm != 1) return lerr(L, n, "fallback '%s': %d results for an op that returns one", n->target, nm);
+    FbArgs a = {L, n, NULL, 0, 0, 0};
+    for (int i = 0; i < n->nargs; i++) fb_collect(&a, &n->args[i]);
+    for (int i = 0; i < n->nkwargs; i++) fb_collect(&a, &n->kwargs[i].v);
+    if (a.rc) return a.rc;
+    IrFallback *fb = lalloc(L, sizeof *fb);
+    fb->node = n;
+    fb->kernel = n->target;
+    fb->tuple = tuple;
+    fb->nouts = nm;
+    fb->outs = lalloc(L, sizeof(Buffer *) * (nm + 1));
+    IrTBox **items = lalloc(L, sizeof(IrTBox *) * (nm + 1));
+    const char **o = NULL;
+    int no = 0;
+    origins_add(L, &o, &no, short_name(L, n->target));
+    Buffer *owner = NULL;
+    for (int k = 0; k < nm; k++) {
+        const TensorMeta *m = &metas[k];
+        if (m->dtype == DT_INVALID) continue;   /* a non-tensor item */
+        Layout l = layout_contiguous(L->m, m->dtype, m->device, m->ndim, m->size);
+        if (m->stride && !(op->flags & OPF_VIEW))   /* a view's strides may overlap: contiguous */
+            for (int d = 0; d < l.ndim; d++) if (m->stride[d]) l.stride[d] = m->stride[d];
+        l.offset = sym_int(L->s, 0);
+        l.fixed = true;
+        Buffer *b = new_buffer(L, BUF_EXTERN, &l);
+        b->ext = EXT_FALLBACK;
+        b->origins = o;
+        b->norigins = no;
+        if (!owner) {
+            owner = b;
+            b->fb = fb;
+            b->eargs = a.ea;
+            b->neargs = a.nea;
+        } else b->extern_owner = owner;
+        fb->outs[k] = b;
+        items[k] = tbox_of_buffer(L, b);
+    }
+    if (!owner) return lerr(L, n, "fallback '%s' without tensor results is not supported", n->target);
+    if (!tuple) return set_tbox(L, n, items[0]);
+    return set_tuple(L, n, items, nm);
 }
 
 /* ---- higher_order.cond: each branch lowered as its own module (core/ir_cond.c) ---- */
@@ -1701,7 +1777,7 @@ bool lowering_supported(const Graph *g, char *why, size_t n) {
         }
         if (nd->kind != N_CALL_FUNCTION) continue;
         if (nd->is_sym && nd->sym_val) continue;   /* SymInt arithmetic: its value is the annotation */
-        if (!find_pw(nd->target) && find_kind(nd->target) < 0) {
+        if (!find_pw(nd->target) && find_kind(nd->target) < 0 && !ir_fallback_ok(nd->op ? nd->op : op_lookup(nd->target))) {
             if (why) snprintf(why, n, "unsupported op '%s' (node '%s')", nd->target, nd->name);
             return false;
         }
@@ -1747,7 +1823,10 @@ static int lower_node(Lower *L, const Node *n) {
     case K_SELECT_SCATTER: return lower_scatter(L, n, false);
     case K_COND: return lower_cond(L, n);
     case K_CHECKPOINT: return lower_checkpoint(L, n);
-    default: return lerr(L, n, "unsupported op '%s'", n->target);
+    default:
+        /* no lowering: a FallbackKernel calling the reference implementation at run time */
+        if (ir_fallback_ok(n->op ? n->op : op_lookup(n->target))) return lower_fallback(L, n);
+        return lerr(L, n, "unsupported op '%s'", n->target);
     }
 }
 
@@ -1805,7 +1884,7 @@ static int lower_output(Lower *L, const Node *out) {
             b = realize_storage(L, t->sb, &l);
         } else if (t->sb && !t->is_view && t->sb->buf && t->sb->buf->kind != BUF_INPUT &&
                    t->sb->buf->output_index < 0 && !t->sb->buf->mutates &&
-                   (!t->sb->buf->extern_owner || t->sb->buf->extern_owner->ext == EXT_COND)) {
+                   (!t->sb->buf->extern_owner || t->sb->buf->extern_owner->ext == EXT_COND || t->sb->buf->extern_owner->ext == EXT_FALLBACK)) {
             Buffer *c = t->sb->buf;
             bool same = c->layout.ndim == l.ndim;
             for (int d = 0; same && d < l.ndim; d++) {
@@ -1921,7 +2000,8 @@ IrModule *ir_lower(MiCtx *ctx, const Graph *g) {
     if (!lowering_supported(g, why, sizeof why)) {
         const Node *bad = NULL;
         for (int i = 0; i < g->n && !bad; i++)
-            if ((g->nodes[i]->kind == N_CALL_FUNCTION && !find_pw(g->nodes[i]->target) && find_kind(g->nodes[i]->target) < 0) ||
+            if ((g->nodes[i]->kind == N_CALL_FUNCTION && !find_pw(g->nodes[i]->target) && find_kind(g->nodes[i]->target) < 0 &&
+                 !ir_fallback_ok(g->nodes[i]->op ? g->nodes[i]->op : op_lookup(g->nodes[i]->target))) ||
                 (g->nodes[i]->kind == N_GET_ATTR && !graph_subgraph(g, g->nodes[i]->target)))
                 bad = g->nodes[i];
         mi_err(ctx, g->source, bad ? bad->src_line : 0, 0, "%s", why);

@@ -9,6 +9,7 @@
  * locations of cblas.h and libopenblas / libcblas / libblas. */
 #define _GNU_SOURCE
 #include "runtime.h"
+#include "ir.h"
 #include "codegen_cuda.h"
 
 #include <dlfcn.h>
@@ -30,6 +31,7 @@ extern char **environ;
 
 #define RT_MAX_ARGS 64
 #define RT_GUARD_FAILED 1000   /* MI_GUARD_FAILED of core/codegen_c.c */
+#define RT_FALLBACK_FAILED 2000   /* MI_FALLBACK_FAILED of core/codegen_c.c */
 
 /* ---- compiler command line ---- */
 
@@ -303,6 +305,8 @@ static int load_module(MiCtx *ctx, RtModule *m) {
     if (missing)
         return mi_err(ctx, m->src_path, 0, 0, "compiled module does not export '%s'", missing);
     *(void **)&m->call = call;
+    *(void **)&m->call_fb = dlsym(m->handle, "call_fb");
+    dlerror();
     m->sym_names = names;
     m->nsyms = 0;
     while (names[m->nsyms]) m->nsyms++;
@@ -546,6 +550,7 @@ typedef struct Prepared {
     void **out_ptrs;
     IValue *outs;
     int nouts;
+    const Graph *g;         /* for fallbacks */
 } Prepared;
 
 static void prep_free(Prepared *pp, bool keep_outs) {
@@ -578,6 +583,7 @@ static void output_values(const Graph *g, const Value **vals, int *n) {
 
 static int prepare(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs, Prepared *pp) {
     memset(pp, 0, sizeof *pp);
+    pp->g = g;
     if (bind_inputs(ctx, g, inputs, ninputs, &pp->bs) != 0) goto fail;
     pp->syms = mi_xcalloc((size_t)m->nsyms + 1, sizeof *pp->syms);
     for (int i = 0; i < m->nsyms; i++) {
@@ -667,7 +673,10 @@ static int invoke(MiCtx *ctx, RtModule *m, Prepared *pp) {
 #ifdef _OPENMP
     if (ctx->threads > 0) omp_set_num_threads(ctx->threads);
 #endif
-    int rc = m->call(pp->in_ptrs, pp->out_ptrs, pp->syms);
+    RtFbCtx fc = {ctx, pp->g, false};
+    RtFb fb = {&fc, rt_fallback_run};
+    int rc = m->call_fb ? m->call_fb(pp->in_ptrs, pp->out_ptrs, pp->syms, &fb) : m->call(pp->in_ptrs, pp->out_ptrs, pp->syms);
+    if (rc != 0 && fc.failed) return -1;   /* rt_fallback_run's error is in ctx */
     if (rc >= RT_GUARD_FAILED && rc < RT_GUARD_FAILED + m->nguards) {
         char vals[512] = "";
         size_t L = 0;
@@ -877,4 +886,64 @@ done:
     if (in_ref) interp_free_outputs(in_ref, ninputs);
     if (in_mod) interp_free_outputs(in_mod, ninputs);
     return result;
+}
+
+/* ---- fallbacks: the callback a compiled module calls for a FallbackKernel ---- */
+
+/* "embedding" in g, "true_graph_0_embedding" in g's subgraph true_graph_0 (nested: the path) */
+static const Node *find_node(const Graph *g, const char *name) {
+    for (int i = 0; i < g->n; i++)
+        if (g->nodes[i]->kind == N_CALL_FUNCTION && g->nodes[i]->name && strcmp(g->nodes[i]->name, name) == 0) return g->nodes[i];
+    for (int k = 0; k < g->nsubs; k++) {
+        size_t L = g->subs[k].name ? strlen(g->subs[k].name) : 0;
+        if (!L || strncmp(name, g->subs[k].name, L) != 0 || name[L] != '_') continue;
+        const Node *n = find_node(g->subs[k].g, name + L + 1);
+        if (n) return n;
+    }
+    return NULL;
+}
+
+static const Node *find_node_anywhere(const Graph *g, const char *name) {
+    for (int k = 0; k < g->nsubs; k++) {
+        const Graph *sg = g->subs[k].g;
+        for (int i = 0; i < sg->n; i++)
+            if (sg->nodes[i]->kind == N_CALL_FUNCTION && sg->nodes[i]->name && strcmp(sg->nodes[i]->name, name) == 0) return sg->nodes[i];
+        const Node *n = find_node_anywhere(sg, name);
+        if (n) return n;
+    }
+    return NULL;
+}
+
+static Tensor *wrap_fb(MiCtx *ctx, const RtFbTensor *t, const char *node, int k) {
+    if (!t->data) return NULL;
+    if (t->ndim < 0 || t->ndim > 16 || t->ndim > MI_MAX_DIMS || t->dtype < 0 || t->dtype >= DT_COUNT) {
+        mi_err(ctx, NULL, 0, 0, "fallback '%s': tensor %d has a bad description", node, k);
+        return NULL;
+    }
+    return ir_fallback_wrap(t->data, (DType)t->dtype, t->ndim, t->size, t->stride, t->offset);
+}
+
+int rt_fallback_run(void *vctx, const char *node, int nargs, const RtFbTensor *args, int nouts, const RtFbTensor *outs,
+                    int nsyms, const char *const *sym_names, const int64_t *syms) {
+    RtFbCtx *fc = vctx;
+    MiCtx *ctx = fc->ctx;
+    const Node *n = fc->g ? find_node(fc->g, node) : NULL;
+    if (!n && fc->g) n = find_node_anywhere(fc->g, node);   /* a checkpoint body, lowered inline */
+    if (!n) { fc->failed = true; return mi_err(ctx, fc->g ? fc->g->source : NULL, 0, 0, "compiled module: fallback node '%s' is not in the graph it was run with", node); }
+    Tensor **a = mi_xcalloc((size_t)nargs + 1, sizeof *a), **o = mi_xcalloc((size_t)nouts + 1, sizeof *o);
+    SymBinding *b = mi_xcalloc((size_t)nsyms + 1, sizeof *b);
+    for (int i = 0; i < nsyms; i++) { b[i].name = sym_names[i]; b[i].value = syms[i]; }
+    int rc = 0;
+    for (int i = 0; i < nargs && rc == 0; i++)
+        if (!(a[i] = wrap_fb(ctx, &args[i], node, i))) rc = mi_err(ctx, NULL, 0, 0, "fallback '%s': argument %d has no data", node, i);
+    for (int k = 0; k < nouts && rc == 0; k++)
+        if (outs[k].data && !(o[k] = wrap_fb(ctx, &outs[k], node, k))) rc = -1;
+    if (rc == 0) rc = ir_fallback_eval(ctx, fc->g, n, a, nargs, o, nouts, b, nsyms);
+    for (int i = 0; i < nargs; i++) ir_fallback_unwrap(a[i]);
+    for (int k = 0; k < nouts; k++) ir_fallback_unwrap(o[k]);
+    free(a);
+    free(o);
+    free(b);
+    if (rc) fc->failed = true;
+    return rc ? -1 : 0;
 }

@@ -16,6 +16,20 @@
  * call returns 0 on success. The source may use OpenMP and, when compiled with -DMI_HAVE_CBLAS,
  * cblas.
  *
+ * Fallbacks: a module with FallbackKernels (ops without a lowering, core/ir_fallback.c) also
+ * exports
+ *     int call_fb(void *const *inputs, void *const *outputs, const int64_t *syms, const MiFb *fb);
+ * and its call() is call_fb(..., NULL), which fails with MI_FALLBACK_FAILED (2000) at the first
+ * fallback. MiFb (declared in the generated source) is {void *ctx; int (*run)(ctx, node, nargs,
+ * args, nouts, outs, nsyms, sym_names, syms)}: `node` is the graph node's name, args/outs are
+ * MiFbTensor {data, dtype (a DType value), ndim, offset, size[16], stride[16]} describing the
+ * argument buffers (in the order the node references tensors) and the result buffers (data NULL:
+ * result not wanted); run returns 0 on success. The .so never links libminductor: rt_run /
+ * rt_time / rt_check pass a table whose run() finds the node in the graph they were given (or
+ * one of its subgraphs, by name) and runs its reference implementation on
+ * tensors wrapping those pointers (rt_fallback_run). A node of a cond branch is named by its path,
+ * as its buffers are: "true_graph_0_embedding".
+ *
  * Compiler: $MINDUCTOR_CC or "cc", flags "-O3 -march=native -fopenmp -fno-math-errno
  * -fno-trapping-math -D__FAST_MATH__ -shared -fPIC" (the macro only makes glibc declare the
  * vectorized libmvec math functions; no -ffast-math semantics) plus
@@ -31,6 +45,19 @@
 #include "interp.h"
 
 typedef int (*RtCallFn)(void *const *inputs, void *const *outputs, const int64_t *syms);
+/* The fallback callback table and tensor of the module ABI (same layout as the generated C). */
+typedef struct RtFbTensor { void *data; int32_t dtype, ndim; int64_t offset; int64_t size[16], stride[16]; } RtFbTensor;
+typedef struct RtFb {
+    void *ctx;
+    int (*run)(void *ctx, const char *node, int nargs, const RtFbTensor *args, int nouts, const RtFbTensor *outs,
+               int nsyms, const char *const *sym_names, const int64_t *syms);
+} RtFb;
+typedef int (*RtCallFbFn)(void *const *inputs, void *const *outputs, const int64_t *syms, const RtFb *fb);
+/* What rt_fallback_run needs: the session and the graph the module was generated from. */
+typedef struct RtFbCtx { MiCtx *ctx; const Graph *g; bool failed; } RtFbCtx;
+/* The `run` of the table: ctx is an RtFbCtx. 0, or -1 with its ctx error set. */
+int rt_fallback_run(void *ctx, const char *node, int nargs, const RtFbTensor *args, int nouts, const RtFbTensor *outs,
+                    int nsyms, const char *const *sym_names, const int64_t *syms);
 
 typedef struct RtModule {
     char key[17];            /* hex FNV-1a 64 of compiler, flags and source */
@@ -41,6 +68,7 @@ typedef struct RtModule {
     double load_s;           /* seconds spent in dlopen + dlsym */
     void *handle;            /* dlopen handle */
     RtCallFn call;
+    RtCallFbFn call_fb;      /* modules with fallbacks (NULL otherwise) */
     const char *const *sym_names;   /* mi_sym_names */
     int nsyms;
     int num_outputs;         /* mi_num_outputs */

@@ -617,7 +617,12 @@ static void name_kernels(Schedule *s) {
     for (int k = 0; k < s->norder; k++) {
         SchedGroup *g = &s->groups[s->order[k]];
         if (g->is_extern) {
-            ExternKind ek = s->nodes[g->nodes[0]].buf->ext;
+            const Buffer *eb = s->nodes[g->nodes[0]].buf;
+            ExternKind ek = eb->ext;
+            if (ek == EXT_FALLBACK) {   /* fallback_embedding */
+                g->kernel_name = arena_printf(&s->arena, "%sfallback_%s", ir_prefix(s->ir), eb->norigins ? eb->origins[0] : "op");
+                continue;
+            }
             g->kernel_name = arena_printf(&s->arena, "%sextern_%s", ir_prefix(s->ir), ek == EXT_SDPA ? "sdpa" : ek == EXT_COND ? "cond" : "mm");
             continue;
         }
