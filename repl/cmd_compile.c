@@ -8,54 +8,31 @@
 #include "viz/viz.h"
 #include "runtime.h"
 #include "tensor.h"
-#ifdef HAVE_TRACE
 #include "trace/trace.h"
-#endif
-#ifdef HAVE_IR
 #include "ir.h"
-#endif
-#ifdef HAVE_SCHED
 #include "scheduler.h"
-#endif
-#ifdef HAVE_CODEGEN
 #include "codegen_c.h"
 #include "codegen_cuda.h"
-#endif
 
 struct CompileState {
-#ifdef HAVE_IR
     IrModule *ir;
-#endif
-#ifdef HAVE_SCHED
     Schedule *sched;
-#endif
     char *code;               /* generated C (codegen) */
-    int unused;
 };
 
 void compile_state_free(CompileState *cs) {
     if (!cs) return;
-#ifdef HAVE_SCHED
     if (cs->sched) sched_free(cs->sched);
-#endif
-#ifdef HAVE_IR
     if (cs->ir) ir_free(cs->ir);
-#endif
     free(cs->code);
     free(cs);
 }
 
-#define NOT_YET(name, what) \
-    int name(Session *s, int argc, char **argv) { \
-        (void)argc; (void)argv; \
-        return mi_err(s->ctx, "", 0, 0, "not available yet: %s", what); }
-
-#ifdef HAVE_IR
 
 static const char *buf_kind_name(const Buffer *b) {
     switch (b->kind) {
     case BUF_INPUT: return "InputBuffer";
-    case BUF_EXTERN: return "ExternKernel";
+    case BUF_EXTERN: return b->ext == EXT_FALLBACK ? "FallbackKernel" : "ExternKernel";
     case BUF_COMPUTED: return b->is_reduction ? "Reduction" : "Pointwise";
     }
     return "?";
@@ -87,7 +64,6 @@ static bool require_ir(Session *s) {
     return cmd_lower(s, 1, (char *[]){"lower", NULL}) == 0;
 }
 
-#ifdef HAVE_SCHED
 /* cond branches: their functions ("true_graph_0") and kernels, recursively */
 static void add_branch_names(const Schedule *s, char ***names, int *n, int *cap) {
     for (int i = 0; i < s->nbranches; i++)
@@ -103,24 +79,19 @@ static void add_branch_names(const Schedule *s, char ***names, int *n, int *cap)
             add_branch_names(b, names, n, cap);
         }
 }
-#endif
 
 char **compile_state_names(CompileState *cs) {
     if (!cs || !cs->ir) return NULL;
     int n = 0, extra = 0;
-#ifdef HAVE_SCHED
     if (cs->sched) extra = cs->sched->norder;
-#endif
     int cap = cs->ir->nbufs + extra + 1;
     char **names = mi_xcalloc(cap, sizeof *names);
     for (int i = 0; i < cs->ir->nbufs; i++) names[n++] = mi_xstrdup(cs->ir->bufs[i]->name);
-#ifdef HAVE_SCHED
     for (int k = 0; k < extra; k++) {
         const SchedGroup *grp = &cs->sched->groups[cs->sched->order[k]];
         if (grp->kernel_name) names[n++] = mi_xstrdup(grp->kernel_name);
     }
     if (cs->sched) add_branch_names(cs->sched, &names, &n, &cap);
-#endif
     names[n] = NULL;
     return names;
 }
@@ -142,7 +113,7 @@ int cmd_lower(Session *s, int argc, char **argv) {
         if (b->kind == BUF_EXTERN) next++; else ncomp++;
         StrBuf sb; sb_init(&sb);
         layout_text(b, &sb);
-        fprintf(s->out, "  %-8s %-12s %-20s", b->name, buf_kind_name(b), sb.s ? sb.s : "");
+        fprintf(s->out, "  %-8s %-14s %-20s", b->name, buf_kind_name(b), sb.s ? sb.s : "");
         sb_free(&sb);
         if (b->norigins) {
             fprintf(s->out, " origins:");
@@ -171,7 +142,6 @@ int cmd_ir(Session *s, int argc, char **argv) {
     if (argc > 2 || (argc == 2 && strcmp(argv[1], "post") && strcmp(argv[1], "pre"))) return usage_error(s, "ir");
     if (!require_ir(s)) return -1;
     if (argc == 2 && !strcmp(argv[1], "post")) {
-#ifdef HAVE_SCHED
         if (!s->cs->sched && cmd_sched(s, 1, (char *[]){"sched", NULL}) < 0) return -1;
         char *post = sched_print(s->cs->sched);
         if (!post) return mi_err(s->ctx, "", 0, 0, "cannot print the schedule");
@@ -179,9 +149,6 @@ int cmd_ir(Session *s, int argc, char **argv) {
         if (*post && post[strlen(post) - 1] != '\n') fputc('\n', s->out);
         free(post);
         return 0;
-#else
-        return mi_err(s->ctx, "", 0, 0, "not available yet: the scheduler (core/scheduler.h) is missing");
-#endif
     }
     char *text = ir_print(s->cs->ir);
     if (!text) return mi_err(s->ctx, "", 0, 0, "cannot print the IR");
@@ -227,7 +194,6 @@ static void buf_id(const IrModule *m, const Buffer *b, char *out, size_t n) {
  * then each cond branch as a subgraph group holding its own buffers and kernels, recursively. */
 static void bg_add_module(BgBuild *bb, const IrModule *m, const struct Schedule *sc, int parent, int depth) {
     VizBufGraph *out = bb->g;
-#ifdef HAVE_SCHED
     if (sc) {
         for (int k = 0; k < sc->norder; k++) {
             const SchedGroup *grp = &sc->groups[sc->order[k]];
@@ -247,9 +213,6 @@ static void bg_add_module(BgBuild *bb, const IrModule *m, const struct Schedule 
             }
         }
     }
-#else
-    (void)sc;
-#endif
     VizGroup *home = parent ? &out->groups[parent - 1] : NULL;   /* inputs of a branch sit in it */
     int home_i = parent - 1;
     for (int i = 0; i < m->nbufs; i++) {
@@ -286,9 +249,7 @@ static void bg_add_module(BgBuild *bb, const IrModule *m, const struct Schedule 
     for (int i = 0; i < m->nbufs; i++) {
         const Buffer *b = m->bufs[i];
         if (!b->cond) continue;
-#ifdef HAVE_SCHED
         const SchedBranch *br = sc ? sched_branch_of(sc, b) : NULL;
-#endif
         for (int k = 0; k < 2; k++) {
             const IrModule *bm = b->cond->branch[k];
             if (!bm) continue;
@@ -297,11 +258,7 @@ static void bg_add_module(BgBuild *bb, const IrModule *m, const struct Schedule 
             snprintf(lab, sizeof lab, "class %s (%s branch of %s)", b->cond->names[k], k ? "false" : "true", b->name);
             bg_group(bb, gname, lab, parent, true, 0);
             int gi = out->ngroups;            /* 1-based index of the subgraph group */
-#ifdef HAVE_SCHED
             bg_add_module(bb, bm, br ? br->s[k] : NULL, gi, depth + 1);
-#else
-            bg_add_module(bb, bm, NULL, gi, depth + 1);
-#endif
             /* operands flow into the branch's inputs; its outputs are the cond's results */
             for (int j = 0; j < bm->nbufs; j++) {
                 const Buffer *in = bm->bufs[j];
@@ -322,15 +279,11 @@ static void bg_add_module(BgBuild *bb, const IrModule *m, const struct Schedule 
 int compile_state_bufgraph(Session *s, VizBufGraph *out, bool with_groups) {
     memset(out, 0, sizeof *out);
     if (!require_ir(s)) return -1;
-#ifdef HAVE_SCHED
     if (with_groups && !s->cs->sched) {     /* schedule on demand, as codegen/exec do */
         fprintf(s->err, "scheduling first\n");
         if (cmd_sched(s, 1, (char *[]){"sched", NULL}) < 0) return -1;
     }
     const Schedule *sc = with_groups ? s->cs->sched : NULL;
-#else
-    const void *sc = NULL;
-#endif
     if (with_groups && !sc) return mi_err(s->ctx, "", 0, 0, "no fusion groups yet (try 'sched')");
     BgBuild bb = { out, 0, 0, 0 };
     bg_add_module(&bb, s->cs->ir, sc, 0, 0);
@@ -351,22 +304,10 @@ void compile_bufgraph_free(VizBufGraph *bg) {
     memset(bg, 0, sizeof *bg);
 }
 
-#else  /* !HAVE_IR */
-
-char **compile_state_names(CompileState *cs) { (void)cs; return NULL; }
-NOT_YET(cmd_lower, "lowering (core/ir.h and its implementation) is missing")
-NOT_YET(cmd_ir, "the IR (core/ir.h and its implementation) is missing")
-int compile_state_bufgraph(Session *s, VizBufGraph *out, bool with_groups) {
-    (void)out; (void)with_groups;
-    return mi_err(s->ctx, "", 0, 0, "not available yet: the IR (core/ir.h) is missing");
-}
-void compile_bufgraph_free(VizBufGraph *bg) { (void)bg; }
-
-#endif
 
 /* Compile C source, run it on the session inputs, compare every output with the reference
  * interpreter on the current graph, and time it. Prints "max abs err" per output. */
-static __attribute__((unused)) int exec_source(Session *s, const char *src, long reps) {
+static int exec_source(Session *s, const char *src, long reps) {
     const Graph *g = session_graph(s);    /* inputs are made before the code (see cmd_exec) */
     fprintf(s->err, "compiling %zu bytes of %s...\n", strlen(src), codegen_is_cuda_source(src) ? "CUDA with nvcc" : "C");
     RtModule *mod = rt_compile(s->ctx, src);
@@ -436,7 +377,6 @@ done:
     return rc;
 }
 
-#ifdef HAVE_SCHED
 static int ensure_lowered(Session *s) { return require_ir(s) ? 0 : -1; }
 
 /* Kernels of a schedule and of its cond branches, recursively. */
@@ -506,10 +446,6 @@ int cmd_sched(Session *s, int argc, char **argv) {
     print_schedule(s, sc, 0);
     return 0;
 }
-#else
-NOT_YET(cmd_sched, "the scheduler (core/scheduler.h) is missing")
-#endif
-#ifdef HAVE_CODEGEN
 /* Lower, schedule and generate as needed; the source stays in the CompileState. */
 static const char *ensure_code(Session *s) {
     if (!session_require_graph(s)) return NULL;
@@ -566,7 +502,3 @@ int cmd_exec(Session *s, int argc, char **argv) {
     if (!code) return -1;
     return exec_source(s, code, reps);
 }
-#else
-NOT_YET(cmd_codegen, "C code generation (core/codegen_c.h) is missing")
-NOT_YET(cmd_exec, "C code generation (core/codegen_c.h) is missing")
-#endif

@@ -8,9 +8,7 @@
 #include "commands.h"
 #include "ops.h"
 #include "tensor.h"
-#ifdef HAVE_TRACE
 #include "trace/trace.h"
-#endif
 
 static char *join_args(int argc, char **argv) {
     StrBuf sb; sb_init(&sb);
@@ -57,7 +55,6 @@ static void print_graph_summary(Session *s, const Graph *g, const char *what) {
     }
 }
 
-#ifdef HAVE_TRACE
 static const char *const default_artifacts[] = {
     "before_post_grad_graph", "aot_inference_graph", "aot_forward_graph", "aot_joint_graph", NULL
 };
@@ -240,10 +237,8 @@ static Graph *load_from_log(Session *s, const char *log, const char *cid, const 
     free(text);
     return g;
 }
-#endif
 
 char **load_log_names(Session *s, const char *log, const char *cid) {
-#ifdef HAVE_TRACE
     if (!looks_like_trace_log(log)) return NULL;
     TraceCompileList cl = {0};
     MiError saved = s->ctx->err;      /* completing must not leave an error behind */
@@ -268,10 +263,6 @@ char **load_log_names(Session *s, const char *log, const char *cid) {
     }
     trace_compile_list_free(&cl);
     return v;
-#else
-    (void)s; (void)log; (void)cid;
-    return NULL;
-#endif
 }
 
 /* What a user who typed `load DIR` probably meant: a recorded case's graph, or a log in it. */
@@ -309,7 +300,6 @@ int cmd_load(Session *s, int argc, char **argv) {
     char picked[96] = "", desc[400] = "";
     bool other_backward = false;
     if (looks_like_trace_log(path)) {
-#ifdef HAVE_TRACE
         if (argc == 2) {
             TraceCompileList cl = {0};
             if (list_compiles(s, path, &cl) < 0) return -1;
@@ -338,9 +328,6 @@ int cmd_load(Session *s, int argc, char **argv) {
         } else {
             g = load_from_log(s, path, argv[2], argc == 4 ? argv[3] : NULL, desc, sizeof desc, &other_backward);
         }
-#else
-        return mi_err(s->ctx, path, 0, 0, "not available yet: TORCH_TRACE logs need trace/trace.h");
-#endif
     } else {
         if (argc > 2) return mi_err(s->ctx, path, 0, 0, "not a TORCH_TRACE log: a COMPILE_ID only makes sense for logs");
         g = graph_load_file(s->ctx, path);

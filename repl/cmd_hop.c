@@ -6,9 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "commands.h"
-#ifdef HAVE_PASSES
 #include "passes.h"
-#endif
 
 const Graph *graph_at_path(const Graph *g, const char *path) {
     char part[256];
@@ -84,7 +82,6 @@ int cmd_leave(Session *s, int argc, char **argv) {
     return 0;
 }
 
-#ifdef HAVE_PASSES
 char *scoped_changes(Session *s, int step, bool *changed, int *count) {
     const PassStep *st = pm_step_record(s->pm, step);
     StrBuf b;
@@ -110,4 +107,3 @@ char *scoped_changes(Session *s, int step, bool *changed, int *count) {
     if (!b.s) sb_put(&b, "");
     return sb_take(&b);
 }
-#endif

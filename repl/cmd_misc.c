@@ -7,14 +7,11 @@
 #include <time.h>
 #include "commands.h"
 #include "viz/viz.h"
-#ifdef HAVE_TRACE
 #include "trace/trace.h"
-#endif
 
 /* ---------------------------------------------------------------- show */
 
 static VizGraph *build_diff(Session *s, const char *step_arg, const VizOptions *vo) {
-#ifdef HAVE_PASSES
     if (!s->pm) { mi_err(s->ctx, "", 0, 0, "no pass history"); return NULL; }
     int k = pm_cursor(s->pm);
     if (step_arg) {
@@ -62,11 +59,6 @@ static VizGraph *build_diff(Session *s, const char *step_arg, const VizOptions *
     if (vg) fprintf(s->err, "diff of step %d %s%s%s: %d added, %d removed, %d rewritten\n", k,
                     pm_pass_name(s->pm, k - 1), s->scope ? " in " : "", s->scope ? s->scope : "", na, nr, nw);
     return vg;
-#else
-    (void)step_arg; (void)vo;
-    mi_err(s->ctx, "", 0, 0, "not available yet: the pass manager (core/passes.h) is missing");
-    return NULL;
-#endif
 }
 
 int cmd_show(Session *s, int argc, char **argv) {
@@ -121,12 +113,9 @@ int cmd_show(Session *s, int argc, char **argv) {
 
 /* ---------------------------------------------------------------- trace, report */
 
-#ifdef HAVE_TRACE
 static int trace_stop(Session *s) { return strace_close(s); }
-#endif
 
 int cmd_trace(Session *s, int argc, char **argv) {
-#ifdef HAVE_TRACE
     if (argc == 1) {
         if (s->trace_on) fprintf(s->out, "tracing to %s\n", s->trace_path);
         else fprintf(s->out, "tracing is off%s%s\n", s->trace_path ? "; last log: " : "",
@@ -158,13 +147,8 @@ int cmd_trace(Session *s, int argc, char **argv) {
     strace_begin_compile(s);     /* the loaded graph (if any) is compile 0/0 */
     fprintf(s->out, "tracing to %s\n", argv[2]);
     return 0;
-#else
-    (void)argc; (void)argv;
-    return mi_err(s->ctx, "", 0, 0, "not available yet: trace/trace.h is missing");
-#endif
 }
 
-#ifdef HAVE_TRACE
 /* report --all-ranks LOGDIR [DIR]: the multi-rank report (trace/multirank.c) */
 static int report_all_ranks(Session *s, const char *logdir, const char *dir) {
     fprintf(s->err, "parsing the rank logs in %s...\n", logdir);
@@ -182,9 +166,7 @@ static int report_all_ranks(Session *s, const char *logdir, const char *dir) {
     tlparse_multi_summary_free(&ms);
     return 0;
 }
-#endif
 
-#ifdef HAVE_TRACE
 /* report of one log into dir, with a one-line summary */
 static int report_log(Session *s, const char *log, const char *dir) {
     TlparseSummary sum;
@@ -194,17 +176,13 @@ static int report_log(Session *s, const char *log, const char *dir) {
             sum.n_compiles, sum.n_compiles == 1 ? "" : "s", sum.n_artifacts, sum.n_failed, sum.seconds);
     return 0;
 }
-#endif
 
 int cmd_report(Session *s, int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[1], "--all-ranks")) {
         if (argc < 3 || argc > 4) return usage_error(s, "report");
-#ifdef HAVE_TRACE
         return report_all_ranks(s, argv[2], argc == 4 ? argv[3] : "tl_out");
-#endif
     }
     if (argc > 2) return usage_error(s, "report");
-#ifdef HAVE_TRACE
     const char *dir = argc == 2 ? argv[1] : "tl_out";
     if (!s->trace_path) {
         /* no log of the session: the log the graph was loaded from, if it came from one */
@@ -224,10 +202,6 @@ int cmd_report(Session *s, int argc, char **argv) {
     }
     fprintf(s->err, "parsing %s...\n", s->trace_path);
     return report_log(s, s->trace_path, dir);
-#else
-    (void)argv;
-    return mi_err(s->ctx, "", 0, 0, "not available yet: trace/trace.h is missing");
-#endif
 }
 
 /* ---------------------------------------------------------------- save session */
@@ -262,9 +236,7 @@ int cmd_save(Session *s, int argc, char **argv) {
     if (s->load_args) sb_printf(&sb, "load %s\n", s->load_args);
     if (s->inputs_args) sb_printf(&sb, "inputs %s\n", s->inputs_args);
     if (s->break_pass) sb_printf(&sb, "break %s\n", s->break_pass);
-#ifdef HAVE_PASSES
     if (s->pm && pm_cursor(s->pm) > 0) sb_printf(&sb, "goto %d\n", pm_cursor(s->pm));
-#endif
     if (s->cs) sb_put(&sb, "lower\n");
     if (s->scope) {             /* the entered subgraph, one `enter` per level ("a.b") */
         const char *p = s->scope;

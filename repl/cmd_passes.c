@@ -5,16 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "commands.h"
-#ifdef HAVE_GRAPH_DIFF
 #include "graph_diff.h"
-#endif
-#ifdef HAVE_TRACE
 #include "trace/trace.h"
-#endif
 #include "viz/viz.h"
 #include "pattern.h"
 
-#ifdef HAVE_PASSES
 
 static bool require_pm(Session *s) {
     if (!session_require_graph(s)) return false;
@@ -67,7 +62,6 @@ static void print_step_line(Session *s, int i) {
 
 /* Write steps [from, to) to the trace log: graph after, diff, svg. */
 static void trace_steps(Session *s, int from, int to) {
-#ifdef HAVE_TRACE
     if (!s->ctx->trace) return;
     for (int i = from; i < to; i++) {
         const Graph *g = pm_graph_at(s->pm, i + 1);
@@ -91,9 +85,6 @@ static void trace_steps(Session *s, int from, int to) {
         trace_pass_step(s->ctx->trace, i + 1, pm_pass_name(s->pm, i), text, diff, svg);
         free(text); free(diff); free(svg);
     }
-#else
-    (void)s; (void)from; (void)to;
-#endif
 }
 
 /* After a movement from cursor `old`: print the steps applied, or the failure. */
@@ -324,16 +315,6 @@ int cmd_bisect(Session *s, int argc, char **argv) {
     return 0;
 }
 
-#else  /* !HAVE_PASSES */
-
-#define NOT_YET(name) \
-    int name(Session *s, int argc, char **argv) { \
-        return mi_err(s->ctx, "", 0, 0, "not available yet: the pass manager (core/passes.h) is missing"); }
-NOT_YET(cmd_passes) NOT_YET(cmd_step) NOT_YET(cmd_next) NOT_YET(cmd_back) NOT_YET(cmd_goto)
-NOT_YET(cmd_run) NOT_YET(cmd_break) NOT_YET(cmd_diff) NOT_YET(cmd_bisect)
-char **session_pass_names(Session *s) { (void)s; return mi_xcalloc(1, sizeof(char *)); }
-
-#endif
 
 char **session_node_names(Session *s) {
     const Graph *g = session_view(s);

@@ -78,9 +78,7 @@ char **session_node_names(Session *s);
 char **session_subgraph_names(Session *s);      /* subgraphs of the current view (repl/cmd_hop.c) */
 /* Inside a subgraph (s->scope): the changes of a step that belong to it, as text, and whether
  * the step changed it; *count gets their number (repl/cmd_hop.c). malloc'd. */
-#ifdef HAVE_PASSES
 char *scoped_changes(Session *s, int step, bool *changed, int *count);
-#endif
 /* Buffer/kernel names of the compiled state (repl/cmd_compile.c); NULL when none. */
 char **compile_state_names(CompileState *cs);
 /* The lowered buffers (and with fusion groups after `sched`) as a viz buffer graph; the strings

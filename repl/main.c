@@ -16,9 +16,7 @@
 #include <unistd.h>
 #include "commands.h"
 #include "lineedit.h"
-#ifdef HAVE_TRACE
 #include "trace/trace.h"
-#endif
 
 /* Graphviz keeps plugin tables alive until exit; do not report them as leaks. */
 const char *__lsan_default_suppressions(void);
@@ -67,15 +65,10 @@ int main(int argc, char **argv) {
      * in order when both are piped into one file or a pager */
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc >= 2 && !strcmp(argv[1], "tlparse")) {
-#ifdef HAVE_TRACE
         MiCtx *ctx = mi_ctx_new();
         int rc = tlparse_main(ctx, argc - 1, argv + 1);
         mi_ctx_free(ctx);
         return rc;
-#else
-        fprintf(stderr, "minductor: not available yet: tlparse (trace/trace.h is missing)\n");
-        return 2;
-#endif
     }
     const char *commands = NULL, *file = NULL;
     bool keep_going = false, quiet = false;

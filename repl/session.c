@@ -6,9 +6,7 @@
 #include "session.h"
 #include "tensor.h"
 #include "viz/viz.h"
-#ifdef HAVE_TRACE
 #include "trace/trace.h"
-#endif
 
 Session *session_new(void) {
     Session *s = mi_xcalloc(1, sizeof *s);
@@ -33,11 +31,7 @@ void session_free_inputs(IValue *in, int n) {
 }
 
 static void drop_pm(Session *s) {
-#ifdef HAVE_PASSES
     if (s->pm) { pm_free(s->pm); s->pm = NULL; }
-#else
-    (void)s;
-#endif
 }
 
 void session_free(Session *s) {
@@ -60,9 +54,7 @@ void session_free(Session *s) {
 }
 
 const Graph *session_graph(const Session *s) {
-#ifdef HAVE_PASSES
     if (s->pm) return pm_graph(s->pm);
-#endif
     return s->graph;
 }
 
@@ -73,7 +65,6 @@ bool session_require_graph(Session *s) {
 }
 
 int session_rebuild_pm(Session *s) {
-#ifdef HAVE_PASSES
     int cursor = s->pm ? pm_cursor(s->pm) : 0;
     session_drop_compile(s);      /* the IR points into the pass manager's graphs */
     drop_pm(s);
@@ -87,7 +78,6 @@ int session_rebuild_pm(Session *s) {
     if (s->patterns_path && pm_load_patterns(s->pm, s->patterns_path) < 0) return -1;
     if (s->break_pass) pm_set_break(s->pm, s->break_pass);
     if (cursor > 0 && pm_goto(s->pm, cursor) < 0) return -1;
-#endif
     return 0;
 }
 
@@ -128,9 +118,7 @@ int session_ensure_inputs(Session *s) {
     s->inputs = in; s->ninputs = n;
     free(s->inputs_args);
     s->inputs_args = mi_xstrdup(args);
-#ifdef HAVE_PASSES
     if (s->pm) pm_set_inputs(s->pm, in, n);
-#endif
     return 0;
 }
 

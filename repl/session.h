@@ -8,12 +8,9 @@
 #define REPL_SESSION_H
 
 #include <stdio.h>
-#include "avail.h"
 #include "graph.h"
 #include "interp.h"
-#ifdef HAVE_PASSES
 #include "passes.h"
-#endif
 
 typedef struct CompileState CompileState;   /* repl/cmd_compile.c: IR, schedule, code */
 typedef struct VizRenderer VizRenderer;
@@ -25,9 +22,7 @@ typedef struct Session {
 
     Graph *graph;            /* the loaded graph (owned) */
     char *load_args;         /* arguments of the `load` that produced it, for `save session` */
-#ifdef HAVE_PASSES
     PassManager *pm;         /* over `graph`; NULL when the pass module failed to start */
-#endif
     char *break_pass;        /* breakpoint pass name, or NULL */
     char *patterns_path;     /* user pattern file (docs/patterns.md) run in pass_pattern_2, or NULL */
     char *scope;             /* entered subgraph path ("true_graph_0", "f.g"), NULL at top */

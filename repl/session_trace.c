@@ -14,12 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "session.h"
-#ifdef HAVE_TRACE
 #include "trace/trace.h"
-#endif
 
 void strace_begin_compile(Session *s) {
-#ifdef HAVE_TRACE
     TraceWriter *tw = s->ctx->trace;
     if (!tw) return;
     strace_end_compile(s);
@@ -45,13 +42,9 @@ void strace_begin_compile(Session *s) {
     char *text = fx_print(g, true);
     trace_artifact(tw, "before_post_grad_graph", "string", text);
     free(text);
-#else
-    (void)s;
-#endif
 }
 
 void strace_end_compile(Session *s) {
-#ifdef HAVE_TRACE
     TraceWriter *tw = s->ctx->trace;
     if (!tw || !s->trace_in_compile) return;
     s->trace_in_compile = false;
@@ -60,19 +53,12 @@ void strace_end_compile(Session *s) {
     trace_compilation_metrics(tw, co, s->trace_ns / 1e9, reason ? "MinductorError" : NULL, reason, NULL, NULL);
     free(s->trace_fail);
     s->trace_fail = NULL;
-#else
-    (void)s;
-#endif
 }
 
 void strace_span(Session *s, const char *name, uint64_t ns) {
-#ifdef HAVE_TRACE
     if (!s->ctx->trace || !s->trace_in_compile) return;
     s->trace_ns += ns;
     trace_chromium_span(s->ctx->trace, name, "dynamo_timed", ns / 1000);
-#else
-    (void)s; (void)name; (void)ns;
-#endif
 }
 
 void strace_fail(Session *s, const char *what, const char *reason) {
@@ -83,22 +69,16 @@ void strace_fail(Session *s, const char *what, const char *reason) {
 }
 
 void strace_artifact(Session *s, const char *name, const char *text) {
-#ifdef HAVE_TRACE
     if (!s->ctx->trace || !s->trace_in_compile || !text) return;
     trace_artifact(s->ctx->trace, name, "string", text);
-#else
-    (void)s; (void)name; (void)text;
-#endif
 }
 
 int strace_close(Session *s) {
     int rc = 0;
-#ifdef HAVE_TRACE
     if (!s->ctx->trace) return 0;
     strace_end_compile(s);
     rc = trace_close(s->ctx->trace);
     s->ctx->trace = NULL;
-#endif
     s->trace_on = false;
     s->trace_frame = 0;
     return rc;

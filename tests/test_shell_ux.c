@@ -175,7 +175,7 @@ static void test_load_messages(void) {
 
 static void test_sdpa_second_output(void) {
     char *o = run("load tests/fixtures/torch-cases/cpu/attention/graph0/pre_post_grad.py; show fusion", NULL);
-    ok(strstr(o, "  buf1     ExternKernel f32[2, 4, 64]        written by buf0's kernel\n") != NULL,
+    ok(strstr(o, "  buf1     ExternKernel   f32[2, 4, 64]        written by buf0's kernel\n") != NULL,
        "lower names the kernel that writes sdpa's logsumexp buffer");
     const char *cl = strstr(o, "subgraph cluster_extern_sdpa {"), *b1 = strstr(o, "\t\tbuf1\t[");
     ok(cl && b1 && b1 > cl, "the logsumexp buffer sits in the sdpa kernel's cluster");
