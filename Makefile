@@ -3,7 +3,7 @@
 #   make demo       build and run the pipeline on the bundled seed example
 #   make check      build and run the TAP tests with prove (SANITIZE=1: ASan + UBSan build)
 #   make bench      build and run the benchmarks (bench/)
-#   make fuzz       build the libFuzzer targets (clang); make fuzz-run runs them (docs/reliability.md)
+#   make fuzz       build the libFuzzer targets (clang); make fuzz-run runs them (tests/README.md)
 #   make check-long the long robustness run (1000 random graphs)
 # Sources are picked up by directory: core/ trace/ viz/ form libminductor.a, repl/ the shell,
 # every tests/*.c is one TAP test program.
@@ -74,7 +74,7 @@ bench: $(LIB)
 	$(MAKE) -C bench
 
 # libFuzzer targets (clang): build-fuzz/fuzz_<name>; run one with tests/fuzz/run.sh NAME SECONDS
-# after tests/fuzz/seeds.sh, or all with `make fuzz-run` (docs/reliability.md)
+# after tests/fuzz/seeds.sh, or all with `make fuzz-run` (tests/README.md)
 FUZZ_SRC = $(wildcard tests/fuzz/*.c)
 FUZZ_BIN = $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 FUZZ_CFLAGS = -std=gnu11 -O1 -g -I. -Icore -fsanitize=fuzzer-no-link,address,undefined \

@@ -1,6 +1,6 @@
 /* bench.h — shared pieces of the benchmark program (bench/minibench): the pipeline driver that
  * turns FX text into a loaded kernel module with per-stage times, the STREAM reference, the
- * graph generator, the figures, and the JSON-lines / table output. See docs/benchmarks.md. */
+ * graph generator, the figures, and the JSON-lines / table output. See bench/README.md. */
 #ifndef BENCH_H
 #define BENCH_H
 

@@ -10,7 +10,7 @@ ratio minductor / inductor (< 1 means minductor is faster).
                               [--out bench/results]
 
 Run from the repository root on a machine with torch (the GPU machine lent by the device
-tool: see docs/benchmarks.md for the command that carries our libraries there).
+tool: see bench/README.md for the command that carries our libraries there).
 """
 import argparse
 import datetime

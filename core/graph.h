@@ -197,7 +197,7 @@ Graph *fx_load_file(MiCtx *ctx, const char *path);
 /* Print as print_readable would (with "# File:" comments when with_stack). malloc'd. */
 char *fx_print(const Graph *g, bool with_stack);
 
-/* JSON (core/graph_json.c); format in docs/graph-format.md */
+/* JSON (core/graph_json.c); format in core/graph-format.md */
 Graph *graph_from_json(MiCtx *ctx, const char *text, size_t len, const char *source);
 Graph *graph_load_json_file(MiCtx *ctx, const char *path);
 char *graph_to_json(const Graph *g);     /* malloc'd, pretty-printed */

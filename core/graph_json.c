@@ -1,4 +1,4 @@
-/* graph_json.c — the JSON form of a Graph (format in docs/graph-format.md): the same content
+/* graph_json.c — the JSON form of a Graph (format in core/graph-format.md): the same content
  * as the FX text (nodes, kinds, targets, typed args/kwargs, metas with sizes as expression
  * strings, stack comments, subgraphs), for tools that do not want to parse Python-like text.
  * FX -> JSON -> FX reproduces the text exactly. Also graph_load_file, which picks the reader

@@ -1,6 +1,6 @@
 /* lowering.c — FX graph -> IR: one lowering per op (table at the bottom), the define-by-run
  * inner-function closures (IrFn kinds) they build, views as index remapping, reductions,
- * extern kernels, input mutation and the realization rules. See lowering.h and docs/ir.md. */
+ * extern kernels, input mutation and the realization rules. See lowering.h and core/ir.md. */
 #include "lowering.h"
 #include "functionalize.h"
 #include "passes.h"

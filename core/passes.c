@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- the table (Inductor's order, docs/passes.md) ---- */
+/* ---- the table (Inductor's order, core/passes.md) ---- */
 
 static const PassDef PASS_TABLE[] = {
     {"functionalize", "turn in-place ops and view mutations into functional ops + copy_ epilogue", pass_functionalize},

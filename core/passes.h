@@ -2,7 +2,7 @@
  *
  * A pass is a named function that rewrites a Graph in place (the manager hands it a fresh
  * clone, so the graph before stays as a snapshot). The PassManager runs Inductor's post-grad
- * order (docs/passes.md), records every step (graph before/after, changes with reasons, time,
+ * order (core/passes.md), records every step (graph before/after, changes with reasons, time,
  * lint and numerics checks), and lets the shell step, undo, replay, jump and bisect:
  *
  *     states[0] = the input graph, states[k] = the graph after the first k steps.
@@ -137,7 +137,7 @@ void pm_set_custom_post(PassManager *pm, PassFn fn);
 /* Replace the function of the pass named `name` (tests plant broken passes this way).
  * Returns -1 when no such pass. Drops recorded steps from that pass on. */
 int pm_override_pass(PassManager *pm, const char *name, PassFn fn);
-/* Load user pattern rewrites (docs/patterns.md); they run in pass_pattern_2. */
+/* Load user pattern rewrites (core/patterns.md); they run in pass_pattern_2. */
 int pm_load_patterns(PassManager *pm, const char *path);
 
 int pm_num_passes(const PassManager *pm);

@@ -1,7 +1,7 @@
 /* pattern.h — the pattern matcher: small op subgraphs with wildcards and constraints,
  * replaced by other subgraphs. Used by pass_pattern_0..2 (core/pattern_builtin.c holds the
  * rewrites Inductor made on the real cases) and by user pattern files (core/pattern_file.c,
- * format in docs/patterns.md).
+ * format in core/patterns.md).
  *
  * A Pattern is a list of statements `name = target(args...)`; arguments are other statement
  * names, wildcards (names not defined by a statement: they bind to any value, a node or a
@@ -61,7 +61,7 @@ struct PatternSet {
 void patternset_init(PatternSet *ps);
 void patternset_free(PatternSet *ps);
 
-/* Parse pattern text (docs/patterns.md) into ps; `source` names it in error messages. */
+/* Parse pattern text (core/patterns.md) into ps; `source` names it in error messages. */
 int pattern_parse(MiCtx *ctx, PatternSet *ps, const char *text, const char *source);
 int pattern_load_file(MiCtx *ctx, PatternSet *ps, const char *path);
 

@@ -1,4 +1,4 @@
-/* pattern_file.c — the user pattern file: a small text format (docs/patterns.md) parsed into
+/* pattern_file.c — the user pattern file: a small text format (core/patterns.md) parsed into
  * Patterns so a user can add a rewrite without recompiling. Example:
  *
  *     pattern mul_by_one device=any

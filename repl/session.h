@@ -24,7 +24,7 @@ typedef struct Session {
     char *load_args;         /* arguments of the `load` that produced it, for `save session` */
     PassManager *pm;         /* over `graph`; NULL when the pass module failed to start */
     char *break_pass;        /* breakpoint pass name, or NULL */
-    char *patterns_path;     /* user pattern file (docs/patterns.md) run in pass_pattern_2, or NULL */
+    char *patterns_path;     /* user pattern file (core/patterns.md) run in pass_pattern_2, or NULL */
     char *scope;             /* entered subgraph path ("true_graph_0", "f.g"), NULL at top */
 
     IValue *inputs; int ninputs;

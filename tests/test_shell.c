@@ -540,7 +540,7 @@ static void test_trace_pipeline(void) {
  * Valid and invalid commands, bad arguments and garbage, in sessions that each start from a
  * real case. After each session the graph must still be loaded and lint clean, the settings
  * kept, and `quit` must end the program normally (exit 0 when interactive; a script that had
- * errors exits 1, see docs/shell.md). Most sessions read a script on stdin; one drives the
+ * errors exits 1, see repl/README.md). Most sessions read a script on stdin; one drives the
  * interactive shell (readline) through a pseudo-terminal, with tab completion. No exec (cc):
  * test_full_session and test_oom run it. The sessions run in the temp dir. */
 static uint64_t rng = 0x9e3779b97f4a7c15ull;

@@ -1,4 +1,4 @@
-/* cudabench.c — the CUDA backend's driver for the device machine (docs/benchmarks.md, CUDA).
+/* cudabench.c — the CUDA backend's driver for the device machine (bench/README.md, CUDA).
  *
  *   cudabench cases ROOT [--compile-only]
  *       every ROOT/CASE/graphN/post_post_grad.py: lower, schedule, generate CUDA, build with nvcc,
