@@ -189,6 +189,21 @@ static void remove_dead(Schedule *s, Fx *f) {
     free(nread); free(work); free(queued);
 }
 
+/* "outer sizes differ: [96] vs [128]" (the first m ranges of each) */
+static void outer_differ(const LoopBody *a, const LoopBody *b, int m, char *why, size_t wl) {
+    StrBuf sb;
+    sb_init(&sb);
+    sb_put(&sb, "outer sizes differ: ");
+    for (int side = 0; side < 2; side++) {
+        const LoopBody *x = side ? b : a;
+        sb_put(&sb, side ? " vs [" : "[");
+        for (int k = 0; k < m && k < x->nvars; k++) { if (k) sb_put(&sb, ", "); sym_str_sb(x->ranges[k], &sb); }
+        sb_put(&sb, "]");
+    }
+    snprintf(why, wl, "%s", sb.s);
+    sb_free(&sb);
+}
+
 /* Can nodes[] (sorted) form one kernel? Returns nouter >= 0, or -1 with reason. With f, the
  * writer of each read is found through the buffer's writer list (large groups). */
 static int group_shape_fx(const Schedule *s, Fx *f, const int *nodes, int n, char *why, size_t wn) {
@@ -217,7 +232,7 @@ static int group_shape_fx(const Schedule *s, Fx *f, const int *nodes, int n, cha
         if (b->npoint < m) { snprintf(why, wn, "iteration space smaller than the shared outer loop"); return -1; }
         if (!ref) ref = b;
         for (int k = 0; k < m; k++)
-            if (b->ranges[k] != ref->ranges[k]) { snprintf(why, wn, "outer sizes differ"); return -1; }
+            if (b->ranges[k] != ref->ranges[k]) { outer_differ(ref, b, m, why, wn); return -1; }
     }
     /* data dependencies inside the kernel must be element-local */
     int cur = 0;
@@ -353,7 +368,7 @@ static int merge_shape(const Schedule *s, Fx *f, int ga, int gb, bool *full, cha
     if (m != A->nouter || m != B->nouter) { *full = true; return 0; }
     if (refB->npoint < m) { snprintf(why, wl, "iteration space smaller than the shared outer loop"); return -1; }
     for (int k = 0; k < m; k++)
-        if (refA->ranges[k] != refB->ranges[k]) { snprintf(why, wl, "outer sizes differ"); return -1; }
+        if (refA->ranges[k] != refB->ranges[k]) { outer_differ(refA, refB, m, why, wl); return -1; }
     int gs = A->n <= B->n ? ga : gb, gl = gs == ga ? gb : ga;
     const SchedGroup *S = &s->groups[gs];
     for (int i = 0; i < S->n; i++) {
@@ -526,6 +541,25 @@ static void fuse_rounds(Schedule *s, Fx *f) {
             for (int x = 0, y = 0, k = 0; k < n; k++)
                 tmp[k] = y >= B->n || (x < A->n && order_key(s, A->nodes[x]) < order_key(s, B->nodes[y])) ? A->nodes[x++] : B->nodes[y++];
             if (full && nouter >= 0) nouter = group_shape_fx(s, f, tmp, n, why, sizeof why);
+            char note[160] = "";
+            if (nouter < 0) {   /* same elements under differently split outer loops? */
+                SchedReshape *u = sched_reshape_pair(s, A->nodes, A->n, f->gred[ga], B->nodes, B->n, f->gred[gb], note, sizeof note);
+                char why2[160];
+                int no2 = u ? group_shape_fx(s, f, tmp, n, why2, sizeof why2) : -1;
+                if (no2 >= 0) {
+                    nouter = no2;
+                    s->reshapes = mi_xrealloc(s->reshapes, sizeof *s->reshapes * (size_t)(s->nreshapes + 1));
+                    s->reshapes[s->nreshapes++] = u;
+                } else {
+                    sched_reshape_undo(s, u, true);
+                    if (u) {   /* say why the common shape did not help either */
+                        char w0[160];
+                        memcpy(w0, why, sizeof w0);
+                        snprintf(why, sizeof why, "%.70s (split to one shape: %.70s)", w0, why2);
+                    }
+                    note[0] = 0;
+                }
+            }
             if (nouter < 0) {
                 if (rec) record(s, gname(s, A), gname(s, B), false, score, why);
                 free(tmp);
@@ -546,7 +580,11 @@ static void fuse_rounds(Schedule *s, Fx *f) {
                     for (int r = f->rd_start[b]; r < f->rd_start[b + 1]; r++) vertical |= s->nodes[f->rd[r]].group == glg;
                 }
             }
-            if (rec) record(s, gname(s, A), gname(s, B), true, score, vertical ? "vertical: producer into consumer" : "horizontal: shared reads");
+            if (rec) {
+                char acc[200];
+                snprintf(acc, sizeof acc, "%s%s", vertical ? "vertical: producer into consumer" : "horizontal: shared reads", note);
+                record(s, gname(s, A), gname(s, B), true, score, acc);
+            }
             /* the larger group survives (fewer nodes to relabel) */
             SchedGroup *L = &s->groups[glg], *Sm = &s->groups[gsm];
             free(L->nodes);
@@ -717,6 +755,13 @@ static void init_groups(Schedule *s) {
     s->ngroups = s->nnodes;
 }
 
+/* put the lowered bodies back, newest split first */
+static void undo_reshapes(Schedule *s, bool deps) {
+    while (s->nreshapes > 0) sched_reshape_undo(s, s->reshapes[--s->nreshapes], deps);
+    free(s->reshapes);
+    s->reshapes = NULL;
+}
+
 Schedule *sched_run(MiCtx *ctx, IrModule *m) {
     Schedule *s = mi_xcalloc(1, sizeof *s);
     s->ir = m;
@@ -742,6 +787,7 @@ Schedule *sched_run(MiCtx *ctx, IrModule *m) {
     int nalive = 0;
     for (int g = 0; g < s->ngroups; g++) nalive += s->groups[g].alive;
     if (s->norder != nalive && ctx->fusion) {   /* the quick cycle check missed one: redo exactly */
+        undo_reshapes(s, true);
         for (int g = 0; g < s->ngroups; g++) free(s->groups[g].nodes);
         free(s->order);
         s->order = NULL;
@@ -770,6 +816,7 @@ Schedule *sched_run(MiCtx *ctx, IrModule *m) {
 
 void sched_free(Schedule *s) {
     if (!s) return;
+    undo_reshapes(s, false);
     for (int i = 0; i < s->nnodes; i++) dep_set_free(&s->nodes[i].deps);
     for (int i = 0; i < s->ngroups; i++) free(s->groups[i].nodes);
     free(s->nodes);

@@ -6,7 +6,9 @@
  * merges nothing (work ~ deps, not nodes^2: 10 000 nodes schedule in ~0.1 s). A group is one
  * kernel: an outer loop nest over `nouter` shared dims, inside which the nodes run their inner
  * loops (pointwise elements or a reduction over the row; nodes with equal inner loops share one,
- * see core/codegen_kernel.c). Decisions (the first MAX_DECISIONS) are kept for the shell. */
+ * see core/codegen_kernel.c). Groups whose outer loops split the same rows differently
+ * ([8, 256] vs [2048]) are first rewritten over one common shape (core/sched_reshape.c).
+ * Decisions (the first MAX_DECISIONS) are kept for the shell. */
 #ifndef SCHEDULER_H
 #define SCHEDULER_H
 
@@ -53,6 +55,9 @@ typedef struct Schedule {
     int *reuse_of;             /* per buffer id: buffer id whose memory it reuses, or -1 */
     int *rd_start, *rd;        /* buffer id -> nodes reading it: rd[rd_start[id] .. rd_start[id+1]) */
     int *wr_start, *wr;        /* ... writing it (node ids ascending, dead nodes included) */
+    struct SchedReshape **reshapes; int nreshapes;   /* kept outer-loop splits (core/sched_reshape.c):
+                                  they rewrite the buffers' bodies while the schedule lives;
+                                  sched_free puts the lowered bodies back */
     Arena arena;
 } Schedule;
 
@@ -70,5 +75,16 @@ char *sched_decisions_text(const Schedule *s);
 /* Number of kernels (fused groups incl. extern calls). */
 int sched_num_kernels(const Schedule *s);
 const char *sched_group_name(const Schedule *s, int g, char *buf, size_t n);
+
+/* Scheduler internals (core/sched_reshape.c): re-express the nodes of two would-be-fused groups
+ * over one common refinement of their outer loop ranges ([8, 256] vs [2048] -> [8, 256]); red*
+ * is a group's number of reduction outer dims, -1 when it is pointwise only. Returns the undo
+ * record (NULL: no common shape, nothing changed) and a "; outer loops ... split to ..." note
+ * for the decision text. A kept one goes to s->reshapes (undone, newest first, by sched_free). */
+typedef struct SchedReshape SchedReshape;
+SchedReshape *sched_reshape_pair(Schedule *s, const int *na, int nA, int redA, const int *nb, int nB, int redB,
+                                 char *note, size_t nn);
+/* Undo (bodies, and the nodes' deps when `deps`) and free u. */
+void sched_reshape_undo(Schedule *s, SchedReshape *u, bool deps);
 
 #endif

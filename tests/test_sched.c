@@ -18,6 +18,87 @@ static Schedule *sched(MiCtx *ctx, const char *rel, bool fusion, Graph **g, IrMo
     return sched_run(ctx, *m);
 }
 
+static Schedule *sched_file(MiCtx *ctx, const char *path, bool fusion, Graph **g, IrModule **m) {
+    *g = graph_load_file(ctx, path);
+    *m = NULL;
+    if (!*g) return NULL;
+    ops_resolve_graph(*g);
+    *m = ir_lower(ctx, *g);
+    if (!*m) return NULL;
+    ctx->fusion = fusion;
+    return sched_run(ctx, *m);
+}
+
+/* kernels of a graph file (not a torch-case), with the decision text */
+static int kernels_file(MiCtx *ctx, const char *path, bool fusion, char **decisions) {
+    Graph *g;
+    IrModule *m;
+    Schedule *s = sched_file(ctx, path, fusion, &g, &m);
+    int k = s ? sched_num_kernels(s) : -1;
+    if (s && decisions) *decisions = sched_decisions_text(s);
+    sched_free(s);
+    ir_free(m);
+    graph_free(g);
+    return k;
+}
+
+/* Outer loops that differ by a split of contiguous dims (core/sched_reshape.c): counts with
+ * fusion on and off and the decision text; values against the interpreter are checked for these
+ * fixtures by tests/test_codegen.c (regressions, fusion on and off). */
+static void split_outer(MiCtx *ctx) {
+    static const struct { const char *file; int on, off; const char *dec; } cases[] = {
+        {"sched_split_outer_ln_view", 1, 3,
+         "fuse op0 + op2 score=1056: vertical: producer into consumer; outer loops [24] split to [4, 6]\n"
+         "fuse op1 + op0_op2 score=1056: vertical: producer into consumer\n"},
+        {"sched_split_outer_sum_of_view", 1, 2,
+         "fuse op0 + op1 score=960: vertical: producer into consumer; outer loops [24] split to [4, 6]\n"},
+        {"sched_split_outer_horizontal", 1, 2,
+         "fuse op0 + op1 score=960: horizontal: shared reads; outer loops [4, 6, 10] and [2, 12, 10] both split to [2, 2, 6, 10]\n"},
+        /* same total, other elements (the rows of a transpose): refused, the split undone */
+        {"sched_split_outer_permuted_view", 2, 3,
+         "skip op0 + op2 score=1056: outer sizes differ: [4, 6] vs [24, 10] (split to one shape: buf0 read at a different index than op0 writes it)\n"
+         "skip op1 + op2 score=1056: outer sizes differ: [4, 6] vs [24, 10] (split to one shape: buf1 read at a different index than op1 writes it)\n"
+         "fuse op0 + op1 score=960: horizontal: shared reads\n"
+         "skip op0_op1 + op2 score=1152: outer sizes differ: [4, 6] vs [24, 10] (split to one shape: buf0 read at a different index than op0 writes it)\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[256], *dec = NULL;
+        snprintf(path, sizeof path, "tests/fixtures/codegen/%s.py", cases[i].file);
+        is_int(kernels_file(ctx, path, true, &dec), cases[i].on, "%s: %d kernel(s) with fusion", cases[i].file, cases[i].on);
+        is_str(dec, cases[i].dec, "%s: the decisions", cases[i].file);
+        free(dec);
+        is_int(kernels_file(ctx, path, false, NULL), cases[i].off, "%s: %d kernels without fusion", cases[i].file, cases[i].off);
+    }
+    /* the split lives as long as the schedule: sched_free puts the lowered body back, and a
+     * second schedule of the same IR decides alike */
+    Graph *g;
+    IrModule *m;
+    Schedule *s = sched_file(ctx, "tests/fixtures/codegen/sched_split_outer_ln_view.py", true, &g, &m);
+    Buffer *b2 = m ? ir_find_buffer(m, "buf2") : NULL;
+    if (ok(s && b2 && b2->body, "ln_view schedules")) {
+        int64_t r0 = 0, r1 = 0;
+        ok(b2->body->nvars == 3 && sym_is_int(b2->body->ranges[0], &r0) && r0 == 4 && sym_is_int(b2->body->ranges[1], &r1) && r1 == 6,
+           "while scheduled, buf2 loops over [4, 6, 10]");
+        char *d1 = sched_decisions_text(s);
+        sched_free(s);
+        ok(b2->body->nvars == 2 && sym_is_int(b2->body->ranges[0], &r0) && r0 == 24 && sym_is_int(b2->body->ranges[1], &r1) && r1 == 10,
+           "after sched_free, buf2 loops over [24, 10] again");
+        s = sched_run(ctx, m);
+        char *d2 = s ? sched_decisions_text(s) : NULL;
+        is_str(d2, d1, "a second schedule of the same IR records the same decisions (split included)");
+        free(d1); free(d2);
+    }
+    sched_free(s); ir_free(m); graph_free(g);
+    /* the bench's transformer block: the second layer norm joins the [2048, 128] pointwise that
+     * feeds the MLP's addmm (14 kernels before) */
+    char *dec = NULL;
+    is_int(kernels_file(ctx, "bench/graphs/transformer_block.py", true, &dec), 13, "transformer_block: 13 kernels");
+    ok(dec && strstr(dec, "fuse op15 + op17 score=1056768: vertical: producer into consumer; outer loops [2048] split to [8, 256]\n"),
+       "transformer_block: layer norm + its [2048, 128] view fuse, the split named");
+    ok(dec && !strstr(dec, "outer sizes differ"), "transformer_block: no fusion refused for outer sizes");
+    free(dec);
+}
+
 static int kernels(MiCtx *ctx, const char *rel, bool fusion, char **decisions, char **post) {
     Graph *g;
     IrModule *m;
@@ -53,10 +134,13 @@ int main(void) {
     free(dec); dec = NULL;
     k = kernels(ctx, "cuda/softmax/graph0", true, NULL, NULL);
     is_int(k, 1, "softmax via prepare_softmax_online: one kernel");
-    /* reductions: x.sum(dim=0) reduces over another outer size: it cannot join the row kernel */
+    /* reductions: x.sum(dim=0) walks the columns ([96] outer, [128] inner), the row kernel the
+     * rows: no split makes them one loop nest. Inductor does not fuse them either (two nodes in
+     * its ir_post_fusion.txt); its single cpp kernel is CppScheduling's kernel group, which puts
+     * consecutive nodes' loop nests into one C function */
     k = kernels(ctx, "cpu/reductions/graph0", true, &dec, NULL);
     is_int(k, 2, "reductions: row kernel + column sum");
-    ok(dec && strstr(dec, "skip op3 + op0_op1_op2_op4 score=49536: outer sizes differ\n") != NULL,
+    ok(dec && strstr(dec, "skip op3 + op0_op1_op2_op4 score=49536: outer sizes differ: [96] vs [128]\n") != NULL,
        "reductions: the rejected fusion is recorded with its reason");
     free(dec); dec = NULL;
     /* extern kernels never fuse; relu fuses... into nothing (its producer is extern) */
@@ -99,6 +183,7 @@ int main(void) {
         diag("view_mutation: %d nodes, %d dead, %d kernels", s->nnodes, dead, s->norder);
     }
     sched_free(s); ir_free(m); graph_free(g);
+    split_outer(ctx);
     mi_ctx_free(ctx);
     return done_testing();
 }
