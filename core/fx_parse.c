@@ -20,6 +20,7 @@
  * names the file, line and column and says what was expected. */
 #include "graph.h"
 #include "ops.h"
+#include "symbool.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -509,12 +510,24 @@ static int parse_annotation(Parser *p, Node *n, const char *text, size_t len, si
         Expr *e = sym_parse(p->ctx, s + 4, &end);
         char why[1024];
         snprintf(why, sizeof why, "%s", p->ctx->err.msg);
-        const char *rel = end ? end + strspn(end, " ") : NULL;
-        bool symbool = !strncmp(s + 4, "Eq(", 3) || !strncmp(s + 4, "Ne(", 3) ||
-                       (e && rel && (*rel == '<' || *rel == '>' || !strncmp(rel, "==", 2) || !strncmp(rel, "!=", 2)));
-        if (symbool)
-            rc = perr_at(p, at, "unsupported SymBool annotation \"%s\": symbolic conditions (the inputs of "
-                         "_assert_scalar) are not supported; only integer sizes \"Sym(<expr>)\"", s);
+        size_t inner = len > 5 && s[len - 1] == ')' ? len - 5 : 0;   /* text between "Sym(" and ")" */
+        if (symbool_looks_bool(p->ctx, s + 4)) {
+            /* a SymBool ("Sym(s0 >= 2)", "Sym(Eq(s0, s1))"): kept verbatim, checked here */
+            char *cond = mi_xmalloc(inner + 1);
+            memcpy(cond, s + 4, inner);
+            cond[inner] = 0;
+            const char *cend = NULL;
+            SymBool *b = inner ? symbool_parse(p->ctx, cond, &cend) : NULL;
+            if (!inner) rc = perr_at(p, at, "expected ')' closing Sym( in annotation \"%s\"", s);
+            else if (!b) {
+                snprintf(why, sizeof why, "%s", p->ctx->err.msg);
+                rc = perr_at(p, at + 4 + (p->ctx->err.col > 0 ? p->ctx->err.col - 1 : 0),
+                             "bad symbolic condition in annotation \"%s\": %s", s, why);
+            } else if (*cend) rc = perr_at(p, at + 4 + (cend - cond), "unexpected '%c' in symbolic condition \"%s\"", *cend, s);
+            else { n->symbool = arena_strdup(&p->g->arena, cond); n->annotated = true; }
+            symbool_free(b);
+            free(cond);
+        }
         else if (!e) rc = perr_at(p, at + 4, "bad symbolic expression in annotation \"%s\": %s", s, why);
         else if (!end || *end != ')' || end[1]) rc = perr_at(p, at, "expected ')' closing Sym( in annotation \"%s\"", s);
         else { n->is_sym = true; n->sym_val = e; n->annotated = true; }

@@ -101,7 +101,11 @@ void value_print_sb(const Value *v, StrBuf *sb) {
 
 bool node_annotation_sb(const Node *n, StrBuf *sb) {
     if (!n->annotated) return false;
-    if (n->is_sym) {
+    if (n->symbool) {
+        sb_put(sb, "Sym(");
+        sb_put(sb, n->symbool);
+        sb_putc(sb, ')');
+    } else if (n->is_sym) {
         sb_put(sb, "Sym(");
         if (n->sym_val) sym_str_sb(n->sym_val, sb);
         else sb_putc(sb, '?');

@@ -361,6 +361,7 @@ static Graph *clone_into(const Graph *g, Graph *parent) {
         d->stack = gdup(c, s->stack);
         d->comment = gdup(c, s->comment);
         d->ph_comment = gdup(c, s->ph_comment);
+        d->symbool = gdup(c, s->symbool);
         d->users = NULL;
         d->nusers = 0;
         if (s->has_meta || s->meta.ndim) copy_meta(&c->arena, &d->meta, &s->meta);

@@ -73,6 +73,9 @@ struct Node {
     TensorMeta meta;
     bool is_sym;            /* SymInt-valued node ("Sym(s77)") */
     Expr *sym_val;
+    const char *symbool;    /* SymBool-valued node ("Sym(s0 >= 2)", the input of _assert_scalar):
+                               the condition text inside "Sym(...)", kept verbatim (symbool.h
+                               parses it); NULL otherwise. is_sym is false for these */
     const char *stack;      /* text after "# File: " of the comment block it sits under, or NULL;
                                "" when under "# No stacktrace found for following nodes" */
     int src_line;           /* line in the source text it was parsed from (0 if built) */

@@ -5,6 +5,7 @@
  * by content. Uses cJSON. */
 #include "graph.h"
 #include "ops.h"
+#include "symbool.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -114,7 +115,8 @@ static cJSON *graph_json(const Graph *g) {
             cJSON *kw = cJSON_AddObjectToObject(j, "kwargs");
             for (int k = 0; k < n->nkwargs; k++) cJSON_AddItemToObject(kw, n->kwargs[k].name, value_json(&n->kwargs[k].v));
         }
-        if (n->annotated && n->is_sym) cJSON_AddItemToObject(j, "sym", expr_json(n->sym_val));
+        if (n->annotated && n->symbool) cJSON_AddStringToObject(j, "symbool", n->symbool);
+        else if (n->annotated && n->is_sym) cJSON_AddItemToObject(j, "sym", expr_json(n->sym_val));
         else if (n->annotated && n->has_meta) cJSON_AddItemToObject(j, "meta", meta_json(&n->meta));
         else if (n->has_meta) cJSON_AddItemToObject(j, "meta_unprinted", meta_json(&n->meta));
         if (n->stack) cJSON_AddStringToObject(j, "stack", n->stack);
@@ -408,9 +410,23 @@ static int read_graph(JR *r, Graph *g, const cJSON *o, int depth) {
         n->pytree_leaf = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "pytree_leaf"));
         n->is_method = strcmp(kind->valuestring, "call_method") == 0;
         const cJSON *sym = cJSON_GetObjectItemCaseSensitive(j, "sym");
+        const cJSON *sbool = cJSON_GetObjectItemCaseSensitive(j, "symbool");
         const cJSON *meta = cJSON_GetObjectItemCaseSensitive(j, "meta");
         const cJSON *meta_u = cJSON_GetObjectItemCaseSensitive(j, "meta_unprinted");
-        if (sym) {
+        if (sbool) {
+            if (!cJSON_IsString(sbool)) return jerr(r, "node '%s': \"symbool\" must be a string", n->name);
+            MiError saved = r->ctx->err;
+            SymBool *b = symbool_parse(r->ctx, sbool->valuestring, NULL);
+            if (!b) {
+                char why[700];
+                snprintf(why, sizeof why, "%.600s", r->ctx->err.msg);
+                r->ctx->err = saved;
+                return jerr(r, "node '%s': bad \"symbool\" \"%s\": %s", n->name, sbool->valuestring, why);
+            }
+            symbool_free(b);
+            n->symbool = arena_strdup(&g->arena, sbool->valuestring);
+            n->annotated = true;
+        } else if (sym) {
             if (!(n->sym_val = read_expr(r, sym, "sym"))) return -1;
             n->is_sym = n->annotated = true;
         } else if (meta) {

@@ -5,6 +5,7 @@
  * as PyTorch does, and returns the output tuple (None entries allowed). Higher-order ops
  * (cond) call back into interp_run for their subgraphs. */
 #include "interp.h"
+#include "symbool.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,6 +197,18 @@ static int run_call(Interp *in, int i) {
     /* a SymInt-valued node defines its symbol for later size expressions */
     if (rc == 0 && n->is_sym && n->sym_val && n->sym_val->kind == EX_SYM && in->vals[i].kind == IV_INT)
         rc = sym_bind(in, n, n->sym_val->name, in->vals[i].i);
+    /* a SymBool node ("Sym(s0 >= 2)"): its annotation, evaluated with the bound sizes, must
+     * agree with the computed value (skipped when it names a symbol not bound yet) */
+    if (rc == 0 && n->symbool && (in->vals[i].kind == IV_BOOL || in->vals[i].kind == IV_INT)) {
+        MiError saved = in->ctx->err;
+        bool want;
+        if (symbool_eval_text(in->ctx, n->symbool, in->syms, in->nsyms, &want) == 0) {
+            if (want != (in->vals[i].i != 0))
+                rc = mi_err(in->ctx, in->g->source, n->src_line, 0,
+                            "node '%s': computed %s but its annotation Sym(%s) is %s for these sizes", n->name,
+                            in->vals[i].i ? "True" : "False", n->symbool, want ? "True" : "False");
+        } else in->ctx->err = saved;
+    }
     return rc;
 }
 

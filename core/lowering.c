@@ -4,6 +4,7 @@
 #include "lowering.h"
 #include "functionalize.h"
 #include "passes.h"
+#include "symbool.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -1762,6 +1763,49 @@ static int find_kind(const char *t) {
     return -1;
 }
 
+/* aten._assert_scalar and the range hints of unbacked SymInts: no kernel; the assert becomes
+ * size guards of the module (checked by the C wrapper) */
+static bool is_sym_check(const char *t) {
+    return t && (!strcmp(t, "aten._assert_scalar.default") || !strcmp(t, "aten.sym_constrain_range.default") ||
+                 !strcmp(t, "aten.sym_constrain_range_for_size.default") ||
+                 !strcmp(t, "aten._functional_sym_constrain_range.default"));
+}
+
+/* _assert_scalar(cond, msg) with cond a SymBool node "Sym(s0 >= 2)": each relation of the
+ * condition (a conjunction) over the module's size symbols becomes a guard "s0 >= 2". A
+ * condition that is no conjunction (Or) or names other symbols (unbacked u0) is not checked. */
+static void lower_assert_scalar(IrModule *m, MiCtx *ctx, const Node *n) {
+    if (strcmp(n->target, "aten._assert_scalar.default") || n->nargs < 1 || n->args[0].kind != V_NODE ||
+        !n->args[0].node->symbool)
+        return;
+    MiError saved = ctx->err;
+    SymBool *b = symbool_parse(ctx, n->args[0].node->symbool, NULL);
+    ctx->err = saved;
+    StrBuf sb;
+    sb_init(&sb);
+    if (b && symbool_guards(b, &sb) > 0) {
+        for (char *line = sb.s, *nl; line && *line; line = nl + 1) {
+            nl = strchr(line, '\n');
+            *nl = 0;
+            SymBool *r = symbool_parse(ctx, line, NULL);
+            const char *names[16];
+            int k = r ? sym_free_symbols(r->lhs, names, 8) : 0;
+            k += r ? sym_free_symbols(r->rhs, names + k, 8) : 0;
+            bool known = r != NULL;
+            for (int i = 0; i < k && known; i++) {
+                known = false;
+                for (int j = 0; j < m->nsyms; j++)
+                    if (!strcmp(m->sym_names[j], names[i])) known = true;
+            }
+            ctx->err = saved;
+            symbool_free(r);
+            if (known) ir_add_guard(m, "%s", line);
+        }
+    }
+    sb_free(&sb);
+    symbool_free(b);
+}
+
 bool lowering_supported(const Graph *g, char *why, size_t n) {
     for (int i = 0; i < g->n; i++) {
         const Node *nd = g->nodes[i];
@@ -1777,6 +1821,7 @@ bool lowering_supported(const Graph *g, char *why, size_t n) {
         }
         if (nd->kind != N_CALL_FUNCTION) continue;
         if (nd->is_sym && nd->sym_val) continue;   /* SymInt arithmetic: its value is the annotation */
+        if (nd->symbool || is_sym_check(nd->target)) continue;   /* SymBools and their asserts: guards */
         if (!find_pw(nd->target) && find_kind(nd->target) < 0 && !ir_fallback_ok(nd->op ? nd->op : op_lookup(nd->target))) {
             if (why) snprintf(why, n, "unsupported op '%s' (node '%s')", nd->target, nd->name);
             return false;
@@ -2052,6 +2097,8 @@ IrModule *ir_lower(MiCtx *ctx, const Graph *g) {
         /* sym_size / operator.mul ... on sizes: the annotation ("Sym(2*s0)") is the value; views
          * and factories read sizes from their own annotations */
         if (n->is_sym && n->sym_val) { L.vals[i].kind = LV_SYM; L.vals[i].sym = n->sym_val; continue; }
+        if (n->symbool) continue;
+        if (is_sym_check(n->target)) { lower_assert_scalar(m, ctx, n); continue; }
         if (lower_node(&L, n) < 0) goto fail;
     }
     free(L.vals);

@@ -452,6 +452,62 @@ done:
     return rc;
 }
 
+/* ---- SymBool helpers: comparisons of SymInts (operator.ge ... ne), and_ / or_ / sym_not on
+ * SymBools, sym_max / sym_min, and .item() (aten._local_scalar_dense, an unbacked SymInt) ---- */
+
+static int symbool_op_eval(const OpCall *c, IValue *out) {
+    ShapeArgs sa;
+    sa_from_call(&sa, c);
+    double a, b = 0;
+    DType ta, tb = DT_I64;
+    int rc = -1;
+    const char *name = c->op->name, *dot = strrchr(name, '.');
+    const char *op = dot ? dot + 1 : name;
+    bool unary = !strcmp(op, "sym_not");
+    if (sa_scalar(&sa, sa_arg(&sa, 0, NULL), "a", &a, &ta)) goto done;
+    if (!unary && sa_scalar(&sa, sa_arg(&sa, 1, NULL), "b", &b, &tb)) goto done;
+    out->kind = IV_BOOL;
+    if (unary) out->i = a == 0;
+    else if (!strcmp(op, "ge")) out->i = a >= b;
+    else if (!strcmp(op, "gt")) out->i = a > b;
+    else if (!strcmp(op, "le")) out->i = a <= b;
+    else if (!strcmp(op, "lt")) out->i = a < b;
+    else if (!strcmp(op, "eq")) out->i = a == b;
+    else if (!strcmp(op, "ne")) out->i = a != b;
+    else if (!strcmp(op, "and_") || !strcmp(op, "or_")) {
+        bool bools = ta == DT_BOOL && tb == DT_BOOL;
+        int64_t x = (int64_t)a, y = (int64_t)b;
+        out->i = op[0] == 'a' ? (bools ? (x && y) : (x & y)) : (bools ? (x || y) : (x | y));
+        if (!bools) out->kind = IV_INT;
+    } else {                                   /* sym_max / sym_min */
+        bool ints = ta != DT_F32 && tb != DT_F32;
+        double r = !strcmp(op, "sym_max") ? (a > b ? a : b) : (a < b ? a : b);
+        if (ints) { out->kind = IV_INT; out->i = (int64_t)r; }
+        else { out->kind = IV_FLOAT; out->f = r; }
+    }
+    rc = 0;
+done:
+    ev_end(&sa);
+    return rc;
+}
+
+static int local_scalar_eval(const OpCall *c, IValue *out) {
+    ShapeArgs sa;
+    sa_from_call(&sa, c);
+    int rc = -1;
+    Tensor *t = ev_tensor(sa_arg(&sa, 0, "self"));
+    if (!t) { sa_err(&sa, "argument 'self' is not a tensor"); goto done; }
+    if (tensor_numel(t) != 1) { sa_err(&sa, "item() of a tensor with %lld elements (needs exactly one)", (long long)tensor_numel(t)); goto done; }
+    double v = tensor_get_f(t, 0);
+    if (dtype_is_float(t->dtype)) { out->kind = IV_FLOAT; out->f = v; }
+    else if (t->dtype == DT_BOOL) { out->kind = IV_BOOL; out->i = v != 0; }
+    else { out->kind = IV_INT; out->i = (int64_t)v; }
+    rc = 0;
+done:
+    ev_end(&sa);
+    return rc;
+}
+
 /* ---- no-effect ops: asserts check their condition, profiler ops do nothing ---- */
 
 static int noeffect_eval(const OpCall *c, IValue *out) {
@@ -484,6 +540,7 @@ static const CtorSpec c_full = {C_FULL}, c_zeros = {C_ZEROS}, c_ones = {C_ONES},
 #define LIKE(name, spec, doc) {name, 0, op_infer_generic, ctor_eval, doc, shape_ctor, &spec}
 #define NOEFF(name, doc) {name, OPF_NOEFFECT, op_infer_generic, noeffect_eval, doc, shape_none, NULL}
 #define SYMOP(name, doc) {name, 0, op_infer_generic, sym_arith_eval, doc, shape_none, NULL}
+#define BOOLOP(name, doc) {name, 0, op_infer_generic, symbool_op_eval, doc, shape_none, NULL}
 
 const OpDef ops_misc_table[] = {
     CTOR("aten.full.default", c_full, "tensor of size filled with fill_value"),
@@ -522,9 +579,17 @@ const OpDef ops_misc_table[] = {
     SYMOP("operator.mul", "SymInt a * b"), SYMOP("operator.floordiv", "SymInt a // b"),
     SYMOP("operator.mod", "SymInt a % b"), SYMOP("operator.neg", "SymInt -a"),
     SYMOP("operator.truediv", "a / b"),
+    BOOLOP("operator.ge", "SymBool a >= b"), BOOLOP("operator.gt", "SymBool a > b"),
+    BOOLOP("operator.le", "SymBool a <= b"), BOOLOP("operator.lt", "SymBool a < b"),
+    BOOLOP("operator.eq", "SymBool a == b"), BOOLOP("operator.ne", "SymBool a != b"),
+    BOOLOP("operator.and_", "SymBool a & b"), BOOLOP("operator.or_", "SymBool a | b"),
+    BOOLOP("torch.sym_not", "SymBool not a"), BOOLOP("torch.sym_max", "SymInt max(a, b)"),
+    BOOLOP("torch.sym_min", "SymInt min(a, b)"),
+    {"aten._local_scalar_dense.default", 0, op_infer_generic, local_scalar_eval,
+     "item(): the one element as a number (an unbacked SymInt u0)", shape_none, NULL},
     NOEFF("aten._assert_async.msg", "runtime assert on a tensor (removed by passes)"),
     NOEFF("aten._assert_async.default", "runtime assert on a tensor (removed by passes)"),
-    NOEFF("aten._assert_scalar.default", "runtime assert on a SymBool (removed by passes)"),
+    NOEFF("aten._assert_scalar.default", "runtime assert on a SymBool (kept by passes; checked at run time)"),
     NOEFF("aten._assert_tensor_metadata.default", "metadata assert (removed by passes)"),
     NOEFF("aten.sym_constrain_range.default", "range hint for an unbacked SymInt"),
     NOEFF("aten.sym_constrain_range_for_size.default", "range hint for an unbacked SymInt"),

@@ -33,9 +33,11 @@ int pass_remove_profiler_ops(PassCtx *pc, Graph *g) {
     return remove_matching(pc, g, t, "profiler op");
 }
 
+/* aten._assert_scalar (a runtime check of a SymBool, "s0 >= 2") is kept, as in Inductor: it
+ * has a side effect and the generated wrapper checks it */
 int pass_remove_assert_ops(PassCtx *pc, Graph *g) {
     static const char *const t[] = {"aten._assert_tensor_metadata.default", "aten._assert_async.msg",
-        "aten._assert_scalar.default", "aten._assert_async.default", NULL};
+        "aten._assert_async.default", NULL};
     return remove_matching(pc, g, t, "assert op");
 }
 

@@ -127,7 +127,7 @@ int main(void) {
     walk("tests/fixtures/fx", &f, true);
     qsort(f.v, f.n, sizeof *f.v, cmp_str);
     is_int(from_cases, 106, "found all 106 FX texts of the torch-cases fixtures");
-    is_int(f.n - from_cases, 6, "found the 6 log payload fixtures in tests/fixtures/fx");
+    is_int(f.n - from_cases, 7, "found the 6 log payload fixtures and the SymBool one in tests/fixtures/fx");
 
     MiCtx *ctx = mi_ctx_new();
     int loaded = 0, linted = 0, same = 0, same_nostack = 0, subgraphs = 0;

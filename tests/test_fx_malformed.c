@@ -134,9 +134,14 @@ int main(void) {
         "found 'import os' (this is an fx_graph_runnable.py repro script: load fx_graph_readable.py");
     BAD("an output_code.py", "# AOT ID: ['0_inference']\nfrom ctypes import c_void_p\nasync_compile = AsyncCompile()\n", 1, 1,
         "(this is Inductor's generated output_code.py, not an FX graph");
-    BAD("SymBool annotation", HEAD "        sym_size_int: \"Sym(4)\" = torch.ops.aten.sym_size.int(x, 0)\n"
-        "        ge: \"Sym(s0 >= 2)\" = sym_size_int >= 2\n" RET, 4, 14, "unsupported SymBool annotation \"Sym(s0 >= 2)\"");
-    BAD("SymBool Eq annotation", HEAD "        eq: \"Sym(Eq(s0, 2))\" = x == 2\n" RET, 3, 14, "unsupported SymBool annotation");
+    /* SymBool annotations load (tests/test_symbool.c); broken conditions say where and why */
+    BAD("SymBool without a right side", HEAD "        ge: \"Sym(s0 >= )\" = x >= 2\n" RET, 3, 24,
+        "bad symbolic condition in annotation \"Sym(s0 >= )\": bad integer expression in condition");
+    BAD("SymBool Eq without comma", HEAD "        eq: \"Sym(Eq(s0 5))\" = x == 2\n" RET, 3, 24,
+        "bad symbolic condition in annotation \"Sym(Eq(s0 5))\": expected ',' between the two sides of Eq(");
+    BAD("SymBool with junk after it", HEAD "        ge: \"Sym(s0 >= 2 s1)\" = x >= 2\n" RET, 3, 26,
+        "unexpected 's' in symbolic condition \"Sym(s0 >= 2 s1)\"");
+    BAD("SymBool not closed", HEAD "        ge: \"Sym(s0 >= 2\" = x >= 2\n" RET, 3, 14, "expected ')' closing Sym(");
     BAD("class line typo", "class GraphModule (torch.nn.Modul) :\n", 1, 18, "expected '(torch.nn.Module):'");
     BAD("tabs for indentation", "class GraphModule(torch.nn.Module):\n\tdef forward(self):\n", 2, 1,
         "expected 'def forward' indented by 4 spaces");
