@@ -869,8 +869,15 @@ static int parse_assignment(Parser *p) {
                 graph_set_args(p->g, n, args, n->nargs + 1);
                 free(args);
             } else {
-                if (strncmp(callee, "torch.ops.", 10) == 0) callee += 10;
-                else if (!(strncmp(callee, "torch.", 6) == 0 || strncmp(callee, "operator.", 9) == 0 ||
+                if (strncmp(callee, "torch.ops.", 10) == 0) {
+                    callee += 10;
+                    /* the printer writes torch.* and operator.* targets without this prefix, so
+                     * such a name after it would not print back as written */
+                    if (strncmp(callee, "torch.", 6) == 0 || strncmp(callee, "operator.", 9) == 0 ||
+                        strncmp(callee, "_operator.", 10) == 0)
+                        return perr_at(p, rhs, "'torch.ops.%.*s' names no op namespace (expected torch.ops.aten.*, prims.*, ...)",
+                                       (int)strcspn(callee, "("), callee);
+                } else if (!(strncmp(callee, "torch.", 6) == 0 || strncmp(callee, "operator.", 9) == 0 ||
                            strncmp(callee, "_operator.", 10) == 0)) {
                     if (dot) return perr_at(p, rhs, "use of undefined name '%.*s'", (int)strcspn(callee, "."), callee);
                     return perr_at(p, rhs, "unsupported call target '%s'; expected torch.ops.*", callee);

@@ -555,7 +555,7 @@ static void fuse_rounds(Schedule *s, Fx *f) {
                     if (u) {   /* say why the common shape did not help either */
                         char w0[160];
                         memcpy(w0, why, sizeof w0);
-                        snprintf(why, sizeof why, "%.70s (split to one shape: %.70s)", w0, why2);
+                        snprintf(why, sizeof why, "%.60s (split to one shape: %.70s)", w0, why2);
                     }
                     note[0] = 0;
                 }

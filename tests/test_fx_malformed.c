@@ -89,6 +89,8 @@ int main(void) {
     BAD("bad indentation", HEAD "          sin = torch.ops.aten.sin.default(x)\n" RET, 3, 11, "unexpected indentation");
     BAD("missing '='", HEAD "        sin: \"f32[4, 4][4, 1]cpu\" torch.ops.aten.sin.default(x)\n" RET, 3, 35, "expected '='");
     BAD("unsupported callee", HEAD "        y = foo(x)\n" RET, 3, 13, "unsupported call target 'foo'");
+    BAD("torch.ops. before a non-namespace", HEAD "        y = torch.ops.operator.add(x, x)\n" RET, 3, 13,
+        "'torch.ops.operator.add' names no op namespace");
     BAD("method on an undefined name", HEAD "        y = z.sin()\n" RET, 3, 13, "use of undefined name 'z'");
     BAD("positional after keyword", HEAD "        y = torch.ops.aten.sum.dim_IntList(x, dim = [0], True)\n" RET, 3, 58,
         "positional argument after keyword");
