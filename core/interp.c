@@ -138,27 +138,22 @@ static bool has_nodes(const Value *v) {
     return false;
 }
 
-/* The runtime value of an argument (owned references); constants give IV_NONE at top level
- * and their scalar value inside lists. */
-static int resolve(Interp *in, const Node *user, const Value *v, IValue *out, bool nested) {
+int interp_resolve_arg(MiCtx *ctx, const Value *v, IValue *out, bool nested, const SymBinding *syms, int nsyms,
+                       InterpNodeValueFn node_value, void *env) {
     memset(out, 0, sizeof *out);
     out->kind = IV_NONE;
     switch (v->kind) {
-    case V_NODE: {
-        int p = pos_of(in, v->node);
-        if (p < 0)
-            return mi_err(in->ctx, in->g->source, user->src_line, 0, "node '%s' uses '%s', which is not in the graph",
-                          user->name, v->node->name);
-        ivalue_copy(out, &in->vals[p]);
-        return 0;
-    }
+    case V_NODE: return node_value(env, v->node, out);
     case V_LIST: case V_TUPLE:
         if (!has_nodes(v) && !nested) return 0;
         out->kind = IV_TUPLE;
         out->n = v->list.n;
         out->items = mi_xcalloc((size_t)(v->list.n ? v->list.n : 1), sizeof(IValue));
         for (int i = 0; i < v->list.n; i++)
-            if (resolve(in, user, &v->list.items[i], &out->items[i], true)) { ivalue_clear(out); return -1; }
+            if (interp_resolve_arg(ctx, &v->list.items[i], &out->items[i], true, syms, nsyms, node_value, env)) {
+                ivalue_clear(out);
+                return -1;
+            }
         return 0;
     case V_INT: if (nested) { out->kind = IV_INT; out->i = v->i; } return 0;
     case V_BOOL: if (nested) { out->kind = IV_BOOL; out->i = v->b; } return 0;
@@ -166,11 +161,28 @@ static int resolve(Interp *in, const Node *user, const Value *v, IValue *out, bo
     case V_SYM:
         if (nested) {
             out->kind = IV_INT;
-            if (sym_eval(in->ctx, v->sym, in->syms, in->nsyms, &out->i)) return -1;
+            if (sym_eval(ctx, v->sym, syms, nsyms, &out->i)) return -1;
         }
         return 0;
     default: return 0;
     }
+}
+
+/* A node reference's value: the interpreter's value of that node (a new reference). */
+typedef struct NodeEnv { Interp *in; const Node *user; } NodeEnv;
+static int interp_node_value(void *env, const Node *ref, IValue *out) {
+    const NodeEnv *e = env;
+    int p = pos_of(e->in, ref);
+    if (p < 0)
+        return mi_err(e->in->ctx, e->in->g->source, e->user->src_line, 0, "node '%s' uses '%s', which is not in the graph",
+                      e->user->name, ref->name);
+    ivalue_copy(out, &e->in->vals[p]);
+    return 0;
+}
+
+static int resolve(Interp *in, const Node *user, const Value *v, IValue *out, bool nested) {
+    NodeEnv e = {in, user};
+    return interp_resolve_arg(in->ctx, v, out, nested, in->syms, in->nsyms, interp_node_value, &e);
 }
 
 static int run_call(Interp *in, int i) {

@@ -4,6 +4,7 @@
  * core/runtime.c), and copy each result into the fallback's output buffers. This is how
  * registry ops without a lowering (embedding, gather, index.Tensor, native_layer_norm, ...)
  * still lower, schedule, compile and run, as Inductor calls the ATen op for a FallbackKernel. */
+#include "interp.h"
 #include "ir.h"
 
 #include <stdlib.h>
@@ -47,52 +48,24 @@ typedef struct Resolver {
     const SymBinding *syms; int nsyms;
 } Resolver;
 
-/* As the graph interpreter resolves arguments: node refs become their values (tensors in
- * eargs order, SymInt nodes their symbol's value), lists holding nodes become IV_TUPLEs whose
- * constants are scalars; other top-level constants stay IV_NONE (ops read them from args). */
-static bool has_nodes(const Value *v) {
-    if (v->kind == V_NODE) return true;
-    if (v->kind == V_LIST || v->kind == V_TUPLE)
-        for (int i = 0; i < v->list.n; i++) if (has_nodes(&v->list.items[i])) return true;
-    return false;
+/* A node reference of a fallback's arguments: SymInt nodes their symbol's value, tensors the
+ * next of the tensors passed (in eargs order). */
+static int fallback_node_value(void *env, const Node *x, IValue *out) {
+    Resolver *r = env;
+    if (x->is_sym && x->sym_val) {
+        out->kind = IV_INT;
+        return sym_eval(r->ctx, x->sym_val, r->syms, r->nsyms, &out->i) ? -1 : 0;
+    }
+    if (r->next >= r->nargs)
+        return mi_err(r->ctx, r->g ? r->g->source : NULL, r->n->src_line, 0,
+                      "fallback '%s': more tensor arguments than the %d passed (node '%s')", r->n->target, r->nargs, r->n->name);
+    out->kind = IV_TENSOR;
+    out->t = tensor_ref(r->args[r->next++]);
+    return 0;
 }
 
-static int resolve(Resolver *r, const Value *v, IValue *out, bool nested) {
-    memset(out, 0, sizeof *out);
-    out->kind = IV_NONE;
-    switch (v->kind) {
-    case V_NODE: {
-        const Node *x = v->node;
-        if (x->is_sym && x->sym_val) {
-            out->kind = IV_INT;
-            return sym_eval(r->ctx, x->sym_val, r->syms, r->nsyms, &out->i) ? -1 : 0;
-        }
-        if (r->next >= r->nargs)
-            return mi_err(r->ctx, r->g ? r->g->source : NULL, r->n->src_line, 0,
-                          "fallback '%s': more tensor arguments than the %d passed (node '%s')", r->n->target, r->nargs, r->n->name);
-        out->kind = IV_TENSOR;
-        out->t = tensor_ref(r->args[r->next++]);
-        return 0;
-    }
-    case V_LIST: case V_TUPLE:
-        if (!has_nodes(v) && !nested) return 0;
-        out->kind = IV_TUPLE;
-        out->n = v->list.n;
-        out->items = mi_xcalloc((size_t)(v->list.n ? v->list.n : 1), sizeof(IValue));
-        for (int i = 0; i < v->list.n; i++)
-            if (resolve(r, &v->list.items[i], &out->items[i], true)) { ivalue_clear(out); return -1; }
-        return 0;
-    case V_INT: if (nested) { out->kind = IV_INT; out->i = v->i; } return 0;
-    case V_BOOL: if (nested) { out->kind = IV_BOOL; out->i = v->b; } return 0;
-    case V_FLOAT: if (nested) { out->kind = IV_FLOAT; out->f = v->f; } return 0;
-    case V_SYM:
-        if (nested) {
-            out->kind = IV_INT;
-            if (sym_eval(r->ctx, v->sym, r->syms, r->nsyms, &out->i)) return -1;
-        }
-        return 0;
-    default: return 0;
-    }
+static int resolve(Resolver *r, const Value *v, IValue *out) {
+    return interp_resolve_arg(r->ctx, v, out, false, r->syms, r->nsyms, fallback_node_value, r);
 }
 
 static int copy_out(MiCtx *ctx, const Node *n, Tensor *dst, const IValue *v, int k) {
@@ -116,8 +89,8 @@ int ir_fallback_eval(MiCtx *ctx, const Graph *g, const Node *n, Tensor *const *a
     IValue *argv = mi_xcalloc((size_t)(n->nargs + n->nkwargs + 1), sizeof(IValue));
     IValue *kwargv = argv + n->nargs;
     int rc = 0;
-    for (int a = 0; a < n->nargs && rc == 0; a++) rc = resolve(&r, &n->args[a], &argv[a], false);
-    for (int k = 0; k < n->nkwargs && rc == 0; k++) rc = resolve(&r, &n->kwargs[k].v, &kwargv[k], false);
+    for (int a = 0; a < n->nargs && rc == 0; a++) rc = resolve(&r, &n->args[a], &argv[a]);
+    for (int k = 0; k < n->nkwargs && rc == 0; k++) rc = resolve(&r, &n->kwargs[k].v, &kwargv[k]);
     IValue res = {0};
     if (rc == 0) {
         OpCall call = {
