@@ -414,20 +414,25 @@ static DType arg_dtype(Lower *L, const Node *n, int i) {
     return DT_INVALID;
 }
 
-/* Give node n the pending pointwise value fn (shape from its meta). */
-static int set_pointwise(Lower *L, const Node *n, const IrFn *fn, DType dt, int nin_args) {
+/* Give node n a new pending storage computing fn over its meta's shape, realized at once when
+ * its users call for it (maybe_realize). */
+static int set_pending(Lower *L, const Node *n, const IrFn *fn, DType dt, const char **o, int no) {
     const TensorMeta *m = out_meta(n);
-    const char **o = NULL;
-    int no = 0;
-    origins_add(L, &o, &no, short_name(L, n->target));
-    for (int i = 0; i < nin_args && i < n->nargs; i++) origins_merge_arg(L, &o, &no, arg_tbox(L, n, i));
-    IrStorage *sb = storage_new(L, fn, dt, m->ndim, m->size, o, no);
-    IrTBox *t = tbox_of_storage(L, sb);
+    IrTBox *t = tbox_of_storage(L, storage_new(L, fn, dt, m->ndim, m->size, o, no));
     LVal *lv = node_val(L, n);
     lv->kind = LV_TBOX;
     lv->t = t;
     maybe_realize(L, t, L->nusers[graph_index_of(L->g, n)]);
     return 0;
+}
+
+/* Give node n the pending pointwise value fn (shape from its meta). */
+static int set_pointwise(Lower *L, const Node *n, const IrFn *fn, DType dt, int nin_args) {
+    const char **o = NULL;
+    int no = 0;
+    origins_add(L, &o, &no, short_name(L, n->target));
+    for (int i = 0; i < nin_args && i < n->nargs; i++) origins_merge_arg(L, &o, &no, arg_tbox(L, n, i));
+    return set_pending(L, n, fn, dt, o, no);
 }
 
 static int set_view(Lower *L, const Node *n, IrTBox *src, const IrFn *fn, int ndim, Expr **size) {
@@ -713,12 +718,7 @@ static int lower_stack(Lower *L, const Node *n) {
         f->cost = acc->cost + ld->cost + 4;
         acc = f;
     }
-    IrTBox *t = tbox_of_storage(L, storage_new(L, acc, m->dtype, m->ndim, m->size, o, no));
-    LVal *lv = node_val(L, n);
-    lv->kind = LV_TBOX;
-    lv->t = t;
-    maybe_realize(L, t, L->nusers[graph_index_of(L->g, n)]);
-    return 0;
+    return set_pending(L, n, acc, m->dtype, o, no);
 }
 
 /* arange / iota: start + step * i, in int64 when start and step are integers, else in double
@@ -810,13 +810,7 @@ static int lower_cat(Lower *L, const Node *n) {
         acc = f;
         off = sym_add(L->s, off, t->size[dim]);
     }
-    IrStorage *sb = storage_new(L, acc, m->dtype, m->ndim, m->size, o, no);
-    IrTBox *t = tbox_of_storage(L, sb);
-    LVal *lv = node_val(L, n);
-    lv->kind = LV_TBOX;
-    lv->t = t;
-    maybe_realize(L, t, L->nusers[graph_index_of(L->g, n)]);
-    return 0;
+    return set_pending(L, n, acc, m->dtype, o, no);
 }
 
 /* ---- views ---- */
