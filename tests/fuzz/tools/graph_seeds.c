@@ -2,8 +2,8 @@
  * (that loads) is written as graph JSON, plus N random graphs (core/graph_random.c) as both
  * JSON and FX text. Used by tests/fuzz/seeds.sh:
  *     graph_seeds OUT_JSON_DIR OUT_FX_DIR N file.py...                                    */
-#include "../../core/graph_random.h"
-#include "../../core/ops.h"
+#include "graph_random.h"
+#include "ops.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
