@@ -228,6 +228,13 @@ static void skip_line(Parser *p) {
 
 static int parse_value(Parser *p, Value *out);
 
+static int hexval(int c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
 static int parse_string(Parser *p, Value *out) {
     int q = peek(p);
     size_t start = p->pos;
@@ -250,6 +257,14 @@ static int parse_string(Parser *p, Value *out) {
             case 't': sb_putc(&sb, '\t'); break;
             case 'r': sb_putc(&sb, '\r'); break;
             case '0': sb_putc(&sb, '\0'); break;
+            case 'x': {     /* \xHH, as the printer writes control bytes */
+                int h = hexval(peek(p)), l = h < 0 ? -1 : hexval(p->pos + 1 < p->len ? p->src[p->pos + 1] : 0);
+                if (h < 0 || l < 0) { sb_putc(&sb, 'x'); break; }
+                advance(p);
+                advance(p);
+                sb_putc(&sb, (char)(h * 16 + l));
+                break;
+            }
             default: sb_putc(&sb, (char)e); break;
             }
         } else sb_putc(&sb, (char)c);
