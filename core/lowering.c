@@ -683,15 +683,26 @@ static IrVal call_cat(const IrFn *f, OpsHandler *h, Expr *const *idx) {
     return ops_where(h, c, lv, rv, f->dtype);
 }
 
+/* cat / stack: the output meta, the tensor list (args[0]) and the dim (args[1], default 0,
+ * negative counted from the output's rank). */
+static int list_and_dim(Lower *L, const Node *n, const char *what, const TensorMeta **m, const Value **lst, int64_t *dim) {
+    *m = out_meta(n);
+    *lst = n->nargs > 0 ? &n->args[0] : NULL;
+    if (!*m || !*lst || ((*lst)->kind != V_LIST && (*lst)->kind != V_TUPLE) || (*lst)->list.n < 1)
+        return lerr(L, n, "%s needs a list of tensors and a shape", what);
+    *dim = 0;
+    arg_int(n, 1, "dim", dim);
+    if (*dim < 0) *dim += (*m)->ndim;
+    if (*dim < 0 || *dim >= (*m)->ndim) return lerr(L, n, "%s: bad dim", what);
+    return 0;
+}
+
 /* stack(tensors, dim): cat of the tensors each seen with a size-1 dim inserted at dim. */
 static int lower_stack(Lower *L, const Node *n) {
-    const TensorMeta *m = out_meta(n);
-    const Value *lst = n->nargs > 0 ? &n->args[0] : NULL;
-    if (!m || !lst || (lst->kind != V_LIST && lst->kind != V_TUPLE) || lst->list.n < 1) return lerr(L, n, "stack needs a list of tensors and a shape");
-    int64_t dim = 0;
-    arg_int(n, 1, "dim", &dim);
-    if (dim < 0) dim += m->ndim;
-    if (dim < 0 || dim >= m->ndim) return lerr(L, n, "stack: bad dim");
+    const TensorMeta *m;
+    const Value *lst;
+    int64_t dim;
+    if (list_and_dim(L, n, "stack", &m, &lst, &dim) < 0) return -1;
     const IrFn *acc = NULL;
     const char **o = NULL;
     int no = 0;
@@ -777,13 +788,10 @@ static int lower_pad(Lower *L, const Node *n) {
 }
 
 static int lower_cat(Lower *L, const Node *n) {
-    const TensorMeta *m = out_meta(n);
-    const Value *lst = n->nargs > 0 ? &n->args[0] : NULL;
-    if (!m || !lst || (lst->kind != V_LIST && lst->kind != V_TUPLE) || lst->list.n < 1) return lerr(L, n, "cat needs a list of tensors and a shape");
-    int64_t dim = 0;
-    arg_int(n, 1, "dim", &dim);
-    if (dim < 0) dim += m->ndim;
-    if (dim < 0 || dim >= m->ndim) return lerr(L, n, "cat: bad dim");
+    const TensorMeta *m;
+    const Value *lst;
+    int64_t dim;
+    if (list_and_dim(L, n, "cat", &m, &lst, &dim) < 0) return -1;
     const IrFn *acc = NULL;
     Expr *off = sym_int(L->s, 0);
     const char **o = NULL;
