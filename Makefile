@@ -5,8 +5,9 @@
 #   make bench      build and run the benchmarks (bench/)
 #   make fuzz       build the libFuzzer targets (clang); make fuzz-run runs them (tests/README.md)
 #   make check-long the long robustness run (1000 random graphs)
-# Sources are picked up by directory: core/ trace/ viz/ form libminductor.a, repl/ the shell,
-# every tests/*.c is one TAP test program.
+# Sources are picked up by directory: core/*/ (the stage folders) trace/ viz/ form
+# libminductor.a, repl/ the shell, every tests/*.c is one TAP test program linked with the
+# test-only generators of tests/support/.
 
 -include config.mk
 
@@ -27,10 +28,13 @@ CFLAGS += -std=gnu11 $(OPT) $(WARN) $(SAN) -MMD -MP -I. -Icore \
 LDLIBS += $(GV_LIBS) $(CJSON_LIBS) $(MD_LIBS) $(BLAS_LIBS) $(OMP_FLAGS) -ldl -lm -lpthread
 LDFLAGS += $(SAN)
 
-LIB_SRC  = $(wildcard core/*.c) $(wildcard trace/*.c) $(wildcard viz/*.c)
+LIB_SRC  = $(wildcard core/*/*.c) $(wildcard trace/*.c) $(wildcard viz/*.c)
 REPL_SRC = $(wildcard repl/*.c)
 TEST_SRC = $(wildcard tests/*.c)
+SUPPORT_SRC = $(wildcard tests/support/*.c)
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o)
+SUPPORT_OBJ = $(SUPPORT_SRC:%.c=$(BUILD)/%.o)
+SUPPORT  = $(BUILD)/libtestsupport.a
 REPL_OBJ = $(REPL_SRC:%.c=$(BUILD)/%.o)
 TESTS    = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 LIB      = $(BUILD)/libminductor.a
@@ -55,12 +59,16 @@ $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+$(SUPPORT): $(SUPPORT_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
 $(BIN): $(REPL_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(REPL_OBJ) $(LIB) $(RL_LIBS) $(LDLIBS)
 
-$(BUILD)/tests/%: tests/%.c tests/tap.h $(LIB)
+$(BUILD)/tests/%: tests/%.c tests/tap.h $(SUPPORT) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(LIB) $(LDLIBS) $(LDFLAGS)
+	$(CC) $(CFLAGS) -o $@ $< $(SUPPORT) $(LIB) $(LDLIBS) $(LDFLAGS)
 
 # Tests run from the repository root; they find fixtures under tests/fixtures and the
 # shell binary through MINDUCTOR_BIN.
@@ -88,16 +96,16 @@ build-fuzz/obj/%.o: %.c
 build-fuzz/lib.a: $(FUZZ_OBJ)
 	@rm -f $@
 	ar rcs $@ $(FUZZ_OBJ)
--include $(wildcard build-fuzz/obj/*/*.d)
+-include $(wildcard build-fuzz/obj/*/*.d build-fuzz/obj/*/*/*.d)
 build-fuzz/%: tests/fuzz/%.c build-fuzz/lib.a
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $< build-fuzz/lib.a $(LDLIBS) -o $@
 # the shell's splitter lives in repl/: link the shell's files (not its main) into the target
 FUZZ_REPL_SRC = $(filter-out repl/main.c,$(REPL_SRC))
 build-fuzz/fuzz_shell: tests/fuzz/fuzz_shell.c build-fuzz/lib.a $(FUZZ_REPL_SRC)
 	clang $(FUZZ_CFLAGS) $(RL_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_REPL_SRC) build-fuzz/lib.a $(RL_LIBS) $(LDLIBS) -o $@
-build-fuzz/graph_seeds: tests/fuzz/tools/graph_seeds.c $(LIB)
+build-fuzz/graph_seeds: tests/fuzz/tools/graph_seeds.c $(SUPPORT) $(LIB)
 	@mkdir -p build-fuzz
-	$(CC) $(CFLAGS) -o $@ $< $(LIB) $(LDLIBS) $(LDFLAGS)
+	$(CC) $(CFLAGS) -o $@ $< $(SUPPORT) $(LIB) $(LDLIBS) $(LDFLAGS)
 # Run every target FUZZ_TIME seconds (one at a time, niced) on seeds from tests/fixtures;
 # logs and stats in build-fuzz/logs/, crashers in build-fuzz/crash-<name>/.
 FUZZ_TIME ?= 600
@@ -116,4 +124,4 @@ clean:
 distclean: clean
 	rm -f config.mk
 
--include $(LIB_OBJ:.o=.d) $(REPL_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(REPL_OBJ:.o=.d) $(SUPPORT_OBJ:.o=.d)

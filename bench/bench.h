@@ -4,9 +4,9 @@
 #ifndef BENCH_H
 #define BENCH_H
 
-#include "mi.h"
-#include "graph.h"
-#include "runtime.h"
+#include "base/mi.h"
+#include "fx/graph.h"
+#include "runtime/runtime.h"
 
 #include <stdio.h>
 
@@ -42,7 +42,7 @@ typedef struct Compiled {
 /* Parse `text`, run the post-grad passes, lower, schedule (ctx->fusion decides fusion),
  * generate C and compile it. upto: PIPE_ALL, PIPE_TO_LOWERING (stop after lowering) or
  * PIPE_TO_CODEGEN (skip cc and load). 0 on success; -1 with
- * a one-line reason in `why` (e.g. "n/a (core/codegen_c.h not written yet)"). */
+ * a one-line reason in `why` (e.g. "n/a (core/codegen/codegen_c.h not written yet)"). */
 int pipe_compile(MiCtx *ctx, const char *text, size_t len, const char *name, int upto,
                  Compiled *out, char *why, size_t nwhy);
 void pipe_free(Compiled *c);

@@ -3,7 +3,7 @@
  * the same run; its speed-up over the reference interpreter and over the same graph compiled
  * with fusion off; and a numerical check of the module against the interpreter. */
 #include "bench.h"
-#include "interp.h"
+#include "ops/interp.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -2,10 +2,10 @@
  * passes -> lowering -> scheduling (+fusion) -> C code generation -> cc -> dlopen, timing each
  * stage. */
 #include "bench.h"
-#include "codegen_c.h"
-#include "ir.h"
-#include "passes.h"
-#include "scheduler.h"
+#include "codegen/codegen_c.h"
+#include "lowering/lowering.h"
+#include "fx_passes/passes.h"
+#include "scheduler/scheduler.h"
 
 #include <stdlib.h>
 #include <string.h>

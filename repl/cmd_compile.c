@@ -6,13 +6,13 @@
 #include <string.h>
 #include "commands.h"
 #include "viz/viz.h"
-#include "runtime.h"
-#include "tensor.h"
+#include "runtime/runtime.h"
+#include "base/tensor.h"
 #include "trace/trace.h"
-#include "ir.h"
-#include "scheduler.h"
-#include "codegen_c.h"
-#include "codegen_cuda.h"
+#include "lowering/lowering.h"
+#include "scheduler/scheduler.h"
+#include "codegen/codegen_c.h"
+#include "codegen/codegen_cuda.h"
 
 struct CompileState {
     IrModule *ir;

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "commands.h"
-#include "ops.h"
-#include "tensor.h"
+#include "ops/ops.h"
+#include "base/tensor.h"
 #include "trace/trace.h"
 
 static char *join_args(int argc, char **argv) {

@@ -2,11 +2,11 @@
  * graph / lint / show fx / passes / step / diff to a subgraph (a cond branch), `leave` goes back
  * out. The scope is a dotted path ("false_graph_0.true_graph_0") resolved again on every use,
  * so it follows the pass manager's cursor; the passes themselves always run over the whole tree
- * (core/passes.c, subgraphs first), and a subgraph's changes are named "true_graph_0.sin". */
+ * (core/fx_passes/passes.c, subgraphs first), and a subgraph's changes are named "true_graph_0.sin". */
 #include <stdlib.h>
 #include <string.h>
 #include "commands.h"
-#include "passes.h"
+#include "fx_passes/passes.h"
 
 const Graph *graph_at_path(const Graph *g, const char *path) {
     char part[256];

@@ -1,14 +1,14 @@
 /* cmd_passes.c — shell commands that step through the post-grad pass pipeline with the pass
- * manager (core/passes.h): passes, step, next, back, goto, run, break, patterns, diff, bisect. Passes are
+ * manager (core/fx_passes/passes.h): passes, step, next, back, goto, run, break, patterns, diff, bisect. Passes are
  * numbered from 1 in the shell: `goto 3` is the graph after passes 1..3, `diff 3` what pass 3
  * did. Every applied step is written to the trace log when tracing is on. */
 #include <stdlib.h>
 #include <string.h>
 #include "commands.h"
-#include "graph_diff.h"
+#include "fx/graph_diff.h"
 #include "trace/trace.h"
 #include "viz/viz.h"
-#include "pattern.h"
+#include "fx_passes/pattern.h"
 
 
 static bool require_pm(Session *s) {

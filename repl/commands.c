@@ -33,7 +33,7 @@ static const Command commands[] = {
     {"break", "break [PASS|off]",
      "Stop `run`/`next` before PASS; without argument show the breakpoint; 'off' clears it.", cmd_break, CPL_PASS},
     {"patterns", "patterns [FILE|off]",
-     "Add the rewrites of a pattern file (core/patterns.md) to pass_pattern_2, for this graph and\n"
+     "Add the rewrites of a pattern file (core/fx_passes/patterns.md) to pass_pattern_2, for this graph and\n"
      "the next ones; without argument show the file in use; 'off' drops them. The steps from\n"
      "pass_pattern_2 on are recomputed.", cmd_patterns, CPL_FILE},
     {"diff", "diff [STEP|PASS]",

@@ -87,4 +87,8 @@ struct VizBufGraph;
 int compile_state_bufgraph(Session *s, struct VizBufGraph *out, bool with_groups);
 void compile_bufgraph_free(struct VizBufGraph *bg);
 
+/* `minductor tlparse ...` (repl/tlparse_cli.c): "LOG -o DIR" or "DIR --all-ranks -o DIR".
+ * Prints a summary on stdout, errors on stderr; returns a process exit code. */
+int tlparse_main(MiCtx *ctx, int argc, char **argv);
+
 #endif

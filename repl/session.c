@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "session.h"
-#include "tensor.h"
+#include "base/tensor.h"
 #include "viz/viz.h"
 #include "trace/trace.h"
 

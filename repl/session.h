@@ -8,9 +8,9 @@
 #define REPL_SESSION_H
 
 #include <stdio.h>
-#include "graph.h"
-#include "interp.h"
-#include "passes.h"
+#include "fx/graph.h"
+#include "ops/interp.h"
+#include "fx_passes/passes.h"
 
 typedef struct CompileState CompileState;   /* repl/cmd_compile.c: IR, schedule, code */
 typedef struct VizRenderer VizRenderer;
@@ -24,7 +24,7 @@ typedef struct Session {
     char *load_args;         /* arguments of the `load` that produced it, for `save session` */
     PassManager *pm;         /* over `graph`; NULL when the pass module failed to start */
     char *break_pass;        /* breakpoint pass name, or NULL */
-    char *patterns_path;     /* user pattern file (core/patterns.md) run in pass_pattern_2, or NULL */
+    char *patterns_path;     /* user pattern file (core/fx_passes/patterns.md) run in pass_pattern_2, or NULL */
     char *scope;             /* entered subgraph path ("true_graph_0", "f.g"), NULL at top */
 
     IValue *inputs; int ninputs;

@@ -1,8 +1,8 @@
 /* test_bisect.c — a deliberately broken pass is caught at that pass, by name: by the check
  * after every step (pm_first_failure / pm_report) and by pm_bisect's binary search over the
  * states; a pass that breaks lint (a dangling use) is caught as well. */
-#include "../core/passes.h"
-#include "../core/ops.h"
+#include "fx_passes/passes.h"
+#include "ops/ops.h"
 #include "tap.h"
 
 #include <stdlib.h>

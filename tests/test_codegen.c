@@ -1,11 +1,11 @@
 /* test_codegen.c — end to end over the recorded PyTorch cases: lower every
  * tests/fixtures/torch-cases/{cpu,cuda}/CASE/graphN/post_post_grad.py, schedule (fusion on and
- * off), generate C, compile and run it through core/runtime.h on inK.npy, compare with outK.npy
+ * off), generate C, compile and run it through core/runtime/runtime.h on inK.npy, compare with outK.npy
  * (allclose rtol 1e-4 atol 1e-5). Also: dynamic_pointwise compiles once and runs at 3 sizes. */
 #include "tap.h"
-#include "codegen_c.h"
-#include "lowering.h"
-#include "runtime.h"
+#include "codegen/codegen_c.h"
+#include "lowering/lowering.h"
+#include "runtime/runtime.h"
 
 #include <dirent.h>
 #include <sys/stat.h>

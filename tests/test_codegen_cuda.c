@@ -1,14 +1,14 @@
-/* test_codegen_cuda.c — the CUDA backend (core/codegen_cuda.c) without a GPU: the generated text
+/* test_codegen_cuda.c — the CUDA backend (core/codegen/codegen_cuda.c) without a GPU: the generated text
  * for the recorded cuda cases (kernel names, __global__, grid-stride loop, float4 path, warp
  * shuffle block reductions, welford, column reductions, the call() wrapper), the runtime's
  * answer when it cannot run (nvcc missing / no GPU), and the shell's `--device cuda`,
  * `set device cuda`, `codegen` and TORCH_TRACE inductor_output_code. When nvcc and a GPU are
  * both present, the softmax case also runs and is compared with PyTorch's recorded output. */
 #include "tap.h"
-#include "codegen_c.h"
-#include "codegen_cuda.h"
-#include "lowering.h"
-#include "runtime.h"
+#include "codegen/codegen_c.h"
+#include "codegen/codegen_cuda.h"
+#include "lowering/lowering.h"
+#include "runtime/runtime.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,10 +7,10 @@
  * with neither lowering nor reference implementation is still 'unsupported op', and the shell
  * prints the fallback through lower / ir / sched / exec. */
 #include "tap.h"
-#include "codegen_c.h"
-#include "codegen_cuda.h"
-#include "lowering.h"
-#include "runtime.h"
+#include "codegen/codegen_c.h"
+#include "codegen/codegen_cuda.h"
+#include "lowering/lowering.h"
+#include "runtime/runtime.h"
 
 #include <stdio.h>
 #include <stdlib.h>

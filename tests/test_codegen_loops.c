@@ -1,12 +1,12 @@
-/* test_codegen_loops.c — the loop forms of core/codegen_kernel.c: one Welford for var and mean
+/* test_codegen_loops.c — the loop forms of core/codegen/codegen_kernel.c: one Welford for var and mean
  * with lanes and a scalar tail, vectorizable NaN-propagating amax, row-local intermediates,
  * column reductions in tiles, parallel full reductions, the shared row loop of a segment. Each
  * graph is compiled and checked against the interpreter (random inputs, and NaNs where the
  * kernel form has a NaN path); sizes are chosen to leave partial lane blocks and tiles. */
 #include "tap.h"
-#include "codegen_c.h"
-#include "lowering.h"
-#include "runtime.h"
+#include "codegen/codegen_c.h"
+#include "lowering/lowering.h"
+#include "runtime/runtime.h"
 
 static int count(const char *s, const char *pat) {
     int n = 0;

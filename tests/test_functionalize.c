@@ -4,10 +4,10 @@
  * cpu/input_mutation functionalizes to the same structure as AOTAutograd's graph and matches
  * the recorded outputs and inK_after.npy; the whole pipeline stays numerically clean after;
  * and the reinplace pass turns a dead-input index_put into index_put_. */
-#include "../core/functionalize.h"
-#include "../core/graph_diff.h"
-#include "../core/passes.h"
-#include "../core/ops.h"
+#include "fx_passes/functionalize.h"
+#include "fx/graph_diff.h"
+#include "fx_passes/passes.h"
+#include "ops/ops.h"
 #include "tap.h"
 
 #include <ctype.h>

@@ -3,7 +3,7 @@
  * TORCH_TRACE logs into tests/fixtures/fx/) loads, lints clean, and prints back to exactly the
  * same text, with and without the "# File:" comments. The same for every distinct FX-graph
  * payload of all 33 real logs (cpu, cuda, multirank), kept in tests/fixtures/fx/graph_payloads*.log. */
-#include "../core/graph.h"
+#include "fx/graph.h"
 #include "../trace/trace.h"
 #include "tap.h"
 

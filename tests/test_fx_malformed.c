@@ -1,8 +1,8 @@
 /* test_fx_malformed.c — broken FX texts: each gives one clear error naming the file, the line
  * (and column where it means something) and what was expected; nothing crashes. Also the
  * structural problems the parser accepts but graph_lint reports. */
-#include "../core/graph.h"
-#include "../core/ops.h"
+#include "fx/graph.h"
+#include "ops/ops.h"
 #include "tap.h"
 
 #define HEAD "class GraphModule(torch.nn.Module):\n    def forward(self, x: \"f32[4, 4][4, 1]cpu\"):\n"

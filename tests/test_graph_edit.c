@@ -1,7 +1,7 @@
 /* test_graph_edit.c — graph construction and editing: unique FX-style names, insert/remove/move
  * keeping ids in program order, users, replace_all_uses, deep and independent clones,
  * deletion lists for printing, values and metas built by hand printing as PyTorch would. */
-#include "../core/graph.h"
+#include "fx/graph.h"
 #include "tap.h"
 
 static bool ids_ok(const Graph *g) {

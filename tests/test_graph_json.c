@@ -1,7 +1,7 @@
 /* test_graph_json.c — the JSON form of graphs: every FX fixture goes FX -> JSON -> FX back to
  * identical text (and JSON -> JSON is stable); graph_load_file picks the reader by content;
  * malformed JSON gives one clear error each. */
-#include "../core/graph.h"
+#include "fx/graph.h"
 #include "tap.h"
 
 #include <dirent.h>

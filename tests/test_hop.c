@@ -5,10 +5,10 @@
  * over the branches with their changes named "true_graph_0.view", and the checkpoint_train
  * graphs (no higher-order op left after AOT, but recorded numerics). */
 #include "tap.h"
-#include "codegen_c.h"
-#include "lowering.h"
-#include "passes.h"
-#include "runtime.h"
+#include "codegen/codegen_c.h"
+#include "lowering/lowering.h"
+#include "fx_passes/passes.h"
+#include "runtime/runtime.h"
 #include "viz/viz.h"
 
 #include <unistd.h>

@@ -3,7 +3,7 @@
  * post_post_grad.py) on the recorded inputs and compared with the eager outputs (and with the
  * mutated inputs for in-place cases); and op_infer_meta must reproduce every annotation of
  * every fixture graph exactly (dtype, sizes, strides, device). */
-#include "../core/interp.h"
+#include "ops/interp.h"
 #include "tap.h"
 
 #include <dirent.h>

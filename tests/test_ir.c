@@ -2,8 +2,8 @@
  * index), loop order following the output stride, reductions as ops.reduction bodies, clear
  * errors for unsupported ops, symbols and guards of dynamic graphs. */
 #include "tap.h"
-#include "lowering.h"
-#include "scheduler.h"
+#include "lowering/lowering.h"
+#include "scheduler/scheduler.h"
 
 static const char *C = "tests/fixtures/torch-cases/cpu/";
 
@@ -72,7 +72,7 @@ static int lines_found(const char *ours, const char *theirs, int *total) {
  * the seed example, the graph-break graphs, softmax and recompile (post fusion: once our extra
  * "opX.kernel = cpp_fused_..." and "opX.outer_loops = K" lines are taken out), and at least the recorded share
  * of Inductor's lines elsewhere (what differs: Inductor merges contiguous loop dims in bodies, makes
- * var_mean one welford buffer triple, and inlines more of view_mutation; see core/ir.md). */
+ * var_mean one welford buffer triple, and inlines more of view_mutation; see core/ir/ir.md). */
 static void compare_with_inductor(MiCtx *ctx) {
     static const struct { const char *c, *model; int graph; int pre_pct, post_pct; } cases[] = {
         {"seed_example", "model__0_inference_0.0", 0, 100, 100},

@@ -1,7 +1,7 @@
 /* test_ops.c — the op registry one op at a time: hand-computed values, broadcasting, type
  * promotion with python scalars and 0-dim tensors, view layouts, in-place ops, and the error
  * messages for wrong shapes and arities. Small graphs are written as FX text. */
-#include "../core/interp.h"
+#include "ops/interp.h"
 #include "tap.h"
 
 #include <ctype.h>

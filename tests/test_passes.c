@@ -4,9 +4,9 @@
  * (modulo the pipeline's blank lines / comments being our printer's) and a canonical form
  * (sequence of targets + argument structure, names ignored). Plus stepping, undo, goto,
  * break, the diff text, and single passes on small graphs. */
-#include "../core/passes.h"
-#include "../core/graph_diff.h"
-#include "../core/ops.h"
+#include "fx_passes/passes.h"
+#include "fx/graph_diff.h"
+#include "ops/ops.h"
 #include "../trace/trace.h"
 #include "tap.h"
 

@@ -2,8 +2,8 @@
  * errors with file:line:col), matching with wildcards, inner-node liveness, device
  * constraints, meta guard for wildcard returns, retarget rules, Inductor-style names for new
  * nodes; and the built-in rewrites on small cuda graphs (addmm split, online softmax). */
-#include "../core/pattern.h"
-#include "../core/ops.h"
+#include "fx_passes/pattern.h"
+#include "ops/ops.h"
 #include "tap.h"
 
 #include <stdlib.h>

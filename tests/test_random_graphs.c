@@ -1,4 +1,4 @@
-/* test_random_graphs.c — pass robustness on random graphs (core/graph_random.c).
+/* test_random_graphs.c — pass robustness on random graphs (tests/support/graph_random.c).
  *
  * For each seed, a random valid graph (shapes, views, reductions, mutations) is built from the
  * op registry and run by the reference interpreter on random inputs: its outputs and the
@@ -16,23 +16,23 @@
  * Both run in a forked child (a crash there is a failure, not the end of the test). Their
  * mismatches fail the test; MINDUCTOR_RANDOM_KERNELS_STRICT=0 turns them into TAP TODO points
  * (for a stress run over new seeds that should list every mismatch and go on).
- * Any failure is minimized (core/graph_minimize.c) and printed as FX text.
+ * Any failure is minimized (tests/support/graph_minimize.c) and printed as FX text.
  *
  * MINDUCTOR_RANDOM_GRAPHS=N sets the number of graphs (default 100; `make check-long` runs
  * 1000), MINDUCTOR_RANDOM_SEED the first seed (default 1), MINDUCTOR_RANDOM_CALLS the most
  * calls per graph (default 12). */
-#include "../core/graph_random.h"
-#include "../core/interp.h"
-#include "../core/passes.h"
+#include "tests/support/graph_random.h"
+#include "ops/interp.h"
+#include "fx_passes/passes.h"
 #include "tap.h"
 
 #include <stdint.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../core/codegen_c.h"
-#include "../core/lowering.h"
-#include "../core/runtime.h"
+#include "codegen/codegen_c.h"
+#include "lowering/lowering.h"
+#include "runtime/runtime.h"
 
 enum { CHK_FX, CHK_JSON, CHK_PASSES, CHK_PASSES_EXTRA, CHK_LOWERED, CHK_KERNELS, NCHK };
 static const char *chk_name[NCHK] = {"fx round trip", "json round trip", "pass pipeline",

@@ -13,9 +13,9 @@
  * numerics (values and dtypes) intact, and, when the final graph lowers, through ir_lower and
  * the IR interpreter (outputs and mutated inputs as the reference gives them). Entries with a `todo` are known open bugs: they are
  * reported as TAP TODO (prove passes; they show as "unexpectedly succeeded" once fixed). */
-#include "../core/interp.h"
-#include "../core/lowering.h"
-#include "../core/passes.h"
+#include "ops/interp.h"
+#include "lowering/lowering.h"
+#include "fx_passes/passes.h"
 #include "../trace/trace.h"
 #include "tap.h"
 

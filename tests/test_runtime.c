@@ -2,8 +2,8 @@
  * system cc, cache hits, running with symbolic sizes, strided inputs, checking against the
  * interpreter, timing, and the errors (compiler error, missing export, bad inputs). */
 #include "tap.h"
-#include "runtime.h"
-#include "graph.h"
+#include "runtime/runtime.h"
+#include "fx/graph.h"
 
 #include <stdlib.h>
 #include <string.h>

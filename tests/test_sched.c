@@ -1,9 +1,9 @@
 /* test_sched.c — scheduling and fusion: kernel counts with fusion on and off, the recorded
  * fusion decisions, dead buffer removal, post-fusion text. */
 #include "tap.h"
-#include "scheduler.h"
-#include "lowering.h"
-#include "codegen_c.h"
+#include "scheduler/scheduler.h"
+#include "lowering/lowering.h"
+#include "codegen/codegen_c.h"
 
 static Schedule *sched(MiCtx *ctx, const char *rel, bool fusion, Graph **g, IrModule **m) {
     char path[512];
@@ -42,7 +42,7 @@ static int kernels_file(MiCtx *ctx, const char *path, bool fusion, char **decisi
     return k;
 }
 
-/* Outer loops that differ by a split of contiguous dims (core/sched_reshape.c): counts with
+/* Outer loops that differ by a split of contiguous dims (core/scheduler/sched_reshape.c): counts with
  * fusion on and off and the decision text; values against the interpreter are checked for these
  * fixtures by tests/test_codegen.c (regressions, fusion on and off). */
 static void split_outer(MiCtx *ctx) {

@@ -1,5 +1,5 @@
 /* test_shell_patterns.c — a user adds a rewrite without recompiling: the shell's `patterns FILE`
- * loads a pattern file (core/patterns.md) into pass_pattern_2, keeps it for later graphs,
+ * loads a pattern file (core/fx_passes/patterns.md) into pass_pattern_2, keeps it for later graphs,
  * recomputes the steps, reports a bad file by file:line:col without changing anything, and
  * `patterns off` drops the rules. Drives $MINDUCTOR_BIN (else ./build/minductor) with -c. */
 #include "tap.h"

@@ -1,7 +1,7 @@
-/* test_sym.c — symbolic expressions (core/sym.c): canonical forms, printing as PyTorch
+/* test_sym.c — symbolic expressions (core/base/sym.c): canonical forms, printing as PyTorch
  * prints, parsing round trips and errors, simplification under ranges, interval bounds,
  * C printing (compiled and run against sym_eval), and a randomized differential check. */
-#include "../core/sym.h"
+#include "base/sym.h"
 #include "tap.h"
 
 #include <dirent.h>

@@ -5,12 +5,12 @@
  * the post-grad passes keep the asserts (DCE and remove_assert_ops), and lowering turns them
  * into size guards the generated C wrapper checks. Fixture:
  * tests/fixtures/fx/cpu_symbool_asserts_post_grad_graph.py (hand-written in print_readable form). */
-#include "../core/interp.h"
-#include "../core/passes.h"
-#include "../core/symbool.h"
-#include "codegen_c.h"
-#include "lowering.h"
-#include "runtime.h"
+#include "ops/interp.h"
+#include "fx_passes/passes.h"
+#include "base/symbool.h"
+#include "codegen/codegen_c.h"
+#include "lowering/lowering.h"
+#include "runtime/runtime.h"
 #include "tap.h"
 
 #define FIX "tests/fixtures/fx/cpu_symbool_asserts_post_grad_graph.py"

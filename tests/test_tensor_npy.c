@@ -2,7 +2,7 @@
  * half-precision conversions, comparison, deterministic random fill; .npy round trips of every
  * dtype, Fortran order, format versions 1-3, big-endian data, and malformed files (each must
  * give a clear error, never a crash). */
-#include "../core/tensor.h"
+#include "base/tensor.h"
 #include "tap.h"
 
 #include <unistd.h>

@@ -10,6 +10,7 @@
 #include <cJSON.h>
 #include <md5.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define LOGS "tests/fixtures/logs/"
@@ -333,6 +334,14 @@ static void damage_k(MiCtx *ctx, const char *dir, const char *log, unsigned seed
     scan_free(&sc);
 }
 
+/* Exit status of `BIN tlparse IN -o OUT` (output discarded); -1 when it did not exit. */
+static int run_cli(const char *bin, const char *in, const char *out) {
+    char cmd[1600];
+    snprintf(cmd, sizeof cmd, "'%s' tlparse '%s' -o '%s' >/dev/null 2>&1", bin, in, out);
+    int st = system(cmd);
+    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
     char dir[] = "/tmp/mi_tlparse_XXXXXX";
@@ -544,20 +553,20 @@ int main(void) {
     is_int(tlparse_run(ctx, LOGS "missing.log", out, NULL, NULL), -1, "missing log fails");
     ok(strstr(ctx->err.file, "missing.log") != NULL, "error names the log");
 
-    /* the CLI entry */
-    char *argv[] = {"tlparse", LOGS "cuda_hop_cond.log", "-o", out, NULL};
-    snprintf(out, sizeof out, "%s/cli", dir);
-    int rc = tlparse_main(ctx, 4, argv);
-    is_int(rc, 0, "tlparse_main LOG -o DIR");
-    snprintf(p, sizeof p, "%s/index.html", out);
-    ok(exists(p), "CLI wrote index.html");
-    /* a directory without --all-ranks, a device, a file that is no log: exit status 1 */
-    char *argv_dir[] = {"tlparse", LOGS "multirank/ok", "-o", out, NULL};
-    is_int(tlparse_main(ctx, 4, argv_dir), 1, "tlparse DIR without --all-ranks fails");
-    char *argv_dev[] = {"tlparse", "/dev/zero", "-o", out, NULL};
-    is_int(tlparse_main(ctx, 4, argv_dev), 1, "tlparse of a device fails (instead of reading forever)");
-    char *argv_py[] = {"tlparse", "tests/fixtures/hop/cond_two_results.py", "-o", out, NULL};
-    is_int(tlparse_main(ctx, 4, argv_py), 1, "tlparse of a graph file fails: no record in it");
+    /* the CLI entry (repl/tlparse_cli.c, run as `minductor tlparse ...`) */
+    const char *bin = getenv("MINDUCTOR_BIN");
+    if (!bin) skip(5, "MINDUCTOR_BIN not set");
+    else {
+        snprintf(out, sizeof out, "%s/cli", dir);
+        is_int(run_cli(bin, LOGS "cuda_hop_cond.log", out), 0, "minductor tlparse LOG -o DIR");
+        snprintf(p, sizeof p, "%s/index.html", out);
+        ok(exists(p), "CLI wrote index.html");
+        /* a directory without --all-ranks, a device, a file that is no log: exit status 1 */
+        is_int(run_cli(bin, LOGS "multirank/ok", out), 1, "tlparse DIR without --all-ranks fails");
+        is_int(run_cli(bin, "/dev/zero", out), 1, "tlparse of a device fails (instead of reading forever)");
+        is_int(run_cli(bin, "tests/fixtures/hop/cond_two_results.py", out), 1,
+               "tlparse of a graph file fails: no record in it");
+    }
 
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -56,13 +56,13 @@ int main(void) {
     is_int(trace_dynamo_start(tw, frames, 2), 0, "dynamo_start");
     is_int(trace_chromium_begin(tw, "compile", "minductor"), 0, "chromium begin");
     const char *graph = "class GraphModule(torch.nn.Module):\n    def forward(self, x):\n        return (x,)\n";
-    is_int(trace_artifact_at(tw, "core/passes.c", 123, "before_post_grad_graph", "string", graph), 0, "artifact");
+    is_int(trace_artifact_at(tw, "core/fx_passes/passes.c", 123, "before_post_grad_graph", "string", graph), 0, "artifact");
     is_int(trace_pass_step(tw, 1, "remove_noop", graph, "--- a\n+++ b\n@@ -1 +1 @@\n-old\n+new", "<svg xmlns=\"http://www.w3.org/2000/svg\"></svg>"), 0, "pass step");
     cJSON *meta = cJSON_CreateObject();
     cJSON_AddStringToObject(meta, "note", "caf\xc3\xa9 \"q\"\n");
     cJSON_AddNumberToObject(meta, "n", 3);
     cJSON_AddNumberToObject(meta, "x", 0.25);
-    is_int(trace_event_at(tw, "core/lowering.c", 7, "minductor_lowering", meta, NULL), 0, "custom event without payload");
+    is_int(trace_event_at(tw, "core/lowering/lowering.c", 7, "minductor_lowering", meta, NULL), 0, "custom event without payload");
     cJSON_Delete(meta);
     is_int(trace_chromium_end(tw, "compile", NULL), 0, "chromium end");
     is_int(trace_compilation_metrics(tw, "seed_example", 0.5, NULL, NULL, NULL, NULL), 0, "metrics ok");
@@ -89,12 +89,12 @@ int main(void) {
               "] {\"dynamo_start\": {\"stack\": [{\"line\": 12, \"name\": \"<module>\", \"filename\": 0, \"loc\": \"main()\"}, "
               "{\"line\": 88, \"name\": \"cmd_compile\", \"filename\": 1}]}, \"frame_id\": 0, \"frame_compile_id\": 0, \"attempt\": 0}") != NULL,
        "dynamo_start envelope text");
-    /* find the artifact line written from core/passes.c:123 */
+    /* find the artifact line written from core/fx_passes/passes.c:123 */
     char want[512];
     char hex[33];
     MD5Data((const uint8_t *)graph, strlen(graph), hex);
     snprintf(want, sizeof want,
-             "V1122 19:01:45.359500 445 minductor/core/passes.c:123] {\"artifact\": {\"name\": \"before_post_grad_graph\", "
+             "V1122 19:01:45.359500 445 minductor/core/fx_passes/passes.c:123] {\"artifact\": {\"name\": \"before_post_grad_graph\", "
              "\"encoding\": \"string\"}, \"frame_id\": 0, \"frame_compile_id\": 0, \"attempt\": 0, \"has_payload\": \"%s\"}\n"
              "\tclass GraphModule(torch.nn.Module):\n\t    def forward(self, x):\n\t        return (x,)\n\t\n",
              hex);

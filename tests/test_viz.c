@@ -5,8 +5,8 @@
 #include <ctype.h>
 #include <unistd.h>
 #include "tap.h"
-#include "graph.h"
-#include "ops.h"
+#include "fx/graph.h"
+#include "ops/ops.h"
 #include "viz/viz.h"
 
 /* LeakSanitizer: graphviz keeps plugin tables alive until exit. */

@@ -26,7 +26,7 @@
 #ifndef TRACE_H
 #define TRACE_H
 
-#include "mi.h"
+#include "base/mi.h"
 #include <stdio.h>
 
 typedef struct cJSON cJSON;
@@ -259,9 +259,5 @@ typedef struct TlparseMultiSummary {
 int tlparse_all_ranks(MiCtx *ctx, const char *dir, const char *out_dir, const TlparseOptions *opt,
                       TlparseMultiSummary *out);
 void tlparse_multi_summary_free(TlparseMultiSummary *s);
-
-/* CLI (the shell's `minductor tlparse ...`): "LOG -o DIR" or "DIR --all-ranks -o DIR".
- * Prints a summary on stdout, errors on stderr; returns a process exit code. */
-int tlparse_main(MiCtx *ctx, int argc, char **argv);
 
 #endif

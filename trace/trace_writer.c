@@ -73,7 +73,7 @@ void trace_set_clock(TraceWriter *tw, uint64_t (*now_us)(void *), void *arg, int
     if (pid > 0) tw->pid = pid;
 }
 
-/* "V1122 18:41:45.352000 445 minductor/core/passes.c:123] " */
+/* "V1122 18:41:45.352000 445 minductor/core/fx_passes/passes.c:123] " */
 static void glog_prefix(TraceWriter *tw, StrBuf *b, const char *file, int line, uint64_t us) {
     time_t secs = (time_t)(us / 1000000u);
     struct tm tm;

@@ -11,7 +11,7 @@
 #ifndef VIZ_H
 #define VIZ_H
 
-#include "graph.h"
+#include "fx/graph.h"
 
 typedef struct VizGraph VizGraph;
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <graphviz/gvc.h>
 #include "viz_internal.h"
-#include "ops.h"
+#include "ops/ops.h"
 
 typedef struct ClassStyle { const char *name, *shape, *fill, *style; } ClassStyle;
 

@@ -6,11 +6,11 @@ set -e
 # Built without BLAS (the GPU runs the matmuls; the CPU reference has its own loops): OpenBLAS
 # alone is 36 MB, over half of what a device call may carry.
 B=${BUILD:-build-cudadev}
-make BUILD=$B BLAS_CFLAGS= BLAS_LIBS= -j2 $B/libminductor.a >/dev/null
+make BUILD=$B BLAS_CFLAGS= BLAS_LIBS= -j2 $B/libminductor.a $B/libtestsupport.a >/dev/null
 cfg() { sed -n "s/^$1 = //p" config.mk; }
 cc -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -I. -Icore \
    $(cfg CJSON_CFLAGS) -fopenmp -o $B/cudabench bench/cuda/cudabench.c \
-   $B/libminductor.a $(cfg GV_LIBS) $(cfg CJSON_LIBS) $(cfg MD_LIBS) -fopenmp -ldl -lm -lpthread
+   $B/libtestsupport.a $B/libminductor.a $(cfg GV_LIBS) $(cfg CJSON_LIBS) $(cfg MD_LIBS) -fopenmp -ldl -lm -lpthread
 rm -rf $B/lib; mkdir -p $B/lib
 for l in $(ldd $B/cudabench | awk '/=>/ {print $3}'); do
     case $(basename $l) in libc.so*|libm.so*|libdl.so*|libpthread.so*|ld-linux*) ;; *) cp -L $l $B/lib/ ;; esac

@@ -9,16 +9,16 @@
  *       against the reference interpreter on random inputs, then kernel time (CUDA events, median
  *       of N after 5 warm-ups) and GB/s over the graph's input+output bytes.
  *   cudabench random FIRST_SEED COUNT [--compile-only]
- *       random graphs (core/graph_random.h, same seeds give the same graphs): passes, CUDA code,
+ *       random graphs (tests/support/graph_random.h, same seeds give the same graphs): passes, CUDA code,
  *       nvcc, then compare with the reference interpreter (rt_check, rtol 1e-3 atol 1e-4); a
  *       failing graph is printed as FX text.
  *   --json FILE appends one JSON object per line.
  * Exit status 1 when some graph failed. */
-#include "codegen_cuda.h"
-#include "graph_random.h"
-#include "lowering.h"
-#include "passes.h"
-#include "runtime.h"
+#include "codegen/codegen_cuda.h"
+#include "tests/support/graph_random.h"
+#include "lowering/lowering.h"
+#include "fx_passes/passes.h"
+#include "runtime/runtime.h"
 
 #include <dirent.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* fuzz_fx.c — libFuzzer target: the FX text parser, printer and lint must never crash.
  * Whatever parses must print and re-parse to the same text. */
-#include "graph.h"
-#include "ops.h"
+#include "fx/graph.h"
+#include "ops/ops.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* fuzz_json.c — libFuzzer target: the JSON graph loader never crashes; what loads writes back
  * to JSON that loads again. */
-#include "graph.h"
+#include "fx/graph.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* fuzz_npy.c — libFuzzer target: the .npy reader never trusts a header. */
-#include "tensor.h"
+#include "base/tensor.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     MiCtx *ctx = mi_ctx_new();

@@ -4,7 +4,7 @@
  * here (tests/test_random_graphs.c hunts those); a pass that errors out is fine too, as long
  * as it says why. Placeholders above 64K elements are skipped to keep executions fast.
  * Seeds: tests/fuzz/seeds.sh's seed-fx (fixtures + random graphs). */
-#include "passes.h"
+#include "fx_passes/passes.h"
 #include <stdlib.h>
 #include <string.h>
 

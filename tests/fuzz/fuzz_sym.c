@@ -1,4 +1,4 @@
-/* fuzz_sym.c — libFuzzer target for core/sym.c, differential.
+/* fuzz_sym.c — libFuzzer target for core/base/sym.c, differential.
  *
  * The input is a size expression as text.  It is evaluated three ways on four assignments
  * of the symbols x0, x1, r0_0, s0, s1, u0 (drawn from their ranges by a hash of the input):
@@ -14,9 +14,9 @@
  *
  * Build (not in the Makefile's fuzz rule yet):
  *   clang -std=gnu11 -O1 -g -I. -Icore -fsanitize=fuzzer,address,undefined \
- *         fuzz/fuzz_sym.c core/sym.c core/mi.c -o build-fuzz/fuzz_sym
+ *         fuzz/fuzz_sym.c core/base/sym.c core/base/mi.c -o build-fuzz/fuzz_sym
  * Run:  build-fuzz/fuzz_sym -max_total_time=600 -max_len=256 fuzz/corpus-sym */
-#include "sym.h"
+#include "base/sym.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -1,9 +1,9 @@
 /* graph_seeds.c — seed files for the graph fuzzers: every FX file given on the command line
- * (that loads) is written as graph JSON, plus N random graphs (core/graph_random.c) as both
+ * (that loads) is written as graph JSON, plus N random graphs (tests/support/graph_random.c) as both
  * JSON and FX text. Used by tests/fuzz/seeds.sh:
  *     graph_seeds OUT_JSON_DIR OUT_FX_DIR N file.py...                                    */
-#include "graph_random.h"
-#include "ops.h"
+#include "tests/support/graph_random.h"
+#include "ops/ops.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,0 +1,46 @@
+/* sym_internal.h — internals shared by core/base/sym.c (construction, simplification,
+ * ranges), sym_print.c (sympy and C text) and sym_parse.c. Nothing outside core/base/sym*.c
+ * includes this; the public API is sym.h. Names carry the symi_ prefix. */
+#ifndef SYM_INTERNAL_H
+#define SYM_INTERNAL_H
+
+#include "base/sym.h"
+
+/* A growable vector of expressions (args being collected). */
+typedef struct { Expr **v; int n, cap; } EVec;
+void symi_ev_push(EVec *a, Expr *e);
+
+/* Memo tables: expressions are DAGs (hash-consing shares subexpressions), so every walk that
+ * may meet a node twice remembers what it computed per node. */
+typedef __int128 I128;
+typedef struct { I128 lo, hi; } Iv;
+typedef struct { const Expr *k; union { Iv iv; Expr *e; int64_t i; } v; } MemoEnt;
+typedef struct { MemoEnt *t; size_t cap, cnt; MemoEnt inl[16]; } Memo;
+void symi_memo_init(Memo *m);
+void symi_memo_free(Memo *m);
+MemoEnt *symi_memo_get(Memo *m, const Expr *k);
+MemoEnt *symi_memo_put(Memo *m, const Expr *k);   /* slot valid until the next put */
+
+/* What interval arithmetic knows about the symbols of one sym_bound/sym_simplify call. */
+typedef struct {
+    const SymRange *r;
+    int nr;
+    bool all_nonneg;   /* symbols without a range are >= 0 (sym_c's assumption) */
+    bool no_defaults;  /* symbols without a range are unbounded (even s0) */
+    Memo *bounds;      /* Expr -> Iv for this call */
+    Memo *simplified;  /* Expr -> simp() result */
+    Memo *refined;     /* Expr -> refine() result */
+} RangeCx;
+/* Interval bound of e under rc (memoized in rc->bounds). */
+Iv symi_bound(const Expr *e, const RangeCx *rc);
+
+/* Min (k == EX_MIN) or Max of n args, flattened, folded and pruned. */
+Expr *symi_minmax(SymCtx *s, ExprKind k, Expr *const *in, int n);
+/* sympy prints a sum with its number first ("1 - x") when this holds. */
+bool symi_add_number_first(const Expr *e);
+/* Python's // and % and ceil division on int64 (overflow sets the sticky flag). */
+int64_t symi_py_floordiv(SymCtx *s, int64_t a, int64_t b);
+int64_t symi_py_ceildiv(SymCtx *s, int64_t a, int64_t b);
+int64_t symi_py_mod(int64_t a, int64_t b);
+
+#endif

@@ -1,0 +1,462 @@
+/* codegen_c.c — the C file around the kernels: prelude, extern matmul / attention helpers,
+ * and call() (allocation, reuse, kernel calls). The kernels themselves (the emitting handler
+ * and the loop nests) are in core/codegen/codegen_kernel.c. */
+#include "codegen/codegen_c.h"
+#include "codegen/codegen_kernel.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void codegen_expr_c(const Expr *e, StrBuf *sb) {
+    switch (e->kind) {
+    case EX_INT: sb_printf(sb, "%lldLL", (long long)e->ival); return;
+    case EX_SYM: sb_put(sb, e->name); return;
+    case EX_ADD: case EX_MUL:
+        sb_putc(sb, '(');
+        for (int i = 0; i < e->n; i++) {
+            if (i) sb_put(sb, e->kind == EX_ADD ? " + " : "*");
+            codegen_expr_c(e->args[i], sb);
+        }
+        sb_putc(sb, ')');
+        return;
+    case EX_FLOORDIV: sb_put(sb, "mi_floordiv("); break;
+    case EX_CEILDIV: sb_put(sb, "mi_ceildiv("); break;
+    case EX_MOD: sb_put(sb, "mi_mod("); break;
+    case EX_MODIDX: sb_put(sb, "mi_modidx("); break;
+    case EX_MIN: sb_put(sb, "mi_min("); break;
+    case EX_MAX: sb_put(sb, "mi_max("); break;
+    }
+    for (int i = 0; i < e->n; i++) {
+        if (i) sb_put(sb, ", ");
+        codegen_expr_c(e->args[i], sb);
+    }
+    sb_putc(sb, ')');
+}
+
+static const char *prelude =
+    "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n#include <math.h>\n#include <omp.h>\n"
+    "#ifdef MI_HAVE_CBLAS\n#include <cblas.h>\n#endif\n\n"
+    "#define MI_GUARD_FAILED 1000   /* call() returns this + k when size guard k does not hold */\n"
+    "static inline int64_t mi_floordiv(int64_t a, int64_t b) { int64_t q = a / b; if ((a % b != 0) && ((a < 0) != (b < 0))) q--; return q; }\n"
+    "static inline int64_t mi_mod(int64_t a, int64_t b) { int64_t r = a % b; if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }\n"
+    "static inline int64_t mi_modidx(int64_t x, int64_t d, int64_t m) { return mi_mod(mi_floordiv(x, d), m); }\n"
+    "static inline int64_t mi_ceildiv(int64_t a, int64_t b) { return -mi_floordiv(-a, b); }\n"
+    "static inline int64_t mi_min(int64_t a, int64_t b) { return a < b ? a : b; }\n"
+    "static inline int64_t mi_max(int64_t a, int64_t b) { return a > b ? a : b; }\n"
+    "/* Welford: merge (nb, mb, m2b) into (n, mean, m2) (Chan et al.) */\n"
+    "static inline void mi_wf_merge(double *n, double *mean, double *m2, double nb, double mb, double m2b) {\n"
+    "    if (nb <= 0) return;\n"
+    "    double t = *n + nb, d = mb - *mean;\n"
+    "    *mean += d * (nb / t); *m2 += m2b + d * d * (*n * nb / t); *n = t;\n}\n\n";
+
+static const char *gemm_src =
+    "/* C[M,N] (+)= A[M,K] @ B[K,N]; A, B strided; C row-major with leading dim ldc */\n"
+    "static void mi_gemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t sa0, int64_t sa1,\n"
+    "                    const float *B, int64_t sb0, int64_t sb1, float *C, int64_t ldc, int acc)\n{\n"
+    "#ifdef MI_HAVE_CBLAS\n"
+    "    /* the BLAS runs one thread per OpenMP thread on a block of rows: its own thread pool\n"
+    "       would fight the OpenMP team. Weak symbols: whichever BLAS is linked, if any */\n"
+    "    extern void openblas_set_num_threads(int) __attribute__((weak));\n"
+    "    extern void bli_thread_set_num_threads(int64_t) __attribute__((weak));\n"
+    "    extern int mkl_get_max_threads(void) __attribute__((weak));\n"
+    "    /* the reference BLAS (netlib) is slower than the loop below: BLAS only when it is a fast one */\n"
+    "    int fast = openblas_set_num_threads || bli_thread_set_num_threads || mkl_get_max_threads;\n"
+    "    int ta = -1, tb = -1; int64_t lda = 0, ldb = 0;\n"
+    "    if (sa1 == 1 && sa0 >= (K > 1 ? K : 1)) { ta = 0; lda = sa0; } else if (sa0 == 1 && sa1 >= (M > 1 ? M : 1)) { ta = 1; lda = sa1; }\n"
+    "    if (sb1 == 1 && sb0 >= (N > 1 ? N : 1)) { tb = 0; ldb = sb0; } else if (sb0 == 1 && sb1 >= (K > 1 ? K : 1)) { tb = 1; ldb = sb1; }\n"
+    "    if (fast && ta >= 0 && tb >= 0 && M > 0 && N > 0 && K > 0 && M * N * K >= (1 << 21)) {   /* small: the loop below wins */\n"
+    "        int nt = omp_get_max_threads();\n"
+    "        if (openblas_set_num_threads) openblas_set_num_threads(1);\n"
+    "        if (bli_thread_set_num_threads) bli_thread_set_num_threads(1);\n"
+    "        omp_set_num_threads(nt);   /* an OpenMP build of OpenBLAS sets the team size too */\n"
+    "        int64_t rows = (M + nt - 1) / nt;\n"
+    "        if (rows < 32) rows = 32;\n"
+    "        #pragma omp parallel for\n"
+    "        for (int64_t m0 = 0; m0 < M; m0 += rows)\n"
+    "            cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,\n"
+    "                        (int)(M - m0 < rows ? M - m0 : rows), (int)N, (int)K, 1.0f, A + m0 * sa0, (int)lda, B, (int)ldb,\n"
+    "                        acc ? 1.0f : 0.0f, C + m0 * ldc, (int)ldc);\n"
+    "        return;\n    }\n#endif\n"
+    "    /* B with strided rows (a transposed weight): a contiguous copy, so the j loop vectorizes */\n"
+    "    float *pack = sb1 != 1 && K * N > 0 && M >= 16 ? malloc(sizeof(float) * (size_t)(K * N)) : NULL;\n"
+    "    if (pack) {\n"
+    "        #pragma omp parallel for\n"
+    "        for (int64_t k = 0; k < K; k++)\n"
+    "            for (int64_t j = 0; j < N; j++) pack[k * N + j] = B[k * sb0 + j * sb1];\n"
+    "        B = pack; sb0 = N; sb1 = 1;\n"
+    "    }\n"
+    "    #pragma omp parallel for\n"
+    "    for (int64_t i = 0; i < M; i++) {\n"
+    "        float *c = C + i * ldc;\n"
+    "        if (!acc) for (int64_t j = 0; j < N; j++) c[j] = 0;\n"
+    "        for (int64_t k0 = 0; k0 < K; k0 += 64) {\n"
+    "            int64_t k1 = k0 + 64 < K ? k0 + 64 : K;\n"
+    "            for (int64_t k = k0; k < k1; k++) {\n"
+    "                float a = A[i * sa0 + k * sa1];\n"
+    "                const float *b = B + k * sb0;\n"
+    "                if (sb1 == 1) {\n"
+    "                    #pragma omp simd\n"
+    "                    for (int64_t j = 0; j < N; j++) c[j] += a * b[j];\n"
+    "                } else {\n"
+    "                    #pragma omp simd\n"
+    "                    for (int64_t j = 0; j < N; j++) c[j] += a * b[j * sb1];\n"
+    "                }\n"
+    "            }\n        }\n    }\n"
+    "    free(pack);\n}\n\n";
+
+static const char *sdpa_src =
+    "/* out = softmax(q @ k^T * scale) @ v per (batch, head); lse = logsumexp of the scores */\n"
+    "static void mi_sdpa(int64_t B, int64_t H, int64_t L, int64_t S, int64_t E, int64_t Ev, float scale,\n"
+    "                    const float *q, const int64_t *sq, const float *k, const int64_t *sk,\n"
+    "                    const float *v, const int64_t *sv, float *out, float *lse)\n{\n"
+    "    #pragma omp parallel for collapse(3)\n"
+    "    for (int64_t b = 0; b < B; b++) for (int64_t h = 0; h < H; h++) for (int64_t i = 0; i < L; i++) {\n"
+    "        float *w = malloc(sizeof(float) * (S > 0 ? S : 1));\n"
+    "        if (!w) continue;\n"
+    "        const float *qi = q + b * sq[0] + h * sq[1] + i * sq[2];\n"
+    "        float mx = -INFINITY;\n"
+    "        for (int64_t j = 0; j < S; j++) {\n"
+    "            const float *kj = k + b * sk[0] + h * sk[1] + j * sk[2];\n"
+    "            float d = 0;\n"
+    "            for (int64_t e = 0; e < E; e++) d += qi[e * sq[3]] * kj[e * sk[3]];\n"
+    "            w[j] = d * scale;\n"
+    "            if (w[j] > mx) mx = w[j];\n"
+    "        }\n"
+    "        float sum = 0;\n"
+    "        for (int64_t j = 0; j < S; j++) { w[j] = expf(w[j] - mx); sum += w[j]; }\n"
+    "        float *o = out + ((b * H + h) * L + i) * Ev;\n"
+    "        for (int64_t e = 0; e < Ev; e++) o[e] = 0;\n"
+    "        for (int64_t j = 0; j < S; j++) {\n"
+    "            const float *vj = v + b * sv[0] + h * sv[1] + j * sv[2];\n"
+    "            float p = w[j] / sum;\n"
+    "            for (int64_t e = 0; e < Ev; e++) o[e] += p * vj[e * sv[3]];\n"
+    "        }\n"
+    "        if (lse) lse[(b * H + h) * L + i] = logf(sum) + mx;\n"
+    "        free(w);\n"
+    "    }\n}\n\n";
+
+static void ex(StrBuf *sb, Expr *e) { codegen_expr_c(e, sb); }
+
+/* Modules with FallbackKernels (see core/runtime/runtime.h, "Fallbacks"): the callback table call_fb
+ * receives, and the tensor description passed back to minductor. */
+static const char *fallback_src =
+    "#define MI_FALLBACK_FAILED 2000   /* call_fb() returns this when a fallback op fails */\n"
+    "typedef struct MiFbTensor { void *data; int32_t dtype, ndim; int64_t offset; int64_t size[16], stride[16]; } MiFbTensor;\n"
+    "typedef struct MiFb {\n"
+    "    void *ctx;\n"
+    "    int (*run)(void *ctx, const char *node, int nargs, const MiFbTensor *args, int nouts, const MiFbTensor *outs,\n"
+    "               int nsyms, const char *const *sym_names, const int64_t *syms);\n"
+    "} MiFb;\n\n";
+
+static void emit_fb_tensor(StrBuf *sb, const Buffer *buf, const Layout *l) {
+    if (!buf) { sb_put(sb, "{0}"); return; }
+    sb_printf(sb, "{(void *)%s, %d, %d, ", buf->name, (int)l->dtype, l->ndim);
+    ex(sb, l->offset);
+    sb_put(sb, ", {");
+    for (int d = 0; d < l->ndim; d++) { if (d) sb_put(sb, ", "); ex(sb, l->size[d]); }
+    if (!l->ndim) sb_put(sb, "0");
+    sb_put(sb, "}, {");
+    for (int d = 0; d < l->ndim; d++) { if (d) sb_put(sb, ", "); ex(sb, l->stride[d]); }
+    if (!l->ndim) sb_put(sb, "0");
+    sb_put(sb, "}}");
+}
+
+/* A FallbackKernel: describe the argument and result buffers, call back into minductor. */
+static void emit_fallback_call(const Schedule *s, const Buffer *b, const char *cleanup, StrBuf *sb) {
+    const IrFallback *fb = b->fb;
+    const IrModule *m = s->ir;
+    sb_printf(sb, "    {   /* FallbackKernel: torch.ops.%s (node '%s') */\n", fb->kernel, fb->node->name);
+    sb_put(sb, "        const MiFbTensor fa[] = {");
+    for (int i = 0; i < b->neargs; i++) { if (i) sb_put(sb, ",\n            "); emit_fb_tensor(sb, b->eargs[i].buf, &b->eargs[i].view); }
+    if (!b->neargs) sb_put(sb, "{0}");
+    sb_put(sb, "};\n        const MiFbTensor fo[] = {");
+    for (int k = 0; k < fb->nouts; k++) {
+        if (k) sb_put(sb, ",\n            ");
+        emit_fb_tensor(sb, fb->outs[k], fb->outs[k] ? &fb->outs[k]->layout : NULL);
+    }
+    sb_put(sb, "};\n        const char *const fsn[] = {");
+    for (int i = 0; i < m->nsyms; i++) sb_printf(sb, "\"%s\", ", m->sym_names[i]);
+    sb_put(sb, "NULL};\n        const int64_t fsv[] = {");
+    for (int i = 0; i < m->nsyms; i++) sb_printf(sb, "%s, ", m->sym_names[i]);
+    sb_put(sb, "0};\n");
+    /* a node of a cond branch goes by its path: "true_graph_0_" + name (ir_prefix) */
+    sb_printf(sb, "        if (!fb || !fb->run || fb->run(fb->ctx, \"%s%s\", %d, fa, %d, fo, %d, fsn, fsv)) {%s return MI_FALLBACK_FAILED; }\n    }\n",
+              ir_prefix(m), fb->node->name, b->neargs, fb->nouts, m->nsyms, cleanup);
+}
+
+static void emit_extern_call(const Schedule *s, const Buffer *b, StrBuf *sb) {
+    const ExternArg *a = b->eargs;
+    if (b->ext == EXT_SDPA) {
+        sb_put(sb, "    {\n");
+        const char *nmq[3] = {"sq", "sk", "sv"};
+        for (int i = 0; i < 3; i++) {
+            sb_printf(sb, "        const int64_t %s[4] = {", nmq[i]);
+            for (int d = 0; d < 4; d++) { if (d) sb_put(sb, ", "); ex(sb, a[i].view.stride[d]); }
+            sb_put(sb, "};\n");
+        }
+        sb_put(sb, "        mi_sdpa(");
+        ex(sb, a[0].view.size[0]); sb_put(sb, ", "); ex(sb, a[0].view.size[1]); sb_put(sb, ", ");
+        ex(sb, a[0].view.size[2]); sb_put(sb, ", "); ex(sb, a[1].view.size[2]); sb_put(sb, ", ");
+        ex(sb, a[0].view.size[3]); sb_put(sb, ", "); ex(sb, a[2].view.size[3]);
+        sb_printf(sb, ", %.9gf,\n                ", b->scale);
+        for (int i = 0; i < 3; i++) {
+            sb_printf(sb, "%s + ", a[i].buf->name); ex(sb, a[i].view.offset); sb_printf(sb, ", %s, ", nmq[i]);
+        }
+        sb_printf(sb, "%s, %s);\n    }\n", b->name, b->extra_out ? b->extra_out->name : "NULL");
+        return;
+    }
+    const ExternArg *A = b->ext == EXT_ADDMM ? &a[1] : &a[0], *Bm = b->ext == EXT_ADDMM ? &a[2] : &a[1];
+    int off = b->ext == EXT_BMM ? 1 : 0;
+    sb_put(sb, "    {\n");
+    if (b->ext == EXT_ADDMM) {   /* C = bias broadcast, then accumulate */
+        const Layout *bl = &a[0].view;
+        sb_put(sb, "        #pragma omp parallel for\n        for (int64_t i = 0; i < ");
+        ex(sb, b->layout.size[0]);
+        sb_put(sb, "; i++)\n            for (int64_t j = 0; j < ");
+        ex(sb, b->layout.size[1]);
+        sb_printf(sb, "; j++)\n                %s[i * ", b->name);
+        ex(sb, b->layout.stride[0]);
+        sb_printf(sb, " + j] = %s[", a[0].buf->name);
+        ex(sb, bl->offset);
+        if (bl->ndim == 1) { sb_put(sb, " + j * "); ex(sb, bl->stride[0]); }
+        else if (bl->ndim == 2) { sb_put(sb, " + i * "); ex(sb, bl->stride[0]); sb_put(sb, " + j * "); ex(sb, bl->stride[1]); }
+        sb_put(sb, "];\n");
+    }
+    if (b->ext == EXT_BMM) {
+        sb_put(sb, "        for (int64_t bt = 0; bt < ");
+        ex(sb, b->layout.size[0]);
+        sb_put(sb, "; bt++)\n    ");
+    }
+    sb_put(sb, "        mi_gemm(");
+    ex(sb, b->layout.size[off]); sb_put(sb, ", "); ex(sb, b->layout.size[off + 1]); sb_put(sb, ", ");
+    ex(sb, A->view.size[off + 1]);
+    sb_printf(sb, ", %s + ", A->buf->name); ex(sb, A->view.offset);
+    if (off) { sb_put(sb, " + bt * "); ex(sb, A->view.stride[0]); }
+    sb_put(sb, ", "); ex(sb, A->view.stride[off]); sb_put(sb, ", "); ex(sb, A->view.stride[off + 1]);
+    sb_printf(sb, ", %s + ", Bm->buf->name); ex(sb, Bm->view.offset);
+    if (off) { sb_put(sb, " + bt * "); ex(sb, Bm->view.stride[0]); }
+    sb_put(sb, ", "); ex(sb, Bm->view.stride[off]); sb_put(sb, ", "); ex(sb, Bm->view.stride[off + 1]);
+    sb_printf(sb, ", %s", b->name);
+    if (off) { sb_put(sb, " + bt * "); ex(sb, b->layout.stride[0]); }
+    sb_put(sb, ", "); ex(sb, b->layout.stride[off]);
+    sb_printf(sb, ", %d);\n    }\n", b->ext == EXT_ADDMM);
+}
+
+static bool needs_alloc(const Buffer *b) {
+    return (b->kind == BUF_COMPUTED && !b->mutates && b->output_index < 0) ||
+           (b->kind == BUF_EXTERN && b->output_index < 0);
+}
+
+/* has_mm / has_sdpa / has_fb over s and its cond branches; -1 + ctx error on a non-f32 extern */
+static int scan_externs(MiCtx *ctx, const Schedule *s, bool *has_mm, bool *has_sdpa, bool *has_fb) {
+    for (int k = 0; k < s->norder; k++) {
+        const SchedGroup *g = &s->groups[s->order[k]];
+        if (!g->is_extern) continue;
+        const Buffer *b = s->nodes[g->nodes[0]].buf;
+        if (b->ext == EXT_FALLBACK) *has_fb = true;
+        if (b->ext == EXT_COND || b->ext == EXT_FALLBACK) continue;
+        if (b->ext == EXT_SDPA) *has_sdpa = true; else *has_mm = true;
+        for (int i = 0; i < b->neargs; i++)
+            if (b->eargs[i].buf->layout.dtype != DT_F32) return mi_err(ctx, NULL, 0, 0, "extern kernel '%s': only f32 is supported", b->name);
+    }
+    for (int i = 0; i < s->nbranches; i++)
+        for (int k = 0; k < 2; k++)
+            if (scan_externs(ctx, s->branches[i].s[k], has_mm, has_sdpa, has_fb) < 0) return -1;
+    return 0;
+}
+
+/* The kernels of every branch (recursively), then each branch as a function with the module
+ * ABI, so that the caller's `if` can call them. */
+static int emit_call_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool fb, StrBuf *out);
+
+static int emit_branches(MiCtx *ctx, const Schedule *s, bool fb, StrBuf *out) {
+    for (int i = 0; i < s->nbranches; i++)
+        for (int k = 0; k < 2; k++) {
+            const Schedule *bs = s->branches[i].s[k];
+            if (emit_branches(ctx, bs, fb, out) < 0) return -1;
+            for (int j = 0; j < bs->norder; j++) {
+                const SchedGroup *g = &bs->groups[bs->order[j]];
+                if (!g->is_extern && cg_emit_kernel(ctx, bs, g, out) < 0) return -1;
+            }
+            sb_printf(out, "/* subgraph %s */\nstatic ", s->branches[i].cond->cond->names[k]);
+            if (emit_call_fn(ctx, bs, s->branches[i].fn[k], fb, out) < 0) return -1;
+            sb_put(out, "\n");
+        }
+    return 0;
+}
+
+/* if (pred) true_graph_0(operands, results, syms) else false_graph_0(...) */
+static int emit_cond_call(MiCtx *ctx, const Schedule *s, const Buffer *b, bool fb, const char *cleanup, StrBuf *out) {
+    const IrCond *c = b->cond;
+    const SchedBranch *br = sched_branch_of(s, b);
+    if (!c || !br) return mi_err(ctx, NULL, 0, 0, "cond '%s' has no scheduled branches", b->name);
+    const IrModule *m = s->ir;
+    sb_printf(out, "    {   /* torch.ops.higher_order.cond: %s if %s else %s */\n", c->names[0], b->eargs[0].buf->name, c->names[1]);
+    sb_put(out, "        void *const cin[] = {");
+    for (int i = 1; i < b->neargs; i++) {
+        sb_printf(out, "%s(void *)(%s + ", i > 1 ? ", " : "", b->eargs[i].buf->name);
+        ex(out, b->eargs[i].view.offset);
+        sb_put(out, ")");
+    }
+    if (b->neargs == 1) sb_put(out, "NULL");
+    sb_put(out, "};\n        void *const cout[] = {");
+    for (int k = 0; k < c->nouts; k++) sb_printf(out, "%s%s", k ? ", " : "", c->outs[k]->name);
+    sb_put(out, "};\n");
+    /* each branch takes its own symbols, by name from ours */
+    for (int k = 0; k < 2; k++) {
+        const IrModule *bm = c->branch[k];
+        sb_printf(out, "        const int64_t csyms%d[] = {", k);
+        for (int i = 0; i < bm->nsyms; i++) {
+            bool have = false;
+            for (int j = 0; j < m->nsyms; j++) have |= strcmp(m->sym_names[j], bm->sym_names[i]) == 0;
+            if (!have) return mi_err(ctx, NULL, 0, 0, "cond branch '%s' uses size symbol %s that its caller does not have", c->names[k], bm->sym_names[i]);
+            sb_printf(out, "%s, ", bm->sym_names[i]);
+        }
+        sb_put(out, "0}; (void)csyms");
+        sb_printf(out, "%d;\n", k);
+    }
+    sb_printf(out, "        if (%s[", b->eargs[0].buf->name);
+    ex(out, b->eargs[0].view.offset);
+    if (fb) sb_printf(out, "] ? %s(cin, cout, csyms0, fb) : %s(cin, cout, csyms1, fb)) {%s return MI_FALLBACK_FAILED; }\n    }\n", br->fn[0], br->fn[1], cleanup);
+    else sb_printf(out, "] ? %s(cin, cout, csyms0) : %s(cin, cout, csyms1)) return 1;\n    }\n", br->fn[0], br->fn[1]);
+    return 0;
+}
+
+char *codegen_c(MiCtx *ctx, const Schedule *s) {
+    const IrModule *m = s->ir;
+    StrBuf out;
+    sb_init(&out);
+    sb_put(&out, "/* generated by minductor: one function per fused kernel, then call() */\n");
+    sb_put(&out, prelude);
+    bool has_mm = false, has_sdpa = false, has_fb = false;
+    if (scan_externs(ctx, s, &has_mm, &has_sdpa, &has_fb) < 0) { sb_free(&out); return NULL; }
+    if (has_fb) sb_put(&out, fallback_src);
+    if (has_mm) sb_put(&out, gemm_src);
+    if (has_sdpa) sb_put(&out, sdpa_src);
+    for (int k = 0; k < s->norder; k++) {
+        const SchedGroup *g = &s->groups[s->order[k]];
+        if (g->is_extern) continue;
+        if (cg_emit_kernel(ctx, s, g, &out) < 0) { sb_free(&out); return NULL; }
+    }
+    if (emit_branches(ctx, s, has_fb, &out) < 0) { sb_free(&out); return NULL; }
+    /* ABI symbols */
+    sb_put(&out, "const char *mi_sym_names[] = {");
+    for (int i = 0; i < m->nsyms; i++) sb_printf(&out, "\"%s\", ", m->sym_names[i]);
+    sb_put(&out, "NULL};\n");
+    sb_put(&out, "const char *mi_guards[] = {");   /* call() returns MI_GUARD_FAILED + k when guard k fails */
+    for (int i = 0; i < m->nguards; i++) sb_printf(&out, "\"%s\", ", m->guards[i]);
+    sb_put(&out, "NULL};\n");
+    sb_printf(&out, "const int mi_num_outputs = %d;\n\n", m->noutputs);
+    if (emit_call_fn(ctx, s, has_fb ? "call_fb" : "call", has_fb, &out) < 0) { sb_free(&out); return NULL; }
+    if (has_fb)   /* without the callback table a fallback cannot run */
+        sb_put(&out, "\nint call(void *const *inputs, void *const *outputs, const int64_t *syms)\n{\n"
+                     "    return call_fb(inputs, outputs, syms, NULL);\n}\n");
+    return sb_take(&out);
+}
+
+/* One guard "LHS OP RHS" (ir_add_guard's text) as a C check returning MI_GUARD_FAILED + k.
+ * A guard whose sides do not parse is left out (the module then cannot check it). */
+static void emit_guard(MiCtx *ctx, const char *g, int k, StrBuf *out) {
+    static const char *const rel[] = {" == ", " != ", " >= ", " <= ", " < ", " > "};
+    for (size_t r = 0; r < sizeof rel / sizeof rel[0]; r++) {
+        const char *at = strstr(g, rel[r]);
+        if (!at) continue;
+        char lhs[256];
+        snprintf(lhs, sizeof lhs, "%.*s", (int)(at - g), g);
+        MiError saved = ctx->err;
+        Expr *a = sym_parse(ctx, lhs, NULL), *b = sym_parse(ctx, at + strlen(rel[r]), NULL);
+        ctx->err = saved;
+        if (!a || !b) return;
+        sb_put(out, "    if (!(");
+        codegen_expr_c(a, out);
+        sb_printf(out, "%s", rel[r]);
+        codegen_expr_c(b, out);
+        sb_printf(out, ")) return MI_GUARD_FAILED + %d;   /* %s */\n", k, g);
+        return;
+    }
+}
+
+/* `int NAME(inputs, outputs, syms)`: allocate, run the kernels in order, free. */
+static int emit_call_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool fb, StrBuf *outp) {
+    const IrModule *m = s->ir;
+    StrBuf out;
+    sb_init(&out);
+    if (fb) sb_printf(&out, "int %s(void *const *inputs, void *const *outputs, const int64_t *syms, const MiFb *fb)\n{\n    (void)fb;\n", fname);
+    else sb_printf(&out, "int %s(void *const *inputs, void *const *outputs, const int64_t *syms)\n{\n", fname);
+    sb_put(&out, "    (void)inputs; (void)outputs; (void)syms;\n");
+    for (int i = 0; i < m->nsyms; i++) sb_printf(&out, "    const int64_t %s = syms[%d]; (void)%s;\n", m->sym_names[i], i, m->sym_names[i]);
+    /* the size relations this module was generated for (branches share them). "s0 >= 1" is
+     * recorded but not checked: an empty tensor runs no loop iteration, so size 0 still works */
+    if (!m->name_prefix)
+        for (int i = 0; i < m->nguards; i++) {
+            const char *g = m->guards[i], *ge = strstr(g, " >= 1");
+            if (ge && ge[5] == 0 && (size_t)(ge - g) == strcspn(g, " +*-(")) continue;
+            emit_guard(ctx, g, i, &out);
+        }
+    for (int i = 0; i < m->ninputs; i++) {
+        const Buffer *b = m->inputs[i];
+        const char *ct = cg_ctype(b->layout.dtype);
+        if (!ct) { sb_free(&out); return mi_err(ctx, NULL, 0, 0, "input '%s': dtype %s is not supported", b->name, dtype_abbrev(b->layout.dtype)); }
+        sb_printf(&out, "    %s *%s = (%s *)inputs[%d]; (void)%s;\n", ct, b->name, ct, i, b->name);
+    }
+    for (int i = 0; i < m->nbufs; i++) {
+        const Buffer *b = m->bufs[i];
+        if (b->output_index >= 0 && b->kind != BUF_INPUT) {
+            const char *ct = cg_ctype(b->layout.dtype);
+            if (!ct) { sb_free(&out); return mi_err(ctx, NULL, 0, 0, "output '%s': dtype %s is not supported", b->name, dtype_abbrev(b->layout.dtype)); }
+            sb_printf(&out, "    %s *%s = (%s *)outputs[%d];\n", ct, b->name, ct, b->output_index);
+        }
+    }
+    /* dead / never-written intermediates still get a name so kernels compile */
+    bool *allocated = mi_xcalloc(m->nbufs + 1, 1);
+    for (int k = 0; k < s->norder; k++) {
+        const SchedGroup *g = &s->groups[s->order[k]];
+        int *gids;
+        bool *gwr;
+        int ngid = cg_group_bufs(s, g, &gids, &gwr);
+        for (int q = 0; q < ngid; q++) {
+            int i = gids[q];
+            const Buffer *b = m->bufs[i];
+            if (!needs_alloc(b) || allocated[i] || !gwr[q]) continue;
+            allocated[i] = true;
+            const char *ct = cg_ctype(b->layout.dtype);
+            if (!ct) { free(gids); free(gwr); free(allocated); sb_free(&out); return mi_err(ctx, NULL, 0, 0, "buffer '%s': dtype %s is not supported", b->name, dtype_abbrev(b->layout.dtype)); }
+            if (s->reuse_of[i] >= 0) {
+                sb_printf(&out, "    %s *%s = %s;   /* reuses the freed %s */\n", ct, b->name, m->bufs[s->reuse_of[i]]->name, m->bufs[s->reuse_of[i]]->name);
+            } else {
+                sb_printf(&out, "    %s *%s = malloc(sizeof(%s) * (size_t)(", ct, b->name, ct);
+                ex(&out, layout_storage_size(m->ctx->sym, &b->layout));
+                sb_printf(&out, "));\n    if (!%s) return 1;\n", b->name);
+            }
+        }
+        const Buffer *eb = g->is_extern ? s->nodes[g->nodes[0]].buf : NULL;
+        /* a failing fallback returns at once: free what is allocated so far */
+        StrBuf cleanup;
+        sb_init(&cleanup);
+        sb_put(&cleanup, "");
+        for (int i = 0; fb && i < m->nbufs; i++)
+            if (allocated[i] && s->reuse_of[i] < 0) sb_printf(&cleanup, " free(%s);", m->bufs[i]->name);
+        if (eb && eb->ext == EXT_COND) {
+            if (emit_cond_call(ctx, s, eb, fb, cleanup.s ? cleanup.s : "", &out) < 0) { free(gids); free(gwr); free(allocated); sb_free(&out); sb_free(&cleanup); return -1; }
+        } else if (eb && eb->ext == EXT_FALLBACK) emit_fallback_call(s, eb, cleanup.s ? cleanup.s : "", &out);
+        else if (eb) emit_extern_call(s, eb, &out);
+        else {
+            sb_printf(&out, "    %s(", g->kernel_name);
+            int na = 0;
+            for (int q = 0; q < ngid; q++) sb_printf(&out, "%s%s", na++ ? ", " : "", m->bufs[gids[q]]->name);
+            sb_printf(&out, "%ssyms);\n", na ? ", " : "");
+        }
+        sb_free(&cleanup);
+        free(gids);
+        free(gwr);
+    }
+    for (int i = 0; i < m->nbufs; i++)
+        if (allocated[i] && s->reuse_of[i] < 0) sb_printf(&out, "    free(%s);\n", m->bufs[i]->name);
+    free(allocated);
+    sb_put(&out, "    return 0;\n}\n");
+    sb_put(outp, out.s);
+    sb_free(&out);
+    return 0;
+}

@@ -1,0 +1,481 @@
+/* codegen_cuda.c — Schedule -> one CUDA C++ file (see codegen_cuda.h): the prelude (index
+ * helpers, block/column reductions, welford, error and GPU probe), the extern kernels (tiled
+ * SGEMM, attention), one __global__ kernel per fused group (core/codegen/codegen_cuda_kernel.c), and the
+ * host wrapper: mi_launch (all kernels on device pointers, intermediates from the stream-ordered
+ * pool), call() (copies in, runs, copies out) and mi_cuda_time (kernels alone, CUDA events). */
+#include "codegen/codegen_cuda.h"
+#include "codegen/codegen_cuda_kernel.h"
+#include "codegen/codegen_c.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool codegen_is_cuda_source(const char *src) {
+    return src && strncmp(src, CODEGEN_CUDA_MARKER, strlen(CODEGEN_CUDA_MARKER)) == 0;
+}
+
+static void ex(StrBuf *sb, const Expr *e) { codegen_expr_c(e, sb); }
+
+static const char *prelude =
+    "#include <cstdint>\n#include <cstdio>\n#include <cmath>\n#include <cstring>\n#include <cstdlib>\n"
+    "#include <cuda_runtime.h>\n\n"
+    "#define MI_HD __host__ __device__ __forceinline__\n"
+    "MI_HD int64_t mi_floordiv(int64_t a, int64_t b) { int64_t q = a / b; if ((a % b != 0) && ((a < 0) != (b < 0))) q--; return q; }\n"
+    "MI_HD int64_t mi_mod(int64_t a, int64_t b) { int64_t r = a % b; if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }\n"
+    "MI_HD int64_t mi_modidx(int64_t x, int64_t d, int64_t m) { return mi_mod(mi_floordiv(x, d), m); }\n"
+    "MI_HD int64_t mi_ceildiv(int64_t a, int64_t b) { return -mi_floordiv(-a, b); }\n"
+    "MI_HD int64_t mi_min(int64_t a, int64_t b) { return a < b ? a : b; }\n"
+    "MI_HD int64_t mi_max(int64_t a, int64_t b) { return a > b ? a : b; }\n\n"
+    "/* ---- block reductions: warp shuffles (__shfl_xor_sync), then one value per warp through shared memory ---- */\n"
+    "template <class T> __device__ __forceinline__ T mi_max_nan(T a, T b) { return (b != b || b > a) ? b : a; }\n"
+    "template <class T> __device__ __forceinline__ T mi_min_nan(T a, T b) { return (b != b || b < a) ? b : a; }\n"
+    "struct MiSum { template <class T> __device__ T operator()(T a, T b) const { return a + b; } };\n"
+    "struct MiProd { template <class T> __device__ T operator()(T a, T b) const { return a * b; } };\n"
+    "struct MiMax { template <class T> __device__ T operator()(T a, T b) const { return mi_max_nan(a, b); } };\n"
+    "struct MiMin { template <class T> __device__ T operator()(T a, T b) const { return mi_min_nan(a, b); } };\n"
+    "struct MiWelford { float mean, m2, n; };\n"
+    "__device__ __forceinline__ void mi_welford_add(MiWelford &w, float x) { float d = x - w.mean; w.n += 1.0f; w.mean += d / w.n; w.m2 += d * (x - w.mean); }\n"
+    "struct MiWelfordOp {\n"
+    "    __device__ MiWelford operator()(MiWelford a, MiWelford b) const {\n"
+    "        if (b.n == 0.0f) return a;\n        if (a.n == 0.0f) return b;\n"
+    "        float n = a.n + b.n, d = b.mean - a.mean, f = b.n / n;\n"
+    "        return MiWelford{a.mean + d * f, a.m2 + b.m2 + d * d * a.n * f, n};\n    }\n};\n"
+    "template <class T> struct MiArg { T v; int64_t i; };\n"
+    "/* arg-extremum: the first NaN wins, then the extremum, ties to the smaller index */\n"
+    "template <class T, int MAX> __device__ __forceinline__ MiArg<T> mi_arg_combine(MiArg<T> a, MiArg<T> b) {\n"
+    "    bool an = a.v != a.v, bn = b.v != b.v;\n"
+    "    if (an || bn) return (an && bn) ? (a.i <= b.i ? a : b) : (an ? a : b);\n"
+    "    if (MAX ? a.v > b.v : a.v < b.v) return a;\n    if (MAX ? b.v > a.v : b.v < a.v) return b;\n"
+    "    return a.i <= b.i ? a : b;\n}\n"
+    "template <class T, int MAX> struct MiArgOp { __device__ MiArg<T> operator()(MiArg<T> a, MiArg<T> b) const { return mi_arg_combine<T, MAX>(a, b); } };\n"
+    "__device__ __forceinline__ float mi_shfl(float v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }\n"
+    "__device__ __forceinline__ double mi_shfl(double v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }\n"
+    "__device__ __forceinline__ long mi_shfl(long v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }\n"
+    "__device__ __forceinline__ long long mi_shfl(long long v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }\n"
+    "template <class T> __device__ __forceinline__ T mi_shfl(T v, int o) { return (T)__shfl_xor_sync(0xffffffffu, (int)v, o); }\n"
+    "__device__ __forceinline__ MiWelford mi_shfl(MiWelford v, int o) { return MiWelford{mi_shfl(v.mean, o), mi_shfl(v.m2, o), mi_shfl(v.n, o)}; }\n"
+    "template <class T> __device__ __forceinline__ MiArg<T> mi_shfl(MiArg<T> v, int o) { return MiArg<T>{mi_shfl(v.v, o), mi_shfl(v.i, o)}; }\n"
+    "/* blockDim.x is a power of two >= 32; every thread returns the block's result */\n"
+    "template <class T, class Op> __device__ T mi_block_reduce(T v, Op op, double *shared) {\n"
+    "    T *sh = reinterpret_cast<T *>(shared);\n"
+    "    for (int o = 16; o > 0; o >>= 1) v = op(v, mi_shfl(v, o));\n"
+    "    const int nw = blockDim.x >> 5;\n"
+    "    if (nw == 1) return v;\n"
+    "    const int lane = threadIdx.x & 31;\n"
+    "    __syncthreads();\n"
+    "    if (lane == 0) sh[threadIdx.x >> 5] = v;\n"
+    "    __syncthreads();\n"
+    "    v = sh[lane & (nw - 1)];\n"
+    "    for (int o = nw >> 1; o > 0; o >>= 1) v = op(v, mi_shfl(v, o));\n"
+    "    return v;\n}\n"
+    "/* blockDim = (8, ny), ny a power of two >= 4: reduce over threadIdx.y, one result per threadIdx.x */\n"
+    "template <class T, class Op> __device__ T mi_col_reduce(T v, Op op, double *shared) {\n"
+    "    T *sh = reinterpret_cast<T *>(shared);\n"
+    "    v = op(v, mi_shfl(v, 8));\n    v = op(v, mi_shfl(v, 16));\n"
+    "    const int t = threadIdx.x + 8 * threadIdx.y, nw = (8 * blockDim.y) >> 5;\n"
+    "    __syncthreads();\n"
+    "    if ((t & 31) < 8) sh[(t >> 5) * 8 + (t & 7)] = v;\n"
+    "    __syncthreads();\n"
+    "    T r = sh[threadIdx.x];\n"
+    "    for (int k = 1; k < nw; k++) r = op(r, sh[k * 8 + threadIdx.x]);\n"
+    "    return r;\n}\n\n"
+    "static char mi_errbuf[512];\n"
+    "extern \"C\" const char *mi_cuda_error(void) { return mi_errbuf; }\n"
+    "static int mi_fail(cudaError_t e, const char *what) {\n"
+    "    snprintf(mi_errbuf, sizeof mi_errbuf, \"%s: %s\", what, cudaGetErrorString(e));\n    return 1;\n}\n"
+    "#define MI_CK(x) do { cudaError_t mi_e_ = (x); if (mi_e_ != cudaSuccess) return mi_fail(mi_e_, #x); } while (0)\n"
+    "extern \"C\" int mi_cuda_probe(char *msg, int n) {\n"
+    "    int count = 0;\n    cudaError_t e = cudaGetDeviceCount(&count);\n"
+    "    if (e != cudaSuccess) { snprintf(msg, n, \"cudaGetDeviceCount: %s\", cudaGetErrorString(e)); return -1; }\n"
+    "    if (count == 0) { snprintf(msg, n, \"cudaGetDeviceCount found 0 devices\"); return -1; }\n"
+    "    return 0;\n}\n"
+    "static unsigned mi_blocks(int64_t want, int64_t cap) { if (want < 1) want = 1; return (unsigned)(want < cap ? want : cap); }\n"
+    "/* threads per block for a row of `inner` elements: a power of two in [32, 1024], ~4 elements each */\n"
+    "static unsigned mi_row_threads(int64_t inner) { unsigned t = 32; while (t < 1024 && (int64_t)t * 4 < inner) t *= 2; return t; }\n\n";
+
+static const char *gemm_src =
+    "/* C[M,N] (+)= A[M,K] @ B[K,N] per batch z; A, B strided; C with row stride ldc. 32x32 tiles. */\n"
+    "__global__ void mi_gemm_kernel(int64_t M, int64_t N, int64_t K, const float *A, int64_t sa0, int64_t sa1, int64_t sab,\n"
+    "                               const float *B, int64_t sb0, int64_t sb1, int64_t sbb, float *C, int64_t ldc, int64_t scb, int acc)\n{\n"
+    "    __shared__ float As[32][33], Bs[32][33];\n"
+    "    A += blockIdx.z * sab; B += blockIdx.z * sbb; C += blockIdx.z * scb;\n"
+    "    const int tx = threadIdx.x, ty = threadIdx.y;   /* 32 x 8 threads, 4 rows each */\n"
+    "    const int64_t row0 = (int64_t)blockIdx.y * 32, col = (int64_t)blockIdx.x * 32 + tx;\n"
+    "    float s[4] = {0, 0, 0, 0};\n"
+    "    for (int64_t k0 = 0; k0 < K; k0 += 32) {\n"
+    "        for (int q = 0; q < 4; q++) {\n"
+    "            int r = ty + 8 * q;\n"
+    "            As[r][tx] = (row0 + r < M && k0 + tx < K) ? A[(row0 + r) * sa0 + (k0 + tx) * sa1] : 0.0f;\n"
+    "            Bs[r][tx] = (k0 + r < K && col < N) ? B[(k0 + r) * sb0 + col * sb1] : 0.0f;\n"
+    "        }\n"
+    "        __syncthreads();\n"
+    "        #pragma unroll 8\n"
+    "        for (int kk = 0; kk < 32; kk++)\n"
+    "            for (int q = 0; q < 4; q++) s[q] += As[ty + 8 * q][kk] * Bs[kk][tx];\n"
+    "        __syncthreads();\n"
+    "    }\n"
+    "    for (int q = 0; q < 4; q++) {\n"
+    "        int64_t r = row0 + ty + 8 * q;\n"
+    "        if (r < M && col < N) C[r * ldc + col] = acc ? C[r * ldc + col] + s[q] : s[q];\n"
+    "    }\n}\n"
+    "static void mi_gemm(cudaStream_t st, int64_t batch, int64_t M, int64_t N, int64_t K, const float *A, int64_t sa0, int64_t sa1, int64_t sab,\n"
+    "                    const float *B, int64_t sb0, int64_t sb1, int64_t sbb, float *C, int64_t ldc, int64_t scb, int acc)\n{\n"
+    "    if (M <= 0 || N <= 0 || batch <= 0) return;\n"
+    "    dim3 grid((unsigned)((N + 31) / 32), (unsigned)((M + 31) / 32), (unsigned)batch), block(32, 8);\n"
+    "    mi_gemm_kernel<<<grid, block, 0, st>>>(M, N, K, A, sa0, sa1, sab, B, sb0, sb1, sbb, C, ldc, scb, acc);\n}\n"
+    "/* C[i, j] = bias (1-d over j or 2-d strided), before an addmm accumulates */\n"
+    "__global__ void mi_bias_kernel(int64_t M, int64_t N, float *C, int64_t ldc, const float *bias, int nd, int64_t s0, int64_t s1)\n{\n"
+    "    for (int64_t x = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; x < M * N; x += (int64_t)gridDim.x * blockDim.x) {\n"
+    "        int64_t i = x / N, j = x % N;\n"
+    "        C[i * ldc + j] = nd == 1 ? bias[j * s0] : nd == 2 ? bias[i * s0 + j * s1] : bias[0];\n"
+    "    }\n}\n\n";
+
+static const char *sdpa_src =
+    "/* out = softmax(q @ k^T * scale) @ v; one thread per (batch, head, query) */\n"
+    "__global__ void mi_sdpa_kernel(int64_t B, int64_t H, int64_t L, int64_t S, int64_t E, int64_t Ev, float scale,\n"
+    "                               const float *q, MiStrides4 sq, const float *k, MiStrides4 sk,\n"
+    "                               const float *v, MiStrides4 sv, float *out, float *lse)\n{\n"
+    "    int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (t >= B * H * L) return;\n"
+    "    int64_t i = t % L, h = (t / L) % H, b = t / (L * H);\n"
+    "    const float *qi = q + b * sq.s[0] + h * sq.s[1] + i * sq.s[2];\n"
+    "    float mx = -INFINITY, sum = 0.0f;\n"
+    "    for (int64_t j = 0; j < S; j++) {\n"
+    "        const float *kj = k + b * sk.s[0] + h * sk.s[1] + j * sk.s[2];\n"
+    "        float d = 0.0f;\n"
+    "        for (int64_t e = 0; e < E; e++) d += qi[e * sq.s[3]] * kj[e * sk.s[3]];\n"
+    "        d *= scale;\n"
+    "        float m2 = fmaxf(mx, d);\n"
+    "        sum = sum * expf(mx - m2) + expf(d - m2);\n"
+    "        mx = m2;\n"
+    "    }\n"
+    "    float *o = out + t * Ev;\n"
+    "    for (int64_t e = 0; e < Ev; e++) o[e] = 0.0f;\n"
+    "    for (int64_t j = 0; j < S; j++) {\n"
+    "        const float *kj = k + b * sk.s[0] + h * sk.s[1] + j * sk.s[2];\n"
+    "        const float *vj = v + b * sv.s[0] + h * sv.s[1] + j * sv.s[2];\n"
+    "        float d = 0.0f;\n"
+    "        for (int64_t e = 0; e < E; e++) d += qi[e * sq.s[3]] * kj[e * sk.s[3]];\n"
+    "        float p = expf(d * scale - mx) / sum;\n"
+    "        for (int64_t e = 0; e < Ev; e++) o[e] += p * vj[e * sv.s[3]];\n"
+    "    }\n"
+    "    if (lse) lse[t] = logf(sum) + mx;\n}\n\n";
+
+static void emit_extern_call(const Buffer *b, StrBuf *sb) {
+    const ExternArg *a = b->eargs;
+    if (b->ext == EXT_SDPA) {
+        const char *nmq[3] = {"sq", "sk", "sv"};
+        sb_put(sb, "    {\n");
+        for (int i = 0; i < 3; i++) {
+            sb_printf(sb, "        MiStrides4 %s = {{", nmq[i]);
+            for (int d = 0; d < 4; d++) { if (d) sb_put(sb, ", "); ex(sb, a[i].view.stride[d]); }
+            sb_put(sb, "}};\n");
+        }
+        sb_put(sb, "        const int64_t mi_B = "); ex(sb, a[0].view.size[0]);
+        sb_put(sb, ", mi_H = "); ex(sb, a[0].view.size[1]);
+        sb_put(sb, ", mi_L = "); ex(sb, a[0].view.size[2]);
+        sb_put(sb, ";\n        const int64_t mi_nq = mi_B * mi_H * mi_L;\n");
+        sb_put(sb, "        if (mi_nq > 0) mi_sdpa_kernel<<<(unsigned)((mi_nq + 127) / 128), 128, 0, mi_st>>>(mi_B, mi_H, mi_L, ");
+        ex(sb, a[1].view.size[2]); sb_put(sb, ", "); ex(sb, a[0].view.size[3]); sb_put(sb, ", "); ex(sb, a[2].view.size[3]);
+        sb_printf(sb, ", %.9gf,\n            ", b->scale);
+        for (int i = 0; i < 3; i++) {
+            sb_printf(sb, "%s + ", a[i].buf->name); ex(sb, a[i].view.offset); sb_printf(sb, ", %s, ", nmq[i]);
+        }
+        sb_printf(sb, "%s, %s);\n    }\n", b->name, b->extra_out ? b->extra_out->name : "NULL");
+        return;
+    }
+    const ExternArg *A = b->ext == EXT_ADDMM ? &a[1] : &a[0], *Bm = b->ext == EXT_ADDMM ? &a[2] : &a[1];
+    int off = b->ext == EXT_BMM ? 1 : 0;
+    sb_put(sb, "    {\n");
+    if (b->ext == EXT_ADDMM) {
+        const Layout *bl = &a[0].view;
+        sb_put(sb, "        const int64_t mi_M = "); ex(sb, b->layout.size[0]);
+        sb_put(sb, ", mi_N = "); ex(sb, b->layout.size[1]);
+        sb_printf(sb, ";\n        if (mi_M * mi_N > 0) mi_bias_kernel<<<mi_blocks((mi_M * mi_N + 255) / 256, 4096), 256, 0, mi_st>>>(mi_M, mi_N, %s, ", b->name);
+        ex(sb, b->layout.stride[0]);
+        sb_printf(sb, ", %s + ", a[0].buf->name);
+        ex(sb, bl->offset);
+        sb_printf(sb, ", %d, ", bl->ndim);
+        if (bl->ndim >= 1) ex(sb, bl->stride[0]); else sb_put(sb, "0");
+        sb_put(sb, ", ");
+        if (bl->ndim >= 2) ex(sb, bl->stride[1]); else sb_put(sb, "0");
+        sb_put(sb, ");\n");
+    }
+    sb_put(sb, "        mi_gemm(mi_st, ");
+    if (off) ex(sb, b->layout.size[0]); else sb_put(sb, "1");
+    sb_put(sb, ", ");
+    ex(sb, b->layout.size[off]); sb_put(sb, ", "); ex(sb, b->layout.size[off + 1]); sb_put(sb, ", ");
+    ex(sb, A->view.size[off + 1]);
+    sb_printf(sb, ",\n                %s + ", A->buf->name); ex(sb, A->view.offset);
+    sb_put(sb, ", "); ex(sb, A->view.stride[off]); sb_put(sb, ", "); ex(sb, A->view.stride[off + 1]);
+    sb_put(sb, ", "); if (off) ex(sb, A->view.stride[0]); else sb_put(sb, "0");
+    sb_printf(sb, ",\n                %s + ", Bm->buf->name); ex(sb, Bm->view.offset);
+    sb_put(sb, ", "); ex(sb, Bm->view.stride[off]); sb_put(sb, ", "); ex(sb, Bm->view.stride[off + 1]);
+    sb_put(sb, ", "); if (off) ex(sb, Bm->view.stride[0]); else sb_put(sb, "0");
+    sb_printf(sb, ",\n                %s, ", b->name);
+    ex(sb, b->layout.stride[off]);
+    sb_put(sb, ", "); if (off) ex(sb, b->layout.stride[0]); else sb_put(sb, "0");
+    sb_printf(sb, ", %d);\n    }\n", b->ext == EXT_ADDMM);
+}
+
+static bool needs_alloc(const Buffer *b) {
+    return (b->kind == BUF_COMPUTED && !b->mutates && b->output_index < 0) ||
+           (b->kind == BUF_EXTERN && b->output_index < 0);
+}
+
+/* Bytes of a buffer's storage, as a C expression of the size symbols. */
+static void emit_bytes(const IrModule *m, const Buffer *b, StrBuf *out) {
+    sb_printf(out, "sizeof(%s) * (size_t)(", cu_type(b->layout.dtype));
+    ex(out, layout_storage_size(m->ctx->sym, &b->layout));
+    sb_put(out, ")");
+}
+
+/* has_mm / has_sdpa over s and its cond branches; -1 + ctx error on what the backend lacks */
+static int scan_externs(MiCtx *ctx, const Schedule *s, bool *has_mm, bool *has_sdpa, int *max_syms) {
+    if (s->ir->nsyms > *max_syms) *max_syms = s->ir->nsyms;
+    for (int k = 0; k < s->norder; k++) {
+        const SchedGroup *g = &s->groups[s->order[k]];
+        if (!g->is_extern) continue;
+        const Buffer *b = s->nodes[g->nodes[0]].buf;
+        if (b->ext == EXT_COND) continue;
+        if (b->ext == EXT_FALLBACK)
+            return mi_err(ctx, s->ir->graph ? s->ir->graph->source : NULL, b->fb->node->src_line, 0,
+                          "the CUDA backend cannot run op '%s' (node '%s', buffer %s): it has no lowering and its "
+                          "fallback is a CPU reference implementation (no GPU one)", b->fb->kernel, b->fb->node->name, b->name);
+        if (b->ext != EXT_MM && b->ext != EXT_ADDMM && b->ext != EXT_BMM && b->ext != EXT_SDPA)
+            return mi_err(ctx, NULL, 0, 0, "extern kernel '%s' is not supported by the CUDA backend", b->name);
+        if (b->ext == EXT_SDPA) *has_sdpa = true; else *has_mm = true;
+        for (int i = 0; i < b->neargs; i++)
+            if (b->eargs[i].buf->layout.dtype != DT_F32) return mi_err(ctx, NULL, 0, 0, "extern kernel '%s': only f32 is supported", b->name);
+    }
+    for (int i = 0; i < s->ir->nbufs; i++)
+        if (!cu_type(s->ir->bufs[i]->layout.dtype))
+            return mi_err(ctx, NULL, 0, 0, "buffer '%s': dtype %s is not supported by the CUDA code generator", s->ir->bufs[i]->name, dtype_abbrev(s->ir->bufs[i]->layout.dtype));
+    for (int i = 0; i < s->nbranches; i++)
+        for (int k = 0; k < 2; k++)
+            if (scan_externs(ctx, s->branches[i].s[k], has_mm, has_sdpa, max_syms) < 0) return -1;
+    return 0;
+}
+
+static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, StrBuf *out);
+
+/* The kernels of every cond branch (recursively) and each branch's launch function, then the
+ * kernels of s itself. */
+static int emit_kernels(MiCtx *ctx, const Schedule *s, StrBuf *out) {
+    for (int i = 0; i < s->nbranches; i++)
+        for (int k = 0; k < 2; k++) {
+            const Schedule *bs = s->branches[i].s[k];
+            if (emit_kernels(ctx, bs, out) < 0) return -1;
+            sb_printf(out, "/* subgraph %s */\n", s->branches[i].cond->cond->names[k]);
+            if (emit_launch_fn(ctx, bs, s->branches[i].fn[k], out) < 0) return -1;
+        }
+    for (int k = 0; k < s->norder; k++) {
+        const SchedGroup *g = &s->groups[s->order[k]];
+        if (!g->is_extern && cu_emit_kernel(ctx, s, g, out) < 0) return -1;
+    }
+    return 0;
+}
+
+/* torch.ops.higher_order.cond: the predicate is read back to the host (one element, the stream
+ * synchronized), then one branch's launch function runs on the operands' device pointers. */
+static int emit_cond_call(MiCtx *ctx, const Schedule *s, const Buffer *b, StrBuf *out) {
+    const IrCond *c = b->cond;
+    const SchedBranch *br = sched_branch_of(s, b);
+    if (!c || !br) return mi_err(ctx, NULL, 0, 0, "cond '%s' has no scheduled branches", b->name);
+    const IrModule *m = s->ir;
+    sb_printf(out, "    {   /* torch.ops.higher_order.cond: %s if %s else %s */\n", c->names[0], b->eargs[0].buf->name, c->names[1]);
+    sb_put(out, "        void *const cin[] = {");
+    for (int i = 1; i < b->neargs; i++) {
+        sb_printf(out, "%s(void *)(%s + ", i > 1 ? ", " : "", b->eargs[i].buf->name);
+        ex(out, b->eargs[i].view.offset);
+        sb_put(out, ")");
+    }
+    if (b->neargs == 1) sb_put(out, "NULL");
+    sb_put(out, "};\n        void *const cout[] = {");
+    for (int k = 0; k < c->nouts; k++) sb_printf(out, "%s%s", k ? ", " : "", c->outs[k]->name);
+    sb_put(out, "};\n");
+    for (int k = 0; k < 2; k++) {
+        const IrModule *bm = c->branch[k];
+        sb_printf(out, "        const int64_t csyms%d[] = {", k);
+        for (int i = 0; i < bm->nsyms; i++) {
+            bool have = false;
+            for (int j = 0; j < m->nsyms; j++) have |= strcmp(m->sym_names[j], bm->sym_names[i]) == 0;
+            if (!have) return mi_err(ctx, NULL, 0, 0, "cond branch '%s' uses size symbol %s that its caller does not have", c->names[k], bm->sym_names[i]);
+            sb_printf(out, "%s, ", bm->sym_names[i]);
+        }
+        sb_printf(out, "0}; (void)csyms%d;\n", k);
+    }
+    const char *pt = cu_type(b->eargs[0].buf->layout.dtype);
+    sb_printf(out, "        %s mi_pred;\n        MI_CK(cudaMemcpyAsync(&mi_pred, %s + ", pt, b->eargs[0].buf->name);
+    ex(out, b->eargs[0].view.offset);
+    sb_printf(out, ", sizeof mi_pred, cudaMemcpyDeviceToHost, mi_st));\n        MI_CK(cudaStreamSynchronize(mi_st));\n"
+                   "        if ((mi_pred ? %s(cin, cout, csyms0, mi_st) : %s(cin, cout, csyms1, mi_st)) != 0) return 1;\n    }\n",
+              br->fn[0], br->fn[1]);
+    return 0;
+}
+
+/* `static int NAME(d_in, d_out, syms, stream)`: every kernel of s in order on device pointers,
+ * intermediates from the stream-ordered pool. */
+static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, StrBuf *outp) {
+    const IrModule *m = s->ir;
+    StrBuf out;
+    sb_init(&out);
+    sb_printf(&out, "static int %s(void *const *d_in, void *const *d_out, const int64_t *syms, cudaStream_t mi_st)\n{\n"
+                    "    MiSyms mi_sy;\n    memset(&mi_sy, 0, sizeof mi_sy);\n    (void)d_in; (void)d_out; (void)syms;\n", fname);
+    for (int i = 0; i < m->nsyms; i++)
+        sb_printf(&out, "    const int64_t %s = syms[%d]; mi_sy.v[%d] = %s; (void)%s;\n", m->sym_names[i], i, i, m->sym_names[i], m->sym_names[i]);
+    sb_put(&out, "    int mi_sms = 0;\n    MI_CK(cudaDeviceGetAttribute(&mi_sms, cudaDevAttrMultiProcessorCount, 0));\n");
+    for (int i = 0; i < m->ninputs; i++) {
+        const Buffer *b = m->inputs[i];
+        const char *ct = cu_type(b->layout.dtype);
+        sb_printf(&out, "    %s *%s = (%s *)d_in[%d]; (void)%s;\n", ct, b->name, ct, i, b->name);
+    }
+    for (int i = 0; i < m->nbufs; i++) {
+        const Buffer *b = m->bufs[i];
+        if (b->output_index >= 0 && b->kind != BUF_INPUT) {
+            const char *ct = cu_type(b->layout.dtype);
+            sb_printf(&out, "    %s *%s = (%s *)d_out[%d];\n", ct, b->name, ct, b->output_index);
+        }
+    }
+    bool *allocated = mi_xcalloc(m->nbufs + 1, 1);
+    for (int k = 0; k < s->norder; k++) {
+        const SchedGroup *g = &s->groups[s->order[k]];
+        for (int i = 0; i < m->nbufs; i++) {
+            const Buffer *b = m->bufs[i];
+            if (!needs_alloc(b) || allocated[i] || !cu_group_writes(s, g, b)) continue;
+            allocated[i] = true;
+            const char *ct = cu_type(b->layout.dtype);
+            if (s->reuse_of[i] >= 0) {
+                sb_printf(&out, "    %s *%s = (%s *)%s;   /* reuses the freed %s */\n", ct, b->name, ct, m->bufs[s->reuse_of[i]]->name, m->bufs[s->reuse_of[i]]->name);
+            } else {
+                sb_printf(&out, "    %s *%s = NULL;\n    MI_CK(cudaMallocAsync((void **)&%s, ", ct, b->name, b->name);
+                emit_bytes(m, b, &out);
+                sb_put(&out, " + 16, mi_st));\n");
+            }
+        }
+        const Buffer *eb = g->is_extern ? s->nodes[g->nodes[0]].buf : NULL;
+        if (eb && eb->ext == EXT_COND) {
+            if (emit_cond_call(ctx, s, eb, &out) < 0) { free(allocated); sb_free(&out); return -1; }
+        } else if (eb) emit_extern_call(eb, &out);
+        else cu_emit_launch(s, g, &out);
+    }
+    sb_put(&out, "    MI_CK(cudaGetLastError());\n");
+    for (int i = 0; i < m->nbufs; i++)
+        if (allocated[i] && s->reuse_of[i] < 0) sb_printf(&out, "    MI_CK(cudaFreeAsync(%s, mi_st));\n", m->bufs[i]->name);
+    sb_put(&out, "    (void)mi_sms;\n    return 0;\n}\n\n");
+    free(allocated);
+    sb_put(outp, out.s);
+    sb_free(&out);
+    return 0;
+}
+
+char *codegen_cuda(MiCtx *ctx, const Schedule *s) {
+    const IrModule *m = s->ir;
+    StrBuf out;
+    sb_init(&out);
+    sb_put(&out, CODEGEN_CUDA_MARKER ": one __global__ kernel per fused group, then call() */\n");
+    sb_put(&out, prelude);
+    bool has_mm = false, has_sdpa = false;
+    int nsyms = 1;
+    if (scan_externs(ctx, s, &has_mm, &has_sdpa, &nsyms) < 0) { sb_free(&out); return NULL; }
+    sb_printf(&out, "struct MiSyms { int64_t v[%d]; };\nstruct MiStrides4 { int64_t s[4]; };\n\n", nsyms);
+    if (has_mm) sb_put(&out, gemm_src);
+    if (has_sdpa) sb_put(&out, sdpa_src);
+    if (emit_kernels(ctx, s, &out) < 0) { sb_free(&out); return NULL; }
+    /* ABI symbols */
+    sb_put(&out, "extern \"C\" const char *mi_sym_names[] = {");
+    for (int i = 0; i < m->nsyms; i++) sb_printf(&out, "\"%s\", ", m->sym_names[i]);
+    sb_put(&out, "NULL};\n");
+    sb_printf(&out, "extern \"C\" const int mi_num_outputs = %d;\n\n", m->noutputs);
+    sb_put(&out, "/* all kernels in order, on device pointers */\n");
+    if (emit_launch_fn(ctx, s, "mi_launch", &out) < 0) { sb_free(&out); return NULL; }
+
+    /* host-side staging: storage bytes of each input and output */
+    sb_put(&out, "static void mi_sizes(const int64_t *syms, size_t *in_bytes, size_t *out_bytes)\n{\n");
+    for (int i = 0; i < m->nsyms; i++) sb_printf(&out, "    const int64_t %s = syms[%d]; (void)%s;\n", m->sym_names[i], i, m->sym_names[i]);
+    sb_put(&out, "    (void)syms; (void)in_bytes; (void)out_bytes;\n");
+    for (int i = 0; i < m->ninputs; i++) {
+        sb_printf(&out, "    in_bytes[%d] = ", i);
+        emit_bytes(m, m->inputs[i], &out);
+        sb_put(&out, ";\n");
+    }
+    for (int i = 0; i < m->nbufs; i++) {
+        const Buffer *b = m->bufs[i];
+        if (b->output_index >= 0 && b->kind != BUF_INPUT) {
+            sb_printf(&out, "    out_bytes[%d] = ", b->output_index);
+            emit_bytes(m, b, &out);
+            sb_put(&out, ";\n");
+        }
+    }
+    sb_put(&out, "}\n");
+    sb_printf(&out, "static const int mi_num_inputs = %d;\n", m->ninputs);
+    sb_put(&out, "static const bool mi_input_mutated[] = {");
+    for (int i = 0; i < m->ninputs; i++) sb_printf(&out, "%s, ", m->inputs[i]->mutated ? "true" : "false");
+    sb_put(&out, "false};\n\n");
+    sb_put(&out,
+        "/* copy inputs to the GPU, allocate outputs there */\n"
+        "struct MiStage { void *d_in[64 + 1]; void *d_out[64 + 1]; size_t in_bytes[64 + 1], out_bytes[64 + 1]; };\n"
+        "static int mi_stage_in(MiStage *g, void *const *inputs, const int64_t *syms)\n{\n"
+        "    memset(g, 0, sizeof *g);\n"
+        "    if (mi_num_inputs > 64 || mi_num_outputs > 64) { snprintf(mi_errbuf, sizeof mi_errbuf, \"too many inputs/outputs\"); return 1; }\n"
+        "    mi_sizes(syms, g->in_bytes, g->out_bytes);\n"
+        "    cudaMemPool_t pool;   /* keep freed intermediates in the pool (no unmap at every sync) */\n"
+        "    if (cudaDeviceGetDefaultMemPool(&pool, 0) == cudaSuccess) {\n"
+        "        uint64_t keep = UINT64_MAX;\n"
+        "        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);\n"
+        "    }\n"
+        "    for (int i = 0; i < mi_num_inputs; i++) {\n"
+        "        MI_CK(cudaMalloc(&g->d_in[i], g->in_bytes[i] + 16));\n"
+        "        if (g->in_bytes[i]) MI_CK(cudaMemcpy(g->d_in[i], inputs[i], g->in_bytes[i], cudaMemcpyHostToDevice));\n"
+        "    }\n"
+        "    for (int j = 0; j < mi_num_outputs; j++)\n"
+        "        if (g->out_bytes[j]) MI_CK(cudaMalloc(&g->d_out[j], g->out_bytes[j] + 16));\n"
+        "    return 0;\n}\n"
+        "static int mi_stage_out(MiStage *g, void *const *inputs, void *const *outputs)\n{\n"
+        "    int rc = 0;\n"
+        "    for (int j = 0; j < mi_num_outputs; j++)\n"
+        "        if (g->d_out[j] && outputs[j] && cudaMemcpy(outputs[j], g->d_out[j], g->out_bytes[j], cudaMemcpyDeviceToHost) != cudaSuccess) rc = 1;\n"
+        "    for (int i = 0; i < mi_num_inputs; i++)\n"
+        "        if (mi_input_mutated[i] && g->in_bytes[i] && cudaMemcpy(inputs[i], g->d_in[i], g->in_bytes[i], cudaMemcpyDeviceToHost) != cudaSuccess) rc = 1;\n"
+        "    return rc;\n}\n"
+        "static void mi_stage_free(MiStage *g)\n{\n"
+        "    for (int i = 0; i < 64; i++) { if (g->d_in[i]) cudaFree(g->d_in[i]); if (g->d_out[i]) cudaFree(g->d_out[i]); }\n}\n\n"
+        "extern \"C\" int call(void *const *inputs, void *const *outputs, const int64_t *syms)\n{\n"
+        "    char msg[256];\n"
+        "    if (mi_cuda_probe(msg, sizeof msg) != 0) { snprintf(mi_errbuf, sizeof mi_errbuf, \"no CUDA GPU available (%s)\", msg); return 1; }\n"
+        "    MiStage g;\n"
+        "    int rc = mi_stage_in(&g, inputs, syms);\n"
+        "    if (rc == 0) rc = mi_launch(g.d_in, g.d_out, syms, 0);\n"
+        "    if (rc == 0) { cudaError_t e = cudaDeviceSynchronize(); if (e != cudaSuccess) rc = mi_fail(e, \"kernels\"); }\n"
+        "    if (rc == 0) rc = mi_stage_out(&g, inputs, outputs);\n"
+        "    mi_stage_free(&g);\n"
+        "    return rc;\n}\n\n"
+        "/* device-only timing: inputs copied once; ms[r] = CUDA-event time of run r (after `warmup` runs);\n"
+        "   before each run a 256 MB memset evicts L2 (as triton.testing.do_bench does) */\n"
+        "extern \"C\" int mi_cuda_time(void *const *inputs, void *const *outputs, const int64_t *syms, int warmup, int reps, double *ms)\n{\n"
+        "    MiStage g;\n"
+        "    int rc = mi_stage_in(&g, inputs, syms);\n"
+        "    cudaEvent_t a = NULL, b = NULL;\n"
+        "    if (rc == 0 && (cudaEventCreate(&a) != cudaSuccess || cudaEventCreate(&b) != cudaSuccess)) rc = 1;\n"
+        "    void *flush = NULL;\n"
+        "    const size_t flush_bytes = (size_t)256 << 20;\n"
+        "    if (rc == 0 && cudaMalloc(&flush, flush_bytes) != cudaSuccess) rc = 1;\n"
+        "    for (int i = 0; i < warmup && rc == 0; i++) rc = mi_launch(g.d_in, g.d_out, syms, 0);\n"
+        "    for (int r = 0; r < reps && rc == 0; r++) {\n"
+        "        cudaMemsetAsync(flush, 0, flush_bytes, 0);\n"
+        "        cudaEventRecord(a, 0);\n"
+        "        rc = mi_launch(g.d_in, g.d_out, syms, 0);\n"
+        "        cudaEventRecord(b, 0);\n"
+        "        cudaEventSynchronize(b);\n"
+        "        float t = 0;\n"
+        "        cudaEventElapsedTime(&t, a, b);\n"
+        "        ms[r] = t;\n"
+        "    }\n"
+        "    if (rc == 0) { cudaError_t e = cudaDeviceSynchronize(); if (e != cudaSuccess) rc = mi_fail(e, \"kernels\"); }\n"
+        "    if (rc == 0) rc = mi_stage_out(&g, inputs, outputs);\n"
+        "    if (a) cudaEventDestroy(a);\n    if (b) cudaEventDestroy(b);\n    if (flush) cudaFree(flush);\n"
+        "    mi_stage_free(&g);\n"
+        "    return rc;\n}\n");
+    return sb_take(&out);
+}

@@ -1,0 +1,752 @@
+/* codegen_cuda_kernel.c — the CUDA emitting handler (LoopBodies replayed into CUDA C++) and the
+ * kernel shapes of core/codegen/codegen_cuda.h:
+ *
+ *   pointwise group   -> flat grid-stride loop over all elements; float4 vector path when every
+ *                        store (and the loads that can) are contiguous f32, then a scalar tail
+ *   reduction group   -> see RowPlan: persistent rows (row in registers, block reductions with
+ *                        warp shuffles), generic block-per-row, or column reductions
+ *
+ * The file around the kernels (prelude, extern kernels, host wrapper) is core/codegen/codegen_cuda.c. */
+#include "codegen/codegen_cuda_kernel.h"
+#include "codegen/codegen_c.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void ex(StrBuf *sb, const Expr *e) { codegen_expr_c(e, sb); }
+
+const char *cu_type(DType t) {
+    switch (t) {
+    case DT_F32: return "float";
+    case DT_F64: return "double";
+    case DT_I64: return "int64_t";
+    case DT_I32: return "int32_t";
+    case DT_I16: return "int16_t";
+    case DT_I8: return "int8_t";
+    case DT_U8: return "uint8_t";
+    case DT_BOOL: return "bool";
+    default: return NULL;
+    }
+}
+
+
+/* ---- the emitting handler ---- */
+typedef struct VecBuf { char name[64]; bool is_store; bool loaded, stored; } VecBuf;
+
+/* Persistent rows: loads of buffers the kernel does not write, kept in registers across the
+ * nodes of a row kernel (mi_cK[slot]), so each element is read from memory once. */
+typedef struct RowCache {
+    struct { const Buffer *buf; const Expr *idx; int id; bool scalar; } e[64];
+    int n;
+    StrBuf decls;                      /* "float mi_c0[8];" at row scope */
+    struct { IrReduceType rt; int src; char var[24]; } red[16];   /* reductions done in this row */
+    int nred;
+    int slots, threads;
+    bool exact;
+    bool shared_rw;                    /* some node loads, from memory, what this kernel wrote */
+    const Schedule *s;
+    const SchedGroup *g;
+} RowCache;
+
+typedef struct Cu {
+    OpsHandler h;
+    StrBuf *pre, *body, *mid, *post;   /* before the element loop, in it, after it (reduce), store */
+    const char *indent;
+    char (*names)[80];
+    DType *dts;
+    int *cache_of;                     /* per value: RowCache entry it was loaded through, or -1 */
+    int n, cap;
+    int *tmp;
+    /* flat pointwise: vector mode (4 lanes, lane index `k`, flat index `x`) */
+    bool vec;
+    Expr *contig;                      /* flat contiguous index of the loop vars */
+    VecBuf vb[32]; int nvb;
+    bool vec_fail;
+    StrBuf *vpre, *vpost;
+    RowCache *rc;                      /* persistent row kernel, else NULL */
+    const char *reducer;               /* mi_block_reduce (row per block) / mi_col_reduce */
+    const char *red_guard;             /* who stores a reduced value */
+    bool bad;
+    char err[160];
+} Cu;
+
+static IrVal cu_new(Cu *e, const char *name, DType dt) {
+    if (e->n == e->cap) {
+        e->cap = e->cap ? 2 * e->cap : 32;
+        e->names = mi_xrealloc(e->names, sizeof(*e->names) * e->cap);
+        e->dts = mi_xrealloc(e->dts, sizeof(DType) * e->cap);
+        e->cache_of = mi_xrealloc(e->cache_of, sizeof(int) * e->cap);
+    }
+    e->cache_of[e->n] = -1;
+    snprintf(e->names[e->n], 80, "%s", name);
+    e->dts[e->n] = dt;
+    return e->n++;
+}
+static IrVal cu_tmp(Cu *e, DType dt, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static IrVal cu_tmp(Cu *e, DType dt, const char *fmt, ...) {
+    char nm[32];
+    snprintf(nm, sizeof nm, "tmp%d", (*e->tmp)++);
+    const char *ct = cu_type(dt);
+    if (!ct) { e->bad = true; snprintf(e->err, sizeof e->err, "dtype %s is not supported by the CUDA code generator", dtype_abbrev(dt)); ct = "float"; }
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    sb_printf(e->body, "%s%s %s = %s;\n", e->indent, ct, nm, buf);
+    return cu_new(e, nm, dt);
+}
+static const char *nm(Cu *e, IrVal v) { return v >= 0 && v < e->n ? e->names[v] : "0"; }
+static DType dtv(Cu *e, IrVal v) { return v >= 0 && v < e->n ? e->dts[v] : DT_F32; }
+
+static VecBuf *vec_buf(Cu *e, const char *name) {
+    for (int i = 0; i < e->nvb; i++) if (!strcmp(e->vb[i].name, name)) return &e->vb[i];
+    if (e->nvb == 32) return NULL;
+    VecBuf *v = &e->vb[e->nvb++];
+    memset(v, 0, sizeof *v);
+    snprintf(v->name, sizeof v->name, "%s", name);
+    return v;
+}
+
+static IrVal cu_load(OpsHandler *h, Buffer *buf, Expr *index) {
+    Cu *e = h->self;
+    const char *name = ir_store_target(buf)->name;
+    if (e->vec && index == e->contig && buf->layout.dtype == DT_F32) {
+        VecBuf *v = vec_buf(e, name);
+        if (v) {
+            if (v->stored) return cu_tmp(e, DT_F32, "vo_%s[k]", name);   /* written earlier in this lane */
+            if (!v->loaded) {
+                v->loaded = true;
+                sb_printf(e->vpre, "%s    float vi_%s[4]; *reinterpret_cast<float4 *>(vi_%s) = *reinterpret_cast<const float4 *>(%s + 4 * v);\n",
+                          "        ", name, name, name);
+            }
+            return cu_tmp(e, DT_F32, "vi_%s[k]", name);
+        }
+    }
+    RowCache *rc = e->rc;
+    const Buffer *tb = ir_store_target(buf);
+    bool cacheable = rc && cu_type(buf->layout.dtype) && !cu_group_writes(rc->s, rc->g, tb);
+    if (rc)   /* read before in this row, or stored by an earlier node of this thread */
+        for (int i = 0; i < rc->n; i++)
+            if (rc->e[i].buf == tb && rc->e[i].idx == index) {
+                IrVal r = cu_tmp(e, buf->layout.dtype, rc->e[i].scalar ? "mi_c%d" : "mi_c%d[mi_j]", rc->e[i].id);
+                if (!rc->e[i].scalar) e->cache_of[r] = rc->e[i].id;
+                return r;
+            }
+    if (rc && !cacheable) rc->shared_rw = true;
+    StrBuf ix;
+    sb_init(&ix);
+    ex(&ix, index);
+    IrVal r = cu_tmp(e, buf->layout.dtype, "%s[%s]", name, ix.s);
+    sb_free(&ix);
+    if (cacheable && rc->n < 64) {
+        int id = rc->n;
+        rc->e[rc->n].buf = tb; rc->e[rc->n].idx = index; rc->e[rc->n].id = id; rc->e[rc->n].scalar = false; rc->n++;
+        sb_printf(&rc->decls, "        %s mi_c%d[%d];\n", cu_type(buf->layout.dtype), id, rc->slots);
+        sb_printf(e->body, "%smi_c%d[mi_j] = %s;\n", e->indent, id, nm(e, r));
+        e->cache_of[r] = id;
+    }
+    return r;
+}
+static bool group_local(const Schedule *s, const SchedGroup *g, const Buffer *b, const Expr *store_idx);
+static void cu_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
+    Cu *e = h->self;
+    RowCache *rc = e->rc;
+    if (rc && cu_type(buf->layout.dtype) && rc->n < 64) {   /* keep the value for later nodes */
+        int id = rc->n;
+        rc->e[rc->n].buf = buf; rc->e[rc->n].idx = index; rc->e[rc->n].id = id; rc->e[rc->n].scalar = false; rc->n++;
+        sb_printf(&rc->decls, "        %s mi_c%d[%d];\n", cu_type(buf->layout.dtype), id, rc->slots);
+        sb_printf(e->body, "%smi_c%d[mi_j] = %s;\n", e->indent, id, nm(e, v));
+        if (group_local(rc->s, rc->g, buf, index)) {
+            sb_printf(e->body, "%s/* %s is only read inside this kernel, from registers: not stored */\n", e->indent, buf->name);
+            return;
+        }
+    }
+    if (e->vec) {
+        VecBuf *vb = index == e->contig && buf->layout.dtype == DT_F32 ? vec_buf(e, buf->name) : NULL;
+        if (!vb) { e->vec_fail = true; return; }
+        if (!vb->stored) {
+            vb->stored = true;
+            sb_printf(e->vpre, "            float vo_%s[4];\n", buf->name);
+            sb_printf(e->vpost, "            *reinterpret_cast<float4 *>(%s + 4 * v) = *reinterpret_cast<const float4 *>(vo_%s);\n",
+                      buf->name, buf->name);
+        }
+        sb_printf(e->body, "%svo_%s[k] = %s;\n", e->indent, buf->name, nm(e, v));
+        return;
+    }
+    sb_printf(e->body, "%s%s[", e->indent, buf->name);
+    ex(e->body, index);
+    sb_printf(e->body, "] = %s;\n", nm(e, v));
+}
+static void lit(StrBuf *sb, double v, DType dt) {
+    if (isnan(v)) sb_put(sb, "NAN");
+    else if (isinf(v)) sb_put(sb, v > 0 ? "INFINITY" : "-INFINITY");
+    else if (dt == DT_BOOL) sb_put(sb, v != 0 ? "true" : "false");
+    else if (dtype_is_float(dt)) {
+        char b[64];
+        snprintf(b, sizeof b, "%.17g", v);
+        if (!strpbrk(b, ".eEn")) strcat(b, ".0");
+        sb_printf(sb, "%s%s", b, dt == DT_F32 ? "f" : "");
+    } else sb_printf(sb, "%lldLL", (long long)v);
+}
+static IrVal cu_constant(OpsHandler *h, double v, DType dt) {
+    Cu *e = h->self;
+    StrBuf s;
+    sb_init(&s);
+    lit(&s, v, dt);
+    IrVal r = cu_tmp(e, dt, "%s", s.s);
+    sb_free(&s);
+    return r;
+}
+static IrVal cu_index_expr(OpsHandler *h, Expr *x, DType dt) {
+    Cu *e = h->self;
+    StrBuf s;
+    sb_init(&s);
+    ex(&s, x);
+    IrVal r = cu_tmp(e, dt, "%s", s.s);
+    sb_free(&s);
+    return r;
+}
+static IrVal cu_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) {
+    Cu *e = h->self;
+    return cu_tmp(e, dt, "(%s)(%s)", cu_type(dt) ? cu_type(dt) : "float", nm(e, v));
+}
+
+static IrVal cu_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
+    Cu *e = h->self;
+    const char *x = nm(e, a[0]), *y = ir_math_arity(op) > 1 ? nm(e, a[1]) : "", *z = ir_math_arity(op) > 2 ? nm(e, a[2]) : "";
+    DType at = dtv(e, a[0]);
+    bool f32 = at == DT_F32, fl = dtype_is_float(at);
+    const char *sf = f32 ? "f" : "", *one = f32 ? "1.0f" : "1.0";
+    switch (op) {
+    case IOP_NEG: return cu_tmp(e, dt, "-%s", x);
+    case IOP_EXP: return cu_tmp(e, dt, "exp%s(%s)", sf, x);
+    case IOP_LOG: return cu_tmp(e, dt, "log%s(%s)", sf, x);
+    case IOP_SQRT: return cu_tmp(e, dt, "sqrt%s(%s)", sf, x);
+    case IOP_RSQRT: return cu_tmp(e, dt, "rsqrt%s(%s)", sf, x);
+    case IOP_TANH: return cu_tmp(e, dt, "tanh%s(%s)", sf, x);
+    case IOP_SIGMOID: return cu_tmp(e, dt, "%s / (%s + exp%s(-%s))", one, one, sf, x);
+    case IOP_RELU: return cu_tmp(e, dt, "%s < 0 ? 0 : %s", x, x);
+    case IOP_ERF: return cu_tmp(e, dt, "erf%s(%s)", sf, x);
+    case IOP_SIN: return cu_tmp(e, dt, "sin%s(%s)", sf, x);
+    case IOP_COS: return cu_tmp(e, dt, "cos%s(%s)", sf, x);
+    case IOP_TAN: return cu_tmp(e, dt, "tan%s(%s)", sf, x);
+    case IOP_ASIN: return cu_tmp(e, dt, "asin%s(%s)", sf, x);
+    case IOP_ACOS: return cu_tmp(e, dt, "acos%s(%s)", sf, x);
+    case IOP_LGAMMA: return cu_tmp(e, dt, "lgamma%s(%s)", sf, x);
+    case IOP_ABS: return fl ? cu_tmp(e, dt, "fabs%s(%s)", sf, x) : cu_tmp(e, dt, "%s < 0 ? -%s : %s", x, x, x);
+    case IOP_RECIPROCAL: return cu_tmp(e, dt, "%s / %s", one, x);
+    case IOP_EXPM1: return cu_tmp(e, dt, "expm1%s(%s)", sf, x);
+    case IOP_LOG1P: return cu_tmp(e, dt, "log1p%s(%s)", sf, x);
+    case IOP_FLOOR: return cu_tmp(e, dt, "floor%s(%s)", sf, x);
+    case IOP_CEIL: return cu_tmp(e, dt, "ceil%s(%s)", sf, x);
+    case IOP_ROUND: return cu_tmp(e, dt, "nearbyint%s(%s)", sf, x);
+    case IOP_SIGN: return cu_tmp(e, dt, "(%s > 0) - (%s < 0)", x, x);
+    case IOP_LOGICAL_NOT: return cu_tmp(e, dt, "!%s", x);
+    case IOP_ADD: return cu_tmp(e, dt, "%s + %s", x, y);
+    case IOP_SUB: return cu_tmp(e, dt, "%s - %s", x, y);
+    case IOP_MUL: return cu_tmp(e, dt, "%s * %s", x, y);
+    case IOP_TRUEDIV: return cu_tmp(e, dt, "%s / %s", x, y);
+    case IOP_POW: return cu_tmp(e, dt, "pow%s(%s, %s)", sf, x, y);
+    /* torch.maximum/minimum propagate NaN (fmax/fmin alone would drop it) */
+    case IOP_MAXIMUM: return fl ? cu_tmp(e, dt, "(%s != %s || %s != %s) ? %s + %s : fmax%s(%s, %s)", x, x, y, y, x, y, sf, x, y)
+                                : cu_tmp(e, dt, "%s > %s ? %s : %s", x, y, x, y);
+    case IOP_MINIMUM: return fl ? cu_tmp(e, dt, "(%s != %s || %s != %s) ? %s + %s : fmin%s(%s, %s)", x, x, y, y, x, y, sf, x, y)
+                                : cu_tmp(e, dt, "%s < %s ? %s : %s", x, y, x, y);
+    case IOP_EQ: return cu_tmp(e, dt, "%s == %s", x, y);
+    case IOP_NE: return cu_tmp(e, dt, "%s != %s", x, y);
+    case IOP_LT: return cu_tmp(e, dt, "%s < %s", x, y);
+    case IOP_LE: return cu_tmp(e, dt, "%s <= %s", x, y);
+    case IOP_GT: return cu_tmp(e, dt, "%s > %s", x, y);
+    case IOP_GE: return cu_tmp(e, dt, "%s >= %s", x, y);
+    case IOP_LOGICAL_AND: return cu_tmp(e, dt, "%s && %s", x, y);
+    case IOP_LOGICAL_OR: return cu_tmp(e, dt, "%s || %s", x, y);
+    case IOP_FLOORDIV: return fl ? cu_tmp(e, dt, "floor%s(%s / %s)", sf, x, y) : cu_tmp(e, dt, "mi_floordiv(%s, %s)", x, y);
+    case IOP_FMOD: return fl ? cu_tmp(e, dt, "fmod%s(%s, %s)", sf, x, y) : cu_tmp(e, dt, "%s %% %s", x, y);
+    case IOP_WHERE: return cu_tmp(e, dt, "%s ? %s : %s", x, y, z);
+    default: break;
+    }
+    e->bad = true;
+    snprintf(e->err, sizeof e->err, "op %s has no CUDA lowering", ir_math_name(op));
+    return cu_tmp(e, dt, "0");
+}
+
+/* Reductions: a per-thread accumulator updated in the element loop, then mi_block_reduce. */
+static IrVal cu_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v) {
+    Cu *e = h->self;
+    char acc[32];
+    snprintf(acc, sizeof acc, "acc%d", (*e->tmp)++);
+    const char *ct = cu_type(dt) ? cu_type(dt) : "float";
+    const char *st = cu_type(src) ? cu_type(src) : "float";
+    const char *x = nm(e, v);
+    bool fl = dtype_is_float(dt), sfl = dtype_is_float(src);
+    const char *ind = "            ";
+    char out[64];
+    snprintf(out, sizeof out, "%s", acc);
+    RowCache *rc = e->rc;
+    int src_id = rc && v >= 0 && v < e->n ? e->cache_of[v] : -1;
+    if (src_id >= 0)   /* the same reduction of the same row values already ran in this kernel */
+        for (int i = 0; i < rc->nred; i++)
+            if (rc->red[i].rt == rt && rc->red[i].src == src_id) {
+                snprintf(out, sizeof out, "%s%s", rc->red[i].var, rt == RED_ARGMAX || rt == RED_ARGMIN ? ".i" : "");
+                return cu_new(e, out, dt);
+            }
+    if (src_id >= 0 && rc->nred < 16) {
+        int k = rc->nred++;
+        rc->red[k].rt = rt;
+        rc->red[k].src = src_id;
+        snprintf(rc->red[k].var, sizeof rc->red[k].var, "mi_red%d", k);
+        const char *ty = rt == RED_WELFORD ? "MiWelford" : NULL;
+        char tyb[48];
+        if (rt == RED_ARGMAX || rt == RED_ARGMIN) { snprintf(tyb, sizeof tyb, "MiArg<%s>", st); ty = tyb; }
+        sb_printf(&rc->decls, "        %s mi_red%d;\n", ty ? ty : ct, k);
+    }
+    if (rt == RED_WELFORD && rc) {
+        /* persistent row: two passes over registers (sum, then squared deviations), no divisions
+         * per element; n is the row length */
+        sb_printf(e->pre, "%sfloat %s_s = 0.0f; float %s_x[%d];\n", ind, acc, acc, rc->slots);
+        sb_printf(e->body, "%s%s_s += (float)%s; %s_x[mi_j] = (float)%s;\n", e->indent, acc, x, acc, x);
+        sb_printf(e->mid, "%s%s_s = mi_block_reduce(%s_s, MiSum(), mi_shared);\n"
+                          "%sconst float %s_mean = %s_s / (float)mi_inner;\n"
+                          "%sfloat %s_q = 0.0f;\n"
+                          "%s#pragma unroll\n"
+                          "%sfor (int mi_j = 0; mi_j < %d; mi_j++)\n"
+                          "%s    if (threadIdx.x + (int64_t)mi_j * %d < mi_inner || %d) { float d_ = %s_x[mi_j] - %s_mean; %s_q += d_ * d_; }\n"
+                          "%s%s_q = mi_block_reduce(%s_q, MiSum(), mi_shared);\n"
+                          "%sconst MiWelford %s = {%s_mean, %s_q, (float)mi_inner};\n",
+                  ind, acc, acc, ind, acc, acc, ind, acc, ind, ind, rc->slots, ind, rc->threads, rc->exact, acc, acc, acc,
+                  ind, acc, acc, ind, acc, acc, acc);
+        if (src_id >= 0) sb_printf(e->mid, "%smi_red%d = %s;\n", ind, rc->nred - 1, acc);
+        return cu_new(e, out, dt);
+    }
+    switch (rt) {
+    case RED_SUM:
+        sb_printf(e->pre, "%s%s %s = 0;\n", ind, ct, acc);
+        sb_printf(e->body, "%s%s += %s;\n", e->indent, acc, x);
+        sb_printf(e->mid, "%s%s = %s(%s, MiSum(), mi_shared);\n", ind, acc, e->reducer, acc);
+        break;
+    case RED_PROD:
+        sb_printf(e->pre, "%s%s %s = 1;\n", ind, ct, acc);
+        sb_printf(e->body, "%s%s *= %s;\n", e->indent, acc, x);
+        sb_printf(e->mid, "%s%s = %s(%s, MiProd(), mi_shared);\n", ind, acc, e->reducer, acc);
+        break;
+    case RED_MAX: case RED_MIN: {
+        bool mx = rt == RED_MAX;
+        if (fl) sb_printf(e->pre, "%s%s %s = %sINFINITY;\n", ind, ct, acc, mx ? "-" : "");
+        else sb_printf(e->pre, "%s%s %s = %s;\n", ind, ct, acc, mx ? "INT64_MIN" : "INT64_MAX");
+        /* NaN propagates like torch.amax/amin */
+        sb_printf(e->body, "%s%s = %s(%s, %s);\n", e->indent, acc, mx ? "mi_max_nan" : "mi_min_nan", acc, x);
+        sb_printf(e->mid, "%s%s = %s(%s, %s(), mi_shared);\n", ind, acc, e->reducer, acc, mx ? "MiMax" : "MiMin");
+        break;
+    }
+    case RED_ARGMAX: case RED_ARGMIN: {
+        bool mx = rt == RED_ARGMAX;
+        sb_printf(e->pre, "%sMiArg<%s> %s = {%s, INT64_MAX};\n", ind, st, acc,
+                  sfl ? (mx ? "-INFINITY" : "INFINITY") : (mx ? "INT64_MIN" : "INT64_MAX"));
+        sb_printf(e->body, "%s%s = mi_arg_combine<%s, %d>(%s, MiArg<%s>{%s, mi_r});\n", e->indent, acc, st, mx, acc, st, x);
+        sb_printf(e->mid, "%s%s = %s(%s, MiArgOp<%s, %d>(), mi_shared);\n", ind, acc, e->reducer, acc, st, mx);
+        snprintf(out, sizeof out, "%s.i", acc);
+        break;
+    }
+    case RED_WELFORD:
+        sb_printf(e->pre, "%sMiWelford %s = {0.0f, 0.0f, 0.0f};\n", ind, acc);
+        sb_printf(e->body, "%smi_welford_add(%s, (float)%s);\n", e->indent, acc, x);
+        sb_printf(e->mid, "%s%s = %s(%s, MiWelfordOp(), mi_shared);\n", ind, acc, e->reducer, acc);
+        break;
+    default: break;
+    }
+    if (src_id >= 0) sb_printf(e->mid, "%smi_red%d = %s;\n", ind, rc->nred - 1, acc);
+    return cu_new(e, out, dt);
+}
+static IrVal cu_getitem(OpsHandler *h, IrVal v, int k) {
+    Cu *e = h->self;
+    char n2[96];
+    static const char *sfx[3] = {".mean", ".m2", ".n"};
+    snprintf(n2, sizeof n2, "%s%s", nm(e, v), sfx[k < 3 && k >= 0 ? k : 0]);
+    return cu_new(e, n2, dtv(e, v));
+}
+static void cu_store_red(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
+    Cu *e = h->self;
+    RowCache *rc = e->rc;
+    if (rc && cu_type(buf->layout.dtype) && rc->n < 64) {   /* every thread holds the reduced value */
+        const Buffer *tb = ir_store_target(buf);
+        int id = rc->n;
+        rc->e[rc->n].buf = tb; rc->e[rc->n].idx = index; rc->e[rc->n].id = id; rc->e[rc->n].scalar = true; rc->n++;
+        sb_printf(&rc->decls, "        %s mi_c%d;\n", cu_type(buf->layout.dtype), id);
+        sb_printf(e->post, "            mi_c%d = %s;\n", id, nm(e, v));
+    }
+    sb_printf(e->post, "            if (%s) %s[", e->red_guard, ir_store_target(buf)->name);
+    ex(e->post, index);
+    sb_printf(e->post, "] = %s;\n", nm(e, v));
+}
+
+static void cu_init(Cu *e, int *tmp, StrBuf *pre, StrBuf *body, StrBuf *mid, StrBuf *post, const char *indent) {
+    memset(e, 0, sizeof *e);
+    e->pre = pre; e->body = body; e->mid = mid; e->post = post;
+    e->indent = indent;
+    e->tmp = tmp;
+    e->reducer = "mi_block_reduce";
+    e->red_guard = "threadIdx.x == 0";
+    e->h = (OpsHandler){e, cu_load, cu_store, cu_constant, cu_index_expr, cu_to_dtype, cu_math,
+                        cu_reduction, cu_getitem, cu_store_red};
+}
+static void cu_done(Cu *e) { free(e->names); free(e->dts); free(e->cache_of); }
+
+/* ---- kernels ---- */
+
+bool cu_group_writes(const Schedule *s, const SchedGroup *g, const Buffer *b) {
+    for (int i = 0; i < g->n; i++) {
+        const DepSet *d = &s->nodes[g->nodes[i]].deps;
+        for (int w = 0; w < d->nwrites; w++)
+            if (d->writes[w].buf == b) return true;
+    }
+    return false;
+}
+bool cu_group_touches(const Schedule *s, const SchedGroup *g, const Buffer *b) {
+    if (cu_group_writes(s, g, b)) return true;
+    for (int i = 0; i < g->n; i++) {
+        const DepSet *d = &s->nodes[g->nodes[i]].deps;
+        for (int r = 0; r < d->nreads; r++) if (d->reads[r].buf == b) return true;
+    }
+    return false;
+}
+/* A buffer this group writes at store_idx that nobody else reads and that the group only reads
+ * back at that same index: its values can live in registers alone (persistent rows). */
+static bool group_local(const Schedule *s, const SchedGroup *g, const Buffer *b, const Expr *store_idx) {
+    if (b->kind != BUF_COMPUTED || b->mutates || b->output_index >= 0 || b->is_reduction) return false;
+    for (int k = 0; k < s->nnodes; k++) {
+        const SchedNode *sn = &s->nodes[k];
+        bool in_g = false;
+        for (int i = 0; i < g->n; i++) in_g |= g->nodes[i] == k;
+        if (in_g) {
+            const LoopBody *body = sn->buf->body;
+            for (int o = 0; body && o < body->nops; o++) {
+                const LoopOp *op = &body->ops[o];
+                if ((op->kind == LOP_LOAD || op->kind == LOP_STORE) && op->buf && ir_store_target(op->buf) == b &&
+                    body->indexes[op->index] != store_idx) return false;
+            }
+            continue;
+        }
+        if (sn->dead) continue;
+        for (int r = 0; r < sn->deps.nreads; r++) if (sn->deps.reads[r].buf == b) return false;
+    }
+    return true;
+}
+bool cu_group_has_reduction(const Schedule *s, const SchedGroup *g) {
+    for (int i = 0; i < g->n; i++)
+        if (s->nodes[g->nodes[i]].buf->body->nred) return true;
+    return false;
+}
+
+/* Product of ranges[from..to) as C ("1LL" when empty). */
+static void emit_numel(StrBuf *sb, const LoopBody *b, int from, int to) {
+    if (from >= to) { sb_put(sb, "1LL"); return; }
+    for (int v = from; v < to; v++) {
+        if (v > from) sb_put(sb, " * ");
+        sb_putc(sb, '(');
+        ex(sb, b->ranges[v]);
+        sb_putc(sb, ')');
+    }
+}
+
+/* const int64_t pK = ... for vars [from, to) from the linear index `lin` (row-major). */
+static void emit_decompose(StrBuf *sb, const char *ind, const LoopBody *b, int from, int to, const char *lin) {
+    if (from >= to) return;
+    if (to - from == 1) { sb_printf(sb, "%sconst int64_t %s = %s;\n", ind, b->vars[from]->name, lin); return; }
+    sb_printf(sb, "%sint64_t mi_rem = %s;\n", ind, lin);
+    for (int v = to - 1; v > from; v--) {
+        sb_printf(sb, "%sconst int64_t %s = mi_rem %% (", ind, b->vars[v]->name);
+        ex(sb, b->ranges[v]);
+        sb_printf(sb, "); mi_rem /= (");
+        ex(sb, b->ranges[v]);
+        sb_put(sb, ");\n");
+    }
+    sb_printf(sb, "%sconst int64_t %s = mi_rem;\n", ind, b->vars[from]->name);
+}
+
+/* The flat contiguous index sum_k p_k * prod(ranges after k) of a body's vars. */
+static Expr *contig_index(SymCtx *sy, const LoopBody *b) {
+    Expr *idx = sym_int(sy, 0), *stride = sym_int(sy, 1);
+    for (int v = b->nvars - 1; v >= 0; v--) {
+        idx = sym_add(sy, idx, sym_mul(sy, b->vars[v], stride));
+        stride = sym_mul(sy, stride, b->ranges[v]);
+    }
+    return idx;
+}
+
+static int kernel_params(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *out) {
+    const IrModule *m = s->ir;
+    int na = 0;
+    for (int i = 0; i < m->nbufs; i++) {
+        const Buffer *b = m->bufs[i];
+        if (!cu_group_touches(s, g, b)) continue;
+        const char *ct = cu_type(b->layout.dtype);
+        if (!ct) return mi_err(ctx, NULL, 0, 0, "dtype %s of buffer '%s' is not supported by the CUDA code generator", dtype_abbrev(b->layout.dtype), b->name);
+        sb_printf(out, "%s%s%s *__restrict__ %s", na++ ? ", " : "", cu_group_writes(s, g, b) ? "" : "const ", ct, b->name);
+    }
+    sb_printf(out, "%sMiSyms mi_sy)\n{\n", na ? ", " : "");
+    for (int i = 0; i < m->nsyms; i++) sb_printf(out, "    const int64_t %s = mi_sy.v[%d]; (void)%s;\n", m->sym_names[i], i, m->sym_names[i]);
+    sb_put(out, "    (void)mi_sy;\n");
+    return 0;
+}
+
+/* Flat pointwise kernel: all nodes share the iteration space (scheduler guarantees it). */
+static int emit_flat(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *out) {
+    const LoopBody *b0 = s->nodes[g->nodes[0]].buf->body;
+    sb_printf(out, "__global__ void __launch_bounds__(256) %s(", g->kernel_name);
+    if (kernel_params(ctx, s, g, out) < 0) return -1;
+    sb_put(out, "    const int64_t mi_n = ");
+    emit_numel(out, b0, 0, b0->nvars);
+    sb_put(out, ";\n    const int64_t mi_start = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
+                "    const int64_t mi_step = (int64_t)gridDim.x * blockDim.x;\n");
+    int tmp = 0;
+    /* vector path */
+    StrBuf vbody, vpre, vpost;
+    sb_init(&vbody); sb_init(&vpre); sb_init(&vpost);
+    Cu e;
+    cu_init(&e, &tmp, NULL, &vbody, NULL, NULL, "                ");
+    e.vec = true;
+    e.contig = contig_index(ctx->sym, b0);
+    e.vpre = &vpre; e.vpost = &vpost;
+    for (int i = 0; i < g->n; i++) {
+        const LoopBody *b = s->nodes[g->nodes[i]].buf->body;
+        sb_printf(&vbody, "                /* %s: %s */\n", s->nodes[g->nodes[i]].name, s->nodes[g->nodes[i]].buf->name);
+        loop_body_run(b, &e.h);
+    }
+    bool vec_ok = !e.vec_fail && !e.bad && vpost.s && b0->nvars > 0;
+    cu_done(&e);
+    if (vec_ok) {
+        sb_put(out, "    /* float4 path: 4 consecutive elements per thread and step */\n"
+                    "    const int64_t mi_nv = mi_n / 4;\n"
+                    "    for (int64_t v = mi_start; v < mi_nv; v += mi_step) {\n");
+        sb_put(out, vpre.s);
+        sb_put(out, "            #pragma unroll\n            for (int k = 0; k < 4; k++) {\n"
+                    "                const int64_t x = 4 * v + k;\n");
+        emit_decompose(out, "                ", b0, 0, b0->nvars, "x");
+        sb_put(out, vbody.s);
+        sb_put(out, "            }\n");
+        sb_put(out, vpost.s);
+        sb_put(out, "    }\n");
+    }
+    sb_free(&vbody); sb_free(&vpre); sb_free(&vpost);
+    /* scalar grid-stride loop (the tail after the vector path, or everything) */
+    StrBuf body;
+    sb_init(&body);
+    cu_init(&e, &tmp, NULL, &body, NULL, NULL, "        ");
+    for (int i = 0; i < g->n; i++) {
+        sb_printf(&body, "        /* %s: %s */\n", s->nodes[g->nodes[i]].name, s->nodes[g->nodes[i]].buf->name);
+        loop_body_run(s->nodes[g->nodes[i]].buf->body, &e.h);
+    }
+    cu_done(&e);
+    if (e.bad) { sb_free(&body); return mi_err(ctx, NULL, 0, 0, "%s (kernel '%s')", e.err, g->kernel_name); }
+    sb_printf(out, "    for (int64_t x = %smi_start; x < mi_n; x += mi_step) {\n", vec_ok ? "mi_nv * 4 + " : "");
+    emit_decompose(out, "        ", b0, 0, b0->nvars, "x");
+    if (body.s) sb_put(out, body.s);
+    sb_put(out, "    }\n}\n\n");
+    sb_free(&body);
+    return 0;
+}
+
+/* How a group with reductions maps onto the GPU.
+ *   ROW_GENERIC    one block per row, threads stride the row (row length symbolic or large)
+ *   ROW_PERSIST    one block of `threads` per row, each thread owns `slots` elements of the row
+ *                  (unrolled), loads of read-only buffers stay in registers across the nodes
+ *   ROW_COLUMNS    the reduced dim is strided and the last outer dim contiguous (x.sum(dim=0)):
+ *                  blocks of 8 rows x 128 reduction lanes, so a warp reads 4 x 32 contiguous bytes
+ */
+typedef enum { ROW_GENERIC, ROW_PERSIST, ROW_COLUMNS } RowMode;
+typedef struct RowPlan { RowMode mode; int threads, slots; bool exact; /* threads * slots == row */ } RowPlan;
+
+static bool static_int(MiCtx *ctx, Expr *e, int64_t *v) {
+    int rc = sym_eval(ctx, e, NULL, 0, v);
+    mi_clear_err(ctx);
+    return rc == 0;
+}
+static Expr *inner_numel(MiCtx *ctx, const LoopBody *b, int mo) {
+    Expr *n = sym_int(ctx->sym, 1);
+    for (int v = mo; v < b->nvars; v++) n = sym_mul(ctx->sym, n, b->ranges[v]);
+    return n;
+}
+/* Coefficient of var v in an affine index (others 0), or INT64_MIN when not static. */
+static int64_t index_coef(MiCtx *ctx, const LoopBody *b, Expr *idx, int v) {
+    SymBinding bs[MI_MAX_DIMS * 2];
+    int n = 0;
+    for (int k = 0; k < b->nvars && n < MI_MAX_DIMS * 2; k++) { bs[n].name = b->vars[k]->name; bs[n].value = 0; n++; }
+    int64_t a0, a1;
+    if (sym_eval(ctx, idx, bs, n, &a0) != 0) { mi_clear_err(ctx); return INT64_MIN; }
+    bs[v].value = 1;
+    if (sym_eval(ctx, idx, bs, n, &a1) != 0) { mi_clear_err(ctx); return INT64_MIN; }
+    return a1 - a0;
+}
+static bool columns_pattern(MiCtx *ctx, const Schedule *s, const SchedGroup *g) {
+    int mo = g->nouter;
+    if (mo < 1) return false;
+    const LoopBody *b0 = s->nodes[g->nodes[0]].buf->body;
+    for (int i = 0; i < g->n; i++) {
+        const LoopBody *b = s->nodes[g->nodes[i]].buf->body;
+        if (!b->nred || b->nvars != b0->nvars) return false;
+        for (int v = mo; v < b->nvars; v++) if (b->ranges[v] != b0->ranges[v]) return false;
+    }
+    bool strided = false;
+    for (int i = 0; i < g->n; i++) {
+        const LoopBody *b = s->nodes[g->nodes[i]].buf->body;
+        for (int k = 0; k < b->nops; k++) {
+            if (b->ops[k].kind != LOP_LOAD) continue;
+            Expr *idx = b->indexes[b->ops[k].index];
+            int64_t cr = index_coef(ctx, b, idx, b->nvars - 1), co = index_coef(ctx, b, idx, mo - 1);
+            if (cr == INT64_MIN || co == INT64_MIN || cr == 1) return false;
+            if (cr != 0 && co == 1) strided = true;
+        }
+    }
+    return strided;
+}
+static void row_plan(MiCtx *ctx, const Schedule *s, const SchedGroup *g, RowPlan *p) {
+    p->mode = ROW_GENERIC; p->threads = 0; p->slots = 0; p->exact = false;
+    if (columns_pattern(ctx, s, g)) { p->mode = ROW_COLUMNS; p->threads = 8 * 128; return; }
+    const LoopBody *b0 = s->nodes[g->nodes[0]].buf->body;
+    for (int i = 1; i < g->n; i++) {   /* same inner loops: a slot is the same element in every node */
+        const LoopBody *b = s->nodes[g->nodes[i]].buf->body;
+        if (b->nvars != b0->nvars) return;
+        for (int v = g->nouter; v < b->nvars; v++) if (b->ranges[v] != b0->ranges[v]) return;
+    }
+    Expr *n0 = inner_numel(ctx, b0, g->nouter);
+    int64_t n;
+    if (!n0 || !static_int(ctx, n0, &n) || n < 1 || n > 16384) return;
+    int t = 32;
+    while (t < 1024 && (int64_t)t * 8 < n) t *= 2;
+    p->mode = ROW_PERSIST;
+    p->threads = t;
+    p->slots = (int)((n + t - 1) / t);
+    p->exact = (int64_t)p->slots * t == n;
+}
+
+/* Row kernel (see RowPlan): grid-stride over rows of the shared outer dims; every node walks its
+ * inner range, reductions finish with a block reduction; __syncthreads() between nodes. */
+static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *out) {
+    const LoopBody *b0 = s->nodes[g->nodes[0]].buf->body;
+    int mo = g->nouter;
+    RowPlan plan;
+    row_plan(ctx, s, g, &plan);
+    bool cols = plan.mode == ROW_COLUMNS, persist = plan.mode == ROW_PERSIST;
+    sb_printf(out, "/* %s */\n__global__ void __launch_bounds__(%d) %s(", cols ? "column reduction: 8 rows x 128 reduction lanes per block" :
+              persist ? "persistent rows: one block per row, the row stays in registers" : "one block per row",
+              plan.threads ? plan.threads : 1024, g->kernel_name);
+    if (kernel_params(ctx, s, g, out) < 0) return -1;
+    sb_printf(out, "    __shared__ double mi_shared[%s];   /* block reductions */\n    const int64_t mi_rows = ", cols ? "3 * 256" : "3 * 32");
+    emit_numel(out, b0, 0, mo);
+    sb_put(out, ";\n");
+    if (cols) {
+        sb_put(out, "    for (int64_t mi_row0 = (int64_t)blockIdx.x * 8; mi_row0 < mi_rows; mi_row0 += (int64_t)gridDim.x * 8) {\n"
+                    "        const int64_t mi_row = mi_row0 + threadIdx.x;\n"
+                    "        const bool mi_valid = mi_row < mi_rows;\n");
+    } else
+        sb_put(out, "    for (int64_t mi_row = blockIdx.x; mi_row < mi_rows; mi_row += gridDim.x) {\n");
+    emit_decompose(out, "        ", b0, 0, mo, "mi_row");
+    RowCache rc;
+    memset(&rc, 0, sizeof rc);
+    sb_init(&rc.decls);
+    rc.slots = plan.slots;
+    rc.threads = plan.threads;
+    rc.exact = plan.exact;
+    rc.s = s; rc.g = g;
+    StrBuf nodes;
+    sb_init(&nodes);
+    int tmp = 0;
+    for (int i = 0; i < g->n; i++) {
+        const Buffer *bf = s->nodes[g->nodes[i]].buf;
+        const LoopBody *b = bf->body;
+        StrBuf pre, body, mid, post;
+        sb_init(&pre); sb_init(&body); sb_init(&mid); sb_init(&post);
+        Cu e;
+        cu_init(&e, &tmp, &pre, &body, &mid, &post, persist ? "                    " : "                ");
+        if (persist) e.rc = &rc;
+        if (cols) { e.reducer = "mi_col_reduce"; e.red_guard = "threadIdx.y == 0 && mi_valid"; }
+        loop_body_run(b, &e.h);
+        cu_done(&e);
+        if (e.bad) {
+            sb_free(&pre); sb_free(&body); sb_free(&mid); sb_free(&post); sb_free(&nodes); sb_free(&rc.decls);
+            return mi_err(ctx, NULL, 0, 0, "%s (buffer '%s')", e.err, bf->name);
+        }
+        if (i) sb_put(&nodes, "        MI_NODE_SYNC\n");
+        sb_printf(&nodes, "        /* %s: %s%s */\n        {\n", s->nodes[g->nodes[i]].name, bf->name, b->nred ? " (reduction)" : "");
+        if (pre.s) sb_put(&nodes, pre.s);
+        sb_put(&nodes, "            const int64_t mi_inner = ");
+        emit_numel(&nodes, b, mo, b->nvars);
+        if (persist) {
+            sb_printf(&nodes, ";\n            #pragma unroll\n            for (int mi_j = 0; mi_j < %d; mi_j++) {\n"
+                              "                const int64_t mi_r = threadIdx.x + (int64_t)mi_j * %d;\n"
+                              "                if (%s) {\n", plan.slots, plan.threads,
+                      plan.exact ? "true /* the row is exactly threads x slots */" : "mi_r < mi_inner");
+            emit_decompose(&nodes, "                    ", b, mo, b->nvars, "mi_r");
+            if (body.s) sb_put(&nodes, body.s);
+            sb_put(&nodes, "                }\n            }\n");
+        } else {
+            if (cols) sb_put(&nodes, ";\n            if (mi_valid)\n            #pragma unroll 8\n            for (int64_t mi_r = threadIdx.y; mi_r < mi_inner; mi_r += blockDim.y) {\n");
+            else sb_put(&nodes, ";\n            #pragma unroll 4\n            for (int64_t mi_r = threadIdx.x; mi_r < mi_inner; mi_r += blockDim.x) {\n");
+            emit_decompose(&nodes, "                ", b, mo, b->nvars, "mi_r");
+            if (body.s) sb_put(&nodes, body.s);
+            sb_put(&nodes, "            }\n");
+        }
+        if (mid.s) sb_put(&nodes, mid.s);
+        if (post.s) sb_put(&nodes, post.s);
+        sb_put(&nodes, "        }\n");
+        sb_free(&pre); sb_free(&body); sb_free(&mid); sb_free(&post);
+    }
+    if (rc.decls.s) sb_put(out, rc.decls.s);
+    /* between nodes (and rows) a barrier is needed only when a node reads from memory what
+     * another thread of the block wrote; persistent rows usually read registers only */
+    bool sync = !persist || rc.shared_rw;
+    const char *sync_line = sync ? "        __syncthreads();\n" : "        /* no barrier: every value read here comes from this thread's registers */\n";
+    for (const char *q = nodes.s; q && *q;) {
+        const char *t = strstr(q, "        MI_NODE_SYNC\n");
+        if (!t) { sb_put(out, q); break; }
+        sb_putn(out, q, (size_t)(t - q));
+        sb_put(out, sync_line);
+        q = t + strlen("        MI_NODE_SYNC\n");
+    }
+    sb_printf(out, "%s    }\n}\n\n", sync ? "        __syncthreads();\n" : "");
+    sb_free(&nodes);
+    sb_free(&rc.decls);
+    return 0;
+}
+
+/* Launch of one fused group from the host wrapper. */
+void cu_emit_launch(const Schedule *s, const SchedGroup *g, StrBuf *out) {
+    const IrModule *m = s->ir;
+    const LoopBody *b0 = s->nodes[g->nodes[0]].buf->body;
+    sb_put(out, "    {\n");
+    if (cu_group_has_reduction(s, g)) {
+        sb_put(out, "        const int64_t mi_rows = ");
+        emit_numel(out, b0, 0, g->nouter);
+        sb_put(out, ";\n        int64_t mi_inner = 1;\n");
+        for (int i = 0; i < g->n; i++) {
+            const LoopBody *b = s->nodes[g->nodes[i]].buf->body;
+            sb_put(out, "        mi_inner = mi_max(mi_inner, ");
+            emit_numel(out, b, g->nouter, b->nvars);
+            sb_put(out, ");\n");
+        }
+        RowPlan plan;
+        row_plan(s->ir->ctx, s, g, &plan);
+        if (plan.mode == ROW_COLUMNS)
+            sb_printf(out, "        (void)mi_inner;\n        %s<<<mi_blocks((mi_rows + 7) / 8, 65535LL * 32), dim3(8, 128), 0, mi_st>>>(", g->kernel_name);
+        else if (plan.mode == ROW_PERSIST)
+            sb_printf(out, "        (void)mi_inner;\n        %s<<<mi_blocks(mi_rows, 65535LL * 32), %d, 0, mi_st>>>(", g->kernel_name, plan.threads);
+        else
+            sb_printf(out, "        %s<<<mi_blocks(mi_rows, 65535LL * 32), mi_row_threads(mi_inner), 0, mi_st>>>(", g->kernel_name);
+    } else {
+        sb_put(out, "        const int64_t mi_n = ");
+        emit_numel(out, b0, 0, b0->nvars);
+        sb_printf(out, ";\n        if (mi_n > 0) %s<<<mi_blocks((mi_n / 4 + 255) / 256, (int64_t)mi_sms * 8), 256, 0, mi_st>>>(", g->kernel_name);
+    }
+    for (int i = 0; i < m->nbufs; i++) {
+        const Buffer *b = m->bufs[i];
+        if (cu_group_touches(s, g, b)) sb_printf(out, "%s, ", b->name);
+    }
+    sb_put(out, "mi_sy);\n    }\n");
+}
+
+int cu_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *out) {
+    return cu_group_has_reduction(s, g) ? emit_rows(ctx, s, g, out) : emit_flat(ctx, s, g, out);
+}

@@ -1,0 +1,20 @@
+/* codegen_cuda_kernel.h — one fused group as a CUDA __global__ kernel and its launch
+ * (core/codegen/codegen_cuda_kernel.c), used by the file-level emitter core/codegen/codegen_cuda.c. */
+#ifndef CODEGEN_CUDA_KERNEL_H
+#define CODEGEN_CUDA_KERNEL_H
+
+#include "scheduler/scheduler.h"
+
+/* CUDA C++ type of a dtype, NULL when the backend has none. */
+const char *cu_type(DType t);
+/* Does a kernel group write / read-or-write buffer b? Has it a reduction? */
+bool cu_group_writes(const Schedule *s, const SchedGroup *g, const Buffer *b);
+bool cu_group_touches(const Schedule *s, const SchedGroup *g, const Buffer *b);
+bool cu_group_has_reduction(const Schedule *s, const SchedGroup *g);
+/* Append the group's __global__ kernel (flat pointwise or row kernel); -1 + ctx error. Uses the
+ * file prelude's helpers (mi_block_reduce, mi_col_reduce, MiWelford, MiSyms, ...). */
+int cu_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *out);
+/* Append the host-side launch of the group (inside mi_launch: mi_st, mi_sy, mi_sms in scope). */
+void cu_emit_launch(const Schedule *s, const SchedGroup *g, StrBuf *out);
+
+#endif

@@ -1,0 +1,937 @@
+/* codegen_kernel.c — the C emitter handler and the loop nests of one fused kernel.
+ *
+ * A kernel's nodes share the group's outer loops (parallel); inside, consecutive nodes with the
+ * same inner loops form one *segment* that walks those loops once (Inductor's cpp kernel does
+ * the same): var and mean, amax, a column of pointwise ops over the row, ... read the row once.
+ *
+ *   static void cpp_fused_..._N(bufs..., const int64_t *syms) {
+ *       #pragma omp parallel for                       <- over the group's shared outer dims
+ *       for (p0 ...) {
+ *           { accumulators; #pragma omp simd reduction(..) for (p1 ...) { bodies } stores }
+ *           { #pragma omp simd for (p1 ...) { bodies; stores } }
+ *       }
+ *   }
+ *
+ * Inside a segment, equal right-hand sides are computed once (value numbering over the text),
+ * so var_mean's two Welford reductions become one. Reductions vectorize:
+ *   - sum/prod: an omp simd reduction clause;
+ *   - float max/min: `acc = x > acc ? x : acc` under reduction(max:) plus an OR-reduced NaN
+ *     flag (torch propagates NaN; the omp combiner alone would drop a NaN lane);
+ *   - Welford: 16 lanes of float running means with one reciprocal per block of 16 (no
+ *     division per element), a scalar tail, lanes merged (Chan) in double at the end;
+ *   - reductions over an outer dim (column sums: the inner reduction walks a stride while the
+ *     last output dim is contiguous): the output dim is tiled by 64 and the reduction keeps
+ *     a row of 64 partial accumulators, so the innermost loop is contiguous ("col" mode);
+ *   - no outer loop (a full reduction): the reduction loop itself is `parallel for reduction`.
+ * argmax/argmin stay scalar (first-index ties need the sequential order). */
+#include "codegen/codegen_kernel.h"
+#include "codegen/codegen_c.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WF_LANES 16   /* Welford lanes per block */
+#define COL_TILE 64   /* output elements per tile in col mode */
+
+const char *cg_ctype(DType t) {
+    switch (t) {
+    case DT_F32: return "float";
+    case DT_F64: return "double";
+    case DT_I64: return "int64_t";
+    case DT_I32: return "int32_t";
+    case DT_I16: return "int16_t";
+    case DT_I8: return "int8_t";
+    case DT_U8: return "uint8_t";
+    case DT_BOOL: return "_Bool";
+    default: return NULL;
+    }
+}
+
+/* ---- value numbering: right-hand side text -> value handle ---- */
+typedef struct Cse { char **keys; int *vals; int cap, n; } Cse;
+
+static uint64_t cse_hash(const char *s) {
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+static int *cse_slot(Cse *c, const char *key) {
+    if (2 * (c->n + 1) > c->cap) {
+        Cse o = *c;
+        c->cap = o.cap ? 2 * o.cap : 64;
+        c->keys = mi_xcalloc(c->cap, sizeof(char *));
+        c->vals = mi_xcalloc(c->cap, sizeof(int));
+        c->n = 0;
+        for (int i = 0; i < o.cap; i++)
+            if (o.keys[i]) { *cse_slot(c, o.keys[i]) = o.vals[i]; free(o.keys[i]); }
+        free(o.keys);
+        free(o.vals);
+    }
+    size_t i = cse_hash(key) & (c->cap - 1);
+    while (c->keys[i] && strcmp(c->keys[i], key) != 0) i = (i + 1) & (c->cap - 1);
+    if (!c->keys[i]) { c->keys[i] = mi_xstrdup(key); c->vals[i] = -1; c->n++; }
+    return &c->vals[i];
+}
+static void cse_free(Cse *c) {
+    for (int i = 0; i < c->cap; i++) free(c->keys[i]);
+    free(c->keys);
+    free(c->vals);
+    memset(c, 0, sizeof *c);
+}
+/* a store to buffer `name` makes earlier loads of it stale */
+static void cse_forget_loads(Cse *c, const char *name) {
+    size_t L = strlen(name);
+    for (int i = 0; i < c->cap; i++) {
+        const char *k = c->keys[i];
+        if (!k) continue;
+        const char *rhs = strchr(k, ' ');   /* "ctype rhs" */
+        if (rhs && strncmp(rhs + 1, name, L) == 0 && rhs[1 + L] == '[') c->vals[i] = -1;
+    }
+}
+
+/* ---- the emitting handler ---- */
+enum { EM_ROW, EM_LANES, EM_COL };
+#define EM_NAME 112
+
+typedef struct Em {
+    OpsHandler h;
+    StrBuf *pre, *body, *fin, *post;  /* before the inner loops, inside, after (merge lanes), stores */
+    const char *indent;            /* body lines */
+    const char *oindent;           /* lines before / after the inner loops */
+    char (*names)[EM_NAME];
+    DType *dts;
+    int n, cap;
+    int *tmp;                      /* kernel-wide temp counter */
+    int mode;                      /* EM_ROW: scalar accumulators + simd clauses; EM_LANES / EM_COL:
+                                      accumulators are arrays indexed by mi_l (WF_LANES / COL_TILE) */
+    bool simd_ok;                  /* the innermost loop may be `omp simd` */
+    bool welford;                  /* a Welford accumulator exists (MI_WF in the body) */
+    bool only_clauses;             /* every reduction is expressible as an omp reduction clause */
+    /* loop-invariant hoisting: values that use no inner loop var and read no buffer the segment
+     * writes go to `hoist` (before the loops); GCC's PRE otherwise may leave them in the loop
+     * latch, which stops vectorization */
+    StrBuf *hoist;                 /* NULL: no hoisting (no inner loops) */
+    bool *inv;                     /* per value: loop invariant */
+    bool next_inv;                 /* the value em_tmp is about to make is invariant */
+    Expr *const *inner; int ninner;/* the inner loop vars */
+    const Buffer **written; int nwritten;   /* buffers the segment writes */
+    const Buffer **local; int nlocal;       /* ... that only this segment reads: never stored */
+    /* row-local buffers: written and read only inside this kernel at the same element, so
+     * each outer iteration keeps its row in a stack array loc_<name>[inner offset] */
+    const Buffer *const *rowloc; int nrowloc;
+    SymCtx *sy;
+    const char **outer_names; Expr **zeros; int mo;
+    StrBuf *clauses;               /* " reduction(+:acc0) ..." */
+    Cse cse;
+    bool bad;
+    char err[160];
+} Em;
+
+static IrVal em_new(Em *e, const char *name, DType dt) {
+    if (e->n == e->cap) {
+        e->cap = e->cap ? 2 * e->cap : 32;
+        e->names = mi_xrealloc(e->names, sizeof(*e->names) * e->cap);
+        e->dts = mi_xrealloc(e->dts, sizeof(DType) * e->cap);
+        e->inv = mi_xrealloc(e->inv, sizeof(bool) * e->cap);
+    }
+    snprintf(e->names[e->n], EM_NAME, "%s", name);
+    e->dts[e->n] = dt;
+    e->inv[e->n] = false;
+    return e->n++;
+}
+static IrVal em_tmp(Em *e, DType dt, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static IrVal em_tmp(Em *e, DType dt, const char *fmt, ...) {
+    const char *ct = cg_ctype(dt);
+    if (!ct) { e->bad = true; snprintf(e->err, sizeof e->err, "dtype %s is not supported by the C code generator", dtype_abbrev(dt)); ct = "float"; }
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    size_t cl = strlen(ct);
+    char *key = mi_xmalloc(cl + 1 + (size_t)len + 1);
+    memcpy(key, ct, cl);
+    key[cl] = ' ';
+    va_start(ap, fmt);
+    vsnprintf(key + cl + 1, (size_t)len + 1, fmt, ap);
+    va_end(ap);
+    bool inv = e->next_inv && e->hoist;
+    e->next_inv = false;
+    int *slot = cse_slot(&e->cse, key);
+    if (*slot >= 0) { free(key); return *slot; }
+    char nm[32];
+    snprintf(nm, sizeof nm, "tmp%d", (*e->tmp)++);
+    sb_printf(inv ? e->hoist : e->body, "%s    %s %s = %s;\n", inv ? e->oindent : e->indent, ct, nm, key + cl + 1);
+    free(key);
+    IrVal v = em_new(e, nm, dt);
+    e->inv[v] = inv;
+    *slot = v;
+    return v;
+}
+static const char *nm(Em *e, IrVal v) { return v >= 0 && v < e->n ? e->names[v] : "0"; }
+static DType dtv(Em *e, IrVal v) { return v >= 0 && v < e->n ? e->dts[v] : DT_F32; }
+
+static bool expr_uses(const Expr *x, Expr *const *vars, int n) {
+    if (x->kind == EX_SYM) {
+        for (int i = 0; i < n; i++)
+            if (vars[i] == x) return true;
+        return false;
+    }
+    for (int i = 0; i < x->n; i++)
+        if (expr_uses(x->args[i], vars, n)) return true;
+    return false;
+}
+static bool em_writes(const Em *e, const Buffer *b) {
+    for (int i = 0; i < e->nwritten; i++)
+        if (e->written[i] == b || e->written[i] == ir_store_target(b)) return true;
+    return false;
+}
+
+/* the name a load / store uses: the buffer's, or loc_<name> at the offset within the row */
+static const char *em_ref(Em *e, const Buffer *buf, Expr **index, char *nbuf, size_t n) {
+    for (int i = 0; i < e->nrowloc; i++)
+        if (e->rowloc[i] == buf) {
+            snprintf(nbuf, n, "loc_%s", buf->name);
+            *index = sym_subst(e->sy, *index, e->outer_names, e->zeros, e->mo);
+            return nbuf;
+        }
+    return ir_store_target(buf)->name;
+}
+
+static IrVal c_load(OpsHandler *h, Buffer *buf, Expr *index) {
+    Em *e = h->self;
+    char lb[96];
+    const char *bn = em_ref(e, buf, &index, lb, sizeof lb);
+    StrBuf ix;
+    sb_init(&ix);
+    codegen_expr_c(index, &ix);
+    e->next_inv = !expr_uses(index, e->inner, e->ninner) && !em_writes(e, buf) && !em_writes(e, ir_store_target(buf));
+    IrVal v = em_tmp(e, buf->layout.dtype, "%s[%s]", bn, ix.s);
+    sb_free(&ix);
+    return v;
+}
+static void c_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
+    Em *e = h->self;
+    cse_forget_loads(&e->cse, buf->name);
+    cse_forget_loads(&e->cse, ir_store_target(buf)->name);
+    char lb[96];
+    const char *bn = em_ref(e, buf, &index, lb, sizeof lb);
+    bool rowloc = bn == lb;
+    if (rowloc) cse_forget_loads(&e->cse, bn);
+    StrBuf ix;
+    sb_init(&ix);
+    codegen_expr_c(index, &ix);
+    bool local = false;
+    for (int i = 0; i < e->nlocal; i++) local |= e->local[i] == buf;
+    const char *ct = cg_ctype(buf->layout.dtype);
+    if (!local || !ct || dtv(e, v) != buf->layout.dtype)
+        sb_printf(e->body, "%s    %s[%s] = %s;\n", e->indent, rowloc ? bn : buf->name, ix.s, nm(e, v));
+    if (ct && dtv(e, v) == buf->layout.dtype) {   /* a later load of the element is this value */
+        StrBuf k;
+        sb_init(&k);
+        sb_printf(&k, "%s %s[%s]", ct, bn, ix.s);
+        *cse_slot(&e->cse, k.s) = v;
+        sb_free(&k);
+    }
+    sb_free(&ix);
+}
+static void lit(StrBuf *sb, double v, DType dt) {
+    if (isnan(v)) sb_put(sb, "NAN");
+    else if (isinf(v)) sb_put(sb, v > 0 ? "INFINITY" : "-INFINITY");
+    else if (dtype_is_float(dt)) {
+        char b[64];
+        snprintf(b, sizeof b, "%.17g", v);
+        if (!strpbrk(b, ".eEn")) strcat(b, ".0");
+        sb_printf(sb, "%s%s", b, dt == DT_F32 ? "f" : "");
+    }
+    else sb_printf(sb, "%lldLL", (long long)v);
+}
+static IrVal c_constant(OpsHandler *h, double v, DType dt) {
+    Em *e = h->self;
+    StrBuf s;
+    sb_init(&s);
+    lit(&s, v, dt);
+    e->next_inv = true;
+    IrVal r = em_tmp(e, dt, "%s", s.s);
+    sb_free(&s);
+    return r;
+}
+static IrVal c_index_expr(OpsHandler *h, Expr *x, DType dt) {
+    Em *e = h->self;
+    StrBuf s;
+    sb_init(&s);
+    codegen_expr_c(x, &s);
+    e->next_inv = !expr_uses(x, e->inner, e->ninner);
+    IrVal r = em_tmp(e, dt, "%s", s.s);
+    sb_free(&s);
+    return r;
+}
+static IrVal c_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) {
+    Em *e = h->self;
+    e->next_inv = v >= 0 && v < e->n && e->inv[v];
+    return em_tmp(e, dt, "(%s)(%s)", cg_ctype(dt) ? cg_ctype(dt) : "float", nm(e, v));
+}
+
+static IrVal c_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
+    Em *e = h->self;
+    e->next_inv = true;   /* invariant when every argument is */
+    for (int i = 0; i < ir_math_arity(op); i++) e->next_inv &= a[i] >= 0 && a[i] < e->n && e->inv[a[i]];
+    const char *x = nm(e, a[0]), *y = ir_math_arity(op) > 1 ? nm(e, a[1]) : "", *z = ir_math_arity(op) > 2 ? nm(e, a[2]) : "";
+    DType at = dtv(e, a[0]);
+    bool f32 = at == DT_F32, fl = dtype_is_float(at);
+    const char *sf = f32 ? "f" : "";
+    switch (op) {
+    case IOP_NEG: return em_tmp(e, dt, "-%s", x);
+    case IOP_EXP: return em_tmp(e, dt, "exp%s(%s)", sf, x);
+    case IOP_LOG: return em_tmp(e, dt, "log%s(%s)", sf, x);
+    case IOP_SQRT: return em_tmp(e, dt, "sqrt%s(%s)", sf, x);
+    case IOP_RSQRT: return em_tmp(e, dt, "1%s / sqrt%s(%s)", f32 ? ".0f" : ".0", sf, x);
+    case IOP_TANH: return em_tmp(e, dt, "tanh%s(%s)", sf, x);
+    case IOP_SIGMOID: return em_tmp(e, dt, "1%s / (1%s + exp%s(-%s))", f32 ? ".0f" : ".0", f32 ? ".0f" : ".0", sf, x);
+    case IOP_RELU: return em_tmp(e, dt, "%s < 0 ? 0 : %s", x, x);
+    case IOP_ERF: return em_tmp(e, dt, "erf%s(%s)", sf, x);
+    case IOP_SIN: return em_tmp(e, dt, "sin%s(%s)", sf, x);
+    case IOP_COS: return em_tmp(e, dt, "cos%s(%s)", sf, x);
+    case IOP_TAN: return em_tmp(e, dt, "tan%s(%s)", sf, x);
+    case IOP_ASIN: return em_tmp(e, dt, "asin%s(%s)", sf, x);
+    case IOP_ACOS: return em_tmp(e, dt, "acos%s(%s)", sf, x);
+    case IOP_LGAMMA: return em_tmp(e, dt, "lgamma%s(%s)", sf, x);
+    case IOP_ABS: return fl ? em_tmp(e, dt, "fabs%s(%s)", sf, x) : em_tmp(e, dt, "%s < 0 ? -%s : %s", x, x, x);
+    case IOP_RECIPROCAL: return em_tmp(e, dt, "1%s / %s", f32 ? ".0f" : ".0", x);
+    case IOP_EXPM1: return em_tmp(e, dt, "expm1%s(%s)", sf, x);
+    case IOP_LOG1P: return em_tmp(e, dt, "log1p%s(%s)", sf, x);
+    case IOP_FLOOR: return em_tmp(e, dt, "floor%s(%s)", sf, x);
+    case IOP_CEIL: return em_tmp(e, dt, "ceil%s(%s)", sf, x);
+    case IOP_ROUND: return em_tmp(e, dt, "nearbyint%s(%s)", sf, x);
+    case IOP_SIGN: return em_tmp(e, dt, "(%s > 0) - (%s < 0)", x, x);
+    case IOP_LOGICAL_NOT: return em_tmp(e, dt, "!%s", x);
+    case IOP_ADD: return em_tmp(e, dt, "%s + %s", x, y);
+    case IOP_SUB: return em_tmp(e, dt, "%s - %s", x, y);
+    case IOP_MUL: return em_tmp(e, dt, "%s * %s", x, y);
+    case IOP_TRUEDIV: return em_tmp(e, dt, "%s / %s", x, y);
+    case IOP_POW: return em_tmp(e, dt, "pow%s(%s, %s)", sf, x, y);
+    /* torch.maximum/minimum (and clamp) propagate NaN (fmax/fmin would drop it); on +0/-0 ties
+     * the second operand, as the reference and the IR interpreter give it */
+    case IOP_MAXIMUM: return fl ? em_tmp(e, dt, "(%s != %s || %s != %s) ? %s + %s : (%s > %s ? %s : %s)", x, x, y, y, x, y, x, y, x, y)
+                                : em_tmp(e, dt, "%s > %s ? %s : %s", x, y, x, y);
+    case IOP_MINIMUM: return fl ? em_tmp(e, dt, "(%s != %s || %s != %s) ? %s + %s : (%s < %s ? %s : %s)", x, x, y, y, x, y, x, y, x, y)
+                                : em_tmp(e, dt, "%s < %s ? %s : %s", x, y, x, y);
+    case IOP_EQ: return em_tmp(e, dt, "%s == %s", x, y);
+    case IOP_NE: return em_tmp(e, dt, "%s != %s", x, y);
+    case IOP_LT: return em_tmp(e, dt, "%s < %s", x, y);
+    case IOP_LE: return em_tmp(e, dt, "%s <= %s", x, y);
+    case IOP_GT: return em_tmp(e, dt, "%s > %s", x, y);
+    case IOP_GE: return em_tmp(e, dt, "%s >= %s", x, y);
+    case IOP_LOGICAL_AND: return em_tmp(e, dt, "%s && %s", x, y);
+    case IOP_LOGICAL_OR: return em_tmp(e, dt, "%s || %s", x, y);
+    case IOP_FLOORDIV: return fl ? em_tmp(e, dt, "floor%s(%s / %s)", sf, x, y) : em_tmp(e, dt, "mi_floordiv(%s, %s)", x, y);
+    case IOP_FMOD: return fl ? em_tmp(e, dt, "fmod%s(%s, %s)", sf, x, y) : em_tmp(e, dt, "%s %% %s", x, y);
+    case IOP_WHERE: return em_tmp(e, dt, "%s ? %s : %s", x, y, z);
+    default: break;
+    }
+    e->bad = true;
+    snprintf(e->err, sizeof e->err, "op %s has no C lowering", ir_math_name(op));
+    return em_tmp(e, dt, "0");
+}
+
+
+/* ---- reductions ---- */
+static const char *red_init(DType t, bool mx) {
+    switch (t) {
+    case DT_F32: case DT_F64: return mx ? "-INFINITY" : "INFINITY";
+    case DT_I32: return mx ? "INT32_MIN" : "INT32_MAX";
+    case DT_I16: return mx ? "INT16_MIN" : "INT16_MAX";
+    case DT_I8: return mx ? "INT8_MIN" : "INT8_MAX";
+    case DT_U8: return mx ? "0" : "UINT8_MAX";
+    case DT_BOOL: return mx ? "0" : "1";
+    default: return mx ? "INT64_MIN" : "INT64_MAX";
+    }
+}
+static int em_width(const Em *e) { return e->mode == EM_COL ? COL_TILE : WF_LANES; }
+/* an accumulator: a scalar (row mode) or one per lane / tile column */
+static void acc_decl(Em *e, const char *ct, const char *a, const char *init) {
+    if (e->mode == EM_ROW) sb_printf(e->pre, "%s    %s %s = %s;\n", e->oindent, ct, a, init);
+    else sb_printf(e->pre, "%s    %s %s[%d]; for (int mi_q = 0; mi_q < %d; mi_q++) %s[mi_q] = %s;\n",
+                   e->oindent, ct, a, em_width(e), em_width(e), a, init);
+}
+
+static IrVal c_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v) {
+    Em *e = h->self;
+    const char *x = nm(e, v);
+    char key[EM_NAME + 40];
+    snprintf(key, sizeof key, "reduce %d %d %s", (int)rt, (int)dt, x);
+    int *slot = cse_slot(&e->cse, key);   /* var and mean of one input: one Welford */
+    if (*slot >= 0) return *slot;
+    char A[32];
+    snprintf(A, sizeof A, "acc%d", (*e->tmp)++);
+    const char *ct = cg_ctype(dt) ? cg_ctype(dt) : "float";
+    bool fl = dtype_is_float(dt);
+    bool row = e->mode == EM_ROW, lanes = e->mode == EM_LANES;
+    const char *L = row ? "" : "[mi_l]";
+    const char *fi = e->oindent;
+    char val[EM_NAME];
+    if (e->mode == EM_COL) snprintf(val, sizeof val, "%s[mi_l]", A);
+    else if (lanes) snprintf(val, sizeof val, "%s_r", A);
+    else snprintf(val, sizeof val, "%s", A);
+    switch (rt) {
+    case RED_SUM: case RED_PROD: {
+        const char *op = rt == RED_SUM ? "+" : "*";
+        acc_decl(e, ct, A, rt == RED_SUM ? "0" : "1");
+        sb_printf(e->body, "%s    %s%s %s= %s;\n", e->indent, A, L, op, x);
+        if (row) sb_printf(e->clauses, " reduction(%s:%s)", op, A);
+        if (lanes) sb_printf(e->fin, "%s    %s %s_r = %s[0]; for (int mi_q = 1; mi_q < %d; mi_q++) %s_r %s= %s[mi_q];\n",
+                             fi, ct, A, A, WF_LANES, A, op, A);
+        break;
+    }
+    case RED_MAX: case RED_MIN: {
+        const char *cmp = rt == RED_MAX ? ">" : "<";
+        acc_decl(e, ct, A, red_init(dt, rt == RED_MAX));
+        sb_printf(e->body, "%s    %s%s = %s %s %s%s ? %s : %s%s;\n", e->indent, A, L, x, cmp, A, L, x, A, L);
+        if (row) sb_printf(e->clauses, " reduction(%s:%s)", rt == RED_MAX ? "max" : "min", A);
+        if (lanes) sb_printf(e->fin, "%s    %s %s_r = %s[0]; for (int mi_q = 1; mi_q < %d; mi_q++) %s_r = %s[mi_q] %s %s_r ? %s[mi_q] : %s_r;\n",
+                             fi, ct, A, A, WF_LANES, A, A, cmp, A, A, A);
+        if (fl) {   /* torch.amax/amin propagate NaN: a flag ORed over the lanes */
+            char An[40];
+            snprintf(An, sizeof An, "%s_nan", A);
+            acc_decl(e, "int", An, "0");
+            sb_printf(e->body, "%s    %s%s |= %s != %s;\n", e->indent, An, L, x, x);
+            if (row) sb_printf(e->clauses, " reduction(|:%s)", An);
+            if (lanes) sb_printf(e->fin, "%s    int %s_r = %s[0]; for (int mi_q = 1; mi_q < %d; mi_q++) %s_r |= %s[mi_q];\n",
+                                 fi, An, An, WF_LANES, An, An);
+            if (e->mode == EM_COL) snprintf(val, sizeof val, "(%s[mi_l] ? NAN : %s[mi_l])", An, A);
+            else if (lanes) snprintf(val, sizeof val, "(%s_r ? NAN : %s_r)", An, A);
+            else snprintf(val, sizeof val, "(%s ? NAN : %s)", An, A);
+        }
+        break;
+    }
+    case RED_ARGMAX: case RED_ARGMIN: {   /* scalar: the segment planner keeps these in row mode */
+        bool mx = rt == RED_ARGMAX;
+        const char *st = cg_ctype(src) ? cg_ctype(src) : "float";
+        sb_printf(e->pre, "%s    %s %s_v = %s; int64_t %s = 0; int64_t %s_i = 0;\n", fi, st, A,
+                  red_init(src, mx), A, A);
+        /* like torch: the first NaN is the arg-extremum */
+        sb_printf(e->body, "%s    if (%s_v == %s_v && (%s != %s || %s %s %s_v)) { %s_v = %s; %s = %s_i; }\n%s    %s_i++;\n", e->indent,
+                  A, A, x, x, x, mx ? ">" : "<", A, A, x, A, A, e->indent, A);
+        e->simd_ok = false;
+        e->only_clauses = false;
+        snprintf(val, sizeof val, "%s", A);
+        break;
+    }
+    case RED_WELFORD: {
+        /* lanes: <a>_wm/<a>_wm2[WF_LANES] (MI_WF in the lane loop); scalar part <a>_tm/_tm2/_tn */
+        bool dbl = dt == DT_F64 || src == DT_F64;
+        e->welford = true;
+        e->only_clauses = false;
+        if (lanes) sb_printf(e->pre, "%s    %s %s_wm[%d] = {0}, %s_wm2[%d] = {0};\n", fi, dbl ? "double" : "float", A, WF_LANES, A, WF_LANES);
+        sb_printf(e->pre, "%s    double %s_tm = 0, %s_tm2 = 0, %s_tn = 0;\n", fi, A, A, A);
+        sb_printf(e->body, "%s    %s(%s, %s);\n", e->indent, dbl ? "MI_WFD" : "MI_WF", A, x);
+        sb_printf(e->fin, "%s    double %s_mean = 0, %s_m2 = 0, %s_n = 0;\n", fi, A, A, A);
+        if (lanes) sb_printf(e->fin, "%s    for (int mi_q = 0; mi_q < %d; mi_q++) mi_wf_merge(&%s_n, &%s_mean, &%s_m2, (double)mi_wk, %s_wm[mi_q], %s_wm2[mi_q]);\n",
+                             fi, WF_LANES, A, A, A, A, A);
+        sb_printf(e->fin, "%s    mi_wf_merge(&%s_n, &%s_mean, &%s_m2, %s_tn, %s_tm, %s_tm2);\n", fi, A, A, A, A, A, A);
+        snprintf(val, sizeof val, "%s", A);
+        break;
+    }
+    default:
+        e->bad = true;
+        snprintf(e->err, sizeof e->err, "reduction %s has no C lowering", ir_reduce_name(rt));
+        break;
+    }
+    IrVal r = em_new(e, val, dt);
+    *cse_slot(&e->cse, key) = r;
+    return r;
+}
+static IrVal c_getitem(OpsHandler *h, IrVal v, int k) {
+    Em *e = h->self;
+    char n2[EM_NAME];
+    static const char *sfx[3] = {"_mean", "_m2", "_n"};
+    const char *ct = cg_ctype(dtv(e, v)) ? cg_ctype(dtv(e, v)) : "float";
+    snprintf(n2, sizeof n2, "((%s)%s%s)", ct, nm(e, v), sfx[k < 3 && k >= 0 ? k : 0]);
+    return em_new(e, n2, dtv(e, v));
+}
+static void c_store_red(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
+    Em *e = h->self;
+    sb_printf(e->post, "%s    %s[", e->oindent, ir_store_target(buf)->name);
+    codegen_expr_c(index, e->post);
+    sb_printf(e->post, "] = %s;\n", nm(e, v));
+}
+
+/* ---- kernels ---- */
+
+bool cg_group_writes(const Schedule *s, const SchedGroup *g, const Buffer *b) {
+    for (int i = 0; i < g->n; i++) {
+        const DepSet *d = &s->nodes[g->nodes[i]].deps;
+        for (int w = 0; w < d->nwrites; w++)
+            if (d->writes[w].buf == b) return true;
+    }
+    return false;
+}
+static int cmp_int2(const void *a, const void *b) {
+    const int *x = a, *y = b;
+    return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] < y[1]) - (x[1] > y[1]);   /* writes first */
+}
+int cg_group_bufs(const Schedule *s, const SchedGroup *g, int **ids, bool **writes) {
+    int nd = 0;
+    for (int i = 0; i < g->n; i++) nd += s->nodes[g->nodes[i]].deps.nreads + s->nodes[g->nodes[i]].deps.nwrites;
+    int *pr = mi_xmalloc(sizeof(int) * 2 * (nd + 1)), k = 0;
+    for (int i = 0; i < g->n; i++) {
+        const DepSet *d = &s->nodes[g->nodes[i]].deps;
+        for (int r = 0; r < d->nreads; r++) { pr[2 * k] = d->reads[r].buf->id; pr[2 * k + 1] = 0; k++; }
+        for (int w = 0; w < d->nwrites; w++) { pr[2 * k] = d->writes[w].buf->id; pr[2 * k + 1] = 1; k++; }
+    }
+    qsort(pr, k, 2 * sizeof(int), cmp_int2);
+    *ids = mi_xmalloc(sizeof(int) * (k + 1));
+    *writes = mi_xmalloc(k + 1);
+    int n = 0;
+    for (int i = 0; i < k; i++) {
+        if (n && (*ids)[n - 1] == pr[2 * i]) continue;
+        (*ids)[n] = pr[2 * i];
+        (*writes)[n] = pr[2 * i + 1];
+        n++;
+    }
+    free(pr);
+    return n;
+}
+bool cg_group_touches(const Schedule *s, const SchedGroup *g, const Buffer *b) {
+    for (int i = 0; i < g->n; i++) {
+        const DepSet *d = &s->nodes[g->nodes[i]].deps;
+        for (int w = 0; w < d->nwrites; w++) if (d->writes[w].buf == b) return true;
+        for (int r = 0; r < d->nreads; r++) if (d->reads[r].buf == b) return true;
+    }
+    return false;
+}
+
+static void emit_loop_header(StrBuf *sb, const char *ind, const LoopBody *b, int v) {
+    sb_printf(sb, "%sfor (int64_t %s = 0; %s < ", ind, b->vars[v]->name, b->vars[v]->name);
+    codegen_expr_c(b->ranges[v], sb);
+    sb_printf(sb, "; %s++)\n", b->vars[v]->name);
+}
+
+static const SchedNode *gnode(const Schedule *s, const SchedGroup *g, int i) { return &s->nodes[g->nodes[i]]; }
+static bool dep_has(const Dep *d, int n, const Buffer *b) {
+    for (int i = 0; i < n; i++)
+        if (d[i].buf == b) return true;
+    return false;
+}
+
+/* Can node j share the inner loops of nodes [a, j)? Same inner ranges, and no value it needs
+ * is finished only after those loops (a reduction's result), and no write-after-read. Element-
+ * local producer -> consumer pairs are fine: the producer's store comes first in the body. */
+static bool seg_join(const Schedule *s, const SchedGroup *g, int a, int j, int mo) {
+    const LoopBody *x = gnode(s, g, a)->buf->body, *y = gnode(s, g, j)->buf->body;
+    if (x->nvars != y->nvars) return false;
+    for (int v = mo; v < x->nvars; v++)
+        if (x->ranges[v] != y->ranges[v]) return false;
+    const SchedNode *J = gnode(s, g, j);
+    for (int k = a; k < j; k++) {
+        const SchedNode *K = gnode(s, g, k);
+        for (int w = 0; w < K->deps.nwrites; w++) {
+            const Buffer *b = K->deps.writes[w].buf;
+            if (K->buf->body->nred && dep_has(J->deps.reads, J->deps.nreads, b)) return false;
+            if (dep_has(J->deps.writes, J->deps.nwrites, b)) return false;
+        }
+        for (int r = 0; r < K->deps.nreads; r++)
+            if (dep_has(J->deps.writes, J->deps.nwrites, K->deps.reads[r].buf)) return false;
+    }
+    return true;
+}
+
+static bool is_one(Expr *e) {
+    int64_t v;
+    return e && sym_is_int(e, &v) && v == 1;
+}
+
+/* Column mode: the kernel is one segment of sum/prod/max/min reductions whose loads are
+ * contiguous along the last output dim and not along the innermost reduction dim. */
+static bool col_mode(const Schedule *s, const SchedGroup *g, int mo) {
+    if (mo < 1) return false;
+    SymCtx *sy = s->ir->ctx->sym;
+    const LoopBody *b0 = gnode(s, g, 0)->buf->body;
+    const char *vo = b0->vars[mo - 1]->name, *vi = b0->vars[b0->nvars - 1]->name;
+    bool found = false;
+    for (int i = 0; i < g->n; i++) {
+        const SchedNode *n = gnode(s, g, i);
+        const LoopBody *b = n->buf->body;
+        if (!b->nred || b->npoint != mo) return false;
+        IrReduceType rt = n->buf->rtype;
+        if (rt != RED_SUM && rt != RED_PROD && rt != RED_MAX && rt != RED_MIN) return false;
+        if (i > 0 && !seg_join(s, g, 0, i, mo)) return false;
+        for (int r = 0; r < n->deps.nreads; r++) {
+            const Dep *d = &n->deps.reads[r];
+            if (d->kind != DEP_MEMORY || !d->index) continue;
+            Expr *ci = sym_coeff(sy, d->index, vi);
+            if (is_one(ci)) return false;   /* contiguous along the reduction: row mode */
+            if (is_one(sym_coeff(sy, d->index, vo))) found = true;
+        }
+    }
+    return found;
+}
+
+#define ROWLOC_MAX 16384         /* elements of one row-local array (on the stack) */
+#define ROWLOC_BYTES (192 << 10) /* all of a kernel's row-local arrays */
+#define ROWLOC_N 16
+
+static bool intermediate(const Buffer *b) {
+    return b->kind == BUF_COMPUTED && !b->mutates && b->output_index < 0 && !b->extern_owner && !b->extra_out;
+}
+
+/* Row-local buffers of a kernel: intermediates written by a pointwise node of the group and
+ * touched by no other kernel, always at the writer's index, whose offset within the outer
+ * iteration (outer vars set to 0) is bounded: softmax's exp row, a layer norm's centered row.
+ * Each outer iteration keeps them in a stack array instead of a full-size buffer in memory. */
+static int find_rowlocals(const Schedule *s, const SchedGroup *g, int mo, const Buffer **out, int64_t *sizes) {
+    if (mo < 1) return 0;
+    SymCtx *sy = s->ir->ctx->sym;
+    const LoopBody *b0 = gnode(s, g, 0)->buf->body;
+    int gi = (int)(g - s->groups), n = 0;
+    int64_t total = 0;
+    const char *on[MI_MAX_DIMS * 2];
+    Expr *zeros[MI_MAX_DIMS * 2];
+    for (int v = 0; v < b0->nvars && v < MI_MAX_DIMS * 2; v++) { on[v] = b0->vars[v]->name; zeros[v] = sym_int(sy, 0); }
+    for (int i = 0; i < g->n && n < ROWLOC_N; i++) {
+        const SchedNode *wn = gnode(s, g, i);
+        const LoopBody *wb = wn->buf->body;
+        if (wb->nred || wb->nvars <= mo || wb->nvars > MI_MAX_DIMS * 2) continue;
+        for (int w = 0; w < wn->deps.nwrites && n < ROWLOC_N; w++) {
+            const Dep *wd = &wn->deps.writes[w];
+            const Buffer *b = wd->buf;
+            if (!intermediate(b) || wd->kind != DEP_MEMORY || !wd->index || !cg_ctype(b->layout.dtype)) continue;
+            bool ok = true;
+            int nu = s->rd_start[b->id + 1] - s->rd_start[b->id], nw = s->wr_start[b->id + 1] - s->wr_start[b->id];
+            for (int x = 0; x < nu + nw && ok; x++) {
+                int k = x < nu ? s->rd[s->rd_start[b->id] + x] : s->wr[s->wr_start[b->id] + x - nu];
+                const SchedNode *kn = &s->nodes[k];
+                if (kn->dead) continue;
+                for (int r = 0; r < kn->deps.nreads + kn->deps.nwrites && ok; r++) {
+                    const Dep *d = r < kn->deps.nreads ? &kn->deps.reads[r] : &kn->deps.writes[r - kn->deps.nreads];
+                    if (d->buf != b) continue;
+                    if (kn->group != gi || d->kind != DEP_MEMORY || d->index != wd->index) ok = false;
+                }
+            }
+            if (!ok) continue;
+            const char *in[MI_MAX_DIMS * 2];
+            SymRange rg[MI_MAX_DIMS * 2];
+            int nin = 0;
+            for (int v = mo; v < wb->nvars; v++) {
+                int64_t hi;
+                if (!sym_is_int(wb->ranges[v], &hi)) { ok = false; break; }
+                in[nin] = wb->vars[v]->name;
+                rg[nin] = (SymRange){wb->vars[v]->name, 0, hi - 1};
+                nin++;
+            }
+            if (!ok) continue;
+            Expr *loc = sym_subst(sy, wd->index, on, zeros, mo);
+            Expr *outer = sym_subst(sy, wd->index, in, zeros, nin);
+            if (sym_simplify(sy, sym_add(sy, outer, loc), NULL, 0) != sym_simplify(sy, wd->index, NULL, 0)) continue;
+            int64_t lo, hi;
+            if (!sym_bound(loc, rg, nin, &lo, &hi) || lo < 0 || hi >= ROWLOC_MAX) continue;
+            int64_t bytes = (hi + 1) * (int64_t)dtype_size(b->layout.dtype);
+            if (total + bytes > ROWLOC_BYTES) continue;
+            total += bytes;
+            out[n] = b;
+            sizes[n] = hi + 1;
+            n++;
+        }
+    }
+    return n;
+}
+
+typedef struct Seg {
+    const Schedule *s;
+    const SchedGroup *g;
+    int a, b;            /* nodes [a, b) */
+    int mo;
+    const char *ind;     /* indentation of the kernel's outer body */
+    int mode;
+    int *tmp;
+    const Buffer *const *rowloc; int nrowloc;
+} Seg;
+
+static void put_ind(StrBuf *sb, int depth) {
+    for (int i = 0; i < depth; i++) sb_put(sb, "    ");
+}
+/* Parallel loops get an if() clause: run on one thread unless every thread gets at least
+ * MI_PAR_MIN_CHUNK iterations of the body (Inductor's C++ backend also keeps small kernels
+ * serial). On tiny loops waking the team costs more than the loop, and on a loaded machine a
+ * descheduled team member turns a microsecond kernel into a millisecond one. */
+#define MI_PAR_MIN_CHUNK 4096
+static void par_if(StrBuf *out, const LoopBody *lb) {
+    sb_put(out, " if(");
+    for (int v = 0; v < lb->nvars; v++) { sb_putc(out, '('); codegen_expr_c(lb->ranges[v], out); sb_put(out, ") * "); }
+    sb_printf(out, "(int64_t)1 >= (int64_t)%d * omp_get_max_threads())", MI_PAR_MIN_CHUNK);
+}
+
+static void line(StrBuf *sb, int depth, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void line(StrBuf *sb, int depth, const char *fmt, ...) {
+    put_ind(sb, depth);
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *t = mi_xmalloc((size_t)len + 1);
+    va_start(ap, fmt);
+    vsnprintf(t, (size_t)len + 1, fmt, ap);
+    va_end(ap);
+    sb_put(sb, t);
+    sb_putc(sb, '\n');
+    free(t);
+}
+
+static const char *wf_lane_macros =
+    "#define MI_WF(a, x) do { float d_ = (x) - a##_wm[mi_l]; a##_wm[mi_l] += d_ * mi_rn; a##_wm2[mi_l] += d_ * ((x) - a##_wm[mi_l]); } while (0)\n"
+    "#define MI_WFD(a, x) do { double d_ = (double)(x) - a##_wm[mi_l]; a##_wm[mi_l] += d_ * mi_rnd; a##_wm2[mi_l] += d_ * ((double)(x) - a##_wm[mi_l]); } while (0)\n";
+static const char *wf_scalar_macros =
+    "#define MI_WF(a, x) do { double d_ = (double)(x) - a##_tm; a##_tn += 1; a##_tm += d_ / a##_tn; a##_tm2 += d_ * ((double)(x) - a##_tm); } while (0)\n"
+    "#define MI_WFD(a, x) MI_WF(a, x)\n";
+static const char *wf_undef = "#undef MI_WF\n#undef MI_WFD\n";
+
+/* An intermediate that a pointwise node of the segment writes and only nodes of the segment
+ * read (at the same element: the scheduler fused them) lives in a register: its store is left
+ * out and the loads get the stored value (the wrapper's allocation stays, untouched). */
+static bool seg_local(const Seg *sg, const Buffer *b) {
+    if (b->kind != BUF_COMPUTED || b->mutates || b->output_index >= 0 || b->extern_owner || b->extra_out) return false;
+    const Schedule *s = sg->s;
+    int gi = (int)(sg->g - s->groups);
+    for (int u = s->rd_start[b->id]; u < s->rd_start[b->id + 1]; u++) {
+        int i = s->rd[u];
+        const SchedNode *n = &s->nodes[i];
+        if (n->dead) continue;
+        if (n->group != gi) return false;
+        /* the group's nodes are sorted by (mutation, id): the segment is a key range */
+        long key = (n->buf->mutates ? 1L << 40 : 0) + i;
+        int fa = sg->g->nodes[sg->a], fb = sg->g->nodes[sg->b - 1];
+        if (key < (s->nodes[fa].buf->mutates ? 1L << 40 : 0) + fa || key > (s->nodes[fb].buf->mutates ? 1L << 40 : 0) + fb) return false;
+    }
+    return true;
+}
+
+static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
+    const Schedule *s = sg->s;
+    const SchedGroup *g = sg->g;
+    const LoopBody *lb = gnode(s, g, sg->a)->buf->body;
+    int mo = sg->mo, nv = lb->nvars;
+    bool has_red = false, has_arg = false, has_wf = false;
+    for (int i = sg->a; i < sg->b; i++) {
+        const Buffer *bf = gnode(s, g, i)->buf;
+        if (!bf->body->nred) continue;
+        has_red = true;
+        has_arg |= bf->rtype == RED_ARGMAX || bf->rtype == RED_ARGMIN;
+        has_wf |= bf->rtype == RED_WELFORD;
+    }
+    int mode = sg->mode;
+    if (mode == EM_ROW && has_wf && !has_arg && nv > mo) mode = EM_LANES;
+    int d0 = (int)strlen(sg->ind) / 4 + 1;              /* segment block depth */
+    int din = d0 + 1 + (nv - mo) + (mode == EM_LANES ? 2 : mode == EM_COL ? 1 : 0);   /* body depth */
+    char bind[256], oind[256];
+    snprintf(bind, sizeof bind, "%*s", 4 * (din - 1) > 250 ? 250 : 4 * (din - 1), "");
+    snprintf(oind, sizeof oind, "%*s", 4 * d0 > 250 ? 250 : 4 * d0, "");
+    StrBuf pre, body, fin, post, clauses;
+    sb_init(&pre); sb_init(&body); sb_init(&fin); sb_init(&post); sb_init(&clauses);
+    Em e = {0};
+    e.pre = &pre; e.body = &body; e.fin = &fin; e.post = &post; e.clauses = &clauses;
+    e.indent = nv > mo ? bind : oind;
+    e.oindent = oind;
+    e.tmp = sg->tmp;
+    e.mode = mode;
+    e.simd_ok = true;
+    e.only_clauses = true;
+    e.rowloc = sg->rowloc;
+    e.nrowloc = sg->nrowloc;
+    e.sy = s->ir->ctx->sym;
+    e.mo = mo;
+    const char *on[MI_MAX_DIMS * 2];
+    Expr *zeros[MI_MAX_DIMS * 2];
+    for (int v = 0; v < mo && v < MI_MAX_DIMS * 2; v++) { on[v] = lb->vars[v]->name; zeros[v] = sym_int(e.sy, 0); }
+    e.outer_names = on;
+    e.zeros = zeros;
+    StrBuf hoist;
+    sb_init(&hoist);
+    const Buffer *written[64];
+    if (nv > mo) {
+        e.hoist = &hoist;
+        int thr = mode == EM_COL ? mo - 1 : mo;
+        e.inner = lb->vars + thr;
+        e.ninner = nv - thr;
+        for (int i = sg->a; i < sg->b; i++) {
+            const SchedNode *n = gnode(s, g, i);
+            for (int w = 0; w < n->deps.nwrites; w++) {
+                if (e.nwritten == 64) { e.hoist = NULL; break; }   /* unusual: no hoisting */
+                written[e.nwritten++] = n->deps.writes[w].buf;
+            }
+        }
+        e.written = written;
+    }
+    const Buffer *local[64];
+    e.local = local;
+    for (int i = sg->a; i < sg->b; i++) {
+        const SchedNode *n = gnode(s, g, i);
+        if (n->buf->body->nred) continue;
+        for (int w = 0; w < n->deps.nwrites && e.nlocal < 64; w++)
+            if (seg_local(sg, n->deps.writes[w].buf)) local[e.nlocal++] = n->deps.writes[w].buf;
+    }
+    e.h = (OpsHandler){&e, c_load, c_store, c_constant, c_index_expr, c_to_dtype, c_math,
+                       c_reduction, c_getitem, c_store_red};
+    for (int i = sg->a; i < sg->b && !e.bad; i++) loop_body_run(gnode(s, g, i)->buf->body, &e.h);
+    free(e.names);
+    free(e.dts);
+    free(e.inv);
+    cse_free(&e.cse);
+    int rc = 0;
+    if (e.bad) {
+        rc = mi_err(ctx, NULL, 0, 0, "%s (buffer '%s')", e.err, gnode(s, g, sg->a)->buf->name);
+        goto done;
+    }
+    const char *cl = clauses.s ? clauses.s : "";
+    /* comment: the nodes and buffers of the segment */
+    put_ind(out, d0);
+    sb_put(out, "/*");
+    for (int i = sg->a; i < sg->b; i++) sb_printf(out, " %s", gnode(s, g, i)->name);
+    sb_put(out, ":");
+    for (int i = sg->a; i < sg->b; i++) sb_printf(out, " %s", gnode(s, g, i)->buf->name);
+    sb_put(out, " */\n");
+    line(out, d0, "{");
+    if (mode == EM_LANES && e.welford) line(out, d0 + 1, "int64_t mi_wk = 0;   /* Welford blocks of %d lanes */", WF_LANES);
+    if (pre.s) sb_put(out, pre.s);
+    if (hoist.s) sb_put(out, hoist.s);
+    const char *B = body.s ? body.s : "";
+    if (nv > mo) {
+        if (e.welford && mode == EM_ROW) sb_put(out, wf_scalar_macros);
+        int d = d0 + 1;
+        for (int v = mo; v < nv; v++) {
+            bool innermost = v == nv - 1;
+            const char *vn = lb->vars[v]->name;
+            if (innermost && mode == EM_COL) {   /* reduction loops outside, the tile inside */
+                { char li[256]; snprintf(li, sizeof li, "%*s", 4 * d > 250 ? 250 : 4 * d, ""); emit_loop_header(out, li, lb, v); }
+                line(out, d, "{");
+                line(out, d + 1, "#pragma omp simd");
+                line(out, d + 1, "for (int64_t mi_l = 0; mi_l < mi_n; mi_l++) {");
+                line(out, d + 2, "const int64_t %s = mi_t * %d + mi_l;", lb->vars[mo - 1]->name, COL_TILE);
+                sb_put(out, B);
+                line(out, d + 1, "}");
+                line(out, d, "}");
+                break;
+            }
+            if (innermost && mode == EM_LANES) {   /* blocks of WF_LANES lanes, then a scalar tail */
+                StrBuf r;
+                sb_init(&r);
+                codegen_expr_c(lb->ranges[v], &r);
+                line(out, d, "{");
+                line(out, d + 1, "const int64_t mi_nb = %s / %d;", r.s, WF_LANES);
+                line(out, d + 1, "for (int64_t mi_b = 0; mi_b < mi_nb; mi_b++) {");
+                if (e.welford)
+                    line(out, d + 2, "mi_wk += 1; const float mi_rn = 1.0f / (float)mi_wk; const double mi_rnd = 1.0 / (double)mi_wk; (void)mi_rn; (void)mi_rnd;");
+                if (e.welford) sb_put(out, wf_lane_macros);
+                line(out, d + 2, "#pragma omp simd");
+                line(out, d + 2, "for (int64_t mi_l = 0; mi_l < %d; mi_l++) {", WF_LANES);
+                line(out, d + 3, "const int64_t %s = mi_b * %d + mi_l;", vn, WF_LANES);
+                sb_put(out, B);
+                line(out, d + 2, "}");
+                line(out, d + 1, "}");
+                if (e.welford) { sb_put(out, wf_undef); sb_put(out, wf_scalar_macros); }
+                line(out, d + 1, "for (int64_t %s = mi_nb * %d; %s < %s; %s++) {", vn, WF_LANES, vn, r.s, vn);
+                line(out, d + 2, "const int64_t mi_l = 0; (void)mi_l;");
+                sb_put(out, B);
+                line(out, d + 1, "}");
+                if (e.welford) sb_put(out, wf_undef);
+                line(out, d, "}");
+                sb_free(&r);
+                break;
+            }
+            char li[256];
+            snprintf(li, sizeof li, "%*s", 4 * d > 250 ? 250 : 4 * d, "");
+            bool prag = false;
+            if (mode == EM_ROW && mo == 0 && v == 0) {   /* no outer loop: parallelize this one */
+                if (!has_red) { sb_printf(out, "%s#pragma omp parallel for%s", li, nv == 1 ? " simd" : ""); par_if(out, lb); sb_putc(out, '\n'); prag = true; }
+                else if (e.only_clauses && e.simd_ok) { sb_printf(out, "%s#pragma omp parallel for%s%s", li, nv == 1 ? " simd" : "", cl); par_if(out, lb); sb_putc(out, '\n'); prag = true; }
+            }
+            if (!prag && innermost && mode == EM_ROW && e.simd_ok) sb_printf(out, "%s#pragma omp simd%s\n", li, cl);
+            emit_loop_header(out, li, lb, v);
+            line(out, d, "{");
+            d++;
+            if (innermost) sb_put(out, B);
+        }
+        for (int v = nv - 1; v >= mo; v--) {
+            if (v == nv - 1 && mode != EM_ROW) continue;   /* closed above */
+            line(out, --d, "}");
+        }
+        if (e.welford && mode == EM_ROW) sb_put(out, wf_undef);
+    } else sb_put(out, B);
+    if (mode == EM_COL) {
+        line(out, d0 + 1, "for (int64_t mi_l = 0; mi_l < mi_n; mi_l++) {");
+        line(out, d0 + 2, "const int64_t %s = mi_t * %d + mi_l;", lb->vars[mo - 1]->name, COL_TILE);
+        if (fin.s) sb_put(out, fin.s);
+        if (post.s) sb_put(out, post.s);
+        line(out, d0 + 1, "}");
+    } else {
+        if (fin.s) sb_put(out, fin.s);
+        if (post.s) sb_put(out, post.s);
+    }
+    line(out, d0, "}");
+    (void)has_red;
+done:
+    sb_free(&pre); sb_free(&body); sb_free(&fin); sb_free(&post); sb_free(&clauses); sb_free(&hoist);
+    return rc;
+}
+
+int cg_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *out) {
+    const IrModule *m = s->ir;
+    sb_printf(out, "static void %s(", g->kernel_name);
+    int na = 0, *ids;
+    bool *wr;
+    int nid = cg_group_bufs(s, g, &ids, &wr);
+    for (int k = 0; k < nid; k++) {
+        const Buffer *b = m->bufs[ids[k]];
+        const char *ct = cg_ctype(b->layout.dtype);
+        if (!ct) {
+            free(ids); free(wr);
+            return mi_err(ctx, NULL, 0, 0, "dtype %s of buffer '%s' is not supported by the C code generator", dtype_abbrev(b->layout.dtype), b->name);
+        }
+        sb_printf(out, "%s%s%s *restrict %s", na++ ? ", " : "", wr[k] ? "" : "const ", ct, b->name);
+    }
+    free(ids);
+    free(wr);
+    sb_printf(out, "%sconst int64_t *syms)\n{\n", na ? ", " : "");
+    for (int i = 0; i < m->nsyms; i++) sb_printf(out, "    const int64_t %s = syms[%d];\n", m->sym_names[i], i);
+    sb_put(out, "    (void)syms;\n");
+    int tmp = 0;
+    int mo = g->nouter;
+    const LoopBody *b0 = s->nodes[g->nodes[0]].buf->body;
+    bool col = col_mode(s, g, mo);
+    const Buffer *rowloc[ROWLOC_N];
+    int64_t rowsz[ROWLOC_N];
+    int nrowloc = col ? 0 : find_rowlocals(s, g, mo, rowloc, rowsz);
+    char ind[256] = "    ";
+    if (mo > 0) {
+        if (mo > 1) sb_printf(out, "    #pragma omp parallel for collapse(%d)", mo);
+        else sb_put(out, "    #pragma omp parallel for");
+        par_if(out, b0);
+        sb_putc(out, '\n');
+        for (int v = 0; v < mo; v++) {
+            if (col && v == mo - 1) {
+                StrBuf r;
+                sb_init(&r);
+                codegen_expr_c(b0->ranges[v], &r);
+                sb_printf(out, "%sfor (int64_t mi_t = 0; mi_t < (%s + %d) / %d; mi_t++)\n", ind, r.s, COL_TILE - 1, COL_TILE);
+                sb_printf(out, "%s{\n%s    const int64_t mi_n = %s - mi_t * %d < %d ? %s - mi_t * %d : %d;\n", ind, ind, r.s, COL_TILE, COL_TILE, r.s, COL_TILE, COL_TILE);
+                sb_free(&r);
+                break;
+            }
+            emit_loop_header(out, ind, b0, v);
+            if (v + 1 < mo) strcat(ind, "    ");
+        }
+        if (!col) sb_printf(out, "%s{\n", ind);
+    } else sb_printf(out, "%s{\n", ind);
+    for (int i = 0; i < nrowloc; i++)
+        sb_printf(out, "%s    %s loc_%s[%lld];\n", ind, cg_ctype(rowloc[i]->layout.dtype), rowloc[i]->name, (long long)rowsz[i]);
+    for (int a = 0; a < g->n;) {
+        int b = a + 1;
+        while (b < g->n && seg_join(s, g, a, b, mo)) b++;
+        Seg sg = {s, g, a, b, mo, ind, col ? EM_COL : EM_ROW, &tmp, rowloc, nrowloc};
+        if (emit_segment(ctx, &sg, out) < 0) return -1;
+        a = b;
+    }
+    sb_printf(out, "%s}\n}\n\n", ind);
+    return 0;
+}

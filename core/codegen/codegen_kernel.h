@@ -1,0 +1,19 @@
+/* codegen_kernel.h — one fused kernel as a C function (core/codegen/codegen_kernel.c), used by the
+ * file-level emitter core/codegen/codegen_c.c. */
+#ifndef CODEGEN_KERNEL_H
+#define CODEGEN_KERNEL_H
+
+#include "scheduler/scheduler.h"
+
+/* C type name of a dtype, NULL when the C backend has none. */
+const char *cg_ctype(DType t);
+/* Does a kernel group write / read-or-write buffer b? */
+bool cg_group_writes(const Schedule *s, const SchedGroup *g, const Buffer *b);
+bool cg_group_touches(const Schedule *s, const SchedGroup *g, const Buffer *b);
+/* The buffers a group touches: ids ascending (= IrModule.bufs order), writes[k] when it writes
+ * ids[k]. malloc'd arrays (free both); returns the count. O(deps log deps). */
+int cg_group_bufs(const Schedule *s, const SchedGroup *g, int **ids, bool **writes);
+/* Append `static void <kernel_name>(bufs..., const int64_t *syms) {...}`; -1 + ctx error. */
+int cg_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *out);
+
+#endif

@@ -1,0 +1,27 @@
+/* functionalize.h — turn a graph with in-place ops (add_, mul_, copy_, index_put_, ...) and
+ * views of mutated tensors into a functional graph, the form AOTAutograd hands Inductor:
+ *
+ *   - every in-place op becomes its functional variant (add_ -> add) whose result is the new
+ *     value of the mutated tensor;
+ *   - a mutation through a view is scattered back into its base (slice -> slice_scatter,
+ *     select -> select_scatter, view -> view to the base's shape, permute -> inverse permute,
+ *     ...), and later uses of any view of that base are regenerated from the new base value;
+ *   - mutated graph inputs get a final copy_(input, new_value) before the output.
+ *
+ * The result of cpu/view_mutation's eager code is the same graph as its pre_post_grad.py. */
+#ifndef FUNCTIONALIZE_H
+#define FUNCTIONALIZE_H
+
+#include "fx/graph.h"
+
+/* True when g has an in-place op other than the copy_-into-input epilogue (a copy_ into an
+ * input whose result, or whose input, is read after it counts as an in-place op). */
+bool functionalize_needed(const Graph *g);
+/* n is copy_(placeholder, value) and neither the placeholder nor n is read after it. */
+bool functionalize_copy_is_epilogue(const Graph *g, const Node *n);
+
+/* New functional graph (g is unchanged). NULL with ctx error (e.g. an in-place op without a
+ * functional variant, a mutation through an expand). */
+Graph *functionalize(MiCtx *ctx, const Graph *g);
+
+#endif

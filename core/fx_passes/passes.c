@@ -1,0 +1,670 @@
+/* passes.c — the pass manager: Inductor's post-grad pass table, the step history with
+ * graph snapshots, undo/replay/goto, the lint + numerics check after each step, and bisect.
+ * The passes themselves live in core/fx_passes/pass_*.c; see passes.h for the model. */
+#include "fx_passes/passes.h"
+#include "fx_passes/functionalize.h"
+#include "fx/graph_diff.h"
+#include "fx_passes/pattern.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the table (Inductor's order, core/fx_passes/passes.md) ---- */
+
+static const PassDef PASS_TABLE[] = {
+    {"functionalize", "turn in-place ops and view mutations into functional ops + copy_ epilogue", pass_functionalize},
+    {"dce", "dead code elimination (Inductor runs eliminate_dead_code before its passes)", pass_dce},
+    {"reorder_for_locality", "move a node's producers down next to it (inference graphs only)", pass_reorder_for_locality},
+    {"remove_profiler_ops", "drop profiler record_function ops", pass_remove_profiler_ops},
+    {"post_grad_custom_pre_pass", "user hook (none by default)", pass_nothing},
+    {"remove_noop_ops", "drop ops that return their input unchanged, rewiring users", pass_remove_noop_ops},
+    {"remove_assert_ops", "drop runtime assert ops", pass_remove_assert_ops},
+    {"pass_pattern_0", "pattern group 0: view -> reshape", pass_pattern_0},
+    {"pass_pattern_1", "pattern group 1: softmax -> prepare_softmax_online (cuda)", pass_pattern_1},
+    {"pass_pattern_2", "pattern group 2: addmm -> mm + add (cuda); user patterns; optional x*1, x+0, reshape/cast chains", pass_pattern_2},
+    {"stable_sort", "stable topological sort", pass_stable_sort},
+    {"move_constructors_to_cuda", "move cpu constructors feeding cuda ops to cuda", pass_move_constructors_to_cuda},
+    {"reinplace_inplaceable_ops", "canonicalize view scatters; reinplace them when the input is dead", pass_reinplace},
+    {"decompose_triton_kernel_wrapper_functional", "(no user triton kernels here)", pass_nothing},
+    {"decompose_auto_functionalized", "(no auto_functionalized ops here)", pass_nothing},
+    {"decompose_scan_to_while_loop", "(no scan here)", pass_nothing},
+    {"decompose_map_to_while_loop", "(no map here)", pass_nothing},
+    {"post_grad_custom_post_pass", "user hook (none by default)", pass_nothing},
+};
+#define NPASSES ((int)(sizeof PASS_TABLE / sizeof PASS_TABLE[0]))
+
+const PassDef *pass_table(int *n) {
+    *n = NPASSES;
+    return PASS_TABLE;
+}
+
+int pass_nothing(PassCtx *pc, Graph *g) { (void)pc; (void)g; return 0; }
+
+void pass_note(PassCtx *pc, char kind, const char *node, const char *fmt, ...) {
+    if (pc->nchanges == pc->capchanges) {
+        pc->capchanges = pc->capchanges ? 2 * pc->capchanges : 16;
+        pc->changes = mi_xrealloc(pc->changes, pc->capchanges * sizeof *pc->changes);
+    }
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    PassChange *c = &pc->changes[pc->nchanges++];
+    c->kind = kind;
+    c->node = mi_xstrdup(node ? node : "");
+    c->reason = mi_xstrdup(buf);
+}
+
+/* ---- small graph facts shared by passes ---- */
+
+const char *pass_node_name_for(PassCtx *pc, Graph *g, const char *target) {
+    const char *dot = strchr(target, '.');
+    const char *s = dot ? dot + 1 : target;        /* drop the namespace */
+    if (strncmp(target, "operator.", 9) == 0) s = target + 9;
+    char buf[256];
+    size_t k = 0;
+    for (size_t i = 0; s[i] && k + 2 < sizeof buf; i++) {
+        char c = s[i];
+        if (c == '.') c = '_';
+        if (c >= 'A' && c <= 'Z') {
+            if (i > 0 && s[i - 1] >= 'a' && s[i - 1] <= 'z') buf[k++] = '_';
+            c = (char)(c - 'A' + 'a');
+        }
+        buf[k++] = c;
+    }
+    buf[k] = 0;
+    if (!pc->names) {
+        pc->names = nameset_new();
+        nameset_add_graph(pc->names, g);
+    }
+    return nameset_fresh(pc->names, g, buf);
+}
+
+bool graph_has_mutations(const Graph *g) { return functionalize_needed(g); }
+
+/* ---- the manager ---- */
+
+struct PassManager {
+    MiCtx *ctx;
+    PassDef passes[NPASSES];
+    int npasses;
+    Graph **states;           /* npasses + 1; NULL = not computed */
+    PassStep *steps;          /* npasses */
+    int cursor;
+    int brk;                  /* break before this pass index, -1 none */
+    Device device;
+    bool inference;
+    bool extra;
+    PatternSet user;
+    /* checks */
+    IValue *inputs; int ninputs;
+    bool have_ref;
+    IValue *ref_outs; int nref_outs;
+    IValue *ref_ins; int nref_ins;   /* inputs after the original graph ran */
+    char *ref_error;                 /* why numerics can't be checked */
+};
+
+static void step_clear(PassStep *s) {
+    for (int i = 0; i < s->nchanges; i++) {
+        free(s->changes[i].node);
+        free(s->changes[i].reason);
+    }
+    free(s->changes);
+    free(s->changes_text);
+    free(s->lint_report);
+    free(s->numerics_detail);
+    free(s->error);
+    const char *name = s->pass;
+    memset(s, 0, sizeof *s);
+    s->pass = name;
+}
+
+/* Forget steps i.. (their records and states after them). */
+static void pm_invalidate_from(PassManager *pm, int i) {
+    if (i < 0) i = 0;
+    for (int k = i; k < pm->npasses; k++) {
+        step_clear(&pm->steps[k]);
+        if (pm->states[k + 1]) {
+            graph_free(pm->states[k + 1]);
+            pm->states[k + 1] = NULL;
+        }
+    }
+    if (pm->cursor > i) pm->cursor = i;
+}
+
+static Tensor *tensor_clone_deep(MiCtx *ctx, Tensor *t) {
+    Tensor *c = tensor_new(ctx, t->dtype, t->ndim, t->size);
+    if (!c) return NULL;
+    Tensor *src = tensor_contiguous(ctx, t);
+    if (!src) { tensor_unref(c); return NULL; }
+    memcpy((char *)c->storage->data, (char *)src->storage->data + src->offset * dtype_size(src->dtype),
+           (size_t)tensor_numel(c) * dtype_size(c->dtype));
+    tensor_unref(src);
+    return c;
+}
+
+static int ivalue_clone(MiCtx *ctx, const IValue *v, IValue *out) {
+    memset(out, 0, sizeof *out);
+    out->kind = v->kind;
+    out->i = v->i;
+    out->f = v->f;
+    if (v->kind == IV_TENSOR) {
+        out->t = tensor_clone_deep(ctx, v->t);
+        if (!out->t) { out->kind = IV_NONE; return -1; }
+    } else if (v->kind == IV_TUPLE) {
+        out->n = v->n;
+        out->items = mi_xcalloc(v->n, sizeof *out->items);
+        for (int i = 0; i < v->n; i++)
+            if (ivalue_clone(ctx, &v->items[i], &out->items[i]) < 0) return -1;
+    }
+    return 0;
+}
+
+static void ivalues_free(IValue *v, int n) {
+    if (!v) return;
+    for (int i = 0; i < n; i++) ivalue_clear(&v[i]);
+    free(v);
+}
+
+static IValue *inputs_copy(PassManager *pm) {
+    IValue *in = mi_xcalloc(pm->ninputs ? pm->ninputs : 1, sizeof *in);
+    for (int i = 0; i < pm->ninputs; i++)
+        if (ivalue_clone(pm->ctx, &pm->inputs[i], &in[i]) < 0) {
+            ivalues_free(in, pm->ninputs);
+            return NULL;
+        }
+    return in;
+}
+
+/* Run g on fresh copies of the inputs. */
+static int run_graph(PassManager *pm, const Graph *g, IValue **outs, int *nouts, IValue **ins_after) {
+    IValue *in = inputs_copy(pm);
+    if (!in) return -1;
+    if (interp_run(pm->ctx, g, in, pm->ninputs, outs, nouts) < 0) {
+        ivalues_free(in, pm->ninputs);
+        return -1;
+    }
+    *ins_after = in;
+    return 0;
+}
+
+static bool compare_value(const IValue *a, const IValue *b, const char *what, StrBuf *detail) {
+    if (a->kind != b->kind) {
+        sb_printf(detail, "%s: kind differs (%d vs %d); ", what, (int)a->kind, (int)b->kind);
+        return false;
+    }
+    switch (a->kind) {
+    case IV_TENSOR: {
+        CompareResult r = tensor_compare(a->t, b->t, 1e-4, 1e-5);
+        if (!r.ok) {
+            if (!r.shape_ok) sb_printf(detail, "%s: shape differs; ", what);
+            else sb_printf(detail, "%s: %lld mismatches, max_abs %.3g, max_rel %.3g at %lld; ", what,
+                           (long long)r.mismatches, r.max_abs, r.max_rel, (long long)r.worst_index);
+        }
+        return r.ok;
+    }
+    case IV_INT: case IV_BOOL:
+        if (a->i != b->i) { sb_printf(detail, "%s: %lld vs %lld; ", what, (long long)a->i, (long long)b->i); return false; }
+        return true;
+    case IV_FLOAT:
+        if (!(a->f == b->f || (a->f != a->f && b->f != b->f))) { sb_printf(detail, "%s: %g vs %g; ", what, a->f, b->f); return false; }
+        return true;
+    case IV_TUPLE: {
+        if (a->n != b->n) { sb_printf(detail, "%s: tuple arity %d vs %d; ", what, a->n, b->n); return false; }
+        bool ok = true;
+        for (int i = 0; i < a->n; i++) {
+            char w[64];
+            snprintf(w, sizeof w, "%s[%d]", what, i);
+            ok &= compare_value(&a->items[i], &b->items[i], w, detail);
+        }
+        return ok;
+    }
+    default:
+        return true;
+    }
+}
+
+static void pm_compute_ref(PassManager *pm) {
+    pm->have_ref = false;
+    free(pm->ref_error);
+    pm->ref_error = NULL;
+    if (!pm->inputs) return;
+    if (run_graph(pm, pm->states[0], &pm->ref_outs, &pm->nref_outs, &pm->ref_ins) < 0) {
+        char buf[1200];
+        pm->ref_error = mi_xstrdup(mi_err_str(pm->ctx, buf, sizeof buf));
+        mi_clear_err(pm->ctx);
+        return;
+    }
+    pm->nref_ins = pm->ninputs;
+    pm->have_ref = true;
+}
+
+static void check_numerics(PassManager *pm, const Graph *g, PassStep *s) {
+    if (!pm->inputs) return;
+    s->checked = true;
+    if (!pm->have_ref) {
+        s->checked = false;
+        s->numerics_ok = true;
+        s->numerics_detail = mi_xstrdup(pm->ref_error ? pm->ref_error : "no reference");
+        return;
+    }
+    IValue *outs = NULL, *ins = NULL;
+    int nouts = 0;
+    if (run_graph(pm, g, &outs, &nouts, &ins) < 0) {
+        char buf[1200];
+        StrBuf d;
+        sb_init(&d);
+        sb_printf(&d, "interpreter failed: %s", mi_err_str(pm->ctx, buf, sizeof buf));
+        mi_clear_err(pm->ctx);
+        s->numerics_ok = false;
+        s->numerics_detail = sb_take(&d);
+        return;
+    }
+    StrBuf d;
+    sb_init(&d);
+    bool ok = true;
+    if (nouts != pm->nref_outs) {
+        sb_printf(&d, "%d outputs, expected %d; ", nouts, pm->nref_outs);
+        ok = false;
+    } else {
+        for (int i = 0; i < nouts; i++) {
+            char w[32];
+            snprintf(w, sizeof w, "out%d", i);
+            ok &= compare_value(&outs[i], &pm->ref_outs[i], w, &d);
+        }
+    }
+    for (int i = 0; i < pm->ninputs; i++) {
+        char w[32];
+        snprintf(w, sizeof w, "in%d_after", i);
+        ok &= compare_value(&ins[i], &pm->ref_ins[i], w, &d);
+    }
+    if (ok) sb_printf(&d, "%d outputs match", nouts);
+    s->numerics_ok = ok;
+    s->numerics_detail = sb_take(&d);
+    interp_free_outputs(outs, nouts);
+    ivalues_free(ins, pm->ninputs);
+}
+
+PassManager *pm_new(MiCtx *ctx, const Graph *g, const IValue *inputs, int ninputs) {
+    PassManager *pm = mi_xcalloc(1, sizeof *pm);
+    pm->ctx = ctx;
+    pm->npasses = NPASSES;
+    memcpy(pm->passes, PASS_TABLE, sizeof PASS_TABLE);
+    pm->states = mi_xcalloc(NPASSES + 1, sizeof *pm->states);
+    pm->steps = mi_xcalloc(NPASSES, sizeof *pm->steps);
+    for (int i = 0; i < NPASSES; i++) pm->steps[i].pass = pm->passes[i].name;
+    pm->states[0] = graph_clone(g);
+    pm->brk = -1;
+    pm->device = graph_device(g);
+    pm->inference = !graph_is_training(g);
+    patternset_init(&pm->user);
+    if (inputs && ninputs > 0) {
+        pm->ninputs = ninputs;
+        pm->inputs = mi_xcalloc(ninputs, sizeof *pm->inputs);
+        for (int i = 0; i < ninputs; i++) ivalue_clone(ctx, &inputs[i], &pm->inputs[i]);
+        pm_compute_ref(pm);
+    }
+    return pm;
+}
+
+void pm_free(PassManager *pm) {
+    if (!pm) return;
+    for (int i = 0; i < pm->npasses; i++) step_clear(&pm->steps[i]);
+    for (int i = 0; i <= pm->npasses; i++) graph_free(pm->states[i]);
+    free(pm->states);
+    free(pm->steps);
+    ivalues_free(pm->inputs, pm->ninputs);
+    if (pm->ref_outs) interp_free_outputs(pm->ref_outs, pm->nref_outs);
+    ivalues_free(pm->ref_ins, pm->nref_ins);
+    free(pm->ref_error);
+    patternset_free(&pm->user);
+    free(pm);
+}
+
+void pm_set_device(PassManager *pm, Device d) { pm->device = d; pm_invalidate_from(pm, 0); }
+void pm_set_inference(PassManager *pm, bool inf) { pm->inference = inf; pm_invalidate_from(pm, 0); }
+void pm_set_extra_simplify(PassManager *pm, bool on) { pm->extra = on; pm_invalidate_from(pm, 0); }
+
+int pm_find_pass(const PassManager *pm, const char *name) {
+    for (int i = 0; i < pm->npasses; i++)
+        if (strcmp(pm->passes[i].name, name) == 0) return i;
+    return -1;
+}
+
+int pm_override_pass(PassManager *pm, const char *name, PassFn fn) {
+    int i = pm_find_pass(pm, name);
+    if (i < 0) return mi_err(pm->ctx, NULL, 0, 0, "no pass named '%s'", name);
+    pm->passes[i].run = fn ? fn : pass_nothing;
+    pm_invalidate_from(pm, i);
+    return 0;
+}
+
+void pm_set_custom_pre(PassManager *pm, PassFn fn) { pm_override_pass(pm, "post_grad_custom_pre_pass", fn); }
+void pm_set_custom_post(PassManager *pm, PassFn fn) { pm_override_pass(pm, "post_grad_custom_post_pass", fn); }
+
+int pm_load_patterns(PassManager *pm, const char *path) {
+    if (pattern_load_file(pm->ctx, &pm->user, path) < 0) return -1;
+    pm_invalidate_from(pm, pm_find_pass(pm, "pass_pattern_2"));
+    return 0;
+}
+
+int pm_num_passes(const PassManager *pm) { return pm->npasses; }
+const char *pm_pass_name(const PassManager *pm, int i) { return i >= 0 && i < pm->npasses ? pm->passes[i].name : NULL; }
+const char *pm_pass_doc(const PassManager *pm, int i) { return i >= 0 && i < pm->npasses ? pm->passes[i].doc : NULL; }
+
+StepState pm_pass_state(const PassManager *pm, int i) {
+    if (i < 0 || i >= pm->npasses || i >= pm->cursor || !pm->steps[i].ran) {
+        if (i >= 0 && i < pm->npasses && pm->steps[i].ran && pm->steps[i].error) return STEP_FAILED;
+        return STEP_PENDING;
+    }
+    const PassStep *s = &pm->steps[i];
+    if (s->error || !s->lint_ok || (s->checked && !s->numerics_ok)) return STEP_FAILED;
+    return STEP_DONE;
+}
+
+const PassStep *pm_step_record(const PassManager *pm, int i) {
+    if (i < 0 || i >= pm->npasses || !pm->steps[i].ran) return NULL;
+    return &pm->steps[i];
+}
+
+int pm_cursor(const PassManager *pm) { return pm->cursor; }
+const Graph *pm_graph(const PassManager *pm) { return pm->states[pm->cursor]; }
+const Graph *pm_graph_at(const PassManager *pm, int k) {
+    return k >= 0 && k <= pm->npasses ? pm->states[k] : NULL;
+}
+bool pm_has_inputs(const PassManager *pm) { return pm->inputs != NULL; }
+
+void pm_set_inputs(PassManager *pm, const IValue *inputs, int ninputs) {
+    ivalues_free(pm->inputs, pm->ninputs);
+    if (pm->ref_outs) interp_free_outputs(pm->ref_outs, pm->nref_outs);
+    ivalues_free(pm->ref_ins, pm->nref_ins);
+    pm->inputs = NULL; pm->ninputs = 0;
+    pm->ref_outs = NULL; pm->nref_outs = 0;
+    pm->ref_ins = NULL; pm->nref_ins = 0;
+    pm->have_ref = false;
+    if (inputs && ninputs > 0) {
+        pm->ninputs = ninputs;
+        pm->inputs = mi_xcalloc(ninputs, sizeof *pm->inputs);
+        for (int i = 0; i < ninputs; i++) ivalue_clone(pm->ctx, &inputs[i], &pm->inputs[i]);
+        pm_compute_ref(pm);
+    }
+}
+
+/* Same nodes in the same order with the same targets, arguments (node refs by position),
+ * metas and stacks: the printed graphs would be equal. O(n). */
+static bool values_same(const Value *a, const Value *b) {
+    if (a->kind != b->kind) return false;
+    if (a->kind == V_NODE) return a->node && b->node && a->node->id == b->node->id && !strcmp(a->node->name, b->node->name);
+    if (a->kind == V_LIST || a->kind == V_TUPLE) {
+        if (a->list.n != b->list.n) return false;
+        for (int i = 0; i < a->list.n; i++) if (!values_same(&a->list.items[i], &b->list.items[i])) return false;
+        return true;
+    }
+    return value_equal(a, b);
+}
+
+static bool str_same(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
+
+static bool graphs_same(const Graph *a, const Graph *b) {
+    if (a->n != b->n || a->nsubs != b->nsubs) return false;
+    for (int s = 0; s < a->nsubs; s++)
+        if (!graphs_same(a->subs[s].g, b->subs[s].g)) return false;
+    for (int i = 0; i < a->n; i++) {
+        const Node *x = a->nodes[i], *y = b->nodes[i];
+        if (x->kind != y->kind || !str_same(x->name, y->name) || !str_same(x->target, y->target) ||
+            x->nargs != y->nargs || x->nkwargs != y->nkwargs || x->has_meta != y->has_meta ||
+            x->annotated != y->annotated || !str_same(x->stack, y->stack) || !str_same(x->comment, y->comment))
+            return false;
+        if (x->has_meta && !meta_equal(&x->meta, &y->meta)) return false;
+        for (int k = 0; k < x->nargs; k++) if (!values_same(&x->args[k], &y->args[k])) return false;
+        for (int k = 0; k < x->nkwargs; k++)
+            if (!str_same(x->kwargs[k].name, y->kwargs[k].name) || !values_same(&x->kwargs[k].v, &y->kwargs[k].v)) return false;
+    }
+    return true;
+}
+
+static char *changes_text(const PassChange *c, int n) {
+    StrBuf b;
+    sb_init(&b);
+    for (int i = 0; i < n; i++) sb_printf(&b, "%c %s (%s)\n", c[i].kind, c[i].node, c[i].reason);
+    return sb_take(&b);
+}
+
+/* Run one pass over g's subgraphs (recursively, first) and then over g, as Inductor's
+ * _recursive_post_grad_passes does. A subgraph gets its own PassCtx (its own name set); its
+ * changes are noted on `top` under qualified names: "true_graph_0.sin". */
+static int run_pass_tree(const PassDef *pd, PassCtx *top, Graph *g, const char *qual) {
+    for (int s = 0; s < g->nsubs; s++) {
+        char q[512];
+        snprintf(q, sizeof q, "%s%s.", qual, g->subs[s].name);
+        if (run_pass_tree(pd, top, g->subs[s].g, q) < 0) return -1;
+    }
+    if (!*qual) return pd->run(top, g);
+    PassCtx pc = *top;
+    pc.changes = NULL;
+    pc.nchanges = pc.capchanges = 0;
+    pc.names = NULL;
+    int rc = pd->run(&pc, g);
+    nameset_free(pc.names);
+    for (int k = 0; k < pc.nchanges; k++) {
+        pass_note(top, pc.changes[k].kind, NULL, "%s", pc.changes[k].reason);
+        PassChange *c = &top->changes[top->nchanges - 1];
+        free(c->node);
+        size_t n = strlen(qual) + strlen(pc.changes[k].node) + 1;
+        c->node = mi_xmalloc(n);
+        snprintf(c->node, n, "%s%s", qual, pc.changes[k].node);
+        free(pc.changes[k].node);
+        free(pc.changes[k].reason);
+    }
+    free(pc.changes);
+    if (rc == 0) graph_compute_users(g);
+    return rc;
+}
+
+/* Run pass i on states[i] -> states[i+1], with checks. */
+static int run_pass(PassManager *pm, int i, bool checks) {
+    PassStep *s = &pm->steps[i];
+    step_clear(s);
+    if (pm->states[i + 1]) { graph_free(pm->states[i + 1]); pm->states[i + 1] = NULL; }
+    Graph *g = graph_clone(pm->states[i]);
+    PassCtx pc = {0};
+    pc.ctx = pm->ctx;
+    pc.device = pm->device;
+    pc.inference = pm->inference;
+    pc.user_patterns = &pm->user;
+    pc.extra_simplify = pm->extra;
+    uint64_t t0 = mi_now_ns();
+    int rc = run_pass_tree(&pm->passes[i], &pc, g, "");
+    s->ns = mi_now_ns() - t0;
+    nameset_free(pc.names);
+    s->ran = true;
+    s->changes = pc.changes;
+    s->nchanges = pc.nchanges;
+    s->changes_text = changes_text(pc.changes, pc.nchanges);
+    if (rc < 0) {
+        char buf[1200];
+        char msg[1300];
+        snprintf(msg, sizeof msg, "pass %s failed: %s", pm->passes[i].name, mi_err_str(pm->ctx, buf, sizeof buf));
+        s->error = mi_xstrdup(msg);
+        graph_free(g);
+        mi_err(pm->ctx, NULL, 0, 0, "%s", msg);
+        return -1;
+    }
+    graph_compute_users(g);
+    s->changed = !graphs_same(pm->states[i], g);
+    if (checks) {
+        StrBuf rep;
+        sb_init(&rep);
+        int nprob = graph_lint(pm->ctx, g, &rep);
+        s->lint_ok = nprob == 0;
+        if (nprob) s->lint_report = sb_take(&rep);
+        else sb_free(&rep);
+        mi_clear_err(pm->ctx);
+        const PassStep *prev = i > 0 && pm->steps[i - 1].ran ? &pm->steps[i - 1] : NULL;
+        if (!s->changed && pm->have_ref && (i == 0 || (prev && prev->checked))) {
+            /* same graph as before this step: same numerics, no need to interpret it again */
+            s->checked = true;
+            s->numerics_ok = i == 0 ? true : prev->numerics_ok;
+            s->numerics_detail = mi_xstrdup(i == 0 || !prev->numerics_detail ? "unchanged graph" : prev->numerics_detail);
+        } else {
+            check_numerics(pm, g, s);
+        }
+    } else {
+        s->lint_ok = true;
+        s->numerics_ok = true;
+    }
+    pm->states[i + 1] = g;
+    return 0;
+}
+
+int pm_step(PassManager *pm) {
+    if (pm->cursor >= pm->npasses) return pm->cursor;
+    int i = pm->cursor;
+    if (!(pm->steps[i].ran && pm->states[i + 1] && !pm->steps[i].error)) {
+        /* a recorded step is replayed as is; otherwise run it (dropping later records) */
+        pm_invalidate_from(pm, i);
+        pm->cursor = i;
+        if (run_pass(pm, i, true) < 0) return -1;
+    }
+    pm->cursor = i + 1;
+    return pm->cursor;
+}
+
+int pm_next(PassManager *pm, int n) {
+    for (int k = 0; k < n && pm->cursor < pm->npasses; k++) {
+        if (k > 0 && pm->cursor == pm->brk) break;
+        if (pm_step(pm) < 0) return -1;
+    }
+    return pm->cursor;
+}
+
+int pm_back(PassManager *pm) {
+    if (pm->cursor > 0) pm->cursor--;
+    return pm->cursor;
+}
+
+int pm_goto(PassManager *pm, int k) {
+    if (k < 0 || k > pm->npasses)
+        return mi_err(pm->ctx, NULL, 0, 0, "step %d out of range 0..%d", k, pm->npasses);
+    if (k <= pm->cursor) { pm->cursor = k; return k; }
+    while (pm->cursor < k)
+        if (pm_step(pm) < 0) return -1;
+    return pm->cursor;
+}
+
+int pm_run_all(PassManager *pm) {
+    bool first = true;
+    while (pm->cursor < pm->npasses) {
+        if (!first && pm->cursor == pm->brk) break;
+        first = false;
+        if (pm_step(pm) < 0) return -1;
+    }
+    return pm->cursor;
+}
+
+int pm_set_break(PassManager *pm, const char *name) {
+    if (!name) { pm->brk = -1; return 0; }
+    int i = pm_find_pass(pm, name);
+    if (i < 0) return mi_err(pm->ctx, NULL, 0, 0, "no pass named '%s'", name);
+    pm->brk = i;
+    return 0;
+}
+
+int pm_first_failure(const PassManager *pm) {
+    for (int i = 0; i < pm->npasses; i++) {
+        const PassStep *s = &pm->steps[i];
+        if (!s->ran) continue;
+        if (s->error || !s->lint_ok || (s->checked && !s->numerics_ok)) return i;
+    }
+    return -1;
+}
+
+/* Is state k good (lint clean, numerics hold)? */
+static bool state_ok(PassManager *pm, int k, StrBuf *why) {
+    Graph *g = pm->states[k];
+    StrBuf rep;
+    sb_init(&rep);
+    int nprob = graph_lint(pm->ctx, g, &rep);
+    mi_clear_err(pm->ctx);
+    if (nprob) {
+        sb_printf(why, "lint: %s", rep.s ? rep.s : "");
+        sb_free(&rep);
+        return false;
+    }
+    sb_free(&rep);
+    if (!pm->have_ref) return true;
+    PassStep tmp = {0};
+    check_numerics(pm, g, &tmp);
+    bool ok = tmp.numerics_ok;
+    if (!ok) sb_printf(why, "numerics: %s", tmp.numerics_detail ? tmp.numerics_detail : "");
+    free(tmp.numerics_detail);
+    return ok;
+}
+
+int pm_bisect(PassManager *pm, char **why) {
+    if (why) *why = NULL;
+    /* compute every state without per-step checks */
+    int saved = pm->cursor;
+    for (int i = 0; i < pm->npasses; i++) {
+        if (pm->states[i + 1] && pm->steps[i].ran) continue;
+        if (run_pass(pm, i, false) < 0) {
+            pm->cursor = i;
+            if (why) {
+                char buf[1200];
+                StrBuf b;
+                sb_init(&b);
+                sb_printf(&b, "pass %s failed: %s", pm->passes[i].name, mi_err_str(pm->ctx, buf, sizeof buf));
+                *why = sb_take(&b);
+            }
+            return i;
+        }
+    }
+    pm->cursor = saved > pm->cursor ? saved : pm->cursor;
+    StrBuf w;
+    sb_init(&w);
+    if (state_ok(pm, pm->npasses, &w)) {
+        sb_free(&w);
+        if (why) *why = mi_xstrdup("all passes clean");
+        return -1;
+    }
+    sb_free(&w);
+    /* states[lo] good, states[hi] bad */
+    int lo = 0, hi = pm->npasses;
+    while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        StrBuf t;
+        sb_init(&t);
+        if (state_ok(pm, mid, &t)) lo = mid;
+        else hi = mid;
+        sb_free(&t);
+    }
+    StrBuf b;
+    sb_init(&b);
+    sb_printf(&b, "first bad pass: %s (step %d): ", pm->passes[hi - 1].name, hi - 1);
+    state_ok(pm, hi, &b);
+    if (why) *why = sb_take(&b);
+    else sb_free(&b);
+    return hi - 1;
+}
+
+char *pm_report(const PassManager *pm) {
+    StrBuf b;
+    sb_init(&b);
+    int f = pm_first_failure(pm);
+    if (f < 0) {
+        sb_printf(&b, "all %d applied passes clean", pm->cursor);
+        return sb_take(&b);
+    }
+    const PassStep *s = &pm->steps[f];
+    if (s->error) sb_printf(&b, "pass %s failed: %s", s->pass, s->error);
+    else if (!s->lint_ok) sb_printf(&b, "pass %s broke lint:\n%s", s->pass, s->lint_report ? s->lint_report : "");
+    else sb_printf(&b, "pass %s broke numerics: %s", s->pass, s->numerics_detail ? s->numerics_detail : "");
+    return sb_take(&b);
+}
+
+char *pm_step_diff(const PassManager *pm, int i) {
+    if (i < 0 || i >= pm->npasses || !pm->states[i] || !pm->states[i + 1]) return mi_xstrdup("");
+    return graph_diff_text(pm->states[i], pm->states[i + 1]);
+}

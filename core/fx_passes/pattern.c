@@ -1,0 +1,267 @@
+/* pattern.c — the generic pattern matcher over FX graphs: match a statement list backward
+ * from an anchor node (wildcards bind consistently, inner matched nodes must die with the
+ * match), build the replacement before the anchor with Inductor-style names and no stack,
+ * rewire users and erase the dead match. Also `retarget` rules. Used by user pattern files
+ * (pattern_file.c) and by the simple built-in rewrites (pattern_builtin.c). */
+#include "fx_passes/pattern.h"
+#include "ops/ops.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void patternset_init(PatternSet *ps) { memset(ps, 0, sizeof *ps); }
+
+static void patarg_free(PatArg *a) {
+    if (a->kind == PA_LIST) {
+        for (int i = 0; i < a->n; i++) patarg_free(&a->items[i]);
+        free(a->items);
+    }
+    if (a->kind == PA_CONST && a->c.kind == V_STR) free((char *)a->c.s);
+}
+
+static void stmts_free(PatStmt *s, int n) {
+    for (int i = 0; i < n; i++) {
+        free(s[i].name);
+        free(s[i].target);
+        for (int k = 0; k < s[i].nargs; k++) patarg_free(&s[i].args[k]);
+        free(s[i].args);
+    }
+    free(s);
+}
+
+void patternset_free(PatternSet *ps) {
+    for (int i = 0; i < ps->n; i++) {
+        Pattern *p = &ps->pats[i];
+        free(p->name); free(p->doc); free(p->from); free(p->to);
+        stmts_free(p->match, p->nmatch);
+        stmts_free(p->repl, p->nrepl);
+        for (int k = 0; k < p->nwild; k++) free(p->wild[k]);
+        free(p->wild);
+    }
+    free(ps->pats);
+    memset(ps, 0, sizeof *ps);
+}
+
+Node *pattern_new_node(PassCtx *pc, Graph *g, Node *anchor, const char *target,
+                       const Value *args, int nargs, const Kwarg *kw, int nkw) {
+    const OpDef *op = op_lookup(target);
+    if (!op && strcmp(target, "operator.getitem") != 0) {
+        mi_err(pc->ctx, g->source, 0, 0, "pattern: unsupported op '%s'", target);
+        return NULL;
+    }
+    const char *name = pass_node_name_for(pc, g, target);
+    Node *n = graph_insert_before(g, anchor, N_CALL_FUNCTION, name, target);
+    graph_set_args(g, n, args, nargs);
+    if (nkw) graph_set_kwargs(g, n, kw, nkw);
+    n->op = op;
+    n->stack = "";
+    if (op_infer_node_meta(pc->ctx, g, n) < 0) return NULL;
+    return n;
+}
+
+/* ---- matching ---- */
+
+typedef struct Match {
+    const Pattern *p;
+    Value *binds; bool *bound;
+    Node **nodes;            /* per match statement */
+} Match;
+
+static bool num_equal(const Value *a, const Value *b) {
+    double x, y;
+    if ((a->kind == V_INT || a->kind == V_FLOAT) && (b->kind == V_INT || b->kind == V_FLOAT) &&
+        value_as_double(a, &x) && value_as_double(b, &y)) return x == y;
+    return value_equal(a, b);
+}
+
+static bool match_stmt(Match *m, int si, Node *n);
+
+static bool match_arg(Match *m, const PatArg *pa, const Value *v) {
+    switch (pa->kind) {
+    case PA_ANY: return true;
+    case PA_WILD:
+        if (m->bound[pa->ref]) {
+            const Value *b = &m->binds[pa->ref];
+            if (b->kind == V_NODE || v->kind == V_NODE) return b->kind == v->kind && b->node == v->node;
+            return num_equal(b, v);
+        }
+        m->bound[pa->ref] = true;
+        m->binds[pa->ref] = *v;
+        return true;
+    case PA_CONST: return num_equal(&pa->c, v);
+    case PA_REF: return v->kind == V_NODE && match_stmt(m, pa->ref, v->node);
+    case PA_LIST:
+        if ((v->kind != V_LIST && v->kind != V_TUPLE) || v->list.n != pa->n) return false;
+        for (int i = 0; i < pa->n; i++)
+            if (!match_arg(m, &pa->items[i], &v->list.items[i])) return false;
+        return true;
+    }
+    return false;
+}
+
+static bool match_stmt(Match *m, int si, Node *n) {
+    const PatStmt *s = &m->p->match[si];
+    if (m->nodes[si]) return m->nodes[si] == n;
+    if (n->kind != N_CALL_FUNCTION || strcmp(n->target, s->target) != 0) return false;
+    if (n->nargs != s->nargs || n->nkwargs != 0) return false;
+    m->nodes[si] = n;
+    for (int i = 0; i < s->nargs; i++)
+        if (!match_arg(m, &s->args[i], &n->args[i])) return false;
+    return true;
+}
+
+static bool device_ok(PatDevice d, Device dev) {
+    return d == PDEV_ANY || (d == PDEV_CUDA && dev.kind == DEV_CUDA) || (d == PDEV_CPU && dev.kind == DEV_CPU);
+}
+
+static Value build_arg(Graph *g, const PatArg *pa, const Match *m, Node **made) {
+    switch (pa->kind) {
+    case PA_REF: return value_node(made[pa->ref]);
+    case PA_WILD: return m->binds[pa->ref];
+    case PA_CONST: return pa->c;
+    case PA_LIST: {
+        Value *items = mi_xcalloc(pa->n + 1, sizeof *items);
+        for (int i = 0; i < pa->n; i++) items[i] = build_arg(g, &pa->items[i], m, made);
+        Value v = value_list(g, items, pa->n);
+        free(items);
+        return v;
+    }
+    default: return value_none();
+    }
+}
+
+/* The storage x lives in: follow view ops back to their base. */
+static const Node *storage_base(const Node *x) {
+    for (int k = 0; k < 256 && x->kind == N_CALL_FUNCTION && x->op && (x->op->flags & OPF_VIEW) &&
+                    x->nargs > 0 && x->args[0].kind == V_NODE; k++)
+        x = x->args[0].node;
+    return x;
+}
+
+/* Some in-place op of g (the copy_ epilogue of a mutated input, say) writes x's storage:
+ * then x's value is not the same everywhere and a node computing a copy of it must stay. */
+static bool storage_mutated(const Graph *g, const Node *x) {
+    const Node *b = storage_base(x);
+    for (int i = 0; i < g->n; i++) {
+        const Node *n = g->nodes[i];
+        if (n->kind != N_CALL_FUNCTION || !n->op || !(n->op->flags & OPF_INPLACE)) continue;
+        if (n->nargs > 0 && n->args[0].kind == V_NODE && storage_base(n->args[0].node) == b) return true;
+    }
+    return false;
+}
+
+static int apply_one(PassCtx *pc, Graph *g, const Pattern *p) {
+    if (!device_ok(p->device, pc->device)) return 0;
+    int count = 0;
+    if (p->is_retarget) {
+        const OpDef *op = op_lookup(p->to);
+        for (int i = 0; i < g->n; i++) {
+            Node *n = g->nodes[i];
+            if (n->kind != N_CALL_FUNCTION || strcmp(n->target, p->from) != 0) continue;
+            n->target = arena_strdup(&g->arena, p->to);
+            n->op = op;
+            pass_note(pc, '~', n->name, "pattern %s: %s -> %s", p->name, p->from, p->to);
+            count++;
+        }
+        return count;
+    }
+    const PatStmt *anchor_s = &p->match[p->nmatch - 1];
+    int n0 = g->n;
+    Node **snapshot = mi_xmalloc((n0 + 1) * sizeof *snapshot);
+    memcpy(snapshot, g->nodes, n0 * sizeof *snapshot);
+    Match m = {p};
+    m.binds = mi_xcalloc(p->nwild + 1, sizeof *m.binds);
+    m.bound = mi_xcalloc(p->nwild + 1, sizeof *m.bound);
+    m.nodes = mi_xcalloc(p->nmatch + 1, sizeof *m.nodes);
+    Node **made = mi_xcalloc(p->nrepl + 1, sizeof *made);
+    /* single-node patterns that return a wildcard (x*1 -> x) are applied in one batch */
+    bool batch = p->nmatch == 1 && p->ret.kind == PA_WILD;
+    Node **map = batch ? mi_xcalloc(n0 + 1, sizeof *map) : NULL;
+    bool *dead = batch ? mi_xcalloc(n0 + 1, sizeof *dead) : NULL;
+    int rc = 0;
+    for (int i = 0; i < n0; i++) {
+        Node *a = snapshot[i];
+        if (a->id < 0 || a->kind != N_CALL_FUNCTION || strcmp(a->target, anchor_s->target) != 0) continue;
+        memset(m.bound, 0, (p->nwild + 1) * sizeof *m.bound);
+        memset(m.nodes, 0, (p->nmatch + 1) * sizeof *m.nodes);
+        if (!match_stmt(&m, p->nmatch - 1, a)) continue;
+        bool all = true;
+        for (int k = 0; k < p->nmatch; k++) if (!m.nodes[k]) all = false;
+        if (!all) continue;
+        if (!batch && !g->users_valid) graph_compute_users(g);
+        /* inner nodes must die with the match */
+        bool ok = true;
+        for (int k = 0; k < p->nmatch - 1 && ok; k++) {
+            Node *x = m.nodes[k];
+            for (int u = 0; u < x->nusers && ok; u++) {
+                bool inside = false;
+                for (int j = 0; j < p->nmatch; j++) if (m.nodes[j] == x->users[u]) inside = true;
+                if (!inside) ok = false;
+            }
+        }
+        if (!ok) continue;
+        if (p->check && !p->check(g, a, m.binds)) continue;
+        Node *ret = NULL;
+        if (p->ret.kind == PA_WILD) {
+            const Value *b = &m.binds[p->ret.ref];
+            if (b->kind != V_NODE) continue;
+            ret = b->node;
+            if (!a->has_meta || !ret->has_meta || !meta_equal(&a->meta, &ret->meta)) continue;
+            /* a is a fresh tensor; x (or a, through a user) may be written in place later */
+            if (storage_mutated(g, ret) || storage_mutated(g, a)) continue;
+            if (batch) {
+                map[a->id] = ret;
+                dead[a->id] = true;
+                pass_note(pc, '-', a->name, "pattern %s", p->name);
+                count++;
+                continue;
+            }
+        } else {
+            for (int r = 0; r < p->nrepl; r++) {
+                const PatStmt *s = &p->repl[r];
+                Value *args = mi_xcalloc(s->nargs + 1, sizeof *args);
+                for (int k = 0; k < s->nargs; k++) args[k] = build_arg(g, &s->args[k], &m, made);
+                made[r] = pattern_new_node(pc, g, a, s->target, args, s->nargs, NULL, 0);
+                free(args);
+                if (!made[r]) { rc = -1; goto done; }
+                pass_note(pc, '+', made[r]->name, "pattern %s", p->name);
+            }
+            ret = made[p->ret.ref];
+        }
+        graph_replace_all_uses(g, a, ret);
+        for (int k = p->nmatch - 1; k >= 0; k--) {
+            Node *x = m.nodes[k];
+            if (x->id < 0) continue;
+            bool dup = false;
+            for (int j = k + 1; j < p->nmatch; j++) if (m.nodes[j] == x) dup = true;
+            if (dup) continue;
+            pass_note(pc, '-', x->name, "pattern %s", p->name);
+            graph_remove_node(g, x);
+        }
+        graph_compute_users(g);
+        count++;
+    }
+done:
+    if (batch && count) {
+        pu_replace_uses(g, map);
+        pu_remove_nodes(g, dead);
+    }
+    free(map);
+    free(dead);
+    free(snapshot);
+    free(m.binds);
+    free(m.bound);
+    free(m.nodes);
+    free(made);
+    return rc < 0 ? -1 : count;
+}
+
+int pattern_apply(PassCtx *pc, Graph *g, const PatternSet *ps) {
+    int total = 0;
+    for (int i = 0; ps && i < ps->n; i++) {
+        int c = apply_one(pc, g, &ps->pats[i]);
+        if (c < 0) return -1;
+        total += c;
+    }
+    return total;
+}

@@ -1,0 +1,420 @@
+/* ir.c — the IR's building blocks: op-name tables, layouts, buffers, the recording handler that
+ * turns an inner function into a LoopBody (ir_trace_body), body replay (loop_body_run), the
+ * strided-view probe used for extern kernel operands, and freeing a module.
+ * core/lowering/lowering.c builds modules with these; the scheduler and code generators read them. */
+#include "ir/ir.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct { const char *name; int arity; } math_ops[IOP_COUNT] = {
+    [IOP_NEG] = {"neg", 1}, [IOP_EXP] = {"exp", 1}, [IOP_LOG] = {"log", 1},
+    [IOP_SQRT] = {"sqrt", 1}, [IOP_RSQRT] = {"rsqrt", 1}, [IOP_TANH] = {"tanh", 1},
+    [IOP_SIGMOID] = {"sigmoid", 1}, [IOP_RELU] = {"relu", 1}, [IOP_ERF] = {"erf", 1},
+    [IOP_SIN] = {"sin", 1}, [IOP_COS] = {"cos", 1}, [IOP_ABS] = {"abs", 1},
+    [IOP_RECIPROCAL] = {"reciprocal", 1}, [IOP_EXPM1] = {"expm1", 1}, [IOP_LOG1P] = {"log1p", 1},
+    [IOP_FLOOR] = {"floor", 1}, [IOP_CEIL] = {"ceil", 1}, [IOP_LOGICAL_NOT] = {"logical_not", 1},
+    [IOP_SIGN] = {"sign", 1}, [IOP_TAN] = {"tan", 1}, [IOP_ROUND] = {"round", 1},
+    [IOP_ASIN] = {"asin", 1}, [IOP_ACOS] = {"acos", 1}, [IOP_LGAMMA] = {"lgamma", 1},
+    [IOP_ADD] = {"add", 2}, [IOP_SUB] = {"sub", 2}, [IOP_MUL] = {"mul", 2},
+    [IOP_TRUEDIV] = {"truediv", 2}, [IOP_POW] = {"pow", 2}, [IOP_MAXIMUM] = {"maximum", 2},
+    [IOP_MINIMUM] = {"minimum", 2}, [IOP_EQ] = {"eq", 2}, [IOP_NE] = {"ne", 2},
+    [IOP_LT] = {"lt", 2}, [IOP_LE] = {"le", 2}, [IOP_GT] = {"gt", 2}, [IOP_GE] = {"ge", 2},
+    [IOP_LOGICAL_AND] = {"logical_and", 2}, [IOP_LOGICAL_OR] = {"logical_or", 2},
+    [IOP_FLOORDIV] = {"floordiv", 2}, [IOP_FMOD] = {"fmod", 2},
+    [IOP_WHERE] = {"where", 3},
+};
+
+const char *ir_math_name(IrMathOp op) { return op >= 0 && op < IOP_COUNT ? math_ops[op].name : "?"; }
+int ir_math_arity(IrMathOp op) { return op >= 0 && op < IOP_COUNT ? math_ops[op].arity : 0; }
+bool ir_math_is_compare(IrMathOp op) {
+    return (op >= IOP_EQ && op <= IOP_LOGICAL_OR) || op == IOP_LOGICAL_NOT;
+}
+
+static const char *red_names[RED_COUNT] = {
+    [RED_SUM] = "sum", [RED_PROD] = "prod", [RED_MAX] = "max", [RED_MIN] = "min",
+    [RED_ARGMAX] = "argmax", [RED_ARGMIN] = "argmin", [RED_WELFORD] = "welford_reduce",
+};
+const char *ir_reduce_name(IrReduceType t) { return t >= 0 && t < RED_COUNT ? red_names[t] : "?"; }
+
+/* ---- layouts ---- */
+
+Layout layout_contiguous(IrModule *m, DType dt, Device dev, int ndim, Expr **size) {
+    SymCtx *s = m->ctx->sym;
+    Layout l = {0};
+    l.dtype = dt;
+    l.device = dev;
+    l.ndim = ndim;
+    l.size = arena_alloc(&m->arena, sizeof(Expr *) * (ndim + 1));
+    l.stride = arena_alloc(&m->arena, sizeof(Expr *) * (ndim + 1));
+    Expr *st = sym_int(s, 1);
+    for (int d = ndim - 1; d >= 0; d--) {
+        l.size[d] = size[d];
+        l.stride[d] = st;
+        st = sym_mul(s, st, size[d]);
+    }
+    l.offset = sym_int(s, 0);
+    return l;
+}
+
+Expr *layout_numel(SymCtx *s, const Layout *l) {
+    Expr *n = sym_int(s, 1);
+    for (int d = 0; d < l->ndim; d++) n = sym_mul(s, n, l->size[d]);
+    return n;
+}
+
+Expr *layout_storage_size(SymCtx *s, const Layout *l) {
+    Expr *e = sym_add(s, l->offset, sym_int(s, 1));
+    for (int d = 0; d < l->ndim; d++)
+        e = sym_add(s, e, sym_mul(s, sym_sub(s, l->size[d], sym_int(s, 1)), l->stride[d]));
+    return e;
+}
+
+Expr *layout_index(SymCtx *s, const Layout *l, Expr *const *idx) {
+    Expr *e = sym_int(s, 0);
+    for (int d = 0; d < l->ndim; d++) {
+        int64_t one;
+        if (sym_is_int(l->size[d], &one) && one == 1) continue;
+        e = sym_add(s, e, sym_mul(s, l->stride[d], idx[d]));
+    }
+    return sym_add(s, e, l->offset);
+}
+
+/* ---- buffers ---- */
+
+Buffer *ir_new_buffer(IrModule *m, BufKind kind, const Layout *l) {
+    Buffer *b = arena_alloc(&m->arena, sizeof *b);
+    b->kind = kind;
+    b->layout = *l;
+    b->output_index = -1;
+    b->input_index = -1;
+    if (kind != BUF_INPUT) b->name = arena_printf(&m->arena, "buf%d", m->next_buf++);
+    if (m->nbufs == m->capbufs) {
+        m->capbufs = m->capbufs ? 2 * m->capbufs : 16;
+        m->bufs = mi_xrealloc(m->bufs, sizeof(Buffer *) * m->capbufs);
+    }
+    b->id = m->nbufs;
+    m->bufs[m->nbufs++] = b;
+    return b;
+}
+
+Buffer *ir_find_buffer(const IrModule *m, const char *name) {
+    for (int i = 0; i < m->nbufs; i++)
+        if (strcmp(m->bufs[i]->name, name) == 0) return m->bufs[i];
+    return NULL;
+}
+
+bool ir_is_op(const Buffer *b) { return b->kind == BUF_COMPUTED || (b->kind == BUF_EXTERN && !b->extern_owner); }
+
+const Buffer *ir_store_target(const Buffer *b) { return b->mutates ? b->mutates : b; }
+
+void ir_add_guard(IrModule *m, const char *fmt, ...) {
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    for (int i = 0; i < m->nguards; i++)
+        if (strcmp(m->guards[i], buf) == 0) return;
+    if (m->nguards == m->capguards) {
+        m->capguards = m->capguards ? 2 * m->capguards : 8;
+        m->guards = mi_xrealloc(m->guards, sizeof(char *) * m->capguards);
+    }
+    m->guards[m->nguards++] = arena_strdup(&m->arena, buf);
+}
+
+void ir_free(IrModule *m) {
+    if (!m) return;
+    for (int i = 0; i < m->nbufs; i++) {
+        LoopBody *b = m->bufs[i]->body;
+        if (b) { free(b->ops); free(b->indexes); }
+        if (m->bufs[i]->cond) ir_cond_free(m->bufs[i]->cond);
+    }
+    free(m->bufs);
+    free(m->inputs);
+    free(m->outputs);
+    free(m->out_views);
+    free(m->sym_names);
+    free(m->guards);
+    arena_free(&m->arena);
+    if (m->owned_graph) graph_free(m->owned_graph);
+    free(m);
+}
+
+/* ---- simplification under loop ranges ---- */
+
+Expr *ir_simplify(IrModule *m, Expr *e, const LoopBody *b) {
+    SymRange r[MI_MAX_DIMS * 2];
+    int nr = 0;
+    for (int i = 0; b && i < b->nvars && nr < MI_MAX_DIMS * 2; i++) {
+        int64_t n;
+        r[nr].name = b->vars[i]->name;
+        r[nr].lo = 0;
+        r[nr].hi = sym_is_int(b->ranges[i], &n) ? n - 1 : INT64_MAX / 4;
+        nr++;
+    }
+    return sym_simplify(m->ctx->sym, e, r, nr);
+}
+
+/* ---- the recording handler ---- */
+
+typedef struct Recorder { OpsHandler h; IrModule *m; LoopBody *b; } Recorder;
+
+static int rec_push(Recorder *r, LoopOp op) {
+    LoopBody *b = r->b;
+    if (b->nops == b->capops) {
+        b->capops = b->capops ? 2 * b->capops : 16;
+        b->ops = mi_xrealloc(b->ops, sizeof(LoopOp) * b->capops);
+    }
+    b->ops[b->nops] = op;
+    return b->nops++;
+}
+
+static int rec_index(Recorder *r, Expr *e) {
+    LoopBody *b = r->b;
+    e = ir_simplify(r->m, e, b);
+    for (int i = 0; i < b->nindexes; i++)
+        if (b->indexes[i] == e) return i;
+    if (b->nindexes == b->cap_indexes) {
+        b->cap_indexes = b->cap_indexes ? 2 * b->cap_indexes : 8;
+        b->indexes = mi_xrealloc(b->indexes, sizeof(Expr *) * b->cap_indexes);
+    }
+    b->indexes[b->nindexes] = e;
+    return b->nindexes++;
+}
+
+static DType rec_dtype(Recorder *r, IrVal v) { return v >= 0 && v < r->b->nops ? r->b->ops[v].dtype : DT_F32; }
+
+static IrVal rec_load(OpsHandler *h, Buffer *buf, Expr *index) {
+    Recorder *r = h->self;
+    LoopOp op = {.kind = LOP_LOAD, .buf = buf, .dtype = buf->layout.dtype};
+    op.index = rec_index(r, index);
+    return rec_push(r, op);
+}
+static void rec_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
+    Recorder *r = h->self;
+    LoopOp op = {.kind = LOP_STORE, .buf = buf, .dtype = rec_dtype(r, v), .args = {v}};
+    op.index = rec_index(r, index);
+    rec_push(r, op);
+}
+static IrVal rec_constant(OpsHandler *h, double v, DType dt) {
+    return rec_push(h->self, (LoopOp){.kind = LOP_CONST, .cval = v, .dtype = dt});
+}
+static IrVal rec_index_expr(OpsHandler *h, Expr *e, DType dt) {
+    Recorder *r = h->self;
+    LoopOp op = {.kind = LOP_INDEX_EXPR, .dtype = dt};
+    op.index = rec_index(r, e);
+    return rec_push(r, op);
+}
+static IrVal rec_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) {
+    return rec_push(h->self, (LoopOp){.kind = LOP_TO_DTYPE, .dtype = dt, .src_dtype = src, .args = {v}});
+}
+static IrVal rec_math(OpsHandler *h, IrMathOp op, const IrVal *args, DType dt) {
+    LoopOp o = {.kind = LOP_MATH, .op = op, .dtype = dt};
+    for (int i = 0; i < ir_math_arity(op); i++) o.args[i] = args[i];
+    return rec_push(h->self, o);
+}
+static IrVal rec_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v) {
+    return rec_push(h->self, (LoopOp){.kind = LOP_REDUCTION, .dtype = dt, .src_dtype = src, .rtype = rt, .args = {v}});
+}
+static IrVal rec_getitem(OpsHandler *h, IrVal v, int k) {
+    Recorder *r = h->self;
+    return rec_push(r, (LoopOp){.kind = LOP_GETITEM, .dtype = rec_dtype(r, v), .args = {v}, .item = k});
+}
+static void rec_store_reduction(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
+    Recorder *r = h->self;
+    LoopOp op = {.kind = LOP_STORE_REDUCTION, .buf = buf, .dtype = rec_dtype(r, v), .args = {v}};
+    op.index = rec_index(r, index);
+    rec_push(r, op);
+}
+
+static void recorder_init(Recorder *r, IrModule *m, LoopBody *b) {
+    r->m = m;
+    r->b = b;
+    r->h = (OpsHandler){r, rec_load, rec_store, rec_constant, rec_index_expr, rec_to_dtype,
+                        rec_math, rec_reduction, rec_getitem, rec_store_reduction};
+}
+
+LoopBody *ir_trace_body(IrModule *m, Buffer *buf, const IrFn *fn, int ndim, Expr **size,
+                        const int *order, int nred, Expr **rsize, IrReduceType rt, int welford_item) {
+    SymCtx *s = m->ctx->sym;
+    LoopBody *b = arena_alloc(&m->arena, sizeof *b);
+    b->vars = arena_alloc(&m->arena, sizeof(Expr *) * (ndim + nred + 1));
+    b->ranges = arena_alloc(&m->arena, sizeof(Expr *) * (ndim + nred + 1));
+    Expr *idx[MI_MAX_DIMS * 2];
+    for (int k = 0; k < ndim; k++) {
+        int d = order ? order[k] : k;
+        int64_t one;
+        if (sym_is_int(size[d], &one) && one == 1) { idx[d] = sym_int(s, 0); continue; }
+        char nm[16];
+        snprintf(nm, sizeof nm, "p%d", b->nvars);
+        idx[d] = b->vars[b->nvars] = sym_symbol(s, nm);
+        b->ranges[b->nvars] = size[d];
+        b->dim_of_var[b->nvars] = d;
+        b->nvars++;
+    }
+    b->npoint = b->nvars;
+    for (int k = 0; k < nred; k++) {
+        int64_t one;
+        if (sym_is_int(rsize[k], &one) && one == 1) { idx[ndim + k] = sym_int(s, 0); continue; }
+        char nm[16];
+        snprintf(nm, sizeof nm, "p%d", b->nvars);
+        idx[ndim + k] = b->vars[b->nvars] = sym_symbol(s, nm);
+        b->ranges[b->nvars] = rsize[k];
+        b->dim_of_var[b->nvars] = ndim + k;
+        b->nvars++;
+    }
+    if (nred > 0 && b->nvars == b->npoint) {
+        /* every reduced dim has size 1: keep one reduction loop of range 1, so the body is
+         * still a reduction (its accumulator is per output element, not across the outer loop) */
+        char nm[16];
+        snprintf(nm, sizeof nm, "p%d", b->nvars);
+        b->vars[b->nvars] = sym_symbol(s, nm);
+        b->ranges[b->nvars] = sym_int(s, 1);
+        b->dim_of_var[b->nvars] = ndim;
+        b->nvars++;
+    }
+    b->nred = b->nvars - b->npoint;
+    Recorder r;
+    recorder_init(&r, m, b);
+    IrVal v = fn->call(fn, &r.h, idx);
+    Buffer *target = buf->mutates ? buf->mutates : buf;
+    Expr *out = layout_index(s, &target->layout, idx);
+    if (nred == 0) {
+        r.h.store(&r.h, target, out, v);
+    } else {
+        DType src = rec_dtype(&r, v);
+        IrVal red = r.h.reduction(&r.h, buf->layout.dtype, src, rt, v);
+        if (rt == RED_WELFORD) {
+            IrVal it[3];
+            for (int k = 0; k < 3; k++) it[k] = r.h.getitem(&r.h, red, k);
+            red = it[welford_item];
+        }
+        r.h.store_reduction(&r.h, target, out, red);
+    }
+    return b;
+}
+
+/* ---- replay ---- */
+
+IrVal loop_body_run(const LoopBody *b, OpsHandler *h) {
+    IrVal stack[256];
+    IrVal *vals = b->nops <= 256 ? stack : mi_xmalloc(sizeof(IrVal) * b->nops);
+    IrVal last = -1;
+    for (int i = 0; i < b->nops; i++) {
+        const LoopOp *o = &b->ops[i];
+        IrVal a[3] = {-1, -1, -1};
+        for (int k = 0; k < 3; k++)
+            if (o->kind != LOP_CONST && o->kind != LOP_LOAD && o->kind != LOP_INDEX_EXPR &&
+                o->args[k] >= 0 && o->args[k] < i)
+                a[k] = vals[o->args[k]];
+        switch (o->kind) {
+        case LOP_LOAD: vals[i] = h->load(h, o->buf, b->indexes[o->index]); break;
+        case LOP_STORE: h->store(h, o->buf, b->indexes[o->index], a[0]); vals[i] = -1; break;
+        case LOP_CONST: vals[i] = h->constant(h, o->cval, o->dtype); break;
+        case LOP_INDEX_EXPR: vals[i] = h->index_expr(h, b->indexes[o->index], o->dtype); break;
+        case LOP_TO_DTYPE: vals[i] = h->to_dtype(h, a[0], o->dtype, o->src_dtype); break;
+        case LOP_MATH: vals[i] = h->math(h, o->op, a, o->dtype); break;
+        case LOP_REDUCTION: vals[i] = h->reduction(h, o->dtype, o->src_dtype, o->rtype, a[0]); break;
+        case LOP_GETITEM: vals[i] = h->getitem(h, a[0], o->item); break;
+        case LOP_STORE_REDUCTION:
+            h->store_reduction(h, o->buf, b->indexes[o->index], a[0]);
+            vals[i] = -1;
+            break;
+        }
+        last = vals[i];
+    }
+    if (vals != stack) free(vals);
+    return last;
+}
+
+int loop_body_math_count(const LoopBody *b) {
+    int n = 0;
+    for (int i = 0; i < b->nops; i++) n += b->ops[i].kind == LOP_MATH;
+    return n;
+}
+
+/* ---- strided-view probe: is a loader exactly one affine load of a buffer? ---- */
+
+typedef struct Probe { OpsHandler h; int nops; Buffer *buf; Expr *index; bool bad; } Probe;
+
+static IrVal pr_load(OpsHandler *h, Buffer *buf, Expr *index) {
+    Probe *p = h->self;
+    p->nops++;
+    p->buf = buf;
+    p->index = index;
+    return 0;
+}
+static void pr_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) { ((Probe *)h->self)->bad = true; }
+static IrVal pr_constant(OpsHandler *h, double v, DType dt) { ((Probe *)h->self)->bad = true; return 1; }
+static IrVal pr_index_expr(OpsHandler *h, Expr *e, DType dt) { ((Probe *)h->self)->bad = true; return 1; }
+static IrVal pr_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) { ((Probe *)h->self)->bad = true; return 1; }
+static IrVal pr_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) { ((Probe *)h->self)->bad = true; return 1; }
+static IrVal pr_red(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v) { ((Probe *)h->self)->bad = true; return 1; }
+static IrVal pr_getitem(OpsHandler *h, IrVal v, int k) { ((Probe *)h->self)->bad = true; return 1; }
+static void pr_store_red(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) { ((Probe *)h->self)->bad = true; }
+
+/* Linear in the probe variables: sums/products of ints and symbols, each product holding at
+ * most one probe variable. */
+static bool is_probe_var(const Expr *e) { return e->kind == EX_SYM && strncmp(e->name, "_q", 2) == 0; }
+static bool has_probe_var(const Expr *e) {
+    if (is_probe_var(e)) return true;
+    for (int i = 0; i < e->n; i++)
+        if (has_probe_var(e->args[i])) return true;
+    return false;
+}
+static bool is_linear(const Expr *e) {
+    switch (e->kind) {
+    case EX_INT: case EX_SYM: return true;
+    case EX_ADD:
+        for (int i = 0; i < e->n; i++)
+            if (!is_linear(e->args[i])) return false;
+        return true;
+    case EX_MUL: {
+        int nv = 0;
+        for (int i = 0; i < e->n; i++) {
+            if (has_probe_var(e->args[i])) {
+                nv++;
+                if (!is_linear(e->args[i])) return false;
+            }
+        }
+        return nv <= 1;
+    }
+    default: return !has_probe_var(e);
+    }
+}
+
+bool ir_probe_strided(IrModule *m, const IrFn *loader, int ndim, Expr **size, Buffer **buf, Layout *view) {
+    SymCtx *s = m->ctx->sym;
+    Probe p = {0};
+    p.h = (OpsHandler){&p, pr_load, pr_store, pr_constant, pr_index_expr, pr_to_dtype, pr_math,
+                       pr_red, pr_getitem, pr_store_red};
+    Expr *q[MI_MAX_DIMS];
+    const char *names[MI_MAX_DIMS];
+    for (int d = 0; d < ndim; d++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "_q%d", d);
+        q[d] = sym_symbol(s, nm);
+        names[d] = q[d]->name;
+    }
+    loader->call(loader, &p.h, q);
+    if (p.bad || p.nops != 1 || !p.buf) return false;
+    Expr *e = sym_simplify(s, p.index, NULL, 0);
+    if (!is_linear(e)) return false;
+    Expr *zero[MI_MAX_DIMS];
+    for (int d = 0; d < ndim; d++) zero[d] = sym_int(s, 0);
+    Expr *off = sym_simplify(s, sym_subst(s, e, names, zero, ndim), NULL, 0);
+    *buf = p.buf;
+    *view = (Layout){.fixed = true, .dtype = p.buf->layout.dtype, .device = p.buf->layout.device, .ndim = ndim};
+    view->size = arena_alloc(&m->arena, sizeof(Expr *) * (ndim + 1));
+    view->stride = arena_alloc(&m->arena, sizeof(Expr *) * (ndim + 1));
+    view->offset = off;
+    for (int d = 0; d < ndim; d++) {
+        Expr *rep[MI_MAX_DIMS];
+        for (int k = 0; k < ndim; k++) rep[k] = sym_int(s, k == d ? 1 : 0);
+        view->size[d] = size[d];
+        view->stride[d] = sym_simplify(s, sym_sub(s, sym_subst(s, e, names, rep, ndim), off), NULL, 0);
+    }
+    return true;
+}

@@ -1,0 +1,270 @@
+/* ir.h — the loop-level IR between the FX graph and the scheduler (Inductor's ir.py, small).
+ *
+ *   TensorBox (IrTBox)  ->  StorageBox (IrStorage)  ->  Buffer
+ *
+ * A TensorBox is what a graph node evaluates to: a dtype, a size, and a loader (IrFn) that
+ * maps an index (one Expr per dim) to a value through the ops handler. Views (permute, select,
+ * reshape, ...) are TensorBoxes whose loader re-indexes another TensorBox's loader (GenericView);
+ * views over realized buffers reduce to a strided load (ReinterpretView, see ir_probe_strided).
+ * A StorageBox holds an unrealized Pointwise inner function until it is realized into a
+ * ComputedBuffer, whose body is recorded once into a LoopBody (SSA ops + index expressions over
+ * loop variables p0, p1, ...). Buffers are InputBuffer (graph placeholders), ComputedBuffer
+ * (Pointwise or Reduction body) and ExternKernel (mm/addmm/bmm/attention, cond, and FallbackKernel:
+ * an op with a reference implementation but no lowering, run by calling it, core/ir/ir_fallback.c).
+ *
+ * Everything is owned by the IrModule's arena; expressions live in ctx->sym. */
+#ifndef IR_H
+#define IR_H
+
+#include "fx/graph.h"
+#include "ir/ops_handler.h"
+#include "base/tensor.h"
+
+/* ---- layouts ---- */
+typedef struct Layout {
+    bool fixed;           /* FixedLayout (inputs, outputs, extern results) vs FlexibleLayout */
+    DType dtype;
+    Device device;
+    int ndim;
+    Expr **size, **stride;
+    Expr *offset;
+} Layout;
+
+/* ---- recorded loop bodies ---- */
+typedef enum {
+    LOP_LOAD, LOP_STORE, LOP_CONST, LOP_INDEX_EXPR, LOP_TO_DTYPE, LOP_MATH,
+    LOP_REDUCTION, LOP_GETITEM, LOP_STORE_REDUCTION
+} LoopOpKind;
+
+typedef struct LoopOp {
+    LoopOpKind kind;
+    DType dtype;          /* result dtype (store: the stored value's) */
+    DType src_dtype;      /* to_dtype / reduction source */
+    IrMathOp op;
+    IrReduceType rtype;
+    int args[3];          /* earlier op indices */
+    int index;            /* into LoopBody.indexes (load/store/index_expr) */
+    Buffer *buf;
+    double cval;          /* constant */
+    int item;             /* getitem */
+} LoopOp;
+
+typedef struct LoopBody {
+    int nvars;            /* loop variables p0..p(nvars-1): npoint pointwise then nred reduction */
+    int npoint, nred;
+    Expr **vars;          /* the symbols p0.. */
+    Expr **ranges;        /* their sizes */
+    int dim_of_var[MI_MAX_DIMS * 2];   /* which output / reduction dim each var walks */
+    Expr **indexes; int nindexes;
+    LoopOp *ops; int nops, capops;
+    int cap_indexes;
+} LoopBody;
+
+/* Replay a recorded body against any handler; returns the handle of the last op. */
+IrVal loop_body_run(const LoopBody *b, OpsHandler *h);
+/* Number of math ops (a size measure). */
+int loop_body_math_count(const LoopBody *b);
+
+/* ---- inner functions (define-by-run closures) ---- */
+typedef struct IrFn IrFn;
+typedef IrVal (*IrFnCall)(const IrFn *fn, OpsHandler *h, Expr *const *index);
+struct IrFn {
+    IrFnCall call;
+    DType dtype;
+    int cost;             /* ops in this closure tree, for the "too large" realization rule */
+    /* per-kind data (see lowering.c) */
+    const IrFn *a[3];
+    int na;
+    int op;
+    double c;
+    Expr *e;
+    Expr **map; int nmap; int nin;   /* reindex: in-index k = map[k](out index placeholders) */
+    Expr *lo, *hi, *step; int dim;   /* scatter masks */
+    struct IrStorage *sb;
+    Buffer *buf;
+    const Layout *view;   /* strided load: layout of the view over buf (NULL: buf's own) */
+    SymCtx *sym;          /* for building index expressions at call time */
+};
+
+/* ---- buffers ---- */
+typedef enum { BUF_INPUT, BUF_COMPUTED, BUF_EXTERN } BufKind;
+typedef enum { EXT_MM, EXT_ADDMM, EXT_BMM, EXT_SDPA, EXT_COND, EXT_FALLBACK } ExternKind;
+
+/* FallbackKernel (core/ir/ir_fallback.c): a registry op with a reference implementation but no
+ * lowering, run at run time by calling that implementation (Inductor's FallbackKernel, which
+ * calls the ATen op). eargs are the node's tensor arguments, realized, in the order
+ * ir_fallback_eval meets node references (args then kwargs, depth first); SymInt node arguments
+ * are evaluated from the size symbols. outs[k] is the buffer of result item k (NULL for an item
+ * nobody reads or that is not a tensor); outs[0]..: the first non-NULL one is the fallback buffer
+ * itself and owns the others (extern_owner), as Inductor's MultiOutput items. */
+typedef struct IrFallback {
+    const Node *node;              /* the graph node (its args, kwargs and op) */
+    const char *kernel;            /* "aten.embedding.default" */
+    bool tuple;                    /* the op returns a tuple: outs[k] is item k */
+    struct Buffer **outs; int nouts;
+} IrFallback;
+
+/* higher_order.cond (core/ir/ir_cond.c): eargs[0] is the predicate (one element), eargs[1..] the
+ * operands, laid out as the branches' inputs expect; the cond buffer is result 0 and owns the
+ * other results (extern_owner). Each branch is its own IrModule, lowered on its own. */
+typedef struct IrCond {
+    const char *names[2];          /* subgraph names: taken when pred is true / false */
+    struct IrModule *branch[2];
+    struct Buffer **outs; int nouts;   /* outs[0] is the cond buffer */
+} IrCond;
+
+typedef struct ExternArg { Buffer *buf; Layout view; } ExternArg;
+
+struct Buffer {
+    int id;               /* position in IrModule.bufs */
+    const char *name;     /* "buf3", or the placeholder name for inputs */
+    BufKind kind;
+    Layout layout;
+    const Node *origin;   /* node that realized it */
+    const char **origins; int norigins;   /* op short names of the nodes folded into it */
+    /* BUF_INPUT */
+    int input_index;      /* tensor-placeholder position */
+    bool mutated;         /* some copy_ writes it */
+    /* BUF_COMPUTED */
+    LoopBody *body;
+    bool is_reduction;
+    IrReduceType rtype;
+    Buffer *mutates;      /* stores go to this input buffer instead (copy_) */
+    /* BUF_EXTERN */
+    ExternKind ext;
+    ExternArg *eargs; int neargs;
+    double scale;         /* sdpa */
+    Buffer *extra_out;    /* sdpa: logsumexp buffer written by the same kernel */
+    Buffer *extern_owner; /* set on extra_out (and on cond results after the first) */
+    IrCond *cond;         /* EXT_COND */
+    IrFallback *fb;       /* EXT_FALLBACK (set on the owner) */
+    /* graph outputs */
+    int output_index;     /* >= 0: this buffer is outputs[output_index] */
+};
+
+/* ---- tensor boxes ---- */
+typedef struct IrStorage {
+    Buffer *buf;          /* realized (or input) */
+    const IrFn *fn;       /* pending pointwise inner function */
+    DType dtype;
+    int ndim; Expr **size;
+    int nusers;           /* graph users of the node that produced it */
+    const char **origins; int norigins;
+    const Node *node;
+} IrStorage;
+
+typedef struct IrTBox {
+    DType dtype;
+    int ndim; Expr **size;
+    const IrFn *loader;   /* index -> value */
+    IrStorage *sb;        /* the storage when this box is not a view */
+    const char **origins; int norigins;
+    bool is_view;
+} IrTBox;
+
+/* ---- the module ---- */
+typedef struct IrModule {
+    MiCtx *ctx;
+    const Graph *graph;
+    Arena arena;
+    Buffer **bufs; int nbufs, capbufs;          /* inputs first, then in creation order */
+    Buffer **inputs; int ninputs;               /* tensor placeholders */
+    Buffer **outputs; int noutputs;             /* NULL for None outputs */
+    Layout **out_views;                         /* per output: the layout the caller sees when the
+                                                   output is a view of a computed buffer written in
+                                                   place (bias grad [1, 128] returned as [128]); NULL
+                                                   entries: the buffer's own layout */
+    const char **sym_names; int nsyms;          /* order of the syms argument */
+    const char **guards; int nguards, capguards;/* what the compiled module assumes */
+    int next_buf;                               /* bufN counter */
+    const char *name_prefix;                    /* cond branch: "true_graph_0_" (buffers, ops,
+                                                   kernels are named with it); NULL at top */
+    Graph *owned_graph;                         /* the functionalized copy `graph` points to, when
+                                                   ir_lower had to make one; freed with m */
+} IrModule;
+
+/* Free a cond's branch modules (idempotent; ir_free calls it). */
+void ir_cond_free(IrCond *c);
+/* Name a lowered branch `prefix` + its names, as Inductor does ("true_graph_0_buf0"); nested
+ * branches get the prefix too. */
+void ir_cond_set_prefix(IrModule *branch, const char *prefix);
+/* The IR of every cond branch of m (recursively), each under a "subgraph NAME:" header. */
+void ir_print_branches(const IrModule *m, StrBuf *sb);
+/* "" or m->name_prefix */
+const char *ir_prefix(const IrModule *m);
+
+void ir_free(IrModule *m);
+
+/* Text in the style of Inductor's ir_pre_fusion.txt (one block per computed/extern buffer). */
+char *ir_print(const IrModule *m);
+/* One buffer's block. */
+void ir_print_buffer(const IrModule *m, const Buffer *b, const char *opname, StrBuf *sb);
+void ir_print_layout(const Layout *l, StrBuf *sb);
+/* Dependency texts as Inductor's pformat prints a set (sorts and dedups `items` in place). */
+void ir_print_dep_list(char **items, int n, StrBuf *sb);
+/* A buffer's lines inside "opN.outputs = [...]": kind, layout, mutations, users. */
+void ir_print_buffer_output(const IrModule *m, const Buffer *b, StrBuf *sb);
+/* The body as "class opN_loop_body: ..." text. */
+void ir_print_body(const LoopBody *b, const char *opname, StrBuf *sb);
+
+/* Module queries */
+Buffer *ir_find_buffer(const IrModule *m, const char *name);
+bool ir_is_op(const Buffer *b);                 /* computed or extern (a scheduler node) */
+/* Name a loaded/stored buffer goes by in generated code (mutations store to the input). */
+const Buffer *ir_store_target(const Buffer *b);
+Expr *layout_numel(SymCtx *s, const Layout *l);
+Expr *layout_storage_size(SymCtx *s, const Layout *l);   /* offset + extent */
+Expr *layout_index(SymCtx *s, const Layout *l, Expr *const *idx);
+
+/* ---- dependencies (core/ir/ir_deps.c) ---- */
+typedef enum { DEP_MEMORY, DEP_STAR } DepKind;
+typedef struct Dep {
+    DepKind kind;
+    Buffer *buf;          /* the storage read/written (mutation stores: the input) */
+    Expr *index;          /* DEP_MEMORY: over the body's loop vars */
+    bool inner;           /* index uses a var past the first `split` vars (see ir_deps_collect) */
+} Dep;
+typedef struct DepSet { Dep *reads; int nreads; Dep *writes; int nwrites; } DepSet;
+/* Collect reads and writes of a buffer's op (extern: StarDeps). Caller frees with dep_set_free. */
+void ir_deps_collect(const IrModule *m, const Buffer *b, DepSet *out);
+void dep_set_free(DepSet *d);
+/* "MemoryDep('buf0', c0, {c0: 64})" / "StarDep(name='buf0', mode=None)": the index normalized
+ * as Inductor prints it (dep_normalize: size-1 vars dropped, contiguous vars merged, c0.. names). */
+void dep_print(const Dep *d, const LoopBody *body, SymCtx *S, StrBuf *sb);
+Expr *dep_normalize(SymCtx *S, Expr *index, const LoopBody *b, Expr **vars, Expr **sizes, int *nv);
+/* dep_print into a malloc'd string. */
+char *ir_dep_text(const Dep *d, const LoopBody *body, SymCtx *S);
+
+/* ---- interpreter (core/ir/ir_interp.c) ---- */
+#include "ops/interp.h"
+/* Run the IR (buffers in creation order) on inputs as interp_run takes them. */
+int ir_interp_run(MiCtx *ctx, IrModule *m, IValue *inputs, int ninputs, IValue **outs, int *nouts);
+
+/* ---- fallback kernels (core/ir/ir_fallback.c) ---- */
+/* True when op (a registry row) may run as a FallbackKernel: it has a reference implementation
+ * and is not in-place, a higher-order op or an effect-only op. */
+bool ir_fallback_ok(const struct OpDef *op);
+/* Run node n's reference implementation: its tensor arguments are args[0..nargs) in eargs order
+ * (wrapping caller memory is fine: nothing is kept), SymInt nodes and symbolic constants are
+ * evaluated with syms; result item k (or the single result, k = 0) is copied into outs[k] (NULL:
+ * not wanted). -1 + ctx error naming the node. */
+int ir_fallback_eval(MiCtx *ctx, const Graph *g, const Node *n, Tensor *const *args, int nargs,
+                     Tensor *const *outs, int nouts, const SymBinding *syms, int nsyms);
+/* A tensor over caller memory (not freed by tensor_unref; the caller frees it with
+ * ir_fallback_unwrap, which reports -1 + ctx error if the op kept a reference). */
+Tensor *ir_fallback_wrap(void *data, DType dt, int ndim, const int64_t *size, const int64_t *stride, int64_t offset);
+void ir_fallback_unwrap(Tensor *t);
+
+/* ---- internals shared by lowering/ir.c ---- */
+Buffer *ir_new_buffer(IrModule *m, BufKind kind, const Layout *l);
+void ir_add_guard(IrModule *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Record a body: ranges of the output (`ndim` sizes, with `order` giving loop nesting of output
+ * dims by decreasing stride) and reduction ranges; fn gets the concatenated index. */
+LoopBody *ir_trace_body(IrModule *m, Buffer *buf, const IrFn *fn, int ndim, Expr **size,
+                        const int *order, int nred, Expr **rsize, IrReduceType rt, int welford_item);
+/* If loader is a plain strided read of a buffer, fill *buf and *view (size from `size`). */
+bool ir_probe_strided(IrModule *m, const IrFn *loader, int ndim, Expr **size, Buffer **buf, Layout *view);
+Layout layout_contiguous(IrModule *m, DType dt, Device dev, int ndim, Expr **size);
+Expr *ir_simplify(IrModule *m, Expr *e, const LoopBody *b);
+
+#endif

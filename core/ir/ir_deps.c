@@ -1,0 +1,134 @@
+/* ir_deps.c — the dependency-extraction handler: replays a buffer's LoopBody and records
+ * MemoryDep(buffer, index) reads and writes (extern kernels: StarDeps on whole buffers).
+ * The scheduler decides fusion legality from these. */
+#include "ir/ir.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct DepH { OpsHandler h; DepSet *d; } DepH;
+
+static void add_dep(Dep **v, int *n, Dep d) {
+    for (int i = 0; i < *n; i++)
+        if ((*v)[i].buf == d.buf && (*v)[i].index == d.index && (*v)[i].kind == d.kind) return;
+    *v = mi_xrealloc(*v, sizeof(Dep) * (*n + 1));
+    (*v)[(*n)++] = d;
+}
+
+static IrVal d_load(OpsHandler *h, Buffer *buf, Expr *index) {
+    DepH *s = h->self;
+    add_dep(&s->d->reads, &s->d->nreads, (Dep){DEP_MEMORY, buf, index, false});
+    return 0;
+}
+static void d_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
+    DepH *s = h->self;
+    add_dep(&s->d->writes, &s->d->nwrites, (Dep){DEP_MEMORY, buf, index, false});
+}
+static IrVal d_constant(OpsHandler *h, double v, DType dt) { return 0; }
+static IrVal d_index_expr(OpsHandler *h, Expr *e, DType dt) { return 0; }
+static IrVal d_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) { return 0; }
+static IrVal d_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) { return 0; }
+static IrVal d_red(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v) { return 0; }
+static IrVal d_getitem(OpsHandler *h, IrVal v, int k) { return 0; }
+
+void ir_deps_collect(const IrModule *m, const Buffer *b, DepSet *out) {
+    *out = (DepSet){0};
+    if (b->kind == BUF_EXTERN) {
+        for (int i = 0; i < b->neargs; i++)
+            add_dep(&out->reads, &out->nreads, (Dep){DEP_STAR, b->eargs[i].buf, NULL, false});
+        add_dep(&out->writes, &out->nwrites, (Dep){DEP_STAR, (Buffer *)b, NULL, false});
+        if (b->extra_out) add_dep(&out->writes, &out->nwrites, (Dep){DEP_STAR, b->extra_out, NULL, false});
+        for (int k = 0; b->fb && k < b->fb->nouts; k++)
+            if (b->fb->outs[k] && b->fb->outs[k] != b) add_dep(&out->writes, &out->nwrites, (Dep){DEP_STAR, b->fb->outs[k], NULL, false});
+        for (int k = 1; b->cond && k < b->cond->nouts; k++)
+            add_dep(&out->writes, &out->nwrites, (Dep){DEP_STAR, b->cond->outs[k], NULL, false});
+        return;
+    }
+    if (!b->body) return;
+    DepH s = {{0}, out};
+    s.h = (OpsHandler){&s, d_load, d_store, d_constant, d_index_expr, d_to_dtype, d_math, d_red,
+                       d_getitem, d_store};
+    loop_body_run(b->body, &s.h);
+}
+
+void dep_set_free(DepSet *d) {
+    free(d->reads);
+    free(d->writes);
+    *d = (DepSet){0};
+}
+
+/* Inductor's MemoryDep normalization (dependencies.py, _RecordLoadStoreInner._normalize), so a
+ * dependency prints as in ir_pre_fusion.txt: size-1 loop variables drop out; a variable i and a
+ * variable j merge when the index walks them as one (stride_i * size_i == stride_j; both must
+ * appear linearly); the survivors are renamed c0, c1, ... in loop order and trailing variables
+ * the index does not use are dropped ("MemoryDep('buf0', c0, {c0: 64})" for a row reduction's
+ * store). Returns the index; vars/sizes (body->nvars entries) get the kept ranges. */
+Expr *dep_normalize(SymCtx *S, Expr *index, const LoopBody *b, Expr **vars, Expr **sizes, int *nv) {
+    int n = b ? b->nvars : 0;
+    Expr *coef[MI_MAX_DIMS * 2], *size[MI_MAX_DIMS * 2];
+    bool alive[MI_MAX_DIMS * 2];
+    const char *nm[MI_MAX_DIMS * 2];
+    Expr *zero = sym_int(S, 0), *repl[MI_MAX_DIMS * 2];
+    *nv = 0;
+    if (n > MI_MAX_DIMS * 2) return index;
+    for (int i = 0; i < n; i++) {
+        size[i] = b->ranges[i];
+        nm[i] = b->vars[i]->name;
+        int64_t one;
+        alive[i] = !(sym_is_int(size[i], &one) && one == 1);
+        if (!alive[i]) index = sym_subst(S, index, &nm[i], &zero, 1);
+    }
+    for (int i = 0; i < n; i++) coef[i] = alive[i] ? sym_coeff(S, index, nm[i]) : NULL;
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = n - 1; i >= 0 && !changed; i--)
+            for (int j = n - 1; j >= 0 && !changed; j--) {
+                if (i == j || !alive[i] || !alive[j] || !coef[i] || !coef[j]) continue;
+                if (sym_mul(S, coef[i], size[i]) != coef[j]) continue;
+                /* c_i*v_i + c_i*size_i*v_j == c_i*v with v = v_i + size_i*v_j over size_i*size_j */
+                index = sym_subst(S, index, &nm[j], &zero, 1);
+                size[i] = sym_mul(S, size[i], size[j]);
+                alive[j] = false;
+                changed = true;
+            }
+    }
+    int k = 0;
+    const char *from[MI_MAX_DIMS * 2];
+    for (int i = 0; i < n; i++) {
+        if (!alive[i]) continue;
+        char c[16];
+        snprintf(c, sizeof c, "c%d", k);
+        from[k] = nm[i];
+        repl[k] = sym_symbol(S, c);
+        sizes[k++] = size[i];
+    }
+    index = sym_subst(S, index, from, repl, k);
+    const char *used[64];
+    int nu = sym_free_symbols(index, used, 64);
+    while (k > 0) {   /* drop trailing variables the index does not use */
+        bool in = false;
+        for (int u = 0; u < nu; u++) in |= strcmp(used[u], repl[k - 1]->name) == 0;
+        if (in) break;
+        k--;
+    }
+    for (int i = 0; i < k; i++) vars[i] = repl[i];
+    *nv = k;
+    return index;
+}
+
+void dep_print(const Dep *d, const LoopBody *body, SymCtx *S, StrBuf *sb) {
+    if (d->kind == DEP_STAR) { sb_printf(sb, "StarDep(name='%s', mode=None)", d->buf->name); return; }
+    Expr *vars[MI_MAX_DIMS * 2], *sizes[MI_MAX_DIMS * 2];
+    int nv = 0;
+    Expr *index = dep_normalize(S, d->index, body, vars, sizes, &nv);
+    sb_printf(sb, "MemoryDep('%s', ", d->buf->name);
+    sym_str_sb(index, sb);
+    sb_put(sb, ", {");
+    for (int i = 0; i < nv; i++) {
+        if (i) sb_put(sb, ", ");
+        sb_printf(sb, "%s: ", vars[i]->name);
+        sym_str_sb(sizes[i], sb);
+    }
+    sb_put(sb, "})");
+}

@@ -1,0 +1,113 @@
+/* ir_fallback.c — FallbackKernel at run time: run one graph node's reference implementation
+ * (core/ops/ops*.c) on tensors that wrap buffers owned by someone else (the IR interpreter's
+ * storage, or the raw pointers a compiled module passes back through its callback table, see
+ * core/runtime/runtime.c), and copy each result into the fallback's output buffers. This is how
+ * registry ops without a lowering (embedding, gather, index.Tensor, native_layer_norm, ...)
+ * still lower, schedule, compile and run, as Inductor calls the ATen op for a FallbackKernel. */
+#include "ops/interp.h"
+#include "ir/ir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool ir_fallback_ok(const OpDef *op) {
+    return op && op->eval && !(op->flags & (OPF_INPLACE | OPF_HOP | OPF_NOEFFECT));
+}
+
+Tensor *ir_fallback_wrap(void *data, DType dt, int ndim, const int64_t *size, const int64_t *stride, int64_t offset) {
+    Storage *s = mi_xcalloc(1, sizeof *s);
+    s->refs = 2;             /* one is ours: tensor_unref never frees the caller's memory */
+    s->data = data;
+    int64_t hi = offset;
+    for (int d = 0; d < ndim; d++)
+        if (size[d] > 0) hi += (size[d] - 1) * stride[d];
+    s->nbytes = (size_t)(hi + 1) * dtype_size(dt);
+    Tensor *t = mi_xcalloc(1, sizeof *t);
+    t->refs = 1;
+    t->dtype = dt;
+    t->ndim = ndim;
+    for (int d = 0; d < ndim; d++) { t->size[d] = size[d]; t->stride[d] = stride[d]; }
+    t->offset = offset;
+    t->storage = s;
+    return t;
+}
+
+void ir_fallback_unwrap(Tensor *t) {
+    if (!t) return;
+    Storage *s = t->storage;
+    if (--t->refs > 0) return;          /* still referenced (cannot happen: results are dropped) */
+    free(t);
+    if (--s->refs == 1) free(s);        /* only our reference is left */
+}
+
+typedef struct Resolver {
+    MiCtx *ctx;
+    const Graph *g;
+    const Node *n;
+    Tensor *const *args; int nargs, next;
+    const SymBinding *syms; int nsyms;
+} Resolver;
+
+/* A node reference of a fallback's arguments: SymInt nodes their symbol's value, tensors the
+ * next of the tensors passed (in eargs order). */
+static int fallback_node_value(void *env, const Node *x, IValue *out) {
+    Resolver *r = env;
+    if (x->is_sym && x->sym_val) {
+        out->kind = IV_INT;
+        return sym_eval(r->ctx, x->sym_val, r->syms, r->nsyms, &out->i) ? -1 : 0;
+    }
+    if (r->next >= r->nargs)
+        return mi_err(r->ctx, r->g ? r->g->source : NULL, r->n->src_line, 0,
+                      "fallback '%s': more tensor arguments than the %d passed (node '%s')", r->n->target, r->nargs, r->n->name);
+    out->kind = IV_TENSOR;
+    out->t = tensor_ref(r->args[r->next++]);
+    return 0;
+}
+
+static int resolve(Resolver *r, const Value *v, IValue *out) {
+    return interp_resolve_arg(r->ctx, v, out, false, r->syms, r->nsyms, fallback_node_value, r);
+}
+
+static int copy_out(MiCtx *ctx, const Node *n, Tensor *dst, const IValue *v, int k) {
+    if (!dst) return 0;
+    if (v->kind != IV_TENSOR || !v->t)
+        return mi_err(ctx, NULL, n->src_line, 0, "fallback '%s': result %d is not a tensor (node '%s')", n->target, k, n->name);
+    if (v->t->ndim != dst->ndim || memcmp(v->t->size, dst->size, sizeof(int64_t) * (size_t)dst->ndim) != 0) {
+        char a[128], b[128];
+        return mi_err(ctx, NULL, n->src_line, 0, "fallback '%s': result %d is %s but its buffer is %s (node '%s')", n->target, k,
+                      tensor_type_str(v->t, a, sizeof a), tensor_type_str(dst, b, sizeof b), n->name);
+    }
+    return tensor_copy_into(ctx, dst, v->t);
+}
+
+int ir_fallback_eval(MiCtx *ctx, const Graph *g, const Node *n, Tensor *const *args, int nargs,
+                     Tensor *const *outs, int nouts, const SymBinding *syms, int nsyms) {
+    const OpDef *op = n->op ? n->op : op_lookup(n->target);
+    if (!ir_fallback_ok(op))
+        return mi_err(ctx, g ? g->source : NULL, n->src_line, 0, "unsupported op '%s' (node '%s')", n->target, n->name);
+    Resolver r = {ctx, g, n, args, nargs, 0, syms, nsyms};
+    IValue *argv = mi_xcalloc((size_t)(n->nargs + n->nkwargs + 1), sizeof(IValue));
+    IValue *kwargv = argv + n->nargs;
+    int rc = 0;
+    for (int a = 0; a < n->nargs && rc == 0; a++) rc = resolve(&r, &n->args[a], &argv[a]);
+    for (int k = 0; k < n->nkwargs && rc == 0; k++) rc = resolve(&r, &n->kwargs[k].v, &kwargv[k]);
+    IValue res = {0};
+    if (rc == 0) {
+        OpCall call = {
+            .ctx = ctx, .node = n, .graph = g, .args = n->args, .nargs = n->nargs, .argv = argv,
+            .kwargs = n->kwargs, .nkwargs = n->nkwargs, .kwargv = kwargv, .syms = syms, .nsyms = nsyms, .op = op,
+        };
+        rc = op->eval(&call, &res);
+    }
+    if (rc == 0) {
+        if (res.kind == IV_TUPLE) {
+            for (int k = 0; k < nouts && rc == 0; k++)
+                if (outs[k]) rc = k < res.n ? copy_out(ctx, n, outs[k], &res.items[k], k)
+                                            : mi_err(ctx, NULL, n->src_line, 0, "fallback '%s': no result %d (node '%s')", n->target, k, n->name);
+        } else if (nouts > 0) rc = copy_out(ctx, n, outs[0], &res, 0);
+    }
+    ivalue_clear(&res);
+    for (int a = 0; a < n->nargs + n->nkwargs; a++) ivalue_clear(&argv[a]);
+    free(argv);
+    return rc ? -1 : 0;
+}

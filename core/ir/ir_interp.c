@@ -1,0 +1,437 @@
+/* ir_interp.c — the interpreter handler: runs an IrModule's buffers (creation order, input
+ * mutations last) by replaying each LoopBody once per element with double-valued handles;
+ * extern matmuls run as naive loops. Storage is one double array per buffer laid out by the
+ * buffer's strides, so index expressions are exercised exactly as the generated C uses them.
+ * Meant for checking the IR against the graph interpreter on small inputs. */
+#include "ir/ir.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Acc { double v, m2, n; int64_t idx, count; } Acc;
+
+typedef struct Interp {
+    OpsHandler h;
+    MiCtx *ctx;
+    IrModule *m;
+    double **store;                 /* per buffer id */
+    int64_t *store_len;
+    SymBinding *bind; int nbind;    /* size symbols, then the loop variables */
+    int nsymbind;
+    double *vals; int nvals;        /* handle -> value for the current replay */
+    Acc *acc;                       /* per op position of the current body */
+    int64_t *red_target; Buffer **red_buf; int nred_pending;
+    IrVal *red_val;
+    bool err;
+} Interp;
+
+static int64_t ev(Interp *it, const Expr *e) {
+    int64_t v = 0;
+    if (sym_eval(it->ctx, e, it->bind, it->nbind, &v) < 0) it->err = true;
+    return v;
+}
+
+static double *storage_of(Interp *it, const Buffer *b) { return it->store[ir_store_target(b)->id]; }
+
+static IrVal push(Interp *it, double v) { it->vals[it->nvals] = v; return it->nvals++; }
+
+static IrVal i_load(OpsHandler *h, Buffer *buf, Expr *index) {
+    Interp *it = h->self;
+    int64_t i = ev(it, index);
+    const Buffer *t = ir_store_target(buf);
+    if (i < 0 || i >= it->store_len[t->id]) { it->err = true; mi_err(it->ctx, NULL, 0, 0, "IR interpreter: load of %s at %lld out of bounds", t->name, (long long)i); return push(it, 0); }
+    return push(it, storage_of(it, buf)[i]);
+}
+static void store_at(Interp *it, Buffer *buf, int64_t i, double v) {
+    const Buffer *t = ir_store_target(buf);
+    if (i < 0 || i >= it->store_len[t->id]) { it->err = true; mi_err(it->ctx, NULL, 0, 0, "IR interpreter: store to %s at %lld out of bounds", t->name, (long long)i); return; }
+    DType dt = t->layout.dtype;
+    if (dt == DT_F32) v = (float)v;
+    else if (dtype_is_int(dt)) v = (double)tensor_float_to_int(v, dt);
+    else if (dt == DT_BOOL) v = v != 0;
+    it->store[t->id][i] = v;
+}
+static void i_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
+    Interp *it = h->self;
+    store_at(it, buf, ev(it, index), it->vals[v]);
+    push(it, 0);
+}
+static IrVal i_constant(OpsHandler *h, double v, DType dt) { return push(h->self, v); }
+static IrVal i_index_expr(OpsHandler *h, Expr *e, DType dt) { Interp *it = h->self; return push(it, (double)ev(it, e)); }
+static IrVal i_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) {
+    Interp *it = h->self;
+    double x = it->vals[v];
+    if (dt == DT_F32) x = (float)x;
+    else if (dtype_is_int(dt) && (dtype_is_float(src) || dt == DT_I64)) x = (double)tensor_float_to_int(x, dt);
+    else if (dtype_is_int(dt)) x = (double)tensor_float_to_int((double)(int32_t)(int64_t)x, dt);   /* int -> narrower int wraps */
+    else if (dt == DT_BOOL) x = x != 0;
+    return push(it, x);
+}
+static IrVal i_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
+    Interp *it = h->self;
+    double x = it->vals[a[0]], y = ir_math_arity(op) > 1 ? it->vals[a[1]] : 0, z = ir_math_arity(op) > 2 ? it->vals[a[2]] : 0, r = 0;
+    switch (op) {
+    case IOP_NEG: r = -x; break;
+    case IOP_EXP: r = exp(x); break;
+    case IOP_LOG: r = log(x); break;
+    case IOP_SQRT: r = sqrt(x); break;
+    case IOP_RSQRT: r = dt == DT_F32 ? 1 / (double)(float)sqrt(x) : 1 / sqrt(x); break;   /* as the kernels: two roundings */
+    case IOP_TANH: r = tanh(x); break;
+    case IOP_SIGMOID: r = dt == DT_F32 ? 1 / (double)(float)(1 + (double)(float)exp(-x)) : 1 / (1 + exp(-x)); break;
+    case IOP_RELU: r = x < 0 ? 0 : x; break;
+    case IOP_ERF: r = erf(x); break;
+    case IOP_SIN: r = sin(x); break;
+    case IOP_COS: r = cos(x); break;
+    case IOP_TAN: r = tan(x); break;
+    case IOP_ASIN: r = asin(x); break;
+    case IOP_ACOS: r = acos(x); break;
+    case IOP_LGAMMA: r = lgamma(x); break;
+    case IOP_ABS: r = fabs(x); break;
+    case IOP_RECIPROCAL: r = 1 / x; break;
+    case IOP_EXPM1: r = expm1(x); break;
+    case IOP_LOG1P: r = log1p(x); break;
+    case IOP_FLOOR: r = floor(x); break;
+    case IOP_CEIL: r = ceil(x); break;
+    case IOP_ROUND: r = nearbyint(x); break;
+    case IOP_SIGN: r = (x > 0) - (x < 0); break;
+    case IOP_LOGICAL_NOT: r = !x; break;
+    case IOP_ADD: r = x + y; break;
+    case IOP_SUB: r = x - y; break;
+    case IOP_MUL: r = x * y; break;
+    case IOP_TRUEDIV: r = x / y; break;
+    case IOP_POW: r = pow(x, y); break;
+    case IOP_MAXIMUM: r = isnan(x) || isnan(y) ? x + y : x > y ? x : y; break;   /* NaN propagates, as in torch */
+    case IOP_MINIMUM: r = isnan(x) || isnan(y) ? x + y : x < y ? x : y; break;
+    case IOP_EQ: r = x == y; break;
+    case IOP_NE: r = x != y; break;
+    case IOP_LT: r = x < y; break;
+    case IOP_LE: r = x <= y; break;
+    case IOP_GT: r = x > y; break;
+    case IOP_GE: r = x >= y; break;
+    case IOP_LOGICAL_AND: r = x && y; break;
+    case IOP_LOGICAL_OR: r = x || y; break;
+    case IOP_FLOORDIV: r = floor(x / y); break;
+    case IOP_FMOD: r = fmod(x, y); break;
+    case IOP_WHERE: r = x != 0 ? y : z; break;
+    default: break;
+    }
+    if (dt == DT_F32) r = (float)r;
+    return push(it, r);
+}
+static IrVal i_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v) {
+    Interp *it = h->self;
+    int id = it->nvals;
+    Acc *a = &it->acc[id];
+    double x = it->vals[v];
+    switch (rt) {
+    case RED_SUM: a->v += x; break;
+    case RED_PROD: a->v *= x; break;
+    case RED_MAX: if (x > a->v || isnan(x)) a->v = x; break;
+    case RED_MIN: if (x < a->v || isnan(x)) a->v = x; break;
+    /* like torch: the first NaN is the arg-extremum */
+    case RED_ARGMAX: if (!isnan(a->v) && (x > a->v || isnan(x))) { a->v = x; a->idx = a->count; } a->count++; break;
+    case RED_ARGMIN: if (!isnan(a->v) && (x < a->v || isnan(x))) { a->v = x; a->idx = a->count; } a->count++; break;
+    case RED_WELFORD: { a->n += 1; double d = x - a->v; a->v += d / a->n; a->m2 += d * (x - a->v); break; }
+    default: break;
+    }
+    return push(it, 0);
+}
+static IrVal i_getitem(OpsHandler *h, IrVal v, int k) { Interp *it = h->self; it->vals[it->nvals] = -1 - (k * 100000 + v); return it->nvals++; }
+static void i_store_red(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
+    Interp *it = h->self;
+    it->red_target[it->nred_pending] = ev(it, index);
+    it->red_buf[it->nred_pending] = buf;
+    it->red_val[it->nred_pending] = v;
+    it->nred_pending++;
+    push(it, 0);
+}
+
+static double red_final(Interp *it, const LoopBody *b, IrVal v) {
+    const LoopOp *o = &b->ops[v];
+    if (o->kind == LOP_GETITEM) {
+        const Acc *a = &it->acc[o->args[0]];
+        return o->item == 0 ? a->v : o->item == 1 ? a->m2 : a->n;
+    }
+    const Acc *a = &it->acc[v];
+    return (o->rtype == RED_ARGMAX || o->rtype == RED_ARGMIN) ? (double)a->idx : a->v;
+}
+
+static void reset_acc(Interp *it, const LoopBody *b) {
+    for (int i = 0; i < b->nops; i++) {
+        Acc *a = &it->acc[i];
+        memset(a, 0, sizeof *a);
+        if (b->ops[i].kind != LOP_REDUCTION) continue;
+        switch (b->ops[i].rtype) {
+        case RED_PROD: a->v = 1; break;
+        case RED_MAX: case RED_ARGMAX: a->v = -INFINITY; break;
+        case RED_MIN: case RED_ARGMIN: a->v = INFINITY; break;
+        default: break;
+        }
+    }
+}
+
+/* iterate vars [from, to) as a nest, calling fn at each point */
+static void run_point(Interp *it, const LoopBody *b) {
+    it->nvals = 0;
+    loop_body_run(b, &it->h);
+}
+
+static int64_t range_of(Interp *it, const LoopBody *b, int v) { return ev(it, b->ranges[v]); }
+
+static void nest(Interp *it, const LoopBody *b, int v, int to, bool red_phase) {
+    if (it->err) return;
+    if (v == to) {
+        if (!red_phase && b->nred) {   /* a point: run the reduction nest, then store */
+            reset_acc(it, b);
+            it->nred_pending = 0;
+            nest(it, b, b->npoint, b->nvars, true);
+            for (int k = 0; k < it->nred_pending; k++)
+                store_at(it, it->red_buf[k], it->red_target[k], red_final(it, b, it->red_val[k]));
+            return;
+        }
+        int keep = it->nred_pending;
+        run_point(it, b);
+        if (red_phase && it->nred_pending > keep) {   /* stores are the same every step: keep one set */
+            int per = it->nred_pending - keep;
+            if (keep >= per) it->nred_pending = keep;
+        }
+        return;
+    }
+    int64_t n = range_of(it, b, v);
+    for (int64_t i = 0; i < n && !it->err; i++) {
+        it->bind[it->nsymbind + v].value = i;
+        nest(it, b, v + 1, to, red_phase);
+    }
+}
+
+static int run_computed(Interp *it, Buffer *buf) {
+    const LoopBody *b = buf->body;
+    it->nbind = it->nsymbind + b->nvars;
+    for (int v = 0; v < b->nvars; v++) { it->bind[it->nsymbind + v].name = b->vars[v]->name; it->bind[it->nsymbind + v].value = 0; }
+    it->vals = mi_xcalloc(b->nops + 1, sizeof(double));
+    it->acc = mi_xcalloc(b->nops + 1, sizeof(Acc));
+    /* reduction stores are collected per step; nest() keeps one set but holds two while
+     * comparing, so room for twice the body's ops */
+    it->red_target = mi_xcalloc(2 * (b->nops + 1), sizeof(int64_t));
+    it->red_buf = mi_xcalloc(2 * (b->nops + 1), sizeof(Buffer *));
+    it->red_val = mi_xcalloc(2 * (b->nops + 1), sizeof(IrVal));
+    nest(it, b, 0, b->npoint, false);
+    free(it->vals); free(it->acc); free(it->red_target); free(it->red_buf); free(it->red_val);
+    return it->err ? -1 : 0;
+}
+
+static double eget(Interp *it, const ExternArg *a, int64_t i, int64_t j, int64_t bt, int off) {
+    int64_t ix = ev(it, a->view.offset);
+    if (off) ix += bt * ev(it, a->view.stride[0]);
+    ix += i * ev(it, a->view.stride[off]) + j * ev(it, a->view.stride[off + 1]);
+    return it->store[a->buf->id][ix];
+}
+
+static int run_cond(Interp *it, Buffer *b);
+static int run_fallback(Interp *it, Buffer *b);
+
+static int run_extern(Interp *it, Buffer *b) {
+    if (b->ext == EXT_COND) return run_cond(it, b);
+    if (b->ext == EXT_FALLBACK) return run_fallback(it, b);
+    if (b->ext == EXT_SDPA) return mi_err(it->ctx, NULL, 0, 0, "IR interpreter: attention is not supported");
+    const ExternArg *A = b->ext == EXT_ADDMM ? &b->eargs[1] : &b->eargs[0], *B = b->ext == EXT_ADDMM ? &b->eargs[2] : &b->eargs[1];
+    int off = b->ext == EXT_BMM;
+    int64_t nb = off ? ev(it, b->layout.size[0]) : 1, M = ev(it, b->layout.size[off]), N = ev(it, b->layout.size[off + 1]);
+    int64_t K = ev(it, A->view.size[off + 1]);
+    for (int64_t bt = 0; bt < nb; bt++)
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                double s = 0;
+                for (int64_t k = 0; k < K; k++) s += eget(it, A, i, k, bt, off) * eget(it, B, k, j, bt, off);
+                if (b->ext == EXT_ADDMM) {
+                    const ExternArg *bias = &b->eargs[0];
+                    int64_t ix = ev(it, bias->view.offset);
+                    if (bias->view.ndim == 1) ix += j * ev(it, bias->view.stride[0]);
+                    else if (bias->view.ndim == 2) ix += i * ev(it, bias->view.stride[0]) + j * ev(it, bias->view.stride[1]);
+                    s += it->store[bias->buf->id][ix];
+                }
+                int64_t o = (off ? bt * ev(it, b->layout.stride[0]) : 0) + i * ev(it, b->layout.stride[off]) + j * ev(it, b->layout.stride[off + 1]);
+                it->store[b->id][o] = (float)s;
+            }
+    return 0;
+}
+
+/* logical element `lin` of layout l (row-major order) -> storage index */
+static int64_t lin_to_storage(Interp *it, const Layout *l, int64_t lin) {
+    int64_t ix = ev(it, l->offset);
+    for (int d = l->ndim - 1; d >= 0; d--) {
+        int64_t n = ev(it, l->size[d]);
+        if (n <= 0) return ix;
+        ix += (lin % n) * ev(it, l->stride[d]);
+        lin /= n;
+    }
+    return ix;
+}
+static int64_t numel(Interp *it, const Layout *l) {
+    int64_t n = 1;
+    for (int d = 0; d < l->ndim; d++) n *= ev(it, l->size[d]);
+    return n;
+}
+
+/* higher_order.cond: the predicate picks a branch module, which runs on the operands (as
+ * tensors, through a nested ir_interp_run); its results are stored into the cond's buffers. */
+static int run_cond(Interp *it, Buffer *b) {
+    const IrCond *c = b->cond;
+    const ExternArg *p = &b->eargs[0];
+    int64_t pi = ev(it, p->view.offset);
+    if (it->err || pi < 0 || pi >= it->store_len[p->buf->id]) return mi_err(it->ctx, NULL, 0, 0, "IR interpreter: bad cond predicate");
+    bool pred = it->store[p->buf->id][pi] != 0;
+    IrModule *bm = c->branch[pred ? 0 : 1];
+    int nin = b->neargs - 1, nouts = 0, rc = 0;
+    IValue *in = mi_xcalloc(nin + 1, sizeof *in), *outs = NULL;
+    for (int k = 0; k < nin && !rc; k++) {
+        const ExternArg *a = &b->eargs[k + 1];
+        int64_t size[MI_MAX_DIMS];
+        for (int d = 0; d < a->view.ndim; d++) size[d] = ev(it, a->view.size[d]);
+        Tensor *t = tensor_new(it->ctx, a->buf->layout.dtype, a->view.ndim, size);
+        if (!t) { rc = -1; break; }
+        int64_t n = numel(it, &a->view);
+        for (int64_t i = 0; i < n; i++) tensor_set_f(t, i, it->store[a->buf->id][lin_to_storage(it, &a->view, i)]);
+        in[k].kind = IV_TENSOR;
+        in[k].t = t;
+    }
+    if (!rc) rc = ir_interp_run(it->ctx, bm, in, nin, &outs, &nouts);
+    for (int k = 0; !rc && k < c->nouts; k++) {
+        Buffer *o = c->outs[k];
+        if (k >= nouts || outs[k].kind != IV_TENSOR) { rc = mi_err(it->ctx, NULL, 0, 0, "IR interpreter: cond branch gave no result %d", k); break; }
+        int64_t n = numel(it, &o->layout);
+        for (int64_t i = 0; i < n; i++) it->store[o->id][lin_to_storage(it, &o->layout, i)] = tensor_get_f(outs[k].t, i);
+    }
+    interp_free_outputs(outs, nouts);
+    interp_free_outputs(in, nin);
+    return rc ? -1 : 0;
+}
+
+/* FallbackKernel: its arguments copied out of the double storage into tensors of their dtype,
+ * the node's reference implementation run on them (core/ir/ir_fallback.c), the results stored back. */
+static int run_fallback(Interp *it, Buffer *b) {
+    const IrFallback *fb = b->fb;
+    Tensor **args = mi_xcalloc((size_t)b->neargs + 1, sizeof *args), **res = mi_xcalloc((size_t)fb->nouts + 1, sizeof *res);
+    int rc = 0;
+    for (int k = 0; k < b->neargs && !rc; k++) {
+        const ExternArg *a = &b->eargs[k];
+        int64_t size[MI_MAX_DIMS];
+        for (int d = 0; d < a->view.ndim; d++) size[d] = ev(it, a->view.size[d]);
+        args[k] = tensor_new(it->ctx, a->buf->layout.dtype, a->view.ndim, size);
+        if (!args[k]) { rc = -1; break; }
+        int64_t n = numel(it, &a->view);
+        for (int64_t i = 0; i < n; i++) tensor_set_f(args[k], i, storage_of(it, a->buf)[lin_to_storage(it, &a->view, i)]);
+    }
+    for (int k = 0; k < fb->nouts && !rc; k++) {
+        const Buffer *o = fb->outs[k];
+        if (!o) continue;
+        int64_t size[MI_MAX_DIMS];
+        for (int d = 0; d < o->layout.ndim; d++) size[d] = ev(it, o->layout.size[d]);
+        if (!(res[k] = tensor_new(it->ctx, o->layout.dtype, o->layout.ndim, size))) rc = -1;
+    }
+    if (!rc && it->err) rc = -1;
+    if (!rc) rc = ir_fallback_eval(it->ctx, it->m->graph, fb->node, args, b->neargs, res, fb->nouts, it->bind, it->nsymbind);
+    for (int k = 0; k < fb->nouts && !rc; k++) {
+        const Buffer *o = fb->outs[k];
+        if (!o) continue;
+        int64_t n = numel(it, &o->layout);
+        for (int64_t i = 0; i < n; i++) it->store[o->id][lin_to_storage(it, &o->layout, i)] = tensor_get_f(res[k], i);
+    }
+    for (int k = 0; k < b->neargs; k++) tensor_unref(args[k]);
+    for (int k = 0; k < fb->nouts; k++) tensor_unref(res[k]);
+    free(args);
+    free(res);
+    return rc ? -1 : 0;
+}
+
+int ir_interp_run(MiCtx *ctx, IrModule *m, IValue *inputs, int ninputs, IValue **outs, int *nouts) {
+    Interp it = {0};
+    it.ctx = ctx;
+    it.m = m;
+    it.h = (OpsHandler){&it, i_load, i_store, i_constant, i_index_expr, i_to_dtype, i_math, i_reduction, i_getitem, i_store_red};
+    it.bind = mi_xcalloc(m->nsyms + 2 * MI_MAX_DIMS + 1, sizeof(SymBinding));
+    /* bind symbols from SymInt inputs and input shapes */
+    const Graph *g = m->graph;
+    int pi = 0, ti = 0;
+    for (int i = 0; i < g->n && pi < ninputs; i++) {
+        const Node *p = g->nodes[i];
+        if (p->kind != N_PLACEHOLDER) continue;
+        IValue *v = &inputs[pi++];
+        if (p->is_sym) {
+            if (p->sym_val && p->sym_val->kind == EX_SYM) { it.bind[it.nsymbind].name = p->sym_val->name; it.bind[it.nsymbind++].value = v->i; }
+            continue;
+        }
+        if (v->kind != IV_TENSOR || !v->t) { free(it.bind); return mi_err(ctx, NULL, 0, 0, "IR interpreter: input %d is not a tensor", pi - 1); }
+        for (int d = 0; d < p->meta.ndim && d < v->t->ndim; d++)
+            if (p->meta.size[d]->kind == EX_SYM) { it.bind[it.nsymbind].name = p->meta.size[d]->name; it.bind[it.nsymbind++].value = v->t->size[d]; }
+        ti++;
+    }
+    it.nbind = it.nsymbind;
+    it.store = mi_xcalloc(m->nbufs + 1, sizeof(double *));
+    it.store_len = mi_xcalloc(m->nbufs + 1, sizeof(int64_t));
+    int rc = 0;
+    for (int i = 0; i < m->nbufs && !rc; i++) {
+        Buffer *b = m->bufs[i];
+        if (b->mutates) continue;
+        int64_t n = ev(&it, layout_storage_size(ctx->sym, &b->layout));
+        if (it.err || n < 0 || n > ((int64_t)1 << 28)) { rc = mi_err(ctx, NULL, 0, 0, "IR interpreter: bad size for %s", b->name); break; }
+        it.store[i] = mi_xcalloc(n ? n : 1, sizeof(double));
+        it.store_len[i] = n;
+    }
+    /* inputs */
+    pi = 0;
+    for (int i = 0; i < g->n && !rc; i++) {
+        const Node *p = g->nodes[i];
+        if (p->kind != N_PLACEHOLDER) continue;
+        IValue *v = &inputs[pi++];
+        if (p->is_sym) continue;
+        Buffer *b = ir_find_buffer(m, p->name);
+        if (!b) continue;
+        int64_t n = numel(&it, &b->layout);
+        for (int64_t k = 0; k < n; k++) it.store[b->id][lin_to_storage(&it, &b->layout, k)] = tensor_get_f(v->t, k);
+    }
+    for (int pass = 0; pass < 2 && !rc; pass++)
+        for (int i = 0; i < m->nbufs && !rc; i++) {
+            Buffer *b = m->bufs[i];
+            if (!ir_is_op(b) || (pass == 0) == (b->mutates != NULL)) continue;
+            rc = b->kind == BUF_EXTERN ? run_extern(&it, b) : run_computed(&it, b);
+            if (it.err) rc = -1;
+        }
+    if (!rc) {
+        *nouts = m->noutputs;
+        *outs = mi_xcalloc(m->noutputs ? m->noutputs : 1, sizeof(IValue));
+        for (int j = 0; j < m->noutputs; j++) {
+            Buffer *b = m->outputs[j];
+            if (!b) continue;
+            const Layout *ol = m->out_views && m->out_views[j] ? m->out_views[j] : &b->layout;   /* a view of b */
+            int64_t size[MI_MAX_DIMS];
+            for (int d = 0; d < ol->ndim; d++) size[d] = ev(&it, ol->size[d]);
+            Tensor *t = tensor_new(ctx, ol->dtype, ol->ndim, size);
+            if (!t) { rc = -1; break; }
+            int64_t n = numel(&it, ol);
+            for (int64_t k = 0; k < n; k++) tensor_set_f(t, k, it.store[b->id][lin_to_storage(&it, ol, k)]);
+            (*outs)[j].kind = IV_TENSOR;
+            (*outs)[j].t = t;
+        }
+        /* mutated inputs are written back */
+        pi = 0;
+        for (int i = 0; i < g->n && !rc; i++) {
+            const Node *p = g->nodes[i];
+            if (p->kind != N_PLACEHOLDER) continue;
+            IValue *v = &inputs[pi++];
+            if (p->is_sym) continue;
+            Buffer *b = ir_find_buffer(m, p->name);
+            if (!b || !b->mutated) continue;
+            int64_t n = numel(&it, &b->layout);
+            for (int64_t k = 0; k < n; k++) tensor_set_f(v->t, k, it.store[b->id][lin_to_storage(&it, &b->layout, k)]);
+        }
+        if (rc) { interp_free_outputs(*outs, *nouts); *outs = NULL; }
+    }
+    for (int i = 0; i < m->nbufs; i++) free(it.store[i]);
+    free(it.store);
+    free(it.store_len);
+    free(it.bind);
+    (void)ti;
+    return rc ? -1 : 0;
+}

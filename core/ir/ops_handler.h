@@ -1,0 +1,80 @@
+/* ops_handler.h — the `ops` vtable that loop bodies are written against (define-by-run).
+ *
+ * A loop body (an inner function of a Pointwise/Reduction, or a recorded LoopBody) never
+ * computes anything itself: it calls ops->load, ops->add, ops->store, ... on whatever handler it
+ * is given. Running the same body against different handlers gives different products:
+ *   - the recorder (core/ir/ir.c)        -> a LoopBody (SSA list of ops + index expressions)
+ *   - the printer  (core/ir/ir_print.c)  -> ir_pre_fusion.txt-style text
+ *   - the deps collector (core/ir/ir_deps.c) -> MemoryDep reads/writes for the scheduler
+ *   - the C emitter (core/codegen/codegen_c.c) -> C statements
+ *   - the interpreter (core/ir/ir_interp.c) -> values
+ * Values are opaque handles (IrVal) that only the handler that returned them understands. */
+#ifndef OPS_HANDLER_H
+#define OPS_HANDLER_H
+
+#include "base/sym.h"
+#include "base/dtype.h"
+
+typedef int IrVal;                 /* handler-defined handle; -1 = no value */
+typedef struct Buffer Buffer;
+
+/* The math ops. Arity is given by ir_math_arity(). Names are Inductor's ops.* names. */
+typedef enum {
+    /* unary */
+    IOP_NEG, IOP_EXP, IOP_LOG, IOP_SQRT, IOP_RSQRT, IOP_TANH, IOP_SIGMOID, IOP_RELU, IOP_ERF,
+    IOP_SIN, IOP_COS, IOP_ABS, IOP_RECIPROCAL, IOP_EXPM1, IOP_LOG1P, IOP_FLOOR, IOP_CEIL,
+    IOP_LOGICAL_NOT, IOP_SIGN, IOP_TAN, IOP_ROUND, IOP_ASIN, IOP_ACOS, IOP_LGAMMA,
+    /* binary */
+    IOP_ADD, IOP_SUB, IOP_MUL, IOP_TRUEDIV, IOP_POW, IOP_MAXIMUM, IOP_MINIMUM,
+    IOP_EQ, IOP_NE, IOP_LT, IOP_LE, IOP_GT, IOP_GE, IOP_LOGICAL_AND, IOP_LOGICAL_OR,
+    IOP_FLOORDIV, IOP_FMOD,
+    /* ternary */
+    IOP_WHERE,
+    IOP_COUNT
+} IrMathOp;
+
+const char *ir_math_name(IrMathOp op);     /* "add", "truediv", "where" */
+int ir_math_arity(IrMathOp op);
+bool ir_math_is_compare(IrMathOp op);      /* result is bool */
+
+typedef enum {
+    RED_SUM, RED_PROD, RED_MAX, RED_MIN, RED_ARGMAX, RED_ARGMIN, RED_WELFORD,
+    RED_COUNT
+} IrReduceType;
+const char *ir_reduce_name(IrReduceType t);   /* "sum", "welford_reduce", ... */
+
+typedef struct OpsHandler OpsHandler;
+struct OpsHandler {
+    void *self;
+    /* index is over the body's loop variables; dt is the buffer's dtype */
+    IrVal (*load)(OpsHandler *h, Buffer *buf, Expr *index);
+    void (*store)(OpsHandler *h, Buffer *buf, Expr *index, IrVal v);
+    IrVal (*constant)(OpsHandler *h, double v, DType dt);
+    IrVal (*index_expr)(OpsHandler *h, Expr *e, DType dt);
+    IrVal (*to_dtype)(OpsHandler *h, IrVal v, DType dt, DType src);
+    /* args: ir_math_arity(op) values; dt: result dtype (bool for comparisons) */
+    IrVal (*math)(OpsHandler *h, IrMathOp op, const IrVal *args, DType dt);
+    IrVal (*reduction)(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v);
+    IrVal (*getitem)(OpsHandler *h, IrVal v, int k);           /* welford: 0 mean, 1 m2, 2 n */
+    void (*store_reduction)(OpsHandler *h, Buffer *buf, Expr *index, IrVal v);
+};
+
+/* Short forms used by lowerings. */
+static inline IrVal ops_unary(OpsHandler *h, IrMathOp op, IrVal a, DType dt) {
+    IrVal v[1] = {a};
+    return h->math(h, op, v, dt);
+}
+static inline IrVal ops_binary(OpsHandler *h, IrMathOp op, IrVal a, IrVal b, DType dt) {
+    IrVal v[2] = {a, b};
+    return h->math(h, op, v, dt);
+}
+static inline IrVal ops_add(OpsHandler *h, IrVal a, IrVal b, DType dt) { return ops_binary(h, IOP_ADD, a, b, dt); }
+static inline IrVal ops_sub(OpsHandler *h, IrVal a, IrVal b, DType dt) { return ops_binary(h, IOP_SUB, a, b, dt); }
+static inline IrVal ops_mul(OpsHandler *h, IrVal a, IrVal b, DType dt) { return ops_binary(h, IOP_MUL, a, b, dt); }
+static inline IrVal ops_div(OpsHandler *h, IrVal a, IrVal b, DType dt) { return ops_binary(h, IOP_TRUEDIV, a, b, dt); }
+static inline IrVal ops_where(OpsHandler *h, IrVal c, IrVal a, IrVal b, DType dt) {
+    IrVal v[3] = {c, a, b};
+    return h->math(h, IOP_WHERE, v, dt);
+}
+
+#endif

@@ -1,0 +1,29 @@
+/* lowering.h — FX graph -> IR (Inductor's lowering.py, small).
+ *
+ * ir_lower() walks the graph in order and gives every node an IR value:
+ * pointwise ops become pending inner functions (define-by-run closures over the ops handler),
+ * views become re-indexing closures, reductions and extern kernels become buffers. Pending
+ * storages are realized into ComputedBuffers when they have several users, feed a reduction
+ * or extern kernel, are graph outputs, or their inner function grows too large.
+ * The op table lives in core/lowering/lowering.c; lowering_supported() tells callers (tests, the shell)
+ * whether a graph can be lowered before trying. */
+#ifndef LOWERING_H
+#define LOWERING_H
+
+#include "ir/ir.h"
+
+/* Lower a graph (after post-grad passes) to IR. NULL + ctx error naming op and node. */
+IrModule *ir_lower(MiCtx *ctx, const Graph *g);
+
+/* Realize a pending storage when its closure tree has more ops than this. */
+#define LOWER_MAX_INLINE_COST 64
+
+/* True when every call_function target of g has a lowering; otherwise *why (if non-NULL)
+ * gets "unsupported op 'aten.foo' (node 'foo')" into buf. */
+bool lowering_supported(const Graph *g, char *why, size_t n);
+
+/* Number of ops with lowerings and their names (for the shell's help). */
+int lowering_count(void);
+const char *lowering_name(int i);
+
+#endif

@@ -1,0 +1,29 @@
+/* interp.h — the reference interpreter: runs a Graph node by node with the reference
+ * implementations of core/ops/ops.c. It is the ground truth every pass and every generated kernel
+ * is checked against. */
+#ifndef INTERP_H
+#define INTERP_H
+
+#include "ops/ops.h"
+
+/* Run g on inputs (one per placeholder: IV_TENSOR, or IV_INT for SymInt placeholders; symbol
+ * values are bound from SymInt inputs and from tensor shapes). On success *outs (malloc'd array
+ * of *nouts IValues, caller frees with interp_free_outputs) holds the returned values. In-place
+ * ops mutate the input tensors as PyTorch would. */
+int interp_run(MiCtx *ctx, const Graph *g, IValue *inputs, int ninputs, IValue **outs, int *nouts);
+void interp_free_outputs(IValue *outs, int n);
+
+/* An argument's run-time value as ops' eval functions take it (core/ops/ops.h OpCall.argv): node
+ * references through node_value (which stores an owned reference in *out), lists holding nodes
+ * as IV_TUPLEs whose constants become scalars, symbolic sizes evaluated under syms, other
+ * top-level constants IV_NONE (ops read those from the Value). The interpreter and the
+ * FallbackKernel runtime (core/ir/ir_fallback.c) both resolve arguments with it. */
+typedef int (*InterpNodeValueFn)(void *env, const Node *ref, IValue *out);
+int interp_resolve_arg(MiCtx *ctx, const Value *v, IValue *out, bool nested, const SymBinding *syms, int nsyms,
+                       InterpNodeValueFn node_value, void *env);
+
+/* Make random inputs matching g's placeholders (symbols bound from `syms`, else 8). */
+int interp_random_inputs(MiCtx *ctx, const Graph *g, const SymBinding *syms, int nsyms,
+                         IValue **inputs, int *ninputs);
+
+#endif

@@ -1,0 +1,122 @@
+/* ops.c — the op registry: the family tables (core/ops/ops_pointwise.c, ops_view.c, ops_reduce.c,
+ * ops_matmul.c, ops_index.c, ops_misc.c, ops_conv.c, ops_random.c) seen as one list, lookup by name, resolving a graph's
+ * nodes to their rows, and meta inference for a node (what passes use when they build nodes
+ * and what lint checks annotations against). */
+#include "ops/ops_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const struct { const OpDef *rows; const int *n; } families[] = {
+    {ops_pointwise_table, &ops_pointwise_count},
+    {ops_view_table, &ops_view_count},
+    {ops_reduce_table, &ops_reduce_count},
+    {ops_matmul_table, &ops_matmul_count},
+    {ops_index_table, &ops_index_count},
+    {ops_misc_table, &ops_misc_count},
+    {ops_conv_table, &ops_conv_count},
+    {ops_random_table, &ops_random_count},
+};
+#define NFAM ((int)(sizeof families / sizeof families[0]))
+
+int op_count(void) {
+    int n = 0;
+    for (int f = 0; f < NFAM; f++) n += *families[f].n;
+    return n;
+}
+
+const OpDef *op_at(int i) {
+    if (i < 0) return NULL;
+    for (int f = 0; f < NFAM; f++) {
+        if (i < *families[f].n) return &families[f].rows[i];
+        i -= *families[f].n;
+    }
+    return NULL;
+}
+
+const OpDef *op_lookup(const char *name) {
+    if (!name) return NULL;
+    if (!strncmp(name, "torch.ops.", 10)) name += 10;
+    for (int f = 0; f < NFAM; f++)
+        for (int i = 0; i < *families[f].n; i++)
+            if (!strcmp(families[f].rows[i].name, name)) return &families[f].rows[i];
+    return NULL;
+}
+
+int ops_resolve_graph(Graph *g) {
+    int unknown = 0;
+    for (int i = 0; i < g->n; i++) {
+        Node *n = g->nodes[i];
+        if (n->kind != N_CALL_FUNCTION) continue;
+        n->op = op_lookup(n->target);
+        if (!n->op) unknown++;
+    }
+    for (int s = 0; s < g->nsubs; s++) unknown += ops_resolve_graph(g->subs[s].g);
+    return unknown;
+}
+
+static int unsupported(MiCtx *ctx, const Graph *g, const Node *n) {
+    return mi_err(ctx, g ? g->source : NULL, n->src_line, 0, "unsupported op '%s' (node '%s')",
+                  n->target ? n->target : "?", n->name);
+}
+
+int op_infer_generic(MiCtx *ctx, Graph *g, const Node *n, TensorMeta *out, int *nout) {
+    const OpDef *op = n->op ? n->op : op_lookup(n->target);
+    if (!op) return unsupported(ctx, g, n);
+    if (!op->shape) return mi_err(ctx, g->source, n->src_line, 0, "node '%s' (%s): no meta inference for this op", n->name, op->name);
+    ShapeArgs sa;
+    sa_from_node(&sa, ctx, g, n, op);
+    /* run into a full-size buffer, then copy what the caller has room for (a caller passing
+     * *nout <= 0 gets one entry); *nout returns the real count */
+    int cap = *nout >= 1 ? *nout : 1;
+    TensorMeta *tmp = mi_xcalloc(OP_MAX_OUTS, sizeof *tmp);
+    int cnt = OP_MAX_OUTS;
+    int rc = op->shape(&sa, tmp, &cnt);
+    if (rc == 0) {
+        for (int i = 0; i < cnt && i < cap; i++) out[i] = tmp[i];
+        *nout = cnt;
+    }
+    free(tmp);
+    return rc;
+}
+
+int op_infer_meta(MiCtx *ctx, Graph *g, const Node *n, TensorMeta *out, int *nout) {
+    if (n->kind != N_CALL_FUNCTION) {
+        if (n->has_meta) { out[0] = n->meta; *nout = 1; return 0; }
+        return mi_err(ctx, g->source, n->src_line, 0, "node '%s' has no tensor metadata", n->name);
+    }
+    const OpDef *op = n->op ? n->op : op_lookup(n->target);
+    if (!op) return unsupported(ctx, g, n);
+    if (!op->infer_meta) return mi_err(ctx, g->source, n->src_line, 0, "node '%s' (%s): no meta inference for this op", n->name, op->name);
+    return op->infer_meta(ctx, g, n, out, nout);
+}
+
+int op_infer_node_meta(MiCtx *ctx, Graph *g, Node *n) {
+    TensorMeta *out = mi_xcalloc(OP_MAX_OUTS, sizeof *out);
+    int nout = OP_MAX_OUTS;
+    int rc = op_infer_meta(ctx, g, n, out, &nout);
+    if (rc == 0) {
+        const OpDef *op = n->op ? n->op : op_lookup(n->target);
+        if ((op && (op->flags & OPF_TUPLE)) || nout != 1 || out[0].dtype == DT_INVALID) {
+            n->has_meta = false;
+            n->annotated = false;
+        } else {
+            graph_set_meta(g, n, &out[0]);
+            n->has_meta = true;
+            n->annotated = true;
+        }
+    }
+    free(out);
+    return rc;
+}
+
+void ivalue_clear(IValue *v) {
+    if (!v) return;
+    if (v->kind == IV_TENSOR) tensor_unref(v->t);
+    if (v->kind == IV_TUPLE) {
+        for (int i = 0; i < v->n; i++) ivalue_clear(&v->items[i]);
+        free(v->items);
+    }
+    memset(v, 0, sizeof *v);
+    v->kind = IV_NONE;
+}

@@ -1,0 +1,109 @@
+/* ops_impl.h — internals shared by the op families (core/ops_*.c): argument access that works
+ * the same on a graph node (symbolic metas, for infer_meta) and on a runtime call (concrete
+ * tensors, for eval), meta builders (broadcasting, type promotion, PyTorch's stride rules) and
+ * the family tables the registry in core/ops/ops.c is made of. Not a public API. */
+#ifndef OPS_IMPL_H
+#define OPS_IMPL_H
+
+#include "ops/ops.h"
+
+struct ShapeArgs {
+    MiCtx *ctx;
+    SymCtx *sym;
+    Arena *arena;                  /* where result metas live */
+    Arena own;                     /* eval mode: a scratch arena freed by ev_end */
+    const Node *node;
+    const Graph *graph;
+    const OpDef *op;
+    const Value *args; int nargs;
+    const Kwarg *kwargs; int nkwargs;
+    const IValue *argv, *kwargv;   /* NULL when inferring from a node */
+    const SymBinding *syms; int nsyms;
+    const OpCall *call;            /* eval mode */
+    bool eval;
+};
+
+/* One argument: its Value in the graph and, when running, its runtime value. */
+typedef struct ArgRef { const Value *v; const IValue *iv; } ArgRef;
+
+/* ---- setup ---- */
+void sa_from_node(ShapeArgs *sa, MiCtx *ctx, Graph *g, const Node *n, const OpDef *op);
+void sa_from_call(ShapeArgs *sa, const OpCall *c);
+void ev_end(ShapeArgs *sa);
+
+/* ---- errors: "node 'x' (aten.foo.default): reason" with the node's file and line ---- */
+int sa_err(ShapeArgs *sa, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- arguments ---- */
+ArgRef sa_arg(ShapeArgs *sa, int pos, const char *name);   /* {NULL,NULL} when absent */
+bool arg_present(ArgRef a);                                  /* given and not None */
+int arg_list_len(ArgRef a);                                  /* -1 if not a list */
+ArgRef arg_item(ArgRef a, int k);
+bool arg_is_tensor(ShapeArgs *sa, ArgRef a);
+int sa_tensor(ShapeArgs *sa, ArgRef a, const char *what, TensorMeta **m);
+int sa_int(ShapeArgs *sa, ArgRef a, const char *what, Expr **out);
+int sa_const_int(ShapeArgs *sa, ArgRef a, const char *what, int64_t *out);
+int sa_int_list(ShapeArgs *sa, ArgRef a, const char *what, Expr **out, int *n, int max);
+int sa_const_int_list(ShapeArgs *sa, ArgRef a, const char *what, int64_t *out, int *n, int max);
+/* A python scalar: value as double, and its type (DT_F32 float, DT_I64 int, DT_BOOL). */
+int sa_scalar(ShapeArgs *sa, ArgRef a, const char *what, double *out, DType *type);
+bool arg_bool(ArgRef a, bool dflt);
+DType arg_dtype(ArgRef a, DType dflt);
+const char *arg_str(ArgRef a, const char *dflt);
+Device arg_device(ArgRef a, Device dflt);
+/* Normalize a dim against rank (dim may be negative); error when out of range. */
+int sa_dim(ShapeArgs *sa, int64_t dim, int ndim, int64_t *out);
+
+/* ---- metas ---- */
+void meta_alloc(ShapeArgs *sa, TensorMeta *m, DType dt, int ndim, Device dev);
+void meta_contiguous_strides(ShapeArgs *sa, TensorMeta *m);     /* from m->size */
+/* Strides PyTorch gives an elementwise result of shape m->size whose inputs are `ins`
+ * (prims' compute_elementwise_output_strides: follow the inputs' layout). */
+void meta_elementwise_strides(ShapeArgs *sa, TensorMeta *m, TensorMeta *const *ins, int nin);
+/* empty_like(x) layout: dense tensors keep their strides, others get elementwise strides. */
+void meta_like(ShapeArgs *sa, TensorMeta *m, const TensorMeta *x, DType dt);
+void meta_copy(ShapeArgs *sa, TensorMeta *dst, const TensorMeta *src);
+bool meta_is_contiguous(ShapeArgs *sa, const TensorMeta *m);
+/* Broadcast shapes of metas; error names the sizes. */
+int sa_broadcast(ShapeArgs *sa, TensorMeta *const *ins, int nin, Expr **size, int *ndim);
+/* Compare two sizes: -1/0/1, with symbols replaced by their bindings or a large hint. */
+int ex_cmp(ShapeArgs *sa, Expr *a, Expr *b);
+bool ex_eq_int(const Expr *e, int64_t v);
+/* PyTorch's computeStride for view/reshape: strides of `newsize` viewing `m`, or false when the
+ * shape change cannot be a view. */
+bool view_strides(ShapeArgs *sa, const TensorMeta *m, Expr **newsize, int nnew, Expr **out);
+/* Resolve a shape list with at most one -1 against numel. */
+int sa_infer_shape(ShapeArgs *sa, Expr *numel, Expr **size, int n);
+Device sa_first_device(ShapeArgs *sa);
+
+/* ---- type promotion (torch.result_type) ---- */
+typedef struct PromoteState { DType dim, zero, wrapped; } PromoteState;
+void promote_init(PromoteState *p);
+void promote_tensor(PromoteState *p, const TensorMeta *m);
+void promote_scalar(PromoteState *p, DType scalar_type);
+DType promote_result(const PromoteState *p);
+DType default_float(void);
+
+/* ---- eval helpers ---- */
+Tensor *ev_tensor(ArgRef a);                                 /* runtime tensor of an argument */
+int ev_sizes(ShapeArgs *sa, const TensorMeta *m, int64_t *size, int64_t *stride);
+Tensor *ev_new(ShapeArgs *sa, const TensorMeta *m);           /* fresh tensor with m's layout */
+int ev_out_tensor(IValue *out, Tensor *t);                    /* wrap (takes the reference) */
+bool ev_intlike(DType d);
+/* Run the op's shape function in eval mode. */
+int ev_shape(ShapeArgs *sa, TensorMeta *out, int *nout);
+
+/* ---- family tables ---- */
+extern const OpDef ops_pointwise_table[]; extern const int ops_pointwise_count;
+extern const OpDef ops_view_table[];      extern const int ops_view_count;
+extern const OpDef ops_reduce_table[];    extern const int ops_reduce_count;
+extern const OpDef ops_matmul_table[];    extern const int ops_matmul_count;
+extern const OpDef ops_misc_table[];      extern const int ops_misc_count;
+extern const OpDef ops_index_table[];     extern const int ops_index_count;
+extern const OpDef ops_conv_table[];      extern const int ops_conv_count;
+extern const OpDef ops_random_table[];    extern const int ops_random_count;
+
+/* generic infer_meta used by every row: runs row->shape on the node's arguments */
+int op_infer_generic(MiCtx *ctx, Graph *g, const Node *n, TensorMeta *out, int *nout);
+
+#endif

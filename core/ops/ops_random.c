@@ -1,0 +1,160 @@
+/* ops_random.c — random ops (rand, randn, *_like, bernoulli, native_dropout and Inductor's
+ * prims.inductor_seeds / inductor_lookup_seed / inductor_random). They cannot reproduce
+ * PyTorch's random streams; they draw from a generator seeded by the session seed and the
+ * node's name, so a run is repeatable and two random nodes differ. Numerics checks of graphs
+ * with these ops compare distributions, not values. */
+#include "ops/ops_impl.h"
+
+#include <math.h>
+#include <string.h>
+
+static uint64_t mix(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t node_seed(ShapeArgs *sa) {
+    uint64_t h = sa->ctx->seed ^ 0x5eedf00dull;
+    for (const char *p = sa->node && sa->node->name ? sa->node->name : ""; *p; p++) h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+    return h;
+}
+
+static double uniform(uint64_t *s) { return (double)(mix(s) >> 11) * (1.0 / 9007199254740992.0); }
+
+static double normal(uint64_t *s) {
+    double u = uniform(s), v = uniform(s);
+    if (u < 1e-300) u = 1e-300;
+    return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
+}
+
+enum { RD_RAND, RD_RANDN, RD_RAND_LIKE, RD_RANDN_LIKE, RD_BERNOULLI, RD_DROPOUT, RD_SEEDS, RD_LOOKUP, RD_IRANDOM };
+typedef struct RandSpec { int kind; } RandSpec;
+
+static int shape_random(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    const RandSpec *sp = sa->op->data;
+    Expr *size[MI_MAX_DIMS];
+    int n;
+    TensorMeta *x;
+    Device cpu = {DEV_CPU, -1};
+    Device dev = sa->eval ? cpu : arg_device(sa_arg(sa, -1, "device"), cpu);
+    *nout = 1;
+    switch (sp->kind) {
+    case RD_RAND: case RD_RANDN: case RD_IRANDOM:
+        if (sa_int_list(sa, sa_arg(sa, 0, "size"), "size", size, &n, MI_MAX_DIMS)) return -1;
+        meta_alloc(sa, out, arg_dtype(sa_arg(sa, -1, "dtype"), default_float()), n, dev);
+        for (int i = 0; i < n; i++) out->size[i] = size[i];
+        meta_contiguous_strides(sa, out);
+        if (sp->kind == RD_IRANDOM && !sa->eval) out->device = sa_first_device(sa);
+        return 0;
+    case RD_RAND_LIKE: case RD_RANDN_LIKE: case RD_BERNOULLI:
+        if (sa_tensor(sa, sa_arg(sa, 0, "self"), "self", &x)) return -1;
+        meta_like(sa, out, x, arg_dtype(sa_arg(sa, -1, "dtype"), x->dtype));
+        return 0;
+    case RD_DROPOUT:
+        if (sa_tensor(sa, sa_arg(sa, 0, "input"), "input", &x)) return -1;
+        meta_like(sa, &out[0], x, x->dtype);
+        meta_like(sa, &out[1], x, DT_BOOL);
+        *nout = 2;
+        return 0;
+    case RD_SEEDS: {
+        Expr *cnt;
+        if (sa_int(sa, sa_arg(sa, 0, "count"), "count", &cnt)) return -1;
+        meta_alloc(sa, out, DT_I64, 1, sa->eval ? cpu : arg_device(sa_arg(sa, 1, "device"), cpu));
+        out->size[0] = cnt;
+        out->stride[0] = sym_int(sa->sym, 1);
+        return 0;
+    }
+    case RD_LOOKUP:
+        if (sa_tensor(sa, sa_arg(sa, 0, "seeds"), "seeds", &x)) return -1;
+        meta_alloc(sa, out, DT_I64, 0, x->device);
+        return 0;
+    }
+    return sa_err(sa, "unknown random op");
+}
+
+static int random_eval(const OpCall *c, IValue *out) {
+    ShapeArgs sa;
+    sa_from_call(&sa, c);
+    const RandSpec *sp = c->op->data;
+    TensorMeta m[2];
+    int n, rc = -1;
+    Tensor *o[2] = {0};
+    uint64_t s = node_seed(&sa);
+    if (ev_shape(&sa, m, &n)) goto done;
+    for (int k = 0; k < n; k++)
+        if (!(o[k] = ev_new(&sa, &m[k]))) goto done;
+    int64_t total = tensor_numel(o[0]);
+    double p = 0.5;
+    DType t;
+    Tensor *x = NULL;
+    if (sp->kind == RD_BERNOULLI || sp->kind == RD_DROPOUT) {
+        ArgRef ap = sa_arg(&sa, 1, "p");
+        if (arg_present(ap) && sa_scalar(&sa, ap, "p", &p, &t)) goto done;
+        if (p < 0 || p > 1) { sa_err(&sa, "probability %g is outside [0, 1]", p); goto done; }
+        x = ev_tensor(sa_arg(&sa, 0, NULL));
+    }
+    if (sp->kind == RD_IRANDOM) {
+        /* inductor_random(size, seed, mode): the seed tensor picks the stream */
+        Tensor *seed = ev_tensor(sa_arg(&sa, 1, "seed"));
+        if (seed && tensor_numel(seed) > 0) s ^= (uint64_t)tensor_get_i(seed, 0) * 0x9e3779b97f4a7c15ull;
+    }
+    if (sp->kind == RD_LOOKUP) {
+        int64_t idx;
+        Tensor *seeds = ev_tensor(sa_arg(&sa, 0, "seeds"));
+        if (sa_const_int(&sa, sa_arg(&sa, 1, "index"), "index", &idx)) goto done;
+        if (idx < 0 || idx >= tensor_numel(seeds)) { sa_err(&sa, "seed index %lld out of range", (long long)idx); goto done; }
+        tensor_set_f(o[0], 0, (double)tensor_get_i(seeds, idx));
+        goto ok_out;
+    }
+    bool normal_mode = sp->kind == RD_RANDN || sp->kind == RD_RANDN_LIKE ||
+                       (sp->kind == RD_IRANDOM && !strcmp(arg_str(sa_arg(&sa, 2, "mode"), "rand"), "randn"));
+    for (int64_t k = 0; k < total; k++) {
+        switch (sp->kind) {
+        case RD_SEEDS: tensor_set_f(o[0], k, (double)(mix(&s) >> 12)); break;
+        case RD_BERNOULLI: tensor_set_f(o[0], k, uniform(&s) < p ? 1 : 0); break;
+        case RD_DROPOUT: {
+            bool keep = uniform(&s) >= p;
+            tensor_set_f(o[0], k, keep && p < 1 ? tensor_get_f(x, k) / (1 - p) : 0);
+            tensor_set_f(o[1], k, keep);
+            break;
+        }
+        default: tensor_set_f(o[0], k, normal_mode ? normal(&s) : uniform(&s)); break;
+        }
+    }
+ok_out:
+    if (n == 1) {
+        ev_out_tensor(out, o[0]);
+    } else {
+        out->kind = IV_TUPLE;
+        out->n = n;
+        out->items = mi_xcalloc((size_t)n, sizeof(IValue));
+        for (int k = 0; k < n; k++) ev_out_tensor(&out->items[k], o[k]);
+    }
+    o[0] = o[1] = NULL;
+    rc = 0;
+done:
+    tensor_unref(o[0]);
+    tensor_unref(o[1]);
+    ev_end(&sa);
+    return rc;
+}
+
+static const RandSpec r_rand = {RD_RAND}, r_randn = {RD_RANDN}, r_rand_like = {RD_RAND_LIKE}, r_randn_like = {RD_RANDN_LIKE},
+    r_bern = {RD_BERNOULLI}, r_drop = {RD_DROPOUT}, r_seeds = {RD_SEEDS}, r_lookup = {RD_LOOKUP}, r_irandom = {RD_IRANDOM};
+
+#define RND(name, flags, spec, doc) {name, OPF_RANDOM | (flags), op_infer_generic, random_eval, doc, shape_random, &spec}
+
+const OpDef ops_random_table[] = {
+    RND("aten.rand.default", OPF_CONSTRUCTOR, r_rand, "uniform [0, 1) of size"),
+    RND("aten.randn.default", OPF_CONSTRUCTOR, r_randn, "standard normal of size"),
+    RND("aten.rand_like.default", 0, r_rand_like, "uniform [0, 1) like self"),
+    RND("aten.randn_like.default", 0, r_randn_like, "standard normal like self"),
+    RND("aten.bernoulli.p", 0, r_bern, "1 with probability p, like self"),
+    RND("aten.native_dropout.default", OPF_TUPLE, r_drop, "(input * mask / (1 - p), mask)"),
+    RND("prims.inductor_seeds.default", OPF_CONSTRUCTOR, r_seeds, "count random seeds"),
+    RND("prims.inductor_lookup_seed.default", 0, r_lookup, "seeds[index] as a 0-dim tensor"),
+    RND("prims.inductor_random.default", 0, r_irandom, "rand/randn of size from a seed tensor"),
+};
+const int ops_random_count = sizeof ops_random_table / sizeof ops_random_table[0];

@@ -1,0 +1,123 @@
+/* runtime.h — turn generated C source into a running kernel: compile it with the system C
+ * compiler into a shared object kept in an on-disk cache, dlopen it, bind sizes, call it, time
+ * it and check it against the reference interpreter. The last stage of the pipeline
+ * (codegen_c -> runtime).
+ *
+ * The module ABI (what core/codegen/codegen_c.c emits; a file is self-contained):
+ *     int call(void *const *inputs, void *const *outputs, const int64_t *syms);
+ *     const char *mi_sym_names[];     NULL-terminated; the order of syms
+ *     const int mi_num_outputs;
+ *     const char *mi_guards[];        NULL-terminated size guards (IrModule.guards, "s1 == s0");
+ *                                     optional; call returns 1000 + k when guard k fails
+ * inputs[i]  = data pointer of the i-th TENSOR placeholder (SymInt placeholders skipped; their
+ *              values and every size symbol arrive in syms, in the order of mi_sym_names);
+ * outputs[j] = data pointer of the j-th graph output, preallocated by the caller with the output
+ *              meta's sizes/strides (NULL for None / SymInt outputs).
+ * call returns 0 on success. The source may use OpenMP and, when compiled with -DMI_HAVE_CBLAS,
+ * cblas.
+ *
+ * Fallbacks: a module with FallbackKernels (ops without a lowering, core/ir/ir_fallback.c) also
+ * exports
+ *     int call_fb(void *const *inputs, void *const *outputs, const int64_t *syms, const MiFb *fb);
+ * and its call() is call_fb(..., NULL), which fails with MI_FALLBACK_FAILED (2000) at the first
+ * fallback. MiFb (declared in the generated source) is {void *ctx; int (*run)(ctx, node, nargs,
+ * args, nouts, outs, nsyms, sym_names, syms)}: `node` is the graph node's name, args/outs are
+ * MiFbTensor {data, dtype (a DType value), ndim, offset, size[16], stride[16]} describing the
+ * argument buffers (in the order the node references tensors) and the result buffers (data NULL:
+ * result not wanted); run returns 0 on success. The .so never links libminductor: rt_run /
+ * rt_time / rt_check pass a table whose run() finds the node in the graph they were given (or
+ * one of its subgraphs, by name) and runs its reference implementation on
+ * tensors wrapping those pointers (rt_fallback_run). A node of a cond branch is named by its path,
+ * as its buffers are: "true_graph_0_embedding".
+ *
+ * Compiler: $MINDUCTOR_CC or "cc", flags "-O3 -march=native -fopenmp -fno-math-errno
+ * -fno-trapping-math -D__FAST_MATH__ -shared -fPIC" (the macro only makes glibc declare the
+ * vectorized libmvec math functions; no -ffast-math semantics) plus
+ * $MINDUCTOR_CFLAGS (extra, split on spaces), plus -DMI_HAVE_CBLAS and the BLAS include/link
+ * flags when the library was built with BLAS (see runtime.c: MI_RT_BLAS_FLAGS).
+ * Cache directory: ctx->cache_dir, else $MINDUCTOR_CACHE, else $XDG_CACHE_HOME/minductor, else
+ * ~/.cache/minductor. Files are named by a 64-bit FNV-1a hash of compiler + flags + source:
+ * mi_<hash>.c, mi_<hash>.so (written to a temp name and renamed, so concurrent processes are
+ * safe), mi_<hash>.err (cc's stderr of the last failed build). */
+#ifndef RUNTIME_H
+#define RUNTIME_H
+
+#include "ops/interp.h"
+
+typedef int (*RtCallFn)(void *const *inputs, void *const *outputs, const int64_t *syms);
+/* The fallback callback table and tensor of the module ABI (same layout as the generated C). */
+typedef struct RtFbTensor { void *data; int32_t dtype, ndim; int64_t offset; int64_t size[16], stride[16]; } RtFbTensor;
+typedef struct RtFb {
+    void *ctx;
+    int (*run)(void *ctx, const char *node, int nargs, const RtFbTensor *args, int nouts, const RtFbTensor *outs,
+               int nsyms, const char *const *sym_names, const int64_t *syms);
+} RtFb;
+typedef int (*RtCallFbFn)(void *const *inputs, void *const *outputs, const int64_t *syms, const RtFb *fb);
+/* What rt_fallback_run needs: the session and the graph the module was generated from. */
+typedef struct RtFbCtx { MiCtx *ctx; const Graph *g; bool failed; } RtFbCtx;
+/* The `run` of the table: ctx is an RtFbCtx. 0, or -1 with its ctx error set. */
+int rt_fallback_run(void *ctx, const char *node, int nargs, const RtFbTensor *args, int nouts, const RtFbTensor *outs,
+                    int nsyms, const char *const *sym_names, const int64_t *syms);
+
+typedef struct RtModule {
+    char key[17];            /* hex FNV-1a 64 of compiler, flags and source */
+    char src_path[1024];     /* cached copy of the source */
+    char so_path[1024];      /* the shared object */
+    bool cache_hit;          /* the .so was already in the cache: cc did not run */
+    double compile_s;        /* seconds spent in cc (0 on a hit) */
+    double load_s;           /* seconds spent in dlopen + dlsym */
+    void *handle;            /* dlopen handle */
+    RtCallFn call;
+    RtCallFbFn call_fb;      /* modules with fallbacks (NULL otherwise) */
+    const char *const *sym_names;   /* mi_sym_names */
+    int nsyms;
+    int num_outputs;         /* mi_num_outputs */
+    const char *const *guards;   /* mi_guards (NULL when the module has none) */
+    int nguards;
+    /* CUDA modules (core/codegen/codegen_cuda.h; rt_compile builds them with nvcc): */
+    bool is_cuda;
+    int (*cuda_time)(void *const *inputs, void *const *outputs, const int64_t *syms, int warmup,
+                     int reps, double *ms);    /* mi_cuda_time: device-only timing */
+    const char *(*cuda_error)(void);           /* mi_cuda_error */
+} RtModule;
+
+/* Compile (or fetch from the cache) and load. NULL + ctx error: on a compiler error the
+ * message holds the first lines of cc's stderr and the error's file is the cached source.
+ * CUDA source (codegen_cuda) is built with nvcc instead ($MINDUCTOR_NVCC, else nvcc on PATH,
+ * else /usr/local/cuda/bin/nvcc; flags "-O3 -shared -Xcompiler -fPIC -x cu" plus
+ * $MINDUCTOR_NVCC_FLAGS, default "-arch=sm_90"); without nvcc, or when loading finds no GPU
+ * ("no CUDA GPU available"), it fails with a clear message. rt_run/rt_check then work unchanged
+ * (call() copies to and from the GPU); rt_time times the kernels alone with CUDA events. */
+RtModule *rt_compile(MiCtx *ctx, const char *c_source);
+void rt_free(RtModule *m);
+
+/* The cache directory rt_compile uses (created if missing); NULL + ctx error. Returns buf. */
+const char *rt_cache_dir(MiCtx *ctx, char *buf, size_t n);
+
+/* Run the module once on inputs (one per placeholder of g, as interp_run takes them): binds
+ * size symbols from SymInt inputs and input shapes, allocates the outputs from g's output metas,
+ * calls the module with ctx->threads OpenMP threads (if > 0). *outs is malloc'd (free with
+ * interp_free_outputs). *seconds (may be NULL) gets the time of the call alone. Inputs whose
+ * strides differ from their placeholder's meta are passed through a copy with the expected
+ * layout (copied back afterwards, so in-place updates reach the caller's tensors). */
+int rt_run(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs,
+           IValue **outs, int *nouts, double *seconds);
+
+/* Time the module: outputs are allocated once, `warmup` untimed calls, then `reps` timed calls.
+ * *median_s / *min_s (may be NULL) receive the median and the fastest call. */
+int rt_time(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs,
+            int warmup, int reps, double *median_s, double *min_s);
+
+/* Run the reference interpreter and the module on the same inputs and compare every output with
+ * tensor_compare(rtol, atol). Appends a report to `report` (may be NULL):
+ *   "output 0: f32[8, 16] ok max_abs 1.2e-07 max_rel 3.1e-07\n" ... "interp 1.234 ms, compiled
+ *   0.012 ms (102.8x)\n". Inputs are cloned for each side, so in-place graphs compare fairly.
+ * Returns 1 when all outputs agree, 0 when some differ, -1 on error (ctx error set). */
+int rt_check(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs,
+             double rtol, double atol, StrBuf *report);
+
+/* On a mismatch whose errors are tiny against the output's largest magnitude, append a note to r
+ * that this is float32 rounding against the double-accumulating interpreter (nothing otherwise). */
+void rt_explain_mismatch(const Tensor *want, const CompareResult *c, StrBuf *r);
+
+#endif

@@ -1,0 +1,198 @@
+/* sched_reshape.c — fusing nodes that walk the same elements through differently shaped outer
+ * loops (Inductor compares SchedulerNode._sizes after simplify_and_reorder merged contiguous
+ * dims; we split instead). A layer norm over [8, 256, 128] reduces over outer loops [8, 256];
+ * the pointwise that normalizes its view [2048, 128] loops over [2048]: the same rows. When the
+ * two outer range lists have the same total and one common refinement (the union of their
+ * prefix products, each dividing the next: [8, 256] and [2048] -> [8, 256]), every node of both
+ * groups is re-expressed over the refinement: loop var p_i over range r_i = R_a*...*R_b becomes
+ * q_a*R_(a+1)*...*R_b + ... + q_b, later vars are renamed, and each index is re-simplified
+ * under the new ranges (so ModularIndexing/FloorDiv from the view fold away). The iteration set
+ * of each node is unchanged (a bijection), so the rewrite is always correct on its own; whether
+ * the two groups may then share loops is decided by the scheduler's ordinary checks on the
+ * rewritten dependencies (writer and reader index must be equal), and a refused attempt is
+ * undone. A kept rewrite lives as long as the schedule: sched_free restores the lowered bodies,
+ * so the IR module is the same before and after scheduling (a second `sched` decides alike).
+ * Splitting (not merging) keeps indices linear: no FloorDiv/ModularIndexing appears. */
+#include "scheduler/scheduler.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXV (MI_MAX_DIMS * 2)
+
+typedef struct Saved { int node; LoopBody body; Expr **indexes; } Saved;
+struct SchedReshape { Saved *v; int n; };
+
+/* The outer loop ranges a group runs under: its reductions' pointwise dims, or (pointwise only)
+ * all dims of its nodes (identical across the group). */
+static int outer_list(const Schedule *s, const int *nodes, int n, int red, Expr **out) {
+    const LoopBody *b = s->nodes[nodes[0]].buf->body;
+    if (!b) return -1;
+    (void)n;
+    int k = red >= 0 ? red : b->nvars;
+    for (int i = 0; i < k; i++) out[i] = b->ranges[i];
+    return k;
+}
+
+static bool all_int(Expr *const *l, int n, int64_t *v) {
+    for (int i = 0; i < n; i++)
+        if (!sym_is_int(l[i], &v[i]) || v[i] < 2) return false;
+    return true;
+}
+
+/* Common refinement of two constant range lists with the same total. cut[i]: the position in R
+ * where old dim i starts (cut[n] = nr). False when the prefix products do not nest. */
+static bool refine(const int64_t *a, int na, const int64_t *b, int nb, int64_t *R, int *nr, int *cuta, int *cutb) {
+    int64_t pa = a[0], pb = b[0], prev = 1;
+    int i = 0, j = 0, k = 0;
+    cuta[0] = cutb[0] = 0;
+    while (i < na && j < nb) {
+        int64_t next = pa < pb ? pa : pb;
+        if (next <= prev || next % prev || k == MAXV) return false;
+        R[k++] = next / prev;
+        prev = next;
+        if (pa == next) { cuta[++i] = k; if (i < na && __builtin_mul_overflow(pa, a[i], &pa)) return false; }
+        if (pb == next) { cutb[++j] = k; if (j < nb && __builtin_mul_overflow(pb, b[j], &pb)) return false; }
+    }
+    *nr = k;
+    return i == na && j == nb;
+}
+
+static void print_list(const int64_t *v, int n, char *out, size_t on) {
+    size_t p = 0;
+    p += (size_t)snprintf(out + p, on - p, "[");
+    for (int i = 0; i < n && p < on; i++) p += (size_t)snprintf(out + p, on - p, "%s%lld", i ? ", " : "", (long long)v[i]);
+    if (p < on) snprintf(out + p, on - p, "]");
+}
+
+/* Rewrite body b: its first nd vars become the fine ranges R[0..nr), old var i covering
+ * R[cut[i]..cut[i+1]). In place (the body is the buffer's; `save` keeps what undo needs). */
+static void split_body(IrModule *m, LoopBody *b, int nd, const int64_t *R, int nr, const int *cut) {
+    SymCtx *S = m->ctx->sym;
+    int nv = b->nvars - nd + nr;
+    Expr **vars = arena_alloc(&m->arena, sizeof(Expr *) * (nv + 1));
+    Expr **ranges = arena_alloc(&m->arena, sizeof(Expr *) * (nv + 1));
+    int dov[MAXV];
+    for (int j = 0; j < nv; j++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "p%d", j);
+        vars[j] = sym_symbol(S, nm);
+    }
+    const char *from[MAXV];
+    Expr *to[MAXV];
+    for (int i = 0; i < nd; i++) {
+        Expr *e = sym_int(S, 0);
+        for (int j = cut[i]; j < cut[i + 1]; j++) {
+            e = sym_add(S, sym_mul(S, e, sym_int(S, R[j])), vars[j]);
+            ranges[j] = sym_int(S, R[j]);
+            dov[j] = b->dim_of_var[i];
+        }
+        from[i] = b->vars[i]->name;
+        to[i] = e;
+    }
+    for (int i = nd; i < b->nvars; i++) {
+        from[i] = b->vars[i]->name;
+        to[i] = vars[i - nd + nr];
+        ranges[i - nd + nr] = b->ranges[i];
+        dov[i - nd + nr] = b->dim_of_var[i];
+    }
+    int old = b->nvars;
+    b->vars = vars;
+    b->ranges = ranges;
+    b->npoint += nr - nd;
+    b->nvars = nv;
+    memcpy(b->dim_of_var, dov, sizeof(int) * (size_t)nv);
+    for (int k = 0; k < b->nindexes; k++)
+        b->indexes[k] = ir_simplify(m, sym_subst(S, b->indexes[k], from, to, old), b);
+}
+
+static bool save_node(Schedule *s, SchedReshape *u, int node) {
+    LoopBody *b = s->nodes[node].buf->body;
+    u->v = mi_xrealloc(u->v, sizeof(Saved) * (size_t)(u->n + 1));
+    Saved *sv = &u->v[u->n++];
+    sv->node = node;
+    sv->body = *b;
+    sv->indexes = mi_xmalloc(sizeof(Expr *) * (size_t)(b->nindexes + 1));
+    memcpy(sv->indexes, b->indexes, sizeof(Expr *) * (size_t)b->nindexes);
+    return true;
+}
+
+static void recollect(Schedule *s, int node) {
+    SchedNode *n = &s->nodes[node];
+    dep_set_free(&n->deps);
+    ir_deps_collect(s->ir, n->buf, &n->deps);
+}
+
+SchedReshape *sched_reshape_pair(Schedule *s, const int *na, int nA, int redA, const int *nb, int nB, int redB,
+                                 char *note, size_t nn) {
+    Expr *la[MAXV], *lb[MAXV];
+    int64_t va[MAXV], vb[MAXV], R[MAXV];
+    int ca[MAXV + 1], cb[MAXV + 1], nr = 0;
+    note[0] = 0;
+    int ka = outer_list(s, na, nA, redA, la), kb = outer_list(s, nb, nB, redB, lb);
+    if (ka <= 0 || kb <= 0) return NULL;
+    if (!all_int(la, ka, va) || !all_int(lb, kb, vb)) return NULL;
+    /* a pointwise-only side against a reduction side: the prefix of its dims that covers the
+     * reduction's outer total (the rest are its inner loop) */
+    int64_t ta = 1, tb = 1;
+    for (int i = 0; i < ka; i++) if (__builtin_mul_overflow(ta, va[i], &ta)) return NULL;
+    for (int i = 0; i < kb; i++) if (__builtin_mul_overflow(tb, vb[i], &tb)) return NULL;
+    if (redA < 0 && redB >= 0) {
+        int64_t p = 1; int k = 0;
+        while (k < ka && p < tb) p *= va[k++];
+        if (p != tb) return NULL;
+        ka = k; ta = p;
+    } else if (redB < 0 && redA >= 0) {
+        int64_t p = 1; int k = 0;
+        while (k < kb && p < ta) p *= vb[k++];
+        if (p != ta) return NULL;
+        kb = k; tb = p;
+    }
+    if (ta != tb) return NULL;
+    if (!refine(va, ka, vb, kb, R, &nr, ca, cb)) return NULL;
+    if (nr == ka && nr == kb) return NULL;   /* nothing to split: the shapes already agree */
+    for (int side = 0; side < 2; side++) {   /* room for the new vars */
+        const int *nodes = side ? nb : na;
+        int n = side ? nB : nA, k = side ? kb : ka;
+        for (int i = 0; i < n; i++) {
+            const LoopBody *b = s->nodes[nodes[i]].buf->body;
+            if (!b || b->nvars < k || b->npoint < k || b->nvars - k + nr > MAXV) return NULL;
+        }
+    }
+    SchedReshape *u = mi_xcalloc(1, sizeof *u);
+    char from_a[96], from_b[96], to[96];
+    print_list(va, ka, from_a, sizeof from_a);
+    print_list(vb, kb, from_b, sizeof from_b);
+    print_list(R, nr, to, sizeof to);
+    if (nr != ka && nr != kb) snprintf(note, nn, "; outer loops %s and %s both split to %s", from_a, from_b, to);
+    else snprintf(note, nn, "; outer loops %s split to %s", nr != ka ? from_a : from_b, to);
+    for (int side = 0; side < 2; side++) {
+        const int *nodes = side ? nb : na;
+        int n = side ? nB : nA, k = side ? kb : ka;
+        const int *cut = side ? cb : ca;
+        if (nr == k) continue;
+        for (int i = 0; i < n; i++) {
+            save_node(s, u, nodes[i]);
+            split_body(s->ir, s->nodes[nodes[i]].buf->body, k, R, nr, cut);
+            recollect(s, nodes[i]);
+        }
+    }
+    return u;
+}
+
+void sched_reshape_undo(Schedule *s, SchedReshape *u, bool deps) {
+    if (!u) return;
+    for (int i = u->n - 1; i >= 0; i--) {
+        Saved *sv = &u->v[i];
+        LoopBody *b = s->nodes[sv->node].buf->body;
+        Expr **idx = b->indexes;
+        *b = sv->body;
+        b->indexes = idx;   /* same array (never reallocated after tracing): restore its items */
+        memcpy(b->indexes, sv->indexes, sizeof(Expr *) * (size_t)b->nindexes);
+        if (deps) recollect(s, sv->node);
+    }
+    for (int i = 0; i < u->n; i++) free(u->v[i].indexes);
+    free(u->v);
+    free(u);
+}

@@ -1,0 +1,929 @@
+/* scheduler.c — SchedNodes from IR buffers, dead-buffer removal, fusion rounds with a
+ * bytes-saved score and recorded decisions, topological kernel order, buffer reuse planning.
+ * See scheduler.h for the kernel model; core/codegen/codegen_c.c turns the result into C. */
+#include "scheduler/scheduler.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool node_reads(const SchedNode *n, const Buffer *b) {
+    for (int i = 0; i < n->deps.nreads; i++)
+        if (n->deps.reads[i].buf == b) return true;
+    return false;
+}
+
+/* Node order: a node runs after the nodes whose results it reads, after earlier writers of what
+ * it writes, and an input mutation (copy_ into a placeholder) after every reader of the old
+ * value. The edges are built from buffer users (fx_edges below). */
+static const LoopBody *nbody(const Schedule *s, int n) { return s->nodes[n].buf->body; }
+
+static bool uses_var_from(const Expr *e, int m) {
+    if (e->kind == EX_SYM && e->name[0] == 'p' && e->name[1] >= '0' && e->name[1] <= '9') {
+        int v = 0;
+        for (const char *c = e->name + 1; *c >= '0' && *c <= '9'; c++) v = 10 * v + (*c - '0');
+        if (v >= m) return true;
+    }
+    for (int i = 0; i < e->n; i++)
+        if (uses_var_from(e->args[i], m)) return true;
+    return false;
+}
+
+static bool same_inner(const LoopBody *a, const LoopBody *b, int m) {
+    if (a->nvars != b->nvars) return false;
+    for (int i = m; i < a->nvars; i++)
+        if (a->ranges[i] != b->ranges[i]) return false;
+    return true;
+}
+
+static int64_t buf_bytes(const Buffer *b, SymCtx *sy) {
+    int64_t n;
+    if (!sym_is_int(layout_numel(sy, &b->layout), &n)) return 4096;
+    int64_t bytes;
+    if (n < 0 || __builtin_mul_overflow(n, (int64_t)dtype_size(b->layout.dtype), &bytes)) return INT64_MAX / 4;
+    return bytes;
+}
+
+/* ---- buffer users and node edges, built once in O(deps) (large graphs: 10 000 nodes) ---- */
+typedef struct Fx {
+    int *rd_start, *rd;          /* buffer id -> reader node ids (CSR, ascending, unique) */
+    int *wr_start, *wr;          /* buffer id -> writer node ids */
+    int *succ_start, *succ;      /* node -> nodes that must run after it (alive nodes only) */
+    int *topo;                   /* node -> position in one topological order */
+    int64_t *bytes;              /* buffer id -> bytes (the fusion score) */
+    int *stamp, cur;             /* scratch marks over nodes */
+    int *bstamp, bcur;           /* scratch marks over buffers */
+    int *gstamp, gcur;           /* scratch marks over groups */
+    int *pos;                    /* scratch: node -> index in the group being checked */
+    int *gred;                   /* group -> npoint of its reductions, -1: only pointwise */
+    bool exact;                  /* fuse_cycle walks groups (no topological bound) */
+} Fx;
+
+static void csr_users(const Schedule *s, int nb, bool writes, int **start, int **list) {
+    int *st = mi_xcalloc(nb + 2, sizeof(int));
+    int *last = mi_xmalloc(sizeof(int) * (nb + 1));
+    for (int b = 0; b < nb; b++) last[b] = -1;
+    for (int pass = 0; pass < 2; pass++) {
+        int *out = pass ? mi_xmalloc(sizeof(int) * (st[nb] + 1)) : NULL, *pos = NULL;
+        if (pass) {
+            pos = mi_xmalloc(sizeof(int) * (nb + 1));
+            memcpy(pos, st, sizeof(int) * (nb + 1));
+            for (int b = 0; b < nb; b++) last[b] = -1;
+        }
+        for (int i = 0; i < s->nnodes; i++) {
+            const DepSet *d = &s->nodes[i].deps;
+            int n = writes ? d->nwrites : d->nreads;
+            const Dep *v = writes ? d->writes : d->reads;
+            for (int k = 0; k < n; k++) {
+                int b = v[k].buf->id;
+                if (b < 0 || b >= nb || last[b] == i) continue;
+                last[b] = i;
+                if (pass) out[pos[b]++] = i;
+                else st[b + 1]++;
+            }
+        }
+        if (!pass) for (int b = 0; b < nb; b++) st[b + 1] += st[b];
+        else { *list = out; free(pos); }
+    }
+    free(last);
+    *start = st;
+}
+
+static void fx_edges(const Schedule *s, Fx *f) {
+    int nb = s->ir->nbufs, ne = 0, cap = 64;
+    int *eu = mi_xmalloc(sizeof(int) * cap), *ev = mi_xmalloc(sizeof(int) * cap);
+#define EDGE(u_, v_) do { if (ne == cap) { cap *= 2; eu = mi_xrealloc(eu, sizeof(int) * cap); ev = mi_xrealloc(ev, sizeof(int) * cap); } \
+                          eu[ne] = (u_); ev[ne] = (v_); ne++; } while (0)
+    for (int b = 0; b < nb; b++) {
+        bool input = s->ir->bufs[b]->kind == BUF_INPUT;
+        int prev = -1;
+        for (int wi = f->wr_start[b]; wi < f->wr_start[b + 1]; wi++) {
+            int w = f->wr[wi];
+            if (s->nodes[w].dead) continue;
+            if (prev >= 0) EDGE(prev, w);   /* writers in creation order */
+            prev = w;
+            for (int ri = f->rd_start[b]; ri < f->rd_start[b + 1]; ri++) {
+                int r = f->rd[ri];
+                if (r == w || s->nodes[r].dead) continue;
+                if (!input) EDGE(w, r);     /* producer -> consumer */
+                else EDGE(r, w);            /* an input's readers see it before a mutation */
+            }
+        }
+    }
+#undef EDGE
+    int n = s->nnodes;
+    f->succ_start = mi_xcalloc(n + 2, sizeof(int));
+    for (int e = 0; e < ne; e++) f->succ_start[eu[e] + 1]++;
+    for (int i = 0; i < n; i++) f->succ_start[i + 1] += f->succ_start[i];
+    f->succ = mi_xmalloc(sizeof(int) * (ne + 1));
+    int *pos = mi_xmalloc(sizeof(int) * (n + 1));
+    memcpy(pos, f->succ_start, sizeof(int) * (n + 1));
+    for (int e = 0; e < ne; e++) f->succ[pos[eu[e]]++] = ev[e];
+    /* one topological order of the nodes (Kahn); bounds the cycle search below */
+    int *indeg = mi_xcalloc(n + 1, sizeof(int)), *q = mi_xmalloc(sizeof(int) * (n + 1)), qh = 0, qt = 0;
+    for (int e = 0; e < ne; e++) indeg[ev[e]]++;
+    f->topo = mi_xmalloc(sizeof(int) * (n + 1));
+    for (int i = 0; i < n; i++) { f->topo[i] = n + i; if (!indeg[i]) q[qt++] = i; }
+    int t = 0;
+    while (qh < qt) {
+        int u = q[qh++];
+        f->topo[u] = t++;
+        for (int k = f->succ_start[u]; k < f->succ_start[u + 1]; k++)
+            if (--indeg[f->succ[k]] == 0) q[qt++] = f->succ[k];
+    }
+    free(indeg); free(q); free(pos); free(eu); free(ev);
+}
+
+static void fx_init(const Schedule *s, Fx *f) {
+    int nb = s->ir->nbufs;
+    memset(f, 0, sizeof *f);
+    csr_users(s, nb, false, &f->rd_start, &f->rd);
+    csr_users(s, nb, true, &f->wr_start, &f->wr);
+    f->bytes = mi_xmalloc(sizeof(int64_t) * (nb + 1));
+    for (int b = 0; b < nb; b++) f->bytes[b] = buf_bytes(s->ir->bufs[b], s->ir->ctx->sym);
+    f->stamp = mi_xcalloc(s->nnodes + 1, sizeof(int));
+    f->bstamp = mi_xcalloc(nb + 1, sizeof(int));
+    f->gstamp = mi_xcalloc(s->nnodes + 1, sizeof(int));
+    f->pos = mi_xcalloc(s->nnodes + 1, sizeof(int));
+    f->gred = mi_xcalloc(s->nnodes + 1, sizeof(int));
+}
+static void fx_free(Fx *f) {
+    free(f->rd_start); free(f->rd); free(f->wr_start); free(f->wr);
+    free(f->succ_start); free(f->succ); free(f->topo); free(f->bytes);
+    free(f->stamp); free(f->bstamp); free(f->gstamp); free(f->pos); free(f->gred);
+}
+
+/* dead buffer removal: a node none of whose results is read by a live node (and that writes no
+ * output and mutates nothing) dies; its producers are re-checked (worklist, O(deps)) */
+static void remove_dead(Schedule *s, Fx *f) {
+    int nb = s->ir->nbufs, n = s->nnodes;
+    int *nread = mi_xmalloc(sizeof(int) * (nb + 1));
+    for (int b = 0; b < nb; b++) nread[b] = f->rd_start[b + 1] - f->rd_start[b];
+    int *work = mi_xmalloc(sizeof(int) * (n + 1)), nw = 0;
+    bool *queued = mi_xcalloc(n + 1, 1);
+    for (int i = n - 1; i >= 0; i--) { work[nw++] = i; queued[i] = true; }
+    while (nw) {
+        int i = work[--nw];
+        queued[i] = false;
+        SchedNode *nd = &s->nodes[i];
+        if (nd->dead || nd->buf->output_index >= 0 || nd->buf->mutates) continue;
+        bool keep = false;   /* sdpa's logsumexp, a cond's later results are outputs too */
+        for (int w = 0; w < nd->deps.nwrites && !keep; w++) {
+            const Buffer *b = nd->deps.writes[w].buf;
+            keep = b->output_index >= 0 || nread[b->id] - (node_reads(nd, b) ? 1 : 0) > 0;
+        }
+        if (keep) continue;
+        nd->dead = true;
+        for (int r = 0; r < nd->deps.nreads; r++) {
+            const Buffer *b = nd->deps.reads[r].buf;
+            bool first = true;   /* count each buffer once per node */
+            for (int k = 0; k < r; k++) first &= nd->deps.reads[k].buf != b;
+            if (!first) continue;
+            nread[b->id]--;
+            for (int wi = f->wr_start[b->id]; wi < f->wr_start[b->id + 1]; wi++) {
+                int w = f->wr[wi];
+                if (!queued[w] && !s->nodes[w].dead) { work[nw++] = w; queued[w] = true; }
+            }
+        }
+    }
+    free(nread); free(work); free(queued);
+}
+
+/* "outer sizes differ: [96] vs [128]" (the first m ranges of each) */
+static void outer_differ(const LoopBody *a, const LoopBody *b, int m, char *why, size_t wl) {
+    StrBuf sb;
+    sb_init(&sb);
+    sb_put(&sb, "outer sizes differ: ");
+    for (int side = 0; side < 2; side++) {
+        const LoopBody *x = side ? b : a;
+        sb_put(&sb, side ? " vs [" : "[");
+        for (int k = 0; k < m && k < x->nvars; k++) { if (k) sb_put(&sb, ", "); sym_str_sb(x->ranges[k], &sb); }
+        sb_put(&sb, "]");
+    }
+    snprintf(why, wl, "%s", sb.s);
+    sb_free(&sb);
+}
+
+/* Can nodes[] (sorted) form one kernel? Returns nouter >= 0, or -1 with reason. With f, the
+ * writer of each read is found through the buffer's writer list (large groups). */
+static int group_shape_fx(const Schedule *s, Fx *f, const int *nodes, int n, char *why, size_t wn) {
+    int m = -1;
+    const LoopBody *ref = NULL;
+    for (int i = 0; i < n; i++) {
+        const Buffer *b = s->nodes[nodes[i]].buf;
+        if (b->kind != BUF_COMPUTED) { snprintf(why, wn, "extern kernel"); return -1; }
+        if (b->body->nred) {
+            if (m >= 0 && m != b->body->npoint) { snprintf(why, wn, "reductions over different outer sizes"); return -1; }
+            m = b->body->npoint;
+        }
+    }
+    if (m < 0) {   /* only pointwise: identical iteration spaces */
+        ref = nbody(s, nodes[0]);
+        for (int i = 1; i < n; i++) {
+            const LoopBody *b = nbody(s, nodes[i]);
+            if (b->nvars != ref->nvars) { snprintf(why, wn, "different iteration ranks"); return -1; }
+            for (int k = 0; k < b->nvars; k++)
+                if (b->ranges[k] != ref->ranges[k]) { snprintf(why, wn, "different sizes"); return -1; }
+        }
+        m = ref->nvars > 0 ? ref->nvars - 1 : 0;
+    }
+    for (int i = 0; i < n; i++) {
+        const LoopBody *b = nbody(s, nodes[i]);
+        if (b->npoint < m) { snprintf(why, wn, "iteration space smaller than the shared outer loop"); return -1; }
+        if (!ref) ref = b;
+        for (int k = 0; k < m; k++)
+            if (b->ranges[k] != ref->ranges[k]) { outer_differ(ref, b, m, why, wn); return -1; }
+    }
+    /* data dependencies inside the kernel must be element-local */
+    int cur = 0;
+    if (f) {
+        cur = ++f->cur;
+        for (int i = 0; i < n; i++) { f->stamp[nodes[i]] = cur; f->pos[nodes[i]] = i; }
+    }
+    for (int j = 0; j < n; j++) {
+        const SchedNode *B = &s->nodes[nodes[j]];
+        for (int r = 0; r < B->deps.nreads; r++) {
+            const Dep *rd = &B->deps.reads[r];
+            int bid = rd->buf->id;
+            int nwr = f ? f->wr_start[bid + 1] - f->wr_start[bid] : n;
+            for (int x = 0; x < nwr; x++) {
+                int i = x;
+                if (f) {
+                    int w = f->wr[f->wr_start[bid] + x];
+                    if (f->stamp[w] != cur) continue;
+                    i = f->pos[w];
+                }
+                if (i == j) continue;
+                const SchedNode *A = &s->nodes[nodes[i]];
+                for (int w = 0; w < A->deps.nwrites; w++) {
+                    const Dep *wr = &A->deps.writes[w];
+                    if (wr->buf != rd->buf) continue;
+                    if (wr->index != rd->index) { snprintf(why, wn, "%s read at a different index than %s writes it", rd->buf->name, A->name); return -1; }
+                    if (uses_var_from(wr->index, m) && !same_inner(A->buf->body, B->buf->body, m)) {
+                        snprintf(why, wn, "%s crosses inner loops of different sizes", rd->buf->name);
+                        return -1;
+                    }
+                    if (i > j && !A->buf->mutates) { snprintf(why, wn, "order"); return -1; }
+                }
+            }
+        }
+    }
+    return m;
+}
+static int group_shape(const Schedule *s, const int *nodes, int n, char *why, size_t wn) {
+    return group_shape_fx(s, NULL, nodes, n, why, wn);
+}
+
+static const char *gname(Schedule *s, const SchedGroup *g) {
+    StrBuf sb;
+    sb_init(&sb);
+    for (int i = 0; i < g->n; i++) {
+        if (g->n > 12 && i == 8) {   /* a long group: its first nodes, the count, its last */
+            sb_printf(&sb, "_..(%d nodes).._%s", g->n, s->nodes[g->nodes[g->n - 1]].name);
+            break;
+        }
+        sb_printf(&sb, "%s%s", i ? "_" : "", s->nodes[g->nodes[i]].name);
+    }
+    char *r = arena_strdup(&s->arena, sb.s ? sb.s : "");
+    sb_free(&sb);
+    return r;
+}
+
+const char *sched_group_name(const Schedule *s, int g, char *buf, size_t n) {
+    size_t k = 0;
+    buf[0] = 0;
+    for (int i = 0; i < s->groups[g].n && k + 1 < n; i++)
+        k += snprintf(buf + k, n - k, "%s%s", i ? "_" : "", s->nodes[s->groups[g].nodes[i]].name);
+    return buf;
+}
+
+static void record(Schedule *s, const char *a, const char *b, bool acc, int64_t score, const char *why) {
+    for (int i = s->ndecisions > 256 ? s->ndecisions - 256 : 0; i < s->ndecisions; i++)   /* a rejection is listed once (recent ones) */
+        if (!acc && !s->decisions[i].accepted && strcmp(s->decisions[i].a, a) == 0 && strcmp(s->decisions[i].b, b) == 0) return;
+    if (s->ndecisions == s->capdecisions) {
+        s->capdecisions = s->capdecisions ? 2 * s->capdecisions : 16;
+        s->decisions = mi_xrealloc(s->decisions, sizeof(FusionDecision) * s->capdecisions);
+    }
+    FusionDecision *d = &s->decisions[s->ndecisions++];
+    d->a = a;
+    d->b = b;
+    d->accepted = acc;
+    d->score = score;
+    snprintf(d->reason, sizeof d->reason, "%s", why);
+}
+
+static bool group_touches_buf(const Schedule *s, const Fx *f, int g, int b) {
+    for (int k = f->rd_start[b]; k < f->rd_start[b + 1]; k++) if (s->nodes[f->rd[k]].group == g) return true;
+    for (int k = f->wr_start[b]; k < f->wr_start[b + 1]; k++) if (s->nodes[f->wr[k]].group == g) return true;
+    return false;
+}
+/* bytes of the buffers both groups touch (walks the smaller group) */
+static int64_t pair_score(const Schedule *s, Fx *f, int ga, int gb) {
+    if (s->groups[ga].n > s->groups[gb].n) { int t = ga; ga = gb; gb = t; }
+    const SchedGroup *S = &s->groups[ga];
+    int mark = ++f->bcur;
+    int64_t score = 0;
+    for (int i = 0; i < S->n; i++) {
+        const DepSet *d = &s->nodes[S->nodes[i]].deps;
+        for (int k = 0; k < d->nreads + d->nwrites; k++) {
+            const Buffer *b = k < d->nreads ? d->reads[k].buf : d->writes[k - d->nreads].buf;
+            if (f->bstamp[b->id] == mark) continue;
+            f->bstamp[b->id] = mark;
+            if (group_touches_buf(s, f, gb, b->id)) score += f->bytes[b->id];
+        }
+    }
+    return score;
+}
+
+/* execution position key inside a kernel (sort_nodes' order) */
+static long order_key(const Schedule *s, int n) { return (s->nodes[n].buf->mutates ? (1L << 40) : 0) + n; }
+
+/* One producer/consumer pair inside a would-be kernel: same element, and inner loops that fit */
+static bool dep_ok(const Schedule *s, int wn, const Dep *wr, int rn, const Dep *rd, int m, char *why, size_t wl) {
+    const SchedNode *A = &s->nodes[wn], *B = &s->nodes[rn];
+    if (wr->index != rd->index) { snprintf(why, wl, "%s read at a different index than %s writes it", rd->buf->name, A->name); return false; }
+    if (uses_var_from(wr->index, m) && !same_inner(A->buf->body, B->buf->body, m)) {
+        snprintf(why, wl, "%s crosses inner loops of different sizes", rd->buf->name);
+        return false;
+    }
+    if (order_key(s, wn) > order_key(s, rn) && !A->buf->mutates) { snprintf(why, wl, "order"); return false; }
+    return true;
+}
+
+/* Can groups ga and gb (each a valid kernel) form one kernel? nouter >= 0, or -1 + why. Only
+ * what the merge adds is checked: the shared outer loop and the pairs across the two groups
+ * (with a new nouter the whole merged list is checked, *full set). */
+static int merge_shape(const Schedule *s, Fx *f, int ga, int gb, bool *full, char *why, size_t wl) {
+    const SchedGroup *A = &s->groups[ga], *B = &s->groups[gb];
+    int ra = f->gred[ga], rb = f->gred[gb], m;
+    const LoopBody *refA = nbody(s, A->nodes[0]), *refB = nbody(s, B->nodes[0]);
+    *full = false;
+    if (ra >= 0 && rb >= 0 && ra != rb) { snprintf(why, wl, "reductions over different outer sizes"); return -1; }
+    if (ra < 0 && rb < 0) {   /* only pointwise: identical iteration spaces */
+        if (refA->nvars != refB->nvars) { snprintf(why, wl, "different iteration ranks"); return -1; }
+        for (int k = 0; k < refA->nvars; k++)
+            if (refA->ranges[k] != refB->ranges[k]) { snprintf(why, wl, "different sizes"); return -1; }
+        m = refA->nvars > 0 ? refA->nvars - 1 : 0;
+    } else m = ra >= 0 ? ra : rb;
+    if (m != A->nouter || m != B->nouter) { *full = true; return 0; }
+    if (refB->npoint < m) { snprintf(why, wl, "iteration space smaller than the shared outer loop"); return -1; }
+    for (int k = 0; k < m; k++)
+        if (refA->ranges[k] != refB->ranges[k]) { outer_differ(refA, refB, m, why, wl); return -1; }
+    int gs = A->n <= B->n ? ga : gb, gl = gs == ga ? gb : ga;
+    const SchedGroup *S = &s->groups[gs];
+    for (int i = 0; i < S->n; i++) {
+        int u = S->nodes[i];
+        const DepSet *d = &s->nodes[u].deps;
+        for (int r = 0; r < d->nreads; r++) {   /* S reads what L writes */
+            const Dep *rd = &d->reads[r];
+            int b = rd->buf->id;
+            for (int k = f->wr_start[b]; k < f->wr_start[b + 1]; k++) {
+                int w = f->wr[k];
+                if (s->nodes[w].group != gl) continue;
+                const DepSet *dw = &s->nodes[w].deps;
+                for (int x = 0; x < dw->nwrites; x++)
+                    if (dw->writes[x].buf == rd->buf && !dep_ok(s, w, &dw->writes[x], u, rd, m, why, wl)) return -1;
+            }
+        }
+        for (int x = 0; x < d->nwrites; x++) {  /* L reads what S writes */
+            const Dep *wr = &d->writes[x];
+            int b = wr->buf->id;
+            for (int k = f->rd_start[b]; k < f->rd_start[b + 1]; k++) {
+                int r = f->rd[k];
+                if (s->nodes[r].group != gl) continue;
+                const DepSet *dr = &s->nodes[r].deps;
+                for (int y = 0; y < dr->nreads; y++)
+                    if (dr->reads[y].buf == wr->buf && !dep_ok(s, u, wr, r, &dr->reads[y], m, why, wl)) return -1;
+            }
+        }
+    }
+    return m;
+}
+
+/* Would merging ga and gb close a cycle: a path that leaves the pair and comes back?
+ * Quick form: nodes past the pair's last topological position cannot lead back, so the search
+ * stops there. That bound holds for single nodes but not once kernels are fused (a fused
+ * group may hold an early and a late node: op2 -> op4 ~ op0 -> op3 through {op0, op4}); when
+ * the quick form let such a cycle through, sched_run redoes the fusion with the exact form,
+ * which walks groups (reaching one node of a fused kernel reaches all of them). */
+static bool fuse_cycle_exact(const Schedule *s, Fx *f, int ga, int gb) {
+    int gc = ++f->gcur;
+    int cap = 64, sp = 0;
+    int *stack = mi_xmalloc(sizeof(int) * cap);
+#define PUSH_GROUP(g_) do { const SchedGroup *G_ = &s->groups[g_]; \
+        for (int i_ = 0; i_ < G_->n; i_++) { \
+            if (sp == cap) { cap *= 2; stack = mi_xrealloc(stack, sizeof(int) * cap); } \
+            stack[sp++] = G_->nodes[i_]; } } while (0)
+    PUSH_GROUP(ga);
+    PUSH_GROUP(gb);
+    bool cycle = false;
+    while (sp && !cycle) {
+        int u = stack[--sp];
+        bool outside = s->nodes[u].group != ga && s->nodes[u].group != gb;
+        for (int k = f->succ_start[u]; k < f->succ_start[u + 1]; k++) {
+            int v = f->succ[k], gv = s->nodes[v].group;
+            if (gv == ga || gv == gb) {
+                if (outside) { cycle = true; break; }
+                continue;
+            }
+            if (f->gstamp[gv] == gc) continue;
+            f->gstamp[gv] = gc;
+            PUSH_GROUP(gv);
+        }
+    }
+#undef PUSH_GROUP
+    free(stack);
+    return cycle;
+}
+
+static bool fuse_cycle(const Schedule *s, Fx *f, int ga, int gb) {
+    if (f->exact) return fuse_cycle_exact(s, f, ga, gb);
+    int maxpos = -1, cur = ++f->cur;
+    int cap = 64, sp = 0;
+    int *stack = mi_xmalloc(sizeof(int) * cap);
+    for (int pass = 0; pass < 2; pass++) {
+        const SchedGroup *G = &s->groups[pass ? gb : ga];
+        for (int i = 0; i < G->n; i++) {
+            int u = G->nodes[i];
+            if (f->topo[u] > maxpos) maxpos = f->topo[u];
+            if (sp == cap) { cap *= 2; stack = mi_xrealloc(stack, sizeof(int) * cap); }
+            stack[sp++] = u;
+        }
+    }
+    bool cycle = false;
+    while (sp && !cycle) {
+        int u = stack[--sp];
+        bool outside = s->nodes[u].group != ga && s->nodes[u].group != gb;
+        for (int k = f->succ_start[u]; k < f->succ_start[u + 1]; k++) {
+            int v = f->succ[k], gv = s->nodes[v].group;
+            if (gv == ga || gv == gb) {
+                if (outside) { cycle = true; break; }
+                continue;
+            }
+            if (f->topo[v] > maxpos || f->stamp[v] == cur) continue;
+            f->stamp[v] = cur;
+            if (sp == cap) { cap *= 2; stack = mi_xrealloc(stack, sizeof(int) * cap); }
+            stack[sp++] = v;
+        }
+    }
+    free(stack);
+    return cycle;
+}
+
+#define MAX_DECISIONS 4096   /* a 10 000-node graph would list thousands: the first ones are kept */
+
+typedef struct Cand { int a, b; int64_t score; } Cand;   /* a, b: first nodes of the groups */
+static int cmp_cand(const void *x, const void *y) {
+    const Cand *p = x, *q = y;
+    if (p->score != q->score) return p->score > q->score ? -1 : 1;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    return (p->b > q->b) - (p->b < q->b);
+}
+
+/* Fusion rounds: the candidates are pairs of groups that share a buffer (a buffer with many
+ * users pairs only neighbours in node order), tried best score first; a round repeats while
+ * it fuses something. */
+static void fuse_rounds(Schedule *s, Fx *f) {
+    int nb = s->ir->nbufs;
+    int *gs = mi_xmalloc(sizeof(int) * (s->ngroups + 1));
+    for (int g = 0; g < s->ngroups; g++) {
+        const Buffer *b = s->nodes[s->groups[g].nodes[0]].buf;
+        f->gred[g] = b->kind == BUF_COMPUTED && b->body->nred ? b->body->npoint : -1;
+    }
+    for (int round = 0; round < 64; round++) {
+        Cand *c = NULL;
+        int nc = 0, capc = 0;
+        for (int b = 0; b < nb; b++) {
+            int ng = 0, gc = ++f->gcur;
+            for (int pass = 0; pass < 2; pass++) {
+                const int *st = pass ? f->wr_start : f->rd_start, *l = pass ? f->wr : f->rd;
+                for (int k = st[b]; k < st[b + 1]; k++) {
+                    int g = s->nodes[l[k]].group;
+                    if (!s->groups[g].alive || s->groups[g].is_extern || f->gstamp[g] == gc) continue;
+                    f->gstamp[g] = gc;
+                    gs[ng++] = g;
+                }
+            }
+            for (int i = 0; i < ng; i++)
+                for (int j = i + 1; j < ng && (ng <= 32 || j == i + 1); j++) {
+                    if (nc == capc) { capc = capc ? 2 * capc : 64; c = mi_xrealloc(c, sizeof(Cand) * capc); }
+                    int a = gs[i] < gs[j] ? gs[i] : gs[j], bb = gs[i] < gs[j] ? gs[j] : gs[i];
+                    c[nc++] = (Cand){s->groups[a].nodes[0], s->groups[bb].nodes[0], 0};
+                }
+        }
+        /* unique pairs, scored, best first */
+        if (!nc) { free(c); break; }
+        for (int i = 0; i < nc; i++) c[i].score = 0;
+        qsort(c, nc, sizeof(Cand), cmp_cand);
+        int nu = 0;
+        for (int i = 0; i < nc; i++)
+            if (!nu || c[nu - 1].a != c[i].a || c[nu - 1].b != c[i].b) c[nu++] = c[i];
+        nc = nu;
+        for (int i = 0; i < nc; i++) c[i].score = pair_score(s, f, s->nodes[c[i].a].group, s->nodes[c[i].b].group);
+        qsort(c, nc, sizeof(Cand), cmp_cand);
+        int fused = 0;
+        for (int i = 0; i < nc; i++) {
+            int ga = s->nodes[c[i].a].group, gb = s->nodes[c[i].b].group;
+            if (ga == gb) continue;
+            if (ga > gb) { int t = ga; ga = gb; gb = t; }
+            SchedGroup *A = &s->groups[ga], *B = &s->groups[gb];
+            int64_t score = fused ? pair_score(s, f, ga, gb) : c[i].score;
+            if (score <= 0) continue;
+            char why[160];
+            bool rec = s->ndecisions < MAX_DECISIONS, full = false;
+            if (fuse_cycle(s, f, ga, gb)) {
+                if (rec) record(s, gname(s, A), gname(s, B), false, score, "would create a cycle through another kernel");
+                continue;
+            }
+            int nouter = merge_shape(s, f, ga, gb, &full, why, sizeof why);
+            /* the merged node list (both sorted: merge them) */
+            int n = A->n + B->n, *tmp = mi_xmalloc(sizeof(int) * n);
+            for (int x = 0, y = 0, k = 0; k < n; k++)
+                tmp[k] = y >= B->n || (x < A->n && order_key(s, A->nodes[x]) < order_key(s, B->nodes[y])) ? A->nodes[x++] : B->nodes[y++];
+            if (full && nouter >= 0) nouter = group_shape_fx(s, f, tmp, n, why, sizeof why);
+            char note[160] = "";
+            if (nouter < 0) {   /* same elements under differently split outer loops? */
+                SchedReshape *u = sched_reshape_pair(s, A->nodes, A->n, f->gred[ga], B->nodes, B->n, f->gred[gb], note, sizeof note);
+                char why2[160];
+                int no2 = u ? group_shape_fx(s, f, tmp, n, why2, sizeof why2) : -1;
+                if (no2 >= 0) {
+                    nouter = no2;
+                    s->reshapes = mi_xrealloc(s->reshapes, sizeof *s->reshapes * (size_t)(s->nreshapes + 1));
+                    s->reshapes[s->nreshapes++] = u;
+                } else {
+                    sched_reshape_undo(s, u, true);
+                    if (u) {   /* say why the common shape did not help either */
+                        char w0[160];
+                        memcpy(w0, why, sizeof w0);
+                        snprintf(why, sizeof why, "%.60s (split to one shape: %.70s)", w0, why2);
+                    }
+                    note[0] = 0;
+                }
+            }
+            if (nouter < 0) {
+                if (rec) record(s, gname(s, A), gname(s, B), false, score, why);
+                free(tmp);
+                continue;
+            }
+            /* vertical when one reads what the other writes (walk the smaller group) */
+            int gsm = A->n <= B->n ? ga : gb, glg = gsm == ga ? gb : ga;
+            const SchedGroup *S = &s->groups[gsm];
+            bool vertical = false;
+            for (int k = 0; k < S->n && !vertical; k++) {
+                const DepSet *d = &s->nodes[S->nodes[k]].deps;
+                for (int r = 0; r < d->nreads && !vertical; r++) {
+                    int b = d->reads[r].buf->id;
+                    for (int w = f->wr_start[b]; w < f->wr_start[b + 1]; w++) vertical |= s->nodes[f->wr[w]].group == glg;
+                }
+                for (int w = 0; w < d->nwrites && !vertical; w++) {
+                    int b = d->writes[w].buf->id;
+                    for (int r = f->rd_start[b]; r < f->rd_start[b + 1]; r++) vertical |= s->nodes[f->rd[r]].group == glg;
+                }
+            }
+            if (rec) {
+                char acc[200];
+                snprintf(acc, sizeof acc, "%s%s", vertical ? "vertical: producer into consumer" : "horizontal: shared reads", note);
+                record(s, gname(s, A), gname(s, B), true, score, acc);
+            }
+            /* the larger group survives (fewer nodes to relabel) */
+            SchedGroup *L = &s->groups[glg], *Sm = &s->groups[gsm];
+            free(L->nodes);
+            L->nodes = tmp;
+            L->n = n;
+            L->nouter = nouter;
+            f->gred[glg] = f->gred[ga] >= 0 || f->gred[gb] >= 0 ? nouter : -1;
+            for (int k = 0; k < Sm->n; k++) s->nodes[Sm->nodes[k]].group = glg;
+            Sm->alive = false;
+            fused++;
+        }
+        free(c);
+        if (!fused) break;
+    }
+    free(gs);
+}
+
+/* kernels in dependency order; among ready kernels the one with the earliest node first */
+static void topo_order(Schedule *s, Fx *f) {
+    int G = s->ngroups;
+    int *indeg = mi_xcalloc(G + 1, sizeof(int));
+    for (int u = 0; u < s->nnodes; u++) {
+        int gu = s->nodes[u].group;
+        if (!s->groups[gu].alive) continue;
+        for (int k = f->succ_start[u]; k < f->succ_start[u + 1]; k++) {
+            int gv = s->nodes[f->succ[k]].group;
+            if (gv != gu && s->groups[gv].alive) indeg[gv]++;
+        }
+    }
+    /* binary min-heap of ready groups keyed by their first node */
+    int *heap = mi_xmalloc(sizeof(int) * (G + 1)), nh = 0;
+#define KEY(g_) (s->groups[g_].nodes[0])
+#define PUSH(g_) do { int i_ = nh++; heap[i_] = (g_); \
+        while (i_ > 0 && KEY(heap[(i_ - 1) / 2]) > KEY(heap[i_])) { int p_ = (i_ - 1) / 2, t_ = heap[p_]; heap[p_] = heap[i_]; heap[i_] = t_; i_ = p_; } } while (0)
+    for (int g = 0; g < G; g++)
+        if (s->groups[g].alive && indeg[g] == 0) PUSH(g);
+    s->order = mi_xmalloc(sizeof(int) * (G + 1));
+    s->norder = 0;
+    while (nh) {
+        int g = heap[0];
+        heap[0] = heap[--nh];
+        for (int i = 0;;) {
+            int l = 2 * i + 1, r = l + 1, m = i;
+            if (l < nh && KEY(heap[l]) < KEY(heap[m])) m = l;
+            if (r < nh && KEY(heap[r]) < KEY(heap[m])) m = r;
+            if (m == i) break;
+            int t = heap[m]; heap[m] = heap[i]; heap[i] = t; i = m;
+        }
+        s->order[s->norder++] = g;
+        const SchedGroup *A = &s->groups[g];
+        for (int i = 0; i < A->n; i++) {
+            int u = A->nodes[i];
+            for (int k = f->succ_start[u]; k < f->succ_start[u + 1]; k++) {
+                int gv = s->nodes[f->succ[k]].group;
+                if (gv != g && s->groups[gv].alive && --indeg[gv] == 0) PUSH(gv);
+            }
+        }
+    }
+#undef PUSH
+#undef KEY
+    free(heap);
+    free(indeg);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+static void name_kernels(Schedule *s) {
+    for (int k = 0; k < s->norder; k++) {
+        SchedGroup *g = &s->groups[s->order[k]];
+        if (g->is_extern) {
+            const Buffer *eb = s->nodes[g->nodes[0]].buf;
+            ExternKind ek = eb->ext;
+            if (ek == EXT_FALLBACK) {   /* fallback_embedding */
+                g->kernel_name = arena_printf(&s->arena, "%sfallback_%s", ir_prefix(s->ir), eb->norigins ? eb->origins[0] : "op");
+                continue;
+            }
+            g->kernel_name = arena_printf(&s->arena, "%sextern_%s", ir_prefix(s->ir), ek == EXT_SDPA ? "sdpa" : ek == EXT_COND ? "cond" : "mm");
+            continue;
+        }
+        const char *names[64];
+        int nn = 0;
+        for (int i = 0; i < g->n; i++) {
+            const Buffer *b = s->nodes[g->nodes[i]].buf;
+            for (int o = 0; o < b->norigins; o++) {
+                bool dup = false;
+                for (int q = 0; q < nn; q++) dup |= strcmp(names[q], b->origins[o]) == 0;
+                if (!dup && nn < 64) names[nn++] = b->origins[o];
+            }
+        }
+        qsort(names, nn, sizeof(char *), cmp_str);
+        StrBuf sb;
+        sb_init(&sb);
+        sb_put(&sb, ir_prefix(s->ir));
+        /* CUDA kernels are named cuda_fused_... (core/codegen/codegen_cuda.c), C ones cpp_fused_... */
+        sb_put(&sb, s->ir->ctx && s->ir->ctx->target == MI_DEV_CUDA ? "cuda_fused" : "cpp_fused");
+        for (int i = 0; i < nn && i < 6; i++) {
+            sb_putc(&sb, '_');
+            for (const char *c = names[i]; *c; c++) sb_putc(&sb, (*c == '.' ? '_' : *c));
+        }
+        sb_printf(&sb, "_%d", k);
+        g->kernel_name = arena_strdup(&s->arena, sb.s);
+        sb_free(&sb);
+    }
+}
+
+static bool is_intermediate(const Buffer *b) {
+    return (b->kind == BUF_COMPUTED && !b->mutates && b->output_index < 0) ||
+           (b->kind == BUF_EXTERN && b->output_index < 0);
+}
+
+static void plan_memory(Schedule *s) {
+    IrModule *m = s->ir;
+    s->reuse_of = mi_xmalloc(sizeof(int) * (m->nbufs + 1));
+    int *last = mi_xmalloc(sizeof(int) * (m->nbufs + 1));
+    for (int i = 0; i < m->nbufs; i++) { s->reuse_of[i] = -1; last[i] = -1; }
+    for (int k = 0; k < s->norder; k++) {
+        SchedGroup *g = &s->groups[s->order[k]];
+        for (int i = 0; i < g->n; i++) {
+            SchedNode *n = &s->nodes[g->nodes[i]];
+            for (int r = 0; r < n->deps.nreads; r++) last[n->deps.reads[r].buf->id] = k;
+            for (int w = 0; w < n->deps.nwrites; w++)
+                if (last[n->deps.writes[w].buf->id] < k) last[n->deps.writes[w].buf->id] = k;
+        }
+    }
+    int *freed = mi_xmalloc(sizeof(int) * (m->nbufs + 1)), nfreed = 0;
+    SymCtx *sy = m->ctx->sym;
+    for (int k = 0; k < s->norder; k++) {
+        SchedGroup *g = &s->groups[s->order[k]];
+        for (int i = 0; i < g->n; i++) {
+            SchedNode *n = &s->nodes[g->nodes[i]];
+            for (int w = 0; w < n->deps.nwrites; w++) {
+                Buffer *b = n->deps.writes[w].buf;
+                if (!is_intermediate(b)) continue;
+                Expr *sz = layout_storage_size(sy, &b->layout);
+                for (int f = 0; f < nfreed; f++) {
+                    Buffer *o = m->bufs[freed[f]];
+                    if (o->layout.dtype == b->layout.dtype && layout_storage_size(sy, &o->layout) == sz) {
+                        s->reuse_of[b->id] = o->id;
+                        freed[f] = freed[--nfreed];
+                        break;
+                    }
+                }
+            }
+        }
+        for (int i = 0; i < m->nbufs; i++)
+            if (last[i] == k && is_intermediate(m->bufs[i])) {
+                /* the storage actually freed is the root of its reuse chain */
+                freed[nfreed++] = i;
+            }
+    }
+    free(last);
+    free(freed);
+}
+
+/* one group per node, nothing fused yet */
+static void init_groups(Schedule *s) {
+    for (int i = 0; i < s->nnodes; i++) {
+        SchedGroup *g = &s->groups[i];
+        g->nodes = mi_xmalloc(sizeof(int));
+        g->nodes[0] = i;
+        g->n = 1;
+        g->alive = !s->nodes[i].dead;
+        g->is_extern = s->nodes[i].buf->kind == BUF_EXTERN;
+        char why[160];
+        g->nouter = g->is_extern ? 0 : group_shape(s, g->nodes, 1, why, sizeof why);
+        s->nodes[i].group = i;
+    }
+    s->ngroups = s->nnodes;
+}
+
+/* put the lowered bodies back, newest split first */
+static void undo_reshapes(Schedule *s, bool deps) {
+    while (s->nreshapes > 0) sched_reshape_undo(s, s->reshapes[--s->nreshapes], deps);
+    free(s->reshapes);
+    s->reshapes = NULL;
+}
+
+Schedule *sched_run(MiCtx *ctx, IrModule *m) {
+    Schedule *s = mi_xcalloc(1, sizeof *s);
+    s->ir = m;
+    arena_init(&s->arena);
+    s->nodes = mi_xcalloc(m->nbufs + 1, sizeof(SchedNode));
+    for (int i = 0; i < m->nbufs; i++) {
+        Buffer *b = m->bufs[i];
+        if (!ir_is_op(b)) continue;
+        SchedNode *n = &s->nodes[s->nnodes];
+        n->id = s->nnodes++;
+        n->buf = b;
+        n->name = arena_printf(&s->arena, "%sop%d", ir_prefix(m), b->id - m->ninputs);
+        ir_deps_collect(m, b, &n->deps);
+    }
+    Fx fx;
+    fx_init(s, &fx);
+    remove_dead(s, &fx);
+    fx_edges(s, &fx);
+    s->groups = mi_xcalloc(s->nnodes + 1, sizeof(SchedGroup));
+    init_groups(s);
+    if (ctx->fusion) fuse_rounds(s, &fx);
+    topo_order(s, &fx);
+    int nalive = 0;
+    for (int g = 0; g < s->ngroups; g++) nalive += s->groups[g].alive;
+    if (s->norder != nalive && ctx->fusion) {   /* the quick cycle check missed one: redo exactly */
+        undo_reshapes(s, true);
+        for (int g = 0; g < s->ngroups; g++) free(s->groups[g].nodes);
+        free(s->order);
+        s->order = NULL;
+        s->ndecisions = 0;
+        init_groups(s);
+        fx.exact = true;
+        fuse_rounds(s, &fx);
+        topo_order(s, &fx);
+        nalive = 0;
+        for (int g = 0; g < s->ngroups; g++) nalive += s->groups[g].alive;
+    }
+    if (s->norder != nalive) {   /* a cycle between kernels: never drop kernels silently */
+        mi_err(ctx, NULL, 0, 0, "scheduler: %d of %d kernels are in a dependency cycle (a fusion bug)", nalive - s->norder, nalive);
+        fx_free(&fx);
+        sched_free(s);
+        return NULL;
+    }
+    s->rd_start = fx.rd_start; s->rd = fx.rd; s->wr_start = fx.wr_start; s->wr = fx.wr;
+    fx.rd_start = fx.rd = fx.wr_start = fx.wr = NULL;
+    fx_free(&fx);
+    name_kernels(s);
+    plan_memory(s);
+    sched_run_branches(ctx, s);
+    return s;
+}
+
+void sched_free(Schedule *s) {
+    if (!s) return;
+    undo_reshapes(s, false);
+    for (int i = 0; i < s->nnodes; i++) dep_set_free(&s->nodes[i].deps);
+    for (int i = 0; i < s->ngroups; i++) free(s->groups[i].nodes);
+    free(s->nodes);
+    free(s->groups);
+    free(s->order);
+    free(s->decisions);
+    free(s->reuse_of);
+    free(s->rd_start); free(s->rd); free(s->wr_start); free(s->wr);
+    sched_free_branches(s);
+    arena_free(&s->arena);
+    free(s);
+}
+
+int sched_num_kernels(const Schedule *s) { return s->norder; }
+
+char *sched_decisions_text(const Schedule *s) {
+    StrBuf sb;
+    sb_init(&sb);
+    for (int i = 0; i < s->ndecisions; i++) {
+        const FusionDecision *d = &s->decisions[i];
+        sb_printf(&sb, "%s %s + %s score=%lld: %s\n", d->accepted ? "fuse" : "skip", d->a, d->b,
+                  (long long)d->score, d->reason);
+    }
+    if (!sb.s) sb_put(&sb, "");
+    return sb_take(&sb);
+}
+
+/* The fused node's own lines as Inductor's FusedSchedulerNode prints them: writes (union),
+ * unmet dependencies (reads of buffers made outside the group), met dependencies (the other
+ * reads the group's writes do not cover), and every node's output buffer. On cpu a group whose
+ * nodes run different inner loops under shared outer loops is an OuterLoopFusedSchedulerNode. */
+static void print_fused_header(const Schedule *s, const SchedGroup *g, const char *nm, StrBuf *sb) {
+    SymCtx *S = s->ir->ctx->sym;
+    bool same = true;
+    const LoopBody *b0 = nbody(s, g->nodes[0]);
+    for (int i = 1; i < g->n; i++) {
+        const LoopBody *b = nbody(s, g->nodes[i]);
+        same &= b0 && b && b->nvars == b0->nvars && b->npoint == b0->npoint &&
+                memcmp(b->ranges, b0->ranges, sizeof(Expr *) * b->nvars) == 0;
+    }
+    bool cpu = s->nodes[g->nodes[0]].buf->layout.device.kind == DEV_CPU;
+    sb_printf(sb, "%s: %s(", nm, cpu && !same ? "OuterLoopFusedSchedulerNode" : "FusedSchedulerNode");
+    for (int i = 0; i < g->n; i++) sb_printf(sb, "%sSchedulerNode", i ? "," : "");
+    sb_put(sb, ")\n");
+    int nw = 0, nr = 0;
+    for (int i = 0; i < g->n; i++) { nw += s->nodes[g->nodes[i]].deps.nwrites; nr += s->nodes[g->nodes[i]].deps.nreads; }
+    char **w = mi_xcalloc((size_t)nw + 1, sizeof *w), **r = mi_xcalloc((size_t)nr + 1, sizeof *r);
+    char **unmet = mi_xcalloc((size_t)nr + 1, sizeof *unmet), **met = mi_xcalloc((size_t)nr + 1, sizeof *met);
+    bool *mine = mi_xcalloc((size_t)nr + 1, 1), *input = mi_xcalloc((size_t)nr + 1, 1);
+    nw = nr = 0;
+    for (int i = 0; i < g->n; i++) {
+        const SchedNode *n = &s->nodes[g->nodes[i]];
+        for (int k = 0; k < n->deps.nwrites; k++) w[nw++] = ir_dep_text(&n->deps.writes[k], n->buf->body, S);
+    }
+    for (int i = 0; i < g->n; i++) {
+        const SchedNode *n = &s->nodes[g->nodes[i]];
+        for (int k = 0; k < n->deps.nreads; k++) {
+            const Buffer *rb = n->deps.reads[k].buf;
+            for (int j = 0; j < g->n; j++)
+                for (int q = 0; q < s->nodes[g->nodes[j]].deps.nwrites; q++) mine[nr] |= s->nodes[g->nodes[j]].deps.writes[q].buf == rb;
+            input[nr] = rb->kind == BUF_INPUT;
+            r[nr++] = ir_dep_text(&n->deps.reads[k], n->buf->body, S);
+        }
+    }
+    int nu = 0, nm2 = 0;
+    for (int k = 0; k < nr; k++) {
+        bool written = false;
+        for (int q = 0; q < nw; q++) written |= strcmp(r[k], w[q]) == 0;
+        if (written) continue;
+        bool is_unmet = !mine[k] && !input[k];
+        if (is_unmet) unmet[nu++] = r[k];
+        else met[nm2++] = r[k];
+    }
+    sb_printf(sb, "%s.writes = ", nm);
+    ir_print_dep_list(w, nw, sb);
+    sb_printf(sb, "\n%s.unmet_dependencies = ", nm);
+    ir_print_dep_list(unmet, nu, sb);
+    sb_printf(sb, "\n%s.met_dependencies = ", nm);
+    ir_print_dep_list(met, nm2, sb);
+    sb_printf(sb, "\n%s.outputs = [\n", nm);
+    for (int i = 0; i < g->n; i++) ir_print_buffer_output(s->ir, s->nodes[g->nodes[i]].buf, sb);
+    sb_put(sb, "]\n");
+    for (int k = 0; k < nw; k++) free(w[k]);
+    for (int k = 0; k < nr; k++) free(r[k]);
+    free(w); free(r); free(unmet); free(met); free(mine); free(input);
+}
+
+char *sched_print(const Schedule *s) {
+    StrBuf sb;
+    sb_init(&sb);
+    for (int k = 0; k < s->norder; k++) {
+        const SchedGroup *g = &s->groups[s->order[k]];
+        char nm[512];
+        sched_group_name(s, s->order[k], nm, sizeof nm);
+        if (g->n > 1) {
+            print_fused_header(s, g, nm, &sb);
+            sb_printf(&sb, "%s.kernel = %s\n%s.outer_loops = %d\n", nm, g->kernel_name, nm, g->nouter);
+            for (int i = 0; i < g->n; i++) {
+                sb_printf(&sb, "%s.snodes[%d] =\n", nm, i);
+                ir_print_buffer(s->ir, s->nodes[g->nodes[i]].buf, s->nodes[g->nodes[i]].name, &sb);
+            }
+        } else {
+            ir_print_buffer(s->ir, s->nodes[g->nodes[0]].buf, s->nodes[g->nodes[0]].name, &sb);
+        }
+        sb_put(&sb, "\n\n");
+    }
+    sched_print_branches(s, &sb);
+    if (!sb.s) sb_put(&sb, "");
+    return sb_take(&sb);
+}

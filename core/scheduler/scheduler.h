@@ -1,0 +1,90 @@
+/* scheduler.h — IR buffers -> ordered, fused kernels (Inductor's scheduler.py, small).
+ *
+ * Every computed/extern buffer becomes a SchedNode with its MemoryDep/StarDep reads and writes.
+ * Groups start as one node each; fusion rounds try the pairs of groups that share a buffer, best
+ * score first (score = bytes of buffers the two share), merging every legal one, until a round
+ * merges nothing (work ~ deps, not nodes^2: 10 000 nodes schedule in ~0.1 s). A group is one
+ * kernel: an outer loop nest over `nouter` shared dims, inside which the nodes run their inner
+ * loops (pointwise elements or a reduction over the row; nodes with equal inner loops share one,
+ * see core/codegen/codegen_kernel.c). Groups whose outer loops split the same rows differently
+ * ([8, 256] vs [2048]) are first rewritten over one common shape (core/scheduler/sched_reshape.c).
+ * Decisions (the first MAX_DECISIONS) are kept for the shell. */
+#ifndef SCHEDULER_H
+#define SCHEDULER_H
+
+#include "ir/ir.h"
+
+typedef struct SchedNode {
+    int id;
+    const char *name;          /* "op0" */
+    Buffer *buf;
+    DepSet deps;
+    int group;
+    bool dead;                 /* result never used: removed */
+} SchedNode;
+
+typedef struct SchedGroup {
+    int *nodes; int n;         /* node ids in execution order */
+    int nouter;                /* shared outer loop dims (p0..p(nouter-1) of every body) */
+    bool is_extern;
+    bool alive;
+    char *kernel_name;         /* "cpp_fused_add_relu_0" (set by sched_run) */
+} SchedGroup;
+
+typedef struct FusionDecision {
+    const char *a, *b;         /* group names ("op0_op1") */
+    bool accepted;
+    int64_t score;             /* bytes saved (shared buffer bytes; -1 when symbolic) */
+    char reason[160];
+} FusionDecision;
+
+/* A cond buffer's two branches, each scheduled on its own (core/ir/ir_cond.c). */
+typedef struct SchedBranch {
+    const Buffer *cond;
+    struct Schedule *s[2];
+    char fn[2][128];           /* C function of each branch: "true_graph_0" */
+} SchedBranch;
+
+typedef struct Schedule {
+    IrModule *ir;
+    SchedBranch *branches; int nbranches;   /* one per cond buffer of ir */
+    SchedNode *nodes; int nnodes;
+    SchedGroup *groups; int ngroups;
+    int *order; int norder;    /* alive groups in execution order */
+    FusionDecision *decisions; int ndecisions, capdecisions;
+    int *reuse_of;             /* per buffer id: buffer id whose memory it reuses, or -1 */
+    int *rd_start, *rd;        /* buffer id -> nodes reading it: rd[rd_start[id] .. rd_start[id+1]) */
+    int *wr_start, *wr;        /* ... writing it (node ids ascending, dead nodes included) */
+    struct SchedReshape **reshapes; int nreshapes;   /* kept outer-loop splits (core/scheduler/sched_reshape.c):
+                                  they rewrite the buffers' bodies while the schedule lives;
+                                  sched_free puts the lowered bodies back */
+    Arena arena;
+} Schedule;
+
+Schedule *sched_run(MiCtx *ctx, IrModule *m);
+/* Branch schedules (core/ir/ir_cond.c): made / freed by sched_run / sched_free; lookup by buffer. */
+void sched_run_branches(MiCtx *ctx, Schedule *s);
+void sched_free_branches(Schedule *s);
+const SchedBranch *sched_branch_of(const Schedule *s, const Buffer *cond);
+/* Post-fusion text of every branch, under "subgraph NAME:" headers. */
+void sched_print_branches(const Schedule *s, StrBuf *sb);
+void sched_free(Schedule *s);
+/* Post-fusion text (one block per kernel) and the decision list. malloc'd. */
+char *sched_print(const Schedule *s);
+char *sched_decisions_text(const Schedule *s);
+/* Number of kernels (fused groups incl. extern calls). */
+int sched_num_kernels(const Schedule *s);
+const char *sched_group_name(const Schedule *s, int g, char *buf, size_t n);
+
+/* Scheduler internals (core/scheduler/sched_reshape.c): re-express the nodes of two would-be-fused groups
+ * over one common refinement of their outer loop ranges ([8, 256] vs [2048] -> [8, 256]); red*
+ * is a group's number of reduction outer dims, -1 when it is pointwise only. Returns the undo
+ * record (NULL: no common shape, nothing changed) and a "; outer loops ... split to ..." note
+ * for the decision text. A kept one goes to s->reshapes (undone, newest first, by sched_free). */
+typedef struct SchedReshape SchedReshape;
+SchedReshape *sched_reshape_pair(Schedule *s, const int *na, int nA, int redA, const int *nb, int nB, int redB,
+                                 char *note, size_t nn);
+/* Undo (bodies, and the nodes' deps when `deps`) and free u. */
+void sched_reshape_undo(Schedule *s, SchedReshape *u, bool deps);
+
+#endif
