@@ -1,7 +1,7 @@
 /* ir.c — the IR's building blocks: op-name tables, layouts, buffers, the recording handler that
  * turns an inner function into a LoopBody (ir_trace_body), body replay (loop_body_run), the
  * strided-view probe used for extern kernel operands, and freeing a module.
- * core/lowering/lowering.c builds modules with these; the scheduler and code generators read them. */
+ * core/lowering/ builds modules with these; the scheduler and code generators read them. */
 #include "ir/ir.h"
 
 #include <stdio.h>

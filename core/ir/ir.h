@@ -72,7 +72,7 @@ struct IrFn {
     IrFnCall call;
     DType dtype;
     int cost;             /* ops in this closure tree, for the "too large" realization rule */
-    /* per-kind data (see lowering.c) */
+    /* per-kind data (see core/lowering/lowering_boxes.c) */
     const IrFn *a[3];
     int na;
     int op;

@@ -1,5 +1,5 @@
 /* ir_cond.c — higher_order.cond below the FX graph: the branch modules a cond buffer owns
- * (lowered by core/lowering/lowering.c's lower_cond), their names ("true_graph_0_buf0", as Inductor
+ * (lowered by core/lowering/lowering_extern.c's lower_cond), their names ("true_graph_0_buf0", as Inductor
  * prefixes a subgraph's buffers) and the text of the branches for `ir`; their schedules live
  * in core/scheduler/sched_cond.c.
  * core/codegen/codegen_c.c emits each branch as a C function with the module ABI and an `if` on the

@@ -5,8 +5,11 @@
  * views become re-indexing closures, reductions and extern kernels become buffers. Pending
  * storages are realized into ComputedBuffers when they have several users, feed a reduction
  * or extern kernel, are graph outputs, or their inner function grows too large.
- * The op table lives in core/lowering/lowering.c; lowering_supported() tells callers (tests, the shell)
- * whether a graph can be lowered before trying. */
+ * The lowering table is one row {op name, lowering function, argument} per op, in family tables
+ * by kind (core/lowering/lowering_{pointwise,views,reductions,indexing,extern}.c, internals in
+ * lowering_impl.h) joined by core/lowering/lowering.c; an op without a row lowers to a
+ * FallbackKernel when it has a reference implementation. lowering_supported() tells callers
+ * (tests, the shell) whether a graph can be lowered before trying. */
 #ifndef LOWERING_H
 #define LOWERING_H
 

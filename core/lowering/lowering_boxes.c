@@ -1,0 +1,445 @@
+/* lowering_boxes.c — the machinery every lowering uses (Inductor's ir.py TensorBox/StorageBox
+ * and lowering.py helpers): errors, origins, the define-by-run closures (IrFn kinds: storage
+ * load, buffer load, reindex, constant, index_expr, to_dtype, math), TensorBoxes and their
+ * realization into ComputedBuffers, argument access, and giving a node its value.
+ * Declared in lowering_impl.h. */
+#include "lowering/lowering_impl.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int lw_err(Lower *L, const Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int lw_err(Lower *L, const Node *n, const char *fmt, ...) {
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return mi_err(L->ctx, L->g->source, n ? n->src_line : 0, 0, "%s (node '%s')", msg,
+                  n ? n->name : "?");
+}
+
+void *lw_alloc(Lower *L, size_t n) { return arena_alloc(&L->m->arena, n); }
+
+/* "aten.add.Tensor" -> "add" */
+const char *lw_short_name(Lower *L, const char *target) {
+    const char *a = strchr(target, '.');
+    if (!a) return target;
+    a++;
+    const char *b = strchr(a, '.');
+    return b ? arena_strndup(&L->m->arena, a, (size_t)(b - a)) : a;
+}
+
+/* ---- origins (op names folded into a kernel) ---- */
+void lw_origins_add(Lower *L, const char ***o, int *n, const char *name) {
+    for (int i = 0; i < *n; i++)
+        if (strcmp((*o)[i], name) == 0) return;
+    const char **nw = lw_alloc(L, sizeof(char *) * (*n + 1));
+    if (*n) memcpy(nw, *o, sizeof(char *) * *n);
+    nw[(*n)++] = name;
+    *o = nw;
+}
+void lw_origins_merge(Lower *L, const char ***o, int *n, const IrTBox *t) {
+    if (!t || (t->sb && t->sb->buf && !t->is_view)) return;
+    for (int i = 0; i < t->norigins; i++) lw_origins_add(L, o, n, t->origins[i]);
+}
+
+/* ---- closures ---- */
+
+IrFn *lw_fn(Lower *L, IrFnCall call, DType dt) {
+    IrFn *f = lw_alloc(L, sizeof *f);
+    f->call = call;
+    f->dtype = dt;
+    f->cost = 1;
+    f->sym = L->s;
+    return f;
+}
+
+static IrVal call_storage(const IrFn *f, OpsHandler *h, Expr *const *idx) {
+    IrStorage *sb = f->sb;
+    if (sb->buf) {
+        IrFn tmp = {.buf = sb->buf, .sym = f->sym};
+        return lw_call_buf_load(&tmp, h, idx);
+    }
+    return sb->fn->call(sb->fn, h, idx);
+}
+
+SymCtx *lw_fn_sym(const IrFn *f) { return f->sym; }
+
+IrVal lw_call_buf_load(const IrFn *f, OpsHandler *h, Expr *const *idx) {
+    const Layout *l = f->view ? f->view : &f->buf->layout;
+    return h->load(h, f->buf, layout_index(f->sym, l, idx));
+}
+
+static const IrFn *mk_storage_loader(Lower *L, IrStorage *sb) {
+    IrFn *f = lw_fn(L, call_storage, sb->dtype);
+    f->sb = sb;
+    f->cost = sb->buf ? 1 : sb->fn->cost;
+    return f;
+}
+
+static IrVal call_reindex(const IrFn *f, OpsHandler *h, Expr *const *idx) {
+    SymCtx *s = lw_fn_sym(f);
+    const char *names[MI_MAX_DIMS * 2];
+    Expr *in[MI_MAX_DIMS * 2];
+    for (int k = 0; k < f->nin; k++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "_v%d", k);
+        names[k] = sym_symbol(s, nm)->name;
+    }
+    for (int k = 0; k < f->nmap; k++)
+        in[k] = f->nin ? sym_subst(s, f->map[k], names, (Expr **)idx, f->nin) : f->map[k];
+    return f->a[0]->call(f->a[0], h, in);
+}
+
+Expr *lw_var(Lower *L, int k) {
+    char nm[16];
+    snprintf(nm, sizeof nm, "_v%d", k);
+    return sym_symbol(L->s, nm);
+}
+
+/* A reindexing view: out index (nin dims) -> inner index (nmap exprs over _v0.._v(nin-1)). */
+const IrFn *lw_reindex(Lower *L, const IrFn *inner, int nin, Expr **map, int nmap) {
+    IrFn *f = lw_fn(L, call_reindex, inner->dtype);
+    f->a[0] = inner;
+    f->na = 1;
+    f->nin = nin;
+    f->nmap = nmap;
+    f->map = lw_alloc(L, sizeof(Expr *) * (nmap + 1));
+    if (nmap) memcpy(f->map, map, sizeof(Expr *) * nmap);
+    f->cost = inner->cost;
+    return f;
+}
+
+static IrVal call_const(const IrFn *f, OpsHandler *h, Expr *const *idx) { return h->constant(h, f->c, f->dtype); }
+const IrFn *lw_const(Lower *L, double v, DType dt) {
+    IrFn *f = lw_fn(L, call_const, dt);
+    f->c = v;
+    return f;
+}
+
+static IrVal call_index_expr(const IrFn *f, OpsHandler *h, Expr *const *idx) {
+    SymCtx *s = lw_fn_sym(f);
+    const char *names[MI_MAX_DIMS];
+    for (int k = 0; k < f->nin; k++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "_v%d", k);
+        names[k] = sym_symbol(s, nm)->name;
+    }
+    Expr *e = f->nin ? sym_subst(s, f->e, names, (Expr **)idx, f->nin) : f->e;
+    return h->index_expr(h, e, f->dtype);
+}
+const IrFn *lw_index_expr(Lower *L, Expr *e, int nin, DType dt) {
+    IrFn *f = lw_fn(L, call_index_expr, dt);
+    f->e = e;
+    f->nin = nin;
+    return f;
+}
+
+static IrVal call_to_dtype(const IrFn *f, OpsHandler *h, Expr *const *idx) {
+    IrVal v = f->a[0]->call(f->a[0], h, idx);
+    return h->to_dtype(h, v, f->dtype, f->a[0]->dtype);
+}
+const IrFn *lw_to_dtype(Lower *L, const IrFn *a, DType dt) {
+    if (a->dtype == dt) return a;
+    IrFn *f = lw_fn(L, call_to_dtype, dt);
+    f->a[0] = a;
+    f->na = 1;
+    f->cost = a->cost + 1;
+    return f;
+}
+
+static IrVal call_math(const IrFn *f, OpsHandler *h, Expr *const *idx) {
+    IrVal v[3];
+    for (int i = 0; i < f->na; i++) v[i] = f->a[i]->call(f->a[i], h, idx);
+    return h->math(h, (IrMathOp)f->op, v, f->dtype);
+}
+const IrFn *lw_math(Lower *L, IrMathOp op, DType dt, const IrFn *a, const IrFn *b, const IrFn *c) {
+    IrFn *f = lw_fn(L, call_math, dt);
+    f->op = op;
+    f->a[0] = a; f->a[1] = b; f->a[2] = c;
+    f->na = ir_math_arity(op);
+    for (int i = 0; i < f->na; i++) f->cost += f->a[i]->cost;
+    return f;
+}
+
+/* ---- tensor boxes ---- */
+
+IrTBox *lw_tbox_new(Lower *L, DType dt, int ndim, Expr **size, const IrFn *loader) {
+    IrTBox *t = lw_alloc(L, sizeof *t);
+    t->dtype = dt;
+    t->ndim = ndim;
+    t->size = lw_alloc(L, sizeof(Expr *) * (ndim + 1));
+    if (ndim) memcpy(t->size, size, sizeof(Expr *) * ndim);
+    t->loader = loader;
+    return t;
+}
+
+IrTBox *lw_tbox_of_storage(Lower *L, IrStorage *sb) {
+    IrTBox *t = lw_tbox_new(L, sb->dtype, sb->ndim, sb->size, mk_storage_loader(L, sb));
+    t->sb = sb;
+    t->origins = sb->origins;
+    t->norigins = sb->norigins;
+    return t;
+}
+
+IrTBox *lw_tbox_of_buffer(Lower *L, Buffer *b) {
+    IrStorage *sb = lw_alloc(L, sizeof *sb);
+    sb->buf = b;
+    sb->dtype = b->layout.dtype;
+    sb->ndim = b->layout.ndim;
+    sb->size = b->layout.size;
+    sb->origins = b->origins;
+    sb->norigins = b->norigins;
+    return lw_tbox_of_storage(L, sb);
+}
+
+Buffer *lw_new_buffer(Lower *L, BufKind k, const Layout *l) {
+    Buffer *b = ir_new_buffer(L->m, k, l);
+    b->origin = L->cur;
+    return b;
+}
+
+void lw_loop_order(const Layout *l, int *order) {
+    int n = l->ndim;
+    for (int i = 0; i < n; i++) order[i] = i;
+    int64_t st[MI_MAX_DIMS];
+    for (int i = 0; i < n; i++)
+        if (!sym_is_int(l->stride[i], &st[i])) return;
+    for (int i = 1; i < n; i++)       /* stable insertion sort by decreasing stride */
+        for (int j = i; j > 0 && st[order[j]] > st[order[j - 1]]; j--) {
+            int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
+        }
+}
+
+/* Realize a pending storage into a ComputedBuffer (layout: contiguous, or *fixed). */
+Buffer *lw_realize(Lower *L, IrStorage *sb, const Layout *fixed) {
+    if (sb->buf) return sb->buf;
+    Layout l = fixed ? *fixed : layout_contiguous(L->m, sb->dtype, L->dev, sb->ndim, sb->size);
+    if (!fixed && L->cur && L->cur->has_meta) l.device = L->cur->meta.device;
+    Buffer *b = lw_new_buffer(L, BUF_COMPUTED, &l);
+    b->origins = sb->origins;
+    b->norigins = sb->norigins;
+    int order[MI_MAX_DIMS];
+    lw_loop_order(&l, order);
+    b->body = ir_trace_body(L->m, b, sb->fn, sb->ndim, sb->size, order, 0, NULL, RED_SUM, 0);
+    sb->buf = b;
+    sb->fn = NULL;
+    return b;
+}
+
+IrStorage *lw_storage_new(Lower *L, const IrFn *fn, DType dt, int ndim, Expr **size,
+                              const char **origins, int norigins) {
+    IrStorage *sb = lw_alloc(L, sizeof *sb);
+    sb->fn = fn;
+    sb->dtype = dt;
+    sb->ndim = ndim;
+    sb->size = lw_alloc(L, sizeof(Expr *) * (ndim + 1));
+    if (ndim) memcpy(sb->size, size, sizeof(Expr *) * ndim);
+    sb->origins = origins;
+    sb->norigins = norigins;
+    sb->node = L->cur;
+    return sb;
+}
+
+/* A TensorBox as a buffer usable by an extern kernel or as an output: strided view of a
+ * realized buffer when possible, else realized into a fresh contiguous buffer. */
+Buffer *lw_as_strided(Lower *L, IrTBox *t, Layout *view) {
+    if (t->sb && !t->is_view && !t->sb->buf) lw_realize(L, t->sb, NULL);
+    Buffer *b;
+    if (ir_probe_strided(L->m, t->loader, t->ndim, t->size, &b, view)) return b;
+    IrStorage *sb = lw_storage_new(L, t->loader, t->dtype, t->ndim, t->size, t->origins, t->norigins);
+    b = lw_realize(L, sb, NULL);
+    *view = b->layout;
+    return b;
+}
+
+static void maybe_realize(Lower *L, IrTBox *t, int nusers) {
+    if (!t->sb || t->sb->buf || t->is_view) return;
+    if (nusers > 1 && t->sb->fn->cost > 1) lw_realize(L, t->sb, NULL);
+    else if (t->sb->fn->cost > LOWER_MAX_INLINE_COST) lw_realize(L, t->sb, NULL);
+}
+
+/* ---- argument helpers ---- */
+
+LVal *lw_node_val(Lower *L, const Node *n) {
+    int i = graph_index_of(L->g, n);
+    return i >= 0 ? &L->vals[i] : NULL;
+}
+
+IrTBox *lw_arg_tbox(Lower *L, const Node *n, int i) {
+    const Value *v = i < n->nargs ? &n->args[i] : NULL;
+    if (!v || v->kind != V_NODE) return NULL;
+    LVal *lv = lw_node_val(L, v->node);
+    return lv && lv->kind == LV_TBOX ? lv->t : NULL;
+}
+
+const Value *lw_arg_or_kw(const Node *n, int i, const char *kw) {
+    if (i >= 0 && i < n->nargs) return &n->args[i];
+    const Kwarg *k = node_kwarg(n, kw);
+    return k ? &k->v : NULL;
+}
+
+bool lw_arg_int(const Node *n, int i, const char *kw, int64_t *out) {
+    const Value *v = lw_arg_or_kw(n, i, kw);
+    return v && value_as_int(v, out);
+}
+
+Expr *lw_value_expr(Lower *L, const Value *v) {
+    int64_t x;
+    if (value_as_int(v, &x)) return sym_int(L->s, x);
+    if (v->kind == V_SYM) return v->sym;
+    if (v->kind == V_NODE && v->node->is_sym) return v->node->sym_val;
+    if (v->kind == V_NODE) {
+        LVal *lv = lw_node_val(L, v->node);
+        if (lv && lv->kind == LV_SYM) return lv->sym;
+    }
+    return NULL;
+}
+
+/* int list argument (dims) into out; returns count or -1 */
+int lw_int_list(const Value *v, int64_t *out, int max) {
+    if (!v) return -1;
+    int64_t x;
+    if (value_as_int(v, &x)) { out[0] = x; return 1; }
+    if (v->kind != V_LIST && v->kind != V_TUPLE) return -1;
+    int n = 0;
+    for (int i = 0; i < v->list.n && n < max; i++) {
+        if (!value_as_int(&v->list.items[i], &x)) return -1;
+        out[n++] = x;
+    }
+    return n;
+}
+
+const TensorMeta *lw_out_meta(const Node *n) { return n->has_meta ? &n->meta : NULL; }
+
+/* A loader for arg i broadcast to (ndim, size), converted to dt; scalars become constants. */
+/* loader f of a tensor of shape (tnd, tsize) broadcast to (ndim, size); NULL when it cannot be */
+const IrFn *lw_broadcast(Lower *L, const IrFn *f, int tnd, Expr **tsize, int ndim, Expr **size) {
+    if (tnd == ndim && (ndim == 0 || memcmp(tsize, size, sizeof(Expr *) * ndim) == 0)) return f;
+    if (tnd > ndim) return NULL;
+    Expr *map[MI_MAX_DIMS];
+    for (int dd = 0; dd < tnd; dd++) {
+        int od = dd + ndim - tnd;
+        int64_t one;
+        if (sym_is_int(tsize[dd], &one) && one == 1 && !(sym_is_int(size[od], &one) && one == 1))
+            map[dd] = sym_int(L->s, 0);
+        else {
+            if (tsize[dd] != size[od]) {
+                char a[64], b[64];
+                ir_add_guard(L->m, "%s == %s", sym_str(tsize[dd], a, sizeof a), sym_str(size[od], b, sizeof b));
+            }
+            map[dd] = lw_var(L, od);
+        }
+    }
+    return lw_reindex(L, f, ndim, map, tnd);
+}
+
+const IrFn *lw_arg_loader(Lower *L, const Node *n, int i, int ndim, Expr **size, DType dt) {
+    const Value *v = &n->args[i];
+    double d;
+    if (v->kind != V_NODE && value_as_double(v, &d)) return lw_const(L, d, dt);
+    IrTBox *t = lw_arg_tbox(L, n, i);
+    if (!t) return NULL;
+    const IrFn *f = lw_broadcast(L, t->loader, t->ndim, t->size, ndim, size);
+    return f ? lw_to_dtype(L, f, dt) : NULL;
+}
+
+DType lw_arg_dtype(Lower *L, const Node *n, int i) {
+    const Value *v = i < n->nargs ? &n->args[i] : NULL;
+    if (!v) return DT_INVALID;
+    if (v->kind == V_NODE) {
+        IrTBox *t = lw_arg_tbox(L, n, i);
+        return t ? t->dtype : DT_INVALID;
+    }
+    if (v->kind == V_FLOAT) return DT_F32;
+    if (v->kind == V_BOOL) return DT_BOOL;
+    if (v->kind == V_INT) return DT_I64;
+    return DT_INVALID;
+}
+
+/* Give node n a new pending storage computing fn over its meta's shape, realized at once when
+ * its users call for it (maybe_realize). */
+int lw_set_pending(Lower *L, const Node *n, const IrFn *fn, DType dt, const char **o, int no) {
+    const TensorMeta *m = lw_out_meta(n);
+    IrTBox *t = lw_tbox_of_storage(L, lw_storage_new(L, fn, dt, m->ndim, m->size, o, no));
+    LVal *lv = lw_node_val(L, n);
+    lv->kind = LV_TBOX;
+    lv->t = t;
+    maybe_realize(L, t, L->nusers[graph_index_of(L->g, n)]);
+    return 0;
+}
+
+/* Give node n the pending pointwise value fn (shape from its meta). */
+int lw_set_pointwise(Lower *L, const Node *n, const IrFn *fn, DType dt, int nin_args) {
+    const char **o = NULL;
+    int no = 0;
+    lw_origins_add(L, &o, &no, lw_short_name(L, n->target));
+    for (int i = 0; i < nin_args && i < n->nargs; i++) lw_origins_merge(L, &o, &no, lw_arg_tbox(L, n, i));
+    return lw_set_pending(L, n, fn, dt, o, no);
+}
+
+int lw_set_view(Lower *L, const Node *n, IrTBox *src, const IrFn *fn, int ndim, Expr **size) {
+    IrTBox *t = lw_tbox_new(L, src->dtype, ndim, size, fn);
+    t->is_view = true;
+    const char **o = NULL;
+    int no = 0;
+    lw_origins_add(L, &o, &no, lw_short_name(L, n->target));
+    lw_origins_merge(L, &o, &no, src);
+    t->origins = o;
+    t->norigins = no;
+    LVal *lv = lw_node_val(L, n);
+    lv->kind = LV_TBOX;
+    lv->t = t;
+    /* a view of a pending storage with several users: realize the storage */
+    if (src->sb && !src->is_view && !src->sb->buf && L->nusers[graph_index_of(L->g, n)] > 1)
+        lw_realize(L, src->sb, NULL);
+    return 0;
+}
+
+int lw_set_tbox(Lower *L, const Node *n, IrTBox *t) {
+    LVal *lv = lw_node_val(L, n);
+    lv->kind = LV_TBOX;
+    lv->t = t;
+    return 0;
+}
+
+int lw_set_tuple(Lower *L, const Node *n, IrTBox **items, int k) {
+    LVal *lv = lw_node_val(L, n);
+    lv->kind = LV_TUPLE;
+    lv->items = lw_alloc(L, sizeof(IrTBox *) * k);
+    if (k) memcpy(lv->items, items, sizeof(IrTBox *) * k);
+    lv->n = k;
+    return 0;
+}
+
+/* A pending pointwise TensorBox (not realized) computing f over `size`. */
+IrTBox *lw_pw_box(Lower *L, const IrFn *f, DType dt, int ndim, Expr **size, const char *oname) {
+    const char **o = NULL;
+    int no = 0;
+    lw_origins_add(L, &o, &no, oname);
+    return lw_tbox_of_storage(L, lw_storage_new(L, f, dt, ndim, size, o, no));
+}
+
+/* max.dim / min.dim: (values, indices) as two reductions over the same row (they fuse). */
+double lw_arg_num(const Node *n, int i, const char *kw, double dflt) {
+    const Value *v = lw_arg_or_kw(n, i, kw);
+    double d;
+    return v && v->kind != V_NONE && value_as_double(v, &d) ? d : dflt;
+}
+
+int lw_extern_arg(Lower *L, IrTBox *t, ExternArg *a) {
+    a->buf = lw_as_strided(L, t, &a->view);
+    return 0;
+}
+
+/* mm / addmm / bmm in a dtype the extern kernels do not take (f64): a sum reduction over K of
+ * a[.., i, k] * b[.., k, j] (+ bias), as Inductor lowers small matmuls. */
+Layout lw_layout_copy(Lower *L, const Layout *src) {
+    Layout l = layout_contiguous(L->m, src->dtype, src->device, src->ndim, src->size);
+    for (int d = 0; d < l.ndim; d++) l.stride[d] = src->stride[d];
+    l.offset = src->offset;
+    l.fixed = true;
+    return l;
+}

@@ -1,0 +1,291 @@
+/* lowering_extern.c — extern kernels (Inductor's ExternKernel family): mm / addmm / bmm
+ * (BLAS; f64 as a loop reduction), CPU flash attention, higher_order.cond (each branch its own
+ * module), and the FallbackKernel: an op with a reference implementation but no lowering,
+ * called at run time (core/ir/ir_fallback.c). Their arguments are realized into strided
+ * buffers (lw_extern_arg) and their results are fixed-layout buffers. */
+#include "lowering/lowering_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- extern kernels ---- */
+
+static int lower_matmul_loops(Lower *L, const Node *n, ExternKind k) {
+    const TensorMeta *m = lw_out_meta(n);
+    int ia = k == EXT_ADDMM ? 1 : 0;
+    IrTBox *a = lw_arg_tbox(L, n, ia), *b = lw_arg_tbox(L, n, ia + 1);
+    int nb = k == EXT_BMM ? 1 : 0;   /* batch dims */
+    if (!a || !b || a->ndim != 2 + nb || b->ndim != 2 + nb || m->ndim != 2 + nb) return lw_err(L, n, "'%s': bad operands", n->target);
+    DType dt = m->dtype;
+    double beta = 1, alpha = 1;
+    const Kwarg *kb = node_kwarg(n, "beta"), *ka = node_kwarg(n, "alpha");
+    if ((kb && value_as_double(&kb->v, &beta) && beta != 1) || (ka && value_as_double(&ka->v, &alpha) && alpha != 1))
+        return lw_err(L, n, "addmm with alpha/beta != 1 is not supported");
+    Expr *size[MI_MAX_DIMS], *am[3], *bm[3];
+    int nd = 3 + nb;   /* [batch,] i, j, k */
+    for (int d = 0; d < 2 + nb; d++) size[d] = m->size[d];
+    size[2 + nb] = a->size[1 + nb];
+    if (nb) { am[0] = bm[0] = lw_var(L, 0); }
+    am[nb] = lw_var(L, nb); am[nb + 1] = lw_var(L, nb + 2);
+    bm[nb] = lw_var(L, nb + 2); bm[nb + 1] = lw_var(L, nb + 1);
+    const IrFn *fa = lw_to_dtype(L, lw_reindex(L, a->loader, nd, am, a->ndim), dt);
+    const IrFn *fb = lw_to_dtype(L, lw_reindex(L, b->loader, nd, bm, b->ndim), dt);
+    IrTBox *prod = lw_tbox_new(L, dt, nd, size, lw_math(L, IOP_MUL, dt, fa, fb, NULL));
+    prod->origins = NULL;
+    prod->norigins = 0;
+    bool red[MI_MAX_DIMS] = {0};
+    red[nd - 1] = true;
+    IrStorage *sb = lw_reduction(L, n, prod, red, false, RED_SUM, dt, 0, lw_short_name(L, n->target));
+    if (k != EXT_ADDMM) return lw_set_tbox(L, n, lw_tbox_of_storage(L, sb));
+    const IrFn *bias = lw_arg_loader(L, n, 0, m->ndim, m->size, dt);
+    if (!bias) return lw_err(L, n, "addmm: bad bias");
+    return lw_set_pointwise(L, n, lw_math(L, IOP_ADD, dt, bias, lw_tbox_of_storage(L, sb)->loader, NULL), dt, 3);
+}
+
+static int lower_matmul(Lower *L, const Node *n, int arg) {
+    ExternKind k = (ExternKind)arg;
+    const TensorMeta *m = lw_out_meta(n);
+    if (!m) return lw_err(L, n, "'%s' needs a shape annotation", n->target);
+    if (m->dtype != DT_F32) return lower_matmul_loops(L, n, k);
+    int nt = k == EXT_ADDMM ? 3 : 2;
+    Buffer *b;
+    Layout l = layout_contiguous(L->m, m->dtype, m->device, m->ndim, m->size);
+    ExternArg *ea = lw_alloc(L, sizeof(ExternArg) * nt);
+    for (int i = 0; i < nt; i++) {
+        IrTBox *t = lw_arg_tbox(L, n, i);
+        if (!t) return lw_err(L, n, "argument %d of '%s' must be a tensor", i, n->target);
+        if (t->dtype != DT_F32 && t->dtype != DT_F64) return lw_err(L, n, "'%s': dtype %s not supported", n->target, dtype_abbrev(t->dtype));
+        lw_extern_arg(L, t, &ea[i]);
+    }
+    double beta = 1, alpha = 1;
+    const Kwarg *kb = node_kwarg(n, "beta"), *ka = node_kwarg(n, "alpha");
+    if ((kb && value_as_double(&kb->v, &beta) && beta != 1) || (ka && value_as_double(&ka->v, &alpha) && alpha != 1))
+        return lw_err(L, n, "addmm with alpha/beta != 1 is not supported");
+    b = lw_new_buffer(L, BUF_EXTERN, &l);
+    b->layout.fixed = true;
+    b->ext = k;
+    b->eargs = ea;
+    b->neargs = nt;
+    const char **o = NULL;
+    int no = 0;
+    lw_origins_add(L, &o, &no, lw_short_name(L, n->target));
+    b->origins = o;
+    b->norigins = no;
+    return lw_set_tbox(L, n, lw_tbox_of_buffer(L, b));
+}
+
+static int lower_sdpa(Lower *L, const Node *n, int arg) {
+    IrTBox *q = lw_arg_tbox(L, n, 0), *k = lw_arg_tbox(L, n, 1), *v = lw_arg_tbox(L, n, 2);
+    if (!q || !k || !v || q->ndim != 4 || k->ndim != 4 || v->ndim != 4)
+        return lw_err(L, n, "attention needs 4-d query, key and value");
+    double dp = 0;
+    const Value *dv = lw_arg_or_kw(n, 3, "dropout_p");
+    if (dv) value_as_double(dv, &dp);
+    int64_t causal = 0;
+    lw_arg_int(n, 4, "is_causal", &causal);
+    const Kwarg *mask = node_kwarg(n, "attn_mask");
+    if (dp != 0 || causal || (mask && mask->v.kind != V_NONE) || (n->nargs > 5 && n->args[5].kind != V_NONE))
+        return lw_err(L, n, "attention with dropout, causal mask or attn_mask is not supported");
+    if (q->dtype != DT_F32) return lw_err(L, n, "attention: only f32 is supported");
+    double scale = 0;
+    const Kwarg *sk = node_kwarg(n, "scale");
+    int64_t E;
+    if (sk && sk->v.kind != V_NONE) value_as_double(&sk->v, &scale);
+    else if (sym_is_int(q->size[3], &E)) scale = 1.0 / sqrt((double)E);
+    else return lw_err(L, n, "attention: symbolic head size needs an explicit scale");
+    ExternArg *ea = lw_alloc(L, sizeof(ExternArg) * 3);
+    lw_extern_arg(L, q, &ea[0]);
+    lw_extern_arg(L, k, &ea[1]);
+    lw_extern_arg(L, v, &ea[2]);
+    Expr *osz[4] = {q->size[0], q->size[1], q->size[2], v->size[3]};
+    Layout l = layout_contiguous(L->m, DT_F32, q->sb && q->sb->buf ? q->sb->buf->layout.device : L->dev, 4, osz);
+    l.fixed = true;
+    Buffer *b = lw_new_buffer(L, BUF_EXTERN, &l);
+    b->ext = EXT_SDPA;
+    b->eargs = ea;
+    b->neargs = 3;
+    b->scale = scale;
+    const char **o = NULL;
+    int no = 0;
+    lw_origins_add(L, &o, &no, lw_short_name(L, n->target));
+    b->origins = o;
+    b->norigins = no;
+    Layout ll = layout_contiguous(L->m, DT_F32, l.device, 3, osz);
+    ll.fixed = true;
+    Buffer *lse = lw_new_buffer(L, BUF_EXTERN, &ll);
+    lse->ext = EXT_SDPA;
+    lse->extern_owner = b;
+    b->extra_out = lse;
+    IrTBox *items[2] = {lw_tbox_of_buffer(L, b), lw_tbox_of_buffer(L, lse)};
+    return lw_set_tuple(L, n, items, 2);
+}
+
+/* ---- FallbackKernel: an op with a reference implementation but no lowering ---- */
+
+typedef struct FbArgs { Lower *L; const Node *n; ExternArg *ea; int nea, cap; int rc; } FbArgs;
+
+/* node references in the order ir_fallback_eval resolves them (args then kwargs, depth first) */
+static void fb_collect(FbArgs *a, const Value *v) {
+    if (a->rc) return;
+    if (v->kind == V_LIST || v->kind == V_TUPLE) {
+        for (int i = 0; i < v->list.n; i++) fb_collect(a, &v->list.items[i]);
+        return;
+    }
+    if (v->kind != V_NODE) return;
+    if (v->node->is_sym && v->node->sym_val) return;   /* a SymInt: evaluated at run time */
+    LVal *lv = lw_node_val(a->L, v->node);
+    if (!lv || lv->kind != LV_TBOX || !lv->t) {
+        a->rc = lw_err(a->L, a->n, "fallback '%s': argument '%s' is not a tensor", a->n->target, v->node->name);
+        return;
+    }
+    if (a->nea == a->cap) {
+        a->cap = a->cap ? 2 * a->cap : 4;
+        ExternArg *nw = lw_alloc(a->L, sizeof(ExternArg) * a->cap);
+        if (a->nea) memcpy(nw, a->ea, sizeof(ExternArg) * a->nea);
+        a->ea = nw;
+    }
+    lw_extern_arg(a->L, lv->t, &a->ea[a->nea++]);
+}
+
+int lw_fallback(Lower *L, const Node *n) {
+    const OpDef *op = n->op ? n->op : op_lookup(n->target);
+    TensorMeta metas[OP_MAX_OUTS];
+    int nm = OP_MAX_OUTS;
+    if (op_infer_meta(L->ctx, (Graph *)L->g, n, metas, &nm) < 0) return -1;
+    if (nm > OP_MAX_OUTS) return lw_err(L, n, "fallback '%s': %d results is too many", n->target, nm);
+    bool tuple = (op->flags & OPF_TUPLE) != 0;
+    if (!tuple && nm != 1) return lw_err(L, n, "fallback '%s': %d results for an op that returns one", n->target, nm);
+    FbArgs a = {L, n, NULL, 0, 0, 0};
+    for (int i = 0; i < n->nargs; i++) fb_collect(&a, &n->args[i]);
+    for (int i = 0; i < n->nkwargs; i++) fb_collect(&a, &n->kwargs[i].v);
+    if (a.rc) return a.rc;
+    IrFallback *fb = lw_alloc(L, sizeof *fb);
+    fb->node = n;
+    fb->kernel = n->target;
+    fb->tuple = tuple;
+    fb->nouts = nm;
+    fb->outs = lw_alloc(L, sizeof(Buffer *) * (nm + 1));
+    IrTBox **items = lw_alloc(L, sizeof(IrTBox *) * (nm + 1));
+    const char **o = NULL;
+    int no = 0;
+    lw_origins_add(L, &o, &no, lw_short_name(L, n->target));
+    Buffer *owner = NULL;
+    for (int k = 0; k < nm; k++) {
+        const TensorMeta *m = &metas[k];
+        if (m->dtype == DT_INVALID) continue;   /* a non-tensor item */
+        Layout l = layout_contiguous(L->m, m->dtype, m->device, m->ndim, m->size);
+        if (m->stride && !(op->flags & OPF_VIEW))   /* a view's strides may overlap: contiguous */
+            for (int d = 0; d < l.ndim; d++) if (m->stride[d]) l.stride[d] = m->stride[d];
+        l.offset = sym_int(L->s, 0);
+        l.fixed = true;
+        Buffer *b = lw_new_buffer(L, BUF_EXTERN, &l);
+        b->ext = EXT_FALLBACK;
+        b->origins = o;
+        b->norigins = no;
+        if (!owner) {
+            owner = b;
+            b->fb = fb;
+            b->eargs = a.ea;
+            b->neargs = a.nea;
+        } else b->extern_owner = owner;
+        fb->outs[k] = b;
+        items[k] = lw_tbox_of_buffer(L, b);
+    }
+    if (!owner) return lw_err(L, n, "fallback '%s' without tensor results is not supported", n->target);
+    if (!tuple) return lw_set_tbox(L, n, items[0]);
+    return lw_set_tuple(L, n, items, nm);
+}
+
+/* ---- higher_order.cond: each branch lowered as its own module (core/ir/ir_cond.c) ---- */
+
+static bool layouts_same(const Layout *a, const Layout *b) {
+    if (a->dtype != b->dtype || a->ndim != b->ndim || a->offset != b->offset) return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->size[d] != b->size[d] || a->stride[d] != b->stride[d]) return false;
+    return true;
+}
+
+static int lower_cond(Lower *L, const Node *n, int arg) {
+    if (n->nargs != 4) return lw_err(L, n, "cond takes (pred, true_graph, false_graph, operands)");
+    IrTBox *pred = lw_arg_tbox(L, n, 0);
+    if (!pred) return lw_err(L, n, "cond with a predicate that is not a tensor is not supported");
+    const Value *ops = &n->args[3];
+    if (ops->kind != V_TUPLE && ops->kind != V_LIST) return lw_err(L, n, "cond operands must be a tuple");
+    IrCond *c = lw_alloc(L, sizeof *c);
+    for (int b = 0; b < 2; b++) {
+        const Value *v = &n->args[1 + b];
+        Graph *sub = v->kind == V_NODE && v->node->kind == N_GET_ATTR ? graph_subgraph(L->g, v->node->target) : NULL;
+        if (!sub) return lw_err(L, n, "cond branch %d is not a subgraph", b + 1);
+        c->names[b] = v->node->target;
+        c->branch[b] = ir_lower(L->ctx, sub);
+        if (!c->branch[b]) {
+            char msg[1100];
+            snprintf(msg, sizeof msg, "%.1000s", L->ctx->err.msg);
+            ir_cond_free(c);
+            return lw_err(L, n, "in subgraph '%s': %s", c->names[b], msg);
+        }
+        char prefix[300];
+        snprintf(prefix, sizeof prefix, "%s_", c->names[b]);
+        ir_cond_set_prefix(c->branch[b], prefix);
+    }
+    IrModule *t = c->branch[0], *f = c->branch[1];
+    int nops = ops->list.n;
+    if (t->ninputs != nops || f->ninputs != nops || t->noutputs != f->noutputs) {
+        ir_cond_free(c);
+        return lw_err(L, n, "cond: branches take %d/%d tensors and return %d/%d results for %d operands", t->ninputs,
+                    f->ninputs, t->noutputs, f->noutputs, nops);
+    }
+    ExternArg *ea = lw_alloc(L, sizeof(ExternArg) * (nops + 1));
+    lw_extern_arg(L, pred, &ea[0]);
+    for (int k = 0; k < nops; k++) {
+        const Value *ov = &ops->list.items[k];
+        LVal *lv = ov->kind == V_NODE ? lw_node_val(L, ov->node) : NULL;
+        if (!lv || lv->kind != LV_TBOX) { ir_cond_free(c); return lw_err(L, n, "cond operand %d is not a tensor", k); }
+        const Layout *want = &t->inputs[k]->layout;
+        lw_extern_arg(L, lv->t, &ea[k + 1]);
+        if (!layouts_same(&ea[k + 1].view, want) || !layouts_same(want, &f->inputs[k]->layout)) {
+            /* copy it into the layout the branches take */
+            Layout l = lw_layout_copy(L, want);
+            IrStorage *sb = lw_storage_new(L, lv->t->loader, lv->t->dtype, lv->t->ndim, lv->t->size, lv->t->origins, lv->t->norigins);
+            ea[k + 1].buf = lw_realize(L, sb, &l);
+            ea[k + 1].view = ea[k + 1].buf->layout;
+        }
+    }
+    int nout = t->noutputs;
+    if (nout == 0) { ir_cond_free(c); return lw_err(L, n, "cond without results is not supported"); }
+    for (int k = 0; k < nout; k++)
+        if (!t->outputs[k] || !f->outputs[k]) { ir_cond_free(c); return lw_err(L, n, "cond result %d is not a tensor", k); }
+    c->nouts = nout;
+    c->outs = lw_alloc(L, sizeof(Buffer *) * (nout + 1));
+    IrTBox **items = lw_alloc(L, sizeof(IrTBox *) * (nout + 1));
+    const char **o = NULL;
+    int no = 0;
+    lw_origins_add(L, &o, &no, "cond");
+    for (int k = 0; k < nout; k++) {
+        Layout l = lw_layout_copy(L, t->out_views[k] ? t->out_views[k] : &t->outputs[k]->layout);
+        l.offset = sym_int(L->s, 0);
+        Buffer *b = lw_new_buffer(L, BUF_EXTERN, &l);
+        b->ext = EXT_COND;
+        b->origins = o;
+        b->norigins = no;
+        if (k == 0) {
+            b->cond = c;
+            b->eargs = ea;
+            b->neargs = nops + 1;
+        } else b->extern_owner = c->outs[0];
+        c->outs[k] = b;
+        items[k] = lw_tbox_of_buffer(L, b);
+    }
+    return lw_set_tuple(L, n, items, nout);
+}
+
+/* ---- the extern rows of the lowering table ---- */
+
+const LoweringDef lowering_extern_table[] = {
+    {"aten.mm.default", lower_matmul, EXT_MM}, {"aten.addmm.default", lower_matmul, EXT_ADDMM},
+    {"aten.bmm.default", lower_matmul, EXT_BMM},
+    {"aten._scaled_dot_product_flash_attention_for_cpu.default", lower_sdpa, 0},
+    {"higher_order.cond", lower_cond, 0},
+};
+const int lowering_extern_count = sizeof lowering_extern_table / sizeof lowering_extern_table[0];

@@ -1,0 +1,144 @@
+/* lowering_impl.h — internals shared by the lowering families (core/lowering/lowering_*.c):
+ * the lowering state, the values graph nodes take during lowering, the closure builders
+ * (IrFn kinds), TensorBox / StorageBox helpers and realization, argument access, and the
+ * family tables the lowering table in core/lowering/lowering.c is made of. Not a public API
+ * (as core/ops/ops_impl.h is for the op registry).
+ *
+ * Adding a lowering = a row {op name, lowering function, argument} in the family table that
+ * fits it (pointwise, views, reductions, indexing, extern kernels); the argument selects a
+ * variant of a shared function (the IrMathOp of a pointwise op, the ExternKind of a matmul,
+ * the softmax mode). An op without a row lowers to a FallbackKernel when the registry has a
+ * reference implementation for it (core/ir/ir_fallback.c). */
+#ifndef LOWERING_IMPL_H
+#define LOWERING_IMPL_H
+
+#include "lowering/lowering.h"
+
+/* ---- values of graph nodes during lowering ---- */
+typedef enum { LV_NONE, LV_TBOX, LV_TUPLE, LV_SYM } LValKind;
+typedef struct LVal { LValKind kind; IrTBox *t; IrTBox **items; int n; Expr *sym; } LVal;
+
+typedef struct Lower {
+    MiCtx *ctx;
+    SymCtx *s;
+    IrModule *m;
+    const Graph *g;
+    LVal *vals;          /* per node position */
+    int *nusers;         /* per node position */
+    const Node *cur;
+    Device dev;          /* the graph's device: for buffers whose node has no single meta */
+} Lower;
+
+/* ---- the lowering table ---- */
+/* Lower node n: give it a value (lw_set_*), or return -1 with ctx error (lw_err). `arg` is the
+ * row's argument. */
+typedef int (*LowerFn)(Lower *L, const Node *n, int arg);
+typedef struct LoweringDef {
+    const char *name;    /* "aten.add.Tensor" */
+    LowerFn fn;
+    int arg;             /* per-row variant: IrMathOp, ExternKind, mode, ... */
+} LoweringDef;
+
+extern const LoweringDef lowering_pointwise_table[];  extern const int lowering_pointwise_count;
+extern const LoweringDef lowering_views_table[];      extern const int lowering_views_count;
+extern const LoweringDef lowering_reductions_table[]; extern const int lowering_reductions_count;
+extern const LoweringDef lowering_indexing_table[];   extern const int lowering_indexing_count;
+extern const LoweringDef lowering_extern_table[];     extern const int lowering_extern_count;
+
+/* The row for op `name`, NULL when no family has one. */
+const LoweringDef *lowering_find(const char *name);
+/* Lower one call_function node through its row, else as a FallbackKernel (lowering.c;
+ * tag_activation_checkpoint lowers its body's nodes with it). */
+int lw_lower_node(Lower *L, const Node *n);
+/* An op with a reference implementation but no lowering: a FallbackKernel (lowering_extern.c). */
+int lw_fallback(Lower *L, const Node *n);
+
+/* ---- errors and memory ---- */
+/* "msg (node 'x')" at the node's source line into ctx->err; returns -1. */
+int lw_err(Lower *L, const Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Memory that lives as long as the module (its arena). */
+void *lw_alloc(Lower *L, size_t n);
+/* "aten.add.Tensor" -> "add" (the origin name Inductor prints). */
+const char *lw_short_name(Lower *L, const char *target);
+
+/* ---- origins: op names folded into a kernel ---- */
+void lw_origins_add(Lower *L, const char ***o, int *n, const char *name);
+/* The origins of a pending (not yet realized) argument join the consumer's. */
+void lw_origins_merge(Lower *L, const char ***o, int *n, const IrTBox *t);
+
+/* ---- closures (inner functions) ---- */
+IrFn *lw_fn(Lower *L, IrFnCall call, DType dt);
+SymCtx *lw_fn_sym(const IrFn *f);
+/* The loader of a buffer (through f->view when set: a ReinterpretView). */
+IrVal lw_call_buf_load(const IrFn *f, OpsHandler *h, Expr *const *idx);
+/* The index placeholder _vK of output dim k (substituted by the caller's index). */
+Expr *lw_var(Lower *L, int k);
+/* A re-indexing view: out index (nin dims) -> inner index (nmap exprs over _v0.._v(nin-1)). */
+const IrFn *lw_reindex(Lower *L, const IrFn *inner, int nin, Expr **map, int nmap);
+const IrFn *lw_const(Lower *L, double v, DType dt);
+/* ops.index_expr(e) with e over _v0.._v(nin-1). */
+const IrFn *lw_index_expr(Lower *L, Expr *e, int nin, DType dt);
+/* ops.to_dtype(a, dt); a itself when it has dtype dt already. */
+const IrFn *lw_to_dtype(Lower *L, const IrFn *a, DType dt);
+/* ops.<op>(a, b, c) (as many as the op's arity). */
+const IrFn *lw_math(Lower *L, IrMathOp op, DType dt, const IrFn *a, const IrFn *b, const IrFn *c);
+
+/* ---- boxes, buffers and realization ---- */
+IrTBox *lw_tbox_new(Lower *L, DType dt, int ndim, Expr **size, const IrFn *loader);
+IrTBox *lw_tbox_of_storage(Lower *L, IrStorage *sb);
+IrTBox *lw_tbox_of_buffer(Lower *L, Buffer *b);
+Buffer *lw_new_buffer(Lower *L, BufKind k, const Layout *l);
+/* Loop nesting of a layout's dims by decreasing stride (stable; identity if symbolic). */
+void lw_loop_order(const Layout *l, int *order);
+/* Realize a pending storage into a ComputedBuffer (layout: contiguous, or *fixed). */
+Buffer *lw_realize(Lower *L, IrStorage *sb, const Layout *fixed);
+IrStorage *lw_storage_new(Lower *L, const IrFn *fn, DType dt, int ndim, Expr **size,
+                          const char **origins, int norigins);
+/* A TensorBox as a buffer an extern kernel or an output can take: a strided view of a realized
+ * buffer when possible, else realized into a fresh contiguous buffer (*view: its layout). */
+Buffer *lw_as_strided(Lower *L, IrTBox *t, Layout *view);
+/* A layout with src's sizes, strides and offset, fixed. */
+Layout lw_layout_copy(Lower *L, const Layout *src);
+/* An extern kernel's argument: t realized or viewed as a strided buffer. */
+int lw_extern_arg(Lower *L, IrTBox *t, ExternArg *a);
+
+/* ---- arguments ---- */
+LVal *lw_node_val(Lower *L, const Node *n);
+/* The TensorBox of positional argument i (NULL when it is not a tensor node). */
+IrTBox *lw_arg_tbox(Lower *L, const Node *n, int i);
+/* Positional argument i, else keyword kw (i < 0: keyword only); NULL when absent. */
+const Value *lw_arg_or_kw(const Node *n, int i, const char *kw);
+bool lw_arg_int(const Node *n, int i, const char *kw, int64_t *out);
+/* A number argument (default dflt when absent or None). */
+double lw_arg_num(const Node *n, int i, const char *kw, double dflt);
+/* An int, SymInt node or symbolic size argument as an expression; NULL if none. */
+Expr *lw_value_expr(Lower *L, const Value *v);
+/* An int or int list (dims) into out; the count, or -1. */
+int lw_int_list(const Value *v, int64_t *out, int max);
+const TensorMeta *lw_out_meta(const Node *n);
+/* Loader f of a tensor of shape (tnd, tsize) broadcast to (ndim, size); NULL when it cannot be. */
+const IrFn *lw_broadcast(Lower *L, const IrFn *f, int tnd, Expr **tsize, int ndim, Expr **size);
+/* Argument i broadcast to (ndim, size) and converted to dt; numbers become constants. */
+const IrFn *lw_arg_loader(Lower *L, const Node *n, int i, int ndim, Expr **size, DType dt);
+/* Dtype of argument i: the tensor's, or f32 / bool / i64 for a python number. */
+DType lw_arg_dtype(Lower *L, const Node *n, int i);
+
+/* ---- giving a node its value ---- */
+/* A new pending storage computing fn over n's meta shape (realized at once when its users
+ * call for it). */
+int lw_set_pending(Lower *L, const Node *n, const IrFn *fn, DType dt, const char **o, int no);
+/* The pending pointwise value fn; origins: n's op and its first nin_args arguments'. */
+int lw_set_pointwise(Lower *L, const Node *n, const IrFn *fn, DType dt, int nin_args);
+/* A view of src through fn with the given size. */
+int lw_set_view(Lower *L, const Node *n, IrTBox *src, const IrFn *fn, int ndim, Expr **size);
+int lw_set_tbox(Lower *L, const Node *n, IrTBox *t);
+int lw_set_tuple(Lower *L, const Node *n, IrTBox **items, int k);
+/* A pending pointwise TensorBox (not realized) computing f over `size`. */
+IrTBox *lw_pw_box(Lower *L, const IrFn *f, DType dt, int ndim, Expr **size, const char *oname);
+
+/* ---- reductions (lowering_reductions.c) ---- */
+/* Reduce x over dims red[] into a realized buffer; out size keepdim or not. */
+IrStorage *lw_reduction(Lower *L, const Node *n, IrTBox *x, const bool *red, bool keepdim,
+                        IrReduceType rt, DType out_dt, int welford_item, const char *oname);
+
+#endif

@@ -1,0 +1,258 @@
+/* lowering_indexing.c — lowerings that place one tensor's elements into another: cat and
+ * stack (chains of masked reads), constant_pad_nd (a masked read), slice_scatter /
+ * select_scatter (where(index in range, src, base)), and copy_ into a graph input (a store
+ * into the input's buffer: input mutation). */
+#include "lowering/lowering_impl.h"
+
+#include "fx_passes/functionalize.h"
+
+#include <string.h>
+
+/* slice_scatter / select_scatter: where(index in range, src[...], base[...]) */
+static IrVal call_scatter(const IrFn *f, OpsHandler *h, Expr *const *idx) {
+    SymCtx *s = lw_fn_sym(f);
+    Expr *i = idx[f->dim];
+    IrVal cond;
+    Expr *sidx[MI_MAX_DIMS];
+    int ns = 0;
+    if (f->op == 0) {   /* slice: lo <= i < hi, (i - lo) % step == 0 */
+        IrVal zero = h->constant(h, 0, DT_I64);
+        IrVal a = h->index_expr(h, sym_sub(s, i, f->lo), DT_I64);
+        IrVal b = h->index_expr(h, sym_sub(s, f->hi, i), DT_I64);
+        IrVal c1 = ops_binary(h, IOP_GE, a, zero, DT_BOOL);
+        IrVal c2 = ops_binary(h, IOP_GT, b, zero, DT_BOOL);
+        cond = ops_binary(h, IOP_LOGICAL_AND, c1, c2, DT_BOOL);
+        int64_t st = 1;
+        sym_is_int(f->step, &st);
+        /* clamp the src index so the (discarded) load stays in bounds */
+        Expr *j = sym_floordiv(s, sym_sub(s, i, f->lo), f->step);
+        j = sym_max(s, sym_int(s, 0), sym_min(s, j, sym_sub(s, f->e, sym_int(s, 1))));
+        if (st != 1) {
+            IrVal md = h->index_expr(h, sym_mod(s, sym_sub(s, i, f->lo), f->step), DT_I64);
+            cond = ops_binary(h, IOP_LOGICAL_AND, cond, ops_binary(h, IOP_EQ, md, zero, DT_BOOL), DT_BOOL);
+        }
+        for (int d = 0; d < f->nin; d++) sidx[ns++] = d == f->dim ? j : idx[d];
+    } else {            /* select: i == lo */
+        IrVal a = h->index_expr(h, i, DT_I64);
+        IrVal b = h->index_expr(h, f->lo, DT_I64);
+        cond = ops_binary(h, IOP_EQ, a, b, DT_BOOL);
+        for (int d = 0; d < f->nin; d++)
+            if (d != f->dim) sidx[ns++] = idx[d];
+    }
+    IrVal sv = f->a[1]->call(f->a[1], h, sidx);
+    IrVal bv = f->a[0]->call(f->a[0], h, idx);
+    return ops_where(h, cond, sv, bv, f->dtype);
+}
+
+static IrVal call_cat(const IrFn *f, OpsHandler *h, Expr *const *idx) {
+    SymCtx *s = lw_fn_sym(f);
+    Expr *i = idx[f->dim];
+    Expr *li[MI_MAX_DIMS], *ri[MI_MAX_DIMS];
+    for (int d = 0; d < f->nin; d++) li[d] = ri[d] = idx[d];
+    Expr *one = sym_int(s, 1), *zero = sym_int(s, 0);
+    li[f->dim] = sym_min(s, i, sym_sub(s, f->lo, one));
+    ri[f->dim] = sym_max(s, zero, sym_min(s, sym_sub(s, i, f->lo), sym_sub(s, f->hi, one)));
+    IrVal c = ops_binary(h, IOP_LT, h->index_expr(h, i, DT_I64), h->index_expr(h, f->lo, DT_I64), DT_BOOL);
+    IrVal lv = f->a[0]->call(f->a[0], h, li);
+    IrVal rv = f->a[1]->call(f->a[1], h, ri);
+    return ops_where(h, c, lv, rv, f->dtype);
+}
+
+/* cat / stack: the output meta, the tensor list (args[0]) and the dim (args[1], default 0,
+ * negative counted from the output's rank). */
+static int list_and_dim(Lower *L, const Node *n, const char *what, const TensorMeta **m, const Value **lst, int64_t *dim) {
+    *m = lw_out_meta(n);
+    *lst = n->nargs > 0 ? &n->args[0] : NULL;
+    if (!*m || !*lst || ((*lst)->kind != V_LIST && (*lst)->kind != V_TUPLE) || (*lst)->list.n < 1)
+        return lw_err(L, n, "%s needs a list of tensors and a shape", what);
+    *dim = 0;
+    lw_arg_int(n, 1, "dim", dim);
+    if (*dim < 0) *dim += (*m)->ndim;
+    if (*dim < 0 || *dim >= (*m)->ndim) return lw_err(L, n, "%s: bad dim", what);
+    return 0;
+}
+
+/* The cat of `left` (the inputs so far, `split` long along dim) and `right` (`len` long):
+ * a call_cat closure over nin dims (stack: split k, len 1). */
+static const IrFn *cat_join(Lower *L, const IrFn *left, const IrFn *right, int dim, int nin, Expr *split, Expr *len) {
+    IrFn *f = lw_fn(L, call_cat, right->dtype);
+    f->a[0] = left;
+    f->a[1] = right;
+    f->na = 2;
+    f->dim = dim;
+    f->nin = nin;
+    f->lo = split;
+    f->hi = len;
+    f->cost = left->cost + right->cost + 4;
+    return f;
+}
+
+/* stack(tensors, dim): cat of the tensors each seen with a size-1 dim inserted at dim. */
+static int lower_stack(Lower *L, const Node *n, int arg) {
+    const TensorMeta *m;
+    const Value *lst;
+    int64_t dim;
+    if (list_and_dim(L, n, "stack", &m, &lst, &dim) < 0) return -1;
+    const IrFn *acc = NULL;
+    const char **o = NULL;
+    int no = 0;
+    lw_origins_add(L, &o, &no, "stack");
+    for (int k = 0; k < lst->list.n; k++) {
+        const Value *v = &lst->list.items[k];
+        LVal *lv = v->kind == V_NODE ? lw_node_val(L, v->node) : NULL;
+        IrTBox *t = lv && lv->kind == LV_TBOX ? lv->t : NULL;
+        if (!t || t->ndim + 1 != m->ndim) return lw_err(L, n, "stack: item %d is not a tensor of rank %d", k, m->ndim - 1);
+        lw_origins_merge(L, &o, &no, t);
+        Expr *map[MI_MAX_DIMS];
+        for (int d = 0, od = 0; od < m->ndim; od++)
+            if (od != dim) map[d++] = lw_var(L, od);
+        const IrFn *ld = lw_to_dtype(L, lw_reindex(L, t->loader, m->ndim, map, t->ndim), m->dtype);
+        if (!acc) { acc = ld; continue; }
+        acc = cat_join(L, acc, ld, (int)dim, m->ndim, sym_int(L->s, k), sym_int(L->s, 1));
+    }
+    return lw_set_pending(L, n, acc, m->dtype, o, no);
+}
+
+/* constant_pad_nd(x, pad, value): pad = [left_last, right_last, left_prev, ...]; a read at
+ * out - left, masked to x's extent (negative pads crop). */
+static int lower_pad(Lower *L, const Node *n, int arg) {
+    const TensorMeta *m = lw_out_meta(n);
+    IrTBox *x = lw_arg_tbox(L, n, 0);
+    int64_t pad[2 * MI_MAX_DIMS];
+    int np = x ? lw_int_list(lw_arg_or_kw(n, 1, "pad"), pad, 2 * MI_MAX_DIMS) : -1;
+    if (!m || !x || np < 0 || np % 2 || np / 2 > x->ndim || m->ndim != x->ndim) return lw_err(L, n, "constant_pad_nd: bad arguments");
+    double value = 0;
+    const Value *vv = lw_arg_or_kw(n, 2, "value");
+    if (vv && vv->kind != V_NONE && !value_as_double(vv, &value)) return lw_err(L, n, "constant_pad_nd: value must be a number");
+    SymCtx *s = L->s;
+    Expr *map[MI_MAX_DIMS];
+    const IrFn *mask = NULL;
+    for (int d = 0; d < x->ndim; d++) {
+        int k = x->ndim - 1 - d;   /* pad pair k applies to dim ndim-1-k */
+        if (2 * k >= np || (pad[2 * k] == 0 && pad[2 * k + 1] == 0)) { map[d] = lw_var(L, d); continue; }
+        Expr *in = sym_sub(s, lw_var(L, d), sym_int(s, pad[2 * k]));
+        map[d] = sym_max(s, sym_int(s, 0), sym_min(s, in, sym_sub(s, x->size[d], sym_int(s, 1))));
+        const IrFn *ie = lw_index_expr(L, in, x->ndim, DT_I64);
+        const IrFn *ok = lw_math(L, IOP_LOGICAL_AND, DT_BOOL, lw_math(L, IOP_GE, DT_BOOL, ie, lw_const(L, 0, DT_I64), NULL),
+                                 lw_math(L, IOP_LT, DT_BOOL, ie, lw_index_expr(L, x->size[d], x->ndim, DT_I64), NULL), NULL);
+        mask = mask ? lw_math(L, IOP_LOGICAL_AND, DT_BOOL, mask, ok, NULL) : ok;
+    }
+    const IrFn *ld = lw_to_dtype(L, lw_reindex(L, x->loader, x->ndim, map, x->ndim), m->dtype);
+    const IrFn *f = mask ? lw_math(L, IOP_WHERE, m->dtype, mask, ld, lw_const(L, value, m->dtype)) : ld;
+    return lw_set_pointwise(L, n, f, m->dtype, 1);
+}
+
+static int lower_cat(Lower *L, const Node *n, int arg) {
+    const TensorMeta *m;
+    const Value *lst;
+    int64_t dim;
+    if (list_and_dim(L, n, "cat", &m, &lst, &dim) < 0) return -1;
+    const IrFn *acc = NULL;
+    Expr *off = sym_int(L->s, 0);
+    const char **o = NULL;
+    int no = 0;
+    lw_origins_add(L, &o, &no, "cat");
+    for (int k = 0; k < lst->list.n; k++) {
+        const Value *v = &lst->list.items[k];
+        LVal *lv = v->kind == V_NODE ? lw_node_val(L, v->node) : NULL;
+        IrTBox *t = lv && lv->kind == LV_TBOX ? lv->t : NULL;
+        if (!t) return lw_err(L, n, "cat: item %d is not a tensor", k);
+        if (t->ndim != m->ndim) return lw_err(L, n, "cat: legacy empty inputs are not supported");
+        lw_origins_merge(L, &o, &no, t);
+        const IrFn *ld = lw_to_dtype(L, t->loader, m->dtype);
+        if (!acc) { acc = ld; off = t->size[dim]; continue; }
+        acc = cat_join(L, acc, ld, (int)dim, m->ndim, off, t->size[dim]);
+        off = sym_add(L->s, off, t->size[dim]);
+    }
+    return lw_set_pending(L, n, acc, m->dtype, o, no);
+}
+
+/* ---- scatters and mutation ---- */
+
+static int lower_scatter(Lower *L, const Node *n, int is_slice) {
+    IrTBox *base = lw_arg_tbox(L, n, 0), *src = lw_arg_tbox(L, n, 1);
+    const TensorMeta *m = lw_out_meta(n);
+    if (!base || !src || !m) return lw_err(L, n, "'%s' needs two tensors and a shape", n->target);
+    SymCtx *s = L->s;
+    int64_t dim = 0;
+    lw_arg_int(n, 2, "dim", &dim);
+    if (dim < 0) dim += m->ndim;
+    IrFn *f = lw_fn(L, call_scatter, m->dtype);
+    f->a[0] = lw_to_dtype(L, base->loader, m->dtype);
+    f->a[1] = lw_to_dtype(L, src->loader, m->dtype);
+    f->na = 2;
+    f->cost = base->loader->cost + src->loader->cost + 6;
+    f->dim = (int)dim;
+    f->nin = m->ndim;
+    if (is_slice) {
+        int64_t step = 1, v;
+        const Value *sv = lw_arg_or_kw(n, 3, "start"), *ev = lw_arg_or_kw(n, 4, "end");
+        Expr *st = sv && sv->kind != V_NONE ? lw_value_expr(L, sv) : sym_int(s, 0);
+        Expr *en = ev && ev->kind != V_NONE ? lw_value_expr(L, ev) : m->size[dim];
+        if (!st || !en) return lw_err(L, n, "slice_scatter: bad start/end");
+        if (sym_is_int(st, &v) && v < 0) st = sym_add(s, m->size[dim], st);
+        if (sym_is_int(en, &v) && v < 0) en = sym_add(s, m->size[dim], en);
+        int64_t es, sz;
+        if (sym_is_int(en, &es) && sym_is_int(m->size[dim], &sz) && es > sz) en = m->size[dim];
+        lw_arg_int(n, 5, "step", &step);
+        f->op = 0;
+        f->step = sym_int(s, step);
+        f->hi = en;
+        f->e = src->size[dim];
+        f->lo = st;
+    } else {
+        int64_t idx;
+        if (!lw_arg_int(n, 3, "index", &idx)) return lw_err(L, n, "select_scatter: bad index");
+        f->op = 1;
+        f->lo = idx < 0 ? sym_add(s, m->size[dim], sym_int(s, idx)) : sym_int(s, idx);
+    }
+    return lw_set_pointwise(L, n, f, m->dtype, 2);
+}
+
+static int lower_copy_(Lower *L, const Node *n, int arg) {
+    const Value *dv = &n->args[0];
+    if (n->nargs < 2 || dv->kind != V_NODE || dv->node->kind != N_PLACEHOLDER)
+        return lw_err(L, n, "copy_ is only supported into graph inputs");
+    if (!functionalize_copy_is_epilogue(L->g, n))   /* the input would be read after it: functionalize first */
+        return lw_err(L, n, "copy_ into '%s' is read after it (run functionalize first)", dv->node->name);
+    IrTBox *dst = lw_arg_tbox(L, n, 0), *src = lw_arg_tbox(L, n, 1);
+    if (!dst || !src || !dst->sb || !dst->sb->buf) return lw_err(L, n, "copy_: bad arguments");
+    Buffer *in = dst->sb->buf;
+    /* realize the new value first: its computation may read the input at other positions */
+    Layout v;
+    Buffer *sbuf = lw_as_strided(L, src, &v);
+    const IrFn *f = src->loader;
+    if (ir_store_target(sbuf) == in) {   /* src reads the input being overwritten: copy it out first */
+        IrStorage *cp = lw_storage_new(L, src->loader, src->dtype, src->ndim, src->size, src->origins, src->norigins);
+        lw_realize(L, cp, NULL);
+        f = lw_tbox_of_storage(L, cp)->loader;
+    }
+    Layout lay = in->layout;
+    const char **o = NULL;
+    int no = 0;
+    lw_origins_add(L, &o, &no, "copy");
+    Buffer *b = lw_new_buffer(L, BUF_COMPUTED, &lay);
+    b->mutates = in;
+    in->mutated = true;
+    b->origins = o;
+    b->norigins = no;
+    f = lw_broadcast(L, f, src->ndim, src->size, lay.ndim, lay.size);   /* copy_ broadcasts src */
+    if (!f) return lw_err(L, n, "copy_: source of rank %d does not broadcast to rank %d", src->ndim, lay.ndim);
+    f = lw_to_dtype(L, f, lay.dtype);
+    int order[MI_MAX_DIMS];
+    lw_loop_order(&lay, order);
+    b->body = ir_trace_body(L->m, b, f, lay.ndim, lay.size, order, 0, NULL, RED_SUM, 0);
+    LVal *lv = lw_node_val(L, n);
+    lv->kind = LV_TBOX;
+    lv->t = dst;
+    return 0;
+}
+
+/* ---- the indexing rows of the lowering table ---- */
+
+const LoweringDef lowering_indexing_table[] = {
+    {"aten.constant_pad_nd.default", lower_pad, 0}, {"aten.stack.default", lower_stack, 0},
+    {"aten.cat.default", lower_cat, 0}, {"aten.copy_.default", lower_copy_, 0},
+    {"aten.slice_scatter.default", lower_scatter, 1}, {"aten.select_scatter.default", lower_scatter, 0},
+};
+const int lowering_indexing_count = sizeof lowering_indexing_table / sizeof lowering_indexing_table[0];

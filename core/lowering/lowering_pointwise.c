@@ -1,0 +1,289 @@
+/* lowering_pointwise.c — pointwise lowerings (Inductor's make_pointwise / register_lowering of
+ * elementwise ops): one ops.* call per op (add, exp, eq, ...), where, clamp, dtype conversion,
+ * factories (full, zeros, empty*, arange / iota), clone, and the ops Inductor decomposes before
+ * lowering (silu, gelu, softplus, remainder, ...) as the same math. Each result is a pending
+ * Pointwise inner function; realization is the consumer's business (lowering_boxes.c). */
+#include "lowering/lowering_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A pointwise ATen op that is one ops.* call (add, exp, eq, ...): arguments broadcast to the
+ * output's shape and converted to the computation dtype; comparisons compute in the promoted
+ * dtype of their operands (a python number does not promote a tensor of its kind), logical ops
+ * in bool; add/sub's alpha multiplies the second operand. arg: the IrMathOp. */
+static int lower_pointwise(Lower *L, const Node *n, int arg) {
+    IrMathOp op = (IrMathOp)arg;
+    int nt = ir_math_arity(op);   /* tensor-or-number arguments */
+    const TensorMeta *m = lw_out_meta(n);
+    if (!m) return lw_err(L, n, "pointwise op '%s' has no shape annotation", n->target);
+    if (n->nargs < nt) return lw_err(L, n, "op '%s' needs %d arguments", n->target, nt);
+    DType cdt = m->dtype;
+    if (ir_math_is_compare(op)) {
+        DType a = lw_arg_dtype(L, n, 0), b = nt > 1 ? lw_arg_dtype(L, n, 1) : a;
+        if (a == DT_INVALID || b == DT_INVALID) return lw_err(L, n, "bad arguments to '%s'", n->target);
+        bool at = n->args[0].kind == V_NODE, bt = nt > 1 && n->args[1].kind == V_NODE;
+        cdt = (at && !bt) ? (dtype_is_float(a) || !dtype_is_float(b) ? a : DT_F32)
+            : (!at && bt) ? (dtype_is_float(b) || !dtype_is_float(a) ? b : DT_F32) : dtype_promote(a, b);
+        if (op == IOP_LOGICAL_AND || op == IOP_LOGICAL_OR || op == IOP_LOGICAL_NOT) cdt = DT_BOOL;
+    }
+    const IrFn *a[2] = {0};
+    for (int i = 0; i < nt; i++) {
+        a[i] = lw_arg_loader(L, n, i, m->ndim, m->size, cdt);
+        if (!a[i]) return lw_err(L, n, "argument %d of '%s' is not a tensor or number", i, n->target);
+    }
+    /* add/sub with alpha */
+    const Kwarg *alpha = node_kwarg(n, "alpha");
+    double al;
+    if (alpha && value_as_double(&alpha->v, &al) && al != 1.0 && nt == 2)
+        a[1] = lw_math(L, IOP_MUL, cdt, a[1], lw_const(L, al, cdt), NULL);
+    const IrFn *f = nt == 1 ? lw_math(L, op, m->dtype, a[0], NULL, NULL)
+                               : lw_math(L, op, m->dtype, a[0], a[1], NULL);
+    return lw_set_pointwise(L, n, f, m->dtype, nt);
+}
+
+static int lower_where(Lower *L, const Node *n, int arg) {
+    const TensorMeta *m = lw_out_meta(n);
+    if (!m || n->nargs < 3) return lw_err(L, n, "where needs 3 arguments and a shape");
+    const IrFn *c = lw_arg_loader(L, n, 0, m->ndim, m->size, DT_BOOL);
+    const IrFn *a = lw_arg_loader(L, n, 1, m->ndim, m->size, m->dtype);
+    const IrFn *b = lw_arg_loader(L, n, 2, m->ndim, m->size, m->dtype);
+    if (!c || !a || !b) return lw_err(L, n, "bad arguments to where");
+    return lw_set_pointwise(L, n, lw_math(L, IOP_WHERE, m->dtype, c, a, b), m->dtype, 3);
+}
+
+static int lower_clamp(Lower *L, const Node *n, int arg) {
+    const TensorMeta *m = lw_out_meta(n);
+    if (!m) return lw_err(L, n, "clamp needs a shape");
+    const IrFn *f = lw_arg_loader(L, n, 0, m->ndim, m->size, m->dtype);
+    if (!f) return lw_err(L, n, "bad argument to clamp");
+    bool is_min = strstr(n->target, "clamp_min") != NULL, is_max = strstr(n->target, "clamp_max") != NULL;
+    double lo, hi;
+    const Value *vlo = lw_arg_or_kw(n, 1, is_max ? "max" : "min");
+    const Value *vhi = is_min || is_max ? NULL : lw_arg_or_kw(n, 2, "max");
+    if (is_max) { if (vlo && value_as_double(vlo, &hi)) f = lw_math(L, IOP_MINIMUM, m->dtype, f, lw_const(L, hi, m->dtype), NULL); }
+    else {
+        if (vlo && vlo->kind != V_NONE && value_as_double(vlo, &lo)) f = lw_math(L, IOP_MAXIMUM, m->dtype, f, lw_const(L, lo, m->dtype), NULL);
+        if (vhi && vhi->kind != V_NONE && value_as_double(vhi, &hi)) f = lw_math(L, IOP_MINIMUM, m->dtype, f, lw_const(L, hi, m->dtype), NULL);
+    }
+    return lw_set_pointwise(L, n, f, m->dtype, 1);
+}
+
+static int lower_convert(Lower *L, const Node *n, int arg) {
+    const TensorMeta *m = lw_out_meta(n);
+    if (!m) return lw_err(L, n, "'%s' needs a shape", n->target);
+    const IrFn *f = lw_arg_loader(L, n, 0, m->ndim, m->size, m->dtype);
+    if (!f) return lw_err(L, n, "bad argument to '%s'", n->target);
+    return lw_set_pointwise(L, n, f, m->dtype, 1);
+}
+
+static int lower_full(Lower *L, const Node *n, int arg) {
+    const TensorMeta *m = lw_out_meta(n);
+    if (!m) return lw_err(L, n, "'%s' needs a shape", n->target);
+    double v = 0;   /* empty*, new_empty: zeros, as the interpreter */
+    if (strstr(n->target, "ones")) v = 1;
+    else if (strstr(n->target, "full")) {
+        const Value *fv = lw_arg_or_kw(n, strncmp(n->target, "aten.new_full", 13) == 0 ? 2 : 1, "fill_value");
+        if (!fv || !value_as_double(fv, &v)) return lw_err(L, n, "full needs a number fill value");
+    }
+    return lw_set_pointwise(L, n, lw_const(L, v, m->dtype), m->dtype, 0);
+}
+
+/* ---- composite ops: decomposed into the IR's math ops, as Inductor's decompositions do ---- */
+
+static const IrFn *softplus_fn(Lower *L, const IrFn *x, double beta, double th, DType dt) {
+    const IrFn *bx = beta == 1 ? x : lw_math(L, IOP_MUL, dt, x, lw_const(L, beta, dt), NULL);
+    const IrFn *sp = lw_math(L, IOP_LOG1P, dt, lw_math(L, IOP_EXP, dt, bx, NULL, NULL), NULL, NULL);
+    if (beta != 1) sp = lw_math(L, IOP_TRUEDIV, dt, sp, lw_const(L, beta, dt), NULL);
+    return lw_math(L, IOP_WHERE, dt, lw_math(L, IOP_GT, DT_BOOL, bx, lw_const(L, th, dt), NULL), x, sp);
+}
+
+static int lower_composite(Lower *L, const Node *n, int arg) {
+    const TensorMeta *m = lw_out_meta(n);
+    if (!m) return lw_err(L, n, "'%s' needs a shape annotation", n->target);
+    DType dt = m->dtype;
+    char op[64];
+    snprintf(op, sizeof op, "%s", lw_short_name(L, n->target));
+    if (!strcmp(op, "isnan") || !strcmp(op, "isinf") || !strcmp(op, "logical_xor")) {   /* bool of another dtype */
+        DType in = lw_arg_dtype(L, n, 0);
+        const IrFn *a = in == DT_INVALID ? NULL : lw_arg_loader(L, n, 0, m->ndim, m->size, in), *f;
+        if (!a) return lw_err(L, n, "bad first argument to '%s'", n->target);
+        if (!strcmp(op, "isnan")) f = lw_math(L, IOP_NE, DT_BOOL, a, a, NULL);
+        else if (!strcmp(op, "isinf"))
+            f = dtype_is_float(in) ? lw_math(L, IOP_EQ, DT_BOOL, lw_math(L, IOP_ABS, in, a, NULL, NULL), lw_const(L, INFINITY, in), NULL)
+                                   : lw_const(L, 0, DT_BOOL);
+        else {
+            const IrFn *b = lw_arg_loader(L, n, 1, m->ndim, m->size, DT_BOOL);
+            if (!b) return lw_err(L, n, "bad second argument to logical_xor");
+            f = lw_math(L, IOP_NE, DT_BOOL, lw_to_dtype(L, a, DT_BOOL), b, NULL);
+        }
+        return lw_set_pointwise(L, n, f, DT_BOOL, !strcmp(op, "logical_xor") ? 2 : 1);
+    }
+    const IrFn *x = lw_arg_loader(L, n, 0, m->ndim, m->size, dt);
+    if (!x) return lw_err(L, n, "bad first argument to '%s'", n->target);
+#define C(v) lw_const(L, (v), dt)
+#define M1(o, a) lw_math(L, (o), dt, (a), NULL, NULL)
+#define M2(o, a, b) lw_math(L, (o), dt, (a), (b), NULL)
+#define GT0(a) lw_math(L, IOP_GT, DT_BOOL, (a), C(0), NULL)
+    const IrFn *f = NULL;
+    int nt = 1;
+    /* the step order of PyTorch's CPU kernels, so that f32 rounding agrees step by step */
+    if (!strcmp(op, "silu")) f = M2(IOP_TRUEDIV, x, M2(IOP_ADD, C(1), M1(IOP_EXP, M1(IOP_NEG, x))));
+    else if (!strcmp(op, "softplus")) f = softplus_fn(L, x, lw_arg_num(n, 1, "beta", 1), lw_arg_num(n, 2, "threshold", 20), dt);
+    else if (!strcmp(op, "mish")) f = M2(IOP_MUL, x, M1(IOP_TANH, M1(IOP_LOG1P, M1(IOP_EXP, x))));
+    else if (!strcmp(op, "leaky_relu"))
+        f = lw_math(L, IOP_WHERE, dt, GT0(x), x, M2(IOP_MUL, x, C(lw_arg_num(n, 1, "negative_slope", 0.01))));
+    else if (!strcmp(op, "elu")) {
+        double alpha = lw_arg_num(n, 1, "alpha", 1), scale = lw_arg_num(n, 2, "scale", 1), iscale = lw_arg_num(n, 3, "input_scale", 1);
+        const IrFn *neg = M2(IOP_MUL, M1(IOP_EXPM1, iscale == 1 ? x : M2(IOP_MUL, x, C(iscale))), C(dt == DT_F32 ? (double)(float)(alpha * scale) : alpha * scale));
+        f = lw_math(L, IOP_WHERE, dt, GT0(x), scale == 1 ? x : M2(IOP_MUL, x, C(scale)), neg);
+    } else if (!strcmp(op, "hardsigmoid") || !strcmp(op, "hardswish")) {
+        const IrFn *r6 = M2(IOP_MINIMUM, M2(IOP_MAXIMUM, M2(IOP_ADD, x, C(3)), C(0)), C(6));
+        f = !strcmp(op, "hardsigmoid") ? M2(IOP_TRUEDIV, r6, C(6)) : M2(IOP_TRUEDIV, M2(IOP_MUL, x, r6), C(6));
+    } else if (!strcmp(op, "gelu")) {
+        const Value *ap = lw_arg_or_kw(n, -1, "approximate");
+        bool tanh_ = ap && ap->kind == V_STR && !strcmp(ap->s, "tanh");
+        const IrFn *in = tanh_ ? M2(IOP_MUL, C(sqrt(2 / M_PI)), M2(IOP_ADD, x, M2(IOP_MUL, C(0.044715), M2(IOP_MUL, x, M2(IOP_MUL, x, x)))))
+                               : M2(IOP_MUL, x, C(M_SQRT1_2));
+        f = M2(IOP_MUL, M2(IOP_MUL, C(0.5), x), M2(IOP_ADD, C(1), M1(tanh_ ? IOP_TANH : IOP_ERF, in)));
+    } else if (!strcmp(op, "rsub")) {
+        const IrFn *o = lw_arg_loader(L, n, 1, m->ndim, m->size, dt);
+        if (!o) return lw_err(L, n, "bad second argument to rsub");
+        double al = lw_arg_num(n, -1, "alpha", 1);
+        f = M2(IOP_SUB, o, al == 1 ? x : M2(IOP_MUL, x, C(al)));
+        nt = 2;
+    } else if (!strcmp(op, "masked_fill")) {
+        const IrFn *mask = lw_arg_loader(L, n, 1, m->ndim, m->size, DT_BOOL), *v = lw_arg_loader(L, n, 2, m->ndim, m->size, dt);
+        if (!mask || !v) return lw_err(L, n, "bad arguments to masked_fill");
+        f = lw_math(L, IOP_WHERE, dt, mask, v, x);
+        nt = 3;
+    } else if (!strcmp(op, "fill")) {
+        f = lw_arg_loader(L, n, 1, m->ndim, m->size, dt);
+        if (!f) return lw_err(L, n, "bad fill value");
+    } else if (!strcmp(op, "copy")) {         /* functional copy_: src broadcast into self's shape and dtype */
+        f = lw_arg_loader(L, n, 1, m->ndim, m->size, dt);
+        if (!f) return lw_err(L, n, "bad copy source");
+        nt = 2;
+    } else if (!strcmp(op, "hardtanh")) {     /* clamp: NaN propagates */
+        f = M2(IOP_MINIMUM, M2(IOP_MAXIMUM, x, C(lw_arg_num(n, 1, "min_val", -1))), C(lw_arg_num(n, 2, "max_val", 1)));
+    } else if (!strcmp(op, "remainder")) {    /* Python modulo, as torch's CPU kernel: fmod, then fix the sign */
+        const IrFn *b = lw_arg_loader(L, n, 1, m->ndim, m->size, dt);
+        if (!b) return lw_err(L, n, "bad second argument to remainder");
+        const IrFn *r = M2(IOP_FMOD, x, b);
+        const IrFn *fix = lw_math(L, IOP_LOGICAL_AND, DT_BOOL, lw_math(L, IOP_NE, DT_BOOL, r, C(0), NULL),
+                                  lw_math(L, IOP_NE, DT_BOOL, lw_math(L, IOP_LT, DT_BOOL, r, C(0), NULL),
+                                          lw_math(L, IOP_LT, DT_BOOL, b, C(0), NULL), NULL), NULL);
+        f = lw_math(L, IOP_WHERE, dt, fix, M2(IOP_ADD, r, b), r);
+        nt = 2;
+    } else if (!strcmp(op, "trunc")) {
+        f = dtype_is_float(dt) ? lw_math(L, IOP_WHERE, dt, lw_math(L, IOP_LT, DT_BOOL, x, C(0), NULL), M1(IOP_CEIL, x), M1(IOP_FLOOR, x)) : x;
+    } else {
+        return lw_err(L, n, "no composite lowering for '%s'", n->target);
+    }
+#undef C
+#undef M1
+#undef M2
+#undef GT0
+    return lw_set_pointwise(L, n, f, dt, nt);
+}
+
+/* cat: out[i] = i < split ? left[i] : right[i - split] along dim; both loads stay in bounds
+ * (the index is clamped; the load not taken is discarded). a[0] is the cat of the inputs
+ * before the last one, a[1] the last input. */
+/* arange / iota: start + step * i, in int64 when start and step are integers, else in double
+ * (torch's CPU accumulate type for floats), cast to the output dtype. */
+static int lower_arange(Lower *L, const Node *n, int arg) {
+    const TensorMeta *m = lw_out_meta(n);
+    if (!m || m->ndim != 1) return lw_err(L, n, "'%s' needs a 1-d shape", n->target);
+    const char *t = n->target;
+    double start = 0, step = 1;
+    const Value *sv = NULL, *pv = NULL;
+    if (strcmp(t, "aten.arange.start") == 0 || strcmp(t, "aten.arange.start_step") == 0) {
+        sv = lw_arg_or_kw(n, 0, "start");
+        pv = lw_arg_or_kw(n, strcmp(t, "aten.arange.start_step") == 0 ? 2 : -1, "step");
+    } else if (strcmp(t, "prims.iota.default") == 0) {
+        sv = lw_arg_or_kw(n, -1, "start");
+        pv = lw_arg_or_kw(n, -1, "step");
+    }
+    if (sv && sv->kind != V_NONE && !value_as_double(sv, &start)) return lw_err(L, n, "'%s': start must be a number", t);
+    if (pv && pv->kind != V_NONE && !value_as_double(pv, &step)) return lw_err(L, n, "'%s': step must be a number", t);
+    const IrFn *f;
+    if (start == (double)(int64_t)start && step == (double)(int64_t)step)
+        f = lw_index_expr(L, sym_add(L->s, sym_int(L->s, (int64_t)start), sym_mul(L->s, sym_int(L->s, (int64_t)step), lw_var(L, 0))), 1, DT_I64);
+    else
+        f = lw_math(L, IOP_ADD, DT_F64, lw_const(L, start, DT_F64),
+                    lw_math(L, IOP_MUL, DT_F64, lw_const(L, step, DT_F64), lw_to_dtype(L, lw_index_expr(L, lw_var(L, 0), 1, DT_I64), DT_F64), NULL), NULL);
+    return lw_set_pointwise(L, n, lw_to_dtype(L, f, m->dtype), m->dtype, 0);
+}
+
+/* clone / contiguous: the same values, pending (the consumer decides the layout). */
+static int lower_clone(Lower *L, const Node *n, int arg) {
+    IrTBox *x = lw_arg_tbox(L, n, 0);
+    if (!x) return lw_err(L, n, "'%s' needs a tensor", n->target);
+    return lw_set_pointwise(L, n, x->loader, x->dtype, 1);
+}
+
+/* ---- the pointwise rows of the lowering table ---- */
+
+const LoweringDef lowering_pointwise_table[] = {
+    {"aten.add.Tensor", lower_pointwise, IOP_ADD}, {"aten.add.Scalar", lower_pointwise, IOP_ADD},
+    {"aten.sub.Tensor", lower_pointwise, IOP_SUB}, {"aten.sub.Scalar", lower_pointwise, IOP_SUB},
+    {"aten.mul.Tensor", lower_pointwise, IOP_MUL}, {"aten.mul.Scalar", lower_pointwise, IOP_MUL},
+    {"aten.div.Tensor", lower_pointwise, IOP_TRUEDIV}, {"aten.div.Scalar", lower_pointwise, IOP_TRUEDIV},
+    {"aten.pow.Tensor_Scalar", lower_pointwise, IOP_POW},
+    {"aten.pow.Tensor_Tensor", lower_pointwise, IOP_POW},
+    {"aten.maximum.default", lower_pointwise, IOP_MAXIMUM},
+    {"aten.minimum.default", lower_pointwise, IOP_MINIMUM}, {"aten.eq.Tensor", lower_pointwise, IOP_EQ},
+    {"aten.eq.Scalar", lower_pointwise, IOP_EQ}, {"aten.ne.Tensor", lower_pointwise, IOP_NE},
+    {"aten.ne.Scalar", lower_pointwise, IOP_NE}, {"aten.lt.Tensor", lower_pointwise, IOP_LT},
+    {"aten.lt.Scalar", lower_pointwise, IOP_LT}, {"aten.le.Tensor", lower_pointwise, IOP_LE},
+    {"aten.le.Scalar", lower_pointwise, IOP_LE}, {"aten.gt.Tensor", lower_pointwise, IOP_GT},
+    {"aten.gt.Scalar", lower_pointwise, IOP_GT}, {"aten.ge.Tensor", lower_pointwise, IOP_GE},
+    {"aten.ge.Scalar", lower_pointwise, IOP_GE},
+    {"aten.logical_and.default", lower_pointwise, IOP_LOGICAL_AND},
+    {"aten.logical_or.default", lower_pointwise, IOP_LOGICAL_OR},
+    {"aten.logical_not.default", lower_pointwise, IOP_LOGICAL_NOT},
+    {"aten.neg.default", lower_pointwise, IOP_NEG}, {"aten.exp.default", lower_pointwise, IOP_EXP},
+    {"aten.log.default", lower_pointwise, IOP_LOG}, {"aten.sqrt.default", lower_pointwise, IOP_SQRT},
+    {"aten.rsqrt.default", lower_pointwise, IOP_RSQRT}, {"aten.tanh.default", lower_pointwise, IOP_TANH},
+    {"aten.sigmoid.default", lower_pointwise, IOP_SIGMOID}, {"aten.relu.default", lower_pointwise, IOP_RELU},
+    {"aten.erf.default", lower_pointwise, IOP_ERF}, {"aten.sin.default", lower_pointwise, IOP_SIN},
+    {"aten.cos.default", lower_pointwise, IOP_COS}, {"aten.tan.default", lower_pointwise, IOP_TAN},
+    {"aten.abs.default", lower_pointwise, IOP_ABS},
+    {"aten.reciprocal.default", lower_pointwise, IOP_RECIPROCAL},
+    {"aten.expm1.default", lower_pointwise, IOP_EXPM1}, {"aten.log1p.default", lower_pointwise, IOP_LOG1P},
+    {"aten.floor.default", lower_pointwise, IOP_FLOOR}, {"aten.ceil.default", lower_pointwise, IOP_CEIL},
+    {"aten.sign.default", lower_pointwise, IOP_SIGN}, {"aten.round.default", lower_pointwise, IOP_ROUND},
+    {"aten.asin.default", lower_pointwise, IOP_ASIN}, {"aten.acos.default", lower_pointwise, IOP_ACOS},
+    {"aten.lgamma.default", lower_pointwise, IOP_LGAMMA}, {"aten.fmod.Scalar", lower_pointwise, IOP_FMOD},
+    {"aten.fmod.Tensor", lower_pointwise, IOP_FMOD},
+    {"aten.floor_divide.default", lower_pointwise, IOP_FLOORDIV},
+    {"aten.floor_divide.Scalar", lower_pointwise, IOP_FLOORDIV},
+    {"aten.pow.Scalar", lower_pointwise, IOP_POW}, {"aten.where.self", lower_where, 0},
+    {"aten.clamp.default", lower_clamp, 0}, {"aten.clamp_min.default", lower_clamp, 0},
+    {"aten.clamp_max.default", lower_clamp, 0}, {"prims.convert_element_type.default", lower_convert, 0},
+    {"aten._to_copy.default", lower_convert, 0}, {"aten.full.default", lower_full, 0},
+    {"aten.zeros.default", lower_full, 0}, {"aten.ones.default", lower_full, 0},
+    {"aten.scalar_tensor.default", lower_full, 0}, {"aten.full_like.default", lower_full, 0},
+    {"aten.zeros_like.default", lower_full, 0}, {"aten.ones_like.default", lower_full, 0},
+    {"aten.empty.memory_format", lower_full, 0}, {"aten.empty_strided.default", lower_full, 0},
+    {"aten.empty_like.default", lower_full, 0}, {"aten.new_zeros.default", lower_full, 0},
+    {"aten.new_ones.default", lower_full, 0}, {"aten.new_empty.default", lower_full, 0},
+    {"aten.new_full.default", lower_full, 0}, {"aten.arange.default", lower_arange, 0},
+    {"aten.arange.start", lower_arange, 0}, {"aten.arange.start_step", lower_arange, 0},
+    {"prims.iota.default", lower_arange, 0}, {"aten.silu.default", lower_composite, 0},
+    {"aten.softplus.default", lower_composite, 0}, {"aten.mish.default", lower_composite, 0},
+    {"aten.leaky_relu.default", lower_composite, 0}, {"aten.elu.default", lower_composite, 0},
+    {"aten.gelu.default", lower_composite, 0}, {"aten.hardsigmoid.default", lower_composite, 0},
+    {"aten.hardswish.default", lower_composite, 0}, {"aten.rsub.Scalar", lower_composite, 0},
+    {"aten.rsub.Tensor", lower_composite, 0}, {"aten.masked_fill.Scalar", lower_composite, 0},
+    {"aten.masked_fill.Tensor", lower_composite, 0}, {"aten.fill.Scalar", lower_composite, 0},
+    {"aten.copy.default", lower_composite, 0}, {"aten.trunc.default", lower_composite, 0},
+    {"aten.isnan.default", lower_composite, 0}, {"aten.isinf.default", lower_composite, 0},
+    {"aten.logical_xor.default", lower_composite, 0}, {"aten.hardtanh.default", lower_composite, 0},
+    {"aten.remainder.Tensor", lower_composite, 0}, {"aten.remainder.Scalar", lower_composite, 0},
+    {"aten.lift_fresh_copy.default", lower_clone, 0}, {"aten.to.dtype", lower_convert, 0},
+    {"aten.clone.default", lower_clone, 0}, {"aten.contiguous.default", lower_clone, 0},
+};
+const int lowering_pointwise_count = sizeof lowering_pointwise_table / sizeof lowering_pointwise_table[0];

@@ -1,0 +1,306 @@
+/* lowering_reductions.c — reduction lowerings (Inductor's Reduction.create and the reduction
+ * lowerings of lowering.py): sum / prod / amax / amin / argmax / argmin / mean, max.dim and
+ * min.dim, any / all, var / std / var_mean (Welford), logsumexp, softmax, log_softmax and
+ * prepare_softmax_online. Each reduction is realized into its own buffer at once; the
+ * pointwise tail (mean's division, softmax's exp / sum) stays pending. */
+#include "lowering/lowering_impl.h"
+
+#include <math.h>
+#include <string.h>
+
+/* softmax lowering modes (the row argument) */
+enum { SOFTMAX = 0, SOFTMAX_ONLINE = 1, LOG_SOFTMAX = 2 };
+
+/* ---- reductions ---- */
+
+static int norm_dims(const Node *n, int argi, const char *kw, int ndim, bool *red) {
+    for (int d = 0; d < ndim; d++) red[d] = false;
+    const Value *v = lw_arg_or_kw(n, argi, kw);
+    int64_t dims[MI_MAX_DIMS];
+    int nd = (!v || v->kind == V_NONE) ? -1 : lw_int_list(v, dims, MI_MAX_DIMS);
+    if (nd == -1 && v && v->kind != V_NONE) return -1;
+    if (nd <= 0) { for (int d = 0; d < ndim; d++) red[d] = true; return ndim; }
+    for (int i = 0; i < nd; i++) {
+        int64_t d = dims[i] < 0 ? dims[i] + ndim : dims[i];
+        if (ndim == 0 && (d == 0 || d == -1)) continue;
+        if (d < 0 || d >= ndim) return -1;
+        red[d] = true;
+    }
+    int c = 0;
+    for (int d = 0; d < ndim; d++) c += red[d];
+    return c;
+}
+
+/* Reduce x over dims red[] into a realized buffer; out size keepdim or not. */
+IrStorage *lw_reduction(Lower *L, const Node *n, IrTBox *x, const bool *red, bool keepdim,
+                                 IrReduceType rt, DType out_dt, int welford_item, const char *oname) {
+    SymCtx *s = L->s;
+    Expr *osize[MI_MAX_DIMS], *rsize[MI_MAX_DIMS], *map[MI_MAX_DIMS];
+    int no = 0, nr = 0;
+    for (int d = 0; d < x->ndim; d++) {
+        if (red[d]) {
+            if (keepdim) osize[no++] = sym_int(s, 1);
+        } else osize[no++] = x->size[d];
+    }
+    for (int d = 0; d < x->ndim; d++)
+        if (red[d]) rsize[nr++] = x->size[d];
+    int ko = 0, kr = 0;
+    for (int d = 0; d < x->ndim; d++) {
+        if (red[d]) { map[d] = lw_var(L, no + kr++); if (keepdim) ko++; }
+        else map[d] = lw_var(L, ko++);
+    }
+    const IrFn *f = lw_reindex(L, x->loader, no + nr, map, x->ndim);
+    if (rt != RED_ARGMAX && rt != RED_ARGMIN && rt != RED_WELFORD) f = lw_to_dtype(L, f, out_dt);
+    Layout l = layout_contiguous(L->m, out_dt, n->has_meta ? n->meta.device : L->dev, no, osize);
+    if (keepdim) {   /* as Inductor's decide_layout: kept size-1 dims go outermost ([64, 1]: strides [1, 64]) */
+        Expr *outer = sym_int(s, 1);
+        for (int d = 0; d < no; d++) {
+            int64_t one;
+            if (!(sym_is_int(osize[d], &one) && one == 1)) outer = sym_mul(s, outer, osize[d]);
+        }
+        for (int d = 0; d < no; d++) {
+            int64_t one;
+            if (sym_is_int(osize[d], &one) && one == 1) l.stride[d] = outer;
+        }
+    }
+    Buffer *b = lw_new_buffer(L, BUF_COMPUTED, &l);
+    const char **o = NULL;
+    int nor = 0;
+    lw_origins_add(L, &o, &nor, oname ? oname : lw_short_name(L, n->target));
+    lw_origins_merge(L, &o, &nor, x);
+    b->origins = o;
+    b->norigins = nor;
+    b->is_reduction = true;
+    b->rtype = rt;
+    b->body = ir_trace_body(L->m, b, f, no, osize, NULL, nr, rsize, rt, welford_item);
+    IrStorage *sb = lw_storage_new(L, NULL, out_dt, no, osize, o, nor);
+    sb->buf = b;
+    return sb;
+}
+
+static Expr *red_numel(Lower *L, IrTBox *x, const bool *red) {
+    Expr *e = sym_int(L->s, 1);
+    for (int d = 0; d < x->ndim; d++)
+        if (red[d]) e = sym_mul(L->s, e, x->size[d]);
+    return e;
+}
+
+/* pointwise over a realized storage: load(buf) op constant-or-index-expr */
+static IrTBox *pw_scale(Lower *L, IrStorage *sb, IrMathOp op, Expr *by, DType dt, const char *oname) {
+    IrTBox *t = lw_tbox_of_storage(L, sb);
+    int64_t v;
+    const IrFn *c = sym_is_int(by, &v) ? lw_const(L, (double)v, dt)
+                                       : lw_to_dtype(L, lw_index_expr(L, by, 0, DT_I64), dt);
+    const IrFn *f = lw_math(L, op, dt, lw_to_dtype(L, t->loader, dt), c, NULL);
+    const char **o = NULL;
+    int no = 0;
+    lw_origins_add(L, &o, &no, oname);
+    IrStorage *ns = lw_storage_new(L, f, dt, sb->ndim, sb->size, o, no);
+    return lw_tbox_of_storage(L, ns);
+}
+
+static int lower_reduction(Lower *L, const Node *n, int arg) {
+    IrTBox *x = lw_arg_tbox(L, n, 0);
+    if (!x) return lw_err(L, n, "'%s' needs a tensor argument", n->target);
+    const char *t = n->target;
+    bool red[MI_MAX_DIMS];
+    bool keepdim = false;
+    int64_t kd = 0;
+    IrReduceType rt = RED_SUM;
+    bool mean = false;
+    bool all = strcmp(t, "aten.sum.default") == 0 || strcmp(t, "aten.mean.default") == 0 ||
+               strcmp(t, "aten.max.default") == 0 || strcmp(t, "aten.min.default") == 0 ||
+               strcmp(t, "aten.prod.default") == 0;
+    if (all) { for (int d = 0; d < x->ndim; d++) red[d] = true; }
+    else {
+        if (strncmp(t, "aten.argmax", 11) == 0 || strncmp(t, "aten.argmin", 11) == 0) {
+            const Value *dv = lw_arg_or_kw(n, 1, "dim");
+            if (!dv || dv->kind == V_NONE) return lw_err(L, n, "argmax/argmin without dim is not supported");
+        }
+        if (norm_dims(n, 1, "dim", x->ndim, red) < 0) return lw_err(L, n, "'%s': bad dims", t);
+        if (lw_arg_int(n, 2, "keepdim", &kd)) keepdim = kd != 0;
+    }
+    if (strncmp(t, "aten.amax", 9) == 0 || strncmp(t, "aten.max.", 9) == 0) rt = RED_MAX;
+    else if (strncmp(t, "aten.amin", 9) == 0 || strncmp(t, "aten.min.", 9) == 0) rt = RED_MIN;
+    else if (strncmp(t, "aten.prod", 9) == 0) rt = RED_PROD;
+    else if (strncmp(t, "aten.argmax", 11) == 0) rt = RED_ARGMAX;
+    else if (strncmp(t, "aten.argmin", 11) == 0) rt = RED_ARGMIN;
+    else if (strncmp(t, "aten.mean", 9) == 0) mean = true;
+    DType odt = n->has_meta ? n->meta.dtype : x->dtype;
+    IrStorage *sb = lw_reduction(L, n, x, red, keepdim, rt, mean ? odt : odt, 0, NULL);
+    if (mean) return lw_set_tbox(L, n, pw_scale(L, sb, IOP_TRUEDIV, red_numel(L, x, red), odt, "mean"));
+    return lw_set_tbox(L, n, lw_tbox_of_storage(L, sb));
+}
+
+static int lower_max_dim(Lower *L, const Node *n, int arg) {
+    IrTBox *x = lw_arg_tbox(L, n, 0);
+    int64_t dim, kd = 0;
+    if (!x || !lw_arg_int(n, 1, "dim", &dim)) return lw_err(L, n, "'%s' needs a tensor and a dim", n->target);
+    bool red[MI_MAX_DIMS];
+    if (norm_dims(n, 1, "dim", x->ndim, red) < 0) return lw_err(L, n, "'%s': bad dim", n->target);
+    bool keepdim = lw_arg_int(n, 2, "keepdim", &kd) && kd;
+    bool mx = strncmp(n->target, "aten.max", 8) == 0;
+    const char *nm = mx ? "max" : "min";
+    IrStorage *v = lw_reduction(L, n, x, red, keepdim, mx ? RED_MAX : RED_MIN, x->dtype, 0, nm);
+    IrStorage *i = lw_reduction(L, n, x, red, keepdim, mx ? RED_ARGMAX : RED_ARGMIN, DT_I64, 0, nm);
+    IrTBox *items[2] = {lw_tbox_of_storage(L, v), lw_tbox_of_storage(L, i)};
+    return lw_set_tuple(L, n, items, 2);
+}
+
+/* any / all: an int64 count of nonzero (any) or zero (all) elements, compared with 0 (so an
+ * empty reduction gives False / True, as torch). */
+static int lower_any_all(Lower *L, const Node *n, int arg) {
+    IrTBox *x = lw_arg_tbox(L, n, 0);
+    if (!x) return lw_err(L, n, "'%s' needs a tensor argument", n->target);
+    bool any = strncmp(n->target, "aten.any", 8) == 0, red[MI_MAX_DIMS];
+    bool whole = strcmp(n->target, "aten.any.default") == 0 || strcmp(n->target, "aten.all.default") == 0;
+    int64_t kd = 0;
+    if (whole) for (int d = 0; d < x->ndim; d++) red[d] = true;
+    else if (norm_dims(n, 1, "dim", x->ndim, red) < 0) return lw_err(L, n, "'%s': bad dims", n->target);
+    bool keepdim = !whole && lw_arg_int(n, 2, "keepdim", &kd) && kd;
+    const char *nm = any ? "any" : "all";
+    const IrFn *hit = lw_math(L, any ? IOP_NE : IOP_EQ, DT_BOOL, x->loader, lw_const(L, 0, x->dtype), NULL);
+    IrTBox *cnt = lw_pw_box(L, lw_to_dtype(L, hit, DT_I64), DT_I64, x->ndim, x->size, nm);
+    IrStorage *sb = lw_reduction(L, n, cnt, red, keepdim, RED_SUM, DT_I64, 0, nm);
+    IrTBox *c = lw_tbox_of_storage(L, sb);
+    const IrFn *out = lw_math(L, any ? IOP_GT : IOP_EQ, DT_BOOL, c->loader, lw_const(L, 0, DT_I64), NULL);
+    return lw_set_tbox(L, n, lw_pw_box(L, out, DT_BOOL, c->ndim, c->size, nm));
+}
+
+/* var.correction / std.correction: welford m2 / (N - correction), sqrt for std. */
+static int lower_var_std(Lower *L, const Node *n, int arg) {
+    IrTBox *x = lw_arg_tbox(L, n, 0);
+    if (!x) return lw_err(L, n, "'%s' needs a tensor", n->target);
+    bool red[MI_MAX_DIMS];
+    if (norm_dims(n, 1, "dim", x->ndim, red) < 0) return lw_err(L, n, "'%s': bad dims", n->target);
+    int64_t kd = 0;
+    bool keepdim = lw_arg_int(n, -1, "keepdim", &kd) && kd;
+    double corr = 1;
+    const Kwarg *c = node_kwarg(n, "correction");
+    if (c && c->v.kind != V_NONE) value_as_double(&c->v, &corr);
+    bool sd = strncmp(n->target, "aten.std", 8) == 0;
+    const char *nm = sd ? "std" : "var";
+    DType dt = x->dtype;
+    IrStorage *m2 = lw_reduction(L, n, x, red, keepdim, RED_WELFORD, dt, 1, nm);
+    Expr *N = sym_sub(L->s, red_numel(L, x, red), sym_int(L->s, (int64_t)corr));
+    IrTBox *v = pw_scale(L, m2, IOP_TRUEDIV, N, dt, nm);
+    if (sd) v = lw_pw_box(L, lw_math(L, IOP_SQRT, dt, v->loader, NULL, NULL), dt, v->ndim, v->size, nm);
+    return lw_set_tbox(L, n, v);
+}
+
+/* logsumexp as torch computes it: m = amax(x) with infinities replaced by 0,
+ * log(sum(exp(x - m))) + m. */
+static int lower_logsumexp(Lower *L, const Node *n, int arg) {
+    IrTBox *x = lw_arg_tbox(L, n, 0);
+    if (!x) return lw_err(L, n, "logsumexp needs a tensor");
+    bool red[MI_MAX_DIMS];
+    if (norm_dims(n, 1, "dim", x->ndim, red) < 0) return lw_err(L, n, "logsumexp: bad dims");
+    int64_t kd = 0;
+    bool keepdim = lw_arg_int(n, 2, "keepdim", &kd) && kd;
+    const TensorMeta *om = lw_out_meta(n);
+    DType dt = om ? om->dtype : x->dtype;
+    if (dt != x->dtype) x = lw_pw_box(L, lw_to_dtype(L, x->loader, dt), dt, x->ndim, x->size, "logsumexp");
+    IrTBox *mt = lw_tbox_of_storage(L, lw_reduction(L, n, x, red, true, RED_MAX, dt, 0, "logsumexp"));
+    const IrFn *isinf = lw_math(L, IOP_EQ, DT_BOOL, lw_math(L, IOP_ABS, dt, mt->loader, NULL, NULL), lw_const(L, INFINITY, dt), NULL);
+    const IrFn *m = lw_math(L, IOP_WHERE, dt, isinf, lw_const(L, 0, dt), mt->loader);
+    Expr *map[MI_MAX_DIMS], *omap[MI_MAX_DIMS];
+    int k = 0;
+    for (int d = 0; d < x->ndim; d++) {
+        map[d] = red[d] ? sym_int(L->s, 0) : lw_var(L, d);
+        omap[d] = red[d] ? sym_int(L->s, 0) : lw_var(L, keepdim ? d : k);
+        k += !red[d];
+    }
+    const IrFn *e = lw_math(L, IOP_EXP, dt, lw_math(L, IOP_SUB, dt, x->loader, lw_reindex(L, m, x->ndim, map, x->ndim), NULL), NULL, NULL);
+    IrTBox *st = lw_tbox_of_storage(L, lw_reduction(L, n, lw_pw_box(L, e, dt, x->ndim, x->size, "logsumexp"), red, keepdim, RED_SUM, dt, 0, "logsumexp"));
+    const IrFn *out = lw_math(L, IOP_ADD, dt, lw_math(L, IOP_LOG, dt, st->loader, NULL, NULL), lw_reindex(L, m, st->ndim, omap, x->ndim), NULL);
+    return lw_set_tbox(L, n, lw_pw_box(L, out, dt, st->ndim, st->size, "logsumexp"));
+}
+
+/* split / split_with_sizes / chunk / unbind: a tuple of views of x along dim (sizes must be
+ * known: a symbolic split dim is refused). */
+static int lower_var_mean(Lower *L, const Node *n, int arg) {
+    IrTBox *x = lw_arg_tbox(L, n, 0);
+    if (!x) return lw_err(L, n, "var_mean needs a tensor");
+    bool red[MI_MAX_DIMS];
+    if (norm_dims(n, 1, "dim", x->ndim, red) < 0) return lw_err(L, n, "var_mean: bad dims");
+    int64_t kd = 0;
+    bool keepdim = lw_arg_int(n, -1, "keepdim", &kd) && kd;
+    double corr = 1;
+    const Kwarg *c = node_kwarg(n, "correction");
+    if (c && c->v.kind != V_NONE) value_as_double(&c->v, &corr);
+    const Kwarg *ub = node_kwarg(n, "unbiased");
+    int64_t u;
+    if (ub && value_as_int(&ub->v, &u)) corr = u ? 1 : 0;
+    DType dt = x->dtype;
+    IrStorage *mean = lw_reduction(L, n, x, red, keepdim, RED_WELFORD, dt, 0, "var_mean");
+    IrStorage *m2 = lw_reduction(L, n, x, red, keepdim, RED_WELFORD, dt, 1, "var_mean");
+    Expr *N = sym_sub(L->s, red_numel(L, x, red), sym_int(L->s, (int64_t)corr));
+    IrTBox *items[2] = {pw_scale(L, m2, IOP_TRUEDIV, N, dt, "var_mean"), lw_tbox_of_storage(L, mean)};
+    return lw_set_tuple(L, n, items, 2);
+}
+
+/* mode 0: softmax, 1: prepare_softmax_online (max, sum), 2: log_softmax. softmax.int and
+ * log_softmax.int with a dtype compute in that dtype. */
+static int lower_softmax(Lower *L, const Node *n, int mode) {
+    bool online = mode == 1;
+    IrTBox *x = lw_arg_tbox(L, n, 0);
+    int64_t dim;
+    if (!x || !lw_arg_int(n, 1, "dim", &dim)) return lw_err(L, n, "'%s' needs a tensor and a dim", n->target);
+    if (x->ndim == 0) return lw_err(L, n, "'%s' of a 0-dim tensor is not supported", n->target);
+    if (dim < 0) dim += x->ndim;
+    if (dim < 0 || dim >= x->ndim) return lw_err(L, n, "'%s': bad dim", n->target);
+    bool red[MI_MAX_DIMS] = {0};
+    red[dim] = true;
+    const TensorMeta *om = lw_out_meta(n);
+    DType dt = online || !om ? x->dtype : om->dtype;
+    const char *nm = online ? "prepare_softmax_online" : mode == 2 ? "_log_softmax" : "_softmax";
+    if (dt != x->dtype) {   /* softmax(x, dim, dtype): cast first */
+        const char **co = NULL;
+        int nco = 0;
+        lw_origins_add(L, &co, &nco, nm);
+        x = lw_tbox_of_storage(L, lw_storage_new(L, lw_to_dtype(L, x->loader, dt), dt, x->ndim, x->size, co, nco));
+    }
+    IrStorage *mx = lw_reduction(L, n, x, red, true, RED_MAX, dt, 0, nm);
+    IrTBox *mxt = lw_tbox_of_storage(L, mx);
+    /* e = exp(x - max) */
+    Expr *map[MI_MAX_DIMS];
+    for (int d = 0; d < x->ndim; d++) map[d] = d == dim ? sym_int(L->s, 0) : lw_var(L, d);
+    const IrFn *mb = lw_reindex(L, mxt->loader, x->ndim, map, x->ndim);
+    const IrFn *xs = lw_math(L, IOP_SUB, dt, x->loader, mb, NULL);
+    const IrFn *e = lw_math(L, IOP_EXP, dt, xs, NULL, NULL);
+    const char **o = NULL;
+    int no = 0;
+    lw_origins_add(L, &o, &no, nm);
+    IrTBox *et = lw_tbox_of_storage(L, lw_storage_new(L, e, dt, x->ndim, x->size, o, no));
+    IrStorage *sm = lw_reduction(L, n, et, red, true, RED_SUM, dt, 0, nm);
+    IrTBox *smt = lw_tbox_of_storage(L, sm);
+    if (online) {
+        IrTBox *items[2] = {mxt, smt};
+        return lw_set_tuple(L, n, items, 2);
+    }
+    const IrFn *sbf = lw_reindex(L, smt->loader, x->ndim, map, x->ndim);
+    const IrFn *out = mode == 2 ? lw_math(L, IOP_SUB, dt, xs, lw_math(L, IOP_LOG, dt, sbf, NULL, NULL), NULL)
+                                : lw_math(L, IOP_TRUEDIV, dt, e, sbf, NULL);
+    return lw_set_tbox(L, n, lw_tbox_of_storage(L, lw_storage_new(L, out, dt, x->ndim, x->size, o, no)));
+}
+
+/* ---- the reductions rows of the lowering table ---- */
+
+const LoweringDef lowering_reductions_table[] = {
+    {"aten.sum.dim_IntList", lower_reduction, 0}, {"aten.sum.default", lower_reduction, 0},
+    {"aten.amax.default", lower_reduction, 0}, {"aten.amin.default", lower_reduction, 0},
+    {"aten.mean.dim", lower_reduction, 0}, {"aten.prod.dim_int", lower_reduction, 0},
+    {"aten.argmax.default", lower_reduction, 0}, {"aten.argmin.default", lower_reduction, 0},
+    {"aten.mean.default", lower_reduction, 0}, {"aten.max.default", lower_reduction, 0},
+    {"aten.min.default", lower_reduction, 0}, {"aten.prod.default", lower_reduction, 0},
+    {"aten.max.dim", lower_max_dim, 0}, {"aten.min.dim", lower_max_dim, 0},
+    {"aten.any.dim", lower_any_all, 0}, {"aten.any.dims", lower_any_all, 0},
+    {"aten.any.default", lower_any_all, 0}, {"aten.all.dim", lower_any_all, 0},
+    {"aten.all.default", lower_any_all, 0}, {"aten.var.correction", lower_var_std, 0},
+    {"aten.std.correction", lower_var_std, 0}, {"aten.logsumexp.default", lower_logsumexp, 0},
+    {"aten.var_mean.correction", lower_var_mean, 0}, {"aten._softmax.default", lower_softmax, SOFTMAX},
+    {"prims.prepare_softmax_online.default", lower_softmax, SOFTMAX_ONLINE},
+    {"aten.softmax.int", lower_softmax, SOFTMAX}, {"aten._log_softmax.default", lower_softmax, LOG_SOFTMAX},
+    {"aten.log_softmax.int", lower_softmax, LOG_SOFTMAX},
+};
+const int lowering_reductions_count = sizeof lowering_reductions_table / sizeof lowering_reductions_table[0];

@@ -1,0 +1,218 @@
+/* lowering_views.c — view lowerings (Inductor's GenericView / ReinterpretView): permute,
+ * transpose, select, slice, narrow, expand, unsqueeze, squeeze, view / reshape (a
+ * ReinterpretView of a contiguous buffer, else flat re-indexing), split / chunk / unbind into
+ * tuples of views, and getitem of a tuple. No data moves: each is an index remapping closure. */
+#include "lowering/lowering_impl.h"
+
+#include <string.h>
+
+/* ---- views ---- */
+
+static int lower_view_op(Lower *L, const Node *n, int arg) {
+    IrTBox *x = lw_arg_tbox(L, n, 0);
+    const TensorMeta *m = lw_out_meta(n);
+    if (!x) return lw_err(L, n, "view op '%s' needs a tensor argument", n->target);
+    if (!m) return lw_err(L, n, "view op '%s' needs a shape annotation", n->target);
+    const char *t = n->target;
+    SymCtx *s = L->s;
+    Expr *map[MI_MAX_DIMS];
+    int nd = m->ndim;
+    if (strncmp(t, "aten.permute.", 13) == 0) {
+        int64_t perm[MI_MAX_DIMS];
+        int np = lw_int_list(lw_arg_or_kw(n, 1, "dims"), perm, MI_MAX_DIMS);
+        if (np != x->ndim) return lw_err(L, n, "permute: bad dims");
+        for (int k = 0; k < np; k++) {
+            int64_t d = perm[k] < 0 ? perm[k] + np : perm[k];
+            if (d < 0 || d >= np) return lw_err(L, n, "permute: bad dim %lld", (long long)perm[k]);
+            map[d] = lw_var(L, k);
+        }
+    } else if (strcmp(t, "aten.t.default") == 0 || strcmp(t, "aten.transpose.int") == 0) {
+        int64_t d0 = 0, d1 = 1;
+        if (strcmp(t, "aten.transpose.int") == 0 && (!lw_arg_int(n, 1, "dim0", &d0) || !lw_arg_int(n, 2, "dim1", &d1))) return lw_err(L, n, "transpose: bad dims");
+        int r = x->ndim ? x->ndim : 1;
+        if (d0 < 0) d0 += r;
+        if (d1 < 0) d1 += r;
+        for (int k = 0; k < x->ndim; k++) map[k] = lw_var(L, k);
+        if (x->ndim >= 2 || (d0 < x->ndim && d1 < x->ndim)) {
+            if (d0 < 0 || d1 < 0 || d0 >= x->ndim || d1 >= x->ndim) { if (x->ndim) return lw_err(L, n, "transpose: bad dims"); }
+            else { map[d0] = lw_var(L, (int)d1); map[d1] = lw_var(L, (int)d0); }
+        }
+    } else if (strncmp(t, "aten.select.", 12) == 0) {
+        int64_t dim, idx;
+        if (!lw_arg_int(n, 1, "dim", &dim) || !lw_arg_int(n, 2, "index", &idx)) return lw_err(L, n, "select: bad args");
+        if (dim < 0) dim += x->ndim;
+        Expr *ie = sym_int(s, idx);
+        if (idx < 0) ie = sym_add(s, x->size[dim], ie);
+        for (int d = 0, k = 0; d < x->ndim; d++) map[d] = d == dim ? ie : lw_var(L, k++);
+    } else if (strncmp(t, "aten.slice.", 11) == 0) {
+        int64_t dim = 0, start = 0, step = 1;
+        lw_arg_int(n, 1, "dim", &dim);
+        if (dim < 0) dim += x->ndim;
+        const Value *sv = lw_arg_or_kw(n, 2, "start");
+        Expr *st = sv && sv->kind != V_NONE ? lw_value_expr(L, sv) : sym_int(s, 0);
+        if (!st) return lw_err(L, n, "slice: bad start");
+        if (sym_is_int(st, &start) && start < 0) st = sym_add(s, x->size[dim], st);
+        lw_arg_int(n, 4, "step", &step);
+        for (int d = 0; d < x->ndim; d++)
+            map[d] = d == dim ? sym_add(s, st, sym_mul(s, sym_int(s, step), lw_var(L, d))) : lw_var(L, d);
+    } else if (strncmp(t, "aten.narrow.", 12) == 0) {
+        int64_t dim = 0, start = 0;
+        if (!lw_arg_int(n, 1, "dim", &dim) || !lw_arg_int(n, 2, "start", &start)) return lw_err(L, n, "narrow: bad args");
+        if (dim < 0) dim += x->ndim;
+        if (dim < 0 || dim >= x->ndim) return lw_err(L, n, "narrow: bad dim");
+        Expr *st = start < 0 ? sym_add(s, x->size[dim], sym_int(s, start)) : sym_int(s, start);
+        for (int d = 0; d < x->ndim; d++) map[d] = d == dim ? sym_add(s, st, lw_var(L, d)) : lw_var(L, d);
+    } else if (strncmp(t, "aten.expand.", 12) == 0 || strncmp(t, "aten.broadcast_to", 17) == 0) {
+        int64_t one;
+        for (int d = 0; d < x->ndim; d++) {
+            int od = d + nd - x->ndim;
+            map[d] = sym_is_int(x->size[d], &one) && one == 1 && !(sym_is_int(m->size[od], &one) && one == 1)
+                         ? sym_int(s, 0) : lw_var(L, od);
+        }
+    } else if (strncmp(t, "aten.unsqueeze.", 15) == 0) {
+        int64_t dim;
+        if (!lw_arg_int(n, 1, "dim", &dim)) return lw_err(L, n, "unsqueeze: bad dim");
+        if (dim < 0) dim += nd;
+        for (int d = 0, k = 0; k < nd; k++)
+            if (k != dim) map[d++] = lw_var(L, k);
+    } else if (strncmp(t, "aten.squeeze.", 13) == 0 || strncmp(t, "aten.view.", 10) == 0 ||
+               strncmp(t, "aten.reshape.", 13) == 0 || strncmp(t, "aten._unsafe_view.", 18) == 0 ||
+               strncmp(t, "aten.alias.", 11) == 0 || strncmp(t, "aten.detach.", 12) == 0 ||
+               strncmp(t, "aten.lift_fresh.", 16) == 0) {
+        /* same non-1 sizes in the same order: map dims one to one */
+        int64_t one;
+        int xi = 0, k = 0;
+        bool simple = true;
+        for (int d = 0; d < x->ndim; d++) {
+            if (sym_is_int(x->size[d], &one) && one == 1) { map[d] = sym_int(s, 0); continue; }
+            while (k < nd && sym_is_int(m->size[k], &one) && one == 1) k++;
+            if (k >= nd || m->size[k] != x->size[d]) { simple = false; break; }
+            map[d] = lw_var(L, k++);
+            xi++;
+        }
+        while (simple && k < nd) {
+            if (!(sym_is_int(m->size[k], &one) && one == 1)) simple = false;
+            k++;
+        }
+        if (!simple) {
+            /* contiguous buffer: reinterpret; else generic flat re-indexing */
+            Buffer *b;
+            Layout v;
+            if (ir_probe_strided(L->m, x->loader, x->ndim, x->size, &b, &v)) {
+                Layout c = layout_contiguous(L->m, x->dtype, v.device, x->ndim, x->size);
+                bool contig = true;
+                for (int d = 0; d < x->ndim; d++)
+                    if (!(sym_is_int(x->size[d], &one) && one == 1) && c.stride[d] != v.stride[d]) contig = false;
+                if (contig) {
+                    Layout nl = layout_contiguous(L->m, x->dtype, v.device, nd, m->size);
+                    nl.offset = v.offset;
+                    IrFn *f = lw_fn(L, lw_call_buf_load, x->dtype);   /* a ReinterpretView */
+                    Layout *vl = lw_alloc(L, sizeof *vl);
+                    *vl = nl;
+                    f->buf = b;
+                    f->view = vl;
+                    return lw_set_view(L, n, x, f, nd, m->size);
+                }
+            }
+            Expr *flat = sym_int(s, 0), *st = sym_int(s, 1);
+            for (int k2 = nd - 1; k2 >= 0; k2--) {
+                flat = sym_add(s, flat, sym_mul(s, st, lw_var(L, k2)));
+                st = sym_mul(s, st, m->size[k2]);
+            }
+            st = sym_int(s, 1);
+            for (int d = x->ndim - 1; d >= 0; d--) {
+                map[d] = d == 0 ? sym_floordiv(s, flat, st) : sym_modidx(s, flat, st, x->size[d]);
+                st = sym_mul(s, st, x->size[d]);
+            }
+        }
+    } else {
+        return lw_err(L, n, "unsupported view op '%s'", t);
+    }
+    return lw_set_view(L, n, x, lw_reindex(L, x->loader, nd, map, x->ndim), nd, m->size);
+}
+
+static int lower_split(Lower *L, const Node *n, int arg) {
+    IrTBox *x = lw_arg_tbox(L, n, 0);
+    if (!x) return lw_err(L, n, "'%s' needs a tensor argument", n->target);
+    const char *t = n->target;
+    bool unbind = strncmp(t, "aten.unbind", 11) == 0, chunk = strncmp(t, "aten.chunk", 10) == 0;
+    bool with_sizes = strncmp(t, "aten.split_with_sizes", 21) == 0;
+    int64_t dim = 0, total, sizes[256], k = 0;
+    lw_arg_int(n, unbind ? 1 : 2, "dim", &dim);
+    if (dim < 0) dim += x->ndim;
+    if (dim < 0 || dim >= x->ndim) return lw_err(L, n, "'%s': bad dim", t);
+    if (!sym_is_int(x->size[dim], &total)) return lw_err(L, n, "'%s' along a symbolic size is not supported", t);
+    if (unbind) {
+        if (total > 256) return lw_err(L, n, "unbind into %lld pieces (max 256)", (long long)total);
+        for (k = 0; k < total; k++) sizes[k] = 1;
+    } else if (with_sizes) {
+        k = lw_int_list(lw_arg_or_kw(n, 1, "split_sizes"), sizes, 256);
+        int64_t sum = 0;
+        for (int i = 0; i < k; i++) sum += sizes[i] < 0 ? -1000000 : sizes[i];
+        if (k < 0 || sum != total) return lw_err(L, n, "split_with_sizes: sizes do not add up to %lld", (long long)total);
+    } else {
+        int64_t c = 0;
+        if (!lw_arg_int(n, 1, chunk ? "chunks" : "split_size", &c) || (c <= 0 && (chunk || total > 0)))
+            return lw_err(L, n, "'%s': bad %s", t, chunk ? "chunks" : "split_size");
+        int64_t ss = chunk ? (total + c - 1) / c : c;
+        if (ss == 0 || total == 0) sizes[k++] = 0;
+        for (int64_t off = 0; ss > 0 && off < total; off += ss) {
+            if (k == 256) return lw_err(L, n, "'%s' into more than 256 pieces", t);
+            sizes[k++] = total - off < ss ? total - off : ss;
+        }
+    }
+    if (k > 1 && x->sb && !x->is_view && !x->sb->buf) lw_realize(L, x->sb, NULL);   /* several pieces read it */
+    IrTBox **items = lw_alloc(L, sizeof(IrTBox *) * (k ? k : 1));
+    int64_t off = 0;
+    for (int i = 0; i < k; i++) {
+        Expr *psize[MI_MAX_DIMS], *map[MI_MAX_DIMS];
+        int nd = 0;
+        for (int d = 0; d < x->ndim; d++) {
+            if (d == dim) {
+                map[d] = unbind ? sym_int(L->s, off) : sym_add(L->s, sym_int(L->s, off), lw_var(L, nd));
+                if (!unbind) psize[nd++] = sym_int(L->s, sizes[i]);
+            } else {
+                map[d] = lw_var(L, nd);
+                psize[nd++] = x->size[d];
+            }
+        }
+        IrTBox *v = lw_tbox_new(L, x->dtype, nd, psize, lw_reindex(L, x->loader, nd, map, x->ndim));
+        v->is_view = true;
+        const char **o = NULL;
+        int no = 0;
+        lw_origins_add(L, &o, &no, lw_short_name(L, t));
+        lw_origins_merge(L, &o, &no, x);
+        v->origins = o;
+        v->norigins = no;
+        items[i] = v;
+        off += sizes[i];
+    }
+    return lw_set_tuple(L, n, items, (int)k);
+}
+
+static int lower_getitem(Lower *L, const Node *n, int arg) {
+    int64_t k;
+    if (n->nargs < 2 || n->args[0].kind != V_NODE || !value_as_int(&n->args[1], &k))
+        return lw_err(L, n, "getitem needs a node and an index");
+    LVal *src = lw_node_val(L, n->args[0].node);
+    if (!src || src->kind != LV_TUPLE || k < 0 || k >= src->n || !src->items[k])
+        return lw_err(L, n, "getitem of something that is not a tuple of tensors");
+    return lw_set_tbox(L, n, src->items[k]);
+}
+
+/* ---- the views rows of the lowering table ---- */
+
+const LoweringDef lowering_views_table[] = {
+    {"aten.permute.default", lower_view_op, 0}, {"aten.select.int", lower_view_op, 0},
+    {"aten.slice.Tensor", lower_view_op, 0}, {"aten.expand.default", lower_view_op, 0},
+    {"aten.unsqueeze.default", lower_view_op, 0}, {"aten.squeeze.dim", lower_view_op, 0},
+    {"aten.squeeze.dims", lower_view_op, 0}, {"aten.squeeze.default", lower_view_op, 0},
+    {"aten.view.default", lower_view_op, 0}, {"aten.reshape.default", lower_view_op, 0},
+    {"aten._unsafe_view.default", lower_view_op, 0}, {"aten.alias.default", lower_view_op, 0},
+    {"aten.detach.default", lower_view_op, 0}, {"aten.split.Tensor", lower_split, 0},
+    {"aten.split_with_sizes.default", lower_split, 0}, {"aten.chunk.default", lower_split, 0},
+    {"aten.unbind.int", lower_split, 0}, {"aten.narrow.default", lower_view_op, 0},
+    {"aten.lift_fresh.default", lower_view_op, 0}, {"aten.t.default", lower_view_op, 0},
+    {"aten.transpose.int", lower_view_op, 0}, {"operator.getitem", lower_getitem, 0},
+};
+const int lowering_views_count = sizeof lowering_views_table / sizeof lowering_views_table[0];
