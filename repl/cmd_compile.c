@@ -69,13 +69,12 @@ static void add_branch_names(const Schedule *s, char ***names, int *n, int *cap)
     for (int i = 0; i < s->nbranches; i++)
         for (int k = 0; k < 2; k++) {
             const Schedule *b = s->branches[i].s[k];
-            if (*n + b->norder + 2 >= *cap) {
-                *cap = 2 * *cap + b->norder + 2;
+            if (*n + b->nkernels + 2 >= *cap) {
+                *cap = 2 * *cap + b->nkernels + 2;
                 *names = mi_xrealloc(*names, sizeof **names * (size_t)*cap);
             }
             (*names)[(*n)++] = mi_xstrdup(s->branches[i].fn[k]);
-            for (int j = 0; j < b->norder; j++)
-                if (b->groups[b->order[j]].kernel_name) (*names)[(*n)++] = mi_xstrdup(b->groups[b->order[j]].kernel_name);
+            for (int j = 0; j < b->nkernels; j++) (*names)[(*n)++] = mi_xstrdup(b->kernels[j].name);
             add_branch_names(b, names, n, cap);
         }
 }
@@ -83,14 +82,11 @@ static void add_branch_names(const Schedule *s, char ***names, int *n, int *cap)
 char **compile_state_names(CompileState *cs) {
     if (!cs || !cs->ir) return NULL;
     int n = 0, extra = 0;
-    if (cs->sched) extra = cs->sched->norder;
+    if (cs->sched) extra = cs->sched->nkernels;
     int cap = cs->ir->nbufs + extra + 1;
     char **names = mi_xcalloc(cap, sizeof *names);
     for (int i = 0; i < cs->ir->nbufs; i++) names[n++] = mi_xstrdup(cs->ir->bufs[i]->name);
-    for (int k = 0; k < extra; k++) {
-        const SchedGroup *grp = &cs->sched->groups[cs->sched->order[k]];
-        if (grp->kernel_name) names[n++] = mi_xstrdup(grp->kernel_name);
-    }
+    for (int k = 0; k < extra; k++) names[n++] = mi_xstrdup(cs->sched->kernels[k].name);
     if (cs->sched) add_branch_names(cs->sched, &names, &n, &cap);
     names[n] = NULL;
     return names;
@@ -390,16 +386,18 @@ static void count_kernels(const Schedule *sc, int *n) {
  * own schedule under a "subgraph" header, indented one more level. */
 static void print_schedule(Session *s, const Schedule *sc, int depth) {
     int ind = 2 + 4 * depth;
-    for (int k = 0; k < sc->norder; k++) {
-        const SchedGroup *grp = &sc->groups[sc->order[k]];
-        char nb[128];
-        const char *kn = grp->kernel_name ? grp->kernel_name : sched_group_name(sc, sc->order[k], nb, sizeof nb);
-        fprintf(s->out, "%*s%-32s", ind, "", kn);
-        for (int j = 0; j < grp->n; j++) {
-            const SchedNode *sn = &sc->nodes[grp->nodes[j]];
-            fprintf(s->out, " %s(%s)", sn->buf->name, sn->name);
+    for (int k = 0; k < sc->nkernels; k++) {   /* a cpp kernel's fused groups split by " |" */
+        const SchedKernel *kn = &sc->kernels[k];
+        fprintf(s->out, "%*s%-32s", ind, "", kn->name);
+        for (int p = 0; p < kn->n; p++) {
+            const SchedGroup *grp = &sc->groups[sc->order[kn->first + p]];
+            if (p) fprintf(s->out, " |");
+            for (int j = 0; j < grp->n; j++) {
+                const SchedNode *sn = &sc->nodes[grp->nodes[j]];
+                fprintf(s->out, " %s(%s)", sn->buf->name, sn->name);
+            }
         }
-        if (grp->is_extern) fprintf(s->out, "  [extern]");
+        if (kn->is_extern) fprintf(s->out, "  [extern]");
         fputc('\n', s->out);
     }
     char *dec = sched_decisions_text(sc);

@@ -472,15 +472,18 @@ static int cmp_int2(const void *a, const void *b) {
     const int *x = a, *y = b;
     return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] < y[1]) - (x[1] > y[1]);   /* writes first */
 }
-int cg_group_bufs(const Schedule *s, const SchedGroup *g, int **ids, bool **writes) {
+/* The buffers the groups gs[0..ng) touch, ids ascending, writes first among equal ids. */
+static int groups_bufs(const Schedule *s, const SchedGroup *const *gs, int ng, int **ids, bool **writes) {
     int nd = 0;
-    for (int i = 0; i < g->n; i++) nd += s->nodes[g->nodes[i]].deps.nreads + s->nodes[g->nodes[i]].deps.nwrites;
+    for (int j = 0; j < ng; j++)
+        for (int i = 0; i < gs[j]->n; i++) nd += s->nodes[gs[j]->nodes[i]].deps.nreads + s->nodes[gs[j]->nodes[i]].deps.nwrites;
     int *pr = mi_xmalloc(sizeof(int) * 2 * (nd + 1)), k = 0;
-    for (int i = 0; i < g->n; i++) {
-        const DepSet *d = &s->nodes[g->nodes[i]].deps;
-        for (int r = 0; r < d->nreads; r++) { pr[2 * k] = d->reads[r].buf->id; pr[2 * k + 1] = 0; k++; }
-        for (int w = 0; w < d->nwrites; w++) { pr[2 * k] = d->writes[w].buf->id; pr[2 * k + 1] = 1; k++; }
-    }
+    for (int j = 0; j < ng; j++)
+        for (int i = 0; i < gs[j]->n; i++) {
+            const DepSet *d = &s->nodes[gs[j]->nodes[i]].deps;
+            for (int r = 0; r < d->nreads; r++) { pr[2 * k] = d->reads[r].buf->id; pr[2 * k + 1] = 0; k++; }
+            for (int w = 0; w < d->nwrites; w++) { pr[2 * k] = d->writes[w].buf->id; pr[2 * k + 1] = 1; k++; }
+        }
     qsort(pr, k, 2 * sizeof(int), cmp_int2);
     *ids = mi_xmalloc(sizeof(int) * (k + 1));
     *writes = mi_xmalloc(k + 1);
@@ -492,6 +495,16 @@ int cg_group_bufs(const Schedule *s, const SchedGroup *g, int **ids, bool **writ
         n++;
     }
     free(pr);
+    return n;
+}
+int cg_group_bufs(const Schedule *s, const SchedGroup *g, int **ids, bool **writes) {
+    return groups_bufs(s, &g, 1, ids, writes);
+}
+int cg_kernel_bufs(const Schedule *s, const SchedKernel *k, int **ids, bool **writes) {
+    const SchedGroup **gs = mi_xmalloc(sizeof *gs * (size_t)(k->n + 1));
+    for (int p = 0; p < k->n; p++) gs[p] = &s->groups[s->order[k->first + p]];
+    int n = groups_bufs(s, gs, k->n, ids, writes);
+    free(gs);
     return n;
 }
 bool cg_group_touches(const Schedule *s, const SchedGroup *g, const Buffer *b) {
@@ -875,26 +888,9 @@ done:
     return rc;
 }
 
-int cg_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *out) {
-    const IrModule *m = s->ir;
-    sb_printf(out, "static void %s(", g->kernel_name);
-    int na = 0, *ids;
-    bool *wr;
-    int nid = cg_group_bufs(s, g, &ids, &wr);
-    for (int k = 0; k < nid; k++) {
-        const Buffer *b = m->bufs[ids[k]];
-        const char *ct = cg_ctype(b->layout.dtype);
-        if (!ct) {
-            free(ids); free(wr);
-            return mi_err(ctx, NULL, 0, 0, "dtype %s of buffer '%s' is not supported by the C code generator", dtype_abbrev(b->layout.dtype), b->name);
-        }
-        sb_printf(out, "%s%s%s *restrict %s", na++ ? ", " : "", wr[k] ? "" : "const ", ct, b->name);
-    }
-    free(ids);
-    free(wr);
-    sb_printf(out, "%sconst int64_t *syms)\n{\n", na ? ", " : "");
-    for (int i = 0; i < m->nsyms; i++) sb_printf(out, "    const int64_t %s = syms[%d];\n", m->sym_names[i], i);
-    sb_put(out, "    (void)syms;\n");
+/* One group's loop nest inside its kernel's function: the outer loops shared by its nodes
+ * (parallel), then each segment of nodes with equal inner loops. */
+static int emit_group(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *out) {
     int tmp = 0;
     int mo = g->nouter;
     const LoopBody *b0 = s->nodes[g->nodes[0]].buf->body;
@@ -932,6 +928,33 @@ int cg_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *o
         if (emit_segment(ctx, &sg, out) < 0) return -1;
         a = b;
     }
-    sb_printf(out, "%s}\n}\n\n", ind);
+    sb_printf(out, "%s}\n", ind);
+    return 0;
+}
+
+int cg_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedKernel *k, StrBuf *out) {
+    const IrModule *m = s->ir;
+    sb_printf(out, "static void %s(", k->name);
+    int na = 0, *ids;
+    bool *wr;
+    int nid = cg_kernel_bufs(s, k, &ids, &wr);
+    for (int q = 0; q < nid; q++) {
+        const Buffer *b = m->bufs[ids[q]];
+        const char *ct = cg_ctype(b->layout.dtype);
+        if (!ct) {
+            free(ids); free(wr);
+            return mi_err(ctx, NULL, 0, 0, "dtype %s of buffer '%s' is not supported by the C code generator", dtype_abbrev(b->layout.dtype), b->name);
+        }
+        sb_printf(out, "%s%s%s *restrict %s", na++ ? ", " : "", wr[q] ? "" : "const ", ct, b->name);
+    }
+    free(ids);
+    free(wr);
+    sb_printf(out, "%sconst int64_t *syms)\n{\n", na ? ", " : "");
+    for (int i = 0; i < m->nsyms; i++) sb_printf(out, "    const int64_t %s = syms[%d];\n", m->sym_names[i], i);
+    sb_put(out, "    (void)syms;\n");
+    /* the groups one after the other, each its own loop nest (a cpp kernel group) */
+    for (int p = 0; p < k->n; p++)
+        if (emit_group(ctx, s, &s->groups[s->order[k->first + p]], out) < 0) return -1;
+    sb_put(out, "}\n\n");
     return 0;
 }

@@ -13,7 +13,10 @@ bool cg_group_touches(const Schedule *s, const SchedGroup *g, const Buffer *b);
 /* The buffers a group touches: ids ascending (= IrModule.bufs order), writes[k] when it writes
  * ids[k]. malloc'd arrays (free both); returns the count. O(deps log deps). */
 int cg_group_bufs(const Schedule *s, const SchedGroup *g, int **ids, bool **writes);
-/* Append `static void <kernel_name>(bufs..., const int64_t *syms) {...}`; -1 + ctx error. */
-int cg_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *out);
+/* ... of every group of kernel k (a cpp kernel group: the union, same order). */
+int cg_kernel_bufs(const Schedule *s, const SchedKernel *k, int **ids, bool **writes);
+/* Append `static void <k->name>(bufs..., const int64_t *syms) {...}`: each group of k as its own
+ * loop nest, in order; -1 + ctx error. */
+int cg_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedKernel *k, StrBuf *out);
 
 #endif

@@ -649,47 +649,6 @@ static void topo_order(Schedule *s, Fx *f) {
     free(indeg);
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
-
-static void name_kernels(Schedule *s) {
-    for (int k = 0; k < s->norder; k++) {
-        SchedGroup *g = &s->groups[s->order[k]];
-        if (g->is_extern) {
-            const Buffer *eb = s->nodes[g->nodes[0]].buf;
-            ExternKind ek = eb->ext;
-            if (ek == EXT_FALLBACK) {   /* fallback_embedding */
-                g->kernel_name = arena_printf(&s->arena, "%sfallback_%s", ir_prefix(s->ir), eb->norigins ? eb->origins[0] : "op");
-                continue;
-            }
-            g->kernel_name = arena_printf(&s->arena, "%sextern_%s", ir_prefix(s->ir), ek == EXT_SDPA ? "sdpa" : ek == EXT_COND ? "cond" : "mm");
-            continue;
-        }
-        const char *names[64];
-        int nn = 0;
-        for (int i = 0; i < g->n; i++) {
-            const Buffer *b = s->nodes[g->nodes[i]].buf;
-            for (int o = 0; o < b->norigins; o++) {
-                bool dup = false;
-                for (int q = 0; q < nn; q++) dup |= strcmp(names[q], b->origins[o]) == 0;
-                if (!dup && nn < 64) names[nn++] = b->origins[o];
-            }
-        }
-        qsort(names, nn, sizeof(char *), cmp_str);
-        StrBuf sb;
-        sb_init(&sb);
-        sb_put(&sb, ir_prefix(s->ir));
-        /* CUDA kernels are named cuda_fused_... (core/codegen/codegen_cuda.c), C ones cpp_fused_... */
-        sb_put(&sb, s->ir->ctx && s->ir->ctx->target == MI_DEV_CUDA ? "cuda_fused" : "cpp_fused");
-        for (int i = 0; i < nn && i < 6; i++) {
-            sb_putc(&sb, '_');
-            for (const char *c = names[i]; *c; c++) sb_putc(&sb, (*c == '.' ? '_' : *c));
-        }
-        sb_printf(&sb, "_%d", k);
-        g->kernel_name = arena_strdup(&s->arena, sb.s);
-        sb_free(&sb);
-    }
-}
-
 static bool is_intermediate(const Buffer *b) {
     return (b->kind == BUF_COMPUTED && !b->mutates && b->output_index < 0) ||
            (b->kind == BUF_EXTERN && b->output_index < 0);
@@ -700,13 +659,16 @@ static void plan_memory(Schedule *s) {
     s->reuse_of = mi_xmalloc(sizeof(int) * (m->nbufs + 1));
     int *last = mi_xmalloc(sizeof(int) * (m->nbufs + 1));
     for (int i = 0; i < m->nbufs; i++) { s->reuse_of[i] = -1; last[i] = -1; }
+    /* lifetimes in kernels, not groups: a cpp kernel's groups share one function whose
+     * arguments are restrict pointers, so no storage is handed on inside one kernel */
     for (int k = 0; k < s->norder; k++) {
         SchedGroup *g = &s->groups[s->order[k]];
+        int kk = sched_kernel_of_pos(s, k);
         for (int i = 0; i < g->n; i++) {
             SchedNode *n = &s->nodes[g->nodes[i]];
-            for (int r = 0; r < n->deps.nreads; r++) last[n->deps.reads[r].buf->id] = k;
+            for (int r = 0; r < n->deps.nreads; r++) last[n->deps.reads[r].buf->id] = kk;
             for (int w = 0; w < n->deps.nwrites; w++)
-                if (last[n->deps.writes[w].buf->id] < k) last[n->deps.writes[w].buf->id] = k;
+                if (last[n->deps.writes[w].buf->id] < kk) last[n->deps.writes[w].buf->id] = kk;
         }
     }
     int *freed = mi_xmalloc(sizeof(int) * (m->nbufs + 1)), nfreed = 0;
@@ -729,8 +691,10 @@ static void plan_memory(Schedule *s) {
                 }
             }
         }
+        int kk = sched_kernel_of_pos(s, k);
+        if (k + 1 < s->norder && sched_kernel_of_pos(s, k + 1) == kk) continue;   /* kernel not done */
         for (int i = 0; i < m->nbufs; i++)
-            if (last[i] == k && is_intermediate(m->bufs[i])) {
+            if (last[i] == kk && is_intermediate(m->bufs[i])) {
                 /* the storage actually freed is the root of its reuse chain */
                 freed[nfreed++] = i;
             }
@@ -808,7 +772,7 @@ Schedule *sched_run(MiCtx *ctx, IrModule *m) {
     s->rd_start = fx.rd_start; s->rd = fx.rd; s->wr_start = fx.wr_start; s->wr = fx.wr;
     fx.rd_start = fx.rd = fx.wr_start = fx.wr = NULL;
     fx_free(&fx);
-    name_kernels(s);
+    sched_make_kernels(s);
     plan_memory(s);
     sched_run_branches(ctx, s);
     return s;
@@ -822,6 +786,7 @@ void sched_free(Schedule *s) {
     free(s->nodes);
     free(s->groups);
     free(s->order);
+    free(s->kernels);
     free(s->decisions);
     free(s->reuse_of);
     free(s->rd_start); free(s->rd); free(s->wr_start); free(s->wr);
@@ -830,7 +795,7 @@ void sched_free(Schedule *s) {
     free(s);
 }
 
-int sched_num_kernels(const Schedule *s) { return s->norder; }
+int sched_num_kernels(const Schedule *s) { return s->nkernels; }
 
 char *sched_decisions_text(const Schedule *s) {
     StrBuf sb;

@@ -31,6 +31,17 @@ typedef struct SchedGroup {
     char *kernel_name;         /* "cpp_fused_add_relu_0" (set by sched_run) */
 } SchedGroup;
 
+/* A generated kernel. On cpu every run of fused groups between extern calls is ONE cpp kernel
+ * (Inductor's CppScheduling kernel group: Scheduler._codegen flushes it only at an extern or
+ * template call, a device change, or once it has more than MAX_FUSED_KERNEL_ARGS_NUM = 500
+ * arguments), whose groups run one after the other, each its own loop nest; on cuda every
+ * fused group is its own kernel (a Triton kernel); an extern group is its own call. */
+typedef struct SchedKernel {
+    int first, n;              /* its groups: order[first .. first + n) */
+    bool is_extern;
+    const char *name;          /* "cpp_fused_add_relu_0" (counted over generated kernels), "extern_mm" */
+} SchedKernel;
+
 typedef struct FusionDecision {
     const char *a, *b;         /* group names ("op0_op1") */
     bool accepted;
@@ -51,6 +62,7 @@ typedef struct Schedule {
     SchedNode *nodes; int nnodes;
     SchedGroup *groups; int ngroups;
     int *order; int norder;    /* alive groups in execution order */
+    SchedKernel *kernels; int nkernels;   /* the generated kernels, in order (core/scheduler/sched_kernels.c) */
     FusionDecision *decisions; int ndecisions, capdecisions;
     int *reuse_of;             /* per buffer id: buffer id whose memory it reuses, or -1 */
     int *rd_start, *rd;        /* buffer id -> nodes reading it: rd[rd_start[id] .. rd_start[id+1]) */
@@ -72,8 +84,13 @@ void sched_free(Schedule *s);
 /* Post-fusion text (one block per kernel) and the decision list. malloc'd. */
 char *sched_print(const Schedule *s);
 char *sched_decisions_text(const Schedule *s);
-/* Number of kernels (fused groups incl. extern calls). */
+/* Number of kernels (generated kernels incl. extern calls: SchedKernel). */
 int sched_num_kernels(const Schedule *s);
+/* Kernels of s (core/scheduler/sched_kernels.c): group the ordered groups into kernels (cpu
+ * kernel groups, see SchedKernel) and name them; every group gets its kernel's name. */
+void sched_make_kernels(Schedule *s);
+/* Index into s->kernels of the kernel that runs group position k of s->order. */
+int sched_kernel_of_pos(const Schedule *s, int k);
 const char *sched_group_name(const Schedule *s, int g, char *buf, size_t n);
 
 /* Scheduler internals (core/scheduler/sched_reshape.c): re-express the nodes of two would-be-fused groups

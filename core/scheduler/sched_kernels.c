@@ -1,0 +1,111 @@
+/* sched_kernels.c — from fused groups to generated kernels (Inductor's Scheduler._codegen loop
+ * with its flush points, and the kernel names of codegen/common.py get_fused_kernel_name).
+ *
+ * The fusion rounds of core/scheduler/scheduler.c decide which nodes share one loop nest (a
+ * group: Inductor's FusedSchedulerNode / OuterLoopFusedSchedulerNode). What one *generated
+ * kernel* holds is a backend matter: Inductor's C++ backend appends every group it is handed to
+ * its current kernel group and writes the kernel out (a "flush") only before an extern call or
+ * a template, on a device change, or once the kernel has more than MAX_FUSED_KERNEL_ARGS_NUM
+ * arguments; the Triton backend writes one kernel per group. So on cpu
+ *     extern_mm · {op2} {op3} · extern_mm · {op5}   ->   extern_mm, cpp_fused_0, extern_mm, cpp_fused_1
+ * with cpp_fused_0 running op2's loop nest and then op3's. Kernel names count generated kernels
+ * only (Inductor's wrapper.next_kernel_suffix), externs keep their call names. */
+#include "scheduler/scheduler.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_FUSED_KERNEL_ARGS_NUM 500   /* CppScheduling.MAX_FUSED_KERNEL_ARGS_NUM */
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+/* Distinct buffers the groups order[first..first+n) read or write, counted with a stamp per
+ * buffer id (the kernel's argument count: Inductor counts in/out/inplace args the same way). */
+static int kernel_args(const Schedule *s, int first, int n, int *stamp, int mark) {
+    int na = 0;
+    for (int k = first; k < first + n; k++) {
+        const SchedGroup *g = &s->groups[s->order[k]];
+        for (int i = 0; i < g->n; i++) {
+            const DepSet *d = &s->nodes[g->nodes[i]].deps;
+            for (int q = 0; q < d->nreads + d->nwrites; q++) {
+                const Buffer *b = q < d->nreads ? d->reads[q].buf : d->writes[q - d->nreads].buf;
+                if (stamp[b->id] != mark) { stamp[b->id] = mark; na++; }
+            }
+        }
+    }
+    return na;
+}
+
+/* "cpp_fused_add_relu_3": the backend prefix, up to six sorted distinct origins, the index */
+static const char *fused_name(Schedule *s, const SchedKernel *k, int index) {
+    const char *names[64];
+    int nn = 0;
+    for (int p = k->first; p < k->first + k->n; p++) {
+        const SchedGroup *g = &s->groups[s->order[p]];
+        for (int i = 0; i < g->n; i++) {
+            const Buffer *b = s->nodes[g->nodes[i]].buf;
+            for (int o = 0; o < b->norigins; o++) {
+                bool dup = false;
+                for (int q = 0; q < nn; q++) dup |= strcmp(names[q], b->origins[o]) == 0;
+                if (!dup && nn < 64) names[nn++] = b->origins[o];
+            }
+        }
+    }
+    qsort(names, nn, sizeof(char *), cmp_str);
+    StrBuf sb;
+    sb_init(&sb);
+    sb_put(&sb, ir_prefix(s->ir));
+    /* CUDA kernels are named cuda_fused_... (core/codegen/codegen_cuda.c), C ones cpp_fused_... */
+    sb_put(&sb, s->ir->ctx && s->ir->ctx->target == MI_DEV_CUDA ? "cuda_fused" : "cpp_fused");
+    for (int i = 0; i < nn && i < 6; i++) {
+        sb_putc(&sb, '_');
+        for (const char *c = names[i]; *c; c++) sb_putc(&sb, (*c == '.' ? '_' : *c));
+    }
+    sb_printf(&sb, "_%d", index);
+    const char *r = arena_strdup(&s->arena, sb.s);
+    sb_free(&sb);
+    return r;
+}
+
+/* An extern group's call name: "extern_mm", "fallback_embedding" */
+static const char *extern_name(Schedule *s, const SchedGroup *g) {
+    const Buffer *eb = s->nodes[g->nodes[0]].buf;
+    if (eb->ext == EXT_FALLBACK)
+        return arena_printf(&s->arena, "%sfallback_%s", ir_prefix(s->ir), eb->norigins ? eb->origins[0] : "op");
+    return arena_printf(&s->arena, "%sextern_%s", ir_prefix(s->ir),
+                        eb->ext == EXT_SDPA ? "sdpa" : eb->ext == EXT_COND ? "cond" : "mm");
+}
+
+void sched_make_kernels(Schedule *s) {
+    bool cpp = !(s->ir->ctx && s->ir->ctx->target == MI_DEV_CUDA);
+    s->kernels = mi_xcalloc((size_t)s->norder + 1, sizeof(SchedKernel));
+    s->nkernels = 0;
+    int *stamp = mi_xcalloc((size_t)s->ir->nbufs + 1, sizeof(int)), mark = 0;
+    for (int k = 0; k < s->norder; k++) {
+        const SchedGroup *g = &s->groups[s->order[k]];
+        SchedKernel *cur = s->nkernels ? &s->kernels[s->nkernels - 1] : NULL;
+        /* join the open cpp kernel group unless it was flushed: an extern on either side, or
+         * the group before pushed it past the argument limit */
+        bool join = cpp && cur && !cur->is_extern && !g->is_extern &&
+                    kernel_args(s, cur->first, cur->n, stamp, ++mark) <= MAX_FUSED_KERNEL_ARGS_NUM;
+        if (join) { cur->n++; continue; }
+        s->kernels[s->nkernels++] = (SchedKernel){k, 1, g->is_extern, NULL};
+    }
+    free(stamp);
+    int index = 0;
+    for (int i = 0; i < s->nkernels; i++) {
+        SchedKernel *k = &s->kernels[i];
+        k->name = k->is_extern ? extern_name(s, &s->groups[s->order[k->first]]) : fused_name(s, k, index++);
+        for (int p = k->first; p < k->first + k->n; p++) s->groups[s->order[p]].kernel_name = (char *)k->name;
+    }
+}
+
+int sched_kernel_of_pos(const Schedule *s, int k) {
+    int lo = 0, hi = s->nkernels - 1;
+    while (lo < hi) {   /* the last kernel whose first group is at or before k */
+        int mid = (lo + hi + 1) / 2;
+        if (s->kernels[mid].first <= k) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+}
