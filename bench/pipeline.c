@@ -3,7 +3,7 @@
  * stage. */
 #include "bench.h"
 #include "codegen/codegen_c.h"
-#include "lowering/lowering.h"
+#include "compile_fx/compile_fx.h"
 #include "fx_passes/passes.h"
 #include "scheduler/scheduler.h"
 
@@ -101,42 +101,28 @@ int pipe_compile(MiCtx *ctx, const char *text, size_t len, const char *name, int
     graph_free(g);
     out->t.passes = secs_since(t0);
 
-    t0 = mi_now_ns();
-    IrModule *ir = ir_lower(ctx, out->g);
-    if (!ir) {
-        snprintf(why, nwhy, "lowering failed: %s", mi_err_str(ctx, err, sizeof err));
+    /* lower -> schedule -> codegen (-> cc), timed stage by stage by the driver */
+    CompiledFx c;
+    compile_fx_init(&c, out->g);
+    CfxStage last = upto == PIPE_TO_LOWERING ? CFX_LOWERED : upto == PIPE_TO_CODEGEN ? CFX_GENERATED : CFX_BUILT;
+    int rc = compile_fx(ctx, &c, last);
+    out->t.lowering = c.ns[CFX_LOWERED] * 1e-9;
+    out->t.sched = c.ns[CFX_SCHEDULED] * 1e-9;
+    out->t.codegen = c.ns[CFX_GENERATED] * 1e-9;
+    if (c.sched) {
+        out->nkernels = sched_num_kernels(c.sched);
+        out->bytes_moved = sched_bytes(ctx, c.sched);
+    }
+    out->c_source = c.code;
+    out->mod = c.mod;
+    c.code = NULL;
+    c.mod = NULL;
+    compile_fx_free(&c);
+    if (rc < 0) {
+        snprintf(why, nwhy, "%s failed", mi_err_str(ctx, err, sizeof err));
         return -1;
     }
-    out->t.lowering = secs_since(t0);
-    if (upto == PIPE_TO_LOWERING) {
-        ir_free(ir);
-        return 0;
-    }
-    t0 = mi_now_ns();
-    Schedule *sch = sched_run(ctx, ir);
-    if (!sch) {
-        snprintf(why, nwhy, "scheduling failed: %s", mi_err_str(ctx, err, sizeof err));
-        ir_free(ir);
-        return -1;
-    }
-    out->t.sched = secs_since(t0);
-    out->nkernels = sched_num_kernels(sch);
-    out->bytes_moved = sched_bytes(ctx, sch);
-    t0 = mi_now_ns();
-    out->c_source = codegen_c(ctx, sch);
-    out->t.codegen = secs_since(t0);
-    sched_free(sch);
-    ir_free(ir);
-    if (!out->c_source) {
-        snprintf(why, nwhy, "codegen failed: %s", mi_err_str(ctx, err, sizeof err));
-        return -1;
-    }
-    if (upto == PIPE_TO_CODEGEN) return 0;
-    out->mod = rt_compile(ctx, out->c_source);
-    if (!out->mod) {
-        snprintf(why, nwhy, "cc failed: %s", mi_err_str(ctx, err, sizeof err));
-        return -1;
-    }
+    if (upto != PIPE_ALL) return 0;
     out->t.cc = out->mod->compile_s;
     out->t.load = out->mod->load_s;
     return 0;

@@ -9,22 +9,16 @@
 #include "runtime/runtime.h"
 #include "base/tensor.h"
 #include "trace/trace.h"
-#include "lowering/lowering.h"
-#include "scheduler/scheduler.h"
-#include "codegen/codegen_c.h"
-#include "codegen/codegen_cuda.h"
+#include "compile_fx/compile_fx.h"
 
+/* The pipeline driver's state for the current graph: IR, schedule, code, loaded module. */
 struct CompileState {
-    IrModule *ir;
-    Schedule *sched;
-    char *code;               /* generated C (codegen) */
+    CompiledFx fx;
 };
 
 void compile_state_free(CompileState *cs) {
     if (!cs) return;
-    if (cs->sched) sched_free(cs->sched);
-    if (cs->ir) ir_free(cs->ir);
-    free(cs->code);
+    compile_fx_free(&cs->fx);
     free(cs);
 }
 
@@ -58,7 +52,7 @@ static void layout_text(const Buffer *b, StrBuf *sb) {
 
 /* The IR of the current graph, lowering it first when needed (as sched/codegen/exec do). */
 static bool require_ir(Session *s) {
-    if (s->cs && s->cs->ir) return true;
+    if (s->cs && s->cs->fx.ir) return true;
     if (!session_require_graph(s)) return false;
     fprintf(s->err, "lowering first\n");
     return cmd_lower(s, 1, (char *[]){"lower", NULL}) == 0;
@@ -80,14 +74,15 @@ static void add_branch_names(const Schedule *s, char ***names, int *n, int *cap)
 }
 
 char **compile_state_names(CompileState *cs) {
-    if (!cs || !cs->ir) return NULL;
-    int n = 0, extra = 0;
-    if (cs->sched) extra = cs->sched->nkernels;
-    int cap = cs->ir->nbufs + extra + 1;
+    if (!cs || !cs->fx.ir) return NULL;
+    const IrModule *ir = cs->fx.ir;
+    const Schedule *sc = cs->fx.sched;
+    int n = 0, extra = sc ? sc->nkernels : 0;
+    int cap = ir->nbufs + extra + 1;
     char **names = mi_xcalloc(cap, sizeof *names);
-    for (int i = 0; i < cs->ir->nbufs; i++) names[n++] = mi_xstrdup(cs->ir->bufs[i]->name);
-    for (int k = 0; k < extra; k++) names[n++] = mi_xstrdup(cs->sched->kernels[k].name);
-    if (cs->sched) add_branch_names(cs->sched, &names, &n, &cap);
+    for (int i = 0; i < ir->nbufs; i++) names[n++] = mi_xstrdup(ir->bufs[i]->name);
+    for (int k = 0; k < extra; k++) names[n++] = mi_xstrdup(sc->kernels[k].name);
+    if (sc) add_branch_names(sc, &names, &n, &cap);
     names[n] = NULL;
     return names;
 }
@@ -96,12 +91,16 @@ int cmd_lower(Session *s, int argc, char **argv) {
     if (argc != 1) return usage_error(s, "lower");
     if (!session_require_graph(s)) return -1;
     fprintf(s->err, "lowering %d nodes...\n", session_graph(s)->n);
-    uint64_t t0 = mi_now_ns();
-    IrModule *m = ir_lower(s->ctx, session_graph(s));
-    if (!m) { strace_fail(s, "lowering", s->ctx->err.msg); return -1; }
+    CompileState *cs = mi_xcalloc(1, sizeof *cs);
+    compile_fx_init(&cs->fx, session_graph(s));
+    if (compile_fx(s->ctx, &cs->fx, CFX_LOWERED) < 0) {
+        strace_fail(s, NULL, s->ctx->err.msg);
+        compile_state_free(cs);
+        return -1;
+    }
     session_drop_compile(s);
-    s->cs = mi_xcalloc(1, sizeof *s->cs);
-    s->cs->ir = m;
+    s->cs = cs;
+    const IrModule *m = cs->fx.ir;
     int nin = 0, ncomp = 0, next = 0;
     for (int i = 0; i < m->nbufs; i++) {
         const Buffer *b = m->bufs[i];
@@ -119,7 +118,7 @@ int cmd_lower(Session *s, int argc, char **argv) {
         if (b->output_index >= 0) fprintf(s->out, "  -> output %d", b->output_index);
         fputc('\n', s->out);
     }
-    uint64_t ns = mi_now_ns() - t0;
+    uint64_t ns = cs->fx.ns[CFX_LOWERED];
     fprintf(s->out, "lowered to %d buffers (%d inputs, %d computed, %d extern) in %.3f ms\n",
             m->nbufs, nin, ncomp, next, ns / 1e6);
     if (s->ctx->trace) {     /* the graph lowered is the post-grad graph */
@@ -138,15 +137,15 @@ int cmd_ir(Session *s, int argc, char **argv) {
     if (argc > 2 || (argc == 2 && strcmp(argv[1], "post") && strcmp(argv[1], "pre"))) return usage_error(s, "ir");
     if (!require_ir(s)) return -1;
     if (argc == 2 && !strcmp(argv[1], "post")) {
-        if (!s->cs->sched && cmd_sched(s, 1, (char *[]){"sched", NULL}) < 0) return -1;
-        char *post = sched_print(s->cs->sched);
+        if (!s->cs->fx.sched && cmd_sched(s, 1, (char *[]){"sched", NULL}) < 0) return -1;
+        char *post = sched_print(s->cs->fx.sched);
         if (!post) return mi_err(s->ctx, "", 0, 0, "cannot print the schedule");
         fputs(post, s->out);
         if (*post && post[strlen(post) - 1] != '\n') fputc('\n', s->out);
         free(post);
         return 0;
     }
-    char *text = ir_print(s->cs->ir);
+    char *text = ir_print(s->cs->fx.ir);
     if (!text) return mi_err(s->ctx, "", 0, 0, "cannot print the IR");
     fputs(text, s->out);
     if (*text && text[strlen(text) - 1] != '\n') fputc('\n', s->out);
@@ -275,14 +274,14 @@ static void bg_add_module(BgBuild *bb, const IrModule *m, const struct Schedule 
 int compile_state_bufgraph(Session *s, VizBufGraph *out, bool with_groups) {
     memset(out, 0, sizeof *out);
     if (!require_ir(s)) return -1;
-    if (with_groups && !s->cs->sched) {     /* schedule on demand, as codegen/exec do */
+    if (with_groups && !s->cs->fx.sched) {     /* schedule on demand, as codegen/exec do */
         fprintf(s->err, "scheduling first\n");
         if (cmd_sched(s, 1, (char *[]){"sched", NULL}) < 0) return -1;
     }
-    const Schedule *sc = with_groups ? s->cs->sched : NULL;
+    const Schedule *sc = with_groups ? s->cs->fx.sched : NULL;
     if (with_groups && !sc) return mi_err(s->ctx, "", 0, 0, "no fusion groups yet (try 'sched')");
     BgBuild bb = { out, 0, 0, 0 };
-    bg_add_module(&bb, s->cs->ir, sc, 0, 0);
+    bg_add_module(&bb, s->cs->fx.ir, sc, 0, 0);
     return 0;
 }
 
@@ -301,15 +300,20 @@ void compile_bufgraph_free(VizBufGraph *bg) {
 }
 
 
-/* Compile C source, run it on the session inputs, compare every output with the reference
- * interpreter on the current graph, and time it. Prints "max abs err" per output. */
-static int exec_source(Session *s, const char *src, long reps) {
+/* Compile the generated source (once; the loaded module stays in the CompileState), run it on
+ * the session inputs, compare every output with the reference interpreter on the current
+ * graph, and time it. Prints "max abs err" per output. */
+static int exec_module(Session *s, long reps) {
     const Graph *g = session_graph(s);    /* inputs are made before the code (see cmd_exec) */
-    fprintf(s->err, "compiling %zu bytes of %s...\n", strlen(src), codegen_is_cuda_source(src) ? "CUDA with nvcc" : "C");
-    RtModule *mod = rt_compile(s->ctx, src);
-    if (!mod) return -1;
-    fprintf(s->out, "compiled %s: %s (%.3f s cc, %.3f ms load)\n", mod->key,
-            mod->cache_hit ? "cache hit" : "built", mod->compile_s, mod->load_s * 1e3);
+    CompiledFx *fx = &s->cs->fx;
+    if (!fx->mod) {
+        fprintf(s->err, "compiling %zu bytes of %s...\n", strlen(fx->code), fx->cuda ? "CUDA with nvcc" : "C");
+        if (compile_fx(s->ctx, fx, CFX_BUILT) < 0) return -1;
+        fprintf(s->out, "compiled %s: %s (%.3f s cc, %.3f ms load)\n", fx->mod->key,
+                fx->mod->cache_hit ? "cache hit" : "built", fx->mod->compile_s, fx->mod->load_s * 1e3);
+    } else
+        fprintf(s->out, "compiled %s: loaded already\n", fx->mod->key);
+    RtModule *mod = fx->mod;
     IValue *in_ref = session_clone_inputs(s->ctx, s->inputs, s->ninputs);
     IValue *in_rt = session_clone_inputs(s->ctx, s->inputs, s->ninputs);
     IValue *ro = NULL, *co = NULL; int nr = 0, nc = 0;
@@ -369,7 +373,6 @@ done:
     if (co) interp_free_outputs(co, nc);
     if (in_ref) session_free_inputs(in_ref, s->ninputs);
     if (in_rt) session_free_inputs(in_rt, s->ninputs);
-    rt_free(mod);
     return rc;
 }
 
@@ -425,14 +428,12 @@ int cmd_sched(Session *s, int argc, char **argv) {
     if (argc != 1) return usage_error(s, "sched");
     if (!session_require_graph(s)) return -1;
     if (ensure_lowered(s) < 0) return -1;
-    if (s->cs->sched) { sched_free(s->cs->sched); s->cs->sched = NULL; }
-    free(s->cs->code); s->cs->code = NULL;
-    uint64_t t0 = mi_now_ns();
-    Schedule *sc = sched_run(s->ctx, s->cs->ir);
-    if (!sc) { strace_fail(s, "scheduling", s->ctx->err.msg); return -1; }
-    s->cs->sched = sc;
+    CompiledFx *fx = &s->cs->fx;
+    compile_fx_drop(fx, CFX_SCHEDULED);
+    if (compile_fx(s->ctx, fx, CFX_SCHEDULED) < 0) { strace_fail(s, NULL, s->ctx->err.msg); return -1; }
+    const Schedule *sc = fx->sched;
     if (s->ctx->trace) {
-        strace_span(s, "Scheduler.__init__", mi_now_ns() - t0);
+        strace_span(s, "Scheduler.__init__", fx->ns[CFX_SCHEDULED]);
         char *text = sched_print(sc);
         strace_artifact(s, "ir_post_fusion", text);
         free(text);
@@ -440,27 +441,26 @@ int cmd_sched(Session *s, int argc, char **argv) {
     int total = 0;
     count_kernels(sc, &total);
     fprintf(s->out, "%d kernel%s (fusion %s), scheduled in %.3f ms:\n", total, total == 1 ? "" : "s",
-            s->ctx->fusion ? "on" : "off", (mi_now_ns() - t0) / 1e6);
+            s->ctx->fusion ? "on" : "off", fx->ns[CFX_SCHEDULED] / 1e6);
     print_schedule(s, sc, 0);
     return 0;
 }
 /* Lower, schedule and generate as needed; the source stays in the CompileState. */
 static const char *ensure_code(Session *s) {
     if (!session_require_graph(s)) return NULL;
-    if (!s->cs || !s->cs->sched) {
+    if (!s->cs || !s->cs->fx.sched) {
         if (cmd_sched(s, 1, (char *[]){"sched", NULL}) < 0) return NULL;
     }
-    if (!s->cs->code) {
-        uint64_t t0 = mi_now_ns();
-        bool cuda = s->ctx->target == MI_DEV_CUDA;   /* `set device cuda` / --device cuda */
-        s->cs->code = cuda ? codegen_cuda(s->ctx, s->cs->sched) : codegen_c(s->ctx, s->cs->sched);
-        if (!s->cs->code) { strace_fail(s, "codegen", s->ctx->err.msg); return NULL; }
+    CompiledFx *fx = &s->cs->fx;
+    if (!fx->code) {          /* C or CUDA by `set device cuda` / --device cuda */
+        if (compile_fx(s->ctx, fx, CFX_GENERATED) < 0) { strace_fail(s, NULL, s->ctx->err.msg); return NULL; }
         /* logged before building, so the code of a CUDA run shows in tlparse even without a GPU */
-        strace_span(s, "GraphLowering.codegen", mi_now_ns() - t0);
-        strace_artifact(s, "inductor_output_code", s->cs->code);
-        fprintf(s->err, "generated %zu bytes of %s in %.3f ms\n", strlen(s->cs->code), cuda ? "CUDA" : "C", (mi_now_ns() - t0) / 1e6);
+        strace_span(s, "GraphLowering.codegen", fx->ns[CFX_GENERATED]);
+        strace_artifact(s, "inductor_output_code", fx->code);
+        fprintf(s->err, "generated %zu bytes of %s in %.3f ms\n", strlen(fx->code), fx->cuda ? "CUDA" : "C",
+                fx->ns[CFX_GENERATED] / 1e6);
     }
-    return s->cs->code;
+    return fx->code;
 }
 
 int cmd_codegen(Session *s, int argc, char **argv) {
@@ -496,7 +496,6 @@ int cmd_exec(Session *s, int argc, char **argv) {
     if (!session_require_graph(s)) return -1;
     /* random inputs when none are set (keeps the pass history and the compiled state) */
     if (session_ensure_inputs(s) < 0) return -1;
-    const char *code = ensure_code(s);
-    if (!code) return -1;
-    return exec_source(s, code, reps);
+    if (!ensure_code(s)) return -1;
+    return exec_module(s, reps);
 }

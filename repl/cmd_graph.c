@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "commands.h"
+#include "ops/inputs.h"
 #include "ops/ops.h"
 #include "base/tensor.h"
 #include "trace/trace.h"
@@ -394,83 +395,6 @@ static void print_inputs(Session *s) {
     }
 }
 
-/* SymInt placeholder value from a tensor input whose placeholder has that symbol as a size. */
-static bool sym_from_tensors(const Graph *g, const Node *sym_ph, IValue *in, int64_t *out) {
-    for (int i = 0; i < graph_num_placeholders(g); i++) {
-        const Node *ph = graph_placeholder(g, i);
-        if (!ph->has_meta || in[i].kind != IV_TENSOR) continue;
-        for (int d = 0; d < ph->meta.ndim && d < in[i].t->ndim; d++)
-            if (ph->meta.size[d] == sym_ph->sym_val) { *out = in[i].t->size[d]; return true; }
-    }
-    return false;
-}
-
-/* Fill inputs from .npy paths given for the tensor placeholders (or for all placeholders). */
-static int inputs_from_files(Session *s, char **paths, int npaths, IValue **out) {
-    const Graph *g = s->graph;
-    int nph = graph_num_placeholders(g), ntensor = 0;
-    for (int i = 0; i < nph; i++) if (!graph_placeholder(g, i)->is_sym) ntensor++;
-    if (npaths != nph && npaths != ntensor)
-        return mi_err(s->ctx, "", 0, 0, "the graph has %d inputs (%d tensors) but %d .npy files were given",
-                      nph, ntensor, npaths);
-    IValue *in = mi_xcalloc(nph ? nph : 1, sizeof *in);
-    int k = 0;
-    for (int i = 0; i < nph; i++) {
-        const Node *ph = graph_placeholder(g, i);
-        if (ph->is_sym && npaths == ntensor) continue;
-        Tensor *t = npy_load(s->ctx, paths[k++]);
-        if (!t) { session_free_inputs(in, nph); return -1; }
-        if (ph->is_sym) {
-            in[i].kind = IV_INT;
-            in[i].i = tensor_numel(t) ? tensor_get_i(t, 0) : 0;
-            tensor_unref(t);
-        } else {
-            in[i].kind = IV_TENSOR;
-            in[i].t = t;
-            if (ph->has_meta && (t->ndim != ph->meta.ndim || t->dtype != ph->meta.dtype)) {
-                char want[128], got[128];
-                meta_str(&ph->meta, want, sizeof want);
-                tensor_type_str(t, got, sizeof got);
-                session_free_inputs(in, nph);
-                return mi_err(s->ctx, paths[k - 1], 0, 0, "input %d ('%s') should be %s, the file holds %s",
-                              i, ph->name, want, got);
-            }
-        }
-    }
-    for (int i = 0; i < nph; i++) {
-        const Node *ph = graph_placeholder(g, i);
-        if (ph->is_sym && in[i].kind == IV_NONE) {
-            int64_t v;
-            if (!sym_from_tensors(g, ph, in, &v)) {
-                session_free_inputs(in, nph);
-                return mi_err(s->ctx, "", 0, 0, "cannot infer the value of SymInt input '%s' from the tensors", ph->name);
-            }
-            in[i].kind = IV_INT;
-            in[i].i = v;
-        }
-    }
-    *out = in;
-    return nph;
-}
-
-/* One path per placeholder (NULL for a SymInt to infer from the tensors). */
-static int inputs_from_paths(Session *s, char **paths, IValue **out) {
-    const Graph *g = s->graph;
-    int nph = graph_num_placeholders(g), k = 0;
-    char **given = mi_xcalloc(nph ? nph : 1, sizeof *given);
-    for (int i = 0; i < nph; i++) if (paths[i]) given[k++] = paths[i];
-    int rc;
-    if (k == nph) rc = inputs_from_files(s, given, k, out);
-    else {
-        int ntensor = 0;
-        for (int i = 0; i < nph; i++) if (!graph_placeholder(g, i)->is_sym) ntensor++;
-        rc = k == ntensor ? inputs_from_files(s, given, k, out)
-                          : mi_err(s->ctx, "", 0, 0, "some SymInt inputs have .npy files and some do not");
-    }
-    free(given);
-    return rc;
-}
-
 int cmd_inputs(Session *s, int argc, char **argv) {
     if (argc == 1) { print_inputs(s); return 0; }
     if (!s->graph) return mi_err(s->ctx, "", 0, 0, "no graph loaded (try 'load FILE')");
@@ -490,28 +414,12 @@ int cmd_inputs(Session *s, int argc, char **argv) {
         args = mi_xstrdup(a);
     } else {
         struct stat st;
-        if (argc == 2 && stat(argv[1], &st) == 0 && S_ISDIR(st.st_mode)) {
-            /* DIR/in<i>.npy for placeholder i; SymInt placeholders may have none (inferred) */
-            int nph = graph_num_placeholders(s->graph);
-            char **paths = mi_xcalloc(nph ? nph : 1, sizeof *paths);
-            int found = 0;
-            n = 0;
-            for (int i = 0; i < nph && n == 0; i++) {
-                char p[1200];
-                snprintf(p, sizeof p, "%s/in%d.npy", argv[1], i);
-                if (stat(p, &st) == 0) { paths[i] = mi_xstrdup(p); found++; }
-                else if (!graph_placeholder(s->graph, i)->is_sym)
-                    n = mi_err(s->ctx, argv[1], 0, 0, "no in%d.npy for input %d ('%s')", i, i,
-                               graph_placeholder(s->graph, i)->name);
-            }
-            if (n == 0) n = inputs_from_paths(s, paths, &in);
-            for (int i = 0; i < nph; i++) free(paths[i]);
-            free(paths);
-            (void)found;
-        } else {
-            n = inputs_from_files(s, argv + 1, argc - 1, &in);
-        }
-        if (n < 0) { free(args); return -1; }
+        int rc;
+        if (argc == 2 && stat(argv[1], &st) == 0 && S_ISDIR(st.st_mode))
+            rc = inputs_from_dir(s->ctx, s->graph, argv[1], &in, &n);  /* DIR/in<K>.npy */
+        else
+            rc = inputs_from_npy(s->ctx, s->graph, argv + 1, argc - 1, &in, &n);
+        if (rc < 0) { free(args); return -1; }
     }
     session_set_inputs(s, in, n, args);
     free(args);

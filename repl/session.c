@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "session.h"
+#include "ops/inputs.h"
 #include "base/tensor.h"
 #include "viz/viz.h"
 #include "trace/trace.h"
@@ -24,11 +25,7 @@ void session_drop_compile(Session *s) {
     if (s->cs) { compile_state_free(s->cs); s->cs = NULL; }
 }
 
-void session_free_inputs(IValue *in, int n) {
-    if (!in) return;
-    for (int i = 0; i < n; i++) ivalue_clear(&in[i]);
-    free(in);
-}
+void session_free_inputs(IValue *in, int n) { inputs_free(in, n); }
 
 static void drop_pm(Session *s) {
     if (s->pm) { pm_free(s->pm); s->pm = NULL; }

@@ -94,7 +94,8 @@ void strace_end_compile(Session *s);
 /* A timed step (pass, lowering, ...) as a chromium_event span of `ns` ending now; counts
  * towards the compile's time. */
 void strace_span(Session *s, const char *name, uint64_t ns);
-/* Record the compile's first failure (kept for compilation_metrics' fail_reason). */
+/* Record the compile's first failure (kept for compilation_metrics' fail_reason) as "WHAT: REASON",
+ * or REASON alone when what is NULL (the pipeline driver's errors already name their stage). */
 void strace_fail(Session *s, const char *what, const char *reason);
 /* An artifact of the current compile (payload text). */
 void strace_artifact(Session *s, const char *name, const char *text);

@@ -63,9 +63,9 @@ void strace_span(Session *s, const char *name, uint64_t ns) {
 
 void strace_fail(Session *s, const char *what, const char *reason) {
     if (!s->ctx->trace || !s->trace_in_compile || s->trace_fail) return;
-    size_t n = strlen(what) + strlen(reason ? reason : "") + 3;
+    size_t n = strlen(what ? what : "") + strlen(reason ? reason : "") + 3;
     s->trace_fail = mi_xcalloc(1, n);
-    snprintf(s->trace_fail, n, "%s: %s", what, reason ? reason : "");
+    snprintf(s->trace_fail, n, "%s%s%s", what ? what : "", what ? ": " : "", reason ? reason : "");
 }
 
 void strace_artifact(Session *s, const char *name, const char *text) {

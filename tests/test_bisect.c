@@ -1,6 +1,7 @@
 /* test_bisect.c — a deliberately broken pass is caught at that pass, by name: by the check
  * after every step (pm_first_failure / pm_report) and by pm_bisect's binary search over the
  * states; a pass that breaks lint (a dangling use) is caught as well. */
+#include "ops/inputs.h"
 #include "fx_passes/passes.h"
 #include "ops/ops.h"
 #include "tap.h"
@@ -40,16 +41,8 @@ static int broken_lint(PassCtx *pc, Graph *g) {
 }
 
 static IValue *inputs(MiCtx *ctx, const Graph *g, int *n) {
-    int nph = graph_num_placeholders(g);
-    IValue *in = calloc(nph + 1, sizeof *in);
-    for (int k = 0; k < nph; k++) {
-        char p[256];
-        snprintf(p, sizeof p, CASE "/in%d.npy", k);
-        in[k].kind = IV_TENSOR;
-        in[k].t = npy_load(ctx, p);
-    }
-    *n = nph;
-    return in;
+    IValue *in = NULL;
+    return inputs_from_dir(ctx, g, CASE, &in, n) == 0 ? in : NULL;
 }
 
 static void planted(MiCtx *ctx, const Graph *g, const IValue *in, int nin, const char *where, PassFn fn, const char *kind) {

@@ -4,44 +4,14 @@
  * (allclose rtol 1e-4 atol 1e-5). Also: dynamic_pointwise compiles once and runs at 3 sizes. */
 #include "tap.h"
 #include "codegen/codegen_c.h"
-#include "lowering/lowering.h"
-#include "runtime/runtime.h"
+#include "compile_fx/compile_fx.h"
+#include "ops/inputs.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 static const char *root = "tests/fixtures/torch-cases";
-
-/* inputs from inK.npy (K = placeholder position); SymInt placeholders bound from shapes */
-static int load_inputs(MiCtx *ctx, Graph *g, const char *dir, IValue **out, int *nin) {
-    int n = graph_num_placeholders(g);
-    IValue *in = calloc(n ? n : 1, sizeof(IValue));
-    for (int i = 0; i < n; i++) {
-        Node *p = graph_placeholder(g, i);
-        if (p->is_sym) continue;
-        char path[1200];
-        snprintf(path, sizeof path, "%s/in%d.npy", dir, i);
-        Tensor *t = npy_load(ctx, path);
-        if (!t) { interp_free_outputs(in, n); return -1; }
-        in[i].kind = IV_TENSOR;
-        in[i].t = t;
-    }
-    for (int i = 0; i < n; i++) {
-        Node *p = graph_placeholder(g, i);
-        if (!p->is_sym) continue;
-        in[i].kind = IV_INT;
-        for (int j = 0; j < n; j++) {
-            Node *q = graph_placeholder(g, j);
-            if (q->is_sym || !in[j].t) continue;
-            for (int d = 0; d < q->meta.ndim; d++)
-                if (q->meta.size[d] == p->sym_val) in[i].i = in[j].t->size[d];
-        }
-    }
-    *out = in;
-    *nin = n;
-    return 0;
-}
 
 static int run_case(MiCtx *ctx, const char *dir, const char *file, bool fusion, int *nkernels, char *why, size_t wn) {
     char path[1200];
@@ -51,56 +21,25 @@ static int run_case(MiCtx *ctx, const char *dir, const char *file, bool fusion, 
     ops_resolve_graph(g);
     if (!lowering_supported(g, why, wn)) { graph_free(g); return 0; }
     ctx->fusion = fusion;
-    IrModule *m = ir_lower(ctx, g);
     int rc = -1;
-    Schedule *s = NULL;
-    char *src = NULL;
-    RtModule *rt = NULL;
+    CompiledFx c;
+    compile_fx_init(&c, g);
     IValue *in = NULL, *outs = NULL;
     int nin = 0, nout = 0;
     char e[1200];
-    if (!m) { snprintf(why, wn, "lower: %s", mi_err_str(ctx, e, sizeof e)); goto done; }
-    s = sched_run(ctx, m);
-    *nkernels = sched_num_kernels(s);
-    src = codegen_c(ctx, s);
-    if (!src) { snprintf(why, wn, "codegen: %s", mi_err_str(ctx, e, sizeof e)); goto done; }
-    rt = rt_compile(ctx, src);
-    if (!rt) { snprintf(why, wn, "compile: %s", mi_err_str(ctx, e, sizeof e)); goto done; }
-    if (load_inputs(ctx, g, dir, &in, &nin) < 0) { snprintf(why, wn, "inputs: %s", mi_err_str(ctx, e, sizeof e)); goto done; }
-    if (rt_run(ctx, rt, g, in, nin, &outs, &nout, NULL) < 0) { snprintf(why, wn, "run: %s", mi_err_str(ctx, e, sizeof e)); goto done; }
-    rc = 1;
-    int compared = 0;   /* recorded tensors actually checked: a graph with none must not pass */
-    for (int j = 0; j < nout; j++) {
-        snprintf(path, sizeof path, "%s/out%d.npy", dir, j);
-        struct stat st;
-        if (stat(path, &st) != 0 || outs[j].kind != IV_TENSOR) continue;
-        Tensor *want = npy_load(ctx, path);
-        if (!want) continue;
-        CompareResult c = tensor_compare(outs[j].t, want, 1e-4, 1e-5);
-        if (!c.ok) { snprintf(why, wn, "output %d differs: max_abs %g", j, c.max_abs); rc = -1; }
-        compared++;
-        tensor_unref(want);
-    }
-    for (int i = 0; i < nin && rc == 1; i++) {   /* input mutation reached the caller's tensors */
-        snprintf(path, sizeof path, "%s/in%d_after.npy", dir, i);
-        struct stat st;
-        if (stat(path, &st) != 0 || in[i].kind != IV_TENSOR) continue;
-        Tensor *want = npy_load(ctx, path);
-        if (!want) continue;
-        CompareResult c = tensor_compare(in[i].t, want, 1e-4, 1e-5);
-        if (!c.ok) { snprintf(why, wn, "input %d after mutation differs: max_abs %g", i, c.max_abs); rc = -1; }
-        compared++;
-        tensor_unref(want);
-    }
-    if (rc == 1 && compared == 0) { snprintf(why, wn, "no recorded outK.npy / inK_after.npy was compared"); rc = -1; }
+    if (compile_fx(ctx, &c, CFX_BUILT) < 0) { snprintf(why, wn, "%s", mi_err_str(ctx, e, sizeof e)); goto done; }
+    *nkernels = sched_num_kernels(c.sched);
+    if (inputs_from_dir(ctx, g, dir, &in, &nin) < 0) { snprintf(why, wn, "inputs: %s", mi_err_str(ctx, e, sizeof e)); goto done; }
+    if (rt_run(ctx, c.mod, g, in, nin, &outs, &nout, NULL) < 0) { snprintf(why, wn, "run: %s", mi_err_str(ctx, e, sizeof e)); goto done; }
+    int compared = recorded_check(ctx, dir, outs, nout, in, nin, 1e-4, 1e-5, NULL, why, wn);
+    /* a graph with no recorded tensor to compare must not pass */
+    rc = compared > 0 ? 1 : -1;
+    if (compared == 0) snprintf(why, wn, "no recorded outK.npy / inK_after.npy was compared");
 done:
-    if (rc < 0 && src && getenv("MI_DUMP")) fprintf(stderr, "%s\n", src);
+    if (rc < 0 && c.code && getenv("MI_DUMP")) fprintf(stderr, "%s\n", c.code);
     if (outs) interp_free_outputs(outs, nout);
-    if (in) interp_free_outputs(in, nin);
-    rt_free(rt);
-    free(src);
-    sched_free(s);
-    ir_free(m);
+    inputs_free(in, nin);
+    compile_fx_free(&c);
     graph_free(g);
     return rc;
 }
@@ -115,27 +54,22 @@ static void dynamic_sizes(MiCtx *ctx) {
     char saved[sizeof ctx->cache_dir], tmpl[] = "/tmp/mi_test_codegen_XXXXXX";
     memcpy(saved, ctx->cache_dir, sizeof saved);
     if (mkdtemp(tmpl)) snprintf(ctx->cache_dir, sizeof ctx->cache_dir, "%s", tmpl);
-    IrModule *m = ir_lower(ctx, g);
-    Schedule *s = m ? sched_run(ctx, m) : NULL;
-    char *src = s ? codegen_c(ctx, s) : NULL;
-    RtModule *rt = src ? rt_compile(ctx, src) : NULL;
+    CompiledFx c;
+    compile_fx_init(&c, g);
+    RtModule *rt = compile_fx(ctx, &c, CFX_BUILT) == 0 ? c.mod : NULL;
     int builds = rt && !rt->cache_hit;
     if (ok(rt != NULL, "dynamic_pointwise compiles")) {
         is_int(rt->nsyms, 2, "module exports two symbols");
         int64_t sizes[3][2] = {{3, 5}, {17, 33}, {64, 129}};
         for (int k = 0; k < 3; k++) {
             /* what a user does per call: lower, schedule, generate, compile; all from the cache */
-            IrModule *m2 = ir_lower(ctx, g);
-            Schedule *s2 = m2 ? sched_run(ctx, m2) : NULL;
-            char *src2 = s2 ? codegen_c(ctx, s2) : NULL;
-            RtModule *rt2 = src2 ? rt_compile(ctx, src2) : NULL;
+            CompiledFx c2;
+            compile_fx_init(&c2, g);
+            RtModule *rt2 = compile_fx(ctx, &c2, CFX_BUILT) == 0 ? c2.mod : NULL;
             ok(rt2 && strcmp(rt2->key, rt->key) == 0, "size [%lld, %lld]: same source, same module key",
                (long long)sizes[k][0], (long long)sizes[k][1]);
             builds += rt2 && !rt2->cache_hit;
-            rt_free(rt2);
-            free(src2);
-            sched_free(s2);
-            ir_free(m2);
+            compile_fx_free(&c2);
             SymBinding b[2] = {{"s77", sizes[k][0]}, {"s27", sizes[k][1]}};
             IValue *in = NULL;
             int nin = 0;
@@ -159,10 +93,7 @@ static void dynamic_sizes(MiCtx *ctx) {
     }
     if (cd) closedir(cd);
     rmdir(tmpl);
-    rt_free(rt);
-    free(src);
-    sched_free(s);
-    ir_free(m);
+    compile_fx_free(&c);
     graph_free(g);
 }
 
@@ -177,14 +108,13 @@ static void guards_checked(MiCtx *ctx) {
     Graph *g = fx_parse(ctx, text, strlen(text), "guard.py", 1);
     if (!ok(g != NULL, "guard graph parses")) return;
     ops_resolve_graph(g);
-    IrModule *m = ir_lower(ctx, g);
-    Schedule *s = m ? sched_run(ctx, m) : NULL;
-    char *src = s ? codegen_c(ctx, s) : NULL;
-    RtModule *rt = src ? rt_compile(ctx, src) : NULL;
+    CompiledFx c;
+    compile_fx_init(&c, g);
+    RtModule *rt = compile_fx(ctx, &c, CFX_BUILT) == 0 ? c.mod : NULL;
     if (ok(rt != NULL, "guard graph compiles")) {
-        ok(strstr(src, "const char *mi_guards[] = {\"s0 >= 1\", \"s1 >= 1\", \"s1 == s0\", NULL};") != NULL, "guards exported");
-        ok(strstr(src, "if (!(s1 == s0)) return MI_GUARD_FAILED + 2;") != NULL, "call() checks s1 == s0");
-        ok(!strstr(src, "s0 >= 1LL"), "s0 >= 1 is recorded, not checked: empty tensors still run");
+        ok(strstr(c.code, "const char *mi_guards[] = {\"s0 >= 1\", \"s1 >= 1\", \"s1 == s0\", NULL};") != NULL, "guards exported");
+        ok(strstr(c.code, "if (!(s1 == s0)) return MI_GUARD_FAILED + 2;") != NULL, "call() checks s1 == s0");
+        ok(!strstr(c.code, "s0 >= 1LL"), "s0 >= 1 is recorded, not checked: empty tensors still run");
         is_int(rt->nguards, 3, "runtime sees three guards");
         for (int bad = 0; bad < 2; bad++) {
             int64_t n0 = 8, n1 = bad ? 3 : 8;
@@ -208,10 +138,7 @@ static void guards_checked(MiCtx *ctx) {
             tensor_unref(in[3].t);
         }
     }
-    rt_free(rt);
-    free(src);
-    sched_free(s);
-    ir_free(m);
+    compile_fx_free(&c);
     graph_free(g);
 }
 
@@ -232,10 +159,9 @@ static void regressions(MiCtx *ctx) {
         ops_resolve_graph(g);
         for (int f = 1; f >= 0; f--) {
             ctx->fusion = f;
-            IrModule *m = ir_lower(ctx, g);
-            Schedule *s = m ? sched_run(ctx, m) : NULL;
-            char *src = s ? codegen_c(ctx, s) : NULL;
-            RtModule *rt = src ? rt_compile(ctx, src) : NULL;
+            CompiledFx c;
+            compile_fx_init(&c, g);
+            RtModule *rt = compile_fx(ctx, &c, CFX_BUILT) == 0 ? c.mod : NULL;
             IValue *in = NULL;
             int nin = 0, r = -1;
             StrBuf rep;
@@ -244,13 +170,10 @@ static void regressions(MiCtx *ctx) {
                 r = rt_check(ctx, rt, g, in, nin, 1e-4, 1e-5, &rep);
             ok(r == 1, "regression %s fusion=%s agrees with the interpreter", e->d_name, f ? "on" : "off");
             if (r != 1) diag("%s", rep.s ? rep.s : ctx->err.msg);
-            ok(src && !strstr(src, "256f") && !strstr(src, " 256;"), "%s: float literals are valid C", e->d_name);
+            ok(c.code && !strstr(c.code, "256f") && !strstr(c.code, " 256;"), "%s: float literals are valid C", e->d_name);
             sb_free(&rep);
             if (in) interp_free_outputs(in, nin);
-            rt_free(rt);
-            free(src);
-            sched_free(s);
-            ir_free(m);
+            compile_fx_free(&c);
         }
         graph_free(g);
     }

@@ -4,6 +4,7 @@
  * cpu/input_mutation functionalizes to the same structure as AOTAutograd's graph and matches
  * the recorded outputs and inK_after.npy; the whole pipeline stays numerically clean after;
  * and the reinplace pass turns a dead-input index_put into index_put_. */
+#include "ops/inputs.h"
 #include "fx_passes/functionalize.h"
 #include "fx/graph_diff.h"
 #include "fx_passes/passes.h"
@@ -37,10 +38,7 @@ static IValue *copy_inputs(MiCtx *ctx, const IValue *in, int n) {
     return c;
 }
 
-static void free_inputs(IValue *in, int n) {
-    for (int i = 0; i < n; i++) ivalue_clear(&in[i]);
-    free(in);
-}
+static void free_inputs(IValue *in, int n) { inputs_free(in, n); }
 
 /* Run both graphs on copies of `in`; outputs and inputs after must agree. */
 static bool same_semantics(MiCtx *ctx, const Graph *a, const Graph *b, const IValue *in, int n, const char *what) {
@@ -180,14 +178,10 @@ static void real(MiCtx *ctx, const char *eager, const char *dir) {
     ok(strcmp(a, b) == 0, "%s: same structure as AOTAutograd's %s", eager, path);
     if (strcmp(a, b)) { char *d = text_diff(b, a, "aotautograd", "ours", 1); diag("%s", d); free(d); }
     free(a); free(b);
-    int nph = graph_num_placeholders(g);
-    IValue *in = calloc(nph + 1, sizeof *in), *in2 = calloc(nph + 1, sizeof *in2);
-    for (int k = 0; k < nph; k++) {
-        snprintf(path, sizeof path, "%s/in%d.npy", dir, k);
-        in[k].kind = in2[k].kind = IV_TENSOR;
-        in[k].t = npy_load(ctx, path);
-        in2[k].t = npy_load(ctx, path);
-    }
+    int nph = 0, nph2 = 0;
+    IValue *in = NULL, *in2 = NULL;
+    if (!ok(inputs_from_dir(ctx, g, dir, &in, &nph) == 0 && inputs_from_dir(ctx, g, dir, &in2, &nph2) == 0,
+            "recorded inputs load")) return;
     IValue *outs = NULL, *outs2 = NULL;
     int no = 0, no2 = 0;
     ok(interp_run(ctx, f, in, nph, &outs, &no) == 0, "functional graph runs on recorded inputs");

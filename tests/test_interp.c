@@ -3,6 +3,7 @@
  * post_post_grad.py) on the recorded inputs and compared with the eager outputs (and with the
  * mutated inputs for in-place cases); and op_infer_meta must reproduce every annotation of
  * every fixture graph exactly (dtype, sizes, strides, device). */
+#include "ops/inputs.h"
 #include "ops/interp.h"
 #include "tap.h"
 
@@ -49,22 +50,10 @@ static bool check_graph(MiCtx *ctx, const char *dir, const char *file) {
     Graph *g = graph_load_file(ctx, path);
     if (!g) { diag("%s: load failed: %s", path, mi_err_str(ctx, err, sizeof err)); return false; }
     ops_resolve_graph(g);
-    int nph = graph_num_placeholders(g);
-    IValue *in = calloc((size_t)nph + 1, sizeof *in);
-    bool good = true;
-    for (int k = 0; k < nph && good; k++) {
-        char p[1100];
-        snprintf(p, sizeof p, "%.1000s/in%d.npy", dir, k);
-        if (file_exists(p)) {
-            Tensor *t = npy_load(ctx, p);
-            if (!t) { diag("%s", mi_err_str(ctx, err, sizeof err)); good = false; break; }
-            in[k].kind = IV_TENSOR;
-            in[k].t = t;
-        } else if (!graph_placeholder(g, k)->is_sym) {
-            diag("%s: no in%d.npy for tensor placeholder", dir, k);
-            good = false;
-        }
-    }
+    int nph = 0;
+    IValue *in = NULL;
+    bool good = inputs_from_dir(ctx, g, dir, &in, &nph) == 0;
+    if (!good) diag("%s", mi_err_str(ctx, err, sizeof err));
     IValue *outs = NULL;
     int nouts = 0;
     if (good && interp_run(ctx, g, in, nph, &outs, &nouts)) {

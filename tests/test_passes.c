@@ -4,6 +4,7 @@
  * (modulo the pipeline's blank lines / comments being our printer's) and a canonical form
  * (sequence of targets + argument structure, names ignored). Plus stepping, undo, goto,
  * break, the diff text, and single passes on small graphs. */
+#include "ops/inputs.h"
 #include "fx_passes/passes.h"
 #include "fx/graph_diff.h"
 #include "ops/ops.h"
@@ -20,27 +21,13 @@
 
 static bool file_exists(const char *p) { struct stat st; return stat(p, &st) == 0; }
 
+/* The recorded inputs of dir (NULL when they do not load: the case is skipped). */
 static IValue *load_inputs(MiCtx *ctx, const Graph *g, const char *dir, int *n) {
-    int nph = graph_num_placeholders(g);
-    IValue *in = calloc((size_t)nph + 1, sizeof *in);
-    for (int k = 0; k < nph; k++) {
-        char p[1100];
-        snprintf(p, sizeof p, "%.1000s/in%d.npy", dir, k);
-        if (file_exists(p)) {
-            Tensor *t = npy_load(ctx, p);
-            if (!t) { free(in); return NULL; }
-            in[k].kind = IV_TENSOR;
-            in[k].t = t;
-        }
-    }
-    *n = nph;
-    return in;
+    IValue *in = NULL;
+    return inputs_from_dir(ctx, g, dir, &in, n) == 0 ? in : NULL;
 }
 
-static void free_inputs(IValue *in, int n) {
-    for (int i = 0; i < n; i++) ivalue_clear(&in[i]);
-    free(in);
-}
+static void free_inputs(IValue *in, int n) { inputs_free(in, n); }
 
 /* Canonical form: per node, its kind, target, args with node refs as positions, meta. */
 static char *canonical(const Graph *g) {

@@ -16,9 +16,10 @@
  * Exit status 1 when some graph failed. */
 #include "codegen/codegen_cuda.h"
 #include "tests/support/graph_random.h"
-#include "lowering/lowering.h"
+#include "compile_fx/compile_fx.h"
 #include "fx_passes/passes.h"
 #include "runtime/runtime.h"
+#include "ops/inputs.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -31,47 +32,19 @@ static const char *const WORKLOADS[] = {
 
 static FILE *json;
 
-static int load_inputs(MiCtx *ctx, Graph *g, const char *dir, IValue **out, int *nin) {
-    int n = graph_num_placeholders(g);
-    IValue *in = calloc(n ? n : 1, sizeof(IValue));
-    for (int i = 0; i < n; i++) {
-        Node *p = graph_placeholder(g, i);
-        if (p->is_sym) continue;
-        char path[1200];
-        snprintf(path, sizeof path, "%s/in%d.npy", dir, i);
-        Tensor *t = npy_load(ctx, path);
-        if (!t) { interp_free_outputs(in, n); return -1; }
-        in[i].kind = IV_TENSOR;
-        in[i].t = t;
-    }
-    for (int i = 0; i < n; i++) {
-        Node *p = graph_placeholder(g, i);
-        if (!p->is_sym) continue;
-        in[i].kind = IV_INT;
-        for (int j = 0; j < n; j++) {
-            Node *q = graph_placeholder(g, j);
-            if (q->is_sym || !in[j].t) continue;
-            for (int d = 0; d < q->meta.ndim; d++)
-                if (q->meta.size[d] == p->sym_val) in[i].i = in[j].t->size[d];
-        }
-    }
-    *out = in;
-    *nin = n;
-    return 0;
-}
-
 /* Lower + schedule + CUDA source of g; NULL + why. */
 static char *cuda_source(MiCtx *ctx, const Graph *g, int *nkernels, char *why, size_t wn) {
     char e[1200];
-    IrModule *m = ir_lower(ctx, g);
-    if (!m) { snprintf(why, wn, "lower: %s", mi_err_str(ctx, e, sizeof e)); return NULL; }
-    Schedule *s = sched_run(ctx, m);
-    if (!s) { snprintf(why, wn, "sched: %s", mi_err_str(ctx, e, sizeof e)); ir_free(m); return NULL; }
-    *nkernels = sched_num_kernels(s);
-    char *src = codegen_cuda(ctx, s);
-    if (!src) snprintf(why, wn, "codegen: %s", mi_err_str(ctx, e, sizeof e));
-    sched_free(s);
-    ir_free(m);
+    MiDeviceKind saved = ctx->target;
+    ctx->target = MI_DEV_CUDA;
+    CompiledFx c;
+    compile_fx_init(&c, g);
+    if (compile_fx(ctx, &c, CFX_GENERATED) < 0) snprintf(why, wn, "%s", mi_err_str(ctx, e, sizeof e));
+    if (c.sched) *nkernels = sched_num_kernels(c.sched);
+    char *src = c.code;
+    c.code = NULL;
+    compile_fx_free(&c);
+    ctx->target = saved;
     return src;
 }
 
@@ -99,33 +72,10 @@ static int run_case(MiCtx *ctx, const char *dir, bool compile_only, char *why, s
         goto done;
     }
     if (compile_only) { snprintf(why, wn, "%d kernels, nvcc ok", nk); rc = 1; goto done; }
-    if (load_inputs(ctx, g, dir, &in, &nin) < 0) { snprintf(why, wn, "inputs: %s", mi_err_str(ctx, e, sizeof e)); goto done; }
+    if (inputs_from_dir(ctx, g, dir, &in, &nin) < 0) { snprintf(why, wn, "inputs: %s", mi_err_str(ctx, e, sizeof e)); goto done; }
     if (rt_run(ctx, rt, g, in, nin, &outs, &nout, NULL) < 0) { snprintf(why, wn, "run: %s", mi_err_str(ctx, e, sizeof e)); goto done; }
-    rc = 1;
-    int ncmp = 0;
-    for (int j = 0; j < nout; j++) {
-        snprintf(path, sizeof path, "%s/out%d.npy", dir, j);
-        struct stat st;
-        if (stat(path, &st) != 0 || outs[j].kind != IV_TENSOR) continue;
-        Tensor *want = npy_load(ctx, path);
-        if (!want) continue;
-        CompareResult c = tensor_compare(outs[j].t, want, 1e-4, 1e-5);
-        ncmp++;
-        if (c.max_abs > *worst) *worst = c.max_abs;
-        if (!c.ok) { snprintf(why, wn, "output %d differs from PyTorch: max_abs %g", j, c.max_abs); rc = -1; }
-        tensor_unref(want);
-    }
-    for (int i = 0; i < nin; i++) {
-        snprintf(path, sizeof path, "%s/in%d_after.npy", dir, i);
-        struct stat st;
-        if (stat(path, &st) != 0 || in[i].kind != IV_TENSOR) continue;
-        Tensor *want = npy_load(ctx, path);
-        if (!want) continue;
-        CompareResult c = tensor_compare(in[i].t, want, 1e-4, 1e-5);
-        ncmp++;
-        if (!c.ok) { snprintf(why, wn, "input %d after mutation differs: max_abs %g", i, c.max_abs); rc = -1; }
-        tensor_unref(want);
-    }
+    int ncmp = recorded_check(ctx, dir, outs, nout, in, nin, 1e-4, 1e-5, worst, why, wn);
+    rc = ncmp < 0 ? -1 : 1;
     if (rc == 1) snprintf(why, wn, "%d kernels, %d tensors match PyTorch (max abs err %.3g)", nk, ncmp, *worst);
 done:
     if (outs) interp_free_outputs(outs, nout);

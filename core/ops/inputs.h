@@ -1,0 +1,41 @@
+/* inputs.h — a graph's inputs from .npy files, checked against its placeholders, and the
+ * tensors recorded beside a graph by a real PyTorch run (the torch-cases layout):
+ *     DIR/in<K>.npy        input of placeholder K (SymInt placeholders may have none: their
+ *                          value is read off the tensors whose sizes name the symbol)
+ *     DIR/out<K>.npy       eager output K
+ *     DIR/in<K>_after.npy  input K after the run's in-place mutation
+ * The shell's `inputs`, the tests and the benchmarks all load through here. Random inputs
+ * are interp_random_inputs (core/ops/interp.h). */
+#ifndef INPUTS_H
+#define INPUTS_H
+
+#include "ops/interp.h"
+
+/* One .npy per placeholder (npaths == placeholders), or one per tensor placeholder (SymInts
+ * then inferred). Each tensor must match its placeholder's dtype, rank and sizes (a constant
+ * size exactly; a symbolic one consistently with every other input that names the symbol):
+ * "PATH: input 1 ('x') should be f32[8, 16], the file holds f32[8, 15]". On success *out
+ * (free with inputs_free) holds one IValue per placeholder and *n their number. */
+int inputs_from_npy(MiCtx *ctx, const Graph *g, char *const *paths, int npaths, IValue **out, int *n);
+
+/* DIR/in<K>.npy for every placeholder K, as inputs_from_npy checks them; a tensor placeholder
+ * without its file is an error naming it. */
+int inputs_from_dir(MiCtx *ctx, const Graph *g, const char *dir, IValue **out, int *n);
+
+/* The recorded tensor DIR/<stem><K><suffix>.npy, e.g. ("out", k, "") or ("in", k, "_after").
+ * NULL with *missing = true (and no error) when the file does not exist; NULL + ctx error
+ * when it exists but does not load. */
+Tensor *recorded_tensor(MiCtx *ctx, const char *dir, const char *stem, int k, const char *suffix, bool *missing);
+
+/* Compare a run with what PyTorch recorded: outs[K] with DIR/out<K>.npy and in[K] (the inputs
+ * after the run) with DIR/in<K>_after.npy, where those files exist, by tensor_compare(rtol,
+ * atol). Returns the number of tensors compared (0: nothing was recorded), or -1 when one
+ * differs (why: "output 1 differs: max_abs 0.5") or a file does not load (ctx error). *worst
+ * (may be NULL) gets the largest max abs error seen. */
+int recorded_check(MiCtx *ctx, const char *dir, const IValue *outs, int nout, const IValue *in, int nin,
+                   double rtol, double atol, double *worst, char *why, size_t wn);
+
+/* Free inputs made here (or by interp_random_inputs). */
+void inputs_free(IValue *in, int n);
+
+#endif
