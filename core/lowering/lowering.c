@@ -1,7 +1,7 @@
 /* lowering.c — FX graph -> IR (Inductor's GraphLowering.run_node and lowering.py's table):
  * walks the graph in order and gives every node an IR value through its row of the lowering
  * table (the family tables of core/lowering/lowering_{pointwise,views,reductions,indexing,
- * extern}.c), or a FallbackKernel; placeholders become input buffers, SymInt nodes their
+ * extern,pooling}.c), or a FallbackKernel; placeholders become input buffers, SymInt nodes their
  * annotations, _assert_scalar module guards, and the output node realizes every result into
  * its final layout. See lowering.h, lowering_impl.h and core/ir/ir.md. */
 #include "lowering/lowering_impl.h"
@@ -28,6 +28,7 @@ static const struct { const LoweringDef *rows; const int *n; } families[] = {
     {lowering_reductions_table, &lowering_reductions_count},
     {lowering_indexing_table, &lowering_indexing_count},
     {lowering_extern_table, &lowering_extern_count},
+    {lowering_pooling_table, &lowering_pooling_count},
 };
 #define NFAM ((int)(sizeof families / sizeof families[0]))
 #define NDRIVER ((int)(sizeof driver_rows / sizeof driver_rows[0]))

@@ -164,6 +164,23 @@ const IrFn *lw_math(Lower *L, IrMathOp op, DType dt, const IrFn *a, const IrFn *
     return f;
 }
 
+/* Buffer reads in a closure tree (a pending storage counts its own tree's): Inductor's
+ * nontrivial_read_count, for realize_hint. Example: relu(x) 1, x * w + b 3. */
+int lw_fn_reads(const IrFn *f) {
+    if (!f) return 0;
+    if (f->call == call_storage) return f->sb->buf ? 1 : lw_fn_reads(f->sb->fn);
+    if (f->buf) return 1;
+    int n = 0;
+    for (int i = 0; i < f->na; i++) n += lw_fn_reads(f->a[i]);
+    return n;
+}
+
+/* realize_hint: a pending value read many times (a pooling window, a backward gather) is
+ * realized when it reads more than one buffer, so its work is not repeated per read. */
+void lw_realize_hint(Lower *L, IrTBox *t) {
+    if (t->sb && !t->is_view && !t->sb->buf && lw_fn_reads(t->sb->fn) > 1) lw_realize(L, t->sb, NULL);
+}
+
 /* ---- tensor boxes ---- */
 
 IrTBox *lw_tbox_new(Lower *L, DType dt, int ndim, Expr **size, const IrFn *loader) {

@@ -5,7 +5,7 @@
  * (as core/ops/ops_impl.h is for the op registry).
  *
  * Adding a lowering = a row {op name, lowering function, argument} in the family table that
- * fits it (pointwise, views, reductions, indexing, extern kernels); the argument selects a
+ * fits it (pointwise, views, reductions, indexing, extern kernels, pooling); the argument selects a
  * variant of a shared function (the IrMathOp of a pointwise op, the ExternKind of a matmul,
  * the softmax mode). An op without a row lowers to a FallbackKernel when the registry has a
  * reference implementation for it (core/ir/ir_fallback.c). */
@@ -44,6 +44,7 @@ extern const LoweringDef lowering_views_table[];      extern const int lowering_
 extern const LoweringDef lowering_reductions_table[]; extern const int lowering_reductions_count;
 extern const LoweringDef lowering_indexing_table[];   extern const int lowering_indexing_count;
 extern const LoweringDef lowering_extern_table[];     extern const int lowering_extern_count;
+extern const LoweringDef lowering_pooling_table[];    extern const int lowering_pooling_count;
 
 /* The row for op `name`, NULL when no family has one. */
 const LoweringDef *lowering_find(const char *name);
@@ -97,6 +98,10 @@ IrStorage *lw_storage_new(Lower *L, const IrFn *fn, DType dt, int ndim, Expr **s
 /* A TensorBox as a buffer an extern kernel or an output can take: a strided view of a realized
  * buffer when possible, else realized into a fresh contiguous buffer (*view: its layout). */
 Buffer *lw_as_strided(Lower *L, IrTBox *t, Layout *view);
+/* Buffer reads of a closure tree (pending storages count theirs). */
+int lw_fn_reads(const IrFn *f);
+/* Inductor's realize_hint: realize a pending t that reads more than one buffer. */
+void lw_realize_hint(Lower *L, IrTBox *t);
 /* A layout with src's sizes, strides and offset, fixed. */
 Layout lw_layout_copy(Lower *L, const Layout *src);
 /* An extern kernel's argument: t realized or viewed as a strided buffer. */

@@ -1,0 +1,386 @@
+/* lowering_pooling.c — pooling lowerings, as Inductor's pooling lowerings (torch/_inductor,
+ * lowering.py's max_pool / avg_pool / adaptive pooling): max pooling is a max and an argmax
+ * Reduction over the kernel window (prims._low_memory_max_pool_with_offsets keeps the argmax as
+ * an int8 offset inside the window; _low_memory_max_pool_offsets_to_indices turns offsets into
+ * flat input indices), avg pooling a sum Reduction divided by the window size or the count of
+ * covered elements, the backward of max pooling a Pointwise that gathers the gradient of every
+ * pooled position whose window covers an input element, adaptive avg pooling a Pointwise over
+ * the largest window. Windows too large to inline (> 25 elements) and dilated backward fall
+ * back, as Inductor does. */
+#include "lowering/lowering_impl.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define POOL_MAX_WINDOW 25   /* Inductor's limit for inlined windows */
+
+/* The pooling arguments, each padded to n entries as pad_listlike does. */
+typedef struct PoolArgs {
+    int n;                                  /* spatial dims (2 or 3) */
+    int64_t k[3], s[3], p[3], d[3];         /* kernel, stride, padding, dilation */
+    bool ceil;
+} PoolArgs;
+
+/* An int list argument padded to n entries (one entry repeats; empty: dflt[], or 0). */
+static int pool_list(const Node *n, int i, const char *kw, int nd, const int64_t *dflt, int64_t *out) {
+    const Value *v = lw_arg_or_kw(n, i, kw);
+    int64_t tmp[8];
+    int c = v && v->kind != V_NONE ? lw_int_list(v, tmp, 8) : 0;
+    if (c < 0 || c > nd) return -1;
+    for (int j = 0; j < nd; j++) out[j] = c == 0 ? (dflt ? dflt[j] : 0) : c == 1 ? tmp[0] : tmp[j];
+    return 0;
+}
+
+/* max_pool_checks / _avg_poolnd's argument normalization: stride defaults to the kernel, padding
+ * to 0, dilation to 1. Positions: kernel_size at argi, then stride, padding, [dilation,] ceil. */
+static int pool_args(Lower *L, const Node *n, int argi, int nd, bool has_dilation, PoolArgs *pa) {
+    static const int64_t ones[3] = {1, 1, 1};
+    pa->n = nd;
+    if (pool_list(n, argi, "kernel_size", nd, NULL, pa->k) < 0 || pool_list(n, argi + 1, "stride", nd, pa->k, pa->s) < 0 ||
+        pool_list(n, argi + 2, "padding", nd, NULL, pa->p) < 0 ||
+        (has_dilation ? pool_list(n, argi + 3, "dilation", nd, ones, pa->d) : pool_list(n, -1, "dilation", nd, ones, pa->d)) < 0)
+        return lw_err(L, n, "'%s': bad kernel_size, stride, padding or dilation", n->target);
+    for (int i = 0; i < nd; i++)
+        if (pa->k[i] <= 0 || pa->s[i] <= 0 || pa->d[i] <= 0 || pa->p[i] < 0)
+            return lw_err(L, n, "'%s': kernel_size, stride and dilation must be positive, padding >= 0", n->target);
+    int64_t c = 0;
+    lw_arg_int(n, argi + (has_dilation ? 4 : 3), "ceil_mode", &c);
+    pa->ceil = c != 0;
+    return 0;
+}
+
+/* pooling_size: out = (x + 2p - d(k-1) + (s-1)) // s; with ceil_mode one more window when it
+ * starts inside the input or the left padding (then *ceil stays true, else it is a no-op). */
+static Expr *pool_out_size(Lower *L, Expr *x, const PoolArgs *pa, int i, bool *ceil) {
+    SymCtx *s = L->s;
+    int64_t base = 2 * pa->p[i] - pa->d[i] * (pa->k[i] - 1);
+    Expr *out = sym_floordiv(s, sym_add(s, x, sym_int(s, base + pa->s[i] - 1)), sym_int(s, pa->s[i]));
+    *ceil = false;
+    if (!pa->ceil) return out;
+    Expr *alt = sym_floordiv(s, sym_add(s, x, sym_int(s, base + 2 * (pa->s[i] - 1))), sym_int(s, pa->s[i]));
+    int64_t xv, av, ov;
+    if (sym_is_int(x, &xv) && sym_is_int(alt, &av) && (av - 1) * pa->s[i] >= xv + pa->p[i]) alt = sym_int(s, av - 1);
+    if (sym_is_int(alt, &av) && sym_is_int(out, &ov) && av == ov) return out;
+    *ceil = true;
+    return alt;
+}
+
+/* The lowest value of dt (what padding reads as for max pooling). */
+static double dtype_lowest(DType dt) {
+    switch (dt) {
+    case DT_BOOL: return 0;
+    case DT_U8: return 0;
+    case DT_I8: return INT8_MIN;
+    case DT_I16: return INT16_MIN;
+    case DT_I32: return INT32_MIN;
+    case DT_I64: return (double)INT64_MIN;
+    default: return -INFINITY;
+    }
+}
+
+/* x read at the window element (out dims o, window dims r): [*batch, o_i*s + r_i*d - p]; when
+ * `masked`, positions outside x read `fill` (constant_boundary_condition; the index is clamped
+ * so the discarded load stays in bounds). Result: a TensorBox of [*batch, *out, *kernel]. */
+static IrTBox *pool_window(Lower *L, IrTBox *x, const PoolArgs *pa, Expr **osize, bool masked, double fill) {
+    SymCtx *s = L->s;
+    int n = pa->n, nb = x->ndim - n, nd = nb + 2 * n;
+    Expr *map[MI_MAX_DIMS], *size[MI_MAX_DIMS];
+    const IrFn *mask = NULL;
+    for (int d = 0; d < nb; d++) { map[d] = lw_var(L, d); size[d] = x->size[d]; }
+    for (int i = 0; i < n; i++) {
+        size[nb + i] = osize[i];
+        size[nb + n + i] = sym_int(s, pa->k[i]);
+        Expr *ih = sym_add(s, sym_add(s, sym_mul(s, lw_var(L, nb + i), sym_int(s, pa->s[i])),
+                                       sym_mul(s, lw_var(L, nb + n + i), sym_int(s, pa->d[i]))), sym_int(s, -pa->p[i]));
+        Expr *xs = x->size[nb + i];
+        if (!masked) { map[nb + i] = ih; continue; }
+        map[nb + i] = sym_max(s, sym_int(s, 0), sym_min(s, ih, sym_sub(s, xs, sym_int(s, 1))));
+        const IrFn *ie = lw_index_expr(L, ih, nd, DT_I64);
+        const IrFn *ok = lw_math(L, IOP_LOGICAL_AND, DT_BOOL, lw_math(L, IOP_GE, DT_BOOL, ie, lw_const(L, 0, DT_I64), NULL),
+                                 lw_math(L, IOP_LT, DT_BOOL, ie, lw_index_expr(L, xs, nd, DT_I64), NULL), NULL);
+        mask = mask ? lw_math(L, IOP_LOGICAL_AND, DT_BOOL, mask, ok, NULL) : ok;
+    }
+    const IrFn *ld = lw_reindex(L, x->loader, nd, map, x->ndim);
+    if (mask) ld = lw_math(L, IOP_WHERE, x->dtype, mask, ld, lw_const(L, fill, x->dtype));
+    IrTBox *w = lw_tbox_new(L, x->dtype, nd, size, ld);
+    lw_origins_merge(L, &w->origins, &w->norigins, x);   /* a pending x folds into the reduction */
+    return w;
+}
+
+/* Max and argmax (offset inside the window, int64) of every window of x. */
+static int max_pool_offsets(Lower *L, const Node *n, IrTBox *x, const PoolArgs *pa, IrTBox **vals, IrTBox **offs) {
+    int nb = x->ndim - pa->n;
+    if (nb < 1 || nb > 2) return lw_err(L, n, "'%s' needs a %d-d or %d-d input", n->target, pa->n + 1, pa->n + 2);
+    lw_realize_hint(L, x);
+    Expr *osize[3];
+    bool any_ceil = false, pad = false;
+    for (int i = 0; i < pa->n; i++) {
+        bool c;
+        osize[i] = pool_out_size(L, x->size[nb + i], pa, i, &c);
+        any_ceil |= c;
+        pad |= pa->p[i] != 0 || pa->d[i] > 1;
+    }
+    IrTBox *w = pool_window(L, x, pa, osize, pad || any_ceil, dtype_lowest(x->dtype));
+    bool red[MI_MAX_DIMS] = {0};
+    for (int i = 0; i < pa->n; i++) red[nb + pa->n + i] = true;
+    *vals = lw_tbox_of_storage(L, lw_reduction(L, n, w, red, false, RED_MAX, x->dtype, 0, NULL));
+    *offs = lw_tbox_of_storage(L, lw_reduction(L, n, w, red, false, RED_ARGMAX, DT_I64, 0, NULL));
+    return 0;
+}
+
+/* Offsets inside the window -> flat indices into the input's spatial dims (int64):
+ * r = the window position of the offset (row-major over the kernel), ih = o*s + r*d - p,
+ * index = ih flattened over the input's spatial sizes (_pool_offsets_to_indices). */
+static IrTBox *pool_offsets_to_indices(Lower *L, IrTBox *offs, const PoolArgs *pa, Expr *const *insize, const char *oname) {
+    SymCtx *s = L->s;
+    int n = pa->n, nd = offs->ndim, nb = nd - n;
+    const IrFn *off = lw_to_dtype(L, offs->loader, DT_I64);
+    const IrFn *flat = NULL;
+    int64_t inner = 1;   /* product of the kernel sizes after dim i */
+    for (int i = n - 1; i >= 0; i--) {
+        const IrFn *r = lw_math(L, IOP_FLOORDIV, DT_I64, off, lw_const(L, (double)inner, DT_I64), NULL);
+        if (i > 0) r = lw_math(L, IOP_FMOD, DT_I64, r, lw_const(L, (double)pa->k[i], DT_I64), NULL);
+        inner *= pa->k[i];
+        Expr *base = sym_sub(s, sym_mul(s, lw_var(L, nb + i), sym_int(s, pa->s[i])), sym_int(s, pa->p[i]));
+        const IrFn *ih = lw_math(L, IOP_ADD, DT_I64, lw_index_expr(L, base, nd, DT_I64),
+                                 lw_math(L, IOP_MUL, DT_I64, r, lw_const(L, (double)pa->d[i], DT_I64), NULL), NULL);
+        Expr *st = sym_int(s, 1);   /* stride of spatial dim i in the flat index */
+        for (int j = i + 1; j < n; j++) st = sym_mul(s, st, insize[j]);
+        const IrFn *term = lw_math(L, IOP_MUL, DT_I64, ih, lw_index_expr(L, st, nd, DT_I64), NULL);
+        flat = flat ? lw_math(L, IOP_ADD, DT_I64, term, flat, NULL) : term;
+    }
+    return lw_pw_box(L, flat, DT_I64, nd, offs->size, oname);
+}
+
+/* prims._low_memory_max_pool_with_offsets(x, kernel_size, stride, padding, dilation, ceil_mode)
+ * -> (max, int8 offset inside the window). arg: spatial dims. */
+static int lower_max_pool_offsets(Lower *L, const Node *n, int arg) {
+    IrTBox *x = lw_arg_tbox(L, n, 0);
+    PoolArgs pa;
+    if (!x) return lw_err(L, n, "'%s' needs a tensor", n->target);
+    int64_t kl[8];
+    int nk = lw_int_list(lw_arg_or_kw(n, 1, "kernel_size"), kl, 8);
+    if (nk != 2 && nk != 3) return lw_err(L, n, "'%s': kernel_size must have 2 or 3 entries", n->target);
+    if (pool_args(L, n, 1, nk, true, &pa) < 0) return -1;
+    IrTBox *items[2];
+    if (max_pool_offsets(L, n, x, &pa, &items[0], &items[1]) < 0) return -1;
+    items[1] = lw_pw_box(L, lw_to_dtype(L, items[1]->loader, DT_I8), DT_I8, items[1]->ndim, items[1]->size,
+                         lw_short_name(L, n->target));
+    return lw_set_tuple(L, n, items, 2);
+}
+
+/* prims._low_memory_max_pool_offsets_to_indices(offsets, kernel_size, input_size, stride,
+ * padding, dilation) -> int64 flat indices. */
+static int lower_max_pool_offsets_to_indices(Lower *L, const Node *n, int arg) {
+    IrTBox *offs = lw_arg_tbox(L, n, 0);
+    if (!offs) return lw_err(L, n, "'%s' needs a tensor", n->target);
+    PoolArgs pa = {0};
+    int64_t kl[8];
+    int nk = lw_int_list(lw_arg_or_kw(n, 1, "kernel_size"), kl, 8);
+    if (nk != 2 && nk != 3) return lw_err(L, n, "'%s': kernel_size must have 2 or 3 entries", n->target);
+    pa.n = nk;
+    const Value *iv = lw_arg_or_kw(n, 2, "input_size");
+    if (!iv || (iv->kind != V_LIST && iv->kind != V_TUPLE) || iv->list.n < nk)
+        return lw_err(L, n, "'%s': bad input_size", n->target);
+    if (pool_list(n, 1, "kernel_size", nk, NULL, pa.k) < 0 || pool_list(n, 3, "stride", nk, pa.k, pa.s) < 0 ||
+        pool_list(n, 4, "padding", nk, NULL, pa.p) < 0 || pool_list(n, 5, "dilation", nk, (int64_t[]){1, 1, 1}, pa.d) < 0)
+        return lw_err(L, n, "'%s': bad kernel_size, stride, padding or dilation", n->target);
+    Expr *insize[3];
+    for (int i = 0; i < nk; i++) {
+        insize[i] = lw_value_expr(L, &iv->list.items[iv->list.n - nk + i]);
+        if (!insize[i]) return lw_err(L, n, "'%s': bad input_size", n->target);
+    }
+    return lw_set_tbox(L, n, pool_offsets_to_indices(L, offs, &pa, insize, lw_short_name(L, n->target)));
+}
+
+/* max_pool2d_with_indices / max_pool3d_with_indices(x, kernel_size, stride, padding, dilation,
+ * ceil_mode) -> (max, int64 flat index). arg: spatial dims. */
+static int lower_max_pool_with_indices(Lower *L, const Node *n, int arg) {
+    IrTBox *x = lw_arg_tbox(L, n, 0);
+    PoolArgs pa;
+    if (!x) return lw_err(L, n, "'%s' needs a tensor", n->target);
+    if (pool_args(L, n, 1, arg, true, &pa) < 0) return -1;
+    IrTBox *items[2], *offs;
+    if (max_pool_offsets(L, n, x, &pa, &items[0], &offs) < 0) return -1;
+    items[1] = pool_offsets_to_indices(L, offs, &pa, x->size + x->ndim - arg, lw_short_name(L, n->target));
+    return lw_set_tuple(L, n, items, 2);
+}
+
+/* The most pooled positions along one dim whose windows cover one input position. */
+static int64_t pool_cover(int64_t k, int64_t s) {
+    int64_t best = 1;
+    for (int64_t h = 0; h < 2 * k; h++) {
+        int64_t lo = h - k < 0 ? 0 : (h - k) / s;   /* FloorDiv of a non-negative value */
+        int64_t c = h / s - lo;
+        if (c > best) best = c;
+    }
+    return best;
+}
+
+/* max_pool2d_with_indices_backward(grad_output, x, kernel_size, stride, padding, dilation,
+ * ceil_mode, indices): for each input (h, w), the sum of grad_output over the pooled positions
+ * whose window covers it and whose index is h * W + w (phstart = (h + p - k + s) // s clamped
+ * at 0, phend = min((h + p) // s + 1, pooled height)). Dilation or a window of more than 25
+ * pooled positions: the FallbackKernel, as Inductor. */
+static int lower_max_pool2d_backward(Lower *L, const Node *n, int arg) {
+    IrTBox *go = lw_arg_tbox(L, n, 0), *x = lw_arg_tbox(L, n, 1), *ix = lw_arg_tbox(L, n, 7);
+    const TensorMeta *m = lw_out_meta(n);
+    PoolArgs pa;
+    if (!go || !x || !ix || !m) return lw_err(L, n, "'%s' needs grad_output, self, indices and a shape", n->target);
+    if (x->ndim != 3 && x->ndim != 4) return lw_err(L, n, "'%s' needs a 3-d or 4-d input", n->target);
+    if (pool_args(L, n, 2, 2, true, &pa) < 0) return -1;
+    int64_t wh = pool_cover(pa.k[0], pa.s[0]), ww = pool_cover(pa.k[1], pa.s[1]);
+    if (pa.d[0] != 1 || pa.d[1] != 1 || wh * ww > POOL_MAX_WINDOW) return lw_fallback(L, n);
+    lw_realize_hint(L, go);
+    SymCtx *s = L->s;
+    int nd = x->ndim, nb = nd - 2;
+    Expr *W = x->size[nd - 1], *PH = go->size[nd - 2], *PW = go->size[nd - 1];
+    Expr *h = sym_add(s, lw_var(L, nb), sym_int(s, pa.p[0])), *w = sym_add(s, lw_var(L, nb + 1), sym_int(s, pa.p[1]));
+    Expr *phs = sym_max(s, sym_int(s, 0), sym_floordiv(s, sym_add(s, h, sym_int(s, pa.s[0] - pa.k[0])), sym_int(s, pa.s[0])));
+    Expr *pws = sym_max(s, sym_int(s, 0), sym_floordiv(s, sym_add(s, w, sym_int(s, pa.s[1] - pa.k[1])), sym_int(s, pa.s[1])));
+    Expr *phe = sym_min(s, sym_add(s, sym_floordiv(s, h, sym_int(s, pa.s[0])), sym_int(s, 1)), PH);
+    Expr *pwe = sym_min(s, sym_add(s, sym_floordiv(s, w, sym_int(s, pa.s[1])), sym_int(s, 1)), PW);
+    const IrFn *target = lw_index_expr(L, sym_add(s, sym_mul(s, lw_var(L, nb), W), lw_var(L, nb + 1)), nd, DT_I64);
+    DType dt = m->dtype;
+    const IrFn *grad = NULL;
+    for (int64_t a = 0; a < wh; a++)
+        for (int64_t b = 0; b < ww; b++) {
+            Expr *ph = sym_add(s, phs, sym_int(s, a)), *pw = sym_add(s, pws, sym_int(s, b));
+            Expr *map[MI_MAX_DIMS];
+            for (int d = 0; d < nb; d++) map[d] = lw_var(L, d);
+            map[nb] = sym_min(s, ph, sym_sub(s, phe, sym_int(s, 1)));
+            map[nb + 1] = sym_min(s, pw, sym_sub(s, pwe, sym_int(s, 1)));
+            const IrFn *idx = lw_to_dtype(L, lw_reindex(L, ix->loader, nd, map, nd), DT_I64);
+            const IrFn *part = lw_to_dtype(L, lw_reindex(L, go->loader, nd, map, nd), dt);
+            const IrFn *check = lw_math(L, IOP_EQ, DT_BOOL, idx, target, NULL);
+            if (!grad) { grad = lw_math(L, IOP_WHERE, dt, check, part, lw_const(L, 0, dt)); continue; }
+            const IrFn *in = lw_math(L, IOP_LOGICAL_AND, DT_BOOL,
+                                     lw_math(L, IOP_LT, DT_BOOL, lw_index_expr(L, ph, nd, DT_I64), lw_index_expr(L, phe, nd, DT_I64), NULL),
+                                     lw_math(L, IOP_LT, DT_BOOL, lw_index_expr(L, pw, nd, DT_I64), lw_index_expr(L, pwe, nd, DT_I64), NULL), NULL);
+            grad = lw_math(L, IOP_WHERE, dt, lw_math(L, IOP_LOGICAL_AND, DT_BOOL, in, check, NULL),
+                           lw_math(L, IOP_ADD, dt, grad, part, NULL), grad);
+        }
+    return lw_set_pointwise(L, n, grad, dt, 2);
+}
+
+/* avg_pool2d / avg_pool3d(x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+ * divisor_override): a sum over the window (padding reads 0) in the computation dtype, divided
+ * by divisor_override, the window size, or (with padding) the number of positions the window
+ * covers (clipped to the input unless count_include_pad), cast back. arg: spatial dims. */
+static int lower_avg_pool(Lower *L, const Node *n, int arg) {
+    IrTBox *x = lw_arg_tbox(L, n, 0);
+    PoolArgs pa;
+    if (!x) return lw_err(L, n, "'%s' needs a tensor", n->target);
+    if (pool_args(L, n, 1, arg, false, &pa) < 0) return -1;
+    int nb = x->ndim - arg, nd = x->ndim;
+    if (nb < 1 || nb > 2) return lw_err(L, n, "'%s' needs a %d-d or %d-d input", n->target, arg + 1, arg + 2);
+    int64_t cip = 1, window = 1;
+    lw_arg_int(n, 5, "count_include_pad", &cip);
+    const Value *dv = lw_arg_or_kw(n, 6, "divisor_override");
+    double divisor = 0;
+    if (dv && dv->kind != V_NONE && !value_as_double(dv, &divisor)) return lw_err(L, n, "'%s': bad divisor_override", n->target);
+    Expr *osize[3];
+    bool pad = false, same = true;
+    for (int i = 0; i < arg; i++) {
+        bool c;
+        osize[i] = pool_out_size(L, x->size[nb + i], &pa, i, &c);
+        pad |= c || pa.p[i] != 0;
+        window *= pa.k[i];
+        same &= pa.k[i] == pa.s[i];
+    }
+    if (window > POOL_MAX_WINDOW && !same) return lw_fallback(L, n);
+    lw_realize_hint(L, x);
+    DType dt = x->dtype, cdt = dt == DT_F16 || dt == DT_BF16 ? DT_F32 : dt;
+    IrTBox *w = pool_window(L, x, &pa, osize, pad, 0);
+    bool red[MI_MAX_DIMS] = {0};
+    for (int i = 0; i < arg; i++) red[nb + arg + i] = true;
+    IrTBox *sum = lw_tbox_of_storage(L, lw_reduction(L, n, w, red, false, RED_SUM, cdt, 0, NULL));
+    const IrFn *div;
+    if (!pad || divisor != 0) div = lw_const(L, divisor != 0 ? divisor : (double)window, cdt);
+    else {   /* the count of positions each window covers */
+        SymCtx *s = L->s;
+        div = NULL;
+        for (int i = 0; i < arg; i++) {
+            Expr *xs = x->size[nb + i];
+            Expr *hs = sym_sub(s, sym_mul(s, lw_var(L, nb + i), sym_int(s, pa.s[i])), sym_int(s, pa.p[i]));
+            Expr *he = sym_min(s, sym_add(s, hs, sym_int(s, pa.k[i])), sym_add(s, xs, sym_int(s, pa.p[i])));
+            if (!cip) { hs = sym_max(s, hs, sym_int(s, 0)); he = sym_min(s, he, xs); }
+            const IrFn *f = lw_to_dtype(L, lw_index_expr(L, sym_sub(s, he, hs), nd, DT_I64), cdt);
+            div = div ? lw_math(L, IOP_MUL, cdt, div, f, NULL) : f;
+        }
+    }
+    const IrFn *out = lw_math(L, IOP_TRUEDIV, cdt, lw_to_dtype(L, sum->loader, cdt), div, NULL);
+    const char **o = NULL;
+    int no = 0;
+    lw_origins_add(L, &o, &no, lw_short_name(L, n->target));
+    return lw_set_tbox(L, n, lw_tbox_of_storage(L, lw_storage_new(L, lw_to_dtype(L, out, dt), dt, nd, sum->size, o, no)));
+}
+
+/* _adaptive_avg_pool2d(x, output_size): the identity when sizes agree, avg_pool2d when the input
+ * divides evenly, else for each output (i, j) the mean of x over rows [i*H // oh, ceil((i+1)*H /
+ * oh)) and the same columns, read through the largest window with masks (more than 25 window
+ * positions: the FallbackKernel). */
+static int lower_adaptive_avg_pool2d(Lower *L, const Node *n, int arg) {
+    IrTBox *x = lw_arg_tbox(L, n, 0);
+    const TensorMeta *m = lw_out_meta(n);
+    int64_t os[2];
+    if (!x || !m || lw_int_list(lw_arg_or_kw(n, 1, "output_size"), os, 2) != 2 || (x->ndim != 3 && x->ndim != 4))
+        return lw_err(L, n, "'%s' needs a 3-d or 4-d tensor, an output_size of 2 and a shape", n->target);
+    int nd = x->ndim, nb = nd - 2;
+    int64_t in[2];
+    if (!sym_is_int(x->size[nb], &in[0]) || !sym_is_int(x->size[nb + 1], &in[1]))
+        return lw_err(L, n, "'%s' over symbolic sizes is not supported", n->target);
+    if (in[0] == os[0] && in[1] == os[1]) return lw_set_pointwise(L, n, x->loader, x->dtype, 1);
+    lw_realize_hint(L, x);
+    SymCtx *s = L->s;
+    DType dt = x->dtype;
+    if (os[0] > 0 && os[1] > 0 && in[0] % os[0] == 0 && in[1] % os[1] == 0) {
+        PoolArgs pa = {2, {in[0] / os[0], in[1] / os[1]}, {in[0] / os[0], in[1] / os[1]}, {0, 0}, {1, 1}, false};
+        Expr *osize[2] = {sym_int(s, os[0]), sym_int(s, os[1])};
+        IrTBox *w = pool_window(L, x, &pa, osize, false, 0);
+        bool red[MI_MAX_DIMS] = {0};
+        red[nb + 2] = red[nb + 3] = true;
+        DType cdt = dt == DT_F16 || dt == DT_BF16 ? DT_F32 : dt;
+        IrTBox *sum = lw_tbox_of_storage(L, lw_reduction(L, n, w, red, false, RED_SUM, cdt, 0, NULL));
+        const IrFn *out = lw_math(L, IOP_TRUEDIV, cdt, sum->loader, lw_const(L, (double)(pa.k[0] * pa.k[1]), cdt), NULL);
+        return lw_set_pointwise(L, n, lw_to_dtype(L, out, dt), dt, 0);
+    }
+    int64_t km[2];
+    for (int i = 0; i < 2; i++) km[i] = os[i] ? ((in[i] + os[i] - 1) + os[i] - 1) / os[i] : 0;
+    if (km[0] * km[1] > POOL_MAX_WINDOW) return lw_fallback(L, n);
+    const IrFn *sum = NULL, *cnt = NULL;
+    for (int64_t a = 0; a < km[0]; a++)
+        for (int64_t b = 0; b < km[1]; b++) {
+            Expr *map[MI_MAX_DIMS];
+            const IrFn *mask = NULL;
+            for (int d = 0; d < nb; d++) map[d] = lw_var(L, d);
+            for (int i = 0; i < 2; i++) {
+                Expr *o = lw_var(L, nb + i);
+                Expr *st = sym_floordiv(s, sym_mul(s, o, sym_int(s, in[i])), sym_int(s, os[i]));
+                Expr *en = sym_floordiv(s, sym_add(s, sym_mul(s, sym_add(s, o, sym_int(s, 1)), sym_int(s, in[i])), sym_int(s, os[i] - 1)), sym_int(s, os[i]));
+                Expr *at = sym_add(s, st, sym_int(s, i ? b : a));
+                map[nb + i] = sym_min(s, at, sym_int(s, in[i] - 1));
+                const IrFn *ok = lw_math(L, IOP_LT, DT_BOOL, lw_index_expr(L, at, nd, DT_I64), lw_index_expr(L, en, nd, DT_I64), NULL);
+                mask = mask ? lw_math(L, IOP_LOGICAL_AND, DT_BOOL, mask, ok, NULL) : ok;
+            }
+            const IrFn *v = lw_math(L, IOP_WHERE, dt, mask, lw_reindex(L, x->loader, nd, map, nd), lw_const(L, 0, dt));
+            const IrFn *c = lw_math(L, IOP_WHERE, dt, mask, lw_const(L, 1, dt), lw_const(L, 0, dt));
+            sum = sum ? lw_math(L, IOP_ADD, dt, v, sum, NULL) : v;
+            cnt = cnt ? lw_math(L, IOP_ADD, dt, c, cnt, NULL) : c;
+        }
+    return lw_set_pointwise(L, n, lw_math(L, IOP_TRUEDIV, dt, sum, cnt, NULL), dt, 1);
+}
+
+/* ---- the pooling rows of the lowering table ---- */
+
+const LoweringDef lowering_pooling_table[] = {
+    {"prims._low_memory_max_pool_with_offsets.default", lower_max_pool_offsets, 0},
+    {"prims._low_memory_max_pool_offsets_to_indices.default", lower_max_pool_offsets_to_indices, 0},
+    {"aten.max_pool2d_with_indices.default", lower_max_pool_with_indices, 2},
+    {"aten.max_pool3d_with_indices.default", lower_max_pool_with_indices, 3},
+    {"aten.max_pool2d_with_indices_backward.default", lower_max_pool2d_backward, 0},
+    {"aten.avg_pool2d.default", lower_avg_pool, 2}, {"aten.avg_pool3d.default", lower_avg_pool, 3},
+    {"aten._adaptive_avg_pool2d.default", lower_adaptive_avg_pool2d, 0},
+};
+const int lowering_pooling_count = sizeof lowering_pooling_table / sizeof lowering_pooling_table[0];
