@@ -41,7 +41,7 @@
  * Printing (sym_str) follows sympy's StrPrinter with torch's FloorDiv (precedence 35,
  * printed "(a//b)"), so FloorDiv inside sums and products gets doubled parentheses the
  * way Inductor prints it: "x1 + ((x0//64))", "16*((x0//16))".  sym_c prints C with the
- * helpers of sym_c_prelude(); see sym_c_sb below.
+ * helpers of sym_c_prelude() (core/base/sym_print.c).
  *
  * Canonical means: equal expressions built in any order are the same node, as long as no
  * product of sums hit the MAX_EXPAND cap (then the kept product depends on the grouping;
@@ -1069,7 +1069,6 @@ static Iv bound_node(const Expr *e, const RangeCx *rc) {
                 I128 hi = rc->r[i].hi == INT64_MAX ? BINF : rc->r[i].hi;
                 return (Iv){lo, hi};
             }
-        if (rc->all_nonneg) return (Iv){0, BINF};
         if (rc->no_defaults) return iv_all();
         if (is_size_name(e->name)) return (Iv){1, BINF};
         return iv_all();
@@ -1121,7 +1120,7 @@ static bool always_wins(const Expr *a, const Expr *b, ExprKind k) {
     if (node_size(a, 64) >= 64 || node_size(b, 64) >= 64) return false;
     Memo mb;
     symi_memo_init(&mb);
-    RangeCx rc = {NULL, 0, false, true, &mb, NULL, NULL};
+    RangeCx rc = {NULL, 0, true, &mb, NULL, NULL};
     Iv ia = symi_bound(a, &rc), ib = symi_bound(b, &rc);
     symi_memo_free(&mb);
     return k == EX_MIN ? ia.hi <= ib.lo : ia.lo >= ib.hi;
@@ -1130,7 +1129,7 @@ static bool always_wins(const Expr *a, const Expr *b, ExprKind k) {
 bool sym_bound(const Expr *e, const SymRange *r, int nr, int64_t *lo, int64_t *hi) {
     Memo mb;
     symi_memo_init(&mb);
-    RangeCx rc = {r, nr, false, false, &mb, NULL, NULL};
+    RangeCx rc = {r, nr, false, &mb, NULL, NULL};
     Iv b = symi_bound(e, &rc);
     symi_memo_free(&mb);
     int64_t l = b.lo <= INT64_MIN ? INT64_MIN : b.lo >= INT64_MAX ? INT64_MAX : (int64_t)b.lo;
@@ -1280,7 +1279,7 @@ Expr *sym_simplify(SymCtx *s, Expr *e, const SymRange *r, int nr) {
     symi_memo_init(&mb);
     symi_memo_init(&ms);
     symi_memo_init(&mr);
-    RangeCx rc = {r, nr, false, false, &mb, &ms, &mr};
+    RangeCx rc = {r, nr, false, &mb, &ms, &mr};
     /* a second round catches rules enabled by the first (rarely needed) */
     Expr *x = simp(s, e, &rc);
     if (x != e) x = simp(s, x, &rc);

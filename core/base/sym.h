@@ -7,8 +7,8 @@
  * e.g. dropping ModularIndexing that cannot wrap and FloorDiv that is always 0.
  *
  * Printing: sym_str() prints as PyTorch prints sizes in FX annotations ("s77", "2*s0",
- * "s0 + 1"); sym_c() prints as C code (with helper macros for FloorDiv/ModularIndexing
- * defined by the C code generator). */
+ * "s0 + 1"); sym_c() prints as C code, the one index printer of both code generators
+ * (helpers for FloorDiv/ModularIndexing from sym_c_prelude()). */
 #ifndef SYM_H
 #define SYM_H
 
@@ -93,12 +93,10 @@ bool sym_bound(const Expr *e, const SymRange *r, int nr, int64_t *lo, int64_t *h
  * this returns it and clears it (sym_parse reports it as an error). */
 bool sym_take_overflow(SymCtx *s);
 
-/* sym_c_sb assumes every symbol is >= 0 (sizes, index variables) when deciding whether
- * C's / and % are exact; this variant uses the given ranges instead (defaults as
- * sym_bound).  The generated C needs the int64_t helpers c10_div_floor, c10_div_ceil,
- * c10_mod_floor, c10_min, c10_max: sym_c_prelude() returns their definitions
- * (static inline functions; include <stdint.h> first). */
-void sym_c_sb_ranges(const Expr *e, const SymRange *r, int nr, StrBuf *sb);
+/* sym_c / sym_c_sb print C as the code generators index with it: int64_t arithmetic, LL
+ * literals, FloorDiv/CeilDiv/Mod/ModularIndexing/Min/Max through the helpers mi_floordiv,
+ * mi_ceildiv, mi_mod, mi_modidx, mi_min, mi_max (python semantics). sym_c_prelude() returns
+ * their definitions (static inline functions; include <stdint.h> first). */
 const char *sym_c_prelude(void);
 
 /* Coefficient of symbol var in e when e is linear in var (e = coeff*var + rest, with var

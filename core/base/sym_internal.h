@@ -25,7 +25,6 @@ MemoEnt *symi_memo_put(Memo *m, const Expr *k);   /* slot valid until the next p
 typedef struct {
     const SymRange *r;
     int nr;
-    bool all_nonneg;   /* symbols without a range are >= 0 (sym_c's assumption) */
     bool no_defaults;  /* symbols without a range are unbounded (even s0) */
     Memo *bounds;      /* Expr -> Iv for this call */
     Memo *simplified;  /* Expr -> simp() result */

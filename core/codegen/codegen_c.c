@@ -3,48 +3,19 @@
  * and the loop nests) are in core/codegen/codegen_kernel.c. */
 #include "codegen/codegen_c.h"
 #include "codegen/codegen_kernel.h"
+#include "codegen/op_overrides.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void codegen_expr_c(const Expr *e, StrBuf *sb) {
-    switch (e->kind) {
-    case EX_INT: sb_printf(sb, "%lldLL", (long long)e->ival); return;
-    case EX_SYM: sb_put(sb, e->name); return;
-    case EX_ADD: case EX_MUL:
-        sb_putc(sb, '(');
-        for (int i = 0; i < e->n; i++) {
-            if (i) sb_put(sb, e->kind == EX_ADD ? " + " : "*");
-            codegen_expr_c(e->args[i], sb);
-        }
-        sb_putc(sb, ')');
-        return;
-    case EX_FLOORDIV: sb_put(sb, "mi_floordiv("); break;
-    case EX_CEILDIV: sb_put(sb, "mi_ceildiv("); break;
-    case EX_MOD: sb_put(sb, "mi_mod("); break;
-    case EX_MODIDX: sb_put(sb, "mi_modidx("); break;
-    case EX_MIN: sb_put(sb, "mi_min("); break;
-    case EX_MAX: sb_put(sb, "mi_max("); break;
-    }
-    for (int i = 0; i < e->n; i++) {
-        if (i) sb_put(sb, ", ");
-        codegen_expr_c(e->args[i], sb);
-    }
-    sb_putc(sb, ')');
-}
-
 static const char *prelude =
     "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n#include <math.h>\n#include <omp.h>\n"
     "#ifdef MI_HAVE_CBLAS\n#include <cblas.h>\n#endif\n\n"
-    "#define MI_GUARD_FAILED 1000   /* call() returns this + k when size guard k does not hold */\n"
-    "static inline int64_t mi_floordiv(int64_t a, int64_t b) { int64_t q = a / b; if ((a % b != 0) && ((a < 0) != (b < 0))) q--; return q; }\n"
-    "static inline int64_t mi_mod(int64_t a, int64_t b) { int64_t r = a % b; if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }\n"
-    "static inline int64_t mi_modidx(int64_t x, int64_t d, int64_t m) { return mi_mod(mi_floordiv(x, d), m); }\n"
-    "static inline int64_t mi_ceildiv(int64_t a, int64_t b) { return -mi_floordiv(-a, b); }\n"
-    "static inline int64_t mi_min(int64_t a, int64_t b) { return a < b ? a : b; }\n"
-    "static inline int64_t mi_max(int64_t a, int64_t b) { return a > b ? a : b; }\n"
+    "#define MI_GUARD_FAILED 1000   /* call() returns this + k when size guard k does not hold */\n";
+/* after the index helpers of sym_c_prelude() */
+static const char *prelude_welford =
     "/* Welford: merge (nb, mb, m2b) into (n, mean, m2) (Chan et al.) */\n"
     "static inline void mi_wf_merge(double *n, double *mean, double *m2, double nb, double mb, double m2b) {\n"
     "    if (nb <= 0) return;\n"
@@ -137,7 +108,7 @@ static const char *sdpa_src =
     "        free(w);\n"
     "    }\n}\n\n";
 
-static void ex(StrBuf *sb, Expr *e) { codegen_expr_c(e, sb); }
+static void ex(StrBuf *sb, Expr *e) { sym_c_sb(e, sb); }
 
 /* Modules with FallbackKernels (see core/runtime/runtime.h, "Fallbacks"): the callback table call_fb
  * receives, and the tensor description passed back to minductor. */
@@ -285,41 +256,15 @@ static int emit_branches(MiCtx *ctx, const Schedule *s, bool fb, StrBuf *out) {
     return 0;
 }
 
-/* if (pred) true_graph_0(operands, results, syms) else false_graph_0(...) */
-static int emit_cond_call(MiCtx *ctx, const Schedule *s, const Buffer *b, bool fb, const char *cleanup, StrBuf *out) {
-    const IrCond *c = b->cond;
-    const SchedBranch *br = sched_branch_of(s, b);
-    if (!c || !br) return mi_err(ctx, NULL, 0, 0, "cond '%s' has no scheduled branches", b->name);
-    const IrModule *m = s->ir;
-    sb_printf(out, "    {   /* torch.ops.higher_order.cond: %s if %s else %s */\n", c->names[0], b->eargs[0].buf->name, c->names[1]);
-    sb_put(out, "        void *const cin[] = {");
-    for (int i = 1; i < b->neargs; i++) {
-        sb_printf(out, "%s(void *)(%s + ", i > 1 ? ", " : "", b->eargs[i].buf->name);
-        ex(out, b->eargs[i].view.offset);
-        sb_put(out, ")");
-    }
-    if (b->neargs == 1) sb_put(out, "NULL");
-    sb_put(out, "};\n        void *const cout[] = {");
-    for (int k = 0; k < c->nouts; k++) sb_printf(out, "%s%s", k ? ", " : "", c->outs[k]->name);
-    sb_put(out, "};\n");
-    /* each branch takes its own symbols, by name from ours */
-    for (int k = 0; k < 2; k++) {
-        const IrModule *bm = c->branch[k];
-        sb_printf(out, "        const int64_t csyms%d[] = {", k);
-        for (int i = 0; i < bm->nsyms; i++) {
-            bool have = false;
-            for (int j = 0; j < m->nsyms; j++) have |= strcmp(m->sym_names[j], bm->sym_names[i]) == 0;
-            if (!have) return mi_err(ctx, NULL, 0, 0, "cond branch '%s' uses size symbol %s that its caller does not have", c->names[k], bm->sym_names[i]);
-            sb_printf(out, "%s, ", bm->sym_names[i]);
-        }
-        sb_put(out, "0}; (void)csyms");
-        sb_printf(out, "%d;\n", k);
-    }
-    sb_printf(out, "        if (%s[", b->eargs[0].buf->name);
-    ex(out, b->eargs[0].view.offset);
-    if (fb) sb_printf(out, "] ? %s(cin, cout, csyms0, fb) : %s(cin, cout, csyms1, fb)) {%s return MI_FALLBACK_FAILED; }\n    }\n", br->fn[0], br->fn[1], cleanup);
-    else sb_printf(out, "] ? %s(cin, cout, csyms0) : %s(cin, cout, csyms1)) return 1;\n    }\n", br->fn[0], br->fn[1]);
-    return 0;
+/* if (pred) true_graph_0(operands, results, syms) else false_graph_0(...): the predicate is
+ * host memory; with fallbacks each branch gets the callback table and a failure frees what is
+ * allocated (cleanup) */
+typedef struct CondHow { bool fb; const char *cleanup; } CondHow;
+static void cond_tail(void *arg, const char *pred, const char *index, const char *f0, const char *f1, StrBuf *out) {
+    const CondHow *h = arg;
+    if (h->fb) sb_printf(out, "        if (%s[%s] ? %s(cin, cout, csyms0, fb) : %s(cin, cout, csyms1, fb)) {%s return MI_FALLBACK_FAILED; }\n    }\n",
+                         pred, index, f0, f1, h->cleanup);
+    else sb_printf(out, "        if (%s[%s] ? %s(cin, cout, csyms0) : %s(cin, cout, csyms1)) return 1;\n    }\n", pred, index, f0, f1);
 }
 
 char *codegen_c(MiCtx *ctx, const Schedule *s) {
@@ -328,6 +273,8 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     sb_init(&out);
     sb_put(&out, "/* generated by minductor: one function per kernel (on cpu a kernel runs the fused groups\n * between two extern calls, one loop nest each), then call() */\n");
     sb_put(&out, prelude);
+    sb_put(&out, sym_c_prelude());
+    sb_put(&out, prelude_welford);
     bool has_mm = false, has_sdpa = false, has_fb = false;
     if (scan_externs(ctx, s, &has_mm, &has_sdpa, &has_fb) < 0) { sb_free(&out); return NULL; }
     if (has_fb) sb_put(&out, fallback_src);
@@ -367,9 +314,9 @@ static void emit_guard(MiCtx *ctx, const char *g, int k, StrBuf *out) {
         ctx->err = saved;
         if (!a || !b) return;
         sb_put(out, "    if (!(");
-        codegen_expr_c(a, out);
+        sym_c_sb(a, out);
         sb_printf(out, "%s", rel[r]);
-        codegen_expr_c(b, out);
+        sym_c_sb(b, out);
         sb_printf(out, ")) return MI_GUARD_FAILED + %d;   /* %s */\n", k, g);
         return;
     }
@@ -437,7 +384,8 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool f
         for (int i = 0; fb && i < m->nbufs; i++)
             if (allocated[i] && s->reuse_of[i] < 0) sb_printf(&cleanup, " free(%s);", m->bufs[i]->name);
         if (eb && eb->ext == EXT_COND) {
-            if (emit_cond_call(ctx, s, eb, fb, cleanup.s ? cleanup.s : "", &out) < 0) { free(gids); free(gwr); free(allocated); sb_free(&out); sb_free(&cleanup); return -1; }
+            CondHow how = {fb, cleanup.s ? cleanup.s : ""};
+            if (cg_emit_cond_call(ctx, s, eb, cond_tail, &how, &out) < 0) { free(gids); free(gwr); free(allocated); sb_free(&out); sb_free(&cleanup); return -1; }
         } else if (eb && eb->ext == EXT_FALLBACK) emit_fallback_call(s, eb, cleanup.s ? cleanup.s : "", &out);
         else if (eb) emit_extern_call(s, eb, &out);
         else {

@@ -12,7 +12,4 @@
 /* malloc'd C source, or NULL + ctx error (unsupported dtype, ...). */
 char *codegen_c(MiCtx *ctx, const Schedule *s);
 
-/* An Expr as C (FloorDiv etc. through the mi_* helpers the file defines). */
-void codegen_expr_c(const Expr *e, StrBuf *sb);
-
 #endif

@@ -5,7 +5,8 @@
  * pool), call() (copies in, runs, copies out) and mi_cuda_time (kernels alone, CUDA events). */
 #include "codegen/codegen_cuda.h"
 #include "codegen/codegen_cuda_kernel.h"
-#include "codegen/codegen_c.h"
+#include "codegen/codegen_kernel.h"
+#include "codegen/op_overrides.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,7 @@ bool codegen_is_cuda_source(const char *src) {
     return src && strncmp(src, CODEGEN_CUDA_MARKER, strlen(CODEGEN_CUDA_MARKER)) == 0;
 }
 
-static void ex(StrBuf *sb, const Expr *e) { codegen_expr_c(e, sb); }
+static void ex(StrBuf *sb, const Expr *e) { sym_c_sb(e, sb); }
 
 static const char *prelude =
     "#include <cstdint>\n#include <cstdio>\n#include <cmath>\n#include <cstring>\n#include <cstdlib>\n"
@@ -279,40 +280,12 @@ static int emit_kernels(MiCtx *ctx, const Schedule *s, StrBuf *out) {
 
 /* torch.ops.higher_order.cond: the predicate is read back to the host (one element, the stream
  * synchronized), then one branch's launch function runs on the operands' device pointers. */
-static int emit_cond_call(MiCtx *ctx, const Schedule *s, const Buffer *b, StrBuf *out) {
-    const IrCond *c = b->cond;
-    const SchedBranch *br = sched_branch_of(s, b);
-    if (!c || !br) return mi_err(ctx, NULL, 0, 0, "cond '%s' has no scheduled branches", b->name);
-    const IrModule *m = s->ir;
-    sb_printf(out, "    {   /* torch.ops.higher_order.cond: %s if %s else %s */\n", c->names[0], b->eargs[0].buf->name, c->names[1]);
-    sb_put(out, "        void *const cin[] = {");
-    for (int i = 1; i < b->neargs; i++) {
-        sb_printf(out, "%s(void *)(%s + ", i > 1 ? ", " : "", b->eargs[i].buf->name);
-        ex(out, b->eargs[i].view.offset);
-        sb_put(out, ")");
-    }
-    if (b->neargs == 1) sb_put(out, "NULL");
-    sb_put(out, "};\n        void *const cout[] = {");
-    for (int k = 0; k < c->nouts; k++) sb_printf(out, "%s%s", k ? ", " : "", c->outs[k]->name);
-    sb_put(out, "};\n");
-    for (int k = 0; k < 2; k++) {
-        const IrModule *bm = c->branch[k];
-        sb_printf(out, "        const int64_t csyms%d[] = {", k);
-        for (int i = 0; i < bm->nsyms; i++) {
-            bool have = false;
-            for (int j = 0; j < m->nsyms; j++) have |= strcmp(m->sym_names[j], bm->sym_names[i]) == 0;
-            if (!have) return mi_err(ctx, NULL, 0, 0, "cond branch '%s' uses size symbol %s that its caller does not have", c->names[k], bm->sym_names[i]);
-            sb_printf(out, "%s, ", bm->sym_names[i]);
-        }
-        sb_printf(out, "0}; (void)csyms%d;\n", k);
-    }
-    const char *pt = cu_type(b->eargs[0].buf->layout.dtype);
-    sb_printf(out, "        %s mi_pred;\n        MI_CK(cudaMemcpyAsync(&mi_pred, %s + ", pt, b->eargs[0].buf->name);
-    ex(out, b->eargs[0].view.offset);
-    sb_printf(out, ", sizeof mi_pred, cudaMemcpyDeviceToHost, mi_st));\n        MI_CK(cudaStreamSynchronize(mi_st));\n"
+static void cond_tail(void *arg, const char *pred, const char *index, const char *f0, const char *f1, StrBuf *out) {
+    const char *pt = arg;
+    sb_printf(out, "        %s mi_pred;\n        MI_CK(cudaMemcpyAsync(&mi_pred, %s + %s, sizeof mi_pred, cudaMemcpyDeviceToHost, mi_st));\n"
+                   "        MI_CK(cudaStreamSynchronize(mi_st));\n"
                    "        if ((mi_pred ? %s(cin, cout, csyms0, mi_st) : %s(cin, cout, csyms1, mi_st)) != 0) return 1;\n    }\n",
-              br->fn[0], br->fn[1]);
-    return 0;
+              pt, pred, index, f0, f1);
 }
 
 /* `static int NAME(d_in, d_out, syms, stream)`: every kernel of s in order on device pointers,
@@ -343,7 +316,7 @@ static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, StrB
         const SchedGroup *g = &s->groups[s->order[k]];
         for (int i = 0; i < m->nbufs; i++) {
             const Buffer *b = m->bufs[i];
-            if (!needs_alloc(b) || allocated[i] || !cu_group_writes(s, g, b)) continue;
+            if (!needs_alloc(b) || allocated[i] || !cg_group_writes(s, g, b)) continue;
             allocated[i] = true;
             const char *ct = cu_type(b->layout.dtype);
             if (s->reuse_of[i] >= 0) {
@@ -356,7 +329,7 @@ static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, StrB
         }
         const Buffer *eb = g->is_extern ? s->nodes[g->nodes[0]].buf : NULL;
         if (eb && eb->ext == EXT_COND) {
-            if (emit_cond_call(ctx, s, eb, &out) < 0) { free(allocated); sb_free(&out); return -1; }
+            if (cg_emit_cond_call(ctx, s, eb, cond_tail, (void *)cu_type(eb->eargs[0].buf->layout.dtype), &out) < 0) { free(allocated); sb_free(&out); return -1; }
         } else if (eb) emit_extern_call(eb, &out);
         else cu_emit_launch(s, g, &out);
     }

@@ -8,14 +8,15 @@
  *
  * The file around the kernels (prelude, extern kernels, host wrapper) is core/codegen/codegen_cuda.c. */
 #include "codegen/codegen_cuda_kernel.h"
-#include "codegen/codegen_c.h"
+#include "codegen/codegen_kernel.h"
+#include "codegen/op_overrides.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void ex(StrBuf *sb, const Expr *e) { codegen_expr_c(e, sb); }
+static void ex(StrBuf *sb, const Expr *e) { sym_c_sb(e, sb); }
 
 const char *cu_type(DType t) {
     switch (t) {
@@ -31,6 +32,22 @@ const char *cu_type(DType t) {
     }
 }
 
+
+/* What CUDA spells differently from the shared (C) spelling: the rsqrt intrinsic, fmaxf/fminf
+ * once NaN is ruled out (TritonOverrides uses triton_helpers.maximum/minimum likewise). */
+static bool cuda_math(StrBuf *out, IrMathOp op, DType at, const char *const *a) {
+    const char *sf = at == DT_F32 ? "f" : "";
+    switch (op) {
+    case IOP_RSQRT: sb_printf(out, "rsqrt%s(%s)", sf, a[0]); return true;
+    case IOP_MAXIMUM: case IOP_MINIMUM:
+        if (!dtype_is_float(at)) return false;
+        sb_printf(out, "(%s != %s || %s != %s) ? %s + %s : %s%s(%s, %s)", a[0], a[0], a[1], a[1], a[0], a[1],
+                  op == IOP_MAXIMUM ? "fmax" : "fmin", sf, a[0], a[1]);
+        return true;
+    default: return false;
+    }
+}
+static const CgOverrides cuda_overrides = {"CUDA", cu_type, NULL, "true", "false", cuda_math, NULL};
 
 /* ---- the emitting handler ---- */
 typedef struct VecBuf { char name[64]; bool is_store; bool loaded, stored; } VecBuf;
@@ -127,7 +144,7 @@ static IrVal cu_load(OpsHandler *h, Buffer *buf, Expr *index) {
     }
     RowCache *rc = e->rc;
     const Buffer *tb = ir_store_target(buf);
-    bool cacheable = rc && cu_type(buf->layout.dtype) && !cu_group_writes(rc->s, rc->g, tb);
+    bool cacheable = rc && cu_type(buf->layout.dtype) && !cg_group_writes(rc->s, rc->g, tb);
     if (rc)   /* read before in this row, or stored by an earlier node of this thread */
         for (int i = 0; i < rc->n; i++)
             if (rc->e[i].buf == tb && rc->e[i].idx == index) {
@@ -180,24 +197,11 @@ static void cu_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     ex(e->body, index);
     sb_printf(e->body, "] = %s;\n", nm(e, v));
 }
-static void lit(StrBuf *sb, double v, DType dt) {
-    if (isnan(v)) sb_put(sb, "NAN");
-    else if (isinf(v)) sb_put(sb, v > 0 ? "INFINITY" : "-INFINITY");
-    else if (dt == DT_BOOL) sb_put(sb, v != 0 ? "true" : "false");
-    else if (dtype_is_float(dt)) {
-        char b[64];
-        snprintf(b, sizeof b, "%.17g", v);
-        if (!strpbrk(b, ".eEn")) strcat(b, ".0");
-        sb_printf(sb, "%s%s", b, dt == DT_F32 ? "f" : "");
-    } else sb_printf(sb, "%lldLL", (long long)v);
-}
 static IrVal cu_constant(OpsHandler *h, double v, DType dt) {
     Cu *e = h->self;
-    StrBuf s;
-    sb_init(&s);
-    lit(&s, v, dt);
-    IrVal r = cu_tmp(e, dt, "%s", s.s);
-    sb_free(&s);
+    char *s = cg_constant(&cuda_overrides, v, dt);
+    IrVal r = cu_tmp(e, dt, "%s", s);
+    free(s);
     return r;
 }
 static IrVal cu_index_expr(OpsHandler *h, Expr *x, DType dt) {
@@ -211,66 +215,24 @@ static IrVal cu_index_expr(OpsHandler *h, Expr *x, DType dt) {
 }
 static IrVal cu_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) {
     Cu *e = h->self;
-    return cu_tmp(e, dt, "(%s)(%s)", cu_type(dt) ? cu_type(dt) : "float", nm(e, v));
+    char *x = cg_to_dtype(&cuda_overrides, nm(e, v), dt, src);
+    IrVal r = cu_tmp(e, dt, "%s", x);
+    free(x);
+    return r;
 }
 
 static IrVal cu_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
     Cu *e = h->self;
-    const char *x = nm(e, a[0]), *y = ir_math_arity(op) > 1 ? nm(e, a[1]) : "", *z = ir_math_arity(op) > 2 ? nm(e, a[2]) : "";
-    DType at = dtv(e, a[0]);
-    bool f32 = at == DT_F32, fl = dtype_is_float(at);
-    const char *sf = f32 ? "f" : "", *one = f32 ? "1.0f" : "1.0";
-    switch (op) {
-    case IOP_NEG: return cu_tmp(e, dt, "-%s", x);
-    case IOP_EXP: return cu_tmp(e, dt, "exp%s(%s)", sf, x);
-    case IOP_LOG: return cu_tmp(e, dt, "log%s(%s)", sf, x);
-    case IOP_SQRT: return cu_tmp(e, dt, "sqrt%s(%s)", sf, x);
-    case IOP_RSQRT: return cu_tmp(e, dt, "rsqrt%s(%s)", sf, x);
-    case IOP_TANH: return cu_tmp(e, dt, "tanh%s(%s)", sf, x);
-    case IOP_SIGMOID: return cu_tmp(e, dt, "%s / (%s + exp%s(-%s))", one, one, sf, x);
-    case IOP_RELU: return cu_tmp(e, dt, "%s < 0 ? 0 : %s", x, x);
-    case IOP_ERF: return cu_tmp(e, dt, "erf%s(%s)", sf, x);
-    case IOP_SIN: return cu_tmp(e, dt, "sin%s(%s)", sf, x);
-    case IOP_COS: return cu_tmp(e, dt, "cos%s(%s)", sf, x);
-    case IOP_TAN: return cu_tmp(e, dt, "tan%s(%s)", sf, x);
-    case IOP_ASIN: return cu_tmp(e, dt, "asin%s(%s)", sf, x);
-    case IOP_ACOS: return cu_tmp(e, dt, "acos%s(%s)", sf, x);
-    case IOP_LGAMMA: return cu_tmp(e, dt, "lgamma%s(%s)", sf, x);
-    case IOP_ABS: return fl ? cu_tmp(e, dt, "fabs%s(%s)", sf, x) : cu_tmp(e, dt, "%s < 0 ? -%s : %s", x, x, x);
-    case IOP_RECIPROCAL: return cu_tmp(e, dt, "%s / %s", one, x);
-    case IOP_EXPM1: return cu_tmp(e, dt, "expm1%s(%s)", sf, x);
-    case IOP_LOG1P: return cu_tmp(e, dt, "log1p%s(%s)", sf, x);
-    case IOP_FLOOR: return cu_tmp(e, dt, "floor%s(%s)", sf, x);
-    case IOP_CEIL: return cu_tmp(e, dt, "ceil%s(%s)", sf, x);
-    case IOP_ROUND: return cu_tmp(e, dt, "nearbyint%s(%s)", sf, x);
-    case IOP_SIGN: return cu_tmp(e, dt, "(%s > 0) - (%s < 0)", x, x);
-    case IOP_LOGICAL_NOT: return cu_tmp(e, dt, "!%s", x);
-    case IOP_ADD: return cu_tmp(e, dt, "%s + %s", x, y);
-    case IOP_SUB: return cu_tmp(e, dt, "%s - %s", x, y);
-    case IOP_MUL: return cu_tmp(e, dt, "%s * %s", x, y);
-    case IOP_TRUEDIV: return cu_tmp(e, dt, "%s / %s", x, y);
-    case IOP_POW: return cu_tmp(e, dt, "pow%s(%s, %s)", sf, x, y);
-    /* torch.maximum/minimum propagate NaN (fmax/fmin alone would drop it) */
-    case IOP_MAXIMUM: return fl ? cu_tmp(e, dt, "(%s != %s || %s != %s) ? %s + %s : fmax%s(%s, %s)", x, x, y, y, x, y, sf, x, y)
-                                : cu_tmp(e, dt, "%s > %s ? %s : %s", x, y, x, y);
-    case IOP_MINIMUM: return fl ? cu_tmp(e, dt, "(%s != %s || %s != %s) ? %s + %s : fmin%s(%s, %s)", x, x, y, y, x, y, sf, x, y)
-                                : cu_tmp(e, dt, "%s < %s ? %s : %s", x, y, x, y);
-    case IOP_EQ: return cu_tmp(e, dt, "%s == %s", x, y);
-    case IOP_NE: return cu_tmp(e, dt, "%s != %s", x, y);
-    case IOP_LT: return cu_tmp(e, dt, "%s < %s", x, y);
-    case IOP_LE: return cu_tmp(e, dt, "%s <= %s", x, y);
-    case IOP_GT: return cu_tmp(e, dt, "%s > %s", x, y);
-    case IOP_GE: return cu_tmp(e, dt, "%s >= %s", x, y);
-    case IOP_LOGICAL_AND: return cu_tmp(e, dt, "%s && %s", x, y);
-    case IOP_LOGICAL_OR: return cu_tmp(e, dt, "%s || %s", x, y);
-    case IOP_FLOORDIV: return fl ? cu_tmp(e, dt, "floor%s(%s / %s)", sf, x, y) : cu_tmp(e, dt, "mi_floordiv(%s, %s)", x, y);
-    case IOP_FMOD: return fl ? cu_tmp(e, dt, "fmod%s(%s, %s)", sf, x, y) : cu_tmp(e, dt, "%s %% %s", x, y);
-    case IOP_WHERE: return cu_tmp(e, dt, "%s ? %s : %s", x, y, z);
-    default: break;
+    const char *args[3];
+    for (int i = 0; i < ir_math_arity(op) && i < 3; i++) args[i] = nm(e, a[i]);
+    char *x = cg_math(&cuda_overrides, op, dtv(e, a[0]), args);
+    if (!x) {
+        e->bad = true;
+        snprintf(e->err, sizeof e->err, "op %s has no CUDA lowering", ir_math_name(op));
     }
-    e->bad = true;
-    snprintf(e->err, sizeof e->err, "op %s has no CUDA lowering", ir_math_name(op));
-    return cu_tmp(e, dt, "0");
+    IrVal r = cu_tmp(e, dt, "%s", x ? x : "0");
+    free(x);
+    return r;
 }
 
 /* Reductions: a per-thread accumulator updated in the element loop, then mi_block_reduce. */
@@ -396,22 +358,6 @@ static void cu_done(Cu *e) { free(e->names); free(e->dts); free(e->cache_of); }
 
 /* ---- kernels ---- */
 
-bool cu_group_writes(const Schedule *s, const SchedGroup *g, const Buffer *b) {
-    for (int i = 0; i < g->n; i++) {
-        const DepSet *d = &s->nodes[g->nodes[i]].deps;
-        for (int w = 0; w < d->nwrites; w++)
-            if (d->writes[w].buf == b) return true;
-    }
-    return false;
-}
-bool cu_group_touches(const Schedule *s, const SchedGroup *g, const Buffer *b) {
-    if (cu_group_writes(s, g, b)) return true;
-    for (int i = 0; i < g->n; i++) {
-        const DepSet *d = &s->nodes[g->nodes[i]].deps;
-        for (int r = 0; r < d->nreads; r++) if (d->reads[r].buf == b) return true;
-    }
-    return false;
-}
 /* A buffer this group writes at store_idx that nobody else reads and that the group only reads
  * back at that same index: its values can live in registers alone (persistent rows). */
 static bool group_local(const Schedule *s, const SchedGroup *g, const Buffer *b, const Expr *store_idx) {
@@ -481,10 +427,10 @@ static int kernel_params(MiCtx *ctx, const Schedule *s, const SchedGroup *g, Str
     int na = 0;
     for (int i = 0; i < m->nbufs; i++) {
         const Buffer *b = m->bufs[i];
-        if (!cu_group_touches(s, g, b)) continue;
+        if (!cg_group_touches(s, g, b)) continue;
         const char *ct = cu_type(b->layout.dtype);
         if (!ct) return mi_err(ctx, NULL, 0, 0, "dtype %s of buffer '%s' is not supported by the CUDA code generator", dtype_abbrev(b->layout.dtype), b->name);
-        sb_printf(out, "%s%s%s *__restrict__ %s", na++ ? ", " : "", cu_group_writes(s, g, b) ? "" : "const ", ct, b->name);
+        sb_printf(out, "%s%s%s *__restrict__ %s", na++ ? ", " : "", cg_group_writes(s, g, b) ? "" : "const ", ct, b->name);
     }
     sb_printf(out, "%sMiSyms mi_sy)\n{\n", na ? ", " : "");
     for (int i = 0; i < m->nsyms; i++) sb_printf(out, "    const int64_t %s = mi_sy.v[%d]; (void)%s;\n", m->sym_names[i], i, m->sym_names[i]);
@@ -742,7 +688,7 @@ void cu_emit_launch(const Schedule *s, const SchedGroup *g, StrBuf *out) {
     }
     for (int i = 0; i < m->nbufs; i++) {
         const Buffer *b = m->bufs[i];
-        if (cu_group_touches(s, g, b)) sb_printf(out, "%s, ", b->name);
+        if (cg_group_touches(s, g, b)) sb_printf(out, "%s, ", b->name);
     }
     sb_put(out, "mi_sy);\n    }\n");
 }

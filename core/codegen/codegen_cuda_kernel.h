@@ -7,9 +7,8 @@
 
 /* CUDA C++ type of a dtype, NULL when the backend has none. */
 const char *cu_type(DType t);
-/* Does a kernel group write / read-or-write buffer b? Has it a reduction? */
-bool cu_group_writes(const Schedule *s, const SchedGroup *g, const Buffer *b);
-bool cu_group_touches(const Schedule *s, const SchedGroup *g, const Buffer *b);
+/* Has a kernel group a reduction? (Which buffers it writes / touches: cg_group_writes /
+ * cg_group_touches of codegen_kernel.h.) */
 bool cu_group_has_reduction(const Schedule *s, const SchedGroup *g);
 /* Append the group's __global__ kernel (flat pointwise or row kernel); -1 + ctx error. Uses the
  * file prelude's helpers (mi_block_reduce, mi_col_reduce, MiWelford, MiSyms, ...). */

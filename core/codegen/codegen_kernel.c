@@ -25,7 +25,7 @@
  *   - no outer loop (a full reduction): the reduction loop itself is `parallel for reduction`.
  * argmax/argmin stay scalar (first-index ties need the sequential order). */
 #include "codegen/codegen_kernel.h"
-#include "codegen/codegen_c.h"
+#include "codegen/op_overrides.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -49,6 +49,10 @@ const char *cg_ctype(DType t) {
     default: return NULL;
     }
 }
+
+/* The C backend's dialect: the shared spellings of op_overrides.c unchanged (they are
+ * CppOverrides'), integer bool literals. */
+static const CgOverrides cpp_overrides = {"C", cg_ctype, NULL, NULL, NULL, NULL, NULL};
 
 /* ---- value numbering: right-hand side text -> value handle ---- */
 typedef struct Cse { char **keys; int *vals; int cap, n; } Cse;
@@ -206,7 +210,7 @@ static IrVal c_load(OpsHandler *h, Buffer *buf, Expr *index) {
     const char *bn = em_ref(e, buf, &index, lb, sizeof lb);
     StrBuf ix;
     sb_init(&ix);
-    codegen_expr_c(index, &ix);
+    sym_c_sb(index, &ix);
     e->next_inv = !expr_uses(index, e->inner, e->ninner) && !em_writes(e, buf) && !em_writes(e, ir_store_target(buf));
     IrVal v = em_tmp(e, buf->layout.dtype, "%s[%s]", bn, ix.s);
     sb_free(&ix);
@@ -222,7 +226,7 @@ static void c_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     if (rowloc) cse_forget_loads(&e->cse, bn);
     StrBuf ix;
     sb_init(&ix);
-    codegen_expr_c(index, &ix);
+    sym_c_sb(index, &ix);
     bool local = false;
     for (int i = 0; i < e->nlocal; i++) local |= e->local[i] == buf;
     const char *ct = cg_ctype(buf->layout.dtype);
@@ -237,32 +241,19 @@ static void c_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     }
     sb_free(&ix);
 }
-static void lit(StrBuf *sb, double v, DType dt) {
-    if (isnan(v)) sb_put(sb, "NAN");
-    else if (isinf(v)) sb_put(sb, v > 0 ? "INFINITY" : "-INFINITY");
-    else if (dtype_is_float(dt)) {
-        char b[64];
-        snprintf(b, sizeof b, "%.17g", v);
-        if (!strpbrk(b, ".eEn")) strcat(b, ".0");
-        sb_printf(sb, "%s%s", b, dt == DT_F32 ? "f" : "");
-    }
-    else sb_printf(sb, "%lldLL", (long long)v);
-}
 static IrVal c_constant(OpsHandler *h, double v, DType dt) {
     Em *e = h->self;
-    StrBuf s;
-    sb_init(&s);
-    lit(&s, v, dt);
+    char *s = cg_constant(&cpp_overrides, v, dt);
     e->next_inv = true;
-    IrVal r = em_tmp(e, dt, "%s", s.s);
-    sb_free(&s);
+    IrVal r = em_tmp(e, dt, "%s", s);
+    free(s);
     return r;
 }
 static IrVal c_index_expr(OpsHandler *h, Expr *x, DType dt) {
     Em *e = h->self;
     StrBuf s;
     sb_init(&s);
-    codegen_expr_c(x, &s);
+    sym_c_sb(x, &s);
     e->next_inv = !expr_uses(x, e->inner, e->ninner);
     IrVal r = em_tmp(e, dt, "%s", s.s);
     sb_free(&s);
@@ -271,84 +262,30 @@ static IrVal c_index_expr(OpsHandler *h, Expr *x, DType dt) {
 static IrVal c_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) {
     Em *e = h->self;
     e->next_inv = v >= 0 && v < e->n && e->inv[v];
-    return em_tmp(e, dt, "(%s)(%s)", cg_ctype(dt) ? cg_ctype(dt) : "float", nm(e, v));
+    char *x = cg_to_dtype(&cpp_overrides, nm(e, v), dt, src);
+    IrVal r = em_tmp(e, dt, "%s", x);
+    free(x);
+    return r;
 }
 
 static IrVal c_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
     Em *e = h->self;
     e->next_inv = true;   /* invariant when every argument is */
     for (int i = 0; i < ir_math_arity(op); i++) e->next_inv &= a[i] >= 0 && a[i] < e->n && e->inv[a[i]];
-    const char *x = nm(e, a[0]), *y = ir_math_arity(op) > 1 ? nm(e, a[1]) : "", *z = ir_math_arity(op) > 2 ? nm(e, a[2]) : "";
-    DType at = dtv(e, a[0]);
-    bool f32 = at == DT_F32, fl = dtype_is_float(at);
-    const char *sf = f32 ? "f" : "";
-    switch (op) {
-    case IOP_NEG: return em_tmp(e, dt, "-%s", x);
-    case IOP_EXP: return em_tmp(e, dt, "exp%s(%s)", sf, x);
-    case IOP_LOG: return em_tmp(e, dt, "log%s(%s)", sf, x);
-    case IOP_SQRT: return em_tmp(e, dt, "sqrt%s(%s)", sf, x);
-    case IOP_RSQRT: return em_tmp(e, dt, "1%s / sqrt%s(%s)", f32 ? ".0f" : ".0", sf, x);
-    case IOP_TANH: return em_tmp(e, dt, "tanh%s(%s)", sf, x);
-    case IOP_SIGMOID: return em_tmp(e, dt, "1%s / (1%s + exp%s(-%s))", f32 ? ".0f" : ".0", f32 ? ".0f" : ".0", sf, x);
-    case IOP_RELU: return em_tmp(e, dt, "%s < 0 ? 0 : %s", x, x);
-    case IOP_ERF: return em_tmp(e, dt, "erf%s(%s)", sf, x);
-    case IOP_SIN: return em_tmp(e, dt, "sin%s(%s)", sf, x);
-    case IOP_COS: return em_tmp(e, dt, "cos%s(%s)", sf, x);
-    case IOP_TAN: return em_tmp(e, dt, "tan%s(%s)", sf, x);
-    case IOP_ASIN: return em_tmp(e, dt, "asin%s(%s)", sf, x);
-    case IOP_ACOS: return em_tmp(e, dt, "acos%s(%s)", sf, x);
-    case IOP_LGAMMA: return em_tmp(e, dt, "lgamma%s(%s)", sf, x);
-    case IOP_ABS: return fl ? em_tmp(e, dt, "fabs%s(%s)", sf, x) : em_tmp(e, dt, "%s < 0 ? -%s : %s", x, x, x);
-    case IOP_RECIPROCAL: return em_tmp(e, dt, "1%s / %s", f32 ? ".0f" : ".0", x);
-    case IOP_EXPM1: return em_tmp(e, dt, "expm1%s(%s)", sf, x);
-    case IOP_LOG1P: return em_tmp(e, dt, "log1p%s(%s)", sf, x);
-    case IOP_FLOOR: return em_tmp(e, dt, "floor%s(%s)", sf, x);
-    case IOP_CEIL: return em_tmp(e, dt, "ceil%s(%s)", sf, x);
-    case IOP_ROUND: return em_tmp(e, dt, "nearbyint%s(%s)", sf, x);
-    case IOP_SIGN: return em_tmp(e, dt, "(%s > 0) - (%s < 0)", x, x);
-    case IOP_LOGICAL_NOT: return em_tmp(e, dt, "!%s", x);
-    case IOP_ADD: return em_tmp(e, dt, "%s + %s", x, y);
-    case IOP_SUB: return em_tmp(e, dt, "%s - %s", x, y);
-    case IOP_MUL: return em_tmp(e, dt, "%s * %s", x, y);
-    case IOP_TRUEDIV: return em_tmp(e, dt, "%s / %s", x, y);
-    case IOP_POW: return em_tmp(e, dt, "pow%s(%s, %s)", sf, x, y);
-    /* torch.maximum/minimum (and clamp) propagate NaN (fmax/fmin would drop it); on +0/-0 ties
-     * the second operand, as the reference and the IR interpreter give it */
-    case IOP_MAXIMUM: return fl ? em_tmp(e, dt, "(%s != %s || %s != %s) ? %s + %s : (%s > %s ? %s : %s)", x, x, y, y, x, y, x, y, x, y)
-                                : em_tmp(e, dt, "%s > %s ? %s : %s", x, y, x, y);
-    case IOP_MINIMUM: return fl ? em_tmp(e, dt, "(%s != %s || %s != %s) ? %s + %s : (%s < %s ? %s : %s)", x, x, y, y, x, y, x, y, x, y)
-                                : em_tmp(e, dt, "%s < %s ? %s : %s", x, y, x, y);
-    case IOP_EQ: return em_tmp(e, dt, "%s == %s", x, y);
-    case IOP_NE: return em_tmp(e, dt, "%s != %s", x, y);
-    case IOP_LT: return em_tmp(e, dt, "%s < %s", x, y);
-    case IOP_LE: return em_tmp(e, dt, "%s <= %s", x, y);
-    case IOP_GT: return em_tmp(e, dt, "%s > %s", x, y);
-    case IOP_GE: return em_tmp(e, dt, "%s >= %s", x, y);
-    case IOP_LOGICAL_AND: return em_tmp(e, dt, "%s && %s", x, y);
-    case IOP_LOGICAL_OR: return em_tmp(e, dt, "%s || %s", x, y);
-    case IOP_FLOORDIV: return fl ? em_tmp(e, dt, "floor%s(%s / %s)", sf, x, y) : em_tmp(e, dt, "mi_floordiv(%s, %s)", x, y);
-    case IOP_FMOD: return fl ? em_tmp(e, dt, "fmod%s(%s, %s)", sf, x, y) : em_tmp(e, dt, "%s %% %s", x, y);
-    case IOP_WHERE: return em_tmp(e, dt, "%s ? %s : %s", x, y, z);
-    default: break;
+    const char *args[3];
+    for (int i = 0; i < ir_math_arity(op) && i < 3; i++) args[i] = nm(e, a[i]);
+    char *x = cg_math(&cpp_overrides, op, dtv(e, a[0]), args);
+    if (!x) {
+        e->bad = true;
+        snprintf(e->err, sizeof e->err, "op %s has no C lowering", ir_math_name(op));
     }
-    e->bad = true;
-    snprintf(e->err, sizeof e->err, "op %s has no C lowering", ir_math_name(op));
-    return em_tmp(e, dt, "0");
+    IrVal r = em_tmp(e, dt, "%s", x ? x : "0");
+    free(x);
+    return r;
 }
 
 
 /* ---- reductions ---- */
-static const char *red_init(DType t, bool mx) {
-    switch (t) {
-    case DT_F32: case DT_F64: return mx ? "-INFINITY" : "INFINITY";
-    case DT_I32: return mx ? "INT32_MIN" : "INT32_MAX";
-    case DT_I16: return mx ? "INT16_MIN" : "INT16_MAX";
-    case DT_I8: return mx ? "INT8_MIN" : "INT8_MAX";
-    case DT_U8: return mx ? "0" : "UINT8_MAX";
-    case DT_BOOL: return mx ? "0" : "1";
-    default: return mx ? "INT64_MIN" : "INT64_MAX";
-    }
-}
 static int em_width(const Em *e) { return e->mode == EM_COL ? COL_TILE : WF_LANES; }
 /* an accumulator: a scalar (row mode) or one per lane / tile column */
 static void acc_decl(Em *e, const char *ct, const char *a, const char *init) {
@@ -387,7 +324,7 @@ static IrVal c_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, Ir
     }
     case RED_MAX: case RED_MIN: {
         const char *cmp = rt == RED_MAX ? ">" : "<";
-        acc_decl(e, ct, A, red_init(dt, rt == RED_MAX));
+        acc_decl(e, ct, A, cg_red_init(dt, rt == RED_MAX));
         sb_printf(e->body, "%s    %s%s = %s %s %s%s ? %s : %s%s;\n", e->indent, A, L, x, cmp, A, L, x, A, L);
         if (row) sb_printf(e->clauses, " reduction(%s:%s)", rt == RED_MAX ? "max" : "min", A);
         if (lanes) sb_printf(e->fin, "%s    %s %s_r = %s[0]; for (int mi_q = 1; mi_q < %d; mi_q++) %s_r = %s[mi_q] %s %s_r ? %s[mi_q] : %s_r;\n",
@@ -410,7 +347,7 @@ static IrVal c_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, Ir
         bool mx = rt == RED_ARGMAX;
         const char *st = cg_ctype(src) ? cg_ctype(src) : "float";
         sb_printf(e->pre, "%s    %s %s_v = %s; int64_t %s = 0; int64_t %s_i = 0;\n", fi, st, A,
-                  red_init(src, mx), A, A);
+                  cg_red_init(src, mx), A, A);
         /* like torch: the first NaN is the arg-extremum */
         sb_printf(e->body, "%s    if (%s_v == %s_v && (%s != %s || %s %s %s_v)) { %s_v = %s; %s = %s_i; }\n%s    %s_i++;\n", e->indent,
                   A, A, x, x, x, mx ? ">" : "<", A, A, x, A, A, e->indent, A);
@@ -454,7 +391,7 @@ static IrVal c_getitem(OpsHandler *h, IrVal v, int k) {
 static void c_store_red(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     Em *e = h->self;
     sb_printf(e->post, "%s    %s[", e->oindent, ir_store_target(buf)->name);
-    codegen_expr_c(index, e->post);
+    sym_c_sb(index, e->post);
     sb_printf(e->post, "] = %s;\n", nm(e, v));
 }
 
@@ -518,7 +455,7 @@ bool cg_group_touches(const Schedule *s, const SchedGroup *g, const Buffer *b) {
 
 static void emit_loop_header(StrBuf *sb, const char *ind, const LoopBody *b, int v) {
     sb_printf(sb, "%sfor (int64_t %s = 0; %s < ", ind, b->vars[v]->name, b->vars[v]->name);
-    codegen_expr_c(b->ranges[v], sb);
+    sym_c_sb(b->ranges[v], sb);
     sb_printf(sb, "; %s++)\n", b->vars[v]->name);
 }
 
@@ -672,7 +609,7 @@ static void put_ind(StrBuf *sb, int depth) {
 #define MI_PAR_MIN_CHUNK 4096
 static void par_if(StrBuf *out, const LoopBody *lb) {
     sb_put(out, " if(");
-    for (int v = 0; v < lb->nvars; v++) { sb_putc(out, '('); codegen_expr_c(lb->ranges[v], out); sb_put(out, ") * "); }
+    for (int v = 0; v < lb->nvars; v++) { sb_putc(out, '('); sym_c_sb(lb->ranges[v], out); sb_put(out, ") * "); }
     sb_printf(out, "(int64_t)1 >= (int64_t)%d * omp_get_max_threads())", MI_PAR_MIN_CHUNK);
 }
 
@@ -829,7 +766,7 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
             if (innermost && mode == EM_LANES) {   /* blocks of WF_LANES lanes, then a scalar tail */
                 StrBuf r;
                 sb_init(&r);
-                codegen_expr_c(lb->ranges[v], &r);
+                sym_c_sb(lb->ranges[v], &r);
                 line(out, d, "{");
                 line(out, d + 1, "const int64_t mi_nb = %s / %d;", r.s, WF_LANES);
                 line(out, d + 1, "for (int64_t mi_b = 0; mi_b < mi_nb; mi_b++) {");
@@ -908,7 +845,7 @@ static int emit_group(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf
             if (col && v == mo - 1) {
                 StrBuf r;
                 sb_init(&r);
-                codegen_expr_c(b0->ranges[v], &r);
+                sym_c_sb(b0->ranges[v], &r);
                 sb_printf(out, "%sfor (int64_t mi_t = 0; mi_t < (%s + %d) / %d; mi_t++)\n", ind, r.s, COL_TILE - 1, COL_TILE);
                 sb_printf(out, "%s{\n%s    const int64_t mi_n = %s - mi_t * %d < %d ? %s - mi_t * %d : %d;\n", ind, ind, r.s, COL_TILE, COL_TILE, r.s, COL_TILE, COL_TILE);
                 sb_free(&r);

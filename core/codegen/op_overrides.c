@@ -1,0 +1,165 @@
+/* op_overrides.c — the shared op -> C spelling of both code generators (see op_overrides.h):
+ * math ops, literals, casts, reduction identities and the operand block of a cond call. The C
+ * emitter (codegen_kernel.c) and the CUDA emitter (codegen_cuda_kernel.c) each pass their
+ * CgOverrides, which overrides only the spellings its dialect changes. */
+#include "codegen/op_overrides.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+DType cg_compute_dtype(const CgOverrides *ov, DType t) {
+    return ov->compute_dtype ? ov->compute_dtype(t) : t;
+}
+
+const char *cg_value_type(const CgOverrides *ov, DType t) {
+    const char *ct = ov->storage_type(cg_compute_dtype(ov, t));
+    return ct ? ct : "float";
+}
+
+/* The shared spellings (Inductor's OpOverrides / CppOverrides): libm names with an `f` suffix
+ * on f32 operands, NaN-propagating maximum/minimum (torch.maximum and clamp propagate NaN;
+ * on +0/-0 ties the second operand, as the reference interpreter gives it). */
+static bool math_spelling(const CgOverrides *ov, StrBuf *out, IrMathOp op, DType at, const char *const *a) {
+    if (ov->math && ov->math(out, op, at, a)) return true;
+    const char *x = a[0], *y = ir_math_arity(op) > 1 ? a[1] : "", *z = ir_math_arity(op) > 2 ? a[2] : "";
+    bool f32 = at == DT_F32, fl = dtype_is_float(at);
+    const char *sf = f32 ? "f" : "", *one = f32 ? "1.0f" : "1.0";
+    switch (op) {
+    case IOP_NEG: sb_printf(out, "-%s", x); return true;
+    case IOP_EXP: sb_printf(out, "exp%s(%s)", sf, x); return true;
+    case IOP_LOG: sb_printf(out, "log%s(%s)", sf, x); return true;
+    case IOP_SQRT: sb_printf(out, "sqrt%s(%s)", sf, x); return true;
+    case IOP_RSQRT: sb_printf(out, "%s / sqrt%s(%s)", one, sf, x); return true;
+    case IOP_TANH: sb_printf(out, "tanh%s(%s)", sf, x); return true;
+    case IOP_SIGMOID: sb_printf(out, "%s / (%s + exp%s(-%s))", one, one, sf, x); return true;
+    case IOP_RELU: sb_printf(out, "%s < 0 ? 0 : %s", x, x); return true;
+    case IOP_ERF: sb_printf(out, "erf%s(%s)", sf, x); return true;
+    case IOP_SIN: sb_printf(out, "sin%s(%s)", sf, x); return true;
+    case IOP_COS: sb_printf(out, "cos%s(%s)", sf, x); return true;
+    case IOP_TAN: sb_printf(out, "tan%s(%s)", sf, x); return true;
+    case IOP_ASIN: sb_printf(out, "asin%s(%s)", sf, x); return true;
+    case IOP_ACOS: sb_printf(out, "acos%s(%s)", sf, x); return true;
+    case IOP_LGAMMA: sb_printf(out, "lgamma%s(%s)", sf, x); return true;
+    case IOP_ABS:
+        if (fl) sb_printf(out, "fabs%s(%s)", sf, x);
+        else sb_printf(out, "%s < 0 ? -%s : %s", x, x, x);
+        return true;
+    case IOP_RECIPROCAL: sb_printf(out, "%s / %s", one, x); return true;
+    case IOP_EXPM1: sb_printf(out, "expm1%s(%s)", sf, x); return true;
+    case IOP_LOG1P: sb_printf(out, "log1p%s(%s)", sf, x); return true;
+    case IOP_FLOOR: sb_printf(out, "floor%s(%s)", sf, x); return true;
+    case IOP_CEIL: sb_printf(out, "ceil%s(%s)", sf, x); return true;
+    case IOP_ROUND: sb_printf(out, "nearbyint%s(%s)", sf, x); return true;
+    case IOP_SIGN: sb_printf(out, "(%s > 0) - (%s < 0)", x, x); return true;
+    case IOP_LOGICAL_NOT: sb_printf(out, "!%s", x); return true;
+    case IOP_ADD: sb_printf(out, "%s + %s", x, y); return true;
+    case IOP_SUB: sb_printf(out, "%s - %s", x, y); return true;
+    case IOP_MUL: sb_printf(out, "%s * %s", x, y); return true;
+    case IOP_TRUEDIV: sb_printf(out, "%s / %s", x, y); return true;
+    case IOP_POW: sb_printf(out, "pow%s(%s, %s)", sf, x, y); return true;
+    case IOP_MAXIMUM: case IOP_MINIMUM: {
+        const char *cmp = op == IOP_MAXIMUM ? ">" : "<";
+        if (fl) sb_printf(out, "(%s != %s || %s != %s) ? %s + %s : (%s %s %s ? %s : %s)", x, x, y, y, x, y, x, cmp, y, x, y);
+        else sb_printf(out, "%s %s %s ? %s : %s", x, cmp, y, x, y);
+        return true;
+    }
+    case IOP_EQ: sb_printf(out, "%s == %s", x, y); return true;
+    case IOP_NE: sb_printf(out, "%s != %s", x, y); return true;
+    case IOP_LT: sb_printf(out, "%s < %s", x, y); return true;
+    case IOP_LE: sb_printf(out, "%s <= %s", x, y); return true;
+    case IOP_GT: sb_printf(out, "%s > %s", x, y); return true;
+    case IOP_GE: sb_printf(out, "%s >= %s", x, y); return true;
+    case IOP_LOGICAL_AND: sb_printf(out, "%s && %s", x, y); return true;
+    case IOP_LOGICAL_OR: sb_printf(out, "%s || %s", x, y); return true;
+    case IOP_FLOORDIV:
+        if (fl) sb_printf(out, "floor%s(%s / %s)", sf, x, y);
+        else sb_printf(out, "mi_floordiv(%s, %s)", x, y);
+        return true;
+    case IOP_FMOD:
+        if (fl) sb_printf(out, "fmod%s(%s, %s)", sf, x, y);
+        else sb_printf(out, "%s %% %s", x, y);
+        return true;
+    case IOP_WHERE: sb_printf(out, "%s ? %s : %s", x, y, z); return true;
+    default: return false;
+    }
+}
+
+char *cg_math(const CgOverrides *ov, IrMathOp op, DType at, const char *const *a) {
+    StrBuf out;
+    sb_init(&out);
+    if (math_spelling(ov, &out, op, at, a)) return sb_take(&out);
+    sb_free(&out);
+    return NULL;
+}
+
+char *cg_constant(const CgOverrides *ov, double v, DType dt) {
+    StrBuf sb, *out = &sb;
+    sb_init(out);
+    if (isnan(v)) sb_put(out, "NAN");
+    else if (isinf(v)) sb_put(out, v > 0 ? "INFINITY" : "-INFINITY");
+    else if (dt == DT_BOOL && ov->bool_true) sb_put(out, v != 0 ? ov->bool_true : ov->bool_false);
+    else if (dtype_is_float(dt)) {
+        char b[64];
+        snprintf(b, sizeof b, "%.17g", v);
+        if (!strpbrk(b, ".eEn")) strcat(b, ".0");
+        sb_printf(out, "%s%s", b, cg_compute_dtype(ov, dt) == DT_F32 ? "f" : "");
+    } else sb_printf(out, "%lldLL", (long long)v);
+    return sb_take(out);
+}
+
+char *cg_to_dtype(const CgOverrides *ov, const char *x, DType dt, DType src) {
+    StrBuf out;
+    sb_init(&out);
+    if (!ov->to_dtype || !ov->to_dtype(&out, x, dt, src)) sb_printf(&out, "(%s)(%s)", cg_value_type(ov, dt), x);
+    return sb_take(&out);
+}
+
+const char *cg_red_init(DType t, bool mx) {
+    switch (t) {
+    case DT_F32: case DT_F64: case DT_F16: case DT_BF16: return mx ? "-INFINITY" : "INFINITY";
+    case DT_I32: return mx ? "INT32_MIN" : "INT32_MAX";
+    case DT_I16: return mx ? "INT16_MIN" : "INT16_MAX";
+    case DT_I8: return mx ? "INT8_MIN" : "INT8_MAX";
+    case DT_U8: return mx ? "0" : "UINT8_MAX";
+    case DT_BOOL: return mx ? "0" : "1";
+    default: return mx ? "INT64_MIN" : "INT64_MAX";
+    }
+}
+
+int cg_emit_cond_call(MiCtx *ctx, const Schedule *s, const Buffer *b, CgCondTail tail, void *arg, StrBuf *out) {
+    const IrCond *c = b->cond;
+    const SchedBranch *br = sched_branch_of(s, b);
+    if (!c || !br) return mi_err(ctx, NULL, 0, 0, "cond '%s' has no scheduled branches", b->name);
+    const IrModule *m = s->ir;
+    /* each branch takes its own symbols, by name from ours */
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < c->branch[k]->nsyms; i++) {
+            bool have = false;
+            for (int j = 0; j < m->nsyms; j++) have |= strcmp(m->sym_names[j], c->branch[k]->sym_names[i]) == 0;
+            if (!have) return mi_err(ctx, NULL, 0, 0, "cond branch '%s' uses size symbol %s that its caller does not have", c->names[k], c->branch[k]->sym_names[i]);
+        }
+    sb_printf(out, "    {   /* torch.ops.higher_order.cond: %s if %s else %s */\n", c->names[0], b->eargs[0].buf->name, c->names[1]);
+    sb_put(out, "        void *const cin[] = {");
+    for (int i = 1; i < b->neargs; i++) {
+        sb_printf(out, "%s(void *)(%s + ", i > 1 ? ", " : "", b->eargs[i].buf->name);
+        sym_c_sb(b->eargs[i].view.offset, out);
+        sb_put(out, ")");
+    }
+    if (b->neargs == 1) sb_put(out, "NULL");
+    sb_put(out, "};\n        void *const cout[] = {");
+    for (int k = 0; k < c->nouts; k++) sb_printf(out, "%s%s", k ? ", " : "", c->outs[k]->name);
+    sb_put(out, "};\n");
+    for (int k = 0; k < 2; k++) {
+        const IrModule *bm = c->branch[k];
+        sb_printf(out, "        const int64_t csyms%d[] = {", k);
+        for (int i = 0; i < bm->nsyms; i++) sb_printf(out, "%s, ", bm->sym_names[i]);
+        sb_printf(out, "0}; (void)csyms%d;\n", k);
+    }
+    StrBuf off;
+    sb_init(&off);
+    sym_c_sb(b->eargs[0].view.offset, &off);
+    tail(arg, b->eargs[0].buf->name, off.s, br->fn[0], br->fn[1], out);
+    sb_free(&off);
+    return 0;
+}
