@@ -24,8 +24,8 @@ endif
 CC ?= cc
 WARN = -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers
 CFLAGS += -std=gnu11 $(OPT) $(WARN) $(SAN) -MMD -MP -I. -Icore \
-          $(GV_CFLAGS) $(CJSON_CFLAGS) $(MD_CFLAGS) $(BLAS_CFLAGS) $(OMP_FLAGS)
-LDLIBS += $(GV_LIBS) $(CJSON_LIBS) $(MD_LIBS) $(BLAS_LIBS) $(OMP_FLAGS) -ldl -lm -lpthread
+          $(GV_CFLAGS) $(CJSON_CFLAGS) $(MD_CFLAGS) $(BLAS_CFLAGS) $(NUM_CFLAGS) $(OMP_FLAGS)
+LDLIBS += $(GV_LIBS) $(CJSON_LIBS) $(MD_LIBS) $(BLAS_LIBS) $(NUM_LIBS) $(OMP_FLAGS) -ldl -lm -lpthread
 LDFLAGS += $(SAN)
 
 LIB_SRC  = $(wildcard core/*/*.c) $(wildcard trace/*.c) $(wildcard viz/*.c)
@@ -86,7 +86,7 @@ bench: $(LIB)
 FUZZ_SRC = $(wildcard tests/fuzz/*.c)
 FUZZ_BIN = $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 FUZZ_CFLAGS = -std=gnu11 -O1 -g -I. -Icore -fsanitize=fuzzer-no-link,address,undefined \
-              $(GV_CFLAGS) $(CJSON_CFLAGS) $(MD_CFLAGS) $(BLAS_CFLAGS) $(OMP_FLAGS)
+              $(GV_CFLAGS) $(CJSON_CFLAGS) $(MD_CFLAGS) $(BLAS_CFLAGS) $(NUM_CFLAGS) $(OMP_FLAGS)
 fuzz: $(FUZZ_BIN)
 # one object per library file (only changed files recompile)
 FUZZ_OBJ = $(LIB_SRC:%.c=build-fuzz/obj/%.o)

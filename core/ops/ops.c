@@ -16,6 +16,7 @@ static const struct { const OpDef *rows; const int *n; } families[] = {
     {ops_misc_table, &ops_misc_count},
     {ops_conv_table, &ops_conv_count},
     {ops_random_table, &ops_random_count},
+    {ops_decomp_pointwise_table, &ops_decomp_pointwise_count},
 };
 #define NFAM ((int)(sizeof families / sizeof families[0]))
 

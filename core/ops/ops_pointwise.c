@@ -16,7 +16,7 @@ typedef double (*PwF)(const double *x, const PwParams *p);
 typedef int64_t (*PwI)(const int64_t *x, const PwParams *p);
 
 enum { R_PROMOTE, R_FLOAT, R_BOOL, R_SAME, R_WHERE, R_LOGICAL };
-enum { P_ALPHA = 1, P_ROUND = 2, P_GELU = 4, P_CLAMP = 8, P_HARDTANH = 16, P_SOFTPLUS = 32, P_ELU = 64 };
+enum { P_ALPHA = 1, P_ROUND = 2, P_GELU = 4, P_CLAMP = 8, P_HARDTANH = 16, P_SOFTPLUS = 32, P_ELU = 64, P_SLOPE = 128 };
 
 typedef struct PwSpec {
     int nin, rule, params;
@@ -144,7 +144,12 @@ F2(f_gt, a > b)             I2(i_gt, a > b)
 F2(f_ge, a >= b)            I2(i_ge, a >= b)
 F2(f_land, (a != 0) && (b != 0))   F2(f_lor, (a != 0) || (b != 0))   F2(f_lxor, (a != 0) != (b != 0))
 I2(i_band, a & b)           I2(i_bor, a | b)            I2(i_bxor, a ^ b)
-F2(f_leaky, a > 0 ? a : a * b)
+static double f_leaky(const double *x, const PwParams *p) { return x[0] > 0 ? x[0] : x[0] * p->alpha; }
+F1(f_acosh, acosh(a))       F1(f_asinh, asinh(a))       F1(f_atanh, atanh(a))
+F2(f_copysign, copysign(a, b))   F2(f_hypot, hypot(a, b))
+/* nextafter in the compute dtype (float32 steps by float32 ulps) */
+static double f_nextafter(const double *x, const PwParams *p) { return p->f32 ? (double)nextafterf((float)x[0], (float)x[1]) : nextafter(x[0], x[1]); }
+F1(f_signbit, signbit(a) ? 1 : 0)   I1(i_signbit, a < 0)
 static double f_where(const double *x, const PwParams *p) { (void)p; return x[0] != 0 ? x[1] : x[2]; }
 static int64_t i_where(const int64_t *x, const PwParams *p) { (void)p; return x[0] != 0 ? x[1] : x[2]; }
 static double f_mfill(const double *x, const PwParams *p) { (void)p; return x[1] != 0 ? x[2] : x[0]; }
@@ -195,7 +200,12 @@ static const PwSpec
     sp_hardsigmoid = {1, R_FLOAT, 0, f_hardsigmoid, NULL, S1}, sp_hardswish = {1, R_FLOAT, 0, f_hardswish, NULL, S1},
     sp_mish = {1, R_FLOAT, 0, f_mish, NULL, S1}, sp_softplus = {1, R_FLOAT, P_SOFTPLUS, f_softplus, NULL, S1},
     sp_elu = {1, R_FLOAT, P_ELU, f_elu, NULL, S1},
-    sp_leaky = {2, R_SAME, 0, f_leaky, NULL, {"self", "negative_slope"}},
+    sp_leaky = {1, R_FLOAT, P_SLOPE, f_leaky, NULL, S1},
+    sp_acosh = {1, R_FLOAT, 0, f_acosh, NULL, S1}, sp_asinh = {1, R_FLOAT, 0, f_asinh, NULL, S1},
+    sp_atanh = {1, R_FLOAT, 0, f_atanh, NULL, S1},
+    sp_copysign = {2, R_FLOAT, 0, f_copysign, NULL, S2}, sp_hypot = {2, R_FLOAT, 0, f_hypot, NULL, S2},
+    sp_nextafter = {2, R_PROMOTE, 0, f_nextafter, NULL, S2},
+    sp_signbit = {1, R_LOGICAL, 0, f_signbit, i_signbit, S1},
     sp_where = {3, R_WHERE, 0, f_where, i_where, {"condition", "self", "other"}},
     sp_mfill = {3, R_SAME, 0, f_mfill, i_mfill, {"self", "mask", "value"}},
     sp_fill = {2, R_SAME, 0, f_second, i_second, {"self", "value"}};
@@ -313,6 +323,12 @@ static void pw_params(ShapeArgs *sa, const PwSpec *sp, PwParams *p) {
             p->lo = 1;
             if (arg_present(a)) sa_scalar(sa, a, "input_scale", &p->lo, &t);
         }
+    }
+    if (sp->params & P_SLOPE) {           /* leaky_relu(self, negative_slope=0.01) */
+        ArgRef a = sa_arg(sa, 1, "negative_slope");
+        DType t;
+        p->alpha = 0.01;
+        if (arg_present(a)) sa_scalar(sa, a, "negative_slope", &p->alpha, &t);
     }
     if (sp->params & P_CLAMP) {
         DType t;
@@ -462,6 +478,19 @@ const OpDef ops_pointwise_table[] = {
     PW("aten.minimum.default", sp_min, "elementwise min (nan propagates)"),
     PW("aten.clamp.default", sp_clamp, "clamp to [min, max]"),
     PW("aten.clamp_min.default", sp_max, "max(self, min)"),
+    PW("aten.clamp_min.Tensor", sp_max, "max(self, min) with a tensor bound"),
+    PW("aten.clamp_max.Tensor", sp_min, "min(self, max) with a tensor bound"),
+    PW("aten.acosh.default", sp_acosh, "inverse hyperbolic cosine"),
+    PW("aten.asinh.default", sp_asinh, "inverse hyperbolic sine"),
+    PW("aten.atanh.default", sp_atanh, "inverse hyperbolic tangent"),
+    PW("aten.copysign.Tensor", sp_copysign, "|self| with the sign of other"),
+    PW("aten.copysign.Scalar", sp_copysign, "|self| with the sign of other"),
+    PW("aten.hypot.default", sp_hypot, "sqrt(self^2 + other^2)"),
+    PW("aten.nextafter.default", sp_nextafter, "next representable value after self toward other"),
+    PW("aten.signbit.default", sp_signbit, "sign bit set (-0.0 too)"),
+    PW("aten.bitwise_and.Scalar", sp_band, "x & y"),
+    PW("aten.bitwise_or.Scalar", sp_bor, "x | y"),
+    PW("aten.bitwise_xor.Scalar", sp_bxor, "x ^ y"),
     PW("aten.clamp_max.default", sp_min, "min(self, max)"),
     PW("aten.remainder.Tensor", sp_rem, "python-style modulo"),
     PW("aten.remainder.Scalar", sp_rem, "python-style modulo"),
