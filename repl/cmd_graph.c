@@ -242,9 +242,9 @@ static Graph *load_from_log(Session *s, const char *log, const char *cid, const 
 char **load_log_names(Session *s, const char *log, const char *cid) {
     if (!looks_like_trace_log(log)) return NULL;
     TraceCompileList cl = {0};
-    MiError saved = s->ctx->err;      /* completing must not leave an error behind */
+    MiTry tentative = mi_try(s->ctx);      /* completing must not leave an error behind */
     int rc = trace_list_compiles(s->ctx, log, &cl);
-    s->ctx->err = saved;
+    mi_try_end(&tentative);
     if (rc < 0) return NULL;
     char **v;
     if (!cid) {

@@ -44,6 +44,23 @@ int mi_err(MiCtx *ctx, const char *file, int line, int col, const char *fmt, ...
 
 void mi_clear_err(MiCtx *ctx) { memset(&ctx->err, 0, sizeof ctx->err); }
 
+int mi_errf(MiCtx *ctx, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    mi_verr(ctx, NULL, 0, 0, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+MiTry mi_try(MiCtx *ctx) {
+    MiTry t;
+    t.ctx = ctx;
+    t.saved = ctx->err;
+    return t;
+}
+
+void mi_try_end(MiTry *t) { t->ctx->err = t->saved; }
+
 const char *mi_err_str(const MiCtx *ctx, char *buf, size_t n) {
     const MiError *e = &ctx->err;
     if (e->file[0] && e->line && e->col)

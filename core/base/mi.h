@@ -1,8 +1,18 @@
 /* mi.h — the session context, error reporting and arena allocation shared by every module.
  *
- * Every public function below repl/ takes a MiCtx and returns 0 / a pointer on success,
- * -1 / NULL on failure after filling ctx->err with file, line, column and a reason.
- * Nothing below repl/ prints to stderr or calls exit(). */
+ * The error contract (SQLite's: the error lives in the handle).
+ *  - Every public function below repl/ that takes a MiCtx and can fail returns 0 / a pointer
+ *    on success and -1 / NULL on failure; on failure, and only then, it OVERWRITES ctx->err
+ *    (file, line, column, reason) through mi_err / mi_errf / graph_node_err (fx/graph.h).
+ *    A success leaves ctx->err as it was, so a caller reads ctx->err only right after a
+ *    failure; an old message may still sit there after successes.
+ *  - Functions documented as "true/false" predicates (lowering_supported, symbool_looks_bool,
+ *    ...) never touch ctx->err.
+ *  - A call whose failure is an answer, not an error (is this text an expression? does this
+ *    condition evaluate?), runs inside mi_try / mi_try_end, which puts ctx->err back as it
+ *    was; the tentative failure's message is in ctx->err until mi_try_end.
+ *  - Only repl/ prints the error (mi_err_str); nothing below repl/ prints or calls exit(),
+ *    except mi_x* allocation failures, which abort like Lua's luaM_ (metadata only). */
 #ifndef MI_H
 #define MI_H
 
@@ -43,7 +53,17 @@ void mi_ctx_free(MiCtx *ctx);
 int mi_err(MiCtx *ctx, const char *file, int line, int col, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 int mi_verr(MiCtx *ctx, const char *file, int line, int col, const char *fmt, va_list ap);
+/* mi_err without a location: "reason" alone (file "", line 0). Returns -1. */
+int mi_errf(MiCtx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void mi_clear_err(MiCtx *ctx);
+
+/* A tentative call (see the contract above):
+ *     MiTry t = mi_try(ctx);
+ *     Expr *e = sym_parse(ctx, text, NULL);     // may fail: then e == NULL, reason in ctx->err
+ *     mi_try_end(&t);                           // ctx->err is what it was before mi_try */
+typedef struct MiTry { MiCtx *ctx; MiError saved; } MiTry;
+MiTry mi_try(MiCtx *ctx);
+void mi_try_end(MiTry *t);
 /* "file:line:col: msg" (parts omitted when unknown) into buf; returns buf. */
 const char *mi_err_str(const MiCtx *ctx, char *buf, size_t n);
 

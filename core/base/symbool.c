@@ -117,7 +117,7 @@ static SymBool *p_prim(BP *p) {
     if (!strncmp(p->p, "Not(", 4)) { p->p += 4; return p_call(p, SB_NOT, "Not"); }
     /* an integer side followed by a relation; "(" may open either "(s0 + 1) >= 2" or a condition */
     const char *start = p->p, *end = NULL;
-    MiError saved = p->ctx->err;
+    MiTry tentative = mi_try(p->ctx);
     Expr *e = sym_parse(p->ctx, p->p, &end);
     if (e) {
         const char *r = end + strspn(end, " ");
@@ -134,7 +134,7 @@ static SymBool *p_prim(BP *p) {
             return b;
         }
     }
-    p->ctx->err = saved;
+    mi_try_end(&tentative);
     if (*start == '(') {
         p->p = start + 1;
         SymBool *b = p_or(p);
@@ -198,10 +198,10 @@ SymBool *symbool_parse(MiCtx *ctx, const char *text, const char **end) {
 }
 
 bool symbool_looks_bool(MiCtx *ctx, const char *text) {
-    MiError saved = ctx->err;
+    MiTry tentative = mi_try(ctx);
     const char *end = NULL;
     SymBool *b = symbool_parse(ctx, text, &end);
-    ctx->err = saved;
+    mi_try_end(&tentative);
     bool r = b != NULL;
     symbool_free(b);
     if (r) return true;

@@ -309,9 +309,9 @@ static void emit_guard(MiCtx *ctx, const char *g, int k, StrBuf *out) {
         if (!at) continue;
         char lhs[256];
         snprintf(lhs, sizeof lhs, "%.*s", (int)(at - g), g);
-        MiError saved = ctx->err;
+        MiTry tentative = mi_try(ctx);
         Expr *a = sym_parse(ctx, lhs, NULL), *b = sym_parse(ctx, at + strlen(rel[r]), NULL);
-        ctx->err = saved;
+        mi_try_end(&tentative);
         if (!a || !b) return;
         sb_put(out, "    if (!(");
         sym_c_sb(a, out);

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
 
 /* ---- graphs ---- */
@@ -534,6 +535,16 @@ const char *meta_str(const TensorMeta *m, char *buf, size_t n) {
     snprintf(buf, n, "%s", sb.s ? sb.s : "");
     sb_free(&sb);
     return buf;
+}
+
+int graph_node_err(MiCtx *ctx, const Graph *g, const Node *n, const char *fmt, ...) {
+    char msg[900];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return mi_err(ctx, g ? g->source : NULL, n ? n->src_line : 0, 0, "%s (node '%s')", msg,
+                  n && n->name ? n->name : "?");
 }
 
 /* Device of the graph: the first node meta with a device; cpu if none. */

@@ -208,6 +208,11 @@ char *graph_to_json(const Graph *g);     /* malloc'd, pretty-printed */
 /* Load any supported graph file: FX text (.py/.txt), JSON (.json). */
 Graph *graph_load_file(MiCtx *ctx, const char *path);
 
+/* The error about one node (mi.h's contract): ctx->err gets the graph's file, the node's
+ * source line and "MSG (node 'NAME')", e.g. "unsupported op 'aten.foo.default' (node 'foo')".
+ * n may be NULL ("(node '?')"). Returns -1. */
+int graph_node_err(MiCtx *ctx, const Graph *g, const Node *n, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 /* Device of the graph: the first node meta with a device; cpu if none. */
 Device graph_device(const Graph *g);
 /* True for an AOT joint/forward/backward graph (primals_* / tangents_* placeholders). */

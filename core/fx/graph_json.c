@@ -170,12 +170,12 @@ static int jerr(JR *r, const char *fmt, ...) {
 static Expr *read_expr(JR *r, const cJSON *j, const char *what) {
     if (!cJSON_IsString(j)) { jerr(r, "%s must be a string expression", what); return NULL; }
     const char *end = NULL;
-    MiError saved = r->ctx->err;
+    MiTry tentative = mi_try(r->ctx);
     Expr *e = sym_parse(r->ctx, j->valuestring, &end);
     if (!e || (end && *end)) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", e ? "trailing text" : r->ctx->err.msg);
-        r->ctx->err = saved;
+        mi_try_end(&tentative);
         jerr(r, "bad %s '%s': %s", what, j->valuestring, msg);
         return NULL;
     }
@@ -415,12 +415,12 @@ static int read_graph(JR *r, Graph *g, const cJSON *o, int depth) {
         const cJSON *meta_u = cJSON_GetObjectItemCaseSensitive(j, "meta_unprinted");
         if (sbool) {
             if (!cJSON_IsString(sbool)) return jerr(r, "node '%s': \"symbool\" must be a string", n->name);
-            MiError saved = r->ctx->err;
+            MiTry tentative = mi_try(r->ctx);
             SymBool *b = symbool_parse(r->ctx, sbool->valuestring, NULL);
             if (!b) {
                 char why[700];
                 snprintf(why, sizeof why, "%.600s", r->ctx->err.msg);
-                r->ctx->err = saved;
+                mi_try_end(&tentative);
                 return jerr(r, "node '%s': bad \"symbool\" \"%s\": %s", n->name, sbool->valuestring, why);
             }
             symbool_free(b);

@@ -81,18 +81,18 @@ static void check_inferred(Lint *l, Node *n) {
     TensorMeta out[16];
     memset(out, 0, sizeof out);
     int nout = 0;
-    MiError saved = l->ctx->err;
+    MiTry tentative = mi_try(l->ctx);
     if (op->infer_meta(l->ctx, l->g, n, out, &nout) < 0) {
         char msg[1024], head[600];
         snprintf(msg, sizeof msg, "%s", l->ctx->err.msg);
-        l->ctx->err = saved;
+        mi_try_end(&tentative);
         /* the registry's message starts "node 'x' (op): " already said by the problem prefix */
         snprintf(head, sizeof head, "node '%s' (%s): ", n->name ? n->name : "?", op->name);
         size_t hl = strlen(head);
         problem(l, n, "%s: %s", op->name, strncmp(msg, head, hl) ? msg : msg + hl);
         return;
     }
-    l->ctx->err = saved;
+    mi_try_end(&tentative);
     if (!n->has_meta || n->is_sym || (op->flags & OPF_TUPLE) || nout > 1) return;
     const TensorMeta *m = &out[0];
     char want[512], got[512];

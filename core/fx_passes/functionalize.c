@@ -212,7 +212,7 @@ static Node *inverse_view(F *f, int vid, Node *pv, Node *val) {
     }
     if (!strcmp(op, "alias")) return val;
     if (!strcmp(op, "expand")) {
-        mi_err(f->ctx, f->g->source, v->src_line, 0, "functionalize: cannot mutate through an expand (node '%s')", v->name);
+        graph_node_err(f->ctx, f->g, v, "functionalize: cannot mutate through an expand");
         return NULL;
     }
     /* view, reshape, _unsafe_view, squeeze, unsqueeze, flatten...: view back to the parent shape */
@@ -222,7 +222,7 @@ static Node *inverse_view(F *f, int vid, Node *pv, Node *val) {
     args[na++] = int_list_from_sizes(f, &pv->meta, &ok);
     return emit(f, NULL, "aten.view.default", args, na, NULL, 0);
 unsupported:
-    mi_err(f->ctx, f->g->source, v->src_line, 0, "functionalize: cannot scatter back through '%s' (node '%s')", v->target, v->name);
+    graph_node_err(f->ctx, f->g, v, "functionalize: cannot scatter back through '%s'", v->target);
     return NULL;
 }
 
@@ -244,7 +244,7 @@ static int do_inplace(F *f, const Node *x) {
     int m = canon(f, m0);
     const char *ft = functional_target(f->out, x->target);
     if (!ft || !op_lookup(ft))
-        return mi_err(f->ctx, f->g->source, x->src_line, 0, "functionalize: no functional variant of '%s' (node '%s')", x->target, x->name);
+        return graph_node_err(f->ctx, f->g, x, "functionalize: no functional variant of '%s'", x->target);
     Node *mv = get_value(f, m);
     if (!mv) return -1;
     Value *args = mi_xcalloc(x->nargs + 1, sizeof *args);

@@ -84,7 +84,7 @@ int ir_fallback_eval(MiCtx *ctx, const Graph *g, const Node *n, Tensor *const *a
                      Tensor *const *outs, int nouts, const SymBinding *syms, int nsyms) {
     const OpDef *op = n->op ? n->op : op_lookup(n->target);
     if (!ir_fallback_ok(op))
-        return mi_err(ctx, g ? g->source : NULL, n->src_line, 0, "unsupported op '%s' (node '%s')", n->target, n->name);
+        return op_unsupported_err(ctx, g, n);
     Resolver r = {ctx, g, n, args, nargs, 0, syms, nsyms};
     IValue *argv = mi_xcalloc((size_t)(n->nargs + n->nkwargs + 1), sizeof(IValue));
     IValue *kwargv = argv + n->nargs;

@@ -78,9 +78,9 @@ static void lower_assert_scalar(IrModule *m, MiCtx *ctx, const Node *n) {
     if (strcmp(n->target, "aten._assert_scalar.default") || n->nargs < 1 || n->args[0].kind != V_NODE ||
         !n->args[0].node->symbool)
         return;
-    MiError saved = ctx->err;
+    MiTry tentative = mi_try(ctx);
     SymBool *b = symbool_parse(ctx, n->args[0].node->symbool, NULL);
-    ctx->err = saved;
+    mi_try_end(&tentative);
     StrBuf sb;
     sb_init(&sb);
     if (b && symbool_guards(b, &sb) > 0) {
@@ -97,7 +97,7 @@ static void lower_assert_scalar(IrModule *m, MiCtx *ctx, const Node *n) {
                 for (int j = 0; j < m->nsyms; j++)
                     if (!strcmp(m->sym_names[j], names[i])) known = true;
             }
-            ctx->err = saved;
+            mi_try_end(&tentative);
             symbool_free(r);
             if (known) ir_add_guard(m, "%s", line);
         }

@@ -16,8 +16,7 @@ int lw_err(Lower *L, const Node *n, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return mi_err(L->ctx, L->g->source, n ? n->src_line : 0, 0, "%s (node '%s')", msg,
-                  n ? n->name : "?");
+    return graph_node_err(L->ctx, L->g, n, "%s", msg);
 }
 
 void *lw_alloc(Lower *L, size_t n) { return arena_alloc(&L->m->arena, n); }

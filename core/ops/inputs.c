@@ -53,9 +53,9 @@ static int check_sizes(MiCtx *ctx, const Node *ph, int i, const Tensor *t, const
             else if (!pass2) { bind(bs, e->name, t->size[d]); continue; }
         }
         if (!known && pass2) {
-            MiError saved = ctx->err;
+            MiTry tentative = mi_try(ctx);
             known = sym_eval(ctx, e, bs->b, bs->n, &want) == 0;
-            ctx->err = saved;
+            mi_try_end(&tentative);
         }
         if (known && want != t->size[d]) {
             char w[256], got[256];

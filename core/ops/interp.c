@@ -189,8 +189,7 @@ static int run_call(Interp *in, int i) {
     const Node *n = in->g->nodes[i];
     const OpDef *op = n->op ? n->op : op_lookup(n->target);
     if (!op || !op->eval)
-        return mi_err(in->ctx, in->g->source, n->src_line, 0, "unsupported op '%s' (node '%s')",
-                      n->target ? n->target : "?", n->name);
+        return op_unsupported_err(in->ctx, in->g, n);
     IValue *argv = mi_xcalloc((size_t)(n->nargs + n->nkwargs + 1), sizeof(IValue));
     IValue *kwargv = argv + n->nargs;
     int rc = 0;
@@ -212,14 +211,14 @@ static int run_call(Interp *in, int i) {
     /* a SymBool node ("Sym(s0 >= 2)"): its annotation, evaluated with the bound sizes, must
      * agree with the computed value (skipped when it names a symbol not bound yet) */
     if (rc == 0 && n->symbool && (in->vals[i].kind == IV_BOOL || in->vals[i].kind == IV_INT)) {
-        MiError saved = in->ctx->err;
+        MiTry tentative = mi_try(in->ctx);
         bool want;
         if (symbool_eval_text(in->ctx, n->symbool, in->syms, in->nsyms, &want) == 0) {
             if (want != (in->vals[i].i != 0))
                 rc = mi_err(in->ctx, in->g->source, n->src_line, 0,
                             "node '%s': computed %s but its annotation Sym(%s) is %s for these sizes", n->name,
                             in->vals[i].i ? "True" : "False", n->symbool, want ? "True" : "False");
-        } else in->ctx->err = saved;
+        } else mi_try_end(&tentative);
     }
     return rc;
 }

@@ -56,14 +56,13 @@ int ops_resolve_graph(Graph *g) {
     return unknown;
 }
 
-static int unsupported(MiCtx *ctx, const Graph *g, const Node *n) {
-    return mi_err(ctx, g ? g->source : NULL, n->src_line, 0, "unsupported op '%s' (node '%s')",
-                  n->target ? n->target : "?", n->name);
+int op_unsupported_err(MiCtx *ctx, const Graph *g, const Node *n) {
+    return graph_node_err(ctx, g, n, "unsupported op '%s'", n->target ? n->target : "?");
 }
 
 int op_infer_generic(MiCtx *ctx, Graph *g, const Node *n, TensorMeta *out, int *nout) {
     const OpDef *op = n->op ? n->op : op_lookup(n->target);
-    if (!op) return unsupported(ctx, g, n);
+    if (!op) return op_unsupported_err(ctx, g, n);
     if (!op->shape) return mi_err(ctx, g->source, n->src_line, 0, "node '%s' (%s): no meta inference for this op", n->name, op->name);
     ShapeArgs sa;
     sa_from_node(&sa, ctx, g, n, op);
@@ -87,7 +86,7 @@ int op_infer_meta(MiCtx *ctx, Graph *g, const Node *n, TensorMeta *out, int *nou
         return mi_err(ctx, g->source, n->src_line, 0, "node '%s' has no tensor metadata", n->name);
     }
     const OpDef *op = n->op ? n->op : op_lookup(n->target);
-    if (!op) return unsupported(ctx, g, n);
+    if (!op) return op_unsupported_err(ctx, g, n);
     if (!op->infer_meta) return mi_err(ctx, g->source, n->src_line, 0, "node '%s' (%s): no meta inference for this op", n->name, op->name);
     return op->infer_meta(ctx, g, n, out, nout);
 }

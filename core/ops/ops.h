@@ -82,6 +82,9 @@ typedef struct OpDef {
 } OpDef;
 
 const OpDef *op_lookup(const char *name);      /* NULL when unknown */
+/* The error for a node whose target is not in the registry: "unsupported op 'aten.foo.default'
+ * (node 'foo')" at the node's line. Returns -1. */
+int op_unsupported_err(MiCtx *ctx, const Graph *g, const Node *n);
 int op_count(void);
 const OpDef *op_at(int i);
 /* Resolve node->op for every node of g (and subgraphs). Returns number of unknown ops. */

@@ -321,9 +321,9 @@ int ex_cmp(ShapeArgs *sa, Expr *a, Expr *b) {
     int n = sym_free_symbols(d, names, 16);
     SymBinding bind[16];
     for (int i = 0; i < n; i++) { bind[i].name = names[i]; bind[i].value = hint_of(sa, names[i]); }
-    MiError saved = sa->ctx->err;
+    MiTry tentative = mi_try(sa->ctx);
     int rc = sym_eval(sa->ctx, d, bind, n, &x);
-    sa->ctx->err = saved;
+    mi_try_end(&tentative);
     if (rc) return 0;
     return x < 0 ? -1 : x > 0;
 }
