@@ -196,3 +196,109 @@ void sched_reshape_undo(Schedule *s, SchedReshape *u, bool deps) {
     free(u->v);
     free(u);
 }
+
+/* ---- loop reordering (GPU) ---- */
+
+/* Per-var strides of a linear index over a body's vars; false unless every var appears with a
+ * distinct nonzero constant stride and nothing else uses a var (Inductor's
+ * decide_loop_order_to_match bails on broadcasts, size-1 dims and repeated strides too). */
+static bool var_strides(SymCtx *S, const Expr *idx, const LoopBody *b, int64_t *st) {
+    Expr *rest = (Expr *)idx;
+    for (int v = 0; v < b->nvars; v++) {
+        Expr *c = sym_coeff(S, (Expr *)idx, b->vars[v]->name);
+        int64_t r;
+        if (!c || !sym_is_int(c, &st[v]) || st[v] == 0) return false;
+        if (!sym_is_int(b->ranges[v], &r) || r < 2) return false;
+        for (int u = 0; u < v; u++) if (st[u] == st[v]) return false;
+        rest = sym_sub(S, rest, sym_mul(S, c, b->vars[v]));
+    }
+    const char *fs[16];
+    int nf = sym_free_symbols(rest, fs, 16);
+    for (int i = 0; i < nf; i++)
+        for (int v = 0; v < b->nvars; v++) if (!strcmp(fs[i], b->vars[v]->name)) return false;
+    return true;
+}
+
+/* Body b's loops permuted: new var k walks old var order[k] (Inductor's apply_new_loop_order). */
+static void permute_body(IrModule *m, LoopBody *b, const int *order) {
+    SymCtx *S = m->ctx->sym;
+    int nv = b->nvars;
+    Expr **ranges = arena_alloc(&m->arena, sizeof(Expr *) * (nv + 1));
+    int dov[MAXV];
+    const char *from[MAXV];
+    Expr *to[MAXV];
+    for (int k = 0; k < nv; k++) {
+        ranges[k] = b->ranges[order[k]];
+        dov[k] = b->dim_of_var[order[k]];
+        from[k] = b->vars[order[k]]->name;
+        to[k] = b->vars[k];
+    }
+    b->ranges = ranges;
+    memcpy(b->dim_of_var, dov, sizeof(int) * (size_t)nv);
+    for (int k = 0; k < b->nindexes; k++)
+        b->indexes[k] = ir_simplify(m, sym_subst(S, b->indexes[k], from, to, nv), b);
+}
+
+SchedReshape *sched_reorder_pair(Schedule *s, const int *np, int nP, const int *nq, int nQ, char *note, size_t nn) {
+    SymCtx *S = s->ir->ctx->sym;
+    note[0] = 0;
+    const LoopBody *pb = s->nodes[np[0]].buf->body;
+    if (!pb || pb->nred || pb->nvars < 2 || pb->nvars > MAXV) return NULL;
+    for (int i = 1; i < nP; i++) {   /* every node of P over the same loops */
+        const LoopBody *b = s->nodes[np[i]].buf->body;
+        if (!b || b->nred || b->nvars != pb->nvars) return NULL;
+        for (int v = 0; v < b->nvars; v++) if (b->ranges[v] != pb->ranges[v]) return NULL;
+    }
+    /* the shared buffer with the most elements whose two dependencies walk it in other orders */
+    int best[MAXV], have = 0;
+    int64_t best_numel = -1;
+    for (int i = 0; i < nP; i++) {
+        const SchedNode *P = &s->nodes[np[i]];
+        for (int x = 0; x < P->deps.nreads + P->deps.nwrites; x++) {
+            const Dep *dp = x < P->deps.nreads ? &P->deps.reads[x] : &P->deps.writes[x - P->deps.nreads];
+            if (dp->kind != DEP_MEMORY) continue;
+            for (int j = 0; j < nQ; j++) {
+                const SchedNode *Q = &s->nodes[nq[j]];
+                const LoopBody *qb = Q->buf->body;
+                if (!qb || qb->nvars != pb->nvars) continue;
+                for (int y = 0; y < Q->deps.nreads + Q->deps.nwrites; y++) {
+                    const Dep *dq = y < Q->deps.nreads ? &Q->deps.reads[y] : &Q->deps.writes[y - Q->deps.nreads];
+                    if (dq->kind != DEP_MEMORY || dq->buf != dp->buf || dq->index == dp->index) continue;
+                    int64_t sp[MAXV], sq[MAXV], numel = 1;
+                    if (!var_strides(S, dp->index, pb, sp) || !var_strides(S, dq->index, qb, sq)) continue;
+                    int order[MAXV];
+                    bool okk = true;
+                    for (int k = 0; k < qb->nvars && okk; k++) {
+                        order[k] = -1;
+                        for (int v = 0; v < pb->nvars; v++) if (sp[v] == sq[k]) order[k] = v;
+                        okk = order[k] >= 0 && pb->ranges[order[k]] == qb->ranges[k];
+                        int64_t r = 0;
+                        if (okk) { sym_is_int(qb->ranges[k], &r); numel *= r; }
+                    }
+                    if (!okk || numel <= best_numel) continue;
+                    best_numel = numel;
+                    memcpy(best, order, sizeof(int) * (size_t)qb->nvars);
+                    have = 1;
+                }
+            }
+        }
+    }
+    if (!have) return NULL;
+    bool identity = true;
+    for (int k = 0; k < pb->nvars; k++) identity &= best[k] == k;
+    if (identity) return NULL;
+    SchedReshape *u = mi_xcalloc(1, sizeof *u);
+    size_t p = (size_t)snprintf(note, nn, "; loops of %s reordered to [", s->nodes[np[0]].name);
+    for (int k = 0; k < pb->nvars && p < nn; k++) {
+        int64_t r = 0;
+        sym_is_int(pb->ranges[best[k]], &r);
+        p += (size_t)snprintf(note + p, nn - p, "%s%lld", k ? ", " : "", (long long)r);
+    }
+    if (p < nn) snprintf(note + p, nn - p, "]");
+    for (int i = 0; i < nP; i++) {
+        save_node(s, u, np[i]);
+        permute_body(s->ir, s->nodes[np[i]].buf->body, best);
+        recollect(s, np[i]);
+    }
+    return u;
+}

@@ -560,6 +560,27 @@ static void fuse_rounds(Schedule *s, Fx *f) {
                     note[0] = 0;
                 }
             }
+            if (nouter < 0 && s->ir->ctx->target == MI_DEV_CUDA) {
+                /* GPU: a pointwise side walking a shared buffer in another loop order is
+                 * reordered (the earlier group first, as Inductor's node1) */
+                int g1 = A->nodes[0] < B->nodes[0] ? ga : gb, g2 = g1 == ga ? gb : ga;
+                SchedReshape *u = NULL;
+                for (int t = 0; t < 2 && !u; t++) {
+                    int gp = t ? g2 : g1, gq = t ? g1 : g2;
+                    if (f->gred[gp] >= 0) continue;
+                    u = sched_reorder_pair(s, s->groups[gp].nodes, s->groups[gp].n, s->groups[gq].nodes, s->groups[gq].n, note, sizeof note);
+                }
+                char why2[160];
+                int no2 = u ? group_shape_fx(s, f, tmp, n, why2, sizeof why2) : -1;
+                if (no2 >= 0) {
+                    nouter = no2;
+                    s->reshapes = mi_xrealloc(s->reshapes, sizeof *s->reshapes * (size_t)(s->nreshapes + 1));
+                    s->reshapes[s->nreshapes++] = u;
+                } else {
+                    sched_reshape_undo(s, u, true);
+                    note[0] = 0;
+                }
+            }
             if (nouter < 0) {
                 if (rec) record(s, gname(s, A), gname(s, B), false, score, why);
                 free(tmp);

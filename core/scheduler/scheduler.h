@@ -101,6 +101,13 @@ const char *sched_group_name(const Schedule *s, int g, char *buf, size_t n);
 typedef struct SchedReshape SchedReshape;
 SchedReshape *sched_reshape_pair(Schedule *s, const int *na, int nA, int redA, const int *nb, int nB, int redB,
                                  char *note, size_t nn);
+/* GPU loop reordering (Inductor's shared_data_after_reordering_loop; not on cpu, as Inductor):
+ * the pointwise group np[] (all nodes over the same loops) and the group nq[] touch one buffer
+ * in different loop orders (a [32, 64] pointwise writes what a column sum reads as [64] x [32]):
+ * permute np's loops to nq's order, chosen by the largest such buffer whose two index
+ * expressions have the same distinct strides. Returns the undo record (NULL: no such buffer,
+ * nothing changed) and a "; loops of op1 reordered to [64, 32]" note. */
+SchedReshape *sched_reorder_pair(Schedule *s, const int *np, int nP, const int *nq, int nQ, char *note, size_t nn);
 /* Undo (bodies, and the nodes' deps when `deps`) and free u. */
 void sched_reshape_undo(Schedule *s, SchedReshape *u, bool deps);
 
