@@ -78,10 +78,13 @@ static const char *gemm_src =
     "    free(pack);\n}\n\n";
 
 static const char *sdpa_src =
-    "/* out = softmax(q @ k^T * scale) @ v per (batch, head); lse = logsumexp of the scores */\n"
+    "/* out = softmax(q @ k^T * scale + mask) @ v per (batch, head); lse = logsumexp of the scores.\n"
+    "   causal: key j only for query i >= j (top-left); mask: additive f32 (mb = 0) or bool (mb = 1,\n"
+    "   false masks out), strides sm over [B, H, L, S] (0 where broadcast); lse rows past L untouched */\n"
     "static void mi_sdpa(int64_t B, int64_t H, int64_t L, int64_t S, int64_t E, int64_t Ev, float scale,\n"
     "                    const float *q, const int64_t *sq, const float *k, const int64_t *sk,\n"
-    "                    const float *v, const int64_t *sv, float *out, float *lse)\n{\n"
+    "                    const float *v, const int64_t *sv, float *out, float *lse, int64_t lsel,\n"
+    "                    int causal, const void *mask, int mb, const int64_t *sm)\n{\n"
     "    #pragma omp parallel for collapse(3)\n"
     "    for (int64_t b = 0; b < B; b++) for (int64_t h = 0; h < H; h++) for (int64_t i = 0; i < L; i++) {\n"
     "        float *w = malloc(sizeof(float) * (S > 0 ? S : 1));\n"
@@ -93,6 +96,12 @@ static const char *sdpa_src =
     "            float d = 0;\n"
     "            for (int64_t e = 0; e < E; e++) d += qi[e * sq[3]] * kj[e * sk[3]];\n"
     "            w[j] = d * scale;\n"
+    "            if (mask) {\n"
+    "                int64_t mo = b * sm[0] + h * sm[1] + i * sm[2] + j * sm[3];\n"
+    "                if (mb) { if (!((const _Bool *)mask)[mo]) w[j] = -INFINITY; }\n"
+    "                else w[j] += ((const float *)mask)[mo];\n"
+    "            }\n"
+    "            if (causal && j > i) w[j] = -INFINITY;\n"
     "            if (w[j] > mx) mx = w[j];\n"
     "        }\n"
     "        float sum = 0;\n"
@@ -104,7 +113,7 @@ static const char *sdpa_src =
     "            float p = w[j] / sum;\n"
     "            for (int64_t e = 0; e < Ev; e++) o[e] += p * vj[e * sv[3]];\n"
     "        }\n"
-    "        if (lse) lse[(b * H + h) * L + i] = logf(sum) + mx;\n"
+    "        if (lse && lsel) lse[(b * H + h) * lsel + i] = logf(sum) + mx;\n"
     "        free(w);\n"
     "    }\n}\n\n";
 
@@ -175,7 +184,24 @@ static void emit_extern_call(const Schedule *s, const Buffer *b, StrBuf *sb) {
         for (int i = 0; i < 3; i++) {
             sb_printf(sb, "%s + ", a[i].buf->name); ex(sb, a[i].view.offset); sb_printf(sb, ", %s, ", nmq[i]);
         }
-        sb_printf(sb, "%s, %s);\n    }\n", b->name, b->extra_out ? b->extra_out->name : "NULL");
+        sb_printf(sb, "%s, %s, ", b->name, b->extra_out ? b->extra_out->name : "NULL");
+        if (b->extra_out) ex(sb, b->extra_out->layout.size[2]);
+        else sb_put(sb, "0");
+        sb_printf(sb, ",\n                %d, ", b->causal);
+        if (b->neargs > 3) {   /* the mask's strides over [B, H, L, S]: 0 where it broadcasts */
+            const Layout *ml = &a[3].view;
+            sb_printf(sb, "%s + ", a[3].buf->name);
+            ex(sb, ml->offset);
+            sb_printf(sb, ", %d, (const int64_t[4]){", ml->dtype == DT_BOOL);
+            for (int d = 0; d < 4; d++) {
+                int md = d - (4 - ml->ndim);
+                int64_t one;
+                if (d) sb_put(sb, ", ");
+                if (md < 0 || (sym_is_int(ml->size[md], &one) && one == 1)) sb_put(sb, "0");
+                else ex(sb, ml->stride[md]);
+            }
+            sb_put(sb, "});\n    }\n");
+        } else sb_put(sb, "NULL, 0, NULL);\n    }\n");
         return;
     }
     const ExternArg *A = b->ext == EXT_ADDMM ? &a[1] : &a[0], *Bm = b->ext == EXT_ADDMM ? &a[2] : &a[1];
@@ -230,7 +256,8 @@ static int scan_externs(MiCtx *ctx, const Schedule *s, bool *has_mm, bool *has_s
         if (b->ext == EXT_COND || b->ext == EXT_FALLBACK) continue;
         if (b->ext == EXT_SDPA) *has_sdpa = true; else *has_mm = true;
         for (int i = 0; i < b->neargs; i++)
-            if (b->eargs[i].buf->layout.dtype != DT_F32) return mi_err(ctx, NULL, 0, 0, "extern kernel '%s': only f32 is supported", b->name);
+            if (b->eargs[i].buf->layout.dtype != DT_F32 && !(b->ext == EXT_SDPA && i == 3 && b->eargs[i].buf->layout.dtype == DT_BOOL))
+                return mi_err(ctx, NULL, 0, 0, "extern kernel '%s': only f32 is supported", b->name);
     }
     for (int i = 0; i < s->nbranches; i++)
         for (int k = 0; k < 2; k++)

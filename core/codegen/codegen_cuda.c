@@ -246,6 +246,8 @@ static int scan_externs(MiCtx *ctx, const Schedule *s, bool *has_mm, bool *has_s
                           "fallback is a CPU reference implementation (no GPU one)", b->fb->kernel, b->fb->node->name, b->name);
         if (b->ext != EXT_MM && b->ext != EXT_ADDMM && b->ext != EXT_BMM && b->ext != EXT_SDPA)
             return mi_err(ctx, NULL, 0, 0, "extern kernel '%s' is not supported by the CUDA backend", b->name);
+        if (b->ext == EXT_SDPA && (b->causal || b->neargs > 3))
+            return mi_err(ctx, NULL, 0, 0, "attention '%s' with a causal mask or attn_mask is not supported by the CUDA backend yet", b->name);
         if (b->ext == EXT_SDPA) *has_sdpa = true; else *has_mm = true;
         for (int i = 0; i < b->neargs; i++)
             if (b->eargs[i].buf->layout.dtype != DT_F32) return mi_err(ctx, NULL, 0, 0, "extern kernel '%s': only f32 is supported", b->name);

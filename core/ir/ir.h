@@ -134,6 +134,7 @@ struct Buffer {
     ExternKind ext;
     ExternArg *eargs; int neargs;
     double scale;         /* sdpa */
+    bool causal;          /* sdpa: key j attends query i only when j <= i; eargs[3]: the mask */
     Buffer *extra_out;    /* sdpa: logsumexp buffer written by the same kernel */
     Buffer *extern_owner; /* set on extra_out (and on cond results after the first) */
     IrCond *cond;         /* EXT_COND */

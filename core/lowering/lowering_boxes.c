@@ -285,7 +285,7 @@ LVal *lw_node_val(Lower *L, const Node *n) {
 }
 
 IrTBox *lw_arg_tbox(Lower *L, const Node *n, int i) {
-    const Value *v = i < n->nargs ? &n->args[i] : NULL;
+    const Value *v = i >= 0 && i < n->nargs ? &n->args[i] : NULL;
     if (!v || v->kind != V_NODE) return NULL;
     LVal *lv = lw_node_val(L, v->node);
     return lv && lv->kind == LV_TBOX ? lv->t : NULL;

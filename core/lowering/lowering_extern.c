@@ -75,18 +75,35 @@ static int lower_matmul(Lower *L, const Node *n, int arg) {
     return lw_set_tbox(L, n, lw_tbox_of_buffer(L, b));
 }
 
+/* attention variants (the row argument) */
+enum { SDPA_FLASH_CPU = 0, SDPA_EFFICIENT = 1 };
+
+/* _scaled_dot_product_flash_attention_for_cpu(q, k, v, dropout_p, is_causal, *, attn_mask, scale)
+ * -> (out, logsumexp) and _scaled_dot_product_efficient_attention(q, k, v, attn_bias,
+ * compute_log_sumexp, dropout_p, is_causal, *, scale) -> (out, logsumexp, philox_seed,
+ * philox_offset): the attention extern kernel (Inductor calls the ATen kernel: a fallback
+ * extern) with a top-left causal mask (key j <= query i, as the ATen kernels) and an additive
+ * f32 or boolean mask broadcast to [B, H, L, S]. The efficient kernel's logsumexp is padded to a
+ * multiple of 32 queries (as ATen's), its philox seed and offset are 0 (no dropout). Dropout
+ * runs the FallbackKernel. */
 static int lower_sdpa(Lower *L, const Node *n, int arg) {
+    bool eff = arg == SDPA_EFFICIENT;
     IrTBox *q = lw_arg_tbox(L, n, 0), *k = lw_arg_tbox(L, n, 1), *v = lw_arg_tbox(L, n, 2);
     if (!q || !k || !v || q->ndim != 4 || k->ndim != 4 || v->ndim != 4)
         return lw_err(L, n, "attention needs 4-d query, key and value");
-    double dp = 0;
-    const Value *dv = lw_arg_or_kw(n, 3, "dropout_p");
-    if (dv) value_as_double(dv, &dp);
-    int64_t causal = 0;
-    lw_arg_int(n, 4, "is_causal", &causal);
-    const Kwarg *mask = node_kwarg(n, "attn_mask");
-    if (dp != 0 || causal || (mask && mask->v.kind != V_NONE) || (n->nargs > 5 && n->args[5].kind != V_NONE))
-        return lw_err(L, n, "attention with dropout, causal mask or attn_mask is not supported");
+    double dp = lw_arg_num(n, eff ? 5 : 3, "dropout_p", 0);
+    int64_t causal = 0, want_lse = 1;
+    lw_arg_int(n, eff ? 6 : 4, "is_causal", &causal);
+    if (eff) lw_arg_int(n, 4, "compute_log_sumexp", &want_lse);
+    const Value *mv = lw_arg_or_kw(n, eff ? 3 : -1, eff ? "attn_bias" : "attn_mask");
+    IrTBox *mask = NULL;
+    if (mv && mv->kind == V_NODE) {
+        LVal *lv = lw_node_val(L, mv->node);
+        mask = lv && lv->kind == LV_TBOX ? lv->t : NULL;
+    }
+    if (mv && mv->kind != V_NONE && (!mask || mask->ndim > 4 || (mask->dtype != DT_F32 && mask->dtype != DT_BOOL)))
+        return lw_err(L, n, "attention: the mask must be an f32 or bool tensor of at most 4 dims");
+    if (dp != 0) return lw_fallback(L, n);
     if (q->dtype != DT_F32) return lw_err(L, n, "attention: only f32 is supported");
     double scale = 0;
     const Kwarg *sk = node_kwarg(n, "scale");
@@ -94,31 +111,42 @@ static int lower_sdpa(Lower *L, const Node *n, int arg) {
     if (sk && sk->v.kind != V_NONE) value_as_double(&sk->v, &scale);
     else if (sym_is_int(q->size[3], &E)) scale = 1.0 / sqrt((double)E);
     else return lw_err(L, n, "attention: symbolic head size needs an explicit scale");
-    ExternArg *ea = lw_alloc(L, sizeof(ExternArg) * 3);
+    int na = mask ? 4 : 3;
+    ExternArg *ea = lw_alloc(L, sizeof(ExternArg) * na);
     lw_extern_arg(L, q, &ea[0]);
     lw_extern_arg(L, k, &ea[1]);
     lw_extern_arg(L, v, &ea[2]);
+    if (mask) lw_extern_arg(L, mask, &ea[3]);
     Expr *osz[4] = {q->size[0], q->size[1], q->size[2], v->size[3]};
     Layout l = layout_contiguous(L->m, DT_F32, q->sb && q->sb->buf ? q->sb->buf->layout.device : L->dev, 4, osz);
     l.fixed = true;
     Buffer *b = lw_new_buffer(L, BUF_EXTERN, &l);
     b->ext = EXT_SDPA;
     b->eargs = ea;
-    b->neargs = 3;
+    b->neargs = na;
     b->scale = scale;
+    b->causal = causal != 0;
     const char **o = NULL;
     int no = 0;
     lw_origins_add(L, &o, &no, lw_short_name(L, n->target));
     b->origins = o;
     b->norigins = no;
-    Layout ll = layout_contiguous(L->m, DT_F32, l.device, 3, osz);
+    Expr *lsz[3] = {q->size[0], q->size[1], q->size[2]};
+    if (eff) {   /* ceil(L / 32) * 32 queries, or none */
+        SymCtx *s = L->s;
+        lsz[2] = want_lse ? sym_mul(s, sym_ceildiv(s, q->size[2], sym_int(s, 32)), sym_int(s, 32)) : sym_int(s, 0);
+    }
+    Layout ll = layout_contiguous(L->m, DT_F32, l.device, 3, lsz);
     ll.fixed = true;
     Buffer *lse = lw_new_buffer(L, BUF_EXTERN, &ll);
     lse->ext = EXT_SDPA;
     lse->extern_owner = b;
     b->extra_out = lse;
-    IrTBox *items[2] = {lw_tbox_of_buffer(L, b), lw_tbox_of_buffer(L, lse)};
-    return lw_set_tuple(L, n, items, 2);
+    IrTBox *items[4] = {lw_tbox_of_buffer(L, b), lw_tbox_of_buffer(L, lse), NULL, NULL};
+    if (!eff) return lw_set_tuple(L, n, items, 2);
+    items[2] = lw_pw_box(L, lw_const(L, 0, DT_I64), DT_I64, 0, NULL, "philox_seed");
+    items[3] = lw_pw_box(L, lw_const(L, 0, DT_I64), DT_I64, 0, NULL, "philox_offset");
+    return lw_set_tuple(L, n, items, 4);
 }
 
 /* ---- FallbackKernel: an op with a reference implementation but no lowering ---- */
@@ -285,7 +313,8 @@ static int lower_cond(Lower *L, const Node *n, int arg) {
 const LoweringDef lowering_extern_table[] = {
     {"aten.mm.default", lower_matmul, EXT_MM}, {"aten.addmm.default", lower_matmul, EXT_ADDMM},
     {"aten.bmm.default", lower_matmul, EXT_BMM},
-    {"aten._scaled_dot_product_flash_attention_for_cpu.default", lower_sdpa, 0},
+    {"aten._scaled_dot_product_flash_attention_for_cpu.default", lower_sdpa, SDPA_FLASH_CPU},
+    {"aten._scaled_dot_product_efficient_attention.default", lower_sdpa, SDPA_EFFICIENT},
     {"higher_order.cond", lower_cond, 0},
 };
 const int lowering_extern_count = sizeof lowering_extern_table / sizeof lowering_extern_table[0];
