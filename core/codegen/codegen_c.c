@@ -22,6 +22,43 @@ static const char *prelude_welford =
     "    double t = *n + nb, d = mb - *mean;\n"
     "    *mean += d * (nb / t); *m2 += m2b + d * d * (*n * nb / t); *n = t;\n}\n\n";
 
+/* f16 / bf16 buffers hold the bits; values are floats (round to nearest even on the way back,
+ * as c10::Half / c10::BFloat16 and core/base/tensor.c convert) */
+static const char *half_src =
+    "static inline float mi_u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }\n"
+    "static inline uint32_t mi_f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }\n"
+    "static inline float mi_h2f(uint16_t h) {\n"
+    "    uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;\n"
+    "    if (e == 0) { float v = ldexpf((float)m, -24); return s ? -v : v; }\n"
+    "    if (e == 31) return mi_u2f(s | 0x7f800000u | (m << 13));\n"
+    "    return mi_u2f(s | ((e + 112) << 23) | (m << 13));\n}\n"
+    "static inline uint16_t mi_f2h(float f) {\n"
+    "    uint32_t u = mi_f2u(f), s = (u >> 16) & 0x8000; float a = fabsf(f);\n"
+    "    if (f != f) return (uint16_t)(s | 0x7e00);\n"
+    "    if (a >= 65520.0f) return (uint16_t)(s | 0x7c00);\n"
+    "    if (a < 6.103515625e-05f) return (uint16_t)(s | (uint16_t)nearbyintf(a * 16777216.0f));\n"
+    "    uint32_t e = ((u >> 23) & 0xff) - 112, m = u & 0x7fffff, h = (e << 10) | (m >> 13), r = m & 0x1fff;\n"
+    "    if (r > 0x1000 || (r == 0x1000 && (h & 1))) h++;\n"
+    "    return (uint16_t)(s | h);\n}\n"
+    "static inline float mi_bf2f(uint16_t h) { return mi_u2f((uint32_t)h << 16); }\n"
+    "static inline uint16_t mi_f2bf(float f) {\n"
+    "    uint32_t u = mi_f2u(f);\n"
+    "    if (f != f) return (uint16_t)((u >> 16) | 0x40);\n"
+    "    u += 0x7fff + ((u >> 16) & 1);\n"
+    "    return (uint16_t)(u >> 16);\n}\n"
+    "static inline float mi_rh(float f) { return mi_h2f(mi_f2h(f)); }      /* to_dtype(f16) */\n"
+    "static inline float mi_rbf(float f) { return mi_bf2f(mi_f2bf(f)); }   /* to_dtype(bf16) */\n\n";
+
+/* true when s or one of its cond branches has an f16 / bf16 buffer */
+static bool has_half(const Schedule *s) {
+    for (int i = 0; i < s->ir->nbufs; i++)
+        if (s->ir->bufs[i]->layout.dtype == DT_F16 || s->ir->bufs[i]->layout.dtype == DT_BF16) return true;
+    for (int i = 0; i < s->nbranches; i++)
+        for (int k = 0; k < 2; k++)
+            if (has_half(s->branches[i].s[k])) return true;
+    return false;
+}
+
 static const char *gemm_src =
     "/* C[M,N] (+)= A[M,K] @ B[K,N]; A, B strided; C row-major with leading dim ldc */\n"
     "static void mi_gemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t sa0, int64_t sa1,\n"
@@ -304,6 +341,7 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     sb_put(&out, prelude_welford);
     bool has_mm = false, has_sdpa = false, has_fb = false;
     if (scan_externs(ctx, s, &has_mm, &has_sdpa, &has_fb) < 0) { sb_free(&out); return NULL; }
+    if (has_half(s)) sb_put(&out, half_src);
     if (has_fb) sb_put(&out, fallback_src);
     if (has_mm) sb_put(&out, gemm_src);
     if (has_sdpa) sb_put(&out, sdpa_src);

@@ -46,13 +46,42 @@ const char *cg_ctype(DType t) {
     case DT_I8: return "int8_t";
     case DT_U8: return "uint8_t";
     case DT_BOOL: return "_Bool";
+    case DT_F16: case DT_BF16: return "uint16_t";   /* the bits; values are computed in float */
     default: return NULL;
     }
 }
 
+/* f16 / bf16 values are computed in float, as Inductor's cpp backend does: loads convert to
+ * float, math runs in float, stores round (to nearest even) back. */
+static DType cpp_compute_dtype(DType t) { return t == DT_F16 || t == DT_BF16 ? DT_F32 : t; }
+static bool half(DType t) { return t == DT_F16 || t == DT_BF16; }
+
+/* An explicit cast to f16 / bf16 rounds the float value to that precision (it stays a float):
+ * to_dtype(x, bf16) -> mi_rbf((float)(x)). */
+static bool cpp_to_dtype(StrBuf *out, const char *x, DType dt, DType src) {
+    if (!half(dt)) return false;
+    sb_printf(out, "%s((float)(%s))", dt == DT_F16 ? "mi_rh" : "mi_rbf", x);
+    return true;
+}
+
 /* The C backend's dialect: the shared spellings of op_overrides.c unchanged (they are
- * CppOverrides'), integer bool literals. */
-static const CgOverrides cpp_overrides = {"C", cg_ctype, NULL, NULL, NULL, NULL, NULL};
+ * CppOverrides'), integer bool literals, half precision computed in float. */
+static const CgOverrides cpp_overrides = {"C", cg_ctype, cpp_compute_dtype, NULL, NULL, NULL, cpp_to_dtype};
+
+/* The C type values of dtype t live in (float for f16 / bf16); NULL when none. */
+static const char *value_ctype(DType t) { return cg_ctype(cpp_compute_dtype(t)); }
+
+/* The load of element `ix` of `bn` whose dtype is dt, as a value: bn[ix], mi_h2f(bn[ix]). */
+static void load_rhs(StrBuf *sb, DType dt, const char *bn, const char *ix) {
+    if (half(dt)) sb_printf(sb, "%s(%s[%s])", dt == DT_F16 ? "mi_h2f" : "mi_bf2f", bn, ix);
+    else sb_printf(sb, "%s[%s]", bn, ix);
+}
+
+/* Value v stored into a buffer of dtype dt: v, or mi_f2h(v) / mi_f2bf(v) rounding a float. */
+static void store_rhs(StrBuf *sb, DType dt, const char *v) {
+    if (half(dt)) sb_printf(sb, "%s(%s)", dt == DT_F16 ? "mi_f2h" : "mi_f2bf", v);
+    else sb_put(sb, v);
+}
 
 /* ---- value numbering: right-hand side text -> value handle ---- */
 typedef struct Cse { char **keys; int *vals; int cap, n; } Cse;
@@ -148,7 +177,7 @@ static IrVal em_new(Em *e, const char *name, DType dt) {
 }
 static IrVal em_tmp(Em *e, DType dt, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static IrVal em_tmp(Em *e, DType dt, const char *fmt, ...) {
-    const char *ct = cg_ctype(dt);
+    const char *ct = value_ctype(dt);
     if (!ct) { e->bad = true; snprintf(e->err, sizeof e->err, "dtype %s is not supported by the C code generator", dtype_abbrev(dt)); ct = "float"; }
     va_list ap;
     va_start(ap, fmt);
@@ -212,7 +241,11 @@ static IrVal c_load(OpsHandler *h, Buffer *buf, Expr *index) {
     sb_init(&ix);
     sym_c_sb(index, &ix);
     e->next_inv = !expr_uses(index, e->inner, e->ninner) && !em_writes(e, buf) && !em_writes(e, ir_store_target(buf));
-    IrVal v = em_tmp(e, buf->layout.dtype, "%s[%s]", bn, ix.s);
+    StrBuf rhs;
+    sb_init(&rhs);
+    load_rhs(&rhs, buf->layout.dtype, bn, ix.s);
+    IrVal v = em_tmp(e, buf->layout.dtype, "%s", rhs.s);
+    sb_free(&rhs);
     sb_free(&ix);
     return v;
 }
@@ -230,12 +263,18 @@ static void c_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     bool local = false;
     for (int i = 0; i < e->nlocal; i++) local |= e->local[i] == buf;
     const char *ct = cg_ctype(buf->layout.dtype);
-    if (!local || !ct || dtv(e, v) != buf->layout.dtype)
-        sb_printf(e->body, "%s    %s[%s] = %s;\n", e->indent, rowloc ? bn : buf->name, ix.s, nm(e, v));
+    if (!local || !ct || dtv(e, v) != buf->layout.dtype) {
+        StrBuf r;
+        sb_init(&r);
+        store_rhs(&r, buf->layout.dtype, nm(e, v));
+        sb_printf(e->body, "%s    %s[%s] = %s;\n", e->indent, rowloc ? bn : buf->name, ix.s, r.s);
+        sb_free(&r);
+    }
     if (ct && dtv(e, v) == buf->layout.dtype) {   /* a later load of the element is this value */
         StrBuf k;
         sb_init(&k);
-        sb_printf(&k, "%s %s[%s]", ct, bn, ix.s);
+        sb_printf(&k, "%s ", value_ctype(buf->layout.dtype));
+        load_rhs(&k, buf->layout.dtype, bn, ix.s);
         *cse_slot(&e->cse, k.s) = v;
         sb_free(&k);
     }
@@ -274,7 +313,7 @@ static IrVal c_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
     for (int i = 0; i < ir_math_arity(op); i++) e->next_inv &= a[i] >= 0 && a[i] < e->n && e->inv[a[i]];
     const char *args[3];
     for (int i = 0; i < ir_math_arity(op) && i < 3; i++) args[i] = nm(e, a[i]);
-    char *x = cg_math(&cpp_overrides, op, dtv(e, a[0]), args);
+    char *x = cg_math(&cpp_overrides, op, cpp_compute_dtype(dtv(e, a[0])), args);
     if (!x) {
         e->bad = true;
         snprintf(e->err, sizeof e->err, "op %s has no C lowering", ir_math_name(op));
@@ -303,7 +342,7 @@ static IrVal c_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, Ir
     if (*slot >= 0) return *slot;
     char A[32];
     snprintf(A, sizeof A, "acc%d", (*e->tmp)++);
-    const char *ct = cg_ctype(dt) ? cg_ctype(dt) : "float";
+    const char *ct = value_ctype(dt) ? value_ctype(dt) : "float";
     bool fl = dtype_is_float(dt);
     bool row = e->mode == EM_ROW, lanes = e->mode == EM_LANES;
     const char *L = row ? "" : "[mi_l]";
@@ -345,7 +384,7 @@ static IrVal c_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, Ir
     }
     case RED_ARGMAX: case RED_ARGMIN: {   /* scalar: the segment planner keeps these in row mode */
         bool mx = rt == RED_ARGMAX;
-        const char *st = cg_ctype(src) ? cg_ctype(src) : "float";
+        const char *st = value_ctype(src) ? value_ctype(src) : "float";
         sb_printf(e->pre, "%s    %s %s_v = %s; int64_t %s = 0; int64_t %s_i = 0;\n", fi, st, A,
                   cg_red_init(src, mx), A, A);
         /* like torch: the first NaN is the arg-extremum */
@@ -384,7 +423,7 @@ static IrVal c_getitem(OpsHandler *h, IrVal v, int k) {
     Em *e = h->self;
     char n2[EM_NAME];
     static const char *sfx[3] = {"_mean", "_m2", "_n"};
-    const char *ct = cg_ctype(dtv(e, v)) ? cg_ctype(dtv(e, v)) : "float";
+    const char *ct = value_ctype(dtv(e, v)) ? value_ctype(dtv(e, v)) : "float";
     snprintf(n2, sizeof n2, "((%s)%s%s)", ct, nm(e, v), sfx[k < 3 && k >= 0 ? k : 0]);
     return em_new(e, n2, dtv(e, v));
 }
@@ -392,7 +431,9 @@ static void c_store_red(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     Em *e = h->self;
     sb_printf(e->post, "%s    %s[", e->oindent, ir_store_target(buf)->name);
     sym_c_sb(index, e->post);
-    sb_printf(e->post, "] = %s;\n", nm(e, v));
+    sb_put(e->post, "] = ");
+    store_rhs(e->post, buf->layout.dtype, nm(e, v));
+    sb_put(e->post, ";\n");
 }
 
 /* ---- kernels ---- */
