@@ -194,14 +194,14 @@ static void test_two_results(MiCtx *ctx) {
             PassManager *pm = pm_new(ctx, g, in, nin);
             ok(pm_run_all(pm) == pm_num_passes(pm), "all passes run");
             ok(pm_first_failure(pm) < 0, "no step broke lint or numerics");
-            int p0 = pm_find_pass(pm, "pass_pattern_0");
+            int p0 = pm_find_pass(pm, "view_to_reshape");
             const PassStep *st = pm_step_record(pm, p0);
             bool t_view = false, f_view = false;
             for (int k = 0; st && k < st->nchanges; k++) {
                 t_view |= !strcmp(st->changes[k].node, "true_graph_0.view");
                 f_view |= !strcmp(st->changes[k].node, "false_graph_0.view");
             }
-            ok(st && st->changed && t_view && f_view, "pass_pattern_0 rewrote the view in both branches, named by subgraph");
+            ok(st && st->changed && t_view && f_view, "view_to_reshape rewrote the view in both branches, named by subgraph");
             const Graph *after = pm_graph(pm);
             Graph *tg = graph_subgraph(after, "true_graph_0");
             Node *v = tg ? graph_find(tg, "view") : NULL;
@@ -380,14 +380,14 @@ static char *shell(const char *cmds) {
 
 static void test_shell(void) {
     char *out = shell("load tests/fixtures/hop/cond_two_results.py; enter nope; enter false_graph_0; graph; lint; "
-                      "next 8; diff 8; leave; leave; help enter");
+                      "next 2; diff 2; leave; leave; help enter");
     if (!out) { skip(10, "MINDUCTOR_BIN not set"); return; }
     ok(strstr(out, "error: no subgraph 'nope' here (subgraphs: true_graph_0, false_graph_0)") != NULL, "enter names the choices");
     ok(strstr(out, "in subgraph false_graph_0: 6 nodes (2 inputs, 3 ops)") != NULL, "enter says where it is");
     ok(strstr(out, "class false_graph_0(torch.nn.Module):\n    def forward(self, a: ") != NULL, "graph prints the branch");
-    ok(strstr(out, "step 8/18 pass_pattern_0 [in false_graph_0]: changed (1 change)") && strstr(out, "    ~ view (view_to_reshape)"),
+    ok(strstr(out, "step 2/19 view_to_reshape [in false_graph_0]: changed (1 change)") && strstr(out, "    ~ view (view_to_reshape)"),
        "steps show the branch's own changes");
-    ok(strstr(out, "diff of step 8 pass_pattern_0 in false_graph_0:") &&
+    ok(strstr(out, "diff of step 2 view_to_reshape in false_graph_0:") &&
        strstr(out, "+        view: \"f32[16][1]cpu\" = torch.ops.aten.reshape.default(sub, [16]);  sub = None"),
        "diff shows the branch's diff");
     ok(strstr(out, "at the top-level graph: 11 nodes (2 inputs, 6 ops); subgraphs: true_graph_0 false_graph_0") != NULL, "leave goes back up");
@@ -401,13 +401,13 @@ static void test_shell(void) {
        "enter nests, leave goes up one level");
     free(out);
     /* the diff picture diffs the branches too, in their clusters; inside `enter`, only that branch */
-    out = shell("load tests/fixtures/hop/cond_two_results.py; next 8; show diff 8; enter false_graph_0; show diff 8");
-    const char *d1 = out ? strstr(out, "diff of step 8 pass_pattern_0: 0 added, 0 removed, 2 rewritten") : NULL;
+    out = shell("load tests/fixtures/hop/cond_two_results.py; next 2; show diff 2; enter false_graph_0; show diff 2");
+    const char *d1 = out ? strstr(out, "diff of step 2 view_to_reshape: 0 added, 0 removed, 2 rewritten") : NULL;
     const char *c1 = out ? strstr(out, "\tsubgraph cluster_sub_false_graph_0 {") : NULL;
     const char *v1 = c1 ? strstr(c1, "\t\t\"false_graph_0.view\"\t[change=rewritten,") : NULL;
     ok(d1 && v1 && strstr(out, "\t\t\"true_graph_0.view\"\t[change=rewritten,"),
        "show diff: the views rewritten in both branches are marked in the branches' clusters");
-    const char *d2 = out ? strstr(out, "diff of step 8 pass_pattern_0 in false_graph_0: 0 added, 0 removed, 1 rewritten") : NULL;
+    const char *d2 = out ? strstr(out, "diff of step 2 view_to_reshape in false_graph_0: 0 added, 0 removed, 1 rewritten") : NULL;
     const char *g2 = d2 ? strstr(d2, "digraph diff {") : NULL;
     ok(g2 && strstr(g2, "\tview\t[change=rewritten,") && !strstr(g2, "true_graph_0") && !strstr(g2, "cluster_"),
        "show diff inside a branch: that branch alone, its nodes by their own names");

@@ -182,7 +182,7 @@ static void test_real_case(void) {
     char want[128];
     snprintf(want, sizeof want, "back to step %d (undid %s)", np - 1, names[np - 1]);
     ok(has_line(&r, want), "back undoes the last pass");
-    ok(has_line(&r, "at step 0/18 (the loaded graph)") || has(&r, "at step 0/"), "goto 0");
+    ok(has_line(&r, "at step 0/19 (the loaded graph)") || has(&r, "at step 0/"), "goto 0");
     free(r.out);
 
     /* the back end: lower, ir, sched, codegen, exec (each skipped while its module is missing) */
@@ -305,7 +305,7 @@ static void test_fixtures(void) {
     if (r.status) diag("%s", r.out);
     ok(has_line(&r, "lint: ok"), "script: lint ok after run");
     ok(has(&r, "check: ok (1 output, max abs err 0)"), "script: passes keep the seed example exact");
-    ok(has_line(&r, "at step 0/18 (the loaded graph)") || has(&r, "(the loaded graph)"), "script: goto 0");
+    ok(has_line(&r, "at step 0/19 (the loaded graph)") || has(&r, "(the loaded graph)"), "script: goto 0");
     free(r.out);
 
     /* numerics against the outputs PyTorch recorded */
@@ -414,7 +414,7 @@ static void test_trace(void) {
     if (has(&r, "not available yet") || has(&r, "undefined")) { skip(3, "trace not available yet"); free(r.out); return; }
     is_int(r.status, 0, "trace on/step/off/report exit 0");
     if (r.status) diag("%s", r.out);
-    ok(file_has(log, "minductor_pass_01_functionalize") && file_has(log, "minductor_pass_02_dce") &&
+    ok(file_has(log, "minductor_pass_01_functionalize") && file_has(log, "minductor_pass_02_view_to_reshape") &&
        !file_has(log, "minductor_pass_00_") && file_has(log, "before_post_grad_graph"), "log has the pass steps, numbered like the shell's");
     ok(access(idx, R_OK) == 0, "report wrote index.html");
     free(r.out);
@@ -503,10 +503,10 @@ static void test_trace_pipeline(void) {
     is_str(c.artifacts[0], " before_post_grad_graph inductor_post_grad_graph ir_pre_fusion ir_post_fusion inductor_output_code",
            "0/0: the graph, the post-grad graph, the IR before and after fusion, the code");
     is_str(c.artifacts[1], " before_post_grad_graph", "1/0: only the loaded graph (not lowered)");
-    is_str(c.span_names[0], " pass.post_grad_passes.functionalize pass.post_grad_passes.dce "
-           "pass.post_grad_passes.reorder_for_locality GraphLowering.run Scheduler.__init__ GraphLowering.codegen",
+    is_str(c.span_names[0], " pass.post_grad_passes.functionalize pass.post_grad_passes.view_to_reshape "
+           "pass.post_grad_passes.fake_tensor_prop GraphLowering.run Scheduler.__init__ GraphLowering.codegen",
            "0/0: a span per pass step and per back-end stage, named as in PyTorch's logs");
-    ok(c.spans_b[1] == 18 && c.spans_e[1] == 18, "1/0: 18 pass spans after 'run' (%d/%d)", c.spans_b[1], c.spans_e[1]);
+    ok(c.spans_b[1] == 19 && c.spans_e[1] == 19, "1/0: 19 pass spans after 'run' (%d/%d)", c.spans_b[1], c.spans_e[1]);
     ok(c.ts_ordered, "every span ends at or after its start");
     ok(c.metric_s[0] > 0 && c.metric_s[0] < 60, "0/0: the compile time is the summed steps (%g s)", c.metric_s[0]);
     is_str(c.fail[0], "", "0/0: no failure");

@@ -1,24 +1,41 @@
-/* pass_misc.c — the small post-grad passes: remove_profiler_ops, remove_assert_ops and
- * move_constructors_to_cuda. On the real cases they find nothing to do, but they run (and
- * show as unchanged steps) in Inductor's order. */
+/* pass_misc.c — the small steps of Inductor's compile_fx / post_grad_passes, each as in
+ * torch/_inductor/fx_passes/post_grad.py: view_to_reshape, remove_profiler_ops,
+ * remove_assert_ops and move_constructors_to_cuda (ConstructorMoverPass). */
 #include "fx_passes/passes.h"
 #include "ops/ops.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static int remove_matching(PassCtx *pc, Graph *g, const char *const *targets, const char *why) {
-    graph_compute_users(g);
+/* view_to_reshape (compile_fx, before fake_tensor_prop): every aten.view.default becomes
+ * aten.reshape.default in place, keeping name and stack, so that re-propagating metas with
+ * channels-last example inputs cannot fail on a view. Only view.default (view.dtype stays). */
+int pass_view_to_reshape(PassCtx *pc, Graph *g) {
+    const OpDef *op = op_lookup("aten.reshape.default");
+    for (int i = 0; i < g->n; i++) {
+        Node *n = g->nodes[i];
+        if (n->kind != N_CALL_FUNCTION || strcmp(n->target, "aten.view.default") != 0) continue;
+        n->target = "aten.reshape.default";
+        n->op = op;
+        pass_note(pc, '~', n->name, "view_to_reshape");
+    }
+    return 0;
+}
+
+/* Erase every node whose target is one of targets, last first (as Inductor does: a
+ * _record_function_exit goes before the enter whose handle it reads). */
+static int erase_targets(PassCtx *pc, Graph *g, const char *const *targets, const char *why) {
     bool *dead = mi_xcalloc(g->n + 1, sizeof(bool));
     int c = 0;
-    for (int i = 0; i < g->n; i++) {
+    for (int i = g->n - 1; i >= 0; i--) {
         Node *n = g->nodes[i];
         if (n->kind != N_CALL_FUNCTION) continue;
         for (int k = 0; targets[k]; k++)
-            if (strcmp(n->target, targets[k]) == 0 && n->nusers == 0) {
+            if (strcmp(n->target, targets[k]) == 0) {
                 dead[i] = true;
                 c++;
                 pass_note(pc, '-', n->name, "%s", why);
+                break;
             }
     }
     if (c) pu_remove_nodes(g, dead);
@@ -26,45 +43,153 @@ static int remove_matching(PassCtx *pc, Graph *g, const char *const *targets, co
     return 0;
 }
 
+/* _remove_profiler_ops: record_function enter/exit are side-effectful but compute nothing;
+ * they are erased so they do not block fusion. */
 int pass_remove_profiler_ops(PassCtx *pc, Graph *g) {
     static const char *const t[] = {"profiler._record_function_enter.default",
-        "profiler._record_function_enter_new.default", "profiler._record_function_exit._RecordFunction",
-        "profiler._record_function_exit.default", NULL};
-    return remove_matching(pc, g, t, "profiler op");
+        "profiler._record_function_enter_new.default", "profiler._record_function_exit._RecordFunction", NULL};
+    return erase_targets(pc, g, t, "profiler op");
 }
 
-/* aten._assert_scalar (a runtime check of a SymBool, "s0 >= 2") is kept, as in Inductor: it
- * has a side effect and the generated wrapper checks it */
+/* remove_assert_ops: only aten._assert_tensor_metadata (lowered to nothing; it would block
+ * unfuse_bias_add_to_pointwise). _assert_async and _assert_scalar stay: they check values. */
 int pass_remove_assert_ops(PassCtx *pc, Graph *g) {
-    static const char *const t[] = {"aten._assert_tensor_metadata.default", "aten._assert_async.msg",
-        "aten._assert_async.default", NULL};
-    return remove_matching(pc, g, t, "assert op");
+    static const char *const t[] = {"aten._assert_tensor_metadata.default", NULL};
+    return erase_targets(pc, g, t, "assert op");
 }
 
-/* Inductor moves cpu constructors (full, zeros, arange, ...) whose only users are cuda ops onto
- * the cuda device. We rewrite the device= kwarg of such constructors. */
+/* ---- move_constructors_to_cuda (ConstructorMoverPass("cuda")) ---- */
+
+static bool on_cuda(const Node *n) { return n->has_meta && n->meta.device.kind == DEV_CUDA; }
+static bool on_cpu(const Node *n) { return n->has_meta && n->meta.device.kind == DEV_CPU; }
+
+/* cannot_be_moved: the output, and anything but an aten/prims op, stops the move. */
+static bool cannot_be_moved(const Node *u) {
+    if (u->kind != N_CALL_FUNCTION) return true;
+    return strncmp(u->target, "aten.", 5) != 0 && strncmp(u->target, "prims.", 6) != 0;
+}
+
+/* Ops that take cpu tensors beside cuda ones and return a cuda tensor. */
+static bool allow_cpu_device(const Node *u) {
+    static const char *const t[] = {"aten.index.Tensor", "aten.index_put.default", "aten.index_put_.default",
+                                    "aten.copy.default", "aten.copy_.default", "aten.slice_scatter.default", NULL};
+    for (int k = 0; t[k]; k++) if (!strcmp(u->target, t[k])) return true;
+    return false;
+}
+
+static void count_cpu_input(Node *in, void *ud) {
+    int *c = ud;
+    if (on_cpu(in)) (*c)++;
+}
+
+typedef struct { const bool *moved; bool any; } MovedScan;
+
+static void scan_moved(Node *in, void *ud) {
+    MovedScan *ms = ud;
+    if (in->id >= 0 && ms->moved[in->id]) ms->any = true;
+}
+
+static int uf_find(int *parent, int x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+}
+
+/* Constructors (full, zeros, arange, ... with device=cpu) whose cpu results only ever reach
+ * cuda ops through ops that accept a cpu input (index, index_put, copy, slice_scatter) move to
+ * the cuda device; a chain that reaches the output, a non-aten op, or a cuda op with a cpu
+ * input left over keeps all constructors it depends on (and those merged with them) on cpu.
+ * Example: arange(4, device=cpu) -> index(x_cuda, [arange]) moves; full(..., cpu) returned
+ * as an output stays. */
 int pass_move_constructors_to_cuda(PassCtx *pc, Graph *g) {
-    if (pc->device.kind != DEV_CUDA) return 0;
-    graph_compute_users(g);
-    for (int i = 0; i < g->n; i++) {
-        Node *n = g->nodes[i];
-        if (n->kind != N_CALL_FUNCTION || !n->op || !(n->op->flags & OPF_CONSTRUCTOR)) continue;
-        if (!n->has_meta || n->meta.device.kind != DEV_CPU || n->nusers == 0) continue;
-        bool all_cuda = true;
-        for (int u = 0; u < n->nusers; u++) {
-            const Node *us = n->users[u];
-            if (us->kind != N_CALL_FUNCTION || !us->has_meta || us->meta.device.kind != DEV_CUDA) all_cuda = false;
-        }
-        if (!all_cuda) continue;
-        /* numel 1 cpu scalars are fine where they are (Inductor keeps them) */
-        int64_t numel = 0;
-        if (sym_is_int(meta_numel(pc->ctx->sym, &n->meta), &numel) && numel <= 1) continue;
-        for (int k = 0; k < n->nkwargs; k++)
-            if (strcmp(n->kwargs[k].name, "device") == 0 && n->kwargs[k].v.kind == V_DEVICE) {
-                n->kwargs[k].v.device = pc->device;
-                n->meta.device = pc->device;
-                pass_note(pc, '~', n->name, "constructor moved to cuda");
-            }
+    int n = g->n;
+    Device target = {DEV_CPU, -1};
+    int ntargets = 0;
+    for (int i = 0; i < n; i++) {
+        const Node *x = g->nodes[i];
+        if (!on_cuda(x)) continue;
+        if (!ntargets || x->meta.device.index != target.index) ntargets++;
+        target = x->meta.device;
     }
+    int *cons = mi_xmalloc((n + 1) * sizeof(int)), ncons = 0;
+    int *cidx = mi_xmalloc((n + 1) * sizeof(int));    /* node id -> constructor index or -1 */
+    for (int i = 0; i < n; i++) {
+        Node *x = g->nodes[i];
+        cidx[i] = -1;
+        if (x->kind != N_CALL_FUNCTION || !x->op || !(x->op->flags & OPF_CONSTRUCTOR)) continue;
+        if (strncmp(x->target, "aten.", 5) && strncmp(x->target, "prims.", 6)) continue;
+        const Kwarg *dk = node_kwarg(x, "device");
+        if (!dk || dk->v.kind != V_DEVICE || dk->v.device.kind != DEV_CPU) continue;
+        cidx[i] = ncons;
+        cons[ncons++] = i;
+    }
+    if (!ncons || ntargets != 1) { free(cons); free(cidx); return 0; }
+    graph_compute_users(g);
+    int *indeg = mi_xcalloc(n + 1, sizeof(int));
+    bool *pending = mi_xcalloc(n + 1, sizeof(bool));     /* still a key of cpu_indeg */
+    for (int i = 0; i < n; i++) {
+        pu_for_each_input(g->nodes[i], count_cpu_input, &indeg[i]);
+        pending[i] = indeg[i] != 0;
+    }
+    int *parent = mi_xmalloc((ncons + 1) * sizeof(int));
+    bool *cannot = mi_xcalloc(ncons + 1, sizeof(bool));
+    for (int c = 0; c < ncons; c++) parent[c] = c;
+    int *dep = mi_xmalloc((n + 1) * sizeof(int));        /* node -> one constructor of its set, -1 */
+    for (int i = 0; i < n; i++) dep[i] = cidx[i];
+    int *queue = mi_xmalloc((n + ncons + 1) * sizeof(int)), nq = 0;
+    for (int c = 0; c < ncons; c++) queue[nq++] = cons[c];
+    bool *queued = mi_xcalloc(n + 1, sizeof(bool));
+    while (nq) {
+        int x = queue[--nq];
+        Node *node = g->nodes[x];
+        for (int u = 0; u < node->nusers; u++) {
+            Node *us = node->users[u];
+            int ui = us->id;
+            if (cannot_be_moved(us)) {
+                if (dep[x] >= 0) cannot[uf_find(parent, dep[x])] = true;
+                break;
+            }
+            if (allow_cpu_device(us) && on_cuda(us)) {
+                pending[ui] = false;
+            } else {
+                indeg[ui]--;
+                pending[ui] = true;
+                if (indeg[ui] == 0 && !queued[ui]) {
+                    pending[ui] = false;
+                    queued[ui] = true;
+                    queue[nq++] = ui;
+                }
+            }
+            if (dep[x] >= 0 && dep[ui] >= 0) {
+                int a = uf_find(parent, dep[x]), b = uf_find(parent, dep[ui]);
+                if (a != b) { parent[b] = a; cannot[a] |= cannot[b]; }
+            }
+            if (dep[ui] < 0) dep[ui] = dep[x];
+        }
+    }
+    for (int i = 0; i < n; i++)
+        if (pending[i] && dep[i] >= 0) cannot[uf_find(parent, dep[i])] = true;
+    bool *moved = mi_xcalloc(n + 1, sizeof(bool));
+    for (int c = 0; c < ncons; c++) {
+        if (cannot[uf_find(parent, c)]) continue;
+        Node *x = g->nodes[cons[c]];
+        for (int k = 0; k < x->nkwargs; k++)
+            if (!strcmp(x->kwargs[k].name, "device")) x->kwargs[k].v.device = target;
+        x->meta.device = target;
+        moved[cons[c]] = true;
+        pass_note(pc, '~', x->name, "constructor moved to %s", "cuda");
+    }
+    /* FakeTensorUpdater: the cpu nodes computed from a moved constructor now run on cuda */
+    for (int i = 0; i < n; i++) {
+        Node *x = g->nodes[i];
+        if (moved[i] || !on_cpu(x) || x->kind != N_CALL_FUNCTION) continue;
+        MovedScan ms = {moved, false};
+        pu_for_each_input(x, scan_moved, &ms);
+        if (!ms.any) continue;
+        if (op_infer_node_meta(pc->ctx, g, x) < 0) mi_clear_err(pc->ctx);
+        moved[i] = on_cuda(x);
+    }
+    free(moved);
+    free(cons); free(cidx); free(indeg); free(pending); free(parent); free(cannot);
+    free(dep); free(queue); free(queued);
     return 0;
 }

@@ -1,7 +1,8 @@
 /* pass_noop.c — remove_noop_ops: drop ops that return their input unchanged and rewire their
  * users to that input, with Inductor's rules (fx_passes/post_grad.py noop_registry): clone,
- * alias, full slices, slice_scatter of a whole tensor, repeat by ones, zero padding,
- * same-dtype casts, int ceil/floor/round/trunc, pow 1, single-input cat, same-shape view.
+ * alias, copy (not into pinned memory), full slices, slice_scatter of a whole tensor, repeat
+ * by ones, zero padding, same-dtype casts, device_put to the same device, int (not bool)
+ * ceil/floor/round/trunc, pow 1, single-input cat, same-shape view.
  * The op's result must have the same meta as the input, and no new aliasing between graph
  * inputs and outputs may appear; a copy of a tensor that an in-place op writes (a mutated
  * input) stays when it is read after that write. One forward sweep. */
@@ -41,8 +42,19 @@ static Node *noop_source(const Node *n, const char **why) {
     pu_op_short(t, op, sizeof op);
     if (!strcmp(t, "aten.clone.default") || !strcmp(t, "aten.alias.default")) { *why = "noop: clone/alias"; return x; }
     if (!strcmp(t, "aten.copy.default")) {
+        /* a copy into a pinned-memory buffer is a real transfer */
+        const Kwarg *pin = x && x->kind == N_CALL_FUNCTION ? node_kwarg(x, "pin_memory") : NULL;
+        if (pin && pin->v.kind == V_BOOL && pin->v.b) return NULL;
         *why = "noop: copy of same meta";
         return n->nargs > 1 && n->args[1].kind == V_NODE ? n->args[1].node : NULL;
+    }
+    if (!strcmp(t, "prims.device_put.default")) {
+        if (!x || !x->has_meta || n->nargs < 2 || n->args[1].kind != V_DEVICE) return NULL;
+        Device d = n->args[1].device;
+        if (d.kind != x->meta.device.kind || (d.index >= 0 && x->meta.device.index >= 0 && d.index != x->meta.device.index))
+            return NULL;
+        *why = "noop: device_put to its own device";
+        return x;
     }
     if (!strcmp(t, "aten.slice.Tensor")) {
         int64_t dim, start, end, step;
@@ -82,7 +94,8 @@ static Node *noop_source(const Node *n, const char **why) {
         return x;
     }
     if (!strcmp(op, "ceil") || !strcmp(op, "floor") || !strcmp(op, "round") || !strcmp(op, "trunc")) {
-        if (!x || !x->has_meta || !(dtype_is_int(x->meta.dtype) || x->meta.dtype == DT_BOOL)) return NULL;
+        /* is_integer_dtype: the integer types, not bool */
+        if (!x || !x->has_meta || !dtype_is_int(x->meta.dtype)) return NULL;
         if (!strcmp(t + strlen(t) - 8, ".decimals")) return NULL;
         *why = "noop: rounding an integer";
         return x;

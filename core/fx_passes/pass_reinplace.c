@@ -31,16 +31,41 @@ static const char *scatter_view(const char *t) {
     return NULL;
 }
 
-/* Ops that turn into their in-place form (same arguments) when their first input is dead. */
+/* Ops that turn into their in-place form (same arguments) when their first input is dead
+ * (reinplace.py inplaceable_ops and inplaceable_collective_ops). */
 static const char *const INPLACEABLE[][2] = {
     {"aten.index_put.default", "aten.index_put_.default"},
+    {"aten._unsafe_index_put.default", "prims._unsafe_index_put_.default"},
     {"_c10d_functional.all_reduce.default", "_c10d_functional.all_reduce_.default"},
+    {"_c10d_functional.all_reduce_coalesced.default", "_c10d_functional.all_reduce_coalesced_.default"},
 };
 
-static const char *inplace_form(const char *t) {
-    for (size_t i = 0; i < sizeof INPLACEABLE / sizeof INPLACEABLE[0]; i++)
-        if (!strcmp(t, INPLACEABLE[i][0])) return INPLACEABLE[i][1];
+/* inplaceable_foreach_ops (lowering.py register_foreach_inplace): the list in args[0] is
+ * mutated; reinplaced only when every item is a graph input copied back from this op. */
+static const char *const FOREACH_INPLACEABLE[][2] = {
+    {"aten._foreach_add.List", "aten._foreach_add_.List"},
+    {"aten._foreach_add.Scalar", "aten._foreach_add_.Scalar"},
+    {"aten._foreach_mul.List", "aten._foreach_mul_.List"},
+    {"aten._foreach_mul.Scalar", "aten._foreach_mul_.Scalar"},
+    {"aten._foreach_div.List", "aten._foreach_div_.List"},
+    {"aten._foreach_div.Scalar", "aten._foreach_div_.Scalar"},
+    {"aten._foreach_copy.default", "aten._foreach_copy_.default"},
+    {"aten._foreach_addcmul.Scalar", "aten._foreach_addcmul_.Scalar"},
+    {"aten._foreach_addcdiv.Scalar", "aten._foreach_addcdiv_.Scalar"},
+};
+
+static const char *lookup2(const char *const (*tab)[2], size_t n, const char *t) {
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(t, tab[i][0])) return tab[i][1];
     return NULL;
+}
+
+static const char *inplace_form(const char *t) {
+    return lookup2(INPLACEABLE, sizeof INPLACEABLE / sizeof INPLACEABLE[0], t);
+}
+
+static const char *foreach_inplace_form(const char *t) {
+    return lookup2(FOREACH_INPLACEABLE, sizeof FOREACH_INPLACEABLE / sizeof FOREACH_INPLACEABLE[0], t);
 }
 
 static bool is_view(const Node *n) {
@@ -149,6 +174,40 @@ static bool should_reinplace_scatter(const Node *node) {
     return false;
 }
 
+/* The first copy_(item, src) of the epilogue whose src is the foreach node x or one of its
+ * getitems (reinplace.py keys copy_ nodes by (dst, src), looking through such a getitem). */
+static Node *foreach_copy_back(const Node *item, const Node *x) {
+    for (int u = 0; u < item->nusers; u++) {
+        Node *c = item->users[u];
+        if (!is_copy_(c) || arg_node(c, 0) != item) continue;
+        Node *src = arg_node(c, 1);
+        if (src == x || (src && !strcmp(src->target ? src->target : "", "operator.getitem") && arg_node(src, 0) == x))
+            return c;
+    }
+    return NULL;
+}
+
+/* A foreach op is reinplaced when every tensor of its first list is a graph input that a
+ * copy_ of the epilogue writes back from it, the tensors are distinct storages, and each can
+ * be mutated in place; those copy_ nodes then go. Marks them in drop_copy. */
+static bool reinplace_foreach(Stor *s, Node *x, bool *drop_copy) {
+    if (x->nargs < 1 || x->args[0].kind != V_LIST) return false;
+    const Value *l = &x->args[0];
+    Node **copies = mi_xcalloc(l->list.n + 1, sizeof *copies);
+    bool ok = l->list.n > 0;
+    for (int k = 0; k < l->list.n && ok; k++) {
+        const Value *it = &l->list.items[k];
+        Node *item = it->kind == V_NODE ? it->node : NULL;
+        ok = item && (item->kind == N_PLACEHOLDER || item->kind == N_GET_ATTR) && (copies[k] = foreach_copy_back(item, x));
+        for (int j = 0; j < k && ok; j++) ok = s->root[l->list.items[j].node->id] != s->root[item->id];
+        ok = ok && can_inplace(s, x, item);
+    }
+    if (ok)
+        for (int k = 0; k < l->list.n; k++) drop_copy[copies[k]->id] = true;
+    free(copies);
+    return ok;
+}
+
 int pass_reinplace(PassCtx *pc, Graph *g) {
     /* 1. canonicalize view scatters into fresh nodes (appended, then put in place: O(n)) */
     int n0 = g->n, nsc = 0;
@@ -201,6 +260,10 @@ int pass_reinplace(PassCtx *pc, Graph *g) {
     for (int i = 0; i < n; i++) {
         Node *x = g->nodes[i];
         if (x->kind != N_CALL_FUNCTION) continue;
+        if (foreach_inplace_form(x->target)) {
+            if (reinplace_foreach(&st, x, drop_copy)) { reinplace[i] = true; nre++; }
+            continue;
+        }
         bool scatter = scatter_view(x->target) != NULL && arg_node(x, 0);
         bool iput = inplace_form(x->target) && arg_node(x, 0);
         if (!scatter && !iput) continue;
@@ -233,6 +296,7 @@ int pass_reinplace(PassCtx *pc, Graph *g) {
             Node *x = todo[k];
             Node *inp = arg_node(x, 0);
             const char *inpl = inplace_form(x->target);
+            if (!inpl) inpl = foreach_inplace_form(x->target);
             if (inpl) {
                 char a[64], b[64];
                 pass_note(pc, '~', x->name, "reinplaced: %s -> %s", pu_op_short(x->target, a, sizeof a),

@@ -73,10 +73,14 @@ static bool target_is_inplace(const char *t) {
     return len > 1 && a[len] == '_' && a[1] != '_';
 }
 
-bool pu_is_impure(const Node *n) {
-    if (n->kind != N_CALL_FUNCTION) return true;
-    if (n->op) return (n->op->flags & (OPF_INPLACE | OPF_NOEFFECT)) != 0;
-    return target_is_inplace(n->target) || strstr(n->target, "assert") || strstr(n->target, "profiler");
+/* Inductor's is_mutation_op: a call whose schema is mutable (our OPF_INPLACE; an op the
+ * registry lacks counts when its name ends in '_', "aten._foreach_add_.Scalar") or that writes
+ * an out= tensor. Example: copy_, index_put_, add_ are; add, _foreach_add are not. */
+bool pu_is_mutation(const Node *n) {
+    if (n->kind != N_CALL_FUNCTION) return false;
+    if (node_kwarg(n, "out")) return true;
+    if (n->op) return (n->op->flags & OPF_INPLACE) != 0;
+    return target_is_inplace(n->target);
 }
 
 const char *pu_op_short(const char *target, char *buf, size_t n) {

@@ -14,18 +14,22 @@
 
 static const PassDef PASS_TABLE[] = {
     {"functionalize", "turn in-place ops and view mutations into functional ops + copy_ epilogue", pass_functionalize},
-    {"dce", "dead code elimination (Inductor runs eliminate_dead_code before its passes)", pass_dce},
+    /* compile_fx, before the post-grad passes: view_to_reshape, then fake_tensor_prop */
+    {"view_to_reshape", "compile_fx: every aten.view becomes aten.reshape (before the metas are re-propagated)", pass_view_to_reshape},
+    {"fake_tensor_prop", "compile_fx: re-infer every meta from the example inputs' layouts (nothing to do without them)", pass_fake_tensor_prop},
+    /* post_grad_passes (config.dce is False: no dead code elimination) */
     {"reorder_for_locality", "move a node's producers down next to it (inference graphs only)", pass_reorder_for_locality},
     {"remove_profiler_ops", "drop profiler record_function ops", pass_remove_profiler_ops},
+    /* torch 2.11 logs group_batch_fusion_passes under this name (nothing to fuse by default) */
     {"post_grad_custom_pre_pass", "user hook (none by default)", pass_nothing},
     {"remove_noop_ops", "drop ops that return their input unchanged, rewiring users", pass_remove_noop_ops},
-    {"remove_assert_ops", "drop runtime assert ops", pass_remove_assert_ops},
-    {"pass_pattern_0", "pattern group 0: view -> reshape", pass_pattern_0},
-    {"pass_pattern_1", "pattern group 1: softmax -> prepare_softmax_online (cuda)", pass_pattern_1},
-    {"pass_pattern_2", "pattern group 2: addmm -> mm + add (cuda); user patterns; optional x*1, x+0, reshape/cast chains", pass_pattern_2},
+    {"remove_assert_ops", "drop aten._assert_tensor_metadata", pass_remove_assert_ops},
+    {"pass_pattern_0", "pattern group 0 (no default patterns)", pass_pattern_0},
+    {"pass_pattern_1", "pattern group 1: softmax -> prepare_softmax_online (cuda), pointless cumsum", pass_pattern_1},
+    {"pass_pattern_2", "pattern group 2: addmm <-> mm + add, partial reductions reused; user patterns; optional x*1, x+0, ...", pass_pattern_2},
     {"stable_sort", "stable topological sort", pass_stable_sort},
     {"move_constructors_to_cuda", "move cpu constructors feeding cuda ops to cuda", pass_move_constructors_to_cuda},
-    {"reinplace_inplaceable_ops", "canonicalize view scatters; reinplace them when the input is dead", pass_reinplace},
+    {"reinplace_inplaceable_ops", "canonicalize view scatters; reinplace scatters, index_put, foreach ops when the input is dead", pass_reinplace},
     {"decompose_triton_kernel_wrapper_functional", "(no user triton kernels here)", pass_nothing},
     {"decompose_auto_functionalized", "(no auto_functionalized ops here)", pass_nothing},
     {"decompose_scan_to_while_loop", "(no scan here)", pass_nothing},
@@ -76,7 +80,9 @@ const char *pass_node_name_for(PassCtx *pc, Graph *g, const char *target) {
     }
     buf[k] = 0;
     if (!pc->names) {
+        /* FX never reuses a name, also not one of a node an earlier pass erased */
         pc->names = nameset_new();
+        for (int h = 0; h < pc->nhistory; h++) nameset_add_graph(pc->names, pc->history[h]);
         nameset_add_graph(pc->names, g);
     }
     return nameset_fresh(pc->names, g, buf);
@@ -98,6 +104,7 @@ struct PassManager {
     bool inference;
     bool extra;
     PatternSet user;
+    InputLayout *layouts; int nlayouts;   /* example inputs (fake_tensor_prop) */
     /* checks */
     IValue *inputs; int ninputs;
     bool have_ref;
@@ -320,7 +327,37 @@ void pm_free(PassManager *pm) {
     ivalues_free(pm->ref_ins, pm->nref_ins);
     free(pm->ref_error);
     patternset_free(&pm->user);
+    input_layouts_free(pm->layouts, pm->nlayouts);
     free(pm);
+}
+
+void input_layouts_free(InputLayout *l, int n) {
+    for (int i = 0; l && i < n; i++) {
+        free(l[i].name);
+        free(l[i].size);
+        free(l[i].stride);
+    }
+    free(l);
+}
+
+void pm_set_input_layouts(PassManager *pm, const InputLayout *l, int n) {
+    input_layouts_free(pm->layouts, pm->nlayouts);
+    pm->layouts = NULL;
+    pm->nlayouts = 0;
+    if (l && n > 0) {
+        pm->layouts = mi_xcalloc(n, sizeof *pm->layouts);
+        for (int i = 0; i < n; i++) {
+            InputLayout *d = &pm->layouts[i];
+            d->name = mi_xstrdup(l[i].name);
+            d->ndim = l[i].ndim;
+            d->size = mi_xcalloc(d->ndim + 1, sizeof *d->size);
+            d->stride = mi_xcalloc(d->ndim + 1, sizeof *d->stride);
+            memcpy(d->size, l[i].size, d->ndim * sizeof *d->size);
+            memcpy(d->stride, l[i].stride, d->ndim * sizeof *d->stride);
+        }
+        pm->nlayouts = n;
+    }
+    pm_invalidate_from(pm, pm_find_pass(pm, "fake_tensor_prop"));
 }
 
 void pm_set_device(PassManager *pm, Device d) { pm->device = d; pm_invalidate_from(pm, 0); }
@@ -446,6 +483,8 @@ static int run_pass_tree(const PassDef *pd, PassCtx *top, Graph *g, const char *
     pc.changes = NULL;
     pc.nchanges = pc.capchanges = 0;
     pc.names = NULL;
+    pc.history = NULL;        /* names of earlier states: kept for the top graph only */
+    pc.nhistory = 0;
     int rc = pd->run(&pc, g);
     nameset_free(pc.names);
     for (int k = 0; k < pc.nchanges; k++) {
@@ -475,6 +514,10 @@ static int run_pass(PassManager *pm, int i, bool checks) {
     pc.inference = pm->inference;
     pc.user_patterns = &pm->user;
     pc.extra_simplify = pm->extra;
+    pc.layouts = pm->layouts;
+    pc.nlayouts = pm->nlayouts;
+    pc.history = (const Graph *const *)pm->states;
+    pc.nhistory = i;
     uint64_t t0 = mi_now_ns();
     int rc = run_pass_tree(&pm->passes[i], &pc, g, "");
     s->ns = mi_now_ns() - t0;

@@ -24,6 +24,22 @@ typedef struct PassManager PassManager;
 typedef struct NameSet NameSet;
 typedef struct PatternSet PatternSet;
 
+/* The layout of one example input, as Inductor's compile_fx receives it (for a backward graph:
+ * the forward's outputs, channels-last where layout optimization made them so). The
+ * fake_tensor_prop step puts these strides on the placeholder of that name and re-infers every
+ * node's meta, as compile_fx's fake_tensor_prop(gm, example_inputs) does before the post-grad
+ * passes. Read from a log's fx_graph_runnable artifact (trace/trace.h, trace_example_layouts). */
+typedef struct InputLayout {
+    char *name;               /* placeholder name ("primals_1") */
+    int ndim;
+    int64_t *size, *stride;   /* ndim entries each */
+} InputLayout;
+void input_layouts_free(InputLayout *l, int n);
+/* The layouts of an fx_graph_runnable payload ("reader.tensor(buf0, (16, 3, 3, 3),
+ * (27, 1, 9, 3), is_leaf=True)  # primals_1"; no strides = contiguous), in order; returns how
+ * many (*out malloc'd, free with input_layouts_free). core/fx_passes/input_layouts.c */
+int input_layouts_parse(const char *text, InputLayout **out);
+
 /* One recorded change of a pass: kind '+' added, '-' removed, '~' rewritten, '>' moved. */
 typedef struct PassChange {
     char kind;
@@ -38,8 +54,10 @@ typedef struct PassCtx {
     bool inference;           /* false for training graphs (primals_/tangents_ inputs) */
     const PatternSet *user_patterns;   /* user patterns (pm_load_patterns); may be NULL */
     bool extra_simplify;      /* also run the algebraic clean-ups Inductor does not do (x*1, ...) */
+    const InputLayout *layouts; int nlayouts;   /* example-input layouts (fake_tensor_prop) */
     PassChange *changes; int nchanges, capchanges;
     NameSet *names;           /* node names in use (built on first use by pass_node_name_for) */
+    const Graph *const *history; int nhistory;   /* earlier states: their names stay taken */
 } PassCtx;
 
 /* Note one change (strings are copied). */
@@ -56,7 +74,8 @@ typedef struct PassDef {
 
 /* The built-in passes (core/fx_passes/pass_*.c), usable on their own. */
 int pass_functionalize(PassCtx *pc, Graph *g);
-int pass_dce(PassCtx *pc, Graph *g);
+int pass_view_to_reshape(PassCtx *pc, Graph *g);
+int pass_fake_tensor_prop(PassCtx *pc, Graph *g);
 int pass_reorder_for_locality(PassCtx *pc, Graph *g);
 int pass_remove_profiler_ops(PassCtx *pc, Graph *g);
 int pass_remove_assert_ops(PassCtx *pc, Graph *g);
@@ -94,8 +113,8 @@ void pu_remove_nodes(Graph *g, const bool *dead);
 void pu_set_order(Graph *g, Node **order);
 /* Call fn for every node argument (args, then kwargs, lists recursed) of n. */
 void pu_for_each_input(const Node *n, void (*fn)(Node *, void *), void *ud);
-/* True when n has an in-place (mutating) op or is a placeholder/output/impure op. */
-bool pu_is_impure(const Node *n);
+/* Inductor's is_mutation_op (in-place op or out= call): bounds the mutation regions. */
+bool pu_is_mutation(const Node *n);
 /* The op's short name, e.g. "mul" for "aten.mul.Tensor" (static buffer free: into buf). */
 const char *pu_op_short(const char *target, char *buf, size_t n);
 
@@ -136,6 +155,9 @@ void pm_set_custom_post(PassManager *pm, PassFn fn);
 int pm_override_pass(PassManager *pm, const char *name, PassFn fn);
 /* Load user pattern rewrites (core/fx_passes/patterns.md); they run in pass_pattern_2. */
 int pm_load_patterns(PassManager *pm, const char *path);
+/* Example-input layouts for the fake_tensor_prop step (copied; NULL/0 clears). Drops the
+ * recorded steps from fake_tensor_prop on. */
+void pm_set_input_layouts(PassManager *pm, const InputLayout *l, int n);
 
 int pm_num_passes(const PassManager *pm);
 const char *pm_pass_name(const PassManager *pm, int i);

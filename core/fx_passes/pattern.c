@@ -256,6 +256,66 @@ done:
     return rc < 0 ? -1 : count;
 }
 
+/* ---- the driver of Inductor's built-in entries ---- */
+
+static bool anchors_entry(const GraphPatternEntry *e, const Node *n) {
+    for (int k = 0; k < 3 && e->anchors[k]; k++)
+        if (!strcmp(n->target, e->anchors[k])) return true;
+    return false;
+}
+
+/* mut[i] = number of mutation ops at positions <= i (Inductor's mutation_region_id). */
+static void mutation_regions(const Graph *g, int *mut) {
+    int r = 0;
+    for (int i = 0; i < g->n; i++) {
+        if (pu_is_mutation(g->nodes[i])) r++;
+        mut[i] = r;
+    }
+}
+
+int pattern_entries_apply(PassCtx *pc, Graph *g, const GraphPatternEntry *e, int ne) {
+    int n0 = g->n, nc = 0, count = 0;
+    Node **cand = mi_xmalloc((n0 + 1) * sizeof *cand);
+    for (int i = 0; i < n0; i++) {
+        Node *x = g->nodes[i];
+        if (x->kind != N_CALL_FUNCTION) continue;
+        for (int k = 0; k < ne; k++)
+            if (anchors_entry(&e[k], x)) { cand[nc++] = x; break; }
+    }
+    int *mut = NULL, cap = 0;
+    bool regions_valid = false;
+    graph_compute_users(g);
+    for (int c = nc - 1; c >= 0; c--) {
+        Node *a = cand[c];
+        for (int k = 0; k < ne; k++) {
+            if (a->id < 0) break;                 /* erased by an earlier rewrite */
+            if (!anchors_entry(&e[k], a)) continue;
+            if (!g->users_valid) graph_compute_users(g);
+            PatMatch m;
+            memset(&m, 0, sizeof m);
+            if (!e[k].match(pc, g, a, &m)) continue;
+            if (!regions_valid) {
+                if (cap < g->n + 1) { cap = 2 * (g->n + 1); mut = mi_xrealloc(mut, cap * sizeof *mut); }
+                mutation_regions(g, mut);
+                regions_valid = true;
+            }
+            bool same = true;
+            for (int j = 1; j < m.nnodes; j++) same &= mut[m.nodes[j]->id] == mut[m.nodes[0]->id];
+            if (!same) continue;
+            int rc = e[k].replace(pc, g, &m);
+            if (rc < 0) { free(cand); free(mut); return -1; }
+            if (rc > 0) {
+                count++;
+                regions_valid = false;
+                graph_compute_users(g);
+            }
+        }
+    }
+    free(cand);
+    free(mut);
+    return count;
+}
+
 int pattern_apply(PassCtx *pc, Graph *g, const PatternSet *ps) {
     int total = 0;
     for (int i = 0; ps && i < ps->n; i++) {

@@ -69,6 +69,36 @@ int pattern_load_file(MiCtx *ctx, PatternSet *ps, const char *path);
  * replacement is not re-matched). Returns number of rewrites, -1 on error. */
 int pattern_apply(PassCtx *pc, Graph *g, const PatternSet *ps);
 
+/* ---- Inductor's own patterns, written in C (core/fx_passes/post_grad_patterns.c) ---- */
+
+/* What a built-in pattern matched: the graph nodes of the pattern (all of them; the
+ * mutation-region check looks at these) and values it bound (pattern-specific). */
+typedef struct PatMatch {
+    Node *nodes[8]; int nnodes;
+    Value binds[4];
+} PatMatch;
+
+/* One register_graph_pattern / register_replacement entry. match() looks at the anchor and
+ * the nodes around it (and runs the pattern's extra_check); replace() rewrites: 1 done, 0
+ * declined (the handler returned without a change), -1 error. */
+typedef struct GraphPatternEntry {
+    const char *name;
+    const char *anchors[3];          /* targets the match starts from, NULL-terminated */
+    bool (*match)(PassCtx *pc, Graph *g, Node *anchor, PatMatch *m);
+    int (*replace)(PassCtx *pc, Graph *g, PatMatch *m);
+} GraphPatternEntry;
+
+/* The entries of pass_patterns[group] in registration order (NULL, *n = 0 for none). */
+const GraphPatternEntry *post_grad_pattern_entries(int group, int *n);
+/* PatternMatcherPass.apply: every node whose target anchors some entry, last node first
+ * (in the order before any rewrite; erased ones skipped); at each, the entries for its target
+ * in order; a match whose nodes lie in different mutation regions (an in-place op between
+ * them) is dropped. Returns the number of rewrites or -1. */
+int pattern_entries_apply(PassCtx *pc, Graph *g, const GraphPatternEntry *e, int n);
+/* utils.py is_pointwise_use: use is a pointwise op (torch.Tag.pointwise), or a getitem / view
+ * whose own uses all are (recursively). depth: 0. */
+bool pattern_is_pointwise_use(const Node *use, int depth);
+
 /* The built-in groups (core/fx_passes/pattern_builtin.c), run by pass_pattern_0..2. */
 int pattern_builtin_group(PassCtx *pc, Graph *g, int group);
 
