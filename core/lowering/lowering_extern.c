@@ -11,17 +11,14 @@
 
 /* ---- extern kernels ---- */
 
-static int lower_matmul_loops(Lower *L, const Node *n, ExternKind k) {
+/* mm / bmm of arguments ia, ia + 1 in a dtype the extern kernels do not take (f64): a sum
+ * reduction over K of a[.., i, k] * b[.., k, j], as Inductor lowers small matmuls. */
+static IrTBox *matmul_loops(Lower *L, const Node *n, int ia, bool batched) {
     const TensorMeta *m = lw_out_meta(n);
-    int ia = k == EXT_ADDMM ? 1 : 0;
     IrTBox *a = lw_arg_tbox(L, n, ia), *b = lw_arg_tbox(L, n, ia + 1);
-    int nb = k == EXT_BMM ? 1 : 0;   /* batch dims */
-    if (!a || !b || a->ndim != 2 + nb || b->ndim != 2 + nb || m->ndim != 2 + nb) return lw_err(L, n, "'%s': bad operands", n->target);
+    int nb = batched ? 1 : 0;   /* batch dims */
+    if (!a || !b || a->ndim != 2 + nb || b->ndim != 2 + nb || m->ndim != 2 + nb) { lw_err(L, n, "'%s': bad operands", n->target); return NULL; }
     DType dt = m->dtype;
-    double beta = 1, alpha = 1;
-    const Kwarg *kb = node_kwarg(n, "beta"), *ka = node_kwarg(n, "alpha");
-    if ((kb && value_as_double(&kb->v, &beta) && beta != 1) || (ka && value_as_double(&ka->v, &alpha) && alpha != 1))
-        return lw_err(L, n, "addmm with alpha/beta != 1 is not supported");
     Expr *size[MI_MAX_DIMS], *am[3], *bm[3];
     int nd = 3 + nb;   /* [batch,] i, j, k */
     for (int d = 0; d < 2 + nb; d++) size[d] = m->size[d];
@@ -36,33 +33,22 @@ static int lower_matmul_loops(Lower *L, const Node *n, ExternKind k) {
     prod->norigins = 0;
     bool red[MI_MAX_DIMS] = {0};
     red[nd - 1] = true;
-    IrStorage *sb = lw_reduction(L, n, prod, red, false, RED_SUM, dt, 0, lw_short_name(L, n->target));
-    if (k != EXT_ADDMM) return lw_set_tbox(L, n, lw_tbox_of_storage(L, sb));
-    const IrFn *bias = lw_arg_loader(L, n, 0, m->ndim, m->size, dt);
-    if (!bias) return lw_err(L, n, "addmm: bad bias");
-    return lw_set_pointwise(L, n, lw_math(L, IOP_ADD, dt, bias, lw_tbox_of_storage(L, sb)->loader, NULL), dt, 3);
+    return lw_tbox_of_storage(L, lw_reduction(L, n, prod, red, false, RED_SUM, dt, 0, lw_short_name(L, n->target)));
 }
 
-static int lower_matmul(Lower *L, const Node *n, int arg) {
-    ExternKind k = (ExternKind)arg;
+/* The mm / addmm / bmm extern kernel over arguments 0..nt (addmm: bias, a, b): an f32 buffer
+ * the BLAS (or the blocked loop) writes. */
+static IrTBox *matmul_extern(Lower *L, const Node *n, ExternKind k, int first, int nt) {
     const TensorMeta *m = lw_out_meta(n);
-    if (!m) return lw_err(L, n, "'%s' needs a shape annotation", n->target);
-    if (m->dtype != DT_F32) return lower_matmul_loops(L, n, k);
-    int nt = k == EXT_ADDMM ? 3 : 2;
-    Buffer *b;
     Layout l = layout_contiguous(L->m, m->dtype, m->device, m->ndim, m->size);
     ExternArg *ea = lw_alloc(L, sizeof(ExternArg) * nt);
     for (int i = 0; i < nt; i++) {
-        IrTBox *t = lw_arg_tbox(L, n, i);
-        if (!t) return lw_err(L, n, "argument %d of '%s' must be a tensor", i, n->target);
-        if (t->dtype != DT_F32 && t->dtype != DT_F64) return lw_err(L, n, "'%s': dtype %s not supported", n->target, dtype_abbrev(t->dtype));
+        IrTBox *t = lw_arg_tbox(L, n, first + i);
+        if (!t) { lw_err(L, n, "argument %d of '%s' must be a tensor", first + i, n->target); return NULL; }
+        if (t->dtype != DT_F32 && t->dtype != DT_F64) { lw_err(L, n, "'%s': dtype %s not supported", n->target, dtype_abbrev(t->dtype)); return NULL; }
         lw_extern_arg(L, t, &ea[i]);
     }
-    double beta = 1, alpha = 1;
-    const Kwarg *kb = node_kwarg(n, "beta"), *ka = node_kwarg(n, "alpha");
-    if ((kb && value_as_double(&kb->v, &beta) && beta != 1) || (ka && value_as_double(&ka->v, &alpha) && alpha != 1))
-        return lw_err(L, n, "addmm with alpha/beta != 1 is not supported");
-    b = lw_new_buffer(L, BUF_EXTERN, &l);
+    Buffer *b = lw_new_buffer(L, BUF_EXTERN, &l);
     b->layout.fixed = true;
     b->ext = k;
     b->eargs = ea;
@@ -72,7 +58,36 @@ static int lower_matmul(Lower *L, const Node *n, int arg) {
     lw_origins_add(L, &o, &no, lw_short_name(L, n->target));
     b->origins = o;
     b->norigins = no;
-    return lw_set_tbox(L, n, lw_tbox_of_buffer(L, b));
+    return lw_tbox_of_buffer(L, b);
+}
+
+/* mm / addmm / bmm: the extern kernel for f32 (Inductor's extern_kernels.mm / addmm / bmm),
+ * a loop reduction for other dtypes. addmm(bias, a, b, beta=, alpha=) with alpha or beta not 1,
+ * or not f32, is beta * bias + alpha * (a @ b) over the product (beta = 0 ignores the bias, NaN
+ * included, as torch). */
+static int lower_matmul(Lower *L, const Node *n, int arg) {
+    ExternKind k = (ExternKind)arg;
+    const TensorMeta *m = lw_out_meta(n);
+    if (!m) return lw_err(L, n, "'%s' needs a shape annotation", n->target);
+    double beta = 1, alpha = 1;
+    if (k == EXT_ADDMM) {
+        beta = lw_arg_num(n, -1, "beta", 1);
+        alpha = lw_arg_num(n, -1, "alpha", 1);
+    }
+    bool f32 = m->dtype == DT_F32;
+    if (k != EXT_ADDMM || (f32 && alpha == 1 && beta == 1)) {
+        IrTBox *t = f32 ? matmul_extern(L, n, k, 0, k == EXT_ADDMM ? 3 : 2) : matmul_loops(L, n, 0, k == EXT_BMM);
+        return t ? lw_set_tbox(L, n, t) : -1;
+    }
+    DType dt = m->dtype;
+    IrTBox *p = f32 ? matmul_extern(L, n, EXT_MM, 1, 2) : matmul_loops(L, n, 1, false);
+    if (!p) return -1;
+    const IrFn *prod = alpha == 1 ? p->loader : lw_math(L, IOP_MUL, dt, lw_const(L, alpha, dt), p->loader, NULL);
+    if (beta == 0) return lw_set_pointwise(L, n, prod, dt, 3);
+    const IrFn *bias = lw_arg_loader(L, n, 0, m->ndim, m->size, dt);
+    if (!bias) return lw_err(L, n, "addmm: bad bias");
+    if (beta != 1) bias = lw_math(L, IOP_MUL, dt, lw_const(L, beta, dt), bias, NULL);
+    return lw_set_pointwise(L, n, lw_math(L, IOP_ADD, dt, bias, prod, NULL), dt, 3);
 }
 
 /* attention variants (the row argument) */

@@ -113,10 +113,8 @@ static int lower_reduction(Lower *L, const Node *n, int arg) {
                strcmp(t, "aten.prod.default") == 0;
     if (all) { for (int d = 0; d < x->ndim; d++) red[d] = true; }
     else {
-        if (strncmp(t, "aten.argmax", 11) == 0 || strncmp(t, "aten.argmin", 11) == 0) {
-            const Value *dv = lw_arg_or_kw(n, 1, "dim");
-            if (!dv || dv->kind == V_NONE) return lw_err(L, n, "argmax/argmin without dim is not supported");
-        }
+        /* argmax / argmin without a dim: the index into the flattened tensor (every dim reduced,
+         * row-major: the reduction loop's own order) */
         if (norm_dims(n, 1, "dim", x->ndim, red) < 0) return lw_err(L, n, "'%s': bad dims", t);
         if (lw_arg_int(n, 2, "keepdim", &kd)) keepdim = kd != 0;
     }
@@ -127,6 +125,8 @@ static int lower_reduction(Lower *L, const Node *n, int arg) {
     else if (strncmp(t, "aten.argmin", 11) == 0) rt = RED_ARGMIN;
     else if (strncmp(t, "aten.mean", 9) == 0) mean = true;
     DType odt = n->has_meta ? n->meta.dtype : x->dtype;
+    if ((rt == RED_ARGMAX || rt == RED_ARGMIN) && x->ndim == 0 && n->has_meta)   /* a 0-d tensor: index 0 */
+        return lw_set_pointwise(L, n, lw_const(L, 0, odt), odt, 0);
     IrStorage *sb = lw_reduction(L, n, x, red, keepdim, rt, mean ? odt : odt, 0, NULL);
     if (mean) return lw_set_tbox(L, n, pw_scale(L, sb, IOP_TRUEDIV, red_numel(L, x, red), odt, "mean"));
     return lw_set_tbox(L, n, lw_tbox_of_storage(L, sb));

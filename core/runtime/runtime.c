@@ -11,6 +11,7 @@
 #include "runtime/runtime.h"
 #include "ir/ir.h"
 #include "codegen/codegen_cuda.h"
+#include "fx_passes/functionalize.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -673,9 +674,10 @@ static int invoke(MiCtx *ctx, RtModule *m, Prepared *pp) {
 #ifdef _OPENMP
     if (ctx->threads > 0) omp_set_num_threads(ctx->threads);
 #endif
-    RtFbCtx fc = {ctx, pp->g, false};
+    RtFbCtx fc = {ctx, pp->g, false, NULL};
     RtFb fb = {&fc, rt_fallback_run};
     int rc = m->call_fb ? m->call_fb(pp->in_ptrs, pp->out_ptrs, pp->syms, &fb) : m->call(pp->in_ptrs, pp->out_ptrs, pp->syms);
+    if (fc.fg) graph_free(fc.fg);
     if (rc != 0 && fc.failed) return -1;   /* rt_fallback_run's error is in ctx */
     if (rc >= RT_GUARD_FAILED && rc < RT_GUARD_FAILED + m->nguards) {
         char vals[512] = "";
@@ -929,6 +931,11 @@ int rt_fallback_run(void *vctx, const char *node, int nargs, const RtFbTensor *a
     MiCtx *ctx = fc->ctx;
     const Node *n = fc->g ? find_node(fc->g, node) : NULL;
     if (!n && fc->g) n = find_node_anywhere(fc->g, node);   /* a checkpoint body, lowered inline */
+    const Graph *eg = fc->g;
+    if (!n && fc->g && functionalize_needed(fc->g)) {   /* a node of the functional form ir_lower lowered */
+        if (!fc->fg && (fc->fg = functionalize(ctx, fc->g))) ops_resolve_graph(fc->fg);
+        if (fc->fg && (n = find_node(fc->fg, node))) eg = fc->fg;
+    }
     if (!n) { fc->failed = true; return mi_err(ctx, fc->g ? fc->g->source : NULL, 0, 0, "compiled module: fallback node '%s' is not in the graph it was run with", node); }
     Tensor **a = mi_xcalloc((size_t)nargs + 1, sizeof *a), **o = mi_xcalloc((size_t)nouts + 1, sizeof *o);
     SymBinding *b = mi_xcalloc((size_t)nsyms + 1, sizeof *b);
@@ -938,7 +945,7 @@ int rt_fallback_run(void *vctx, const char *node, int nargs, const RtFbTensor *a
         if (!(a[i] = wrap_fb(ctx, &args[i], node, i))) rc = mi_err(ctx, NULL, 0, 0, "fallback '%s': argument %d has no data", node, i);
     for (int k = 0; k < nouts && rc == 0; k++)
         if (outs[k].data && !(o[k] = wrap_fb(ctx, &outs[k], node, k))) rc = -1;
-    if (rc == 0) rc = ir_fallback_eval(ctx, fc->g, n, a, nargs, o, nouts, b, nsyms);
+    if (rc == 0) rc = ir_fallback_eval(ctx, eg, n, a, nargs, o, nouts, b, nsyms);
     for (int i = 0; i < nargs; i++) ir_fallback_unwrap(a[i]);
     for (int k = 0; k < nouts; k++) ir_fallback_unwrap(o[k]);
     free(a);

@@ -54,7 +54,10 @@ typedef struct RtFb {
 } RtFb;
 typedef int (*RtCallFbFn)(void *const *inputs, void *const *outputs, const int64_t *syms, const RtFb *fb);
 /* What rt_fallback_run needs: the session and the graph the module was generated from. */
-typedef struct RtFbCtx { MiCtx *ctx; const Graph *g; bool failed; } RtFbCtx;
+/* g: the graph the module was run with; fg: its functional form, made on the first fallback node
+ * g lacks (ir_lower lowers a graph with in-place ops through functionalize, whose new nodes,
+ * 'bitwise_and' for 'bitwise_and_', are the ones the module names); freed after the call. */
+typedef struct RtFbCtx { MiCtx *ctx; const Graph *g; bool failed; Graph *fg; } RtFbCtx;
 /* The `run` of the table: ctx is an RtFbCtx. 0, or -1 with its ctx error set. */
 int rt_fallback_run(void *ctx, const char *node, int nargs, const RtFbTensor *args, int nouts, const RtFbTensor *outs,
                     int nsyms, const char *const *sym_names, const int64_t *syms);
