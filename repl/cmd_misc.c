@@ -268,6 +268,9 @@ static void print_settings(Session *s) {
     fprintf(s->out, "collapse  %d\n", s->collapse_over);
     fprintf(s->out, "timer     %s\n", s->timer ? "on" : "off");
     fprintf(s->out, "tolerance rtol %g atol %g\n", s->rtol, s->atol);
+    for (const MiLimitInfo *l = mi_limit_info(); l->name; l++)
+        fprintf(s->out, "limit %-16s %d  (%s; default %d)\n", l->name, *(const int *)((const char *)&c->limits + l->offset),
+                l->what, l->def);
 }
 
 int cmd_set(Session *s, int argc, char **argv) {
@@ -280,6 +283,12 @@ int cmd_set(Session *s, int argc, char **argv) {
             return mi_err(s->ctx, "", 0, 0, "tolerance must be non-negative numbers");
         s->rtol = r; s->atol = a;
         fprintf(s->out, "tolerance rtol %g atol %g\n", r, a);
+        return 0;
+    }
+    if (!strcmp(key, "limit") && argc == 4) {      /* set limit NAME N */
+        long v;
+        if (parse_count(s, argv[3], argv[2], &v) < 0 || mi_limit_set(s->ctx, argv[2], v) < 0) return -1;
+        fprintf(s->out, "limit %s = %ld\n", argv[2], v);
         return 0;
     }
     if (argc != 3) return usage_error(s, "set");
@@ -312,7 +321,7 @@ int cmd_set(Session *s, int argc, char **argv) {
         if (parse_count(s, val, "collapse", &v) < 0) return -1;
         s->collapse_over = (int)v;
     } else {
-        return mi_err(s->ctx, "", 0, 0, "unknown setting '%s' (device, threads, fusion, seed, errexit, collapse, tolerance, timer)", key);
+        return mi_err(s->ctx, "", 0, 0, "unknown setting '%s' (device, threads, fusion, seed, errexit, collapse, tolerance, timer, limit)", key);
     }
     fprintf(s->out, "%s = %s\n", key, val);
     return 0;

@@ -78,9 +78,11 @@ static const Command commands[] = {
      "with `minductor < FILE`). save graph: write the current graph as FX text, or as JSON when\n"
      "FILE ends in .json.", cmd_save, CPL_FILE},
     {"set", "set [device cpu|cuda | threads N | fusion on|off | seed N | errexit on|off |\n"
-            "     collapse N | tolerance RTOL [ATOL] | timer on|off]",
+            "     collapse N | tolerance RTOL [ATOL] | timer on|off | limit NAME N]",
      "Change a setting; without arguments list them. `device cuda` selects the CUDA-only passes\n"
-     "and makes codegen/exec emit CUDA (built with nvcc; exec needs a GPU).", cmd_set, CPL_SET},
+     "and makes codegen/exec emit CUDA (built with nvcc; exec needs a GPU). `limit NAME N` raises\n"
+     "or lowers a bound on runaway work (sym_degree, pattern_matches, fusion_rounds, draw_nodes);\n"
+     "work past a bound stops with an error naming the limit.", cmd_set, CPL_SET},
     {"enter", "enter SUBGRAPH",
      "Look inside a subgraph (a cond branch such as true_graph_0): graph, lint, show fx, passes,\n"
      "step and diff then show that subgraph; the passes still run over the whole graph, inner\n"

@@ -260,6 +260,16 @@ static void test_errors(void) {
     ok(has_line(&r, "class <lambda>(torch.nn.Module):"), "-k: graph still loaded after errors");
     free(r.out);
 
+    /* bounds on runaway work: set limit */
+    r = run("-k", "set limit sym_degree 4; set limit sym_degree 0; set limit bogus 1; set", NULL);
+    ok(has(&r, "limit sym_degree = 4"), "set limit sym_degree 4");
+    ok(has(&r, "limit sym_degree must be between 1 and 4096, got 0"), "out of range refused");
+    ok(has(&r, "unknown limit 'bogus' (limits: sym_degree, pattern_matches, fusion_rounds, draw_nodes)"),
+       "unknown limit names the limits");
+    ok(has(&r, "limit sym_degree       4  (highest degree a size expression is multiplied out to; default 32)"),
+       "set lists the limits with their values");
+    free(r.out);
+
     /* script on stdin with errexit off; a broken file keeps the previous graph */
     char bad[256];
     snprintf(bad, sizeof bad, "%s/bad.py", tmpdir);

@@ -4,10 +4,47 @@
 #include "base/sym.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+static const MiLimitInfo limit_info[] = {
+    {"sym_degree", offsetof(MiLimits, sym_degree), 32, 1, 4096,
+     "highest degree a size expression is multiplied out to"},
+    {"pattern_matches", offsetof(MiLimits, pattern_matches), 100000, 1, 100000000,
+     "most rewrites one pattern pass applies"},
+    {"fusion_rounds", offsetof(MiLimits, fusion_rounds), 10, 1, 1000,
+     "rounds of the scheduler's fusion loop"},
+    {"draw_nodes", offsetof(MiLimits, draw_nodes), 5000, 1, 10000000,
+     "most boxes one picture draws"},
+    {NULL, 0, 0, 0, 0, NULL},
+};
+
+const MiLimitInfo *mi_limit_info(void) { return limit_info; }
+
+const char *mi_limit_hint(const char *name, int value, char *buf, size_t n) {
+    snprintf(buf, n, "limit %s = %d; raise it with 'set limit %s N'", name, value, name);
+    return buf;
+}
+
+int mi_limit_set(MiCtx *ctx, const char *name, long v) {
+    for (const MiLimitInfo *l = limit_info; l->name; l++) {
+        if (strcmp(l->name, name)) continue;
+        if (v < l->min || v > l->max)
+            return mi_errf(ctx, "limit %s must be between %d and %d, got %ld", name, l->min, l->max, v);
+        *(int *)((char *)&ctx->limits + l->offset) = (int)v;
+        if (!strcmp(name, "sym_degree")) sym_set_max_degree(ctx->sym, (int)v);
+        return 0;
+    }
+    StrBuf sb;
+    sb_init(&sb);
+    for (const MiLimitInfo *l = limit_info; l->name; l++) sb_printf(&sb, "%s%s", l == limit_info ? "" : ", ", l->name);
+    mi_errf(ctx, "unknown limit '%s' (limits: %s)", name, sb.s);
+    sb_free(&sb);
+    return -1;
+}
 
 MiCtx *mi_ctx_new(void) {
     MiCtx *ctx = mi_xcalloc(1, sizeof *ctx);
@@ -15,6 +52,8 @@ MiCtx *mi_ctx_new(void) {
     ctx->target = MI_DEV_CPU;
     ctx->fusion = true;
     ctx->seed = 0x5eed;
+    for (const MiLimitInfo *l = limit_info; l->name; l++) *(int *)((char *)&ctx->limits + l->offset) = l->def;
+    sym_set_max_degree(ctx->sym, ctx->limits.sym_degree);
     return ctx;
 }
 

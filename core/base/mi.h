@@ -32,6 +32,29 @@ typedef struct TraceWriter TraceWriter;
 
 typedef enum { MI_DEV_CPU, MI_DEV_CUDA } MiDeviceKind;
 
+/* Bounds on work that grows with the input, so that no input hangs the session: work past a
+ * bound stops with an error naming the limit and how to raise it ("set limit NAME N" in the
+ * shell), or degrades in a stated way. The table of names, defaults and meanings is
+ * mi_limit_info(); mi_limit_set changes one. */
+typedef struct MiLimits {
+    int sym_degree;        /* highest degree a size expression is multiplied out to: x**k with
+                              k above it is refused by the parser, products of sums above it
+                              stay unexpanded (same value) */
+    int pattern_matches;   /* most rewrites one pattern pass applies to a graph */
+    int fusion_rounds;     /* rounds of the scheduler's fusion loop (Inductor: 10) */
+    int draw_nodes;        /* most boxes one picture draws (more: collapse, or an error) */
+} MiLimits;
+
+typedef struct MiLimitInfo { const char *name; size_t offset; int def, min, max; const char *what; } MiLimitInfo;
+/* The limits, NULL-name terminated. */
+const MiLimitInfo *mi_limit_info(void);
+/* Set limit `name` to v. 0, or -1 + ctx error (unknown name, out of range). */
+struct MiCtx;
+int mi_limit_set(struct MiCtx *ctx, const char *name, long v);
+/* "... (limit sym_degree = 32; raise it with 'set limit sym_degree N')": the suffix every
+ * limit error ends with, into buf. */
+const char *mi_limit_hint(const char *name, int value, char *buf, size_t n);
+
 /* One session. No other global mutable state exists in the program. */
 typedef struct MiCtx {
     MiError err;
@@ -44,6 +67,7 @@ typedef struct MiCtx {
                              * torch.compile's wrapper does (empty_strided per call) */
     uint64_t seed;          /* for random inputs */
     char cache_dir[512];    /* compiled-kernel cache; "" = default */
+    MiLimits limits;        /* bounds on runaway work (mi_limit_set) */
 } MiCtx;
 
 MiCtx *mi_ctx_new(void);

@@ -78,6 +78,7 @@ struct SymCtx {
     char **names;           /* interned symbol names, open addressing */
     size_t ncap, ncnt;
     bool overflow;          /* sticky: constant folding overflowed */
+    int max_degree;         /* products of sums are expanded up to this degree */
 };
 
 /* ---------------------------------------------------------------- table */
@@ -88,8 +89,12 @@ SymCtx *sym_ctx_new(void) {
     s->tab = mi_xcalloc(s->cap, sizeof *s->tab);
     s->ncap = 64;
     s->names = mi_xcalloc(s->ncap, sizeof *s->names);
+    s->max_degree = 32;
     return s;
 }
+
+void sym_set_max_degree(SymCtx *s, int d) { s->max_degree = d; }
+int sym_max_degree(const SymCtx *s) { return s->max_degree; }
 
 void sym_ctx_free(SymCtx *s) {
     if (!s) return;
@@ -618,6 +623,23 @@ static bool any_sum_factor(const Expr *e) {
     return false;
 }
 
+/* Degree of a polynomial term structure: factors of a product (x*x is 2), the largest term of
+ * a sum; 0 for a constant, 1 for a symbol or a function call (FloorDiv(...) is one factor). */
+static int degree(const Expr *e) {
+    if (e->kind == EX_INT) return 0;
+    if (e->kind == EX_MUL) {
+        int d = 0;
+        for (int i = 0; i < e->n; i++) d += e->args[i]->kind == EX_INT ? 0 : e->args[i]->kind == EX_ADD ? degree(e->args[i]) : 1;
+        return d;
+    }
+    if (e->kind == EX_ADD) {
+        int d = 0;
+        for (int i = 0; i < e->n; i++) { int t = degree(e->args[i]); if (t > d) d = t; }
+        return d;
+    }
+    return 1;
+}
+
 Expr *sym_mul(SymCtx *s, Expr *a, Expr *b) {
     int64_t x, y;
     bool ia = sym_is_int(a, &x), ib = sym_is_int(b, &y);
@@ -631,6 +653,8 @@ Expr *sym_mul(SymCtx *s, Expr *a, Expr *b) {
      * every term: the tree (not the DAG) would grow exponentially with repeated products */
     if ((na > 1 && nb > 1 && na * nb > MAX_EXPAND) || any_sum_factor(a) || any_sum_factor(b))
         return mul_mono(s, a, b);
+    /* past the degree limit the product stays a product: (s0 + 2)**240 is not multiplied out */
+    if (degree(a) + degree(b) > s->max_degree) return mul_mono(s, a, b);
     TVec tv = {0};
     for (int i = 0; i < na; i++)
         for (int j = 0; j < nb; j++) {

@@ -38,6 +38,11 @@ struct Expr {
 };
 
 SymCtx *sym_ctx_new(void);
+/* The highest degree products of sums are multiplied out to (MiLimits.sym_degree, default 32):
+ * past it a product stays unexpanded (the same value), and the parser refuses x**k with k
+ * above it. Bounds the work of x**240-style inputs. */
+void sym_set_max_degree(SymCtx *s, int d);
+int sym_max_degree(const SymCtx *s);
 void sym_ctx_free(SymCtx *s);
 
 Expr *sym_int(SymCtx *s, int64_t v);

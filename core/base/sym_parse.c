@@ -187,8 +187,13 @@ static Expr *p_power(Parser *p) {
     Expr *ex = p_unary(p);
     if (!ex) return NULL;
     int64_t k;
-    if (!sym_is_int(ex, &k) || k < 0 || k > PARSE_MAX_ARGS)
-        return perr(p, at, "exponent must be an integer constant between 0 and %d", PARSE_MAX_ARGS);
+    if (!sym_is_int(ex, &k) || k < 0)
+        return perr(p, at, "exponent must be a non-negative integer constant");
+    if (k > sym_max_degree(p->s)) {
+        char hint[160];
+        return perr(p, at, "exponent %lld is over the degree limit (%s)", (long long)k,
+                    mi_limit_hint("sym_degree", sym_max_degree(p->s), hint, sizeof hint));
+    }
     Expr *r = sym_int(p->s, 1);
     for (int64_t i = 0; i < k; i++) {
         r = checked(p, sym_mul(p->s, r, base), at);
