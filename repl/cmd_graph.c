@@ -7,7 +7,8 @@
 #include <sys/stat.h>
 #include "commands.h"
 #include "ops/inputs.h"
-#include "ops/ops.h"
+#include "ops/numerics.h"
+#include "base/same.h"
 #include "base/tensor.h"
 #include "trace/trace.h"
 
@@ -415,10 +416,14 @@ int cmd_inputs(Session *s, int argc, char **argv) {
     } else {
         struct stat st;
         int rc;
+        StrBuf notes;
+        sb_init(&notes);
         if (argc == 2 && stat(argv[1], &st) == 0 && S_ISDIR(st.st_mode))
-            rc = inputs_from_dir(s->ctx, s->graph, argv[1], &in, &n);  /* DIR/in<K>.npy */
+            rc = inputs_from_dir_noted(s->ctx, s->graph, argv[1], &in, &n, &notes);  /* DIR/in<K>.npy */
         else
-            rc = inputs_from_npy(s->ctx, s->graph, argv + 1, argc - 1, &in, &n);
+            rc = inputs_from_npy_noted(s->ctx, s->graph, argv + 1, argc - 1, &in, &n, &notes);
+        if (notes.s) fputs(notes.s, s->err);     /* bf16 inputs recorded as float32 */
+        sb_free(&notes);
         if (rc < 0) { free(args); return -1; }
     }
     session_set_inputs(s, in, n, args);
@@ -427,13 +432,54 @@ int cmd_inputs(Session *s, int argc, char **argv) {
     return 0;
 }
 
-/* Run g on a copy of the session inputs. */
-static int run_ref(Session *s, const Graph *g, IValue **outs, int *nouts) {
+/* Run g on a copy of the session inputs; *after gets the inputs as the run left them. */
+static int run_ref(Session *s, const Graph *g, IValue **outs, int *nouts, IValue **after) {
     IValue *in = session_clone_inputs(s->ctx, s->inputs, s->ninputs);
     if (!in) return -1;
     int rc = interp_run(s->ctx, g, in, s->ninputs, outs, nouts);
-    session_free_inputs(in, s->ninputs);
+    if (rc == 0) *after = in;
+    else session_free_inputs(in, s->ninputs);
     return rc;
+}
+
+/* Did the run change input i? (only those get an "input i after" line) */
+static bool input_changed(const Session *s, const IValue *after, int i) {
+    return s->inputs[i].kind == IV_TENSOR && after[i].kind == IV_TENSOR &&
+           !tensor_same(s->inputs[i].t, after[i].t, NULL, 0, 0).ok;
+}
+
+/* The arrays PyTorch recorded beside the inputs (DIR/out<k>.npy, DIR/in<k>_after.npy) against
+ * the current graph's results. Returns -1 on an unreadable file. */
+static int check_recorded(Session *s, NumCheck *c, const IValue *co, int nc, const IValue *ca, const bool *rnd,
+                          const bool *rnd_in) {
+    struct stat st;
+    const char *dir = s->inputs_args;
+    if (!dir || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
+    c->random_why = "not comparable with PyTorch's RNG";
+    c->fp64_of_result = true;     /* our interpreter made both the result and the float64 run */
+    for (int pass = 0; pass < 2; pass++) {
+        int n = pass == 0 ? nc : s->ninputs;
+        for (int i = 0; i < n; i++) {
+            const IValue *got = pass == 0 ? &co[i] : &ca[i];
+            char p[1200], label[1400];
+            snprintf(p, sizeof p, pass == 0 ? "%s/out%d.npy" : "%s/in%d_after.npy", dir, i);
+            if (stat(p, &st) != 0 || got->kind != IV_TENSOR) continue;
+            Tensor *file = npy_load(s->ctx, p);
+            if (!file) return -1;
+            Tensor *want = num_recorded_as(s->ctx, file, got->t->dtype);
+            bool as = want && want != file;
+            tensor_unref(file);
+            if (!want) return -1;
+            snprintf(label, sizeof label, "%s %d%s vs PyTorch (%s%s%s)", pass == 0 ? "output" : "input", i,
+                     pass == 0 ? "" : " after", p, as ? ", recorded as f32: .npy has no " : "",
+                     as ? dtype_abbrev(got->t->dtype) : "");
+            IValue w = {.kind = IV_TENSOR, .t = want};
+            num_check_value(c, label, &w, got, pass == 0 ? NUM_OUT : NUM_IN_AFTER, i,
+                            pass == 0 ? rnd[i] : rnd_in[i]);
+            tensor_unref(want);
+        }
+    }
+    return 0;
 }
 
 int cmd_check(Session *s, int argc, char **argv) {
@@ -441,53 +487,55 @@ int cmd_check(Session *s, int argc, char **argv) {
     if (!session_require_graph(s)) return -1;
     if (session_ensure_inputs(s) < 0) return -1;
     const Graph *ref = s->graph, *cur = session_graph(s);
-    IValue *ro = NULL, *co = NULL; int nr = 0, nc = 0;
+    IValue *ro = NULL, *co = NULL, *ra = NULL, *ca = NULL; int nr = 0, nc = 0, rc = -1;
     fprintf(s->err, "running the reference interpreter on the loaded graph...\n");
-    if (run_ref(s, ref, &ro, &nr) < 0) return -1;
+    if (run_ref(s, ref, &ro, &nr, &ra) < 0) return -1;
     fprintf(s->err, "running it on the current graph...\n");
-    if (run_ref(s, cur, &co, &nc) < 0) { interp_free_outputs(ro, nr); return -1; }
-    int bad = 0;
-    double worst = 0;
+    if (run_ref(s, cur, &co, &nc, &ca) < 0) { interp_free_outputs(ro, nr); session_free_inputs(ra, s->ninputs); return -1; }
     if (nr != nc) {
-        interp_free_outputs(ro, nr); interp_free_outputs(co, nc);
-        return mi_err(s->ctx, "", 0, 0, "check: the current graph returns %d values, the loaded one %d", nc, nr);
+        mi_err(s->ctx, "", 0, 0, "check: the current graph returns %d values, the loaded one %d", nc, nr);
+        goto done;
     }
+    /* values that depend on random ops in either graph are compared statistically */
+    bool *rnd = mi_xcalloc((size_t)nr + 1, sizeof *rnd), *rnd2 = mi_xcalloc((size_t)nr + 1, sizeof *rnd2);
+    bool *rin = mi_xcalloc((size_t)s->ninputs + 1, sizeof *rin), *rin2 = mi_xcalloc((size_t)s->ninputs + 1, sizeof *rin2);
+    num_random_outputs(ref, rnd, nr, rin, s->ninputs);
+    num_random_outputs(cur, rnd2, nr, rin2, s->ninputs);
+    for (int i = 0; i < nr; i++) rnd[i] |= rnd2[i];
+    for (int i = 0; i < s->ninputs; i++) rin[i] |= rin2[i];
+    StrBuf rep;
+    sb_init(&rep);
+    NumCheck c = {.ctx = s->ctx, .rtol = s->rtol, .atol = s->atol, .report = &rep,
+                  .fp64 = numref_new(s->ctx, ref, s->inputs, s->ninputs),
+                  .random_why = "not comparable: the two graphs' random ops draw differently"};
     for (int i = 0; i < nr; i++) {
-        if (ro[i].kind != IV_TENSOR || co[i].kind != IV_TENSOR) {
-            bool same = ro[i].kind == co[i].kind && (ro[i].kind != IV_INT || ro[i].i == co[i].i);
-            fprintf(s->out, "output %d: %s\n", i, same ? "ok (not a tensor)" : "DIFFERS (not a tensor)");
-            if (!same) bad++;
-            continue;
-        }
-        CompareResult cr = tensor_compare(co[i].t, ro[i].t, s->rtol, s->atol);
-        char ty[128];
-        tensor_type_str(ro[i].t, ty, sizeof ty);
-        fprintf(s->out, "output %d: %s %s max abs err %.3g max rel err %.3g\n", i, ty,
-                cr.ok ? "ok" : (cr.shape_ok ? "MISMATCH" : "SHAPE MISMATCH"), cr.max_abs, cr.max_rel);
-        if (!cr.ok) bad++;
-        if (cr.max_abs > worst) worst = cr.max_abs;
+        char label[64];
+        snprintf(label, sizeof label, "output %d", i);
+        num_check_value(&c, label, &ro[i], &co[i], NUM_OUT, i, rnd[i]);
     }
-    /* the outputs PyTorch recorded next to the inputs (DIR/out<k>.npy), when there are some */
-    struct stat st;
-    const char *dir = s->inputs_args;
-    if (dir && stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) {
-        for (int i = 0; i < nc; i++) {
-            char p[1200];
-            snprintf(p, sizeof p, "%s/out%d.npy", dir, i);
-            if (stat(p, &st) != 0 || co[i].kind != IV_TENSOR) continue;
-            Tensor *want = npy_load(s->ctx, p);
-            if (!want) { interp_free_outputs(ro, nr); interp_free_outputs(co, nc); return -1; }
-            CompareResult cr = tensor_compare(co[i].t, want, s->rtol, s->atol);
-            fprintf(s->out, "output %d vs PyTorch (%s): %s max abs err %.3g max rel err %.3g\n", i, p,
-                    cr.ok ? "ok" : (cr.shape_ok ? "MISMATCH" : "SHAPE MISMATCH"), cr.max_abs, cr.max_rel);
-            if (!cr.ok) bad++;
-            if (cr.max_abs > worst) worst = cr.max_abs;
-            tensor_unref(want);
-        }
+    int nmut = 0;
+    for (int i = 0; i < s->ninputs; i++) {
+        if (!input_changed(s, ra, i) && !input_changed(s, ca, i)) continue;
+        char label[64];
+        snprintf(label, sizeof label, "input %d after", i);
+        num_check_value(&c, label, &ra[i], &ca[i], NUM_IN_AFTER, i, rin[i]);
+        nmut++;
     }
+    int frc = check_recorded(s, &c, co, nc, ca, rnd, rin);
+    if (rep.s) fputs(rep.s, s->out);
+    sb_free(&rep);
+    numref_free(c.fp64);
+    free(rnd); free(rnd2); free(rin); free(rin2);
+    if (frc < 0) goto done;
+    if (c.bad) { mi_err(s->ctx, "", 0, 0, "check: %d of %d comparisons differ", c.bad, c.compared); goto done; }
+    if (nmut) fprintf(s->out, "check: ok (%d output%s and %d mutated input%s, max abs err %.3g)\n", nr, nr == 1 ? "" : "s",
+                      nmut, nmut == 1 ? "" : "s", c.worst_abs);
+    else fprintf(s->out, "check: ok (%d output%s, max abs err %.3g)\n", nr, nr == 1 ? "" : "s", c.worst_abs);
+    rc = 0;
+done:
     interp_free_outputs(ro, nr);
     interp_free_outputs(co, nc);
-    if (bad) return mi_err(s->ctx, "", 0, 0, "check: %d output comparisons differ", bad);
-    fprintf(s->out, "check: ok (%d output%s, max abs err %.3g)\n", nr, nr == 1 ? "" : "s", worst);
-    return 0;
+    session_free_inputs(ra, s->ninputs);
+    session_free_inputs(ca, s->ninputs);
+    return rc;
 }

@@ -124,10 +124,8 @@ IValue *session_clone_inputs(MiCtx *ctx, const IValue *in, int n) {
     for (int i = 0; i < n; i++) {
         c[i] = in[i];
         if (in[i].kind == IV_TENSOR && in[i].t) {
-            const Tensor *t = in[i].t;
-            Tensor *copy = tensor_new_strided(ctx, t->dtype, t->ndim, t->size, t->stride, t->offset);
-            if (!copy || tensor_copy_into(ctx, copy, t) < 0) {
-                if (copy) tensor_unref(copy);
+            Tensor *copy = tensor_clone(ctx, in[i].t);
+            if (!copy) {
                 for (int j = 0; j < i; j++) ivalue_clear(&c[j]);
                 free(c);
                 return NULL;

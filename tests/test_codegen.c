@@ -36,7 +36,7 @@ static int run_case(MiCtx *ctx, const char *dir, const char *file, bool fusion, 
     *nkernels = sched_num_kernels(c.sched);
     if (inputs_from_dir(ctx, g, dir, &in, &nin) < 0) { snprintf(why, wn, "inputs: %s", mi_err_str(ctx, e, sizeof e)); goto done; }
     if (rt_run(ctx, c.mod, g, in, nin, &outs, &nout, NULL) < 0) { snprintf(why, wn, "run: %s", mi_err_str(ctx, e, sizeof e)); goto done; }
-    int compared = recorded_check(ctx, dir, outs, nout, in, nin, 1e-4, 1e-5, NULL, why, wn);
+    int compared = recorded_check(ctx, g, dir, outs, nout, in, nin, 1e-4, 1e-5, NULL, why, wn);
     /* a graph with no recorded tensor to compare must not pass */
     rc = compared > 0 ? 1 : -1;
     if (compared == 0) snprintf(why, wn, "no recorded outK.npy / inK_after.npy was compared");

@@ -1,10 +1,11 @@
 /* test_interp.c — the reference interpreter against real PyTorch: every recorded graph under
- * tests/fixtures/torch-cases/{cpu,cuda}/CASE/graphN is run (pre_post_grad.py and
+ * tests/fixtures/torch-cases{,-b2}/{cpu,cuda}/CASE/graphN is run (pre_post_grad.py and
  * post_post_grad.py) on the recorded inputs and compared with the eager outputs (and with the
- * mutated inputs for in-place cases); and op_infer_meta must reproduce every annotation of
- * every fixture graph exactly (dtype, sizes, strides, device). */
+ * mutated inputs for in-place cases) by the numerics verdict (core/ops/numerics.h: float64 RMSE
+ * rule, random draws statistically, bf16 recorded as f32); and op_infer_meta must reproduce
+ * every annotation of every fixture graph exactly (dtype, sizes, strides, device). */
 #include "ops/inputs.h"
-#include "ops/interp.h"
+#include "ops/numerics.h"
 #include "tap.h"
 
 #include <dirent.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #define ROOT "tests/fixtures/torch-cases"
+#define ROOT2 "tests/fixtures/torch-cases-b2"   /* the second batch (cnn, llama, bf16, dropout, ...) */
 
 static bool file_exists(const char *p) { struct stat st; return stat(p, &st) == 0; }
 
@@ -41,7 +43,21 @@ static int list_dirs(const char *dir, char names[][128], int max) {
     return n;
 }
 
-static int runs_checked, outputs_compared, mutations_compared;
+static int runs_checked, outputs_compared, mutations_compared, random_compared, rmse_passes, todos;
+/* set when a check failed because the registry lacks an op: a TODO of the second batch, not a
+ * wrong value */
+static char todo_why[512];
+
+/* ok(), or a TAP TODO point when the failure named an op the registry lacks */
+static void ok_or_todo(bool good, const char *name) {
+    if (!good && todo_why[0]) {
+        printf("not ok %d - %s # TODO %s\n", ++tap_run_, name, todo_why);
+        todos++;
+    } else {
+        ok(good, "%s", name);
+    }
+    todo_why[0] = 0;
+}
 
 /* Run one graph file on the recorded inputs of dir; returns true when everything matched. */
 static bool check_graph(MiCtx *ctx, const char *dir, const char *file) {
@@ -52,12 +68,25 @@ static bool check_graph(MiCtx *ctx, const char *dir, const char *file) {
     ops_resolve_graph(g);
     int nph = 0;
     IValue *in = NULL;
-    bool good = inputs_from_dir(ctx, g, dir, &in, &nph) == 0;
+    bool good = inputs_from_dir(ctx, g, dir, &in, &nph) == 0;   /* bf16 recorded as f32: rounded */
     if (!good) diag("%s", mi_err_str(ctx, err, sizeof err));
-    IValue *outs = NULL;
+    IValue *outs = NULL, *orig = calloc((size_t)nph + 1, sizeof *orig);
     int nouts = 0;
+    for (int k = 0; k < nph; k++) {   /* the inputs before the run, for the float64 reference */
+        orig[k] = in[k];
+        if (in[k].kind == IV_TENSOR) orig[k].t = tensor_clone(ctx, in[k].t);
+    }
+    /* torch._dynamo.utils.same's rule against the recorded values; random values statistically */
+    StrBuf rep;
+    sb_init(&rep);
+    NumCheck c = {.ctx = ctx, .rtol = 1e-4, .atol = 1e-5, .report = &rep, .fp64 = numref_new(ctx, g, orig, nph),
+                  .fp64_of_result = true};
+    bool *rnd = calloc((size_t)64 + 1, sizeof *rnd), *rin = calloc((size_t)nph + 1, sizeof *rin);
+    num_random_outputs(g, rnd, 64, rin, nph);
     if (good && interp_run(ctx, g, in, nph, &outs, &nouts)) {
-        diag("%s: %s", path, mi_err_str(ctx, err, sizeof err));
+        mi_err_str(ctx, err, sizeof err);
+        if (strstr(err, "unsupported op")) snprintf(todo_why, sizeof todo_why, "%.500s", strstr(err, "unsupported op"));
+        else diag("%s: %s", path, err);
         good = false;
     }
     for (int j = 0; good && j < nouts; j++) {
@@ -67,23 +96,24 @@ static bool check_graph(MiCtx *ctx, const char *dir, const char *file) {
             if (outs[j].kind == IV_TENSOR) { diag("%s: output %d is a tensor but PyTorch's is not", path, j); good = false; }
             continue;
         }
-        Tensor *want = npy_load(ctx, p);
-        if (!want) { diag("%s", mi_err_str(ctx, err, sizeof err)); good = false; break; }
+        Tensor *file = npy_load(ctx, p);
+        if (!file) { diag("%s", mi_err_str(ctx, err, sizeof err)); good = false; break; }
         if (outs[j].kind != IV_TENSOR) {
             diag("%s: output %d is not a tensor", path, j);
             good = false;
         } else {
-            CompareResult r = tensor_compare(outs[j].t, want, 1e-4, 1e-5);
-            char a[256], b[256];
-            if (!r.ok) {
-                diag("%s: output %d differs: %s vs %s, %lld mismatches, max abs %g, max rel %g", path, j,
-                     tensor_summary(outs[j].t, a, sizeof a), tensor_summary(want, b, sizeof b),
-                     (long long)r.mismatches, r.max_abs, r.max_rel);
+            IValue want = {.kind = IV_TENSOR, .t = num_recorded_as(ctx, file, outs[j].t->dtype)};
+            char label[64];
+            snprintf(label, sizeof label, "output %d", j);
+            if (!num_check_value(&c, label, &want, &outs[j], NUM_OUT, j, j < 64 && rnd[j])) {
+                diag("%s: %s", path, rep.s ? rep.s : "");
                 good = false;
             }
+            if (j < 64 && rnd[j]) random_compared++;
             outputs_compared++;
+            tensor_unref(want.t);
         }
-        tensor_unref(want);
+        tensor_unref(file);
     }
     if (good) {
         /* no recorded output left over: the graph returns as many results as PyTorch did */
@@ -96,11 +126,22 @@ static bool check_graph(MiCtx *ctx, const char *dir, const char *file) {
         snprintf(p, sizeof p, "%.1000s/in%d_after.npy", dir, k);
         if (!file_exists(p)) continue;
         Tensor *want = npy_load(ctx, p);
-        CompareResult r = tensor_compare(in[k].t, want, 1e-4, 1e-5);
-        if (!r.ok) { diag("%s: input %d after the run differs from in%d_after.npy", path, k, k); good = false; }
+        IValue w = {.kind = IV_TENSOR, .t = want};
+        char label[64];
+        snprintf(label, sizeof label, "input %d after", k);
+        if (!want || !num_check_value(&c, label, &w, &in[k], NUM_IN_AFTER, k, rin[k])) {
+            diag("%s: input %d after the run differs from in%d_after.npy: %s", path, k, k, rep.s ? rep.s : "");
+            good = false;
+        }
         mutations_compared++;
         tensor_unref(want);
     }
+    if (good && c.fp64 && rep.s && strstr(rep.s, "float rounding")) rmse_passes++;
+    sb_free(&rep);
+    numref_free(c.fp64);
+    free(rnd);
+    free(rin);
+    interp_free_outputs(orig, nph);
     interp_free_outputs(outs, nouts);
     interp_free_outputs(in, nph);
     graph_free(g);
@@ -150,18 +191,26 @@ static bool check_metas(MiCtx *ctx, const char *path) {
     char err[2048];
     Graph *g = graph_load_file(ctx, path);
     if (!g) { diag("%s: %s", path, mi_err_str(ctx, err, sizeof err)); return false; }
-    ops_resolve_graph(g);
-    bool good = check_metas_graph(ctx, g, path);
+    bool good = ops_resolve_graph(g) == 0;
+    if (!good) {
+        for (int i = 0; i < g->n && !todo_why[0]; i++)
+            if (g->nodes[i]->kind == N_CALL_FUNCTION && !g->nodes[i]->op && strcmp(g->nodes[i]->target, "operator.getitem"))
+                snprintf(todo_why, sizeof todo_why, "unsupported op '%.300s'", g->nodes[i]->target);
+    } else {
+        good = check_metas_graph(ctx, g, path);
+    }
     graph_free(g);
     return good;
 }
 
 static void test_fixtures(MiCtx *ctx) {
-    const char *devs[] = {"cpu", "cuda"};
+    const char *devs[] = {"cpu", "cuda"}, *roots[] = {ROOT, ROOT2};
     int graph_dirs = 0, meta_files = 0;
-    for (int d = 0; d < 2; d++) {
+    for (int rd = 0; rd < 4; rd++) {
+        int d = rd % 2;
+        const char *root = roots[rd / 2];
         char devdir[256], cases[256][128];
-        snprintf(devdir, sizeof devdir, ROOT "/%s", devs[d]);
+        snprintf(devdir, sizeof devdir, "%s/%s", root, devs[d]);
         int nc = list_dirs(devdir, cases, 256);
         for (int c = 0; c < nc; c++) {
             char casedir[512], graphs[256][128];
@@ -177,7 +226,9 @@ static void test_fixtures(MiCtx *ctx) {
                         char p[1400];
                         snprintf(p, sizeof p, "%.1023s/%.127s/fx_graph_readable.py", gdir, models[m]);
                         if (!file_exists(p)) continue;
-                        ok(check_metas(ctx, p), "infer_meta reproduces %s", p + strlen(ROOT) + 1);
+                        char name[1600];
+                        snprintf(name, sizeof name, "infer_meta reproduces %.1400s", p + strlen(root) + 1);
+                        ok_or_todo(check_metas(ctx, p), name);
                         meta_files++;
                     }
                     continue;
@@ -188,19 +239,30 @@ static void test_fixtures(MiCtx *ctx) {
                 for (int f = 0; f < 2; f++) {
                     char p[1200];
                     snprintf(p, sizeof p, "%.1023s/%.100s", gdir, files[f]);
-                    ok(check_graph(ctx, gdir, files[f]), "interp %s/%s/%s/%s", devs[d], cases[c], graphs[k], files[f]);
-                    ok(check_metas(ctx, p), "infer_meta reproduces %s/%s/%s/%s", devs[d], cases[c], graphs[k], files[f]);
+                    char name[1600];
+                    snprintf(name, sizeof name, "interp %s/%.127s/%.127s/%s", devs[d], cases[c], graphs[k], files[f]);
+                    ok_or_todo(check_graph(ctx, gdir, files[f]), name);
+                    snprintf(name, sizeof name, "infer_meta reproduces %s/%.127s/%.127s/%s", devs[d], cases[c], graphs[k], files[f]);
+                    ok_or_todo(check_metas(ctx, p), name);
                     meta_files++;
                 }
             }
         }
     }
-    /* exact counts: 35 graphN directories (16 cpu, 19 cuda), 51 outK.npy and 6 inK_after.npy,
-     * each compared for pre_post_grad.py and post_post_grad.py */
-    is_int(graph_dirs, 35, "found the 35 recorded graph directories of cpu and cuda");
-    is_int(runs_checked, 70, "ran 70 graph files");
-    is_int(outputs_compared, 102, "compared all 2 x 51 recorded outputs with PyTorch's");
-    is_int(mutations_compared, 12, "compared all 2 x 6 mutated inputs with inK_after.npy");
+    /* 35 graphN directories of the first batch (16 cpu, 19 cuda: 51 outK.npy, 6 inK_after.npy),
+     * 24 of the second (12 a device), each run as pre_post_grad.py and post_post_grad.py; a
+     * graph with an op the registry lacks (max pool offsets, convolution_backward, topk, SDPA
+     * variants, _foreach_*) is a TODO, and their number only goes down */
+    is_int(graph_dirs, 59, "found the 59 recorded graph directories of cpu and cuda");
+    is_int(runs_checked, 118, "ran 118 graph files");
+    ok(outputs_compared >= 184, "compared %d recorded outputs with PyTorch's", outputs_compared);
+    ok(mutations_compared >= 44, "compared %d mutated inputs with inK_after.npy (cpu adamw_step: 16 a file)", mutations_compared);
+    ok(todos <= 52, "%d checks wait for an op (TODO)", todos);
+    /* dropout_train's forward (cpu, cuda): the dropped output, its mask and relu's mask come
+     * from random draws (statistics compared); cuda bf16 layer norm differs from PyTorch's CUDA
+     * kernel by bf16 rounding (1 ulp at 2.0), which only the float64 RMSE rule accepts */
+    is_int(random_compared, 12, "2 devices x 2 files x 3 outputs of dropout_train's forward compared as random draws");
+    ok(rmse_passes >= 2, "%d graph files pass only by the float64 RMSE rule (cuda bf16_ln_gelu)", rmse_passes);
     ok(metas_checked >= 500, "checked %d node annotations in %d graph files", metas_checked, meta_files);
 }
 

@@ -321,7 +321,7 @@ static void test_fixtures(void) {
     /* numerics against the outputs PyTorch recorded */
     r = run(NULL, "load " LN "; inputs tests/fixtures/torch-cases/cpu/ln_gelu/graph0; run; check", NULL);
     is_int(r.status, 0, "ln_gelu: run + check against PyTorch exit 0");
-    const char *m = strstr(r.out, "output 0 vs PyTorch (tests/fixtures/torch-cases/cpu/ln_gelu/graph0/out0.npy): ok max abs err ");
+    const char *m = strstr(r.out, "output 0 vs PyTorch (tests/fixtures/torch-cases/cpu/ln_gelu/graph0/out0.npy): f32[64, 256] ok max abs err ");
     double err = m ? atof(strstr(m, "max abs err ") + 12) : 1e9;
     ok(m && err < 1e-5, "ln_gelu after all passes matches PyTorch's output (max abs err %g)", err);
     free(r.out);

@@ -299,11 +299,12 @@ static void test_diff_zero(void) {
 /* README and `make demo` promise examples/ with PyTorch's inputs and outputs: check them */
 static void test_examples(void) {
     const char *ex[] = {"seed_example", "ln_gelu", "mlp", "softmax", "view_mutation"};
+    const char *ty[] = {"f32[64, 64]", "f32[64, 256]", "f32[32, 10]", "f32[64, 1000]", "f32[8, 8]"};
     for (int i = 0; i < 5; i++) {
         char cmds[400], want[300];
         snprintf(cmds, sizeof cmds, "load examples/%s.py; inputs examples/inputs/%s; run; check", ex[i], ex[i]);
         char *o = run(cmds, NULL);
-        snprintf(want, sizeof want, "output 0 vs PyTorch (examples/inputs/%s/out0.npy): ok", ex[i]);
+        snprintf(want, sizeof want, "output 0 vs PyTorch (examples/inputs/%s/out0.npy): %s ok", ex[i], ty[i]);
         ok(strstr(o, want) && strstr(o, "check: ok"), "examples/%s.py after all passes matches PyTorch's output", ex[i]);
         free(o);
     }

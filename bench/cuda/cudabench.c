@@ -74,7 +74,7 @@ static int run_case(MiCtx *ctx, const char *dir, bool compile_only, char *why, s
     if (compile_only) { snprintf(why, wn, "%d kernels, nvcc ok", nk); rc = 1; goto done; }
     if (inputs_from_dir(ctx, g, dir, &in, &nin) < 0) { snprintf(why, wn, "inputs: %s", mi_err_str(ctx, e, sizeof e)); goto done; }
     if (rt_run(ctx, rt, g, in, nin, &outs, &nout, NULL) < 0) { snprintf(why, wn, "run: %s", mi_err_str(ctx, e, sizeof e)); goto done; }
-    int ncmp = recorded_check(ctx, dir, outs, nout, in, nin, 1e-4, 1e-5, worst, why, wn);
+    int ncmp = recorded_check(ctx, g, dir, outs, nout, in, nin, 1e-4, 1e-5, worst, why, wn);
     rc = ncmp < 0 ? -1 : 1;
     if (rc == 1) snprintf(why, wn, "%d kernels, %d tensors match PyTorch (max abs err %.3g)", nk, ncmp, *worst);
 done:

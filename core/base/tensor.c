@@ -334,6 +334,40 @@ void tensor_store_i(Tensor *t, int64_t pos, int64_t v) {
     }
 }
 
+/* Complex element access: real types read as (v, 0) and store the real part (PyTorch's
+ * complex -> real copy drops the imaginary part). Example: c64 {1+2i} loads re 1, im 2. */
+void tensor_load_c(const Tensor *t, int64_t pos, double *re, double *im) {
+    const void *d = t->storage->data;
+    if (t->dtype == DT_C64) { *re = ((const float *)d)[2 * pos]; *im = ((const float *)d)[2 * pos + 1]; }
+    else if (t->dtype == DT_C128) { *re = ((const double *)d)[2 * pos]; *im = ((const double *)d)[2 * pos + 1]; }
+    else { *re = tensor_load_f(t, pos); *im = 0; }
+}
+
+void tensor_store_c(Tensor *t, int64_t pos, double re, double im) {
+    void *d = t->storage->data;
+    if (t->dtype == DT_C64) { ((float *)d)[2 * pos] = (float)re; ((float *)d)[2 * pos + 1] = (float)im; }
+    else if (t->dtype == DT_C128) { ((double *)d)[2 * pos] = re; ((double *)d)[2 * pos + 1] = im; }
+    else tensor_store_f(t, pos, re);
+}
+
+/* Copy one element between tensors of any dtypes, converting as PyTorch's copy_ does: ints
+ * stay exact (no trip through double), complex keeps its imaginary part, floats round to the
+ * destination type. The one primitive element-moving kernels (pad, gather, cat, ...) need. */
+void tensor_move_elem(Tensor *dst, int64_t dpos, const Tensor *src, int64_t spos) {
+    if (dst->dtype == src->dtype) {
+        size_t es = dtype_size(dst->dtype);
+        memcpy((char *)dst->storage->data + dpos * (int64_t)es, (const char *)src->storage->data + spos * (int64_t)es, es);
+    } else if (dtype_is_complex(dst->dtype) || dtype_is_complex(src->dtype)) {
+        double re, im;
+        tensor_load_c(src, spos, &re, &im);
+        tensor_store_c(dst, dpos, re, im);
+    } else if ((dtype_is_int(dst->dtype) || dst->dtype == DT_BOOL) && (dtype_is_int(src->dtype) || src->dtype == DT_BOOL)) {
+        tensor_store_i(dst, dpos, tensor_load_i(src, spos));
+    } else {
+        tensor_store_f(dst, dpos, tensor_load_f(src, spos));
+    }
+}
+
 int64_t tensor_pos(const Tensor *t, int64_t linear) {
     int64_t pos = t->offset;
     for (int i = t->ndim - 1; i >= 0; i--) {
@@ -355,8 +389,6 @@ void *tensor_elem_ptr(const Tensor *t, const int64_t *idx) {
     return (char *)t->storage->data + pos * (int64_t)dtype_size(t->dtype);
 }
 
-static bool dtype_is_intlike(DType d) { return dtype_is_int(d) || d == DT_BOOL; }
-
 int tensor_copy_into(MiCtx *ctx, Tensor *dst, const Tensor *src) {
     /* broadcast src against dst: align trailing dims */
     int64_t sstride[MI_MAX_DIMS];
@@ -370,7 +402,6 @@ int tensor_copy_into(MiCtx *ctx, Tensor *dst, const Tensor *src) {
     }
     int64_t n = tensor_numel(dst), idx[MI_MAX_DIMS] = {0};
     int64_t dp = dst->offset, sp = src->offset;
-    bool ints = dtype_is_intlike(dst->dtype) && dtype_is_intlike(src->dtype);
     /* a copy from an overlapping storage (copy_ of a view of itself) reads a snapshot first */
     Tensor *snap = NULL;
     if (src->storage == dst->storage) {
@@ -385,8 +416,7 @@ int tensor_copy_into(MiCtx *ctx, Tensor *dst, const Tensor *src) {
         sp = 0;
     }
     for (int64_t k = 0; k < n; k++) {
-        if (ints) tensor_store_i(dst, dp, tensor_load_i(src, sp));
-        else tensor_store_f(dst, dp, tensor_load_f(src, sp));
+        tensor_move_elem(dst, dp, src, sp);
         for (int d = dst->ndim - 1; d >= 0; d--) {
             idx[d]++;
             dp += dst->stride[d];
@@ -414,6 +444,12 @@ Tensor *tensor_contiguous(MiCtx *ctx, Tensor *t) {
     for (int64_t k = 0; k < n; k++)
         memcpy((char *)r->storage->data + k * es, (char *)t->storage->data + tensor_pos(t, k) * es, es);
     return r;
+}
+
+Tensor *tensor_clone(MiCtx *ctx, const Tensor *t) {
+    Tensor *c = tensor_new_strided(ctx, t->dtype, t->ndim, t->size, t->stride, t->offset);
+    if (c && tensor_copy_into(ctx, c, t)) { tensor_unref(c); return NULL; }
+    return c;
 }
 
 Tensor *tensor_to_dtype(MiCtx *ctx, Tensor *t, DType dt) {
@@ -454,14 +490,24 @@ CompareResult tensor_compare(const Tensor *a, const Tensor *b, double rtol, doub
     if (!r.shape_ok) return r;
     int64_t n = tensor_numel(a);
     double worst = -1;
+    bool cplx = dtype_is_complex(a->dtype) || dtype_is_complex(b->dtype);
     for (int64_t k = 0; k < n; k++) {
-        double x = tensor_get_f(a, k), y = tensor_get_f(b, k);
-        if (isnan(x) && isnan(y)) continue;
-        if (x == y) continue;                           /* also equal infinities */
-        double d = fabs(x - y);
-        bool good = !isnan(d) && !isinf(d) && d <= atol + rtol * fabs(y);
+        double x, y, xi = 0, yi = 0;
+        if (cplx) {
+            tensor_load_c(a, tensor_pos(a, k), &x, &xi);
+            tensor_load_c(b, tensor_pos(b, k), &y, &yi);
+            if ((isnan(x) || isnan(xi)) && (isnan(y) || isnan(yi))) continue;
+            if (x == y && xi == yi) continue;
+        } else {
+            x = tensor_get_f(a, k);
+            y = tensor_get_f(b, k);
+            if (isnan(x) && isnan(y)) continue;
+            if (x == y) continue;                       /* also equal infinities */
+        }
+        double d = cplx ? hypot(x - y, xi - yi) : fabs(x - y), ay = cplx ? hypot(y, yi) : fabs(y);
+        bool good = !isnan(d) && !isinf(d) && d <= atol + rtol * ay;
         if (isnan(d) || isinf(d)) d = INFINITY;
-        double rel = y != 0 ? d / fabs(y) : (d > 0 ? INFINITY : 0);
+        double rel = ay != 0 ? d / ay : (d > 0 ? INFINITY : 0);
         if (d > r.max_abs) r.max_abs = d;
         if (rel > r.max_rel) r.max_rel = rel;
         if (!good) {

@@ -34,6 +34,9 @@ int64_t tensor_numel(const Tensor *t);
 bool tensor_is_contiguous(const Tensor *t);
 Tensor *tensor_contiguous(MiCtx *ctx, Tensor *t);   /* new ref; copies if needed */
 Tensor *tensor_to_dtype(MiCtx *ctx, Tensor *t, DType dt);
+/* A copy with its own storage and the same sizes, strides and offset (a transposed input stays
+ * transposed). NULL + ctx error when it cannot be allocated. */
+Tensor *tensor_clone(MiCtx *ctx, const Tensor *t);
 
 /* Element access by linear (row-major logical) index, converted to double / int64. */
 double tensor_get_f(const Tensor *t, int64_t linear);
@@ -66,6 +69,12 @@ void tensor_store_f(Tensor *t, int64_t pos, double v);
 int64_t tensor_float_to_int(double v, DType dt);
 int64_t tensor_load_i(const Tensor *t, int64_t pos);
 void tensor_store_i(Tensor *t, int64_t pos, int64_t v);
+/* Complex access: real dtypes load as (v, 0) and store the real part. */
+void tensor_load_c(const Tensor *t, int64_t pos, double *re, double *im);
+void tensor_store_c(Tensor *t, int64_t pos, double re, double im);
+/* Copy the element at storage index spos of src to dpos of dst, converting the dtype as
+ * copy_ does (ints exact, complex whole, floats rounded to dst's type). */
+void tensor_move_elem(Tensor *dst, int64_t dpos, const Tensor *src, int64_t spos);
 /* Storage index of the element at a row-major linear index. */
 int64_t tensor_pos(const Tensor *t, int64_t linear);
 /* Copy src into dst elementwise (src broadcast to dst's shape, dtype converted). -1 + error when

@@ -5,6 +5,7 @@
 #include "fx_passes/functionalize.h"
 #include "fx/graph_diff.h"
 #include "fx_passes/pattern.h"
+#include "ops/numerics.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +112,7 @@ struct PassManager {
     IValue *ref_outs; int nref_outs;
     IValue *ref_ins; int nref_ins;   /* inputs after the original graph ran */
     char *ref_error;                 /* why numerics can't be checked */
+    NumRef *fp64;                    /* the original graph in float64, run when a comparison needs it */
 };
 
 static void step_clear(PassStep *s) {
@@ -141,24 +143,13 @@ static void pm_invalidate_from(PassManager *pm, int i) {
     if (pm->cursor > i) pm->cursor = i;
 }
 
-static Tensor *tensor_clone_deep(MiCtx *ctx, Tensor *t) {
-    Tensor *c = tensor_new(ctx, t->dtype, t->ndim, t->size);
-    if (!c) return NULL;
-    Tensor *src = tensor_contiguous(ctx, t);
-    if (!src) { tensor_unref(c); return NULL; }
-    memcpy((char *)c->storage->data, (char *)src->storage->data + src->offset * dtype_size(src->dtype),
-           (size_t)tensor_numel(c) * dtype_size(c->dtype));
-    tensor_unref(src);
-    return c;
-}
-
 static int ivalue_clone(MiCtx *ctx, const IValue *v, IValue *out) {
     memset(out, 0, sizeof *out);
     out->kind = v->kind;
     out->i = v->i;
     out->f = v->f;
     if (v->kind == IV_TENSOR) {
-        out->t = tensor_clone_deep(ctx, v->t);
+        out->t = tensor_clone(ctx, v->t);
         if (!out->t) { out->kind = IV_NONE; return -1; }
     } else if (v->kind == IV_TUPLE) {
         out->n = v->n;
@@ -197,42 +188,6 @@ static int run_graph(PassManager *pm, const Graph *g, IValue **outs, int *nouts,
     return 0;
 }
 
-static bool compare_value(const IValue *a, const IValue *b, const char *what, StrBuf *detail) {
-    if (a->kind != b->kind) {
-        sb_printf(detail, "%s: kind differs (%d vs %d); ", what, (int)a->kind, (int)b->kind);
-        return false;
-    }
-    switch (a->kind) {
-    case IV_TENSOR: {
-        CompareResult r = tensor_compare(a->t, b->t, 1e-4, 1e-5);
-        if (!r.ok) {
-            if (!r.shape_ok) sb_printf(detail, "%s: shape differs; ", what);
-            else sb_printf(detail, "%s: %lld mismatches, max_abs %.3g, max_rel %.3g at %lld; ", what,
-                           (long long)r.mismatches, r.max_abs, r.max_rel, (long long)r.worst_index);
-        }
-        return r.ok;
-    }
-    case IV_INT: case IV_BOOL:
-        if (a->i != b->i) { sb_printf(detail, "%s: %lld vs %lld; ", what, (long long)a->i, (long long)b->i); return false; }
-        return true;
-    case IV_FLOAT:
-        if (!(a->f == b->f || (a->f != a->f && b->f != b->f))) { sb_printf(detail, "%s: %g vs %g; ", what, a->f, b->f); return false; }
-        return true;
-    case IV_TUPLE: {
-        if (a->n != b->n) { sb_printf(detail, "%s: tuple arity %d vs %d; ", what, a->n, b->n); return false; }
-        bool ok = true;
-        for (int i = 0; i < a->n; i++) {
-            char w[64];
-            snprintf(w, sizeof w, "%s[%d]", what, i);
-            ok &= compare_value(&a->items[i], &b->items[i], w, detail);
-        }
-        return ok;
-    }
-    default:
-        return true;
-    }
-}
-
 static void pm_compute_ref(PassManager *pm) {
     pm->have_ref = false;
     free(pm->ref_error);
@@ -246,6 +201,21 @@ static void pm_compute_ref(PassManager *pm) {
     }
     pm->nref_ins = pm->ninputs;
     pm->have_ref = true;
+    numref_free(pm->fp64);
+    pm->fp64 = numref_new(pm->ctx, pm->states[0], pm->inputs, pm->ninputs);
+}
+
+/* Compare one value with torch._dynamo.utils.same's rule; its line goes to d only when it
+ * differs. */
+static bool compare_value(NumCheck *c, StrBuf *d, const char *what, const IValue *ref, const IValue *res, int which,
+                          int index, bool random) {
+    StrBuf one;
+    sb_init(&one);
+    c->report = &one;
+    bool ok = num_check_value(c, what, ref, res, which, index, random);
+    if (!ok && one.s) sb_put(d, one.s);
+    sb_free(&one);
+    return ok;
 }
 
 static void check_numerics(PassManager *pm, const Graph *g, PassStep *s) {
@@ -272,6 +242,14 @@ static void check_numerics(PassManager *pm, const Graph *g, PassStep *s) {
     StrBuf d;
     sb_init(&d);
     bool ok = true;
+    /* values that depend on random ops (in the original or this graph) compare statistically */
+    int nr = nouts > pm->nref_outs ? nouts : pm->nref_outs;
+    bool *rnd = mi_xcalloc((size_t)nr + 1, sizeof *rnd), *rnd2 = mi_xcalloc((size_t)nr + 1, sizeof *rnd2);
+    bool *rin = mi_xcalloc((size_t)pm->ninputs + 1, sizeof *rin), *rin2 = mi_xcalloc((size_t)pm->ninputs + 1, sizeof *rin2);
+    num_random_outputs(pm->states[0], rnd, nr, rin, pm->ninputs);
+    num_random_outputs(g, rnd2, nr, rin2, pm->ninputs);
+    NumCheck c = {.ctx = pm->ctx, .rtol = 1e-4, .atol = 1e-4, .fp64 = pm->fp64,
+                  .random_why = "not comparable: the graphs' random ops draw differently"};
     if (nouts != pm->nref_outs) {
         sb_printf(&d, "%d outputs, expected %d; ", nouts, pm->nref_outs);
         ok = false;
@@ -279,15 +257,16 @@ static void check_numerics(PassManager *pm, const Graph *g, PassStep *s) {
         for (int i = 0; i < nouts; i++) {
             char w[32];
             snprintf(w, sizeof w, "out%d", i);
-            ok &= compare_value(&outs[i], &pm->ref_outs[i], w, &d);
+            ok &= compare_value(&c, &d, w, &pm->ref_outs[i], &outs[i], NUM_OUT, i, rnd[i] || rnd2[i]);
         }
     }
     for (int i = 0; i < pm->ninputs; i++) {
         char w[32];
         snprintf(w, sizeof w, "in%d_after", i);
-        ok &= compare_value(&ins[i], &pm->ref_ins[i], w, &d);
+        ok &= compare_value(&c, &d, w, &pm->ref_ins[i], &ins[i], NUM_IN_AFTER, i, rin[i] || rin2[i]);
     }
-    if (ok) sb_printf(&d, "%d outputs match", nouts);
+    free(rnd); free(rnd2); free(rin); free(rin2);
+    if (ok) sb_printf(&d, "%d outputs match (max abs err %.3g)", nouts, c.worst_abs);
     s->numerics_ok = ok;
     s->numerics_detail = sb_take(&d);
     interp_free_outputs(outs, nouts);
@@ -326,6 +305,7 @@ void pm_free(PassManager *pm) {
     if (pm->ref_outs) interp_free_outputs(pm->ref_outs, pm->nref_outs);
     ivalues_free(pm->ref_ins, pm->nref_ins);
     free(pm->ref_error);
+    numref_free(pm->fp64);
     patternset_free(&pm->user);
     input_layouts_free(pm->layouts, pm->nlayouts);
     free(pm);
@@ -421,6 +401,8 @@ void pm_set_inputs(PassManager *pm, const IValue *inputs, int ninputs) {
     pm->ref_outs = NULL; pm->nref_outs = 0;
     pm->ref_ins = NULL; pm->nref_ins = 0;
     pm->have_ref = false;
+    numref_free(pm->fp64);
+    pm->fp64 = NULL;
     if (inputs && ninputs > 0) {
         pm->ninputs = ninputs;
         pm->inputs = mi_xcalloc(ninputs, sizeof *pm->inputs);

@@ -1,8 +1,10 @@
 /* inputs.c — graph inputs from .npy files, validated against the placeholders' metadata, and
  * recorded tensors of a real run (see inputs.h). */
 #include "ops/inputs.h"
+#include "ops/numerics.h"
 #include "base/sym.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +70,59 @@ static int check_sizes(MiCtx *ctx, const Node *ph, int i, const Tensor *t, const
     return 0;
 }
 
+/* Strides of ph's annotation at t's sizes (its plain size symbols bound from t); false when
+ * there are none or they do not evaluate. */
+static bool annotated_strides(MiCtx *ctx, const TensorMeta *m, const Tensor *t, int64_t *stride) {
+    if (!m->has_stride) return false;
+    SymBinding b[MI_MAX_DIMS];
+    int nb = 0;
+    for (int i = 0; i < m->ndim; i++)
+        if (m->size[i]->kind == EX_SYM) { b[nb].name = m->size[i]->name; b[nb].value = t->size[i]; nb++; }
+    MiError saved = ctx->err;
+    for (int i = 0; i < m->ndim; i++)
+        if (sym_eval(ctx, m->stride[i], b, nb, &stride[i]) || stride[i] < 0) { ctx->err = saved; return false; }
+    return true;
+}
+
+Tensor *inputs_conform(MiCtx *ctx, const Graph *g, int k, Tensor *t, const char *source, char *note, size_t n) {
+    const Node *ph = graph_placeholder(g, k);
+    if (note && n) note[0] = 0;
+    if (!ph || !ph->has_meta) return tensor_ref(t);
+    const TensorMeta *m = &ph->meta;
+    DType want = m->dtype == DT_INVALID ? t->dtype : m->dtype;
+    bool rounded = want != t->dtype && t->dtype == DT_F32 && dtype_is_float(want) && !dtype_npy_descr(want);
+    if (t->ndim != m->ndim || (want != t->dtype && !rounded)) {
+        char ws[256], gs[256];
+        meta_str(m, ws, sizeof ws);
+        mi_err(ctx, source, 0, 0, "input %d ('%s') should be %s, the file holds %s", k, ph->name, ws,
+               tensor_type_str(t, gs, sizeof gs));
+        return NULL;
+    }
+    int64_t stride[MI_MAX_DIMS];
+    bool restride = false;
+    if (annotated_strides(ctx, m, t, stride))
+        for (int i = 0; i < t->ndim; i++) restride |= t->size[i] > 1 && stride[i] != t->stride[i];
+    if (!rounded && !restride) return tensor_ref(t);
+    Tensor *r = restride ? tensor_new_strided(ctx, want, t->ndim, t->size, stride, 0) : tensor_new(ctx, want, t->ndim, t->size);
+    if (!r || tensor_copy_into(ctx, r, t)) { tensor_unref(r); return NULL; }
+    if (rounded && note && n) {
+        int64_t total = tensor_numel(t), changed = 0;
+        for (int64_t i = 0; i < total; i++) {
+            double a = tensor_get_f(r, i), b = tensor_get_f(t, i);
+            changed += a != b && !(isnan(a) && isnan(b));
+        }
+        snprintf(note, n, "input %d ('%s') is %s; the file holds f32 (.npy has no %s): rounded, %lld of %lld values changed",
+                 k, ph->name, dtype_abbrev(want), dtype_abbrev(want), (long long)changed, (long long)total);
+    }
+    return r;
+}
+
 int inputs_from_npy(MiCtx *ctx, const Graph *g, char *const *paths, int npaths, IValue **out, int *n) {
+    return inputs_from_npy_noted(ctx, g, paths, npaths, out, n, NULL);
+}
+
+int inputs_from_npy_noted(MiCtx *ctx, const Graph *g, char *const *paths, int npaths, IValue **out, int *n,
+                          StrBuf *notes) {
     int nph = graph_num_placeholders(g), ntensor = 0;
     for (int i = 0; i < nph; i++) if (!graph_placeholder(g, i)->is_sym) ntensor++;
     if (npaths != nph && npaths != ntensor)
@@ -91,14 +145,13 @@ int inputs_from_npy(MiCtx *ctx, const Graph *g, char *const *paths, int npaths, 
             if (ph->sym_val && ph->sym_val->kind == EX_SYM) bind(&bs, ph->sym_val->name, in[i].i);
             continue;
         }
+        char note[512];
+        Tensor *c = inputs_conform(ctx, g, i, t, from[i], note, sizeof note);   /* dtype, rank, strides */
+        tensor_unref(t);
+        if (!c) { rc = -1; break; }
+        if (note[0] && notes) sb_printf(notes, "note: %s\n", note);
         in[i].kind = IV_TENSOR;
-        in[i].t = t;
-        if (ph->has_meta && (t->ndim != ph->meta.ndim || t->dtype != ph->meta.dtype)) {
-            char want[256], got[256];
-            meta_str(&ph->meta, want, sizeof want);
-            tensor_type_str(t, got, sizeof got);
-            rc = mi_err(ctx, from[i], 0, 0, "input %d ('%s') should be %s, the file holds %s", i, ph->name, want, got);
-        }
+        in[i].t = c;
     }
     /* sizes: bind plain symbols first, then check everything against the bindings */
     for (int pass = 0; pass < 2 && rc == 0; pass++)
@@ -123,6 +176,10 @@ int inputs_from_npy(MiCtx *ctx, const Graph *g, char *const *paths, int npaths, 
 }
 
 int inputs_from_dir(MiCtx *ctx, const Graph *g, const char *dir, IValue **out, int *n) {
+    return inputs_from_dir_noted(ctx, g, dir, out, n, NULL);
+}
+
+int inputs_from_dir_noted(MiCtx *ctx, const Graph *g, const char *dir, IValue **out, int *n, StrBuf *notes) {
     int nph = graph_num_placeholders(g), found = 0, rc = 0;
     char **paths = mi_xcalloc(nph ? nph : 1, sizeof *paths);
     for (int i = 0; i < nph && rc == 0; i++) {
@@ -138,7 +195,7 @@ int inputs_from_dir(MiCtx *ctx, const Graph *g, const char *dir, IValue **out, i
         for (int i = 0; i < nph; i++) if (!graph_placeholder(g, i)->is_sym) ntensor++;
         if (found != nph && found != ntensor)
             rc = mi_err(ctx, dir, 0, 0, "some SymInt inputs have .npy files and some do not");
-        else rc = inputs_from_npy(ctx, g, paths, found, out, n);
+        else rc = inputs_from_npy_noted(ctx, g, paths, found, out, n, notes);
     }
     for (int i = 0; i < found; i++) free(paths[i]);
     free(paths);
@@ -153,34 +210,56 @@ Tensor *recorded_tensor(MiCtx *ctx, const char *dir, const char *stem, int k, co
     return *missing ? NULL : npy_load(ctx, p);
 }
 
-/* One recorded tensor against a computed value; 1 compared, 0 nothing recorded, -1 differs. */
-static int check_one(MiCtx *ctx, const char *dir, const char *stem, int k, const char *suffix, const IValue *v,
-                     double rtol, double atol, double *worst, char *why, size_t wn) {
+/* One recorded tensor against a computed value by the numerics verdict; 1 compared, 0
+ * nothing recorded, -1 differs (why: its report line) or does not load. */
+static int check_one(MiCtx *ctx, NumCheck *c, const char *dir, const char *stem, int k, const char *suffix,
+                     const IValue *v, bool random, char *why, size_t wn) {
     bool missing;
     if (v->kind != IV_TENSOR) return 0;
-    Tensor *want = recorded_tensor(ctx, dir, stem, k, suffix, &missing);
-    if (!want) {
+    Tensor *file = recorded_tensor(ctx, dir, stem, k, suffix, &missing);
+    if (!file) {
         if (missing) return 0;
         snprintf(why, wn, "%s%d%s.npy: %s", stem, k, suffix, ctx->err.msg);
         return -1;
     }
-    CompareResult c = tensor_compare(v->t, want, rtol, atol);
-    tensor_unref(want);
-    if (worst && c.max_abs > *worst) *worst = c.max_abs;
-    if (c.ok) return 1;
-    if (*suffix) snprintf(why, wn, "input %d after mutation differs: max_abs %g", k, c.max_abs);
-    else snprintf(why, wn, "output %d differs: max_abs %g", k, c.max_abs);
-    return -1;
+    IValue want = {.kind = IV_TENSOR, .t = num_recorded_as(ctx, file, v->t->dtype)};   /* bf16 recorded as f32 */
+    tensor_unref(file);
+    if (!want.t) { snprintf(why, wn, "%s%d%s.npy: %s", stem, k, suffix, ctx->err.msg); return -1; }
+    char label[64];
+    snprintf(label, sizeof label, *suffix ? "input %d after mutation" : "output %d", k);
+    StrBuf line;
+    sb_init(&line);
+    c->report = &line;
+    bool ok = num_check_value(c, label, &want, v, *suffix ? NUM_IN_AFTER : NUM_OUT, k, random);
+    if (!ok) snprintf(why, wn, "%s", line.s ? line.s : label);
+    size_t L = strlen(why);
+    while (!ok && L && why[L - 1] == '\n') why[--L] = 0;
+    sb_free(&line);
+    tensor_unref(want.t);
+    return ok ? 1 : -1;
 }
 
-int recorded_check(MiCtx *ctx, const char *dir, const IValue *outs, int nout, const IValue *in, int nin,
+int recorded_check(MiCtx *ctx, const Graph *g, const char *dir, const IValue *outs, int nout, const IValue *in, int nin,
                    double rtol, double atol, double *worst, char *why, size_t wn) {
+    /* the float64 reference runs g on the recorded inputs as they were before the run */
+    IValue *orig = NULL;
+    int norig = 0;
+    MiError saved = ctx->err;
+    if (g && inputs_from_dir(ctx, g, dir, &orig, &norig) < 0) { orig = NULL; norig = 0; ctx->err = saved; }
+    NumCheck c = {.ctx = ctx, .rtol = rtol, .atol = atol, .fp64 = orig ? numref_new(ctx, g, orig, norig) : NULL};
+    bool *rnd = mi_xcalloc((size_t)nout + 1, sizeof *rnd), *rin = mi_xcalloc((size_t)nin + 1, sizeof *rin);
+    if (g) num_random_outputs(g, rnd, nout, rin, nin);
     int compared = 0;
     for (int k = 0; k < nout + nin; k++) {
-        int r = k < nout ? check_one(ctx, dir, "out", k, "", &outs[k], rtol, atol, worst, why, wn)
-                         : check_one(ctx, dir, "in", k - nout, "_after", &in[k - nout], rtol, atol, worst, why, wn);
-        if (r < 0) return -1;
+        int r = k < nout ? check_one(ctx, &c, dir, "out", k, "", &outs[k], rnd[k], why, wn)
+                         : check_one(ctx, &c, dir, "in", k - nout, "_after", &in[k - nout], rin[k - nout], why, wn);
+        if (r < 0) { compared = -1; break; }
         compared += r;
     }
+    if (worst && c.worst_abs > *worst) *worst = c.worst_abs;
+    numref_free(c.fp64);
+    inputs_free(orig, norig);
+    free(rnd);
+    free(rin);
     return compared;
 }

@@ -18,6 +18,20 @@
  * (free with inputs_free) holds one IValue per placeholder and *n their number. */
 int inputs_from_npy(MiCtx *ctx, const Graph *g, char *const *paths, int npaths, IValue **out, int *n);
 
+/* As inputs_from_npy / inputs_from_dir, appending a "note: ...\n" line to notes (may be NULL)
+ * for every input inputs_conform rounded (bf16 recorded as float32). */
+int inputs_from_npy_noted(MiCtx *ctx, const Graph *g, char *const *paths, int npaths, IValue **out, int *n,
+                          StrBuf *notes);
+int inputs_from_dir_noted(MiCtx *ctx, const Graph *g, const char *dir, IValue **out, int *n, StrBuf *notes);
+
+/* Make a loaded array t fit placeholder k of g the way PyTorch's input was: a float32 array
+ * for a bf16/float8 placeholder (.npy has no such types; PyTorch's bf16 tensors are saved as
+ * float32) is rounded to the placeholder's dtype and *note (n bytes, "" otherwise) says so in
+ * one line; the result gets the placeholder's annotated strides (a transposed input stays
+ * transposed, so views of it behave as in PyTorch). Returns a new reference, or NULL + ctx
+ * error naming `source` when the rank or dtype cannot match. */
+Tensor *inputs_conform(MiCtx *ctx, const Graph *g, int k, Tensor *t, const char *source, char *note, size_t n);
+
 /* DIR/in<K>.npy for every placeholder K, as inputs_from_npy checks them; a tensor placeholder
  * without its file is an error naming it. */
 int inputs_from_dir(MiCtx *ctx, const Graph *g, const char *dir, IValue **out, int *n);
@@ -27,12 +41,14 @@ int inputs_from_dir(MiCtx *ctx, const Graph *g, const char *dir, IValue **out, i
  * when it exists but does not load. */
 Tensor *recorded_tensor(MiCtx *ctx, const char *dir, const char *stem, int k, const char *suffix, bool *missing);
 
-/* Compare a run with what PyTorch recorded: outs[K] with DIR/out<K>.npy and in[K] (the inputs
- * after the run) with DIR/in<K>_after.npy, where those files exist, by tensor_compare(rtol,
- * atol). Returns the number of tensors compared (0: nothing was recorded), or -1 when one
- * differs (why: "output 1 differs: max_abs 0.5") or a file does not load (ctx error). *worst
- * (may be NULL) gets the largest max abs error seen. */
-int recorded_check(MiCtx *ctx, const char *dir, const IValue *outs, int nout, const IValue *in, int nin,
+/* Compare a run of g with what PyTorch recorded: outs[K] with DIR/out<K>.npy and in[K] (the
+ * inputs after the run) with DIR/in<K>_after.npy, where those files exist, by the numerics
+ * verdict (core/ops/numerics.h: allclose(rtol, atol), else RMSE against a float64 run of g on
+ * the recorded inputs; values of g's random ops statistically; bf16 recorded as f32). g may be
+ * NULL (allclose only). Returns the number of tensors compared (0: nothing was recorded), or
+ * -1 when one differs (why: its report line, "output 1: f32[4] MISMATCH max abs err 0.5 ...")
+ * or a file does not load (ctx error). *worst (may be NULL) gets the largest max abs error. */
+int recorded_check(MiCtx *ctx, const Graph *g, const char *dir, const IValue *outs, int nout, const IValue *in, int nin,
                    double rtol, double atol, double *worst, char *why, size_t wn);
 
 /* Free inputs made here (or by interp_random_inputs). */

@@ -7,6 +7,7 @@
 #include "ops/interp.h"
 #include "base/symbool.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ typedef struct Interp {
     int cap;
     SymBinding *syms;
     int nsyms, symcap;
+    bool fp64;               /* float64 reference run (interp_run_fp64) */
 } Interp;
 
 /* ---- node positions ---- */
@@ -101,7 +103,10 @@ static int bind_tensor_input(Interp *in, const Node *ph, const Tensor *t, int k)
     if (!ph->has_meta) return 0;
     const TensorMeta *m = &ph->meta;
     char want[256], got[256];
-    if (m->ndim != t->ndim || (m->dtype != DT_INVALID && m->dtype != t->dtype)) {
+    DType want_dt = m->dtype;
+    if (in->fp64 && want_dt != DT_INVALID)
+        want_dt = dtype_is_complex(want_dt) ? DT_C128 : dtype_is_float(want_dt) ? DT_F64 : want_dt;
+    if (m->ndim != t->ndim || (want_dt != DT_INVALID && want_dt != t->dtype)) {
         meta_str(m, want, sizeof want);
         return mi_err(in->ctx, in->g->source, ph->src_line, 0, "input %d ('%s'): expected %s, got %s", k, ph->name, want,
                       tensor_type_str(t, got, sizeof got));
@@ -199,7 +204,7 @@ static int run_call(Interp *in, int i) {
         OpCall call = {
             .ctx = in->ctx, .node = n, .graph = in->g, .args = n->args, .nargs = n->nargs, .argv = argv,
             .kwargs = n->kwargs, .nkwargs = n->nkwargs, .kwargv = kwargv, .syms = in->syms, .nsyms = in->nsyms,
-            .interp = in, .op = op,
+            .interp = in, .op = op, .fp64 = in->fp64,
         };
         rc = op->eval(&call, &in->vals[i]);
     }
@@ -233,10 +238,10 @@ static void interp_free(Interp *in) {
     free(in->syms);
 }
 
-int interp_run(MiCtx *ctx, const Graph *g, IValue *inputs, int ninputs, IValue **outs, int *nouts) {
+static int run_graph(MiCtx *ctx, const Graph *g, IValue *inputs, int ninputs, IValue **outs, int *nouts, bool fp64) {
     *outs = NULL;
     *nouts = 0;
-    Interp in = {.ctx = ctx, .g = g};
+    Interp in = {.ctx = ctx, .g = g, .fp64 = fp64};
     int nph = graph_num_placeholders(g);
     if (ninputs != nph)
         return mi_err(ctx, g->source, 0, 0, "graph has %d placeholders but %d inputs were given", nph, ninputs);
@@ -303,6 +308,37 @@ int interp_run(MiCtx *ctx, const Graph *g, IValue *inputs, int ninputs, IValue *
         else { *outs = res; *nouts = n; }
     }
     interp_free(&in);
+    return rc;
+}
+
+int interp_run(MiCtx *ctx, const Graph *g, IValue *inputs, int ninputs, IValue **outs, int *nouts) {
+    return run_graph(ctx, g, inputs, ninputs, outs, nouts, false);
+}
+
+int interp_run_sub(const OpCall *c, const Graph *g, IValue *inputs, int ninputs, IValue **outs, int *nouts) {
+    return run_graph(c->ctx, g, inputs, ninputs, outs, nouts, c->fp64);
+}
+
+/* Float inputs are cloned up to f64 (complex to c128), the others cloned as they are, keeping
+ * strides: in-place ops then mutate the clones, returned in *inputs_after. */
+int interp_run_fp64(MiCtx *ctx, const Graph *g, const IValue *inputs, int ninputs, IValue **outs, int *nouts,
+                    IValue **inputs_after) {
+    IValue *in = mi_xcalloc((size_t)(ninputs ? ninputs : 1), sizeof *in);
+    int rc = 0;
+    for (int i = 0; i < ninputs && rc == 0; i++) {
+        in[i] = inputs[i];
+        if (inputs[i].kind == IV_TENSOR) {
+            const Tensor *t = inputs[i].t;
+            DType dt = dtype_is_complex(t->dtype) ? DT_C128 : dtype_is_float(t->dtype) ? DT_F64 : t->dtype;
+            in[i].t = tensor_new_strided(ctx, dt, t->ndim, t->size, t->stride, t->offset);
+            if (!in[i].t || tensor_copy_into(ctx, in[i].t, t)) { in[i].kind = IV_NONE; rc = -1; }
+        } else if (inputs[i].kind == IV_TUPLE) {
+            in[i].kind = IV_NONE;            /* graph inputs are never tuples */
+        }
+    }
+    if (rc == 0) rc = run_graph(ctx, g, in, ninputs, outs, nouts, true);
+    if (rc == 0 && inputs_after) *inputs_after = in;
+    else interp_free_outputs(in, ninputs);
     return rc;
 }
 

@@ -11,6 +11,14 @@
  * of *nouts IValues, caller frees with interp_free_outputs) holds the returned values. In-place
  * ops mutate the input tensors as PyTorch would. */
 int interp_run(MiCtx *ctx, const Graph *g, IValue *inputs, int ninputs, IValue **outs, int *nouts);
+/* interp_run in float64: every floating tensor the graph makes is f64 (complex: c128) whatever
+ * dtype the graph names, so explicit casts to bf16/f32 round nothing; the inputs are cloned
+ * up to f64. The reference torch._dynamo.utils.same(fp64_ref=) measures rounding against
+ * (core/ops/numerics.c). Fails (ctx error) on graphs that reinterpret bits (view.dtype). */
+int interp_run_fp64(MiCtx *ctx, const Graph *g, const IValue *inputs, int ninputs, IValue **outs, int *nouts,
+                    IValue **inputs_after);
+/* Run a subgraph of a higher-order op from inside an op's eval, in the caller's mode. */
+int interp_run_sub(const OpCall *c, const Graph *g, IValue *inputs, int ninputs, IValue **outs, int *nouts);
 void interp_free_outputs(IValue *outs, int n);
 
 /* An argument's run-time value as ops' eval functions take it (core/ops/ops.h OpCall.argv): node

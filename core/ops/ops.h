@@ -57,6 +57,7 @@ typedef struct OpCall {
     const SymBinding *syms; int nsyms;   /* current values of size symbols */
     void *interp;                  /* the interpreter (for higher-order ops) */
     const struct OpDef *op;        /* the registry row being run */
+    bool fp64;                     /* float64 reference run: float results are made f64 (ev_new) */
 } OpCall;
 
 /* Shape functions see their arguments through ShapeArgs (core/ops/ops_impl.h), which works both on

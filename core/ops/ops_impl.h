@@ -87,7 +87,9 @@ DType default_float(void);
 /* ---- eval helpers ---- */
 Tensor *ev_tensor(ArgRef a);                                 /* runtime tensor of an argument */
 int ev_sizes(ShapeArgs *sa, const TensorMeta *m, int64_t *size, int64_t *stride);
-Tensor *ev_new(ShapeArgs *sa, const TensorMeta *m);           /* fresh tensor with m's layout */
+/* Fresh tensor with m's layout. Every result tensor of an eval must come from here: in a
+ * float64 reference run (OpCall.fp64) it makes floating results f64 whatever m names. */
+Tensor *ev_new(ShapeArgs *sa, const TensorMeta *m);
 int ev_out_tensor(IValue *out, Tensor *t);                    /* wrap (takes the reference) */
 bool ev_intlike(DType d);
 /* Run the op's shape function in eval mode. */

@@ -596,7 +596,9 @@ Tensor *ev_new(ShapeArgs *sa, const TensorMeta *m) {
     int64_t size[MI_MAX_DIMS], stride[MI_MAX_DIMS];
     if (m->ndim > MI_MAX_DIMS) { sa_err(sa, "rank %d exceeds %d", m->ndim, MI_MAX_DIMS); return NULL; }
     if (ev_sizes(sa, m, size, stride)) return NULL;
-    Tensor *t = tensor_new_strided(sa->ctx, m->dtype, m->ndim, size, stride, 0);
+    DType dt = m->dtype;
+    if (sa->call && sa->call->fp64) dt = dtype_is_complex(dt) ? DT_C128 : dtype_is_float(dt) ? DT_F64 : dt;
+    Tensor *t = tensor_new_strided(sa->ctx, dt, m->ndim, size, stride, 0);
     if (!t) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", sa->ctx->err.msg);

@@ -316,7 +316,7 @@ static int run_subgraph(const OpCall *c, ShapeArgs *sa, Graph *g, const char *wh
     }
     IValue *outs = NULL;
     int nouts = 0;
-    int rc = interp_run(c->ctx, g, ins, n, &outs, &nouts);
+    int rc = interp_run_sub(c, g, ins, n, &outs, &nouts);
     free(ins);
     if (rc) {
         char msg[1024];
@@ -383,7 +383,7 @@ static int cond_eval(const OpCall *c, IValue *out) {
     }
     IValue *outs = NULL;
     int nouts = 0;
-    if (interp_run(c->ctx, g, ins, n, &outs, &nouts)) {
+    if (interp_run_sub(c, g, ins, n, &outs, &nouts)) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%.900s", c->ctx->err.msg);
         free(ins);

@@ -338,6 +338,11 @@ static void pw_params(ShapeArgs *sa, const PwSpec *sp, PwParams *p) {
     }
 }
 
+/* Dtypes whose CPU kernels compute in float32: f32 itself and the half types, which PyTorch
+ * widens to f32 ("opmath"), computes each step in f32 and rounds once to the result dtype on
+ * store (round-to-nearest-even). Example: bf16 gelu = f32 gelu of the widened input, rounded. */
+static bool opmath_f32(DType t) { return t == DT_F32 || t == DT_F16 || t == DT_BF16; }
+
 /* The shared kernel: iterate the result in row-major order, keeping a storage position per
  * tensor operand (stride 0 on broadcast dimensions). */
 static void pw_kernel(const PwSpec *sp, const PwParams *p, PwOperand *ops, Tensor *o, DType common) {
@@ -363,8 +368,9 @@ static void pw_kernel(const PwSpec *sp, const PwParams *p, PwOperand *ops, Tenso
             tensor_store_i(o, op, fi(xi, p));
         } else {
             for (int k = 0; k < nin; k++) xf[k] = ops[k].t ? tensor_load_f(ops[k].t, pos[k]) : ops[k].v;
-            /* values are rounded to the compute dtype first, as PyTorch does */
-            if (common == DT_F32 && sp->rule != R_LOGICAL)
+            /* values are rounded to the compute dtype first, as PyTorch does (f16/bf16 compute in
+             * f32, their "opmath" type; a python scalar stays a float, not a bf16) */
+            if (opmath_f32(common) && sp->rule != R_LOGICAL)
                 for (int k = 0; k < nin; k++) xf[k] = (float)xf[k];
             tensor_store_f(o, op, sp->f(xf, p));
         }
@@ -391,7 +397,7 @@ static int pw_eval(const OpCall *c, IValue *out) {
     if (pw_shape_spec(&sa, sp, &m, ops, &common)) goto done;
     PwParams p;
     pw_params(&sa, sp, &p);
-    p.f32 = common == DT_F32;
+    p.f32 = opmath_f32(common);
     if (c->op->flags & OPF_INPLACE) {
         /* compute into a fresh tensor (operands may alias self), then copy into self */
         TensorMeta fm = m;

@@ -9,6 +9,7 @@
  * locations of cblas.h and libopenblas / libcblas / libblas. */
 #define _GNU_SOURCE
 #include "runtime/runtime.h"
+#include "ops/numerics.h"
 #include "ir/ir.h"
 #include "codegen/codegen_cuda.h"
 #include "fx_passes/functionalize.h"
@@ -801,58 +802,6 @@ static int clone_inputs(MiCtx *ctx, IValue *in, int n, IValue **out) {
     return 0;
 }
 
-/* Errors tiny against the output's own scale are float32 rounding in long sums (the interpreter
- * accumulates in double) landing on elements near zero, not a wrong kernel: say so. */
-void rt_explain_mismatch(const Tensor *want, const CompareResult *c, StrBuf *r) {
-    if (!want || !r || c->ok || !c->shape_ok || !dtype_is_float(want->dtype) || !isfinite(c->max_abs)) return;
-    double big = 0;
-    int64_t n = tensor_numel(want);
-    for (int64_t i = 0; i < n; i++) {
-        double v = fabs(tensor_get_f(want, i));
-        if (v > big && isfinite(v)) big = v;
-    }
-    if (big > 0 && c->max_abs <= 2e-5 * big)
-        sb_printf(r, "  note: the largest error is %.2g of the output's largest magnitude (%.4g): float32 rounding in "
-                     "long sums (the interpreter accumulates in double) on elements near zero, most likely not a wrong kernel; "
-                     "'set tolerance RTOL ATOL' with ATOL around %.1g accepts it\n",
-                  c->max_abs / big, big, c->max_abs * 2);
-}
-
-static void report_value(StrBuf *r, int j, const IValue *want, const IValue *got, double rtol,
-                         double atol, int *all_ok) {
-    if (want->kind == IV_TENSOR && got->kind == IV_TENSOR) {
-        CompareResult c = tensor_compare(got->t, want->t, rtol, atol);
-        char buf[256];
-        snprintf(buf, sizeof buf, "%s[", dtype_abbrev(want->t->dtype));
-        size_t len = strlen(buf);
-        for (int d = 0; d < want->t->ndim; d++)
-            len += snprintf(buf + len, sizeof buf - len, "%s%lld", d ? ", " : "", (long long)want->t->size[d]);
-        snprintf(buf + len, sizeof buf - len, "]");
-        if (!c.ok) *all_ok = 0;
-        if (r) {
-            if (!c.shape_ok)
-                sb_printf(r, "output %d: %s MISMATCH shape\n", j, buf);
-            else
-                sb_printf(r, "output %d: %s %s max_abs %.3g max_rel %.3g%s\n", j, buf, c.ok ? "ok" : "MISMATCH",
-                          c.max_abs, c.max_rel, c.ok ? "" : " (see worst index)");
-            if (c.shape_ok && !c.ok) {
-                sb_printf(r, "  %lld mismatching elements, worst at linear index %lld: got %.9g, want %.9g\n",
-                          (long long)c.mismatches, (long long)c.worst_index,
-                          tensor_get_f(got->t, c.worst_index), tensor_get_f(want->t, c.worst_index));
-                rt_explain_mismatch(want->t, &c, r);
-            }
-        }
-    } else if (want->kind == got->kind && (want->kind == IV_NONE ||
-               ((want->kind == IV_INT || want->kind == IV_BOOL) && want->i == got->i))) {
-        if (r) sb_printf(r, "output %d: %s ok\n", j, want->kind == IV_NONE ? "None" : "int");
-    } else if (want->kind == IV_FLOAT && got->kind == IV_FLOAT && want->f == got->f) {
-        if (r) sb_printf(r, "output %d: float ok\n", j);
-    } else {
-        *all_ok = 0;
-        if (r) sb_printf(r, "output %d: MISMATCH kind (interpreter %d, compiled %d)\n", j, want->kind, got->kind);
-    }
-}
-
 int rt_check(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs,
              double rtol, double atol, StrBuf *report) {
     IValue *in_ref = NULL, *in_mod = NULL, *out_ref = NULL, *out_mod = NULL;
@@ -867,17 +816,32 @@ int rt_check(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninput
         mi_err(ctx, g->source, 0, 0, "interpreter returned %d values, module %d", nref, nmod);
         goto done;
     }
-    int all_ok = 1;
-    for (int j = 0; j < nref; j++) report_value(report, j, &out_ref[j], &out_mod[j], rtol, atol, &all_ok);
-    /* in-place updates of inputs must agree too */
+    /* torch._dynamo.utils.same's rule against the interpreter, a float64 run deciding rounding */
+    bool *rnd = mi_xcalloc((size_t)nref + 1, sizeof *rnd), *rin = mi_xcalloc((size_t)ninputs + 1, sizeof *rin);
+    num_random_outputs(g, rnd, nref, rin, ninputs);
+    NumCheck c = {.ctx = ctx, .rtol = rtol, .atol = atol, .report = report, .fp64 = numref_new(ctx, g, inputs, ninputs),
+                  .random_why = "not comparable: the module's random draws are not the interpreter's"};
+    for (int j = 0; j < nref; j++) {
+        char label[32];
+        snprintf(label, sizeof label, "output %d", j);
+        num_check_value(&c, label, &out_ref[j], &out_mod[j], NUM_OUT, j, rnd[j]);
+    }
+    /* in-place updates of inputs must agree too (only mismatches are reported) */
+    c.report = NULL;
     for (int i = 0; i < ninputs; i++) {
         if (in_ref[i].kind != IV_TENSOR) continue;
-        CompareResult c = tensor_compare(in_mod[i].t, in_ref[i].t, rtol, atol);
-        if (!c.ok) {
-            all_ok = 0;
-            if (report) sb_printf(report, "input %d after the call: MISMATCH max_abs %.3g\n", i, c.max_abs);
-        }
+        char label[48];
+        snprintf(label, sizeof label, "input %d after the call", i);
+        StrBuf one;
+        sb_init(&one);
+        c.report = report ? &one : NULL;
+        if (!num_check_value(&c, label, &in_ref[i], &in_mod[i], NUM_IN_AFTER, i, rin[i]) && report && one.s) sb_put(report, one.s);
+        sb_free(&one);
     }
+    numref_free(c.fp64);
+    free(rnd);
+    free(rin);
+    int all_ok = c.bad == 0;
     if (report)
         sb_printf(report, "interp %.3f ms, compiled %.3f ms (%.1fx)%s\n", t_ref * 1e3, t_mod * 1e3,
                   t_mod > 0 ? t_ref / t_mod : 0.0, m->cache_hit ? ", module from cache" : "");

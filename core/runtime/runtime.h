@@ -111,16 +111,13 @@ int rt_run(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs,
 int rt_time(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs,
             int warmup, int reps, double *median_s, double *min_s);
 
-/* Run the reference interpreter and the module on the same inputs and compare every output with
- * tensor_compare(rtol, atol). Appends a report to `report` (may be NULL):
- *   "output 0: f32[8, 16] ok max_abs 1.2e-07 max_rel 3.1e-07\n" ... "interp 1.234 ms, compiled
- *   0.012 ms (102.8x)\n". Inputs are cloned for each side, so in-place graphs compare fairly.
- * Returns 1 when all outputs agree, 0 when some differ, -1 on error (ctx error set). */
+/* Run the reference interpreter and the module on the same inputs and compare every output and
+ * mutated input by torch._dynamo.utils.same's rule (core/ops/numerics.h: allclose(rtol, atol),
+ * else RMSE against a float64 interpreter run). Appends a report to `report` (may be NULL):
+ *   "output 0: f32[8, 16] ok max abs err 1.2e-07 max rel err 3.1e-07\n" ... "interp 1.234 ms,
+ *   compiled 0.012 ms (102.8x)\n". Inputs are cloned for each side, so in-place graphs compare
+ * fairly. Returns 1 when all agree, 0 when some differ, -1 on error (ctx error set). */
 int rt_check(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs,
              double rtol, double atol, StrBuf *report);
-
-/* On a mismatch whose errors are tiny against the output's largest magnitude, append a note to r
- * that this is float32 rounding against the double-accumulating interpreter (nothing otherwise). */
-void rt_explain_mismatch(const Tensor *want, const CompareResult *c, StrBuf *r);
 
 #endif

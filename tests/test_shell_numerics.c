@@ -1,0 +1,149 @@
+/* test_shell_numerics.c — `inputs DIR; run; check` on the second batch of real PyTorch cases
+ * (tests/fixtures/torch-cases-b2: bf16 layer norm + gelu, fp16 softmax, dropout in training,
+ * an AdamW step mutating its inputs, a LLaMA block): the shell loads bf16 inputs recorded as
+ * float32 with a note, every pass keeps the numerics, `check` agrees with PyTorch's recorded
+ * outputs (bf16 CUDA rounding by the float64 RMSE rule, random draws statistically, mutated
+ * inputs against inK_after.npy), and a wrong recorded output is still reported. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "base/tensor.h"
+#include "tap.h"
+
+#define TC "tests/fixtures/torch-cases-b2"
+
+static const char *bin;
+
+/* stdout and stderr of `bin -q -k FILE -c CMDS` */
+static char *run(const char *file, const char *cmds) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "\"%s\" -q -k %s -c '%s' </dev/null 2>&1", bin, file, cmds);
+    FILE *p = popen(cmd, "r");
+    size_t cap = 1 << 16, len = 0, n;
+    char *out = malloc(cap);
+    while (p && (n = fread(out + len, 1, cap - len - 1, p)) > 0) {
+        len += n;
+        if (cap - len < 4096) { cap *= 2; out = realloc(out, cap); }
+    }
+    out[len] = 0;
+    if (p) pclose(p);
+    return out;
+}
+
+/* the number after `key` in the line that holds `line_has` (1e9 when absent) */
+static double num_after(const char *out, const char *line_has, const char *key) {
+    const char *l = strstr(out, line_has);
+    if (!l) return 1e9;
+    const char *end = strchr(l, '\n'), *k = strstr(l, key);
+    return k && (!end || k < end) ? atof(k + strlen(key)) : 1e9;
+}
+
+static char *run_case(const char *dev_case) {
+    char file[512], cmds[512];
+    snprintf(file, sizeof file, TC "/%s/pre_post_grad.py", dev_case);
+    snprintf(cmds, sizeof cmds, "inputs " TC "/%s; run; check", dev_case);
+    return run(file, cmds);
+}
+
+static void test_bf16(void) {
+    char *o = run_case("cpu/bf16_ln_gelu/graph0");
+    ok(strstr(o, "note: input 2 ('arg2_1') is bf16; the file holds f32 (.npy has no bf16): rounded, 0 of 16384 values changed"),
+       "bf16 input recorded as float32: loaded with a one-line note");
+    ok(strstr(o, " applied passes clean"), "cpu bf16: every pass keeps the numerics");
+    ok(strstr(o, "output 0 vs PyTorch (" TC "/cpu/bf16_ln_gelu/graph0/out0.npy, recorded as f32: .npy has no bf16): bf16[64, 256] ok max abs err 0 "),
+       "cpu bf16: the interpreter's f32 opmath and bf16 rounding reproduce PyTorch's CPU output bit for bit");
+    ok(strstr(o, "check: ok (1 output"), "cpu bf16: check ok");
+    free(o);
+    o = run_case("cuda/bf16_ln_gelu/graph0");
+    const char *line = "output 0 vs PyTorch (" TC "/cuda/bf16_ln_gelu/graph0/out0.npy";
+    double err = num_after(o, line, "max abs err ");
+    ok(err > 0 && err <= 0.0079, "cuda bf16: PyTorch's CUDA kernel rounds differently (max abs err %g, 1 bf16 ulp at 2)", err);
+    ok(strstr(o, "(float rounding: RMSE vs float64 ") && strstr(o, " <= 3 x ") && strstr(o, "check: ok (1 output"),
+       "cuda bf16: accepted as rounding by the float64 RMSE rule with bf16's multiplier 3");
+    free(o);
+}
+
+static void test_fp16(void) {
+    const char *cases[] = {"cpu/fp16_softmax/graph0", "cuda/fp16_softmax/graph0"};
+    for (int i = 0; i < 2; i++) {
+        char *o = run_case(cases[i]);
+        double err = num_after(o, "out0.npy): f16[64, 1000] ok", "max abs err ");
+        ok(strstr(o, " applied passes clean") && err < 1e-6 && strstr(o, "check: ok (1 output"),
+           "%s: f16 softmax matches PyTorch (max abs err %g)", cases[i], err);
+        free(o);
+    }
+}
+
+static void test_dropout(void) {
+    char *o = run_case("cpu/dropout_train/graph0");
+    ok(strstr(o, " applied passes clean"), "dropout forward: every pass keeps the numerics");
+    ok(strstr(o, "output 2 vs PyTorch (" TC "/cpu/dropout_train/graph0/out2.npy): b8[32, 64] random (values not comparable with PyTorch's RNG): true "),
+       "the dropout mask is reported as a random draw");
+    double ours = num_after(o, "/out2.npy): b8[32, 64] random", " vs ");
+    ok(ours > 85 && ours < 95, "our mask keeps %.1f%% (p = 0.1)", ours);
+    ok(strstr(o, "output 0 vs PyTorch (" TC "/cpu/dropout_train/graph0/out0.npy): f32[32, 64] random") &&
+       strstr(o, "distribution distance "), "the dropped activations: rate, range and distribution compared");
+    ok(strstr(o, "output 1 vs PyTorch (" TC "/cpu/dropout_train/graph0/out1.npy): f32[32, 64] ok max abs err 0 "),
+       "the saved input is compared by value");
+    ok(strstr(o, "check: ok (4 outputs"), "dropout forward: check ok");
+    free(o);
+    o = run_case("cpu/dropout_train/graph1");
+    double err = num_after(o, "out0.npy): f32[64, 64] ok", "max abs err ");
+    ok(strstr(o, " applied passes clean") && err < 1e-5 && strstr(o, "check: ok (3 outputs"),
+       "dropout backward on PyTorch's recorded mask: values match (max abs err %g)", err);
+    free(o);
+}
+
+static void test_adamw_llama(void) {
+    char *o = run_case("cpu/adamw_step/graph0");
+    ok(strstr(o, " applied passes clean"), "adamw: every pass keeps the numerics");
+    ok(strstr(o, "input 8 after vs PyTorch (" TC "/cpu/adamw_step/graph0/in8_after.npy): f32[128, 64] ok max abs err 0 "),
+       "adamw: the updated parameter matches in8_after.npy");
+    ok(strstr(o, "check: ok (0 outputs and 16 mutated inputs"), "adamw: check counts the 16 inputs the step mutates");
+    free(o);
+    o = run_case("cpu/llama_block/graph0");
+    double err = num_after(o, "out0.npy): f32[2, 64, 128] ok", "max abs err ");
+    ok(strstr(o, " applied passes clean") && err < 1e-5 && strstr(o, "check: ok (1 output"),
+       "llama block: passes clean and PyTorch's output (max abs err %g)", err);
+    free(o);
+}
+
+/* A recorded output 50% off (a wrong kernel) must still fail, naming the RMSE. */
+static void test_wrong_output(void) {
+    char dir[] = "/tmp/mi-numerics-XXXXXX";
+    if (!ok(mkdtemp(dir) != NULL, "temp dir")) return;
+    MiCtx *ctx = mi_ctx_new();
+    char p[512];
+    Tensor *in = npy_load(ctx, TC "/cpu/fp16_softmax/graph0/in0.npy"), *out = npy_load(ctx, TC "/cpu/fp16_softmax/graph0/out0.npy");
+    if (in && out) {
+        for (int64_t i = 0; i < tensor_numel(out); i++) tensor_set_f(out, i, 1.5 * tensor_get_f(out, i));
+        snprintf(p, sizeof p, "%s/in0.npy", dir);
+        npy_save(ctx, p, in);
+        snprintf(p, sizeof p, "%s/out0.npy", dir);
+        npy_save(ctx, p, out);
+    }
+    tensor_unref(in);
+    tensor_unref(out);
+    mi_ctx_free(ctx);
+    char cmds[600];
+    snprintf(cmds, sizeof cmds, "inputs %s; check", dir);
+    char *o = run(TC "/cpu/fp16_softmax/graph0/pre_post_grad.py", cmds);
+    ok(strstr(o, "f16[64, 1000] MISMATCH max abs err ") && strstr(o, "more than float rounding explains") &&
+       strstr(o, "error: check: 1 of 2 comparisons differ"), "softmax outputs 50%% too large are a MISMATCH");
+    if (!strstr(o, "MISMATCH")) diag("%s", o);
+    free(o);
+    snprintf(p, sizeof p, "rm -rf '%s'", dir);
+    if (system(p) != 0) diag("could not remove %s", dir);
+}
+
+int main(void) {
+    bin = getenv("MINDUCTOR");
+    if (!bin) bin = "./build/minductor";
+    test_bf16();
+    test_fp16();
+    test_dropout();
+    test_adamw_llama();
+    test_wrong_output();
+    return done_testing();
+}
