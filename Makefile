@@ -78,7 +78,7 @@ check: $(TESTS) $(BIN)
 demo: $(BIN)
 	./$(BIN) -c 'load examples/seed_example.py; inputs examples/inputs/seed_example; graph; run; passes; check; lower; ir; sched; codegen; exec'
 
-bench: $(LIB)
+bench: $(LIB) $(SUPPORT)
 	$(MAKE) -C bench
 
 # libFuzzer targets (clang): build-fuzz/fuzz_<name>; run one with tests/fuzz/run.sh NAME SECONDS
