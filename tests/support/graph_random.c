@@ -284,6 +284,12 @@ static Node *gen_compare(Gen *G) {
         if (!c || coin(G, 30)) return c;
     }
     if (coin(G, 15)) return emit1(G, "aten.logical_not.default", value_node(c));
+    if (coin(G, 15)) {   /* bitwise ops of bools (FallbackKernels) */
+        static const char *bw[] = {"aten.bitwise_and.Tensor", "aten.bitwise_or.Tensor", "aten.bitwise_xor.Tensor"};
+        Node *c2 = pick_partner(G, c, is_bool, false);
+        if (!c2 || coin(G, 25)) return emit1(G, "aten.bitwise_not.default", value_node(c));
+        return emit2(G, bw[rint_(G, 3)], value_node(c), value_node(c2));
+    }
     Node *a = pick_partner(G, c, is_float, false);
     if (!a) return NULL;
     if (coin(G, 30))
@@ -307,7 +313,9 @@ static Node *gen_reduction(Gen *G) {
     case 2: return emit3(G, "aten.amax.default", vx, vd, kd);
     case 3: return emit3(G, "aten.amin.default", vx, vd, kd);
     case 4: return emit1(G, "aten.sum.default", vx);
-    case 5: return emit3(G, "aten.argmax.default", vx, value_int(d), kd);
+    case 5:   /* argmax / argmin over a dim, or of the flattened tensor (no dim) */
+        if (coin(G, 30)) return emit1(G, coin(G, 50) ? "aten.argmax.default" : "aten.argmin.default", vx);
+        return emit3(G, "aten.argmax.default", vx, value_int(d), kd);
     case 6: return emit3(G, "aten.softmax.int", vx, value_int(d), value_bool(false));
     case 7: return emit3(G, "aten.log_softmax.int", vx, value_int(d), value_bool(false));
     default: {
@@ -470,7 +478,11 @@ static Node *gen_matmul(Gen *G) {
             int64_t zero = 0;                              /* a bias made from b: sum over rows */
             bias = emit3(G, "aten.sum.dim_IntList", value_node(b), int_list(G, &zero, 1), value_bool(false));
         }
-        if (bias) mm = emit3(G, "aten.addmm.default", value_node(bias), value_node(a), value_node(b));
+        if (bias && coin(G, 30)) {   /* beta * bias + alpha * (a @ b) */
+            Value args[3] = {value_node(bias), value_node(a), value_node(b)};
+            Kwarg kw[2] = {{"beta", value_float(coin(G, 30) ? 0.0 : 0.5)}, {"alpha", value_float(-2.0)}};
+            mm = emit(G, "aten.addmm.default", args, 3, kw, 2);
+        } else if (bias) mm = emit3(G, "aten.addmm.default", value_node(bias), value_node(a), value_node(b));
         if (mm && coin(G, 60)) return emit1(G, "aten.relu.default", value_node(mm));   /* epilogue */
     }
     return mm ? mm : emit2(G, "aten.mm.default", value_node(a), value_node(b));
@@ -513,8 +525,9 @@ static Node *gen_misc(Gen *G) {
     }
     Node *x = pick(G, is_tensor);
     if (!x) return NULL;
-    static const DType to[] = {DT_F32, DT_F64, DT_F32, DT_I64};
-    DType dt = x->meta.dtype == DT_F32 ? to[1 + rint_(G, 3)] : DT_F32;
+    /* f16: one rounding in the compiled code and in the interpreter (within rtol 1e-3) */
+    static const DType to[] = {DT_F64, DT_F32, DT_I64, DT_F16};
+    DType dt = x->meta.dtype == DT_F32 ? to[rint_(G, 4)] : DT_F32;
     Value d = {.kind = V_DTYPE, .dtype = dt};
     return emit2(G, "prims.convert_element_type.default", value_node(x), d);
 }
