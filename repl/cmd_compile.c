@@ -465,6 +465,12 @@ static const char *ensure_code(Session *s) {
         /* logged before building, so the code of a CUDA run shows in tlparse even without a GPU */
         strace_span(s, "GraphLowering.codegen", fx->ns[CFX_GENERATED]);
         strace_artifact(s, "inductor_output_code", fx->code);
+        if (s->ctx->trace) {      /* which FX nodes each kernel computes (tlparse -i) */
+            char *pm = session_provenance_json(s, fx->sched);
+            if (pm && s->trace_in_compile)
+                trace_artifact(s->ctx->trace, "inductor_provenance_tracking_node_mappings", "json", pm);
+            free(pm);
+        }
         fprintf(s->err, "generated %zu bytes of %s in %.3f ms\n", strlen(fx->code), fx->cuda ? "CUDA" : "C",
                 fx->ns[CFX_GENERATED] / 1e6);
     }

@@ -81,7 +81,12 @@ static void trace_steps(Session *s, int from, int to) {
         char span[200];
         snprintf(span, sizeof span, "pass.post_grad_passes.%s", pm_pass_name(s->pm, i));
         strace_span(s, span, st ? st->ns : 0);
-        /* numbered like the shell's steps: minductor_pass_01_functionalize is `step 1` */
+        /* numbered like the shell's steps: minductor_pass_01_functionalize is `step 1`; the
+         * step's info first (time, checks, pattern matches) for the report's pass page */
+        char *info = strace_step_info(s, i), iname[300];
+        snprintf(iname, sizeof iname, "minductor_pass_%02d_%s_info", i + 1, pm_pass_name(s->pm, i));
+        if (info) trace_artifact(s->ctx->trace, iname, "json", info);
+        free(info);
         trace_pass_step(s->ctx->trace, i + 1, pm_pass_name(s->pm, i), text, diff, svg);
         free(text); free(diff); free(svg);
     }

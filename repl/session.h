@@ -99,6 +99,16 @@ void strace_span(Session *s, const char *name, uint64_t ns);
 void strace_fail(Session *s, const char *what, const char *reason);
 /* An artifact of the current compile (payload text). */
 void strace_artifact(Session *s, const char *name, const char *text);
+/* JSON of pass step i (0-based) for the minductor_pass_NN_<pass>_info artifact the report's
+ * pass pages read: pass, step, ms, changed, nodes_before/after, lint_ok, numerics, error,
+ * changes [{kind, node, reason, match}], matches [{match, pattern, matched, replacement}].
+ * malloc'd; NULL when the step has no record. */
+char *strace_step_info(Session *s, int i);
+/* inductor_provenance_tracking_node_mappings of the session's compile (repl/session_provenance.c):
+ * preToPost/postToPre over the pass steps, cppCodeToPost/postToCppCode by kernel debug handle,
+ * irToPost/postToIr by buffer. malloc'd JSON, NULL when nothing is loaded. */
+struct Schedule;
+char *session_provenance_json(Session *s, const struct Schedule *sc);
 /* Close the log (ending the open compile first); -1 + ctx error when a write to it failed. */
 int strace_close(Session *s);
 

@@ -15,6 +15,7 @@
 #include <string.h>
 #include "session.h"
 #include "trace/trace.h"
+#include <cJSON.h>
 
 void strace_begin_compile(Session *s) {
     TraceWriter *tw = s->ctx->trace;
@@ -82,4 +83,63 @@ int strace_close(Session *s) {
     s->trace_on = false;
     s->trace_frame = 0;
     return rc;
+}
+
+/* "pattern NAME ..." -> NAME; a reason without the word is the name itself ("view_to_reshape"). */
+static void pattern_of(const char *reason, char *out, size_t n) {
+    const char *r = !strncmp(reason, "pattern ", 8) ? reason + 8 : reason;
+    size_t len = strcspn(r, " :");
+    snprintf(out, n, "%.*s", (int)len, r);
+}
+
+char *strace_step_info(Session *s, int i) {
+    const PassStep *st = pm_step_record(s->pm, i);
+    if (!st) return NULL;
+    const Graph *before = pm_graph_at(s->pm, i), *after = pm_graph_at(s->pm, i + 1);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "pass", pm_pass_name(s->pm, i));
+    cJSON_AddNumberToObject(j, "step", i + 1);
+    cJSON_AddNumberToObject(j, "ms", st->ns / 1e6);
+    cJSON_AddBoolToObject(j, "changed", st->changed);
+    if (before) cJSON_AddNumberToObject(j, "nodes_before", before->n);
+    if (after) cJSON_AddNumberToObject(j, "nodes_after", after->n);
+    cJSON_AddBoolToObject(j, "lint_ok", st->lint_ok);
+    if (st->checked) {
+        char num[600];
+        snprintf(num, sizeof num, "%s%s%s", st->numerics_ok ? "ok" : "mismatch", st->numerics_detail ? ": " : "",
+                 st->numerics_detail ? st->numerics_detail : "");
+        cJSON_AddStringToObject(j, "numerics", num);
+    }
+    if (st->error) cJSON_AddStringToObject(j, "error", st->error);
+    cJSON *ch = cJSON_AddArrayToObject(j, "changes"), *ms = cJSON_AddArrayToObject(j, "matches");
+    for (int k = 0; k < st->nchanges; k++) {
+        const PassChange *c = &st->changes[k];
+        cJSON *o = cJSON_CreateObject();
+        char kind[2] = {c->kind, 0};
+        cJSON_AddStringToObject(o, "kind", kind);
+        cJSON_AddStringToObject(o, "node", c->node);
+        cJSON_AddStringToObject(o, "reason", c->reason);
+        cJSON_AddNumberToObject(o, "match", c->match);
+        cJSON_AddItemToArray(ch, o);
+        if (!c->match) continue;
+        /* the match's entry: pattern, matched nodes ('-' and '~'), replacement ('+') */
+        cJSON *m = NULL, *x;
+        cJSON_ArrayForEach(x, ms)
+            if ((int)cJSON_GetObjectItem(x, "match")->valuedouble == c->match) m = x;
+        if (!m) {
+            m = cJSON_CreateObject();
+            char pat[200];
+            pattern_of(c->reason, pat, sizeof pat);
+            cJSON_AddNumberToObject(m, "match", c->match);
+            cJSON_AddStringToObject(m, "pattern", pat);
+            cJSON_AddArrayToObject(m, "matched");
+            cJSON_AddArrayToObject(m, "replacement");
+            cJSON_AddItemToArray(ms, m);
+        }
+        cJSON_AddItemToArray(cJSON_GetObjectItem(m, c->kind == '+' ? "replacement" : "matched"), cJSON_CreateString(c->node));
+        if (c->kind == '~') cJSON_AddItemToArray(cJSON_GetObjectItem(m, "replacement"), cJSON_CreateString(c->node));
+    }
+    char *txt = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    return txt;
 }

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <dirent.h>
+#include "tests/support/tlparse_rules.h"
 
 #define LOGS "tests/fixtures/logs/"
 
@@ -83,31 +85,6 @@ static void scan_free(Scan *sc) {
     free(sc->e);
 }
 
-/* "cid1|cid2|..." in first-seen order, and per cid "name,name," */
-static void expected_listing(const Env *e, int n, const char *skip_cid_none, char *cids, size_t cn,
-                             char (*names)[8192], int max) {
-    (void)skip_cid_none;
-    cids[0] = 0;
-    char seen[32][64];
-    int ns = 0;
-    for (int i = 0; i < n; i++) {
-        if (!e[i].cid[0]) continue;
-        int k;
-        for (k = 0; k < ns; k++) if (!strcmp(seen[k], e[i].cid)) break;
-        if (k == ns && ns < 32 && ns < max) {
-            snprintf(seen[ns], 64, "%s", e[i].cid);
-            names[ns][0] = 0;
-            ns++;
-            strncat(cids, e[i].cid, cn - strlen(cids) - 2);
-            strcat(cids, "|");
-        }
-        if (k < ns && e[i].listed) {
-            strncat(names[k], e[i].name, 8190 - strlen(names[k]) - 2);
-            strcat(names[k], ",");
-        }
-    }
-}
-
 static char *slurp(const char *path) {
     MiCtx *ctx = mi_ctx_new();
     char *s = mi_read_file(ctx, path, NULL);
@@ -120,44 +97,35 @@ static bool exists(const char *path) {
     return stat(path, &st) == 0;
 }
 
-/* Compare the report's compile_directory.json with the expected listing. */
-static void check_listing(const char *out, const char *label, const char *want_cids, char (*want_names)[8192],
-                          int *n_damaged) {
+/* The output directory against tlparse's rules (tests/support/tlparse_rules.c): the same
+ * compile_directory.json and the same files outside minductor/. */
+static void check_layout(const char *log, const char *out, const char *label) {
+    TlrLayout want;
+    ok(tlr_expect(log, false, false, false, &want) == 0, "%s: tlparse's layout computed", label);
+    char why[2000];
+    int nd = tlr_check(out, &want, why, sizeof why);
+    is_int(nd, 0, "%s: exactly tlparse's files (%d compile_directory.json keys, %d files)", label, want.n, want.nfiles);
+    if (nd) diag("%s", why);
+    tlr_free(&want);
+}
+
+/* "damaged payload" marks over the compile pages (each artifact is listed on one). */
+static int count_damaged(const char *out) {
     char p[600];
-    snprintf(p, sizeof p, "%s/compile_directory.json", out);
-    char *txt = slurp(p);
-    cJSON *dir = txt ? cJSON_Parse(txt) : NULL;
-    ok(dir != NULL, "%s: compile_directory.json parses", label);
-    char got_cids[2048] = "";
-    int i = 0, missing_files = 0;
-    *n_damaged = 0;
-    bool names_ok = true;
-    for (cJSON *c = dir ? dir->child : NULL; c; c = c->next) {
-        if (!strcmp(c->string, "unknown")) continue;
-        strcat(got_cids, c->string);
-        strcat(got_cids, "|");
-        char names[8192] = "";
-        cJSON *a;
-        cJSON_ArrayForEach(a, cJSON_GetObjectItem(c, "artifacts")) {
-            strncat(names, cJSON_GetObjectItem(a, "name")->valuestring, sizeof names - strlen(names) - 2);
-            strcat(names, ",");
-            cJSON *u = cJSON_GetObjectItem(a, "url");
-            char fp[900];
-            snprintf(fp, sizeof fp, "%s/%s", out, cJSON_IsString(u) ? u->valuestring : "?");
-            if (!exists(fp)) missing_files++;
-            if (cJSON_IsFalse(cJSON_GetObjectItem(a, "md5_ok"))) (*n_damaged)++;
-        }
-        if (i < 32 && strcmp(names, want_names[i]) != 0) {
-            names_ok = false;
-            diag("%s %s\n got: %s\nwant: %s", label, c->string, names, want_names[i]);
-        }
-        i++;
+    snprintf(p, sizeof p, "%s/minductor", out);
+    DIR *d = opendir(p);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (strncmp(e->d_name, "compile_", 8)) continue;
+        char f[900];
+        snprintf(f, sizeof f, "%s/%s", p, e->d_name);
+        char *s = slurp(f);
+        for (const char *q = s; q && (q = strstr(q, "damaged payload")); q++) n++;
+        free(s);
     }
-    is_str(got_cids, want_cids, "%s: compile ids listed = compile ids in the log", label);
-    ok(names_ok, "%s: artifact names per compile id = those in the log, in order", label);
-    is_int(missing_files, 0, "%s: every artifact file exists", label);
-    cJSON_Delete(dir);
-    free(txt);
+    if (d) closedir(d);
+    return n;
 }
 
 static long count_lines_of(const char *path) {
@@ -203,7 +171,7 @@ static void put_ranked(FILE *f, const char *L, int rank) {
     fprintf(f, "%.*s, \"rank\": %d}\n", (int)(n ? n - 1 : 0), L, rank);
 }
 
-static void damage_k(MiCtx *ctx, const char *dir, const char *log, unsigned seed, char (*want_names)[8192]) {
+static void damage_k(MiCtx *ctx, const char *dir, const char *log, unsigned seed) {
     Scan sc;
     scan(log, &sc);
     int listed[256], nl = 0;
@@ -307,29 +275,13 @@ static void damage_k(MiCtx *ctx, const char *dir, const char *log, unsigned seed
     failures_listed(index, got_issues, sizeof got_issues);
     is_str(got_issues, want_issues, "%s: the report lists each problem with its line and kind", label);
     free(index);
-    /* every other artifact is still listed */
-    Env *exp = calloc((size_t)sc.n * 2 + 1, sizeof *exp);
-    int ne = 0, want_damaged = 0;
-    for (int i = 0; i < sc.n; i++) {
-        if (kind[i] == DK_UNKNOWN) {
-            exp[ne] = sc.e[i];
-            snprintf(exp[ne].key, sizeof exp[ne].key, "my_new_event");
-            snprintf(exp[ne].name, sizeof exp[ne].name, "my_new_event");
-            exp[ne].listed = true;
-            ne++;
-        }
-        if (kind[i] == DK_JSON) continue;
-        want_damaged += kind[i] == DK_TRUNC || kind[i] == DK_MD5;
-        exp[ne++] = sc.e[i];
-    }
-    char want_cids[2048];
-    expected_listing(exp, ne, NULL, want_cids, sizeof want_cids, want_names, 32);
-    int n_damaged;
-    check_listing(out, label, want_cids, want_names, &n_damaged);
-    is_int(n_damaged, want_damaged, "%s: the truncated and md5-mismatched artifacts (%d) are flagged", label, want_damaged);
+    /* every other record still gives tlparse's files */
+    int want_damaged = 0;
+    for (int i = 0; i < sc.n; i++) want_damaged += kind[i] == DK_TRUNC || kind[i] == DK_MD5;
+    check_layout(dpath, out, label);
+    is_int(count_damaged(out), want_damaged, "%s: the truncated and md5-mismatched artifacts (%d) are flagged", label, want_damaged);
 #undef ISSUE
 #undef RND
-    free(exp);
     free(kind);
     scan_free(&sc);
 }
@@ -347,28 +299,33 @@ int main(void) {
     char dir[] = "/tmp/mi_tlparse_XXXXXX";
     ok(mkdtemp(dir) != NULL, "temp dir");
     const char *logs[] = {"cpu_seed_example", "cpu_recompile", "cpu_graph_break", "cuda_hop_cond", "cuda_reduce_overhead"};
-    static char want_names[32][8192];
     for (int li = 0; li < 5; li++) {
         char log[300], out[300];
         snprintf(log, sizeof log, LOGS "%s.log", logs[li]);
         snprintf(out, sizeof out, "%s/%s", dir, logs[li]);
         Scan sc;
         scan(log, &sc);
-        char want_cids[2048];
-        expected_listing(sc.e, sc.n, NULL, want_cids, sizeof want_cids, want_names, 32);
-        long n_payload = 0, n_chrome = 0;
+        char want_cids[2048] = "";     /* compile ids in first-seen order, "a|b|" */
+        long n_payload = 0, n_chrome = 0, n_str = 0;
         for (int i = 0; i < sc.n; i++) {
             n_payload += sc.e[i].has_payload;
             n_chrome += !strcmp(sc.e[i].key, "chromium_event");
+            n_str += !strcmp(sc.e[i].key, "str");
+            char one[80], seen[2100];
+            snprintf(one, sizeof one, "|%s|", sc.e[i].cid);
+            snprintf(seen, sizeof seen, "|%s", want_cids);
+            if (sc.e[i].cid[0] && !strstr(seen, one)) {
+                strcat(want_cids, sc.e[i].cid);
+                strcat(want_cids, "|");
+            }
         }
         TlparseSummary s;
         is_int(tlparse_run(ctx, log, out, NULL, &s), 0, "%s: tlparse_run", logs[li]);
         is_int(trace_stats_failures(&s.stats), 0, "%s: no failures", logs[li]);
         is_int(s.stats.md5_checked, n_payload, "%s: %ld md5s checked", logs[li], n_payload);
         is_int(s.n_chromium_events, n_chrome, "%s: chromium events", logs[li]);
-        int n_damaged;
-        check_listing(out, logs[li], want_cids, want_names, &n_damaged);
-        is_int(n_damaged, 0, "%s: no damaged artifacts", logs[li]);
+        check_layout(log, out, logs[li]);
+        is_int(count_damaged(out), 0, "%s: no damaged artifacts", logs[li]);
         char p[600];
         snprintf(p, sizeof p, "%s/index.html", out);
         char *index = slurp(p);
@@ -386,7 +343,23 @@ int main(void) {
            "%s: stack trie with interned file names", logs[li]);
         free(index);
         snprintf(p, sizeof p, "%s/raw.jsonl", out);
-        is_int(count_lines_of(p), sc.n, "%s: raw.jsonl has one line per envelope", logs[li]);
+        is_int(count_lines_of(p), 1 + sc.n - n_str - n_chrome,
+               "%s: raw.jsonl: the string table + one line per envelope but str and chromium_event", logs[li]);
+        char *rj = slurp(p);
+        ok(rj && !strncmp(rj, "{\"string_table\":[", 17) && strstr(rj, "\"/home/user/torchgen/models.py\""),
+           "%s: raw.jsonl starts with the string table", logs[li]);
+        /* tlparse's fields: sorted keys, pathname with the regex's leading space, glog line */
+        ok(rj && strstr(rj, ",\"pathname\":\" torch/_dynamo/") && strstr(rj, "\"payload_filename\":\"-_0_0_0/") &&
+               strstr(rj, "\"thread\":") && strstr(rj, "\"timestamp\":\"20"),
+           "%s: raw.jsonl lines carry lineno/pathname/payload_filename/thread/timestamp", logs[li]);
+        const char *l2 = rj ? strchr(rj, '\n') : NULL;
+        ok(l2 && !strncmp(l2 + 1, "{\"attempt\":0,\"dynamo_start\":", 28), "%s: raw.jsonl keys sorted, compact", logs[li]);
+        free(rj);
+        snprintf(p, sizeof p, "%s/raw.log", out);
+        char *rl = slurp(p), *orig = slurp(log);
+        ok(rl && orig && !strcmp(rl, orig), "%s: raw.log is the log", logs[li]);
+        free(rl);
+        free(orig);
         snprintf(p, sizeof p, "%s/chromium_events.json", out);
         char *ch = slurp(p);
         cJSON *arr = ch ? cJSON_Parse(ch) : NULL;
@@ -397,13 +370,14 @@ int main(void) {
         ok(exists(p), "%s: failures_and_restarts.html", logs[li]);
         if (!strcmp(logs[li], "cpu_graph_break")) {
             char *fr = slurp(p);
-            ok(fr && strstr(fr, ">0/0</a>") && strstr(fr, "Restart") && strstr(fr, "graph_break()"),
-               "graph_break: 0/0 listed as restarted with its reason");
+            ok(fr && strstr(fr, ">[0/0_1]</a>") && strstr(fr, "RestartAnalysis") && strstr(fr, "graph_break()") &&
+                   strstr(fr, "-_0_0_1/compilation_metrics_"),
+               "graph_break: [0/0_1]'s restart reason listed, linked to its metrics (as tlparse)");
             free(fr);
             is_int(s.n_restarted, 1, "graph_break: one restart");
         }
         if (!strcmp(logs[li], "cuda_reduce_overhead")) {
-            snprintf(p, sizeof p, "%s/-_0_0_0/index.html", out);
+            snprintf(p, sizeof p, "%s/minductor/compile_-_0_0_0.html", out);
             char *cp = slurp(p);
             ok(cp && strstr(cp, "CUDA graphs") && strstr(cp, "requested (fx_kwargs[cudagraphs] in the FX graph cache key): <b>yes</b>") &&
                    strstr(cp, "CUDAGraphNode.record") && strstr(cp, "cudagraphify.get_container") &&
@@ -412,7 +386,7 @@ int main(void) {
             free(cp);
         }
         if (!strcmp(logs[li], "cpu_recompile")) {
-            snprintf(p, sizeof p, "%s/-_0_1_0/index.html", out);
+            snprintf(p, sizeof p, "%s/minductor/compile_-_0_1_0.html", out);
             char *cp = slurp(p);
             ok(cp && strstr(cp, "Recompile reason"), "recompile: 0/1 shows its recompile reason");
             free(cp);
@@ -522,31 +496,49 @@ int main(void) {
     }
     is_str(got_issues, want_issues, "damaged: the report's failures section lists exactly those lines by kind");
     free(index);
-    /* every other artifact is still there: expected = original minus the broken-JSON one, plus the new event */
-    Env *exp = calloc((size_t)sc.n + 1, sizeof *exp);
-    int ne = 0;
-    for (int i = 0; i < sc.n; i++) {
-        if (i == U) {
-            exp[ne] = sc.e[i];
-            snprintf(exp[ne].key, sizeof exp[ne].key, "my_new_event");
-            snprintf(exp[ne].name, sizeof exp[ne].name, "my_new_event");
-            exp[ne].listed = true;
-            ne++;
-        }
-        if (i == J) continue;
-        exp[ne++] = sc.e[i];
-    }
-    char want_cids[2048];
-    expected_listing(exp, ne, NULL, want_cids, sizeof want_cids, want_names, 32);
-    int n_damaged;
-    check_listing(out, "damaged", want_cids, want_names, &n_damaged);
-    is_int(n_damaged, 2, "damaged: the truncated and the md5-mismatched artifacts are flagged");
-    free(exp);
+    /* every other record still gives tlparse's files */
+    check_layout(dpath, out, "damaged");
+    is_int(count_damaged(out), 2, "damaged: the truncated and the md5-mismatched artifacts are flagged");
     scan_free(&sc);
 
     /* k random corruptions of a real log, six kinds, interleaved ranks among them */
     for (unsigned seed = 1; seed <= 6; seed++)
-        damage_k(ctx, dir, LOGS "cpu_recompile.log", seed, want_names);
+        damage_k(ctx, dir, LOGS "cpu_recompile.log", seed);
+
+    /* every real log of ../shared (when the checkout has it beside it): tlparse's files */
+    DIR *cases = opendir("../shared/torch-cases");
+    if (!cases) skip(1, "no ../shared/torch-cases");
+    else {
+        int nlogs = 0, nbad = 0;
+        const char *devs[] = {"cpu", "cuda"};
+        for (int dv = 0; dv < 2; dv++) {
+            char dpath[300];
+            snprintf(dpath, sizeof dpath, "../shared/torch-cases/%s", devs[dv]);
+            DIR *dd = opendir(dpath);
+            struct dirent *e;
+            while (dd && (e = readdir(dd))) {
+                if (e->d_name[0] == '.') continue;
+                char log[700], outd[700], label[400];
+                snprintf(log, sizeof log, "%s/%s/trace.log", dpath, e->d_name);
+                if (!exists(log)) continue;
+                snprintf(outd, sizeof outd, "%s/shared_%s_%s", dir, devs[dv], e->d_name);
+                snprintf(label, sizeof label, "%s/%s", devs[dv], e->d_name);
+                TlparseSummary ss;
+                TlrLayout want;
+                char why[2000];
+                int nd = -1;
+                if (tlparse_run(ctx, log, outd, NULL, &ss) == 0 && tlr_expect(log, false, false, false, &want) == 0) {
+                    nd = tlr_check(outd, &want, why, sizeof why);
+                    tlr_free(&want);
+                }
+                nlogs++;
+                if (nd) { nbad++; diag("%s: %s", label, nd < 0 ? "tlparse failed" : why); }
+            }
+            if (dd) closedir(dd);
+        }
+        closedir(cases);
+        ok(nlogs >= 20 && nbad == 0, "every real log under ../shared (%d): exactly tlparse's files (%d differ)", nlogs, nbad);
+    }
 
     /* errors */
     mi_clear_err(ctx);

@@ -77,6 +77,7 @@ static const struct { const char *key; TraceEventKind kind; } event_table[] = {
     {"guard_added_fast", TRACE_EV_SYMBOLIC},
     {"symbolic_shape_specialization", TRACE_EV_SYMBOLIC},
     {"propagate_real_tensors", TRACE_EV_SYMBOLIC},
+    {"propagate_real_tensors_provenance", TRACE_EV_SYMBOLIC},
     {"expression_created", TRACE_EV_SYMBOLIC},
     {"sym_expr_info", TRACE_EV_SYMBOLIC},
     {"describe_storage", TRACE_EV_DESCRIBE},
@@ -142,6 +143,7 @@ void trace_reader_close(TraceReader *rd) {
 const char *trace_reader_intern(const TraceReader *rd, long id) {
     return id >= 0 && id < rd->n_interned ? rd->interned[id] : NULL;
 }
+long trace_reader_n_interned(const TraceReader *rd) { return rd->n_interned; }
 const TraceReadStats *trace_reader_stats(const TraceReader *rd) { return &rd->st; }
 const TraceIssue *trace_reader_issues(const TraceReader *rd, int *n) {
     *n = rd->n_issues;
@@ -328,8 +330,11 @@ int trace_reader_next(TraceReader *rd, TraceRecord *r) {
         r->frame_id = int_field(env, "frame_id", &bad);
         r->frame_compile_id = int_field(env, "frame_compile_id", &bad);
         r->attempt = int_field(env, "attempt", &bad);
-        r->rank = int_field(env, "rank", &bad);
+        bool bad_rank = false;     /* a malformed rank is treated as no rank */
+        r->rank = int_field(env, "rank", &bad_rank);
         int ca = int_field(env, "compiled_autograd_id", &bad);
+        r->compiled_autograd_id = ca;
+        r->bad_compile_id = bad;
         if (bad) add_issue(rd, line, TRACE_BAD_COMPILE_ID, "compile id fields are not non-negative integers");
         if (r->rank >= 0 && rd->rank < 0) rd->rank = r->rank;
         if (r->rank >= 0 && r->rank != rd->rank) {

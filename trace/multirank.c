@@ -28,6 +28,7 @@ static void *rank_thread(void *arg) {
     j->rc = tl_parse(&j->t, ctx, j->log, j->out, j->opt);
     j->parsed = true;
     if (j->rc == 0) j->rc = tl_render(&j->t, j->log);
+    if (j->rc == 0) j->rc = tl_finish_raw(&j->t, j->log);
     if (tl_finish_files(&j->t) != 0) j->rc = -1;
     tl_fill_summary(&j->t, &j->s);
     j->s.seconds = (double)(mi_now_ns() - t0) / 1e9;
@@ -132,7 +133,7 @@ static int landing(MiCtx *ctx, const char *out_dir, RankJob *jobs, int n, Tlpars
             if (!c) sb_put(&b, "<b>missing</b>");
             else {
                 char href[200];
-                snprintf(href, sizeof href, "rank_%d/%s/index.html", jobs[r].rank, c->dir);
+                snprintf(href, sizeof href, "rank_%d/minductor/compile_%s.html", jobs[r].rank, c->dir);
                 link2(&b, href, c->status);
                 sb_printf(&b, " (%d artifacts)", c->n_arts);
                 if (c->recompile_reason) { sb_put(&b, "<br><small>recompile: "); html_esc(&b, c->recompile_reason); sb_put(&b, "</small>"); }

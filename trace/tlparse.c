@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 TlCompile *tl_find(Tl *t, const char *cid) {
     if (!cid || !*cid) return &t->nocid;
@@ -17,14 +18,44 @@ TlCompile *tl_find(Tl *t, const char *cid) {
     return NULL;
 }
 
+/* Our compile id ("0/0", "0/0_1", "!1/0/0", "!1") as tlparse's key ("[0/0]", "[!1/-/-]"). */
+static void key_of_id(const char *cid, char *key, size_t n) {
+    if (!*cid) snprintf(key, n, "[-/-]");
+    else if (cid[0] == '!' && !strchr(cid, '/')) snprintf(key, n, "[%s/-/-]", cid);
+    else snprintf(key, n, "[%s]", cid);
+}
+
 static void compile_init(TlCompile *c, const char *cid, long line) {
     memset(c, 0, sizeof *c);
     snprintf(c->id, sizeof c->id, "%s", cid);
     compile_id_dirname(cid, c->dir, sizeof c->dir);
+    key_of_id(cid, c->key, sizeof c->key);
+    const char *f = cid[0] == '!' ? strchr(cid, '/') : cid;
+    c->frame_id = f && *f && sscanf(f + (*f == '/'), "%d/", &c->frame_id) == 1 ? c->frame_id : -1;
     c->first_line = line;
     c->cg_requested = -1;
     snprintf(c->status, sizeof c->status, "no compilation_metrics");
     sb_init(&c->coll);
+}
+
+TlCompile *tl_find_key(Tl *t, const char *key) {
+    for (int i = t->n_c - 1; i >= 0; i--)
+        if (strcmp(t->c[i].key, key) == 0) return &t->c[i];
+    return NULL;
+}
+
+void tl_dir_name_of_key(const Tl *t, const TlDir *d, char *out, size_t n) {
+    (void)t;
+    snprintf(out, n, "%s", d->dirname);
+}
+
+TlBreak *tl_add_break(Tl *t, const char *key, const char *metrics_url) {
+    t->breaks = mi_xrealloc(t->breaks, sizeof *t->breaks * (size_t)(t->n_breaks + 1));
+    TlBreak *k = &t->breaks[t->n_breaks++];
+    memset(k, 0, sizeof *k);
+    snprintf(k->key, sizeof k->key, "%s", key);
+    k->metrics_url = metrics_url ? mi_xstrdup(metrics_url) : NULL;
+    return k;
 }
 
 static TlCompile *get_compile(Tl *t, const TraceRecord *r) {
@@ -37,6 +68,16 @@ static TlCompile *get_compile(Tl *t, const TraceRecord *r) {
     c = &t->c[t->n_c++];
     compile_init(c, r->compile_id, r->line);
     return c;
+}
+
+void tl_write_mkdir(Tl *t, const char *rel, const char *data, size_t n) {
+    const char *sl = strrchr(rel, '/');
+    if (sl) {
+        char dir[1600];
+        snprintf(dir, sizeof dir, "%s/%.*s", t->out, (int)(sl - rel), rel);
+        if (mkdir_p(t->ctx, dir) != 0) { t->write_failed = true; return; }
+    }
+    tl_write(t, rel, data, n);
 }
 
 void tl_write(Tl *t, const char *rel, const char *data, size_t n) {
@@ -77,6 +118,8 @@ static void collectives_from(TlCompile *c, const TraceRecord *r) {
     snprintf(c->coll_src, sizeof c->coll_src, "%s", r->name);
 }
 
+/* A payload-bearing record: listed under its compile with the file tlparse's rules made of it
+ * (tl_layout_record ran first and left that in t->cur_url). */
 static void h_artifact(Tl *t, const TraceRecord *r) {
     TlCompile *c = get_compile(t, r);
     if (!r->has_payload) return;
@@ -89,11 +132,16 @@ static void h_artifact(Tl *t, const TraceRecord *r) {
     a->name = mi_xstrdup(r->name);
     a->line = r->line;
     a->md5_ok = r->md5_ok;
-    a->number = t->output_count++;
+    a->url = t->cur_url ? mi_xstrdup(t->cur_url) : NULL;
+    a->number = t->cur_number;
+    a->role = trace_role_initial(r->name, &c->role);
     t->n_artifacts++;
-    if (!strncmp(r->name, "minductor_pass_", 15) && !ends_with(r->name, "_diff") && !ends_with(r->name, "_svg"))
+    if (!strncmp(r->name, "minductor_pass_", 15) && !ends_with(r->name, "_diff") && !ends_with(r->name, "_svg") &&
+        !ends_with(r->name, "_info"))
         c->n_pass_steps++;
     collectives_from(c, r);
+    if (!t->opt->export_mode) tl_passes_record(t, c, r, trace_role_initial(r->name, &c->role));
+    tl_prov_record(t, c, r, trace_role_initial(r->name, &c->role));
     /* cudagraphs: the fx cache key lists fx_kwargs[cudagraphs] */
     if (!strncmp(r->name, "fx_graph_cache_", 15)) {
         if (memmem(r->payload, r->payload_len, "fx_kwargs[cudagraphs]: BoxedBool(value=True)", 44)) c->cg_requested = 1;
@@ -105,78 +153,63 @@ static void h_artifact(Tl *t, const TraceRecord *r) {
         c->recompile_reason = mi_xstrdup(cJSON_IsString(first) ? first->valuestring : r->payload);
         cJSON_Delete(j);
     }
-    if (t->opt->no_artifact_files) return;
-    char dirpath[1200];
-    snprintf(dirpath, sizeof dirpath, "%s/%s", t->out, c->dir);
-    if (c->n_arts == 1 && mkdir_p(t->ctx, dirpath) != 0) { t->write_failed = true; return; }
-    const char *ext = ".txt";
-    cJSON *enc = r->kind == TRACE_EV_ARTIFACT ? cJSON_GetObjectItemCaseSensitive(r->meta, "encoding") : NULL;
-    if (cJSON_IsString(enc) && !strcmp(enc->valuestring, "json")) ext = ".json";
-    else if (ends_with(r->name, "_svg")) ext = ".svg";
-    else if (r->kind == TRACE_EV_OUTPUT_CODE) ext = ".py";
-    char safe[200], rel[1400];
-    safe_filename(r->name, safe, sizeof safe);
-    snprintf(rel, sizeof rel, "%s_%d%s", safe, a->number, ext);
-    a->url = mi_xstrdup(rel);
-    snprintf(rel, sizeof rel, "%s_%d.html", safe, a->number);
-    a->html = mi_xstrdup(rel);
-    char path[2048];
-    snprintf(path, sizeof path, "%s/%s", c->dir, a->url);
-    tl_write(t, path, r->payload, r->payload_len);
-    /* the HTML page: escaped text in <pre>; diffs colored line by line; SVG shown as <img> */
-    StrBuf *b = &t->tmp;
-    b->len = 0;
-    char title[300];
-    snprintf(title, sizeof title, "%s — compile %s", r->name, c->id[0] ? c->id : "(none)");
-    tl_page_begin(b, title);
-    sb_printf(b, "<p>From line %ld of the log. <a href=\"", r->line);
-    html_esc(b, a->url);
-    sb_put(b, "\">raw</a> · <a href=\"index.html\">compile ");
-    html_esc(b, c->id[0] ? c->id : "(none)");
-    sb_put(b, "</a> · <a href=\"../index.html\">index</a></p>\n");
-    if (!r->md5_ok) sb_put(b, "<p class=\"bad\">payload damaged: md5 mismatch or truncated</p>\n");
-    if (ends_with(r->name, "_svg")) {
-        sb_put(b, "<img src=\"");
-        html_esc(b, a->url);
-        sb_put(b, "\" alt=\"graph picture\">\n");
-    } else if (ends_with(r->name, "_diff")) {
-        sb_put(b, "<pre class=\"diff\">");
-        const char *p = r->payload, *end = r->payload + r->payload_len;
-        while (p < end) {
-            const char *nl = memchr(p, '\n', (size_t)(end - p));
-            size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-            const char *cls = *p == '+' ? "add" : *p == '-' ? "del" : *p == '@' ? "hunk" : NULL;
-            if (cls) sb_printf(b, "<span class=\"%s\">", cls);
-            html_escn(b, p, len);
-            if (cls) sb_put(b, "</span>");
-            sb_putc(b, '\n');
-            p += len + 1;
-        }
-        sb_put(b, "</pre>\n");
-    } else {
-        sb_put(b, "<pre>");
-        html_escn(b, r->payload, r->payload_len);
-        sb_put(b, "</pre>\n");
-    }
-    tl_page_end(b);
-    snprintf(path, sizeof path, "%s/%s", c->dir, a->html);
-    tl_write(t, path, b->s, b->len);
 }
 
-static void h_dynamo_start(Tl *t, const TraceRecord *r) {
-    TlCompile *c = get_compile(t, r);
-    cJSON *stack = cJSON_GetObjectItemCaseSensitive(r->meta, "stack");
-    TlTrie *node = &t->trie;
-    cJSON *fr;
+/* tlparse's simplify_filename: the part after "#link-tree/", or after a "<x>-seed-nspid<y>/"
+ * directory (paths inside packaged binaries). */
+static const char *simplify_filename(const char *f) {
+    const char *lt = strstr(f, "#link-tree/");
+    if (lt) return lt + 11;
+    const char *sd = strstr(f, "-seed-nspid");
+    if (sd) { const char *sl = strchr(sd, '/'); if (sl) return sl + 1; }
+    return f;
+}
+
+/* The frames of a dynamo_start stack, without the trailing convert_frame wrappers tlparse drops
+ * (maybe_remove_convert_frame_suffixes): catch_errors/_convert_frame/_convert_frame_assert or
+ * three __call__ of torch/_dynamo/convert_frame.py. */
+static int stack_frames(Tl *t, const cJSON *stack, const char **files, int *lines, const char **names, int max) {
+    int n = 0;
+    const cJSON *fr;
     cJSON_ArrayForEach(fr, stack) {
+        if (n == max) break;
         cJSON *fn = cJSON_GetObjectItemCaseSensitive(fr, "filename");
         cJSON *ln = cJSON_GetObjectItemCaseSensitive(fr, "line");
         cJSON *nm = cJSON_GetObjectItemCaseSensitive(fr, "name");
         const char *file = cJSON_IsNumber(fn) ? trace_reader_intern(t->rd, (long)fn->valuedouble)
                            : cJSON_IsString(fn) ? fn->valuestring : NULL;
+        files[n] = file ? simplify_filename(file) : "(unknown)";
+        lines[n] = cJSON_IsNumber(ln) ? (int)ln->valuedouble : 0;
+        names[n] = cJSON_IsString(nm) ? nm->valuestring : "?";
+        n++;
+    }
+    static const char *const tails[2][3] = {{"catch_errors", "_convert_frame", "_convert_frame_assert"},
+                                            {"__call__", "__call__", "__call__"}};
+    for (int k = 0; k < 2 && n >= 3; k++) {
+        bool all = true;
+        for (int i = 0; i < 3; i++)
+            all &= !strcmp(files[n - 3 + i], "torch/_dynamo/convert_frame.py") && !strcmp(names[n - 3 + i], tails[k][i]);
+        if (all) n -= 3;
+    }
+    return n;
+}
+
+static void h_dynamo_start(Tl *t, const TraceRecord *r) {
+    TlCompile *c = get_compile(t, r);
+    cJSON *stack = cJSON_GetObjectItemCaseSensitive(r->meta, "stack");
+    enum { MAXF = 512 };
+    const char *files[MAXF], *names[MAXF];
+    int lines[MAXF];
+    int nf = stack_frames(t, stack, files, lines, names, MAXF);
+    TlTrie *node = &t->trie;
+    StrBuf sh;
+    sb_init(&sh);
+    for (int f = 0; f < nf; f++) {
         char label[700];
-        snprintf(label, sizeof label, "%s:%d in %s", file ? file : "(unknown file)",
-                 cJSON_IsNumber(ln) ? (int)ln->valuedouble : 0, cJSON_IsString(nm) ? nm->valuestring : "?");
+        snprintf(label, sizeof label, "%s:%d in %s", files[f], lines[f], names[f]);
+        sb_put(&sh, "<li>");
+        html_esc(&sh, label);
+        sb_put(&sh, "</li>\n");
         TlTrie *kid = NULL;
         for (int i = 0; i < node->n_kids; i++)
             if (!strcmp(node->kids[i]->label, label)) { kid = node->kids[i]; break; }
@@ -189,6 +222,8 @@ static void h_dynamo_start(Tl *t, const TraceRecord *r) {
         }
         node = kid;
     }
+    free(c->stack_html);
+    c->stack_html = sb_take(&sh);
     if (node->cids.len) sb_putc(&node->cids, ' ');
     sb_put(&node->cids, c->id[0] ? c->id : "(none)");
 }
@@ -200,37 +235,6 @@ static char *json_text(const cJSON *j) {
     sb_init(&b);
     json_dump_py(&b, j);
     return sb_take(&b);
-}
-
-static void metrics_page(Tl *t, TlCompile *c, const TraceRecord *r) {
-    if (t->opt->no_artifact_files) return;
-    char dirpath[1200];
-    snprintf(dirpath, sizeof dirpath, "%s/%s", t->out, c->dir);
-    if (mkdir_p(t->ctx, dirpath) != 0) { t->write_failed = true; return; }
-    StrBuf *b = &t->tmp;
-    b->len = 0;
-    char title[200], rel[300], path[1600];
-    snprintf(title, sizeof title, "%s — compile %s", r->key, c->id);
-    tl_page_begin(b, title);
-    sb_put(b, "<p><a href=\"index.html\">compile page</a> · <a href=\"../index.html\">index</a></p>\n");
-    sb_put(b, "<table>\n<tr><th>field</th><th>value</th></tr>\n");
-    for (cJSON *f = r->meta ? r->meta->child : NULL; f; f = f->next) {
-        sb_put(b, "<tr><td>");
-        html_esc(b, f->string);
-        sb_put(b, "</td><td>");
-        char *v = json_text(f);
-        if (!v) sb_put(b, "<i>null</i>");
-        else if (strlen(v) > 120 || strchr(v, '\n')) { sb_put(b, "<pre>"); html_esc(b, v); sb_put(b, "</pre>"); }
-        else html_esc(b, v);
-        free(v);
-        sb_put(b, "</td></tr>\n");
-    }
-    sb_put(b, "</table>\n");
-    tl_page_end(b);
-    snprintf(rel, sizeof rel, "%s_%d.html", r->key, t->output_count++);
-    snprintf(path, sizeof path, "%s/%s", c->dir, rel);
-    tl_write(t, path, b->s, b->len);
-    if (!strcmp(r->key, "compilation_metrics")) { free(c->metrics_url); c->metrics_url = mi_xstrdup(rel); }
 }
 
 static void cg_fields(TlCompile *c, const cJSON *m) {
@@ -279,7 +283,10 @@ static void h_metrics(Tl *t, const TraceRecord *r) {
             }
         }
     }
-    metrics_page(t, c, &rr);
+    if (!strcmp(r->key, "compilation_metrics") && t->cur_url) {
+        free(c->metrics_url);
+        c->metrics_url = mi_xstrdup(t->cur_url);
+    }
 }
 
 static void h_metrics_runtime(Tl *t, const TraceRecord *r) {
@@ -303,9 +310,28 @@ static void h_chromium(Tl *t, const TraceRecord *r) {
     if (!n || *p != '{') return;
     fputs(t->n_chrome++ ? ",\n" : "\n", t->chrome);
     fwrite(p, 1, n, t->chrome);
-    if (!memmem(p, n, "udagraph", 8) && !memmem(p, n, "UDAGraph", 8)) return;
+    bool cg = memmem(p, n, "udagraph", 8) || memmem(p, n, "UDAGraph", 8);
+    bool role = trace_role_relevant(p, n);
+    bool pass = memmem(p, n, "\"pass.", 6) != NULL;
+    if (!cg && !role && !pass) return;
     cJSON *ev = cJSON_ParseWithLength(r->payload, r->payload_len);
     if (!ev) return;
+    if (pass) {      /* pass.<stage>.<pass> spans time the passes of a compile */
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(ev, "name"), *ph = cJSON_GetObjectItemCaseSensitive(ev, "ph");
+        const cJSON *ts = cJSON_GetObjectItemCaseSensitive(ev, "ts");
+        const cJSON *cid = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ev, "args"), "compile_id");
+        TlCompile *c = cJSON_IsString(cid) ? tl_find(t, cid->valuestring) : r->compile_id[0] ? tl_find(t, r->compile_id) : NULL;
+        if (c && cJSON_IsString(nm) && !strncmp(nm->valuestring, "pass.", 5) && cJSON_IsString(ph) && cJSON_IsNumber(ts))
+            tl_passes_span(c, nm->valuestring + 5, ph->valuestring[0], ts->valuedouble);
+    }
+    if (role) {
+        const cJSON *cid = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ev, "args"), "compile_id");
+        TlCompile *c = cJSON_IsString(cid) ? tl_find(t, cid->valuestring) : NULL;
+        int from = 0;
+        char rl = c ? trace_role_event(&c->role, ev, c->n_arts, &from) : 0;
+        for (int a = from; rl && a < c->n_arts; a++)
+            if (trace_role_initial(c->arts[a].name, NULL) == 0) c->arts[a].role = rl;
+    }
     cJSON *nm = cJSON_GetObjectItemCaseSensitive(ev, "name");
     if (cJSON_IsString(nm) && has_cudagraph(nm->valuestring)) {
         cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
@@ -349,27 +375,6 @@ static const TlHandler handlers[TRACE_EV_NKINDS] = {
     [TRACE_EV_OTHER] = h_other,
 };
 
-/* raw.jsonl: the envelope with lineno/pathname/thread/timestamp added in front */
-static void write_raw(Tl *t, const TraceRecord *r) {
-    FILE *f = t->raw;
-    fprintf(f, "{\"lineno\": %ld, \"pathname\": ", r->line);
-    StrBuf *b = &t->tmp;
-    b->len = 0;
-    json_str_py(b, r->glog_file);
-    fwrite(b->s, 1, b->len, f);
-    fprintf(f, ", \"thread\": %d, \"timestamp\": \"%s\"", r->pid, r->glog_time);
-    const char *e = r->envelope;
-    size_t n = r->envelope_len;
-    while (n && (*e == ' ')) e++, n--;
-    if (n && *e == '{') { e++; n--; }
-    const char *q = e;
-    size_t m = n;
-    while (m && (*q == ' ')) q++, m--;
-    if (m && *q != '}') fputs(", ", f);
-    fwrite(e, 1, n, f);
-    fputc('\n', f);
-}
-
 int tl_parse(Tl *t, MiCtx *ctx, const char *log_path, const char *out_dir, const TlparseOptions *opt) {
     static const TlparseOptions defaults;
     memset(t, 0, sizeof *t);
@@ -385,7 +390,8 @@ int tl_parse(Tl *t, MiCtx *ctx, const char *log_path, const char *out_dir, const
     t->rd = trace_reader_open(ctx, log_path);
     if (!t->rd) return -1;
     char path[1200];
-    snprintf(path, sizeof path, "%s/raw.jsonl", out_dir);
+    snprintf(path, sizeof path, "%s/raw.jsonl.part", out_dir);
+    t->raw_body_path = mi_xstrdup(path);
     t->raw = fopen(path, "w");
     snprintf(path, sizeof path, "%s/chromium_events.json", out_dir);
     t->chrome = fopen(path, "w");
@@ -397,11 +403,31 @@ int tl_parse(Tl *t, MiCtx *ctx, const char *log_path, const char *out_dir, const
     int rc;
     while ((rc = trace_reader_next(t->rd, &r)) == 1) {
         if (r.rank >= 0 && t->rank < 0) t->rank = r.rank;
+        if (r.kind == TRACE_EV_STR) continue;      /* interned names: the string table */
+        /* tlparse's files first (the handlers list the artifact with its file), then ours */
+        const char *main_url;
+        const char *pf = tl_layout_record(t, &r, &main_url);
+        t->cur_url = main_url;
+        t->cur_number = -1;
         TlHandler h = handlers[r.kind];
         if (h) h(t, &r);
-        write_raw(t, &r);
+        if (t->opt->export_mode) tl_export_record(t, &r);
+        t->cur_url = NULL;
+        if (r.kind != TRACE_EV_CHROMIUM) {
+            StrBuf *b = &t->tmp;
+            b->len = 0;
+            tl_rawjsonl_line(b, &r, pf);
+            fwrite(b->s, 1, b->len, t->raw);
+        }
     }
     fputs("\n]\n", t->chrome);
+    /* roles only mean something where the log shows a backward: an inference compile also
+     * goes through fw_compiler_base */
+    for (int i = 0; i < t->n_c; i++) {
+        bool bwd = false;
+        for (int a = 0; a < t->c[i].n_arts; a++) bwd |= t->c[i].arts[a].role == 'b';
+        for (int a = 0; !bwd && a < t->c[i].n_arts; a++) t->c[i].arts[a].role = 0;
+    }
     if (ferror(t->raw) || ferror(t->chrome)) t->write_failed = true;
     if (fclose(t->raw) != 0) t->write_failed = true;
     if (fclose(t->chrome) != 0) t->write_failed = true;
@@ -415,8 +441,11 @@ int tl_parse(Tl *t, MiCtx *ctx, const char *log_path, const char *out_dir, const
 }
 
 static void compile_free(TlCompile *c) {
-    for (int j = 0; j < c->n_arts; j++) { free(c->arts[j].name); free(c->arts[j].url); free(c->arts[j].html); }
+    for (int j = 0; j < c->n_arts; j++) { free(c->arts[j].name); free(c->arts[j].url); }
     free(c->arts);
+    free(c->stack_html);
+    tl_passes_free(c->passes);
+    tl_prov_free(c->prov);
     for (int j = 0; j < c->n_cg; j++) free(c->cg[j].name);
     free(c->cg);
     free(c->fail_type); free(c->fail_reason); free(c->restart_reasons); free(c->co_name);
@@ -450,10 +479,19 @@ void tl_free(Tl *t) {
     free(t->c);
     compile_free(&t->nocid);
     trie_free(&t->trie, false);
+    for (int i = 0; i < t->n_breaks; i++) {
+        free(t->breaks[i].metrics_url); free(t->breaks[i].type); free(t->breaks[i].reason); free(t->breaks[i].source);
+    }
+    free(t->breaks);
     if (t->raw) fclose(t->raw);
     if (t->chrome) fclose(t->chrome);
     trace_reader_close(t->rd);
     sb_free(&t->tmp);
+    sb_free(&t->strtab);
+    tl_dirs_free(t);
+    if (t->raw_body_path) unlink(t->raw_body_path);   /* left only when the run failed */
+    free(t->raw_body_path);
+    free(t->last_payload_file);
     memset(t, 0, sizeof *t);
 }
 
@@ -468,6 +506,9 @@ void tl_fill_summary(const Tl *t, TlparseSummary *s) {
     s->n_artifacts = t->n_artifacts;
     s->n_chromium_events = (int)t->n_chrome;
     s->rank = t->rank;
+    s->n_files = t->n_files;
+    s->n_parser_failures = t->n_parser_failures;
+    s->unknown_compile_id = t->unknown_compile_id;
 }
 
 int tlparse_run(MiCtx *ctx, const char *log_path, const char *out_dir, const TlparseOptions *opt,
@@ -476,6 +517,7 @@ int tlparse_run(MiCtx *ctx, const char *log_path, const char *out_dir, const Tlp
     Tl t;
     int rc = tl_parse(&t, ctx, log_path, out_dir, opt);
     if (rc == 0) rc = tl_render(&t, log_path);
+    if (rc == 0) rc = tl_finish_raw(&t, log_path);
     if (tl_finish_files(&t) != 0) rc = -1;
     if (out) {
         tl_fill_summary(&t, out);
@@ -483,4 +525,10 @@ int tlparse_run(MiCtx *ctx, const char *log_path, const char *out_dir, const Tlp
     }
     tl_free(&t);
     return rc;
+}
+
+long tlparse_strict_failures(const TlparseSummary *s) {
+    const long *k = s->stats.issues;
+    return k[TRACE_BAD_GLOG] + k[TRACE_BAD_JSON] + k[TRACE_MD5_MISMATCH] + k[TRACE_TRUNCATED_PAYLOAD] +
+           k[TRACE_STRAY_PAYLOAD] + k[TRACE_OTHER_RANK] + s->n_parser_failures;
 }

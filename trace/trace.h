@@ -133,6 +133,8 @@ typedef struct TraceRecord {
     cJSON *meta;                /* env[key] */
     char compile_id[64];        /* "0/0", "0/0_1", "!1/0/0"; "" when none */
     int frame_id, frame_compile_id, attempt, rank;   /* -1 when absent */
+    int compiled_autograd_id;   /* -1 when absent */
+    bool bad_compile_id;        /* an id field is present but not a non-negative integer */
     char glog_time[24];         /* "1122 18:41:45.352000" (month day time) */
     char glog_file[200];        /* "torch/_dynamo/utils.py" */
     int glog_line, pid;
@@ -152,6 +154,8 @@ TraceReader *trace_reader_open(MiCtx *ctx, const char *path);
 int trace_reader_next(TraceReader *rd, TraceRecord *r);
 /* Interned file name for id, or NULL. */
 const char *trace_reader_intern(const TraceReader *rd, long id);
+/* 1 + the largest id interned so far (0 when none). */
+long trace_reader_n_interned(const TraceReader *rd);
 /* Counts so far. Issues are kept in order (the first 10000; counts are always exact). */
 typedef struct TraceReadStats {
     long lines, envelopes, payload_lines, records, md5_checked;
@@ -222,6 +226,10 @@ const char *trace_cudagraph_summary(const TraceCompileInfo *c, char *buf, size_t
 typedef struct TlparseOptions {
     bool no_artifact_files;     /* only index/raw/chromium (faster; for benchmarks) */
     int max_failures_listed;    /* 0 = 10000 */
+    bool plain_text;            /* tlparse -p: inductor_output_code as .txt, not highlighted HTML */
+    bool export_mode;           /* tlparse -e: torch.export logs (exported_program + export index) */
+    bool provenance;            /* tlparse -i: provenance_tracking_<dir>.html for every directory */
+    const char *custom_header_html;   /* tlparse --custom-header-html: put verbatim atop index.html */
 } TlparseOptions;
 
 typedef struct TlparseSummary {
@@ -229,7 +237,16 @@ typedef struct TlparseSummary {
     int n_compiles, n_failed, n_restarted, n_artifacts, n_chromium_events;
     int rank;                   /* -1 when the log has no rank */
     double seconds;
+    int n_files;                /* files written as tlparse names them (not counting minductor/) */
+    int n_parser_failures;      /* tlparse's fail_parser + fail_dynamo_guards_json: a payload a
+                                   parser could not turn into its file (bad guards JSON, unknown
+                                   artifact encoding); it went to payloads/ instead */
+    bool unknown_compile_id;    /* some record's compile id fields were malformed (the "unknown"
+                                   entry of compile_directory.json; tlparse --strict-compile-id) */
 } TlparseSummary;
+/* tlparse --strict: the problems that make the real tlparse fail under --strict (glog, JSON,
+ * md5/truncation, stray payload lines, other rank, parser failures); 0 = none. */
+long tlparse_strict_failures(const TlparseSummary *s);
 
 /* Parse log_path and write out_dir/ (created): index.html, raw.jsonl, chromium_events.json,
  * failures_and_restarts.html, compile_directory.json and one directory per compile id with
@@ -259,5 +276,11 @@ typedef struct TlparseMultiSummary {
 int tlparse_all_ranks(MiCtx *ctx, const char *dir, const char *out_dir, const TlparseOptions *opt,
                       TlparseMultiSummary *out);
 void tlparse_multi_summary_free(TlparseMultiSummary *s);
+
+/* Compare two logs (two runs of one program, two sessions): compile ids aligned, per compile
+ * the status, time, graphs (op counts, the post-grad graphs side by side), pass times and
+ * kernels. Writes out_dir/compare.html (out_dir created) when out_dir is not NULL; returns the
+ * text summary (malloc'd), NULL + ctx->err when a log cannot be read. trace/tlparse_compare.c */
+char *tlparse_compare(MiCtx *ctx, const char *log_a, const char *log_b, const char *out_dir);
 
 #endif

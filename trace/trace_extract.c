@@ -1,6 +1,7 @@
 /* trace_extract.c — pull graphs out of a TORCH_TRACE log for the shell's `load LOG COMPILE_ID`:
  * the payload of one artifact (e.g. "before_post_grad_graph", "aot_inference_graph") of one
  * compile id, and the list of compile ids with their artifact names and status. */
+#define _GNU_SOURCE
 #include "trace_internal.h"
 
 #include <stdlib.h>
@@ -119,13 +120,13 @@ void trace_attempt_id(const char *cid, int attempt, char *out, size_t n) {
  * "compile_fx.<locals>.bw_compiler"; each inductor compile is an "inductor_compile" span whose
  * end event says "is_backward". Both are used: the span end decides, the enclosing span
  * covers logs cut before it. */
-typedef struct { int cap; char cur; int span; bool in_span; } ListAux;
+typedef struct { int cap; TraceRoleState role; } ListAux;
 
-static char initial_role(const char *name, char cur) {
+char trace_role_initial(const char *name, const TraceRoleState *st) {
     if (!strcmp(name, "aot_forward_graph")) return 'f';
     if (!strcmp(name, "aot_backward_graph")) return 'b';
     if (!strcmp(name, "aot_joint_graph")) return 'j';
-    return cur;
+    return st ? st->cur : 0;
 }
 
 static bool ends_with(const char *s, const char *suf) {
@@ -133,41 +134,51 @@ static bool ends_with(const char *s, const char *suf) {
     return a >= b && !strcmp(s + a - b, suf);
 }
 
-/* A chromium event that marks forward/backward compilation: update the compile's state. */
-static void note_role_event(const TraceRecord *r, TraceCompileList *out, ListAux *aux) {
-    if (!r->has_payload || !r->md5_ok) return;
-    if (!strstr(r->payload, "inductor_compile") && !strstr(r->payload, "_compiler") &&
-        !strstr(r->payload, "entire_backward_compile"))
-        return;
-    cJSON *ev = cJSON_Parse(r->payload);
+bool trace_role_relevant(const char *payload, size_t n) {
+    return memmem(payload, n, "inductor_compile", 16) || memmem(payload, n, "_compiler", 9) ||
+           memmem(payload, n, "entire_backward_compile", 23);
+}
+
+char trace_role_event(TraceRoleState *st, const cJSON *ev, int n_artifacts, int *from) {
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(ev, "name"), *ph = cJSON_GetObjectItemCaseSensitive(ev, "ph");
     const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
-    const cJSON *cid = cJSON_GetObjectItemCaseSensitive(args, "compile_id");
+    if (!cJSON_IsString(nm) || !cJSON_IsString(ph)) return 0;
+    const char *n = nm->valuestring;
+    bool begin = !strcmp(ph->valuestring, "B"), end = !strcmp(ph->valuestring, "E");
+    char res = 0;
+    if (!strcmp(n, "entire_backward_compile") || ends_with(n, "bw_compiler")) {
+        if (begin) st->cur = 'b';
+        else if (end) st->cur = 0;
+    } else if (ends_with(n, "fw_compiler_base") || ends_with(n, "fw_compiler")) {
+        if (begin && st->cur != 'b') st->cur = 'f';
+        else if (end && st->cur == 'f') st->cur = 0;
+    } else if (!strcmp(n, "inductor_compile")) {
+        if (begin) { st->span = n_artifacts; st->in_span = true; }
+        const cJSON *ib = cJSON_GetObjectItemCaseSensitive(args, "is_backward");
+        if (end && st->in_span && cJSON_IsBool(ib)) {
+            *from = st->span;
+            res = cJSON_IsTrue(ib) ? 'b' : 'f';
+        }
+        if (end) st->in_span = false;
+    }
+    return res;
+}
+
+/* A chromium event that marks forward/backward compilation: update the compile's state. */
+static void note_role_event(const TraceRecord *r, TraceCompileList *out, ListAux *aux) {
+    if (!r->has_payload || !r->md5_ok || !trace_role_relevant(r->payload, r->payload_len)) return;
+    cJSON *ev = cJSON_Parse(r->payload);
+    const cJSON *cid = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ev, "args"), "compile_id");
     int ci = -1;
     if (cJSON_IsString(cid))
         for (int i = 0; i < out->n; i++)
             if (!strcmp(out->c[i].id, cid->valuestring)) { ci = i; break; }
-    if (ci >= 0 && cJSON_IsString(nm) && cJSON_IsString(ph)) {
-        const char *n = nm->valuestring;
-        bool begin = !strcmp(ph->valuestring, "B"), end = !strcmp(ph->valuestring, "E");
+    if (ci >= 0) {
         TraceCompileInfo *c = &out->c[ci];
-        ListAux *x = &aux[ci];
-        if (!strcmp(n, "entire_backward_compile") || ends_with(n, "bw_compiler")) {
-            if (begin) x->cur = 'b';
-            else if (end) x->cur = 0;
-        } else if (ends_with(n, "fw_compiler_base") || ends_with(n, "fw_compiler")) {
-            if (begin && x->cur != 'b') x->cur = 'f';
-            else if (end && x->cur == 'f') x->cur = 0;
-        } else if (!strcmp(n, "inductor_compile")) {
-            if (begin) { x->span = c->n_artifacts; x->in_span = true; }
-            const cJSON *ib = cJSON_GetObjectItemCaseSensitive(args, "is_backward");
-            if (end && x->in_span && cJSON_IsBool(ib)) {
-                for (int a = x->span; a < c->n_artifacts; a++)
-                    if (initial_role(c->artifacts[a], 0) == 0)
-                        c->roles[a] = cJSON_IsTrue(ib) ? 'b' : 'f';
-            }
-            if (end) x->in_span = false;
-        }
+        int from = 0;
+        char role = trace_role_event(&aux[ci].role, ev, c->n_artifacts, &from);
+        for (int a = from; role && a < c->n_artifacts; a++)
+            if (trace_role_initial(c->artifacts[a], NULL) == 0) c->roles[a] = role;
     }
     cJSON_Delete(ev);
 }
@@ -211,7 +222,7 @@ int trace_list_compiles(MiCtx *ctx, const char *log_path, TraceCompileList *out)
                 c->artifacts = mi_xrealloc(c->artifacts, sizeof(char *) * (size_t)aux[idx].cap);
                 c->roles = mi_xrealloc(c->roles, (size_t)aux[idx].cap);
             }
-            c->roles[c->n_artifacts] = initial_role(r.name, aux[idx].cur);
+            c->roles[c->n_artifacts] = trace_role_initial(r.name, &aux[idx].role);
             c->artifacts[c->n_artifacts++] = mi_xstrdup(r.name);
         }
         if (r.kind == TRACE_EV_METRICS && strcmp(r.key, "compilation_metrics") == 0) {

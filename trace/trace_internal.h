@@ -35,6 +35,21 @@ void trace_attempt_id(const char *cid, int attempt, char *out, size_t n);
 bool trace_cudagraph_compile_id(const TraceRecord *r, char *id, size_t n);
 void trace_cudagraph_note(const TraceRecord *r, TraceCompileInfo *c);
 
+/* Forward/backward attribution of a compile's artifacts from its chromium events (PyTorch
+ * compiles a training graph's forward inside fw_compiler_base and its backward inside
+ * entire_backward_compile / bw_compiler; each inductor compile is an "inductor_compile" span
+ * whose end says is_backward). trace_extract.c; shared by `load LOG` and the report. */
+typedef struct TraceRoleState { char cur; int span; bool in_span; } TraceRoleState;
+/* Role of an artifact named `name` logged now: aot_forward/backward/joint_graph by name, else
+ * the enclosing compiler span's ('f', 'b' or 0). */
+char trace_role_initial(const char *name, const TraceRoleState *st);
+/* A chromium event of the compile (parsed payload) with n artifacts listed so far. When an
+ * inductor_compile span ends with is_backward, returns 'b' or 'f' and *from gets the first
+ * artifact index inside the span (those without a role by name get it); else 0. */
+char trace_role_event(TraceRoleState *st, const cJSON *ev, int n_artifacts, int *from);
+/* Might this chromium payload change roles? (cheap text test before parsing) */
+bool trace_role_relevant(const char *payload, size_t n);
+
 /* Is this a collective op name (_c10d_functional.*, wait_tensor)? */
 bool is_collective_op(const char *s, size_t n);
 /* Collective ops in an FX graph text, in order, one per line "op" into b; returns count. */

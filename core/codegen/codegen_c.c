@@ -442,6 +442,9 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool f
             }
         }
         const Buffer *eb = g->is_extern ? s->nodes[g->nodes[0]].buf : NULL;
+        cg_source_comment(s, kn, "    ", &out);
+        /* the kernel's debug handle: what inductor_provenance_tracking_node_mappings names it by */
+        sb_printf(&out, "    /* [Provenance debug handles] %s:%d */\n", kn->name, k + 1);
         /* a failing fallback returns at once: free what is allocated so far */
         StrBuf cleanup;
         sb_init(&cleanup);

@@ -866,6 +866,26 @@ done:
     return rc;
 }
 
+void cg_source_comment(const Schedule *s, const SchedKernel *k, const char *indent, StrBuf *out) {
+    int nb = 0;
+    for (int p = 0; p < k->n; p++) nb += s->groups[s->order[k->first + p]].n;
+    const Buffer **bufs = mi_xmalloc(sizeof *bufs * (size_t)(nb + 1));
+    nb = 0;
+    for (int p = 0; p < k->n; p++) {
+        const SchedGroup *g = &s->groups[s->order[k->first + p]];
+        for (int i = 0; i < g->n; i++) bufs[nb++] = s->nodes[g->nodes[i]].buf;
+    }
+    StrBuf names, aten;
+    sb_init(&names);
+    sb_init(&aten);
+    ir_source_nodes_comment(s->ir, bufs, nb, &names, &aten);
+    if (names.len)
+        sb_printf(out, "%s/* Topologically Sorted Source Nodes: [%s], Original ATen: [%s] */\n", indent, names.s, aten.s ? aten.s : "");
+    sb_free(&names);
+    sb_free(&aten);
+    free(bufs);
+}
+
 /* One group's loop nest inside its kernel's function: the outer loops shared by its nodes
  * (parallel), then each segment of nodes with equal inner loops. */
 static int emit_group(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *out) {
@@ -912,6 +932,7 @@ static int emit_group(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf
 
 int cg_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedKernel *k, StrBuf *out) {
     const IrModule *m = s->ir;
+    cg_source_comment(s, k, "", out);
     sb_printf(out, "static void %s(", k->name);
     int na = 0, *ids;
     bool *wr;

@@ -18,5 +18,9 @@ int cg_kernel_bufs(const Schedule *s, const SchedKernel *k, int **ids, bool **wr
 /* Append `static void <k->name>(bufs..., const int64_t *syms) {...}`: each group of k as its own
  * loop nest, in order; -1 + ctx error. */
 int cg_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedKernel *k, StrBuf *out);
+/* Inductor's source-node comment for kernel k: "Topologically Sorted Source Nodes: [add, relu],
+ * Original ATen: [aten.add, aten.relu]" (from the buffers' FX origins, core/ir/ir_origins.c),
+ * as a C comment line after indent; nothing when the kernel has no FX origin. */
+void cg_source_comment(const Schedule *s, const SchedKernel *k, const char *indent, StrBuf *out);
 
 #endif

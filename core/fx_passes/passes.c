@@ -60,6 +60,7 @@ void pass_note(PassCtx *pc, char kind, const char *node, const char *fmt, ...) {
     c->kind = kind;
     c->node = mi_xstrdup(node ? node : "");
     c->reason = mi_xstrdup(buf);
+    c->match = pc->cur_match;
 }
 
 /* ---- small graph facts shared by passes ---- */
@@ -469,9 +470,11 @@ static int run_pass_tree(const PassDef *pd, PassCtx *top, Graph *g, const char *
     pc.nhistory = 0;
     int rc = pd->run(&pc, g);
     nameset_free(pc.names);
+    top->match_seq = pc.match_seq;
     for (int k = 0; k < pc.nchanges; k++) {
         pass_note(top, pc.changes[k].kind, NULL, "%s", pc.changes[k].reason);
         PassChange *c = &top->changes[top->nchanges - 1];
+        c->match = pc.changes[k].match;
         free(c->node);
         size_t n = strlen(qual) + strlen(pc.changes[k].node) + 1;
         c->node = mi_xmalloc(n);

@@ -45,6 +45,8 @@ typedef struct PassChange {
     char kind;
     char *node;      /* node name (in the graph after for '+', '~', '>'; before for '-') */
     char *reason;    /* "view->reshape", "pattern addmm_split", "noop: full slice", ... */
+    int match;       /* k > 0: part of the k-th pattern match of the step (its matched nodes '-',
+                        its replacement '+' or the node rewritten '~'); 0: not a match */
 } PassChange;
 
 /* What a pass function gets: the session, the graph's device, a place for its notes. */
@@ -58,6 +60,8 @@ typedef struct PassCtx {
     PassChange *changes; int nchanges, capchanges;
     NameSet *names;           /* node names in use (built on first use by pass_node_name_for) */
     const Graph *const *history; int nhistory;   /* earlier states: their names stay taken */
+    int match_seq;            /* pattern matches made so far in this step */
+    int cur_match;            /* the match being applied (pass_note stamps it), 0 outside */
 } PassCtx;
 
 /* Note one change (strings are copied). */

@@ -160,7 +160,9 @@ static int apply_one(PassCtx *pc, Graph *g, const Pattern *p) {
             if (n->kind != N_CALL_FUNCTION || strcmp(n->target, p->from) != 0) continue;
             n->target = arena_strdup(&g->arena, p->to);
             n->op = op;
+            pc->cur_match = ++pc->match_seq;
             pass_note(pc, '~', n->name, "pattern %s: %s -> %s", p->name, p->from, p->to);
+            pc->cur_match = 0;
             count++;
         }
         return count;
@@ -212,23 +214,27 @@ static int apply_one(PassCtx *pc, Graph *g, const Pattern *p) {
             if (batch) {
                 map[a->id] = ret;
                 dead[a->id] = true;
+                pc->cur_match = ++pc->match_seq;
                 pass_note(pc, '-', a->name, "pattern %s", p->name);
+                pc->cur_match = 0;
                 count++;
                 continue;
             }
         } else {
+            pc->cur_match = ++pc->match_seq;
             for (int r = 0; r < p->nrepl; r++) {
                 const PatStmt *s = &p->repl[r];
                 Value *args = mi_xcalloc(s->nargs + 1, sizeof *args);
                 for (int k = 0; k < s->nargs; k++) args[k] = build_arg(g, &s->args[k], &m, made);
                 made[r] = pattern_new_node(pc, g, a, s->target, args, s->nargs, NULL, 0);
                 free(args);
-                if (!made[r]) { rc = -1; goto done; }
+                if (!made[r]) { rc = -1; pc->cur_match = 0; goto done; }
                 pass_note(pc, '+', made[r]->name, "pattern %s", p->name);
             }
             ret = made[p->ret.ref];
         }
         graph_replace_all_uses(g, a, ret);
+        if (!pc->cur_match) pc->cur_match = ++pc->match_seq;     /* a wildcard returned, not batched */
         for (int k = p->nmatch - 1; k >= 0; k--) {
             Node *x = m.nodes[k];
             if (x->id < 0) continue;
@@ -238,6 +244,7 @@ static int apply_one(PassCtx *pc, Graph *g, const Pattern *p) {
             pass_note(pc, '-', x->name, "pattern %s", p->name);
             graph_remove_node(g, x);
         }
+        pc->cur_match = 0;
         graph_compute_users(g);
         count++;
     }
@@ -302,7 +309,10 @@ int pattern_entries_apply(PassCtx *pc, Graph *g, const GraphPatternEntry *e, int
             bool same = true;
             for (int j = 1; j < m.nnodes; j++) same &= mut[m.nodes[j]->id] == mut[m.nodes[0]->id];
             if (!same) continue;
+            pc->cur_match = ++pc->match_seq;     /* the replacement's notes are one match */
             int rc = e[k].replace(pc, g, &m);
+            pc->cur_match = 0;
+            if (rc == 0) pc->match_seq--;
             if (rc < 0) { free(cand); free(mut); return -1; }
             if (rc > 0) {
                 count++;

@@ -121,6 +121,8 @@ struct Buffer {
     BufKind kind;
     Layout layout;
     const Node *origin;   /* node that realized it */
+    const Node *producer; /* node whose value it holds (the origin, or for a pending value realized
+                             by a consumer, the node that computed it); provenance: ir_origins.c */
     const char **origins; int norigins;   /* op short names of the nodes folded into it */
     /* BUF_INPUT */
     int input_index;      /* tensor-placeholder position */
@@ -198,6 +200,14 @@ void ir_free(IrModule *m);
 
 /* Text in the style of Inductor's ir_pre_fusion.txt (one block per computed/extern buffer). */
 char *ir_print(const IrModule *m);
+
+/* Provenance (core/ir/ir_origins.c). The FX nodes buffer b was made from (Inductor's origins):
+ * b->origin and the nodes inlined into it, graph order; *out malloc'd, count returned. */
+int ir_origin_nodes(const IrModule *m, const Buffer *b, const Node ***out);
+/* For a kernel made of bufs: the source node names ("add, relu") into names and the ATen
+ * overload packets ("aten.add, aten.relu") into aten, as Inductor's "Topologically Sorted
+ * Source Nodes: [...], Original ATen: [...]" comment lists them. */
+void ir_source_nodes_comment(const IrModule *m, const Buffer *const *bufs, int nb, StrBuf *names, StrBuf *aten);
 /* One buffer's block. */
 void ir_print_buffer(const IrModule *m, const Buffer *b, const char *opname, StrBuf *sb);
 void ir_print_layout(const Layout *l, StrBuf *sb);

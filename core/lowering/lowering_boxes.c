@@ -213,7 +213,7 @@ IrTBox *lw_tbox_of_buffer(Lower *L, Buffer *b) {
 
 Buffer *lw_new_buffer(Lower *L, BufKind k, const Layout *l) {
     Buffer *b = ir_new_buffer(L->m, k, l);
-    b->origin = L->cur;
+    b->origin = b->producer = L->cur;
     return b;
 }
 
@@ -235,6 +235,7 @@ Buffer *lw_realize(Lower *L, IrStorage *sb, const Layout *fixed) {
     Layout l = fixed ? *fixed : layout_contiguous(L->m, sb->dtype, L->dev, sb->ndim, sb->size);
     if (!fixed && L->cur && L->cur->has_meta) l.device = L->cur->meta.device;
     Buffer *b = lw_new_buffer(L, BUF_COMPUTED, &l);
+    if (sb->node) b->producer = sb->node;       /* provenance: the node that computed the value */
     b->origins = sb->origins;
     b->norigins = sb->norigins;
     int order[MI_MAX_DIMS];
