@@ -198,7 +198,7 @@ int main(void) {
     char *pp = slurp("%s/sess/minductor/passes_-_0_0_0.html", dir);
     ok(pp && strstr(pp, "hide passes that changed nothing") && strstr(pp, "class=\"step changed\"") &&
            count(pp, "class=\"step nochange\"") >= 10, "pass page: every step, changed ones marked, a hide checkbox");
-    const char *p2 = pp ? strstr(pp, "<h3>10_pass_pattern_2 &mdash; ") : NULL;
+    const char *p2 = pp ? strstr(pp, "_pass_pattern_2 &mdash; ") : NULL;
     ok(p2 && strstr(p2, " ms &mdash; 2 &rarr; 1 ops (-1) &mdash; changed</h3>"),
        "pass_pattern_2's step: its time, 2 -> 1 ops, changed");
     ok(pp && strstr(pp, "<tr class=\"match\"><td>1</td><td>double_relu</td><td><code>relu_1: ") &&
