@@ -2,10 +2,13 @@
  * IR, fusion groups, pass diffs), trace on/off (TORCH_TRACE log of the session), report
  * (tlparse-like HTML of that log), save session (a script that rebuilds the state), set
  * (settings) and quit. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include "commands.h"
+#include "base/same.h"
 #include "viz/viz.h"
 #include "trace/trace.h"
 
@@ -218,8 +221,52 @@ static int save_graph(Session *s, const char *path) {
     return rc;
 }
 
+/* One tensor as DIR/<stem><k><suffix>.npy; a note when its dtype has no numpy type. */
+static int save_npy(Session *s, const char *dir, const char *stem, int k, const char *suffix, const Tensor *t) {
+    char p[1200];
+    snprintf(p, sizeof p, "%s/%s%d%s.npy", dir, stem, k, suffix);
+    if (npy_save(s->ctx, p, t) < 0) return -1;
+    if (!dtype_npy_descr(t->dtype))
+        fprintf(s->err, "note: %s is %s; written as float32 (.npy has no %s)\n", p, dtype_abbrev(t->dtype), dtype_abbrev(t->dtype));
+    return 0;
+}
+
+/* save outputs DIR: the session inputs and what the current graph computes from them, in the
+ * layout PyTorch's recorded cases use (inK.npy, outK.npy, inK_after.npy for mutated inputs),
+ * so `inputs DIR; check` compares a later graph with these values. */
+static int save_outputs(Session *s, const char *dir) {
+    if (!session_require_graph(s)) return -1;
+    if (session_ensure_inputs(s) < 0) return -1;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) return mi_err(s->ctx, dir, 0, 0, "cannot create directory: %s", strerror(errno));
+    IValue *in = session_clone_inputs(s->ctx, s->inputs, s->ninputs), *outs = NULL;
+    int nouts = 0, rc = -1, nsaved = 0;
+    if (!in) return -1;
+    if (interp_run(s->ctx, session_graph(s), in, s->ninputs, &outs, &nouts) < 0) goto done;
+    for (int k = 0; k < s->ninputs; k++) {
+        if (s->inputs[k].kind != IV_TENSOR) continue;
+        if (save_npy(s, dir, "in", k, "", s->inputs[k].t) < 0) goto done;
+        if (!tensor_same(s->inputs[k].t, in[k].t, NULL, 0, 0).ok) {
+            if (save_npy(s, dir, "in", k, "_after", in[k].t) < 0) goto done;
+            nsaved++;
+        }
+    }
+    for (int k = 0; k < nouts; k++) {
+        if (outs[k].kind != IV_TENSOR) continue;
+        if (save_npy(s, dir, "out", k, "", outs[k].t) < 0) goto done;
+        nsaved++;
+    }
+    fprintf(s->out, "saved %d input%s and %d result%s to %s\n", s->ninputs, s->ninputs == 1 ? "" : "s", nsaved,
+            nsaved == 1 ? "" : "s", dir);
+    rc = 0;
+done:
+    interp_free_outputs(outs, nouts);
+    session_free_inputs(in, s->ninputs);
+    return rc;
+}
+
 int cmd_save(Session *s, int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "graph")) return save_graph(s, argv[2]);
+    if (argc == 3 && !strcmp(argv[1], "outputs")) return save_outputs(s, argv[2]);
     if (argc != 3 || strcmp(argv[1], "session")) return usage_error(s, "save");
     StrBuf sb; sb_init(&sb);
     time_t now = time(NULL);

@@ -73,10 +73,12 @@ static const Command commands[] = {
      "--all-ranks: LOGDIR's dedicated_log_torch_trace_rank_N_*.log files, parsed in parallel, one\n"
      "report per rank under DIR/rank_N/ and a landing page lining the ranks up (divergent compile\n"
      "ids, failures, collective sequences per rank).", cmd_report, CPL_FILE},
-    {"save", "save session FILE | save graph FILE",
+    {"save", "save session FILE | save graph FILE | save outputs DIR",
      "save session: write a script of the commands that rebuild the current state (replay it\n"
      "with `minductor < FILE`). save graph: write the current graph as FX text, or as JSON when\n"
-     "FILE ends in .json.", cmd_save, CPL_FILE},
+     "FILE ends in .json. save outputs: run the current graph on the inputs and write DIR/inK.npy,\n"
+     "outK.npy and inK_after.npy (mutated inputs) as PyTorch's recorded cases have them (bf16 as\n"
+     "float32); `inputs DIR; check` compares with them later.", cmd_save, CPL_FILE},
     {"set", "set [device cpu|cuda | threads N | fusion on|off | seed N | errexit on|off |\n"
             "     collapse N | tolerance RTOL [ATOL] | timer on|off | limit NAME N]",
      "Change a setting; without arguments list them. `device cuda` selects the CUDA-only passes\n"

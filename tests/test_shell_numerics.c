@@ -137,6 +137,28 @@ static void test_wrong_output(void) {
     if (system(p) != 0) diag("could not remove %s", dir);
 }
 
+/* save outputs DIR writes the recorded-case layout (bf16 as float32, with a note) that
+ * `inputs DIR; check` reads back. */
+static void test_save_outputs(void) {
+    char dir[] = "/tmp/mi-save-XXXXXX", cmds[600], p[600];
+    if (!ok(mkdtemp(dir) != NULL, "temp dir")) return;
+    snprintf(cmds, sizeof cmds, "inputs " TC "/cpu/bf16_ln_gelu/graph0; save outputs %s/run; run; inputs %s/run; check", dir, dir);
+    char *o = run(TC "/cpu/bf16_ln_gelu/graph0/pre_post_grad.py", cmds);
+    ok(strstr(o, "saved 3 inputs and 1 result to ") && strstr(o, "/run/out0.npy is bf16; written as float32 (.npy has no bf16)"),
+       "save outputs writes the inputs and the bf16 result as float32, with a note");
+    ok(strstr(o, "/run/out0.npy, recorded as f32: .npy has no bf16): bf16[64, 256] ok max abs err 0 ") && strstr(o, "check: ok"),
+       "the saved values check against the graph after all passes exactly");
+    free(o);
+    MiCtx *ctx = mi_ctx_new();
+    snprintf(p, sizeof p, "%s/run/out0.npy", dir);
+    Tensor *t = npy_load(ctx, p);
+    ok(t && t->dtype == DT_F32 && t->ndim == 2 && t->size[0] == 64 && t->size[1] == 256, "out0.npy is f32[64, 256]");
+    tensor_unref(t);
+    mi_ctx_free(ctx);
+    snprintf(p, sizeof p, "rm -rf '%s'", dir);
+    if (system(p) != 0) diag("could not remove %s", dir);
+}
+
 int main(void) {
     bin = getenv("MINDUCTOR");
     if (!bin) bin = "./build/minductor";
@@ -145,5 +167,6 @@ int main(void) {
     test_dropout();
     test_adamw_llama();
     test_wrong_output();
+    test_save_outputs();
     return done_testing();
 }

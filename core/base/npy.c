@@ -204,6 +204,15 @@ Tensor *npy_load(MiCtx *ctx, const char *path) {
 }
 
 int npy_save(MiCtx *ctx, const char *path, const Tensor *t) {
+    /* numpy has no bf16/float8: their values are written as float32, which holds them exactly
+     * (as the torch-cases recorded PyTorch's bf16 tensors) */
+    if (!dtype_descr(t->dtype) && dtype_is_float(t->dtype)) {
+        Tensor *f = tensor_to_dtype(ctx, (Tensor *)t, DT_F32);
+        if (!f) return -1;
+        int rc = npy_save(ctx, path, f);
+        tensor_unref(f);
+        return rc;
+    }
     const char *descr = dtype_descr(t->dtype);
     if (!descr) return mi_err(ctx, path, 0, 0, "dtype %s has no .npy equivalent", dtype_abbrev(t->dtype));
     char dict[512];

@@ -95,6 +95,7 @@ const char *tensor_type_str(const Tensor *t, char *buf, size_t n);
  * dtype.h that numpy has. Errors name the file and what is wrong. */
 Tensor *npy_load(MiCtx *ctx, const char *path);
 Tensor *npy_parse(MiCtx *ctx, const void *data, size_t len, const char *source);
+/* bf16 and float8 tensors (no numpy type) are saved as float32, exactly. */
 int npy_save(MiCtx *ctx, const char *path, const Tensor *t);
 
 #endif
