@@ -8,6 +8,7 @@
 #include "ops/numerics.h"
 #include "viz/viz.h"
 #include "runtime/runtime.h"
+#include "codegen/codegen_cuda.h"
 #include "base/tensor.h"
 #include "trace/trace.h"
 #include "compile_fx/compile_fx.h"
@@ -408,7 +409,14 @@ static void print_schedule(Session *s, const Schedule *sc, int depth) {
                 fprintf(s->out, " %s(%s)", sn->buf->name, sn->name);
             }
         }
-        if (kn->is_extern) fprintf(s->out, "  [extern]");
+        const Buffer *eb = kn->is_extern ? sc->nodes[sc->groups[sc->order[kn->first]].nodes[0]].buf : NULL;
+        if (eb && s->ctx->target == MI_DEV_CUDA && codegen_cuda_on_host(eb)) {   /* what the GPU backend pays for it */
+            StrBuf note;
+            sb_init(&note);
+            codegen_cuda_host_note(sc->ir, eb, &note);
+            fprintf(s->out, "  [extern, %s]", note.s);
+            sb_free(&note);
+        } else if (kn->is_extern) fprintf(s->out, "  [extern]");
         fputc('\n', s->out);
     }
     char *dec = sched_decisions_text(sc);

@@ -3,6 +3,7 @@
  * and the loop nests) are in core/codegen/codegen_kernel.c. */
 #include "codegen/codegen_c.h"
 #include "codegen/codegen_kernel.h"
+#include "codegen/codegen_fallback.h"
 #include "codegen/op_overrides.h"
 
 #include <math.h>
@@ -156,51 +157,15 @@ static const char *sdpa_src =
 
 static void ex(StrBuf *sb, Expr *e) { sym_c_sb(e, sb); }
 
-/* Modules with FallbackKernels (see core/runtime/runtime.h, "Fallbacks"): the callback table call_fb
- * receives, and the tensor description passed back to minductor. */
-static const char *fallback_src =
-    "#define MI_FALLBACK_FAILED 2000   /* call_fb() returns this when a fallback op fails */\n"
-    "typedef struct MiFbTensor { void *data; int32_t dtype, ndim; int64_t offset; int64_t size[16], stride[16]; } MiFbTensor;\n"
-    "typedef struct MiFb {\n"
-    "    void *ctx;\n"
-    "    int (*run)(void *ctx, const char *node, int nargs, const MiFbTensor *args, int nouts, const MiFbTensor *outs,\n"
-    "               int nsyms, const char *const *sym_names, const int64_t *syms);\n"
-    "} MiFb;\n\n";
-
-static void emit_fb_tensor(StrBuf *sb, const Buffer *buf, const Layout *l) {
-    if (!buf) { sb_put(sb, "{0}"); return; }
-    sb_printf(sb, "{(void *)%s, %d, %d, ", buf->name, (int)l->dtype, l->ndim);
-    ex(sb, l->offset);
-    sb_put(sb, ", {");
-    for (int d = 0; d < l->ndim; d++) { if (d) sb_put(sb, ", "); ex(sb, l->size[d]); }
-    if (!l->ndim) sb_put(sb, "0");
-    sb_put(sb, "}, {");
-    for (int d = 0; d < l->ndim; d++) { if (d) sb_put(sb, ", "); ex(sb, l->stride[d]); }
-    if (!l->ndim) sb_put(sb, "0");
-    sb_put(sb, "}}");
-}
-
-/* A FallbackKernel: describe the argument and result buffers, call back into minductor. */
+/* A FallbackKernel: describe the argument and result buffers, call back into minductor
+ * (core/codegen/codegen_fallback.h). */
 static void emit_fallback_call(const Schedule *s, const Buffer *b, const char *cleanup, StrBuf *sb) {
-    const IrFallback *fb = b->fb;
-    const IrModule *m = s->ir;
-    sb_printf(sb, "    {   /* FallbackKernel: torch.ops.%s (node '%s') */\n", fb->kernel, fb->node->name);
-    sb_put(sb, "        const MiFbTensor fa[] = {");
-    for (int i = 0; i < b->neargs; i++) { if (i) sb_put(sb, ",\n            "); emit_fb_tensor(sb, b->eargs[i].buf, &b->eargs[i].view); }
-    if (!b->neargs) sb_put(sb, "{0}");
-    sb_put(sb, "};\n        const MiFbTensor fo[] = {");
-    for (int k = 0; k < fb->nouts; k++) {
-        if (k) sb_put(sb, ",\n            ");
-        emit_fb_tensor(sb, fb->outs[k], fb->outs[k] ? &fb->outs[k]->layout : NULL);
-    }
-    sb_put(sb, "};\n        const char *const fsn[] = {");
-    for (int i = 0; i < m->nsyms; i++) sb_printf(sb, "\"%s\", ", m->sym_names[i]);
-    sb_put(sb, "NULL};\n        const int64_t fsv[] = {");
-    for (int i = 0; i < m->nsyms; i++) sb_printf(sb, "%s, ", m->sym_names[i]);
-    sb_put(sb, "0};\n");
+    sb_printf(sb, "    {   /* FallbackKernel: torch.ops.%s (node '%s') */\n", b->fb->kernel, b->fb->node->name);
+    cg_emit_fallback_descs(sb, s->ir, b, NULL, NULL);
     /* a node of a cond branch goes by its path: "true_graph_0_" + name (ir_prefix) */
-    sb_printf(sb, "        if (!fb || !fb->run || fb->run(fb->ctx, \"%s%s\", %d, fa, %d, fo, %d, fsn, fsv)) {%s return MI_FALLBACK_FAILED; }\n    }\n",
-              ir_prefix(m), fb->node->name, b->neargs, fb->nouts, m->nsyms, cleanup);
+    sb_put(sb, "        if (");
+    cg_emit_fallback_run(sb, s->ir, b);
+    sb_printf(sb, ") {%s return MI_FALLBACK_FAILED; }\n    }\n", cleanup);
 }
 
 static void emit_extern_call(const Schedule *s, const Buffer *b, StrBuf *sb) {
@@ -342,7 +307,7 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     bool has_mm = false, has_sdpa = false, has_fb = false;
     if (scan_externs(ctx, s, &has_mm, &has_sdpa, &has_fb) < 0) { sb_free(&out); return NULL; }
     if (has_half(s)) sb_put(&out, half_src);
-    if (has_fb) sb_put(&out, fallback_src);
+    if (has_fb) sb_put(&out, cg_fallback_abi);
     if (has_mm) sb_put(&out, gemm_src);
     if (has_sdpa) sb_put(&out, sdpa_src);
     for (int k = 0; k < s->nkernels; k++) {

@@ -6,6 +6,7 @@
 #include "codegen/codegen_cuda.h"
 #include "codegen/codegen_cuda_kernel.h"
 #include "codegen/codegen_kernel.h"
+#include "codegen/codegen_fallback.h"
 #include "codegen/op_overrides.h"
 
 #include <stdio.h>
@@ -20,7 +21,10 @@ static void ex(StrBuf *sb, const Expr *e) { sym_c_sb(e, sb); }
 
 static const char *prelude =
     "#include <cstdint>\n#include <cstdio>\n#include <cmath>\n#include <cstring>\n#include <cstdlib>\n"
-    "#include <cuda_runtime.h>\n\n"
+    "#include <cuda_runtime.h>\n";
+/* after the includes, and <cuda_fp16.h> / <cuda_bf16.h> when some buffer is f16 / bf16 */
+static const char *prelude_defs =
+    "\n"
     "#define MI_HD __host__ __device__ __forceinline__\n"
     "MI_HD int64_t mi_floordiv(int64_t a, int64_t b) { int64_t q = a / b; if ((a % b != 0) && ((a < 0) != (b < 0))) q--; return q; }\n"
     "MI_HD int64_t mi_mod(int64_t a, int64_t b) { int64_t r = a % b; if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }\n"
@@ -232,46 +236,140 @@ static void emit_bytes(const IrModule *m, const Buffer *b, StrBuf *out) {
     sb_put(out, ")");
 }
 
-/* has_mm / has_sdpa over s and its cond branches; -1 + ctx error on what the backend lacks */
-static int scan_externs(MiCtx *ctx, const Schedule *s, bool *has_mm, bool *has_sdpa, int *max_syms) {
+bool codegen_cuda_on_host(const Buffer *b) {
+    if (b->kind != BUF_EXTERN || b->ext == EXT_COND) return false;
+    if (b->ext == EXT_FALLBACK) return true;
+    if (b->ext != EXT_MM && b->ext != EXT_ADDMM && b->ext != EXT_BMM && b->ext != EXT_SDPA) return true;
+    if (b->ext == EXT_SDPA && (b->causal || b->neargs > 3)) return true;   /* the kernel here has no mask */
+    if (b->layout.dtype != DT_F32) return true;
+    for (int i = 0; i < b->neargs; i++)
+        if (b->eargs[i].buf->layout.dtype != DT_F32) return true;
+    return false;
+}
+
+/* Bytes of buffer x's storage as text: "48 KiB", or the element count expression. */
+static void put_bytes(const IrModule *m, const Buffer *x, StrBuf *out) {
+    Expr *n = layout_storage_size(m->ctx->sym, &x->layout);
+    int64_t v;
+    double by;
+    if (!sym_is_int(n, &v)) { sb_put(out, "("); sym_str_sb(n, out); sb_printf(out, ")*%d bytes", (int)dtype_size(x->layout.dtype)); return; }
+    by = (double)v * (double)dtype_size(x->layout.dtype);
+    if (by < 1024) sb_printf(out, "%.0f bytes", by);
+    else if (by < 1024 * 1024) sb_printf(out, "%.1f KiB", by / 1024);
+    else sb_printf(out, "%.1f MiB", by / (1024 * 1024));
+}
+
+void codegen_cuda_host_note(const IrModule *m, const Buffer *b, StrBuf *out) {
+    const Buffer *outs[64], *seen[128];
+    int nouts = cg_fallback_outs(b, outs, 64), ns = 0;
+    bool back = false;
+    sb_put(out, "host round trip: to the host");
+    for (int i = 0; i < b->neargs + nouts; i++) {
+        const Buffer *x = i < b->neargs ? b->eargs[i].buf : outs[i - b->neargs];
+        bool dup = !x;
+        for (int k = 0; k < ns && !dup; k++) dup = seen[k] == x;
+        if (dup || ns == 128) continue;
+        if (i >= b->neargs && !back) { sb_put(out, "; back to the GPU"); back = true; }
+        seen[ns++] = x;
+        sb_printf(out, " %s (", x->name);
+        put_bytes(m, x, out);
+        sb_put(out, ")");
+    }
+}
+
+/* An extern that runs on the host (codegen_cuda_on_host): wait for the GPU, copy the storage of
+ * every argument buffer to host memory, run the graph node's C reference through the callback
+ * table (core/codegen/codegen_fallback.h), copy the results back. What it costs is in the
+ * comment and in `sched` (the bytes of each copy). */
+static void emit_host_call(const Schedule *s, const Buffer *b, StrBuf *sb) {
+    const IrModule *m = s->ir;
+    const Buffer *outs[64], *bufs[128];
+    int nouts = cg_fallback_outs(b, outs, 64), nb = 0, nin = 0;
+    int arg_of[64], out_of[64];
+    for (int i = 0; i < b->neargs + nouts && i < 128; i++) {
+        const Buffer *x = i < b->neargs ? b->eargs[i].buf : outs[i - b->neargs];
+        int j = -1;
+        for (int k = 0; x && k < nb; k++) if (bufs[k] == x) j = k;
+        if (x && j < 0) { j = nb; bufs[nb++] = x; nin += i < b->neargs; }
+        if (i < b->neargs) arg_of[i] = j; else out_of[i - b->neargs] = j;
+    }
+    char node[256];
+    cg_fallback_node(b, node, sizeof node, m);
+    sb_printf(sb, "    {   /* %s: node '%s' runs on the host (C reference): %d tensor%s copied to the host, %d back */\n",
+              b->ext == EXT_FALLBACK ? "FallbackKernel" : "ExternKernel without a GPU kernel", node, nin, nin == 1 ? "" : "s", nb - nin);
+    sb_put(sb, "        MI_CK(cudaStreamSynchronize(mi_st));\n        int mi_fr = 0;\n");
+    for (int j = 0; j < nb; j++) {
+        sb_printf(sb, "        const size_t mi_hb%d = ", j);
+        emit_bytes(m, bufs[j], sb);
+        sb_printf(sb, ";\n        char *mi_h%d = (char *)malloc(mi_hb%d + 16);\n        if (!mi_h%d) mi_fr = 1;\n", j, j, j);
+    }
+    for (int j = 0; j < nin; j++)
+        sb_printf(sb, "        if (!mi_fr && mi_hb%d && cudaMemcpy(mi_h%d, %s, mi_hb%d, cudaMemcpyDeviceToHost) != cudaSuccess) mi_fr = 2;\n",
+                  j, j, bufs[j]->name, j);
+    char names[192][16];
+    const char *ad[64], *od[64];
+    for (int i = 0; i < b->neargs && i < 64; i++) { snprintf(names[i], 16, "mi_h%d", arg_of[i]); ad[i] = names[i]; }
+    for (int k = 0; k < nouts && k < 64; k++) { snprintf(names[64 + k], 16, "mi_h%d", out_of[k]); od[k] = outs[k] ? names[64 + k] : NULL; }
+    cg_emit_fallback_descs(sb, m, b, ad, od);
+    sb_put(sb, "        if (!mi_fr && (");
+    cg_emit_fallback_run(sb, m, b);
+    sb_put(sb, ")) mi_fr = 3;\n");
+    for (int j = nin; j < nb; j++)
+        sb_printf(sb, "        if (!mi_fr && mi_hb%d && cudaMemcpy(%s, mi_h%d, mi_hb%d, cudaMemcpyHostToDevice) != cudaSuccess) mi_fr = 2;\n",
+                  j, bufs[j]->name, j, j);
+    for (int j = 0; j < nb; j++) sb_printf(sb, "        free(mi_h%d);\n", j);
+    sb_printf(sb, "        if (mi_fr) {\n"
+                  "            snprintf(mi_errbuf, sizeof mi_errbuf, \"node '%s' on the host: %%s\", mi_fr == 1 ? \"out of host memory\" :\n"
+                  "                     mi_fr == 2 ? \"copy between GPU and host failed\" : fb ? \"the C reference failed\" : \"no callback table (call_fb)\");\n"
+                  "            return MI_FALLBACK_FAILED;\n        }\n    }\n", node);
+}
+
+/* has_mm / has_sdpa / has_fb over s and its cond branches; -1 + ctx error on what the backend lacks */
+static int scan_externs(MiCtx *ctx, const Schedule *s, bool *has_mm, bool *has_sdpa, bool *has_fb, int *max_syms) {
     if (s->ir->nsyms > *max_syms) *max_syms = s->ir->nsyms;
     for (int k = 0; k < s->norder; k++) {
         const SchedGroup *g = &s->groups[s->order[k]];
         if (!g->is_extern) continue;
         const Buffer *b = s->nodes[g->nodes[0]].buf;
         if (b->ext == EXT_COND) continue;
-        if (b->ext == EXT_FALLBACK)
-            return mi_err(ctx, s->ir->graph ? s->ir->graph->source : NULL, b->fb->node->src_line, 0,
-                          "the CUDA backend cannot run op '%s' (node '%s', buffer %s): it has no lowering and its "
-                          "fallback is a CPU reference implementation (no GPU one)", b->fb->kernel, b->fb->node->name, b->name);
-        if (b->ext != EXT_MM && b->ext != EXT_ADDMM && b->ext != EXT_BMM && b->ext != EXT_SDPA)
-            return mi_err(ctx, NULL, 0, 0, "extern kernel '%s' is not supported by the CUDA backend", b->name);
-        if (b->ext == EXT_SDPA && (b->causal || b->neargs > 3))
-            return mi_err(ctx, NULL, 0, 0, "attention '%s' with a causal mask or attn_mask is not supported by the CUDA backend yet", b->name);
-        if (b->ext == EXT_SDPA) *has_sdpa = true; else *has_mm = true;
-        for (int i = 0; i < b->neargs; i++)
-            if (b->eargs[i].buf->layout.dtype != DT_F32) return mi_err(ctx, NULL, 0, 0, "extern kernel '%s': only f32 is supported", b->name);
+        if (codegen_cuda_on_host(b)) {
+            char node[256];
+            if (!cg_fallback_node(b, node, sizeof node, s->ir))
+                return mi_err(ctx, NULL, 0, 0, "extern kernel '%s' has no GPU kernel and no graph node to run on the host", b->name);
+            *has_fb = true;
+        } else if (b->ext == EXT_SDPA) *has_sdpa = true;
+        else *has_mm = true;
     }
     for (int i = 0; i < s->ir->nbufs; i++)
         if (!cu_type(s->ir->bufs[i]->layout.dtype))
             return mi_err(ctx, NULL, 0, 0, "buffer '%s': dtype %s is not supported by the CUDA code generator", s->ir->bufs[i]->name, dtype_abbrev(s->ir->bufs[i]->layout.dtype));
     for (int i = 0; i < s->nbranches; i++)
         for (int k = 0; k < 2; k++)
-            if (scan_externs(ctx, s->branches[i].s[k], has_mm, has_sdpa, max_syms) < 0) return -1;
+            if (scan_externs(ctx, s->branches[i].s[k], has_mm, has_sdpa, has_fb, max_syms) < 0) return -1;
     return 0;
 }
 
-static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, StrBuf *out);
+/* Has s or one of its cond branches a buffer of dtype t? */
+static bool uses_dtype(const Schedule *s, DType t) {
+    for (int i = 0; i < s->ir->nbufs; i++)
+        if (s->ir->bufs[i]->layout.dtype == t) return true;
+    for (int i = 0; i < s->nbranches; i++)
+        for (int k = 0; k < 2; k++)
+            if (uses_dtype(s->branches[i].s[k], t)) return true;
+    return false;
+}
+
+static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool fb, StrBuf *out);
 
 /* The kernels of every cond branch (recursively) and each branch's launch function, then the
  * kernels of s itself. */
-static int emit_kernels(MiCtx *ctx, const Schedule *s, StrBuf *out) {
+static int emit_kernels(MiCtx *ctx, const Schedule *s, bool fb, StrBuf *out) {
     for (int i = 0; i < s->nbranches; i++)
         for (int k = 0; k < 2; k++) {
             const Schedule *bs = s->branches[i].s[k];
-            if (emit_kernels(ctx, bs, out) < 0) return -1;
+            if (emit_kernels(ctx, bs, fb, out) < 0) return -1;
             sb_printf(out, "/* subgraph %s */\n", s->branches[i].cond->cond->names[k]);
-            if (emit_launch_fn(ctx, bs, s->branches[i].fn[k], out) < 0) return -1;
+            if (emit_launch_fn(ctx, bs, s->branches[i].fn[k], fb, out) < 0) return -1;
         }
     for (int k = 0; k < s->norder; k++) {
         const SchedGroup *g = &s->groups[s->order[k]];
@@ -282,22 +380,26 @@ static int emit_kernels(MiCtx *ctx, const Schedule *s, StrBuf *out) {
 
 /* torch.ops.higher_order.cond: the predicate is read back to the host (one element, the stream
  * synchronized), then one branch's launch function runs on the operands' device pointers. */
+typedef struct CondHow { const char *pred_type; bool fb; } CondHow;
 static void cond_tail(void *arg, const char *pred, const char *index, const char *f0, const char *f1, StrBuf *out) {
-    const char *pt = arg;
+    const CondHow *h = arg;
+    const char *fb = h->fb ? ", fb" : "";
     sb_printf(out, "        %s mi_pred;\n        MI_CK(cudaMemcpyAsync(&mi_pred, %s + %s, sizeof mi_pred, cudaMemcpyDeviceToHost, mi_st));\n"
                    "        MI_CK(cudaStreamSynchronize(mi_st));\n"
-                   "        if ((mi_pred ? %s(cin, cout, csyms0, mi_st) : %s(cin, cout, csyms1, mi_st)) != 0) return 1;\n    }\n",
-              pt, pred, index, f0, f1);
+                   "        if ((mi_pred ? %s(cin, cout, csyms0, mi_st%s) : %s(cin, cout, csyms1, mi_st%s)) != 0) return 1;\n    }\n",
+              h->pred_type, pred, index, f0, fb, f1, fb);
 }
 
-/* `static int NAME(d_in, d_out, syms, stream)`: every kernel of s in order on device pointers,
- * intermediates from the stream-ordered pool. */
-static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, StrBuf *outp) {
+/* `static int NAME(d_in, d_out, syms, stream[, fb])`: every kernel of s in order on device
+ * pointers, intermediates from the stream-ordered pool; with host round trips (fb) the callback
+ * table too. */
+static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool fb, StrBuf *outp) {
     const IrModule *m = s->ir;
     StrBuf out;
     sb_init(&out);
-    sb_printf(&out, "static int %s(void *const *d_in, void *const *d_out, const int64_t *syms, cudaStream_t mi_st)\n{\n"
-                    "    MiSyms mi_sy;\n    memset(&mi_sy, 0, sizeof mi_sy);\n    (void)d_in; (void)d_out; (void)syms;\n", fname);
+    sb_printf(&out, "static int %s(void *const *d_in, void *const *d_out, const int64_t *syms, cudaStream_t mi_st%s)\n{\n"
+                    "    MiSyms mi_sy;\n    memset(&mi_sy, 0, sizeof mi_sy);\n    (void)d_in; (void)d_out; (void)syms;%s\n", fname,
+              fb ? ", const MiFb *fb" : "", fb ? " (void)fb;" : "");
     for (int i = 0; i < m->nsyms; i++)
         sb_printf(&out, "    const int64_t %s = syms[%d]; mi_sy.v[%d] = %s; (void)%s;\n", m->sym_names[i], i, i, m->sym_names[i], m->sym_names[i]);
     sb_put(&out, "    int mi_sms = 0;\n    MI_CK(cudaDeviceGetAttribute(&mi_sms, cudaDevAttrMultiProcessorCount, 0));\n");
@@ -331,8 +433,10 @@ static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, StrB
         }
         const Buffer *eb = g->is_extern ? s->nodes[g->nodes[0]].buf : NULL;
         if (eb && eb->ext == EXT_COND) {
-            if (cg_emit_cond_call(ctx, s, eb, cond_tail, (void *)cu_type(eb->eargs[0].buf->layout.dtype), &out) < 0) { free(allocated); sb_free(&out); return -1; }
-        } else if (eb) emit_extern_call(eb, &out);
+            CondHow how = {cu_type(eb->eargs[0].buf->layout.dtype), fb};
+            if (cg_emit_cond_call(ctx, s, eb, cond_tail, &how, &out) < 0) { free(allocated); sb_free(&out); return -1; }
+        } else if (eb && codegen_cuda_on_host(eb)) emit_host_call(s, eb, &out);
+        else if (eb) emit_extern_call(eb, &out);
         else cu_emit_launch(s, g, &out);
     }
     sb_put(&out, "    MI_CK(cudaGetLastError());\n");
@@ -345,26 +449,44 @@ static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, StrB
     return 0;
 }
 
+static const char *stage_src, *call_src, *time_src;
+
+/* Append text with every occurrence of a1 replaced by b1 and of a2 by b2. */
+static void put_subst(StrBuf *out, const char *text, const char *a1, const char *b1, const char *a2, const char *b2) {
+    while (*text) {
+        const char *p1 = strstr(text, a1), *p2 = strstr(text, a2);
+        const char *p = p1 && (!p2 || p1 < p2) ? p1 : p2;
+        if (!p) { sb_put(out, text); return; }
+        sb_putn(out, text, (size_t)(p - text));
+        sb_put(out, p == p1 ? b1 : b2);
+        text = p + strlen(p == p1 ? a1 : a2);
+    }
+}
+
 char *codegen_cuda(MiCtx *ctx, const Schedule *s) {
     const IrModule *m = s->ir;
     StrBuf out;
     sb_init(&out);
     sb_put(&out, CODEGEN_CUDA_MARKER ": one __global__ kernel per fused group, then call() */\n");
     sb_put(&out, prelude);
-    bool has_mm = false, has_sdpa = false;
+    bool has_mm = false, has_sdpa = false, has_fb = false;
     int nsyms = 1;
-    if (scan_externs(ctx, s, &has_mm, &has_sdpa, &nsyms) < 0) { sb_free(&out); return NULL; }
+    if (scan_externs(ctx, s, &has_mm, &has_sdpa, &has_fb, &nsyms) < 0) { sb_free(&out); return NULL; }
+    if (uses_dtype(s, DT_F16)) sb_put(&out, "#include <cuda_fp16.h>\n");
+    if (uses_dtype(s, DT_BF16)) sb_put(&out, "#include <cuda_bf16.h>\n");
+    sb_put(&out, prelude_defs);
+    if (has_fb) sb_put(&out, cg_fallback_abi);
     sb_printf(&out, "struct MiSyms { int64_t v[%d]; };\nstruct MiStrides4 { int64_t s[4]; };\n\n", nsyms);
     if (has_mm) sb_put(&out, gemm_src);
     if (has_sdpa) sb_put(&out, sdpa_src);
-    if (emit_kernels(ctx, s, &out) < 0) { sb_free(&out); return NULL; }
+    if (emit_kernels(ctx, s, has_fb, &out) < 0) { sb_free(&out); return NULL; }
     /* ABI symbols */
     sb_put(&out, "extern \"C\" const char *mi_sym_names[] = {");
     for (int i = 0; i < m->nsyms; i++) sb_printf(&out, "\"%s\", ", m->sym_names[i]);
     sb_put(&out, "NULL};\n");
     sb_printf(&out, "extern \"C\" const int mi_num_outputs = %d;\n\n", m->noutputs);
     sb_put(&out, "/* all kernels in order, on device pointers */\n");
-    if (emit_launch_fn(ctx, s, "mi_launch", &out) < 0) { sb_free(&out); return NULL; }
+    if (emit_launch_fn(ctx, s, "mi_launch", has_fb, &out) < 0) { sb_free(&out); return NULL; }
 
     /* host-side staging: storage bytes of each input and output */
     sb_put(&out, "static void mi_sizes(const int64_t *syms, size_t *in_bytes, size_t *out_bytes)\n{\n");
@@ -388,7 +510,23 @@ char *codegen_cuda(MiCtx *ctx, const Schedule *s) {
     sb_put(&out, "static const bool mi_input_mutated[] = {");
     for (int i = 0; i < m->ninputs; i++) sb_printf(&out, "%s, ", m->inputs[i]->mutated ? "true" : "false");
     sb_put(&out, "false};\n\n");
-    sb_put(&out,
+    sb_put(&out, stage_src);
+    if (has_fb) {   /* call_fb passes minductor's callback table on; call() has none */
+        put_subst(&out, call_src, "int call(void *const *inputs, void *const *outputs, const int64_t *syms)",
+                  "int call_fb(void *const *inputs, void *const *outputs, const int64_t *syms, const MiFb *fb)", "syms, 0)", "syms, 0, fb)");
+        sb_put(&out, "extern \"C\" int call(void *const *inputs, void *const *outputs, const int64_t *syms)\n{\n"
+                     "    return call_fb(inputs, outputs, syms, NULL);\n}\n\n");
+        put_subst(&out, time_src, "/* device-only timing:", "/* device-only timing (no host round trip can run: no callback table):",
+                  "syms, 0)", "syms, 0, NULL)");
+    } else {
+        sb_put(&out, call_src);
+        sb_put(&out, time_src);
+    }
+    return sb_take(&out);
+}
+
+/* The host side of every module: staging inputs and outputs between host and GPU ... */
+static const char *stage_src =
         "/* copy inputs to the GPU, allocate outputs there */\n"
         "struct MiStage { void *d_in[64 + 1]; void *d_out[64 + 1]; size_t in_bytes[64 + 1], out_bytes[64 + 1]; };\n"
         "static int mi_stage_in(MiStage *g, void *const *inputs, const int64_t *syms)\n{\n"
@@ -415,7 +553,9 @@ char *codegen_cuda(MiCtx *ctx, const Schedule *s) {
         "        if (mi_input_mutated[i] && g->in_bytes[i] && cudaMemcpy(inputs[i], g->d_in[i], g->in_bytes[i], cudaMemcpyDeviceToHost) != cudaSuccess) rc = 1;\n"
         "    return rc;\n}\n"
         "static void mi_stage_free(MiStage *g)\n{\n"
-        "    for (int i = 0; i < 64; i++) { if (g->d_in[i]) cudaFree(g->d_in[i]); if (g->d_out[i]) cudaFree(g->d_out[i]); }\n}\n\n"
+        "    for (int i = 0; i < 64; i++) { if (g->d_in[i]) cudaFree(g->d_in[i]); if (g->d_out[i]) cudaFree(g->d_out[i]); }\n}\n\n";
+/* ... call(): copies in, runs, copies out ... */
+static const char *call_src =
         "extern \"C\" int call(void *const *inputs, void *const *outputs, const int64_t *syms)\n{\n"
         "    char msg[256];\n"
         "    if (mi_cuda_probe(msg, sizeof msg) != 0) { snprintf(mi_errbuf, sizeof mi_errbuf, \"no CUDA GPU available (%s)\", msg); return 1; }\n"
@@ -425,7 +565,9 @@ char *codegen_cuda(MiCtx *ctx, const Schedule *s) {
         "    if (rc == 0) { cudaError_t e = cudaDeviceSynchronize(); if (e != cudaSuccess) rc = mi_fail(e, \"kernels\"); }\n"
         "    if (rc == 0) rc = mi_stage_out(&g, inputs, outputs);\n"
         "    mi_stage_free(&g);\n"
-        "    return rc;\n}\n\n"
+        "    return rc;\n}\n\n";
+/* ... and mi_cuda_time(): the kernels alone */
+static const char *time_src =
         "/* device-only timing: inputs copied once; ms[r] = CUDA-event time of run r (after `warmup` runs);\n"
         "   before each run a 256 MB memset evicts L2 (as triton.testing.do_bench does) */\n"
         "extern \"C\" int mi_cuda_time(void *const *inputs, void *const *outputs, const int64_t *syms, int warmup, int reps, double *ms)\n{\n"
@@ -451,6 +593,4 @@ char *codegen_cuda(MiCtx *ctx, const Schedule *s) {
         "    if (rc == 0) rc = mi_stage_out(&g, inputs, outputs);\n"
         "    if (a) cudaEventDestroy(a);\n    if (b) cudaEventDestroy(b);\n    if (flush) cudaFree(flush);\n"
         "    mi_stage_free(&g);\n"
-        "    return rc;\n}\n");
-    return sb_take(&out);
-}
+        "    return rc;\n}\n";

@@ -15,6 +15,9 @@
  *     or symbolic rows are strided; block reductions with warp shuffles (__shfl_xor_sync) through
  *     shared memory; welford (var_mean) as (mean, m2, n); reductions over a strided dim with a
  *     contiguous output dim use 8 x 128 blocks (column reductions).
+ * Ops without a GPU kernel run on the host (codegen_cuda_on_host): the module then exports
+ * call_fb(inputs, outputs, syms, const MiFb *fb) like a C module with fallbacks, and call() is
+ * call_fb(..., NULL). f16 / bf16 buffers are __half / __nv_bfloat16, computed in float.
  * The first line is CODEGEN_CUDA_MARKER, which is how core/runtime/runtime.c knows to build with nvcc. */
 #ifndef CODEGEN_CUDA_H
 #define CODEGEN_CUDA_H
@@ -25,6 +28,15 @@
 
 /* malloc'd CUDA source, or NULL + ctx error (unsupported dtype, ...). */
 char *codegen_cuda(MiCtx *ctx, const Schedule *s);
+
+/* Does extern buffer b run on the host under this backend (a host round trip: the GPU waits,
+ * the argument buffers are copied to host memory, the graph node's C reference runs through the
+ * module's callback table, call_fb, and the results are copied back)? FallbackKernels, and
+ * externs without a GPU kernel here (anything but f32 mm/addmm/bmm and attention). */
+bool codegen_cuda_on_host(const Buffer *b);
+/* What such a round trip copies, for `sched`: "host round trip: to the host arg0_1 (48.0 KiB)
+ * buf3 (1.0 KiB); back to the GPU buf4 (64.0 KiB)". */
+void codegen_cuda_host_note(const IrModule *m, const Buffer *b, StrBuf *out);
 
 /* True when src was made by codegen_cuda (starts with CODEGEN_CUDA_MARKER). */
 bool codegen_is_cuda_source(const char *src);

@@ -28,6 +28,8 @@ const char *cu_type(DType t) {
     case DT_I8: return "int8_t";
     case DT_U8: return "uint8_t";
     case DT_BOOL: return "bool";
+    case DT_F16: return "__half";
+    case DT_BF16: return "__nv_bfloat16";
     default: return NULL;
     }
 }
@@ -47,7 +49,32 @@ static bool cuda_math(StrBuf *out, IrMathOp op, DType at, const char *const *a) 
     default: return false;
     }
 }
-static const CgOverrides cuda_overrides = {"CUDA", cu_type, NULL, "true", "false", cuda_math, NULL};
+/* Half precision as Triton computes it (triton_compute_type): f16 and bf16 values are floats
+ * in registers; a load converts up, a store rounds to nearest even. An explicit cast to f16 or
+ * bf16 rounds too (as the cpp backend's legalized casts and eager do), then goes on as float. */
+static DType cuda_compute_dtype(DType t) { return t == DT_F16 || t == DT_BF16 ? DT_F32 : t; }
+static bool cuda_to_dtype(StrBuf *out, const char *x, DType dt, DType src) {
+    if (dt == DT_F16) sb_printf(out, "__half2float(__float2half_rn((float)(%s)))", x);
+    else if (dt == DT_BF16) sb_printf(out, "__bfloat162float(__float2bfloat16_rn((float)(%s)))", x);
+    else return false;
+    return true;
+}
+static const CgOverrides cuda_overrides = {"CUDA", cu_type, cuda_compute_dtype, "true", "false", cuda_math, cuda_to_dtype};
+
+/* The register type of values of dtype t (float for f16/bf16). */
+static const char *cu_vtype(DType t) { return cg_value_type(&cuda_overrides, t); }
+/* A loaded element of a buffer of dtype t in its register type / a value v rounded for a
+ * store into such a buffer: `__half2float(p[i])`, `__float2half_rn(v)`. */
+static void cu_load_expr(StrBuf *out, DType t, const char *elem) {
+    if (t == DT_F16) sb_printf(out, "__half2float(%s)", elem);
+    else if (t == DT_BF16) sb_printf(out, "__bfloat162float(%s)", elem);
+    else sb_put(out, elem);
+}
+static const char *cu_store_val(DType t, const char *v, char *buf, size_t n) {
+    if (t != DT_F16 && t != DT_BF16) return v;
+    snprintf(buf, n, "%s(%s)", t == DT_F16 ? "__float2half_rn" : "__float2bfloat16_rn", v);
+    return buf;
+}
 
 /* ---- the emitting handler ---- */
 typedef struct VecBuf { char name[64]; bool is_store; bool loaded, stored; } VecBuf;
@@ -98,14 +125,14 @@ static IrVal cu_new(Cu *e, const char *name, DType dt) {
     }
     e->cache_of[e->n] = -1;
     snprintf(e->names[e->n], 80, "%s", name);
-    e->dts[e->n] = dt;
+    e->dts[e->n] = cuda_compute_dtype(dt);
     return e->n++;
 }
 static IrVal cu_tmp(Cu *e, DType dt, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static IrVal cu_tmp(Cu *e, DType dt, const char *fmt, ...) {
     char nm[32];
     snprintf(nm, sizeof nm, "tmp%d", (*e->tmp)++);
-    const char *ct = cu_type(dt);
+    const char *ct = cu_type(cuda_compute_dtype(dt));
     if (!ct) { e->bad = true; snprintf(e->err, sizeof e->err, "dtype %s is not supported by the CUDA code generator", dtype_abbrev(dt)); ct = "float"; }
     char buf[1024];
     va_list ap;
@@ -153,15 +180,22 @@ static IrVal cu_load(OpsHandler *h, Buffer *buf, Expr *index) {
                 return r;
             }
     if (rc && !cacheable) rc->shared_rw = true;
-    StrBuf ix;
+    StrBuf ix, el;
     sb_init(&ix);
+    sb_init(&el);
     ex(&ix, index);
-    IrVal r = cu_tmp(e, buf->layout.dtype, "%s[%s]", name, ix.s);
+    sb_printf(&ix, "]");
+    sb_printf(&el, "%s[%s", name, ix.s);
     sb_free(&ix);
+    sb_init(&ix);
+    cu_load_expr(&ix, buf->layout.dtype, el.s);
+    IrVal r = cu_tmp(e, buf->layout.dtype, "%s", ix.s);
+    sb_free(&ix);
+    sb_free(&el);
     if (cacheable && rc->n < 64) {
         int id = rc->n;
         rc->e[rc->n].buf = tb; rc->e[rc->n].idx = index; rc->e[rc->n].id = id; rc->e[rc->n].scalar = false; rc->n++;
-        sb_printf(&rc->decls, "        %s mi_c%d[%d];\n", cu_type(buf->layout.dtype), id, rc->slots);
+        sb_printf(&rc->decls, "        %s mi_c%d[%d];\n", cu_vtype(buf->layout.dtype), id, rc->slots);
         sb_printf(e->body, "%smi_c%d[mi_j] = %s;\n", e->indent, id, nm(e, r));
         e->cache_of[r] = id;
     }
@@ -174,7 +208,7 @@ static void cu_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     if (rc && cu_type(buf->layout.dtype) && rc->n < 64) {   /* keep the value for later nodes */
         int id = rc->n;
         rc->e[rc->n].buf = buf; rc->e[rc->n].idx = index; rc->e[rc->n].id = id; rc->e[rc->n].scalar = false; rc->n++;
-        sb_printf(&rc->decls, "        %s mi_c%d[%d];\n", cu_type(buf->layout.dtype), id, rc->slots);
+        sb_printf(&rc->decls, "        %s mi_c%d[%d];\n", cu_vtype(buf->layout.dtype), id, rc->slots);
         sb_printf(e->body, "%smi_c%d[mi_j] = %s;\n", e->indent, id, nm(e, v));
         if (group_local(rc->s, rc->g, buf, index)) {
             sb_printf(e->body, "%s/* %s is only read inside this kernel, from registers: not stored */\n", e->indent, buf->name);
@@ -195,7 +229,8 @@ static void cu_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     }
     sb_printf(e->body, "%s%s[", e->indent, buf->name);
     ex(e->body, index);
-    sb_printf(e->body, "] = %s;\n", nm(e, v));
+    char sv[128];
+    sb_printf(e->body, "] = %s;\n", cu_store_val(buf->layout.dtype, nm(e, v), sv, sizeof sv));
 }
 static IrVal cu_constant(OpsHandler *h, double v, DType dt) {
     Cu *e = h->self;
@@ -240,10 +275,8 @@ static IrVal cu_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, I
     Cu *e = h->self;
     char acc[32];
     snprintf(acc, sizeof acc, "acc%d", (*e->tmp)++);
-    const char *ct = cu_type(dt) ? cu_type(dt) : "float";
-    const char *st = cu_type(src) ? cu_type(src) : "float";
+    const char *ct = cu_vtype(dt), *st = cu_vtype(src);
     const char *x = nm(e, v);
-    bool fl = dtype_is_float(dt), sfl = dtype_is_float(src);
     const char *ind = "            ";
     char out[64];
     snprintf(out, sizeof out, "%s", acc);
@@ -296,8 +329,7 @@ static IrVal cu_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, I
         break;
     case RED_MAX: case RED_MIN: {
         bool mx = rt == RED_MAX;
-        if (fl) sb_printf(e->pre, "%s%s %s = %sINFINITY;\n", ind, ct, acc, mx ? "-" : "");
-        else sb_printf(e->pre, "%s%s %s = %s;\n", ind, ct, acc, mx ? "INT64_MIN" : "INT64_MAX");
+        sb_printf(e->pre, "%s%s %s = %s;\n", ind, ct, acc, cg_red_init(dt, mx));
         /* NaN propagates like torch.amax/amin */
         sb_printf(e->body, "%s%s = %s(%s, %s);\n", e->indent, acc, mx ? "mi_max_nan" : "mi_min_nan", acc, x);
         sb_printf(e->mid, "%s%s = %s(%s, %s(), mi_shared);\n", ind, acc, e->reducer, acc, mx ? "MiMax" : "MiMin");
@@ -305,8 +337,7 @@ static IrVal cu_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, I
     }
     case RED_ARGMAX: case RED_ARGMIN: {
         bool mx = rt == RED_ARGMAX;
-        sb_printf(e->pre, "%sMiArg<%s> %s = {%s, INT64_MAX};\n", ind, st, acc,
-                  sfl ? (mx ? "-INFINITY" : "INFINITY") : (mx ? "INT64_MIN" : "INT64_MAX"));
+        sb_printf(e->pre, "%sMiArg<%s> %s = {%s, INT64_MAX};\n", ind, st, acc, cg_red_init(src, mx));
         sb_printf(e->body, "%s%s = mi_arg_combine<%s, %d>(%s, MiArg<%s>{%s, mi_r});\n", e->indent, acc, st, mx, acc, st, x);
         sb_printf(e->mid, "%s%s = %s(%s, MiArgOp<%s, %d>(), mi_shared);\n", ind, acc, e->reducer, acc, st, mx);
         snprintf(out, sizeof out, "%s.i", acc);
@@ -336,12 +367,13 @@ static void cu_store_red(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
         const Buffer *tb = ir_store_target(buf);
         int id = rc->n;
         rc->e[rc->n].buf = tb; rc->e[rc->n].idx = index; rc->e[rc->n].id = id; rc->e[rc->n].scalar = true; rc->n++;
-        sb_printf(&rc->decls, "        %s mi_c%d;\n", cu_type(buf->layout.dtype), id);
+        sb_printf(&rc->decls, "        %s mi_c%d;\n", cu_vtype(buf->layout.dtype), id);
         sb_printf(e->post, "            mi_c%d = %s;\n", id, nm(e, v));
     }
     sb_printf(e->post, "            if (%s) %s[", e->red_guard, ir_store_target(buf)->name);
     ex(e->post, index);
-    sb_printf(e->post, "] = %s;\n", nm(e, v));
+    char sv[128];
+    sb_printf(e->post, "] = %s;\n", cu_store_val(buf->layout.dtype, nm(e, v), sv, sizeof sv));
 }
 
 static void cu_init(Cu *e, int *tmp, StrBuf *pre, StrBuf *body, StrBuf *mid, StrBuf *post, const char *indent) {

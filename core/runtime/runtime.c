@@ -753,13 +753,16 @@ int rt_time(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs
     if (prepare(ctx, m, g, inputs, ninputs, &pp) != 0) return -1;
     double *t = mi_xcalloc((size_t)reps, sizeof *t);
     int rc = 0;
-    if (m->cuda_time) {   /* kernels alone, CUDA events; inputs stay on the GPU */
+    /* kernels alone, CUDA events, inputs staying on the GPU; a CUDA module with host round
+     * trips (call_fb) is timed whole, copies included, as its fallbacks need the callbacks */
+    bool device_time = m->cuda_time && !m->call_fb;
+    if (device_time) {
         rc = m->cuda_time(pp.in_ptrs, pp.out_ptrs, pp.syms, warmup, reps, t);
         if (rc != 0) rc = mi_err(ctx, m->src_path, 0, 0, "CUDA module failed: %s", m->cuda_error ? m->cuda_error() : "?");
         for (int i = 0; i < reps; i++) t[i] *= 1e-3;
     }
-    for (int i = 0; i < warmup && rc == 0 && !m->cuda_time; i++) rc = invoke(ctx, m, &pp);
-    for (int i = 0; i < reps && rc == 0 && !m->cuda_time; i++) {
+    for (int i = 0; i < warmup && rc == 0 && !device_time; i++) rc = invoke(ctx, m, &pp);
+    for (int i = 0; i < reps && rc == 0 && !device_time; i++) {
         uint64_t t0 = mi_now_ns();
         if (ctx->time_fresh_outputs) rc = invoke_fresh_outputs(ctx, m, &pp);
         else rc = invoke(ctx, m, &pp);
