@@ -59,10 +59,10 @@ static void split_outer(MiCtx *ctx) {
          "fuse op0 + op1 score=960: horizontal: shared reads; outer loops [4, 6, 10] and [2, 12, 10] both split to [2, 2, 6, 10]\n"},
         /* same total, other elements (the rows of a transpose): refused, the split undone */
         {"sched_split_outer_permuted_view", 2, 3,
-         "skip op0 + op2 score=1056: outer sizes differ: [4, 6] vs [24, 10] (split to one shape: buf0 read at a different index than op0 writes it)\n"
-         "skip op1 + op2 score=1056: outer sizes differ: [4, 6] vs [24, 10] (split to one shape: buf1 read at a different index than op1 writes it)\n"
+         "skip op0 + op2 score=1056: memory deps did not match; outer sizes differ: [4, 6] vs [24, 10] (split to one shape: buf0 read at a different index than op0 writes it)\n"
+         "skip op1 + op2 score=1056: memory deps did not match; outer sizes differ: [4, 6] vs [24, 10] (split to one shape: buf1 read at a different index than op1 writes it)\n"
          "fuse op0 + op1 score=960: horizontal: shared reads\n"
-         "skip op0_op1 + op2 score=1152: outer sizes differ: [4, 6] vs [24, 10] (split to one shape: buf0 read at a different index than op0 writes it)\n"},
+         "skip op0_op1 + op2 score=1152: memory deps did not match; outer sizes differ: [4, 6] vs [24, 10] (split to one shape: buf0 read at a different index than op0 writes it)\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char path[256], *dec = NULL;
@@ -149,8 +149,26 @@ int main(void) {
     k = kernels(ctx, "cpu/reductions/graph0", true, &dec, NULL);
     is_int(k, 1, "reductions: one cpp kernel, as Inductor's cpp_fused_add_amax_div_sqrt_sub_sum_var_mean_0");
     is_int(last_groups, 2, "reductions: row loop nest + column sum loop nest");
-    ok(dec && strstr(dec, "skip op3 + op0_op1_op2_op4 score=49536: outer sizes differ: [96] vs [128]\n") != NULL,
+    /* in the words Inductor would use (CppScheduling refuses silently: both groups shown) */
+    ok(dec && strstr(dec, "skip op3 + op0_op1_op2_op4 score=49536: cpp: ((96,), (128,)) vs ((128,), (96,)); outer sizes differ: [96] vs [128]\n") != NULL,
        "reductions: the rejected fusion is recorded with its reason");
+    free(dec); dec = NULL;
+    ctx->target = MI_DEV_CUDA;   /* Triton: simd.py's numel/rnumel text */
+    kernels(ctx, "cuda/reductions/graph0", true, &dec, NULL);
+    ctx->target = MI_DEV_CPU;
+    ok(dec && strstr(dec, "skip op3 + op0_op1_op2_op4 score=49536: numel/rnumel mismatch (reduce) (96, 128), (128, 96); outer sizes differ: [96] vs [128]\n") != NULL,
+       "cuda reductions: refused as numel/rnumel mismatch (reduce)");
+    free(dec); dec = NULL;
+    /* GPU loop reordering: the relu grad [32, 64] is walked as [64, 32] to fuse into the column sum */
+    ctx->target = MI_DEV_CUDA;
+    k = kernels(ctx, "cuda/checkpoint_train/graph1", true, &dec, NULL);
+    ctx->target = MI_DEV_CPU;
+    is_int(k, 3, "checkpoint_train backward on cuda: mm, the fused kernel, mm (as output_code.py)");
+    ok(dec && strstr(dec, "fuse op1 + op3 score=8192: vertical: producer into consumer; loops of op1 reordered to [64, 32]\n"), "the reordering is named");
+    free(dec); dec = NULL;
+    k = kernels(ctx, "cuda/checkpoint_train/graph1", true, &dec, NULL);
+    is_int(k, 4, "the same graph on cpu: no reordering (Inductor's cpu backend does not reorder): mm, relu grad, mm, sum");
+    ok(dec && strstr(dec, "skip op1 + op3") && !strstr(dec, "reordered"), "cpu: op1 + op3 refused");
     free(dec); dec = NULL;
     /* extern kernels never fuse; relu fuses... into nothing (its producer is extern) */
     is_int(kernels(ctx, "cpu/mlp/graph0", true, NULL, NULL), 3, "mlp: addmm, relu, addmm");

@@ -532,7 +532,7 @@ static void fuse_rounds(Schedule *s, Fx *f) {
             char why[160];
             bool rec = s->ndecisions < MAX_DECISIONS, full = false;
             if (fuse_cycle(s, f, ga, gb)) {
-                if (rec) record(s, gname(s, A), gname(s, B), false, score, "would create a cycle through another kernel");
+                if (rec) record(s, gname(s, A), gname(s, B), false, score, "will create cycle (through another kernel)");
                 continue;
             }
             int nouter = merge_shape(s, f, ga, gb, &full, why, sizeof why);
@@ -582,7 +582,11 @@ static void fuse_rounds(Schedule *s, Fx *f) {
                 }
             }
             if (nouter < 0) {
-                if (rec) record(s, gname(s, A), gname(s, B), false, score, why);
+                if (rec) {
+                    char said[256];
+                    sched_why_no_fuse(s, A->nodes, A->n, B->nodes, B->n, why, said, sizeof said);
+                    record(s, gname(s, A), gname(s, B), false, score, said);
+                }
                 free(tmp);
                 continue;
             }

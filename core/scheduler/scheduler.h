@@ -46,7 +46,7 @@ typedef struct FusionDecision {
     const char *a, *b;         /* group names ("op0_op1") */
     bool accepted;
     int64_t score;             /* bytes saved (shared buffer bytes; -1 when symbolic) */
-    char reason[160];
+    char reason[256];
 } FusionDecision;
 
 /* A cond buffer's two branches, each scheduled on its own (core/ir/ir_cond.c). */
@@ -108,6 +108,9 @@ SchedReshape *sched_reshape_pair(Schedule *s, const int *na, int nA, int redA, c
  * expressions have the same distinct strides. Returns the undo record (NULL: no such buffer,
  * nothing changed) and a "; loops of op1 reordered to [64, 32]" note. */
 SchedReshape *sched_reorder_pair(Schedule *s, const int *np, int nP, const int *nq, int nQ, char *note, size_t nn);
+/* A refused fusion of node lists na[] and nb[] in Inductor's WhyNoFuse words, our finding `raw`
+ * kept after "; " (core/scheduler/sched_why.c). */
+void sched_why_no_fuse(const Schedule *s, const int *na, int nA, const int *nb, int nB, const char *raw, char *out, size_t n);
 /* Undo (bodies, and the nodes' deps when `deps`) and free u. */
 void sched_reshape_undo(Schedule *s, SchedReshape *u, bool deps);
 
