@@ -277,6 +277,7 @@ static int dc_logical_not_(DecompB *b, Value *o, int *n) { return inplace_of(b, 
 static int dc_band_(DecompB *b, Value *o, int *n) { return inplace_of(b, o, n, "aten.bitwise_and.Tensor", 1); }
 static int dc_bor_(DecompB *b, Value *o, int *n) { return inplace_of(b, o, n, "aten.bitwise_or.Tensor", 1); }
 static int dc_clamp_min_t_(DecompB *b, Value *o, int *n) { return inplace_of(b, o, n, "aten.clamp_min.Tensor", 1); }
+static int dc_zero(DecompB *b, Value *outs, int *nout) { RET(db_full_like(b, db_tensor(b, 0, "self"), 0, DT_INVALID)); }
 static int dc_zero_(DecompB *b, Value *outs, int *nout) {
     Node *s = db_tensor(b, 0, "self");
     RET(db_op(b, "aten.copy_.default", VN(s), VN(db_full_like(b, s, 0, DT_INVALID))));
@@ -323,5 +324,6 @@ const OpDef ops_decomp_pointwise_table[] = {
     D("aten.bitwise_or_.Tensor", OPF_INPLACE, dc_bor_, true, "in-place bitwise_or"),
     D("aten.clamp_min_.Tensor", OPF_INPLACE, dc_clamp_min_t_, true, "in-place clamp_min"),
     D("aten.zero_.default", OPF_INPLACE, dc_zero_, true, "in-place fill with 0"),
+    D("aten.zero.default", 0, dc_zero, true, "zeros like self (functional zero_)"),
 };
 const int ops_decomp_pointwise_count = sizeof ops_decomp_pointwise_table / sizeof ops_decomp_pointwise_table[0];

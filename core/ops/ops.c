@@ -17,6 +17,8 @@ static const struct { const OpDef *rows; const int *n; } families[] = {
     {ops_conv_table, &ops_conv_count},
     {ops_random_table, &ops_random_count},
     {ops_decomp_pointwise_table, &ops_decomp_pointwise_count},
+    {ops_decomp_shape_table, &ops_decomp_shape_count},
+    {ops_decomp_reduce_table, &ops_decomp_reduce_count},
 };
 #define NFAM ((int)(sizeof families / sizeof families[0]))
 

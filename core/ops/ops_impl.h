@@ -106,6 +106,8 @@ extern const OpDef ops_conv_table[];      extern const int ops_conv_count;
 extern const OpDef ops_random_table[];    extern const int ops_random_count;
 /* ops implemented by their decomposition (core/ops/decomp_*.c, see decomp.h) */
 extern const OpDef ops_decomp_pointwise_table[]; extern const int ops_decomp_pointwise_count;
+extern const OpDef ops_decomp_shape_table[];     extern const int ops_decomp_shape_count;
+extern const OpDef ops_decomp_reduce_table[];    extern const int ops_decomp_reduce_count;
 
 /* generic infer_meta used by every row: runs row->shape on the node's arguments */
 int op_infer_generic(MiCtx *ctx, Graph *g, const Node *n, TensorMeta *out, int *nout);

@@ -478,6 +478,66 @@ done:
     return rc;
 }
 
+
+/* ---- diagonal / unfold ---- */
+
+/* diagonal(self, offset=0, dim1=0, dim2=1): dim1 and dim2 dropped, the diagonal appended as the
+ * last dim with stride stride1 + stride2, starting `offset` above (below when negative) the main
+ * one: x[2, 3] offset 1 -> [2] strides [4] offset 1 */
+static int shape_diagonal(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    TensorMeta *x;
+    int64_t off = 0, d1 = 0, d2 = 1;
+    *nout = 1;
+    if (self_meta(sa, &x)) return -1;
+    ArgRef ao = sa_arg(sa, 1, "offset"), a1 = sa_arg(sa, 2, "dim1"), a2 = sa_arg(sa, 3, "dim2");
+    if ((arg_present(ao) && sa_const_int(sa, ao, "offset", &off)) || (arg_present(a1) && sa_const_int(sa, a1, "dim1", &d1)) ||
+        (arg_present(a2) && sa_const_int(sa, a2, "dim2", &d2))) return -1;
+    if (x->ndim < 2) return sa_err(sa, "diagonal needs at least 2 dimensions, got %d", x->ndim);
+    if (sa_dim(sa, d1, x->ndim, &d1) || sa_dim(sa, d2, x->ndim, &d2)) return -1;
+    if (d1 == d2) return sa_err(sa, "diagonal dimensions cannot be identical %lld, %lld", (long long)d1, (long long)d2);
+    view_of(sa, out, x, x->ndim - 1);
+    int k = 0;
+    for (int i = 0; i < x->ndim; i++)
+        if (i != d1 && i != d2) { out->size[k] = x->size[i]; out->stride[k] = x->stride[i]; k++; }
+    SymCtx *S = sa->sym;
+    Expr *zero = sym_int(S, 0), *len;
+    if (off >= 0) {
+        len = sym_max(S, zero, sym_min(S, x->size[d1], sym_sub(S, x->size[d2], sym_int(S, off))));
+        out->offset = sym_add(S, out->offset, sym_mul(S, sym_int(S, off), x->stride[d2]));
+    } else {
+        len = sym_max(S, zero, sym_min(S, sym_add(S, x->size[d1], sym_int(S, off)), x->size[d2]));
+        out->offset = sym_add(S, out->offset, sym_mul(S, sym_int(S, -off), x->stride[d1]));
+    }
+    out->size[k] = len;
+    out->stride[k] = sym_add(S, x->stride[d1], x->stride[d2]);
+    return 0;
+}
+
+/* unfold(self, dimension, size, step): windows of `size` every `step` along dimension, the
+ * window as a new last dim: x[10] size 4 step 3 -> [3, 4] strides [3, 1] */
+static int shape_unfold(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    TensorMeta *x;
+    int64_t d, size, step;
+    *nout = 1;
+    if (self_meta(sa, &x) || sa_const_int(sa, sa_arg(sa, 1, "dimension"), "dimension", &d) ||
+        sa_const_int(sa, sa_arg(sa, 2, "size"), "size", &size) || sa_const_int(sa, sa_arg(sa, 3, "step"), "step", &step)) return -1;
+    if (step <= 0) return sa_err(sa, "step is %lld but must be > 0", (long long)step);
+    if (sa_dim(sa, d, x->ndim, &d)) return -1;
+    SymCtx *S = sa->sym;
+    Expr *dsize = x->ndim ? x->size[d] : sym_int(S, 1), *dstride = x->ndim ? x->stride[d] : sym_int(S, 1);
+    if (ex_cmp(sa, dsize, sym_int(S, size)) < 0)
+        return sa_err(sa, "maximum size for tensor at dimension %lld is smaller than size %lld", (long long)d, (long long)size);
+    view_of(sa, out, x, x->ndim + 1);
+    for (int i = 0; i < x->ndim; i++) { out->size[i] = x->size[i]; out->stride[i] = x->stride[i]; }
+    if (x->ndim) {
+        out->size[d] = sym_add(S, sym_floordiv(S, sym_sub(S, dsize, sym_int(S, size)), sym_int(S, step)), sym_int(S, 1));
+        out->stride[d] = sym_mul(S, dstride, sym_int(S, step));
+    }
+    out->size[x->ndim] = sym_int(S, size);
+    out->stride[x->ndim] = dstride;
+    return 0;
+}
+
 #define V(name, shape, doc) {name, OPF_VIEW, op_infer_generic, view_eval, doc, shape, NULL}
 #define VT(name, shape, doc) {name, OPF_VIEW | OPF_TUPLE, op_infer_generic, view_eval, doc, shape, NULL}
 
@@ -498,6 +558,8 @@ const OpDef ops_view_table[] = {
     V("aten.select.int", shape_select, "x[index] along dim (drops the dim)"),
     V("aten.as_strided.default", shape_as_strided, "view with explicit sizes, strides, offset"),
     V("aten.alias.default", shape_alias, "same tensor"),
+    V("aten.diagonal.default", shape_diagonal, "the (offset) diagonal of dims dim1, dim2 as the last dim"),
+    V("aten.unfold.default", shape_unfold, "sliding windows along a dim as a new last dim"),
     V("aten.detach.default", shape_alias, "same tensor (no autograd here)"),
     V("aten.lift_fresh.default", shape_alias, "same tensor"),
     VT("aten.split.Tensor", shape_split, "pieces of split_size along dim"),
