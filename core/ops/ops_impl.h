@@ -104,6 +104,8 @@ extern const OpDef ops_misc_table[];      extern const int ops_misc_count;
 extern const OpDef ops_index_table[];     extern const int ops_index_count;
 extern const OpDef ops_conv_table[];      extern const int ops_conv_count;
 extern const OpDef ops_random_table[];    extern const int ops_random_count;
+extern const OpDef ops_scan_table[];      extern const int ops_scan_count;
+extern const OpDef ops_scatter_table[];   extern const int ops_scatter_count;
 /* ops implemented by their decomposition (core/ops/decomp_*.c, see decomp.h) */
 extern const OpDef ops_decomp_pointwise_table[]; extern const int ops_decomp_pointwise_count;
 extern const OpDef ops_decomp_shape_table[];     extern const int ops_decomp_shape_count;

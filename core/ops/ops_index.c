@@ -685,6 +685,8 @@ const OpDef ops_index_table[] = {
     {"aten.cat.default", 0, op_infer_generic, cat_eval, "concatenate along dim", shape_cat, NULL},
     {"aten.stack.default", 0, op_infer_generic, stack_eval, "stack along a new dim", shape_stack, NULL},
     {"aten.index.Tensor", 0, op_infer_generic, index_eval, "advanced indexing x[i, None, j]", shape_index, NULL},
+    {"aten._unsafe_index.Tensor", 0, op_infer_generic, index_eval, "index.Tensor without bounds checks", shape_index, NULL},
+    {"aten._unsafe_index_put.default", OPF_SCATTER, op_infer_generic, index_put_eval, "index_put without bounds checks", shape_index_put, NULL},
     {"aten.index_put.default", OPF_SCATTER, op_infer_generic, index_put_eval, "clone of self with x[indices] = values (or +=)", shape_index_put, NULL},
     {"aten.index_put_.default", OPF_INPLACE, op_infer_generic, index_put_eval, "in-place x[indices] = values (or +=)", shape_index_put, NULL},
     {"aten.gather.default", 0, op_infer_generic, gather_eval, "out[i][j] = self[index[i][j]][j] (dim 0)", shape_gather, NULL},
