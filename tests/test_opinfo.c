@@ -42,6 +42,7 @@
 
 typedef struct Case {
     const char *name, *opinfo;
+    char ops[200];         /* the ATen ops of the case, for messages */
     bool random;
     char result[600];      /* "PASS" or "STAGE: message" */
 } Case;
@@ -156,13 +157,15 @@ static int run_case(const char *root, const Case *c, char *res, size_t n) {
     if (!code) { fail(res, n, "exec (codegen)", ctx); goto done; }
     mod = rt_compile(ctx, code);
     if (!mod) { fail(res, n, "exec (compile)", ctx); goto done; }
+    char what[300];
+    snprintf(what, sizeof what, "exec (compiled code of %.250s)", c->ops);
     if (c->random) {
         IValue *outs = NULL;
         int nouts = 0;
         tmp = clone_inputs(in, nin);
         irc = rt_run(ctx, mod, g, tmp, nin, &outs, &nouts, NULL);
         clear_inputs(tmp, nin);
-        if (irc) { fail(res, n, "exec", ctx); goto done; }
+        if (irc) { fail(res, n, what, ctx); goto done; }
         for (int k = 0; k < nouts && k < nref; k++) {
             if (outs[k].kind != IV_TENSOR || ref[k].kind != IV_TENSOR) continue;
             char a[128], b[128];
@@ -175,7 +178,7 @@ static int run_case(const char *root, const Case *c, char *res, size_t n) {
         StrBuf rep;
         sb_init(&rep);
         int ok = rt_check(ctx, mod, g, in, nin, 1e-4, 1e-4, &rep);
-        if (ok < 0) { sb_free(&rep); fail(res, n, "exec", ctx); goto done; }
+        if (ok < 0) { sb_free(&rep); fail(res, n, what, ctx); goto done; }
         if (ok == 0) {
             const char *bad = rep.s ? strstr(rep.s, "MISMATCH") : NULL;
             const char *line = bad;
@@ -221,6 +224,11 @@ static int load_index(const char *root, Case **cases) {
         (*cases)[i].name = mi_xstrdup(cJSON_GetStringValue(cJSON_GetObjectItem(e, "case")));
         (*cases)[i].opinfo = mi_xstrdup(cJSON_GetStringValue(cJSON_GetObjectItem(e, "opinfo")));
         (*cases)[i].random = cJSON_IsTrue(cJSON_GetObjectItem(e, "nondeterministic"));
+        cJSON *ops = cJSON_GetObjectItem(e, "ops"), *o;
+        size_t L = 0;
+        cJSON_ArrayForEach(o, ops)
+            if (cJSON_IsString(o) && L < sizeof (*cases)[i].ops - 1)
+                L += (size_t)snprintf((*cases)[i].ops + L, sizeof (*cases)[i].ops - L, "%s%s", L ? ", " : "", o->valuestring);
     }
     cJSON_Delete(j);
     return n;

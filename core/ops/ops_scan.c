@@ -381,8 +381,10 @@ done:
  * the count is computed. */
 static int shape_data_dependent(ShapeArgs *sa, TensorMeta *out, int *nout) {
     bool nz = !strcmp(sa->op->name, "aten.nonzero.default");
-    TensorMeta *x;
+    TensorMeta *x, *mm;
     if (sa_tensor(sa, sa_arg(sa, 0, "self"), "self", &x)) return -1;
+    if (!nz && sa_tensor(sa, sa_arg(sa, 1, "mask"), "mask", &mm)) return -1;
+    if (x->ndim > MI_MAX_DIMS || (!nz && mm->ndim > MI_MAX_DIMS)) return sa_err(sa, "rank too large");
     *nout = 1;
     Expr *count;
     if (sa->eval) {

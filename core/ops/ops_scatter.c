@@ -123,9 +123,9 @@ static int scatter_reduce_eval(const OpCall *c, IValue *out) {
     bool include_self = arg_bool(sa_arg(&sa, 5, "include_self"), true);
     int64_t dim;
     if (sa_const_int(&sa, sa_arg(&sa, 1, "dim"), "dim", &dim) || sa_dim(&sa, dim, x->ndim, &dim)) goto done;
-    if (!idx || (!index_style && idx->ndim != x->ndim && tensor_numel(idx))) { sa_err(&sa, "index must have the rank of self"); goto done; }
+    if (!x || !idx || (!index_style && idx->ndim != x->ndim && tensor_numel(idx))) { sa_err(&sa, "index must have the rank of self"); goto done; }
     if (!(o = ev_new(&sa, &m)) || tensor_copy_into(c->ctx, o, x)) goto done;
-    if (index_style && src->ndim != x->ndim) { sa_err(&sa, "source must have the rank of self"); goto done; }
+    if (index_style && (!src || src->ndim != x->ndim)) { sa_err(&sa, "source must have the rank of self"); goto done; }
     if (scatter_reduce_run(&sa, o, idx, (int)dim, src, value, kind, include_self, index_style)) goto done;
     ev_out_tensor(out, o);
     o = NULL;
