@@ -187,56 +187,104 @@ static void spec_not_found(Session *s, const char *log, const TraceCompileInfo *
     sb_free(&g);
 }
 
+/* Where a graph picked from a log comes from (load_from_log's result besides the graph). */
+typedef struct LogPick {
+    char desc[400];          /* "before_post_grad_graph#2 (backward)" when the log tells more than the id */
+    bool other_backward;     /* a default load took a forward and the compile also has a backward */
+    char note[800];          /* why another graph than the one asked for was loaded, or "" */
+    InputLayout *layouts;    /* the example inputs' layouts of that compilation (fx_graph_runnable) */
+    int nlayouts;
+} LogPick;
+
+/* The example inputs of the compile's nth fx_graph_runnable, into p (none when unreadable). */
+static void pick_layouts(Session *s, const char *log, const char *cid, int nth, LogPick *p) {
+    if (nth <= 0) return;
+    MiError saved = s->ctx->err;
+    char *text = trace_extract_artifact_nth(s->ctx, log, cid, "fx_graph_runnable", nth, NULL);
+    s->ctx->err = saved;
+    if (!text) return;
+    p->nlayouts = input_layouts_parse(text, &p->layouts);
+    free(text);
+}
+
+/* How many placeholders of g the example inputs give other strides than g prints. */
+static int layouts_differing(const Graph *g, const InputLayout *l, int n) {
+    int differ = 0;
+    for (int i = 0; i < n; i++) {
+        const Node *ph = graph_find((Graph *)g, l[i].name);
+        if (!ph || ph->kind != N_PLACEHOLDER || !ph->has_meta || ph->meta.ndim != l[i].ndim) continue;
+        for (int d = 0; d < l[i].ndim; d++) {
+            int64_t st;
+            if (!sym_is_int(ph->meta.stride[d], &st) || st != l[i].stride[d]) { differ++; break; }
+        }
+    }
+    return differ;
+}
+
 /* Load a graph of compile cid (NULL = any) of the log: spec names it ("NAME", "NAME#N",
- * "forward", "backward"), NULL = the first of default_artifacts. desc gets what was loaded
- * ("before_post_grad_graph#2 (backward)") when the log tells more than the compile id;
- * *other_backward is set when a default load took a forward and the compile also has a backward. */
-static Graph *load_from_log(Session *s, const char *log, const char *cid, const char *spec, char *desc,
-                            size_t ndesc, bool *other_backward) {
+ * "forward", "backward"), NULL = the first of default_artifacts. For the default and
+ * forward/backward, a before_post_grad_graph that equals the inductor_post_grad_graph after it
+ * gives way to the graph the compile was handed (trace_prepass_graph says why, in p->note);
+ * the compilation's example-input layouts go to p->layouts. */
+static Graph *load_from_log(Session *s, const char *log, const char *cid, const char *spec, LogPick *p) {
     char *text = NULL;
     int first_line = 1;
-    desc[0] = 0;
-    *other_backward = false;
+    memset(p, 0, sizeof *p);
     TraceCompileList cl = {0};
     if (cid && trace_list_compiles(s->ctx, log, &cl) < 0) return NULL;
     const TraceCompileInfo *c = find_compile(&cl, cid);
+    const char *name = NULL;
+    int nth = 1, runnable = 0;
+    bool choose = false;          /* the choice is ours (default, forward, backward) */
     if (spec && c) {
-        const char *name;
-        int nth;
-        if (trace_resolve_graph_spec(c, spec, &name, &nth)) {
-            text = trace_extract_artifact_nth(s->ctx, log, cid, name, nth, &first_line);
-            describe_artifact(c, name, nth, desc, ndesc);
-        } else {
-            spec_not_found(s, log, c, spec);
-        }
+        if (trace_resolve_graph_spec(c, spec, &name, &nth)) choose = !strcmp(spec, "forward") || !strcmp(spec, "backward");
+        else spec_not_found(s, log, c, spec);
     } else if (spec) {
         text = trace_extract_artifact(s->ctx, log, cid, spec, &first_line);
+    } else if (c) {
+        for (int d = 0; default_artifacts[d] && !name; d++)
+            for (int a = 0; a < c->n_artifacts && !name; a++)
+                if (!strcmp(c->artifacts[a], default_artifacts[d])) name = c->artifacts[a];
+        choose = name != NULL;
     } else {
         for (int d = 0; default_artifacts[d] && !text; d++) {
             mi_clear_err(s->ctx);
             text = trace_extract_artifact(s->ctx, log, cid, default_artifacts[d], &first_line);
-            if (text && c) {
-                int a = 0;
-                while (a < c->n_artifacts && strcmp(c->artifacts[a], default_artifacts[d])) a++;
-                if (a < c->n_artifacts && c->roles && c->roles[a]) {
-                    describe_artifact(c, default_artifacts[d], 1, desc, ndesc);
-                    const char *bn;
-                    int bnth;
-                    *other_backward = c->roles[a] != 'b' && trace_resolve_graph_spec(c, "backward", &bn, &bnth);
-                }
-            }
         }
-        if (!text) {
-            mi_err(s->ctx, log, 0, 0, "compile %s has no graph artifact (%s, %s, ...); "
-                   "name one: load LOG COMPILE_ID ARTIFACT", cid ? cid : "(any)",
-                   default_artifacts[0], default_artifacts[1]);
-            if (cid) explain_no_graph(s, log, cid);
+    }
+    if (name) {
+        if (choose && trace_prepass_graph(s->ctx, log, c, &name, &nth, &runnable, p->note, sizeof p->note) < 0) {
+            trace_compile_list_free(&cl);
+            return NULL;
         }
+        if (!choose) runnable = trace_runnable_of(c, name, nth);   /* a named artifact: its example inputs */
+        text = trace_extract_artifact_nth(s->ctx, log, cid, name, nth, &first_line);
+        describe_artifact(c, name, nth, p->desc, sizeof p->desc);
+        int a = 0, seen = 0;
+        for (; a < c->n_artifacts; a++)
+            if (!strcmp(c->artifacts[a], name) && ++seen == nth) break;
+        bool has_role = a < c->n_artifacts && c->roles && c->roles[a];
+        if (!spec && has_role) {
+            const char *bn;
+            int bnth;
+            p->other_backward = c->roles[a] != 'b' && trace_resolve_graph_spec(c, "backward", &bn, &bnth);
+        }
+        if (!has_role && !spec && !p->note[0]) p->desc[0] = 0;   /* inference: the id says it all */
+        if (text) pick_layouts(s, log, cid, runnable, p);
+    } else if (!text && !spec) {
+        mi_err(s->ctx, log, 0, 0, "compile %s has no graph artifact (%s, %s, ...); "
+               "name one: load LOG COMPILE_ID ARTIFACT", cid ? cid : "(any)",
+               default_artifacts[0], default_artifacts[1]);
+        if (cid) explain_no_graph(s, log, cid);
     }
     trace_compile_list_free(&cl);
     if (!text) return NULL;
     Graph *g = fx_parse(s->ctx, text, strlen(text), log, first_line);
     free(text);
+    if (g && p->note[0]) {        /* printed from now on as Inductor prints what it was handed */
+        g->expanded_def = false;
+        g->nout_comments = 0;
+    }
     return g;
 }
 
@@ -299,8 +347,9 @@ int cmd_load(Session *s, int argc, char **argv) {
     if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))    /* /dev/zero would be read forever */
         return mi_err(s->ctx, path, 0, 0, "is a device, not a graph file");
     Graph *g = NULL;
-    char picked[96] = "", desc[400] = "";
-    bool other_backward = false;
+    char picked[96] = "";
+    LogPick lp;
+    memset(&lp, 0, sizeof lp);
     if (looks_like_trace_log(path)) {
         if (argc == 2) {
             TraceCompileList cl = {0};
@@ -325,26 +374,34 @@ int cmd_load(Session *s, int argc, char **argv) {
                 return mi_err(s->ctx, path, 0, 0, "no compile has a graph artifact (%s, %s, ...); "
                               "to load another FX artifact name it: load %s COMPILE_ID ARTIFACT",
                               default_artifacts[0], default_artifacts[1], path);
-            g = load_from_log(s, path, cid, NULL, desc, sizeof desc, &other_backward);
+            g = load_from_log(s, path, cid, NULL, &lp);
             snprintf(picked, sizeof picked, "compile %s", cid);
         } else {
-            g = load_from_log(s, path, argv[2], argc == 4 ? argv[3] : NULL, desc, sizeof desc, &other_backward);
+            g = load_from_log(s, path, argv[2], argc == 4 ? argv[3] : NULL, &lp);
         }
     } else {
         if (argc > 2) return mi_err(s->ctx, path, 0, 0, "not a TORCH_TRACE log: a COMPILE_ID only makes sense for logs");
         g = graph_load_file(s->ctx, path);
     }
-    if (!g) return -1;
+    if (!g) { input_layouts_free(lp.layouts, lp.nlayouts); return -1; }
     ops_resolve_graph(g);
     char *args = join_args(argc, argv);
     char what[1600];
     snprintf(what, sizeof what, "%s%s%s%s%s", path, argc > 2 ? " " : (picked[0] ? " " : ""),
-             argc > 2 ? argv[2] : picked, desc[0] ? " " : "", desc);
+             argc > 2 ? argv[2] : picked, lp.desc[0] ? " " : "", lp.desc);
     strace_end_compile(s);       /* tracing: the previous graph's compile ends here */
     session_set_graph(s, g, args);
     free(args);
+    if (lp.note[0]) fprintf(s->out, "note: %s\n", lp.note);
     print_graph_summary(s, g, what);
-    if (other_backward)
+    if (lp.nlayouts) {
+        int differ = layouts_differing(g, lp.layouts, lp.nlayouts);
+        session_set_layouts(s, lp.layouts, lp.nlayouts);
+        if (differ)
+            fprintf(s->out, "  example inputs: %d placeholder%s laid out otherwise (fx_graph_runnable); step fake_tensor_prop "
+                    "re-infers the metas\n", differ, differ == 1 ? " is" : "s are");
+    }
+    if (lp.other_backward)
         fprintf(s->out, "  the backward: load %s %s backward\n", path, argc > 2 ? argv[2] : picked + 8);
     strace_begin_compile(s);     /* tracing: this graph is the next compile id */
     return 0;

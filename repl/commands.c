@@ -12,8 +12,10 @@ static const Command commands[] = {
     {"load", "load FILE | load LOG COMPILE_ID [ARTIFACT]",
      "Load a graph: FX text (print_readable, .py/.txt) or JSON (.json); or the graph of one\n"
      "compile of a TORCH_TRACE log (COMPILE_ID like 0/0; ARTIFACT defaults to\n"
-     "before_post_grad_graph, then aot_inference_graph / aot_forward_graph). `load LOG` alone\n"
-     "lists the log's compiles. A failed load keeps the previous graph.", cmd_load, CPL_FILE},
+     "before_post_grad_graph, then aot_inference_graph / aot_forward_graph; a\n"
+     "before_post_grad_graph equal to the post-grad graph gives way to the graph the\n"
+     "compilation was handed: aot_forward/backward_graph or after_joint_graph, with a note).\n"
+     "`load LOG` alone lists the log's compiles. A failed load keeps the previous graph.", cmd_load, CPL_FILE},
     {"graph", "graph [--stack] [--json]",
      "Print the current graph (the loaded graph after the applied passes) as FX text;\n"
      "--stack keeps the '# File:' comments, --json prints the JSON form.", cmd_graph, CPL_NONE},

@@ -37,6 +37,7 @@ void session_free(Session *s) {
     session_drop_compile(s);
     drop_pm(s);
     session_free_inputs(s->inputs, s->ninputs);
+    input_layouts_free(s->layouts, s->nlayouts);
     if (s->graph) graph_free(s->graph);
     free(s->trace_fail);
     viz_renderer_free(s->viz);
@@ -72,6 +73,7 @@ int session_rebuild_pm(Session *s) {
         Device d = { DEV_CUDA, 0 };
         pm_set_device(s->pm, d);
     }
+    if (s->nlayouts) pm_set_input_layouts(s->pm, s->layouts, s->nlayouts);
     if (s->patterns_path && pm_load_patterns(s->pm, s->patterns_path) < 0) return -1;
     if (s->break_pass) pm_set_break(s->pm, s->break_pass);
     if (cursor > 0 && pm_goto(s->pm, cursor) < 0) return -1;
@@ -91,7 +93,16 @@ void session_set_graph(Session *s, Graph *g, const char *load_args) {
     free(s->inputs_args); s->inputs_args = NULL;
     free(s->break_pass); s->break_pass = NULL;
     free(s->scope); s->scope = NULL;
+    input_layouts_free(s->layouts, s->nlayouts);
+    s->layouts = NULL; s->nlayouts = 0;
     session_rebuild_pm(s);
+}
+
+void session_set_layouts(Session *s, InputLayout *l, int n) {
+    input_layouts_free(s->layouts, s->nlayouts);
+    s->layouts = l;
+    s->nlayouts = n;
+    if (s->pm) pm_set_input_layouts(s->pm, l, n);
 }
 
 void session_set_inputs(Session *s, IValue *in, int n, const char *args) {

@@ -29,6 +29,8 @@ typedef struct Session {
 
     IValue *inputs; int ninputs;
     char *inputs_args;       /* arguments of the `inputs` command, for `save session` */
+    InputLayout *layouts; int nlayouts;   /* example inputs' layouts of a graph loaded from a log
+                                             (the fake_tensor_prop step), or none */
 
     CompileState *cs;        /* NULL until `lower` */
 
@@ -69,6 +71,9 @@ const Graph *graph_at_path(const Graph *g, const char *path);
 void session_set_graph(Session *s, Graph *g, const char *load_args);
 /* Take ownership of inputs (one per placeholder). */
 void session_set_inputs(Session *s, IValue *in, int n, const char *args);
+/* The example inputs' layouts for the loaded graph (takes ownership; NULL/0 none): the pass
+ * manager's fake_tensor_prop step applies them. session_set_graph drops them. */
+void session_set_layouts(Session *s, InputLayout *l, int n);
 /* Make random inputs from ctx->seed if none are set. -1 + ctx error. */
 int session_ensure_inputs(Session *s);
 /* Drop the lowered state (after the graph changed). */

@@ -386,64 +386,85 @@ static void moved(MiCtx *ctx) {
  * ranks of the multirank runs, whose graphs hold functional collectives), run through the
  * pipeline with random inputs, must print exactly as the inductor_post_grad_graph that follows
  * it in the same log. multirank/ok compile 1/0 needs reinplace of all_reduce -> all_reduce_. */
+/* Every Inductor compilation in the fixture logs: start from the graph its post-grad passes
+ * got (trace_prepass_graph: an aot / after_joint graph with the example inputs' layouts where
+ * the log's before_post_grad_graph equals the result, else before_post_grad_graph), run the
+ * pipeline, and print exactly the inductor_post_grad_graph that follows in the same log. */
 static void log_pairs(MiCtx *ctx) {
     static const char *const logs[] = {
         "tests/fixtures/logs/cpu_graph_break.log", "tests/fixtures/logs/cpu_recompile.log",
         "tests/fixtures/logs/cpu_seed_example.log", "tests/fixtures/logs/cuda_hop_cond.log",
-        "tests/fixtures/logs/cuda_reduce_overhead.log",
+        "tests/fixtures/logs/cuda_reduce_overhead.log", "tests/fixtures/logs/cpu_mlp_train.log",
         "tests/fixtures/logs/multirank/ok/dedicated_log_torch_trace_rank_0_oyubhhb6.log",
         "tests/fixtures/logs/multirank/ok/dedicated_log_torch_trace_rank_1_1pd_sfaa.log",
         "tests/fixtures/logs/multirank/compiler_collectives_failure/dedicated_log_torch_trace_rank_0_zxb1ue1g.log",
         "tests/fixtures/logs/multirank/compiler_collectives_failure/dedicated_log_torch_trace_rank_1_u3zg6d0p.log"};
-    int pairs = 0, agree = 0, collectives = 0;
+    int pairs = 0, agree = 0, collectives = 0, switched = 0;
     char err[2048];
     for (size_t l = 0; l < sizeof logs / sizeof logs[0]; l++) {
-        TraceReader *rd = trace_reader_open(ctx, logs[l]);
-        if (!rd) { ok(0, "open %s", logs[l]); continue; }
-        TraceRecord r;
-        char *before = NULL;
-        long bline = 0;
-        while (trace_reader_next(rd, &r) == 1) {
-            if (r.kind != TRACE_EV_ARTIFACT) continue;
-            if (!strcmp(r.name, "before_post_grad_graph")) {
-                free(before);
-                before = strdup(r.payload);
-                bline = r.line;
-                continue;
+        TraceCompileList cl;
+        if (trace_list_compiles(ctx, logs[l], &cl) < 0) { ok(0, "open %s", logs[l]); continue; }
+        for (int ci = 0; ci < cl.n; ci++) {
+            const TraceCompileInfo *c = &cl.c[ci];
+            int npost = 0;
+            for (int a = 0; a < c->n_artifacts; a++) npost += !strcmp(c->artifacts[a], "inductor_post_grad_graph");
+            for (int k = 1; k <= npost; k++) {
+                const char *name = "before_post_grad_graph";
+                int nth = k, runnable = 0;
+                char note[800];
+                if (trace_prepass_graph(ctx, logs[l], c, &name, &nth, &runnable, note, sizeof note) < 0) {
+                    ok(0, "%s %s: %s", logs[l], c->id, mi_err_str(ctx, err, sizeof err));
+                    continue;
+                }
+                switched += note[0] != 0;
+                int line = 0;
+                char *pre = trace_extract_artifact_nth(ctx, logs[l], c->id, name, nth, &line);
+                char *want = trace_extract_artifact_nth(ctx, logs[l], c->id, "inductor_post_grad_graph", k, NULL);
+                Graph *g = pre ? fx_parse(ctx, pre, strlen(pre), logs[l], line) : NULL;
+                pairs++;
+                if (!g || !want) {
+                    ok(0, "%s %s #%d loads: %s", logs[l], c->id, k, mi_err_str(ctx, err, sizeof err));
+                    free(pre); free(want); graph_free(g);
+                    continue;
+                }
+                g->expanded_def = false;       /* printed as Inductor prints what it was handed */
+                g->nout_comments = 0;
+                ops_resolve_graph(g);
+                IValue *in = NULL;
+                int nin = 0;
+                if (interp_random_inputs(ctx, g, NULL, 0, &in, &nin)) { in = NULL; nin = 0; mi_clear_err(ctx); }
+                PassManager *pm = pm_new(ctx, g, in, nin);
+                if (runnable) {
+                    char *txt = trace_extract_artifact_nth(ctx, logs[l], c->id, "fx_graph_runnable", runnable, NULL);
+                    InputLayout *lay = NULL;
+                    int nl = txt ? input_layouts_parse(txt, &lay) : 0;
+                    pm_set_input_layouts(pm, lay, nl);
+                    input_layouts_free(lay, nl);
+                    free(txt);
+                }
+                int rc = pm_run_all(pm);
+                char *rep = pm_report(pm);
+                ok(rc == pm_num_passes(pm) && pm_first_failure(pm) < 0, "%s %s #%d from %s: pipeline clean (%s)", logs[l] + 20,
+                   c->id, k, name, rep);
+                free(rep);
+                char *got = fx_print(pm_graph(pm), true);
+                if (!strcmp(got, want)) agree++;
+                else {
+                    char *d = text_diff(want, got, "inductor_post_grad_graph", "ours", 1);
+                    diag("%s %s #%d (from %s) differs from PyTorch:\n%s", logs[l], c->id, k, name, d);
+                    free(d);
+                }
+                if (strstr(want, "_c10d_functional.all_reduce_.default")) collectives++;
+                free(got); free(pre); free(want);
+                pm_free(pm);
+                if (in) interp_free_outputs(in, nin);
+                graph_free(g);
             }
-            if (strcmp(r.name, "inductor_post_grad_graph") || !before) continue;
-            pairs++;
-            Graph *g = fx_parse(ctx, before, strlen(before), logs[l], (int)bline + 1);
-            free(before);
-            before = NULL;
-            if (!g) { ok(0, "%s:%ld loads: %s", logs[l], bline, mi_err_str(ctx, err, sizeof err)); continue; }
-            ops_resolve_graph(g);
-            IValue *in = NULL;
-            int nin = 0;
-            if (interp_random_inputs(ctx, g, NULL, 0, &in, &nin)) { in = NULL; nin = 0; }
-            PassManager *pm = pm_new(ctx, g, in, nin);
-            int rc = pm_run_all(pm);
-            char *rep = pm_report(pm);
-            ok(rc == pm_num_passes(pm) && pm_first_failure(pm) < 0, "%s %s: pipeline clean (%s)", logs[l] + 20,
-               r.compile_id, rep);
-            free(rep);
-            char *got = fx_print(pm_graph(pm), true);
-            if (!strcmp(got, r.payload)) agree++;
-            else {
-                char *d = text_diff(r.payload, got, "inductor_post_grad_graph", "ours", 1);
-                diag("%s %s differs from PyTorch:\n%s", logs[l], r.compile_id, d);
-                free(d);
-            }
-            if (strstr(r.payload, "_c10d_functional.all_reduce_.default")) collectives++;
-            free(got);
-            pm_free(pm);
-            if (in) interp_free_outputs(in, nin);
-            graph_free(g);
         }
-        free(before);
-        trace_reader_close(rd);
+        trace_compile_list_free(&cl);
     }
-    is_int(pairs, 13, "13 before/after post-grad pairs in the fixture logs");
+    is_int(pairs, 15, "15 Inductor compilations (a post-grad graph each) in the fixture logs");
+    ok(switched >= 10, "%d of them start from the aot / after_joint graph (before_post_grad_graph equals the result)", switched);
     is_int(agree, pairs, "our pipeline prints every one exactly as Inductor's inductor_post_grad_graph");
     is_int(collectives, 2, "both ranks' all_reduce graphs (reinplaced to all_reduce_) among them");
 }

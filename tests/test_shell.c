@@ -331,8 +331,8 @@ static void test_fixtures(void) {
     is_int(r.status, 0, "minductor LOG loads the only compile");
     ok(has_line(&r, "  0/0      ok                                       3 artifacts, has a graph"),
        "the log's compiles are listed");
-    ok(has_line(&r, "loaded tests/fixtures/scripts/seed_example_trace.log compile 0/0: 5 nodes (1 inputs, 3 ops)"),
-       "load summary names the compile");
+    ok(has_line(&r, "loaded tests/fixtures/scripts/seed_example_trace.log compile 0/0 aot_inference_graph: 5 nodes (1 inputs, 3 ops)"),
+       "load summary names the compile and the graph (before_post_grad_graph equals the post-grad one)");
     ok(has_line(&r, "        select: \"f32[64][1]cpu\" = torch.ops.aten.select.int(arg0_1, 0, 2);  arg0_1 = None"),
        "graph from the log");
     free(r.out);

@@ -73,7 +73,8 @@ static void test_listing(void) {
               "                   aot_backward_graph (backward), before_post_grad_graph#1 (forward),\n"
               "                   inductor_post_grad_graph#1 (forward), before_post_grad_graph#2 (backward),\n"
               "                   inductor_post_grad_graph#2 (backward)\n"
-              "loaded " TRAIN " compile 0/0 before_post_grad_graph#1 (forward): 11 nodes (5 inputs, 5 ops)\n"
+              "note: before_post_grad_graph#1 equals inductor_post_grad_graph: torch logs it after view_to_reshape and the example inputs' meta propagation, so it shows no pass at work. Loaded aot_forward_graph, the graph Inductor was handed, with the example inputs' layouts of fx_graph_runnable; steps view_to_reshape and fake_tensor_prop redo the rest\n"
+              "loaded " TRAIN " compile 0/0 aot_forward_graph (forward): 11 nodes (5 inputs, 5 ops)\n"
               "  the backward: load " TRAIN " 0/0 backward\n",
            "minductor LOG: graphs listed in log order, numbered, forward/backward marked; the forward loads");
     free(o);
@@ -86,16 +87,20 @@ static void test_listing(void) {
                  "           graphs: dynamo_output_graph, before_pre_grad_graph, after_pre_grad_graph,\n"
                  "                   aot_inference_graph, before_joint_graph, after_joint_graph,\n"
                  "                   before_post_grad_graph, inductor_post_grad_graph\n"
-                 "loaded " SEED " compile 0/0: 5 nodes (1 inputs, 3 ops)\n") != NULL,
-       "an inference compile: graphs listed without marks; the load line as before");
+                 "note: before_post_grad_graph equals inductor_post_grad_graph: torch logs it after view_to_reshape and the "
+                 "example inputs' meta propagation, so it shows no pass at work. Loaded after_joint_graph, the graph Inductor "
+                 "was handed, with the example inputs' layouts of fx_graph_runnable; steps view_to_reshape and "
+                 "fake_tensor_prop redo the rest\n"
+                 "loaded " SEED " compile 0/0 after_joint_graph: 5 nodes (1 inputs, 3 ops)\n") != NULL,
+       "an inference compile: graphs listed without marks; the graph Inductor was handed loads, saying why");
     free(o);
 }
 
 static void test_pick(void) {
     static const struct { const char *spec, *want; } cases[] = {
         {"before_post_grad_graph#2", "loaded " TRAIN " 0/0 before_post_grad_graph#2 (backward): 19 nodes (4 inputs, 14 ops)\n"},
-        {"backward", "loaded " TRAIN " 0/0 before_post_grad_graph#2 (backward): 19 nodes (4 inputs, 14 ops)\n"},
-        {"forward", "loaded " TRAIN " 0/0 before_post_grad_graph#1 (forward): 11 nodes (5 inputs, 5 ops)\n"},
+        {"backward", "note: before_post_grad_graph#2 equals inductor_post_grad_graph: torch logs it after view_to_reshape and the example inputs' meta propagation, so it shows no pass at work. Loaded aot_backward_graph, the graph Inductor was handed, with the example inputs' layouts of fx_graph_runnable; steps view_to_reshape and fake_tensor_prop redo the rest\n" "loaded " TRAIN " 0/0 aot_backward_graph (backward): 19 nodes (4 inputs, 14 ops)\n"},
+        {"forward", "note: before_post_grad_graph#1 equals inductor_post_grad_graph: torch logs it after view_to_reshape and the example inputs' meta propagation, so it shows no pass at work. Loaded aot_forward_graph, the graph Inductor was handed, with the example inputs' layouts of fx_graph_runnable; steps view_to_reshape and fake_tensor_prop redo the rest\n" "loaded " TRAIN " 0/0 aot_forward_graph (forward): 11 nodes (5 inputs, 5 ops)\n"},
         {"before_post_grad_graph", "loaded " TRAIN " 0/0 before_post_grad_graph#1 (forward): 11 nodes (5 inputs, 5 ops)\n"},
         {"before_post_grad_graph#1", "loaded " TRAIN " 0/0 before_post_grad_graph#1 (forward): 11 nodes (5 inputs, 5 ops)\n"},
         {"inductor_post_grad_graph#2", "loaded " TRAIN " 0/0 inductor_post_grad_graph#2 (backward): 19 nodes (4 inputs, 14 ops)\n"},
@@ -112,7 +117,8 @@ static void test_pick(void) {
     /* the backward's graph is the one PyTorch's backward got: its graph text, node for node */
     char *o = run("load " TRAIN " 0/0 backward; graph");
     ok(strstr(o, "        where: \"f32[32, 128][128, 1]cpu\" = torch.ops.aten.where.self(le, full_default, mm);") &&
-       strstr(o, "        return (mm_2, view_1, None, mm_1, view)\n"), "the backward graph's text (where ..., return (mm_2, ...))");
+       strstr(o, "        return (mm_2, view_1, None, mm_1, view)\n") && strstr(o, "def forward(self, primals_3: "),
+       "the backward graph's text, printed as Inductor prints what it was handed (where ..., return (mm_2, ...))");
     free(o);
 }
 
@@ -211,7 +217,7 @@ static void test_completion(void) {
     int st = 0;
     char *o = run_tty(keys, 6, &st);
     if (st == -2 || st == 126) { skip(2, "no pseudo-terminal"); free(o); return; }
-    ok(strstr(o, "loaded " TRAIN " 0/0 before_post_grad_graph#2 (backward): 19 nodes") != NULL,
+    ok(strstr(o, "loaded " TRAIN " 0/0 aot_backward_graph (backward): 19 nodes") != NULL,
        "'load LOG 0/<Tab>back<Tab>' completes the compile id and 'backward'");
     /* two candidates (#1, #2) share the prefix up to '#': readline stops there, the typed
      * '1' finishes the name (a unique candidate would have got a space after it) */

@@ -355,7 +355,7 @@ static void test_log_compile_hints(void) {
     snprintf(want, sizeof want, "error: %s: compile 0/0 has no graph: failed: TypeError: sequence item 0: expected str "
              "instance, torch.device found\n", cc);
     ok(strstr(o, want) != NULL, "a failed compile says why it has no graph");
-    ok(strstr(o, "0/0_1: 4 nodes (1 inputs, 2 ops)") != NULL, "and the retry loads");
+    ok(strstr(o, "0/0_1 after_joint_graph: 4 nodes (1 inputs, 2 ops)") != NULL, "and the retry loads");
     free(o);
     /* `report` without a session trace: the log the graph came from */
     snprintf(cmds, sizeof cmds, "report %s/r0; load %s 1/0; report %s/r1", tmpdir, gb, tmpdir);

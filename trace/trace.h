@@ -216,6 +216,19 @@ char **trace_graph_specs(const TraceCompileInfo *c, bool with_role);
  * before_post_grad_graph, aot_forward/backward_graph, inductor_post_grad_graph the log marks
  * so). Sets *name (one of c->artifacts) and *nth; false (and *name NULL) when none matches. */
 bool trace_resolve_graph_spec(const TraceCompileInfo *c, const char *spec, const char **name, int *nth);
+/* The graph Inductor's post-grad passes start from (trace/prepass.c). On entry *name, *nth name
+ * the artifact picked for compile c (before_post_grad_graph, an aot graph, ...). When it is a
+ * before_post_grad_graph whose payload equals the inductor_post_grad_graph after it (torch
+ * 2.11 logs it after view_to_reshape and the example inputs' meta propagation), *name and *nth
+ * change to aot_forward_graph / aot_backward_graph / after_joint_graph / aot_inference_graph
+ * and note (size nnote) says so; otherwise note is "". *runnable_nth gets the fx_graph_runnable
+ * occurrence holding that compilation's example inputs (0: none). -1 with ctx error when a
+ * payload cannot be read. */
+int trace_prepass_graph(MiCtx *ctx, const char *log, const TraceCompileInfo *c, const char **name, int *nth,
+                        int *runnable_nth, char *note, size_t nnote);
+/* The fx_graph_runnable occurrence (1-based; 0 none) of the Inductor compilation the nth
+ * artifact `name` of c belongs to: its example inputs. */
+int trace_runnable_of(const TraceCompileInfo *c, const char *name, int nth);
 /* One line about CUDA graphs for a compile ("requested; not skipped; runtime cudagraphify
  * 12073 us over 2 records; 2 cudagraph events (a, b)"), or "" when the log says nothing beyond
  * "not requested". Returns buf. */
