@@ -198,6 +198,37 @@ static void npy_bf16(MiCtx *ctx) {
     tensor_unref(back);
 }
 
+/* PyTorch's barebones unsigned types: storage, .npy, casts, and the promotions it allows. */
+static void unsigned_types(MiCtx *ctx) {
+    ok(dtype_from_abbrev("u64", 3) == DT_U64 && dtype_from_torch_name("torch.uint32", 12) == DT_U32, "u16/u32/u64 are known");
+    int64_t n = 2;
+    Tensor *u = tensor_new(ctx, DT_U64, 1, &n);
+    tensor_store_i(u, 0, (int64_t)0xfedcba9876543210ull);
+    tensor_set_f(u, 1, 65536.0 * 65536.0 * 3);
+    char path[] = "/tmp/mi-dtypes-u-XXXXXX.npy";
+    int fd = mkstemps(path, 4);
+    if (fd >= 0) close(fd);
+    Tensor *back = npy_save(ctx, path, u) == 0 ? npy_load(ctx, path) : NULL;
+    ok(back && back->dtype == DT_U64 && (uint64_t)tensor_get_i(back, 0) == 0xfedcba9876543210ull && tensor_get_f(back, 1) == 12884901888.0,
+       "uint64 round-trips through .npy ('<u8') bit for bit");
+    unlink(path);
+    Tensor *u32 = tensor_new(ctx, DT_U32, 1, &n), *f = tensor_new(ctx, DT_F32, 1, &n);
+    tensor_set_f(f, 0, -1.0);
+    tensor_set_f(f, 1, 4000000000.0);
+    ok(tensor_copy_into(ctx, u32, f) == 0 && tensor_get_i(u32, 0) == 4294967295ll && tensor_get_i(u32, 1) == 4000000000ll,
+       "f32 -> uint32: -1 wraps to 4294967295, 4e9 is exact");
+    static const double one[2] = {1, 1};
+    Tensor *r = run_op(ctx, "aten.add.Tensor", DT_U16, one, DT_F32, one, 2, 2, NULL);
+    ok(r && r->dtype == DT_F32, "u16 + f32 = f32");
+    tensor_unref(r);
+    r = run_op(ctx, "aten.add.Tensor", DT_U32, one, DT_BOOL, one, 2, 2, NULL);
+    ok(r && r->dtype == DT_U32 && tensor_get_i(r, 0) == 2, "u32 + bool = u32");
+    tensor_unref(r);
+    r = run_op(ctx, "aten.add.Tensor", DT_U64, one, DT_I64, one, 2, 2, NULL);
+    ok(!r && strstr(ctx->err.msg, "no type promotion for u64 and i64"), "u64 + i64 is refused as PyTorch refuses it: %s", ctx->err.msg);
+    tensor_unref(u); tensor_unref(back); tensor_unref(u32); tensor_unref(f);
+}
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
     promotion(ctx);
@@ -205,6 +236,7 @@ int main(void) {
     casts(ctx);
     half_math(ctx);
     npy_bf16(ctx);
+    unsigned_types(ctx);
     mi_ctx_free(ctx);
     return done_testing();
 }

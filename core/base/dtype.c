@@ -27,6 +27,9 @@ static const DTypeInfo dtypes[DT_COUNT] = {
     [DT_C128]   = {"c128", "torch.complex128", "double _Complex", "<c16", 16, 'c'},
     [DT_F8E4M3] = {"f8e4m3fn", "torch.float8_e4m3fn", "uint8_t", NULL, 1, 'f'},
     [DT_F8E5M2] = {"f8e5m2",   "torch.float8_e5m2",   "uint8_t", NULL, 1, 'f'},
+    [DT_U16]    = {"u16",  "torch.uint16",   "uint16_t", "<u2", 2, 'i'},
+    [DT_U32]    = {"u32",  "torch.uint32",   "uint32_t", "<u4", 4, 'i'},
+    [DT_U64]    = {"u64",  "torch.uint64",   "uint64_t", "<u8", 8, 'i'},
 };
 
 static bool valid(DType t) { return t >= 0 && t < DT_COUNT; }
@@ -91,6 +94,9 @@ DType dtype_promote(DType a, DType b) {
         if (dtypes[hi].cat == 'c' && lo == DT_F64) return DT_C128;
         return hi;
     }
+    /* c10: the barebones unsigned types promote only with bool and with floats (which win) */
+    bool ua = a == DT_U16 || a == DT_U32 || a == DT_U64, ub = b == DT_U16 || b == DT_U32 || b == DT_U64;
+    if (ua || ub) return a == DT_BOOL ? b : b == DT_BOOL ? a : DT_INVALID;
     switch (dtypes[a].cat) {
     case 'i':
         if ((a == DT_U8 && b == DT_I8) || (a == DT_I8 && b == DT_U8)) return DT_I16;

@@ -10,6 +10,7 @@ typedef enum {
     DT_I64, DT_I32, DT_I16, DT_I8, DT_U8, DT_BOOL,
     DT_C64, DT_C128,
     DT_F8E4M3, DT_F8E5M2,
+    DT_U16, DT_U32, DT_U64,     /* PyTorch's "barebones" unsigned types: storage, casts, few ops */
     DT_COUNT,
     DT_INVALID = -1
 } DType;
@@ -25,7 +26,8 @@ bool dtype_is_complex(DType t);
 DType dtype_from_abbrev(const char *s, size_t n);        /* DT_INVALID if unknown */
 DType dtype_from_torch_name(const char *s, size_t n);    /* accepts "torch.float32", "torch.float", "torch.long", ... */
 DType dtype_from_npy_descr(const char *s);
-/* Type promotion as torch.result_type for two tensors / tensor and python scalar. */
+/* Type promotion as torch.result_type for two tensors / tensor and python scalar (c10's
+ * promoteTypes). DT_INVALID where PyTorch refuses: u16/u32/u64 with another integer type. */
 DType dtype_promote(DType a, DType b);
 
 typedef enum { DEV_CPU, DEV_CUDA, DEV_META } DevKind;

@@ -11,7 +11,7 @@
 static const struct { const char *descr; DType dt; } npy_types[] = {
     {"f4", DT_F32}, {"f8", DT_F64}, {"f2", DT_F16}, {"i8", DT_I64}, {"i4", DT_I32},
     {"i2", DT_I16}, {"i1", DT_I8}, {"u1", DT_U8}, {"b1", DT_BOOL}, {"c8", DT_C64},
-    {"c16", DT_C128},
+    {"c16", DT_C128}, {"u2", DT_U16}, {"u4", DT_U32}, {"u8", DT_U64},
 };
 
 static DType descr_dtype(const char *s, bool *swap) {

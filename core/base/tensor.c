@@ -258,6 +258,9 @@ double tensor_load_f(const Tensor *t, int64_t pos) {
     case DT_C128: return ((const double *)d)[2 * pos];
     case DT_F8E4M3: return f8e4m3_to_f32(((const uint8_t *)d)[pos]);
     case DT_F8E5M2: return mi_f16_to_f32((uint16_t)(((const uint8_t *)d)[pos] << 8));
+    case DT_U16: return ((const uint16_t *)d)[pos];
+    case DT_U32: return ((const uint32_t *)d)[pos];
+    case DT_U64: return (double)((const uint64_t *)d)[pos];
     default: return 0;
     }
 }
@@ -277,6 +280,9 @@ int64_t tensor_float_to_int(double v, DType dt) {
     case DT_I16: return (int16_t)w;
     case DT_I8: return (int8_t)w;
     case DT_U8: return (uint8_t)w;
+    case DT_U16: return (uint16_t)w;
+    case DT_U32: return (int64_t)f2i(v) & 0xffffffff;
+    case DT_U64: return v >= 0x1p63 && v < 0x1p64 ? (int64_t)(uint64_t)v : f2i(v);
     default: return w;
     }
 }
@@ -293,6 +299,9 @@ void tensor_store_f(Tensor *t, int64_t pos, double v) {
     case DT_I16: ((int16_t *)d)[pos] = (int16_t)tensor_float_to_int(v, DT_I16); break;
     case DT_I8: ((int8_t *)d)[pos] = (int8_t)tensor_float_to_int(v, DT_I8); break;
     case DT_U8: ((uint8_t *)d)[pos] = (uint8_t)tensor_float_to_int(v, DT_U8); break;
+    case DT_U16: ((uint16_t *)d)[pos] = (uint16_t)tensor_float_to_int(v, DT_U16); break;
+    case DT_U32: ((uint32_t *)d)[pos] = (uint32_t)tensor_float_to_int(v, DT_U32); break;
+    case DT_U64: ((uint64_t *)d)[pos] = (uint64_t)tensor_float_to_int(v, DT_U64); break;
     case DT_BOOL: ((uint8_t *)d)[pos] = v != 0; break;
     case DT_C64: ((float *)d)[2 * pos] = (float)v; ((float *)d)[2 * pos + 1] = 0; break;
     case DT_C128: ((double *)d)[2 * pos] = v; ((double *)d)[2 * pos + 1] = 0; break;
@@ -316,6 +325,9 @@ int64_t tensor_load_i(const Tensor *t, int64_t pos) {
     case DT_I16: return ((const int16_t *)d)[pos];
     case DT_I8: return ((const int8_t *)d)[pos];
     case DT_U8: return ((const uint8_t *)d)[pos];
+    case DT_U16: return ((const uint16_t *)d)[pos];
+    case DT_U32: return ((const uint32_t *)d)[pos];
+    case DT_U64: return (int64_t)((const uint64_t *)d)[pos];     /* the bits; >= 2^63 reads negative */
     case DT_BOOL: return ((const uint8_t *)d)[pos] != 0;
     default: return f2i(tensor_load_f(t, pos));
     }
@@ -329,6 +341,9 @@ void tensor_store_i(Tensor *t, int64_t pos, int64_t v) {
     case DT_I16: ((int16_t *)d)[pos] = (int16_t)v; break;
     case DT_I8: ((int8_t *)d)[pos] = (int8_t)v; break;
     case DT_U8: ((uint8_t *)d)[pos] = (uint8_t)v; break;
+    case DT_U16: ((uint16_t *)d)[pos] = (uint16_t)v; break;
+    case DT_U32: ((uint32_t *)d)[pos] = (uint32_t)v; break;
+    case DT_U64: ((uint64_t *)d)[pos] = (uint64_t)v; break;
     case DT_BOOL: ((uint8_t *)d)[pos] = v != 0; break;
     default: tensor_store_f(t, pos, (double)v); break;
     }

@@ -6,6 +6,7 @@
 #include "ops/ops_impl.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef struct PwParams { double alpha; int64_t ialpha; int round; int gelu_tanh; double lo, hi; bool has_lo, has_hi;
@@ -266,6 +267,12 @@ static int pw_shape_spec(ShapeArgs *sa, const PwSpec *sp, TensorMeta *out, PwOpe
     if (sa_broadcast(sa, ins, sp->nin, size, &nd)) return -1;
     DType dt;
     pw_types(sp, ops, common, &dt);
+    if (*common == DT_INVALID || dt == DT_INVALID) {
+        char names[3][8] = {"", "", ""};
+        for (int i = 0; i < sp->nin && i < 3; i++) snprintf(names[i], sizeof names[i], "%s", ops[i].m ? dtype_abbrev(ops[i].m->dtype) : "scalar");
+        return sa_err(sa, "no type promotion for %s and %s (PyTorch promotes uint16/32/64 only with bool and floating types)",
+                      names[0], names[1][0] ? names[1] : names[2]);
+    }
     if (sp->fi == NULL && sp->f == NULL) return sa_err(sa, "no implementation");
     if (!sp->f && !ev_intlike(*common))
         return sa_err(sa, "not supported for dtype %s (integer or bool tensors only)", dtype_abbrev(*common));
