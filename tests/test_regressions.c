@@ -16,6 +16,7 @@
 #include "ops/interp.h"
 #include "lowering/lowering.h"
 #include "fx_passes/passes.h"
+#include "fx_passes/pattern.h"
 #include "../trace/trace.h"
 #include "tap.h"
 
@@ -136,6 +137,13 @@ static void replay_all(MiCtx *ctx) {
             what = ".npy parse: no crash";
         } else if (ends_with(path, ".log")) { good = replay_log(ctx, path); what = "trace reader consistent"; }
         else if (ends_with(path, ".sym")) { good = replay_sym(ctx, data); what = "sym parse/simplify agree"; }
+        else if (ends_with(path, ".pat")) {      /* a pattern file: parsed, refused or not, no leak */
+            PatternSet ps;
+            patternset_init(&ps);
+            pattern_parse(ctx, &ps, data, path);
+            patternset_free(&ps);
+            what = "pattern file parse: no crash or leak";
+        }
         mi_clear_err(ctx);
         ok(good, "%s: %s", names[i], what);
         free(data);

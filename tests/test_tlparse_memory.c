@@ -35,8 +35,14 @@ int main(void) {
     ok(r[1].records > 8 * r[0].records, "the large log has proportionally more records (%ld vs %ld)", r[1].records,
        r[0].records);
     ok(r[1].compiles > 8 * r[0].compiles, "and compile ids (%ld vs %ld)", r[1].compiles, r[0].compiles);
+#if defined(__SANITIZE_ADDRESS__)
+    /* ASan keeps freed memory in quarantine (up to 256 MB), so the peak grows with the work
+     * done, not with what is live: the bound is checked by the plain build only */
+    skip(1, "peak RSS under ASan measures its quarantine (checked by `make check`)");
+#else
     ok(rss[1] <= rss[0] + 16 * 1024, "peak memory stays flat: %.1f MB for 48 MB, %.1f MB for 4 MB", rss[1] / 1024.0,
        rss[0] / 1024.0);
+#endif
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) diag("cleanup failed");

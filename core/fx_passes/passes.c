@@ -368,6 +368,12 @@ int pm_load_patterns(PassManager *pm, const char *path) {
     return 0;
 }
 
+int pm_add_patterns(PassManager *pm, const char *text, const char *source) {
+    if (pattern_parse(pm->ctx, &pm->user, text, source) < 0) return -1;
+    pm_invalidate_from(pm, pm_find_pass(pm, "pass_pattern_2"));
+    return 0;
+}
+
 int pm_num_passes(const PassManager *pm) { return pm->npasses; }
 const char *pm_pass_name(const PassManager *pm, int i) { return i >= 0 && i < pm->npasses ? pm->passes[i].name : NULL; }
 const char *pm_pass_doc(const PassManager *pm, int i) { return i >= 0 && i < pm->npasses ? pm->passes[i].doc : NULL; }

@@ -19,12 +19,16 @@ static void patarg_free(PatArg *a) {
     if (a->kind == PA_CONST && a->c.kind == V_STR) free((char *)a->c.s);
 }
 
+void patargs_free(PatArg *a, int n) {
+    for (int k = 0; k < n; k++) patarg_free(&a[k]);
+    free(a);
+}
+
 static void stmts_free(PatStmt *s, int n) {
     for (int i = 0; i < n; i++) {
         free(s[i].name);
         free(s[i].target);
-        for (int k = 0; k < s[i].nargs; k++) patarg_free(&s[i].args[k]);
-        free(s[i].args);
+        patargs_free(s[i].args, s[i].nargs);
     }
     free(s);
 }

@@ -60,6 +60,9 @@ struct PatternSet {
 
 void patternset_init(PatternSet *ps);
 void patternset_free(PatternSet *ps);
+/* Free n arguments (lists recursively, strings) and the array (the pattern file parser's
+ * error path; patternset_free uses it for every statement). */
+void patargs_free(PatArg *a, int n);
 
 /* Parse pattern text (core/fx_passes/patterns.md) into ps; `source` names it in error messages. */
 int pattern_parse(MiCtx *ctx, PatternSet *ps, const char *text, const char *source);

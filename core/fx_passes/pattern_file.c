@@ -67,8 +67,8 @@ static int parse_arg(PF *f, PatArg *out) {
             skipws(f);
             if (*f->p == close) { f->p++; return 0; }
             out->items = mi_xrealloc(out->items, (out->n + 1) * sizeof *out->items);
-            if (parse_arg(f, &out->items[out->n]) < 0) return -1;
-            out->n++;
+            /* a failed item is counted too: its partial lists are freed with this one */
+            if (parse_arg(f, &out->items[out->n++]) < 0) return -1;
             skipws(f);
             if (*f->p == ',') f->p++;
             else if (*f->p != close) return perr(f, "expected ',' or closing bracket", NULL);
@@ -172,7 +172,7 @@ static int parse_stmt(PF *f) {
     return 0;
 bad:
     free(st.name); free(st.target);
-    free(st.args);   /* partial args leak-free enough: scalars only */
+    patargs_free(st.args, st.nargs);   /* the failed argument is counted: its lists go too */
     return -1;
 }
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # run.sh TARGET SECONDS — run build-fuzz/fuzz_TARGET niced for SECONDS on its seed corpus
-# (tests/fuzz/seeds.sh; fuzz_passes uses the FX seeds) plus the corpus it grows in build-fuzz/corpus-TARGET; crashers, leaks and
+# (tests/fuzz/seeds.sh; fuzz_passes and fuzz_lower use the FX seeds) plus the corpus it grows in build-fuzz/corpus-TARGET; crashers, leaks and
 # timeouts land in build-fuzz/crash-TARGET/. The log is build-fuzz/logs/TARGET.log; the last
 # line of the summary (execs, coverage, corpus) is appended to build-fuzz/logs/summary.txt.
 set -e
@@ -9,7 +9,8 @@ B=build-fuzz
 mkdir -p $B/corpus-$t $B/crash-$t $B/logs
 seed=$B/seed-$t
 case $t in
-    passes) maxlen=16384; seed=$B/seed-fx ;;
+    passes|lower) maxlen=16384; seed=$B/seed-fx ;;
+    patterns) maxlen=16384 ;;
     sym|shell) maxlen=512 ;;
     npy) maxlen=16384 ;;
     *) maxlen=65536 ;;

@@ -5,8 +5,8 @@
 set -e
 S=build-fuzz
 mkdir -p $S
-rm -rf $S/seed-fx $S/seed-json $S/seed-npy $S/seed-trace $S/seed-sym $S/seed-shell
-mkdir -p $S/seed-fx $S/seed-json $S/seed-npy $S/seed-trace $S/seed-sym $S/seed-shell
+rm -rf $S/seed-fx $S/seed-json $S/seed-npy $S/seed-trace $S/seed-sym $S/seed-shell $S/seed-patterns
+mkdir -p $S/seed-fx $S/seed-json $S/seed-npy $S/seed-trace $S/seed-sym $S/seed-shell $S/seed-patterns
 n=0
 for f in $(find tests/fixtures -name '*.py' | sort); do n=$((n+1)); cp "$f" $S/seed-fx/s$n.py; done
 # graph JSON: the FX fixtures converted, plus 200 random graphs (JSON and FX text)
@@ -41,4 +41,13 @@ done
 printf '%s' "load 'a b.py'; graph # c" > $S/seed-shell/q1
 printf '%s' 'set rtol "1e-3" \"x\" '"'"'y z'"'" > $S/seed-shell/q2
 printf '%s' 'passes; step; step; diff 1 2; back' > $S/seed-shell/q3
-for d in fx json npy trace sym shell; do echo "seed-$d: $(ls $S/seed-$d | wc -l) files"; done
+# pattern files: each fixture alone (applied to fuzz_patterns' built-in graph) and followed by
+# "===" and a small FX fixture graph
+n=0
+for p in $(find tests/fixtures/patterns -name '*.pat' | sort); do
+    n=$((n+1)); cp "$p" $S/seed-patterns/p$n.pat
+    for f in $(find tests/fixtures/patterns tests/fixtures/fx -name '*.py' -size -3k | sort | head -12); do
+        n=$((n+1)); { cat "$p"; printf '\n===\n'; cat "$f"; } > $S/seed-patterns/p$n.pat
+    done
+done
+for d in fx json npy trace sym shell patterns; do echo "seed-$d: $(ls $S/seed-$d | wc -l) files"; done

@@ -1,0 +1,98 @@
+/* fuzz_lower.c — libFuzzer target, differential: FX text that parses and lints clean runs in
+ * the reference interpreter, goes through the post-grad passes, is lowered to the loop IR
+ * (core/lowering) and run by the IR interpreter; the two runs must agree (tensor_compare
+ * rtol 1e-4, atol 1e-5, NaN equal to NaN, as tests/test_random_graphs.c compares them).
+ * Then the scheduler and both code generators run on the IR (text only: compiling every
+ * input would cost a cc run; `make check-long` compiles). A disagreement aborts with both
+ * values (a finding); an op that has no lowering, or any stage that refuses with an error,
+ * is not. Placeholders above 64K elements are skipped. Seeds: seed-fx (tests/fuzz/seeds.sh). */
+#include "fx_passes/passes.h"
+#include "compile_fx/compile_fx.h"
+#include "codegen/codegen_c.h"
+#include "codegen/codegen_cuda.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool small_graph(const Graph *g) {
+    for (int k = 0; k < graph_num_placeholders(g); k++) {
+        const Node *p = graph_placeholder(g, k);
+        int64_t numel = 1, v;
+        for (int i = 0; p->has_meta && i < p->meta.ndim; i++) {
+            if (!sym_is_int(p->meta.size[i], &v)) v = 8;
+            if (v < 0 || v > 65536) return false;
+            numel *= v;
+            if (numel > 65536) return false;
+        }
+    }
+    return true;
+}
+
+static IValue *clone(MiCtx *ctx, const IValue *in, int n) {
+    IValue *c = calloc((size_t)n + 1, sizeof *c);
+    for (int i = 0; i < n; i++) {
+        c[i] = in[i];
+        if (in[i].kind == IV_TENSOR) c[i].t = tensor_clone(ctx, in[i].t);
+    }
+    return c;
+}
+
+/* The outputs and the inputs after the run must agree; abort with both otherwise. */
+static void agree(const IValue *a, int na, const IValue *b, int nb, const char *what) {
+    if (na != nb) { fprintf(stderr, "fuzz_lower: %s: %d values vs %d\n", what, na, nb); abort(); }
+    for (int i = 0; i < na; i++) {
+        if (a[i].kind != b[i].kind) { fprintf(stderr, "fuzz_lower: %s %d: kind %d vs %d\n", what, i, a[i].kind, b[i].kind); abort(); }
+        if (a[i].kind != IV_TENSOR) continue;
+        CompareResult cr = tensor_compare(b[i].t, a[i].t, 1e-4, 1e-5);
+        if (!cr.ok) {
+            char s1[256], s2[256];
+            fprintf(stderr, "fuzz_lower: %s %d: interpreter %s vs lowered IR %s (max_abs %g, %lld mismatches)\n", what, i,
+                    tensor_summary(a[i].t, s1, sizeof s1), tensor_summary(b[i].t, s2, sizeof s2), cr.max_abs,
+                    (long long)cr.mismatches);
+            abort();
+        }
+    }
+}
+
+static void free_vals(IValue *v, int n) { if (v) interp_free_outputs(v, n); }
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    MiCtx *ctx = mi_ctx_new();
+    Graph *g = fx_parse(ctx, (const char *)data, size, "fuzz.py", 1);
+    IValue *in = NULL;
+    int nin = 0;
+    ctx->seed = 1;
+    if (g && ops_resolve_graph(g) == 0 && graph_lint(ctx, g, NULL) == 0 && small_graph(g) &&
+        interp_random_inputs(ctx, g, NULL, 0, &in, &nin) == 0) {
+        PassManager *pm = pm_new(ctx, g, in, nin);
+        if (pm && pm_run_all(pm) == 0) {
+            const Graph *h = pm_graph(pm);
+            char why[512];
+            IValue *ia = clone(ctx, in, nin), *ib = clone(ctx, in, nin), *oa = NULL, *ob = NULL;
+            int na = 0, nb = 0;
+            CompiledFx c;
+            compile_fx_init(&c, h);
+            if (lowering_supported(h, why, sizeof why) && interp_run(ctx, h, ia, nin, &oa, &na) == 0 &&
+                compile_fx(ctx, &c, CFX_LOWERED) == 0 && ir_interp_run(ctx, c.ir, ib, nin, &ob, &nb) == 0) {
+                agree(oa, na, ob, nb, "output");
+                agree(ia, nin, ib, nin, "input after the run");
+                if (compile_fx(ctx, &c, CFX_GENERATED) == 0) {        /* C text */
+                    ctx->target = MI_DEV_CUDA;                       /* and CUDA text */
+                    char *cu = c.sched ? codegen_cuda(ctx, c.sched) : NULL;
+                    free(cu);
+                    ctx->target = MI_DEV_CPU;
+                }
+            }
+            compile_fx_free(&c);
+            free_vals(oa, na);
+            free_vals(ob, nb);
+            free_vals(ia, nin);
+            free_vals(ib, nin);
+        }
+        pm_free(pm);
+    }
+    free_vals(in, nin);
+    graph_free(g);
+    mi_ctx_free(ctx);
+    return 0;
+}
