@@ -4,6 +4,7 @@
  * compute in double (floats) or int64 (ints) and store in the result dtype. In-place variants
  * (add_, mul_, ...) compute the same and write into their first argument. */
 #include "ops/ops_impl.h"
+#include "ops/special.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -17,7 +18,8 @@ typedef double (*PwF)(const double *x, const PwParams *p);
 typedef int64_t (*PwI)(const int64_t *x, const PwParams *p);
 
 enum { R_PROMOTE, R_FLOAT, R_BOOL, R_SAME, R_WHERE, R_LOGICAL };
-enum { P_ALPHA = 1, P_ROUND = 2, P_GELU = 4, P_CLAMP = 8, P_HARDTANH = 16, P_SOFTPLUS = 32, P_ELU = 64, P_SLOPE = 128 };
+enum { P_ALPHA = 1, P_ROUND = 2, P_GELU = 4, P_CLAMP = 8, P_HARDTANH = 16, P_SOFTPLUS = 32, P_ELU = 64, P_SLOPE = 128,
+       P_GSL = 256 /* computed with GSL: refused (naming it) when configure did not find it */ };
 
 typedef struct PwSpec {
     int nin, rule, params;
@@ -151,6 +153,18 @@ F2(f_copysign, copysign(a, b))   F2(f_hypot, hypot(a, b))
 /* nextafter in the compute dtype (float32 steps by float32 ulps) */
 static double f_nextafter(const double *x, const PwParams *p) { return p->f32 ? (double)nextafterf((float)x[0], (float)x[1]) : nextafter(x[0], x[1]); }
 F1(f_signbit, signbit(a) ? 1 : 0)   I1(i_signbit, a < 0)
+/* special functions (core/ops/special.c) */
+F1(f_digamma, sf_digamma(a))   F2(f_polygamma, sf_polygamma(a, b))   F2(f_zeta, sf_zeta(a, b))
+F1(f_erfinv, sf_erfinv(a))     F1(f_erfcx, sf_erfcx(a))   F1(f_ndtri, sf_ndtri(a))   F1(f_log_ndtr, sf_log_ndtr(a))
+F1(f_i0, sf_i0(a)) F1(f_i0e, sf_i0e(a)) F1(f_i1, sf_i1(a)) F1(f_i1e, sf_i1e(a))
+F1(f_k0, sf_k0(a)) F1(f_k0e, sf_k0e(a)) F1(f_k1, sf_k1(a)) F1(f_k1e, sf_k1e(a))
+F1(f_j0, sf_j0(a)) F1(f_j1, sf_j1(a)) F1(f_y0, sf_y0(a)) F1(f_y1, sf_y1(a))
+F1(f_airy, sf_airy_ai(a))      F1(f_sph_j0, sf_spherical_j0(a))
+F2(f_igamma, sf_igamma(a, b))  F2(f_igammac, sf_igammac(a, b))
+F2(f_cheb_t, sf_chebyshev_t(a, b)) F2(f_cheb_u, sf_chebyshev_u(a, b)) F2(f_cheb_v, sf_chebyshev_v(a, b)) F2(f_cheb_w, sf_chebyshev_w(a, b))
+F2(f_scheb_t, sf_shifted_chebyshev_t(a, b)) F2(f_scheb_u, sf_shifted_chebyshev_u(a, b))
+F2(f_scheb_v, sf_shifted_chebyshev_v(a, b)) F2(f_scheb_w, sf_shifted_chebyshev_w(a, b))
+F2(f_herm_h, sf_hermite_h(a, b)) F2(f_herm_he, sf_hermite_he(a, b)) F2(f_lag_l, sf_laguerre_l(a, b)) F2(f_leg_p, sf_legendre_p(a, b))
 static double f_where(const double *x, const PwParams *p) { (void)p; return x[0] != 0 ? x[1] : x[2]; }
 static int64_t i_where(const int64_t *x, const PwParams *p) { (void)p; return x[0] != 0 ? x[1] : x[2]; }
 static double f_mfill(const double *x, const PwParams *p) { (void)p; return x[1] != 0 ? x[2] : x[0]; }
@@ -207,6 +221,25 @@ static const PwSpec
     sp_copysign = {2, R_FLOAT, 0, f_copysign, NULL, S2}, sp_hypot = {2, R_FLOAT, 0, f_hypot, NULL, S2},
     sp_nextafter = {2, R_PROMOTE, 0, f_nextafter, NULL, S2},
     sp_signbit = {1, R_LOGICAL, 0, f_signbit, i_signbit, S1},
+    sp_digamma = {1, R_FLOAT, 0, f_digamma, NULL, S1}, sp_polygamma = {2, R_FLOAT, 0, f_polygamma, NULL, {"n", "self"}},
+    sp_zeta = {2, R_FLOAT, 0, f_zeta, NULL, {"self", "other"}},
+    sp_erfinv = {1, R_FLOAT, P_GSL, f_erfinv, NULL, S1}, sp_erfcx = {1, R_FLOAT, 0, f_erfcx, NULL, S1},
+    sp_ndtri = {1, R_FLOAT, P_GSL, f_ndtri, NULL, S1}, sp_log_ndtr = {1, R_FLOAT, P_GSL, f_log_ndtr, NULL, S1},
+    sp_i0 = {1, R_FLOAT, P_GSL, f_i0, NULL, S1}, sp_i0e = {1, R_FLOAT, P_GSL, f_i0e, NULL, S1},
+    sp_i1 = {1, R_FLOAT, P_GSL, f_i1, NULL, S1}, sp_i1e = {1, R_FLOAT, P_GSL, f_i1e, NULL, S1},
+    sp_k0 = {1, R_FLOAT, P_GSL, f_k0, NULL, S1}, sp_k0e = {1, R_FLOAT, P_GSL, f_k0e, NULL, S1},
+    sp_k1 = {1, R_FLOAT, P_GSL, f_k1, NULL, S1}, sp_k1e = {1, R_FLOAT, P_GSL, f_k1e, NULL, S1},
+    sp_j0 = {1, R_FLOAT, 0, f_j0, NULL, S1}, sp_j1 = {1, R_FLOAT, 0, f_j1, NULL, S1},
+    sp_y0 = {1, R_FLOAT, 0, f_y0, NULL, S1}, sp_y1 = {1, R_FLOAT, 0, f_y1, NULL, S1},
+    sp_airy = {1, R_FLOAT, P_GSL, f_airy, NULL, S1}, sp_sph_j0 = {1, R_FLOAT, 0, f_sph_j0, NULL, S1},
+    sp_igamma = {2, R_FLOAT, P_GSL, f_igamma, NULL, S2}, sp_igammac = {2, R_FLOAT, P_GSL, f_igammac, NULL, S2},
+#define XN {"x", "n"}
+    sp_cheb_t = {2, R_FLOAT, 0, f_cheb_t, NULL, XN}, sp_cheb_u = {2, R_FLOAT, 0, f_cheb_u, NULL, XN},
+    sp_cheb_v = {2, R_FLOAT, 0, f_cheb_v, NULL, XN}, sp_cheb_w = {2, R_FLOAT, 0, f_cheb_w, NULL, XN},
+    sp_scheb_t = {2, R_FLOAT, 0, f_scheb_t, NULL, XN}, sp_scheb_u = {2, R_FLOAT, 0, f_scheb_u, NULL, XN},
+    sp_scheb_v = {2, R_FLOAT, 0, f_scheb_v, NULL, XN}, sp_scheb_w = {2, R_FLOAT, 0, f_scheb_w, NULL, XN},
+    sp_herm_h = {2, R_FLOAT, 0, f_herm_h, NULL, XN}, sp_herm_he = {2, R_FLOAT, 0, f_herm_he, NULL, XN},
+    sp_lag_l = {2, R_FLOAT, 0, f_lag_l, NULL, XN}, sp_leg_p = {2, R_FLOAT, 0, f_leg_p, NULL, XN},
     sp_where = {3, R_WHERE, 0, f_where, i_where, {"condition", "self", "other"}},
     sp_mfill = {3, R_SAME, 0, f_mfill, i_mfill, {"self", "mask", "value"}},
     sp_fill = {2, R_SAME, 0, f_second, i_second, {"self", "value"}};
@@ -274,6 +307,8 @@ static int pw_shape_spec(ShapeArgs *sa, const PwSpec *sp, TensorMeta *out, PwOpe
                       names[0], names[1][0] ? names[1] : names[2]);
     }
     if (sp->fi == NULL && sp->f == NULL) return sa_err(sa, "no implementation");
+    if ((sp->params & P_GSL) && !special_have_gsl())
+        return sa_err(sa, "needs the GSL library, which configure did not find (apt-get install libgsl-dev, then ./configure)");
     if (!sp->f && !ev_intlike(*common))
         return sa_err(sa, "not supported for dtype %s (integer or bool tensors only)", dtype_abbrev(*common));
     meta_alloc(sa, out, dt, nd, sa->eval ? (Device){DEV_CPU, -1} : sa_first_device(sa));
@@ -501,6 +536,47 @@ const OpDef ops_pointwise_table[] = {
     PW("aten.hypot.default", sp_hypot, "sqrt(self^2 + other^2)"),
     PW("aten.nextafter.default", sp_nextafter, "next representable value after self toward other"),
     PW("aten.signbit.default", sp_signbit, "sign bit set (-0.0 too)"),
+    PW("aten.digamma.default", sp_digamma, "psi(x), the derivative of lgamma"),
+    PW("aten.special_digamma.default", sp_digamma, "psi(x), the derivative of lgamma"),
+    PW("aten.polygamma.default", sp_polygamma, "n-th derivative of digamma"),
+    PW("aten.special_zeta.default", sp_zeta, "Hurwitz zeta(x, q)"),
+    PW("aten.special_zeta.self_scalar", sp_zeta, "Hurwitz zeta(x, q)"),
+    PW("aten.special_zeta.other_scalar", sp_zeta, "Hurwitz zeta(x, q)"),
+    PW("aten.erfinv.default", sp_erfinv, "inverse error function"),
+    PW("aten.special_erfcx.default", sp_erfcx, "exp(x^2) erfc(x)"),
+    PW("aten.special_ndtri.default", sp_ndtri, "inverse of the normal CDF"),
+    PW("aten.special_log_ndtr.default", sp_log_ndtr, "log of the normal CDF"),
+    PW("aten.i0.default", sp_i0, "modified Bessel function I0"),
+    PW("aten.special_i0.default", sp_i0, "modified Bessel function I0"),
+    PW("aten.special_i0e.default", sp_i0e, "exp(-|x|) I0(x)"),
+    PW("aten.special_i1.default", sp_i1, "modified Bessel function I1"),
+    PW("aten.special_i1e.default", sp_i1e, "exp(-|x|) I1(x)"),
+    PW("aten.special_modified_bessel_i0.default", sp_i0, "modified Bessel function I0"),
+    PW("aten.special_modified_bessel_i1.default", sp_i1, "modified Bessel function I1"),
+    PW("aten.special_modified_bessel_k0.default", sp_k0, "modified Bessel function K0"),
+    PW("aten.special_modified_bessel_k1.default", sp_k1, "modified Bessel function K1"),
+    PW("aten.special_scaled_modified_bessel_k0.default", sp_k0e, "exp(x) K0(x)"),
+    PW("aten.special_scaled_modified_bessel_k1.default", sp_k1e, "exp(x) K1(x)"),
+    PW("aten.special_bessel_j0.default", sp_j0, "Bessel function J0"),
+    PW("aten.special_bessel_j1.default", sp_j1, "Bessel function J1"),
+    PW("aten.special_bessel_y0.default", sp_y0, "Bessel function Y0"),
+    PW("aten.special_bessel_y1.default", sp_y1, "Bessel function Y1"),
+    PW("aten.special_airy_ai.default", sp_airy, "Airy function Ai"),
+    PW("aten.special_spherical_bessel_j0.default", sp_sph_j0, "spherical Bessel j0 = sin(x)/x"),
+    PW("aten.igamma.default", sp_igamma, "regularized lower incomplete gamma P(a, x)"),
+    PW("aten.igammac.default", sp_igammac, "regularized upper incomplete gamma Q(a, x)"),
+    PW("aten.special_chebyshev_polynomial_t.default", sp_cheb_t, "Chebyshev T_n(x)"),
+    PW("aten.special_chebyshev_polynomial_u.default", sp_cheb_u, "Chebyshev U_n(x)"),
+    PW("aten.special_chebyshev_polynomial_v.default", sp_cheb_v, "Chebyshev V_n(x)"),
+    PW("aten.special_chebyshev_polynomial_w.default", sp_cheb_w, "Chebyshev W_n(x)"),
+    PW("aten.special_shifted_chebyshev_polynomial_t.default", sp_scheb_t, "shifted Chebyshev T_n(x)"),
+    PW("aten.special_shifted_chebyshev_polynomial_u.default", sp_scheb_u, "shifted Chebyshev U_n(x)"),
+    PW("aten.special_shifted_chebyshev_polynomial_v.default", sp_scheb_v, "shifted Chebyshev V_n(x)"),
+    PW("aten.special_shifted_chebyshev_polynomial_w.default", sp_scheb_w, "shifted Chebyshev W_n(x)"),
+    PW("aten.special_hermite_polynomial_h.default", sp_herm_h, "physicists' Hermite H_n(x)"),
+    PW("aten.special_hermite_polynomial_he.default", sp_herm_he, "probabilists' Hermite He_n(x)"),
+    PW("aten.special_laguerre_polynomial_l.default", sp_lag_l, "Laguerre L_n(x)"),
+    PW("aten.special_legendre_polynomial_p.default", sp_leg_p, "Legendre P_n(x)"),
     PW("aten.bitwise_and.Scalar", sp_band, "x & y"),
     PW("aten.bitwise_or.Scalar", sp_bor, "x | y"),
     PW("aten.bitwise_xor.Scalar", sp_bxor, "x ^ y"),
