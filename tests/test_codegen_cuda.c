@@ -157,6 +157,21 @@ int main(void) {
        "size symbols reach the kernels by value");
     if (!dyn) diag("%s", ctx->err.msg);
 
+    /* int reductions start from their dtype's identity; f16 loads to float, rounded on store */
+    char *ir = gen_text(ctx,
+        "class <lambda>(torch.nn.Module):\n"
+        "    def forward(self, arg0_1: \"i32[8, 64][64, 1]cuda:0\", arg1_1: \"f16[8, 64][64, 1]cuda:0\"):\n"
+        "        amax: \"i32[8][1]cuda:0\" = torch.ops.aten.amax.default(arg0_1, [1])\n"
+        "        amin: \"i32[8][1]cuda:0\" = torch.ops.aten.amin.default(arg0_1, [1])\n"
+        "        mul: \"f16[8, 64][64, 1]cuda:0\" = torch.ops.aten.mul.Tensor(arg1_1, 2.0)\n"
+        "        return (amax, amin, mul)\n");
+    ok(has(ir, "int32_t acc") && has(ir, " = INT32_MIN;\n") && has(ir, " = INT32_MAX;\n") && !has(ir, "INT64_MIN"),
+       "i32 amax/amin start from INT32_MIN/INT32_MAX");
+    ok(has(ir, "#include <cuda_fp16.h>") && has(ir, "const __half *__restrict__ arg1_1") && has(ir, "float tmp") &&
+       has(ir, "= __half2float(arg1_1[") && has(ir, "] = __float2half_rn(tmp"), "f16: __half storage, float math, rounded store");
+    if (!ir) diag("%s", ctx->err.msg);
+    free(ir);
+
     /* building and running */
     RtModule *m = sm ? rt_compile(ctx, sm) : NULL;
     if (!have_nvcc()) {
