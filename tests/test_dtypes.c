@@ -8,6 +8,7 @@
 #include "base/same.h"
 #include "tap.h"
 
+#include <complex.h>
 #include <math.h>
 #include <unistd.h>
 
@@ -229,6 +230,67 @@ static void unsigned_types(MiCtx *ctx) {
     tensor_unref(u); tensor_unref(back); tensor_unref(u32); tensor_unref(f);
 }
 
+/* complex64: the elementwise math that allows it, views between complex and real, conj. */
+static void complex_ops(MiCtx *ctx) {
+    const char *src =
+        "class GraphModule(torch.nn.Module):\n"
+        "    def forward(self, a: \"c64[3][1]cpu\", b: \"c64[3][1]cpu\", x: \"f32[3, 2][2, 1]cpu\"):\n"
+        "        mul = torch.ops.aten.mul.Tensor(a, b)\n"
+        "        add = torch.ops.aten.add.Tensor(mul, 2.0)\n"
+        "        exp = torch.ops.aten.exp.default(a)\n"
+        "        abs_1 = torch.ops.aten.abs.default(b)\n"
+        "        vr = torch.ops.aten.view_as_real.default(a)\n"
+        "        vc = torch.ops.aten.view_as_complex.default(x)\n"
+        "        im = torch.ops.aten.imag.default(a)\n"
+        "        cj = torch.ops.aten._conj_physical.default(b)\n"
+        "        div = torch.ops.aten.div.Tensor(a, cj)\n"
+        "        return (add, exp, abs_1, vr, vc, im, div)\n";
+    Graph *g = fx_parse(ctx, src, strlen(src), "complex.py", 1);
+    if (!ok(g != NULL && ops_resolve_graph(g) == 0, "complex graph loads with every op known")) return;
+    int64_t n = 3, sz[2] = {3, 2};
+    IValue in[3] = {{.kind = IV_TENSOR, .t = tensor_new(ctx, DT_C64, 1, &n)}, {.kind = IV_TENSOR, .t = tensor_new(ctx, DT_C64, 1, &n)},
+                    {.kind = IV_TENSOR, .t = tensor_new(ctx, DT_F32, 2, sz)}};
+    double complex za[3] = {1 + 2 * I, -0.5 + 0.25 * I, 3}, zb[3] = {2 - I, 0.5 * I, -1 + I};
+    for (int i = 0; i < 3; i++) {
+        tensor_store_c(in[0].t, i, creal(za[i]), cimag(za[i]));
+        tensor_store_c(in[1].t, i, creal(zb[i]), cimag(zb[i]));
+        tensor_set_f(in[2].t, 2 * i, i);
+        tensor_set_f(in[2].t, 2 * i + 1, -i);
+    }
+    IValue *o = NULL;
+    int no = 0;
+    if (!ok(interp_run(ctx, g, in, 3, &o, &no) == 0 && no == 7, "it runs: %s", ctx->err.msg)) { graph_free(g); return; }
+    double re, im;
+    bool good = o[0].t->dtype == DT_C64;
+    for (int i = 0; i < 3 && good; i++) {
+        double complex w = za[i] * zb[i] + 2, e = cexp(za[i]), q = za[i] / conj(zb[i]);
+        tensor_load_c(o[0].t, i, &re, &im);
+        good = fabs(re - creal(w)) < 1e-6 && fabs(im - cimag(w)) < 1e-6;
+        tensor_load_c(o[1].t, i, &re, &im);
+        good = good && fabs(re - creal(e)) < 1e-4 * cabs(e) && fabs(im - cimag(e)) < 1e-4 * cabs(e);
+        good = good && fabs(tensor_get_f(o[2].t, i) - cabs(zb[i])) < 1e-6;
+        tensor_load_c(o[6].t, i, &re, &im);
+        good = good && fabs(re - creal(q)) < 1e-5 && fabs(im - cimag(q)) < 1e-5;
+    }
+    ok(good, "a * b + 2, exp(a), |b| and a / conj(b) as C's complex math gives them");
+    ok(o[2].t->dtype == DT_F32, "abs of c64 is f32 (COMPLEX_TO_FLOAT)");
+    ok(o[3].t->dtype == DT_F32 && o[3].t->ndim == 2 && o[3].t->size[1] == 2 && o[3].t->storage == in[0].t->storage &&
+       tensor_get_f(o[3].t, 1) == 2 && tensor_get_f(o[3].t, 2) == -0.5, "view_as_real is a [3, 2] f32 view of a's storage");
+    tensor_load_c(o[4].t, 2, &re, &im);
+    ok(o[4].t->dtype == DT_C64 && o[4].t->storage == in[2].t->storage && re == 2 && im == -2, "view_as_complex views x as c64");
+    ok(o[5].t->dtype == DT_F32 && tensor_get_f(o[5].t, 0) == 2 && tensor_get_f(o[5].t, 1) == 0.25, "imag views the imaginary parts");
+    interp_free_outputs(o, no);
+    /* the float64 reference run makes c128 */
+    IValue *f = NULL, *after = NULL;
+    int nf = 0;
+    ok(interp_run_fp64(ctx, g, in, 3, &f, &nf, &after) == 0 && f[0].t->dtype == DT_C128 && f[3].t->dtype == DT_F64,
+       "the float64 run computes in c128 (views in f64)");
+    interp_free_outputs(f, nf);
+    interp_free_outputs(after, 3);
+    for (int i = 0; i < 3; i++) ivalue_clear(&in[i]);
+    graph_free(g);
+}
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
     promotion(ctx);
@@ -237,6 +299,7 @@ int main(void) {
     half_math(ctx);
     npy_bf16(ctx);
     unsigned_types(ctx);
+    complex_ops(ctx);
     mi_ctx_free(ctx);
     return done_testing();
 }

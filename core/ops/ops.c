@@ -16,6 +16,7 @@ static const struct { const OpDef *rows; const int *n; } families[] = {
     {ops_misc_table, &ops_misc_count},
     {ops_conv_table, &ops_conv_count},
     {ops_random_table, &ops_random_count},
+    {ops_complex_table, &ops_complex_count},
     {ops_scan_table, &ops_scan_count},
     {ops_scatter_table, &ops_scatter_count},
     {ops_decomp_pointwise_table, &ops_decomp_pointwise_count},

@@ -103,6 +103,7 @@ extern const OpDef ops_matmul_table[];    extern const int ops_matmul_count;
 extern const OpDef ops_misc_table[];      extern const int ops_misc_count;
 extern const OpDef ops_index_table[];     extern const int ops_index_count;
 extern const OpDef ops_conv_table[];      extern const int ops_conv_count;
+extern const OpDef ops_complex_table[];   extern const int ops_complex_count;
 extern const OpDef ops_random_table[];    extern const int ops_random_count;
 extern const OpDef ops_scan_table[];      extern const int ops_scan_count;
 extern const OpDef ops_scatter_table[];   extern const int ops_scatter_count;
@@ -110,6 +111,12 @@ extern const OpDef ops_scatter_table[];   extern const int ops_scatter_count;
 extern const OpDef ops_decomp_pointwise_table[]; extern const int ops_decomp_pointwise_count;
 extern const OpDef ops_decomp_shape_table[];     extern const int ops_decomp_shape_count;
 extern const OpDef ops_decomp_reduce_table[];    extern const int ops_decomp_reduce_count;
+
+/* complex math of the elementwise ops (core/ops/ops_complex.c): does op (a registry name) have
+ * it, does it give a real result (abs), and the kernel over o's shape (ts[k] NULL: scalar sv[k]) */
+bool complex_pointwise_supported(const char *op);
+bool complex_to_real(const char *op);
+void complex_pointwise(const char *op, int nin, Tensor *const *ts, const double *sv, double alpha, Tensor *o);
 
 /* generic infer_meta used by every row: runs row->shape on the node's arguments */
 int op_infer_generic(MiCtx *ctx, Graph *g, const Node *n, TensorMeta *out, int *nout);

@@ -306,6 +306,11 @@ static int pw_shape_spec(ShapeArgs *sa, const PwSpec *sp, TensorMeta *out, PwOpe
         return sa_err(sa, "no type promotion for %s and %s (PyTorch promotes uint16/32/64 only with bool and floating types)",
                       names[0], names[1][0] ? names[1] : names[2]);
     }
+    if (dtype_is_complex(*common) && sa->op) {   /* complex math: core/ops/ops_complex.c */
+        if (!complex_pointwise_supported(sa->op->name))
+            return sa_err(sa, "not supported for complex dtype %s", dtype_abbrev(*common));
+        if (complex_to_real(sa->op->name)) dt = *common == DT_C128 ? DT_F64 : DT_F32;   /* abs: COMPLEX_TO_FLOAT */
+    }
     if (sp->fi == NULL && sp->f == NULL) return sa_err(sa, "no implementation");
     if ((sp->params & P_GSL) && !special_have_gsl())
         return sa_err(sa, "needs the GSL library, which configure did not find (apt-get install libgsl-dev, then ./configure)");
@@ -387,8 +392,15 @@ static bool opmath_f32(DType t) { return t == DT_F32 || t == DT_F16 || t == DT_B
 
 /* The shared kernel: iterate the result in row-major order, keeping a storage position per
  * tensor operand (stride 0 on broadcast dimensions). */
-static void pw_kernel(const PwSpec *sp, const PwParams *p, PwOperand *ops, Tensor *o, DType common) {
+static void pw_kernel(const PwSpec *sp, const PwParams *p, PwOperand *ops, Tensor *o, DType common, const char *opname) {
     int nd = o->ndim, nin = sp->nin;
+    if (dtype_is_complex(common)) {
+        Tensor *ts[3] = {0};
+        double sv[3] = {0};
+        for (int k = 0; k < nin && k < 3; k++) { ts[k] = ops[k].t; sv[k] = ops[k].v; }
+        complex_pointwise(opname, nin, ts, sv, p->alpha, o);
+        return;
+    }
     int64_t st[3][MI_MAX_DIMS] = {{0}}, pos[3] = {0}, idx[MI_MAX_DIMS] = {0};
     for (int k = 0; k < nin; k++) {
         Tensor *t = ops[k].t;
@@ -446,7 +458,7 @@ static int pw_eval(const OpCall *c, IValue *out) {
         meta_contiguous_strides(&sa, &fm);
         Tensor *tmp = ev_new(&sa, &fm);
         if (!tmp) goto done;
-        pw_kernel(sp, &p, ops, tmp, common);
+        pw_kernel(sp, &p, ops, tmp, common, c->op->name);
         rc = tensor_copy_into(c->ctx, ops[0].t, tmp);
         tensor_unref(tmp);
         if (rc == 0) ev_out_tensor(out, tensor_ref(ops[0].t));
@@ -454,7 +466,7 @@ static int pw_eval(const OpCall *c, IValue *out) {
     }
     Tensor *o = ev_new(&sa, &m);
     if (!o) goto done;
-    pw_kernel(sp, &p, ops, o, common);
+    pw_kernel(sp, &p, ops, o, common, c->op->name);
     ev_out_tensor(out, o);
     rc = 0;
 done:

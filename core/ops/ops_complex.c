@@ -1,0 +1,256 @@
+/* ops_complex.c — complex64/complex128 in the op layer: the complex math of the elementwise ops
+ * that allow complex operands (add, mul, div, exp, sqrt, abs, pow, eq, where, ...; the kernel
+ * in ops_pointwise.c calls complex_pointwise here when the computation dtype is complex), and
+ * the ops that build or take apart complex tensors: complex, polar, view_as_real,
+ * view_as_complex, real, imag, _conj and conj_physical. Values are computed in double complex
+ * and rounded on store (a c64 result keeps float parts). */
+#include "ops/ops_impl.h"
+
+#include <complex.h>
+#include <math.h>
+#include <string.h>
+
+typedef double complex Cx;
+typedef Cx (*CxFn)(const Cx *z, double alpha);
+
+static Cx c_add(const Cx *z, double a) { return z[0] + a * z[1]; }
+static Cx c_sub(const Cx *z, double a) { return z[0] - a * z[1]; }
+static Cx c_rsub(const Cx *z, double a) { return z[1] - a * z[0]; }
+static Cx c_mul(const Cx *z, double a) { (void)a; return z[0] * z[1]; }
+static Cx c_div(const Cx *z, double a) { (void)a; return z[0] / z[1]; }
+static Cx c_neg(const Cx *z, double a) { (void)a; return -z[0]; }
+static Cx c_recip(const Cx *z, double a) { (void)a; return 1.0 / z[0]; }
+static Cx c_exp(const Cx *z, double a) { (void)a; return cexp(z[0]); }
+static Cx c_log(const Cx *z, double a) { (void)a; return clog(z[0]); }
+static Cx c_sqrt(const Cx *z, double a) { (void)a; return csqrt(z[0]); }
+static Cx c_rsqrt(const Cx *z, double a) { (void)a; return 1.0 / csqrt(z[0]); }
+static Cx c_sin(const Cx *z, double a) { (void)a; return csin(z[0]); }
+static Cx c_cos(const Cx *z, double a) { (void)a; return ccos(z[0]); }
+static Cx c_tan(const Cx *z, double a) { (void)a; return ctan(z[0]); }
+static Cx c_sinh(const Cx *z, double a) { (void)a; return csinh(z[0]); }
+static Cx c_cosh(const Cx *z, double a) { (void)a; return ccosh(z[0]); }
+static Cx c_tanh(const Cx *z, double a) { (void)a; return ctanh(z[0]); }
+static Cx c_sigmoid(const Cx *z, double a) { (void)a; return 1.0 / (1.0 + cexp(-z[0])); }
+static Cx c_pow(const Cx *z, double a) { (void)a; return z[1] == 0 ? 1.0 : cpow(z[0], z[1]); }
+static Cx c_abs(const Cx *z, double a) { (void)a; return cabs(z[0]); }
+static Cx c_eq(const Cx *z, double a) { (void)a; return z[0] == z[1]; }
+static Cx c_ne(const Cx *z, double a) { (void)a; return z[0] != z[1]; }
+static Cx c_where(const Cx *z, double a) { (void)a; return creal(z[0]) != 0 ? z[1] : z[2]; }
+static Cx c_mfill(const Cx *z, double a) { (void)a; return creal(z[1]) != 0 ? z[2] : z[0]; }
+static Cx c_second(const Cx *z, double a) { (void)a; return z[1]; }
+static Cx c_isnan(const Cx *z, double a) { (void)a; return isnan(creal(z[0])) || isnan(cimag(z[0])); }
+static Cx c_sgn(const Cx *z, double a) { (void)a; double m = cabs(z[0]); return m == 0 ? 0 : z[0] / m; }
+
+/* op base name (no "aten.", no overload, no trailing '_' of in-place variants) -> function */
+static const struct { const char *name; CxFn fn; } cx_ops[] = {
+    {"add", c_add}, {"sub", c_sub}, {"rsub", c_rsub}, {"mul", c_mul}, {"div", c_div}, {"neg", c_neg},
+    {"reciprocal", c_recip}, {"exp", c_exp}, {"log", c_log}, {"sqrt", c_sqrt}, {"rsqrt", c_rsqrt},
+    {"sin", c_sin}, {"cos", c_cos}, {"tan", c_tan}, {"sinh", c_sinh}, {"cosh", c_cosh}, {"tanh", c_tanh},
+    {"sigmoid", c_sigmoid}, {"pow", c_pow}, {"abs", c_abs}, {"eq", c_eq}, {"ne", c_ne}, {"where", c_where},
+    {"masked_fill", c_mfill}, {"fill", c_second}, {"isnan", c_isnan}, {"sgn", c_sgn},
+};
+
+static CxFn cx_lookup(const char *op) {
+    if (!op) return NULL;
+    const char *p = strncmp(op, "aten.", 5) == 0 ? op + 5 : op;
+    const char *dot = strchr(p, '.');
+    size_t n = dot ? (size_t)(dot - p) : strlen(p);
+    if (n > 1 && p[n - 1] == '_') n--;
+    for (size_t i = 0; i < sizeof cx_ops / sizeof cx_ops[0]; i++)
+        if (strlen(cx_ops[i].name) == n && strncmp(cx_ops[i].name, p, n) == 0) return cx_ops[i].fn;
+    return NULL;
+}
+
+bool complex_pointwise_supported(const char *op) { return cx_lookup(op) != NULL; }
+
+bool complex_to_real(const char *op) { return cx_lookup(op) == c_abs; }
+
+/* Elementwise over o's shape, operands broadcast (stride 0 where size 1); a NULL tensor is the
+ * scalar sv[k]. Example: add(c64 {1+2j}, 3, alpha 1) = {4+2j}. */
+void complex_pointwise(const char *op, int nin, Tensor *const *ts, const double *sv, double alpha, Tensor *o) {
+    CxFn fn = cx_lookup(op);
+    int nd = o->ndim;
+    int64_t st[3][MI_MAX_DIMS] = {{0}}, pos[3] = {0}, idx[MI_MAX_DIMS] = {0};
+    for (int k = 0; k < nin; k++) {
+        if (!ts[k]) continue;
+        pos[k] = ts[k]->offset;
+        for (int i = 0; i < nd; i++) {
+            int j = i - (nd - ts[k]->ndim);
+            st[k][i] = (j < 0 || ts[k]->size[j] == 1) ? 0 : ts[k]->stride[j];
+        }
+    }
+    int64_t n = tensor_numel(o), op_pos = o->offset;
+    for (int64_t e = 0; e < n && fn; e++) {
+        Cx z[3];
+        for (int k = 0; k < nin; k++) {
+            double re = sv[k], im = 0;
+            if (ts[k]) tensor_load_c(ts[k], pos[k], &re, &im);
+            z[k] = CMPLX(re, im);
+        }
+        Cx r = fn(z, alpha);
+        tensor_store_c(o, op_pos, creal(r), cimag(r));
+        for (int d = nd - 1; d >= 0; d--) {
+            idx[d]++;
+            op_pos += o->stride[d];
+            for (int k = 0; k < nin; k++) pos[k] += st[k][d];
+            if (idx[d] < o->size[d]) break;
+            op_pos -= o->stride[d] * idx[d];
+            for (int k = 0; k < nin; k++) pos[k] -= st[k][d] * idx[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/* ---- complex <-> real views ---- */
+
+static DType real_of(DType t) { return t == DT_C128 ? DT_F64 : DT_F32; }
+static DType complex_of(DType t) { return t == DT_F64 ? DT_C128 : DT_C64; }
+
+/* view_as_real(c[..]) = r[.., 2]: strides doubled, a last dim of stride 1 (in real elements);
+ * view_as_complex(r[.., 2]) the inverse, which needs a last dim of size 2 and stride 1 and even
+ * strides elsewhere. real/imag: view_as_real(x)[..., 0 or 1] (x itself when x is real). */
+enum { CV_AS_REAL, CV_AS_COMPLEX, CV_REAL, CV_IMAG };
+typedef struct CvSpec { int kind; } CvSpec;
+
+static int shape_cview(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    const CvSpec *sp = sa->op->data;
+    TensorMeta *x;
+    *nout = 1;
+    if (sa_tensor(sa, sa_arg(sa, 0, "self"), "self", &x)) return -1;
+    SymCtx *S = sa->sym;
+    bool cx = dtype_is_complex(x->dtype);
+    switch (sp->kind) {
+    case CV_AS_REAL:
+        if (!cx) return sa_err(sa, "view_as_real is only supported for complex tensors, got %s", dtype_abbrev(x->dtype));
+        meta_alloc(sa, out, real_of(x->dtype), x->ndim + 1, x->device);
+        for (int i = 0; i < x->ndim; i++) { out->size[i] = x->size[i]; out->stride[i] = sym_mul(S, x->stride[i], sym_int(S, 2)); }
+        out->size[x->ndim] = sym_int(S, 2);
+        out->stride[x->ndim] = sym_int(S, 1);
+        out->offset = sym_mul(S, x->offset, sym_int(S, 2));
+        return 0;
+    case CV_AS_COMPLEX: {
+        if (x->dtype != DT_F32 && x->dtype != DT_F64)
+            return sa_err(sa, "view_as_complex is only supported for float and double tensors, got %s", dtype_abbrev(x->dtype));
+        if (x->ndim == 0 || !ex_eq_int(x->size[x->ndim - 1], 2)) return sa_err(sa, "tensor must have a last dimension of size 2");
+        if (!ex_eq_int(x->stride[x->ndim - 1], 1)) return sa_err(sa, "tensor must have a last dimension with stride 1");
+        meta_alloc(sa, out, complex_of(x->dtype), x->ndim - 1, x->device);
+        for (int i = 0; i + 1 < x->ndim; i++) {
+            int64_t s;
+            if (sym_is_int(x->stride[i], &s) && s % 2) return sa_err(sa, "tensor must have a stride divisible by 2 for all but last dimension");
+            out->size[i] = x->size[i];
+            out->stride[i] = sym_floordiv(S, x->stride[i], sym_int(S, 2));
+        }
+        out->offset = sym_floordiv(S, x->offset, sym_int(S, 2));
+        return 0;
+    }
+    default:   /* real / imag */
+        if (!cx) {
+            if (sp->kind == CV_IMAG) return sa_err(sa, "imag is not implemented for tensors with non-complex dtypes");
+            meta_copy(sa, out, x);
+            return 0;
+        }
+        meta_alloc(sa, out, real_of(x->dtype), x->ndim, x->device);
+        for (int i = 0; i < x->ndim; i++) { out->size[i] = x->size[i]; out->stride[i] = sym_mul(S, x->stride[i], sym_int(S, 2)); }
+        out->offset = sym_add(S, sym_mul(S, x->offset, sym_int(S, 2)), sym_int(S, sp->kind == CV_IMAG));
+        return 0;
+    }
+}
+
+/* A view over base's storage with the meta's layout, in the meta's dtype (the element units of
+ * m's strides). */
+static int cview_eval(const OpCall *c, IValue *out) {
+    ShapeArgs sa;
+    sa_from_call(&sa, c);
+    TensorMeta m;
+    int n, rc = -1;
+    if (ev_shape(&sa, &m, &n)) goto done;
+    Tensor *base = ev_tensor(sa_arg(&sa, 0, "self"));
+    int64_t size[MI_MAX_DIMS], stride[MI_MAX_DIMS], off;
+    if (!base || ev_sizes(&sa, &m, size, stride)) goto done;
+    if (sym_eval(c->ctx, m.offset, c->syms, c->nsyms, &off)) { sa_err(&sa, "cannot compute the view's offset"); goto done; }
+    Tensor *t = tensor_view(base, m.ndim, size, stride, off);
+    t->dtype = m.dtype;     /* (a float64 reference run's c128 base gives an f64 meta here) */
+    ev_out_tensor(out, t);
+    rc = 0;
+done:
+    ev_end(&sa);
+    return rc;
+}
+
+/* ---- complex(real, imag), polar(abs, angle), conj ---- */
+
+enum { CB_COMPLEX, CB_POLAR, CB_CONJ };
+typedef struct CbSpec { int kind; } CbSpec;
+
+static int shape_cbuild(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    const CbSpec *sp = sa->op->data;
+    TensorMeta *a, *b = NULL;
+    *nout = 1;
+    if (sa_tensor(sa, sa_arg(sa, 0, sp->kind == CB_POLAR ? "abs" : sp->kind == CB_CONJ ? "self" : "real"), "self", &a)) return -1;
+    if (sp->kind == CB_CONJ) { meta_like(sa, out, a, a->dtype); return 0; }
+    if (sa_tensor(sa, sa_arg(sa, 1, sp->kind == CB_POLAR ? "angle" : "imag"), "imag", &b)) return -1;
+    if (a->dtype != b->dtype) return sa_err(sa, "expected both inputs of the same dtype, got %s and %s", dtype_abbrev(a->dtype), dtype_abbrev(b->dtype));
+    if (a->dtype != DT_F32 && a->dtype != DT_F64) return sa_err(sa, "expected float or double inputs, got %s", dtype_abbrev(a->dtype));
+    TensorMeta *ins[2] = {a, b};
+    Expr *size[MI_MAX_DIMS];
+    int nd;
+    if (sa_broadcast(sa, ins, 2, size, &nd)) return -1;
+    meta_alloc(sa, out, complex_of(a->dtype), nd, a->device);
+    for (int i = 0; i < nd; i++) out->size[i] = size[i];
+    meta_elementwise_strides(sa, out, ins, 2);
+    return 0;
+}
+
+static int cbuild_eval(const OpCall *c, IValue *out) {
+    ShapeArgs sa;
+    sa_from_call(&sa, c);
+    const CbSpec *sp = c->op->data;
+    TensorMeta m;
+    int n, rc = -1;
+    if (ev_shape(&sa, &m, &n)) goto done;
+    Tensor *o = ev_new(&sa, &m), *a = ev_tensor(sa_arg(&sa, 0, NULL)), *b = sp->kind == CB_CONJ ? NULL : ev_tensor(sa_arg(&sa, 1, NULL));
+    if (!o) goto done;
+    int64_t total = tensor_numel(o);
+    int64_t idx[MI_MAX_DIMS] = {0};
+    for (int64_t e = 0; e < total; e++) {
+        int64_t rem = e;
+        for (int d = o->ndim - 1; d >= 0; d--) { idx[d] = rem % o->size[d]; rem /= o->size[d]; }
+        int64_t pa = a->offset, pb = b ? b->offset : 0, po = o->offset;
+        for (int d = 0; d < o->ndim; d++) {
+            int ja = d - (o->ndim - a->ndim), jb = b ? d - (o->ndim - b->ndim) : -1;
+            if (ja >= 0 && a->size[ja] > 1) pa += idx[d] * a->stride[ja];
+            if (jb >= 0 && b->size[jb] > 1) pb += idx[d] * b->stride[jb];
+            po += idx[d] * o->stride[d];
+        }
+        double re, im;
+        tensor_load_c(a, pa, &re, &im);
+        if (sp->kind == CB_CONJ) { tensor_store_c(o, po, re, -im); continue; }
+        double y = tensor_load_f(b, pb);
+        if (sp->kind == CB_POLAR) tensor_store_c(o, po, re * cos(y), re * sin(y));
+        else tensor_store_c(o, po, re, y);
+    }
+    ev_out_tensor(out, o);
+    rc = 0;
+done:
+    ev_end(&sa);
+    return rc;
+}
+
+static const CvSpec cv_real_v = {CV_AS_REAL}, cv_cplx_v = {CV_AS_COMPLEX}, cv_re = {CV_REAL}, cv_im = {CV_IMAG};
+static const CbSpec cb_complex = {CB_COMPLEX}, cb_polar = {CB_POLAR}, cb_conj = {CB_CONJ};
+
+#define CV(name, spec, doc) {name, OPF_VIEW, op_infer_generic, cview_eval, doc, shape_cview, &spec}
+#define CB(name, spec, doc) {name, OPF_POINTWISE, op_infer_generic, cbuild_eval, doc, shape_cbuild, &spec}
+
+const OpDef ops_complex_table[] = {
+    CV("aten.view_as_real.default", cv_real_v, "complex [..] as real [.., 2] (a view)"),
+    CV("aten.view_as_complex.default", cv_cplx_v, "real [.., 2] as complex [..] (a view)"),
+    CV("aten.real.default", cv_re, "real part (a view; self for real tensors)"),
+    CV("aten.imag.default", cv_im, "imaginary part (a view)"),
+    CB("aten.complex.default", cb_complex, "real + imag * 1j"),
+    CB("aten.polar.default", cb_polar, "abs * (cos(angle) + sin(angle) * 1j)"),
+    CB("aten._conj.default", cb_conj, "complex conjugate (materialized)"),
+    CB("aten._conj_physical.default", cb_conj, "complex conjugate"),
+    CB("aten.conj_physical.default", cb_conj, "complex conjugate"),
+};
+const int ops_complex_count = sizeof ops_complex_table / sizeof ops_complex_table[0];
