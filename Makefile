@@ -40,7 +40,7 @@ TESTS    = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 LIB      = $(BUILD)/libminductor.a
 BIN      = $(BUILD)/minductor
 
-.PHONY: all check check-long demo bench fuzz fuzz-run clean distclean
+.PHONY: all check check-long check-html demo bench fuzz fuzz-run clean distclean
 all: minductor
 
 config.mk: configure
@@ -74,6 +74,10 @@ $(BUILD)/tests/%: tests/%.c tests/tap.h $(SUPPORT) $(LIB)
 # shell binary through MINDUCTOR_BIN.
 check: $(TESTS) $(BIN)
 	MINDUCTOR_BIN=$(abspath $(BIN)) ASAN_OPTIONS=detect_leaks=1 prove -j2 $(TESTS)
+
+# The report's pages in headless Chromium: screenshots in build/html-check/ (skips without chromium).
+check-html: $(BIN)
+	tests/html/check_html.sh $(BIN)
 
 demo: $(BIN)
 	./$(BIN) -c 'load examples/seed_example.py; inputs examples/inputs/seed_example; graph; run; passes; check; lower; ir; sched; codegen; exec'

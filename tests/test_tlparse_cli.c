@@ -151,6 +151,19 @@ int main(void) {
     ok(idx && strstr(idx, "fx_graph_cache_miss_16.json</a> \xe2\x9d\x8c (16)"), "index lists files with cache marks and numbers");
     free(idx);
 
+    /* guards and recompiles per frame */
+    char *fr = slurp("%s/a/minductor/frame_0.html", dir);
+    ok(fr && strstr(fr, "<pre class=\"recompile\">0/0: tensor &#39;x&#39; size mismatch at index 0. expected 16, actual 32"),
+       "frame page: the recompile reason in full");
+    ok(fr && strstr(fr, "Guards changed since compile 0/0: 3 line(s) added, 2 removed") &&
+           strstr(fr, "<td class=\"add\">+- LAMBDA_GUARD: 2 &lt;= L[&#39;x&#39;].size()[0]"),
+       "frame page: the guard differences between the recompiles (the new size guard)");
+    free(fr);
+    idx = slurp("%s/a/index.html", dir);
+    ok(idx && strstr(idx, "<a href=\"minductor/frame_0.html\">frame 0</a>: 2 compile(s), 1 with recompile reasons"),
+       "index links the frame page");
+    free(idx);
+
     /* --custom-header-html */
     is_int(run(NULL, "tlparse " LOGS "cpu_seed_example.log -o %s/c --custom-header-html '<div id=\"hdr\">team X</div>'", dir), 0,
            "--custom-header-html");

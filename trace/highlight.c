@@ -38,7 +38,7 @@ static void open_line(Hl *h) {
 
 static void close_line(Hl *h) {
     if (h->cls) sb_put(h->b, "</span>");
-    sb_put(h->b, "</span>\n");
+    sb_put(h->b, "</span>");       /* block spans: a newline between them would double the lines */
 }
 
 /* Emit text of class cls (NULL: plain), breaking spans at newlines. */

@@ -142,6 +142,7 @@ static void h_artifact(Tl *t, const TraceRecord *r) {
     collectives_from(c, r);
     if (!t->opt->export_mode) tl_passes_record(t, c, r, trace_role_initial(r->name, &c->role));
     tl_prov_record(t, c, r, trace_role_initial(r->name, &c->role));
+    tl_guards_record(c, r);
     /* cudagraphs: the fx cache key lists fx_kwargs[cudagraphs] */
     if (!strncmp(r->name, "fx_graph_cache_", 15)) {
         if (memmem(r->payload, r->payload_len, "fx_kwargs[cudagraphs]: BoxedBool(value=True)", 44)) c->cg_requested = 1;
@@ -446,6 +447,7 @@ static void compile_free(TlCompile *c) {
     free(c->stack_html);
     tl_passes_free(c->passes);
     tl_prov_free(c->prov);
+    free(c->guards); free(c->recompile_full);
     for (int j = 0; j < c->n_cg; j++) free(c->cg[j].name);
     free(c->cg);
     free(c->fail_type); free(c->fail_reason); free(c->restart_reasons); free(c->co_name);

@@ -8,9 +8,25 @@ void tl_render_extras(Tl *t) {
     if (t->opt->no_artifact_files) return;
     for (int i = 0; i < t->n_c; i++) tl_passes_page(t, &t->c[i]);
     tl_prov_pages(t);
+    tl_guards_pages(t);
 }
 
+/* index.html's "Frames" section: each frame's compiles, recompiles, a link to its page. */
 void tl_index_extras(Tl *t, StrBuf *b) {
-    (void)t;
-    (void)b;
+    bool any = false;
+    for (int i = 0; i < t->n_c; i++) {
+        const TlCompile *c = &t->c[i];
+        if (c->frame_id < 0 || c->id[0] == '!') continue;
+        bool seen = false;
+        for (int k = 0; k < i && !seen; k++) seen = t->c[k].frame_id == c->frame_id && t->c[k].id[0] != '!';
+        if (seen) continue;
+        if (!any) sb_put(b, "<h2>Frames: guards and recompiles</h2>\n<ul>\n");
+        any = true;
+        int n = 0, nre = 0;
+        for (int k = i; k < t->n_c; k++)
+            if (t->c[k].frame_id == c->frame_id && t->c[k].id[0] != '!') { n++; nre += t->c[k].recompile_full != NULL; }
+        sb_printf(b, "<li><a href=\"minductor/frame_%d.html\">frame %d</a>: %d compile(s), %d with recompile reasons</li>\n",
+                  c->frame_id, c->frame_id, n, nre);
+    }
+    if (any) sb_put(b, "</ul>\n");
 }

@@ -74,6 +74,9 @@ typedef struct TlCompile {
     TraceRoleState role;    /* forward/backward tracking over its chromium events */
     TlPasses *passes;       /* its pass page under construction, or NULL */
     TlProv *prov;           /* its provenance sections (tlparse -i), or NULL */
+    char *guards;           /* its guard text (dynamo_cpp_guards_str, else dynamo_guards' code) */
+    bool guards_cpp;
+    char *recompile_full;   /* every recompile reason, one per line */
 } TlCompile;
 
 typedef struct TlTrie {
@@ -139,6 +142,9 @@ void tl_passes_free(TlPasses *p);
 void tl_prov_record(Tl *t, TlCompile *c, const TraceRecord *r, char role);
 void tl_prov_pages(Tl *t);
 void tl_prov_free(TlProv *p);
+/* Guards and recompiles (trace/tlparse_guards.c): a record of compile c; minductor/frame_<F>.html. */
+void tl_guards_record(TlCompile *c, const TraceRecord *r);
+void tl_guards_pages(Tl *t);
 void tl_index_extras(Tl *t, StrBuf *b);
 int tl_render_export(Tl *t, const char *log_path);
 void tl_export_record(Tl *t, const TraceRecord *r);

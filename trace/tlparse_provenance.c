@@ -190,7 +190,7 @@ static void pane(StrBuf *b, int sec, int p, const char *title, const char *text)
     for (int i = 0; i < n; i++) {
         sb_printf(b, "<span class=\"l\" id=\"s%d-%s-%d\" data-l=\"%d\">", sec, pane_name[p], i + 1, i + 1);
         html_escn(b, v[i].s, v[i].n);
-        sb_put(b, "</span>\n");
+        sb_put(b, "</span>");            /* block spans: no newline between them */
     }
     free(v);
     sb_put(b, "</pre></div>\n");
@@ -270,7 +270,9 @@ static const char PROV_JS[] =
     "['pre','code','ir'].forEach(function(o){if(o===p)return;get('post>'+o,q).forEach(function(x){"
     "var e=mark(o,x,'hl');if(e&&!first[o])first[o]=e;});});});"
     "Object.keys(first).forEach(function(k){var e=first[k],pre=e.parentNode;pre.scrollTop=e.offsetTop-pre.offsetTop-60;});"
-    "});});";
+    "});});"
+    /* #s<sec>-<pane>-<line> in the address: that line is clicked on load (links, screenshots) */
+    "if(location.hash){var e=document.getElementById(location.hash.slice(1));if(e){e.click();e.scrollIntoView();}}";
 
 void tl_prov_pages(Tl *t) {
     if (!t->opt->provenance || t->opt->no_artifact_files) return;

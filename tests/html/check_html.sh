@@ -1,0 +1,39 @@
+#!/bin/sh
+# check_html.sh — the report's HTML in a real browser (`make check-html`): builds reports from a
+# real PyTorch training log (tlparse -i) and from a traced shell session with a pattern rewrite,
+# then has headless Chromium (Debian's `chromium`) load index.html, a compile page, a
+# provenance page and a pass page: each must load without a JavaScript error and give a
+# screenshot (build/html-check/*.png). Skips cleanly (exit 0) without chromium.
+#   usage: tests/html/check_html.sh [MINDUCTOR_BIN]
+set -u
+BIN=${1:-./minductor}
+OUT=build/html-check
+CHROME=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$CHROME" ]; then
+    echo "check-html: skipped (no chromium; apt-get install -y chromium)"
+    exit 0
+fi
+rm -rf "$OUT" && mkdir -p "$OUT"
+"$BIN" tlparse tests/fixtures/logs/cpu_mlp_train.log -i -o "$OUT/train" --no-browser >/dev/null || exit 1
+"$BIN" -c "patterns tests/fixtures/patterns/user.pat; load tests/fixtures/patterns/double_relu.py; trace on $OUT/session.log; run; codegen; trace off" >/dev/null 2>&1 || exit 1
+"$BIN" tlparse "$OUT/session.log" -i -o "$OUT/session" --no-browser >/dev/null || exit 1
+fail=0
+shot() {   # NAME PAGE
+    prof=$(mktemp -d)
+    "$CHROME" --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update \
+        --no-first-run --user-data-dir="$prof" --enable-logging=stderr --v=0 --hide-scrollbars \
+        --window-size=1400,1000 --screenshot="$OUT/$1.png" "file://$(pwd)/$2" >"$OUT/$1.log" 2>&1
+    rm -rf "$prof"
+    size=$(stat -c %s "$OUT/$1.png" 2>/dev/null || echo 0)
+    if [ "$size" -lt 10000 ]; then echo "not ok - $1: no screenshot ($2)"; fail=1; return; fi
+    if grep -q "Uncaught" "$OUT/$1.log"; then echo "not ok - $1: JavaScript error:"; grep "Uncaught" "$OUT/$1.log"; fail=1; return; fi
+    echo "ok - $1: $2 ($size bytes)"
+}
+shot index "$OUT/train/index.html"
+shot compile "$OUT/train/minductor/compile_-_0_0_0.html"
+shot provenance "$OUT/train/provenance_tracking_-_0_0_0.html"
+shot passes "$OUT/session/minductor/passes_-_0_0_0.html"
+shot provenance_session "$OUT/session/provenance_tracking_-_0_0_0.html"
+shot passes_stages "$OUT/train/minductor/passes_-_0_0_0.html"
+[ $fail = 0 ] && echo "check-html: all pages load in Chromium; screenshots in $OUT/"
+exit $fail
