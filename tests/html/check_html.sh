@@ -31,7 +31,7 @@ shot() {   # NAME PAGE
 }
 shot index "$OUT/train/index.html"
 shot compile "$OUT/train/minductor/compile_-_0_0_0.html"
-shot provenance "$OUT/train/provenance_tracking_-_0_0_0.html"
+shot provenance "$OUT/train/provenance_tracking_-_0_0_0.html#s1-post-5"
 shot passes "$OUT/session/minductor/passes_-_0_0_0.html"
 shot provenance_session "$OUT/session/provenance_tracking_-_0_0_0.html"
 shot passes_stages "$OUT/train/minductor/passes_-_0_0_0.html"
