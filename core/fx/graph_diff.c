@@ -69,6 +69,7 @@ char *text_diff(const char *ta, const char *tb, const char *name_a, const char *
         for (int j = 0; j < n; j++) ops[no++] = (DOp){'+', pre + j};
     }
     for (int i = 0; i < suf; i++) ops[no++] = (DOp){' ', a.n - suf + i};
+    if (context > no) context = no;      /* "whole file" callers pass a huge context */
     StrBuf sb;
     sb_init(&sb);
     sb_printf(&sb, "--- %s\n+++ %s\n", name_a ? name_a : "a", name_b ? name_b : "b");

@@ -8,6 +8,7 @@
 
 /* Unified-style diff of two texts, line based ("--- a", "+++ b", "@@ ... @@", ' ', '-', '+'
  * lines, `context` lines around changes). Returns malloc'd text; "" when equal. */
+/* context: lines kept around each change; a value past the line count (1 << 30) keeps every line. */
 char *text_diff(const char *a, const char *b, const char *name_a, const char *name_b, int context);
 
 /* Diff of the FX prints (without stack comments) of two graphs. malloc'd. */
