@@ -42,7 +42,7 @@ typedef struct Session {
     int trace_frame;         /* frame_id of the next compile */
     bool trace_in_compile;   /* a compile is open: its compilation_metrics are still due */
     uint64_t trace_ns;       /* time spent in passes, lowering, scheduling, codegen */
-    char *trace_fail;        /* the first failure in it ("pass dce: ..."), or NULL */
+    char *trace_fail;        /* the first failure in it ("pass remove_noop_ops: ..."), or NULL */
 
     /* settings */
     bool errexit;            /* non-interactive: stop at the first error */

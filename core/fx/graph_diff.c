@@ -83,7 +83,7 @@ char *text_diff(const char *ta, const char *tb, const char *name_a, const char *
         for (;;) {
             while (end < no && ops[end].op != ' ') end++;
             int gap = end;
-            while (gap < no && ops[gap].op == ' ' && gap - end < 2 * context) gap++;
+            while (gap < no && ops[gap].op == ' ' && (long)(gap - end) < 2L * context) gap++;
             if (gap < no && ops[gap].op != ' ') { end = gap; continue; }
             break;
         }
