@@ -111,6 +111,7 @@ extern const OpDef ops_scatter_table[];   extern const int ops_scatter_count;
 extern const OpDef ops_decomp_pointwise_table[]; extern const int ops_decomp_pointwise_count;
 extern const OpDef ops_decomp_shape_table[];     extern const int ops_decomp_shape_count;
 extern const OpDef ops_decomp_reduce_table[];    extern const int ops_decomp_reduce_count;
+extern const OpDef ops_decomp_nn_table[];        extern const int ops_decomp_nn_count;
 
 /* complex math of the elementwise ops (core/ops/ops_complex.c): does op (a registry name) have
  * it, does it give a real result (abs), and the kernel over o's shape (ts[k] NULL: scalar sv[k]) */
