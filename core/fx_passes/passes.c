@@ -688,7 +688,14 @@ char *pm_report(const PassManager *pm) {
     sb_init(&b);
     int f = pm_first_failure(pm);
     if (f < 0) {
-        sb_printf(&b, "all %d applied passes clean", pm->cursor);
+        /* say so when the numerics could not be checked: lint alone is not "clean" */
+        if (pm->inputs && !pm->have_ref && pm->cursor > 0)
+            sb_printf(&b, "all %d applied passes lint clean; numerics not checked: the reference interpreter cannot run "
+                          "the loaded graph (%s)", pm->cursor, pm->ref_error ? pm->ref_error : "no reference");
+        else if (!pm->inputs && pm->cursor > 0)
+            sb_printf(&b, "all %d applied passes lint clean; numerics not checked (no inputs)", pm->cursor);
+        else
+            sb_printf(&b, "all %d applied passes clean", pm->cursor);
         return sb_take(&b);
     }
     const PassStep *s = &pm->steps[f];
