@@ -18,22 +18,15 @@
 
 static void ex(StrBuf *sb, const Expr *e) { sym_c_sb(e, sb); }
 
+/* The C backend's types (cg_ctype) except bool and the CUDA half types. */
 const char *cu_type(DType t) {
     switch (t) {
-    case DT_F32: return "float";
-    case DT_F64: return "double";
-    case DT_I64: return "int64_t";
-    case DT_I32: return "int32_t";
-    case DT_I16: return "int16_t";
-    case DT_I8: return "int8_t";
-    case DT_U8: return "uint8_t";
     case DT_BOOL: return "bool";
     case DT_F16: return "__half";
     case DT_BF16: return "__nv_bfloat16";
-    default: return NULL;
+    default: return cg_ctype(t);
     }
 }
-
 
 /* What CUDA spells differently from the shared (C) spelling: the rsqrt intrinsic, fmaxf/fminf
  * once NaN is ruled out (TritonOverrides uses triton_helpers.maximum/minimum likewise). */
@@ -98,10 +91,8 @@ typedef struct Cu {
     OpsHandler h;
     StrBuf *pre, *body, *mid, *post;   /* before the element loop, in it, after it (reduce), store */
     const char *indent;
-    char (*names)[80];
-    DType *dts;
-    int *cache_of;                     /* per value: RowCache entry it was loaded through, or -1 */
-    int n, cap;
+    CgVals v;                          /* values so far (tag: the RowCache entry a value was
+                                          loaded through, or -1) */
     int *tmp;
     /* flat pointwise: vector mode (4 lanes, lane index `k`, flat index `x`) */
     bool vec;
@@ -116,18 +107,7 @@ typedef struct Cu {
     char err[160];
 } Cu;
 
-static IrVal cu_new(Cu *e, const char *name, DType dt) {
-    if (e->n == e->cap) {
-        e->cap = e->cap ? 2 * e->cap : 32;
-        e->names = mi_xrealloc(e->names, sizeof(*e->names) * e->cap);
-        e->dts = mi_xrealloc(e->dts, sizeof(DType) * e->cap);
-        e->cache_of = mi_xrealloc(e->cache_of, sizeof(int) * e->cap);
-    }
-    e->cache_of[e->n] = -1;
-    snprintf(e->names[e->n], 80, "%s", name);
-    e->dts[e->n] = cuda_compute_dtype(dt);
-    return e->n++;
-}
+static IrVal cu_new(Cu *e, const char *name, DType dt) { return cg_val_new(&e->v, name, cuda_compute_dtype(dt), -1); }
 static IrVal cu_tmp(Cu *e, DType dt, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static IrVal cu_tmp(Cu *e, DType dt, const char *fmt, ...) {
     char nm[32];
@@ -142,8 +122,8 @@ static IrVal cu_tmp(Cu *e, DType dt, const char *fmt, ...) {
     sb_printf(e->body, "%s%s %s = %s;\n", e->indent, ct, nm, buf);
     return cu_new(e, nm, dt);
 }
-static const char *nm(Cu *e, IrVal v) { return v >= 0 && v < e->n ? e->names[v] : "0"; }
-static DType dtv(Cu *e, IrVal v) { return v >= 0 && v < e->n ? e->dts[v] : DT_F32; }
+static const char *nm(Cu *e, IrVal v) { return cg_val_name(&e->v, v); }
+static DType dtv(Cu *e, IrVal v) { return cg_val_dtype(&e->v, v); }
 
 static VecBuf *vec_buf(Cu *e, const char *name) {
     for (int i = 0; i < e->nvb; i++) if (!strcmp(e->vb[i].name, name)) return &e->vb[i];
@@ -176,7 +156,7 @@ static IrVal cu_load(OpsHandler *h, Buffer *buf, Expr *index) {
         for (int i = 0; i < rc->n; i++)
             if (rc->e[i].buf == tb && rc->e[i].idx == index) {
                 IrVal r = cu_tmp(e, buf->layout.dtype, rc->e[i].scalar ? "mi_c%d" : "mi_c%d[mi_j]", rc->e[i].id);
-                if (!rc->e[i].scalar) e->cache_of[r] = rc->e[i].id;
+                if (!rc->e[i].scalar) e->v.tag[r] = rc->e[i].id;
                 return r;
             }
     if (rc && !cacheable) rc->shared_rw = true;
@@ -197,7 +177,7 @@ static IrVal cu_load(OpsHandler *h, Buffer *buf, Expr *index) {
         rc->e[rc->n].buf = tb; rc->e[rc->n].idx = index; rc->e[rc->n].id = id; rc->e[rc->n].scalar = false; rc->n++;
         sb_printf(&rc->decls, "        %s mi_c%d[%d];\n", cu_vtype(buf->layout.dtype), id, rc->slots);
         sb_printf(e->body, "%smi_c%d[mi_j] = %s;\n", e->indent, id, nm(e, r));
-        e->cache_of[r] = id;
+        e->v.tag[r] = id;
     }
     return r;
 }
@@ -281,7 +261,7 @@ static IrVal cu_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, I
     char out[64];
     snprintf(out, sizeof out, "%s", acc);
     RowCache *rc = e->rc;
-    int src_id = rc && v >= 0 && v < e->n ? e->cache_of[v] : -1;
+    int src_id = rc && v >= 0 && v < e->v.n ? e->v.tag[v] : -1;
     if (src_id >= 0)   /* the same reduction of the same row values already ran in this kernel */
         for (int i = 0; i < rc->nred; i++)
             if (rc->red[i].rt == rt && rc->red[i].src == src_id) {
@@ -386,7 +366,7 @@ static void cu_init(Cu *e, int *tmp, StrBuf *pre, StrBuf *body, StrBuf *mid, Str
     e->h = (OpsHandler){e, cu_load, cu_store, cu_constant, cu_index_expr, cu_to_dtype, cu_math,
                         cu_reduction, cu_getitem, cu_store_red};
 }
-static void cu_done(Cu *e) { free(e->names); free(e->dts); free(e->cache_of); }
+static void cu_done(Cu *e) { cg_vals_free(&e->v); }
 
 /* ---- kernels ---- */
 

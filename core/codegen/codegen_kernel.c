@@ -127,16 +127,14 @@ static void cse_forget_loads(Cse *c, const char *name) {
 
 /* ---- the emitting handler ---- */
 enum { EM_ROW, EM_LANES, EM_COL };
-#define EM_NAME 112
+#define EM_NAME CG_VAL_NAME
 
 typedef struct Em {
     OpsHandler h;
     StrBuf *pre, *body, *fin, *post;  /* before the inner loops, inside, after (merge lanes), stores */
     const char *indent;            /* body lines */
     const char *oindent;           /* lines before / after the inner loops */
-    char (*names)[EM_NAME];
-    DType *dts;
-    int n, cap;
+    CgVals v;                      /* the values made so far (tag: loop invariant) */
     int *tmp;                      /* kernel-wide temp counter */
     int mode;                      /* EM_ROW: scalar accumulators + simd clauses; EM_LANES / EM_COL:
                                       accumulators are arrays indexed by mi_l (WF_LANES / COL_TILE) */
@@ -147,7 +145,6 @@ typedef struct Em {
      * writes go to `hoist` (before the loops); GCC's PRE otherwise may leave them in the loop
      * latch, which stops vectorization */
     StrBuf *hoist;                 /* NULL: no hoisting (no inner loops) */
-    bool *inv;                     /* per value: loop invariant */
     bool next_inv;                 /* the value em_tmp is about to make is invariant */
     Expr *const *inner; int ninner;/* the inner loop vars */
     const Buffer **written; int nwritten;   /* buffers the segment writes */
@@ -163,18 +160,7 @@ typedef struct Em {
     char err[160];
 } Em;
 
-static IrVal em_new(Em *e, const char *name, DType dt) {
-    if (e->n == e->cap) {
-        e->cap = e->cap ? 2 * e->cap : 32;
-        e->names = mi_xrealloc(e->names, sizeof(*e->names) * e->cap);
-        e->dts = mi_xrealloc(e->dts, sizeof(DType) * e->cap);
-        e->inv = mi_xrealloc(e->inv, sizeof(bool) * e->cap);
-    }
-    snprintf(e->names[e->n], EM_NAME, "%s", name);
-    e->dts[e->n] = dt;
-    e->inv[e->n] = false;
-    return e->n++;
-}
+static IrVal em_new(Em *e, const char *name, DType dt) { return cg_val_new(&e->v, name, dt, 0); }
 static IrVal em_tmp(Em *e, DType dt, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static IrVal em_tmp(Em *e, DType dt, const char *fmt, ...) {
     const char *ct = value_ctype(dt);
@@ -199,12 +185,12 @@ static IrVal em_tmp(Em *e, DType dt, const char *fmt, ...) {
     sb_printf(inv ? e->hoist : e->body, "%s    %s %s = %s;\n", inv ? e->oindent : e->indent, ct, nm, key + cl + 1);
     free(key);
     IrVal v = em_new(e, nm, dt);
-    e->inv[v] = inv;
+    e->v.tag[v] = inv;
     *slot = v;
     return v;
 }
-static const char *nm(Em *e, IrVal v) { return v >= 0 && v < e->n ? e->names[v] : "0"; }
-static DType dtv(Em *e, IrVal v) { return v >= 0 && v < e->n ? e->dts[v] : DT_F32; }
+static const char *nm(Em *e, IrVal v) { return cg_val_name(&e->v, v); }
+static DType dtv(Em *e, IrVal v) { return cg_val_dtype(&e->v, v); }
 
 static bool expr_uses(const Expr *x, Expr *const *vars, int n) {
     if (x->kind == EX_SYM) {
@@ -300,7 +286,7 @@ static IrVal c_index_expr(OpsHandler *h, Expr *x, DType dt) {
 }
 static IrVal c_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) {
     Em *e = h->self;
-    e->next_inv = v >= 0 && v < e->n && e->inv[v];
+    e->next_inv = cg_val_tag(&e->v, v);
     char *x = cg_to_dtype(&cpp_overrides, nm(e, v), dt, src);
     IrVal r = em_tmp(e, dt, "%s", x);
     free(x);
@@ -310,7 +296,7 @@ static IrVal c_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) {
 static IrVal c_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
     Em *e = h->self;
     e->next_inv = true;   /* invariant when every argument is */
-    for (int i = 0; i < ir_math_arity(op); i++) e->next_inv &= a[i] >= 0 && a[i] < e->n && e->inv[a[i]];
+    for (int i = 0; i < ir_math_arity(op); i++) e->next_inv &= cg_val_tag(&e->v, a[i]) != 0;
     const char *args[3];
     for (int i = 0; i < ir_math_arity(op) && i < 3; i++) args[i] = nm(e, a[i]);
     char *x = cg_math(&cpp_overrides, op, cpp_compute_dtype(dtv(e, a[0])), args);
@@ -765,9 +751,7 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
     e.h = (OpsHandler){&e, c_load, c_store, c_constant, c_index_expr, c_to_dtype, c_math,
                        c_reduction, c_getitem, c_store_red};
     for (int i = sg->a; i < sg->b && !e.bad; i++) loop_body_run(gnode(s, g, i)->buf->body, &e.h);
-    free(e.names);
-    free(e.dts);
-    free(e.inv);
+    cg_vals_free(&e.v);
     cse_free(&e.cse);
     int rc = 0;
     if (e.bad) {

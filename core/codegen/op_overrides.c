@@ -6,7 +6,30 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+IrVal cg_val_new(CgVals *v, const char *name, DType dt, int tag) {
+    if (v->n == v->cap) {
+        v->cap = v->cap ? 2 * v->cap : 32;
+        v->names = mi_xrealloc(v->names, sizeof(*v->names) * v->cap);
+        v->dts = mi_xrealloc(v->dts, sizeof(DType) * v->cap);
+        v->tag = mi_xrealloc(v->tag, sizeof(int) * v->cap);
+    }
+    snprintf(v->names[v->n], CG_VAL_NAME, "%s", name);
+    v->dts[v->n] = dt;
+    v->tag[v->n] = tag;
+    return v->n++;
+}
+const char *cg_val_name(const CgVals *v, IrVal x) { return x >= 0 && x < v->n ? v->names[x] : "0"; }
+DType cg_val_dtype(const CgVals *v, IrVal x) { return x >= 0 && x < v->n ? v->dts[x] : DT_F32; }
+int cg_val_tag(const CgVals *v, IrVal x) { return x >= 0 && x < v->n ? v->tag[x] : 0; }
+void cg_vals_free(CgVals *v) {
+    free(v->names);
+    free(v->dts);
+    free(v->tag);
+    memset(v, 0, sizeof *v);
+}
 
 DType cg_compute_dtype(const CgOverrides *ov, DType t) {
     return ov->compute_dtype ? ov->compute_dtype(t) : t;

@@ -31,6 +31,19 @@ struct CgOverrides {
     bool (*to_dtype)(StrBuf *out, const char *x, DType dt, DType src);
 };
 
+/* The values an emitting handler has made (its IrVals): each one's C text (a temporary's name or
+ * an expression such as "acc3[mi_l]"), dtype, and one int the backend keeps per value (the C
+ * emitter: loop invariant; CUDA: the row-cache slot it was loaded through). */
+#define CG_VAL_NAME 112
+typedef struct CgVals { char (*names)[CG_VAL_NAME]; DType *dts; int *tag; int n, cap; } CgVals;
+/* Append a value; returns its IrVal. */
+IrVal cg_val_new(CgVals *v, const char *name, DType dt, int tag);
+/* Its text ("0" for an unknown value), dtype (f32) and tag (0). */
+const char *cg_val_name(const CgVals *v, IrVal x);
+DType cg_val_dtype(const CgVals *v, IrVal x);
+int cg_val_tag(const CgVals *v, IrVal x);
+void cg_vals_free(CgVals *v);
+
 /* The dtype values of dtype t are computed in under ov (t itself unless overridden). */
 DType cg_compute_dtype(const CgOverrides *ov, DType t);
 /* The C type of values of dtype t (its compute dtype's storage type); "float" when none. */
