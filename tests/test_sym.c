@@ -356,6 +356,15 @@ static void test_simplify(void) {
         {"ModularIndexing(y, 1, 16) + 16*ModularIndexing(y, 16, 4) + 64*(y//64)", "y"},
         {"3*ModularIndexing(y, 4, 8) + 24*(y//32) + 1", "3*((y//4)) + 1"},
         {"ModularIndexing(y, 1, 16) + 32*(y//16)", "32*((y//16)) + ModularIndexing(y, 1, 16)"},
+        /* FloorDiv(g*A + r, g*k) -> FloorDiv(A, k) for 0 <= r < g (the transformer block's gelu
+         * index: a view of [2048, 512] as [8, 256, 512] and back) */
+        {"x0 + 4096*((64*x2 + x0)//4096) + 64*ModularIndexing(x2, 1, 64)", "x0 + 64*x2"},
+        {"(64*x1 + x0)//128", "(x1//2)"},
+        {"(64*x2 + x0)//4096", "(x2//64)"},
+        {"(64*x2 + x0 + 1)//4096", "((x0 + 64*x2 + 1)//4096)"},
+        {"(64*x2 - x0)//4096", "((-x0 + 64*x2)//4096)"},
+        {"(128*x2 + 2*x0 + x1)//256", "((2*x0 + x1 + 128*x2)//256)"},
+        {"(256*x2 + x0 + 64*x1)//512", "(x2//2)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         Expr *e = P(cases[i][0]);

@@ -1216,6 +1216,42 @@ static Expr *refine(SymCtx *s, Expr *e, const RangeCx *rc) {
 }
 
 /* Range rules at the top of e, whose args are already simplified. */
+/* FloorDiv(g*A + r, D) with g | D and 0 <= r < g is FloorDiv(A, D/g): the terms of r are
+ * below one step of g and never carry into the quotient. (Inductor's _simplify_with_ranges
+ * removes such terms when the rest is a multiple of D itself — remove_zero_terms; this is the
+ * general form: floor((g*A + r)/(g*k)) = floor(floor((g*A + r)/g)/k) = floor(A/k).) The
+ * largest such g wins. Example, x0 < 512: FloorDiv(512*x1 + x0, 131072) -> FloorDiv(x1, 256),
+ * which the digit rules then merge with its ModularIndexing partner (512*x1 + x0 as a whole
+ * index). NULL when nothing applies. */
+static Expr *drop_small_terms(SymCtx *s, Expr *num, int64_t D, const RangeCx *rc) {
+    if (num->kind != EX_ADD || D <= 1) return NULL;
+    int n = num->n;
+    int64_t *c = mi_xmalloc((size_t)n * sizeof *c);
+    for (int i = 0; i < n; i++) split_term(s, num->args[i], &c[i]);
+    int64_t best = 1;
+    Expr *best_a = NULL;
+    for (int i = 0; i < n; i++) {
+        uint64_t g = ugcd(c[i] < 0 ? -(uint64_t)c[i] : (uint64_t)c[i], (uint64_t)D);
+        if (g <= (uint64_t)best) continue;
+        TVec big = {0}, small = {0};
+        for (int j = 0; j < n; j++) {
+            Expr *m = split_term(s, num->args[j], &(int64_t){0});
+            int64_t cj = c[j];
+            tv_push(cj % (int64_t)g == 0 ? &big : &small, cj, m);
+        }
+        if (big.n == 0 || small.n == 0) { free(big.v); free(small.v); continue; }
+        Expr *r = build_sum(s, &small);
+        Iv br = symi_bound(r, rc);
+        if (br.lo >= 0 && br.hi < (I128)g) {
+            best = (int64_t)g;
+            best_a = build_sum(s, &big);
+        } else free(big.v);
+    }
+    free(c);
+    if (!best_a) return NULL;
+    return sym_floordiv(s, terms_div(s, best_a, best), sym_int(s, D / best));
+}
+
 static Expr *refine_node(SymCtx *s, Expr *e, const RangeCx *rc) {
     Iv be = symi_bound(e, rc);
     if (is_point(be)) return sym_int(s, (int64_t)be.lo);
@@ -1251,6 +1287,11 @@ static Expr *refine_node(SymCtx *s, Expr *e, const RangeCx *rc) {
         }
         if (alt != e && node_size(alt, 1000) < node_size(e, 1000)) return alt;
         return e;
+    }
+    case EX_FLOORDIV: {
+        if (!sym_is_int(e->args[1], &d)) return e;
+        Expr *r = drop_small_terms(s, e->args[0], d, rc);
+        return r ? refine(s, r, rc) : e;
     }
     case EX_MOD: {
         Iv ba = symi_bound(e->args[0], rc), bb = symi_bound(e->args[1], rc);
