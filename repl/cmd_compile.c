@@ -238,7 +238,9 @@ static void bg_add_module(BgBuild *bb, const IrModule *m, const struct Schedule 
             if (!ds.reads[r].buf || ds.reads[r].buf == b) continue;
             char from[300];
             buf_id(m, ds.reads[r].buf, from, sizeof from);
-            bg_edge(bb, from, b->name, NULL);
+            /* an edge between two kernels carries the scheduler's refusal, when it made one */
+            const char *why = sc ? sched_refusal(sc, ds.reads[r].buf, b) : NULL;
+            bg_edge(bb, from, b->name, why);
         }
         dep_set_free(&ds);
     }
@@ -520,4 +522,19 @@ int cmd_exec(Session *s, int argc, char **argv) {
     if (session_ensure_inputs(s) < 0) return -1;
     if (!ensure_code(s)) return -1;
     return exec_module(s, reps);
+}
+
+/* The current schedule for `why` / `dump` (repl/cmd_why.c): schedules first when needed, as
+ * codegen does, without printing the schedule; NULL + ctx error. */
+const Schedule *session_schedule(Session *s) {
+    if (!session_require_graph(s)) return NULL;
+    if (!s->cs || !s->cs->fx.sched) {
+        FILE *keep = s->out, *sink = fopen("/dev/null", "w");
+        if (sink) s->out = sink;
+        int rc = cmd_sched(s, 1, (char *[]){"sched", NULL});
+        s->out = keep;
+        if (sink) fclose(sink);
+        if (rc < 0) return NULL;
+    }
+    return s->cs->fx.sched;
 }

@@ -67,6 +67,16 @@ static const Command commands[] = {
     {"show", "show fx|ir|fusion|diff [STEP] [--svg FILE|--png FILE|--dot FILE]",
      "Draw the FX graph, the IR buffer graph, the fusion groups or a pass diff with Graphviz.\n"
      "Without a file option the DOT text is printed.", cmd_show, CPL_SHOW},
+    {"why", "why BUF_A BUF_B",
+     "Do two buffers fuse, and which scheduler decision said so (its rule and score), naming the FX\n"
+     "nodes each buffer computes.", cmd_why, CPL_NONE},
+    {"why-not", "why-not PATTERN NODE",
+     "Where PATTERN (a rule of the `patterns` file or Inductor's: prepare_softmax, addmm, ...) fails\n"
+     "to match at NODE of the current graph.", cmd_why_not, CPL_NODE},
+    {"dump", "dump DIR",
+     "Write what TORCH_COMPILE_DEBUG writes for the current graph: fx_graph_readable.py,\n"
+     "fx_graph_transformed.py, ir_pre/post_fusion.txt, output_code.c, and the pictures (SVG and an\n"
+     "interactive page each: search, node details, collapse, legend).", cmd_dump, CPL_FILE},
     {"trace", "trace on FILE | trace off | trace",
      "Write a TORCH_TRACE log of what the session does (graphs, pass steps, code) to FILE.", cmd_trace, CPL_FILE},
     {"report", "report [DIR] | report --all-ranks LOGDIR [DIR]",

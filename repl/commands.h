@@ -59,6 +59,9 @@ int cmd_sched(Session *s, int argc, char **argv);
 int cmd_codegen(Session *s, int argc, char **argv);
 int cmd_exec(Session *s, int argc, char **argv);
 int cmd_show(Session *s, int argc, char **argv);
+int cmd_why(Session *s, int argc, char **argv);        /* repl/cmd_why.c */
+int cmd_why_not(Session *s, int argc, char **argv);
+int cmd_dump(Session *s, int argc, char **argv);
 int cmd_trace(Session *s, int argc, char **argv);
 int cmd_report(Session *s, int argc, char **argv);
 int cmd_save(Session *s, int argc, char **argv);

@@ -114,6 +114,12 @@ char *strace_step_info(Session *s, int i);
  * irToPost/postToIr by buffer. malloc'd JSON, NULL when nothing is loaded. */
 struct Schedule;
 char *session_provenance_json(Session *s, const struct Schedule *sc);
+/* The current schedule (repl/cmd_compile.c), scheduling quietly when needed; NULL + ctx error. */
+const struct Schedule *session_schedule(Session *s);
+/* The scheduler's last refusal to fuse the groups of buffers x and y (they sit in different
+ * groups), or NULL: the fusion picture labels that edge with it (repl/cmd_why.c). */
+struct Buffer;
+const char *sched_refusal(const struct Schedule *sc, const struct Buffer *x, const struct Buffer *y);
 /* Close the log (ending the open compile first); -1 + ctx error when a write to it failed. */
 int strace_close(Session *s);
 

@@ -101,6 +101,10 @@ char *viz_to_dot(MiCtx *ctx, VizGraph *vg);
 /* Format from a file name's extension (".svg" -> "svg"); NULL when unknown. */
 const char *viz_format_for_path(const char *path);
 int viz_node_count(const VizGraph *vg);
+/* An interactive HTML page around an SVG picture (viz/viz_html.c): search, node panel (FX line,
+ * stack, IR, kernels read from fx_text_url / ir_post_fusion.txt / code_url beside the page),
+ * collapse/expand clusters, legend. malloc'd. */
+char *viz_svg_page(const char *svg, const char *title, const char *fx_text_url, const char *code_url);
 void viz_free(VizGraph *vg);
 
 #endif

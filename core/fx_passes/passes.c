@@ -709,3 +709,6 @@ char *pm_step_diff(const PassManager *pm, int i) {
     if (i < 0 || i >= pm->npasses || !pm->states[i] || !pm->states[i + 1]) return mi_xstrdup("");
     return graph_diff_text(pm->states[i], pm->states[i + 1]);
 }
+
+const PatternSet *pm_user_patterns(const PassManager *pm) { return &pm->user; }
+Device pm_device(const PassManager *pm) { return pm->device; }

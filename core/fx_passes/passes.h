@@ -159,6 +159,9 @@ void pm_set_custom_post(PassManager *pm, PassFn fn);
 int pm_override_pass(PassManager *pm, const char *name, PassFn fn);
 /* Load user pattern rewrites (core/fx_passes/patterns.md); they run in pass_pattern_2. */
 int pm_load_patterns(PassManager *pm, const char *path);
+/* The user patterns loaded (may be empty) and the device the passes see. */
+const PatternSet *pm_user_patterns(const PassManager *pm);
+Device pm_device(const PassManager *pm);
 /* The same from text (source names it in errors). */
 int pm_add_patterns(PassManager *pm, const char *text, const char *source);
 /* Example-input layouts for the fake_tensor_prop step (copied; NULL/0 clears). Drops the

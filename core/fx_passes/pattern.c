@@ -7,6 +7,8 @@
 #include "ops/ops.h"
 
 #include <stdlib.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 void patternset_init(PatternSet *ps) { memset(ps, 0, sizeof *ps); }
@@ -69,7 +71,22 @@ typedef struct Match {
     const Pattern *p;
     Value *binds; bool *bound;
     Node **nodes;            /* per match statement */
+    StrBuf *why;             /* pattern_why_not: the first reason a match fails (else NULL) */
 } Match;
+
+/* Note why matching failed (the first, innermost reason is kept); returns false. */
+static bool refuse(Match *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool refuse(Match *m, const char *fmt, ...) {
+    if (m->why && !m->why->len) {
+        va_list ap;
+        va_start(ap, fmt);
+        char buf[600];
+        vsnprintf(buf, sizeof buf, fmt, ap);
+        va_end(ap);
+        sb_put(m->why, buf);
+    }
+    return false;
+}
 
 static bool num_equal(const Value *a, const Value *b) {
     double x, y;
@@ -86,16 +103,20 @@ static bool match_arg(Match *m, const PatArg *pa, const Value *v) {
     case PA_WILD:
         if (m->bound[pa->ref]) {
             const Value *b = &m->binds[pa->ref];
-            if (b->kind == V_NODE || v->kind == V_NODE) return b->kind == v->kind && b->node == v->node;
-            return num_equal(b, v);
+            bool same = (b->kind == V_NODE || v->kind == V_NODE) ? b->kind == v->kind && b->node == v->node : num_equal(b, v);
+            return same || refuse(m, "wildcard %s is bound to %s, but this use is %s", m->p->wild[pa->ref],
+                                  b->kind == V_NODE ? b->node->name : "a constant", v->kind == V_NODE ? v->node->name : "another value");
         }
         m->bound[pa->ref] = true;
         m->binds[pa->ref] = *v;
         return true;
-    case PA_CONST: return num_equal(&pa->c, v);
-    case PA_REF: return v->kind == V_NODE && match_stmt(m, pa->ref, v->node);
+    case PA_CONST: return num_equal(&pa->c, v) || refuse(m, "a constant of the pattern differs from the graph's argument");
+    case PA_REF:
+        return (v->kind == V_NODE || refuse(m, "statement %s needs a node there, the graph has a constant",
+                                            m->p->match[pa->ref].name)) && match_stmt(m, pa->ref, v->node);
     case PA_LIST:
-        if ((v->kind != V_LIST && v->kind != V_TUPLE) || v->list.n != pa->n) return false;
+        if ((v->kind != V_LIST && v->kind != V_TUPLE) || v->list.n != pa->n)
+            return refuse(m, "a list of %d items in the pattern, not in the graph", pa->n);
         for (int i = 0; i < pa->n; i++)
             if (!match_arg(m, &pa->items[i], &v->list.items[i])) return false;
         return true;
@@ -105,9 +126,13 @@ static bool match_arg(Match *m, const PatArg *pa, const Value *v) {
 
 static bool match_stmt(Match *m, int si, Node *n) {
     const PatStmt *s = &m->p->match[si];
-    if (m->nodes[si]) return m->nodes[si] == n;
-    if (n->kind != N_CALL_FUNCTION || strcmp(n->target, s->target) != 0) return false;
-    if (n->nargs != s->nargs || n->nkwargs != 0) return false;
+    if (m->nodes[si]) return m->nodes[si] == n || refuse(m, "statement %s already matched %s, not %s", s->name, m->nodes[si]->name, n->name);
+    if (n->kind != N_CALL_FUNCTION || strcmp(n->target, s->target) != 0)
+        return refuse(m, "statement %s = %s(...) does not match node %s, which is %s", s->name, s->target, n->name,
+                      n->kind == N_CALL_FUNCTION ? n->target : "not a call");
+    if (n->nargs != s->nargs || n->nkwargs != 0)
+        return refuse(m, "statement %s takes %d positional args and no kwargs; node %s has %d args, %d kwargs", s->name,
+                      s->nargs, n->name, n->nargs, n->nkwargs);
     m->nodes[si] = n;
     for (int i = 0; i < s->nargs; i++)
         if (!match_arg(m, &s->args[i], &n->args[i])) return false;
@@ -338,4 +363,88 @@ int pattern_apply(PassCtx *pc, Graph *g, const PatternSet *ps) {
         total += c;
     }
     return total;
+}
+
+/* ---- why not ---- */
+
+int pattern_why_not(MiCtx *ctx, const PatternSet *user, Graph *g, Device dev, const char *pattern,
+                    const char *node, StrBuf *out) {
+    Node *a = NULL;
+    for (int i = 0; i < g->n; i++) if (!strcmp(g->nodes[i]->name, node)) a = g->nodes[i];
+    if (!a) return mi_err(ctx, NULL, 0, 0, "no node '%s' in the current graph", node);
+    /* a user pattern (the declarative matcher, reason by reason) */
+    for (int i = 0; user && i < user->n; i++) {
+        const Pattern *p = &user->pats[i];
+        if (strcmp(p->name, pattern)) continue;
+        if (!device_ok(p->device, dev)) { sb_printf(out, "%s is for another device than the graph's", p->name); return 0; }
+        if (p->is_retarget) {
+            if (a->kind == N_CALL_FUNCTION && !strcmp(a->target, p->from)) sb_printf(out, "%s matches %s (a %s)", p->name, node, p->from);
+            else sb_printf(out, "%s rewrites %s nodes; %s is %s", p->name, p->from, node, a->kind == N_CALL_FUNCTION ? a->target : "not a call");
+            return 0;
+        }
+        Match m = {p};
+        StrBuf why;
+        sb_init(&why);
+        m.why = &why;
+        m.binds = mi_xcalloc(p->nwild + 1, sizeof *m.binds);
+        m.bound = mi_xcalloc(p->nwild + 1, sizeof *m.bound);
+        m.nodes = mi_xcalloc(p->nmatch + 1, sizeof *m.nodes);
+        graph_compute_users(g);
+        bool okm = match_stmt(&m, p->nmatch - 1, a);
+        for (int k = 0; okm && k < p->nmatch - 1; k++) {
+            Node *x = m.nodes[k];
+            if (!x) { okm = refuse(&m, "statement %s matched no node", p->match[k].name); break; }
+            for (int u = 0; u < x->nusers; u++) {
+                bool inside = false;
+                for (int j = 0; j < p->nmatch; j++) inside |= m.nodes[j] == x->users[u];
+                if (!inside) { okm = refuse(&m, "%s (statement %s) has a user outside the match, %s: it would not die with it",
+                                            x->name, p->match[k].name, x->users[u]->name); break; }
+            }
+        }
+        if (okm && p->check && !p->check(g, a, m.binds)) okm = refuse(&m, "the pattern's extra check refused");
+        if (okm) {
+            sb_printf(out, "%s matches at %s: ", p->name, node);
+            for (int k = 0; k < p->nmatch; k++) sb_printf(out, "%s%s=%s", k ? ", " : "", p->match[k].name, m.nodes[k]->name);
+        } else sb_printf(out, "%s does not match at %s: %s", p->name, node, why.s ? why.s : "no match");
+        sb_free(&why);
+        free(m.binds); free(m.bound); free(m.nodes);
+        return 0;
+    }
+    /* Inductor's built-in entries (their match functions give yes or no) */
+    for (int grp = 1; grp <= 2; grp++) {
+        int ne;
+        const GraphPatternEntry *e = post_grad_pattern_entries(grp, &ne);
+        bool found = false, anchored = false;
+        for (int k = 0; k < ne; k++) {
+            if (strcmp(e[k].name, pattern)) continue;
+            found = true;
+            if (a->kind != N_CALL_FUNCTION || !anchors_entry(&e[k], a)) continue;
+            anchored = true;
+            PassCtx pc = {0};
+            pc.ctx = ctx;
+            pc.device = dev;
+            PatMatch pm;
+            memset(&pm, 0, sizeof pm);
+            graph_compute_users(g);
+            if (e[k].match(&pc, g, a, &pm)) {
+                sb_printf(out, "%s (pass_pattern_%d) matches at %s: nodes", pattern, grp, node);
+                for (int j = 0; j < pm.nnodes; j++) sb_printf(out, " %s", pm.nodes[j]->name);
+                return 0;
+            }
+        }
+        if (found && anchored) {
+            sb_printf(out, "%s (pass_pattern_%d) starts at %s but its match refused: the nodes around it do not have the "
+                           "pattern's shape, or its extra_check (users, dtypes, devices) did not hold", pattern, grp, node);
+            return 0;
+        }
+        if (found) {
+            sb_printf(out, "%s (pass_pattern_%d) starts from", pattern, grp);
+            for (int k = 0; k < ne; k++)
+                for (int j = 0; !strcmp(e[k].name, pattern) && j < 3 && e[k].anchors[j]; j++) sb_printf(out, " %s", e[k].anchors[j]);
+            sb_printf(out, " nodes; %s is %s", node, a->kind == N_CALL_FUNCTION ? a->target : "not a call");
+            return 0;
+        }
+    }
+    return mi_err(ctx, NULL, 0, 0, "no pattern '%s' (Inductor's: prepare_softmax, unfuse_bias_add_to_pointwise, addmm, "
+                                   "reuse_partial; or a rule of the file given to `patterns`)", pattern);
 }

@@ -110,4 +110,12 @@ int pattern_builtin_group(PassCtx *pc, Graph *g, int group);
 Node *pattern_new_node(PassCtx *pc, Graph *g, Node *anchor, const char *target,
                        const Value *args, int nargs, const Kwarg *kw, int nkw);
 
+/* Why PATTERN does (not) match at NODE of g (the shell's `why-not`): for a user pattern the first
+ * place the match fails (a statement whose target differs, a bound wildcard used for another
+ * value, a matched node used outside the match, the extra check); for Inductor's entries which
+ * nodes it starts from, or that its match refused. Text appended to out; -1 + ctx error for an
+ * unknown node or pattern. */
+int pattern_why_not(MiCtx *ctx, const PatternSet *user, Graph *g, Device dev, const char *pattern,
+                    const char *node, StrBuf *out);
+
 #endif
