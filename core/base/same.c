@@ -38,16 +38,10 @@ double tensor_rmse(const Tensor *a, const Tensor *b) {
     int64_t n = tensor_numel(a);
     if (n == 0) return 0;
     double sum = 0;
-    bool cplx = dtype_is_complex(a->dtype) || dtype_is_complex(b->dtype);
     for (int64_t k = 0; k < n; k++) {
-        double x, y, xi = 0, yi = 0;
-        if (cplx) {
-            tensor_load_c(a, tensor_pos(a, k), &x, &xi);
-            tensor_load_c(b, tensor_pos(b, k), &y, &yi);
-        } else {
-            x = tensor_get_f(a, k);
-            y = tensor_get_f(b, k);
-        }
+        double x, y, xi, yi;
+        tensor_get_c(a, k, &x, &xi);         /* real dtypes: imaginary part 0 */
+        tensor_get_c(b, k, &y, &yi);
         double d = x - y, di = xi - yi;
         sum += d * d + di * di;            /* inf - inf = NaN: the RMSE becomes NaN, as torch's */
     }
@@ -56,11 +50,9 @@ double tensor_rmse(const Tensor *a, const Tensor *b) {
 
 static bool has_nan(const Tensor *t) {
     int64_t n = tensor_numel(t);
-    bool cplx = dtype_is_complex(t->dtype);
     for (int64_t k = 0; k < n; k++) {
-        double re, im = 0;
-        if (cplx) tensor_load_c(t, tensor_pos(t, k), &re, &im);
-        else re = tensor_get_f(t, k);
+        double re, im;
+        tensor_get_c(t, k, &re, &im);
         if (isnan(re) || isnan(im)) return true;
     }
     return false;

@@ -395,6 +395,7 @@ int64_t tensor_pos(const Tensor *t, int64_t linear) {
 }
 
 double tensor_get_f(const Tensor *t, int64_t linear) { return tensor_load_f(t, tensor_pos(t, linear)); }
+void tensor_get_c(const Tensor *t, int64_t linear, double *re, double *im) { tensor_load_c(t, tensor_pos(t, linear), re, im); }
 void tensor_set_f(Tensor *t, int64_t linear, double v) { tensor_store_f(t, tensor_pos(t, linear), v); }
 int64_t tensor_get_i(const Tensor *t, int64_t linear) { return tensor_load_i(t, tensor_pos(t, linear)); }
 
@@ -509,8 +510,8 @@ CompareResult tensor_compare(const Tensor *a, const Tensor *b, double rtol, doub
     for (int64_t k = 0; k < n; k++) {
         double x, y, xi = 0, yi = 0;
         if (cplx) {
-            tensor_load_c(a, tensor_pos(a, k), &x, &xi);
-            tensor_load_c(b, tensor_pos(b, k), &y, &yi);
+            tensor_get_c(a, k, &x, &xi);
+            tensor_get_c(b, k, &y, &yi);
             if ((isnan(x) || isnan(xi)) && (isnan(y) || isnan(yi))) continue;
             if (x == y && xi == yi) continue;
         } else {

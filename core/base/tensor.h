@@ -72,6 +72,8 @@ void tensor_store_i(Tensor *t, int64_t pos, int64_t v);
 /* Complex access: real dtypes load as (v, 0) and store the real part. */
 void tensor_load_c(const Tensor *t, int64_t pos, double *re, double *im);
 void tensor_store_c(Tensor *t, int64_t pos, double re, double im);
+/* tensor_load_c by row-major linear index. */
+void tensor_get_c(const Tensor *t, int64_t linear, double *re, double *im);
 /* Copy the element at storage index spos of src to dpos of dst, converting the dtype as
  * copy_ does (ints exact, complex whole, floats rounded to dst's type). */
 void tensor_move_elem(Tensor *dst, int64_t dpos, const Tensor *src, int64_t spos);

@@ -111,7 +111,7 @@ static double rms(const Tensor *t) {
     double sum = 0;
     for (int64_t k = 0; k < n; k++) {
         double re, im;
-        tensor_load_c(t, tensor_pos(t, k), &re, &im);
+        tensor_get_c(t, k, &re, &im);
         sum += re * re + im * im;
     }
     return n ? sqrt(sum / (double)n) : 0;

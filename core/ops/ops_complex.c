@@ -1,6 +1,7 @@
 /* ops_complex.c — complex64/complex128 in the op layer: the complex math of the elementwise ops
  * that allow complex operands (add, mul, div, exp, sqrt, abs, pow, eq, where, ...; the kernel
- * in ops_pointwise.c calls complex_pointwise here when the computation dtype is complex), and
+ * loop in ops_pointwise.c applies complex_pointwise_fn's element function when the computation
+ * dtype is complex), and
  * the ops that build or take apart complex tensors: complex, polar, view_as_real,
  * view_as_complex, real, imag, _conj and conj_physical. Values are computed in double complex
  * and rounded on store (a c64 result keeps float parts). */
@@ -61,44 +62,35 @@ static CxFn cx_lookup(const char *op) {
     return NULL;
 }
 
-bool complex_pointwise_supported(const char *op) { return cx_lookup(op) != NULL; }
-
 bool complex_to_real(const char *op) { return cx_lookup(op) == c_abs; }
 
-/* Elementwise over o's shape, operands broadcast (stride 0 where size 1); a NULL tensor is the
- * scalar sv[k]. Example: add(c64 {1+2j}, 3, alpha 1) = {4+2j}. */
-void complex_pointwise(const char *op, int nin, Tensor *const *ts, const double *sv, double alpha, Tensor *o) {
-    CxFn fn = cx_lookup(op);
-    int nd = o->ndim;
-    int64_t st[3][MI_MAX_DIMS] = {{0}}, pos[3] = {0}, idx[MI_MAX_DIMS] = {0};
-    for (int k = 0; k < nin; k++) {
-        if (!ts[k]) continue;
-        pos[k] = ts[k]->offset;
-        for (int i = 0; i < nd; i++) {
-            int j = i - (nd - ts[k]->ndim);
-            st[k][i] = (j < 0 || ts[k]->size[j] == 1) ? 0 : ts[k]->stride[j];
-        }
-    }
-    int64_t n = tensor_numel(o), op_pos = o->offset;
-    for (int64_t e = 0; e < n && fn; e++) {
-        Cx z[3];
-        for (int k = 0; k < nin; k++) {
-            double re = sv[k], im = 0;
-            if (ts[k]) tensor_load_c(ts[k], pos[k], &re, &im);
-            z[k] = CMPLX(re, im);
-        }
-        Cx r = fn(z, alpha);
-        tensor_store_c(o, op_pos, creal(r), cimag(r));
-        for (int d = nd - 1; d >= 0; d--) {
-            idx[d]++;
-            op_pos += o->stride[d];
-            for (int k = 0; k < nin; k++) pos[k] += st[k][d];
-            if (idx[d] < o->size[d]) break;
-            op_pos -= o->stride[d] * idx[d];
-            for (int k = 0; k < nin; k++) pos[k] -= st[k][d] * idx[d];
-            idx[d] = 0;
-        }
-    }
+/* The element function of op, the kernel's loop (ops_pointwise.c) applies it. */
+static MiCx cx_apply(CxFn fn, const MiCx *z, int nin, double alpha) {
+    Cx w[3];
+    for (int k = 0; k < nin && k < 3; k++) w[k] = CMPLX(z[k].re, z[k].im);
+    Cx r = fn(w, alpha);
+    return (MiCx){creal(r), cimag(r)};
+}
+
+#define CX_WRAP(f) static MiCx w_##f(const MiCx *z, int nin, double alpha) { return cx_apply(f, z, nin, alpha); }
+CX_WRAP(c_add) CX_WRAP(c_sub) CX_WRAP(c_rsub) CX_WRAP(c_mul) CX_WRAP(c_div) CX_WRAP(c_neg) CX_WRAP(c_recip)
+CX_WRAP(c_exp) CX_WRAP(c_log) CX_WRAP(c_sqrt) CX_WRAP(c_rsqrt) CX_WRAP(c_sin) CX_WRAP(c_cos) CX_WRAP(c_tan)
+CX_WRAP(c_sinh) CX_WRAP(c_cosh) CX_WRAP(c_tanh) CX_WRAP(c_sigmoid) CX_WRAP(c_pow) CX_WRAP(c_abs) CX_WRAP(c_eq)
+CX_WRAP(c_ne) CX_WRAP(c_where) CX_WRAP(c_mfill) CX_WRAP(c_second) CX_WRAP(c_isnan) CX_WRAP(c_sgn)
+
+ComplexFn complex_pointwise_fn(const char *op) {
+    static const struct { CxFn f; ComplexFn w; } wraps[] = {
+        {c_add, w_c_add}, {c_sub, w_c_sub}, {c_rsub, w_c_rsub}, {c_mul, w_c_mul}, {c_div, w_c_div}, {c_neg, w_c_neg},
+        {c_recip, w_c_recip}, {c_exp, w_c_exp}, {c_log, w_c_log}, {c_sqrt, w_c_sqrt}, {c_rsqrt, w_c_rsqrt},
+        {c_sin, w_c_sin}, {c_cos, w_c_cos}, {c_tan, w_c_tan}, {c_sinh, w_c_sinh}, {c_cosh, w_c_cosh},
+        {c_tanh, w_c_tanh}, {c_sigmoid, w_c_sigmoid}, {c_pow, w_c_pow}, {c_abs, w_c_abs}, {c_eq, w_c_eq},
+        {c_ne, w_c_ne}, {c_where, w_c_where}, {c_mfill, w_c_mfill}, {c_second, w_c_second}, {c_isnan, w_c_isnan},
+        {c_sgn, w_c_sgn},
+    };
+    CxFn f = cx_lookup(op);
+    for (size_t i = 0; f && i < sizeof wraps / sizeof wraps[0]; i++)
+        if (wraps[i].f == f) return wraps[i].w;
+    return NULL;
 }
 
 /* ---- complex <-> real views ---- */

@@ -114,11 +114,12 @@ extern const OpDef ops_decomp_shape_table[];     extern const int ops_decomp_sha
 extern const OpDef ops_decomp_reduce_table[];    extern const int ops_decomp_reduce_count;
 extern const OpDef ops_decomp_nn_table[];        extern const int ops_decomp_nn_count;
 
-/* complex math of the elementwise ops (core/ops/ops_complex.c): does op (a registry name) have
- * it, does it give a real result (abs), and the kernel over o's shape (ts[k] NULL: scalar sv[k]) */
-bool complex_pointwise_supported(const char *op);
+/* complex math of the elementwise ops (core/ops/ops_complex.c): the element function of op (a
+ * registry name; NULL when op has no complex math), and whether its result is real (abs) */
+typedef struct MiCx { double re, im; } MiCx;
+typedef MiCx (*ComplexFn)(const MiCx *z, int nin, double alpha);
+ComplexFn complex_pointwise_fn(const char *op);
 bool complex_to_real(const char *op);
-void complex_pointwise(const char *op, int nin, Tensor *const *ts, const double *sv, double alpha, Tensor *o);
 
 /* generic infer_meta used by every row: runs row->shape on the node's arguments */
 int op_infer_generic(MiCtx *ctx, Graph *g, const Node *n, TensorMeta *out, int *nout);

@@ -307,7 +307,7 @@ static int pw_shape_spec(ShapeArgs *sa, const PwSpec *sp, TensorMeta *out, PwOpe
                       names[0], names[1][0] ? names[1] : names[2]);
     }
     if (dtype_is_complex(*common) && sa->op) {   /* complex math: core/ops/ops_complex.c */
-        if (!complex_pointwise_supported(sa->op->name))
+        if (!complex_pointwise_fn(sa->op->name))
             return sa_err(sa, "not supported for complex dtype %s", dtype_abbrev(*common));
         if (complex_to_real(sa->op->name)) dt = *common == DT_C128 ? DT_F64 : DT_F32;   /* abs: COMPLEX_TO_FLOAT */
     }
@@ -394,13 +394,7 @@ static bool opmath_f32(DType t) { return t == DT_F32 || t == DT_F16 || t == DT_B
  * tensor operand (stride 0 on broadcast dimensions). */
 static void pw_kernel(const PwSpec *sp, const PwParams *p, PwOperand *ops, Tensor *o, DType common, const char *opname) {
     int nd = o->ndim, nin = sp->nin;
-    if (dtype_is_complex(common)) {
-        Tensor *ts[3] = {0};
-        double sv[3] = {0};
-        for (int k = 0; k < nin && k < 3; k++) { ts[k] = ops[k].t; sv[k] = ops[k].v; }
-        complex_pointwise(opname, nin, ts, sv, p->alpha, o);
-        return;
-    }
+    ComplexFn cf = dtype_is_complex(common) ? complex_pointwise_fn(opname) : NULL;   /* core/ops/ops_complex.c */
     int64_t st[3][MI_MAX_DIMS] = {{0}}, pos[3] = {0}, idx[MI_MAX_DIMS] = {0};
     for (int k = 0; k < nin; k++) {
         Tensor *t = ops[k].t;
@@ -417,7 +411,15 @@ static void pw_kernel(const PwSpec *sp, const PwParams *p, PwOperand *ops, Tenso
     double xf[3];
     int64_t xi[3];
     for (int64_t e = 0; e < n; e++) {
-        if (ints) {
+        if (cf) {
+            MiCx z[3];
+            for (int k = 0; k < nin; k++) {
+                z[k].re = ops[k].v; z[k].im = 0;
+                if (ops[k].t) tensor_load_c(ops[k].t, pos[k], &z[k].re, &z[k].im);
+            }
+            MiCx r = cf(z, nin, p->alpha);
+            tensor_store_c(o, op, r.re, r.im);
+        } else if (ints) {
             for (int k = 0; k < nin; k++) xi[k] = ops[k].t ? tensor_load_i(ops[k].t, pos[k]) : (int64_t)ops[k].v;
             tensor_store_i(o, op, fi(xi, p));
         } else {
