@@ -42,8 +42,17 @@ static void print_step_line(Session *s, int i) {
     const char *changes_text = scoped ? scoped : st->changes_text;
     fprintf(s->out, "%s", changed ? "changed" : "no change");
     if (nchanges) fprintf(s->out, " (%d change%s)", nchanges, nchanges == 1 ? "" : "s");
-    fprintf(s->out, ", %.3f ms, lint %s", st->ns / 1e6, st->lint_ok ? "ok" : "FAILED");
-    if (st->checked) fprintf(s->out, ", numerics %s", st->numerics_ok ? "ok" : "FAILED");
+    fprintf(s->out, ", %.3f ms, ", st->ns / 1e6);
+    if (st->unchecked) fprintf(s->out, "not checked");
+    else if (st->input_failing) {    /* its input already failed: only what this pass did */
+        if (st->failing_since) fprintf(s->out, "input failing since step %d", st->failing_since);
+        else fprintf(s->out, "the loaded graph fails lint");
+        fprintf(s->out, ", %s", st->same_as_input ? "lint and numerics same as its input" : "DIFFERS from its input");
+    }
+    else {
+        fprintf(s->out, "lint %s", st->lint_ok ? "ok" : "FAILED");
+        if (st->checked) fprintf(s->out, ", numerics %s", st->numerics_ok ? "ok" : "FAILED");
+    }
     fputc('\n', s->out);
     if (changes_text && *changes_text) {
         const char *p = changes_text;
@@ -54,9 +63,13 @@ static void print_step_line(Session *s, int i) {
             p += len + (nl ? 1 : 0);
         }
     }
-    if (!st->lint_ok && st->lint_report) fprintf(s->out, "%s", st->lint_report);
-    if (st->checked && !st->numerics_ok && st->numerics_detail)
-        fprintf(s->out, "    numerics: %s\n", st->numerics_detail);
+    if (st->input_failing) {           /* the failure itself was shown at its step */
+        if (st->vs_input) fprintf(s->out, "    vs its input: %s\n", st->vs_input);
+    } else if (!st->unchecked) {
+        if (!st->lint_ok && st->lint_report) fprintf(s->out, "%s", st->lint_report);
+        if (st->checked && !st->numerics_ok && st->numerics_detail)
+            fprintf(s->out, "    numerics: %s\n", st->numerics_detail);
+    }
     free(scoped);
 }
 
@@ -71,11 +84,13 @@ static void trace_steps(Session *s, int from, int to) {
         char *svg = NULL;
         VizOptions vo; viz_default_options(&vo);
         vo.collapse_over = s->collapse_over;
-        VizGraph *vg = viz_fx(s->ctx, g, &vo);
-        VizRenderer *vr = session_renderer(s);
-        if (vg && vr) svg = viz_render_data(s->ctx, vr, vg, "svg", NULL);
-        viz_free(vg);
-        mi_clear_err(s->ctx);
+        if (!mi_interrupted(s->ctx)) {        /* after Ctrl-C: the text and diff, no picture */
+            VizGraph *vg = viz_fx(s->ctx, g, &vo);
+            VizRenderer *vr = session_renderer(s);
+            if (vg && vr) svg = viz_render_data(s->ctx, vr, vg, "svg", NULL);
+            viz_free(vg);
+            mi_clear_err(s->ctx);
+        }
         /* the pass's own time as a chromium span, named as in PyTorch's logs */
         const PassStep *st = pm_step_record(s->pm, i);
         char span[200];
@@ -99,6 +114,11 @@ static int report_move(Session *s, int old, int rc) {
         for (int i = old; i < cur; i++) print_step_line(s, i);
         trace_steps(s, old, cur);
         session_drop_compile(s);
+    }
+    if (rc < 0 && mi_interrupted(s->ctx)) {   /* Ctrl-C: nothing recorded for the pass it stopped in */
+        fprintf(s->out, "at step %d/%d%s%s\n", cur, pm_num_passes(s->pm), cur ? " after " : " (the loaded graph)",
+                cur ? pm_pass_name(s->pm, cur - 1) : "");
+        return -1;
     }
     if (rc < 0) {
         int failed = cur;          /* the pass at the cursor failed */
@@ -133,9 +153,16 @@ int cmd_passes(Session *s, int argc, char **argv) {
         bool brk = s->break_pass && !strcmp(s->break_pass, pm_pass_name(s->pm, i));
         fprintf(s->out, "%c%c %2d %c %-44s", i == cur ? '>' : ' ', brk ? 'B' : ' ', i + 1, mark,
                 pm_pass_name(s->pm, i));
-        if (st && i < cur && !st->error)
-            fprintf(s->out, " %8.3f ms%s%s", st->ns / 1e6, st->lint_ok ? "" : "  lint FAILED",
-                    st->checked && !st->numerics_ok ? "  numerics FAILED" : "");
+        if (st && i < cur && !st->error) {
+            fprintf(s->out, " %8.3f ms", st->ns / 1e6);
+            if (st->unchecked) fprintf(s->out, "  not checked");
+            else if (st->input_failing) {    /* one failure, shown once: later passes vs their input */
+                if (st->failing_since) fprintf(s->out, "  (fails since step %d; ", st->failing_since);
+                else fprintf(s->out, "  (the loaded graph fails lint; ");
+                fprintf(s->out, "%s)", st->same_as_input ? "same as its input" : "DIFFERS from its input");
+            }
+            else fprintf(s->out, "%s%s", st->lint_ok ? "" : "  lint FAILED", st->checked && !st->numerics_ok ? "  numerics FAILED" : "");
+        }
         fputc('\n', s->out);
     }
     if (cur == n) fprintf(s->out, ">   all %d passes applied\n", n);
@@ -208,8 +235,13 @@ int cmd_run(Session *s, int argc, char **argv) {
     int old = pm_cursor(s->pm), n = pm_num_passes(s->pm);
     if (old >= n) { fprintf(s->out, "all passes applied\n"); return 0; }
     fprintf(s->err, "running passes %d..%d\n", old + 1, n);
-    int rc = pm_run_all(s->pm);
-    if (report_move(s, old, rc) < 0) return -1;
+    /* one step at a time, each printed when done: the progress of a long run */
+    int brk = s->break_pass ? pm_find_pass(s->pm, s->break_pass) : -1;
+    for (int cur = old; cur < n; cur = pm_cursor(s->pm)) {
+        if (cur > old && cur == brk) break;
+        fflush(s->out);
+        if (report_move(s, cur, pm_step(s->pm)) < 0) return -1;
+    }
     int cur = pm_cursor(s->pm);
     if (cur < n) fprintf(s->out, "stopped at breakpoint before %s\n", pm_pass_name(s->pm, cur));
     else {
@@ -314,8 +346,13 @@ int cmd_bisect(Session *s, int argc, char **argv) {
     fprintf(s->err, "bisecting %d passes...\n", pm_num_passes(s->pm));
     char *why = NULL;
     int bad = pm_bisect(s->pm, &why);
-    if (bad < 0) fprintf(s->out, "bisect: %s\n", why ? why : "all passes clean");
-    else fprintf(s->out, "bisect: pass %d %s broke it: %s\n", bad + 1, pm_pass_name(s->pm, bad), why ? why : "");
+    /* passes numbered as everywhere in the shell: pass 1 is `step 1`, state k is after pass k */
+    if (bad == PM_BISECT_ERROR) { free(why); return -1; }
+    if (bad == PM_BISECT_LOADED)
+        fprintf(s->out, "bisect: the loaded graph already fails (before pass 1): %s\n", why ? why : "");
+    else if (bad < 0) fprintf(s->out, "bisect: %s\n", why ? why : "all passes clean");
+    else fprintf(s->out, "bisect: pass %d %s broke it (the graph before it was clean): %s\n", bad + 1,
+                 pm_pass_name(s->pm, bad), why ? why : "");
     free(why);
     return 0;
 }

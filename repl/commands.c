@@ -250,11 +250,22 @@ static int run_command(Session *s, const char *text) {
             rc = -1;
         } else {
             mi_clear_err(s->ctx);
+            interrupt_arm(s);
             uint64_t t0 = mi_now_ns();
             rc = c->fn(s, argc, argv) < 0 ? -1 : 0;
             if (s->timer) fprintf(s->err, "(%s: %.3f ms)\n", argv[0], (mi_now_ns() - t0) / 1e6);
+            if (rc < 0 && mi_interrupted(s->ctx)) rc = -2;
         }
-        if (rc < 0) session_print_error(s);
+        if (rc == -2) {
+            s->interrupted = true;
+            char buf[1200];
+            mi_err_str(s->ctx, buf, sizeof buf);
+            fflush(s->out);
+            fprintf(s->err, "%s%s; %s\n", strstr(buf, "interrupted") ? "" : "interrupted (Ctrl-C): ", buf,
+                    s->interactive ? "back at the prompt, the session as it was" : "the script stops here");
+            fflush(s->err);
+            mi_clear_err(s->ctx);
+        } else if (rc < 0) session_print_error(s);
     }
     free_words(argv, argc);
     fflush(s->out);
@@ -277,9 +288,11 @@ int run_line(Session *s, const char *line) {
             continue;
         }
         if (c == ';' || c == '\n' || c == 0) {
-            if (run_command(s, cur.s ? cur.s : "") < 0) rc = -1;
+            int crc = run_command(s, cur.s ? cur.s : "");
+            bool stopped = crc == -2;
+            if (crc < 0) rc = -1;
             cur.len = 0; if (cur.s) cur.s[0] = 0;
-            if (rc < 0 && s->errexit && !s->interactive) break;
+            if (rc < 0 && ((s->errexit && !s->interactive) || stopped)) break;   /* Ctrl-C drops the rest of the line */
             if (s->quit || c == 0) break;
             continue;
         }

@@ -1,7 +1,8 @@
 /* lineedit.c — line input for the shell (see lineedit.h). Readline's completion callback
  * takes no user data, so the session being completed is kept in one file-level pointer set by
  * le_open; a signal handler takes none either, so Ctrl-C's jump target is file-level too:
- * the only such variables in the program, and only touched in interactive mode. */
+ * with repl/interrupt.c's flag the only such variables in the program, and only touched in
+ * interactive mode. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,8 +120,9 @@ char **le_candidates(Session *s, const char *line, int start, const char *prefix
 #include <signal.h>
 /* Ctrl-C at the prompt drops the line being typed and gives a fresh prompt (as bash and
  * python do) instead of killing the shell and its loaded graph. The handler is installed only
- * while readline waits for input (le_read), so Ctrl-C during a command still stops the
- * program. The jump target has to be file-level: a signal handler gets no user data. */
+ * while readline waits for input (le_read); during a command repl/interrupt.c's handler sets
+ * the session's interrupt flag instead. The jump target has to be file-level: a signal handler
+ * gets no user data. */
 static sigjmp_buf at_prompt;
 static void on_sigint(int sig) { (void)sig; siglongjmp(at_prompt, 1); }
 

@@ -9,7 +9,9 @@
  *
  * Interactive: an error is printed and the shell goes on. Non-interactive (-c, or commands from
  * a pipe/file): the first error stops the program with exit status 1 (unless -k or
- * `set errexit off`). Errors never lose the loaded graph. */
+ * `set errexit off`). Errors never lose the loaded graph. Ctrl-C stops the running command and
+ * comes back to the prompt with the session intact (repl/interrupt.c); it ends a script with
+ * status 130. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +52,7 @@ static int repl(Session *s, bool interactive, bool quiet) {
         if (!line) break;
         if (run_line(s, line) < 0) {
             failed = 1;
-            if (!interactive && s->errexit) { free(line); break; }
+            if (!interactive && (s->errexit || s->interrupted)) { free(line); break; }
         }
         free(line);
         if (s->quit) break;
@@ -97,6 +99,7 @@ int main(int argc, char **argv) {
     bool tty = isatty(0) && isatty(1);
     s->interactive = !commands && tty;
     s->errexit = !keep_going;
+    interrupt_install(s);          /* Ctrl-C stops a command, not the shell */
     int failed = 0;
     if (device && !strcmp(device, "cuda")) s->ctx->target = MI_DEV_CUDA;   /* before load: passes follow it */
     if (file) {
@@ -112,7 +115,7 @@ int main(int argc, char **argv) {
     } else {
         if (repl(s, s->interactive, quiet)) failed = 1;
     }
-    int code = s->interactive ? 0 : failed;
+    int code = s->interactive ? 0 : s->interrupted ? 130 : failed;   /* 130: as a shell reports SIGINT */
     session_free(s);
     return code;
 }

@@ -52,6 +52,9 @@ typedef struct Session {
     double rtol, atol;       /* numerics tolerance for check / exec */
     bool quit;               /* `quit` was run */
     int exit_code;
+    /* the command running (repl/interrupt.c) */
+    uint64_t cmd_start_ns;   /* when it started (progress lines count from here) */
+    bool interrupted;        /* Ctrl-C stopped a command: a script ends with status 130 */
 } Session;
 
 Session *session_new(void);
@@ -122,6 +125,12 @@ struct Buffer;
 const char *sched_refusal(const struct Schedule *sc, const struct Buffer *x, const struct Buffer *y);
 /* Close the log (ending the open compile first); -1 + ctx error when a write to it failed. */
 int strace_close(Session *s);
+
+/* Ctrl-C and progress (repl/interrupt.c): install the SIGINT handler and point ctx->interrupt
+ * at its flag (progress lines go to stderr when it is a terminal); arm clears the flag before a
+ * command. */
+void interrupt_install(Session *s);
+void interrupt_arm(Session *s);
 
 /* CompileState lifetime (repl/cmd_compile.c). */
 void compile_state_free(CompileState *cs);

@@ -279,6 +279,24 @@ int mi_write_file(MiCtx *ctx, const char *path, const char *data, size_t len) {
     return 0;
 }
 
+int mi_err_interrupted(MiCtx *ctx, const char *fmt, ...) {
+    char where[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(where, sizeof where, fmt, ap);
+    va_end(ap);
+    return mi_err(ctx, NULL, 0, 0, "interrupted (Ctrl-C) %s", where);
+}
+
+void mi_progress(MiCtx *ctx, const char *what, long done, long total) {
+    if (!ctx || !ctx->progress) return;
+    uint64_t now = mi_now_ns();
+    if (!ctx->progress_last_ns) { ctx->progress_last_ns = now; return; }   /* first call: start the clock */
+    if (now - ctx->progress_last_ns < 1000000000ull) return;
+    ctx->progress_last_ns = now;
+    ctx->progress(ctx->progress_ud, what, done, total);
+}
+
 uint64_t mi_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdarg.h>
+#include <signal.h>
 
 typedef struct MiError {
     char file[256];   /* "" when not about a file */
@@ -68,6 +69,15 @@ typedef struct MiCtx {
     uint64_t seed;          /* for random inputs */
     char cache_dir[512];    /* compiled-kernel cache; "" = default */
     MiLimits limits;        /* bounds on runaway work (mi_limit_set) */
+    /* Ctrl-C: the shell points this at the flag its SIGINT handler sets (the handler does
+     * nothing else); long loops below repl/ poll it with mi_interrupted() and stop with
+     * mi_err_interrupted(). NULL (tests, bench): never interrupted. */
+    volatile sig_atomic_t *interrupt;
+    /* Progress of long work (may be NULL): mi_progress() calls it at most about once a second
+     * with what is running ("interpreting", "timing"), how far and out of how much. */
+    void (*progress)(void *ud, const char *what, long done, long total);
+    void *progress_ud;
+    uint64_t progress_last_ns;   /* mi_progress's rate limit */
 } MiCtx;
 
 MiCtx *mi_ctx_new(void);
@@ -121,6 +131,14 @@ void sb_free(StrBuf *b);
 /* Read a whole file (for graphs; logs are streamed). NUL-terminated; *len excludes the NUL. */
 char *mi_read_file(MiCtx *ctx, const char *path, size_t *len);
 int mi_write_file(MiCtx *ctx, const char *path, const char *data, size_t len);
+
+/* Has Ctrl-C been pressed since the shell started the current command? */
+static inline bool mi_interrupted(const MiCtx *ctx) { return ctx && ctx->interrupt && *ctx->interrupt; }
+/* Set the error "interrupted (Ctrl-C) <where>" (printf-style); returns -1. */
+int mi_err_interrupted(MiCtx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Report progress of long work through ctx->progress, rate-limited to about once a second
+ * (cheap to call in a loop: one clock read). Example: mi_progress(ctx, "timing", i, reps). */
+void mi_progress(MiCtx *ctx, const char *what, long done, long total);
 
 /* Monotonic clock in nanoseconds. */
 uint64_t mi_now_ns(void);

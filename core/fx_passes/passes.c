@@ -114,7 +114,20 @@ struct PassManager {
     IValue *ref_ins; int nref_ins;   /* inputs after the original graph ran */
     char *ref_error;                 /* why numerics can't be checked */
     NumRef *fp64;                    /* the original graph in float64, run when a comparison needs it */
+    char *loaded_lint;               /* lint report of states[0], NULL when clean */
+    /* the outputs of one state, kept to compare the next step with its input */
+    int cache_k;                     /* state index of cache_outs, -1 none */
+    IValue *cache_outs; int ncache_outs;
+    IValue *cache_ins;               /* inputs after it ran (pm->ninputs) */
 };
+
+static void ivalues_free(IValue *v, int n);
+static void cache_drop(PassManager *pm) {
+    if (pm->cache_outs) interp_free_outputs(pm->cache_outs, pm->ncache_outs);
+    ivalues_free(pm->cache_ins, pm->ninputs);
+    pm->cache_outs = NULL; pm->ncache_outs = 0; pm->cache_ins = NULL;
+    pm->cache_k = -1;
+}
 
 static void step_clear(PassStep *s) {
     for (int i = 0; i < s->nchanges; i++) {
@@ -126,6 +139,7 @@ static void step_clear(PassStep *s) {
     free(s->lint_report);
     free(s->numerics_detail);
     free(s->error);
+    free(s->vs_input);
     const char *name = s->pass;
     memset(s, 0, sizeof *s);
     s->pass = name;
@@ -142,6 +156,7 @@ static void pm_invalidate_from(PassManager *pm, int i) {
         }
     }
     if (pm->cursor > i) pm->cursor = i;
+    if (pm->cache_k > i) cache_drop(pm);
 }
 
 static int ivalue_clone(MiCtx *ctx, const IValue *v, IValue *out) {
@@ -196,6 +211,7 @@ static void pm_compute_ref(PassManager *pm) {
     if (!pm->inputs) return;
     if (run_graph(pm, pm->states[0], &pm->ref_outs, &pm->nref_outs, &pm->ref_ins) < 0) {
         char buf[1200];
+        if (mi_interrupted(pm->ctx)) return;      /* no reference yet: check_numerics tries again */
         pm->ref_error = mi_xstrdup(mi_err_str(pm->ctx, buf, sizeof buf));
         mi_clear_err(pm->ctx);
         return;
@@ -219,9 +235,46 @@ static bool compare_value(NumCheck *c, StrBuf *d, const char *what, const IValue
     return ok;
 }
 
-static void check_numerics(PassManager *pm, const Graph *g, PassStep *s) {
+/* Compare a run of g (outs, ins: inputs after it) with a reference run of ref_g (want_outs,
+ * want_ins) by torch._dynamo.utils.same's rule (core/ops/numerics.h); values that depend on a
+ * random op in either graph compare statistically. fp64 (may be NULL): the float64 run of the
+ * loaded graph. A line per value that differs goes to d; *worst gets the largest max abs err. */
+static bool compare_runs(PassManager *pm, const Graph *ref_g, const IValue *want_outs, int nwant, const IValue *want_ins,
+                         const Graph *g, const IValue *outs, int nouts, const IValue *ins, NumRef *fp64, StrBuf *d,
+                         double *worst) {
+    bool ok = true;
+    int nr = nouts > nwant ? nouts : nwant;
+    bool *rnd = mi_xcalloc((size_t)nr + 1, sizeof *rnd), *rnd2 = mi_xcalloc((size_t)nr + 1, sizeof *rnd2);
+    bool *rin = mi_xcalloc((size_t)pm->ninputs + 1, sizeof *rin), *rin2 = mi_xcalloc((size_t)pm->ninputs + 1, sizeof *rin2);
+    num_random_outputs(ref_g, rnd, nr, rin, pm->ninputs);
+    num_random_outputs(g, rnd2, nr, rin2, pm->ninputs);
+    NumCheck c = {.ctx = pm->ctx, .rtol = 1e-4, .atol = 1e-4, .fp64 = fp64,
+                  .random_why = "not comparable: the graphs' random ops draw differently"};
+    if (nouts != nwant) {
+        sb_printf(d, "%d outputs, expected %d; ", nouts, nwant);
+        ok = false;
+    } else {
+        for (int i = 0; i < nouts; i++) {
+            char w[32];
+            snprintf(w, sizeof w, "out%d", i);
+            ok &= compare_value(&c, d, w, &want_outs[i], &outs[i], NUM_OUT, i, rnd[i] || rnd2[i]);
+        }
+    }
+    for (int i = 0; i < pm->ninputs; i++) {
+        char w[32];
+        snprintf(w, sizeof w, "in%d_after", i);
+        ok &= compare_value(&c, d, w, &want_ins[i], &ins[i], NUM_IN_AFTER, i, rin[i] || rin2[i]);
+    }
+    free(rnd); free(rnd2); free(rin); free(rin2);
+    if (worst) *worst = c.worst_abs;
+    return ok;
+}
+
+/* Check state k (graph g) against the reference outputs; its outputs stay in the cache. */
+static void check_numerics(PassManager *pm, int k, const Graph *g, PassStep *s) {
     if (!pm->inputs) return;
     s->checked = true;
+    if (!pm->have_ref && !pm->ref_error) pm_compute_ref(pm);      /* an interrupted start */
     if (!pm->have_ref) {
         s->checked = false;
         s->numerics_ok = true;
@@ -242,36 +295,57 @@ static void check_numerics(PassManager *pm, const Graph *g, PassStep *s) {
     }
     StrBuf d;
     sb_init(&d);
-    bool ok = true;
-    /* values that depend on random ops (in the original or this graph) compare statistically */
-    int nr = nouts > pm->nref_outs ? nouts : pm->nref_outs;
-    bool *rnd = mi_xcalloc((size_t)nr + 1, sizeof *rnd), *rnd2 = mi_xcalloc((size_t)nr + 1, sizeof *rnd2);
-    bool *rin = mi_xcalloc((size_t)pm->ninputs + 1, sizeof *rin), *rin2 = mi_xcalloc((size_t)pm->ninputs + 1, sizeof *rin2);
-    num_random_outputs(pm->states[0], rnd, nr, rin, pm->ninputs);
-    num_random_outputs(g, rnd2, nr, rin2, pm->ninputs);
-    NumCheck c = {.ctx = pm->ctx, .rtol = 1e-4, .atol = 1e-4, .fp64 = pm->fp64,
-                  .random_why = "not comparable: the graphs' random ops draw differently"};
-    if (nouts != pm->nref_outs) {
-        sb_printf(&d, "%d outputs, expected %d; ", nouts, pm->nref_outs);
-        ok = false;
-    } else {
-        for (int i = 0; i < nouts; i++) {
-            char w[32];
-            snprintf(w, sizeof w, "out%d", i);
-            ok &= compare_value(&c, &d, w, &pm->ref_outs[i], &outs[i], NUM_OUT, i, rnd[i] || rnd2[i]);
-        }
-    }
-    for (int i = 0; i < pm->ninputs; i++) {
-        char w[32];
-        snprintf(w, sizeof w, "in%d_after", i);
-        ok &= compare_value(&c, &d, w, &pm->ref_ins[i], &ins[i], NUM_IN_AFTER, i, rin[i] || rin2[i]);
-    }
-    free(rnd); free(rnd2); free(rin); free(rin2);
-    if (ok) sb_printf(&d, "%d outputs match (max abs err %.3g)", nouts, c.worst_abs);
+    double worst = 0;
+    bool ok = compare_runs(pm, pm->states[0], pm->ref_outs, pm->nref_outs, pm->ref_ins, g, outs, nouts, ins, pm->fp64, &d, &worst);
+    if (ok) sb_printf(&d, "%d outputs match (max abs err %.3g)", nouts, worst);
     s->numerics_ok = ok;
     s->numerics_detail = sb_take(&d);
-    interp_free_outputs(outs, nouts);
-    ivalues_free(ins, pm->ninputs);
+    cache_drop(pm);
+    pm->cache_k = k;
+    pm->cache_outs = outs; pm->ncache_outs = nouts;
+    pm->cache_ins = ins;
+}
+
+/* The pass did not run, or a check of its result failed (unchecked records have none). */
+static bool step_failed(const PassStep *s) {
+    return s->error || (!s->unchecked && (!s->lint_ok || (s->checked && !s->numerics_ok)));
+}
+
+/* The outputs of state k, taken out of the cache or computed: *outs NULL when they cannot be
+ * (no reference, or the interpreter failed on it). */
+static void take_state_outputs(PassManager *pm, int k, IValue **outs, int *nouts, IValue **ins) {
+    *outs = NULL; *nouts = 0; *ins = NULL;
+    if (!pm->have_ref) return;
+    if (pm->cache_k == k) {
+        *outs = pm->cache_outs; *nouts = pm->ncache_outs; *ins = pm->cache_ins;
+        pm->cache_outs = NULL; pm->cache_ins = NULL; pm->ncache_outs = 0; pm->cache_k = -1;
+        return;
+    }
+    if (run_graph(pm, pm->states[k], outs, nouts, ins) < 0) { mi_clear_err(pm->ctx); *outs = NULL; *ins = NULL; }
+}
+
+/* Step i's input (state i) failed a check on the way, first at step `since` (0: the loaded
+ * graph): judge step i against its input instead of marking it failed again. in_lint: the
+ * input's lint report; in_outs/in_ins: its outputs (NULL: unknown); the step's own are in the
+ * cache after check_numerics. */
+static void compare_with_input(PassManager *pm, int i, int since, const char *in_lint, bool in_numerics_ok, PassStep *s,
+                               const Graph *g, const IValue *in_outs, int nin_outs, const IValue *in_ins) {
+    s->input_failing = true;
+    s->failing_since = since;
+    bool lint_same = (!in_lint && !s->lint_report) || (in_lint && s->lint_report && !strcmp(in_lint, s->lint_report));
+    StrBuf d;
+    sb_init(&d);
+    bool numerics_same = true;
+    if (s->changed && s->checked) {
+        if (in_outs && pm->cache_k == i + 1)
+            numerics_same = compare_runs(pm, pm->states[i], in_outs, nin_outs, in_ins, g, pm->cache_outs, pm->ncache_outs,
+                                         pm->cache_ins, NULL, &d, NULL);
+        else numerics_same = s->numerics_ok == in_numerics_ok;   /* one of them did not run */
+    }
+    if (!lint_same) sb_printf(&d, "%s%s", d.len ? "; " : "", s->lint_report ? "new lint problems" : "lint now clean");
+    s->same_as_input = lint_same && numerics_same;
+    if (!s->same_as_input) s->vs_input = sb_take(&d);
+    sb_free(&d);
 }
 
 PassManager *pm_new(MiCtx *ctx, const Graph *g, const IValue *inputs, int ninputs) {
@@ -284,6 +358,12 @@ PassManager *pm_new(MiCtx *ctx, const Graph *g, const IValue *inputs, int ninput
     for (int i = 0; i < NPASSES; i++) pm->steps[i].pass = pm->passes[i].name;
     pm->states[0] = graph_clone(g);
     pm->brk = -1;
+    pm->cache_k = -1;
+    StrBuf rep;
+    sb_init(&rep);
+    if (graph_lint(ctx, pm->states[0], &rep) > 0) pm->loaded_lint = sb_take(&rep);
+    sb_free(&rep);
+    mi_clear_err(ctx);
     pm->device = graph_device(g);
     pm->inference = !graph_is_training(g);
     patternset_init(&pm->user);
@@ -298,6 +378,8 @@ PassManager *pm_new(MiCtx *ctx, const Graph *g, const IValue *inputs, int ninput
 
 void pm_free(PassManager *pm) {
     if (!pm) return;
+    cache_drop(pm);
+    free(pm->loaded_lint);
     for (int i = 0; i < pm->npasses; i++) step_clear(&pm->steps[i]);
     for (int i = 0; i <= pm->npasses; i++) graph_free(pm->states[i]);
     free(pm->states);
@@ -384,7 +466,7 @@ StepState pm_pass_state(const PassManager *pm, int i) {
         return STEP_PENDING;
     }
     const PassStep *s = &pm->steps[i];
-    if (s->error || !s->lint_ok || (s->checked && !s->numerics_ok)) return STEP_FAILED;
+    if (s->error || (!s->input_failing && step_failed(s))) return STEP_FAILED;
     return STEP_DONE;
 }
 
@@ -401,6 +483,7 @@ const Graph *pm_graph_at(const PassManager *pm, int k) {
 bool pm_has_inputs(const PassManager *pm) { return pm->inputs != NULL; }
 
 void pm_set_inputs(PassManager *pm, const IValue *inputs, int ninputs) {
+    cache_drop(pm);
     ivalues_free(pm->inputs, pm->ninputs);
     if (pm->ref_outs) interp_free_outputs(pm->ref_outs, pm->nref_outs);
     ivalues_free(pm->ref_ins, pm->nref_ins);
@@ -493,6 +576,58 @@ static int run_pass_tree(const PassDef *pd, PassCtx *top, Graph *g, const char *
     return rc;
 }
 
+/* Forget the checks of a step (its lint and numerics results). */
+static void clear_checks(PassStep *s) {
+    free(s->lint_report); free(s->numerics_detail); free(s->vs_input);
+    s->lint_report = s->numerics_detail = s->vs_input = NULL;
+    s->lint_ok = s->numerics_ok = s->checked = s->same_as_input = s->input_failing = false;
+    s->failing_since = 0;
+    s->unchecked = true;
+}
+
+/* The checks of step i whose result is g: lint, numerics against the reference (skipped when
+ * the graph did not change), and when its input already failed, how it compares with its
+ * input. -1 + ctx error on Ctrl-C (the step is left unchecked). */
+static int check_step(PassManager *pm, int i, const Graph *g) {
+    PassStep *s = &pm->steps[i];
+    clear_checks(s);
+    StrBuf rep;
+    sb_init(&rep);
+    int nprob = graph_lint(pm->ctx, (Graph *)g, &rep);
+    s->lint_ok = nprob == 0;
+    if (nprob) s->lint_report = sb_take(&rep);
+    else sb_free(&rep);
+    mi_clear_err(pm->ctx);
+    const PassStep *prev = i > 0 && pm->steps[i - 1].ran ? &pm->steps[i - 1] : NULL;
+    /* did its input fail, and since when? (the loaded graph's own lint for step 1) */
+    bool input_failed = i == 0 ? pm->loaded_lint != NULL : prev && (prev->input_failing || step_failed(prev));
+    int since = i == 0 ? 0 : prev && prev->input_failing ? prev->failing_since : i;
+    const char *in_lint = i == 0 ? pm->loaded_lint : prev ? prev->lint_report : NULL;
+    bool in_numerics_ok = i == 0 || !prev || !prev->checked || prev->numerics_ok;
+    IValue *in_outs = NULL, *in_ins = NULL;
+    int nin_outs = 0;
+    if (!s->changed && pm->have_ref && (i == 0 || (prev && prev->checked))) {
+        /* same graph as before this step: same numerics, no need to interpret it again */
+        s->checked = true;
+        s->numerics_ok = i == 0 ? true : prev->numerics_ok;
+        s->numerics_detail = mi_xstrdup(i == 0 || !prev->numerics_detail ? "unchanged graph" : prev->numerics_detail);
+    } else {
+        if (input_failed) take_state_outputs(pm, i, &in_outs, &nin_outs, &in_ins);
+        check_numerics(pm, i + 1, g, s);
+    }
+    int rc = 0;
+    if (mi_interrupted(pm->ctx)) {
+        clear_checks(s);
+        rc = mi_err_interrupted(pm->ctx, "while checking pass %d %s", i + 1, pm->passes[i].name);
+    } else {
+        if (input_failed) compare_with_input(pm, i, since, in_lint, in_numerics_ok, s, g, in_outs, nin_outs, in_ins);
+        s->unchecked = false;
+    }
+    if (in_outs) interp_free_outputs(in_outs, nin_outs);
+    ivalues_free(in_ins, pm->ninputs);
+    return rc;
+}
+
 /* Run pass i on states[i] -> states[i+1], with checks. */
 static int run_pass(PassManager *pm, int i, bool checks) {
     PassStep *s = &pm->steps[i];
@@ -517,10 +652,15 @@ static int run_pass(PassManager *pm, int i, bool checks) {
     s->changes = pc.changes;
     s->nchanges = pc.nchanges;
     s->changes_text = changes_text(pc.changes, pc.nchanges);
+    if (rc < 0 && mi_interrupted(pm->ctx)) {   /* Ctrl-C: no record, as if the pass never ran */
+        step_clear(s);
+        graph_free(g);
+        return mi_err_interrupted(pm->ctx, "in pass %d %s", i + 1, pm->passes[i].name);
+    }
     if (rc < 0) {
         char buf[1200];
         char msg[1300];
-        snprintf(msg, sizeof msg, "pass %s failed: %s", pm->passes[i].name, mi_err_str(pm->ctx, buf, sizeof buf));
+        snprintf(msg, sizeof msg, "pass %d %s failed: %s", i + 1, pm->passes[i].name, mi_err_str(pm->ctx, buf, sizeof buf));
         s->error = mi_xstrdup(msg);
         graph_free(g);
         mi_err(pm->ctx, NULL, 0, 0, "%s", msg);
@@ -528,26 +668,11 @@ static int run_pass(PassManager *pm, int i, bool checks) {
     }
     graph_compute_users(g);
     s->changed = !graphs_same(pm->states[i], g);
-    if (checks) {
-        StrBuf rep;
-        sb_init(&rep);
-        int nprob = graph_lint(pm->ctx, g, &rep);
-        s->lint_ok = nprob == 0;
-        if (nprob) s->lint_report = sb_take(&rep);
-        else sb_free(&rep);
-        mi_clear_err(pm->ctx);
-        const PassStep *prev = i > 0 && pm->steps[i - 1].ran ? &pm->steps[i - 1] : NULL;
-        if (!s->changed && pm->have_ref && (i == 0 || (prev && prev->checked))) {
-            /* same graph as before this step: same numerics, no need to interpret it again */
-            s->checked = true;
-            s->numerics_ok = i == 0 ? true : prev->numerics_ok;
-            s->numerics_detail = mi_xstrdup(i == 0 || !prev->numerics_detail ? "unchanged graph" : prev->numerics_detail);
-        } else {
-            check_numerics(pm, g, s);
-        }
-    } else {
-        s->lint_ok = true;
-        s->numerics_ok = true;
+    s->unchecked = true;
+    if (checks && check_step(pm, i, g) < 0) {       /* Ctrl-C during the checks: no record either */
+        step_clear(s);
+        graph_free(g);
+        return -1;
     }
     pm->states[i + 1] = g;
     return 0;
@@ -561,6 +686,8 @@ int pm_step(PassManager *pm) {
         pm_invalidate_from(pm, i);
         pm->cursor = i;
         if (run_pass(pm, i, true) < 0) return -1;
+    } else if (pm->steps[i].unchecked && check_step(pm, i, pm->states[i + 1]) < 0) {
+        return -1;                    /* computed by bisect without checks: check it now */
     }
     pm->cursor = i + 1;
     return pm->cursor;
@@ -606,16 +733,18 @@ int pm_set_break(PassManager *pm, const char *name) {
     return 0;
 }
 
+const char *pm_loaded_lint(const PassManager *pm) { return pm->loaded_lint; }
+
 int pm_first_failure(const PassManager *pm) {
     for (int i = 0; i < pm->npasses; i++) {
         const PassStep *s = &pm->steps[i];
         if (!s->ran) continue;
-        if (s->error || !s->lint_ok || (s->checked && !s->numerics_ok)) return i;
+        if (s->error || (!s->input_failing && step_failed(s))) return i;
     }
     return -1;
 }
 
-/* Is state k good (lint clean, numerics hold)? */
+/* Is state k good (lint clean, numerics hold)? why gets "lint: ..." / "numerics: ...". */
 static bool state_ok(PassManager *pm, int k, StrBuf *why) {
     Graph *g = pm->states[k];
     StrBuf rep;
@@ -623,14 +752,20 @@ static bool state_ok(PassManager *pm, int k, StrBuf *why) {
     int nprob = graph_lint(pm->ctx, g, &rep);
     mi_clear_err(pm->ctx);
     if (nprob) {
-        sb_printf(why, "lint: %s", rep.s ? rep.s : "");
+        sb_printf(why, "lint: %d problem%s: %s", nprob, nprob == 1 ? "" : "s", rep.s ? rep.s : "");
+        while (why->len && why->s[why->len - 1] == '\n') why->s[--why->len] = 0;
         sb_free(&rep);
         return false;
     }
     sb_free(&rep);
+    if (!pm->have_ref && !pm->ref_error && pm->inputs) pm_compute_ref(pm);
+    if (k == 0 && pm->ref_error) {       /* the interpreter cannot run the loaded graph */
+        sb_printf(why, "the interpreter fails on it: %s", pm->ref_error);
+        return false;
+    }
     if (!pm->have_ref) return true;
     PassStep tmp = {0};
-    check_numerics(pm, g, &tmp);
+    check_numerics(pm, k, g, &tmp);
     bool ok = tmp.numerics_ok;
     if (!ok) sb_printf(why, "numerics: %s", tmp.numerics_detail ? tmp.numerics_detail : "");
     free(tmp.numerics_detail);
@@ -639,44 +774,57 @@ static bool state_ok(PassManager *pm, int k, StrBuf *why) {
 
 int pm_bisect(PassManager *pm, char **why) {
     if (why) *why = NULL;
-    /* compute every state without per-step checks */
+    StrBuf w;
+    sb_init(&w);
+    /* a graph that fails before any pass ran: no pass is to blame */
+    if (!state_ok(pm, 0, &w)) {
+        if (mi_interrupted(pm->ctx)) { sb_free(&w); return mi_err_interrupted(pm->ctx, "while checking the loaded graph"), PM_BISECT_ERROR; }
+        if (why) *why = sb_take(&w);
+        sb_free(&w);
+        return PM_BISECT_LOADED;
+    }
+    sb_free(&w);
+    /* compute every state without per-step checks (their records stay unchecked) */
     int saved = pm->cursor;
     for (int i = 0; i < pm->npasses; i++) {
         if (pm->states[i + 1] && pm->steps[i].ran) continue;
         if (run_pass(pm, i, false) < 0) {
+            if (mi_interrupted(pm->ctx)) { pm->cursor = saved < i ? saved : i; return PM_BISECT_ERROR; }
             pm->cursor = i;
             if (why) {
                 char buf[1200];
                 StrBuf b;
                 sb_init(&b);
-                sb_printf(&b, "pass %s failed: %s", pm->passes[i].name, mi_err_str(pm->ctx, buf, sizeof buf));
+                sb_printf(&b, "the pass failed: %s", mi_err_str(pm->ctx, buf, sizeof buf));
                 *why = sb_take(&b);
             }
             return i;
         }
     }
     pm->cursor = saved > pm->cursor ? saved : pm->cursor;
-    StrBuf w;
     sb_init(&w);
-    if (state_ok(pm, pm->npasses, &w)) {
-        sb_free(&w);
+    bool last_ok = state_ok(pm, pm->npasses, &w);
+    sb_free(&w);
+    if (mi_interrupted(pm->ctx)) return mi_err_interrupted(pm->ctx, "while checking the last state"), PM_BISECT_ERROR;
+    if (last_ok) {
         if (why) *why = mi_xstrdup("all passes clean");
         return -1;
     }
-    sb_free(&w);
     /* states[lo] good, states[hi] bad */
     int lo = 0, hi = pm->npasses;
     while (hi - lo > 1) {
         int mid = (lo + hi) / 2;
         StrBuf t;
         sb_init(&t);
-        if (state_ok(pm, mid, &t)) lo = mid;
-        else hi = mid;
+        bool good = state_ok(pm, mid, &t);
         sb_free(&t);
+        if (mi_interrupted(pm->ctx))
+            return mi_err_interrupted(pm->ctx, "while bisecting (between pass %d and pass %d)", lo + 1, hi), PM_BISECT_ERROR;
+        if (good) lo = mid;
+        else hi = mid;
     }
     StrBuf b;
     sb_init(&b);
-    sb_printf(&b, "first bad pass: %s (step %d): ", pm->passes[hi - 1].name, hi - 1);
     state_ok(pm, hi, &b);
     if (why) *why = sb_take(&b);
     else sb_free(&b);
@@ -687,6 +835,16 @@ char *pm_report(const PassManager *pm) {
     StrBuf b;
     sb_init(&b);
     int f = pm_first_failure(pm);
+    if (f < 0 && pm->loaded_lint) {      /* no pass is to blame: say what each did to it */
+        int differ = -1;
+        for (int i = 0; i < pm->cursor && differ < 0; i++)
+            if (pm->steps[i].ran && !pm->steps[i].same_as_input && !pm->steps[i].unchecked) differ = i;
+        sb_printf(&b, "the loaded graph already fails lint (see 'goto 0; lint'); ");
+        if (differ < 0) sb_printf(&b, "each of the %d applied passes left it as its input", pm->cursor);
+        else sb_printf(&b, "pass %d %s is the first to differ from its input: %s", differ + 1, pm->passes[differ].name,
+                       pm->steps[differ].vs_input ? pm->steps[differ].vs_input : "");
+        return sb_take(&b);
+    }
     if (f < 0) {
         /* say so when the numerics could not be checked: lint alone is not "clean" */
         if (pm->inputs && !pm->have_ref && pm->cursor > 0)
@@ -699,9 +857,9 @@ char *pm_report(const PassManager *pm) {
         return sb_take(&b);
     }
     const PassStep *s = &pm->steps[f];
-    if (s->error) sb_printf(&b, "pass %s failed: %s", s->pass, s->error);
-    else if (!s->lint_ok) sb_printf(&b, "pass %s broke lint:\n%s", s->pass, s->lint_report ? s->lint_report : "");
-    else sb_printf(&b, "pass %s broke numerics: %s", s->pass, s->numerics_detail ? s->numerics_detail : "");
+    if (s->error) sb_put(&b, s->error);
+    else if (!s->lint_ok) sb_printf(&b, "pass %d %s broke lint:\n%s", f + 1, s->pass, s->lint_report ? s->lint_report : "");
+    else sb_printf(&b, "pass %d %s broke numerics: %s", f + 1, s->pass, s->numerics_detail ? s->numerics_detail : "");
     return sb_take(&b);
 }
 

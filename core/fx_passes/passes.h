@@ -124,6 +124,9 @@ const char *pu_op_short(const char *target, char *buf, size_t n);
 
 /* ---- the manager ---- */
 
+/* STEP_FAILED: the pass did not run, or broke a check its input passed. A step whose input
+ * already failed (an earlier pass, or the loaded graph) is STEP_DONE; PassStep.input_failing,
+ * .failing_since and .same_as_input say how it compares with its input. */
 typedef enum { STEP_PENDING, STEP_DONE, STEP_FAILED } StepState;
 
 typedef struct PassStep {
@@ -139,6 +142,15 @@ typedef struct PassStep {
     bool numerics_ok;
     char *numerics_detail;   /* "out0: max_abs 0 ..." or the error */
     char *error;             /* the pass failed (its ctx error text), NULL otherwise */
+    /* When its input already failed a check, the step is judged against its input instead of
+     * being marked failed again: */
+    bool input_failing;      /* its input already failed lint or numerics */
+    int failing_since;       /* (input_failing) the step whose check failed first: 1.. for pass k,
+                                0 for the loaded graph itself */
+    bool same_as_input;      /* (input_failing) lint report and numerics equal its input's */
+    bool unchecked;          /* computed without checks (pm_bisect): checked when stepped onto */
+    char *vs_input;          /* (input_failing) how it differs from its input ("out0: 3 mismatches ..."
+                                or "new lint problems"), NULL when the same */
 } PassStep;
 
 /* Create from a graph (cloned; the caller keeps g). inputs (may be NULL/0): one per
@@ -196,9 +208,17 @@ bool pm_has_inputs(const PassManager *pm);
 void pm_set_inputs(PassManager *pm, const IValue *inputs, int ninputs);
 /* Index of the first recorded step whose lint or numerics check failed, -1 if none. */
 int pm_first_failure(const PassManager *pm);
-/* Run every pass (no checks along the way), then binary-search the states for the first one
- * whose numerics (or lint) break. Returns the pass index or -1 (none broke; needs inputs for
- * numerics). `why` (may be NULL) gets a malloc'd explanation. */
+/* The lint report of the loaded graph (state 0), NULL when it is clean. */
+const char *pm_loaded_lint(const PassManager *pm);
+/* Check the loaded graph; run every pass (no checks along the way), then binary-search the
+ * states for the first one whose numerics (or lint) break. Returns the index of the first pass
+ * that made a clean graph bad (0-based; the shell says "pass i+1"), -1 when none broke (needs
+ * inputs for numerics), PM_BISECT_LOADED when the loaded graph already fails lint or cannot be
+ * interpreted (no pass is to blame), PM_BISECT_ERROR with the ctx error on Ctrl-C. `why` (may
+ * be NULL) gets a malloc'd reason: "lint: 2 problems: ...", "numerics: out0: ...", "the pass
+ * failed: ...". */
+#define PM_BISECT_LOADED (-2)
+#define PM_BISECT_ERROR (-3)
 int pm_bisect(PassManager *pm, char **why);
 /* Summary "pass NAME broke numerics: ..." or "all passes clean"; malloc'd. */
 char *pm_report(const PassManager *pm);

@@ -358,6 +358,8 @@ IrModule *ir_lower(MiCtx *ctx, const Graph *g) {
         }
         if (n->kind == N_OUTPUT) { if (lower_output(&L, n) < 0) goto fail; continue; }
         if (n->kind != N_CALL_FUNCTION) continue;
+        if (mi_interrupted(ctx)) { mi_err_interrupted(ctx, "while lowering node '%s' (%d of %d)", n->name, i + 1, g->n); goto fail; }
+        mi_progress(ctx, "lowering", i + 1, g->n);
         /* sym_size / operator.mul ... on sizes: the annotation ("Sym(2*s0)") is the value; views
          * and factories read sizes from their own annotations */
         if (n->is_sym && n->sym_val) { L.vals[i].kind = LV_SYM; L.vals[i].sym = n->sym_val; continue; }

@@ -286,7 +286,11 @@ static int run_graph(MiCtx *ctx, const Graph *g, IValue *inputs, int ninputs, IV
         case N_PLACEHOLDER: break;
         case N_GET_ATTR: in.vals[i].kind = IV_OTHER; break;
         case N_OUTPUT: out_pos = i; break;
-        case N_CALL_FUNCTION: rc = run_call(&in, i); break;
+        case N_CALL_FUNCTION:
+            if (mi_interrupted(ctx)) { rc = mi_err_interrupted(ctx, "in the interpreter at node '%s' (%d of %d)", n->name, i + 1, g->n); break; }
+            mi_progress(ctx, "interpreting", i + 1, g->n);
+            rc = run_call(&in, i);
+            break;
         }
         if (rc || n->kind == N_OUTPUT) break;
         /* free values whose last reader has run (unused results are freed at once) */

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -270,7 +271,9 @@ static void head_lines(const char *path, const char *strip, int maxlines, char *
 }
 
 /* Run argv with stdout+stderr to err_path; returns the exit status, -1 + ctx error if it could
- * not be started. */
+ * not be started or Ctrl-C stopped it. The wait polls (every 5 ms) so that an interrupt of the
+ * shell alone (not of the terminal's whole process group) still stops the compiler: it gets
+ * SIGTERM and the call fails with "interrupted (Ctrl-C) while compiling". */
 static int spawn_wait(MiCtx *ctx, char *const argv[], const char *err_path) {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
@@ -281,8 +284,22 @@ static int spawn_wait(MiCtx *ctx, char *const argv[], const char *err_path) {
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) return mi_err(ctx, NULL, 0, 0, "cannot run the C compiler '%s': %s", argv[0], strerror(rc));
     int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return mi_err(ctx, NULL, 0, 0, "waitpid: %s", strerror(errno));
+    uint64_t t0 = mi_now_ns();
+    for (;;) {
+        pid_t w = waitpid(pid, &status, WNOHANG);
+        if (w == pid) break;
+        if (w < 0 && errno != EINTR) return mi_err(ctx, NULL, 0, 0, "waitpid: %s", strerror(errno));
+        if (mi_interrupted(ctx)) {
+            kill(pid, SIGTERM);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+            return mi_err_interrupted(ctx, "while compiling (%s stopped after %.1f s)", argv[0], (mi_now_ns() - t0) * 1e-9);
+        }
+        mi_progress(ctx, "compiling (seconds)", (long)((mi_now_ns() - t0) / 1000000000ull), 0);
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    if (mi_interrupted(ctx))     /* the terminal's Ctrl-C reached the compiler too */
+        return mi_err_interrupted(ctx, "while compiling (%s stopped)", argv[0]);
     if (WIFEXITED(status)) {
         /* posix_spawnp reports a missing program as exit status 127 from the child on glibc */
         if (WEXITSTATUS(status) == 127 && !file_exists(argv[0]) && strchr(argv[0], '/'))
@@ -553,6 +570,7 @@ typedef struct Prepared {
     IValue *outs;
     int nouts;
     const Graph *g;         /* for fallbacks */
+    int threads;            /* OpenMP threads of the calls (ctx->threads or the default) */
 } Prepared;
 
 static void prep_free(Prepared *pp, bool keep_outs) {
@@ -586,6 +604,7 @@ static void output_values(const Graph *g, const Value **vals, int *n) {
 static int prepare(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs, Prepared *pp) {
     memset(pp, 0, sizeof *pp);
     pp->g = g;
+    pp->threads = ctx->threads > 0 ? ctx->threads : rt_default_threads(NULL, 0);
     if (bind_inputs(ctx, g, inputs, ninputs, &pp->bs) != 0) goto fail;
     pp->syms = mi_xcalloc((size_t)m->nsyms + 1, sizeof *pp->syms);
     for (int i = 0; i < m->nsyms; i++) {
@@ -673,7 +692,7 @@ fail:
 
 static int invoke(MiCtx *ctx, RtModule *m, Prepared *pp) {
 #ifdef _OPENMP
-    if (ctx->threads > 0) omp_set_num_threads(ctx->threads);
+    if (omp_get_max_threads() != pp->threads) omp_set_num_threads(pp->threads);
 #endif
     RtFbCtx fc = {ctx, pp->g, false, NULL};
     RtFb fb = {&fc, rt_fallback_run};
@@ -748,11 +767,36 @@ static int cmp_double(const void *a, const void *b) {
 
 int rt_time(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs,
             int warmup, int reps, double *median_s, double *min_s) {
+    RtTiming t;
+    if (rt_time_stats(ctx, m, g, inputs, ninputs, warmup, reps, &t) < 0) return -1;
+    if (median_s) *median_s = t.median;
+    if (min_s) *min_s = t.min;
+    return 0;
+}
+
+/* The q-quantile of sorted t[0..n) (nearest rank below): q = 0.1 of 10 values is t[0]. */
+static double quantile(const double *t, int n, double q) {
+    int k = (int)(q * (n - 1));
+    return t[k < 0 ? 0 : k >= n ? n - 1 : k];
+}
+
+/* One timed or warm-up call; the interrupt is checked between calls, never inside one. */
+static int timed_call(MiCtx *ctx, RtModule *m, Prepared *pp, double *sec) {
+    uint64_t t0 = mi_now_ns();
+    int rc = ctx->time_fresh_outputs ? invoke_fresh_outputs(ctx, m, pp) : invoke(ctx, m, pp);
+    if (sec) *sec = (double)(mi_now_ns() - t0) * 1e-9;
+    return rc;
+}
+
+int rt_time_stats(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs,
+                  int warmup, int reps, RtTiming *out) {
+    memset(out, 0, sizeof *out);
     if (reps < 1) reps = 1;
     Prepared pp;
     if (prepare(ctx, m, g, inputs, ninputs, &pp) != 0) return -1;
+    out->threads = m->cuda_time && !m->call_fb ? 0 : pp.threads;
     double *t = mi_xcalloc((size_t)reps, sizeof *t);
-    int rc = 0;
+    int rc = 0, done = 0;
     /* kernels alone, CUDA events, inputs staying on the GPU; a CUDA module with host round
      * trips (call_fb) is timed whole, copies included, as its fallbacks need the callbacks */
     bool device_time = m->cuda_time && !m->call_fb;
@@ -760,18 +804,33 @@ int rt_time(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs
         rc = m->cuda_time(pp.in_ptrs, pp.out_ptrs, pp.syms, warmup, reps, t);
         if (rc != 0) rc = mi_err(ctx, m->src_path, 0, 0, "CUDA module failed: %s", m->cuda_error ? m->cuda_error() : "?");
         for (int i = 0; i < reps; i++) t[i] *= 1e-3;
-    }
-    for (int i = 0; i < warmup && rc == 0 && !device_time; i++) rc = invoke(ctx, m, &pp);
-    for (int i = 0; i < reps && rc == 0 && !device_time; i++) {
-        uint64_t t0 = mi_now_ns();
-        if (ctx->time_fresh_outputs) rc = invoke_fresh_outputs(ctx, m, &pp);
-        else rc = invoke(ctx, m, &pp);
-        t[i] = (double)(mi_now_ns() - t0) * 1e-9;
+        done = reps;
+        out->warmup = warmup;
+    } else {
+        uint64_t w0 = mi_now_ns();
+        while (rc == 0 && out->warmup < reps && (out->warmup < warmup || mi_now_ns() - w0 < 20000000ull)) {
+            if (mi_interrupted(ctx)) { rc = mi_err_interrupted(ctx, "while warming up (%d calls)", out->warmup); break; }
+            rc = timed_call(ctx, m, &pp, NULL);
+            out->warmup++;
+        }
+        for (; done < reps && rc == 0; done++) {
+            if (mi_interrupted(ctx)) {
+                rc = mi_err_interrupted(ctx, "while timing: %d of %d runs done", done, reps);
+                break;
+            }
+            mi_progress(ctx, "timing runs", done, reps);
+            rc = timed_call(ctx, m, &pp, &t[done]);
+        }
     }
     if (rc == 0) {
         qsort(t, (size_t)reps, sizeof *t, cmp_double);
-        if (median_s) *median_s = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
-        if (min_s) *min_s = t[0];
+        out->reps = reps;
+        out->median = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+        out->min = t[0];
+        out->max = t[reps - 1];
+        out->p10 = quantile(t, reps, 0.1);
+        out->p90 = quantile(t, reps, 0.9);
+        out->spread = out->median > 0 ? (out->p90 - out->p10) / out->median : 0;
         copy_back(&pp, inputs);
     }
     free(t);

@@ -99,7 +99,7 @@ const char *rt_cache_dir(MiCtx *ctx, char *buf, size_t n);
 
 /* Run the module once on inputs (one per placeholder of g, as interp_run takes them): binds
  * size symbols from SymInt inputs and input shapes, allocates the outputs from g's output metas,
- * calls the module with ctx->threads OpenMP threads (if > 0). *outs is malloc'd (free with
+ * calls the module with ctx->threads OpenMP threads (0: rt_default_threads). *outs is malloc'd (free with
  * interp_free_outputs). *seconds (may be NULL) gets the time of the call alone. Inputs whose
  * strides differ from their placeholder's meta are passed through a copy with the expected
  * layout (copied back afterwards, so in-place updates reach the caller's tensors). */
@@ -110,6 +110,29 @@ int rt_run(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs,
  * *median_s / *min_s (may be NULL) receive the median and the fastest call. */
 int rt_time(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs,
             int warmup, int reps, double *median_s, double *min_s);
+
+/* What rt_time_stats measured (seconds). spread = (p90 - p10) / median: how far apart the
+ * usual calls are; above RT_SPREAD_WIDE the median is not to be trusted (the machine was busy,
+ * or threads waited for each other). */
+typedef struct RtTiming {
+    double median, min, max, p10, p90, spread;
+    int reps;            /* timed calls */
+    int warmup;          /* untimed calls before them */
+    int threads;         /* OpenMP threads the calls ran with */
+} RtTiming;
+#define RT_SPREAD_WIDE 0.5
+/* rt_time with statistics. Warm-up: at least `warmup` calls and at least 20 ms of calls (caches,
+ * page faults of the outputs, the OpenMP team's start), at most `reps` calls. Ctrl-C
+ * (ctx->interrupt) stops it with an error naming how many calls ran; ctx->progress hears of
+ * long loops. */
+int rt_time_stats(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs,
+                  int warmup, int reps, RtTiming *out);
+
+/* OpenMP threads of the kernels when ctx->threads is 0 (core/runtime/rt_threads.c):
+ * $OMP_NUM_THREADS when set, else the physical cores this process may run on (hyper-threads
+ * counted once, capped by a cgroup CPU quota), as PyTorch picks its intra-op threads. `why`
+ * (may be NULL) gets where the number came from ("physical cores"). */
+int rt_default_threads(char *why, size_t n);
 
 /* Run the reference interpreter and the module on the same inputs and compare every output and
  * mutated input by torch._dynamo.utils.same's rule (core/ops/numerics.h: allclose(rtol, atol),
