@@ -1,9 +1,19 @@
 /* viz_render.c — the shared half of viz/: creating Graphviz graphs, node/edge styling by class
  * (one const table), label escaping, and rendering through gvc (layout "dot", then
  * gvRenderFilename / gvRenderData) or plain agwrite for DOT without layout. The gvContext lives
- * in a VizRenderer the caller owns, so there is no global state here. */
+ * in a VizRenderer the caller owns, so there is no global state here.
+ *
+ * Graphviz's dot layout cannot be stopped from outside and takes minutes on a wide graph of a
+ * thousand nodes, so the layout runs in a forked child: the session waits for it, polling
+ * ctx->interrupt (Ctrl-C kills the child and the call fails with "interrupted"), and reports
+ * progress. The child inherits the graph and the gvc context as they are; nothing it does
+ * reaches the session's memory. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,7 +206,8 @@ int viz_render_file(MiCtx *ctx, VizRenderer *r, VizGraph *vg, const char *format
     return 0;
 }
 
-char *viz_render_data(MiCtx *ctx, VizRenderer *r, VizGraph *vg, const char *format, size_t *len) {
+/* Layout and render in this process (what the child of render_in_child does). */
+static char *render_here(MiCtx *ctx, VizRenderer *r, VizGraph *vg, const char *format, size_t *len) {
     if (layout(ctx, r, vg) < 0) return NULL;
     char *data = NULL; unsigned int n = 0;
     int rc = gvRenderData(r->gvc, vg->g, format, &data, &n);
@@ -209,6 +220,79 @@ char *viz_render_data(MiCtx *ctx, VizRenderer *r, VizGraph *vg, const char *form
     gvFreeLayout(r->gvc, vg->g);
     if (!out) mi_err(ctx, "", 0, 0, "graphviz: cannot render format '%s'", format);
     return out;
+}
+
+/* Write all of buf to fd; false on a failed write. */
+static bool write_all(int fd, const char *buf, size_t n) {
+    while (n > 0) {
+        ssize_t w = write(fd, buf, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return false;
+        buf += w; n -= (size_t)w;
+    }
+    return true;
+}
+
+/* Lay out and render in a forked child that sends back "O" + data or "E" + message through a
+ * pipe. The parent reads while polling for Ctrl-C (then SIGKILL to the child) and reports
+ * progress every second ("drawing: 12 s"). NULL + ctx error; falls back to render_here when
+ * fork fails. */
+static char *render_in_child(MiCtx *ctx, VizRenderer *r, VizGraph *vg, const char *format, size_t *len) {
+    int fds[2];
+    if (pipe(fds) != 0) return render_here(ctx, r, vg, format, len);
+    pid_t pid = fork();
+    if (pid < 0) { close(fds[0]); close(fds[1]); return render_here(ctx, r, vg, format, len); }
+    if (pid == 0) {                         /* the child: draw, send, _exit (no atexit, no leak check) */
+        signal(SIGINT, SIG_DFL);
+        close(fds[0]);
+        size_t n = 0;
+        char *data = render_here(ctx, r, vg, format, &n);
+        bool ok = data ? write_all(fds[1], "O", 1) && write_all(fds[1], data, n)
+                       : write_all(fds[1], "E", 1) && write_all(fds[1], ctx->err.msg, strlen(ctx->err.msg));
+        _exit(ok ? 0 : 1);
+    }
+    close(fds[1]);
+    StrBuf got;
+    sb_init(&got);
+    uint64_t t0 = mi_now_ns();
+    bool interrupted = false;
+    for (;;) {
+        struct pollfd pfd = {fds[0], POLLIN, 0};
+        int pr = poll(&pfd, 1, 50);
+        if (mi_interrupted(ctx)) { interrupted = true; break; }
+        mi_progress(ctx, "drawing (seconds)", (long)((mi_now_ns() - t0) / 1000000000ull), 0);
+        if (pr <= 0) continue;
+        char buf[65536];
+        ssize_t n = read(fds[0], buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;                  /* EOF: the child is done */
+        sb_putn(&got, buf, (size_t)n);
+    }
+    close(fds[0]);
+    if (interrupted) kill(pid, SIGKILL);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    if (interrupted) {
+        sb_free(&got);
+        mi_err_interrupted(ctx, "while drawing %d nodes (graphviz stopped after %.1f s)", vg->nnodes, (mi_now_ns() - t0) * 1e-9);
+        return NULL;
+    }
+    if (got.len == 0 || got.s[0] != 'O') {
+        if (got.len > 1 && got.s[0] == 'E') mi_err(ctx, "", 0, 0, "%.*s", (int)got.len - 1, got.s + 1);
+        else mi_err(ctx, "", 0, 0, "graphviz: drawing failed (%s)", WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "no output");
+        sb_free(&got);
+        return NULL;
+    }
+    char *out = mi_xmalloc(got.len);
+    memcpy(out, got.s + 1, got.len - 1);
+    out[got.len - 1] = 0;
+    if (len) *len = got.len - 1;
+    sb_free(&got);
+    return out;
+}
+
+char *viz_render_data(MiCtx *ctx, VizRenderer *r, VizGraph *vg, const char *format, size_t *len) {
+    return render_in_child(ctx, r, vg, format, len);
 }
 
 char *viz_to_dot(MiCtx *ctx, VizGraph *vg) {

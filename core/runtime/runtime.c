@@ -809,7 +809,7 @@ int rt_time_stats(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int n
     } else {
         uint64_t w0 = mi_now_ns();
         while (rc == 0 && out->warmup < reps && (out->warmup < warmup || mi_now_ns() - w0 < 20000000ull)) {
-            if (mi_interrupted(ctx)) { rc = mi_err_interrupted(ctx, "while warming up (%d calls)", out->warmup); break; }
+            if (mi_interrupted(ctx)) { rc = mi_err_interrupted(ctx, "while timing: warming up, %d calls done", out->warmup); break; }
             rc = timed_call(ctx, m, &pp, NULL);
             out->warmup++;
         }
