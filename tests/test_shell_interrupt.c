@@ -74,9 +74,10 @@ static void test_interactive(const char *graph) {
         {"minductor> ", "next 2\n"},                 /* the cursor and its checks before the run */
         {"minductor> ", "run\n"},
         {"running passes 3..", NULL},
-        /* the line of step 5 comes just before pass 6 (remove_noop_ops) changes the graph and
-         * its check interprets 800 ops on 256x256 tensors: Ctrl-C lands in that check */
-        {"step 5/18 post_grad_custom_pre_pass", "\003"},
+        /* the step line of post_grad_custom_pre_pass comes just before remove_noop_ops (next in
+         * Inductor's order) changes the graph and its check interprets 800 ops on 256x256
+         * tensors: Ctrl-C lands in that check */
+        {" post_grad_custom_pre_pass: ", "\003"},
         {"interrupted (Ctrl-C)", NULL},
         {"minductor> ", "passes\n"},
         {"minductor> ", "lower\n"},
@@ -106,14 +107,15 @@ static void test_interactive(const char *graph) {
     long intr = sh_pos(&r, "interrupted (Ctrl-C)", run);
     ok(run >= 0 && intr > run, "run: Ctrl-C stops it");
     char *msg = between(&r, "interrupted (Ctrl-C)", "\n");
-    ok(strstr(msg, "while checking pass 6 remove_noop_ops") && strstr(msg, "back at the prompt, the session as it was"),
-       "run: the message names the pass it stopped in (%s)", msg);
-    ok(sh_has(&r, "at step 5/18 after post_grad_custom_pre_pass"), "run: it says where the cursor is");
+    ok(strstr(msg, "while checking pass ") && strstr(msg, " remove_noop_ops;") &&
+       strstr(msg, "back at the prompt, the session as it was"), "run: the message names the pass it stopped in (%s)", msg);
+    ok(sh_has(&r, " after post_grad_custom_pre_pass\r\n"), "run: it says where the cursor is");
     free(msg);
     char *passes = between(&r, "passes\r\n", "minductor> ");
-    ok(strstr(passes, " 1 . functionalize") != NULL && strstr(passes, " 2 ") && !strstr(passes, " ! "),
+    ok(strstr(passes, " 1 . functionalize") != NULL && !strstr(passes, " ! "),
        "passes: the steps before the interrupt are recorded, no step is marked failed");
-    ok(strstr(passes, ">   6   remove_noop_ops") && !strstr(passes, "all 18 passes applied"),
+    const char *noop = strstr(passes, "   remove_noop_ops");
+    ok(noop && noop - passes >= 5 && noop[-5] == '>' && !strstr(passes, "passes applied"),
        "passes: the cursor stopped before the interrupted pass, which has no record");
     free(passes);
 
