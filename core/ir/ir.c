@@ -65,6 +65,11 @@ Expr *layout_numel(SymCtx *s, const Layout *l) {
 }
 
 Expr *layout_storage_size(SymCtx *s, const Layout *l) {
+    for (int d = 0; d < l->ndim; d++) {   /* an empty tensor needs no storage (c10's
+                                             computeStorageNbytes); 1 + sum((n-1)*stride) is 0 or less */
+        int64_t n;
+        if (sym_is_int(l->size[d], &n) && n == 0) return sym_int(s, 0);
+    }
     Expr *e = sym_add(s, l->offset, sym_int(s, 1));
     for (int d = 0; d < l->ndim; d++)
         e = sym_add(s, e, sym_mul(s, sym_sub(s, l->size[d], sym_int(s, 1)), l->stride[d]));
