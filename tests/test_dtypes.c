@@ -193,7 +193,9 @@ static void npy_bf16(MiCtx *ctx) {
     ok(npy_save(ctx, path, b) == 0, "a bf16 tensor saves");
     Tensor *back = npy_load(ctx, path);
     ok(back && back->dtype == DT_F32, "as float32 (.npy has no bf16)");
-    ok(back && tensor_same(b, num_recorded_as(ctx, back, DT_BF16), NULL, 0, 0).ok, "every value exactly");
+    Tensor *as = back ? num_recorded_as(ctx, back, DT_BF16) : NULL;
+    ok(as && tensor_same(b, as, NULL, 0, 0).ok, "every value exactly");
+    tensor_unref(as);
     unlink(path);
     tensor_unref(b);
     tensor_unref(back);

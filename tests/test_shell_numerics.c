@@ -180,7 +180,7 @@ static void test_unchecked(void) {
 }
 
 int main(void) {
-    bin = getenv("MINDUCTOR");
+    bin = getenv("MINDUCTOR_BIN");
     if (!bin) bin = "./build/minductor";
     test_bf16();
     test_fp16();
