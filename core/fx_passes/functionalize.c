@@ -228,6 +228,7 @@ unsupported:
 
 static const char *functional_target(Graph *out, const char *t) {
     if (!strcmp(t, "aten.copy_.default")) return "aten.copy.default";
+    if (!strcmp(t, "aten.normal_.default")) return "aten.normal_functional.default";   /* as PyTorch names it */
     char buf[256];
     const char *a = strchr(t, '.');
     if (!a) return NULL;

@@ -6,6 +6,7 @@
 #include "ops/ops_impl.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static uint64_t mix(uint64_t *s) {
@@ -141,6 +142,134 @@ done:
     return rc;
 }
 
+
+/* ---- distribution fills: x.uniform_(a, b), normal_, cauchy_, exponential_, geometric_,
+ * log_normal_, bernoulli_(p), their functional forms, bernoulli(probs), normal(mean, std),
+ * randint_like, multinomial, rrelu_with_noise (the ATen samplers' formulas over our stream) ---- */
+
+enum { DS_UNIFORM, DS_NORMAL, DS_CAUCHY, DS_EXPONENTIAL, DS_GEOMETRIC, DS_LOG_NORMAL, DS_BERNOULLI_P, DS_BERNOULLI_T,
+       DS_NORMAL_TT, DS_RANDINT, DS_RANDINT_LOW, DS_MULTINOMIAL, DS_RRELU };
+typedef struct DistSpec { int kind; } DistSpec;
+
+static int shape_dist(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    const DistSpec *sp = sa->op->data;
+    TensorMeta *x;
+    *nout = 1;
+    if (sa_tensor(sa, sa_arg(sa, 0, sp->kind == DS_NORMAL_TT ? "mean" : "self"), "self", &x)) return -1;
+    if (sp->kind == DS_MULTINOMIAL) {
+        int64_t k;
+        if (sa_const_int(sa, sa_arg(sa, 1, "num_samples"), "num_samples", &k)) return -1;
+        if (x->ndim < 1 || x->ndim > 2) return sa_err(sa, "prob_dist must be 1 or 2 dim");
+        meta_alloc(sa, out, DT_I64, x->ndim, x->device);
+        if (x->ndim == 2) out->size[0] = x->size[0];
+        out->size[x->ndim - 1] = sym_int(sa->sym, k);
+        meta_contiguous_strides(sa, out);
+        return 0;
+    }
+    if (sa->op->flags & OPF_INPLACE) { meta_copy(sa, out, x); return 0; }
+    meta_like(sa, out, x, arg_dtype(sa_arg(sa, -1, "dtype"), x->dtype));
+    meta_contiguous_strides(sa, out);
+    return 0;
+}
+
+static double arg_or(ShapeArgs *sa, int pos, const char *name, double dflt) {
+    ArgRef a = sa_arg(sa, pos, name);
+    double v = dflt;
+    DType t;
+    if (arg_present(a) && !arg_is_tensor(sa, a)) sa_scalar(sa, a, name, &v, &t);
+    return v;
+}
+
+static int dist_eval(const OpCall *c, IValue *out) {
+    ShapeArgs sa;
+    sa_from_call(&sa, c);
+    const DistSpec *sp = c->op->data;
+    TensorMeta m;
+    int n, rc = -1;
+    Tensor *o = NULL;
+    uint64_t s = node_seed(&sa);
+    if (ev_shape(&sa, &m, &n)) goto done;
+    Tensor *x = ev_tensor(sa_arg(&sa, 0, NULL));
+    if (!(o = ev_new(&sa, &m))) goto done;
+    int64_t total = tensor_numel(o);
+    double a = 0, b = 1;
+    switch (sp->kind) {
+    case DS_UNIFORM: a = arg_or(&sa, 1, "from", 0); b = arg_or(&sa, 2, "to", 1); break;
+    case DS_NORMAL: a = arg_or(&sa, 1, "mean", 0); b = arg_or(&sa, 2, "std", 1); break;
+    case DS_CAUCHY: a = arg_or(&sa, 1, "median", 0); b = arg_or(&sa, 2, "sigma", 1); break;
+    case DS_EXPONENTIAL: a = arg_or(&sa, 1, "lambd", 1); break;
+    case DS_GEOMETRIC: a = arg_or(&sa, 1, "p", 0.5); break;
+    case DS_LOG_NORMAL: a = arg_or(&sa, 1, "mean", 1); b = arg_or(&sa, 2, "std", 2); break;
+    case DS_BERNOULLI_P: a = arg_or(&sa, 1, "p", 0.5); break;
+    case DS_RANDINT: a = 0; b = arg_or(&sa, 1, "high", 1); break;
+    case DS_RANDINT_LOW: a = arg_or(&sa, 1, "low", 0); b = arg_or(&sa, 2, "high", 1); break;
+    case DS_RRELU: a = arg_or(&sa, 2, "lower", 1.0 / 8); b = arg_or(&sa, 3, "upper", 1.0 / 3); break;
+    default: break;
+    }
+    if (sp->kind == DS_MULTINOMIAL) {
+        int64_t k = o->size[o->ndim - 1], rows = x->ndim == 2 ? x->size[0] : 1, cats = x->size[x->ndim - 1];
+        bool repl = arg_bool(sa_arg(&sa, 2, "replacement"), false);
+        if (!repl && k > cats) { sa_err(&sa, "cannot sample n_sample > prob_dist.size(-1) samples without replacement"); goto done; }
+        double *w = mi_xcalloc((size_t)(cats ? cats : 1), sizeof *w);
+        for (int64_t r = 0; r < rows; r++) {
+            for (int64_t j = 0; j < cats; j++) w[j] = tensor_get_f(x, r * cats + j);
+            for (int64_t q = 0; q < k; q++) {
+                double tot = 0;
+                for (int64_t j = 0; j < cats; j++) tot += w[j];
+                double u = uniform(&s) * tot;
+                int64_t pick = cats - 1;
+                for (int64_t j = 0; j < cats; j++) { if (u < w[j]) { pick = j; break; } u -= w[j]; }
+                tensor_set_f(o, r * k + q, (double)pick);
+                if (!repl) w[pick] = 0;
+            }
+        }
+        free(w);
+    } else {
+        Tensor *std = sp->kind == DS_NORMAL_TT ? ev_tensor(sa_arg(&sa, 1, "std")) : NULL;
+        Tensor *noise = sp->kind == DS_RRELU ? ev_tensor(sa_arg(&sa, 1, "noise")) : NULL;
+        bool training = sp->kind == DS_RRELU && arg_bool(sa_arg(&sa, 4, "training"), false);
+        for (int64_t k = 0; k < total; k++) {
+            double u = uniform(&s), v;
+            switch (sp->kind) {
+            case DS_UNIFORM: v = a + (b - a) * u; break;
+            case DS_NORMAL: v = a + b * normal(&s); break;
+            case DS_CAUCHY: v = a + b * tan(M_PI * (u - 0.5)); break;
+            case DS_EXPONENTIAL: v = -log1p(-u) / a; break;
+            case DS_GEOMETRIC: v = ceil(log1p(-u) / log1p(-a)); if (v < 1) v = 1; break;
+            case DS_LOG_NORMAL: v = exp(a + b * normal(&s)); break;
+            case DS_BERNOULLI_P: v = u < a; break;
+            case DS_BERNOULLI_T: v = u < tensor_get_f(x, k); break;
+            case DS_NORMAL_TT: v = tensor_get_f(x, k) + (std ? tensor_get_f(std, std && tensor_numel(std) == total ? k : 0) : 1) * normal(&s); break;
+            case DS_RANDINT: case DS_RANDINT_LOW: v = floor(a + (b - a) * u); break;
+            case DS_RRELU: {
+                double xv = tensor_get_f(x, k), r = training ? a + (b - a) * u : (a + b) / 2;
+                v = xv <= 0 ? xv * r : xv;
+                if (noise && training) tensor_set_f(noise, k, xv <= 0 ? r : 1);
+                break;
+            }
+            default: v = u; break;
+            }
+            tensor_set_f(o, k, v);
+        }
+    }
+    if (c->op->flags & OPF_INPLACE) {
+        rc = tensor_copy_into(c->ctx, x, o);
+        tensor_unref(o);
+        o = NULL;
+        if (rc == 0) ev_out_tensor(out, tensor_ref(x));
+        goto done;
+    }
+    ev_out_tensor(out, o);
+    o = NULL;
+    rc = 0;
+done:
+    tensor_unref(o);
+    ev_end(&sa);
+    return rc;
+}
+
+#define DST(name, flags, kind, doc) {name, OPF_RANDOM | (flags), op_infer_generic, dist_eval, doc, shape_dist, &(const DistSpec){kind}}
+
 static const RandSpec r_rand = {RD_RAND}, r_randn = {RD_RANDN}, r_rand_like = {RD_RAND_LIKE}, r_randn_like = {RD_RANDN_LIKE},
     r_bern = {RD_BERNOULLI}, r_drop = {RD_DROPOUT}, r_seeds = {RD_SEEDS}, r_lookup = {RD_LOOKUP}, r_irandom = {RD_IRANDOM};
 
@@ -156,5 +285,25 @@ const OpDef ops_random_table[] = {
     RND("prims.inductor_seeds.default", OPF_CONSTRUCTOR, r_seeds, "count random seeds"),
     RND("prims.inductor_lookup_seed.default", 0, r_lookup, "seeds[index] as a 0-dim tensor"),
     RND("prims.inductor_random.default", 0, r_irandom, "rand/randn of size from a seed tensor"),
+    DST("aten.uniform_.default", OPF_INPLACE, DS_UNIFORM, "fill with uniform [from, to)"),
+    DST("aten.uniform.default", 0, DS_UNIFORM, "uniform [from, to) like self"),
+    DST("aten.normal_.default", OPF_INPLACE, DS_NORMAL, "fill with normal(mean, std)"),
+    DST("aten.normal_functional.default", 0, DS_NORMAL, "normal(mean, std) like self"),
+    DST("aten.cauchy_.default", OPF_INPLACE, DS_CAUCHY, "fill with Cauchy(median, sigma)"),
+    DST("aten.cauchy.default", 0, DS_CAUCHY, "Cauchy(median, sigma) like self"),
+    DST("aten.exponential_.default", OPF_INPLACE, DS_EXPONENTIAL, "fill with exponential(lambd)"),
+    DST("aten.exponential.default", 0, DS_EXPONENTIAL, "exponential(lambd) like self"),
+    DST("aten.geometric_.default", OPF_INPLACE, DS_GEOMETRIC, "fill with geometric(p)"),
+    DST("aten.geometric.default", 0, DS_GEOMETRIC, "geometric(p) like self"),
+    DST("aten.log_normal_.default", OPF_INPLACE, DS_LOG_NORMAL, "fill with log-normal(mean, std)"),
+    DST("aten.log_normal.default", 0, DS_LOG_NORMAL, "log-normal(mean, std) like self"),
+    DST("aten.bernoulli_.float", OPF_INPLACE, DS_BERNOULLI_P, "fill with bernoulli(p)"),
+    DST("aten.bernoulli.float", 0, DS_BERNOULLI_P, "bernoulli(p) like self"),
+    DST("aten.bernoulli.default", 0, DS_BERNOULLI_T, "1 with probability self[i]"),
+    DST("aten.normal.Tensor_Tensor", 0, DS_NORMAL_TT, "normal(mean[i], std[i])"),
+    DST("aten.randint_like.default", 0, DS_RANDINT, "integers in [0, high) like self"),
+    DST("aten.randint_like.low_dtype", 0, DS_RANDINT_LOW, "integers in [low, high) like self"),
+    DST("aten.multinomial.default", 0, DS_MULTINOMIAL, "category samples drawn by the row weights"),
+    DST("aten.rrelu_with_noise.default", 0, DS_RRELU, "leaky relu with a random slope in [lower, upper] (training)"),
 };
 const int ops_random_count = sizeof ops_random_table / sizeof ops_random_table[0];
