@@ -403,7 +403,9 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool f
             } else {
                 sb_printf(&out, "    %s *%s = malloc(sizeof(%s) * (size_t)(", ct, b->name, ct);
                 ex(&out, layout_storage_size(m->ctx->sym, &b->layout));
-                sb_printf(&out, "));\n    if (!%s) return 1;\n", b->name);
+                /* + 1 byte: a zero-element buffer (an empty SVD factor, nonzero of nothing) must not
+                 * read as an allocation failure (malloc(0) may return NULL) */
+                sb_printf(&out, ") + 1);\n    if (!%s) return 1;\n", b->name);
             }
         }
         const Buffer *eb = g->is_extern ? s->nodes[g->nodes[0]].buf : NULL;
