@@ -1,5 +1,6 @@
 /* test_codegen_fallback.c — FallbackKernels: registry ops with a reference implementation but no
- * lowering (embedding, gather, index.Tensor, native_layer_norm's tuple, div floor, a random op)
+ * lowering where Inductor falls back (sparse embedding, scatter_add on a multi-threaded CPU,
+ * native_layer_norm's tuple, div floor, a random op)
  * lower to a fallback extern buffer, print as Inductor's FallbackKernel / MultiOutput, schedule
  * as unfused extern nodes, compile to C that calls back into minductor (module ABI call_fb),
  * and run in the IR interpreter (also inside cond branches); values are compared with the graph interpreter exactly. Also:
@@ -306,10 +307,10 @@ int main(void) {
     static const char *const emb_ir[] = {
         "op0: ExternKernelSchedulerNode(FallbackKernel)", "buf0: FallbackKernel",
         "op0.node.kernel = torch.ops.aten.embedding.default", "op0.node.python_kernel_name = aten.embedding.default",
-        "node.kernel = torch.ops.aten.gather.default", "node.kernel = torch.ops.aten.index.Tensor",
+        "node.kernel = torch.ops.aten.scatter_add.default", "set_indirect0 = self.set_indirect0(load)",
         "op0.met_dependencies = [StarDep(name='arg0_1', mode=None), StarDep(name='arg1_1', mode=None)]", NULL};
     static const char *const emb_src[] = {"FallbackKernel: torch.ops.aten.embedding.default (node 'embedding')",
-                                          "fb->run(fb->ctx, \"gather\", 2, fa, 1, fo", "int call_fb(", NULL};
+                                          "fb->run(fb->ctx, \"scatter_add\", 3, fa, 1, fo", "int call_fb(", NULL};
     static const char *const lnd_ir[] = {
         "op0.writes = \n    [   StarDep(name='buf0', mode=None),\n        StarDep(name='buf1', mode=None),\n        StarDep(name='buf2', mode=None)]",
         "    buf1: MultiOutput\n    buf1.layout = FixedLayout('cpu', torch.float32, size=[6, 1], stride=[1, 1])",

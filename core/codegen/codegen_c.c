@@ -50,6 +50,62 @@ static const char *half_src =
     "static inline float mi_rh(float f) { return mi_h2f(mi_f2h(f)); }      /* to_dtype(f16) */\n"
     "static inline float mi_rbf(float f) { return mi_bf2f(mi_f2bf(f)); }   /* to_dtype(bf16) */\n\n";
 
+/* indirect indexing (index, embedding, gather, scatter, upsampling): the first index found
+ * outside its dim; the kernels record it (and go on at index 0, in bounds), call() returns
+ * MI_INDEX_OOB after the kernel and the runtime reads mi_index_oob_info for the message */
+static const char *indirect_src =
+    "#define MI_INDEX_OOB 3000\n"
+    "int64_t mi_index_oob_info[3];   /* {found, index, size} */\n"
+    "static void mi_index_oob(int64_t i, int64_t n) {\n"
+    "    int64_t z = 0;\n"
+    "    if (__atomic_compare_exchange_n(&mi_index_oob_info[0], &z, 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {\n"
+    "        mi_index_oob_info[1] = i; mi_index_oob_info[2] = n;\n    }\n}\n\n";
+/* ops.store(..., mode="atomic_add") from any thread: a compare-and-swap loop on the bits for
+ * floats (as Inductor's cpp atomic_add), fetch_add for ints; f16/bf16 add in float and round */
+static const char *atomic_src =
+    "static inline void mi_atomic_add_float(float *p, float v) {\n"
+    "    uint32_t *q = (uint32_t *)p, o = __atomic_load_n(q, __ATOMIC_RELAXED), n;\n"
+    "    do { float x; memcpy(&x, &o, 4); x += v; memcpy(&n, &x, 4); }\n"
+    "    while (!__atomic_compare_exchange_n(q, &o, n, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));\n}\n"
+    "static inline void mi_atomic_add_double(double *p, double v) {\n"
+    "    uint64_t *q = (uint64_t *)p, o = __atomic_load_n(q, __ATOMIC_RELAXED), n;\n"
+    "    do { double x; memcpy(&x, &o, 8); x += v; memcpy(&n, &x, 8); }\n"
+    "    while (!__atomic_compare_exchange_n(q, &o, n, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));\n}\n"
+    "#define MI_ATOMIC_INT(T) static inline void mi_atomic_add_##T(T *p, T v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }\n"
+    "MI_ATOMIC_INT(int64_t) MI_ATOMIC_INT(int32_t) MI_ATOMIC_INT(int16_t) MI_ATOMIC_INT(int8_t) MI_ATOMIC_INT(uint8_t)\n\n";
+static const char *atomic_half_src =
+    "static inline void mi_atomic_add_f16(uint16_t *p, float v) {\n"
+    "    uint16_t o = __atomic_load_n(p, __ATOMIC_RELAXED);\n"
+    "    while (!__atomic_compare_exchange_n(p, &o, mi_f2h(mi_h2f(o) + v), 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}\n}\n"
+    "static inline void mi_atomic_add_bf16(uint16_t *p, float v) {\n"
+    "    uint16_t o = __atomic_load_n(p, __ATOMIC_RELAXED);\n"
+    "    while (!__atomic_compare_exchange_n(p, &o, mi_f2bf(mi_bf2f(o) + v), 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}\n}\n\n";
+
+/* Does a body of s (or of a cond branch) use an indirect index / an atomic_add store? */
+static void scan_indirect(const Schedule *s, bool *ind, bool *atomic) {
+    for (int i = 0; i < s->ir->nbufs; i++) {
+        const LoopBody *b = s->ir->bufs[i]->body;
+        for (int k = 0; b && k < b->nops; k++) {
+            *ind |= b->ops[k].kind == LOP_INDIRECT;
+            *atomic |= b->ops[k].kind == LOP_STORE && b->ops[k].atomic_add;
+        }
+    }
+    for (int i = 0; i < s->nbranches; i++)
+        for (int k = 0; k < 2; k++) scan_indirect(s->branches[i].s[k], ind, atomic);
+}
+/* Does kernel kn check indirect indexes (call() looks at mi_index_oob_info after it)? */
+static bool kernel_has_indirect(const Schedule *s, const SchedKernel *kn) {
+    for (int p = 0; p < kn->n; p++) {
+        const SchedGroup *g = &s->groups[s->order[kn->first + p]];
+        for (int i = 0; i < g->n; i++) {
+            const LoopBody *b = s->nodes[g->nodes[i]].buf->body;
+            for (int k = 0; b && k < b->nops; k++)
+                if (b->ops[k].kind == LOP_INDIRECT) return true;
+        }
+    }
+    return false;
+}
+
 /* true when s or one of its cond branches has an f16 / bf16 buffer */
 static bool has_half(const Schedule *s) {
     for (int i = 0; i < s->ir->nbufs; i++)
@@ -306,7 +362,12 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     sb_put(&out, prelude_welford);
     bool has_mm = false, has_sdpa = false, has_fb = false;
     if (scan_externs(ctx, s, &has_mm, &has_sdpa, &has_fb) < 0) { sb_free(&out); return NULL; }
+    bool has_ind = false, has_atomic = false;
+    scan_indirect(s, &has_ind, &has_atomic);
     if (has_half(s)) sb_put(&out, half_src);
+    if (has_ind) sb_put(&out, indirect_src);
+    if (has_atomic) sb_put(&out, atomic_src);
+    if (has_atomic && has_half(s)) sb_put(&out, atomic_half_src);
     if (has_fb) sb_put(&out, cg_fallback_abi);
     if (has_mm) sb_put(&out, gemm_src);
     if (has_sdpa) sb_put(&out, sdpa_src);
@@ -360,6 +421,9 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool f
     if (fb) sb_printf(&out, "int %s(void *const *inputs, void *const *outputs, const int64_t *syms, const MiFb *fb)\n{\n    (void)fb;\n", fname);
     else sb_printf(&out, "int %s(void *const *inputs, void *const *outputs, const int64_t *syms)\n{\n", fname);
     sb_put(&out, "    (void)inputs; (void)outputs; (void)syms;\n");
+    bool ind = false, atomic = false;
+    scan_indirect(s, &ind, &atomic);
+    if (ind) sb_put(&out, "    mi_index_oob_info[0] = 0;\n");
     for (int i = 0; i < m->nsyms; i++) sb_printf(&out, "    const int64_t %s = syms[%d]; (void)%s;\n", m->sym_names[i], i, m->sym_names[i]);
     /* the size relations this module was generated for (branches share them). "s0 >= 1" is
      * recorded but not checked: an empty tensor runs no loop iteration, so size 0 still works */
@@ -416,7 +480,7 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool f
         StrBuf cleanup;
         sb_init(&cleanup);
         sb_put(&cleanup, "");
-        for (int i = 0; fb && i < m->nbufs; i++)
+        for (int i = 0; (fb || ind) && i < m->nbufs; i++)
             if (allocated[i] && s->reuse_of[i] < 0) sb_printf(&cleanup, " free(%s);", m->bufs[i]->name);
         if (eb && eb->ext == EXT_COND) {
             CondHow how = {fb, cleanup.s ? cleanup.s : ""};
@@ -428,6 +492,8 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool f
             int na = 0;
             for (int q = 0; q < ngid; q++) sb_printf(&out, "%s%s", na++ ? ", " : "", m->bufs[gids[q]]->name);
             sb_printf(&out, "%ssyms);\n", na ? ", " : "");
+            if (kernel_has_indirect(s, kn))
+                sb_printf(&out, "    if (mi_index_oob_info[0]) {%s return MI_INDEX_OOB; }\n", cleanup.s ? cleanup.s : "");
         }
         sb_free(&cleanup);
         free(gids);

@@ -103,6 +103,7 @@ typedef struct Cu {
     RowCache *rc;                      /* persistent row kernel, else NULL */
     const char *reducer;               /* mi_block_reduce (row per block) / mi_col_reduce */
     const char *red_guard;             /* who stores a reduced value */
+    SymCtx *sy;                        /* indirect indexes name their variables in it */
     bool bad;
     char err[160];
 } Cu;
@@ -211,6 +212,42 @@ static void cu_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     ex(e->body, index);
     char sv[128];
     sb_printf(e->body, "] = %s;\n", cu_store_val(buf->layout.dtype, nm(e, v), sv, sizeof sv));
+}
+/* ops.indirect_indexing: the value as int64, wrapped (x < 0: x + size); an index outside the
+ * dim is replaced by 0 so the kernel stays in bounds (not yet reported to the host: the C
+ * backend reports it, core/codegen/codegen_kernel.c). The variable's name stands for it in
+ * the indexes that follow. */
+static Expr *cu_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wrap_neg, Expr *sym) {
+    Cu *e = h->self;
+    StrBuf sz;
+    sb_init(&sz);
+    ex(&sz, size);
+    const char *xv = nm(e, x);
+    IrVal v = wrap_neg ? cu_tmp(e, DT_I64, "%s < 0 ? (int64_t)%s + %s : (int64_t)%s", xv, xv, sz.s, xv)
+                       : cu_tmp(e, DT_I64, "(int64_t)%s", xv);
+    sb_printf(e->body, "%sif (!(0 <= %s && %s < %s)) %s = 0;\n", e->indent, nm(e, v), nm(e, v), sz.s, nm(e, v));
+    sb_free(&sz);
+    e->vec_fail |= e->vec;   /* gathers: the scalar path */
+    return sym_symbol(e->sy, nm(e, v));
+}
+/* ops.store(..., mode="atomic_add"): atomicAdd (int64 through unsigned long long) */
+static void cu_store_atomic_add(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
+    Cu *e = h->self;
+    if (e->vec) { e->vec_fail = true; return; }
+    DType dt = buf->layout.dtype;
+    if (dt != DT_F32 && dt != DT_F64 && dt != DT_I32 && dt != DT_I64 && dt != DT_F16) {
+        e->bad = true;
+        snprintf(e->err, sizeof e->err, "atomic_add of dtype %s is not supported by the CUDA code generator", dtype_abbrev(dt));
+        return;
+    }
+    StrBuf ix;
+    sb_init(&ix);
+    ex(&ix, index);
+    const char *t = ir_store_target(buf)->name;
+    if (dt == DT_I64) sb_printf(e->body, "%satomicAdd((unsigned long long *)&%s[%s], (unsigned long long)%s);\n", e->indent, t, ix.s, nm(e, v));
+    else if (dt == DT_F16) sb_printf(e->body, "%satomicAdd(&%s[%s], __float2half_rn(%s));\n", e->indent, t, ix.s, nm(e, v));
+    else sb_printf(e->body, "%satomicAdd(&%s[%s], %s);\n", e->indent, t, ix.s, nm(e, v));
+    sb_free(&ix);
 }
 static IrVal cu_constant(OpsHandler *h, double v, DType dt) {
     Cu *e = h->self;
@@ -364,7 +401,7 @@ static void cu_init(Cu *e, int *tmp, StrBuf *pre, StrBuf *body, StrBuf *mid, Str
     e->reducer = "mi_block_reduce";
     e->red_guard = "threadIdx.x == 0";
     e->h = (OpsHandler){e, cu_load, cu_store, cu_constant, cu_index_expr, cu_to_dtype, cu_math,
-                        cu_reduction, cu_getitem, cu_store_red};
+                        cu_reduction, cu_getitem, cu_store_red, cu_indirect, cu_store_atomic_add};
 }
 static void cu_done(Cu *e) { cg_vals_free(&e->v); }
 
@@ -465,6 +502,7 @@ static int emit_flat(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
     sb_init(&vbody); sb_init(&vpre); sb_init(&vpost);
     Cu e;
     cu_init(&e, &tmp, NULL, &vbody, NULL, NULL, "                ");
+    e.sy = ctx->sym;
     e.vec = true;
     e.contig = contig_index(ctx->sym, b0);
     e.vpre = &vpre; e.vpost = &vpost;
@@ -493,6 +531,7 @@ static int emit_flat(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
     StrBuf body;
     sb_init(&body);
     cu_init(&e, &tmp, NULL, &body, NULL, NULL, "        ");
+    e.sy = ctx->sym;
     for (int i = 0; i < g->n; i++) {
         sb_printf(&body, "        /* %s: %s */\n", s->nodes[g->nodes[i]].name, s->nodes[g->nodes[i]].buf->name);
         loop_body_run(s->nodes[g->nodes[i]].buf->body, &e.h);
@@ -619,6 +658,7 @@ static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
         sb_init(&pre); sb_init(&body); sb_init(&mid); sb_init(&post);
         Cu e;
         cu_init(&e, &tmp, &pre, &body, &mid, &post, persist ? "                    " : "                ");
+        e.sy = ctx->sym;
         if (persist) e.rc = &rc;
         if (cols) { e.reducer = "mi_col_reduce"; e.red_guard = "threadIdx.y == 0 && mi_valid"; }
         loop_body_run(b, &e.h);

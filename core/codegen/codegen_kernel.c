@@ -156,6 +156,7 @@ typedef struct Em {
     const char **outer_names; Expr **zeros; int mo;
     StrBuf *clauses;               /* " reduction(+:acc0) ..." */
     Cse cse;
+    Expr *varind[64]; int nvarind; /* indirect index variables that change in the inner loops */
     bool bad;
     char err[160];
 } Em;
@@ -202,6 +203,11 @@ static bool expr_uses(const Expr *x, Expr *const *vars, int n) {
         if (expr_uses(x->args[i], vars, n)) return true;
     return false;
 }
+/* Does index x change inside the inner loops (an inner loop var, or an indirect variable
+ * computed there)? */
+static bool em_varies(const Em *e, const Expr *x) {
+    return expr_uses(x, e->inner, e->ninner) || expr_uses(x, e->varind, e->nvarind);
+}
 static bool em_writes(const Em *e, const Buffer *b) {
     for (int i = 0; i < e->nwritten; i++)
         if (e->written[i] == b || e->written[i] == ir_store_target(b)) return true;
@@ -226,7 +232,7 @@ static IrVal c_load(OpsHandler *h, Buffer *buf, Expr *index) {
     StrBuf ix;
     sb_init(&ix);
     sym_c_sb(index, &ix);
-    e->next_inv = !expr_uses(index, e->inner, e->ninner) && !em_writes(e, buf) && !em_writes(e, ir_store_target(buf));
+    e->next_inv = !em_varies(e, index) && !em_writes(e, buf) && !em_writes(e, ir_store_target(buf));
     StrBuf rhs;
     sb_init(&rhs);
     load_rhs(&rhs, buf->layout.dtype, bn, ix.s);
@@ -237,6 +243,7 @@ static IrVal c_load(OpsHandler *h, Buffer *buf, Expr *index) {
 }
 static void c_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     Em *e = h->self;
+    if (ir_index_is_indirect(index)) e->simd_ok = false;   /* a Scatter: lanes may collide */
     cse_forget_loads(&e->cse, buf->name);
     cse_forget_loads(&e->cse, ir_store_target(buf)->name);
     char lb[96];
@@ -266,6 +273,50 @@ static void c_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     }
     sb_free(&ix);
 }
+/* buf[index] += v from any thread (Inductor's cpp atomic_add): mi_atomic_add_<ctype>. Stores
+ * at run-time indexes keep the loop scalar (two lanes may hit one element). */
+static void c_store_atomic_add(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
+    Em *e = h->self;
+    cse_forget_loads(&e->cse, buf->name);
+    cse_forget_loads(&e->cse, ir_store_target(buf)->name);
+    e->simd_ok = false;
+    const char *ct = cg_ctype(buf->layout.dtype);
+    if (!ct || buf->layout.dtype == DT_BOOL) {
+        e->bad = true;
+        snprintf(e->err, sizeof e->err, "atomic_add of dtype %s is not supported by the C code generator", dtype_abbrev(buf->layout.dtype));
+        return;
+    }
+    sb_printf(e->body, "%s    mi_atomic_add_%s(&%s[", e->indent, half(buf->layout.dtype) ? dtype_abbrev(buf->layout.dtype) : ct,
+              ir_store_target(buf)->name);
+    sym_c_sb(index, e->body);
+    sb_printf(e->body, "], %s);\n", nm(e, v));
+}
+/* ops.indirect_indexing: the value as int64, wrapped (x < 0: x + size), checked against the
+ * dim (a bad index is recorded for call() to report, and 0 used so the kernel stays in
+ * bounds), then a C variable that the following indexes use by name:
+ *     int64_t tmp5 = tmp4 < 0 ? tmp4 + 64LL : tmp4;
+ *     if (!(0 <= tmp5 && tmp5 < 64LL)) { mi_index_oob(tmp5, 64LL); tmp5 = 0; }
+ * Inductor checks only check=True indexes (TORCH_CHECK); here every one is checked: an
+ * _unsafe_index past its dim must not crash the session. */
+static Expr *c_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wrap_neg, Expr *sym) {
+    Em *e = h->self;
+    StrBuf sz;
+    sb_init(&sz);
+    sym_c_sb(size, &sz);
+    const char *xv = nm(e, x);
+    int before = *e->tmp;
+    e->next_inv = x >= 0 && x < e->n && e->inv[x];
+    IrVal v = wrap_neg ? em_tmp(e, DT_I64, "%s < 0 ? (int64_t)%s + %s : (int64_t)%s", xv, xv, sz.s, xv)
+                       : em_tmp(e, DT_I64, "(int64_t)%s", xv);
+    bool inv = v >= 0 && v < e->n && e->inv[v];
+    if (*e->tmp != before)   /* a new variable (not a value numbered earlier): check it */
+        sb_printf(inv ? e->hoist : e->body, "%s    if (!(0 <= %s && %s < %s)) { mi_index_oob(%s, %s); %s = 0; }\n",
+                  inv ? e->oindent : e->indent, nm(e, v), nm(e, v), sz.s, nm(e, v), sz.s, nm(e, v));
+    sb_free(&sz);
+    Expr *r = sym_symbol(e->sy, nm(e, v));
+    if (!inv && e->nvarind < 64) e->varind[e->nvarind++] = r;
+    return r;
+}
 static IrVal c_constant(OpsHandler *h, double v, DType dt) {
     Em *e = h->self;
     char *s = cg_constant(&cpp_overrides, v, dt);
@@ -279,7 +330,7 @@ static IrVal c_index_expr(OpsHandler *h, Expr *x, DType dt) {
     StrBuf s;
     sb_init(&s);
     sym_c_sb(x, &s);
-    e->next_inv = !expr_uses(x, e->inner, e->ninner);
+    e->next_inv = !em_varies(e, x);
     IrVal r = em_tmp(e, dt, "%s", s.s);
     sb_free(&s);
     return r;
@@ -749,7 +800,7 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
             if (seg_local(sg, n->deps.writes[w].buf)) local[e.nlocal++] = n->deps.writes[w].buf;
     }
     e.h = (OpsHandler){&e, c_load, c_store, c_constant, c_index_expr, c_to_dtype, c_math,
-                       c_reduction, c_getitem, c_store_red};
+                       c_reduction, c_getitem, c_store_red, c_indirect, c_store_atomic_add};
     for (int i = sg->a; i < sg->b && !e.bad; i++) loop_body_run(gnode(s, g, i)->buf->body, &e.h);
     cg_vals_free(&e.v);
     cse_free(&e.cse);

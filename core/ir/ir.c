@@ -234,11 +234,74 @@ static void rec_store_reduction(OpsHandler *h, Buffer *buf, Expr *index, IrVal v
     rec_push(r, op);
 }
 
+/* A fresh symbol indirectK per body (Inductor's LoopBody.indirect_vars naming); the index
+ * value and the dim's extent are kept on the op. */
+static Expr *rec_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wrap_neg, Expr *sym) {
+    Recorder *r = h->self;
+    if (!sym) {
+        char nm[24];
+        snprintf(nm, sizeof nm, "indirect%d", r->b->nindirect++);
+        sym = sym_symbol(r->m->ctx->sym, nm);
+    }
+    rec_push(r, (LoopOp){.kind = LOP_INDIRECT, .dtype = DT_I64, .args = {x}, .sym = sym, .size = size,
+                         .check = check, .wrap_neg = wrap_neg});
+    return sym;
+}
+static void rec_store_atomic_add(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
+    Recorder *r = h->self;
+    LoopOp op = {.kind = LOP_STORE, .buf = buf, .dtype = rec_dtype(r, v), .args = {v}, .atomic_add = true};
+    op.index = rec_index(r, index);
+    rec_push(r, op);
+}
+
 static void recorder_init(Recorder *r, IrModule *m, LoopBody *b) {
     r->m = m;
     r->b = b;
+    b->sym = m->ctx->sym;
     r->h = (OpsHandler){r, rec_load, rec_store, rec_constant, rec_index_expr, rec_to_dtype,
-                        rec_math, rec_reduction, rec_getitem, rec_store_reduction};
+                        rec_math, rec_reduction, rec_getitem, rec_store_reduction, rec_indirect,
+                        rec_store_atomic_add};
+}
+
+bool ir_index_is_indirect(const Expr *e) {
+    if (e->kind == EX_SYM) {
+        const char *n = e->name;
+        int k = strncmp(n, "indirect", 8) == 0 ? 8 : strncmp(n, "tmp", 3) == 0 ? 3 : 0;
+        return k && n[k] >= '0' && n[k] <= '9';
+    }
+    for (int i = 0; i < e->n; i++)
+        if (ir_index_is_indirect(e->args[i])) return true;
+    return false;
+}
+
+LoopBody *ir_trace_scatter(IrModule *m, Buffer *buf, const IrFn *fn, const IrFn *indexer, int ndim,
+                           Expr **size, bool atomic_add) {
+    SymCtx *s = m->ctx->sym;
+    LoopBody *b = arena_alloc(&m->arena, sizeof *b);
+    b->vars = arena_alloc(&m->arena, sizeof(Expr *) * (ndim + 1));
+    b->ranges = arena_alloc(&m->arena, sizeof(Expr *) * (ndim + 1));
+    Expr *idx[MI_MAX_DIMS];
+    for (int d = 0; d < ndim; d++) {
+        int64_t one;
+        if (sym_is_int(size[d], &one) && one == 1) { idx[d] = sym_int(s, 0); continue; }
+        char nm[16];
+        snprintf(nm, sizeof nm, "p%d", b->nvars);
+        idx[d] = b->vars[b->nvars] = sym_symbol(s, nm);
+        b->ranges[b->nvars] = size[d];
+        b->dim_of_var[b->nvars] = d;
+        b->nvars++;
+    }
+    b->npoint = b->nvars;
+    Recorder r;
+    recorder_init(&r, m, b);
+    Buffer *target = buf->mutates ? buf->mutates : buf;
+    Expr *out[MI_MAX_DIMS + 1];
+    indexer->index_call(indexer, &r.h, idx, out);
+    Expr *at = layout_index(s, &target->layout, out);
+    IrVal v = fn->call(fn, &r.h, idx);
+    if (atomic_add) r.h.store_atomic_add(&r.h, target, at, v);
+    else r.h.store(&r.h, target, at, v);
+    return b;
 }
 
 LoopBody *ir_trace_body(IrModule *m, Buffer *buf, const IrFn *fn, int ndim, Expr **size,
@@ -303,10 +366,20 @@ LoopBody *ir_trace_body(IrModule *m, Buffer *buf, const IrFn *fn, int ndim, Expr
 
 /* ---- replay ---- */
 
+/* The index of op o with the indirect symbols replaced by what the handler returned for them
+ * (nothing to do when it kept the symbols). */
+static Expr *replay_index(const LoopBody *b, const LoopOp *o, const char **from, Expr **to, int n) {
+    Expr *e = b->indexes[o->index];
+    return n ? sym_subst(b->sym, e, from, to, n) : e;
+}
+
 IrVal loop_body_run(const LoopBody *b, OpsHandler *h) {
     IrVal stack[256];
     IrVal *vals = b->nops <= 256 ? stack : mi_xmalloc(sizeof(IrVal) * b->nops);
     IrVal last = -1;
+    const char *from[64];   /* a body has at most MI_MAX_DIMS indirect symbols per load */
+    Expr *to[64];
+    int nsub = 0;
     for (int i = 0; i < b->nops; i++) {
         const LoopOp *o = &b->ops[i];
         IrVal a[3] = {-1, -1, -1};
@@ -315,16 +388,26 @@ IrVal loop_body_run(const LoopBody *b, OpsHandler *h) {
                 o->args[k] >= 0 && o->args[k] < i)
                 a[k] = vals[o->args[k]];
         switch (o->kind) {
-        case LOP_LOAD: vals[i] = h->load(h, o->buf, b->indexes[o->index]); break;
-        case LOP_STORE: h->store(h, o->buf, b->indexes[o->index], a[0]); vals[i] = -1; break;
+        case LOP_LOAD: vals[i] = h->load(h, o->buf, replay_index(b, o, from, to, nsub)); break;
+        case LOP_STORE:
+            if (o->atomic_add) h->store_atomic_add(h, o->buf, replay_index(b, o, from, to, nsub), a[0]);
+            else h->store(h, o->buf, replay_index(b, o, from, to, nsub), a[0]);
+            vals[i] = -1;
+            break;
+        case LOP_INDIRECT: {
+            Expr *r = h->indirect_indexing(h, a[0], o->size, o->check, o->wrap_neg, o->sym);
+            if (r && r != o->sym && nsub < 64) { from[nsub] = o->sym->name; to[nsub++] = r; }
+            vals[i] = -1;
+            break;
+        }
         case LOP_CONST: vals[i] = h->constant(h, o->cval, o->dtype); break;
-        case LOP_INDEX_EXPR: vals[i] = h->index_expr(h, b->indexes[o->index], o->dtype); break;
+        case LOP_INDEX_EXPR: vals[i] = h->index_expr(h, replay_index(b, o, from, to, nsub), o->dtype); break;
         case LOP_TO_DTYPE: vals[i] = h->to_dtype(h, a[0], o->dtype, o->src_dtype); break;
         case LOP_MATH: vals[i] = h->math(h, o->op, a, o->dtype); break;
         case LOP_REDUCTION: vals[i] = h->reduction(h, o->dtype, o->src_dtype, o->rtype, a[0]); break;
         case LOP_GETITEM: vals[i] = h->getitem(h, a[0], o->item); break;
         case LOP_STORE_REDUCTION:
-            h->store_reduction(h, o->buf, b->indexes[o->index], a[0]);
+            h->store_reduction(h, o->buf, replay_index(b, o, from, to, nsub), a[0]);
             vals[i] = -1;
             break;
         }
@@ -359,6 +442,11 @@ static IrVal pr_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) { ((P
 static IrVal pr_red(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v) { ((Probe *)h->self)->bad = true; return 1; }
 static IrVal pr_getitem(OpsHandler *h, IrVal v, int k) { ((Probe *)h->self)->bad = true; return 1; }
 static void pr_store_red(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) { ((Probe *)h->self)->bad = true; }
+static Expr *pr_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wrap_neg, Expr *sym) {
+    Probe *p = h->self;
+    p->bad = true;
+    return sym ? sym : size;   /* any expression: the probe's answer is "not strided" */
+}
 
 /* Linear in the probe variables: sums/products of ints and symbols, each product holding at
  * most one probe variable. */
@@ -394,7 +482,7 @@ bool ir_probe_strided(IrModule *m, const IrFn *loader, int ndim, Expr **size, Bu
     SymCtx *s = m->ctx->sym;
     Probe p = {0};
     p.h = (OpsHandler){&p, pr_load, pr_store, pr_constant, pr_index_expr, pr_to_dtype, pr_math,
-                       pr_red, pr_getitem, pr_store_red};
+                       pr_red, pr_getitem, pr_store_red, pr_indirect, pr_store};
     Expr *q[MI_MAX_DIMS];
     const char *names[MI_MAX_DIMS];
     for (int d = 0; d < ndim; d++) {

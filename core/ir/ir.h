@@ -33,7 +33,7 @@ typedef struct Layout {
 /* ---- recorded loop bodies ---- */
 typedef enum {
     LOP_LOAD, LOP_STORE, LOP_CONST, LOP_INDEX_EXPR, LOP_TO_DTYPE, LOP_MATH,
-    LOP_REDUCTION, LOP_GETITEM, LOP_STORE_REDUCTION
+    LOP_REDUCTION, LOP_GETITEM, LOP_STORE_REDUCTION, LOP_INDIRECT
 } LoopOpKind;
 
 typedef struct LoopOp {
@@ -47,6 +47,11 @@ typedef struct LoopOp {
     Buffer *buf;
     double cval;          /* constant */
     int item;             /* getitem */
+    bool atomic_add;      /* store: mode "atomic_add" (a Scatter accumulating) */
+    /* indirect_indexing: args[0] is the index value; `sym` the symbol ("indirect0") later
+     * indexes use for it; `size` the extent of the indexed dim */
+    Expr *sym, *size;
+    bool check, wrap_neg;
 } LoopOp;
 
 typedef struct LoopBody {
@@ -58,10 +63,15 @@ typedef struct LoopBody {
     Expr **indexes; int nindexes;
     LoopOp *ops; int nops, capops;
     int cap_indexes;
+    int nindirect;        /* indirect_indexing ops: symbols indirect0..indirect(n-1) */
+    SymCtx *sym;          /* where the index expressions live (replay substitutes in it) */
 } LoopBody;
 
 /* Replay a recorded body against any handler; returns the handle of the last op. */
 IrVal loop_body_run(const LoopBody *b, OpsHandler *h);
+/* True when e uses an indirect index symbol (indirectK in bodies, tmpK in dependencies): the
+ * element it names is known only at run time (Inductor's SymT.TMP / SymT.INDIRECT). */
+bool ir_index_is_indirect(const Expr *e);
 /* Number of math ops (a size measure). */
 int loop_body_math_count(const LoopBody *b);
 
@@ -84,6 +94,13 @@ struct IrFn {
     Buffer *buf;
     const Layout *view;   /* strided load: layout of the view over buf (NULL: buf's own) */
     SymCtx *sym;          /* for building index expressions at call time */
+    /* indirect indexing (core/lowering/lowering_gather.c): per indexed dim k < nia, the index
+     * tensor's loader ia[k] (NULL: that dim is walked as a slice) and the dim's extent isize[k];
+     * rank: dims of the (broadcast) index tensors; start: output dim where they begin */
+    const IrFn **ia; Expr **isize; int nia, rank, start;
+    bool check, wrap_neg;
+    /* an output indexer (Scatter): fills out[] with the element that iteration idx writes */
+    void (*index_call)(const IrFn *f, OpsHandler *h, Expr *const *idx, Expr **out);
 };
 
 /* ---- buffers ---- */
@@ -273,6 +290,11 @@ void ir_add_guard(IrModule *m, const char *fmt, ...) __attribute__((format(print
  * dims by decreasing stride) and reduction ranges; fn gets the concatenated index. */
 LoopBody *ir_trace_body(IrModule *m, Buffer *buf, const IrFn *fn, int ndim, Expr **size,
                         const int *order, int nred, Expr **rsize, IrReduceType rt, int welford_item);
+/* Record a Scatter body (Inductor's ir.Scatter store_output): for each point p of `size`
+ * (natural loop order), the index indexer->index_call(p) into buf's store target is computed
+ * first, then the value fn(p), then ops.store (atomic_add: ops.store(..., mode="atomic_add")). */
+LoopBody *ir_trace_scatter(IrModule *m, Buffer *buf, const IrFn *fn, const IrFn *indexer, int ndim,
+                           Expr **size, bool atomic_add);
 /* If loader is a plain strided read of a buffer, fill *buf and *view (size from `size`). */
 bool ir_probe_strided(IrModule *m, const IrFn *loader, int ndim, Expr **size, Buffer **buf, Layout *view);
 Layout layout_contiguous(IrModule *m, DType dt, Device dev, int ndim, Expr **size);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct DepH { OpsHandler h; DepSet *d; } DepH;
+typedef struct DepH { OpsHandler h; DepSet *d; SymCtx *S; } DepH;
 
 static void add_dep(Dep **v, int *n, Dep d) {
     for (int i = 0; i < *n; i++)
@@ -31,6 +31,15 @@ static IrVal d_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) { return 0;
 static IrVal d_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) { return 0; }
 static IrVal d_red(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v) { return 0; }
 static IrVal d_getitem(OpsHandler *h, IrVal v, int k) { return 0; }
+/* indirectK reads as tmpK, as Inductor's extract_read_writes names indirect variables
+ * ("MemoryDep('primals_1', c1 + 64*tmp0, {c0: 32, c1: 64})") */
+static Expr *d_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wrap_neg, Expr *sym) {
+    DepH *s = h->self;
+    const char *k = sym ? sym->name + strcspn(sym->name, "0123456789") : "0";
+    char nm[32];
+    snprintf(nm, sizeof nm, "tmp%s", k);
+    return sym_symbol(s->S, nm);
+}
 
 void ir_deps_collect(const IrModule *m, const Buffer *b, DepSet *out) {
     *out = (DepSet){0};
@@ -46,10 +55,14 @@ void ir_deps_collect(const IrModule *m, const Buffer *b, DepSet *out) {
         return;
     }
     if (!b->body) return;
-    DepH s = {{0}, out};
+    DepH s = {{0}, out, m->ctx->sym};
     s.h = (OpsHandler){&s, d_load, d_store, d_constant, d_index_expr, d_to_dtype, d_math, d_red,
-                       d_getitem, d_store};
+                       d_getitem, d_store, d_indirect, d_store};
     loop_body_run(b->body, &s.h);
+    /* a Scatter mutating an intermediate (index_put's clone) runs after what wrote it: a
+     * StarDep on it, as Inductor's scheduler adds for a mutation (never fused with its writer) */
+    if (b->mutates && b->mutates->kind != BUF_INPUT)
+        add_dep(&out->reads, &out->nreads, (Dep){DEP_STAR, b->mutates, NULL, false});
 }
 
 void dep_set_free(DepSet *d) {

@@ -1,5 +1,5 @@
-/* ir_interp.c — the interpreter handler: runs an IrModule's buffers (creation order, input
- * mutations last) by replaying each LoopBody once per element with double-valued handles;
+/* ir_interp.c — the interpreter handler: runs an IrModule's buffers (creation order,
+ * input mutations last) by replaying each LoopBody once per element with double-valued handles;
  * extern matmuls run as naive loops. Storage is one double array per buffer laid out by the
  * buffer's strides, so index expressions are exercised exactly as the generated C uses them.
  * Meant for checking the IR against the graph interpreter on small inputs. */
@@ -17,7 +17,8 @@ typedef struct Interp {
     IrModule *m;
     double **store;                 /* per buffer id */
     int64_t *store_len;
-    SymBinding *bind; int nbind;    /* size symbols, then the loop variables */
+    SymBinding *bind; int nbind;    /* size symbols, then the loop variables, then indirectK */
+    int capbind;
     int nsymbind;
     double *vals; int nvals;        /* handle -> value for the current replay */
     Acc *acc;                       /* per op position of the current body */
@@ -40,12 +41,12 @@ static IrVal i_load(OpsHandler *h, Buffer *buf, Expr *index) {
     Interp *it = h->self;
     int64_t i = ev(it, index);
     const Buffer *t = ir_store_target(buf);
-    if (i < 0 || i >= it->store_len[t->id]) { it->err = true; mi_err(it->ctx, NULL, 0, 0, "IR interpreter: load of %s at %lld out of bounds", t->name, (long long)i); return push(it, 0); }
+    if (i < 0 || i >= it->store_len[t->id]) { if (!it->err) mi_err(it->ctx, NULL, 0, 0, "IR interpreter: load of %s at %lld out of bounds", t->name, (long long)i); it->err = true; return push(it, 0); }
     return push(it, storage_of(it, buf)[i]);
 }
 static void store_at(Interp *it, Buffer *buf, int64_t i, double v) {
     const Buffer *t = ir_store_target(buf);
-    if (i < 0 || i >= it->store_len[t->id]) { it->err = true; mi_err(it->ctx, NULL, 0, 0, "IR interpreter: store to %s at %lld out of bounds", t->name, (long long)i); return; }
+    if (i < 0 || i >= it->store_len[t->id]) { if (!it->err) mi_err(it->ctx, NULL, 0, 0, "IR interpreter: store to %s at %lld out of bounds", t->name, (long long)i); it->err = true; return; }
     DType dt = t->layout.dtype;
     if (dt == DT_F32) v = (float)v;
     else if (dtype_is_int(dt)) v = (double)tensor_float_to_int(v, dt);
@@ -56,6 +57,37 @@ static void i_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     Interp *it = h->self;
     store_at(it, buf, ev(it, index), it->vals[v]);
     push(it, 0);
+}
+static void i_store_atomic_add(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
+    Interp *it = h->self;
+    int64_t i = ev(it, index);
+    const Buffer *t = ir_store_target(buf);
+    double old = i >= 0 && i < it->store_len[t->id] ? it->store[t->id][i] : 0;
+    store_at(it, buf, i, old + it->vals[v]);
+    push(it, 0);
+}
+/* The value, wrapped (x < 0: x + size) and checked as the kernels do, bound to the body's
+ * symbol for the indexes that follow. */
+static Expr *i_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wrap_neg, Expr *sym) {
+    Interp *it = h->self;
+    push(it, 0);   /* one handle per op: reductions find their accumulator by position */
+    int64_t v = (int64_t)it->vals[x], n = ev(it, size);
+    if (wrap_neg && v < 0) v += n;
+    if ((v < 0 || v >= n) && !it->err) {
+        it->err = true;
+        mi_err(it->ctx, NULL, 0, 0, "IR interpreter: index %lld is out of bounds for dimension with size %lld",
+               (long long)it->vals[x], (long long)n);
+    }
+    if (v < 0 || v >= n) v = 0;   /* the rest of this element stays in bounds (its error is kept) */
+    int k;
+    for (k = it->nsymbind; k < it->nbind; k++)
+        if (it->bind[k].name == sym->name) break;
+    if (k == it->nbind) {
+        if (it->nbind >= it->capbind) { it->err = true; return sym; }
+        it->bind[it->nbind++].name = sym->name;
+    }
+    it->bind[k].value = v;
+    return sym;
 }
 static IrVal i_constant(OpsHandler *h, double v, DType dt) { return push(h->self, v); }
 static IrVal i_index_expr(OpsHandler *h, Expr *e, DType dt) { Interp *it = h->self; return push(it, (double)ev(it, e)); }
@@ -349,8 +381,10 @@ int ir_interp_run(MiCtx *ctx, IrModule *m, IValue *inputs, int ninputs, IValue *
     Interp it = {0};
     it.ctx = ctx;
     it.m = m;
-    it.h = (OpsHandler){&it, i_load, i_store, i_constant, i_index_expr, i_to_dtype, i_math, i_reduction, i_getitem, i_store_red};
-    it.bind = mi_xcalloc(m->nsyms + 2 * MI_MAX_DIMS + 1, sizeof(SymBinding));
+    it.h = (OpsHandler){&it, i_load, i_store, i_constant, i_index_expr, i_to_dtype, i_math, i_reduction, i_getitem, i_store_red,
+                        i_indirect, i_store_atomic_add};
+    it.capbind = m->nsyms + 2 * MI_MAX_DIMS + 64;
+    it.bind = mi_xcalloc(it.capbind + 1, sizeof(SymBinding));
     /* bind symbols from SymInt inputs and input shapes */
     const Graph *g = m->graph;
     int pi = 0, ti = 0;
@@ -394,7 +428,8 @@ int ir_interp_run(MiCtx *ctx, IrModule *m, IValue *inputs, int ninputs, IValue *
     for (int pass = 0; pass < 2 && !rc; pass++)
         for (int i = 0; i < m->nbufs && !rc; i++) {
             Buffer *b = m->bufs[i];
-            if (!ir_is_op(b) || (pass == 0) == (b->mutates != NULL)) continue;
+            bool epilogue = b->mutates && b->mutates->kind == BUF_INPUT;   /* copy_ into an input: last */
+            if (!ir_is_op(b) || (pass == 0) == epilogue) continue;
             rc = b->kind == BUF_EXTERN ? run_extern(&it, b) : run_computed(&it, b);
             if (it.err) rc = -1;
         }

@@ -68,6 +68,20 @@ static void p_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     const char *s = fresh(p, "store");
     sb_printf(p->sb, "        %s = ops.store('%s', %s, %s, None)\n", s, buf->name, g, v >= 0 ? p->names[v] : "?");
 }
+static void p_store_atomic_add(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
+    PrintH *p = h->self;
+    const char *g = get_index(p, index);
+    p->none_return = false;
+    const char *s = fresh(p, "store");
+    sb_printf(p->sb, "        %s = ops.store('%s', %s, %s, 'atomic_add')\n", s, buf->name, g, v >= 0 ? p->names[v] : "?");
+}
+/* LoopBody's submodule call for an indirect index: "set_indirect0 = self.set_indirect0(load)" */
+static Expr *p_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wrap_neg, Expr *sym) {
+    PrintH *p = h->self;
+    const char *n = sym ? sym->name : "indirect";
+    sb_printf(p->sb, "        set_%s = self.set_%s(%s)\n", n, n, x >= 0 ? p->names[x] : "?");
+    return sym;
+}
 static void num(StrBuf *sb, double v, DType dt) {
     char buf[64];
     if (dtype_is_float(dt)) sb_put(sb, fx_float_repr(v, buf, sizeof buf));
@@ -141,7 +155,8 @@ void ir_print_body(const LoopBody *b, const char *opname, StrBuf *sb) {
     PrintH p = {0};
     p.sb = sb;
     p.b = b;
-    p.h = (OpsHandler){&p, p_load, p_store, p_constant, p_index_expr, p_to_dtype, p_math, p_red, p_getitem, p_store_red};
+    p.h = (OpsHandler){&p, p_load, p_store, p_constant, p_index_expr, p_to_dtype, p_math, p_red, p_getitem, p_store_red,
+                       p_indirect, p_store_atomic_add};
     loop_body_run(b, &p.h);
     /* Inductor's bodies return their last store; one ending in a store_reduction of a plain
      * reduction returns None (one storing a welford getitem returns the store_reduction) */
@@ -162,6 +177,7 @@ static bool can_inplace(const IrModule *m, const Buffer *user, const Buffer *b) 
     Expr *wi = ok ? dep_normalize(m->ctx->sym, d.writes[0].index, user->body, wv, ws, &wn) : NULL;
     for (int i = 0; ok && i < d.nreads; i++) {
         if (d.reads[i].buf != b) continue;
+        if (d.reads[i].kind != DEP_MEMORY) { ok = false; break; }   /* a Scatter's StarDep */
         Expr *ri = dep_normalize(m->ctx->sym, d.reads[i].index, user->body, rv, rs, &rn);
         ok = ri == wi && rn == wn && (wn == 0 || memcmp(rs, ws, sizeof(Expr *) * wn) == 0);
     }
@@ -180,6 +196,7 @@ static void print_users(const IrModule *m, const Buffer *b, StrBuf *sb) {
             for (int o = 0; o < x->body->nops; o++)
                 reads |= x->body->ops[o].kind == LOP_LOAD && x->body->ops[o].buf == b;
         for (int a = 0; a < x->neargs; a++) reads |= x->eargs[a].buf == b;
+        reads |= x->mutates == b && b->kind != BUF_INPUT;   /* a Scatter into b (index_put) */
         if (!reads) continue;
         u = mi_xrealloc(u, sizeof(*u) * (k + 1));
         snprintf(u[k++], sizeof u[0], "NodeUser(node=%s(name='%sop%d'), can_inplace=%s, is_weak=False)",

@@ -57,6 +57,17 @@ struct OpsHandler {
     IrVal (*reduction)(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v);
     IrVal (*getitem)(OpsHandler *h, IrVal v, int k);           /* welford: 0 mean, 1 m2, 2 n */
     void (*store_reduction)(OpsHandler *h, Buffer *buf, Expr *index, IrVal v);
+    /* Inductor's ops.indirect_indexing(x, size, check, wrap_neg): the integer value x (loaded
+     * from an index tensor) becomes an index symbol that later load/store/index_expr indexes
+     * use ("64*indirect0 + p1" for embedding). wrap_neg: a negative x counts from the end
+     * (x + size); check: 0 <= x < size is asserted. `sym` is the symbol the recorded body
+     * uses ("indirect0"; NULL while recording from an inner function: the recorder makes it).
+     * Returns what stands for it in this handler's later indexes: the same symbol, or e.g. the
+     * C variable holding the wrapped value ("tmp4"); loop_body_run substitutes it. */
+    Expr *(*indirect_indexing)(OpsHandler *h, IrVal x, Expr *size, bool check, bool wrap_neg, Expr *sym);
+    /* ops.store(name, index, value, mode="atomic_add"): buf[index] += v, safe when several
+     * iterations hit one element (Inductor's Scatter with scatter_mode "atomic_add"). */
+    void (*store_atomic_add)(OpsHandler *h, Buffer *buf, Expr *index, IrVal v);
 };
 
 /* Short forms used by lowerings. */
@@ -72,6 +83,9 @@ static inline IrVal ops_add(OpsHandler *h, IrVal a, IrVal b, DType dt) { return 
 static inline IrVal ops_sub(OpsHandler *h, IrVal a, IrVal b, DType dt) { return ops_binary(h, IOP_SUB, a, b, dt); }
 static inline IrVal ops_mul(OpsHandler *h, IrVal a, IrVal b, DType dt) { return ops_binary(h, IOP_MUL, a, b, dt); }
 static inline IrVal ops_div(OpsHandler *h, IrVal a, IrVal b, DType dt) { return ops_binary(h, IOP_TRUEDIV, a, b, dt); }
+static inline Expr *ops_indirect_indexing(OpsHandler *h, IrVal x, Expr *size, bool check, bool wrap_neg) {
+    return h->indirect_indexing(h, x, size, check, wrap_neg, NULL);
+}
 static inline IrVal ops_where(OpsHandler *h, IrVal c, IrVal a, IrVal b, DType dt) {
     IrVal v[3] = {c, a, b};
     return h->math(h, IOP_WHERE, v, dt);

@@ -29,6 +29,7 @@ static const struct { const LoweringDef *rows; const int *n; } families[] = {
     {lowering_indexing_table, &lowering_indexing_count},
     {lowering_extern_table, &lowering_extern_count},
     {lowering_pooling_table, &lowering_pooling_count},
+    {lowering_gather_table, &lowering_gather_count},
 };
 #define NFAM ((int)(sizeof families / sizeof families[0]))
 #define NDRIVER ((int)(sizeof driver_rows / sizeof driver_rows[0]))

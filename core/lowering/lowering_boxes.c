@@ -171,6 +171,7 @@ int lw_fn_reads(const IrFn *f) {
     if (f->buf) return 1;
     int n = 0;
     for (int i = 0; i < f->na; i++) n += lw_fn_reads(f->a[i]);
+    for (int i = 0; i < f->nia; i++) n += lw_fn_reads(f->ia[i]);   /* index tensors (gathers) */
     return n;
 }
 

@@ -45,6 +45,7 @@ extern const LoweringDef lowering_reductions_table[]; extern const int lowering_
 extern const LoweringDef lowering_indexing_table[];   extern const int lowering_indexing_count;
 extern const LoweringDef lowering_extern_table[];     extern const int lowering_extern_count;
 extern const LoweringDef lowering_pooling_table[];    extern const int lowering_pooling_count;
+extern const LoweringDef lowering_gather_table[];     extern const int lowering_gather_count;
 
 /* The row for op `name`, NULL when no family has one. */
 const LoweringDef *lowering_find(const char *name);

@@ -35,6 +35,7 @@ extern char **environ;
 #define RT_MAX_ARGS 64
 #define RT_GUARD_FAILED 1000   /* MI_GUARD_FAILED of core/codegen/codegen_c.c */
 #define RT_FALLBACK_FAILED 2000   /* MI_FALLBACK_FAILED of core/codegen/codegen_c.c */
+#define RT_INDEX_OOB 3000         /* MI_INDEX_OOB: a kernel met an index outside its dim */
 
 /* ---- compiler command line ---- */
 
@@ -706,6 +707,11 @@ static int invoke(MiCtx *ctx, RtModule *m, Prepared *pp) {
             L += (size_t)snprintf(vals + L, sizeof vals - L, "%s%s=%lld", i ? ", " : "", m->sym_names[i], (long long)pp->syms[i]);
         return mi_err(ctx, m->src_path, 0, 0, "size guard '%s' of the compiled module does not hold for these inputs (%s)",
                       m->guards[rc - RT_GUARD_FAILED], vals);
+    }
+    if (rc == RT_INDEX_OOB) {   /* {found, index, size} of the first bad index */
+        const int64_t *info = dlsym(m->handle, "mi_index_oob_info");
+        return mi_err(ctx, m->src_path, 0, 0, "compiled module: index %lld is out of bounds for dimension with size %lld",
+                      info ? (long long)info[1] : -1LL, info ? (long long)info[2] : -1LL);
     }
     if (rc != 0 && m->cuda_error) return mi_err(ctx, m->src_path, 0, 0, "CUDA module failed: %s", m->cuda_error());
     if (rc != 0) return mi_err(ctx, m->src_path, 0, 0, "compiled module returned %d", rc);

@@ -13,7 +13,9 @@
  *              values and every size symbol arrive in syms, in the order of mi_sym_names);
  * outputs[j] = data pointer of the j-th graph output, preallocated by the caller with the output
  *              meta's sizes/strides (NULL for None / SymInt outputs).
- * call returns 0 on success. The source may use OpenMP and, when compiled with -DMI_HAVE_CBLAS,
+ * call returns 0 on success; 3000 (MI_INDEX_OOB) when a kernel met an index loaded from a tensor
+ * outside its dim (the module then exports int64_t mi_index_oob_info[3] = {1, index, size}).
+ * The source may use OpenMP and, when compiled with -DMI_HAVE_CBLAS,
  * cblas.
  *
  * Fallbacks: a module with FallbackKernels (ops without a lowering, core/ir/ir_fallback.c) also

@@ -14,8 +14,9 @@ static bool node_reads(const SchedNode *n, const Buffer *b) {
 }
 
 /* Node order: a node runs after the nodes whose results it reads, after earlier writers of what
- * it writes, and an input mutation (copy_ into a placeholder) after every reader of the old
- * value. The edges are built from buffer users (fx_edges below). */
+ * it writes, and a mutation (copy_ into a placeholder, a Scatter into a clone) after every
+ * reader of the old value created before it. The edges are built from buffer users (fx_edges
+ * below). */
 static const LoopBody *nbody(const Schedule *s, int n) { return s->nodes[n].buf->body; }
 
 static bool uses_var_from(const Expr *e, int m) {
@@ -28,6 +29,11 @@ static bool uses_var_from(const Expr *e, int m) {
         if (uses_var_from(e->args[i], m)) return true;
     return false;
 }
+
+/* A read or write at an index known only at run time (embedding's load, a Scatter's store)
+ * never pairs with a write: the element is not the same one (Inductor's fusable_read_and_write
+ * refuses SymT.TMP indexes). */
+static bool dep_indirect(const Dep *d) { return d->index && ir_index_is_indirect(d->index); }
 
 static bool same_inner(const LoopBody *a, const LoopBody *b, int m) {
     if (a->nvars != b->nvars) return false;
@@ -105,8 +111,9 @@ static void fx_edges(const Schedule *s, Fx *f) {
             for (int ri = f->rd_start[b]; ri < f->rd_start[b + 1]; ri++) {
                 int r = f->rd[ri];
                 if (r == w || s->nodes[r].dead) continue;
-                if (!input) EDGE(w, r);     /* producer -> consumer */
-                else EDGE(r, w);            /* an input's readers see it before a mutation */
+                if (!input && r > w) EDGE(w, r);   /* producer -> consumer (nodes in creation order) */
+                else EDGE(r, w);            /* a reader of the value before a mutation (an input's
+                                               readers, a Scatter's earlier one) runs first */
             }
         }
     }
@@ -258,7 +265,7 @@ static int group_shape_fx(const Schedule *s, Fx *f, const int *nodes, int n, cha
                 for (int w = 0; w < A->deps.nwrites; w++) {
                     const Dep *wr = &A->deps.writes[w];
                     if (wr->buf != rd->buf) continue;
-                    if (wr->index != rd->index) { snprintf(why, wn, "%s read at a different index than %s writes it", rd->buf->name, A->name); return -1; }
+                    if (wr->index != rd->index || dep_indirect(wr) || dep_indirect(rd)) { snprintf(why, wn, "%s read at a different index than %s writes it", rd->buf->name, A->name); return -1; }
                     if (uses_var_from(wr->index, m) && !same_inner(A->buf->body, B->buf->body, m)) {
                         snprintf(why, wn, "%s crosses inner loops of different sizes", rd->buf->name);
                         return -1;
@@ -341,7 +348,7 @@ static long order_key(const Schedule *s, int n) { return (s->nodes[n].buf->mutat
 /* One producer/consumer pair inside a would-be kernel: same element, and inner loops that fit */
 static bool dep_ok(const Schedule *s, int wn, const Dep *wr, int rn, const Dep *rd, int m, char *why, size_t wl) {
     const SchedNode *A = &s->nodes[wn], *B = &s->nodes[rn];
-    if (wr->index != rd->index) { snprintf(why, wl, "%s read at a different index than %s writes it", rd->buf->name, A->name); return false; }
+    if (wr->index != rd->index || dep_indirect(wr) || dep_indirect(rd)) { snprintf(why, wl, "%s read at a different index than %s writes it", rd->buf->name, A->name); return false; }
     if (uses_var_from(wr->index, m) && !same_inner(A->buf->body, B->buf->body, m)) {
         snprintf(why, wl, "%s crosses inner loops of different sizes", rd->buf->name);
         return false;
@@ -697,6 +704,8 @@ static void plan_memory(Schedule *s) {
         }
     }
     int *freed = mi_xmalloc(sizeof(int) * (m->nbufs + 1)), nfreed = 0;
+    bool *placed = mi_xcalloc(m->nbufs + 1, 1);   /* storage decided at its first writer (a
+                                                      Scatter writes its clone again later) */
     SymCtx *sy = m->ctx->sym;
     for (int k = 0; k < s->norder; k++) {
         SchedGroup *g = &s->groups[s->order[k]];
@@ -704,7 +713,8 @@ static void plan_memory(Schedule *s) {
             SchedNode *n = &s->nodes[g->nodes[i]];
             for (int w = 0; w < n->deps.nwrites; w++) {
                 Buffer *b = n->deps.writes[w].buf;
-                if (!is_intermediate(b)) continue;
+                if (!is_intermediate(b) || placed[b->id]) continue;
+                placed[b->id] = true;
                 Expr *sz = layout_storage_size(sy, &b->layout);
                 for (int f = 0; f < nfreed; f++) {
                     Buffer *o = m->bufs[freed[f]];
@@ -726,6 +736,7 @@ static void plan_memory(Schedule *s) {
     }
     free(last);
     free(freed);
+    free(placed);
 }
 
 /* one group per node, nothing fused yet */

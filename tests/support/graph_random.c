@@ -503,7 +503,62 @@ static Node *gen_softmax_decomposed(Gen *G) {
     return t ? emit2(G, "aten.div.Tensor", value_node(e), value_node(t)) : NULL;
 }
 
+/* Indirect indexing (core/lowering/lowering_gather.c) with indexes that are in range whatever
+ * the inputs: argmax over a dim d of x gives positions < x.size(d). Then gather (= amax),
+ * index.Tensor / index_select along d, embedding of a 2-d x by its column argmaxes, scatter of
+ * the row maxima back to their positions (one write per slice: deterministic), index_put
+ * accumulating (duplicates add up). */
+static Node *gen_indexing(Gen *G) {
+    Node *x = pick(G, is_float);
+    int64_t sz[8];
+    int r = x ? sizes_of(x, sz) : -1;
+    if (r < 1) return NULL;
+    int64_t d = rint_(G, r);
+    Value vx = value_node(x), vd = value_int(d);
+    Node *ik = emit3(G, "aten.argmax.default", vx, vd, value_bool(true));
+    if (!ik) return NULL;
+    switch (rint_(G, 6)) {
+    case 0: return emit3(G, "aten.gather.default", vx, vd, value_node(ik));
+    case 1: {                                                  /* x[:, .., idx] with idx over the rest */
+        Node *ix = emit2(G, "aten.argmax.default", vx, vd);
+        if (!ix) return NULL;
+        Value items[8];
+        for (int k = 0; k < d; k++) items[k] = value_none();
+        items[d] = value_node(ix);
+        return emit2(G, "aten.index.Tensor", vx, value_list(G->g, items, (int)d + 1));
+    }
+    case 2: {
+        Node *ix = emit2(G, "aten.argmax.default", vx, vd);
+        Node *flat = ix ? emit2(G, "aten.view.default", value_node(ix), int_list(G, (int64_t[]){-1}, 1)) : NULL;
+        return flat ? emit3(G, "aten.index_select.default", vx, vd, value_node(flat)) : NULL;
+    }
+    case 3: {                                                  /* embedding(x2, argmax(x2, 0)) */
+        if (r != 2) return NULL;
+        Node *ix = emit2(G, "aten.argmax.default", vx, value_int(0));
+        return ix ? emit2(G, "aten.embedding.default", vx, value_node(ix)) : NULL;
+    }
+    case 4: {                                                  /* scatter(x, d, argmax, -amax) */
+        Node *m = emit3(G, "aten.amax.default", vx, int_list(G, &d, 1), value_bool(true));
+        Node *nm = m ? emit1(G, "aten.neg.default", value_node(m)) : NULL;
+        if (!nm) return NULL;
+        if (coin(G, 30)) return emit(G, "aten.scatter.value", (Value[]){vx, vd, value_node(ik), value_float(0.5)}, 4, NULL, 0);
+        return emit(G, "aten.scatter.src", (Value[]){vx, vd, value_node(ik), value_node(nm)}, 4, NULL, 0);
+    }
+    default: {                                                 /* index_put(x, [.., idx], v, True) */
+        Node *ix = emit2(G, "aten.argmax.default", vx, vd);
+        if (!ix) return NULL;
+        Value items[8];
+        for (int k = 0; k < d; k++) items[k] = value_none();
+        items[d] = value_node(ix);
+        Node *v = emit1(G, "aten.sum.default", vx);             /* 0-d: broadcasts to the indexed shape */
+        return v ? emit(G, "aten.index_put.default", (Value[]){vx, value_list(G->g, items, (int)d + 1), value_node(v),
+                                                               value_bool(true)}, 4, NULL, 0) : NULL;
+    }
+    }
+}
+
 static Node *gen_misc(Gen *G) {
+    if (coin(G, 25)) return gen_indexing(G);
     if (coin(G, 20)) return gen_softmax_decomposed(G);
     if (coin(G, 30)) return gen_matmul(G);
     if (coin(G, 50)) {                                         /* cat along a dim */
