@@ -305,10 +305,10 @@ static Expr *c_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wra
     sym_c_sb(size, &sz);
     const char *xv = nm(e, x);
     int before = *e->tmp;
-    e->next_inv = x >= 0 && x < e->n && e->inv[x];
+    e->next_inv = cg_val_tag(&e->v, x) != 0;
     IrVal v = wrap_neg ? em_tmp(e, DT_I64, "%s < 0 ? (int64_t)%s + %s : (int64_t)%s", xv, xv, sz.s, xv)
                        : em_tmp(e, DT_I64, "(int64_t)%s", xv);
-    bool inv = v >= 0 && v < e->n && e->inv[v];
+    bool inv = cg_val_tag(&e->v, v) != 0;
     if (*e->tmp != before)   /* a new variable (not a value numbered earlier): check it */
         sb_printf(inv ? e->hoist : e->body, "%s    if (!(0 <= %s && %s < %s)) { mi_index_oob(%s, %s); %s = 0; }\n",
                   inv ? e->oindent : e->indent, nm(e, v), nm(e, v), sz.s, nm(e, v), sz.s, nm(e, v));
