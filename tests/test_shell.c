@@ -269,6 +269,17 @@ static void test_errors(void) {
     ok(has(&r, "limit sym_degree       4  (highest degree a size expression is multiplied out to; default 32)"),
        "set lists the limits with their values");
     free(r.out);
+    /* each bound stops its work with an error naming the limit; the session goes on */
+    r = run("-k", "set limit pattern_matches 1; load tests/fixtures/patterns/two_double_relus.py; "
+                  "patterns tests/fixtures/patterns/user.pat; run; set limit draw_nodes 3; show fx --svg /dev/null; "
+                  "set limit pattern_matches 100; run; graph", NULL);
+    ok(has(&r, "pass_pattern_2 failed: more than 1 pattern rewrites in one pass (limit pattern_matches = 1; "
+               "raise it with 'set limit pattern_matches N')"), "pattern_matches: two rewrites over a limit of 1");
+    ok(has(&r, "the picture has 7 boxes, over the drawing limit") && has(&r, "limit draw_nodes = 3;"),
+       "draw_nodes: a 7-box picture over a limit of 3");
+    ok(has(&r, "step 11/19 pass_pattern_2: changed") && has_line(&r, "class GraphModule(torch.nn.Module):"),
+       "raised, the same passes run and the session still has its graph");
+    free(r.out);
 
     /* script on stdin with errexit off; a broken file keeps the previous graph */
     char bad[256];

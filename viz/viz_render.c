@@ -185,6 +185,11 @@ void viz_renderer_free(VizRenderer *r) {
 
 static int layout(MiCtx *ctx, VizRenderer *r, VizGraph *vg) {
     if (!r) return mi_err(ctx, "", 0, 0, "graphviz: no renderer");
+    if (vg->nnodes > ctx->limits.draw_nodes) {     /* dot's layout grows faster than linearly */
+        char hint[160];
+        return mi_errf(ctx, "the picture has %d boxes, over the drawing limit: collapse it (show fx --collapse N) or "
+                       "draw less (%s)", vg->nnodes, mi_limit_hint("draw_nodes", ctx->limits.draw_nodes, hint, sizeof hint));
+    }
     if (gvLayout(r->gvc, vg->g, "dot") != 0)
         return mi_err(ctx, "", 0, 0, "graphviz: layout 'dot' failed");
     return 0;

@@ -309,6 +309,13 @@ static void mutation_regions(const Graph *g, int *mut) {
     }
 }
 
+/* A pattern pass rewrote more than MiLimits.pattern_matches times: an error, not a hang. */
+static int too_many_matches(PassCtx *pc) {
+    char hint[160];
+    return mi_errf(pc->ctx, "more than %d pattern rewrites in one pass (%s)", pc->ctx->limits.pattern_matches,
+                   mi_limit_hint("pattern_matches", pc->ctx->limits.pattern_matches, hint, sizeof hint));
+}
+
 int pattern_entries_apply(PassCtx *pc, Graph *g, const GraphPatternEntry *e, int ne) {
     int n0 = g->n, nc = 0, count = 0;
     Node **cand = mi_xmalloc((n0 + 1) * sizeof *cand);
@@ -347,6 +354,7 @@ int pattern_entries_apply(PassCtx *pc, Graph *g, const GraphPatternEntry *e, int
                 count++;
                 regions_valid = false;
                 graph_compute_users(g);
+                if (count > pc->ctx->limits.pattern_matches) { free(cand); free(mut); return too_many_matches(pc); }
             }
         }
     }
@@ -361,6 +369,7 @@ int pattern_apply(PassCtx *pc, Graph *g, const PatternSet *ps) {
         int c = apply_one(pc, g, &ps->pats[i]);
         if (c < 0) return -1;
         total += c;
+        if (total > pc->ctx->limits.pattern_matches) return too_many_matches(pc);
     }
     return total;
 }

@@ -489,15 +489,16 @@ static int cmp_cand(const void *x, const void *y) {
 
 /* Fusion rounds: the candidates are pairs of groups that share a buffer (a buffer with many
  * users pairs only neighbours in node order), tried best score first; a round repeats while
- * it fuses something. */
-static void fuse_rounds(Schedule *s, Fx *f) {
+ * it fuses something, at most max_rounds times (MiLimits.fusion_rounds; Inductor's
+ * fuse_nodes stops after 10 rounds too). */
+static void fuse_rounds(Schedule *s, Fx *f, int max_rounds) {
     int nb = s->ir->nbufs;
     int *gs = mi_xmalloc(sizeof(int) * (s->ngroups + 1));
     for (int g = 0; g < s->ngroups; g++) {
         const Buffer *b = s->nodes[s->groups[g].nodes[0]].buf;
         f->gred[g] = b->kind == BUF_COMPUTED && b->body->nred ? b->body->npoint : -1;
     }
-    for (int round = 0; round < 64; round++) {
+    for (int round = 0; round < max_rounds; round++) {
         Cand *c = NULL;
         int nc = 0, capc = 0;
         for (int b = 0; b < nb; b++) {
@@ -782,7 +783,7 @@ Schedule *sched_run(MiCtx *ctx, IrModule *m) {
     fx_edges(s, &fx);
     s->groups = mi_xcalloc(s->nnodes + 1, sizeof(SchedGroup));
     init_groups(s);
-    if (ctx->fusion) fuse_rounds(s, &fx);
+    if (ctx->fusion) fuse_rounds(s, &fx, ctx->limits.fusion_rounds);
     topo_order(s, &fx);
     int nalive = 0;
     for (int g = 0; g < s->ngroups; g++) nalive += s->groups[g].alive;
@@ -794,7 +795,7 @@ Schedule *sched_run(MiCtx *ctx, IrModule *m) {
         s->ndecisions = 0;
         init_groups(s);
         fx.exact = true;
-        fuse_rounds(s, &fx);
+        fuse_rounds(s, &fx, ctx->limits.fusion_rounds);
         topo_order(s, &fx);
         nalive = 0;
         for (int g = 0; g < s->ngroups; g++) nalive += s->groups[g].alive;
