@@ -199,6 +199,9 @@ int lw_fallback(Lower *L, const Node *n) {
     if (nm > OP_MAX_OUTS) return lw_err(L, n, "fallback '%s': %d results is too many", n->target, nm);
     bool tuple = (op->flags & OPF_TUPLE) != 0;
     if (!tuple && nm != 1) return lw_err(L, n, "fallback '%s': %d results for an op that returns one", n->target, nm);
+    /* the graph's annotation (PyTorch's fake tensor) decides the result dtype, as the
+     * FallbackKernel's layout does in Inductor; the result is converted into it */
+    if (!tuple && n->has_meta && n->meta.dtype != DT_INVALID && metas[0].dtype != DT_INVALID) metas[0].dtype = n->meta.dtype;
     FbArgs a = {L, n, NULL, 0, 0, 0};
     for (int i = 0; i < n->nargs; i++) fb_collect(&a, &n->args[i]);
     for (int i = 0; i < n->nkwargs; i++) fb_collect(&a, &n->kwargs[i].v);

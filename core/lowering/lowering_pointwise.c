@@ -83,7 +83,10 @@ static int lower_full(Lower *L, const Node *n, int arg) {
     if (!m) return lw_err(L, n, "'%s' needs a shape", n->target);
     double v = 0;   /* empty*, new_empty: zeros, as the interpreter */
     if (strstr(n->target, "ones")) v = 1;
-    else if (strstr(n->target, "full")) {
+    else if (strstr(n->target, "scalar_tensor")) {   /* scalar_tensor(s, dtype=...): a 0-d s */
+        const Value *sv = lw_arg_or_kw(n, 0, "s");
+        if (!sv || !value_as_double(sv, &v)) return lw_err(L, n, "scalar_tensor needs a number");
+    } else if (strstr(n->target, "full")) {
         const Value *fv = lw_arg_or_kw(n, strncmp(n->target, "aten.new_full", 13) == 0 ? 2 : 1, "fill_value");
         if (!fv || !value_as_double(fv, &v)) return lw_err(L, n, "full needs a number fill value");
     }
