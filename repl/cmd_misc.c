@@ -329,6 +329,7 @@ int cmd_set(Session *s, int argc, char **argv) {
         if (*e1 || (e2 && *e2) || r < 0 || a < 0)
             return mi_err(s->ctx, "", 0, 0, "tolerance must be non-negative numbers");
         s->rtol = r; s->atol = a;
+        if (s->pm) pm_set_tolerance(s->pm, r, a);     /* the numerics after each pass too */
         fprintf(s->out, "tolerance rtol %g atol %g\n", r, a);
         return 0;
     }

@@ -73,6 +73,7 @@ int session_rebuild_pm(Session *s) {
         Device d = { DEV_CUDA, 0 };
         pm_set_device(s->pm, d);
     }
+    pm_set_tolerance(s->pm, s->rtol, s->atol);
     if (s->nlayouts) pm_set_input_layouts(s->pm, s->layouts, s->nlayouts);
     if (s->patterns_path && pm_load_patterns(s->pm, s->patterns_path) < 0) return -1;
     if (s->break_pass) pm_set_break(s->pm, s->break_pass);

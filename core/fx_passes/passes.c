@@ -114,6 +114,7 @@ struct PassManager {
     IValue *ref_ins; int nref_ins;   /* inputs after the original graph ran */
     char *ref_error;                 /* why numerics can't be checked */
     NumRef *fp64;                    /* the original graph in float64, run when a comparison needs it */
+    double rtol, atol;               /* the allclose step of the numerics (pm_set_tolerance) */
     char *loaded_lint;               /* lint report of states[0], NULL when clean */
     /* the outputs of one state, kept to compare the next step with its input */
     int cache_k;                     /* state index of cache_outs, -1 none */
@@ -248,7 +249,7 @@ static bool compare_runs(PassManager *pm, const Graph *ref_g, const IValue *want
     bool *rin = mi_xcalloc((size_t)pm->ninputs + 1, sizeof *rin), *rin2 = mi_xcalloc((size_t)pm->ninputs + 1, sizeof *rin2);
     num_random_outputs(ref_g, rnd, nr, rin, pm->ninputs);
     num_random_outputs(g, rnd2, nr, rin2, pm->ninputs);
-    NumCheck c = {.ctx = pm->ctx, .rtol = 1e-4, .atol = 1e-4, .fp64 = fp64,
+    NumCheck c = {.ctx = pm->ctx, .rtol = pm->rtol, .atol = pm->atol, .fp64 = fp64,
                   .random_why = "not comparable: the graphs' random ops draw differently"};
     if (nouts != nwant) {
         sb_printf(d, "%d outputs, expected %d; ", nouts, nwant);
@@ -351,6 +352,7 @@ static void compare_with_input(PassManager *pm, int i, int since, const char *in
 PassManager *pm_new(MiCtx *ctx, const Graph *g, const IValue *inputs, int ninputs) {
     PassManager *pm = mi_xcalloc(1, sizeof *pm);
     pm->ctx = ctx;
+    pm->rtol = pm->atol = 1e-4;
     pm->npasses = NPASSES;
     memcpy(pm->passes, PASS_TABLE, sizeof PASS_TABLE);
     pm->states = mi_xcalloc(NPASSES + 1, sizeof *pm->states);
@@ -426,6 +428,12 @@ void pm_set_input_layouts(PassManager *pm, const InputLayout *l, int n) {
 void pm_set_device(PassManager *pm, Device d) { pm->device = d; pm_invalidate_from(pm, 0); }
 void pm_set_inference(PassManager *pm, bool inf) { pm->inference = inf; pm_invalidate_from(pm, 0); }
 void pm_set_extra_simplify(PassManager *pm, bool on) { pm->extra = on; pm_invalidate_from(pm, 0); }
+void pm_set_tolerance(PassManager *pm, double rtol, double atol) {
+    if (pm->rtol == rtol && pm->atol == atol) return;
+    pm->rtol = rtol;
+    pm->atol = atol;
+    pm_invalidate_from(pm, 0);
+}
 
 int pm_find_pass(const PassManager *pm, const char *name) {
     for (int i = 0; i < pm->npasses; i++)

@@ -163,6 +163,9 @@ void pm_set_device(PassManager *pm, Device d);
 void pm_set_inference(PassManager *pm, bool inference);
 /* Turn on the extra algebraic clean-ups in pass_pattern_2 (off by default: Inductor keeps x*1). */
 void pm_set_extra_simplify(PassManager *pm, bool on);
+/* The allclose tolerance of the numerics after each pass (default 1e-4 both, as same()'s tol);
+ * recorded steps are checked again. */
+void pm_set_tolerance(PassManager *pm, double rtol, double atol);
 /* Set the user hooks (post_grad_custom_pre_pass / post_grad_custom_post_pass); NULL = none. */
 void pm_set_custom_pre(PassManager *pm, PassFn fn);
 void pm_set_custom_post(PassManager *pm, PassFn fn);
