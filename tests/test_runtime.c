@@ -1,8 +1,10 @@
 /* test_runtime.c — the runtime: compile a hand-written module following the ABI with the
  * system cc, cache hits, running with symbolic sizes, strided inputs, checking against the
- * interpreter, timing, and the errors (compiler error, missing export, bad inputs). */
+ * interpreter, timing, and the errors (compiler error, missing export, bad inputs); a generated
+ * module returning a graph input as it is (mi_output_alias). */
 #include "tap.h"
 #include "runtime/runtime.h"
+#include "compile_fx/compile_fx.h"
 #include "fx/graph.h"
 
 #include <stdlib.h>
@@ -48,6 +50,13 @@ static const char *TRANSPOSED_SRC =
     "    for (int i = 0; i < 4; i++) for (int j = 0; j < 3; j++) o[i*3+j] = a[i*3+j] + b[i + j*4];\n"
     "    return 0;\n"
     "}\n";
+
+/* A forward that saves its weight for backward: the second output is the input w itself. */
+static const char *ALIAS_GRAPH =
+    "class <lambda>(torch.nn.Module):\n"
+    "    def forward(self, x: \"f32[4, 3][3, 1]cpu\", w: \"f32[4, 3][3, 1]cpu\"):\n"
+    "        add: \"f32[4, 3][3, 1]cpu\" = torch.ops.aten.add.Tensor(x, w);  x = None\n"
+    "        return (add, w, w)\n";
 
 static Graph *parse(MiCtx *ctx, const char *text) {
     Graph *g = fx_parse(ctx, text, strlen(text), "test.py", 1);
@@ -233,6 +242,33 @@ int main(void) {
     is_str(rt_cache_dir(c2, got, sizeof got), envdir, "$MINDUCTOR_CACHE honoured");
     unsetenv("MINDUCTOR_CACHE");
     mi_ctx_free(c2);
+
+    /* 13. a graph input returned as it is: no copy kernel, the module says which input each
+     *     output is, and the caller gets that input tensor back (Inductor's `return (buf0, w)`) */
+    Graph *ga = parse(ctx, ALIAS_GRAPH);
+    CompiledFx cf;
+    compile_fx_init(&cf, ga);
+    if (!ok(ga && compile_fx(ctx, &cf, CFX_BUILT) == 0, "aliasing graph compiles")) diag("%s", mi_err_str(ctx, err, sizeof err));
+    if (cf.done == CFX_BUILT) {
+        is_int(cf.sched->nkernels, 1, "one kernel: the add, no clone of w");
+        ok(strstr(cf.code, "const int mi_output_alias[] = {-1, 1, 1, -1};") != NULL, "alias table in the module");
+        IValue in[2] = {{0}};
+        in[0].kind = IV_TENSOR; in[0].t = ramp(ctx, 4, 3, 1.0f);
+        in[1].kind = IV_TENSOR; in[1].t = ramp(ctx, 4, 3, 10.0f);
+        IValue *outs = NULL;
+        int nouts = 0;
+        int rc = rt_run(ctx, cf.mod, ga, in, 2, &outs, &nouts, NULL);
+        if (!ok(rc == 0, "aliasing module runs")) diag("%s", mi_err_str(ctx, err, sizeof err));
+        if (rc == 0) {
+            ok(outs[1].t == in[1].t && outs[2].t == in[1].t, "outputs 1 and 2 are the caller's w");
+            is_int((int)tensor_get_f(outs[0].t, 5), 55, "add computed");
+            interp_free_outputs(outs, nouts);
+        }
+        is_int(rt_check(ctx, cf.mod, ga, in, 2, 1e-5, 1e-5, NULL), 1, "agrees with the interpreter");
+        for (int i = 0; i < 2; i++) ivalue_clear(&in[i]);
+    } else skip(5, "no aliasing module");
+    compile_fx_free(&cf);
+    graph_free(ga);
 
     rt_free(m);
     mi_ctx_free(ctx);

@@ -383,7 +383,8 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     sb_put(&out, "const char *mi_guards[] = {");   /* call() returns MI_GUARD_FAILED + k when guard k fails */
     for (int i = 0; i < m->nguards; i++) sb_printf(&out, "\"%s\", ", m->guards[i]);
     sb_put(&out, "NULL};\n");
-    sb_printf(&out, "const int mi_num_outputs = %d;\n\n", m->noutputs);
+    sb_printf(&out, "const int mi_num_outputs = %d;\n", m->noutputs);
+    cg_emit_output_alias(m, "", &out);
     if (emit_call_fn(ctx, s, has_fb ? "call_fb" : "call", has_fb, &out) < 0) { sb_free(&out); return NULL; }
     if (has_fb)   /* without the callback table a fallback cannot run */
         sb_put(&out, "\nint call(void *const *inputs, void *const *outputs, const int64_t *syms)\n{\n"

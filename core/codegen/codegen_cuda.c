@@ -484,7 +484,8 @@ char *codegen_cuda(MiCtx *ctx, const Schedule *s) {
     sb_put(&out, "extern \"C\" const char *mi_sym_names[] = {");
     for (int i = 0; i < m->nsyms; i++) sb_printf(&out, "\"%s\", ", m->sym_names[i]);
     sb_put(&out, "NULL};\n");
-    sb_printf(&out, "extern \"C\" const int mi_num_outputs = %d;\n\n", m->noutputs);
+    sb_printf(&out, "extern \"C\" const int mi_num_outputs = %d;\n", m->noutputs);
+    cg_emit_output_alias(m, "extern \"C\" ", &out);
     sb_put(&out, "/* all kernels in order, on device pointers */\n");
     if (emit_launch_fn(ctx, s, "mi_launch", has_fb, &out) < 0) { sb_free(&out); return NULL; }
 

@@ -992,3 +992,12 @@ int cg_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedKernel *k, StrBuf *
     sb_put(out, "}\n\n");
     return 0;
 }
+
+void cg_emit_output_alias(const IrModule *m, const char *decl, StrBuf *out) {
+    sb_printf(out, "%sconst int mi_output_alias[] = {", decl);
+    for (int j = 0; j < m->noutputs; j++) {
+        const Buffer *b = m->outputs[j];
+        sb_printf(out, "%d, ", b && b->kind == BUF_INPUT ? b->input_index : -1);
+    }
+    sb_put(out, "-1};\n\n");
+}

@@ -22,5 +22,9 @@ int cg_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedKernel *k, StrBuf *
  * Original ATen: [aten.add, aten.relu]" (from the buffers' FX origins, core/ir/ir_origins.c),
  * as a C comment line after indent; nothing when the kernel has no FX origin. */
 void cg_source_comment(const Schedule *s, const SchedKernel *k, const char *indent, StrBuf *out);
+/* `const int mi_output_alias[] = {-1, 2, ...};` after decl (the C++ linkage prefix or ""):
+ * per output, the index of the input it is (a graph input returned as it is: the caller's
+ * tensor comes back, the module does not write outputs[j]), else -1. */
+void cg_emit_output_alias(const IrModule *m, const char *decl, StrBuf *out);
 
 #endif

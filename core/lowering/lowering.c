@@ -190,6 +190,15 @@ static int lower_output(Lower *L, const Node *out) {
         l.fixed = true;
         L->cur = src;
         Buffer *b = NULL;
+        if (t->sb && !t->is_view && t->sb->buf && t->sb->buf->kind == BUF_INPUT && !L->branch) {
+            /* a graph input returned as it is (a forward saving a weight for backward): the
+             * output is the caller's input tensor, no copy kernel, as GraphLowering.output
+             * keeps the InputBuffer and the wrapper says `return (buf2, primals_3, ...)`. The
+             * module leaves outputs[j] alone (mi_output_alias); a cond branch still copies
+             * into the cond's result buffer */
+            m->outputs[j] = t->sb->buf;
+            continue;
+        }
         if (t->sb && !t->is_view && !t->sb->buf) {
             b = lw_realize(L, t->sb, &l);
         } else if (t->sb && !t->is_view && t->sb->buf && t->sb->buf->kind != BUF_INPUT &&
@@ -290,7 +299,9 @@ static int lower_checkpoint(Lower *L, const Node *n, int arg) {
     return rc;
 }
 
-IrModule *ir_lower(MiCtx *ctx, const Graph *g) {
+/* ir_lower / lw_lower_branch: `branch` is a cond branch's body, whose results are copied into
+ * the cond's result buffers (an input it returns included). */
+static IrModule *lower_module(MiCtx *ctx, const Graph *g, bool branch) {
     char why[512];
     if (functionalize_needed(g)) {
         /* in-place ops other than the copy_ epilogue (reinplace's copy_ into a view of an
@@ -298,7 +309,7 @@ IrModule *ir_lower(MiCtx *ctx, const Graph *g) {
         Graph *f = functionalize(ctx, g);
         if (!f) return NULL;
         ops_resolve_graph(f);
-        IrModule *m = functionalize_needed(f) ? NULL : ir_lower(ctx, f);
+        IrModule *m = functionalize_needed(f) ? NULL : lower_module(ctx, f, branch);
         if (!m) {
             if (functionalize_needed(f)) mi_err(ctx, g->source, 0, 0, "ir_lower: the graph stays non-functional after functionalize");
             graph_free(f);
@@ -321,7 +332,7 @@ IrModule *ir_lower(MiCtx *ctx, const Graph *g) {
     m->ctx = ctx;
     m->graph = g;
     arena_init(&m->arena);
-    Lower L = {ctx, ctx->sym, m, g, NULL, NULL, NULL, graph_device(g)};
+    Lower L = {ctx, ctx->sym, m, g, NULL, NULL, NULL, graph_device(g), branch};
     L.vals = mi_xcalloc(g->n ? g->n : 1, sizeof(LVal));
     L.nusers = mi_xcalloc(g->n ? g->n : 1, sizeof(int));
     for (int i = 0; i < g->n; i++) {
@@ -377,3 +388,7 @@ fail:
     ir_free(m);
     return NULL;
 }
+
+IrModule *ir_lower(MiCtx *ctx, const Graph *g) { return lower_module(ctx, g, false); }
+
+IrModule *lw_lower_branch(MiCtx *ctx, const Graph *g) { return lower_module(ctx, g, true); }

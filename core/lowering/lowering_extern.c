@@ -264,7 +264,7 @@ static int lower_cond(Lower *L, const Node *n, int arg) {
         Graph *sub = v->kind == V_NODE && v->node->kind == N_GET_ATTR ? graph_subgraph(L->g, v->node->target) : NULL;
         if (!sub) return lw_err(L, n, "cond branch %d is not a subgraph", b + 1);
         c->names[b] = v->node->target;
-        c->branch[b] = ir_lower(L->ctx, sub);
+        c->branch[b] = lw_lower_branch(L->ctx, sub);
         if (!c->branch[b]) {
             char msg[1100];
             snprintf(msg, sizeof msg, "%.1000s", L->ctx->err.msg);

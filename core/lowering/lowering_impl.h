@@ -27,6 +27,7 @@ typedef struct Lower {
     int *nusers;         /* per node position */
     const Node *cur;
     Device dev;          /* the graph's device: for buffers whose node has no single meta */
+    bool branch;         /* lowering a cond branch (lw_lower_branch) */
 } Lower;
 
 /* ---- the lowering table ---- */
@@ -52,6 +53,8 @@ const LoweringDef *lowering_find(const char *name);
 /* Lower one call_function node through its row, else as a FallbackKernel (lowering.c;
  * tag_activation_checkpoint lowers its body's nodes with it). */
 int lw_lower_node(Lower *L, const Node *n);
+/* ir_lower for a cond branch's body: results that are its inputs are copied too (lowering.c). */
+IrModule *lw_lower_branch(MiCtx *ctx, const Graph *g);
 /* An op with a reference implementation but no lowering: a FallbackKernel (lowering_extern.c). */
 int lw_fallback(Lower *L, const Node *n);
 

@@ -331,6 +331,7 @@ static int load_module(MiCtx *ctx, RtModule *m) {
     m->nsyms = 0;
     while (names[m->nsyms]) m->nsyms++;
     m->num_outputs = *nout;
+    m->output_alias = dlsym(m->handle, "mi_output_alias");
     m->guards = dlsym(m->handle, "mi_guards");
     m->nguards = 0;
     while (m->guards && m->guards[m->nguards]) m->nguards++;
@@ -668,6 +669,16 @@ static int prepare(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int 
             goto fail;
         }
         const Node *n = v->node;
+        int alias = m->output_alias ? m->output_alias[j] : -1;
+        if (alias >= 0) {   /* an input returned as it is: the caller's tensor (after copy_back) */
+            if (alias >= pp->nin || inputs[pp->staged_of[alias]].kind != IV_TENSOR) {
+                mi_err(ctx, g->source, 0, 0, "output %d: the module names input %d, which is not a tensor input", j, alias);
+                goto fail;
+            }
+            o->kind = IV_TENSOR;
+            o->t = tensor_ref(inputs[pp->staged_of[alias]].t);
+            continue;
+        }
         if (n->is_sym) {
             o->kind = IV_INT;
             if (sym_eval(ctx, n->sym_val, pp->bs.b, pp->bs.n, &o->i) != 0) goto fail;

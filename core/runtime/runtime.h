@@ -9,6 +9,9 @@
  *     const int mi_num_outputs;
  *     const char *mi_guards[];        NULL-terminated size guards (IrModule.guards, "s1 == s0");
  *                                     optional; call returns 1000 + k when guard k fails
+ *     const int mi_output_alias[];    optional; per output, the index of the tensor input it is
+ *                                     (a graph input returned as it is), else -1: the caller
+ *                                     returns that input tensor itself and outputs[j] is NULL
  * inputs[i]  = data pointer of the i-th TENSOR placeholder (SymInt placeholders skipped; their
  *              values and every size symbol arrive in syms, in the order of mi_sym_names);
  * outputs[j] = data pointer of the j-th graph output, preallocated by the caller with the output
@@ -77,6 +80,7 @@ typedef struct RtModule {
     const char *const *sym_names;   /* mi_sym_names */
     int nsyms;
     int num_outputs;         /* mi_num_outputs */
+    const int *output_alias; /* mi_output_alias (NULL when the module has none) */
     const char *const *guards;   /* mi_guards (NULL when the module has none) */
     int nguards;
     /* CUDA modules (core/codegen/codegen_cuda.h; rt_compile builds them with nvcc): */
