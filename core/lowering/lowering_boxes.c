@@ -145,7 +145,7 @@ const IrFn *lw_to_dtype(Lower *L, const IrFn *a, DType dt) {
     IrFn *f = lw_fn(L, call_to_dtype, dt);
     f->a[0] = a;
     f->na = 1;
-    f->cost = a->cost + 1;
+    f->cost = lw_cost_add(a->cost, 1);
     return f;
 }
 
@@ -159,7 +159,7 @@ const IrFn *lw_math(Lower *L, IrMathOp op, DType dt, const IrFn *a, const IrFn *
     f->op = op;
     f->a[0] = a; f->a[1] = b; f->a[2] = c;
     f->na = ir_math_arity(op);
-    for (int i = 0; i < f->na; i++) f->cost += f->a[i]->cost;
+    for (int i = 0; i < f->na; i++) f->cost = lw_cost_add(f->cost, f->a[i]->cost);
     return f;
 }
 

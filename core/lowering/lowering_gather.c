@@ -138,7 +138,7 @@ static IrFn *index_fn(Lower *L, const Node *n, const IrFn *x, int xnd, Expr **xs
         if (!t[k]) continue;
         f->ia[k] = lw_broadcast(L, t[k]->loader, t[k]->ndim, t[k]->size, rank, tsize);
         if (!f->ia[k]) { lw_err(L, n, "'%s': index %d does not broadcast", n->target, k); return NULL; }
-        f->cost += f->ia[k]->cost + 2;
+        f->cost = lw_cost_add(f->cost, lw_cost_add(f->ia[k]->cost, 2));
     }
     f->rank = rank;
     f->start = start;
@@ -253,7 +253,7 @@ static IrFn *dim_fn(Lower *L, const IrFn *x, IrTBox *index, int dim, Expr *size,
     f->nin = nin;
     f->check = true;
     f->wrap_neg = wrap_neg;
-    f->cost = (x ? x->cost : 0) + f->ia[0]->cost + 2;
+    f->cost = lw_cost_add(x ? x->cost : 0, lw_cost_add(f->ia[0]->cost, 2));
     f->index_call = scatter_map;
     return f;
 }

@@ -150,4 +150,10 @@ IrTBox *lw_pw_box(Lower *L, const IrFn *f, DType dt, int ndim, Expr **size, cons
 IrStorage *lw_reduction(Lower *L, const Node *n, IrTBox *x, const bool *red, bool keepdim,
                         IrReduceType rt, DType out_dt, int welford_item, const char *oname);
 
+/* Closure costs add up over a DAG (a value used twice counts twice), so they can grow
+ * exponentially with the graph: saturate instead of overflowing. Any cost past
+ * LOWER_MAX_INLINE_COST realizes the storage anyway. */
+#define LW_COST_MAX (1 << 28)
+static inline int lw_cost_add(int a, int b) { return a >= LW_COST_MAX - b ? LW_COST_MAX : a + b; }
+
 #endif

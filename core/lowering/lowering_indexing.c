@@ -83,7 +83,7 @@ static const IrFn *cat_join(Lower *L, const IrFn *left, const IrFn *right, int d
     f->nin = nin;
     f->lo = split;
     f->hi = len;
-    f->cost = left->cost + right->cost + 4;
+    f->cost = lw_cost_add(left->cost, lw_cost_add(right->cost, 4));
     return f;
 }
 
@@ -181,7 +181,7 @@ static int lower_scatter(Lower *L, const Node *n, int is_slice) {
     f->a[0] = lw_to_dtype(L, base->loader, m->dtype);
     f->a[1] = lw_to_dtype(L, src->loader, m->dtype);
     f->na = 2;
-    f->cost = base->loader->cost + src->loader->cost + 6;
+    f->cost = lw_cost_add(base->loader->cost, lw_cost_add(src->loader->cost, 6));
     f->dim = (int)dim;
     f->nin = m->ndim;
     if (is_slice) {
