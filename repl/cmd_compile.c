@@ -289,6 +289,8 @@ int compile_state_bufgraph(Session *s, VizBufGraph *out, bool with_groups) {
     return 0;
 }
 
+bool compile_state_scheduled(const CompileState *cs) { return cs && cs->fx.sched; }
+
 void compile_bufgraph_free(VizBufGraph *bg) {
     for (int i = 0; i < bg->n; i++) { free((char *)bg->nodes[i].name); free((char *)bg->nodes[i].label); }
     for (int i = 0; i < bg->nedges; i++) {

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "commands.h"
+#include "teach.h"
 #include "base/same.h"
 #include "viz/viz.h"
 #include "trace/trace.h"
@@ -267,6 +268,7 @@ done:
 int cmd_save(Session *s, int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "graph")) return save_graph(s, argv[2]);
     if (argc == 3 && !strcmp(argv[1], "outputs")) return save_outputs(s, argv[2]);
+    if (argc == 3 && !strcmp(argv[1], "transcript")) return transcript_save(s, argv[2]);
     if (argc != 3 || strcmp(argv[1], "session")) return usage_error(s, "save");
     StrBuf sb; sb_init(&sb);
     time_t now = time(NULL);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "commands.h"
+#include "teach.h"
 
 static const Command commands[] = {
     {"help", "help [COMMAND]",
@@ -25,9 +26,13 @@ static const Command commands[] = {
     {"step", "step",
      "Run the next pass and print what it changed.", cmd_step, CPL_NONE},
     {"next", "next [N]",
-     "Run the next N passes (default 1), stopping at a breakpoint.", cmd_next, CPL_NONE},
+     "Run the next N passes (default 1), stopping at a breakpoint. While a tour runs, `next`\n"
+     "alone moves the tour on (`next N` with a number still runs passes; `tour next` always\n"
+     "moves the tour).", cmd_next_or_tour, CPL_NONE},
     {"back", "back",
-     "Undo the last applied pass (the graph before it comes back).", cmd_back, CPL_NONE},
+     "Undo the last applied pass (the graph before it comes back). While a tour runs, `back`\n"
+     "goes to the tour's previous step instead (`goto STEP` moves passes then; `tour back`\n"
+     "always moves the tour).", cmd_back_or_tour, CPL_NONE},
     {"goto", "goto STEP|PASS",
      "Move to the state after STEP passes (0 = the loaded graph), or to just after PASS.", cmd_goto, CPL_PASS},
     {"run", "run",
@@ -85,12 +90,14 @@ static const Command commands[] = {
      "--all-ranks: LOGDIR's dedicated_log_torch_trace_rank_N_*.log files, parsed in parallel, one\n"
      "report per rank under DIR/rank_N/ and a landing page lining the ranks up (divergent compile\n"
      "ids, failures, collective sequences per rank).", cmd_report, CPL_FILE},
-    {"save", "save session FILE | save graph FILE | save outputs DIR",
+    {"save", "save session FILE | save graph FILE | save outputs DIR | save transcript FILE.html|FILE.md",
      "save session: write a script of the commands that rebuild the current state (replay it\n"
      "with `minductor < FILE`). save graph: write the current graph as FX text, or as JSON when\n"
      "FILE ends in .json. save outputs: run the current graph on the inputs and write DIR/inK.npy,\n"
      "outK.npy and inK_after.npy (mutated inputs) as PyTorch's recorded cases have them (bf16 as\n"
-     "float32); `inputs DIR; check` compares with them later.", cmd_save, CPL_FILE},
+     "float32); `inputs DIR; check` compares with them later. save transcript: the session so far,\n"
+     "each command with its output and the pictures it drew, as one self-contained HTML page\n"
+     "(SVG inline) or as plain text (.md).", cmd_save, CPL_FILE},
     {"set", "set [device cpu|cuda | threads N | fusion on|off | seed N | errexit on|off |\n"
             "     collapse N | tolerance RTOL [ATOL] | timer on|off | limit NAME N]",
      "Change a setting; without arguments list them. `device cuda` selects the CUDA-only passes\n"
@@ -102,6 +109,19 @@ static const Command commands[] = {
      "step and diff then show that subgraph; the passes still run over the whole graph, inner\n"
      "subgraphs first, as Inductor's _recursive_post_grad_passes does. Nested: enter again.", cmd_enter, CPL_SUBGRAPH},
     {"leave", "leave", "Go back out of the entered subgraph (to its parent graph).", cmd_leave, CPL_NONE},
+    {"tour", "tour [NAME|FILE.tour | next | back | hint | off]",
+     "Guided lessons on bundled examples (examples/tours/): without argument list them; `tour\n"
+     "NAME` starts one. Each step explains, then runs its commands in this session (your own\n"
+     "commands work in between); `next`/`back` (or `tour next`/`tour back`) move, the exercise at\n"
+     "the end is answered with `answer TEXT`; `tour hint` helps, `tour off` leaves.", cmd_tour, CPL_NONE},
+    {"answer", "answer TEXT",
+     "Answer the exercise at the end of the running tour; a wrong answer is an error (with a\n"
+     "hint), a right one finishes the lesson.", cmd_answer, CPL_NONE},
+    {"serve", "serve [LO-HI | off]",
+     "Serve a live page of the session on http://127.0.0.1:PORT/ (first free port of LO-HI,\n"
+     "default 8000-8099; this machine only) for a projector: the graph picture, the passes with\n"
+     "the last diff, the IR and the fusion picture, updated after every command. `serve off` or\n"
+     "leaving the shell stops it.", cmd_serve, CPL_NONE},
     {"quit", "quit", "Leave the shell.", cmd_quit, CPL_NONE},
     {"exit", "exit", "Leave the shell.", cmd_quit, CPL_NONE},
 };
@@ -241,6 +261,7 @@ static int run_command(Session *s, const char *text) {
     int argc;
     char **argv = split_words(text, &argc);
     int rc = 0;
+    teach_cmd_begin(s, text);        /* the transcript records, the live view refreshes */
     if (argc > 0) {
         const Command *c = command_find(argv[0]);
         if (!c) {
@@ -267,8 +288,9 @@ static int run_command(Session *s, const char *text) {
             mi_clear_err(s->ctx);
         } else if (rc < 0) session_print_error(s);
     }
-    free_words(argv, argc);
     fflush(s->out);
+    teach_cmd_end(s, argc, argv, rc);
+    free_words(argv, argc);
     return rc;
 }
 

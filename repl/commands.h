@@ -68,6 +68,12 @@ int cmd_save(Session *s, int argc, char **argv);
 int cmd_set(Session *s, int argc, char **argv);
 int cmd_quit(Session *s, int argc, char **argv);
 int cmd_enter(Session *s, int argc, char **argv);
+/* Teaching (repl/teach.h): tour, answer, serve; next/back move an active tour. */
+int cmd_tour(Session *s, int argc, char **argv);
+int cmd_answer(Session *s, int argc, char **argv);
+int cmd_serve(Session *s, int argc, char **argv);
+int cmd_next_or_tour(Session *s, int argc, char **argv);
+int cmd_back_or_tour(Session *s, int argc, char **argv);
 int cmd_leave(Session *s, int argc, char **argv);
 
 /* Shared by handlers: "usage: <usage>" error for command argv[0]. */
@@ -89,6 +95,8 @@ char **compile_state_names(CompileState *cs);
 struct VizBufGraph;
 int compile_state_bufgraph(Session *s, struct VizBufGraph *out, bool with_groups);
 void compile_bufgraph_free(struct VizBufGraph *bg);
+/* Whether `sched` has run on the lowered state (repl/cmd_compile.c). */
+bool compile_state_scheduled(const CompileState *cs);
 
 /* `minductor tlparse ...` (repl/tlparse_cli.c): "LOG -o DIR" or "DIR --all-ranks -o DIR".
  * Prints a summary on stdout, errors on stderr; returns a process exit code. */

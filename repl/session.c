@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "session.h"
+#include "teach.h"
 #include "ops/inputs.h"
 #include "base/tensor.h"
 #include "viz/viz.h"
@@ -33,6 +34,7 @@ static void drop_pm(Session *s) {
 
 void session_free(Session *s) {
     if (!s) return;
+    teach_free(s);                /* stops the live view's server before the state goes */
     if (s->ctx && s->ctx->trace) strace_close(s);     /* its metrics name the graph: first */
     session_drop_compile(s);
     drop_pm(s);

@@ -36,6 +36,8 @@ typedef struct Session {
 
     VizRenderer *viz;        /* graphviz context, made on first use (session_renderer) */
 
+    struct Teach *teach;     /* tour, live view, transcript (repl/teach.h); made on first use */
+
     char *trace_path;        /* current TORCH_TRACE output (ctx->trace open) or last one */
     bool trace_on;
     /* the compile being traced (repl/session_trace.c): one per loaded graph, frame_id N/0 */

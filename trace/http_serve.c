@@ -1,6 +1,8 @@
-/* http_serve.c — the loopback HTTP server of http_serve.h: one thread polls the listening
- * socket and a wake-up pipe; each connection is read (head capped, timed out), answered and
- * closed before the next. Used by `minductor tlparse --serve` and reusable for live views. */
+/* http_serve.c — the loopback HTTP server of http_serve.h: one thread (all signals blocked)
+ * polls the listening socket and a wake-up pipe; each connection is read (head capped, timed
+ * out), answered and closed before the next. Answering is a function of the request bytes alone
+ * (http_serve_answer), so tests and the fuzz target enter it without a socket. Used by
+ * `minductor tlparse --serve` and the shell's live view (`serve`, repl/serve.c). */
 #define _GNU_SOURCE
 #include "http_serve.h"
 
@@ -11,6 +13,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +28,7 @@ struct HttpServer {
     char root[PATH_MAX];       /* realpath of the root, "" when none */
     HttpServeOptions opt;
     long requests;
+    bool running;              /* the thread runs (not a detached server) */
     pthread_mutex_t mu;
 };
 
@@ -49,20 +53,19 @@ static void send_all(int fd, const char *p, size_t n) {
     }
 }
 
-static void reply(int fd, int status, const char *ctype, const char *body, size_t len, bool head) {
+/* Status line, headers and (unless HEAD) the body into out. */
+static void reply(StrBuf *out, int status, const char *ctype, const char *body, size_t len, bool head) {
     const char *text = status == 200 ? "OK" : status == 400 ? "Bad Request" : status == 403 ? "Forbidden"
                      : status == 404 ? "Not Found" : status == 405 ? "Method Not Allowed"
                      : status == 413 ? "Request Header Fields Too Large" : "Error";
-    char h[400];
-    int n = snprintf(h, sizeof h, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-                     "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n",
-                     status, text, ctype, len);
-    send_all(fd, h, (size_t)n);
-    if (!head && len) send_all(fd, body, len);
+    sb_printf(out, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+              "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n",
+              status, text, ctype, len);
+    if (!head && len) sb_putn(out, body, len);
 }
 
-static void reply_text(int fd, int status, const char *msg) {
-    reply(fd, status, "text/plain; charset=utf-8", msg, strlen(msg), false);
+static void reply_text(StrBuf *out, int status, const char *msg) {
+    reply(out, status, "text/plain; charset=utf-8", msg, strlen(msg), false);
 }
 
 /* "%2F" -> '/', stops at '?' or '#'. False on a bad escape or a NUL. */
@@ -113,6 +116,71 @@ static bool host_ok(const HttpServer *s, const char *head) {
     return (len == strlen(a) && !strncasecmp(h, a, len)) || (len == strlen(b) && !strncasecmp(h, b, len));
 }
 
+/* The answer to one request head, into out (see http_serve.h). */
+static void answer(HttpServer *s, const char *req, size_t n, bool complete, StrBuf *out) {
+    char *buf = mi_xmalloc(n + 1);      /* a private NUL-terminated copy: req may hold NULs */
+    memcpy(buf, req, n);
+    buf[n] = 0;
+    pthread_mutex_lock(&s->mu);
+    s->requests++;
+    pthread_mutex_unlock(&s->mu);
+    if (strlen(buf) != n) { reply_text(out, 400, "NUL byte in the request\n"); free(buf); return; }
+    if (!complete || !(strstr(buf, "\r\n\r\n") || strstr(buf, "\n\n"))) {
+        if (n >= s->opt.max_request) reply_text(out, 413, "request head too large\n");
+        else reply_text(out, 400, n ? "incomplete request\n" : "empty request\n");
+        free(buf);
+        return;
+    }
+    bool head = !strncmp(buf, "HEAD ", 5);
+    if (strncmp(buf, "GET ", 4) && !head) { reply_text(out, 405, "only GET and HEAD\n"); free(buf); return; }
+    const char *p = buf + (head ? 5 : 4);
+    size_t plen = strcspn(p, " \r\n");
+    char path[2048];
+    if (!plen || p[0] != '/' || !url_decode(p, plen, path, sizeof path)) {
+        reply_text(out, 400, "bad path\n");
+        free(buf);
+        return;
+    }
+    if (!host_ok(s, buf)) { reply_text(out, 403, "wrong Host\n"); free(buf); return; }
+    free(buf);
+    if (s->opt.handler) {
+        char *body = NULL;
+        size_t len = 0;
+        const char *ct = "text/html; charset=utf-8";
+        int st = s->opt.handler(s->opt.ud, path, &body, &len, &ct);
+        if (st) {
+            reply(out, st, ct, body ? body : "", body ? len : 0, head);
+            free(body);
+            return;
+        }
+        free(body);
+    }
+    char file[PATH_MAX];
+    if (!resolve(s, path, file, sizeof file)) { reply_text(out, 404, "not found\n"); return; }
+    FILE *f = fopen(file, "rb");
+    struct stat st;
+    if (!f || fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        if (f) fclose(f);
+        reply_text(out, 404, "not found\n");
+        return;
+    }
+    char *body = mi_xmalloc((size_t)st.st_size + 1);
+    size_t got = fread(body, 1, (size_t)st.st_size, f);
+    fclose(f);
+    reply(out, 200, ctype_of(file), body, got, head);
+    free(body);
+}
+
+char *http_serve_answer(HttpServer *s, const char *req, size_t n, bool complete, size_t *len) {
+    StrBuf out;
+    sb_init(&out);
+    sb_put(&out, "");
+    answer(s, req, n, complete, &out);
+    *len = out.len;
+    return sb_take(&out);
+}
+
+/* Read one request head from connection c (capped, timed out) and send the answer. */
 static void serve_one(HttpServer *s, int c) {
     struct timeval tv = {s->opt.timeout_ms / 1000, (s->opt.timeout_ms % 1000) * 1000};
     setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -128,54 +196,12 @@ static void serve_one(HttpServer *s, int c) {
         buf[n] = 0;
         if (strstr(buf, "\r\n\r\n") || strstr(buf, "\n\n")) { done = true; break; }
     }
-    buf[n] = 0;
-    pthread_mutex_lock(&s->mu);
-    s->requests++;
-    pthread_mutex_unlock(&s->mu);
-    if (!done) {
-        if (n >= cap) reply_text(c, 413, "request head too large\n");
-        else if (n) reply_text(c, 400, "incomplete request\n");
-        free(buf);
-        return;
-    }
-    bool head = !strncmp(buf, "HEAD ", 5);
-    if (strncmp(buf, "GET ", 4) && !head) { reply_text(c, 405, "only GET and HEAD\n"); free(buf); return; }
-    const char *p = buf + (head ? 5 : 4);
-    size_t plen = strcspn(p, " \r\n");
-    char path[2048];
-    if (!plen || p[0] != '/' || !url_decode(p, plen, path, sizeof path) || memchr(path, 0, strlen(path))) {
-        reply_text(c, 400, "bad path\n");
-        free(buf);
-        return;
-    }
-    if (!host_ok(s, buf)) { reply_text(c, 403, "wrong Host\n"); free(buf); return; }
+    if (!done && n == 0) { free(buf); return; }      /* the client went away without a word */
+    size_t len;
+    char *resp = http_serve_answer(s, buf, n, done, &len);
+    send_all(c, resp, len);
+    free(resp);
     free(buf);
-    if (s->opt.handler) {
-        char *body = NULL;
-        size_t len = 0;
-        const char *ct = "text/html; charset=utf-8";
-        int st = s->opt.handler(s->opt.ud, path, &body, &len, &ct);
-        if (st) {
-            reply(c, st, ct, body ? body : "", body ? len : 0, head);
-            free(body);
-            return;
-        }
-        free(body);
-    }
-    char file[PATH_MAX];
-    if (!resolve(s, path, file, sizeof file)) { reply_text(c, 404, "not found\n"); return; }
-    FILE *f = fopen(file, "rb");
-    struct stat st;
-    if (!f || fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        if (f) fclose(f);
-        reply_text(c, 404, "not found\n");
-        return;
-    }
-    char *body = mi_xmalloc((size_t)st.st_size + 1);
-    size_t got = fread(body, 1, (size_t)st.st_size, f);
-    fclose(f);
-    reply(c, 200, ctype_of(file), body, got, head);
-    free(body);
 }
 
 static void *loop(void *arg) {
@@ -201,7 +227,8 @@ static void *loop(void *arg) {
     return NULL;
 }
 
-HttpServer *http_serve_start(MiCtx *ctx, const HttpServeOptions *opt) {
+/* Options checked and defaulted, the root resolved: a server with no socket yet (fd -1). */
+static HttpServer *server_new(MiCtx *ctx, const HttpServeOptions *opt) {
     HttpServeOptions o = *opt;
     if (!o.port_lo && !o.port_hi) { o.port_lo = 8000; o.port_hi = 8099; }
     if (o.port_lo < 1 || o.port_hi > 65535 || o.port_lo > o.port_hi || o.port_hi - o.port_lo >= 1000) {
@@ -213,11 +240,26 @@ HttpServer *http_serve_start(MiCtx *ctx, const HttpServeOptions *opt) {
     HttpServer *s = mi_xcalloc(1, sizeof *s);
     s->opt = o;
     s->fd = -1;
+    s->wake[0] = s->wake[1] = -1;
     if (o.root && !realpath(o.root, s->root)) {
         mi_err(ctx, o.root, 0, 0, "cannot serve: %s", strerror(errno));
         free(s);
         return NULL;
     }
+    pthread_mutex_init(&s->mu, NULL);
+    return s;
+}
+
+HttpServer *http_serve_detached(MiCtx *ctx, const HttpServeOptions *opt) {
+    HttpServer *s = server_new(ctx, opt);
+    if (s) s->port = s->opt.port_lo;
+    return s;
+}
+
+HttpServer *http_serve_start(MiCtx *ctx, const HttpServeOptions *opt) {
+    HttpServer *s = server_new(ctx, opt);
+    if (!s) return NULL;
+    HttpServeOptions o = s->opt;
     int err = 0;
     for (int port = o.port_lo; port <= o.port_hi && s->fd < 0; port++) {
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -231,23 +273,28 @@ HttpServer *http_serve_start(MiCtx *ctx, const HttpServeOptions *opt) {
     }
     if (s->fd < 0) {
         mi_err(ctx, NULL, 0, 0, "no free port in %d-%d on 127.0.0.1 (%s)", o.port_lo, o.port_hi, strerror(err));
-        free(s);
+        http_serve_stop(s);
         return NULL;
     }
     if (pipe2(s->wake, O_CLOEXEC) != 0) {
         mi_err(ctx, NULL, 0, 0, "pipe: %s", strerror(errno));
-        close(s->fd);
-        free(s);
+        s->wake[0] = s->wake[1] = -1;
+        http_serve_stop(s);
         return NULL;
     }
-    pthread_mutex_init(&s->mu, NULL);
-    if (pthread_create(&s->th, NULL, loop, s) != 0) {
+    /* the thread blocks every signal: Ctrl-C and the like go to the owner's thread (the shell
+     * interrupts its command, `tlparse --serve` stops), never to a thread that cannot act */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&s->th, NULL, loop, s);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
         mi_err(ctx, NULL, 0, 0, "cannot start the server thread");
-        close(s->fd); close(s->wake[0]); close(s->wake[1]);
-        pthread_mutex_destroy(&s->mu);
-        free(s);
+        http_serve_stop(s);
         return NULL;
     }
+    s->running = true;
     return s;
 }
 
@@ -263,12 +310,14 @@ long http_serve_requests(const HttpServer *s) {
 
 void http_serve_stop(HttpServer *s) {
     if (!s) return;
-    ssize_t w = write(s->wake[1], "x", 1);
-    (void)w;
-    pthread_join(s->th, NULL);
-    close(s->fd);
-    close(s->wake[0]);
-    close(s->wake[1]);
+    if (s->running) {
+        ssize_t w = write(s->wake[1], "x", 1);
+        (void)w;
+        pthread_join(s->th, NULL);
+    }
+    if (s->fd >= 0) close(s->fd);
+    if (s->wake[0] >= 0) close(s->wake[0]);
+    if (s->wake[1] >= 0) close(s->wake[1]);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }

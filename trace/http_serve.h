@@ -39,6 +39,14 @@ HttpServer *http_serve_start(MiCtx *ctx, const HttpServeOptions *opt);
 int http_serve_port(const HttpServer *s);
 /* Requests answered so far (any status). */
 long http_serve_requests(const HttpServer *s);
+/* The whole answer (status line, headers, body) to one request head `req` of n bytes as read
+ * from a client (complete: the blank line ending the head was seen; n is at most max_request).
+ * The socket loop sends it; tests and the fuzz target (tests/fuzz/fuzz_serve.c) call it
+ * directly. Counts as a request. malloc'd, length in *len. */
+char *http_serve_answer(HttpServer *s, const char *req, size_t n, bool complete, size_t *len);
+/* A server that answers only through http_serve_answer: no socket, no thread; it takes
+ * opt->port_lo as its port (for the Host check). Free it with http_serve_stop. */
+HttpServer *http_serve_detached(MiCtx *ctx, const HttpServeOptions *opt);
 /* Stop accepting, finish the connection in progress, join the thread, free. NULL is fine. */
 void http_serve_stop(HttpServer *s);
 

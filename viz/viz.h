@@ -98,6 +98,8 @@ int viz_render_file(MiCtx *ctx, VizRenderer *r, VizGraph *vg, const char *format
 char *viz_render_data(MiCtx *ctx, VizRenderer *r, VizGraph *vg, const char *format, size_t *len);
 /* The graph as DOT without layout (agwrite): fast and stable for tests. malloc'd. */
 char *viz_to_dot(MiCtx *ctx, VizGraph *vg);
+/* A graph read back from DOT text (viz/viz_dot.c), to render later; NULL + ctx error. */
+VizGraph *viz_from_dot(MiCtx *ctx, const char *dot);
 /* Format from a file name's extension (".svg" -> "svg"); NULL when unknown. */
 const char *viz_format_for_path(const char *path);
 int viz_node_count(const VizGraph *vg);

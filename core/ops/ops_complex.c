@@ -8,6 +8,9 @@
 #include "ops/ops_impl.h"
 
 #include <complex.h>
+#ifndef CMPLX      /* glibc defines it for gcc only; clang (the fuzz build) has the builtin */
+#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
+#endif
 #include <math.h>
 #include <string.h>
 

@@ -13,6 +13,7 @@ case $t in
     patterns) maxlen=16384 ;;
     sym|shell) maxlen=512 ;;
     npy) maxlen=16384 ;;
+    serve) maxlen=9000 ;;
     *) maxlen=65536 ;;
 esac
 start=$(date -u +%H:%M:%S)

@@ -50,4 +50,16 @@ for p in $(find tests/fixtures/patterns -name '*.pat' | sort); do
         n=$((n+1)); { cat "$p"; printf '\n===\n'; cat "$f"; } > $S/seed-patterns/p$n.pat
     done
 done
-for d in fx json npy trace sym shell patterns; do echo "seed-$d: $(ls $S/seed-$d | wc -l) files"; done
+# HTTP request heads for the server's handler (fuzz_serve): the live page, its polls, files,
+# ways out of the root, bad methods, hosts and escapes
+rm -rf $S/seed-serve && mkdir -p $S/seed-serve
+n=0
+for r in 'GET / HTTP/1.1\r\nHost: 127.0.0.1:8000\r\n\r\n' 'GET /live HTTP/1.1\r\nHost: localhost:8000\r\n\r\n' \
+         'GET /gen HTTP/1.0\r\n\r\n' 'HEAD /index.html HTTP/1.1\r\nHost: 127.0.0.1:8001\r\n\r\n' \
+         'GET /sub/a.txt HTTP/1.1\r\n\r\n' 'GET /sub/ HTTP/1.1\r\n\r\n' 'GET /out HTTP/1.1\r\n\r\n' \
+         'GET /%2e%2e/etc/passwd HTTP/1.1\r\n\r\n' 'GET /sub/..%2Fout HTTP/1.1\r\n\r\n' \
+         'POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc' 'GET / HTTP/1.1\r\nHost: evil.example\r\n\r\n' \
+         'GET /a%00b HTTP/1.1\n\n' 'GET /?x=1#frag HTTP/1.1\n\n' 'GET / HTTP/1.1\r\nHost: 127.0.0.1:8000'; do
+    n=$((n+1)); printf "%b" "$r" > $S/seed-serve/r$n
+done
+for d in fx json npy trace sym shell patterns serve; do echo "seed-$d: $(ls $S/seed-$d | wc -l) files"; done

@@ -1,0 +1,126 @@
+/* teach.c — the session's teaching state (repl/teach.h) and the two things every teaching tool
+ * needs from the dispatcher: a bracket around each command (the transcript records and the live
+ * view refreshes there) and a way to run a shell line with its output captured instead of
+ * shown (answer checks, the live page's texts). */
+#define _GNU_SOURCE
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "teach.h"
+#include "tour.h"
+#include "trace/trace.h"
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st; (void)flag; (void)ftw;
+    remove(path);
+    return 0;
+}
+
+Teach *teach_of(Session *s) {
+    if (!s->teach) s->teach = mi_xcalloc(1, sizeof *s->teach);
+    return s->teach;
+}
+
+void teach_free(Session *s) {
+    Teach *t = s->teach;
+    if (!t) return;
+    live_free(t->live);          /* first: the server thread reads the page, not the session */
+    transcript_free(t->tr);
+    lesson_free(t->lesson);
+    for (int i = 0; i < t->ndone; i++) free(t->done[i]);
+    free(t->done);
+    if (t->tmpdir) nftw(t->tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);   /* scratch files end with the shell */
+    free(t->tmpdir);
+    free(t);
+    s->teach = NULL;
+}
+
+void teach_cmd_begin(Session *s, const char *text) {
+    Teach *t = teach_of(s);
+    if (t->depth++ == 0) transcript_begin(s, text);
+}
+
+void teach_cmd_end(Session *s, int argc, char **argv, int rc) {
+    Teach *t = teach_of(s);
+    transcript_end(s, argc, argv, rc);
+    if (t->depth > 0 && --t->depth == 0) live_refresh(s);
+}
+
+/* "@artifact LOG COMPILE_ID NAME": the artifact's payload as the log holds it. */
+static int directive(Session *s, const char *line) {
+    int argc;
+    char **argv = split_words(line, &argc);
+    int rc;
+    if (argc != 4 || strcmp(argv[0], "@artifact")) {
+        rc = mi_err(s->ctx, "", 0, 0, "usage: @artifact LOG COMPILE_ID NAME");
+    } else {
+        char *text = trace_extract_artifact(s->ctx, argv[1], argv[2], argv[3], NULL);
+        rc = text ? 0 : -1;
+        if (text) {
+            fprintf(s->out, "%s artifact of compile %s in %s:\n", argv[3], argv[2], argv[1]);
+            fputs(text, s->out);
+            if (*text && text[strlen(text) - 1] != '\n') fputc('\n', s->out);
+        }
+        free(text);
+    }
+    free_words(argv, argc);
+    return rc;
+}
+
+int teach_run_line(Session *s, const char *line) {
+    if (line[0] == '@') {
+        int rc = directive(s, line);
+        if (rc < 0) session_print_error(s);
+        return rc;
+    }
+    return run_line(s, line);
+}
+
+char *teach_capture(Session *s, const char *line, int *rc) {
+    Teach *t = teach_of(s);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) { *rc = mi_err(s->ctx, "", 0, 0, "out of memory"); return mi_xstrdup(""); }
+    FILE *out = s->out, *err = s->err;
+    s->out = s->err = mem;
+    bool timer = s->timer;       /* "(cmd: 0.1 ms)" lines are not part of a captured text */
+    s->timer = false;
+    t->depth++;                  /* nested: nothing recorded, no refresh */
+    t->capturing++;
+    *rc = teach_run_line(s, line);
+    t->capturing--;
+    t->depth--;
+    s->timer = timer;
+    fflush(mem);
+    s->out = out;
+    s->err = err;
+    fclose(mem);
+    return buf ? buf : mi_xstrdup("");
+}
+
+void html_escape(StrBuf *sb, const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        switch (s[i]) {
+        case '&': sb_put(sb, "&amp;"); break;
+        case '<': sb_put(sb, "&lt;"); break;
+        case '>': sb_put(sb, "&gt;"); break;
+        case '"': sb_put(sb, "&quot;"); break;
+        case '\'': sb_put(sb, "&#39;"); break;
+        case 0: break;
+        default: sb_putc(sb, s[i]);
+        }
+    }
+}
+
+const char *teach_tmpdir(Session *s) {
+    Teach *t = teach_of(s);
+    if (t->tmpdir) return t->tmpdir;
+    const char *base = getenv("TMPDIR");
+    char tmpl[1024];
+    snprintf(tmpl, sizeof tmpl, "%s/minductor-teach-XXXXXX", base && *base ? base : "/tmp");
+    if (!mkdtemp(tmpl)) { mi_err(s->ctx, tmpl, 0, 0, "cannot make a scratch directory"); return NULL; }
+    t->tmpdir = mi_xstrdup(tmpl);
+    return t->tmpdir;
+}
