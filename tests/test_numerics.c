@@ -216,6 +216,43 @@ static void test_deep_graph(MiCtx *ctx) {
     graph_free(ga); graph_free(gb); graph_free(gc);
 }
 
+/* Against PyTorch's values our float64 run cannot vouch for our own result: a reference with
+ * TF32-sized noise passes by the RMSE rule, one 5% off fails however close we are to float64. */
+static void test_self_vouching(MiCtx *ctx) {
+    Graph *g = parse(ctx,
+        "class GraphModule(torch.nn.Module):\n"
+        "    def forward(self, x: \"f32[4096][1]cpu\"):\n"
+        "        mul: \"f32[4096][1]cpu\" = torch.ops.aten.mul.Tensor(x, 3.0)\n"
+        "        return (mul,)\n");
+    if (!ok(g != NULL, "graph parses")) return;
+    IValue *in = NULL, *o = NULL;
+    int nin = 0, no = 0;
+    interp_random_inputs(ctx, g, NULL, 0, &in, &nin);
+    interp_run(ctx, g, in, nin, &o, &no);
+    int64_t n = 4096;
+    IValue tf32 = {.kind = IV_TENSOR, .t = tensor_new(ctx, DT_F32, 1, &n)}, off = {.kind = IV_TENSOR, .t = tensor_new(ctx, DT_F32, 1, &n)};
+    uint64_t seed = 5;
+    for (int64_t i = 0; i < n; i++) {
+        double v = tensor_get_f(o[0].t, i);
+        tensor_set_f(tf32.t, i, v * (1 + 5e-4 * noise(&seed)));
+        tensor_set_f(off.t, i, v * 1.05);
+    }
+    NumCheck c = {.ctx = ctx, .rtol = 1e-4, .atol = 1e-4, .fp64 = numref_new(ctx, g, in, nin), .fp64_of_result = true};
+    ok(num_check_value(&c, "output 0", &tf32, &o[0], NUM_OUT, 0, false), "a reference with TF32-sized noise: rounding");
+    StrBuf rep;
+    sb_init(&rep);
+    c.report = &rep;
+    ok(!num_check_value(&c, "output 0", &off, &o[0], NUM_OUT, 0, false) && rep.s && strstr(rep.s, "cannot vouch for it"),
+       "a reference 5%% off fails: the float64 run is the result's own implementation");
+    sb_free(&rep);
+    c.fp64_of_result = false;
+    ok(num_check_value(&c, "output 0", &off, &o[0], NUM_OUT, 0, false), "(with an independent float64 run, the better result would pass)");
+    numref_free(c.fp64);
+    ivalue_clear(&tf32); ivalue_clear(&off);
+    interp_free_outputs(in, nin); interp_free_outputs(o, no);
+    graph_free(g);
+}
+
 /* A float32 array for a bf16 placeholder: rounded, with a note; the annotated strides kept. */
 static void test_conform_input(MiCtx *ctx) {
     Graph *g = parse(ctx,
@@ -248,6 +285,7 @@ int main(void) {
     test_random_compare(ctx);
     test_fp64_run(ctx);
     test_deep_graph(ctx);
+    test_self_vouching(ctx);
     test_conform_input(ctx);
     mi_ctx_free(ctx);
     return done_testing();

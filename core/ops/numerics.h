@@ -32,9 +32,10 @@ typedef struct NumCheck {
     bool fp64_of_result;          /* the float64 run is the result's own implementation (our
                                      interpreter checked against PyTorch's recorded values): an op
                                      our interpreter gets wrong is wrong in both, so the RMSE rule
-                                     may then only pass a reference that is itself within the
-                                     coarsest float precision PyTorch computes in of the float64
-                                     run (2^-10 relative RMSE, TF32/f16; bf16 2^-7) */
+                                     may then only pass a reference that is itself within a few
+                                     roundings of the coarsest precision PyTorch computes in (TF32
+                                     cuDNN convolutions, f16: 2^-8 relative RMSE; bf16 2^-6) of the
+                                     float64 run; a wrong formula is off by far more */
     StrBuf *report;               /* lines go here; NULL: none */
     int compared, bad;            /* counts so far */
     double worst_abs;             /* largest max abs err of the tensors compared */
