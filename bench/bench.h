@@ -17,6 +17,7 @@ typedef struct BenchOpts {
     bool quick;             /* smaller sizes for a smoke run */
     bool no_interp;         /* skip the reference-interpreter baseline (vs_torch.py) */
     bool fresh_outputs;     /* allocate outputs inside each timed call, like torch.compile */
+    bool keep_denormals;    /* modules compute with denormals (ctx->flush_denormal off) */
     const char *graphs_dir; /* bench/graphs */
     const char *only;       /* run just one figure: "stream", "kernels", "pipeline", "tlparse" */
     const char *workload;   /* only this workload in figure 1/2 */

@@ -1,7 +1,9 @@
 /* fig_kernels.c — figures 1 and 2: per workload of bench/graphs/, the compiled module's kernel
  * time (median of reps after warm-up), bytes moved and GB/s against the STREAM bandwidth of
  * the same run; its speed-up over the reference interpreter and over the same graph compiled
- * with fusion off; and a numerical check of the module against the interpreter. */
+ * with fusion off; and a numerical check of the module against the interpreter. Workloads of
+ * more than one kernel also get the module's per-kernel profile (rt_profile: which kernel or
+ * extern call takes the time), printed after the table and kept in the JSON row. */
 #include "bench.h"
 #include "ops/interp.h"
 
@@ -48,6 +50,9 @@ typedef struct Row {
     double t_fused, t_nofuse, t_interp, bytes, max_abs, max_rel;
     bool bytes_exact, check_ok, checked;
     char why[300];
+    int nprof;               /* per-kernel profile (rt_profile), 0 when not taken */
+    char prof_names[64][96];
+    double prof_ms[64], prof_call_ms;
 } Row;
 
 static void free_inputs(IValue *in, int n) {
@@ -102,7 +107,19 @@ static int run_workload(BenchOpts *o, MiCtx *ctx, const char *name, Row *r) {
         if (rt_time(ctx, c.mod, c.g, in, nin, o->warmup, o->reps, &r->t_fused, &mn) != 0) {
             snprintf(r->why, sizeof r->why, "run: %s", mi_err_str(ctx, err, sizeof err));
             r->t_fused = NAN;
-        } else if (ref) {
+        } else if (c.nkernels > 1) {
+            RtProfile pf;
+            if (rt_profile(ctx, c.mod, c.g, in, nin, 1, o->reps, &pf) == 0) {
+                for (int k = 0; k < pf.n && k < 64; k++) {
+                    snprintf(r->prof_names[k], sizeof r->prof_names[k], "%s", pf.names[k]);
+                    r->prof_ms[k] = pf.ms[k];
+                }
+                r->nprof = pf.n < 64 ? pf.n : 64;
+                r->prof_call_ms = pf.call_ms;
+                rt_profile_free(&pf);
+            } else mi_clear_err(ctx);
+        }
+        if (!isnan(r->t_fused) && ref) {
             IValue *outs = NULL;
             int nouts = 0;
             if (rt_run(ctx, c.mod, c.g, in, nin, &outs, &nouts, NULL) == 0) {
@@ -150,6 +167,7 @@ int fig_kernels(BenchOpts *o) {
     MiCtx *ctx = mi_ctx_new();
     ctx->threads = o->threads;
     ctx->time_fresh_outputs = o->fresh_outputs;
+    ctx->flush_denormal = !o->keep_denormals;
     int threads = 1;
 #ifdef _OPENMP
     threads = o->threads > 0 ? o->threads : omp_get_max_threads();
@@ -202,6 +220,17 @@ int fig_kernels(BenchOpts *o) {
         json_num(&j1, "pct_of_stream", pct);
         sb_printf(&j1, ", \"checked\": %s, \"check_ok\": %s", r->checked ? "true" : "false", r->check_ok ? "true" : "false");
         json_num(&j1, "max_abs", r->max_abs);
+        if (r->nprof) {
+            sb_put(&j1, ", \"profile_ms\": [");
+            for (int k = 0; k < r->nprof; k++) {
+                sb_printf(&j1, "%s{\"kernel\": ", k ? ", " : "");
+                json_str(&j1, r->prof_names[k]);
+                json_num(&j1, "ms", r->prof_ms[k]);
+                sb_put(&j1, "}");
+            }
+            sb_put(&j1, "]");
+            json_num(&j1, "profile_call_ms", r->prof_call_ms);
+        }
         sb_put(&j1, ", \"note\": ");
         json_str(&j1, r->why);
         sb_put(&j1, "}");
@@ -213,6 +242,18 @@ int fig_kernels(BenchOpts *o) {
         json_num(&j2, "speedup_interp", xi);
         json_num(&j2, "speedup_fusion", xf);
         sb_put(&j2, "}");
+    }
+    for (int i = 0; i < nrows; i++) {   /* where each module's time goes */
+        Row *r = &rows[i];
+        if (!r->nprof) continue;
+        RtProfile pf = {r->nprof, mi_xcalloc((size_t)r->nprof, sizeof(char *)), r->prof_ms, r->prof_call_ms};
+        for (int k = 0; k < r->nprof; k++) pf.names[k] = r->prof_names[k];
+        StrBuf t;
+        sb_init(&t);
+        rt_profile_format(&pf, &t);
+        printf("\n%s per kernel (median of %d profiled calls):\n%s", r->name, o->reps, t.s);
+        sb_free(&t);
+        free(pf.names);
     }
     bool any_estimate = false;
     for (int i = 0; i < nrows; i++) any_estimate |= !rows[i].bytes_exact;

@@ -2,7 +2,7 @@
  * hold on a noisy machine, prints a table per figure and appends one JSON line per figure.
  *
  *   minibench [--quick] [--threads N] [--reps N] [--warmup N] [--only FIGURE]
- *             [--workload NAME] [--no-interp] [--fresh-outputs] [--graphs DIR] [--json FILE]
+ *             [--workload NAME] [--no-interp] [--fresh-outputs] [--keep-denormals] [--graphs DIR] [--json FILE]
  *   minibench gen NODES [ROWS COLS]      print a synthetic graph (bench/gen_graph.c)
  *
  * FIGURE is stream, kernels (figures 1 and 2), pipeline (3) or tlparse (4). Run from the
@@ -60,7 +60,7 @@ void json_emit(BenchOpts *o, StrBuf *line) {
 
 static void usage(void) {
     fprintf(stderr, "usage: minibench [--quick] [--threads N] [--reps N] [--warmup N] [--only stream|kernels|pipeline|tlparse]\n"
-                    "                 [--workload NAME] [--no-interp] [--fresh-outputs] [--graphs DIR] [--json FILE]\n"
+                    "                 [--workload NAME] [--no-interp] [--fresh-outputs] [--keep-denormals] [--graphs DIR] [--json FILE]\n"
                     "       minibench gen NODES [ROWS COLS]\n");
 }
 
@@ -81,6 +81,7 @@ int main(int argc, char **argv) {
         if (!strcmp(a, "--quick")) o.quick = true;
         else if (!strcmp(a, "--no-interp")) o.no_interp = true;
         else if (!strcmp(a, "--fresh-outputs")) o.fresh_outputs = true;
+        else if (!strcmp(a, "--keep-denormals")) o.keep_denormals = true;
         else if (!strcmp(a, "--threads") && v) { o.threads = atoi(v); i++; }
         else if (!strcmp(a, "--reps") && v) { o.reps = atoi(v); i++; }
         else if (!strcmp(a, "--warmup") && v) { o.warmup = atoi(v); i++; }
@@ -104,14 +105,17 @@ int main(int argc, char **argv) {
     char date[40];
     struct utsname un;
     uname(&un);
-    printf("minibench %s on %s %s, %d threads%s; pipeline: %s\n", bench_date(date, sizeof date), un.nodename,
-           un.machine, threads, o.quick ? " (quick)" : "", pipe_available());
+    const char *blas = rt_blas_tune();
+    printf("minibench %s on %s %s, %d threads%s; pipeline: %s\nBLAS: %s\n", bench_date(date, sizeof date), un.nodename,
+           un.machine, threads, o.quick ? " (quick)" : "", pipe_available(), blas);
     StrBuf j;
     sb_init(&j);
     sb_printf(&j, "{\"figure\": \"run\", \"date\": \"%s\", \"machine\": ", date);
     json_str(&j, un.machine);
     sb_printf(&j, ", \"threads\": %d, \"quick\": %s, \"pipeline\": ", threads, o.quick ? "true" : "false");
     json_str(&j, pipe_available());
+    sb_put(&j, ", \"blas\": ");
+    json_str(&j, blas);
     sb_put(&j, "}");
     json_emit(&o, &j);
 

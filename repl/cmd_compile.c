@@ -533,15 +533,36 @@ int cmd_codegen(Session *s, int argc, char **argv) {
     return mi_err(s->ctx, "", 0, 0, "no function '%s' in the generated code (see 'sched' for kernel names)", argv[1]);
 }
 
+/* exec --profile: where the module's time goes, per fused kernel and extern call (rt_profile) */
+static int exec_profile(Session *s, long reps) {
+    RtProfile p;
+    IValue *in = session_clone_inputs(s->ctx, s->inputs, s->ninputs);
+    if (!in) return -1;
+    fprintf(s->err, "profiling %ld runs...\n", reps);
+    int rc = rt_profile(s->ctx, s->cs->fx.mod, session_graph(s), in, s->ninputs, 2, (int)(reps > 0 ? reps : 1), &p);
+    session_free_inputs(in, s->ninputs);
+    if (rc < 0) return -1;
+    StrBuf t;
+    sb_init(&t);
+    rt_profile_format(&p, &t);
+    fprintf(s->out, "per kernel (median of %ld runs; %s):\n%s", reps > 0 ? reps : 1, rt_blas_tune(), t.s ? t.s : "");
+    sb_free(&t);
+    rt_profile_free(&p);
+    return 0;
+}
+
 int cmd_exec(Session *s, int argc, char **argv) {
     long reps = 10;
+    bool profile = argc > 1 && !strcmp(argv[argc - 1], "--profile");
+    if (profile) argc--;
     if (argc > 2) return usage_error(s, "exec");
     if (argc == 2 && parse_count(s, argv[1], "REPS", &reps) < 0) return -1;
     if (!session_require_graph(s)) return -1;
     /* random inputs when none are set (keeps the pass history and the compiled state) */
     if (session_ensure_inputs(s) < 0) return -1;
     if (!ensure_code(s)) return -1;
-    return exec_module(s, reps);
+    if (exec_module(s, reps) < 0) return -1;
+    return profile ? exec_profile(s, reps) : 0;
 }
 
 /* The current schedule for `why` / `dump` (repl/cmd_why.c): schedules first when needed, as

@@ -66,9 +66,10 @@ static const Command commands[] = {
      "Schedule the IR: fusion groups (kernels) and every fusion decision with its reason.", cmd_sched, CPL_NONE},
     {"codegen", "codegen [KERNEL]",
      "Show the generated C source (all of it, or one kernel); CUDA source after `set device cuda`.", cmd_codegen, CPL_NODE},
-    {"exec", "exec [REPS]",
+    {"exec", "exec [REPS] [--profile]",
      "Compile the generated C, run it on the inputs, compare with the reference interpreter\n"
-     "(max abs err per output) and time it (median of REPS runs, default 10).", cmd_exec, CPL_NONE},
+     "(max abs err per output) and time it (median of REPS runs, default 10). --profile: then the\n"
+     "time of each fused kernel and extern call, slowest first (CPU modules).", cmd_exec, CPL_NONE},
     {"show", "show fx|ir|fusion|diff [STEP] [--svg FILE|--png FILE|--dot FILE]",
      "Draw the FX graph, the IR buffer graph, the fusion groups or a pass diff with Graphviz.\n"
      "Without a file option the DOT text is printed.", cmd_show, CPL_SHOW},

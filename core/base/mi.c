@@ -51,6 +51,7 @@ MiCtx *mi_ctx_new(void) {
     ctx->sym = sym_ctx_new();
     ctx->target = MI_DEV_CPU;
     ctx->fusion = true;
+    ctx->flush_denormal = true;
     ctx->seed = 0x5eed;
     for (const MiLimitInfo *l = limit_info; l->name; l++) *(int *)((char *)&ctx->limits + l->offset) = l->def;
     sym_set_max_degree(ctx->sym, ctx->limits.sym_degree);

@@ -64,6 +64,8 @@ typedef struct MiCtx {
     MiDeviceKind target;    /* codegen target: cpu (default) or cuda */
     int threads;            /* OpenMP threads for generated kernels; 0 = default */
     bool fusion;            /* scheduler fusion on (default) */
+    bool flush_denormal;    /* generated CPU modules run with flush-to-zero and denormals-are-
+                             * zero on every OpenMP thread (default on; codegen_c.c) */
     bool time_fresh_outputs;/* rt_time: allocate the outputs inside every timed call, as
                              * torch.compile's wrapper does (empty_strided per call) */
     uint64_t seed;          /* for random inputs */

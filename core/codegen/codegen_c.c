@@ -12,7 +12,7 @@
 #include <string.h>
 
 static const char *prelude =
-    "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n#include <math.h>\n#include <omp.h>\n"
+    "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n#include <math.h>\n#include <time.h>\n#include <omp.h>\n"
     "#ifdef MI_HAVE_CBLAS\n#include <cblas.h>\n#endif\n\n"
     "#define MI_GUARD_FAILED 1000   /* call() returns this + k when size guard k does not hold */\n";
 /* after the index helpers of sym_c_prelude() */
@@ -22,6 +22,30 @@ static const char *prelude_welford =
     "    if (nb <= 0) return;\n"
     "    double t = *n + nb, d = mb - *mean;\n"
     "    *mean += d * (nb / t); *m2 += m2b + d * d * (*n * nb / t); *n = t;\n}\n\n";
+
+/* The denormal policy (ctx->flush_denormal, on by default): call() runs with flush-to-zero
+ * (a denormal result becomes 0) and denormals-are-zero (a denormal operand reads as 0) on every
+ * thread of the OpenMP team: the MXCSR bits 0x8040 that torch.set_flush_denormal(True) sets
+ * (FPCR.FZ on AArch64). An x86 core takes a ~100-cycle microcode assist per denormal operand:
+ * 5% of a softmax's probabilities below 1.2e-38 made the P@V matmul after it 30x slower.
+ * Kernels split work over the same team, and BLAS runs single-threaded inside it (mi_gemm), so
+ * every thread doing the module's arithmetic has the mode; each thread's own mode comes back
+ * when call() returns, and a fallback kernel (the reference interpreter) runs in the caller's. */
+static const char *denormal_src =
+    "#if defined(__SSE__)\n#include <xmmintrin.h>\n"
+    "static __thread unsigned mi_fp_saved; static __thread int mi_fp_held;\n"
+    "static inline void mi_fp_flush(void) { unsigned c = _mm_getcsr(); if (!mi_fp_held) { mi_fp_saved = c; mi_fp_held = 1; } _mm_setcsr(c | 0x8040u); }\n"
+    "static inline void mi_fp_restore(void) { if (mi_fp_held) { _mm_setcsr(mi_fp_saved); mi_fp_held = 0; } }\n"
+    "#elif defined(__aarch64__)\n"
+    "static __thread uint64_t mi_fp_saved; static __thread int mi_fp_held;\n"
+    "static inline void mi_fp_flush(void) { uint64_t c; __asm__ volatile(\"mrs %0, fpcr\" : \"=r\"(c)); if (!mi_fp_held) { mi_fp_saved = c; mi_fp_held = 1; } __asm__ volatile(\"msr fpcr, %0\" :: \"r\"(c | (1ull << 24))); }\n"
+    "static inline void mi_fp_restore(void) { if (mi_fp_held) { __asm__ volatile(\"msr fpcr, %0\" :: \"r\"(mi_fp_saved)); mi_fp_held = 0; } }\n"
+    "#else\n"
+    "static inline void mi_fp_flush(void) {}\nstatic inline void mi_fp_restore(void) {}\n"
+    "#endif\n"
+    "/* on every thread of the team the kernels will use */\n"
+    "static void mi_fp_enter(void) {\n    #pragma omp parallel\n    mi_fp_flush();\n}\n"
+    "static void mi_fp_leave(void) {\n    #pragma omp parallel\n    mi_fp_restore();\n}\n\n";
 
 /* f16 / bf16 buffers hold the bits; values are floats (round to nearest even on the way back,
  * as c10::Half / c10::BFloat16 and core/base/tensor.c convert) */
@@ -215,13 +239,15 @@ static void ex(StrBuf *sb, Expr *e) { sym_c_sb(e, sb); }
 
 /* A FallbackKernel: describe the argument and result buffers, call back into minductor
  * (core/codegen/codegen_fallback.h). */
-static void emit_fallback_call(const Schedule *s, const Buffer *b, const char *cleanup, StrBuf *sb) {
+static void emit_fallback_call(const Schedule *s, const Buffer *b, const char *cleanup, bool flush, StrBuf *sb) {
     sb_printf(sb, "    {   /* FallbackKernel: torch.ops.%s (node '%s') */\n", b->fb->kernel, b->fb->node->name);
     cg_emit_fallback_descs(sb, s->ir, b, NULL, NULL);
+    if (flush) sb_put(sb, "        mi_fp_restore();   /* the reference implementation runs in the caller's mode */\n");
     /* a node of a cond branch goes by its path: "true_graph_0_" + name (ir_prefix) */
     sb_put(sb, "        if (");
     cg_emit_fallback_run(sb, s->ir, b);
-    sb_printf(sb, ") {%s return MI_FALLBACK_FAILED; }\n    }\n", cleanup);
+    sb_printf(sb, ") {%s return MI_FALLBACK_FAILED; }\n", cleanup);
+    sb_put(sb, flush ? "        mi_fp_flush();\n    }\n" : "    }\n");
 }
 
 static void emit_extern_call(const Schedule *s, const Buffer *b, StrBuf *sb) {
@@ -326,6 +352,7 @@ static int scan_externs(MiCtx *ctx, const Schedule *s, bool *has_mm, bool *has_s
 /* The kernels of every branch (recursively), then each branch as a function with the module
  * ABI, so that the caller's `if` can call them. */
 static int emit_call_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool fb, StrBuf *out);
+static void emit_profile_tables(const Schedule *s, StrBuf *out);
 
 static int emit_branches(MiCtx *ctx, const Schedule *s, bool fb, StrBuf *out) {
     for (int i = 0; i < s->nbranches; i++)
@@ -371,6 +398,7 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     if (has_fb) sb_put(&out, cg_fallback_abi);
     if (has_mm) sb_put(&out, gemm_src);
     if (has_sdpa) sb_put(&out, sdpa_src);
+    if (ctx->flush_denormal) sb_put(&out, denormal_src);
     for (int k = 0; k < s->nkernels; k++) {
         if (s->kernels[k].is_extern) continue;
         if (cg_emit_kernel(ctx, s, &s->kernels[k], &out) < 0) { sb_free(&out); return NULL; }
@@ -385,11 +413,38 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     sb_put(&out, "NULL};\n");
     sb_printf(&out, "const int mi_num_outputs = %d;\n", m->noutputs);
     cg_emit_output_alias(m, "", &out);
-    if (emit_call_fn(ctx, s, has_fb ? "call_fb" : "call", has_fb, &out) < 0) { sb_free(&out); return NULL; }
+    sb_put(&out, "\n");
+    emit_profile_tables(s, &out);
+    const char *entry = has_fb ? "call_fb" : "call";
+    if (ctx->flush_denormal) {   /* call() sets the denormal mode around the module's body */
+        sb_put(&out, "static ");
+        if (emit_call_fn(ctx, s, has_fb ? "mi_body_fb" : "mi_body", has_fb, &out) < 0) { sb_free(&out); return NULL; }
+        sb_printf(&out, "\nint %s(void *const *inputs, void *const *outputs, const int64_t *syms%s)\n{\n"
+                        "    mi_fp_enter();\n    int r = %s(inputs, outputs, syms%s);\n    mi_fp_leave();\n    return r;\n}\n",
+                  entry, has_fb ? ", const MiFb *fb" : "", has_fb ? "mi_body_fb" : "mi_body", has_fb ? ", fb" : "");
+    } else if (emit_call_fn(ctx, s, entry, has_fb, &out) < 0) { sb_free(&out); return NULL; }
     if (has_fb)   /* without the callback table a fallback cannot run */
         sb_put(&out, "\nint call(void *const *inputs, void *const *outputs, const int64_t *syms)\n{\n"
                      "    return call_fb(inputs, outputs, syms, NULL);\n}\n");
     return sb_take(&out);
+}
+
+/* The per-kernel profile of the module ABI (runtime.h): while the caller sets mi_profile,
+ * call() adds the wall time of kernel k (a fused cpp kernel or an extern / fallback call) to
+ * mi_prof_ns[k]; mi_prof_names[k] says which, "extern_mm (bmm -> buf5)" for an extern. One
+ * clock_gettime pair per kernel when on, one untaken branch when off. mi_profile == 2 reads the
+ * calling thread's CPU clock instead of the wall clock (one thread on a shared machine). */
+static void emit_profile_tables(const Schedule *s, StrBuf *out) {
+    static const char *const ext_op[] = {"mm", "addmm", "bmm", "sdpa", "cond", "fallback"};
+    sb_put(out, "int mi_profile;\nint64_t mi_prof_ns[");
+    sb_printf(out, "%d];\nconst char *mi_prof_names[] = {", s->nkernels > 0 ? s->nkernels : 1);
+    for (int k = 0; k < s->nkernels; k++) {
+        const SchedKernel *kn = &s->kernels[k];
+        const Buffer *eb = kn->is_extern ? s->nodes[s->groups[s->order[kn->first]].nodes[0]].buf : NULL;
+        if (eb) sb_printf(out, "\"%s (%s -> %s)\", ", kn->name, ext_op[eb->ext], eb->name);
+        else sb_printf(out, "\"%s\", ", kn->name);
+    }
+    sb_put(out, "NULL};\nstatic inline int64_t mi_ns(void) { struct timespec t; clock_gettime(mi_profile == 2 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &t); return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec; }\n\n");
 }
 
 /* One guard "LHS OP RHS" (ir_add_guard's text) as a C check returning MI_GUARD_FAILED + k.
@@ -425,6 +480,8 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool f
     bool ind = false, atomic = false;
     scan_indirect(s, &ind, &atomic);
     if (ind) sb_put(&out, "    mi_index_oob_info[0] = 0;\n");
+    bool prof = !m->name_prefix;   /* the top-level module; a cond branch is timed as one call */
+    if (prof) sb_put(&out, "    int64_t mi_t = 0; (void)mi_t;\n");
     for (int i = 0; i < m->nsyms; i++) sb_printf(&out, "    const int64_t %s = syms[%d]; (void)%s;\n", m->sym_names[i], i, m->sym_names[i]);
     /* the size relations this module was generated for (branches share them). "s0 >= 1" is
      * recorded but not checked: an empty tensor runs no loop iteration, so size 0 still works */
@@ -475,6 +532,7 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool f
         }
         const Buffer *eb = g->is_extern ? s->nodes[g->nodes[0]].buf : NULL;
         cg_source_comment(s, kn, "    ", &out);
+        if (prof) sb_put(&out, "    if (mi_profile) mi_t = mi_ns();\n");
         /* the kernel's debug handle: what inductor_provenance_tracking_node_mappings names it by */
         sb_printf(&out, "    /* [Provenance debug handles] %s:%d */\n", kn->name, k + 1);
         /* a failing fallback returns at once: free what is allocated so far */
@@ -486,7 +544,7 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool f
         if (eb && eb->ext == EXT_COND) {
             CondHow how = {fb, cleanup.s ? cleanup.s : ""};
             if (cg_emit_cond_call(ctx, s, eb, cond_tail, &how, &out) < 0) { free(gids); free(gwr); free(allocated); sb_free(&out); sb_free(&cleanup); return -1; }
-        } else if (eb && eb->ext == EXT_FALLBACK) emit_fallback_call(s, eb, cleanup.s ? cleanup.s : "", &out);
+        } else if (eb && eb->ext == EXT_FALLBACK) emit_fallback_call(s, eb, cleanup.s ? cleanup.s : "", ctx->flush_denormal, &out);
         else if (eb) emit_extern_call(s, eb, &out);
         else {
             sb_printf(&out, "    %s(", kn->name);
@@ -496,6 +554,7 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool f
             if (kernel_has_indirect(s, kn))
                 sb_printf(&out, "    if (mi_index_oob_info[0]) {%s return MI_INDEX_OOB; }\n", cleanup.s ? cleanup.s : "");
         }
+        if (prof) sb_printf(&out, "    if (mi_profile) mi_prof_ns[%d] += mi_ns() - mi_t;\n", k);
         sb_free(&cleanup);
         free(gids);
         free(gwr);

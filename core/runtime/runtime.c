@@ -335,6 +335,13 @@ static int load_module(MiCtx *ctx, RtModule *m) {
     m->guards = dlsym(m->handle, "mi_guards");
     m->nguards = 0;
     while (m->guards && m->guards[m->nguards]) m->nguards++;
+    m->profile = dlsym(m->handle, "mi_profile");
+    m->prof_ns = dlsym(m->handle, "mi_prof_ns");
+    m->prof_names = dlsym(m->handle, "mi_prof_names");
+    dlerror();
+    m->nprof = 0;
+    while (m->prof_names && m->prof_names[m->nprof]) m->nprof++;
+    if (!m->profile || !m->prof_ns) m->prof_names = NULL, m->nprof = 0;
     m->load_s = (double)(mi_now_ns() - t0) * 1e-9;
     return 0;
 }
@@ -392,7 +399,10 @@ RtModule *rt_compile(MiCtx *ctx, const char *c_source) {
             return NULL;
         }
         nvcc_command(&cc, nvcc);
-    } else cc_command(&cc);
+    } else {
+        rt_blas_tune();   /* before the module's first gemm */
+        cc_command(&cc);
+    }
     uint64_t h = 0xcbf29ce484222325ull;
     for (int i = 0; i < cc.argc; i++) h = fnv1a(h, cc.argv[i], strlen(cc.argv[i]) + 1);
     for (int i = 0; i < cc.nlink; i++) h = fnv1a(h, cc.link[i], strlen(cc.link[i]) + 1);
@@ -853,6 +863,80 @@ int rt_time_stats(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int n
     free(t);
     prep_free(&pp, false);
     return rc;
+}
+
+static double median_of(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* CPU time of the whole process (every thread), in ns */
+static uint64_t cpu_now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+int rt_profile(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs,
+               int warmup, int reps, RtProfile *out) {
+    memset(out, 0, sizeof *out);
+    if (!m->prof_names)
+        return mi_err(ctx, m->src_path, 0, 0, "this module has no per-kernel profile (%s)",
+                      m->is_cuda ? "CUDA modules are timed whole" : "generated before profiling existed");
+    if (reps < 1) reps = 1;
+    Prepared pp;
+    if (prepare(ctx, m, g, inputs, ninputs, &pp) != 0) return -1;
+    int n = m->nprof, rc = 0;
+    double *per = mi_xcalloc((size_t)n * reps + 1, sizeof *per), *whole = mi_xcalloc((size_t)reps, sizeof *whole);
+    for (int i = 0; i < warmup && rc == 0; i++) rc = invoke(ctx, m, &pp);
+    const char *clk = getenv("MINDUCTOR_PROFILE_CLOCK");
+    bool cpu = clk && !strcmp(clk, "cpu");
+    *m->profile = cpu ? 2 : 1;
+    for (int r = 0; r < reps && rc == 0; r++) {
+        memset(m->prof_ns, 0, sizeof *m->prof_ns * (size_t)n);
+        uint64_t t0 = cpu ? cpu_now_ns() : mi_now_ns();
+        rc = invoke(ctx, m, &pp);
+        whole[r] = (double)((cpu ? cpu_now_ns() : mi_now_ns()) - t0) * 1e-6;
+        for (int k = 0; k < n; k++) per[(size_t)k * reps + r] = (double)m->prof_ns[k] * 1e-6;
+    }
+    *m->profile = 0;
+    if (rc == 0) {
+        out->n = n;
+        out->names = mi_xcalloc((size_t)n + 1, sizeof *out->names);
+        out->ms = mi_xcalloc((size_t)n + 1, sizeof *out->ms);
+        for (int k = 0; k < n; k++) {
+            out->names[k] = m->prof_names[k];
+            out->ms[k] = median_of(per + (size_t)k * reps, reps);
+        }
+        out->call_ms = median_of(whole, reps);
+        copy_back(&pp, inputs);
+    }
+    free(per);
+    free(whole);
+    prep_free(&pp, false);
+    return rc;
+}
+
+void rt_profile_format(const RtProfile *p, StrBuf *sb) {
+    int *ord = mi_xcalloc((size_t)p->n + 1, sizeof *ord);
+    double sum = 0;
+    for (int k = 0; k < p->n; k++) ord[k] = k, sum += p->ms[k];
+    for (int i = 1; i < p->n; i++)   /* slowest first; ties in call order */
+        for (int j = i; j > 0 && p->ms[ord[j]] > p->ms[ord[j - 1]]; j--) { int t = ord[j]; ord[j] = ord[j - 1]; ord[j - 1] = t; }
+    sb_put(sb, "        ms   share  #  kernel\n");
+    for (int i = 0; i < p->n; i++) {
+        int k = ord[i];
+        sb_printf(sb, "%10.3f  %5.1f%%  %-2d %s\n", p->ms[k], p->call_ms > 0 ? 100.0 * p->ms[k] / p->call_ms : 0.0, k + 1, p->names[k]);
+    }
+    sb_printf(sb, "%10.3f  %5.1f%%     sum of the kernels\n", sum, p->call_ms > 0 ? 100.0 * sum / p->call_ms : 0.0);
+    sb_printf(sb, "%10.3f  100.0%%     whole call (medians over the calls)\n", p->call_ms);
+    free(ord);
+}
+
+void rt_profile_free(RtProfile *p) {
+    free(p->names);
+    free(p->ms);
+    memset(p, 0, sizeof *p);
 }
 
 /* ---- checking against the interpreter ---- */

@@ -12,6 +12,11 @@
  *     const int mi_output_alias[];    optional; per output, the index of the tensor input it is
  *                                     (a graph input returned as it is), else -1: the caller
  *                                     returns that input tensor itself and outputs[j] is NULL
+ *     int mi_profile; int64_t mi_prof_ns[]; const char *mi_prof_names[];
+ *                                     optional per-kernel profile (rt_profile): while
+ *                                     mi_profile is set, call adds kernel k's ns to mi_prof_ns[k]
+ * call() of a CPU module runs with flush-to-zero / denormals-are-zero on its OpenMP threads
+ * unless generated with ctx->flush_denormal off (core/codegen/codegen_c.c: denormal_src).
  * inputs[i]  = data pointer of the i-th TENSOR placeholder (SymInt placeholders skipped; their
  *              values and every size symbol arrive in syms, in the order of mi_sym_names);
  * outputs[j] = data pointer of the j-th graph output, preallocated by the caller with the output
@@ -83,6 +88,11 @@ typedef struct RtModule {
     const int *output_alias; /* mi_output_alias (NULL when the module has none) */
     const char *const *guards;   /* mi_guards (NULL when the module has none) */
     int nguards;
+    /* the per-kernel profile (CPU modules; NULL when the module has none): */
+    int *profile;                      /* mi_profile: call() times its kernels while set */
+    int64_t *prof_ns;                  /* mi_prof_ns[k]: ns summed over the timed calls */
+    const char *const *prof_names;     /* mi_prof_names: kernel k's name, NULL-terminated */
+    int nprof;
     /* CUDA modules (core/codegen/codegen_cuda.h; rt_compile builds them with nvcc): */
     bool is_cuda;
     int (*cuda_time)(void *const *inputs, void *const *outputs, const int64_t *syms, int warmup,
@@ -98,6 +108,21 @@ typedef struct RtModule {
  * ("no CUDA GPU available"), it fails with a clear message. rt_run/rt_check then work unchanged
  * (call() copies to and from the GPU); rt_time times the kernels alone with CUDA events. */
 RtModule *rt_compile(MiCtx *ctx, const char *c_source);
+
+/* Tune the process's BLAS once (core/runtime/blas_core.c; rt_compile calls it): an OpenBLAS
+ * whose load-time detection chose an older kernel set than cpuid offers (0.3.21: Haswell on an
+ * AVX-512 Zen 5) is switched to the best one it has (SkylakeX: 2x the sgemm GFLOP/s), unless
+ * the user set OPENBLAS_CORETYPE (MINDUCTOR_BLAS_CORETYPE=cpuid chooses from cpuid anyway;
+ * =NAME forces core NAME). Returns what the BLAS runs, for reports:
+ * "OpenBLAS core SkylakeX (chosen from cpuid; OpenBLAS detected Haswell)". */
+const char *rt_blas_tune(void);
+/* The decision alone: the core to switch to (NULL: keep `detected`) given OpenBLAS's detected
+ * core, $OPENBLAS_CORETYPE, $MINDUCTOR_BLAS_CORETYPE and the best core cpuid offers (NULL:
+ * none); `why` gets the reason ("OPENBLAS_CORETYPE=Haswell; cpuid offers Cooperlake"). */
+const char *rt_blas_choose(const char *detected, const char *openblas_env, const char *mi_env, const char *best,
+                           char *why, size_t n);
+/* The best OpenBLAS core cpuid offers that the loaded OpenBLAS has ("Cooperlake"), or NULL. */
+const char *rt_blas_cpuid_core(void);
 void rt_free(RtModule *m);
 
 /* The cache directory rt_compile uses (created if missing); NULL + ctx error. Returns buf. */
@@ -139,6 +164,26 @@ int rt_time_stats(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int n
  * counted once, capped by a cgroup CPU quota), as PyTorch picks its intra-op threads. `why`
  * (may be NULL) gets where the number came from ("physical cores"). */
 int rt_default_threads(char *why, size_t n);
+
+/* Where a module's time goes: `warmup` untimed calls, then `reps` calls with the module's
+ * per-kernel clock on (mi_profile). Per kernel (a fused cpp kernel or an extern / fallback
+ * call, in call order) the median over the calls, and the median of the whole call.
+ * MINDUCTOR_PROFILE_CLOCK=cpu: CPU time instead of wall time (the calling thread's per kernel,
+ * the process's per call): with ctx->threads == 1 it leaves out the time other processes of a
+ * shared machine took the core.
+ * Fails with a clear error for a module without the profile (CUDA). */
+typedef struct RtProfile {
+    int n;
+    const char **names;      /* the module's names (valid while the module is loaded) */
+    double *ms;              /* median ms per call of kernel k */
+    double call_ms;          /* median ms of the whole call */
+} RtProfile;
+int rt_profile(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs,
+               int warmup, int reps, RtProfile *out);
+/* The table: one line per kernel, slowest first ("  12.345 ms  45.6%  cpp_fused_div_2"), then
+ * the sum and the whole call (the rest: allocation, the denormal mode, calls' overhead). */
+void rt_profile_format(const RtProfile *p, StrBuf *sb);
+void rt_profile_free(RtProfile *p);
 
 /* Run the reference interpreter and the module on the same inputs and compare every output and
  * mutated input by torch._dynamo.utils.same's rule (core/ops/numerics.h: allclose(rtol, atol),

@@ -1,0 +1,172 @@
+/* test_perf_policy.c — the runtime's performance policies, by their observable effects: the
+ * denormal policy of generated modules (ctx->flush_denormal: FTZ/DAZ inside call(), the
+ * caller's floating-point mode untouched), the per-kernel profile (rt_profile: one entry per
+ * kernel, named, adding up to the call) and the OpenBLAS core decision (rt_blas_choose). */
+#include "tap.h"
+#include "compile_fx/compile_fx.h"
+#include "runtime/runtime.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
+
+/* y = x * 1e-30 (denormal results for |x| ~ 1e-10), z = x * 1e10 (a denormal x reads as 0
+ * under DAZ) */
+static const char *SCALE_GRAPH =
+    "class <lambda>(torch.nn.Module):\n"
+    "    def forward(self, arg0_1: \"f32[4, 4][4, 1]cpu\"):\n"
+    "        mul: \"f32[4, 4][4, 1]cpu\" = torch.ops.aten.mul.Tensor(arg0_1, 1e-30)\n"
+    "        mul_1: \"f32[4, 4][4, 1]cpu\" = torch.ops.aten.mul.Tensor(arg0_1, 10000000000.0);  arg0_1 = None\n"
+    "        return (mul, mul_1)\n";
+
+/* three kernels: a fused pointwise kernel, an extern mm, a fused pointwise kernel */
+static const char *MM_GRAPH =
+    "class <lambda>(torch.nn.Module):\n"
+    "    def forward(self, arg0_1: \"f32[64, 64][64, 1]cpu\", arg1_1: \"f32[64, 64][64, 1]cpu\"):\n"
+    "        relu: \"f32[64, 64][64, 1]cpu\" = torch.ops.aten.relu.default(arg0_1);  arg0_1 = None\n"
+    "        mm: \"f32[64, 64][64, 1]cpu\" = torch.ops.aten.mm.default(relu, arg1_1);  relu = arg1_1 = None\n"
+    "        tanh: \"f32[64, 64][64, 1]cpu\" = torch.ops.aten.tanh.default(mm);  mm = None\n"
+    "        return (tanh,)\n";
+
+static Graph *parse(MiCtx *ctx, const char *text) {
+    Graph *g = fx_parse(ctx, text, strlen(text), "test.py", 1);
+    if (g) ops_resolve_graph(g);
+    return g;
+}
+
+/* the control bits of MXCSR (rounding, FTZ, DAZ, masks), not the sticky exception flags */
+static unsigned fp_mode(void) {
+#if defined(__SSE__)
+    return _mm_getcsr() & ~0x3fu;
+#else
+    return 0;
+#endif
+}
+
+/* run SCALE_GRAPH on x = {1e-10 ..., 1e-40 ...} with the policy on or off */
+static void denormals(MiCtx *ctx, bool flush) {
+    char err[1200];
+    ctx->flush_denormal = flush;
+    Graph *g = parse(ctx, SCALE_GRAPH);
+    if (!ok(g != NULL, "parse the scaling graph")) { diag("%s", mi_err_str(ctx, err, sizeof err)); return; }
+    CompiledFx c;
+    compile_fx_init(&c, g);
+    if (!ok(compile_fx(ctx, &c, CFX_BUILT) == 0, "compile (flush_denormal %s)", flush ? "on" : "off")) {
+        diag("%s", mi_err_str(ctx, err, sizeof err));
+        compile_fx_free(&c);
+        graph_free(g);
+        return;
+    }
+    ok((strstr(c.code, "mi_fp_enter();") != NULL) == flush, "call() %s the denormal mode", flush ? "sets" : "leaves");
+    int64_t size[2] = {4, 4};
+    IValue in = {.kind = IV_TENSOR, .t = tensor_new(ctx, DT_F32, 2, size)};
+    for (int i = 0; i < 16; i++) tensor_set_f(in.t, i, i < 8 ? 1e-10f : 1e-40f);
+    unsigned before = fp_mode();
+    IValue *outs = NULL;
+    int nouts = 0;
+    int rc = rt_run(ctx, c.mod, g, &in, 1, &outs, &nouts, NULL);
+    is_int(rc, 0, "run");
+    is_int((int)fp_mode(), (int)before, "the caller's floating-point mode is unchanged after call()");
+    if (rc == 0) {
+        double y = tensor_get_f(outs[0].t, 0), z = tensor_get_f(outs[1].t, 8);
+        if (flush) {
+            ok(y == 0.0, "1e-10 * 1e-30 flushes to 0 (got %g)", y);
+            ok(z == 0.0, "a denormal input 1e-40 reads as 0: * 1e10 = 0 (got %g)", z);
+        } else {
+            ok(y > 9e-41 && y < 1.1e-40, "1e-10 * 1e-30 stays the denormal 1e-40 (got %g)", y);
+            ok(z > 9e-31 && z < 1.1e-30, "1e-40 * 1e10 = 1e-30 (got %g)", z);
+        }
+        ok(tensor_get_f(outs[1].t, 0) > 0.99f && tensor_get_f(outs[1].t, 0) < 1.01f, "normal values are unaffected");
+        interp_free_outputs(outs, nouts);
+    }
+    tensor_unref(in.t);
+    compile_fx_free(&c);
+    graph_free(g);
+    ctx->flush_denormal = true;
+}
+
+static void profile(MiCtx *ctx) {
+    char err[1200];
+    Graph *g = parse(ctx, MM_GRAPH);
+    if (!ok(g != NULL, "parse the mm graph")) return;
+    CompiledFx c;
+    compile_fx_init(&c, g);
+    if (!ok(compile_fx(ctx, &c, CFX_BUILT) == 0, "compile the mm graph")) {
+        diag("%s", mi_err_str(ctx, err, sizeof err));
+        compile_fx_free(&c);
+        graph_free(g);
+        return;
+    }
+    IValue *in = NULL;
+    int nin = 0;
+    if (!ok(interp_random_inputs(ctx, g, NULL, 0, &in, &nin) == 0, "inputs")) return;
+    RtProfile p;
+    int rc = rt_profile(ctx, c.mod, g, in, nin, 1, 5, &p);
+    if (!ok(rc == 0, "rt_profile")) diag("%s", mi_err_str(ctx, err, sizeof err));
+    if (rc == 0) {
+        is_int(p.n, sched_num_kernels(c.sched), "one entry per kernel of the schedule");
+        is_int(p.n, 3, "pointwise, mm, pointwise");
+        ok(p.n == 3 && strstr(p.names[1], "(mm -> ") != NULL, "the extern call is named with its op and buffer: %s",
+           p.n > 1 ? p.names[1] : "?");
+        ok(p.n == 3 && !strncmp(p.names[0], "cpp_fused_", 10) && !strncmp(p.names[2], "cpp_fused_", 10),
+           "fused kernels by their names (%s, %s)", p.n ? p.names[0] : "?", p.n > 2 ? p.names[2] : "?");
+        double sum = 0;
+        bool nonneg = true;
+        for (int k = 0; k < p.n; k++) sum += p.ms[k], nonneg &= p.ms[k] >= 0;
+        ok(nonneg && p.call_ms > 0, "times are non-negative, the call took time");
+        StrBuf sb;
+        sb_init(&sb);
+        rt_profile_format(&p, &sb);
+        ok(sb.s && strstr(sb.s, "whole call") && strstr(sb.s, "sum of the kernels"), "the table has the sum and the call");
+        sb_free(&sb);
+        rt_profile_free(&p);
+    }
+    /* the profile leaves the module as it was: plain runs still compute */
+    IValue *outs = NULL;
+    int nouts = 0;
+    ok(rt_run(ctx, c.mod, g, in, nin, &outs, &nouts, NULL) == 0 && *c.mod->profile == 0, "profiling is off again after rt_profile");
+    if (outs) interp_free_outputs(outs, nouts);
+    interp_free_outputs(in, nin);
+    compile_fx_free(&c);
+    graph_free(g);
+}
+
+static void blas_choice(void) {
+    char why[160];
+    is_str(rt_blas_choose("Haswell", NULL, NULL, "Cooperlake", why, sizeof why), "Cooperlake",
+           "an AVX2 core on an AVX-512 CPU is upgraded");
+    is_str(why, "chosen from cpuid; OpenBLAS detected Haswell", "  and says why");
+    is_str(rt_blas_choose("Prescott", NULL, NULL, "SkylakeX", why, sizeof why), "SkylakeX", "the SSE3 fallback is upgraded");
+    ok(rt_blas_choose("SkylakeX", NULL, NULL, "SkylakeX", why, sizeof why) == NULL, "the right core is kept");
+    ok(rt_blas_choose("Cooperlake", NULL, NULL, "SkylakeX", why, sizeof why) == NULL, "a better core than cpuid's pick is kept");
+    ok(rt_blas_choose("Haswell", "Haswell", NULL, "Cooperlake", why, sizeof why) == NULL, "the user's OPENBLAS_CORETYPE is kept");
+    is_str(why, "OPENBLAS_CORETYPE=Haswell; cpuid offers Cooperlake", "  and the better choice is named");
+    is_str(rt_blas_choose("Haswell", "Haswell", "cpuid", "Cooperlake", why, sizeof why), "Cooperlake",
+           "MINDUCTOR_BLAS_CORETYPE=cpuid overrides it");
+    is_str(rt_blas_choose("Cooperlake", NULL, "Haswell", "Cooperlake", why, sizeof why), "Haswell",
+           "MINDUCTOR_BLAS_CORETYPE=NAME forces a core");
+    ok(rt_blas_choose("Haswell", NULL, NULL, NULL, why, sizeof why) == NULL, "no cpuid answer: no change");
+    const char *note = rt_blas_tune();
+    ok(note && *note, "rt_blas_tune reports: %s", note ? note : "?");
+}
+
+int main(void) {
+    MiCtx *ctx = mi_ctx_new();
+    char tmpl[] = "/tmp/mi-test-perf-XXXXXX";
+    if (!mkdtemp(tmpl)) { diag("mkdtemp failed"); return 1; }
+    snprintf(ctx->cache_dir, sizeof ctx->cache_dir, "%s", tmpl);
+    ctx->threads = 2;
+    ok(ctx->flush_denormal, "the denormal policy is on by default");
+    denormals(ctx, true);
+    denormals(ctx, false);
+    profile(ctx);
+    blas_choice();
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpl);
+    if (system(cmd) != 0) diag("could not remove %s", tmpl);
+    mi_ctx_free(ctx);
+    return done_testing();
+}
