@@ -193,6 +193,17 @@ static int dc_addr(DecompB *b, Value *outs, int *nout) {
     RET(db_add(b, db_op(b, "aten.mul.Tensor", VN(s), beta), r));
 }
 
+/* addbmm(self, batch1, batch2, beta=1, alpha=1) = beta * self + alpha * sum(bmm(batch1, batch2), 0) */
+static int dc_addbmm(DecompB *b, Value *outs, int *nout) {
+    Node *s = db_tensor(b, 0, "self"), *b1 = db_tensor(b, 1, "batch1"), *b2 = db_tensor(b, 2, "batch2");
+    Value beta = db_scalar(b, -1, "beta", VI(1)), alpha = db_scalar(b, -1, "alpha", VI(1));
+    int64_t zero = 0;
+    Node *r = db_op(b, "aten.mul.Tensor", VN(db_sum(b, db_binary(b, "aten.bmm.default", b1, b2), &zero, 1, false)), alpha);
+    double bv;
+    if (value_as_double(&beta, &bv) && bv == 0) RET(r);
+    RET(db_add(b, db_op(b, "aten.mul.Tensor", VN(s), beta), r));
+}
+
 /* refs.linalg_cross: a[(i+1)%3] * b[(i+2)%3] - a[(i+2)%3] * b[(i+1)%3] along dim */
 static int dc_cross(DecompB *b, Value *outs, int *nout) {
     Node *x = db_tensor(b, 0, "self"), *y = db_tensor(b, 1, "other");
@@ -232,5 +243,6 @@ const OpDef ops_decomp_reduce_table[] = {
     D("aten.addmv.default", 0, dc_addmv, true, "beta * self + alpha * mat @ vec"),
     D("aten.addr.default", 0, dc_addr, true, "beta * self + alpha * outer(vec1, vec2)"),
     D("aten.linalg_cross.default", 0, dc_cross, true, "cross product of 3-vectors along dim"),
+    D("aten.addbmm.default", 0, dc_addbmm, true, "beta * self + alpha * sum of the batch matmuls"),
 };
 const int ops_decomp_reduce_count = sizeof ops_decomp_reduce_table / sizeof ops_decomp_reduce_table[0];

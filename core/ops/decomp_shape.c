@@ -267,6 +267,63 @@ static int dc_unsafe_split(DecompB *b, Value *outs, int *nout) {
     return b->failed ? -1 : 0;
 }
 
+/* refs.rot90: k % 4 quarter turns in the plane of dims: flips and a transpose */
+static int dc_rot90(DecompB *b, Value *outs, int *nout) {
+    Node *a = db_tensor(b, 0, "self");
+    int64_t k = db_int(b, 1, "k", 1), dims[2] = {0, 1};
+    if (db_arg(b, 2, "dims") && db_ints(b, 2, "dims", dims, 2) != 2) return db_fail(b, "expected total rotation dims == 2");
+    int nd = db_ndim(b, a);
+    if (nd < 2) return db_fail(b, "expected total dims >= 2, but got total dims = %d", nd);
+    int d0 = db_wrap_dim(b, dims[0], nd), d1 = db_wrap_dim(b, dims[1], nd);
+    if (d0 == d1) return db_fail(b, "expected rotation dims to be different");
+    k = ((k % 4) + 4) % 4;
+    int64_t f1[1] = {d1}, f0[1] = {d0}, both[2] = {d0, d1};
+    if (k == 1) RET(db_op(b, "aten.transpose.int", VN(db_op(b, "aten.flip.default", VN(a), db_ilist(b, f1, 1))), VI(d0), VI(d1)));
+    if (k == 2) RET(db_op(b, "aten.flip.default", VN(a), db_ilist(b, both, 2)));
+    if (k == 3) RET(db_op(b, "aten.transpose.int", VN(db_op(b, "aten.flip.default", VN(a), db_ilist(b, f0, 1))), VI(d0), VI(d1)));
+    RET(db_clone(b, a));
+}
+
+/* decompositions._chunk_cat: each tensor padded along dim to a multiple of num_chunks, viewed as
+ * [..., num_chunks, -1], concatenated along dim + 1 */
+static int dc_chunk_cat(DecompB *b, Value *outs, int *nout) {
+    const Value *l = db_arg(b, 0, "tensors");
+    if (!l || (l->kind != V_LIST && l->kind != V_TUPLE) || l->list.n < 1 || l->list.n > 64) return db_fail(b, "tensors must be a non-empty list");
+    int64_t nc = db_int(b, 2, "num_chunks", 1);
+    Node *parts[64];
+    int nd0 = l->list.items[0].kind == V_NODE ? db_ndim(b, l->list.items[0].node) : 0;
+    int d = db_wrap_dim(b, db_int(b, 1, "dim", 0), nd0);
+    for (int i = 0; i < l->list.n; i++) {
+        if (l->list.items[i].kind != V_NODE) return db_fail(b, "tensors must be tensors");
+        Node *t = l->list.items[i].node;
+        int nd = db_ndim(b, t);
+        int64_t sz;
+        if (!db_size_const(b, t, d, &sz)) return db_fail(b, "symbolic size along dim");
+        int64_t padded = (sz + nc - 1) / nc * nc;
+        Value view[MI_MAX_DIMS];
+        for (int j = 0; j < d; j++) view[j] = db_size_val(b, t, j);
+        view[d] = VI(nc);
+        view[d + 1] = VI(-1);
+        if (padded != sz) {
+            int64_t pad[2 * MI_MAX_DIMS] = {0};
+            int np = 2 * (nd - d - 1) + 2;
+            pad[np - 1] = padded - sz;
+            t = db_op(b, "aten.constant_pad_nd.default", VN(t), db_ilist(b, pad, np), VI(0));
+        }
+        parts[i] = db_view(b, t, db_vlist(b, view, d + 2));
+    }
+    RET(db_cat(b, parts, l->list.n, d + 1));
+}
+
+/* new_empty_strided(self, size, stride, dtype=...): empty_strided with self's dtype by default */
+static int dc_new_empty_strided(DecompB *b, Value *outs, int *nout) {
+    Node *x = db_tensor(b, 0, "self");
+    const Value *size = db_arg(b, 1, "size"), *stride = db_arg(b, 2, "stride"), *dt = db_arg(b, -1, "dtype");
+    if (!size || !stride) return db_fail(b, "needs size and stride");
+    Kwarg kw[1] = {{"dtype", dt && dt->kind == V_DTYPE ? *dt : VDT(db_dtype(b, x))}};
+    RET(db_call(b, "aten.empty_strided.default", DBV(*size, *stride), kw, 1));
+}
+
 #define D(name, flags, fn, ind, doc) DECOMP_ROW(name, flags, fn, ind, doc)
 #define CP(name, doc) D(name, 0, dc_view_copy, true, doc)
 const OpDef ops_decomp_shape_table[] = {
@@ -309,5 +366,8 @@ const OpDef ops_decomp_shape_table[] = {
     D("aten.pixel_shuffle.default", 0, dc_pixel_shuffle, true, "[*, C r^2, H, W] -> [*, C, H r, W r]"),
     D("aten.pixel_unshuffle.default", 0, dc_pixel_unshuffle, true, "[*, C, H r, W r] -> [*, C r^2, H, W]"),
     D("aten.channel_shuffle.default", 0, dc_channel_shuffle, true, "interleave channel groups"),
+    D("aten.rot90.default", 0, dc_rot90, true, "rotate by k quarter turns in the plane of dims"),
+    D("aten._chunk_cat.default", 0, dc_chunk_cat, true, "tensors chunked along dim, chunks concatenated"),
+    D("aten.new_empty_strided.default", 0, dc_new_empty_strided, true, "uninitialized tensor of size/stride (zeros here)"),
 };
 const int ops_decomp_shape_count = sizeof ops_decomp_shape_table / sizeof ops_decomp_shape_table[0];

@@ -471,6 +471,98 @@ done:
     return rc;
 }
 
+/* ---- frexp (mantissa, exponent) and histc (bin counts) ---- */
+
+static int shape_frexp(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    TensorMeta *x;
+    if (sa_tensor(sa, sa_arg(sa, 0, "self"), "self", &x)) return -1;
+    if (!dtype_is_float(x->dtype)) return sa_err(sa, "torch.frexp() only supports floating-point dtypes, got %s", dtype_abbrev(x->dtype));
+    like(sa, &out[0], x, x->dtype);
+    like(sa, &out[1], x, DT_I32);
+    *nout = 2;
+    return 0;
+}
+
+static int frexp_eval(const OpCall *c, IValue *out) {
+    ShapeArgs sa;
+    sa_from_call(&sa, c);
+    TensorMeta m[2];
+    int nm, rc = -1;
+    Tensor *o = NULL, *e = NULL;
+    if (ev_shape(&sa, m, &nm) || !(o = ev_new(&sa, &m[0])) || !(e = ev_new(&sa, &m[1]))) goto done;
+    Tensor *x = ev_tensor(sa_arg(&sa, 0, "self"));
+    for (int64_t k = 0; k < tensor_numel(x); k++) {
+        int ex = 0;
+        double v = tensor_get_f(x, k), mant = x->dtype == DT_F32 ? (double)frexpf((float)v, &ex) : frexp(v, &ex);
+        tensor_set_f(o, k, mant);
+        tensor_store_i(e, tensor_pos(e, k), isfinite(v) ? ex : 0);
+    }
+    out->kind = IV_TUPLE;
+    out->n = 2;
+    out->items = mi_xcalloc(2, sizeof(IValue));
+    ev_out_tensor(&out->items[0], o);
+    ev_out_tensor(&out->items[1], e);
+    o = e = NULL;
+    rc = 0;
+done:
+    tensor_unref(o);
+    tensor_unref(e);
+    ev_end(&sa);
+    return rc;
+}
+
+static int shape_histc(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    TensorMeta *x;
+    int64_t bins = 100;
+    ArgRef a = sa_arg(sa, 1, "bins");
+    if (sa_tensor(sa, sa_arg(sa, 0, "self"), "self", &x) || (arg_present(a) && sa_const_int(sa, a, "bins", &bins))) return -1;
+    if (bins <= 0) return sa_err(sa, "bins must be > 0");
+    if (!dtype_is_float(x->dtype)) return sa_err(sa, "torch.histc: input tensor must be floating point, got %s", dtype_abbrev(x->dtype));
+    meta_alloc(sa, out, x->dtype, 1, x->device);
+    out->size[0] = sym_int(sa->sym, bins);
+    meta_contiguous_strides(sa, out);
+    *nout = 1;
+    return 0;
+}
+
+/* ATen histc: range [min, max] (the data's when equal, widened by 1 when still equal); x == max
+ * falls in the last bin; values outside are not counted */
+static int histc_eval(const OpCall *c, IValue *out) {
+    ShapeArgs sa;
+    sa_from_call(&sa, c);
+    TensorMeta m;
+    int nm, rc = -1;
+    Tensor *o = NULL;
+    if (ev_shape(&sa, &m, &nm) || !(o = ev_new(&sa, &m))) goto done;
+    Tensor *x = ev_tensor(sa_arg(&sa, 0, "self"));
+    double lo = 0, hi = 0;
+    DType t;
+    ArgRef al = sa_arg(&sa, 2, "min"), ah = sa_arg(&sa, 3, "max");
+    if ((arg_present(al) && sa_scalar(&sa, al, "min", &lo, &t)) || (arg_present(ah) && sa_scalar(&sa, ah, "max", &hi, &t))) goto done;
+    int64_t n = tensor_numel(x), bins = o->size[0];
+    if (lo == hi && n) {
+        lo = hi = tensor_get_f(x, 0);
+        for (int64_t k = 1; k < n; k++) { double v = tensor_get_f(x, k); if (v < lo) lo = v; if (v > hi) hi = v; }
+    }
+    if (lo == hi) { lo -= 1; hi += 1; }
+    if (lo > hi) { sa_err(&sa, "torch.histc: max must be larger than min"); goto done; }
+    for (int64_t b2 = 0; b2 < bins; b2++) tensor_set_f(o, b2, 0);
+    for (int64_t k = 0; k < n; k++) {
+        double v = tensor_get_f(x, k);
+        if (!(v >= lo && v <= hi)) continue;
+        int64_t b2 = (int64_t)((v - lo) * (double)bins / (hi - lo));
+        if (b2 >= bins) b2 = bins - 1;
+        tensor_set_f(o, b2, tensor_get_f(o, b2) + 1);
+    }
+    ev_out_tensor(out, o);
+    o = NULL;
+    rc = 0;
+done:
+    tensor_unref(o);
+    ev_end(&sa);
+    return rc;
+}
+
 #define SC(name, kind, flags, doc) {name, flags, op_infer_generic, scan_eval, doc, shape_scan, &(const ScanSpec){kind}}
 const OpDef ops_scan_table[] = {
     SC("aten.cumsum.default", SC_CUMSUM, 0, "running sum along dim"),
@@ -487,6 +579,8 @@ const OpDef ops_scan_table[] = {
     SC("aten.nanmedian.default", SC_NANMEDIAN_ALL, 0, "lower median ignoring nan"),
     SC("aten.nanmedian.dim", SC_NANMEDIAN_DIM, OPF_TUPLE, "(lower median ignoring nan, index) along dim"),
     SC("aten.mode.default", SC_MODE, OPF_TUPLE, "(most frequent value, index) along dim"),
+    {"aten.frexp.Tensor", OPF_TUPLE, op_infer_generic, frexp_eval, "(mantissa in [0.5, 1), int32 exponent)", shape_frexp, NULL},
+    {"aten.histc.default", 0, op_infer_generic, histc_eval, "histogram counts of `bins` equal bins over [min, max]", shape_histc, NULL},
     {"aten.searchsorted.Tensor", 0, op_infer_generic, search_eval, "insertion indices into a sorted sequence", shape_search, NULL},
     {"aten.bucketize.Tensor", 0, op_infer_generic, search_eval, "bucket indices of values in boundaries", shape_search, NULL},
     {"aten.nonzero.default", 0, op_infer_generic, data_dependent_eval, "indices of nonzero elements [n, ndim]", shape_data_dependent, NULL},
