@@ -5,6 +5,7 @@
 #   make bench      build and run the benchmarks (bench/)
 #   make fuzz       build the libFuzzer targets (clang); make fuzz-run runs them (tests/README.md)
 #   make check-long the long robustness run (1000 random graphs)
+#   make check-opinfo  PyTorch's OpInfo samples: load + check + exec per case, with a table
 # Sources are picked up by directory: core/*/ (the stage folders) trace/ viz/ form
 # libminductor.a, repl/ the shell, every tests/*.c is one TAP test program linked with the
 # test-only generators of tests/support/.
@@ -120,6 +121,11 @@ FUZZ_TARGETS ?= fx json npy trace sym shell passes lower patterns serve
 fuzz-run: fuzz build-fuzz/graph_seeds
 	tests/fuzz/seeds.sh
 	for t in $(FUZZ_TARGETS); do tests/fuzz/run.sh $$t $(FUZZ_TIME) || exit 1; done
+
+# PyTorch's OpInfo samples (tests/test_opinfo.c; also part of make check): every case, with the
+# per-OpInfo table (op, cases, pass, first error); MINDUCTOR_OPINFO=SUBSTRING picks cases.
+check-opinfo: $(BUILD)/tests/test_opinfo
+	MINDUCTOR_OPINFO_TABLE=1 ./$(BUILD)/tests/test_opinfo
 
 # Long robustness run: 1000 random graphs through the whole pipeline (tests/test_random_graphs.c).
 check-long: $(BUILD)/tests/test_random_graphs $(BUILD)/tests/test_regressions

@@ -1,14 +1,19 @@
-/* ops_conv.c — aten.convolution (1-, 2- and 3-D, stride, padding, dilation, groups; not
- * transposed), the extern kernel CNN graphs keep after decomposition. The reference
- * implementation is a direct loop accumulating in double: slow, simple, obviously right. */
+/* ops_conv.c — aten.convolution (1-, 2- and 3-D, stride, padding, dilation, groups, also
+ * transposed) and aten.convolution_backward, the extern kernels CNN graphs keep after
+ * decomposition. The reference implementation is three direct loops over one regular
+ * convolution's geometry, accumulating in double: forward (x -> out), the input gradient
+ * (grad_out -> grad_x, which is also a transposed convolution's forward) and the weight gradient.
+ * Slow, simple, obviously right. */
 #include "ops/ops_impl.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct ConvArgs {
     TensorMeta *x, *w, *b;
     int nsp;                               /* spatial dims */
-    int64_t stride[3], pad[3], dil[3], groups;
+    int64_t stride[3], pad[3], dil[3], groups, outpad[3];
+    bool transposed;
 } ConvArgs;
 
 static int conv_list(ShapeArgs *sa, ArgRef a, const char *what, int nsp, int64_t dflt, int64_t *out) {
@@ -30,7 +35,6 @@ static int conv_parse(ShapeArgs *sa, ConvArgs *c) {
     c->nsp = c->x->ndim - 2;
     if (c->nsp < 1 || c->nsp > 3) return sa_err(sa, "expects a 3-D, 4-D or 5-D input [N, C, ...], got %d-D", c->x->ndim);
     if (c->w->ndim != c->x->ndim) return sa_err(sa, "weight has rank %d but the input has rank %d", c->w->ndim, c->x->ndim);
-    if (arg_bool(sa_arg(sa, 6, "transposed"), false)) return sa_err(sa, "transposed convolution is not supported");
     if (conv_list(sa, sa_arg(sa, 3, "stride"), "stride", c->nsp, 1, c->stride) ||
         conv_list(sa, sa_arg(sa, 4, "padding"), "padding", c->nsp, 0, c->pad) ||
         conv_list(sa, sa_arg(sa, 5, "dilation"), "dilation", c->nsp, 1, c->dil)) return -1;
@@ -43,6 +47,14 @@ static int conv_parse(ShapeArgs *sa, ConvArgs *c) {
     int64_t cin, cout, wcin;
     if (!sym_is_int(c->x->size[1], &cin) || !sym_is_int(c->w->size[0], &cout) || !sym_is_int(c->w->size[1], &wcin))
         return sa_err(sa, "channel counts must be constants");
+    c->transposed = arg_bool(sa_arg(sa, 6, "transposed"), false);
+    if (c->transposed) {          /* weight [Cin, Cout / groups, k...] */
+        if (conv_list(sa, sa_arg(sa, 7, "output_padding"), "output_padding", c->nsp, 0, c->outpad)) return -1;
+        if (cin != cout || cin % c->groups) return sa_err(sa, "transposed: input has %lld channels but weight has %lld", (long long)cin, (long long)cout);
+        if (c->b && (c->b->ndim != 1 || !ex_eq_int(c->b->size[0], wcin * c->groups))) return sa_err(sa, "bias must have %lld elements", (long long)(wcin * c->groups));
+        if (c->w->dtype != c->x->dtype) return sa_err(sa, "input and weight dtypes differ");
+        return 0;
+    }
     if (cin != wcin * c->groups || cout % c->groups)
         return sa_err(sa, "input has %lld channels but weight expects %lld x %lld groups", (long long)cin, (long long)wcin,
                       (long long)c->groups);
@@ -59,6 +71,16 @@ static int shape_conv(ShapeArgs *sa, TensorMeta *out, int *nout) {
     meta_alloc(sa, out, c.x->dtype, c.x->ndim, c.x->device);
     out->size[0] = c.x->size[0];
     out->size[1] = c.w->size[0];
+    if (c.transposed) {           /* (in - 1) s - 2p + d (k - 1) + output_padding + 1 */
+        out->size[1] = sym_mul(S, c.w->size[1], sym_int(S, c.groups));
+        for (int i = 0; i < c.nsp; i++) {
+            Expr *k = c.w->size[2 + i];
+            out->size[2 + i] = sym_add(S, sym_sub(S, sym_mul(S, sym_sub(S, c.x->size[2 + i], sym_int(S, 1)), sym_int(S, c.stride[i])), sym_int(S, 2 * c.pad[i])),
+                                       sym_add(S, sym_mul(S, sym_int(S, c.dil[i]), sym_sub(S, k, sym_int(S, 1))), sym_int(S, c.outpad[i] + 1)));
+        }
+        meta_contiguous_strides(sa, out);
+        return 0;
+    }
     for (int i = 0; i < c.nsp; i++) {
         /* (in + 2p - d*(k-1) - 1) // s + 1 */
         Expr *k = c.w->size[2 + i];
@@ -72,6 +94,70 @@ static int shape_conv(ShapeArgs *sa, TensorMeta *out, int *nout) {
     return 0;
 }
 
+/* The geometry of one regular convolution: x [N, G*Cg, X...] * w [G*Og, Cg, K...] -> o [N, G*Og, O...]
+ * (3 spatial dims, unused ones of size 1); tensors as contiguous double arrays. */
+typedef struct Geo { int64_t N, G, Cg, Og, X[3], K[3], O[3], st[3], pd[3], dl[3]; } Geo;
+
+enum { CV_FWD, CV_GRAD_X, CV_GRAD_W };
+
+/* one loop for the three products: i = o * stride - pad + k * dilation links x, w and o */
+static void conv_run(const Geo *g, int mode, double *x, double *w, double *o) {
+    int64_t Xn = g->X[0] * g->X[1] * g->X[2], On = g->O[0] * g->O[1] * g->O[2], Kn = g->K[0] * g->K[1] * g->K[2];
+    for (int64_t n = 0; n < g->N; n++)
+        for (int64_t gg = 0; gg < g->G; gg++)
+            for (int64_t co = 0; co < g->Og; co++)
+                for (int64_t ci = 0; ci < g->Cg; ci++) {
+                    double *xp = x + (n * g->G * g->Cg + gg * g->Cg + ci) * Xn;
+                    double *op = o + (n * g->G * g->Og + gg * g->Og + co) * On;
+                    double *wp = w + ((gg * g->Og + co) * g->Cg + ci) * Kn;
+                    for (int64_t o0 = 0; o0 < g->O[0]; o0++)
+                        for (int64_t o1 = 0; o1 < g->O[1]; o1++)
+                            for (int64_t o2 = 0; o2 < g->O[2]; o2++) {
+                                int64_t oq = (o0 * g->O[1] + o1) * g->O[2] + o2;
+                                for (int64_t k0 = 0; k0 < g->K[0]; k0++) {
+                                    int64_t i0 = o0 * g->st[0] - g->pd[0] + k0 * g->dl[0];
+                                    if (i0 < 0 || i0 >= g->X[0]) continue;
+                                    for (int64_t k1 = 0; k1 < g->K[1]; k1++) {
+                                        int64_t i1 = o1 * g->st[1] - g->pd[1] + k1 * g->dl[1];
+                                        if (i1 < 0 || i1 >= g->X[1]) continue;
+                                        for (int64_t k2 = 0; k2 < g->K[2]; k2++) {
+                                            int64_t i2 = o2 * g->st[2] - g->pd[2] + k2 * g->dl[2];
+                                            if (i2 < 0 || i2 >= g->X[2]) continue;
+                                            int64_t xq = (i0 * g->X[1] + i1) * g->X[2] + i2, kq = (k0 * g->K[1] + k1) * g->K[2] + k2;
+                                            if (mode == CV_FWD) op[oq] += xp[xq] * wp[kq];
+                                            else if (mode == CV_GRAD_X) xp[xq] += op[oq] * wp[kq];
+                                            else wp[kq] += xp[xq] * op[oq];
+                                        }
+                                    }
+                                }
+                            }
+                }
+}
+
+static double *to_doubles(const Tensor *t) {
+    int64_t n = tensor_numel(t);
+    double *v = mi_xcalloc((size_t)(n ? n : 1), sizeof *v);
+    for (int64_t e = 0; e < n; e++) v[e] = tensor_get_f(t, e);
+    return v;
+}
+static double *zeros(int64_t n) { return mi_xcalloc((size_t)(n ? n : 1), sizeof(double)); }
+static void from_doubles(Tensor *t, const double *v) { for (int64_t e = 0; e < tensor_numel(t); e++) tensor_set_f(t, e, v[e]); }
+
+/* the regular convolution's geometry: xs = its input (x space), os = its output space */
+static void geo_of(Geo *g, const ConvArgs *c, const Tensor *xs, const Tensor *w, const Tensor *os) {
+    memset(g, 0, sizeof *g);
+    int off = 3 - c->nsp;
+    for (int i = 0; i < 3; i++) { g->X[i] = g->K[i] = g->O[i] = g->st[i] = g->dl[i] = 1; g->pd[i] = 0; }
+    for (int i = 0; i < c->nsp; i++) {
+        g->X[off + i] = xs->size[2 + i]; g->K[off + i] = w->size[2 + i]; g->O[off + i] = os->size[2 + i];
+        g->st[off + i] = c->stride[i]; g->pd[off + i] = c->pad[i]; g->dl[off + i] = c->dil[i];
+    }
+    g->N = xs->size[0];
+    g->G = c->groups;
+    g->Cg = w->size[1];
+    g->Og = w->size[0] / c->groups;
+}
+
 static int conv_eval(const OpCall *call, IValue *out) {
     ShapeArgs sa;
     sa_from_call(&sa, call);
@@ -82,45 +168,23 @@ static int conv_eval(const OpCall *call, IValue *out) {
     if (conv_parse(&sa, &c) || ev_shape(&sa, &m, &n) || !(o = ev_new(&sa, &m))) goto done;
     Tensor *x = ev_tensor(sa_arg(&sa, 0, "input")), *w = ev_tensor(sa_arg(&sa, 1, "weight"));
     Tensor *b = c.b ? ev_tensor(sa_arg(&sa, 2, "bias")) : NULL;
-    /* pad everything to 3 spatial dims of size 1 */
-    int64_t X[3] = {1, 1, 1}, K[3] = {1, 1, 1}, O[3] = {1, 1, 1}, st[3] = {1, 1, 1}, pd[3] = {0}, dl[3] = {1, 1, 1};
-    int64_t xs[3] = {0}, ws[3] = {0}, os[3] = {0};
-    int off = 3 - c.nsp;
-    for (int i = 0; i < c.nsp; i++) {
-        X[off + i] = x->size[2 + i]; K[off + i] = w->size[2 + i]; O[off + i] = o->size[2 + i];
-        st[off + i] = c.stride[i]; pd[off + i] = c.pad[i]; dl[off + i] = c.dil[i];
-        xs[off + i] = x->stride[2 + i]; ws[off + i] = w->stride[2 + i]; os[off + i] = o->stride[2 + i];
+    Geo g;
+    double *xv = to_doubles(x), *wv = to_doubles(w), *ov;
+    if (c.transposed) {           /* the input gradient of the regular conv whose output space is x */
+        geo_of(&g, &c, o, w, x);
+        ov = zeros(tensor_numel(o));
+        conv_run(&g, CV_GRAD_X, ov, wv, xv);
+    } else {
+        geo_of(&g, &c, x, w, o);
+        ov = zeros(tensor_numel(o));
+        conv_run(&g, CV_FWD, xv, wv, ov);
     }
-    int64_t N = x->size[0], Cout = w->size[0], Cg = w->size[1], G = c.groups, Og = Cout / G;
-    for (int64_t bn = 0; bn < N; bn++)
-        for (int64_t co = 0; co < Cout; co++) {
-            int64_t g = co / Og;
-            double bias = b ? tensor_get_f(b, co) : 0;
-            for (int64_t o0 = 0; o0 < O[0]; o0++)
-                for (int64_t o1 = 0; o1 < O[1]; o1++)
-                    for (int64_t o2 = 0; o2 < O[2]; o2++) {
-                        double acc = bias;
-                        for (int64_t ci = 0; ci < Cg; ci++) {
-                            int64_t xc = x->offset + bn * x->stride[0] + (g * Cg + ci) * x->stride[1];
-                            int64_t wc = w->offset + co * w->stride[0] + ci * w->stride[1];
-                            for (int64_t k0 = 0; k0 < K[0]; k0++) {
-                                int64_t i0 = o0 * st[0] - pd[0] + k0 * dl[0];
-                                if (i0 < 0 || i0 >= X[0]) continue;
-                                for (int64_t k1 = 0; k1 < K[1]; k1++) {
-                                    int64_t i1 = o1 * st[1] - pd[1] + k1 * dl[1];
-                                    if (i1 < 0 || i1 >= X[1]) continue;
-                                    for (int64_t k2 = 0; k2 < K[2]; k2++) {
-                                        int64_t i2 = o2 * st[2] - pd[2] + k2 * dl[2];
-                                        if (i2 < 0 || i2 >= X[2]) continue;
-                                        acc += tensor_load_f(x, xc + i0 * xs[0] + i1 * xs[1] + i2 * xs[2]) *
-                                               tensor_load_f(w, wc + k0 * ws[0] + k1 * ws[1] + k2 * ws[2]);
-                                    }
-                                }
-                            }
-                        }
-                        tensor_store_f(o, o->offset + bn * o->stride[0] + co * o->stride[1] + o0 * os[0] + o1 * os[1] + o2 * os[2], acc);
-                    }
-        }
+    if (b) {
+        int64_t C = o->size[1], sp = C ? tensor_numel(o) / (o->size[0] ? o->size[0] : 1) / C : 0;
+        for (int64_t e = 0; e < tensor_numel(o); e++) ov[e] += tensor_get_f(b, (e / sp) % C);
+    }
+    from_doubles(o, ov);
+    free(xv); free(wv); free(ov);
     ev_out_tensor(out, o);
     o = NULL;
     rc = 0;
@@ -130,8 +194,118 @@ done:
     return rc;
 }
 
+/* convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+ * transposed, output_padding, groups, output_mask) -> (grad_input, grad_weight, grad_bias) */
+static int conv_bwd_args(ShapeArgs *sa, ConvArgs *c, TensorMeta **go, bool mask[3]) {
+    /* the forward's arguments sit one position later; parse them through a shifted view */
+    ShapeArgs s2 = *sa;
+    s2.args = sa->args + 1; s2.nargs = sa->nargs - 1;
+    if (sa->argv) s2.argv = sa->argv + 1;
+    if (sa_tensor(sa, sa_arg(sa, 0, "grad_output"), "grad_output", go)) return -1;
+    memset(c, 0, sizeof *c);
+    if (sa_tensor(&s2, sa_arg(&s2, 0, "input"), "input", &c->x) || sa_tensor(&s2, sa_arg(&s2, 1, "weight"), "weight", &c->w)) return -1;
+    c->nsp = c->x->ndim - 2;
+    if (c->nsp < 1 || c->nsp > 3 || c->w->ndim != c->x->ndim || (*go)->ndim != c->x->ndim)
+        return sa_err(sa, "expects 3-D to 5-D input, weight and grad_output of the same rank");
+    if (conv_list(&s2, sa_arg(&s2, 3, "stride"), "stride", c->nsp, 1, c->stride) ||
+        conv_list(&s2, sa_arg(&s2, 4, "padding"), "padding", c->nsp, 0, c->pad) ||
+        conv_list(&s2, sa_arg(&s2, 5, "dilation"), "dilation", c->nsp, 1, c->dil) ||
+        conv_list(&s2, sa_arg(&s2, 7, "output_padding"), "output_padding", c->nsp, 0, c->outpad)) return -1;
+    c->transposed = arg_bool(sa_arg(&s2, 6, "transposed"), false);
+    c->groups = 1;
+    ArgRef ag = sa_arg(&s2, 8, "groups");
+    if (arg_present(ag) && sa_const_int(&s2, ag, "groups", &c->groups)) return -1;
+    if (c->groups < 1) return sa_err(sa, "groups must be positive");
+    for (int i = 0; i < c->nsp; i++)
+        if (c->stride[i] < 1 || c->dil[i] < 1 || c->pad[i] < 0) return sa_err(sa, "stride/dilation must be >= 1 and padding >= 0");
+    int64_t mk[3] = {1, 1, 1}, nm = 0;
+    int nn = 0;
+    ArgRef am = sa_arg(&s2, 9, "output_mask");
+    if (arg_present(am)) {
+        for (int i = 0; i < 3 && i < arg_list_len(am); i++) { ArgRef it = arg_item(am, i); mk[i] = arg_bool(it, true); nn++; }
+    }
+    (void)nm; (void)nn;
+    for (int i = 0; i < 3; i++) mask[i] = mk[i] != 0;
+    int64_t cx, cw0, cw1, cg;
+    if (!sym_is_int(c->x->size[1], &cx) || !sym_is_int(c->w->size[0], &cw0) || !sym_is_int(c->w->size[1], &cw1) || !sym_is_int((*go)->size[1], &cg))
+        return sa_err(sa, "channel counts must be constants");
+    if (c->transposed ? (cx != cw0 || cg != cw1 * c->groups) : (cx != cw1 * c->groups || cg != cw0 || cw0 % c->groups))
+        return sa_err(sa, "channel counts of input, weight and grad_output do not match");
+    return 0;
+}
+
+static int shape_conv_bwd(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    ConvArgs c;
+    TensorMeta *go;
+    bool mask[3];
+    if (conv_bwd_args(sa, &c, &go, mask)) return -1;
+    meta_like(sa, &out[0], c.x, c.x->dtype);
+    meta_contiguous_strides(sa, &out[0]);
+    meta_like(sa, &out[1], c.w, c.w->dtype);
+    meta_contiguous_strides(sa, &out[1]);
+    meta_alloc(sa, &out[2], go->dtype, 1, go->device);
+    out[2].size[0] = go->size[1];
+    meta_contiguous_strides(sa, &out[2]);
+    for (int i = 0; i < 3; i++) if (!mask[i]) out[i].dtype = DT_INVALID;
+    *nout = 3;
+    return 0;
+}
+
+static int conv_bwd_eval(const OpCall *call, IValue *out) {
+    ShapeArgs sa;
+    sa_from_call(&sa, call);
+    ConvArgs c;
+    TensorMeta *gm, m[3];
+    bool mask[3];
+    int n, rc = -1;
+    Tensor *res[3] = {0};
+    if (conv_bwd_args(&sa, &c, &gm, mask) || ev_shape(&sa, m, &n)) goto done;
+    Tensor *go = ev_tensor(sa_arg(&sa, 0, "grad_output")), *x = ev_tensor(sa_arg(&sa, 1, "input")), *w = ev_tensor(sa_arg(&sa, 2, "weight"));
+    for (int i = 0; i < 3; i++) if (mask[i] && !(res[i] = ev_new(&sa, &m[i]))) goto done;
+    Geo g;
+    double *gv = to_doubles(go), *xv = to_doubles(x), *wv = to_doubles(w);
+    /* regular conv: x space = input, o space = grad_output; transposed: the roles swap */
+    Tensor *xs = c.transposed ? go : x, *os = c.transposed ? x : go;
+    double *xsv = c.transposed ? gv : xv, *osv = c.transposed ? xv : gv;
+    geo_of(&g, &c, xs, w, os);
+    if (mask[0]) {
+        double *r = zeros(tensor_numel(res[0]));
+        if (c.transposed) conv_run(&g, CV_FWD, xsv, wv, r);     /* grad of x (o space) = forward conv of grad_out */
+        else conv_run(&g, CV_GRAD_X, r, wv, osv);
+        from_doubles(res[0], r);
+        free(r);
+    }
+    if (mask[1]) {
+        double *r = zeros(tensor_numel(res[1]));
+        conv_run(&g, CV_GRAD_W, xsv, r, osv);
+        from_doubles(res[1], r);
+        free(r);
+    }
+    if (mask[2]) {
+        int64_t C = go->size[1], per = go->size[0] ? tensor_numel(go) / go->size[0] / (C ? C : 1) : 0;
+        for (int64_t ch = 0; ch < C; ch++) {
+            double s = 0;
+            for (int64_t b = 0; b < go->size[0]; b++) for (int64_t e = 0; e < per; e++) s += gv[(b * C + ch) * per + e];
+            tensor_set_f(res[2], ch, s);
+        }
+    }
+    free(gv); free(xv); free(wv);
+    out->kind = IV_TUPLE;
+    out->n = 3;
+    out->items = mi_xcalloc(3, sizeof(IValue));
+    for (int i = 0; i < 3; i++) if (res[i]) ev_out_tensor(&out->items[i], res[i]);
+    memset(res, 0, sizeof res);
+    rc = 0;
+done:
+    for (int i = 0; i < 3; i++) tensor_unref(res[i]);
+    ev_end(&sa);
+    return rc;
+}
+
 const OpDef ops_conv_table[] = {
     {"aten.convolution.default", OPF_EXTERN, op_infer_generic, conv_eval,
-     "N-d convolution (stride, padding, dilation, groups; not transposed)", shape_conv, NULL},
+     "N-d convolution (stride, padding, dilation, groups, transposed)", shape_conv, NULL},
+    {"aten.convolution_backward.default", OPF_EXTERN | OPF_TUPLE, op_infer_generic, conv_bwd_eval,
+     "(grad_input, grad_weight, grad_bias) of a convolution, as output_mask asks", shape_conv_bwd, NULL},
 };
 const int ops_conv_count = sizeof ops_conv_table / sizeof ops_conv_table[0];

@@ -12,7 +12,8 @@
 #include <string.h>
 
 enum { PK_AVG, PK_MAX, PK_AVG_BWD, PK_MAX_BWD, PK_ADAPT_AVG, PK_ADAPT_MAX, PK_ADAPT_AVG_BWD, PK_UNPOOL,
-       PK_REFLECT, PK_REPLICATE, PK_NEAREST, PK_NEAREST_EXACT, PK_LINEAR, PK_CUBIC, PK_GRID };
+       PK_REFLECT, PK_REPLICATE, PK_NEAREST, PK_NEAREST_EXACT, PK_LINEAR, PK_CUBIC, PK_GRID,
+       PK_MAX_OFFSETS /* prims._low_memory_max_pool_with_offsets */, PK_OFFSETS_TO_IDX };
 typedef struct PoolSpec { int kind, nsp; bool vec; } PoolSpec;
 #define SPEC(sa) ((const PoolSpec *)(sa)->op->data)
 
@@ -80,7 +81,7 @@ static int pool_params(ShapeArgs *sa, const PoolSpec *sp, const TensorMeta *x, c
         if (arg_present(dv) && sa_const_int(sa, dv, "divisor_override", &P->divisor)) return -1;
         break;
     }
-    case PK_MAX: case PK_MAX_BWD: {
+    case PK_MAX: case PK_MAX_BWD: case PK_MAX_OFFSETS: {
         int b = sp->kind == PK_MAX_BWD;
         if (list_arg(sa, 1 + b, "kernel_size", nsp, NULL, P->k) || list_arg(sa, 2 + b, "stride", nsp, P->k, P->s) ||
             list_arg(sa, 3 + b, "padding", nsp, NULL, P->p) || list_arg(sa, 4 + b, "dilation", nsp, ones, P->d)) return -1;
@@ -89,7 +90,7 @@ static int pool_params(ShapeArgs *sa, const PoolSpec *sp, const TensorMeta *x, c
     }
     default: break;
     }
-    if (sp->kind <= PK_MAX_BWD) {
+    if (sp->kind <= PK_MAX_BWD || sp->kind == PK_MAX_OFFSETS) {
         for (int i = 0; i < nsp; i++) {
             if (P->k[i] <= 0 || P->s[i] <= 0 || P->d[i] <= 0) return sa_err(sa, "kernel_size, stride and dilation must be positive");
             if (P->p[i] * 2 > P->k[i]) return sa_err(sa, "pad should be at most half of effective kernel size");
@@ -187,6 +188,11 @@ static int shape_pool(ShapeArgs *sa, TensorMeta *out, int *nout) {
         out_meta(sa, out, x, sp->nsp, o, x->dtype);
         return 0;
     }
+    case PK_OFFSETS_TO_IDX:
+        if (sa_tensor(sa, sa_arg(sa, 0, "offsets"), "offsets", &x)) return -1;
+        meta_like(sa, out, x, DT_I64);
+        meta_contiguous_strides(sa, out);
+        return 0;
     case PK_GRID: {
         TensorMeta *g;
         if (sa_tensor(sa, sa_arg(sa, 0, "input"), "input", &x) || sa_tensor(sa, sa_arg(sa, 1, "grid"), "grid", &g)) return -1;
@@ -200,12 +206,14 @@ static int shape_pool(ShapeArgs *sa, TensorMeta *out, int *nout) {
     }
     if (sa_tensor(sa, sa_arg(sa, 0, sp->kind >= PK_NEAREST ? "input" : "self"), "self", &x)) return -1;
     int rc = sp->kind == PK_REFLECT || sp->kind == PK_REPLICATE ? pad_params(sa, sp, x, &P)
+           : sp->kind == PK_MAX_OFFSETS ? pool_params(sa, sp, x, x, &P)
            : sp->kind >= PK_NEAREST ? resample_params(sa, sp, x, &P)
            : sp->kind == PK_ADAPT_AVG || sp->kind == PK_ADAPT_MAX ? adaptive_params(sa, sp, x, &P)
            : pool_params(sa, sp, x, x, &P);
     if (rc) return -1;
     out_meta(sa, &out[0], x, sp->nsp, P.out, x->dtype);
     if (sp->kind == PK_MAX || sp->kind == PK_ADAPT_MAX) { out_meta(sa, &out[1], x, sp->nsp, P.out, DT_I64); *nout = 2; }
+    if (sp->kind == PK_MAX_OFFSETS) { out_meta(sa, &out[1], x, sp->nsp, P.out, DT_I8); *nout = 2; }
     return 0;
 }
 
@@ -244,7 +252,9 @@ static void pool_kernel(const PoolSpec *sp, const Pool *P, const Tensor *x, Tens
         for (int64_t q = 0; q < pl->osz; q++) {
             int64_t oc[3] = {0}, lo[3], hi[3];
             coords(q, P->out, nsp, oc);
-            double acc = sp->kind == PK_MAX || sp->kind == PK_ADAPT_MAX ? -INFINITY : 0;
+            bool mx = sp->kind == PK_MAX || sp->kind == PK_ADAPT_MAX || sp->kind == PK_MAX_OFFSETS;
+            double acc = mx ? -INFINITY : 0;
+            int64_t argk = 0;
             int64_t arg = -1, cnt = 1, pool_size = 1;
             for (int i = 0; i < nsp; i++) {
                 if (sp->kind == PK_ADAPT_AVG || sp->kind == PK_ADAPT_MAX) {
@@ -268,7 +278,7 @@ static void pool_kernel(const PoolSpec *sp, const Pool *P, const Tensor *x, Tens
             }
             int64_t c[3] = {0};
             int64_t step[3] = {1, 1, 1};
-            if (sp->kind == PK_MAX) for (int i = 0; i < nsp; i++) step[i] = P->d[i];
+            if (sp->kind == PK_MAX || sp->kind == PK_MAX_OFFSETS) for (int i = 0; i < nsp; i++) step[i] = P->d[i];
             for (c[0] = lo[0]; c[0] < hi[0]; c[0] += step[0])
                 for (c[1] = nsp > 1 ? lo[1] : 0; c[1] < (nsp > 1 ? hi[1] : 1); c[1] += step[1])
                     for (c[2] = nsp > 2 ? lo[2] : 0; c[2] < (nsp > 2 ? hi[2] : 1); c[2] += step[2]) {
@@ -277,8 +287,13 @@ static void pool_kernel(const PoolSpec *sp, const Pool *P, const Tensor *x, Tens
                         if (!inside) continue;
                         int64_t li = lin3(c, P->in, nsp);
                         double v = ld(x, p * pl->isz + li);
-                        if (sp->kind == PK_MAX || sp->kind == PK_ADAPT_MAX) {
-                            if (arg < 0 || v > acc || isnan(v)) { if (!isnan(acc) || arg < 0) { acc = v; arg = li; } }
+                        if (mx) {
+                            if (arg < 0 || v > acc || isnan(v)) {
+                                if (!isnan(acc) || arg < 0) {
+                                    acc = v; arg = li; argk = 0;
+                                    for (int i = 0; i < nsp; i++) argk = argk * P->k[i] + (c[i] - lo[i]) / step[i];
+                                }
+                            }
                         } else acc += v;
                     }
             int64_t oq = p * pl->osz + q;
@@ -291,7 +306,7 @@ static void pool_kernel(const PoolSpec *sp, const Pool *P, const Tensor *x, Tens
                 tensor_set_f(o, oq, acc / (double)n);
             } else {
                 tensor_set_f(o, oq, acc);
-                tensor_store_i(oi, tensor_pos(oi, oq), arg);
+                tensor_store_i(oi, tensor_pos(oi, oq), sp->kind == PK_MAX_OFFSETS ? argk : arg);
             }
         }
     }
@@ -500,10 +515,27 @@ static int pool_eval(const OpCall *c, IValue *out) {
     Planes pl;
     bool bwd = sp->kind == PK_AVG_BWD || sp->kind == PK_MAX_BWD || sp->kind == PK_ADAPT_AVG_BWD;
     Tensor *x = ev_tensor(sa_arg(&sa, bwd ? 1 : 0, "self")), *g = bwd ? ev_tensor(sa_arg(&sa, 0, "grad_output")) : NULL;
-    TensorMeta *xm, *gm = NULL;
-    if (sa_tensor(&sa, sa_arg(&sa, bwd ? 1 : 0, "self"), "self", &xm)) goto done;
+    TensorMeta *xm = NULL, *gm = NULL;
+    if (sp->kind != PK_OFFSETS_TO_IDX && sa_tensor(&sa, sa_arg(&sa, bwd ? 1 : 0, "self"), "self", &xm)) goto done;
     if (bwd && sa_tensor(&sa, sa_arg(&sa, 0, "grad_output"), "grad_output", &gm)) goto done;
-    if (sp->kind == PK_GRID) {
+    if (sp->kind == PK_OFFSETS_TO_IDX) {
+        /* offsets_to_indices(offsets, kernel_size, input_size, stride, padding, dilation) */
+        int ns = sp->nsp;
+        int64_t K[3], I[3], S[3], Pd[3], D[3];
+        static const int64_t ones[3] = {1, 1, 1};
+        if (list_arg(&sa, 1, "kernel_size", ns, NULL, K) || list_arg(&sa, 2, "input_size", ns, NULL, I) ||
+            list_arg(&sa, 3, "stride", ns, K, S) || list_arg(&sa, 4, "padding", ns, NULL, Pd) || list_arg(&sa, 5, "dilation", ns, ones, D)) goto done;
+        Tensor *off = ev_tensor(sa_arg(&sa, 0, "offsets"));
+        int64_t O[3], osz = 1;
+        for (int i = 0; i < ns; i++) { O[i] = off->size[off->ndim - ns + i]; osz *= O[i]; }
+        for (int64_t e = 0; e < tensor_numel(off); e++) {
+            int64_t oc[3], kc[3], ic[3], r = tensor_get_i(off, e);
+            coords(e % (osz ? osz : 1), O, ns, oc);
+            coords(r, K, ns, kc);
+            for (int i = 0; i < ns; i++) ic[i] = oc[i] * S[i] - Pd[i] + kc[i] * D[i];
+            tensor_store_i(o, tensor_pos(o, e), lin3(ic, I, ns));
+        }
+    } else if (sp->kind == PK_GRID) {
         Tensor *gr = ev_tensor(sa_arg(&sa, 1, "grid"));
         if (grid_kernel(&sa, x, gr, o)) goto done;
     } else if (sp->kind == PK_UNPOOL) {
@@ -521,6 +553,7 @@ static int pool_eval(const OpCall *c, IValue *out) {
             }
     } else {
         int krc = sp->kind == PK_REFLECT || sp->kind == PK_REPLICATE ? pad_params(&sa, sp, xm, &P)
+                : sp->kind == PK_MAX_OFFSETS ? pool_params(&sa, sp, xm, xm, &P)
                 : sp->kind >= PK_NEAREST ? resample_params(&sa, sp, xm, &P)
                 : sp->kind == PK_ADAPT_AVG || sp->kind == PK_ADAPT_MAX ? adaptive_params(&sa, sp, xm, &P)
                 : sp->kind == PK_ADAPT_AVG_BWD ? adaptive_params(&sa, sp, xm, &P)
@@ -533,7 +566,7 @@ static int pool_eval(const OpCall *c, IValue *out) {
         pl.n = pl.isz ? tensor_numel(x) / pl.isz : 0;
         if (bwd) pool_backward(sp, &P, g, sp->kind == PK_MAX_BWD ? ev_tensor(sa_arg(&sa, 7, "indices")) : NULL, o, &pl);
         else if (sp->kind == PK_REFLECT || sp->kind == PK_REPLICATE) pad_kernel(sp, &P, x, o, &pl);
-        else if (sp->kind >= PK_NEAREST) resample_kernel(sp, &P, x, o, &pl);
+        else if (sp->kind >= PK_NEAREST && sp->kind != PK_MAX_OFFSETS) resample_kernel(sp, &P, x, o, &pl);
         else pool_kernel(sp, &P, x, o, oi, &pl);
     }
     if (oi) {
@@ -596,5 +629,9 @@ const OpDef ops_pool_table[] = {
     PL("aten.upsample_bicubic2d.default", PK_CUBIC, 2, false, 0, "bicubic resize (A = -0.75)"),
     PL("aten.upsample_bicubic2d.vec", PK_CUBIC, 2, true, 0, "bicubic resize (A = -0.75)"),
     PL("aten.grid_sampler_2d.default", PK_GRID, 2, false, 0, "sample input at grid points (bilinear/nearest/bicubic)"),
+    PL("prims._low_memory_max_pool_with_offsets.default", PK_MAX_OFFSETS, 2, false, OPF_TUPLE,
+       "(max over windows, int8 offset of the max inside its window) (Inductor's low-memory max pool)"),
+    PL("prims._low_memory_max_pool_offsets_to_indices.default", PK_OFFSETS_TO_IDX, 2, false, 0,
+       "window offsets of max_pool back to flat input indices"),
 };
 const int ops_pool_count = sizeof ops_pool_table / sizeof ops_pool_table[0];
