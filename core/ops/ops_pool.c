@@ -526,10 +526,17 @@ static int pool_eval(const OpCall *c, IValue *out) {
         if (list_arg(&sa, 1, "kernel_size", ns, NULL, K) || list_arg(&sa, 2, "input_size", ns, NULL, I) ||
             list_arg(&sa, 3, "stride", ns, K, S) || list_arg(&sa, 4, "padding", ns, NULL, Pd) || list_arg(&sa, 5, "dilation", ns, ones, D)) goto done;
         Tensor *off = ev_tensor(sa_arg(&sa, 0, "offsets"));
+        int64_t kn = 1;
+        for (int i = 0; i < ns; i++) {
+            if (K[i] < 1 || I[i] < 1 || S[i] < 1 || D[i] < 1) { sa_err(&sa, "kernel_size, input_size, stride and dilation must be positive"); goto done; }
+            kn *= K[i];
+        }
+        if (!off || off->ndim < ns) { sa_err(&sa, "offsets must have at least %d dimensions", ns); goto done; }
         int64_t O[3], osz = 1;
         for (int i = 0; i < ns; i++) { O[i] = off->size[off->ndim - ns + i]; osz *= O[i]; }
         for (int64_t e = 0; e < tensor_numel(off); e++) {
             int64_t oc[3], kc[3], ic[3], r = tensor_get_i(off, e);
+            if (r < 0 || r >= kn) { sa_err(&sa, "offset %lld is outside the %lld kernel positions", (long long)r, (long long)kn); goto done; }
             coords(e % (osz ? osz : 1), O, ns, oc);
             coords(r, K, ns, kc);
             for (int i = 0; i < ns; i++) ic[i] = oc[i] * S[i] - Pd[i] + kc[i] * D[i];
