@@ -384,5 +384,8 @@ int main(void) {
         }
     }
     free(expected);
+    for (int i = 0; i < ncases; i++) { free((char *)cases[i].name); free((char *)cases[i].opinfo); }
+    free(cases);
+    free(idx);
     return exit_status();
 }

@@ -141,7 +141,9 @@ static int dc_triu(DecompB *b, Value *o, int *n) { return tri(b, o, n, false); }
 static int dc_diag_embed(DecompB *b, Value *outs, int *nout) {
     Node *t = db_tensor(b, 0, "self");
     int64_t off = db_int(b, 1, "offset", 0);
+    if (b->failed) return -1;
     int rank = db_ndim(b, t) + 1;
+    if (rank < 2 || rank > MI_MAX_DIMS) return db_fail(b, "diag_embed needs a tensor of rank 1 to %d", MI_MAX_DIMS - 1);
     int d1 = db_wrap_dim(b, db_int(b, 2, "dim1", -2), rank), d2 = db_wrap_dim(b, db_int(b, 3, "dim2", -1), rank);
     if (d1 > d2) { int s = d1; d1 = d2; d2 = s; off = -off; }
     int64_t last;

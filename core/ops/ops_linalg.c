@@ -66,6 +66,9 @@ static int shape_linalg(ShapeArgs *sa, TensorMeta *out, int *nout) {
     if (!dtype_is_float(dt) || dt == DT_F16 || dt == DT_BF16)
         return sa_err(sa, "linear algebra needs a float32 or float64 tensor, got %s", dtype_abbrev(dt));
     Expr *M = a->size[nb], *N = a->size[nb + 1], *K = E(sa, k);
+    bool square = kind == LA_CHOL || kind == LA_CHOL_INV || kind == LA_DET || kind == LA_SLOGDET || kind == LA_SOLVE ||
+                  kind == LA_LU_SOLVE || kind == LA_SOLVE_TRI || (kind == LA_PINV && arg_bool(sa_arg(sa, 3, "hermitian"), false));
+    if (square && m != n) return sa_err(sa, "A must be batches of square matrices, but they are %lld by %lld matrices", (long long)m, (long long)n);
     if (kind == LA_LU_UNPACK || kind == LA_LU_SOLVE || kind == LA_HOUSEHOLDER || kind == LA_ORMQR) {
         /* pivots / tau: an int / float vector per matrix, at least min(m, n) (tau: its own length) long */
         TensorMeta *p;
