@@ -290,10 +290,7 @@ static int conv_bwd_eval(const OpCall *call, IValue *out) {
         }
     }
     free(gv); free(xv); free(wv);
-    out->kind = IV_TUPLE;
-    out->n = 3;
-    out->items = mi_xcalloc(3, sizeof(IValue));
-    for (int i = 0; i < 3; i++) if (res[i]) ev_out_tensor(&out->items[i], res[i]);
+    ev_out_tuple(out, res, 3);
     memset(res, 0, sizeof res);
     rc = 0;
 done:

@@ -91,6 +91,8 @@ int ev_sizes(ShapeArgs *sa, const TensorMeta *m, int64_t *size, int64_t *stride)
  * float64 reference run (OpCall.fp64) it makes floating results f64 whatever m names. */
 Tensor *ev_new(ShapeArgs *sa, const TensorMeta *m);
 int ev_out_tensor(IValue *out, Tensor *t);                    /* wrap (takes the reference) */
+/* a tuple of n tensors (takes the references; a NULL entry is None): max_pool's (values, indices) */
+int ev_out_tuple(IValue *out, Tensor *const *ts, int n);
 bool ev_intlike(DType d);
 /* Run the op's shape function in eval mode. */
 int ev_shape(ShapeArgs *sa, TensorMeta *out, int *nout);

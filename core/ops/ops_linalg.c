@@ -551,12 +551,7 @@ static int la_eval(const OpCall *c, IValue *out) {
         if (info < 0) { sa_err(&sa, "LAPACK reported an illegal argument %d", (int)-info); goto done; }
     }
     if (nm == 1) ev_out_tensor(out, o[0]);
-    else {
-        out->kind = IV_TUPLE;
-        out->n = nm;
-        out->items = mi_xcalloc((size_t)nm, sizeof(IValue));
-        for (int k2 = 0; k2 < nm; k2++) ev_out_tensor(&out->items[k2], o[k2]);
-    }
+    else ev_out_tuple(out, o, nm);
     memset(o, 0, sizeof o);
     rc = 0;
 #endif

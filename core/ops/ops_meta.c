@@ -613,6 +613,16 @@ int ev_out_tensor(IValue *out, Tensor *t) {
     return 0;
 }
 
+int ev_out_tuple(IValue *out, Tensor *const *ts, int n) {
+    memset(out, 0, sizeof *out);
+    out->kind = IV_TUPLE;
+    out->n = n;
+    out->items = mi_xcalloc((size_t)(n ? n : 1), sizeof(IValue));
+    for (int k = 0; k < n; k++)
+        if (ts[k]) ev_out_tensor(&out->items[k], ts[k]);
+    return 0;
+}
+
 bool ev_intlike(DType d) { return dtype_is_int(d) || d == DT_BOOL; }
 
 int ev_shape(ShapeArgs *sa, TensorMeta *out, int *nout) {

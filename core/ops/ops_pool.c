@@ -576,13 +576,8 @@ static int pool_eval(const OpCall *c, IValue *out) {
         else if (sp->kind >= PK_NEAREST && sp->kind != PK_MAX_OFFSETS) resample_kernel(sp, &P, x, o, &pl);
         else pool_kernel(sp, &P, x, o, oi, &pl);
     }
-    if (oi) {
-        out->kind = IV_TUPLE;
-        out->n = 2;
-        out->items = mi_xcalloc(2, sizeof(IValue));
-        ev_out_tensor(&out->items[0], o);
-        ev_out_tensor(&out->items[1], oi);
-    } else ev_out_tensor(out, o);
+    if (oi) ev_out_tuple(out, (Tensor *[]){o, oi}, 2);
+    else ev_out_tensor(out, o);
     o = oi = NULL;
     rc = 0;
 done:

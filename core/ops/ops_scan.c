@@ -307,13 +307,8 @@ static int scan_eval(const OpCall *c, IValue *out) {
         scan_line(kind, xx, px, o, po, oi, pi, n, k, largest, sorted, it);
     }
     if (xx != x) tensor_unref(xx);
-    if (oi) {
-        out->kind = IV_TUPLE;
-        out->n = 2;
-        out->items = mi_xcalloc(2, sizeof(IValue));
-        ev_out_tensor(&out->items[0], o);
-        ev_out_tensor(&out->items[1], oi);
-    } else ev_out_tensor(out, o);
+    if (oi) ev_out_tuple(out, (Tensor *[]){o, oi}, 2);
+    else ev_out_tensor(out, o);
     o = oi = NULL;
     rc = 0;
 done:
@@ -497,11 +492,7 @@ static int frexp_eval(const OpCall *c, IValue *out) {
         tensor_set_f(o, k, mant);
         tensor_store_i(e, tensor_pos(e, k), isfinite(v) ? ex : 0);
     }
-    out->kind = IV_TUPLE;
-    out->n = 2;
-    out->items = mi_xcalloc(2, sizeof(IValue));
-    ev_out_tensor(&out->items[0], o);
-    ev_out_tensor(&out->items[1], e);
+    ev_out_tuple(out, (Tensor *[]){o, e}, 2);
     o = e = NULL;
     rc = 0;
 done:
