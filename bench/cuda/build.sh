@@ -4,9 +4,10 @@
 # Run from the repository root here; carry build-cudadev to the device (bench/cuda/run_device.sh).
 set -e
 # Built without BLAS (the GPU runs the matmuls; the CPU reference has its own loops): OpenBLAS
-# alone is 36 MB, over half of what a device call may carry.
+# alone is 36 MB, over half of what a device call may carry. Likewise without LAPACKE, FFTW
+# and GSL (ops that need them refuse, naming the library).
 B=${BUILD:-build-cudadev}
-make BUILD=$B BLAS_CFLAGS= BLAS_LIBS= -j2 $B/libminductor.a $B/libtestsupport.a >/dev/null
+make BUILD=$B BLAS_CFLAGS= BLAS_LIBS= NUM_CFLAGS= NUM_LIBS= -j2 $B/libminductor.a $B/libtestsupport.a >/dev/null
 cfg() { sed -n "s/^$1 = //p" config.mk; }
 cc -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -I. -Icore \
    $(cfg CJSON_CFLAGS) -fopenmp -o $B/cudabench bench/cuda/cudabench.c \
