@@ -239,10 +239,9 @@ static int shape_conv_bwd(ShapeArgs *sa, TensorMeta *out, int *nout) {
     TensorMeta *go;
     bool mask[3];
     if (conv_bwd_args(sa, &c, &go, mask)) return -1;
+    /* the gradients take the layouts of input and weight (channels-last stays channels-last) */
     meta_like(sa, &out[0], c.x, c.x->dtype);
-    meta_contiguous_strides(sa, &out[0]);
     meta_like(sa, &out[1], c.w, c.w->dtype);
-    meta_contiguous_strides(sa, &out[1]);
     meta_alloc(sa, &out[2], go->dtype, 1, go->device);
     out[2].size[0] = go->size[1];
     meta_contiguous_strides(sa, &out[2]);
