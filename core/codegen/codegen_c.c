@@ -4,6 +4,7 @@
 #include "codegen/codegen_c.h"
 #include "codegen/codegen_kernel.h"
 #include "codegen/codegen_fallback.h"
+#include "codegen/codegen_conv.h"
 #include "codegen/op_overrides.h"
 
 #include <math.h>
@@ -240,7 +241,8 @@ static void ex(StrBuf *sb, Expr *e) { sym_c_sb(e, sb); }
 /* A FallbackKernel: describe the argument and result buffers, call back into minductor
  * (core/codegen/codegen_fallback.h). */
 static void emit_fallback_call(const Schedule *s, const Buffer *b, const char *cleanup, bool flush, StrBuf *sb) {
-    sb_printf(sb, "    {   /* FallbackKernel: torch.ops.%s (node '%s') */\n", b->fb->kernel, b->fb->node->name);
+    sb_printf(sb, "    {   /* %s: torch.ops.%s (node '%s')%s */\n", b->ext == EXT_CONV ? "extern_kernels.convolution" : "FallbackKernel",
+              b->fb->kernel, b->fb->node->name, b->ext == EXT_CONV ? ", the reference loop (no oneDNN for it)" : "");
     cg_emit_fallback_descs(sb, s->ir, b, NULL, NULL);
     if (flush) sb_put(sb, "        mi_fp_restore();   /* the reference implementation runs in the caller's mode */\n");
     /* a node of a cond branch goes by its path: "true_graph_0_" + name (ir_prefix) */
@@ -330,12 +332,18 @@ static bool needs_alloc(const Buffer *b) {
            (b->kind == BUF_EXTERN && b->output_index < 0);
 }
 
-/* has_mm / has_sdpa / has_fb over s and its cond branches; -1 + ctx error on a non-f32 extern */
-static int scan_externs(MiCtx *ctx, const Schedule *s, bool *has_mm, bool *has_sdpa, bool *has_fb) {
+/* has_mm / has_sdpa / has_fb / has_conv (oneDNN) over s and its cond branches; -1 + ctx error
+ * on a non-f32 extern */
+static int scan_externs(MiCtx *ctx, const Schedule *s, bool *has_mm, bool *has_sdpa, bool *has_fb, bool *has_conv) {
     for (int k = 0; k < s->norder; k++) {
         const SchedGroup *g = &s->groups[s->order[k]];
         if (!g->is_extern) continue;
         const Buffer *b = s->nodes[g->nodes[0]].buf;
+        if (b->ext == EXT_CONV) {   /* oneDNN, else the node's reference through the callback */
+            if (cg_conv_uses_dnnl(b)) *has_conv = true;
+            else *has_fb = true;
+            continue;
+        }
         if (b->ext == EXT_FALLBACK) *has_fb = true;
         if (b->ext == EXT_COND || b->ext == EXT_FALLBACK) continue;
         if (b->ext == EXT_SDPA) *has_sdpa = true; else *has_mm = true;
@@ -345,7 +353,7 @@ static int scan_externs(MiCtx *ctx, const Schedule *s, bool *has_mm, bool *has_s
     }
     for (int i = 0; i < s->nbranches; i++)
         for (int k = 0; k < 2; k++)
-            if (scan_externs(ctx, s->branches[i].s[k], has_mm, has_sdpa, has_fb) < 0) return -1;
+            if (scan_externs(ctx, s->branches[i].s[k], has_mm, has_sdpa, has_fb, has_conv) < 0) return -1;
     return 0;
 }
 
@@ -387,8 +395,8 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     sb_put(&out, prelude);
     sb_put(&out, sym_c_prelude());
     sb_put(&out, prelude_welford);
-    bool has_mm = false, has_sdpa = false, has_fb = false;
-    if (scan_externs(ctx, s, &has_mm, &has_sdpa, &has_fb) < 0) { sb_free(&out); return NULL; }
+    bool has_mm = false, has_sdpa = false, has_fb = false, has_conv = false;
+    if (scan_externs(ctx, s, &has_mm, &has_sdpa, &has_fb, &has_conv) < 0) { sb_free(&out); return NULL; }
     bool has_ind = false, has_atomic = false;
     scan_indirect(s, &has_ind, &has_atomic);
     if (has_half(s)) sb_put(&out, half_src);
@@ -399,6 +407,7 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     if (has_mm) sb_put(&out, gemm_src);
     if (has_sdpa) sb_put(&out, sdpa_src);
     if (ctx->flush_denormal) sb_put(&out, denormal_src);
+    if (has_conv) sb_put(&out, cg_conv_src);
     for (int k = 0; k < s->nkernels; k++) {
         if (s->kernels[k].is_extern) continue;
         if (cg_emit_kernel(ctx, s, &s->kernels[k], &out) < 0) { sb_free(&out); return NULL; }
@@ -539,12 +548,13 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool f
         StrBuf cleanup;
         sb_init(&cleanup);
         sb_put(&cleanup, "");
-        for (int i = 0; (fb || ind) && i < m->nbufs; i++)
+        for (int i = 0; i < m->nbufs; i++)
             if (allocated[i] && s->reuse_of[i] < 0) sb_printf(&cleanup, " free(%s);", m->bufs[i]->name);
         if (eb && eb->ext == EXT_COND) {
             CondHow how = {fb, cleanup.s ? cleanup.s : ""};
             if (cg_emit_cond_call(ctx, s, eb, cond_tail, &how, &out) < 0) { free(gids); free(gwr); free(allocated); sb_free(&out); sb_free(&cleanup); return -1; }
-        } else if (eb && eb->ext == EXT_FALLBACK) emit_fallback_call(s, eb, cleanup.s ? cleanup.s : "", ctx->flush_denormal, &out);
+        } else if (eb && eb->ext == EXT_CONV && cg_conv_uses_dnnl(eb)) cg_emit_conv_call(&out, eb, cleanup.s ? cleanup.s : "");
+        else if (eb && (eb->ext == EXT_FALLBACK || eb->ext == EXT_CONV)) emit_fallback_call(s, eb, cleanup.s ? cleanup.s : "", ctx->flush_denormal, &out);
         else if (eb) emit_extern_call(s, eb, &out);
         else {
             sb_printf(&out, "    %s(", kn->name);

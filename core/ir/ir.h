@@ -105,7 +105,19 @@ struct IrFn {
 
 /* ---- buffers ---- */
 typedef enum { BUF_INPUT, BUF_COMPUTED, BUF_EXTERN } BufKind;
-typedef enum { EXT_MM, EXT_ADDMM, EXT_BMM, EXT_SDPA, EXT_COND, EXT_FALLBACK } ExternKind;
+typedef enum { EXT_MM, EXT_ADDMM, EXT_BMM, EXT_SDPA, EXT_COND, EXT_FALLBACK, EXT_CONV } ExternKind;
+
+/* extern_kernels.convolution (Inductor's ir.Convolution, an ExternKernelAlloc): eargs are x,
+ * weight and the optional bias; the parameters are the node's (static ints). Like a
+ * FallbackKernel it carries `fb` (the node's reference implementation runs it where oneDNN is
+ * not there: IR interpreter, a build without oneDNN, other dtypes, the GPU's host round trip);
+ * the C module calls oneDNN (core/codegen/codegen_conv.c). */
+typedef struct IrConv {
+    int nd;                        /* spatial dims: 1, 2 or 3 */
+    bool transposed;
+    int64_t groups;
+    int64_t stride[3], padding[3], dilation[3], output_padding[3];
+} IrConv;
 
 /* FallbackKernel (core/ir/ir_fallback.c): a registry op with a reference implementation but no
  * lowering, run at run time by calling that implementation (Inductor's FallbackKernel, which
@@ -157,7 +169,8 @@ struct Buffer {
     Buffer *extra_out;    /* sdpa: logsumexp buffer written by the same kernel */
     Buffer *extern_owner; /* set on extra_out (and on cond results after the first) */
     IrCond *cond;         /* EXT_COND */
-    IrFallback *fb;       /* EXT_FALLBACK (set on the owner) */
+    IrFallback *fb;       /* EXT_FALLBACK (set on the owner); EXT_CONV: its reference */
+    IrConv *conv;         /* EXT_CONV */
     /* graph outputs */
     int output_index;     /* >= 0: this buffer is outputs[output_index] */
 };

@@ -265,7 +265,7 @@ static int run_fallback(Interp *it, Buffer *b);
 
 static int run_extern(Interp *it, Buffer *b) {
     if (b->ext == EXT_COND) return run_cond(it, b);
-    if (b->ext == EXT_FALLBACK) return run_fallback(it, b);
+    if (b->ext == EXT_FALLBACK || b->ext == EXT_CONV) return run_fallback(it, b);   /* conv: its reference */
     if (b->ext == EXT_SDPA) return mi_err(it->ctx, NULL, 0, 0, "IR interpreter: attention is not supported");
     const ExternArg *A = b->ext == EXT_ADDMM ? &b->eargs[1] : &b->eargs[0], *B = b->ext == EXT_ADDMM ? &b->eargs[2] : &b->eargs[1];
     int off = b->ext == EXT_BMM;

@@ -250,6 +250,7 @@ char *ir_dep_text(const Dep *d, const LoopBody *body, SymCtx *S) {
 static const char *buffer_kind(const Buffer *b) {
     if (b->kind != BUF_EXTERN) return "ComputedBuffer";
     if (b->ext == EXT_FALLBACK) return b->extern_owner ? "MultiOutput" : "FallbackKernel";
+    if (b->ext == EXT_CONV) return "ExternKernelAlloc";   /* ir.Convolution */
     return "ExternKernelOut";
 }
 
@@ -301,7 +302,8 @@ void ir_print_buffer(const IrModule *m, const Buffer *b, const char *opname, Str
     }
     if (b->kind == BUF_EXTERN) {
         dep_set_free(&d);
-        static const char *kn[] = {"extern_kernels.mm", "extern_kernels.addmm", "extern_kernels.bmm", "aten._scaled_dot_product_flash_attention_for_cpu", "torch.ops.higher_order.cond"};
+        static const char *kn[] = {"extern_kernels.mm", "extern_kernels.addmm", "extern_kernels.bmm", "aten._scaled_dot_product_flash_attention_for_cpu",
+                                   "torch.ops.higher_order.cond", "", "extern_kernels.convolution"};
         sb_printf(sb, "%s.node.kernel = %s\n", opname, kn[b->ext]);
         if (b->cond) sb_printf(sb, "%s.node.subgraphs = ['%s', '%s']\n", opname, b->cond->names[0], b->cond->names[1]);
         return;

@@ -1,5 +1,6 @@
 /* lowering_extern.c — extern kernels (Inductor's ExternKernel family): mm / addmm / bmm
- * (BLAS; f64 as a loop reduction), CPU flash attention, higher_order.cond (each branch its own
+ * (BLAS; f64 as a loop reduction), CPU flash attention, convolution (oneDNN in the C module),
+ * higher_order.cond (each branch its own
  * module), and the FallbackKernel: an op with a reference implementation but no lowering,
  * called at run time (core/ir/ir_fallback.c). Their arguments are realized into strided
  * buffers (lw_extern_arg) and their results are fixed-layout buffers. */
@@ -243,6 +244,62 @@ int lw_fallback(Lower *L, const Node *n) {
     return lw_set_tuple(L, n, items, nm);
 }
 
+/* ---- convolution: extern_kernels.convolution (Inductor's ir.Convolution) ---- */
+
+/* An int list argument of `nd` entries (one entry is repeated, as ATen expands it) */
+static bool conv_ints(const Node *n, int pos, const char *kw, int nd, int64_t *out) {
+    int64_t v[8];
+    int k = lw_int_list(lw_arg_or_kw(n, pos, kw), v, 8);
+    if (k != nd && k != 1) return false;
+    for (int i = 0; i < nd; i++) out[i] = v[k == 1 ? 0 : i];
+    return true;
+}
+
+/* convolution(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+ * an ExternKernelAlloc whose result has the node's layout (PyTorch's: channels last when the
+ * input is), run by oneDNN in the C module and by the node's reference elsewhere (the buffer
+ * carries it as a FallbackKernel does). Parameters that are not plain ints: a FallbackKernel. */
+static int lower_convolution(Lower *L, const Node *n, int arg) {
+    IrTBox *w = lw_arg_tbox(L, n, 1);
+    const TensorMeta *m = lw_out_meta(n);
+    int nd = w ? w->ndim - 2 : 0;
+    IrConv c = {.nd = nd};
+    const Value *tv = lw_arg_or_kw(n, 6, "transposed");
+    c.transposed = tv && tv->kind == V_BOOL && tv->b;
+    bool ok = m && nd >= 1 && nd <= 3 && m->ndim == nd + 2 && lw_arg_int(n, 8, "groups", &c.groups) && c.groups >= 1 &&
+              conv_ints(n, 3, "stride", nd, c.stride) && conv_ints(n, 4, "padding", nd, c.padding) &&
+              conv_ints(n, 5, "dilation", nd, c.dilation) && conv_ints(n, 7, "output_padding", nd, c.output_padding);
+    if (!ok) return lw_fallback(L, n);
+    FbArgs a = {L, n, NULL, 0, 0, 0};
+    for (int i = 0; i < n->nargs; i++) fb_collect(&a, &n->args[i]);
+    for (int i = 0; i < n->nkwargs; i++) fb_collect(&a, &n->kwargs[i].v);
+    if (a.rc) return a.rc;
+    if (a.nea < 2) return lw_err(L, n, "convolution needs an input and a weight");
+    Layout l = layout_contiguous(L->m, m->dtype, m->device, m->ndim, m->size);
+    for (int d = 0; d < m->ndim; d++)
+        if (m->stride && m->stride[d]) l.stride[d] = m->stride[d];
+    l.fixed = true;
+    Buffer *b = lw_new_buffer(L, BUF_EXTERN, &l);
+    b->ext = EXT_CONV;
+    b->eargs = a.ea;
+    b->neargs = a.nea;
+    b->conv = lw_alloc(L, sizeof *b->conv);
+    *b->conv = c;
+    IrFallback *fb = lw_alloc(L, sizeof *fb);
+    fb->node = n;
+    fb->kernel = n->target;
+    fb->nouts = 1;
+    fb->outs = lw_alloc(L, sizeof(Buffer *));
+    fb->outs[0] = b;
+    b->fb = fb;
+    const char **o = NULL;
+    int no = 0;
+    lw_origins_add(L, &o, &no, lw_short_name(L, n->target));
+    b->origins = o;
+    b->norigins = no;
+    return lw_set_tbox(L, n, lw_tbox_of_buffer(L, b));
+}
+
 /* ---- higher_order.cond: each branch lowered as its own module (core/ir/ir_cond.c) ---- */
 
 static bool layouts_same(const Layout *a, const Layout *b) {
@@ -333,6 +390,6 @@ const LoweringDef lowering_extern_table[] = {
     {"aten.bmm.default", lower_matmul, EXT_BMM},
     {"aten._scaled_dot_product_flash_attention_for_cpu.default", lower_sdpa, SDPA_FLASH_CPU},
     {"aten._scaled_dot_product_efficient_attention.default", lower_sdpa, SDPA_EFFICIENT},
-    {"higher_order.cond", lower_cond, 0},
+    {"higher_order.cond", lower_cond, 0}, {"aten.convolution.default", lower_convolution, 0},
 };
 const int lowering_extern_count = sizeof lowering_extern_table / sizeof lowering_extern_table[0];

@@ -74,7 +74,7 @@ static const char *extern_name(Schedule *s, const SchedGroup *g) {
     if (eb->ext == EXT_FALLBACK)
         return arena_printf(&s->arena, "%sfallback_%s", ir_prefix(s->ir), eb->norigins ? eb->origins[0] : "op");
     return arena_printf(&s->arena, "%sextern_%s", ir_prefix(s->ir),
-                        eb->ext == EXT_SDPA ? "sdpa" : eb->ext == EXT_COND ? "cond" : "mm");
+                        eb->ext == EXT_SDPA ? "sdpa" : eb->ext == EXT_COND ? "cond" : eb->ext == EXT_CONV ? "convolution" : "mm");
 }
 
 void sched_make_kernels(Schedule *s) {
