@@ -216,6 +216,46 @@ int main(void) {
         ir_free(m);
         graph_free(g);
     }
+    /* store or recompute (lowering_realize.c, Inductor's run_node rules): an upcast read by two
+     * users stays inline (1 read, no heavy op); on cpu an exp read by two users is realized; a
+     * value with 5 reads and two users is realized (more than realize_reads_threshold = 4) */
+    const char *reuse =
+        "class <lambda>(torch.nn.Module):\n"
+        "    def forward(self, a: \"bf16[4, 8][8, 1]cpu\", b: \"f32[4, 8][8, 1]cpu\", c: \"f32[4, 8][8, 1]cpu\", d: \"f32[4, 8][8, 1]cpu\", e: \"f32[4, 8][8, 1]cpu\"):\n"
+        "        up: \"f32[4, 8][8, 1]cpu\" = torch.ops.prims.convert_element_type.default(a, torch.float32)\n"
+        "        s1: \"f32[4][1]cpu\" = torch.ops.aten.sum.dim_IntList(up, [1])\n"
+        "        m1: \"f32[4, 8][8, 1]cpu\" = torch.ops.aten.mul.Tensor(up, 2)\n"
+        "        ex: \"f32[4, 8][8, 1]cpu\" = torch.ops.aten.exp.default(b)\n"
+        "        s2: \"f32[4][1]cpu\" = torch.ops.aten.sum.dim_IntList(ex, [1])\n"
+        "        m2: \"f32[4, 8][8, 1]cpu\" = torch.ops.aten.mul.Tensor(ex, m1)\n"
+        "        a1: \"f32[4, 8][8, 1]cpu\" = torch.ops.aten.add.Tensor(b, c)\n"
+        "        a2: \"f32[4, 8][8, 1]cpu\" = torch.ops.aten.add.Tensor(a1, d)\n"
+        "        a3: \"f32[4, 8][8, 1]cpu\" = torch.ops.aten.add.Tensor(a2, e)\n"
+        "        a4: \"f32[4, 8][8, 1]cpu\" = torch.ops.aten.add.Tensor(a3, up)\n"
+        "        s3: \"f32[4][1]cpu\" = torch.ops.aten.sum.dim_IntList(a4, [1])\n"
+        "        m3: \"f32[4, 8][8, 1]cpu\" = torch.ops.aten.mul.Tensor(a4, m2)\n"
+        "        return (s1, s2, s3, m3)\n";
+    g = fx_parse(ctx, reuse, strlen(reuse), "reuse.py", 1);
+    if (ok(g != NULL, "store-or-recompute graph parses")) {
+        ops_resolve_graph(g);
+        m = ir_lower(ctx, g);
+        /* buffers: s1, ex, s2, a4, s3, m3 -- up and m1 stay inline */
+        char got[512] = "";
+        for (int i = 0; m && i < m->nbufs; i++) {
+            const Buffer *b = m->bufs[i];
+            if (b->kind == BUF_INPUT) continue;
+            size_t L = strlen(got);
+            snprintf(got + L, sizeof got - L, "%s%s:", L ? " " : "", b->is_reduction ? "R" : "P");
+            for (int k = 0; k < b->norigins; k++) {
+                L = strlen(got);
+                snprintf(got + L, sizeof got - L, "%s%s", k ? "," : "", b->origins[k]);
+            }
+        }
+        is_str(got, "R:sum,convert_element_type P:exp R:sum P:add,convert_element_type R:sum P:mul,convert_element_type",
+               "upcast and mul inline; exp (cpu, 2 users) and the 5-read add chain realized");
+        ir_free(m);
+        graph_free(g);
+    } else skip(1, "no graph");
     compare_with_inductor(ctx);
     mi_ctx_free(ctx);
     return done_testing();

@@ -191,6 +191,7 @@ typedef struct IrTBox {
     int ndim; Expr **size;
     const IrFn *loader;   /* index -> value */
     IrStorage *sb;        /* the storage when this box is not a view */
+    IrStorage *view_of;   /* a view: the storage it looks at (NULL when unknown) */
     const char **origins; int norigins;
     bool is_view;
 } IrTBox;

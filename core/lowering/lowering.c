@@ -135,9 +135,12 @@ bool lowering_supported(const Graph *g, char *why, size_t n) {
  * implementation at run time (aten.embedding without a row -> FallbackKernel), else an error. */
 int lw_lower_node(Lower *L, const Node *n) {
     const LoweringDef *d = lowering_find(n->target);
-    if (d) return d->fn(L, n, d->arg);
-    if (ir_fallback_ok(n->op ? n->op : op_lookup(n->target))) return lw_fallback(L, n);
-    return lw_err(L, n, "unsupported op '%s'", n->target);
+    int rc;
+    if (d) rc = d->fn(L, n, d->arg);
+    else if (ir_fallback_ok(n->op ? n->op : op_lookup(n->target))) rc = lw_fallback(L, n);
+    else return lw_err(L, n, "unsupported op '%s'", n->target);
+    if (rc == 0) lw_after_node(L, n);   /* store or recompute (lowering_realize.c) */
+    return rc;
 }
 
 /* ---- symbols, inputs, outputs ---- */
@@ -153,12 +156,6 @@ static void add_syms_of(IrModule *m, const Expr *e) {
     const char *names[16];
     int k = sym_free_symbols(e, names, 16);
     for (int i = 0; i < k; i++) add_sym(m, names[i]);
-}
-
-static void count_use(Node *n, void *ud) {
-    Lower *L = ud;
-    int i = graph_index_of(L->g, n);
-    if (i >= 0) L->nusers[i]++;
 }
 
 static int lower_output(Lower *L, const Node *out) {
@@ -263,12 +260,7 @@ static int lower_checkpoint(Lower *L, const Node *n, int arg) {
     Lower S = *L;
     S.g = sub;
     S.vals = mi_xcalloc(sub->n ? sub->n : 1, sizeof(LVal));
-    S.nusers = mi_xcalloc(sub->n ? sub->n : 1, sizeof(int));
-    for (int i = 0; i < sub->n; i++) {
-        const Node *x = sub->nodes[i];
-        for (int a = 0; a < x->nargs; a++) value_for_each_node(&x->args[a], count_use, &S);
-        for (int a = 0; a < x->nkwargs; a++) value_for_each_node(&x->kwargs[a].v, count_use, &S);
-    }
+    lw_users_init(&S);
     int rc = 0, k = 0;
     for (int i = 0; i < sub->n && rc == 0; i++) {
         const Node *x = sub->nodes[i];
@@ -294,7 +286,7 @@ static int lower_checkpoint(Lower *L, const Node *n, int arg) {
         }
     }
     free(S.vals);
-    free(S.nusers);
+    lw_users_free(&S);
     L->cur = n;
     return rc;
 }
@@ -332,14 +324,9 @@ static IrModule *lower_module(MiCtx *ctx, const Graph *g, bool branch) {
     m->ctx = ctx;
     m->graph = g;
     arena_init(&m->arena);
-    Lower L = {ctx, ctx->sym, m, g, NULL, NULL, NULL, graph_device(g), branch};
+    Lower L = {ctx, ctx->sym, m, g, NULL, NULL, NULL, NULL, graph_device(g), branch};
     L.vals = mi_xcalloc(g->n ? g->n : 1, sizeof(LVal));
-    L.nusers = mi_xcalloc(g->n ? g->n : 1, sizeof(int));
-    for (int i = 0; i < g->n; i++) {
-        const Node *n = g->nodes[i];
-        for (int a = 0; a < n->nargs; a++) value_for_each_node(&n->args[a], count_use, &L);
-        for (int a = 0; a < n->nkwargs; a++) value_for_each_node(&n->kwargs[a].v, count_use, &L);
-    }
+    lw_users_init(&L);
     /* placeholders: symbols first (in order of appearance), then tensor inputs */
     int ninputs = 0;
     for (int i = 0; i < g->n; i++) {
@@ -380,11 +367,11 @@ static IrModule *lower_module(MiCtx *ctx, const Graph *g, bool branch) {
         if (lw_lower_node(&L, n) < 0) goto fail;
     }
     free(L.vals);
-    free(L.nusers);
+    lw_users_free(&L);
     return m;
 fail:
     free(L.vals);
-    free(L.nusers);
+    lw_users_free(&L);
     ir_free(m);
     return NULL;
 }

@@ -18,9 +18,6 @@
 /* Lower a graph (after post-grad passes) to IR. NULL + ctx error naming op and node. */
 IrModule *ir_lower(MiCtx *ctx, const Graph *g);
 
-/* Realize a pending storage when its closure tree has more ops than this. */
-#define LOWER_MAX_INLINE_COST 64
-
 /* True when every call_function target of g has a lowering; otherwise *why (if non-NULL)
  * gets "unsupported op 'aten.foo' (node 'foo')" into buf. */
 bool lowering_supported(const Graph *g, char *why, size_t n);

@@ -163,24 +163,6 @@ const IrFn *lw_math(Lower *L, IrMathOp op, DType dt, const IrFn *a, const IrFn *
     return f;
 }
 
-/* Buffer reads in a closure tree (a pending storage counts its own tree's): Inductor's
- * nontrivial_read_count, for realize_hint. Example: relu(x) 1, x * w + b 3. */
-int lw_fn_reads(const IrFn *f) {
-    if (!f) return 0;
-    if (f->call == call_storage) return f->sb->buf ? 1 : lw_fn_reads(f->sb->fn);
-    if (f->buf) return 1;
-    int n = 0;
-    for (int i = 0; i < f->na; i++) n += lw_fn_reads(f->a[i]);
-    for (int i = 0; i < f->nia; i++) n += lw_fn_reads(f->ia[i]);   /* index tensors (gathers) */
-    return n;
-}
-
-/* realize_hint: a pending value read many times (a pooling window, a backward gather) is
- * realized when it reads more than one buffer, so its work is not repeated per read. */
-void lw_realize_hint(Lower *L, IrTBox *t) {
-    if (t->sb && !t->is_view && !t->sb->buf && lw_fn_reads(t->sb->fn) > 1) lw_realize(L, t->sb, NULL);
-}
-
 /* ---- tensor boxes ---- */
 
 IrTBox *lw_tbox_new(Lower *L, DType dt, int ndim, Expr **size, const IrFn *loader) {
@@ -262,21 +244,19 @@ IrStorage *lw_storage_new(Lower *L, const IrFn *fn, DType dt, int ndim, Expr **s
 }
 
 /* A TensorBox as a buffer usable by an extern kernel or as an output: strided view of a
- * realized buffer when possible, else realized into a fresh contiguous buffer. */
+ * realized buffer when possible, else realized into a fresh contiguous buffer. A view of a
+ * pending value realizes that value first, then is read through it (ExternKernel.realize_input:
+ * x.realize() on the view, then convert_to_reinterpret_view, else copy_input): the transpose
+ * of where(...) handed to mm is a ReinterpretView of where's buffer, which sum(where) reads too. */
 Buffer *lw_as_strided(Lower *L, IrTBox *t, Layout *view) {
-    if (t->sb && !t->is_view && !t->sb->buf) lw_realize(L, t->sb, NULL);
+    IrStorage *base = t->is_view ? t->view_of : t->sb;
+    if (base && !base->buf && base->fn) lw_realize(L, base, NULL);
     Buffer *b;
     if (ir_probe_strided(L->m, t->loader, t->ndim, t->size, &b, view)) return b;
     IrStorage *sb = lw_storage_new(L, t->loader, t->dtype, t->ndim, t->size, t->origins, t->norigins);
     b = lw_realize(L, sb, NULL);
     *view = b->layout;
     return b;
-}
-
-static void maybe_realize(Lower *L, IrTBox *t, int nusers) {
-    if (!t->sb || t->sb->buf || t->is_view) return;
-    if (nusers > 1 && t->sb->fn->cost > 1) lw_realize(L, t->sb, NULL);
-    else if (t->sb->fn->cost > LOWER_MAX_INLINE_COST) lw_realize(L, t->sb, NULL);
 }
 
 /* ---- argument helpers ---- */
@@ -377,15 +357,14 @@ DType lw_arg_dtype(Lower *L, const Node *n, int i) {
     return DT_INVALID;
 }
 
-/* Give node n a new pending storage computing fn over its meta's shape, realized at once when
- * its users call for it (maybe_realize). */
+/* Give node n a new pending storage computing fn over its meta's shape (lw_after_node decides
+ * whether it is realized). */
 int lw_set_pending(Lower *L, const Node *n, const IrFn *fn, DType dt, const char **o, int no) {
     const TensorMeta *m = lw_out_meta(n);
     IrTBox *t = lw_tbox_of_storage(L, lw_storage_new(L, fn, dt, m->ndim, m->size, o, no));
     LVal *lv = lw_node_val(L, n);
     lv->kind = LV_TBOX;
     lv->t = t;
-    maybe_realize(L, t, L->nusers[graph_index_of(L->g, n)]);
     return 0;
 }
 
@@ -401,6 +380,7 @@ int lw_set_pointwise(Lower *L, const Node *n, const IrFn *fn, DType dt, int nin_
 int lw_set_view(Lower *L, const Node *n, IrTBox *src, const IrFn *fn, int ndim, Expr **size) {
     IrTBox *t = lw_tbox_new(L, src->dtype, ndim, size, fn);
     t->is_view = true;
+    t->view_of = src->is_view ? src->view_of : src->sb;
     const char **o = NULL;
     int no = 0;
     lw_origins_add(L, &o, &no, lw_short_name(L, n->target));
@@ -410,9 +390,6 @@ int lw_set_view(Lower *L, const Node *n, IrTBox *src, const IrFn *fn, int ndim, 
     LVal *lv = lw_node_val(L, n);
     lv->kind = LV_TBOX;
     lv->t = t;
-    /* a view of a pending storage with several users: realize the storage */
-    if (src->sb && !src->is_view && !src->sb->buf && L->nusers[graph_index_of(L->g, n)] > 1)
-        lw_realize(L, src->sb, NULL);
     return 0;
 }
 

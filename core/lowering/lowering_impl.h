@@ -24,7 +24,8 @@ typedef struct Lower {
     IrModule *m;
     const Graph *g;
     LVal *vals;          /* per node position */
-    int *nusers;         /* per node position */
+    int *nusers;         /* per node position: distinct users (lw_users_init) */
+    const Node ***users; /* per node position: those users */
     const Node *cur;
     Device dev;          /* the graph's device: for buffers whose node has no single meta */
     bool branch;         /* lowering a cond branch (lw_lower_branch) */
@@ -102,10 +103,15 @@ IrStorage *lw_storage_new(Lower *L, const IrFn *fn, DType dt, int ndim, Expr **s
 /* A TensorBox as a buffer an extern kernel or an output can take: a strided view of a realized
  * buffer when possible, else realized into a fresh contiguous buffer (*view: its layout). */
 Buffer *lw_as_strided(Lower *L, IrTBox *t, Layout *view);
-/* Buffer reads of a closure tree (pending storages count theirs). */
-int lw_fn_reads(const IrFn *f);
-/* Inductor's realize_hint: realize a pending t that reads more than one buffer. */
+/* Inductor's realize_hint: realize the pending storage of t (a view's: the one it looks at)
+ * when it reads more than one buffer at a non-constant index (lowering_realize.c). */
 void lw_realize_hint(Lower *L, IrTBox *t);
+/* Inductor's store-or-recompute rules after lowering node n (GraphLowering.run_node: users that
+ * need realized inputs, the output, mark_reuse, too many reads, too many ops). */
+void lw_after_node(Lower *L, const Node *n);
+/* L->nusers / L->users: each node's distinct users, as fx's Node.users; lw_users_free. */
+void lw_users_init(Lower *L);
+void lw_users_free(Lower *L);
 /* A layout with src's sizes, strides and offset, fixed. */
 Layout lw_layout_copy(Lower *L, const Layout *src);
 /* An extern kernel's argument: t realized or viewed as a strided buffer. */

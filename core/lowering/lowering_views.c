@@ -178,6 +178,7 @@ static int lower_split(Lower *L, const Node *n, int arg) {
         }
         IrTBox *v = lw_tbox_new(L, x->dtype, nd, psize, lw_reindex(L, x->loader, nd, map, x->ndim));
         v->is_view = true;
+        v->view_of = x->is_view ? x->view_of : x->sb;
         const char **o = NULL;
         int no = 0;
         lw_origins_add(L, &o, &no, lw_short_name(L, t));

@@ -1,0 +1,272 @@
+/* lowering_realize.c — store or recompute: when a pending value (a Pointwise not yet in memory)
+ * becomes a buffer. Inductor decides this per FX node right after lowering it
+ * (GraphLowering.run_node) from the node's users and from what the value's inner function does,
+ * counted by running it on a counting ops handler (OpCounterCSE, ir.py inner_fn_opcount):
+ *
+ *   - several users, one of them an op that needs realized inputs (mm, bmm, convolution,
+ *     pooling, as_strided, every fallback): realize_hint (realize when it reads more than one
+ *     buffer at a non-constant index);
+ *   - several users, one of them the graph output: realize;
+ *   - mark_reuse(users): realize when read by several users and, on cpu, it uses exp or sigmoid,
+ *     or it reads more than realize_reads_threshold (4) buffers, or its inner function has more
+ *     than realize_opcount_threshold (30) distinct ops (should_realize_on_reuse);
+ *   - has_exceeded_max_reads (more than realize_acc_reads_threshold = 8 reads, or > 30 ops):
+ *     realize_hint;
+ *   - a Pointwise with more than 30 ops: realize.
+ *
+ * Otherwise the value stays inline in every reader: an upcast bf16 -> f32 read by var_mean and
+ * the normalize (1 read, 2 ops) is recomputed in both, as Inductor's output_code.py shows.
+ * lw_after_node applies this after every node (core/lowering/lowering.c); lw_users_init counts
+ * each node's distinct users as fx's Node.users does. */
+#include "lowering/lowering_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Inductor's config defaults (torch/_inductor/config.py) */
+#define REALIZE_READS_THRESHOLD 4
+#define REALIZE_OPCOUNT_THRESHOLD 30
+#define REALIZE_ACC_READS_THRESHOLD 8
+/* Ours: a closure tree this large (calls, shared subtrees counted each time) is realized
+ * before it is even counted, so that re-running it stays cheap (Inductor would recurse). */
+#define REALIZE_MAX_CALLS 2048
+
+/* ---- OpCounterCSE: distinct values of one run of an inner function ---- */
+
+typedef struct OcKey { int kind, op; IrVal a[3]; DType dt; double c; const Buffer *buf; const Expr *e; } OcKey;
+
+typedef struct OpCounter {
+    OpsHandler h;
+    OcKey *keys; int n, cap;
+    int reads, nontrivial_reads;
+    bool heavy_cpu;          /* exp or sigmoid among the ops */
+    int nindirect;
+    SymCtx *s;
+} OpCounter;
+
+enum { OC_LOAD, OC_CONST, OC_INDEX, OC_CAST, OC_MATH, OC_RED, OC_ITEM };
+
+/* The value number of key k: an existing equal value's, else a new one. */
+static IrVal oc_value(OpCounter *c, const OcKey *k, bool *fresh) {
+    for (int i = 0; i < c->n; i++)
+        if (!memcmp(&c->keys[i], k, sizeof *k)) { if (fresh) *fresh = false; return i; }
+    if (c->n == c->cap) {
+        c->cap = c->cap ? 2 * c->cap : 64;
+        c->keys = mi_xrealloc(c->keys, sizeof(OcKey) * c->cap);
+    }
+    c->keys[c->n] = *k;
+    if (fresh) *fresh = true;
+    return c->n++;
+}
+
+static OcKey oc_key(int kind) { OcKey k; memset(&k, 0, sizeof k); k.kind = kind; k.a[0] = k.a[1] = k.a[2] = -1; return k; }
+
+static IrVal oc_load(OpsHandler *h, Buffer *buf, Expr *index) {
+    OpCounter *c = h->self;
+    OcKey k = oc_key(OC_LOAD);
+    k.buf = buf;
+    k.e = index;
+    bool fresh;
+    IrVal v = oc_value(c, &k, &fresh);
+    if (fresh) {   /* a read at a constant index (a broadcast scalar) is a trivial one */
+        int64_t cst;
+        c->reads++;
+        if (!sym_is_int(index, &cst)) c->nontrivial_reads++;
+    }
+    return v;
+}
+static void oc_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) { (void)h; (void)buf; (void)index; (void)v; }
+static IrVal oc_constant(OpsHandler *h, double v, DType dt) {
+    OcKey k = oc_key(OC_CONST);
+    k.c = v;
+    k.dt = dt;
+    return oc_value(h->self, &k, NULL);
+}
+static IrVal oc_index_expr(OpsHandler *h, Expr *e, DType dt) {
+    OcKey k = oc_key(OC_INDEX);
+    k.e = e;
+    k.dt = dt;
+    return oc_value(h->self, &k, NULL);
+}
+static IrVal oc_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) {
+    OcKey k = oc_key(OC_CAST);
+    k.a[0] = v;
+    k.dt = dt;
+    (void)src;
+    return oc_value(h->self, &k, NULL);
+}
+static IrVal oc_math(OpsHandler *h, IrMathOp op, const IrVal *args, DType dt) {
+    OpCounter *c = h->self;
+    OcKey k = oc_key(OC_MATH);
+    k.op = op;
+    for (int i = 0; i < ir_math_arity(op); i++) k.a[i] = args[i];
+    k.dt = dt;
+    if (op == IOP_EXP || op == IOP_SIGMOID) c->heavy_cpu = true;
+    return oc_value(c, &k, NULL);
+}
+static IrVal oc_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v) {
+    OcKey k = oc_key(OC_RED);
+    k.op = rt;
+    k.a[0] = v;
+    k.dt = dt;
+    (void)src;
+    return oc_value(h->self, &k, NULL);
+}
+static IrVal oc_getitem(OpsHandler *h, IrVal v, int i) {
+    OcKey k = oc_key(OC_ITEM);
+    k.a[0] = v;
+    k.op = i;
+    return oc_value(h->self, &k, NULL);
+}
+static void oc_store_reduction(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) { (void)h; (void)buf; (void)index; (void)v; }
+static Expr *oc_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wrap_neg, Expr *sym) {
+    OpCounter *c = h->self;
+    (void)x; (void)size; (void)check; (void)wrap_neg;
+    if (sym) return sym;
+    char nm[32];
+    snprintf(nm, sizeof nm, "opc_indirect%d", c->nindirect++);
+    return sym_symbol(c->s, nm);
+}
+
+/* What Inductor's inner_fn_opcount reports for a pending storage: its inner function run once
+ * over index symbols (0 for a dim of size 1, as Loops._index makes them). */
+typedef struct OpCount { int num_ops, reads, nontrivial_reads; bool heavy_cpu; } OpCount;
+
+static OpCount opcount(Lower *L, const IrStorage *sb) {
+    OpCounter c;
+    memset(&c, 0, sizeof c);
+    c.s = L->s;
+    c.h = (OpsHandler){.self = &c, .load = oc_load, .store = oc_store, .constant = oc_constant,
+                       .index_expr = oc_index_expr, .to_dtype = oc_to_dtype, .math = oc_math,
+                       .reduction = oc_reduction, .getitem = oc_getitem, .store_reduction = oc_store_reduction,
+                       .indirect_indexing = oc_indirect, .store_atomic_add = oc_store};
+    Expr *idx[MI_MAX_DIMS];
+    for (int d = 0; d < sb->ndim && d < MI_MAX_DIMS; d++) {
+        int64_t one;
+        char nm[16];
+        snprintf(nm, sizeof nm, "opc%d", d);
+        idx[d] = sym_is_int(sb->size[d], &one) && one == 1 ? sym_int(L->s, 0) : sym_symbol(L->s, nm);
+    }
+    sb->fn->call(sb->fn, &c.h, idx);
+    OpCount r = {c.n, c.reads, c.nontrivial_reads, c.heavy_cpu};
+    free(c.keys);
+    return r;
+}
+
+static bool pending(const IrStorage *sb) { return sb && !sb->buf && sb->fn; }
+
+/* The storage a box computes or looks at (a view's base), when it is still pending. */
+static IrStorage *pending_of(IrTBox *t) {
+    IrStorage *sb = t->is_view ? t->view_of : t->sb;
+    return pending(sb) ? sb : NULL;
+}
+
+/* StorageBox.realize_hint: realize when more than one read is at a non-constant index. */
+static void realize_hint(Lower *L, IrStorage *sb) {
+    if (pending(sb) && opcount(L, sb).nontrivial_reads > 1) lw_realize(L, sb, NULL);
+}
+
+void lw_realize_hint(Lower *L, IrTBox *t) {
+    IrStorage *sb = pending_of(t);
+    if (sb) realize_hint(L, sb);
+}
+
+/* StorageBox.should_realize_on_reuse(users) */
+static bool realize_on_reuse(Lower *L, IrStorage *sb, int users) {
+    if (users <= 1) return false;
+    OpCount c = opcount(L, sb);
+    if (L->dev.kind == DEV_CPU && c.heavy_cpu) return true;
+    return c.reads > REALIZE_READS_THRESHOLD || c.num_ops > REALIZE_OPCOUNT_THRESHOLD;
+}
+
+/* lowering.py's needs_realized_inputs: the ops registered with add_needs_realized_inputs, and
+ * every op lowered by make_fallback (no lowering of ours: our FallbackKernel; attention). */
+static bool needs_realized_inputs(const Node *u) {
+    static const char *const ops[] = {
+        "aten.as_strided.default", "aten.as_strided_copy.default", "aten.avg_pool2d.default",
+        "aten.avg_pool2d_backward.default", "aten.bmm.default", "aten.convolution.default",
+        "aten.convolution_backward.default", "aten.max_pool2d_with_indices.default",
+        "aten.max_pool3d_with_indices.default", "aten.max_pool2d_with_indices_backward.default",
+        "aten.mm.default", "aten.upsample_nearest2d.default", "aten._upsample_nearest_exact2d.default",
+        "aten._int_mm.default",
+        "aten._scaled_dot_product_flash_attention_for_cpu.default",
+        "aten._scaled_dot_product_efficient_attention.default",
+        "aten._scaled_dot_product_flash_attention.default",
+        "aten._scaled_dot_product_cudnn_attention.default",
+    };
+    if (u->kind != N_CALL_FUNCTION || !u->target) return false;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (!strcmp(u->target, ops[i])) return true;
+    return !lowering_find(u->target) && strncmp(u->target, "higher_order.", 13) != 0;
+}
+
+void lw_after_node(Lower *L, const Node *n) {
+    LVal *lv = lw_node_val(L, n);
+    if (!lv || lv->kind != LV_TBOX || !lv->t) return;
+    IrTBox *t = lv->t;
+    IrStorage *sb = pending_of(t);
+    if (!sb) return;
+    int i = graph_index_of(L->g, n);
+    int users = i >= 0 ? L->nusers[i] : 0;
+    if (sb->fn->cost > REALIZE_MAX_CALLS) { lw_realize(L, sb, NULL); return; }
+    if (users > 1) {
+        for (int k = 0; k < users && pending(sb); k++) {
+            const Node *u = L->users[i][k];
+            if (needs_realized_inputs(u)) realize_hint(L, sb);
+            if (u->kind == N_OUTPUT && !t->is_view) lw_realize(L, sb, NULL);
+        }
+        if (pending(sb) && realize_on_reuse(L, sb, users)) lw_realize(L, sb, NULL);
+    }
+    if (t->is_view || !pending(sb)) return;
+    OpCount c = opcount(L, sb);
+    if (c.reads > REALIZE_ACC_READS_THRESHOLD || c.num_ops > REALIZE_OPCOUNT_THRESHOLD) {   /* has_exceeded_max_reads */
+        if (c.nontrivial_reads > 1) lw_realize(L, sb, NULL);
+    }
+    if (pending(sb) && c.num_ops > REALIZE_OPCOUNT_THRESHOLD) lw_realize(L, sb, NULL);   /* has_large_inner_fn */
+}
+
+/* ---- users ---- */
+
+typedef struct UseCtx { Lower *L; int user; int *last; bool fill; } UseCtx;
+
+static void add_use(Node *x, void *ud) {
+    UseCtx *u = ud;
+    int j = graph_index_of(u->L->g, x);
+    if (j < 0 || u->last[j] == u->user) return;   /* fx counts a user once: add(x, x) */
+    u->last[j] = u->user;
+    if (u->fill) u->L->users[j][u->L->nusers[j]] = u->L->g->nodes[u->user];
+    u->L->nusers[j]++;
+}
+
+void lw_users_init(Lower *L) {
+    const Graph *g = L->g;
+    int n = g->n;
+    L->nusers = mi_xcalloc(n ? n : 1, sizeof(int));
+    L->users = mi_xcalloc(n ? n : 1, sizeof(const Node **));
+    int *last = mi_xcalloc(n ? n : 1, sizeof(int));
+    for (int pass = 0; pass < 2; pass++) {
+        UseCtx u = {L, 0, last, pass == 1};
+        for (int j = 0; j < n; j++) last[j] = -1;
+        if (pass == 1)
+            for (int j = 0; j < n; j++) {
+                L->users[j] = mi_xcalloc(L->nusers[j] ? L->nusers[j] : 1, sizeof(const Node *));
+                L->nusers[j] = 0;
+            }
+        for (int i = 0; i < n; i++) {
+            const Node *x = g->nodes[i];
+            u.user = i;
+            for (int a = 0; a < x->nargs; a++) value_for_each_node(&x->args[a], add_use, &u);
+            for (int a = 0; a < x->nkwargs; a++) value_for_each_node(&x->kwargs[a].v, add_use, &u);
+        }
+    }
+    free(last);
+}
+
+void lw_users_free(Lower *L) {
+    for (int j = 0; L->users && j < L->g->n; j++) free(L->users[j]);
+    free(L->users);
+    free(L->nusers);
+    L->users = NULL;
+    L->nusers = NULL;
+}
