@@ -41,14 +41,21 @@ TESTS    = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 LIB      = $(BUILD)/libminductor.a
 BIN      = $(BUILD)/minductor
 
-.PHONY: all check check-long check-html demo bench fuzz fuzz-run clean distclean
+.PHONY: all minductor check check-long check-html demo bench fuzz fuzz-run clean distclean
 all: minductor
 
 config.mk: configure
 	./configure
 
+# ./minductor, the name the README and examples use: `make`, `make demo` and `make check` leave it.
+# It is the plain build; a SANITIZE=1 build links it only when there is none, so that
+# `make check && make check SANITIZE=1` leaves the plain shell there.
 minductor: $(BIN)
+ifeq ($(SANITIZE),1)
+	@[ -x minductor ] || ln -sf $(BIN) minductor
+else
 	ln -sf $(BIN) minductor
+endif
 
 $(BUILD)/%.o: %.c config.mk
 	@mkdir -p $(dir $@)
@@ -73,7 +80,7 @@ $(BUILD)/tests/%: tests/%.c tests/tap.h $(SUPPORT) $(LIB)
 
 # Tests run from the repository root; they find fixtures under tests/fixtures and the
 # shell binary through MINDUCTOR_BIN.
-check: $(TESTS) $(BIN)
+check: $(TESTS) $(BIN) minductor
 	MINDUCTOR_BIN=$(abspath $(BIN)) ASAN_OPTIONS=detect_leaks=1 prove -j2 $(TESTS)
 
 # The report's pages in headless Chromium: screenshots in build/html-check/ (skips without chromium).
@@ -81,8 +88,8 @@ check-html: $(BIN)
 	tests/html/check_html.sh $(BIN)
 	tests/html/check_teach.sh $(BIN)
 
-demo: $(BIN)
-	./$(BIN) -c 'load examples/seed_example.py; inputs examples/inputs/seed_example; graph; run; passes; check; lower; ir; sched; codegen; exec'
+demo: $(BIN) minductor
+	./minductor -c 'load examples/seed_example.py; inputs examples/inputs/seed_example; graph; run; passes; check; lower; ir; sched; codegen; exec'
 
 bench: $(LIB) $(SUPPORT)
 	$(MAKE) -C bench

@@ -52,12 +52,25 @@ static void layout_text(const Buffer *b, StrBuf *sb) {
     sb_putc(sb, ']');
 }
 
+/* Run `lower` or `sched` on behalf of another command (codegen, exec, show): its table goes
+ * to stderr with the other notes, so that `codegen > k.c` (or `minductor -c codegen > k.c`)
+ * gets the C source alone. */
+static int run_implicit(Session *s, CmdFn fn, const char *name) {
+    FILE *out = s->out;
+    fflush(out);
+    s->out = s->err;
+    int rc = fn(s, 1, (char *[]){(char *)name, NULL});
+    fflush(s->err);
+    s->out = out;
+    return rc;
+}
+
 /* The IR of the current graph, lowering it first when needed (as sched/codegen/exec do). */
 static bool require_ir(Session *s) {
     if (s->cs && s->cs->fx.ir) return true;
     if (!session_require_graph(s)) return false;
     fprintf(s->err, "lowering first\n");
-    return cmd_lower(s, 1, (char *[]){"lower", NULL}) == 0;
+    return run_implicit(s, cmd_lower, "lower") == 0;
 }
 
 /* cond branches: their functions ("true_graph_0") and kernels, recursively */
@@ -75,6 +88,8 @@ static void add_branch_names(const Schedule *s, char ***names, int *n, int *cap)
         }
 }
 
+bool compile_state_scheduled(const CompileState *cs) { return cs && cs->fx.sched; }
+
 char **compile_state_names(CompileState *cs) {
     if (!cs || !cs->fx.ir) return NULL;
     const IrModule *ir = cs->fx.ir;
@@ -85,6 +100,28 @@ char **compile_state_names(CompileState *cs) {
     for (int i = 0; i < ir->nbufs; i++) names[n++] = mi_xstrdup(ir->bufs[i]->name);
     for (int k = 0; k < extra; k++) names[n++] = mi_xstrdup(sc->kernels[k].name);
     if (sc) add_branch_names(sc, &names, &n, &cap);
+    names[n] = NULL;
+    return names;
+}
+
+char **session_kernel_names(Session *s) {
+    if (!session_graph(s)) return NULL;
+    if (!s->cs || !s->cs->fx.sched) {      /* schedule silently: completion must not print */
+        FILE *out = s->out, *err = s->err, *sink = fopen("/dev/null", "w");
+        if (!sink) return NULL;
+        MiError saved = s->ctx->err;
+        s->out = s->err = sink;
+        const Schedule *sc = session_schedule(s);
+        s->out = out; s->err = err;
+        fclose(sink);
+        s->ctx->err = saved;
+        if (!sc) return NULL;
+    }
+    const Schedule *sc = s->cs->fx.sched;
+    int n = 0, cap = sc->nkernels + 1;
+    char **names = mi_xcalloc(cap, sizeof *names);
+    for (int k = 0; k < sc->nkernels; k++) names[n++] = mi_xstrdup(sc->kernels[k].name);
+    add_branch_names(sc, &names, &n, &cap);
     names[n] = NULL;
     return names;
 }
@@ -139,7 +176,7 @@ int cmd_ir(Session *s, int argc, char **argv) {
     if (argc > 2 || (argc == 2 && strcmp(argv[1], "post") && strcmp(argv[1], "pre"))) return usage_error(s, "ir");
     if (!require_ir(s)) return -1;
     if (argc == 2 && !strcmp(argv[1], "post")) {
-        if (!s->cs->fx.sched && cmd_sched(s, 1, (char *[]){"sched", NULL}) < 0) return -1;
+        if (!s->cs->fx.sched && run_implicit(s, cmd_sched, "sched") < 0) return -1;
         char *post = sched_print(s->cs->fx.sched);
         if (!post) return mi_err(s->ctx, "", 0, 0, "cannot print the schedule");
         fputs(post, s->out);
@@ -280,7 +317,7 @@ int compile_state_bufgraph(Session *s, VizBufGraph *out, bool with_groups) {
     if (!require_ir(s)) return -1;
     if (with_groups && !s->cs->fx.sched) {     /* schedule on demand, as codegen/exec do */
         fprintf(s->err, "scheduling first\n");
-        if (cmd_sched(s, 1, (char *[]){"sched", NULL}) < 0) return -1;
+        if (run_implicit(s, cmd_sched, "sched") < 0) return -1;
     }
     const Schedule *sc = with_groups ? s->cs->fx.sched : NULL;
     if (with_groups && !sc) return mi_err(s->ctx, "", 0, 0, "no fusion groups yet (try 'sched')");
@@ -487,7 +524,7 @@ int cmd_sched(Session *s, int argc, char **argv) {
 static const char *ensure_code(Session *s) {
     if (!session_require_graph(s)) return NULL;
     if (!s->cs || !s->cs->fx.sched) {
-        if (cmd_sched(s, 1, (char *[]){"sched", NULL}) < 0) return NULL;
+        if (run_implicit(s, cmd_sched, "sched") < 0) return NULL;
     }
     CompiledFx *fx = &s->cs->fx;
     if (!fx->code) {          /* C or CUDA by `set device cuda` / --device cuda */

@@ -12,17 +12,15 @@
 #include "base/tensor.h"
 #include "trace/trace.h"
 
+/* argv[1..] as one line the splitter gives back word for word (for `save session`). */
 static char *join_args(int argc, char **argv) {
     StrBuf sb; sb_init(&sb);
     sb_put(&sb, "");
     for (int i = 1; i < argc; i++) {
         if (i > 1) sb_putc(&sb, ' ');
-        bool q = strpbrk(argv[i], " \t;#'\"") != NULL || !*argv[i];
-        if (q) {
-            sb_putc(&sb, '"');
-            for (const char *p = argv[i]; *p; p++) { if (*p == '"' || *p == '\\') sb_putc(&sb, '\\'); sb_putc(&sb, *p); }
-            sb_putc(&sb, '"');
-        } else sb_put(&sb, argv[i]);
+        char *q = quote_word(argv[i]);
+        sb_put(&sb, q);
+        free(q);
     }
     return sb_take(&sb);
 }
@@ -368,8 +366,11 @@ int cmd_load(Session *s, int argc, char **argv) {
             char cid[64] = "";
             if (ngraph == 1) snprintf(cid, sizeof cid, "%s", cl.c[pick].id);
             trace_compile_list_free(&cl);
-            if (ngraph > 1)
-                return mi_err(s->ctx, path, 0, 0, "several compiles have graphs; give one: load %s COMPILE_ID [ARTIFACT]", path);
+            if (ngraph > 1) {        /* the listing was the answer: not an error (`minductor LOG -c ''`) */
+                fprintf(s->err, "%d compiles have graphs: pick one with 'load %s COMPILE_ID [GRAPH]'%s\n", ngraph, path,
+                        s->graph ? " (the current graph stays loaded)" : "");
+                return 0;
+            }
             if (ngraph == 0)
                 return mi_err(s->ctx, path, 0, 0, "no compile has a graph artifact (%s, %s, ...); "
                               "to load another FX artifact name it: load %s COMPILE_ID ARTIFACT",

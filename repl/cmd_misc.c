@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include "commands.h"
 #include "teach.h"
 #include "base/same.h"
@@ -265,38 +266,82 @@ done:
     return rc;
 }
 
-int cmd_save(Session *s, int argc, char **argv) {
-    if (argc == 3 && !strcmp(argv[1], "graph")) return save_graph(s, argv[2]);
-    if (argc == 3 && !strcmp(argv[1], "outputs")) return save_outputs(s, argv[2]);
-    if (argc == 3 && !strcmp(argv[1], "transcript")) return transcript_save(s, argv[2]);
-    if (argc != 3 || strcmp(argv[1], "session")) return usage_error(s, "save");
+/* The shortest "%g"-style text that reads back as exactly v (1e-05, not 1.0000000000000001e-05). */
+static void exact_double(double v, char *buf, size_t n) {
+    for (int prec = 6; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) return;
+    }
+}
+
+/* A file the saved session reads (graph, inputs, patterns) that is not there any more: the
+ * replay would fail or differ, so say so now. */
+static void warn_missing(Session *s, const char *what, const char *args) {
+    int wc = 0;
+    char **w = args ? split_words(args, &wc) : NULL;
+    struct stat st;
+    if (wc > 0 && strcmp(w[0], "random") && stat(w[0], &st) != 0)
+        fprintf(s->err, "warning: the session's %s %s is not there: replaying it will fail\n", what, w[0]);
+    if (w) free_words(w, wc);
+}
+
+/* The script that rebuilds the session: every setting that changes results first (device,
+ * threads, fusion, seed, tolerance, limits, the user pattern file), then the graph, its inputs,
+ * the breakpoint, the pass cursor, the lowered/scheduled state and the entered subgraph.
+ * Replayed into a fresh shell it gives the same state (test_shell_daily checks `set`, `passes`
+ * and `graph` of both). Example:
+ *   set device cpu / set threads 0 / set fusion on / set seed 7 / set tolerance 0.0001 0.0001
+ *   patterns p.pat / load g.py / inputs random 7 / break stable_sort / goto 2 / sched */
+static int save_session(Session *s, const char *path) {
     StrBuf sb; sb_init(&sb);
     time_t now = time(NULL);
-    char when[64];
+    char when[64], cwd[1024];
     strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
-    sb_printf(&sb, "# minductor session saved %s; replay with: minductor < %s\n", when, argv[2]);
+    sb_printf(&sb, "# minductor session saved %s; replay with: minductor < %s\n", when, path);
+    if (getcwd(cwd, sizeof cwd)) sb_printf(&sb, "# relative paths are relative to %s\n", cwd);
     MiCtx *c = s->ctx;
-    if (c->target == MI_DEV_CUDA) sb_put(&sb, "set device cuda\n");
-    if (c->threads) sb_printf(&sb, "set threads %d\n", c->threads);
-    if (!c->fusion) sb_put(&sb, "set fusion off\n");
+    sb_printf(&sb, "set device %s\n", c->target == MI_DEV_CUDA ? "cuda" : "cpu");
+    sb_printf(&sb, "set threads %d\n", c->threads);
+    sb_printf(&sb, "set fusion %s\n", c->fusion ? "on" : "off");
     sb_printf(&sb, "set seed %llu\n", (unsigned long long)c->seed);
+    char rt[40], at[40];
+    exact_double(s->rtol, rt, sizeof rt);
+    exact_double(s->atol, at, sizeof at);
+    sb_printf(&sb, "set tolerance %s %s\n", rt, at);
+    for (const MiLimitInfo *l = mi_limit_info(); l->name; l++) {
+        int v = *(const int *)((const char *)&c->limits + l->offset);
+        if (v != l->def) sb_printf(&sb, "set limit %s %d\n", l->name, v);
+    }
     if (s->collapse_over != 200) sb_printf(&sb, "set collapse %d\n", s->collapse_over);
-    if (s->rtol != 1e-4 || s->atol != 1e-4) sb_printf(&sb, "set tolerance %g %g\n", s->rtol, s->atol);
-    if (s->load_args) sb_printf(&sb, "load %s\n", s->load_args);
-    if (s->inputs_args) sb_printf(&sb, "inputs %s\n", s->inputs_args);
+    if (s->patterns_path) {                  /* before load: it applies to the graphs loaded after */
+        char *q = quote_word(s->patterns_path);
+        sb_printf(&sb, "patterns %s\n", q);
+        free(q);
+        warn_missing(s, "pattern file", s->patterns_path);
+    }
+    if (s->load_args) { sb_printf(&sb, "load %s\n", s->load_args); warn_missing(s, "graph", s->load_args); }
+    if (s->inputs_args) { sb_printf(&sb, "inputs %s\n", s->inputs_args); warn_missing(s, "inputs", s->inputs_args); }
     if (s->break_pass) sb_printf(&sb, "break %s\n", s->break_pass);
     if (s->pm && pm_cursor(s->pm) > 0) sb_printf(&sb, "goto %d\n", pm_cursor(s->pm));
-    if (s->cs) sb_put(&sb, "lower\n");
+    if (s->cs) sb_put(&sb, compile_state_scheduled(s->cs) ? "sched\n" : "lower\n");
     if (s->scope) {             /* the entered subgraph, one `enter` per level ("a.b") */
         const char *p = s->scope;
         for (const char *dot; (dot = strchr(p, '.')); p = dot + 1) sb_printf(&sb, "enter %.*s\n", (int)(dot - p), p);
         sb_printf(&sb, "enter %s\n", p);
     }
     if (s->trace_on) sb_printf(&sb, "# tracing was on: trace on %s\n", s->trace_path);
-    int rc = mi_write_file(s->ctx, argv[2], sb.s, sb.len);
-    if (rc == 0) fprintf(s->out, "saved session to %s\n", argv[2]);
+    int rc = mi_write_file(s->ctx, path, sb.s, sb.len);
+    if (rc == 0) fprintf(s->out, "saved session to %s\n", path);
     sb_free(&sb);
     return rc;
+}
+
+int cmd_save(Session *s, int argc, char **argv) {
+    if (argc == 3 && !strcmp(argv[1], "graph")) return save_graph(s, argv[2]);
+    if (argc == 3 && !strcmp(argv[1], "outputs")) return save_outputs(s, argv[2]);
+    if (argc == 3 && !strcmp(argv[1], "transcript")) return transcript_save(s, argv[2]);
+    if (argc != 3 || strcmp(argv[1], "session")) return usage_error(s, "save");
+    return save_session(s, argv[2]);
 }
 
 /* ---------------------------------------------------------------- set, quit */

@@ -253,15 +253,66 @@ char **split_words(const char *cmd, int *argc) {
     return argv;
 }
 
+char *quote_word(const char *w) {
+    StrBuf sb; sb_init(&sb);
+    sb_put(&sb, "");
+    if (!*w || strpbrk(w, " \t;#'\"<>")) {
+        sb_putc(&sb, '"');
+        for (const char *p = w; *p; p++) { if (*p == '"' || *p == '\\') sb_putc(&sb, '\\'); sb_putc(&sb, *p); }
+        sb_putc(&sb, '"');
+    } else sb_put(&sb, w);
+    return sb_take(&sb);
+}
+
 void free_words(char **argv, int argc) {
     for (int i = 0; i < argc; i++) free(argv[i]);
     free(argv);
 }
 
-static int run_command(Session *s, const char *text) {
+/* `CMD > FILE` / `CMD >> FILE`: the position of the first '>' outside quotes in text, or -1. */
+static long redirect_at(const char *text) {
+    char quote = 0;
+    for (const char *p = text; *p; p++) {
+        if (quote && *p == '\\' && p[1]) { p++; continue; }
+        if (quote) { if (*p == quote) quote = 0; continue; }
+        if (*p == '\'' || *p == '"') quote = *p;
+        else if (*p == '>') return p - text;
+    }
+    return -1;
+}
+
+/* Open the redirection target of `text` (after the '>' at `at`): s->out goes there for the
+ * command; *saved gets the old s->out. 0, or -1 + ctx error (no file named, cannot open). */
+static int redirect_open(Session *s, const char *text, long at, FILE **saved) {
+    bool append = text[at + 1] == '>';
+    int wc;
+    char **w = split_words(text + at + 1 + append, &wc);
+    int rc = 0;
+    if (wc != 1) rc = mi_err(s->ctx, "", 0, 0, "'>' needs one file name after it (CMD > FILE, CMD >> FILE)");
+    else {
+        FILE *f = fopen(w[0], append ? "a" : "w");
+        if (!f) rc = mi_err(s->ctx, w[0], 0, 0, "cannot write: %s", strerror(errno));
+        else { fflush(s->out); *saved = s->out; s->out = f; }
+    }
+    free_words(w, wc);
+    return rc;
+}
+
+static int run_command(Session *s, const char *full) {
+    /* `codegen > k.c`: the command's results (stdout) into a file, notes stay on stderr */
+    long at = redirect_at(full);
+    char *text = mi_xstrdup(full);
+    if (at >= 0) text[at] = 0;
+    FILE *saved = NULL;
     int argc;
     char **argv = split_words(text, &argc);
     int rc = 0;
+    if (at >= 0 && argc > 0 && redirect_open(s, full, at, &saved) < 0) {
+        session_print_error(s);
+        free_words(argv, argc);
+        free(text);
+        return -1;
+    }
     teach_cmd_begin(s, text);        /* the transcript records, the live view refreshes */
     if (argc > 0) {
         const Command *c = command_find(argv[0]);
@@ -287,11 +338,28 @@ static int run_command(Session *s, const char *text) {
                     s->interactive ? "back at the prompt, the session as it was" : "the script stops here");
             fflush(s->err);
             mi_clear_err(s->ctx);
-        } else if (rc < 0) session_print_error(s);
+        } else if (rc < 0) {
+            session_print_error(s);
+            if (s->script && !s->interactive) {      /* which line of the script failed */
+                fprintf(s->err, "  at %s:%d: %s", s->script, s->script_line, argv[0]);
+                for (int i = 1; i < argc; i++) fprintf(s->err, " %s", argv[i]);
+                if (s->script_cmd > 1) fprintf(s->err, "   (command %d of the line)", s->script_cmd);
+                fputc('\n', s->err);
+            }
+        }
     }
     fflush(s->out);
     teach_cmd_end(s, argc, argv, rc);
+    if (saved) {                       /* after the transcript let go of s->out */
+        if (fclose(s->out) != 0 && rc == 0) {
+            mi_err(s->ctx, "", 0, 0, "writing the redirected output failed: %s", strerror(errno));
+            session_print_error(s);
+            rc = -1;
+        }
+        s->out = saved;
+    }
     free_words(argv, argc);
+    free(text);
     return rc;
 }
 
@@ -301,6 +369,8 @@ int run_line(Session *s, const char *line) {
     sb_put(&cur, "");
     char quote = 0;
     int rc = 0;
+    int base = s->script_line;   /* the line this text starts on (a -c text may hold several) */
+    s->script_cmd = 1;
     for (const char *p = line;; p++) {
         char c = *p;
         if (quote && c == '\\' && p[1]) { sb_putc(&cur, c); sb_putc(&cur, *++p); continue; }
@@ -314,6 +384,10 @@ int run_line(Session *s, const char *line) {
             int crc = run_command(s, cur.s ? cur.s : "");
             bool stopped = crc == -2;
             if (crc < 0) rc = -1;
+            bool blank = true;
+            for (size_t k = 0; k < cur.len; k++) blank &= isspace((unsigned char)cur.s[k]) != 0;
+            if (!blank) s->script_cmd++;
+            if (c == '\n') { s->script_line++; s->script_cmd = 1; }
             cur.len = 0; if (cur.s) cur.s[0] = 0;
             if (rc < 0 && ((s->errexit && !s->interactive) || stopped)) break;   /* Ctrl-C drops the rest of the line */
             if (s->quit || c == 0) break;
@@ -322,5 +396,6 @@ int run_line(Session *s, const char *line) {
         sb_putc(&cur, c);
     }
     sb_free(&cur);
+    s->script_line = base;
     return rc;
 }

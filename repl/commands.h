@@ -28,6 +28,8 @@ int run_line(Session *s, const char *line);
 /* Split a command into words (quotes '..' "..", backslash escapes). malloc'd argv, *argc. */
 char **split_words(const char *cmd, int *argc);
 void free_words(char **argv, int argc);
+/* w quoted so that split_words gives it back as one word ("a b" -> "\"a b\""); malloc'd. */
+char *quote_word(const char *w);
 /* The closest command name to `name` (edit distance <= 2 or a prefix), or NULL. */
 const char *command_suggest(const char *name);
 
@@ -90,6 +92,11 @@ char **session_subgraph_names(Session *s);      /* subgraphs of the current view
 char *scoped_changes(Session *s, int step, bool *changed, int *count);
 /* Buffer/kernel names of the compiled state (repl/cmd_compile.c); NULL when none. */
 char **compile_state_names(CompileState *cs);
+/* The kernel (function) names of the generated code, scheduling silently first (Tab after
+ * `codegen `); NULL when the graph cannot be scheduled. */
+char **session_kernel_names(Session *s);
+/* Whether the compiled state has a schedule (`sched` ran), for `save session`. */
+bool compile_state_scheduled(const CompileState *cs);
 /* The lowered buffers (and with fusion groups after `sched`) as a viz buffer graph; the strings
  * live until compile_bufgraph_free. -1 + ctx error when nothing is lowered. */
 struct VizBufGraph;

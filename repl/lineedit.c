@@ -95,6 +95,10 @@ char **le_candidates(Session *s, const char *line, int start, const char *prefix
             break;
         case CPL_PASS: case CPL_STEP: add_all(&list, &n, &cap, session_pass_names(s), prefix); break;
         case CPL_NODE:
+            if (!strcmp(c->name, "codegen")) {     /* its argument is a kernel of the generated code */
+                add_all(&list, &n, &cap, session_kernel_names(s), prefix);
+                break;
+            }
             add_all(&list, &n, &cap, session_node_names(s), prefix);
             add_all(&list, &n, &cap, s->cs ? compile_state_names(s->cs) : NULL, prefix);
             break;

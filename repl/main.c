@@ -50,6 +50,7 @@ static int repl(Session *s, bool interactive, bool quiet) {
         snprintf(prompt, sizeof prompt, "minductor%s%.250s> ", s->scope ? ":" : "", s->scope ? s->scope : "");
         char *line = le_read(le, prompt);
         if (!line) break;
+        s->script_line++;              /* errors of a script name its line */
         if (run_line(s, line) < 0) {
             failed = 1;
             if (!interactive && (s->errexit || s->interrupted)) { free(line); break; }
@@ -104,13 +105,21 @@ int main(int argc, char **argv) {
     if (device && !strcmp(device, "cuda")) s->ctx->target = MI_DEV_CUDA;   /* before load: passes follow it */
     if (file) {
         char *argv_load[] = {"load", (char *)file, NULL};
-        if (cmd_load(s, 2, argv_load) < 0) {
+        /* with -c, what the commands print is the output (`minductor g.py -c codegen > k.c`):
+         * the "loaded ..." note goes to stderr; a log's listing of its compiles stays */
+        FILE *out = s->out;
+        if (commands && !looks_like_trace_log(file)) s->out = s->err;
+        int rc = cmd_load(s, 2, argv_load);
+        s->out = out;
+        if (rc < 0) {
             session_print_error(s);
             failed = 1;
             if (!s->interactive && s->errexit) { session_free(s); return 1; }
         }
     }
+    if (!s->interactive) s->script = commands ? "-c" : "<stdin>";
     if (commands) {
+        s->script_line = 1;
         if (run_line(s, commands) < 0) failed = 1;
     } else {
         if (repl(s, s->interactive, quiet)) failed = 1;

@@ -57,6 +57,10 @@ typedef struct Session {
     /* the command running (repl/interrupt.c) */
     uint64_t cmd_start_ns;   /* when it started (progress lines count from here) */
     bool interrupted;        /* Ctrl-C stopped a command: a script ends with status 130 */
+    /* where a non-interactive command came from, for its error messages (repl/main.c) */
+    const char *script;      /* "<stdin>" or "-c"; NULL when interactive */
+    int script_line;         /* line of the script (1-based) */
+    int script_cmd;          /* which ';'-separated command of that line (1-based) */
 } Session;
 
 Session *session_new(void);
