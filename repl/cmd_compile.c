@@ -224,26 +224,64 @@ static void buf_id(const IrModule *m, const Buffer *b, char *out, size_t n) {
     else snprintf(out, n, "%s", b->name);
 }
 
+/* Kernel k of sc as the pictures name it: its `sched` name, prefixed for a cond branch; extern
+ * calls share a name ("extern_mm"), so theirs gets its first buffer ("extern_mm_buf2"). */
+static void kernel_display_name(const IrModule *m, const Schedule *sc, int k, char *out, size_t n) {
+    const SchedKernel *kr = &sc->kernels[k];
+    const Buffer *first = kr->n ? sc->nodes[sc->groups[sc->order[kr->first]].nodes[0]].buf : NULL;
+    bool dup = false;
+    for (int j = 0; j < sc->nkernels; j++) if (j != k && !strcmp(sc->kernels[j].name, kr->name)) dup = true;
+    snprintf(out, n, "%s%s%s%s", strncmp(kr->name, ir_prefix(m), strlen(ir_prefix(m))) ? ir_prefix(m) : "", kr->name,
+             dup && first ? "_" : "", dup && first ? first->name : "");
+}
+
+char **session_node_kernels(Session *s, const Graph *g) {
+    if (!s->cs || !s->cs->fx.sched || s->scope || g != session_graph(s)) return NULL;
+    const Schedule *sc = s->cs->fx.sched;
+    const IrModule *m = s->cs->fx.ir;
+    char **names = mi_xcalloc((size_t)g->n + 1, sizeof *names);
+    for (int k = 0; k < sc->nkernels; k++) {
+        char kn[300];
+        kernel_display_name(m, sc, k, kn, sizeof kn);
+        const SchedKernel *kr = &sc->kernels[k];
+        for (int gi = kr->first; gi < kr->first + kr->n; gi++) {
+            const SchedGroup *grp = &sc->groups[sc->order[gi]];
+            for (int j = 0; j < grp->n; j++) {
+                const Node **origin = NULL;
+                int no = ir_origin_nodes(m, sc->nodes[grp->nodes[j]].buf, &origin);
+                for (int o = 0; o < no; o++)
+                    for (int i = 0; i < g->n; i++)
+                        if (!names[i] && !strcmp(g->nodes[i]->name, origin[o]->name)) { names[i] = mi_xstrdup(kn); break; }
+                free(origin);
+            }
+        }
+    }
+    return names;
+}
+
 /* The buffers of m (and its kernels when sc is given) in the group `parent` (1-based; 0 = top),
  * then each cond branch as a subgraph group holding its own buffers and kernels, recursively. */
 static void bg_add_module(BgBuild *bb, const IrModule *m, const struct Schedule *sc, int parent, int depth) {
     VizBufGraph *out = bb->g;
     if (sc) {
-        for (int k = 0; k < sc->norder; k++) {
-            const SchedGroup *grp = &sc->groups[sc->order[k]];
-            char nb[128];
-            const char *kn = grp->kernel_name ? grp->kernel_name : sched_group_name(sc, sc->order[k], nb, sizeof nb);
-            bool dup = false;                 /* extern calls share a name: keep clusters apart */
-            for (int j = 0; j < out->ngroups; j++) if (!strcmp(out->groups[j].kernel, kn)) dup = true;
-            char uniq[200], lab[64];
-            snprintf(uniq, sizeof uniq, "%s%s_%d", strncmp(kn, ir_prefix(m), strlen(ir_prefix(m))) ? ir_prefix(m) : "", kn, k);
-            snprintf(lab, sizeof lab, "%d node%s%s", grp->n, grp->n == 1 ? "" : "s", grp->is_extern ? ", extern" : "");
-            VizGroup *vgp = bg_group(bb, dup ? uniq : kn, lab, parent, false, 2 * grp->n);
-            for (int j = 0; j < grp->n; j++) {
-                const Buffer *mb = sc->nodes[grp->nodes[j]].buf;
-                vgp->members[vgp->nmembers++] = mi_xstrdup(mb->name);
-                /* a second output of the same kernel (sdpa's logsumexp) sits in its cluster */
-                if (mb->extra_out) vgp->members[vgp->nmembers++] = mi_xstrdup(mb->extra_out->name);
+        /* one cluster per kernel, named as `sched` lists it (all of a cpp kernel's groups in it);
+         * extern calls share a name ("extern_mm"): theirs gets the buffer ("extern_mm_buf2") */
+        for (int k = 0; k < sc->nkernels; k++) {
+            const SchedKernel *kr = &sc->kernels[k];
+            int nbuf = 0;
+            for (int g = kr->first; g < kr->first + kr->n; g++) nbuf += sc->groups[sc->order[g]].n;
+            char name[300], lab[64];
+            kernel_display_name(m, sc, k, name, sizeof name);
+            snprintf(lab, sizeof lab, "%d node%s%s", nbuf, nbuf == 1 ? "" : "s", kr->is_extern ? ", extern" : "");
+            VizGroup *vgp = bg_group(bb, name, lab, parent, false, 2 * nbuf);
+            for (int g = kr->first; g < kr->first + kr->n; g++) {
+                const SchedGroup *grp = &sc->groups[sc->order[g]];
+                for (int j = 0; j < grp->n; j++) {
+                    const Buffer *mb = sc->nodes[grp->nodes[j]].buf;
+                    vgp->members[vgp->nmembers++] = mi_xstrdup(mb->name);
+                    /* a second output of the same kernel (sdpa's logsumexp) sits in its cluster */
+                    if (mb->extra_out) vgp->members[vgp->nmembers++] = mi_xstrdup(mb->extra_out->name);
+                }
             }
         }
     }

@@ -88,7 +88,13 @@ int cmd_show(Session *s, int argc, char **argv) {
     VizGraph *vg = NULL;
     if (!strcmp(what, "fx") || !strcmp(what, "graph")) {
         if (!session_require_graph(s)) return -1;
-        vg = viz_fx(s->ctx, session_view(s), &vo);
+        const Graph *g = session_view(s);
+        char **kernels = session_node_kernels(s, g);     /* big graphs box by kernel after `sched` */
+        vo.node_kernel = (const char *const *)kernels;
+        vo.nnode_kernel = kernels ? g->n : 0;
+        vg = viz_fx(s->ctx, g, &vo);
+        if (kernels) free_words(kernels, g->n);
+        if (vg && *viz_note(vg)) fprintf(s->err, "%s\n", viz_note(vg));
     } else if (!strcmp(what, "ir") || !strcmp(what, "fusion")) {
         VizBufGraph bg = {0};
         bool fusion = !strcmp(what, "fusion");

@@ -95,6 +95,10 @@ char **compile_state_names(CompileState *cs);
 /* The kernel (function) names of the generated code, scheduling silently first (Tab after
  * `codegen `); NULL when the graph cannot be scheduled. */
 char **session_kernel_names(Session *s);
+/* The kernel of each node of g (indexed like g->nodes, NULL entries: none), named as the
+ * fusion picture names it, when g is the scheduled graph; NULL otherwise. Free with
+ * free_words(names, g->n). */
+char **session_node_kernels(Session *s, const Graph *g);
 /* Whether the compiled state has a schedule (`sched` ran), for `save session`. */
 bool compile_state_scheduled(const CompileState *cs);
 /* The lowered buffers (and with fusion groups after `sched`) as a viz buffer graph; the strings

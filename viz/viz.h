@@ -26,10 +26,14 @@ typedef enum {
 typedef enum { VIZ_SAME, VIZ_ADDED, VIZ_REMOVED, VIZ_REWRITTEN, VIZ_MOVED } VizChange;
 
 typedef struct VizOptions {
-    int collapse_over;    /* collapse FX nodes by module path ("# File:") when the graph has more
-                             than this many nodes; 0 = never */
+    int collapse_over;    /* collapse FX nodes into boxes when the graph has more than this many
+                             nodes (viz/viz_collapse.c: by module path, kernel or op run); 0 = never */
     bool show_meta;       /* put dtype/shape in labels (default true via viz_default_options) */
     const char *rankdir;  /* "TB" (default) or "LR" */
+    /* the kernel of each FX node of the graph drawn (indexed like g->nodes; NULL entries: none),
+       named as `sched` names it; used to collapse graphs without "# File:" comments. May be NULL. */
+    const char *const *node_kernel;
+    int nnode_kernel;
 } VizOptions;
 
 void viz_default_options(VizOptions *o);
@@ -103,6 +107,10 @@ VizGraph *viz_from_dot(MiCtx *ctx, const char *dot);
 /* Format from a file name's extension (".svg" -> "svg"); NULL when unknown. */
 const char *viz_format_for_path(const char *path);
 int viz_node_count(const VizGraph *vg);
+/* What the builder did that the reader should know, "" when nothing: "collapsed 808 of 811
+ * nodes into 41 boxes by kernel (the nodes have no '# File:' comments); 'show fx --collapse 0'
+ * draws every node". */
+const char *viz_note(const VizGraph *vg);
 /* An interactive HTML page around an SVG picture (viz/viz_html.c): search, node panel (FX line,
  * stack, IR, kernels read from fx_text_url / ir_post_fusion.txt / code_url beside the page),
  * collapse/expand clusters, legend. malloc'd. */

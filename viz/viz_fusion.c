@@ -24,6 +24,10 @@ static Agraph_t **make_clusters(VizGraph *vg, const VizBufGraph *bg, bool subgra
         snprintf(name, sizeof name, "cluster_%s", grp->kernel);
         cl[k] = agsubg(parent ? parent : vg->g, name, 1);
         vizg_set(cl[k], "label", lab.s ? lab.s : "");
+        /* the title in the top-left corner, with room under it: edges run to the members'
+         * centres, so they pass beside the title rather than through it */
+        vizg_set(cl[k], "labeljust", "l");
+        vizg_set(cl[k], "margin", "14");
         if (grp->subgraph) {
             vizg_set(cl[k], "style", "rounded,dashed");
             vizg_set(cl[k], "color", "#3c78d8");

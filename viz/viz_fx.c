@@ -1,8 +1,8 @@
 /* viz_fx.c — the FX graph as a picture: one Graphviz node per FX node (id = node name, shape and
- * colour by op class, label = name, op, annotation), one edge per use. Large graphs collapse by
- * module path (the "# File:" comment a node sits under) into one box per module; or nodes can be
- * grouped into clusters by an external node -> kernel assignment (fusion groups). Subgraphs of
- * higher-order ops (cond branches) are nested clusters linked from the node that names them. */
+ * colour by op class, label = name, op, annotation), one edge per use. Large graphs collapse
+ * into boxes (viz/viz_collapse.c); or nodes can be grouped into clusters by an external node ->
+ * kernel assignment (fusion groups). Subgraphs of higher-order ops (cond branches) are nested
+ * clusters linked from the node that names them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +22,7 @@ static void add_use_edge(Node *arg, void *ud) {
 }
 
 /* Edges from every node an FX node reads to the node (names mapped through alias, if any). */
-static void add_edges(VizGraph *vg, const Graph *g, const char *const *alias) {
+void viz_fx_add_edges(VizGraph *vg, const Graph *g, const char *const *alias) {
     for (int i = 0; i < g->n; i++) {
         const Node *n = g->nodes[i];
         EdgeCtx ec = { vg, alias ? (alias[i] ? alias[i] : n->name) : n->name, alias, g };
@@ -31,62 +31,10 @@ static void add_edges(VizGraph *vg, const Graph *g, const char *const *alias) {
     }
 }
 
-/* The module key of a stack: "/path/models.py:11 in seed_example" (text before ", code:"). */
-static char *module_key(const Node *n) {
-    const char *s = n->stack;
-    if (!s || !*s) return mi_xstrdup("(no stacktrace)");
-    const char *end = strstr(s, ", code:");
-    size_t len = end ? (size_t)(end - s) : strlen(s);
-    char *k = mi_xcalloc(1, len + 1);
-    memcpy(k, s, len);
-    return k;
-}
-
-static VizGraph *collapsed(MiCtx *ctx, const Graph *g, const VizOptions *opt) {
-    VizGraph *vg = vizg_new(ctx, g->class_name ? g->class_name : "graph", opt);
-    if (!vg) return NULL;
-    char **keys = mi_xcalloc(g->n ? g->n : 1, sizeof *keys);
-    char **alias = mi_xcalloc(g->n ? g->n : 1, sizeof *alias);
-    int ngroups = 0;
-    char **gkeys = mi_xcalloc(g->n ? g->n : 1, sizeof *gkeys);
-    int *gcount = mi_xcalloc(g->n ? g->n : 1, sizeof *gcount);
-    for (int i = 0; i < g->n; i++) {
-        const Node *n = g->nodes[i];
-        if (n->kind != N_CALL_FUNCTION) {
-            char *lab = viz_fx_label(n, opt->show_meta);
-            vizg_node(vg, NULL, n->name, lab, viz_node_class(n));
-            free(lab);
-            continue;
-        }
-        keys[i] = module_key(n);
-        int gi = 0;
-        while (gi < ngroups && strcmp(gkeys[gi], keys[i]) != 0) gi++;
-        if (gi == ngroups) gkeys[ngroups++] = mi_xstrdup(keys[i]);
-        gcount[gi]++;
-        char id[32];
-        snprintf(id, sizeof id, "group_%d", gi);
-        alias[i] = mi_xstrdup(id);
-    }
-    for (int gi = 0; gi < ngroups; gi++) {
-        char id[32];
-        snprintf(id, sizeof id, "group_%d", gi);
-        StrBuf lab; sb_init(&lab);
-        viz_escape_sb(&lab, gkeys[gi]);
-        sb_printf(&lab, "\\n(%d nodes)", gcount[gi]);
-        vizg_node(vg, NULL, id, lab.s, VIZ_GROUP);
-        sb_free(&lab);
-    }
-    add_edges(vg, g, (const char *const *)alias);
-    for (int i = 0; i < g->n; i++) { free(keys[i]); free(alias[i]); }
-    for (int gi = 0; gi < ngroups; gi++) free(gkeys[gi]);
-    free(keys); free(alias); free(gkeys); free(gcount);
-    return vg;
-}
-
 VizGraph *viz_fx(MiCtx *ctx, const Graph *g, const VizOptions *opt) {
     VizOptions def;
     if (!opt) { viz_default_options(&def); opt = &def; }
-    if (opt->collapse_over > 0 && g->n > opt->collapse_over) return collapsed(ctx, g, opt);
+    if (opt->collapse_over > 0 && g->n > opt->collapse_over) return viz_fx_collapsed(ctx, g, opt);
     return viz_fx_clustered(ctx, g, NULL, opt);
 }
 
@@ -175,7 +123,7 @@ VizGraph *viz_fx_clustered(MiCtx *ctx, const Graph *g, const char *const *node_k
         vizg_node(vg, sub, n->name, lab, viz_node_class(n));
         free(lab);
     }
-    add_edges(vg, g, NULL);
+    viz_fx_add_edges(vg, g, NULL);
     if (g->nsubs) {
         vizg_set(vg->g, "compound", "true");
         add_subgraphs(vg, vg->g, g, "", opt, 0);

@@ -10,7 +10,17 @@
 struct VizGraph {
     Agraph_t *g;
     int nnodes;
+    char note[400];       /* viz_note */
 };
+
+/* A legend: one sample node per class in `present` (a bit per VizClass), in a cluster of its
+ * own; the samples do not count as nodes of the picture. viz/viz_render.c */
+void vizg_legend(VizGraph *vg, unsigned present);
+/* Edges from every node an FX node reads to the node, names mapped through alias (indexed
+ * like g->nodes; NULL entries keep the name) when given. viz/viz_fx.c */
+void viz_fx_add_edges(VizGraph *vg, const Graph *g, const char *const *alias);
+/* The FX picture of g with its call nodes collapsed into boxes (viz/viz_collapse.c). */
+VizGraph *viz_fx_collapsed(MiCtx *ctx, const Graph *g, const VizOptions *opt);
 
 VizGraph *vizg_new(MiCtx *ctx, const char *name, const VizOptions *opt);
 /* Node `id` in `sub` (NULL = root) with a label (graphviz escapes: lines joined by "\n"). */

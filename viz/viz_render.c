@@ -166,6 +166,28 @@ const char *viz_format_for_path(const char *path) {
 }
 
 int viz_node_count(const VizGraph *vg) { return vg ? vg->nnodes : 0; }
+const char *viz_note(const VizGraph *vg) { return vg ? vg->note : ""; }
+
+void vizg_legend(VizGraph *vg, unsigned present) {
+    Agraph_t *cl = agsubg(vg->g, (char *)"cluster_legend", 1);
+    vizg_set(cl, "label", "legend");
+    vizg_set(cl, "style", "rounded,dashed");
+    vizg_set(cl, "color", "#bbbbbb");
+    char id[64];
+    const char *prev = NULL;
+    for (int c = 0; c < VIZ_NCLASSES; c++) {
+        if (!(present & (1u << c))) continue;
+        snprintf(id, sizeof id, "legend_%s", class_styles[c].name);
+        Agnode_t *n = vizg_node(vg, cl, id, c == VIZ_GROUP ? "collapsed box" : class_styles[c].name, (VizClass)c);
+        vg->nnodes--;                            /* a sample, not a node of the graph */
+        vizg_set(n, "fontsize", "9");
+        if (prev) {                              /* an invisible chain keeps the samples in a column */
+            Agedge_t *e = agedge(vg->g, agnode(vg->g, (char *)prev, 0), n, NULL, 1);
+            if (e) vizg_set(e, "style", "invis");
+        }
+        prev = agnameof(n);
+    }
+}
 
 struct VizRenderer { GVC_t *gvc; };
 
