@@ -10,7 +10,7 @@
  *      "# File:" comments at all, and one box of 300 nodes says nothing;
  *   3. op run: consecutive call nodes in program order, a run ending at a reduction or an
  *      extern call (where Inductor's fusion would end a kernel too) or at a size cap of
- *      max(8, calls / 40); its box names the ops it holds ("mul x5, add x3, sum").
+ *      max(12, calls / 25); its box names the ops it holds ("mul x5, add x3, sum").
  * Rules 1 and 2 apply only when no box would hold more than half of the call nodes (a graph
  * that is one module or one kernel gets op runs). Nodes that rule 1 or 2 leave without a key
  * get their op run's box. */
@@ -101,7 +101,7 @@ VizGraph *viz_fx_collapsed(MiCtx *ctx, const Graph *g, const VizOptions *opt) {
                       : 2 * with_kernel >= ncalls && with_kernel && spread_out(g, opt, calls, ncalls, BY_KERNEL) ? BY_KERNEL
                       : BY_RUN;
     /* the op runs, for rule 3 and for nodes the other rules leave without a box */
-    int cap = ncalls / 40 > 8 ? ncalls / 40 : 8;
+    int cap = ncalls / 25 > 12 ? ncalls / 25 : 12;
     int *run_of = mi_xcalloc(n, sizeof *run_of), nruns = 0;
     int *run_start = mi_xcalloc((size_t)ncalls + 1, sizeof *run_start);
     for (int c = 0, len = 0; c < ncalls; c++) {
