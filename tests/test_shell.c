@@ -18,74 +18,24 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "tap.h"
+#include "tests/support/shell_harness.h"
 #include "trace/trace.h"
 #include <cJSON.h>
 
-static const char *bin;
-static char tmpdir[] = "/tmp/minductor_shellXXXXXX";
-static char workdir[400];   /* when set, run() starts the shell there (tmpdir/tests links to ours) */
+static ShellEnv env;        /* env.workdir: when set, sessions start there (tmpdir/tests links to ours) */
 
 #define SEED "tests/fixtures/torch-cases/cpu/seed_example/graph0/pre_post_grad.py"
 #define SEED_IN "tests/fixtures/torch-cases/cpu/seed_example/graph0"
 #define LN "tests/fixtures/torch-cases/cpu/ln_gelu/graph0/pre_post_grad.py"
 #define VM "tests/fixtures/torch-cases/cpu/view_mutation/graph0/pre_post_grad.py"
 
-typedef struct Result { int status; bool signaled; int sig; char *out; } Result;
-
-/* Run `bin OPTS` with stdin from `input` (may be NULL) and -c `cmds` (may be NULL);
- * stdout and stderr together in r.out. */
-static Result run(const char *opts, const char *cmds, const char *input) {
-    Result r = {0};
-    char inpath[256];
-    snprintf(inpath, sizeof inpath, "%s/stdin.txt", tmpdir);
-    FILE *f = fopen(inpath, "w");
-    if (input) fputs(input, f);
-    fclose(f);
-    if (cmds) setenv("MI_TEST_CMDS", cmds, 1);
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s%s%s\"%s\" %s %s < %s 2>&1", workdir[0] ? "cd '" : "", workdir,
-             workdir[0] ? "' && " : "", bin, opts ? opts : "", cmds ? "-c \"$MI_TEST_CMDS\"" : "", inpath);
-    FILE *p = popen(cmd, "r");
-    size_t cap = 1 << 16, len = 0;
-    r.out = malloc(cap);
-    size_t n;
-    while ((n = fread(r.out + len, 1, cap - len - 1, p)) > 0) {
-        len += n;
-        if (cap - len < 4096) { cap *= 2; r.out = realloc(r.out, cap); }
-    }
-    r.out[len] = 0;
-    int st = pclose(p);
-    /* /bin/sh reports a child killed by signal N as exit status 128+N */
-    if (WIFSIGNALED(st)) { r.signaled = true; r.sig = WTERMSIG(st); r.status = -1; }
-    else {
-        r.status = WEXITSTATUS(st);
-        if (r.status > 128) { r.signaled = true; r.sig = r.status - 128; }
-    }
-    return r;
-}
-
-static bool has(const Result *r, const char *s) { return strstr(r->out, s) != NULL; }
-static bool has_line(const Result *r, const char *line) {
-    size_t n = strlen(line);
-    for (const char *p = r->out; (p = strstr(p, line)); p += n)
-        if ((p == r->out || p[-1] == '\n') && (p[n] == '\n' || p[n] == 0)) return true;
-    return false;
-}
-static int count_of(const Result *r, const char *s) {
-    int c = 0;
-    for (const char *p = r->out; (p = strstr(p, s)); p += strlen(s)) c++;
-    return c;
-}
-
-static bool file_has(const char *path, const char *s) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return false;
-    static char buf[1 << 20];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    return strstr(buf, s) != NULL;
-}
+/* The shared harness (tests/support/shell_harness.h) under the names these tests use. */
+typedef ShResult Result;
+static Result run(const char *opts, const char *cmds, const char *input) { return sh_run(&env, opts, cmds, input); }
+static bool has(const Result *r, const char *s) { return sh_has(r, s); }
+static bool has_line(const Result *r, const char *line) { return sh_has_line(r, line); }
+static int count_of(const Result *r, const char *s) { return sh_count(r, s); }
+static bool file_has(const char *path, const char *s) { return sh_file_has(path, s); }
 
 /* The pass names as `passes` lists them. */
 static int pass_names(const Result *r, char names[][64], int max) {
@@ -283,7 +233,7 @@ static void test_errors(void) {
 
     /* script on stdin with errexit off; a broken file keeps the previous graph */
     char bad[256];
-    snprintf(bad, sizeof bad, "%s/bad.py", tmpdir);
+    snprintf(bad, sizeof bad, "%s/bad.py", env.tmpdir);
     FILE *f = fopen(bad, "w");
     fputs("class <lambda>(torch.nn.Module):\n    def forward(self, x: \"f32[4][1]cpu\"):\n"
           "        y: \"f32[4][1]cpu\" = torch.ops.aten.add.Tensor(x, \n", f);
@@ -359,7 +309,7 @@ static void test_fixtures(void) {
 
 static void test_session_save(void) {
     char path[256];
-    snprintf(path, sizeof path, "%s/session.mi", tmpdir);
+    snprintf(path, sizeof path, "%s/session.mi", env.tmpdir);
     char cmds[1024];
     snprintf(cmds, sizeof cmds, "set seed 7; load " LN "; inputs random; step; step; break stable_sort; save session %s; graph", path);
     Result a = run(NULL, cmds, NULL);
@@ -381,8 +331,8 @@ static void test_session_save(void) {
 
 static void test_save_graph(void) {
     char js[256], py[256], cmds[2048];
-    snprintf(js, sizeof js, "%s/g.json", tmpdir);
-    snprintf(py, sizeof py, "%s/g.py", tmpdir);
+    snprintf(js, sizeof js, "%s/g.json", env.tmpdir);
+    snprintf(py, sizeof py, "%s/g.py", env.tmpdir);
     snprintf(cmds, sizeof cmds, "load " LN "; run; save graph %s; save graph %s; graph; load %s; graph; load %s; graph",
              js, py, js, py);
     Result r = run(NULL, cmds, NULL);
@@ -402,8 +352,8 @@ static void test_save_graph(void) {
 
 static void test_show_and_inputs(void) {
     char svg[256], dot[256];
-    snprintf(svg, sizeof svg, "%s/g.svg", tmpdir);
-    snprintf(dot, sizeof dot, "%s/g.dot", tmpdir);
+    snprintf(svg, sizeof svg, "%s/g.svg", env.tmpdir);
+    snprintf(dot, sizeof dot, "%s/g.dot", env.tmpdir);
     char cmds[1024];
     snprintf(cmds, sizeof cmds, "load " SEED "; show fx --svg %s; show fx --dot %s; show fx; "
              "inputs " SEED_IN "/in0.npy; inputs; step; show diff 1", svg, dot);
@@ -426,8 +376,8 @@ static void test_show_and_inputs(void) {
 
 static void test_trace(void) {
     char log[256], out[256], idx[300];
-    snprintf(log, sizeof log, "%s/t.log", tmpdir);
-    snprintf(out, sizeof out, "%s/tl", tmpdir);
+    snprintf(log, sizeof log, "%s/t.log", env.tmpdir);
+    snprintf(out, sizeof out, "%s/tl", env.tmpdir);
     snprintf(idx, sizeof idx, "%s/index.html", out);
     char cmds[1024];
     snprintf(cmds, sizeof cmds, "load " SEED "; trace on %s; step; step; trace off; report %s", log, out);
@@ -509,8 +459,8 @@ static void count_trace(const char *log, TraceCount *c) {
  * (pass.post_grad_passes.<pass>) and per back-end stage, and the IR before/after fusion. */
 static void test_trace_pipeline(void) {
     char log[256], out[256], cmds[2048];
-    snprintf(log, sizeof log, "%s/pipe.log", tmpdir);
-    snprintf(out, sizeof out, "%s/pipe_tl", tmpdir);
+    snprintf(log, sizeof log, "%s/pipe.log", env.tmpdir);
+    snprintf(out, sizeof out, "%s/pipe_tl", env.tmpdir);
     snprintf(cmds, sizeof cmds, "trace on %s; load " SEED "; next 3; lower; sched; codegen; "
              "load tests/fixtures/hop/cond_two_results.py; run; report %s", log, out);
     Result r = run(NULL, cmds, NULL);
@@ -543,7 +493,7 @@ static void test_trace_pipeline(void) {
        "the report lists both compiles and their loaded files in the stack trie");
     /* a failure in the back end becomes the compile's fail_reason */
     char bad[300];
-    snprintf(bad, sizeof bad, "%s/unsupported.py", tmpdir);
+    snprintf(bad, sizeof bad, "%s/unsupported.py", env.tmpdir);
     FILE *f = fopen(bad, "w");
     fputs("class GraphModule(torch.nn.Module):\n"
           "    def forward(self, arg0_1: \"f32[4, 4][4, 1]cpu\"):\n"
@@ -654,7 +604,7 @@ static void random_line(Script *sc, bool tty) {
             const char *w = r < 99 ? abuse_words[rnd(N_ABUSE_WORDS)]
                           : rnd(10) ? "trace on %T/t.log" : report_words[rnd(3)];
             for (const char *p = w; *p; p++) {
-                if (p[0] == '%' && p[1] == 'T') { sc_put(sc, "%s", tmpdir); p++; }
+                if (p[0] == '%' && p[1] == 'T') { sc_put(sc, "%s", env.tmpdir); p++; }
                 else sc_put(sc, "%c", *p);
             }
         }
@@ -682,61 +632,12 @@ static bool state_survived(const char *out, int session) {
 }
 
 static bool sanitizer_report(const char *out) {
-    return strstr(out, "AddressSanitizer") || strstr(out, "LeakSanitizer") || strstr(out, "runtime error:");
+    ShResult r = {.out = (char *)out};
+    return sh_sanitizer_report(&r);
 }
 
-/* Run bin interactively on a pseudo-terminal, typing `input`; the output (echo included) in
- * r.out. Gives up (kills the shell) after `limit_s` seconds. */
-static Result run_tty(const char *input, int limit_s) {
-    Result r = {0};
-    r.out = calloc(1, 1);
-    int m = posix_openpt(O_RDWR | O_NOCTTY);
-    if (m < 0 || grantpt(m) || unlockpt(m)) { r.status = -2; if (m >= 0) close(m); return r; }
-    const char *sname = ptsname(m);
-    pid_t pid = fork();
-    if (pid < 0) { r.status = -2; close(m); return r; }
-    if (pid == 0) {
-        setsid();
-        int sl = open(sname, O_RDWR);
-        if (sl < 0) _exit(126);
-        dup2(sl, 0); dup2(sl, 1); dup2(sl, 2);
-        if (sl > 2) close(sl);
-        close(m);
-        if (workdir[0] && chdir(workdir) != 0) _exit(125);
-        setenv("TERM", "dumb", 1);
-        execl(bin, bin, "-q", (char *)NULL);
-        _exit(127);
-    }
-    size_t len = 0, cap = 1 << 16, at = 0, total = strlen(input);
-    r.out = realloc(r.out, cap);
-    time_t t0 = time(NULL);
-    fcntl(m, F_SETFL, O_NONBLOCK);
-    for (;;) {
-        struct pollfd pfd = {m, POLLIN | (at < total ? POLLOUT : 0), 0};
-        if (poll(&pfd, 1, 1000) < 0 && errno != EINTR) break;
-        if (time(NULL) - t0 > limit_s) { kill(pid, SIGKILL); diag("interactive session: timed out"); break; }
-        if (pfd.revents & POLLIN) {
-            if (cap - len < 4096) { cap *= 2; r.out = realloc(r.out, cap); }
-            ssize_t n = read(m, r.out + len, cap - len - 1);
-            if (n > 0) len += (size_t)n;
-            else if (n < 0 && errno != EAGAIN) break;     /* EIO: the shell has gone */
-        } else if (pfd.revents & (POLLHUP | POLLERR)) break;
-        if ((pfd.revents & POLLOUT) && at < total) {
-            /* a line at a time, so readline sees keys the way a person types them */
-            size_t n = strcspn(input + at, "\n") + 1;
-            if (at + n > total) n = total - at;
-            ssize_t w = write(m, input + at, n);
-            if (w > 0) at += (size_t)w;
-        }
-    }
-    r.out[len] = 0;
-    close(m);
-    int st = 0;
-    waitpid(pid, &st, 0);
-    if (WIFSIGNALED(st)) { r.signaled = true; r.sig = WTERMSIG(st); r.status = -1; }
-    else r.status = WEXITSTATUS(st) == 126 ? -2 : WEXITSTATUS(st);   /* 126: the terminal did not open */
-    return r;
-}
+/* Bin on a pseudo-terminal, typing `input` a line at a time; killed after limit_s seconds. */
+static Result run_tty(const char *input, int limit_s) { return sh_tty_type(&env, NULL, input, limit_s); }
 
 static void test_random(void) {
     static const char *const starts[] = {SEED, VM, LN, "tests/fixtures/torch-cases/cpu/softmax/graph0/pre_post_grad.py",
@@ -745,9 +646,9 @@ static void test_random(void) {
     int commands = 0, crashes = 0, lost = 0, bad_status = 0, sessions = 0;
     /* run in the temp dir (a bare `report` writes ./tl_out), with tests/ linked there */
     char cwd[300], link[400];
-    snprintf(link, sizeof link, "%s/tests", tmpdir);
+    snprintf(link, sizeof link, "%s/tests", env.tmpdir);
     if (!getcwd(cwd, sizeof cwd - 8) || symlink(strcat(cwd, "/tests"), link) != 0) { skip(5, "no tests/ link"); return; }
-    snprintf(workdir, sizeof workdir, "%s", tmpdir);
+    snprintf(env.workdir, sizeof env.workdir, "%s", env.tmpdir);
     /* scripts on stdin */
     for (int proc = 0; proc < 6; proc++, sessions++) {
         Script sc = {0};
@@ -812,7 +713,7 @@ static void test_random(void) {
     }
     free(r.out);
     free(sc.s);
-    workdir[0] = 0;
+    env.workdir[0] = 0;
     ok(commands >= 10000, "%d random commands in %d sessions", commands, sessions);
     is_int(crashes, 0, "no crash, no sanitizer report");
     is_int(lost, 0, "every session still has its graph (lint clean) and settings at the end, and nothing runs after quit");
@@ -840,7 +741,7 @@ static void test_oom(void) {
     };
     for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) {
         char path[300], cmds[1024];
-        snprintf(path, sizeof path, "%s/%s.py", tmpdir, g[i].name);
+        snprintf(path, sizeof path, "%s/%s.py", env.tmpdir, g[i].name);
         FILE *f = fopen(path, "w");
         fprintf(f, "class <lambda>(torch.nn.Module):\n%s", g[i].text);
         fclose(f);
@@ -864,7 +765,7 @@ static void test_oom(void) {
     if (mi) fclose(mi);
     if (!kb) { skip(2, "no /proc/meminfo"); return; }
     char path[300], cmds[600];
-    snprintf(path, sizeof path, "%s/all_memory.py", tmpdir);
+    snprintf(path, sizeof path, "%s/all_memory.py", env.tmpdir);
     FILE *f = fopen(path, "w");
     fprintf(f, "class <lambda>(torch.nn.Module):\n    def forward(self, arg0_1: \"f32[%llu][1]cpu\"):\n"
                "        relu: \"f32[%llu][1]cpu\" = torch.ops.aten.relu.default(arg0_1);  arg0_1 = None\n"
@@ -889,13 +790,13 @@ static void test_full_session(void) {
              "lint; check; bisect; goto 0; run; lower; ir; ir post; sched; codegen; exec 2; show fx --svg %s/full.svg; "
              "show fusion --dot %s/fusion.dot; trace off; report %s/full_report; save session %s/full.mi; "
              "save graph %s/full.json; load %s/full.json; lower; sched; exec 1; quit",
-             tmpdir, tmpdir, tmpdir, tmpdir, tmpdir, tmpdir, tmpdir);
+             env.tmpdir, env.tmpdir, env.tmpdir, env.tmpdir, env.tmpdir, env.tmpdir, env.tmpdir);
     Result r = run(NULL, cmds, NULL);
     is_int(r.status, 0, "full session (load, passes, lower, sched, codegen, exec, trace, report, save) exits 0");
     ok(!sanitizer_report(r.out), "full session: no sanitizer or leak report");
     is_int(count_of(&r, "exec: ok"), 2, "full session: both execs agree with the interpreter");
     char p[400];
-    snprintf(p, sizeof p, "%s/full_report/index.html", tmpdir);
+    snprintf(p, sizeof p, "%s/full_report/index.html", env.tmpdir);
     ok(access(p, R_OK) == 0, "full session: report written");
     if (r.status || sanitizer_report(r.out)) diag("%.4000s", r.out);
     free(r.out);
@@ -910,19 +811,7 @@ static void test_full_session(void) {
 }
 
 int main(void) {
-    bin = getenv("MINDUCTOR_BIN");
-    if (!bin || !*bin) bin = "./build/minductor";
-    if (access(bin, X_OK) != 0) {
-        printf("1..0 # SKIP no minductor binary at %s\n", bin);
-        return 0;
-    }
-    if (!mkdtemp(tmpdir)) { printf("1..0 # SKIP no temp dir\n"); return 0; }
-    static char abs_bin[PATH_MAX];
-    if (realpath(bin, abs_bin)) bin = abs_bin;   /* some sessions run in tmpdir */
-    char hist[300];
-    snprintf(hist, sizeof hist, "%s/history", tmpdir);
-    setenv("MINDUCTOR_HISTORY", hist, 1);
-    setenv("MINDUCTOR_CACHE", tmpdir, 0);
+    if (sh_init(&env, "minductor_shellXXXXXX") < 0) return 0;
     struct { const char *name; void (*fn)(void); } groups[] = {
         {"help", test_help}, {"real case", test_real_case}, {"errors", test_errors},
         {"fixtures", test_fixtures}, {"session save", test_session_save}, {"save graph", test_save_graph},
@@ -936,8 +825,6 @@ int main(void) {
         clock_gettime(CLOCK_MONOTONIC, &t1);
         diag("%s: %.2f s", groups[i].name, (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
     }
-    char rm[400];
-    snprintf(rm, sizeof rm, "rm -rf '%s'", tmpdir);
-    if (system(rm) != 0) diag("could not remove %s", tmpdir);
+    sh_cleanup(&env);
     return done_testing();
 }

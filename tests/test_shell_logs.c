@@ -19,28 +19,20 @@
 #include <time.h>
 #include <unistd.h>
 #include "tap.h"
+#include "tests/support/shell_harness.h"
 
-static const char *bin;
-static char tmpdir[] = "/tmp/minductor_logsXXXXXX";
+static ShellEnv env;
 
 #define TRAIN "tests/fixtures/logs/cpu_mlp_train.log"
 #define SEED "tests/fixtures/logs/cpu_seed_example.log"
 #define GRAPH1 "tests/fixtures/torch-cases/cpu/mlp_train/graph1"
 
-/* stdout and stderr of `bin -q -k ARGS` through one pipe (ARGS is shell text) */
+/* stdout and stderr of `bin -q -k ARGS` through one pipe (ARGS is shell text; the shared
+ * harness) */
 static char *run_args(const char *args) {
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "\"%s\" -q -k %s </dev/null 2>&1", bin, args);
-    FILE *p = popen(cmd, "r");
-    size_t cap = 1 << 16, len = 0, n;
-    char *out = malloc(cap);
-    while (p && (n = fread(out + len, 1, cap - len - 1, p)) > 0) {
-        len += n;
-        if (cap - len < 4096) { cap *= 2; out = realloc(out, cap); }
-    }
-    out[len] = 0;
-    if (p) pclose(p);
-    return out;
+    char opts[2048];
+    snprintf(opts, sizeof opts, "-q -k %s", args);
+    return sh_run(&env, opts, NULL, NULL).out;
 }
 
 static char *run(const char *cmds) {
@@ -167,47 +159,11 @@ static void test_backward_inputs(void) {
 /* An interactive shell on a pseudo-terminal; each of `keys` is written after the output
  * went quiet for a moment (readline is then waiting at the prompt). All output returned. */
 static char *run_tty(const char *const *keys, int nkeys, int *status) {
-    char *out = calloc(1, 1 << 16);
-    size_t len = 0, cap = 1 << 16;
-    int m = posix_openpt(O_RDWR | O_NOCTTY);
-    if (m < 0 || grantpt(m) || unlockpt(m)) { *status = -2; if (m >= 0) close(m); return out; }
-    const char *sname = ptsname(m);
-    pid_t pid = fork();
-    if (pid == 0) {
-        setsid();
-        int sl = open(sname, O_RDWR);
-        if (sl < 0) _exit(126);
-        dup2(sl, 0); dup2(sl, 1); dup2(sl, 2);
-        if (sl > 2) close(sl);
-        close(m);
-        setenv("TERM", "dumb", 1);
-        execl(bin, bin, "-q", (char *)NULL);
-        _exit(127);
-    }
-    int k = 0;
-    time_t t0 = time(NULL);
-    for (;;) {
-        struct pollfd pfd = {m, POLLIN, 0};
-        int pr = poll(&pfd, 1, 300);
-        if (time(NULL) - t0 > 20) { kill(pid, SIGKILL); break; }
-        if (pr == 0) {
-            if (k < nkeys) { if (write(m, keys[k], strlen(keys[k])) < 0) break; k++; }
-            continue;
-        }
-        if (pr < 0 && errno != EINTR) break;
-        if (pfd.revents & POLLIN) {
-            if (cap - len < 4096) { cap *= 2; out = realloc(out, cap); }
-            ssize_t n = read(m, out + len, cap - len - 1);
-            if (n > 0) len += (size_t)n;
-            else break;
-        } else if (pfd.revents & (POLLHUP | POLLERR)) break;
-    }
-    out[len] = 0;
-    close(m);
-    int st = 0;
-    waitpid(pid, &st, 0);
-    *status = WIFSIGNALED(st) ? -1 : WEXITSTATUS(st);
-    return out;
+    ShStep steps[16];
+    for (int i = 0; i < nkeys && i < 16; i++) steps[i] = (ShStep){NULL, keys[i]};
+    ShResult r = sh_tty_dialogue(&env, NULL, steps, nkeys < 16 ? nkeys : 16, 20);
+    *status = r.status;
+    return r.out;
 }
 
 /* Tab after `load LOG ` completes the compile id, after the id the graph names */
@@ -227,21 +183,12 @@ static void test_completion(void) {
 }
 
 int main(void) {
-    bin = getenv("MINDUCTOR_BIN");
-    if (!bin || !*bin) bin = "./build/minductor";
-    if (access(bin, X_OK) != 0) { printf("1..0 # SKIP no minductor binary at %s\n", bin); return 0; }
-    if (!mkdtemp(tmpdir)) { printf("1..0 # SKIP no temp dir\n"); return 0; }
-    setenv("MINDUCTOR_CACHE", tmpdir, 0);
-    char hist[300];
-    snprintf(hist, sizeof hist, "%s/history", tmpdir);
-    setenv("MINDUCTOR_HISTORY", hist, 1);
+    if (sh_init(&env, "minductor_logsXXXXXX") < 0) return 0;
     test_listing();
     test_pick();
     test_errors();
     test_backward_inputs();
     test_completion();
-    char rm[400];
-    snprintf(rm, sizeof rm, "rm -rf '%s'", tmpdir);
-    if (system(rm) != 0) diag("could not remove %s", tmpdir);
+    sh_cleanup(&env);
     return done_testing();
 }

@@ -10,25 +10,17 @@
 #include <unistd.h>
 #include "base/tensor.h"
 #include "tap.h"
+#include "tests/support/shell_harness.h"
 
 #define TC "tests/fixtures/torch-cases-b2"
 
-static const char *bin;
+static ShellEnv env;
 
-/* stdout and stderr of `bin -q -k FILE -c CMDS` */
+/* stdout and stderr of `bin -q -k FILE -c CMDS` (the shared harness) */
 static char *run(const char *file, const char *cmds) {
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "\"%s\" -q -k %s -c '%s' </dev/null 2>&1", bin, file, cmds);
-    FILE *p = popen(cmd, "r");
-    size_t cap = 1 << 16, len = 0, n;
-    char *out = malloc(cap);
-    while (p && (n = fread(out + len, 1, cap - len - 1, p)) > 0) {
-        len += n;
-        if (cap - len < 4096) { cap *= 2; out = realloc(out, cap); }
-    }
-    out[len] = 0;
-    if (p) pclose(p);
-    return out;
+    char opts[2048];
+    snprintf(opts, sizeof opts, "-q -k %s", file);
+    return sh_run(&env, opts, cmds, NULL).out;
 }
 
 /* the number after `key` in the line that holds `line_has` (1e9 when absent) */
@@ -191,8 +183,7 @@ static void test_exec_rounding(void) {
 }
 
 int main(void) {
-    bin = getenv("MINDUCTOR_BIN");
-    if (!bin) bin = "./build/minductor";
+    if (sh_init(&env, "minductor_numXXXXXX") < 0) return 0;
     test_bf16();
     test_fp16();
     test_dropout();
@@ -201,5 +192,6 @@ int main(void) {
     test_save_outputs();
     test_unchecked();
     test_exec_rounding();
+    sh_cleanup(&env);
     return done_testing();
 }

@@ -3,6 +3,7 @@
  * recomputes the steps, reports a bad file by file:line:col without changing anything, and
  * `patterns off` drops the rules. Drives $MINDUCTOR_BIN (else ./build/minductor) with -c. */
 #include "tap.h"
+#include "tests/support/shell_harness.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,38 +11,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const char *bin;
+static ShellEnv env;
 
-typedef struct Result { int status; char *out; } Result;
-
-static Result run(const char *cmds) {
-    Result r = {0};
-    setenv("MI_TEST_CMDS", cmds, 1);
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "\"%s\" -c \"$MI_TEST_CMDS\" < /dev/null 2>&1", bin);
-    FILE *p = popen(cmd, "r");
-    size_t cap = 1 << 16, len = 0, n;
-    r.out = malloc(cap);
-    while (p && (n = fread(r.out + len, 1, cap - len - 1, p)) > 0) {
-        len += n;
-        if (cap - len < 4096) { cap *= 2; r.out = realloc(r.out, cap); }
-    }
-    r.out[len] = 0;
-    int st = p ? pclose(p) : -1;
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
+/* `bin -c CMDS` through one pipe: the shared harness (tests/support/shell_harness.h) */
+typedef ShResult Result;
+static Result run(const char *cmds) { return sh_run(&env, NULL, cmds, NULL); }
 
 #define PAT "tests/fixtures/patterns/user.pat"
 #define DR "tests/fixtures/patterns/double_relu.py"
 
 int main(void) {
-    bin = getenv("MINDUCTOR_BIN");
-    if (!bin || !*bin) bin = "./build/minductor";
-    if (access(bin, X_OK) != 0) {
-        printf("1..0 # SKIP no minductor binary at %s\n", bin);
-        return 0;
-    }
+    if (sh_init(&env, "minductor_patXXXXXX") < 0) return 0;
     /* set before loading, kept for the graph; the steps are checked with random inputs */
     Result r = run("patterns; patterns " PAT "; load " DR "; patterns; inputs random; run; graph");
     is_int(r.status, 0, "session exits 0");
@@ -71,5 +51,6 @@ int main(void) {
     r = run("help patterns");
     ok(strstr(r.out, "usage: patterns [FILE|off]") != NULL, "help patterns");
     free(r.out);
+    sh_cleanup(&env);
     return done_testing();
 }

@@ -19,29 +19,19 @@
 #include <string.h>
 #include <unistd.h>
 #include "tap.h"
+#include "tests/support/shell_harness.h"
 
-static const char *bin;
-static char tmpdir[] = "/tmp/minductor_uxXXXXXX";
+static ShellEnv env;
 
 #define LN "tests/fixtures/torch-cases/cpu/ln_gelu/graph0/pre_post_grad.py"
 #define SEED_LOG "tests/fixtures/logs/cpu_seed_example.log"
 
-/* stdout and stderr of `bin -c CMDS` through one pipe */
+/* stdout and stderr of `bin -q -k -c CMDS` through one pipe (the shared harness);
+ * *status: the exit status */
 static char *run(const char *cmds, int *status) {
-    setenv("MI_UX_CMDS", cmds, 1);
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "\"%s\" -q -k -c \"$MI_UX_CMDS\" </dev/null 2>&1", bin);
-    FILE *p = popen(cmd, "r");
-    size_t cap = 1 << 16, len = 0, n;
-    char *out = malloc(cap);
-    while ((n = fread(out + len, 1, cap - len - 1, p)) > 0) {
-        len += n;
-        if (cap - len < 4096) { cap *= 2; out = realloc(out, cap); }
-    }
-    out[len] = 0;
-    int st = pclose(p);
-    if (status) *status = st;
-    return out;
+    ShResult r = sh_run(&env, "-q -k", cmds, NULL);
+    if (status) *status = r.status;
+    return r.out;
 }
 
 static int count_of(const char *s, const char *w) {
@@ -81,7 +71,7 @@ static void test_output_order(void) {
 
 static void test_truncated_log(void) {
     char path[300], cmds[700];
-    snprintf(path, sizeof path, "%s/trunc.log", tmpdir);
+    snprintf(path, sizeof path, "%s/trunc.log", env.tmpdir);
     FILE *in = fopen(SEED_LOG, "rb"), *out = fopen(path, "wb");
     if (!in || !out) { ok(0, "copy the log"); if (in) fclose(in); if (out) fclose(out); return; }
     /* the first 57 lines, the last one cut in the middle */
@@ -119,11 +109,11 @@ static void test_small_kernels_serial(void) {
 
 static void test_show_fusion_and_lint(void) {
     char cmds[700];
-    snprintf(cmds, sizeof cmds, "load " LN "; show fusion --dot %s/f.dot", tmpdir);
+    snprintf(cmds, sizeof cmds, "load " LN "; show fusion --dot %s/f.dot", env.tmpdir);
     char *o = run(cmds, NULL);
     ok(strstr(o, "scheduling first") && !strstr(o, "error:"), "show fusion schedules on demand");
     char path[400];
-    snprintf(path, sizeof path, "%s/f.dot", tmpdir);
+    snprintf(path, sizeof path, "%s/f.dot", env.tmpdir);
     FILE *f = fopen(path, "r");
     char buf[8192] = {0};
     if (f) { size_t n = fread(buf, 1, sizeof buf - 1, f); buf[n] = 0; fclose(f); }
@@ -131,7 +121,7 @@ static void test_show_fusion_and_lint(void) {
     free(o);
     /* a wrong annotation: lint names file and line */
     char src[400], bad[400];
-    snprintf(bad, sizeof bad, "%s/bad_annot.py", tmpdir);
+    snprintf(bad, sizeof bad, "%s/bad_annot.py", env.tmpdir);
     FILE *in = fopen(LN, "r"), *out = fopen(bad, "w");
     if (!in || !out) { ok(0, "copy the graph"); if (in) fclose(in); if (out) fclose(out); return; }
     while (fgets(src, sizeof src, in)) {
@@ -185,13 +175,13 @@ static void test_sdpa_second_output(void) {
 
 static void test_save_session_scope(void) {
     char cmds[800], path[400];
-    snprintf(path, sizeof path, "%s/nested.mi", tmpdir);
+    snprintf(path, sizeof path, "%s/nested.mi", env.tmpdir);
     snprintf(cmds, sizeof cmds, "load tests/fixtures/hop/cond_nested.py; enter true_graph_0; enter false_graph_0; "
              "step; save session %s", path);
     char *o = run(cmds, NULL);
     free(o);
     char cmd[1000];
-    snprintf(cmd, sizeof cmd, "(cat '%s'; echo leave; echo leave; echo leave) | \"%s\" -q -k 2>&1", path, bin);
+    snprintf(cmd, sizeof cmd, "(cat '%s'; echo leave; echo leave; echo leave) | \"%s\" -q -k 2>&1", path, env.bin);
     FILE *p = popen(cmd, "r");
     char buf[1 << 14];
     size_t n = p ? fread(buf, 1, sizeof buf - 1, p) : 0;
@@ -202,50 +192,15 @@ static void test_save_session_scope(void) {
        "two levels deep: two leaves get back to the top");
 }
 
-/* An interactive shell on a pseudo-terminal; each of `keys` is written after the output
- * went quiet for a moment (readline is then waiting at the prompt). All output returned. */
+/* An interactive shell on a pseudo-terminal (`bin -q LN`); each of `keys` is written after the
+ * output went quiet for a moment (readline is then waiting at the prompt). All output returned. */
 static char *run_tty(const char *const *keys, int nkeys, int *status) {
-    char *out = calloc(1, 1 << 16);
-    size_t len = 0, cap = 1 << 16;
-    int m = posix_openpt(O_RDWR | O_NOCTTY);
-    if (m < 0 || grantpt(m) || unlockpt(m)) { *status = -2; if (m >= 0) close(m); return out; }
-    const char *sname = ptsname(m);
-    pid_t pid = fork();
-    if (pid == 0) {
-        setsid();
-        int sl = open(sname, O_RDWR);
-        if (sl < 0) _exit(126);
-        dup2(sl, 0); dup2(sl, 1); dup2(sl, 2);
-        if (sl > 2) close(sl);
-        close(m);
-        setenv("TERM", "dumb", 1);
-        execl(bin, bin, "-q", LN, (char *)NULL);
-        _exit(127);
-    }
-    int k = 0;
-    time_t t0 = time(NULL);
-    for (;;) {
-        struct pollfd pfd = {m, POLLIN, 0};
-        int pr = poll(&pfd, 1, 300);
-        if (time(NULL) - t0 > 20) { kill(pid, SIGKILL); break; }
-        if (pr == 0) {                       /* quiet: the next keys */
-            if (k < nkeys) { if (write(m, keys[k], strlen(keys[k])) < 0) break; k++; }
-            continue;
-        }
-        if (pr < 0 && errno != EINTR) break;
-        if (pfd.revents & POLLIN) {
-            if (cap - len < 4096) { cap *= 2; out = realloc(out, cap); }
-            ssize_t n = read(m, out + len, cap - len - 1);
-            if (n > 0) len += (size_t)n;
-            else break;                      /* EIO: the shell has gone */
-        } else if (pfd.revents & (POLLHUP | POLLERR)) break;
-    }
-    out[len] = 0;
-    close(m);
-    int st = 0;
-    waitpid(pid, &st, 0);
-    *status = WIFSIGNALED(st) ? -1 : WEXITSTATUS(st);
-    return out;
+    ShStep steps[16];
+    for (int i = 0; i < nkeys && i < 16; i++) steps[i] = (ShStep){NULL, keys[i]};
+    const char *args[] = {LN, NULL};
+    ShResult r = sh_tty_dialogue(&env, args, steps, nkeys < 16 ? nkeys : 16, 20);
+    *status = r.status;
+    return r.out;
 }
 
 static void test_ctrl_c_at_prompt(void) {
@@ -263,13 +218,13 @@ static void test_ctrl_c_at_prompt(void) {
  * lines, and the next session recalls them (Ctrl-P twice: the line before 'quit'). */
 static void test_tty_completion_history(void) {
     char dot[400], k2[500];
-    snprintf(dot, sizeof dot, " --dot %s/tty_fusion.dot\n", tmpdir);
+    snprintf(dot, sizeof dot, " --dot %s/tty_fusion.dot\n", env.tmpdir);
     const char *keys[] = {"goto reo\t", "\n", "show fu\t", dot, "codegen cpp_fused_add\t", "\n", "quit\n"};
     int st = 0;
     char *o = run_tty(keys, 7, &st);
     if (st == -2 || st == 126) { skip(5, "no pseudo-terminal"); free(o); return; }
     ok(strstr(o, "at step 4/19 after reorder_for_locality") != NULL, "a pass name completes ('goto reo<Tab>')");
-    snprintf(k2, sizeof k2, "wrote %s/tty_fusion.dot (dot,", tmpdir);
+    snprintf(k2, sizeof k2, "wrote %s/tty_fusion.dot (dot,", env.tmpdir);
     ok(strstr(o, k2) != NULL, "a show keyword completes ('show fu<Tab>')");
     ok(strstr(o, "static void cpp_fused_add_erf_mul_rsqrt_sub_var_mean_0(const float") != NULL,
        "a kernel name completes ('codegen cpp_fused_add<Tab>')");
@@ -326,9 +281,9 @@ static void test_bad_files(void) {
     free(o);
     /* `trace on` the log being written: closed first, so the new log is not written over */
     char cmds[1024];
-    snprintf(cmds, sizeof cmds, "load " LN "; trace on %s/again.log; next 2; trace on %s/again.log; step; trace off", tmpdir, tmpdir);
+    snprintf(cmds, sizeof cmds, "load " LN "; trace on %s/again.log; next 2; trace on %s/again.log; step; trace off", env.tmpdir, env.tmpdir);
     free(run(cmds, &st));
-    snprintf(cmds, sizeof cmds, "\"%s\" tlparse %s/again.log -o %s/again_tl 2>&1", bin, tmpdir, tmpdir);
+    snprintf(cmds, sizeof cmds, "\"%s\" tlparse %s/again.log -o %s/again_tl 2>&1", env.bin, env.tmpdir, env.tmpdir);
     FILE *p = popen(cmds, "r");
     char buf[4096] = "";
     size_t n = p ? fread(buf, 1, sizeof buf - 1, p) : 0;
@@ -358,23 +313,16 @@ static void test_log_compile_hints(void) {
     ok(strstr(o, "0/0_1 after_joint_graph: 4 nodes (1 inputs, 2 ops)") != NULL, "and the retry loads");
     free(o);
     /* `report` without a session trace: the log the graph came from */
-    snprintf(cmds, sizeof cmds, "report %s/r0; load %s 1/0; report %s/r1", tmpdir, gb, tmpdir);
+    snprintf(cmds, sizeof cmds, "report %s/r0; load %s 1/0; report %s/r1", env.tmpdir, gb, env.tmpdir);
     o = run(cmds, &st);
-    snprintf(want, sizeof want, "report: %s/r1/index.html (3 compiles, 35 artifacts, 0 failed,", tmpdir);
+    snprintf(want, sizeof want, "report: %s/r1/index.html (3 compiles, 35 artifacts, 0 failed,", env.tmpdir);
     ok(strstr(o, "error: no trace log: start one with 'trace on FILE' (or load a graph from a TORCH_TRACE log)") &&
        strstr(o, want), "report without a trace: the loaded log's report (3 compiles, 35 artifacts)");
     free(o);
 }
 
 int main(void) {
-    bin = getenv("MINDUCTOR_BIN");
-    if (!bin || !*bin) bin = "./build/minductor";
-    if (access(bin, X_OK) != 0) { printf("1..0 # SKIP no minductor binary at %s\n", bin); return 0; }
-    if (!mkdtemp(tmpdir)) { printf("1..0 # SKIP no temp dir\n"); return 0; }
-    setenv("MINDUCTOR_CACHE", tmpdir, 0);
-    char hist[300];
-    snprintf(hist, sizeof hist, "%s/history", tmpdir);
-    setenv("MINDUCTOR_HISTORY", hist, 1);
+    if (sh_init(&env, "minductor_uxXXXXXX") < 0) return 0;
     test_exec_keeps_state();
     test_output_order();
     test_truncated_log();
@@ -390,8 +338,6 @@ int main(void) {
     test_examples();
     test_bad_files();
     test_log_compile_hints();
-    char rm[400];
-    snprintf(rm, sizeof rm, "rm -rf '%s'", tmpdir);
-    if (system(rm) != 0) diag("could not remove %s", tmpdir);
+    sh_cleanup(&env);
     return done_testing();
 }

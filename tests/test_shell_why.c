@@ -1,24 +1,19 @@
 /* test_shell_why.c — the shell's `why`, `why-not`, `dump` and the refusal labels of the fusion
  * picture, on fixtures whose schedule and patterns are known: exact lines of text, files. */
 #include "tap.h"
+#include "tests/support/shell_harness.h"
 #include "base/mi.h"
 
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-static const char *bin;
+static ShellEnv env;
 
+/* stdout and stderr of `bin -k -c CMDS` (the shared harness); *status: its exit status */
 static char *sh(const char *cmds, int *status) {
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "'%s' -k -c \"%s\" 2>&1", bin, cmds);
-    FILE *p = popen(cmd, "r");
-    size_t cap = 1 << 16, n = 0, r;
-    char *buf = malloc(cap + 1);
-    while ((r = fread(buf + n, 1, cap - n, p)) > 0) { n += r; if (n == cap) { cap *= 2; buf = realloc(buf, cap + 1); } }
-    buf[n] = 0;
-    int st = pclose(p);
-    if (status) *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return buf;
+    ShResult r = sh_run(&env, "-k", cmds, NULL);
+    if (status) *status = r.status;
+    return r.out;
 }
 
 static bool has(const char *s, const char *pat) {
@@ -28,8 +23,7 @@ static bool has(const char *s, const char *pat) {
 }
 
 int main(void) {
-    bin = getenv("MINDUCTOR_BIN");
-    if (!bin) { skip(1, "MINDUCTOR_BIN not set"); return done_testing(); }
+    if (sh_init(&env, "minductor_whyXXXXXX") < 0) return 0;
     int st;
     /* fused: layer norm + gelu is one kernel; the decision that joined them is named */
     char *o = sh("load examples/ln_gelu.py; run; why buf0 buf3", &st);
@@ -97,5 +91,6 @@ int main(void) {
     mi_ctx_free(ctx);
     snprintf(cmds, sizeof cmds, "rm -rf '%s'", dir);
     ok(system(cmds) == 0, "cleanup");
+    sh_cleanup(&env);
     return done_testing();
 }

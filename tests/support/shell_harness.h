@@ -20,8 +20,8 @@
 typedef struct ShellEnv {
     const char *bin;          /* absolute path of the binary ($MINDUCTOR_BIN, else ./build/minductor) */
     char bin_buf[4096];
-    char tmpdir[512];         /* a fresh directory, removed by sh_cleanup */
-    char workdir[512];        /* when set, commands start there (else the repository root) */
+    char tmpdir[64];          /* a fresh directory under /tmp, removed by sh_cleanup */
+    char workdir[64];         /* when set, commands start there (else the repository root) */
 } ShellEnv;
 
 /* Find the binary and make the temp dir from `tmp_template` ("minductor_uxXXXXXX", under /tmp);
