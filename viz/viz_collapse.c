@@ -137,7 +137,7 @@ VizGraph *viz_fx_collapsed(MiCtx *ctx, const Graph *g, const VizOptions *opt) {
         last[gi] = c;
         box[c] = gi;
         char id[32];
-        snprintf(id, sizeof id, "box_%d", gi);
+        snprintf(id, sizeof id, "group_%d", gi);
         key[i] = mi_xstrdup(id);
     }
     for (int i = 0; i < g->n; i++) {               /* placeholders, get_attr, output stay */
@@ -150,7 +150,7 @@ VizGraph *viz_fx_collapsed(MiCtx *ctx, const Graph *g, const VizOptions *opt) {
     }
     for (int gi = 0; gi < nkeys; gi++) {
         char id[32];
-        snprintf(id, sizeof id, "box_%d", gi);
+        snprintf(id, sizeof id, "group_%d", gi);
         StrBuf lab; sb_init(&lab);
         if (is_run[gi]) {                          /* "ops 12-31: mul x5, add x3, sum" */
             StrBuf t; sb_init(&t);
