@@ -88,8 +88,6 @@ static void add_branch_names(const Schedule *s, char ***names, int *n, int *cap)
         }
 }
 
-bool compile_state_scheduled(const CompileState *cs) { return cs && cs->fx.sched; }
-
 char **compile_state_names(CompileState *cs) {
     if (!cs || !cs->fx.ir) return NULL;
     const IrModule *ir = cs->fx.ir;

@@ -99,8 +99,6 @@ char **session_kernel_names(Session *s);
  * fusion picture names it, when g is the scheduled graph; NULL otherwise. Free with
  * free_words(names, g->n). */
 char **session_node_kernels(Session *s, const Graph *g);
-/* Whether the compiled state has a schedule (`sched` ran), for `save session`. */
-bool compile_state_scheduled(const CompileState *cs);
 /* The lowered buffers (and with fusion groups after `sched`) as a viz buffer graph; the strings
  * live until compile_bufgraph_free. -1 + ctx error when nothing is lowered. */
 struct VizBufGraph;
