@@ -234,7 +234,7 @@ static void kernel_display_name(const IrModule *m, const Schedule *sc, int k, ch
 }
 
 char **session_node_kernels(Session *s, const Graph *g) {
-    if (!s->cs || !s->cs->fx.sched || s->scope || g != session_graph(s)) return NULL;
+    if (!s->cs || !s->cs->fx.sched || s->scope || g != session_graph(s) || g != s->cs->fx.graph) return NULL;
     const Schedule *sc = s->cs->fx.sched;
     const IrModule *m = s->cs->fx.ir;
     char **names = mi_xcalloc((size_t)g->n + 1, sizeof *names);

@@ -381,9 +381,15 @@ int cmd_set(Session *s, int argc, char **argv) {
         double r = strtod(argv[2], &e1), a = argc == 4 ? strtod(argv[3], &e2) : r;
         if (*e1 || (e2 && *e2) || r < 0 || a < 0)
             return mi_err(s->ctx, "", 0, 0, "tolerance must be non-negative numbers");
+        bool changed = s->rtol != r || s->atol != a;
         s->rtol = r; s->atol = a;
-        if (s->pm) pm_set_tolerance(s->pm, r, a);     /* the numerics after each pass too */
         fprintf(s->out, "tolerance rtol %g atol %g\n", r, a);
+        if (s->pm && changed) {      /* the numerics after each pass too: the steps are checked again */
+            int cur = pm_cursor(s->pm);
+            session_drop_compile(s);                 /* the IR points into the steps' graphs */
+            pm_set_tolerance(s->pm, r, a);
+            if (cur > 0 && pm_goto(s->pm, cur) < 0) return -1;   /* back where the cursor was */
+        }
         return 0;
     }
     if (!strcmp(key, "limit") && argc == 4) {      /* set limit NAME N */

@@ -138,6 +138,15 @@ static void test_session_replay(void) {
     sh_result_free(&b);
 }
 
+/* 4. `set tolerance` checks the steps again: the cursor stays, the lowered state (which
+ * pointed into the old steps' graphs) goes; drawing after it must not touch freed graphs. */
+static void test_tolerance_keeps_cursor(void) {
+    ShResult r = sh_run(&env, "-q", "load " LN "; inputs random; next 4; sched; set tolerance 1e-3; passes; show fx --collapse 3", NULL);
+    is_int(r.status, 0, "4: set tolerance after sched, then show: no crash");
+    ok(sh_has(&r, ">   5   ") && sh_has(&r, "collapsed 14 of 18 nodes"), "4: the cursor stays after 'set tolerance'");
+    sh_result_free(&r);
+}
+
 /* 5. The README's commands leave ./minductor, and the docs use that name. */
 static void test_one_name(void) {
     ok(access("minductor", X_OK) == 0, "5: make check left ./minductor");
@@ -278,6 +287,7 @@ int main(void) {
     test_bisect_loaded();
     test_one_failure();
     test_session_replay();
+    test_tolerance_keeps_cursor();
     test_one_name();
     test_timing();
     test_scripting();
