@@ -269,14 +269,15 @@ void free_words(char **argv, int argc) {
     free(argv);
 }
 
-/* `CMD > FILE` / `CMD >> FILE`: the position of the first '>' outside quotes in text, or -1. */
+/* `CMD > FILE` / `CMD >> FILE`: the position of the first '>' outside quotes in text that has
+ * something after it, or -1 (a '>' at the end is part of the command: `nosuchcmd <b>`). */
 static long redirect_at(const char *text) {
     char quote = 0;
     for (const char *p = text; *p; p++) {
         if (quote && *p == '\\' && p[1]) { p++; continue; }
         if (quote) { if (*p == quote) quote = 0; continue; }
         if (*p == '\'' || *p == '"') quote = *p;
-        else if (*p == '>') return p - text;
+        else if (*p == '>') return p[strspn(p, "> \t")] ? p - text : -1;
     }
     return -1;
 }

@@ -210,10 +210,10 @@ static void test_scripting(void) {
         snprintf(cmds, sizeof cmds, "cc -fopenmp -c -o %s/k%d.o %s 2>&1", env.tmpdir, i, i ? k2 : k1);
         ok(system(cmds) == 0, "8: cc compiles %s", i ? "k2.c" : "k1.c");
     }
-    snprintf(cmds, sizeof cmds, "load " LN "; graph >> %s; lint > ", k1);
+    snprintf(cmds, sizeof cmds, "load " LN "; graph >> %s; lint > a b", k1);
     r = sh_run(&env, "-q -k", cmds, NULL);
     ok(sh_file_has(k1, "class <lambda>") && sh_has(&r, "error: '>' needs one file name after it"),
-       "8: '>>' appends, a '>' without a file is an error");
+       "8: '>>' appends, '>' with two names is an error");
     sh_result_free(&r);
     /* Tab after `codegen ` completes a kernel name on a freshly loaded graph (no sched yet) */
     const char *args[] = {LN, NULL};
