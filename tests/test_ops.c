@@ -203,6 +203,17 @@ static void test_unannotated_chain(void) {
 }
 
 static void test_layouts(void) {
+    /* memory formats (suggest_memory_format): convolution and pooling keep channels-last */
+    const char *CL = "x: \"f32[2, 3, 4, 4][48, 1, 12, 3]cpu\", w: \"f32[5, 3, 3, 3][27, 9, 3, 1]cpu\"";
+    is_str(inferred(CL, "        r = torch.ops.aten.convolution.default(x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)\n"),
+           "f32[2, 5, 4, 4][80, 1, 20, 5]cpu", "convolution of a channels-last input is channels-last");
+    is_str(inferred("x: \"f32[2, 3, 4, 4][48, 16, 4, 1]cpu\", w: \"f32[5, 3, 3, 3][27, 9, 3, 1]cpu\"",
+                    "        r = torch.ops.aten.convolution.default(x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)\n"),
+           "f32[2, 5, 4, 4][80, 16, 4, 1]cpu", "and of a contiguous one contiguous");
+    is_str(inferred("x: \"f32[2, 3, 4, 4][48, 1, 12, 3]cpu\"", "        r = torch.ops.aten.avg_pool2d.default(x, [2, 2], [2, 2])\n"),
+           "f32[2, 3, 2, 2][12, 1, 6, 3]cpu", "pooling keeps channels-last");
+    is_str(inferred("x: \"f32[2, 1, 1, 1][1, 1, 1, 1]cpu\"", "        r = torch.ops.aten.avg_pool2d.default(x, [1, 1], [1, 1])\n"),
+           "f32[2, 1, 1, 1][1, 1, 1, 1]cpu", "N111 is ambiguous and stays NCHW");
     const char *P = "a: \"f32[4, 6][6, 1]cpu\"";
     is_str(inferred(P, "        r = torch.ops.aten.permute.default(a, [1, 0])\n"), "f32[6, 4][1, 6]cpu", "permute strides");
     is_str(inferred(P, "        p = torch.ops.aten.permute.default(a, [1, 0])\n        r = torch.ops.aten.add.Tensor(p, 1)\n"),

@@ -78,7 +78,7 @@ static int shape_conv(ShapeArgs *sa, TensorMeta *out, int *nout) {
             out->size[2 + i] = sym_add(S, sym_sub(S, sym_mul(S, sym_sub(S, c.x->size[2 + i], sym_int(S, 1)), sym_int(S, c.stride[i])), sym_int(S, 2 * c.pad[i])),
                                        sym_add(S, sym_mul(S, sym_int(S, c.dil[i]), sym_sub(S, k, sym_int(S, 1))), sym_int(S, c.outpad[i] + 1)));
         }
-        meta_contiguous_strides(sa, out);
+        meta_suggested_strides(sa, out, meta_is_channels_last(c.w) ? c.w : c.x);   /* backend memory format */
         return 0;
     }
     for (int i = 0; i < c.nsp; i++) {
@@ -90,7 +90,7 @@ static int shape_conv(ShapeArgs *sa, TensorMeta *out, int *nout) {
         if (sym_is_int(num, &v) && v < 0) return sa_err(sa, "kernel is larger than the padded input in spatial dim %d", i);
         out->size[2 + i] = sym_add(S, sym_floordiv(S, num, sym_int(S, c.stride[i])), sym_int(S, 1));
     }
-    meta_contiguous_strides(sa, out);
+    meta_suggested_strides(sa, out, meta_is_channels_last(c.w) ? c.w : c.x);   /* backend memory format */
     return 0;
 }
 
@@ -239,9 +239,13 @@ static int shape_conv_bwd(ShapeArgs *sa, TensorMeta *out, int *nout) {
     TensorMeta *go;
     bool mask[3];
     if (conv_bwd_args(sa, &c, &go, mask)) return -1;
-    /* the gradients take the layouts of input and weight (channels-last stays channels-last) */
+    /* grad_input and grad_weight in the backend's memory format (ATen's
+     * _conv_determine_backend_memory_format: channels-last when input or weight is) */
+    const TensorMeta *fmt = meta_is_channels_last(c.w) ? c.w : c.x;
     meta_like(sa, &out[0], c.x, c.x->dtype);
+    meta_suggested_strides(sa, &out[0], fmt);
     meta_like(sa, &out[1], c.w, c.w->dtype);
+    meta_suggested_strides(sa, &out[1], fmt);
     meta_alloc(sa, &out[2], go->dtype, 1, go->device);
     out[2].size[0] = go->size[1];
     meta_contiguous_strides(sa, &out[2]);

@@ -57,6 +57,12 @@ int sa_dim(ShapeArgs *sa, int64_t dim, int ndim, int64_t *out);
 /* ---- metas ---- */
 void meta_alloc(ShapeArgs *sa, TensorMeta *m, DType dt, int ndim, Device dev);
 void meta_contiguous_strides(ShapeArgs *sa, TensorMeta *m);     /* from m->size */
+/* PyTorch's memory formats: is m channels-last (suggest_memory_format)? channels-last strides
+ * from m->size ((N, C, H, W) -> [H*W*C, 1, W*C, C]); and "like's suggested format" (ATen's
+ * pooling outputs and gradients, convolution outputs). */
+bool meta_is_channels_last(const TensorMeta *m);
+void meta_channels_last_strides(ShapeArgs *sa, TensorMeta *m);
+void meta_suggested_strides(ShapeArgs *sa, TensorMeta *m, const TensorMeta *like);
 /* Strides PyTorch gives an elementwise result of shape m->size whose inputs are `ins`
  * (prims' compute_elementwise_output_strides: follow the inputs' layout). */
 void meta_elementwise_strides(ShapeArgs *sa, TensorMeta *m, TensorMeta *const *ins, int nin);

@@ -305,6 +305,43 @@ void meta_contiguous_strides(ShapeArgs *sa, TensorMeta *m) {
     }
 }
 
+/* c10's is_channels_last_strides_2d/3d (suggest_memory_format): the strides visited in the
+ * order C, W, H, (D), N never decrease, size-1 dims not counting; the ambiguous N111 and
+ * stride-0 C cases stay NCHW. Symbolic sizes or strides: false. */
+bool meta_is_channels_last(const TensorMeta *m) {
+    static const int o4[] = {1, 3, 2, 0}, o5[] = {1, 4, 3, 2, 0};
+    if (m->ndim != 4 && m->ndim != 5) return false;
+    const int *ord = m->ndim == 4 ? o4 : o5;
+    int64_t sz[5], st[5], min = 0;
+    for (int i = 0; i < m->ndim; i++)
+        if (!m->stride[i] || !sym_is_int(m->size[i], &sz[i]) || !sym_is_int(m->stride[i], &st[i])) return false;
+    if (st[1] == 0) return false;
+    for (int k = 0; k < m->ndim; k++) {
+        int d = ord[k];
+        if (sz[d] == 0 || st[d] < min) return false;
+        if (d == 0 && min == st[1]) return false;
+        min = st[d];
+        if (sz[d] > 1) min *= sz[d];
+    }
+    return true;
+}
+
+void meta_channels_last_strides(ShapeArgs *sa, TensorMeta *m) {
+    static const int o4[] = {1, 3, 2, 0}, o5[] = {1, 4, 3, 2, 0};
+    if (m->ndim != 4 && m->ndim != 5) { meta_contiguous_strides(sa, m); return; }
+    const int *ord = m->ndim == 4 ? o4 : o5;
+    Expr *st = sym_int(sa->sym, 1);
+    for (int k = 0; k < m->ndim; k++) {
+        m->stride[ord[k]] = st;
+        st = sym_mul(sa->sym, st, size1(sa, m->size[ord[k]]));
+    }
+}
+
+void meta_suggested_strides(ShapeArgs *sa, TensorMeta *m, const TensorMeta *like) {
+    if (like && meta_is_channels_last(like)) meta_channels_last_strides(sa, m);
+    else meta_contiguous_strides(sa, m);
+}
+
 static int64_t hint_of(ShapeArgs *sa, const char *name) {
     for (int i = 0; i < sa->nsyms; i++)
         if (!strcmp(sa->syms[i].name, name)) return sa->syms[i].value;

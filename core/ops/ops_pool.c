@@ -57,29 +57,12 @@ static int spatial_in(ShapeArgs *sa, const TensorMeta *x, int nsp, int64_t *in) 
     return 0;
 }
 
-/* x is a 4-D channels-last tensor (suggest_memory_format gives channels_last): C has stride 1 */
-static bool channels_last(const TensorMeta *x) {
-    if (x->ndim != 4 || !x->stride) return false;
-    int64_t C, H, W, s0, s1, s2, s3;
-    if (!sym_is_int(x->size[1], &C) || !sym_is_int(x->size[2], &H) || !sym_is_int(x->size[3], &W) || C <= 1) return false;
-    if (!sym_is_int(x->stride[0], &s0) || !sym_is_int(x->stride[1], &s1) || !sym_is_int(x->stride[2], &s2) || !sym_is_int(x->stride[3], &s3))
-        return false;
-    return s1 == 1 && s3 == C && s2 == W * C && s0 == H * W * C;
-}
-
-/* pooling results follow the input's memory format, as ATen's pooling kernels allocate them */
+/* The pooled output: x's leading dims, osz spatially, in x's suggested memory format (ATen's
+ * pooling kernels keep channels-last inputs channels-last). */
 static void out_meta(ShapeArgs *sa, TensorMeta *out, const TensorMeta *x, int nsp, const int64_t *osz, DType dt) {
     meta_alloc(sa, out, dt, x->ndim, x->device);
     for (int i = 0; i < x->ndim; i++) out->size[i] = i < x->ndim - nsp ? x->size[i] : sym_int(sa->sym, osz[i - (x->ndim - nsp)]);
-    meta_contiguous_strides(sa, out);
-    if (channels_last(x)) {
-        SymCtx *S = sa->sym;
-        Expr *one = sym_int(S, 1), *C = out->size[1], *H = out->size[2], *W = out->size[3];
-        out->stride[1] = one;
-        out->stride[3] = C;
-        out->stride[2] = sym_mul(S, W, C);
-        out->stride[0] = sym_mul(S, sym_mul(S, H, W), C);
-    }
+    meta_suggested_strides(sa, out, x);
 }
 
 /* read the pool parameters of the op from its arguments (x: the pooled input) */
@@ -196,7 +179,8 @@ static int shape_pool(ShapeArgs *sa, TensorMeta *out, int *nout) {
     case PK_AVG_BWD: case PK_MAX_BWD: case PK_ADAPT_AVG_BWD:     /* grad_input like self */
         if (sa_tensor(sa, sa_arg(sa, 0, "grad_output"), "grad_output", &y) || sa_tensor(sa, sa_arg(sa, 1, "self"), "self", &x)) return -1;
         if (sp->kind != PK_ADAPT_AVG_BWD && pool_params(sa, sp, y, x, &P)) return -1;
-        meta_like(sa, out, x, y->dtype);        /* grad_input in self's memory format */
+        meta_like(sa, out, x, y->dtype);
+        meta_suggested_strides(sa, out, x);       /* in self's suggested memory format */
         return 0;
     case PK_UNPOOL: {
         if (sa_tensor(sa, sa_arg(sa, 0, "self"), "self", &x)) return -1;
@@ -208,7 +192,7 @@ static int shape_pool(ShapeArgs *sa, TensorMeta *out, int *nout) {
     }
     case PK_OFFSETS_TO_IDX:
         if (sa_tensor(sa, sa_arg(sa, 0, "offsets"), "offsets", &x)) return -1;
-        meta_like(sa, out, x, DT_I64);          /* elementwise on the offsets: their layout */
+        meta_like(sa, out, x, DT_I64);          /* empty_like(offsets, int64): offsets' strides */
         return 0;
     case PK_GRID: {
         TensorMeta *g;
