@@ -1,7 +1,9 @@
 /* test_perf_policy.c — the runtime's performance policies, by their observable effects: the
  * denormal policy of generated modules (ctx->flush_denormal: FTZ/DAZ inside call(), the
  * caller's floating-point mode untouched), the per-kernel profile (rt_profile: one entry per
- * kernel, named, adding up to the call) and the OpenBLAS core decision (rt_blas_choose). */
+ * kernel, named, adding up to the call), the OpenBLAS core decision (rt_blas_choose) and the
+ * vector math of exp / sigmoid / erf (Sleef when configured, glibc otherwise) within the error
+ * bounds bench/README.md states. */
 #include "tap.h"
 #include "compile_fx/compile_fx.h"
 #include "runtime/runtime.h"
@@ -30,6 +32,15 @@ static const char *MM_GRAPH =
     "        mm: \"f32[64, 64][64, 1]cpu\" = torch.ops.aten.mm.default(relu, arg1_1);  relu = arg1_1 = None\n"
     "        tanh: \"f32[64, 64][64, 1]cpu\" = torch.ops.aten.tanh.default(mm);  mm = None\n"
     "        return (tanh,)\n";
+
+/* exp, sigmoid and erf over 4096 values: vectorized loops with a remainder */
+static const char *MATH_GRAPH =
+    "class <lambda>(torch.nn.Module):\n"
+    "    def forward(self, arg0_1: \"f32[4099][1]cpu\"):\n"
+    "        exp: \"f32[4099][1]cpu\" = torch.ops.aten.exp.default(arg0_1)\n"
+    "        sigmoid: \"f32[4099][1]cpu\" = torch.ops.aten.sigmoid.default(arg0_1)\n"
+    "        erf: \"f32[4099][1]cpu\" = torch.ops.aten.erf.default(arg0_1);  arg0_1 = None\n"
+    "        return (exp, sigmoid, erf)\n";
 
 static Graph *parse(MiCtx *ctx, const char *text) {
     Graph *g = fx_parse(ctx, text, strlen(text), "test.py", 1);
@@ -134,6 +145,42 @@ static void profile(MiCtx *ctx) {
     graph_free(g);
 }
 
+/* the vector math, with MINDUCTOR_VECMATH = vm (NULL: the configured default) */
+static void vecmath(MiCtx *ctx, const char *vm) {
+    char err[1200];
+    if (vm) setenv("MINDUCTOR_VECMATH", vm, 1); else unsetenv("MINDUCTOR_VECMATH");
+    Graph *g = parse(ctx, MATH_GRAPH);
+    CompiledFx c;
+    compile_fx_init(&c, g);
+    int rc = g ? compile_fx(ctx, &c, CFX_BUILT) : -1;
+    if (!ok(rc == 0, "compile exp / sigmoid / erf (vector math %s)", vm ? vm : "default")) diag("%s", mi_err_str(ctx, err, sizeof err));
+    if (rc == 0) {
+        ok(strstr(c.code, "mi_expf(") && strstr(c.code, "mi_erff("), "the kernel calls the vector-math layer");
+        int64_t n = 4099;
+        IValue in = {.kind = IV_TENSOR, .t = tensor_new(ctx, DT_F32, 1, &n)};
+        for (int i = 0; i < n; i++) tensor_set_f(in.t, i, -120.0 + 125.0 * i / (n - 1));   /* [-120, 5] */
+        IValue *outs = NULL;
+        int nouts = 0;
+        if (ok(rt_run(ctx, c.mod, g, &in, 1, &outs, &nouts, NULL) == 0, "run")) {
+            double e_exp = 0, e_sig = 0, e_erf = 0;
+            for (int i = 0; i < n; i++) {
+                double x = (float)tensor_get_f(in.t, i), ex = exp(x);
+                if (ex >= 1.2e-38) e_exp = fmax(e_exp, fabs(tensor_get_f(outs[0].t, i) - ex) / ex);   /* normal results */
+                e_sig = fmax(e_sig, fabs(tensor_get_f(outs[1].t, i) - 1 / (1 + exp(-x))));
+                e_erf = fmax(e_erf, fabs(tensor_get_f(outs[2].t, i) - erf(x)));
+            }
+            ok(e_exp <= 2.4e-7, "exp within 2 ULP over [-87, 5] (max rel err %.2e)", e_exp);
+            ok(e_sig <= 2.4e-7, "sigmoid within 2.4e-7 (max abs err %.2e)", e_sig);
+            ok(e_erf <= 4e-7, "erf within ATen's bound: 1.5e-7 of the formula + float rounding (max abs err %.2e)", e_erf);
+            interp_free_outputs(outs, nouts);
+        }
+        tensor_unref(in.t);
+    }
+    compile_fx_free(&c);
+    if (g) graph_free(g);
+    unsetenv("MINDUCTOR_VECMATH");
+}
+
 static void blas_choice(void) {
     char why[160];
     is_str(rt_blas_choose("Haswell", NULL, NULL, "Cooperlake", why, sizeof why), "Cooperlake",
@@ -163,6 +210,8 @@ int main(void) {
     denormals(ctx, true);
     denormals(ctx, false);
     profile(ctx);
+    vecmath(ctx, NULL);
+    vecmath(ctx, "libmvec");
     blas_choice();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpl);

@@ -24,6 +24,47 @@ static const char *prelude_welford =
     "    double t = *n + nb, d = mb - *mean;\n"
     "    *mean += d * (nb / t); *m2 += m2b + d * d * (*n * nb / t); *n = t;\n}\n\n";
 
+/* The vector-math layer of f32 exp and erf (the C dialect's spellings in codegen_kernel.c:
+ * mi_expf, mi_erff; sigmoid is 1 / (1 + mi_expf(-x))). Built with Sleef (the runtime passes
+ * -DMI_HAVE_SLEEF -lsleef when configure found it), mi_expf is a function declared with GCC's
+ * simd attribute whose vector variants, named by the x86 vector-function ABI
+ * (_ZGVeN16v_mi_expf: AVX-512, 16 lanes), call Sleef_expf16_u10 (1.0 ULP, what ATen's
+ * Vectorized<float>::exp calls): loops vectorize through it as through glibc's libmvec, at
+ * constant cost over the input range (glibc's vector expf leaves its fast path below -87:
+ * 5.4 ns/element on [-120, 0] against Sleef's 0.5). mi_erff is ATen's Vectorized<float>::erf
+ * (Abramowitz-Stegun 7.1.26 with that exp: |error| <= 1.5e-7 in exact arithmetic,
+ * 3.6e-7 measured in float): 0.31 ns/element in a gelu
+ * against glibc's vector erff's 0.40. tanh and log stay glibc's: its vector tanhf / logf
+ * measured faster than Sleef's (0.20 ns against 0.29-1.0 and 0.27) at 1-3e-7 relative error.
+ * Without Sleef mi_expf / mi_erff are glibc's expf / erff: the code of before. */
+static const char *vecmath_src =
+    "#if defined(MI_HAVE_SLEEF) && defined(__x86_64__)\n"
+    "#include <immintrin.h>\n#include <sleef.h>\n"
+    "#define MI_VH __attribute__((visibility(\"hidden\")))\n"
+    "#ifdef __AVX512F__\n"
+    "#define MI_VM16(f, v16) MI_VH __m512 _ZGVeN16v_mi_##f(__m512 x) { return v16(x); }\n"
+    "#else\n#define MI_VM16(f, v16)\n#endif\n"
+    "#ifdef __AVX__\n"
+    "#define MI_VM8(f, v8) MI_VH __m256 _ZGVcN8v_mi_##f(__m256 x) { return v8(x); } MI_VH __m256 _ZGVdN8v_mi_##f(__m256 x) { return v8(x); }\n"
+    "#else\n#define MI_VM8(f, v8)\n#endif\n"
+    "/* mi_F: the scalar Sleef function under an assembler alias (a definition here would make GCC\n"
+    "   clone it), its vector variants by the vector-function ABI's names */\n"
+    "#define MI_VM(f, v16, v8, v4, v1) \\\n"
+    "    float mi_##f(float) __attribute__((simd(\"notinbranch\"), const, nothrow)); \\\n"
+    "    MI_VH float mi_##f##_1(float x) { return v1(x); } \\\n"
+    "    __asm__(\".globl mi_\" #f \"\\n.hidden mi_\" #f \"\\n.set mi_\" #f \", mi_\" #f \"_1\"); \\\n"
+    "    MI_VH __m128 _ZGVbN4v_mi_##f(__m128 x) { return v4(x); } MI_VM8(f, v8) MI_VM16(f, v16)\n"
+    "MI_VM(expf, Sleef_expf16_u10, Sleef_expf8_u10, Sleef_expf4_u10, Sleef_expf_u10)\n"
+    "#else\n#define mi_expf expf\n#endif\n"
+"#if defined(MI_HAVE_SLEEF) && defined(__x86_64__)\n"
+    "/* erf(x) = sign(x) (1 - (((((p5 t + p4) t + p3) t + p2) t + p1) t exp(-x^2)), t = 1 / (1 + p|x|) */\n"
+    "static inline float mi_erff(float x) {\n"
+    "    float ax = fabsf(x), t = 1.0f / (0.3275911f * ax + 1.0f);\n"
+    "    float r = (((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) * t + 0.254829592f;\n"
+    "    float y = 1.0f - r * t * mi_expf(-x * x);\n"
+    "    return copysignf(y, x);\n}\n"
+    "#else\n#define mi_erff erff\n#endif\n\n";
+
 /* The denormal policy (ctx->flush_denormal, on by default): call() runs with flush-to-zero
  * (a denormal result becomes 0) and denormals-are-zero (a denormal operand reads as 0) on every
  * thread of the OpenMP team: the MXCSR bits 0x8040 that torch.set_flush_denormal(True) sets
@@ -408,6 +449,7 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     if (has_sdpa) sb_put(&out, sdpa_src);
     if (ctx->flush_denormal) sb_put(&out, denormal_src);
     if (has_conv) sb_put(&out, cg_conv_src);
+    sb_put(&out, vecmath_src);
     for (int k = 0; k < s->nkernels; k++) {
         if (s->kernels[k].is_extern) continue;
         if (cg_emit_kernel(ctx, s, &s->kernels[k], &out) < 0) { sb_free(&out); return NULL; }

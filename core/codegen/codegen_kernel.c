@@ -64,9 +64,23 @@ static bool cpp_to_dtype(StrBuf *out, const char *x, DType dt, DType src) {
     return true;
 }
 
-/* The C backend's dialect: the shared spellings of op_overrides.c unchanged (they are
- * CppOverrides'), integer bool literals, half precision computed in float. */
-static const CgOverrides cpp_overrides = {"C", cg_ctype, cpp_compute_dtype, NULL, NULL, NULL, cpp_to_dtype};
+/* f32 exp / sigmoid / erf through the module's vector-math layer (codegen_c.c: vecmath_src):
+ * mi_expf(x) is Sleef's when the module is built with it (as ATen's Vectorized<float> calls
+ * Sleef), glibc's expf otherwise; mi_erff is ATen's erf over it. */
+static bool cpp_math(StrBuf *out, IrMathOp op, DType at, const char *const *a) {
+    if (at != DT_F32) return false;
+    switch (op) {
+    case IOP_EXP: sb_printf(out, "mi_expf(%s)", a[0]); return true;
+    case IOP_SIGMOID: sb_printf(out, "1.0f / (1.0f + mi_expf(-%s))", a[0]); return true;
+    case IOP_ERF: sb_printf(out, "mi_erff(%s)", a[0]); return true;
+    default: return false;
+    }
+}
+
+/* The C backend's dialect: the shared spellings of op_overrides.c (they are CppOverrides'),
+ * f32 exp / sigmoid / erf through the vector-math layer, integer bool literals, half
+ * precision computed in float. */
+static const CgOverrides cpp_overrides = {"C", cg_ctype, cpp_compute_dtype, NULL, NULL, cpp_math, cpp_to_dtype};
 
 /* The C type values of dtype t live in (float for f16 / bf16); NULL when none. */
 static const char *value_ctype(DType t) { return cg_ctype(cpp_compute_dtype(t)); }

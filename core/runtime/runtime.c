@@ -124,6 +124,33 @@ static void probe_blas(CcArgs *a) {
 }
 #endif
 
+#ifdef HAVE_SLEEF
+/* Sleef's header and library where this process runs (a copy of minductor built with Sleef
+ * may run on a machine without it: bench/vs_torch.py's GPU machine): -I / -L flags for a
+ * non-default place. false: none found, modules use glibc's vector math. */
+static bool probe_sleef(CcArgs *a) {
+    static const char *const inc_dirs[] = {"/usr/include", "/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu",
+                                           "/usr/local/include", NULL};
+    static const char *const lib_dirs[] = {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
+                                           "/usr/local/lib", NULL};
+    char path[600], flag[600];
+    int inc = -1, lib = -1;
+    for (int i = 0; inc < 0 && inc_dirs[i]; i++) {
+        snprintf(path, sizeof path, "%s/sleef.h", inc_dirs[i]);
+        if (file_exists(path)) inc = i;
+    }
+    for (int i = 0; lib < 0 && lib_dirs[i]; i++) {
+        snprintf(path, sizeof path, "%s/libsleef.so", lib_dirs[i]);
+        if (file_exists(path)) lib = i;
+    }
+    if (inc < 0 || lib < 0) return false;
+    if (strcmp(inc_dirs[inc], "/usr/include") != 0) { snprintf(flag, sizeof flag, "-I%s", inc_dirs[inc]); cc_add(a, flag); }
+    snprintf(flag, sizeof flag, "-L%s", lib_dirs[lib]);
+    cc_add(a, flag);
+    return true;
+}
+#endif
+
 /* The compiler and every flag except -o and the file names. */
 static void cc_command(CcArgs *a) {
     memset(a, 0, sizeof *a);
@@ -156,6 +183,17 @@ static void cc_command(CcArgs *a) {
      * modules that use it depend on it */
     cc_add(a, "-Wl,--as-needed");
     cc_add(a, "-ldnnl");
+#endif
+#ifdef HAVE_SLEEF
+    /* Sleef for the f32 exp (and the erf / sigmoid over it) of generated kernels (codegen_c.c:
+     * vecmath_src), as ATen's Vectorized<float> calls it: constant cost over every input range.
+     * MINDUCTOR_VECMATH=libmvec keeps glibc's functions (the module is then built as without
+     * Sleef). */
+    const char *vm = getenv("MINDUCTOR_VECMATH");
+    if ((!vm || strcmp(vm, "libmvec") != 0) && probe_sleef(a)) {
+        cc_add(a, "-DMI_HAVE_SLEEF");
+        cc_add(a, "-lsleef");
+    }
 #endif
     cc_add(a, "-lm");
 }
