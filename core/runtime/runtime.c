@@ -127,13 +127,28 @@ static void probe_blas(CcArgs *a) {
 #ifdef HAVE_SLEEF
 /* Sleef's header and library where this process runs (a copy of minductor built with Sleef
  * may run on a machine without it: bench/vs_torch.py's GPU machine): -I / -L flags for a
- * non-default place. false: none found, modules use glibc's vector math. */
+ * non-default place; $MINDUCTOR_SLEEF_DIR names a folder holding both (make -C bench portable
+ * copies them into bench/build/lib). false: none found, modules use glibc's vector math. */
 static bool probe_sleef(CcArgs *a) {
     static const char *const inc_dirs[] = {"/usr/include", "/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu",
                                            "/usr/local/include", NULL};
     static const char *const lib_dirs[] = {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
                                            "/usr/local/lib", NULL};
     char path[600], flag[600];
+    const char *dir = getenv("MINDUCTOR_SLEEF_DIR");   /* sleef.h and libsleef.so side by side */
+    if (dir && *dir) {
+        snprintf(path, sizeof path, "%s/sleef.h", dir);
+        bool h = file_exists(path);
+        snprintf(path, sizeof path, "%s/libsleef.so", dir);
+        if (!h || !file_exists(path)) return false;
+        snprintf(flag, sizeof flag, "-I%s", dir);
+        cc_add(a, flag);
+        snprintf(flag, sizeof flag, "-L%s", dir);
+        cc_add(a, flag);
+        snprintf(flag, sizeof flag, "-Wl,-rpath,%s", dir);
+        cc_add(a, flag);
+        return true;
+    }
     int inc = -1, lib = -1;
     for (int i = 0; inc < 0 && inc_dirs[i]; i++) {
         snprintf(path, sizeof path, "%s/sleef.h", inc_dirs[i]);
