@@ -1,6 +1,6 @@
 /* test_codegen_fallback.c — FallbackKernels: registry ops with a reference implementation but no
  * lowering where Inductor falls back (sparse embedding, scatter_add on a multi-threaded CPU,
- * native_layer_norm's tuple, div floor, a random op)
+ * native_layer_norm's tuple, cumsum, a random op)
  * lower to a fallback extern buffer, print as Inductor's FallbackKernel / MultiOutput, schedule
  * as unfused extern nodes, compile to C that calls back into minductor (module ABI call_fb),
  * and run in the IR interpreter (also inside cond branches); values are compared with the graph interpreter exactly. Also:
@@ -219,7 +219,7 @@ static void random_op(MiCtx *ctx) {
 }
 
 /* fallbacks inside cond branches: the module calls back with the node's path
- * ("true_graph_0_exp2"); both branches taken, each equal to the interpreter */
+ * ("true_graph_0_cumsum"); both branches taken, each equal to the interpreter */
 static void in_cond_branches(MiCtx *ctx) {
     const char *path = "tests/fixtures/codegen/fallback_in_cond_branches.py";
     Graph *g = graph_load_file(ctx, path);
@@ -230,7 +230,7 @@ static void in_cond_branches(MiCtx *ctx) {
     Schedule *s = m ? sched_run(ctx, m) : NULL;
     char *src = s ? codegen_c(ctx, s) : NULL;
     RtModule *rt = src ? rt_compile(ctx, src) : NULL;
-    ok(has(src, "fb->run(fb->ctx, \"true_graph_0_exp2\"") && has(src, "fb->run(fb->ctx, \"false_graph_0_atan\"") &&
+    ok(has(src, "fb->run(fb->ctx, \"true_graph_0_cumsum\"") && has(src, "fb->run(fb->ctx, \"false_graph_0_cumprod\"") &&
        has(src, "csyms0, fb)"), "branch fallbacks are called by path, the table passed down");
     for (int sign = 1; sign >= -1; sign -= 2) {
         int64_t sz[2] = {4, 4};
@@ -295,10 +295,63 @@ static void shell(void) {
     ok(st == 0, "shell exits 0");
     ok(has(out.s, "op0: ExternKernelSchedulerNode(FallbackKernel)") && has(out.s, "buf1: MultiOutput") &&
        has(out.s, "op0.node.python_kernel_name = aten.native_layer_norm.default"), "shell 'ir' shows the FallbackKernel");
-    ok(has(out.s, "fallback_native_layer_norm") && has(out.s, "fallback_div"), "shell 'sched' names the fallback kernels");
+    ok(has(out.s, "fallback_native_layer_norm") && has(out.s, "fallback_cumsum"), "shell 'sched' names the fallback kernels");
     ok(has(out.s, "exec: ok") && has(out.s, "output 1: f32[6, 1] ok max abs err 0"), "shell 'exec' checks the fallback outputs");
     if (!has(out.s, "exec: ok")) diag("%s", out.s);
     sb_free(&out);
+}
+
+/* an op run for its effect: _linalg_check_errors returns None and raises on a singular matrix;
+ * it lowers to a FallbackKernel with no result that is never dead, so the compiled module
+ * reports the singular matrix as PyTorch does (needs LAPACKE for linalg_inv_ex) */
+static void effect_only(MiCtx *ctx) {
+    Graph *g = parse(ctx, "inv.py",
+                     "class <lambda>(torch.nn.Module):\n"
+                     "    def forward(self, arg0_1: \"f32[3, 3][3, 1]cpu\"):\n"
+                     "        linalg_inv_ex = torch.ops.aten.linalg_inv_ex.default(arg0_1)\n"
+                     "        getitem: \"f32[3, 3][1, 3]cpu\" = linalg_inv_ex[0]\n"
+                     "        getitem_1: \"i32[][]cpu\" = linalg_inv_ex[1];  linalg_inv_ex = None\n"
+                     "        _linalg_check_errors = torch.ops.aten._linalg_check_errors.default(getitem_1, 'linalg.inv', is_matrix = True)\n"
+                     "        mul: \"f32[3, 3][3, 1]cpu\" = torch.ops.aten.mul.Tensor(getitem, 2)\n"
+                     "        return (mul,)\n");
+    if (!ok(g != NULL, "linalg graph parses")) return;
+    int64_t sz[2] = {3, 3};
+    Tensor *x = tensor_new(ctx, DT_F32, 2, sz);
+    for (int k = 0; k < 9; k++) tensor_set_f(x, k, k % 4 == 0 ? 2.0 : 0.5);   /* invertible */
+    IValue in[1] = {{.kind = IV_TENSOR, .t = x}}, *want = NULL, *got = NULL;
+    int nwant = 0, ngot = 0;
+    if (interp_run(ctx, g, in, 1, &want, &nwant) < 0) {   /* no LAPACKE: the op says so */
+        ok(has(ctx->err.msg, "LAPACK"), "linalg_inv_ex without LAPACKE: %s", ctx->err.msg);
+        ivalue_clear(&in[0]);
+        graph_free(g);
+        return;
+    }
+    IrModule *m = ir_lower(ctx, g);
+    int nfx = 0;
+    for (int i = 0; m && i < m->nbufs; i++) nfx += m->bufs[i]->side_effect;
+    ok(m && nfx == 1, "_linalg_check_errors lowers to a FallbackKernel run for its effect");
+    Schedule *s = m ? sched_run(ctx, m) : NULL;
+    int alive = 0;
+    for (int i = 0; s && i < s->nnodes; i++) alive += !s->nodes[i].dead && s->nodes[i].buf->side_effect;
+    ok(alive == 1, "the check is not dead code");
+    char *src = s ? codegen_c(ctx, s) : NULL;
+    RtModule *rt = src ? rt_compile(ctx, src) : NULL;
+    ok(rt && rt_run(ctx, rt, g, in, 1, &got, &ngot, NULL) == 0 && ngot == 1 &&
+       tensor_compare(got[0].t, want[0].t, 1e-5, 1e-5).ok, "an invertible matrix: the module agrees with the interpreter");
+    interp_free_outputs(got, ngot);
+    got = NULL;
+    ngot = 0;
+    for (int k = 0; k < 9; k++) tensor_set_f(x, k, 1.0);   /* singular */
+    ok(rt && rt_run(ctx, rt, g, in, 1, &got, &ngot, NULL) < 0 && has(ctx->err.msg, "singular"),
+       "a singular matrix: the module fails with the check's error: %s", ctx->err.msg);
+    interp_free_outputs(got, ngot);
+    interp_free_outputs(want, nwant);
+    rt_free(rt);
+    free(src);
+    sched_free(s);
+    ir_free(m);
+    ivalue_clear(&in[0]);
+    graph_free(g);
 }
 
 int main(void) {
@@ -314,13 +367,14 @@ int main(void) {
     static const char *const lnd_ir[] = {
         "op0.writes = \n    [   StarDep(name='buf0', mode=None),\n        StarDep(name='buf1', mode=None),\n        StarDep(name='buf2', mode=None)]",
         "    buf1: MultiOutput\n    buf1.layout = FixedLayout('cpu', torch.float32, size=[6, 1], stride=[1, 1])",
-        "op0.node.kernel = torch.ops.aten.native_layer_norm.default", "node.kernel = torch.ops.aten.div.Tensor_mode", NULL};
+        "op0.node.kernel = torch.ops.aten.native_layer_norm.default", "node.kernel = torch.ops.aten.cumsum.default", NULL};
     static const char *const lnd_src[] = {"fb->run(fb->ctx, \"native_layer_norm\", 3, fa, 3, fo", NULL};
     run_case(ctx, EMB, emb_inputs, emb_exact, emb_ir, emb_src);
     run_case(ctx, LND, lnd_inputs, lnd_exact, lnd_ir, lnd_src);
     embedding_values(ctx);
     random_op(ctx);
     in_cond_branches(ctx);
+    effect_only(ctx);
     unsupported(ctx);
     shell();
     mi_ctx_free(ctx);

@@ -64,6 +64,19 @@ static bool math_spelling(const CgOverrides *ov, StrBuf *out, IrMathOp op, DType
     case IOP_ASIN: sb_printf(out, "asin%s(%s)", sf, x); return true;
     case IOP_ACOS: sb_printf(out, "acos%s(%s)", sf, x); return true;
     case IOP_LGAMMA: sb_printf(out, "lgamma%s(%s)", sf, x); return true;
+    case IOP_ATAN: sb_printf(out, "atan%s(%s)", sf, x); return true;
+    case IOP_SINH: sb_printf(out, "sinh%s(%s)", sf, x); return true;
+    case IOP_COSH: sb_printf(out, "cosh%s(%s)", sf, x); return true;
+    case IOP_ASINH: sb_printf(out, "asinh%s(%s)", sf, x); return true;
+    case IOP_ACOSH: sb_printf(out, "acosh%s(%s)", sf, x); return true;
+    case IOP_ATANH: sb_printf(out, "atanh%s(%s)", sf, x); return true;
+    case IOP_EXP2: sb_printf(out, "exp2%s(%s)", sf, x); return true;
+    case IOP_LOG2: sb_printf(out, "log2%s(%s)", sf, x); return true;
+    case IOP_LOG10: sb_printf(out, "log10%s(%s)", sf, x); return true;
+    case IOP_ERFC: sb_printf(out, "erfc%s(%s)", sf, x); return true;
+    case IOP_TRUNC: sb_printf(out, "trunc%s(%s)", sf, x); return true;
+    case IOP_SIGNBIT: if (fl) sb_printf(out, "signbit(%s) != 0", x); else sb_printf(out, "%s < 0", x); return true;
+    case IOP_BITWISE_NOT: if (at == DT_BOOL) sb_printf(out, "!%s", x); else sb_printf(out, "~%s", x); return true;
     case IOP_ABS:
         if (fl) sb_printf(out, "fabs%s(%s)", sf, x);
         else sb_printf(out, "%s < 0 ? -%s : %s", x, x, x);
@@ -102,6 +115,19 @@ static bool math_spelling(const CgOverrides *ov, StrBuf *out, IrMathOp op, DType
     case IOP_FMOD:
         if (fl) sb_printf(out, "fmod%s(%s, %s)", sf, x, y);
         else sb_printf(out, "%s %% %s", x, y);
+        return true;
+    case IOP_ATAN2: sb_printf(out, "atan2%s(%s, %s)", sf, x, y); return true;
+    case IOP_COPYSIGN: sb_printf(out, "copysign%s(%s, %s)", sf, x, y); return true;
+    case IOP_HYPOT: sb_printf(out, "hypot%s(%s, %s)", sf, x, y); return true;
+    case IOP_NEXTAFTER: sb_printf(out, "nextafter%s(%s, %s)", sf, x, y); return true;
+    case IOP_BITWISE_AND: sb_printf(out, "%s & %s", x, y); return true;
+    case IOP_BITWISE_OR: sb_printf(out, "%s | %s", x, y); return true;
+    case IOP_BITWISE_XOR: sb_printf(out, "%s ^ %s", x, y); return true;
+    case IOP_FMAX: sb_printf(out, "fmax%s(%s, %s)", sf, x, y); return true;   /* NaN only when both are */
+    case IOP_FMIN: sb_printf(out, "fmin%s(%s, %s)", sf, x, y); return true;
+    case IOP_TRUNCDIV:   /* C division truncates; an int division by zero gives 0, not a trap */
+        if (fl) sb_printf(out, "trunc%s(%s / %s)", sf, x, y);
+        else sb_printf(out, "(%s == 0 ? 0 : %s / %s)", y, x, y);
         return true;
     case IOP_WHERE: sb_printf(out, "%s ? %s : %s", x, y, z); return true;
     default: return false;

@@ -17,19 +17,26 @@ static const struct { const char *name; int arity; } math_ops[IOP_COUNT] = {
     [IOP_FLOOR] = {"floor", 1}, [IOP_CEIL] = {"ceil", 1}, [IOP_LOGICAL_NOT] = {"logical_not", 1},
     [IOP_SIGN] = {"sign", 1}, [IOP_TAN] = {"tan", 1}, [IOP_ROUND] = {"round", 1},
     [IOP_ASIN] = {"asin", 1}, [IOP_ACOS] = {"acos", 1}, [IOP_LGAMMA] = {"lgamma", 1},
+    [IOP_ATAN] = {"atan", 1}, [IOP_SINH] = {"sinh", 1}, [IOP_COSH] = {"cosh", 1}, [IOP_ASINH] = {"asinh", 1},
+    [IOP_ACOSH] = {"acosh", 1}, [IOP_ATANH] = {"atanh", 1}, [IOP_EXP2] = {"exp2", 1}, [IOP_LOG2] = {"log2", 1},
+    [IOP_LOG10] = {"log10", 1}, [IOP_ERFC] = {"erfc", 1}, [IOP_TRUNC] = {"trunc", 1}, [IOP_SIGNBIT] = {"signbit", 1},
+    [IOP_BITWISE_NOT] = {"bitwise_not", 1},
     [IOP_ADD] = {"add", 2}, [IOP_SUB] = {"sub", 2}, [IOP_MUL] = {"mul", 2},
     [IOP_TRUEDIV] = {"truediv", 2}, [IOP_POW] = {"pow", 2}, [IOP_MAXIMUM] = {"maximum", 2},
     [IOP_MINIMUM] = {"minimum", 2}, [IOP_EQ] = {"eq", 2}, [IOP_NE] = {"ne", 2},
     [IOP_LT] = {"lt", 2}, [IOP_LE] = {"le", 2}, [IOP_GT] = {"gt", 2}, [IOP_GE] = {"ge", 2},
     [IOP_LOGICAL_AND] = {"logical_and", 2}, [IOP_LOGICAL_OR] = {"logical_or", 2},
-    [IOP_FLOORDIV] = {"floordiv", 2}, [IOP_FMOD] = {"fmod", 2},
+    [IOP_FLOORDIV] = {"floordiv", 2}, [IOP_FMOD] = {"fmod", 2}, [IOP_ATAN2] = {"atan2", 2},
+    [IOP_COPYSIGN] = {"copysign", 2}, [IOP_HYPOT] = {"hypot", 2}, [IOP_NEXTAFTER] = {"nextafter", 2},
+    [IOP_BITWISE_AND] = {"bitwise_and", 2}, [IOP_BITWISE_OR] = {"bitwise_or", 2}, [IOP_BITWISE_XOR] = {"bitwise_xor", 2},
+    [IOP_FMAX] = {"fmax", 2}, [IOP_FMIN] = {"fmin", 2}, [IOP_TRUNCDIV] = {"truncdiv", 2},
     [IOP_WHERE] = {"where", 3},
 };
 
 const char *ir_math_name(IrMathOp op) { return op >= 0 && op < IOP_COUNT ? math_ops[op].name : "?"; }
 int ir_math_arity(IrMathOp op) { return op >= 0 && op < IOP_COUNT ? math_ops[op].arity : 0; }
 bool ir_math_is_compare(IrMathOp op) {
-    return (op >= IOP_EQ && op <= IOP_LOGICAL_OR) || op == IOP_LOGICAL_NOT;
+    return (op >= IOP_EQ && op <= IOP_LOGICAL_OR) || op == IOP_LOGICAL_NOT || op == IOP_SIGNBIT;
 }
 
 static const char *red_names[RED_COUNT] = {

@@ -171,6 +171,8 @@ struct Buffer {
     IrCond *cond;         /* EXT_COND */
     IrFallback *fb;       /* EXT_FALLBACK (set on the owner); EXT_CONV: its reference */
     IrConv *conv;         /* EXT_CONV */
+    bool side_effect;     /* run for its effect (an error check: _linalg_check_errors): no result
+                             anyone reads, never dead (Inductor's has_side_effects) */
     /* graph outputs */
     int output_index;     /* >= 0: this buffer is outputs[output_index] */
 };
@@ -284,7 +286,8 @@ int ir_interp_run(MiCtx *ctx, IrModule *m, IValue *inputs, int ninputs, IValue *
 
 /* ---- fallback kernels (core/ir/ir_fallback.c) ---- */
 /* True when op (a registry row) may run as a FallbackKernel: it has a reference implementation
- * and is not in-place, a higher-order op or an effect-only op. */
+ * and is not in-place or a higher-order op (an effect-only op runs as one with no result:
+ * _linalg_check_errors raises). */
 bool ir_fallback_ok(const struct OpDef *op);
 /* Run node n's reference implementation: its tensor arguments are args[0..nargs) in eargs order
  * (wrapping caller memory is fine: nothing is kept), SymInt nodes and symbolic constants are

@@ -11,7 +11,7 @@
 #include <string.h>
 
 bool ir_fallback_ok(const OpDef *op) {
-    return op && op->eval && !(op->flags & (OPF_INPLACE | OPF_HOP | OPF_NOEFFECT));
+    return op && op->eval && !(op->flags & (OPF_INPLACE | OPF_HOP));
 }
 
 Tensor *ir_fallback_wrap(void *data, DType dt, int ndim, const int64_t *size, const int64_t *stride, int64_t offset) {

@@ -43,6 +43,35 @@ static int lower_pointwise(Lower *L, const Node *n, int arg) {
     return lw_set_pointwise(L, n, f, m->dtype, nt);
 }
 
+/* div(a, b, rounding_mode): Inductor's div_mode: "floor" is floordiv of ints, else
+ * floor(a / b); "trunc" truncdiv of ints, else trunc(a / b); none: a / b. */
+static int lower_div_mode(Lower *L, const Node *n, int arg) {
+    const TensorMeta *m = lw_out_meta(n);
+    const Value *rv = lw_arg_or_kw(n, 2, "rounding_mode");
+    const char *mode = rv && rv->kind == V_STR ? rv->s : NULL;
+    if (!m || n->nargs < 2) return lw_err(L, n, "div needs two arguments and a shape");
+    DType dt = m->dtype;
+    const IrFn *a = lw_arg_loader(L, n, 0, m->ndim, m->size, dt), *b = lw_arg_loader(L, n, 1, m->ndim, m->size, dt);
+    if (!a || !b) return lw_err(L, n, "bad arguments to '%s'", n->target);
+    bool ints = !dtype_is_float(dt);
+    const IrFn *f;
+    if (mode && !strcmp(mode, "floor")) f = ints ? lw_math(L, IOP_FLOORDIV, dt, a, b, NULL)
+                                                  : lw_math(L, IOP_FLOOR, dt, lw_math(L, IOP_TRUEDIV, dt, a, b, NULL), NULL, NULL);
+    else if (mode && !strcmp(mode, "trunc")) f = ints ? lw_math(L, IOP_TRUNCDIV, dt, a, b, NULL)
+                                                       : lw_math(L, IOP_TRUNC, dt, lw_math(L, IOP_TRUEDIV, dt, a, b, NULL), NULL, NULL);
+    else if (!mode) f = lw_math(L, IOP_TRUEDIV, dt, a, b, NULL);
+    else return lw_err(L, n, "div: rounding_mode must be 'trunc', 'floor' or None, not '%s'", mode);
+    return lw_set_pointwise(L, n, f, dt, 2);
+}
+
+/* frac(x) = x - trunc(x) (torch/_refs) */
+static int lower_frac(Lower *L, const Node *n, int arg) {
+    const TensorMeta *m = lw_out_meta(n);
+    const IrFn *x = m ? lw_arg_loader(L, n, 0, m->ndim, m->size, m->dtype) : NULL;
+    if (!x) return lw_err(L, n, "frac needs a tensor and a shape");
+    return lw_set_pointwise(L, n, lw_math(L, IOP_SUB, m->dtype, x, lw_math(L, IOP_TRUNC, m->dtype, x, NULL, NULL), NULL), m->dtype, 1);
+}
+
 static int lower_where(Lower *L, const Node *n, int arg) {
     const TensorMeta *m = lw_out_meta(n);
     if (!m || n->nargs < 3) return lw_err(L, n, "where needs 3 arguments and a shape");
@@ -282,11 +311,29 @@ const LoweringDef lowering_pointwise_table[] = {
     {"aten.hardswish.default", lower_composite, 0}, {"aten.rsub.Scalar", lower_composite, 0},
     {"aten.rsub.Tensor", lower_composite, 0}, {"aten.masked_fill.Scalar", lower_composite, 0},
     {"aten.masked_fill.Tensor", lower_composite, 0}, {"aten.fill.Scalar", lower_composite, 0},
-    {"aten.copy.default", lower_composite, 0}, {"aten.trunc.default", lower_composite, 0},
+    {"aten.copy.default", lower_composite, 0}, {"aten.trunc.default", lower_pointwise, IOP_TRUNC},
     {"aten.isnan.default", lower_composite, 0}, {"aten.isinf.default", lower_composite, 0},
     {"aten.logical_xor.default", lower_composite, 0}, {"aten.hardtanh.default", lower_composite, 0},
     {"aten.remainder.Tensor", lower_composite, 0}, {"aten.remainder.Scalar", lower_composite, 0},
     {"aten.lift_fresh_copy.default", lower_clone, 0}, {"aten.to.dtype", lower_convert, 0},
     {"aten.clone.default", lower_clone, 0}, {"aten.contiguous.default", lower_clone, 0},
+    /* the rest of Inductor's make_pointwise lowerings (lowering.py) */
+    {"aten.atan.default", lower_pointwise, IOP_ATAN}, {"aten.sinh.default", lower_pointwise, IOP_SINH},
+    {"aten.cosh.default", lower_pointwise, IOP_COSH}, {"aten.asinh.default", lower_pointwise, IOP_ASINH},
+    {"aten.acosh.default", lower_pointwise, IOP_ACOSH}, {"aten.atanh.default", lower_pointwise, IOP_ATANH},
+    {"aten.exp2.default", lower_pointwise, IOP_EXP2}, {"aten.log2.default", lower_pointwise, IOP_LOG2},
+    {"aten.log10.default", lower_pointwise, IOP_LOG10}, {"aten.erfc.default", lower_pointwise, IOP_ERFC},
+    {"aten.signbit.default", lower_pointwise, IOP_SIGNBIT}, {"aten.atan2.default", lower_pointwise, IOP_ATAN2},
+    {"aten.copysign.Tensor", lower_pointwise, IOP_COPYSIGN}, {"aten.copysign.Scalar", lower_pointwise, IOP_COPYSIGN},
+    {"aten.hypot.default", lower_pointwise, IOP_HYPOT}, {"aten.nextafter.default", lower_pointwise, IOP_NEXTAFTER},
+    {"aten.fmax.default", lower_pointwise, IOP_FMAX}, {"aten.fmin.default", lower_pointwise, IOP_FMIN},
+    {"aten.bitwise_not.default", lower_pointwise, IOP_BITWISE_NOT},
+    {"aten.bitwise_and.Tensor", lower_pointwise, IOP_BITWISE_AND}, {"aten.bitwise_and.Scalar", lower_pointwise, IOP_BITWISE_AND},
+    {"aten.bitwise_or.Tensor", lower_pointwise, IOP_BITWISE_OR}, {"aten.bitwise_or.Scalar", lower_pointwise, IOP_BITWISE_OR},
+    {"aten.bitwise_xor.Tensor", lower_pointwise, IOP_BITWISE_XOR}, {"aten.bitwise_xor.Scalar", lower_pointwise, IOP_BITWISE_XOR},
+    {"aten.clamp_min.Tensor", lower_pointwise, IOP_MAXIMUM}, {"aten.clamp_max.Tensor", lower_pointwise, IOP_MINIMUM},
+    {"aten.where.ScalarOther", lower_where, 0}, {"aten.where.ScalarSelf", lower_where, 0},
+    {"aten.where.Scalar", lower_where, 0}, {"aten.div.Tensor_mode", lower_div_mode, 0},
+    {"aten.div.Scalar_mode", lower_div_mode, 0}, {"aten.frac.default", lower_frac, 0},
 };
 const int lowering_pointwise_count = sizeof lowering_pointwise_table / sizeof lowering_pointwise_table[0];

@@ -173,7 +173,7 @@ static void remove_dead(Schedule *s, Fx *f) {
         int i = work[--nw];
         queued[i] = false;
         SchedNode *nd = &s->nodes[i];
-        if (nd->dead || nd->buf->output_index >= 0 || nd->buf->mutates) continue;
+        if (nd->dead || nd->buf->output_index >= 0 || nd->buf->mutates || nd->buf->side_effect) continue;
         bool keep = false;   /* sdpa's logsumexp, a cond's later results are outputs too */
         for (int w = 0; w < nd->deps.nwrites && !keep; w++) {
             const Buffer *b = nd->deps.writes[w].buf;

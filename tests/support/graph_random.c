@@ -225,15 +225,17 @@ static Node *gen_unary(Gen *G) {
         "aten.floor.default", "aten.ceil.default", "aten.gelu.default", "aten.silu.default",
         "aten.erf.default", "aten.clone.default", "aten.sign.default", "aten.trunc.default",
         "aten.hardswish.default", "aten.hardsigmoid.default", "aten.mish.default",
-        "aten.softplus.default", "aten.elu.default",
+        "aten.softplus.default", "aten.elu.default", "aten.atan.default", "aten.sinh.default",
+        "aten.asinh.default", "aten.exp2.default", "aten.erfc.default", "aten.frac.default",
     };
     static const char *risky[] = {
         "aten.log.default", "aten.sqrt.default", "aten.rsqrt.default", "aten.reciprocal.default",
         "aten.acos.default", "aten.asin.default", "aten.lgamma.default", "aten.tan.default",
+        "aten.log2.default", "aten.log10.default", "aten.acosh.default", "aten.atanh.default", "aten.cosh.default",
     };
     Node *x = pick(G, is_float);
     if (!x) return NULL;
-    const char *t = G->o->risky_math && coin(G, 20) ? risky[rint_(G, 8)]
+    const char *t = G->o->risky_math && coin(G, 20) ? risky[rint_(G, (int)(sizeof risky / sizeof *risky))]
                                                     : safe[rint_(G, (int)(sizeof safe / sizeof *safe))];
     return emit1(G, t, value_node(x));
 }
@@ -241,10 +243,18 @@ static Node *gen_unary(Gen *G) {
 static Node *gen_binary(Gen *G) {
     static const char *ops[] = {"aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor",
                                 "aten.maximum.default", "aten.minimum.default", "aten.div.Tensor"};
+    static const char *more[] = {"aten.atan2.default", "aten.copysign.Tensor", "aten.hypot.default",
+                                 "aten.fmax.default", "aten.fmin.default", "aten.nextafter.default"};
     Node *a = pick(G, is_float);
     if (!a) return NULL;
     Node *b = pick_partner(G, a, is_float, false);
     if (!b) return NULL;
+    if (coin(G, 15)) return emit2(G, more[rint_(G, 6)], value_node(a), value_node(b));
+    if (coin(G, 8)) {   /* div with a rounding mode (floor / trunc of the quotient) */
+        Kwarg kw = {"rounding_mode", value_str(G->g, coin(G, 50) ? "floor" : "trunc")};
+        Value v[2] = {value_node(a), value_node(b)};
+        return emit(G, "aten.div.Tensor_mode", v, 2, &kw, 1);
+    }
     int k = rint_(G, G->o->risky_math ? 6 : 5);
     if (k == 0 && coin(G, 20)) {
         Kwarg kw = {"alpha", value_float(pick_scalar(G))};
