@@ -131,6 +131,7 @@ static int run_item(Session *s, const TourItem *it, bool quiet) {
     return 0;
 }
 
+/* The exercise of the running lesson: its question and how to answer. */
 static void show_exercise(Session *s) {
     Lesson *l = teach_of(s)->lesson;
     fprintf(s->out, "--- exercise (%s) ---\n", l->name);
@@ -164,6 +165,8 @@ static int replay(Session *s, int upto) {
     return 0;
 }
 
+/* `next` / `tour next`: the following step, or the exercise after the last one (shown again
+ * when it is already up). */
 static int tour_next(Session *s) {
     Teach *t = teach_of(s);
     if (!t->lesson) return mi_err(s->ctx, "", 0, 0, "no tour is running ('tour' lists the lessons)");
@@ -174,6 +177,8 @@ static int tour_next(Session *s) {
     return show_step(s, t->step + 1);
 }
 
+/* `back` / `tour back`: the previous step, after replaying the steps before it silently (the
+ * state a step expects is rebuilt, not undone). Example: at step 3, replays step 1, shows 2. */
 static int tour_back(Session *s) {
     Teach *t = teach_of(s);
     if (!t->lesson) return mi_err(s->ctx, "", 0, 0, "no tour is running ('tour' lists the lessons)");
@@ -192,6 +197,9 @@ static bool is_done(Teach *t, const char *name) {
     return false;
 }
 
+/* `tour`: every lesson of the lesson directory with its title and step count, [done] for those
+ * answered right this session, and where the running one stands. A file that does not parse
+ * is listed with its error, so one bad lesson does not hide the others. */
 static int list_lessons(Session *s) {
     Teach *t = teach_of(s);
     char dir[PATH_MAX], root[PATH_MAX];
@@ -255,6 +263,7 @@ static Lesson *find_lesson(Session *s, const char *arg) {
     return l;
 }
 
+/* `tour NAME`: make the lesson the running one and show its first step. */
 static int tour_start(Session *s, const char *arg) {
     Teach *t = teach_of(s);
     Lesson *l = find_lesson(s, arg);
@@ -266,6 +275,7 @@ static int tour_start(Session *s, const char *arg) {
     return show_step(s, 0);
 }
 
+/* End the running lesson (print why first, when given): next/back step passes again. */
 static void tour_stop(Session *s, const char *why) {
     Teach *t = teach_of(s);
     if (why) fprintf(s->out, "%s\n", why);
@@ -274,6 +284,7 @@ static void tour_stop(Session *s, const char *why) {
     t->step = 0;
 }
 
+/* tour [NAME|FILE.tour | next | back | hint | off] (repl/commands.c's table). */
 int cmd_tour(Session *s, int argc, char **argv) {
     Teach *t = teach_of(s);
     if (argc == 1) return list_lessons(s);
@@ -294,6 +305,25 @@ int cmd_tour(Session *s, int argc, char **argv) {
         return 0;
     }
     return tour_start(s, a);
+}
+
+/* What `tour <Tab>` offers: the lesson names, then the subcommands. */
+char **tour_completions(Session *s) {
+    static const char *const words[] = {"next", "back", "hint", "off"};
+    char dir[PATH_MAX], root[PATH_MAX];
+    int n = 0;
+    MiTry tt = mi_try(s->ctx);
+    char **files = tours_dir(s, dir, sizeof dir, root, sizeof root) ? lesson_files(s->ctx, dir, &n) : NULL;
+    mi_try_end(&tt);
+    if (!files) n = 0;
+    char **out = mi_xcalloc((size_t)n + 5, sizeof *out);
+    for (int i = 0; i < n; i++) {
+        out[i] = lesson_name_of(files[i]);
+        free(files[i]);
+    }
+    free(files);
+    for (int i = 0; i < 4; i++) out[n + i] = mi_xstrdup(words[i]);
+    return out;
 }
 
 /* ---------------------------------------------------------------- answers */
@@ -368,6 +398,8 @@ static int answer_check(Session *s, const TourExercise *ex, const char *answer, 
     return 0;
 }
 
+/* answer TEXT: check it against the exercise (literal answers first, then answer-from, then the
+ * check: lines); a wrong answer is an error with the hint, a right one ends the lesson. */
 int cmd_answer(Session *s, int argc, char **argv) {
     Teach *t = teach_of(s);
     if (argc < 2) return usage_error(s, "answer");
@@ -410,12 +442,16 @@ int cmd_answer(Session *s, int argc, char **argv) {
 
 /* ---------------------------------------------------------------- next / back */
 
+/* `next`: the tour's next step while a lesson runs and no count is given (not inside the
+ * lesson's own lines), else run passes. */
 int cmd_next_or_tour(Session *s, int argc, char **argv) {
     Teach *t = teach_of(s);
     if (argc == 1 && t->lesson && !t->tour_depth) return tour_next(s);
     return cmd_next(s, argc, argv);
 }
 
+/* `back`: the tour's previous step while a lesson runs (not inside the lesson's own lines),
+ * else undo a pass. */
 int cmd_back_or_tour(Session *s, int argc, char **argv) {
     Teach *t = teach_of(s);
     if (argc == 1 && t->lesson && !t->tour_depth) return tour_back(s);

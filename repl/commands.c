@@ -114,7 +114,7 @@ static const Command commands[] = {
      "Guided lessons on bundled examples (examples/tours/): without argument list them; `tour\n"
      "NAME` starts one. Each step explains, then runs its commands in this session (your own\n"
      "commands work in between); `next`/`back` (or `tour next`/`tour back`) move, the exercise at\n"
-     "the end is answered with `answer TEXT`; `tour hint` helps, `tour off` leaves.", cmd_tour, CPL_NONE},
+     "the end is answered with `answer TEXT`; `tour hint` helps, `tour off` leaves.", cmd_tour, CPL_TOUR},
     {"answer", "answer TEXT",
      "Answer the exercise at the end of the running tour; a wrong answer is an error (with a\n"
      "hint), a right one finishes the lesson.", cmd_answer, CPL_NONE},

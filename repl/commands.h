@@ -7,7 +7,7 @@
 #include "session.h"
 
 /* What an argument completes to in the line editor. */
-typedef enum { CPL_NONE, CPL_FILE, CPL_PASS, CPL_NODE, CPL_CMD, CPL_SHOW, CPL_SET, CPL_STEP, CPL_SUBGRAPH } Completion;
+typedef enum { CPL_NONE, CPL_FILE, CPL_PASS, CPL_NODE, CPL_CMD, CPL_SHOW, CPL_SET, CPL_STEP, CPL_SUBGRAPH, CPL_TOUR } Completion;
 
 /* 0 on success; -1 with ctx error set (the dispatcher prints it). */
 typedef int (*CmdFn)(Session *s, int argc, char **argv);
@@ -76,6 +76,8 @@ int cmd_answer(Session *s, int argc, char **argv);
 int cmd_serve(Session *s, int argc, char **argv);
 int cmd_next_or_tour(Session *s, int argc, char **argv);
 int cmd_back_or_tour(Session *s, int argc, char **argv);
+/* Completions of `tour ARG`: the lesson names and next/back/hint/off (malloc'd, NULL-terminated). */
+char **tour_completions(Session *s);
 int cmd_leave(Session *s, int argc, char **argv);
 
 /* Shared by handlers: "usage: <usage>" error for command argv[0]. */

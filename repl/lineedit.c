@@ -112,6 +112,7 @@ char **le_candidates(Session *s, const char *line, int start, const char *prefix
         case CPL_SHOW: add_words(&list, &n, &cap, show_words, prefix); break;
         case CPL_SET: add_words(&list, &n, &cap, set_words, prefix); break;
         case CPL_SUBGRAPH: add_all(&list, &n, &cap, session_subgraph_names(s), prefix); break;
+        case CPL_TOUR: add_all(&list, &n, &cap, tour_completions(s), prefix); break;
         case CPL_NONE: break;
         }
     }

@@ -27,6 +27,7 @@ struct LiveView {
     char *fx_svg, *fusion_svg;
 };
 
+/* FNV-1a of a text: tells whether a picture's source changed since it was drawn. */
 static uint64_t hash_text(const char *s) {
     uint64_t h = 1469598103934665603ull;       /* FNV-1a */
     for (; s && *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
@@ -179,6 +180,7 @@ static char *build_body(Session *s, LiveView *lv) {
     return sb_take(&sb);
 }
 
+/* Build the page from the session and publish it (gen + 1) when it differs from the last one. */
 void live_refresh(Session *s) {
     LiveView *lv = s->teach ? s->teach->live : NULL;
     if (!lv) return;
@@ -239,12 +241,14 @@ int live_handler(void *ud, const char *path, char **body, size_t *len, const cha
     return status;
 }
 
+/* An empty live view (no page, no server). */
 LiveView *live_new(void) {
     LiveView *lv = mi_xcalloc(1, sizeof *lv);
     pthread_mutex_init(&lv->mu, NULL);
     return lv;
 }
 
+/* Stop the server (joining its thread), then free the page and the picture caches. */
 void live_free(LiveView *lv) {
     if (!lv) return;
     http_serve_stop(lv->srv);          /* joins the thread: nothing reads lv afterwards */
@@ -267,6 +271,8 @@ static int parse_range(Session *s, const char *a, int *lo, int *hi) {
     return 0;
 }
 
+/* serve [LO-HI | off]: start the live view on the first free port of the range (default
+ * 8000-8099), stop it, or say where it runs. */
 int cmd_serve(Session *s, int argc, char **argv) {
     Teach *t = teach_of(s);
     if (argc > 2) return usage_error(s, "serve");

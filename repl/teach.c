@@ -11,17 +11,21 @@
 #include "tour.h"
 #include "trace/trace.h"
 
+/* nftw callback: remove one entry of the scratch directory (deepest first). */
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
     (void)st; (void)flag; (void)ftw;
     remove(path);
     return 0;
 }
 
+/* The session's teaching state, made on first use (see teach.h). */
 Teach *teach_of(Session *s) {
     if (!s->teach) s->teach = mi_xcalloc(1, sizeof *s->teach);
     return s->teach;
 }
 
+/* The live view first (its server thread reads the page), then the rest; the scratch
+ * directory is removed. */
 void teach_free(Session *s) {
     Teach *t = s->teach;
     if (!t) return;
@@ -36,11 +40,14 @@ void teach_free(Session *s) {
     s->teach = NULL;
 }
 
+/* Before a command (repl/commands.c): the top level one starts a transcript record. */
 void teach_cmd_begin(Session *s, const char *text) {
     Teach *t = teach_of(s);
     if (t->depth++ == 0) transcript_begin(s, text);
 }
 
+/* After a command: the transcript keeps its pictures; back at the top level the live page is
+ * rebuilt. */
 void teach_cmd_end(Session *s, int argc, char **argv, int rc) {
     Teach *t = teach_of(s);
     transcript_end(s, argc, argv, rc);
@@ -68,6 +75,7 @@ static int directive(Session *s, const char *line) {
     return rc;
 }
 
+/* A lesson line: a directive, or a shell line for run_line (see teach.h). */
 int teach_run_line(Session *s, const char *line) {
     if (line[0] == '@') {
         int rc = directive(s, line);
@@ -77,6 +85,8 @@ int teach_run_line(Session *s, const char *line) {
     return run_line(s, line);
 }
 
+/* Run a line into a memory stream (see teach.h); the depth is raised so nothing records or
+ * refreshes, and `set timer` is muted. */
 char *teach_capture(Session *s, const char *line, int *rc) {
     Teach *t = teach_of(s);
     char *buf = NULL;
@@ -100,6 +110,7 @@ char *teach_capture(Session *s, const char *line, int *rc) {
     return buf ? buf : mi_xstrdup("");
 }
 
+/* HTML text: & < > " ' as entities, NUL bytes dropped. Example: "a<b" -> "a&lt;b". */
 void html_escape(StrBuf *sb, const char *s, size_t n) {
     for (size_t i = 0; i < n; i++) {
         switch (s[i]) {
@@ -114,6 +125,7 @@ void html_escape(StrBuf *sb, const char *s, size_t n) {
     }
 }
 
+/* $TMPDIR/minductor-teach-XXXXXX, made once per session (removed by teach_free). */
 const char *teach_tmpdir(Session *s) {
     Teach *t = teach_of(s);
     if (t->tmpdir) return t->tmpdir;

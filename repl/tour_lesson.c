@@ -21,6 +21,7 @@ static void *grow(void *arr, int *n, size_t size) {
     return arr;
 }
 
+/* A copy of s[0..n) without leading and trailing blanks. */
 static char *trim_dup(const char *s, size_t n) {
     while (n && isspace((unsigned char)*s)) { s++; n--; }
     while (n && isspace((unsigned char)s[n - 1])) n--;
@@ -37,6 +38,7 @@ static char *key_value(const char *line, size_t n, const char *key) {
     return trim_dup(line + k + 1, n - k - 1);
 }
 
+/* Whether a lesson's regex compiles as answer checks will compile it; else ctx error at path:line. */
 static bool regex_ok(MiCtx *ctx, const char *re, const char *path, int line) {
     regex_t r;
     int rc = regcomp(&r, re, REG_EXTENDED | REG_NEWLINE);
@@ -70,6 +72,7 @@ static void add_text(TourStep *st, const char *line, size_t n, int lineno, bool 
     *para_open = true;
 }
 
+/* Append s (taken) to a string array. */
 static void add_line(char ***arr, int *n, char *s) {
     *arr = grow(*arr, n, sizeof **arr);
     (*arr)[*n - 1] = s;
@@ -119,6 +122,7 @@ static int exercise_line(MiCtx *ctx, TourExercise *ex, const char *line, size_t 
     return 0;
 }
 
+/* The rules a whole lesson must keep, checked after the last line. */
 static int finish(MiCtx *ctx, Lesson *l, const char *path, int lines) {
     if (!l->title) return mi_err(ctx, path, 1, 0, "a lesson starts with 'title: ...'");
     if (!l->nsteps) return mi_err(ctx, path, lines, 0, "a lesson needs at least one step ('== TITLE' and its explanation)");
@@ -140,6 +144,7 @@ static int finish(MiCtx *ctx, Lesson *l, const char *path, int lines) {
     return 0;
 }
 
+/* "examples/tours/03-passes.tour" -> "passes" (see tour.h). */
 char *lesson_name_of(const char *path) {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
@@ -154,6 +159,8 @@ char *lesson_name_of(const char *path) {
     return r;
 }
 
+/* Line by line: the title, then sections ("== TITLE"); in a step text paragraphs and
+ * > ! @ lines, in the exercise keys and question text (see tour.h). */
 Lesson *lesson_parse(MiCtx *ctx, const char *text, size_t len, const char *path, const char *name) {
     Lesson *l = mi_xcalloc(1, sizeof *l);
     l->path = mi_xstrdup(path);
@@ -227,6 +234,7 @@ fail:
     return NULL;
 }
 
+/* lesson_parse of a file. */
 Lesson *lesson_load(MiCtx *ctx, const char *path) {
     size_t len;
     char *text = mi_read_file(ctx, path, &len);
@@ -236,11 +244,13 @@ Lesson *lesson_load(MiCtx *ctx, const char *path) {
     return l;
 }
 
+/* Free an array of n strings. */
 static void free_strs(char **a, int n) {
     for (int i = 0; i < n; i++) free(a[i]);
     free(a);
 }
 
+/* Free a lesson (NULL is fine). */
 void lesson_free(Lesson *l) {
     if (!l) return;
     for (int i = 0; i < l->nsteps; i++) {
@@ -265,6 +275,7 @@ void lesson_free(Lesson *l) {
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+/* dir's *.tour files, sorted (see tour.h). */
 char **lesson_files(MiCtx *ctx, const char *dir, int *n) {
     DIR *d = opendir(dir);
     if (!d) { mi_err(ctx, dir, 0, 0, "cannot read the lesson directory: %s", strerror(errno)); return NULL; }
@@ -287,6 +298,7 @@ char **lesson_files(MiCtx *ctx, const char *dir, int *n) {
     return files;
 }
 
+/* An answer as compared (see tour.h): "[1, 64]." -> "1,64". */
 char *lesson_normalize(const char *s) {
     size_t n = strlen(s);
     char *r = mi_xmalloc(n + 1);

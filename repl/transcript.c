@@ -68,6 +68,7 @@ static void record(Transcript *tr, bool err, const char *buf, size_t n) {
     tr->bytes += n;
 }
 
+/* The tee stream's write: through to the real stream, and into the record. */
 static ssize_t tee_write(void *cookie, const char *buf, size_t n) {
     Tee *t = cookie;
     fwrite(buf, 1, n, t->real);
@@ -75,6 +76,7 @@ static ssize_t tee_write(void *cookie, const char *buf, size_t n) {
     return (ssize_t)n;
 }
 
+/* An unbuffered stdio stream over a Tee (NULL when fopencookie fails). */
 static FILE *tee_open(Tee *t) {
     cookie_io_functions_t io = {.write = tee_write};
     FILE *f = fopencookie(t, "w", io);
@@ -82,6 +84,7 @@ static FILE *tee_open(Tee *t) {
     return f;
 }
 
+/* Free every record. */
 void transcript_free(Transcript *tr) {
     if (!tr) return;
     for (int i = 0; i < tr->n; i++) {
@@ -96,6 +99,8 @@ void transcript_free(Transcript *tr) {
     free(tr);
 }
 
+/* A command typed at the top level starts: open its record and put the tee streams in place of
+ * s->out / s->err. Blank lines and commands past the 32 MB bound are not recorded. */
 void transcript_begin(Session *s, const char *text) {
     Teach *t = teach_of(s);
     while (*text == ' ' || *text == '\t') text++;
@@ -131,6 +136,7 @@ void transcript_begin(Session *s, const char *text) {
     tr->open = true;
 }
 
+/* Attach a picture (takes data) to the open record, within the size bounds. */
 static void add_picture(Transcript *tr, const char *name, bool svg, char *data, size_t len) {
     TEntry *e = &tr->e[tr->n - 1];
     if (len > TR_MAX_PICTURE || tr->bytes + len > TR_MAX_BYTES) { free(data); e->truncated = true; return; }
@@ -158,6 +164,8 @@ static void keep_pictures(Session *s, Transcript *tr, int argc, char **argv, boo
     if (top && !file_option && !strcmp(argv[0], "show")) tr->e[tr->n - 1].dot = true;
 }
 
+/* A command ends (any depth): keep its pictures; at the top level close the record and give
+ * s->out / s->err back. */
 void transcript_end(Session *s, int argc, char **argv, int rc) {
     Teach *t = s->teach;
     Transcript *tr = t ? t->tr : NULL;
@@ -175,6 +183,7 @@ void transcript_end(Session *s, int argc, char **argv, int rc) {
     tr->open = false;
 }
 
+/* The last finished record's command and output (the live page's "last command"). */
 char *transcript_last(Session *s, char **cmd) {
     Transcript *tr = s->teach ? s->teach->tr : NULL;
     *cmd = NULL;
@@ -192,6 +201,7 @@ char *transcript_last(Session *s, char **cmd) {
 
 static const char base64_chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+/* RFC 4648 base64 of n bytes (PNG pictures as data: URLs). */
 static void put_base64(StrBuf *sb, const unsigned char *p, size_t n) {
     for (size_t i = 0; i < n; i += 3) {
         unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
@@ -202,6 +212,7 @@ static void put_base64(StrBuf *sb, const unsigned char *p, size_t n) {
     }
 }
 
+/* Graphviz's SVG file text as an inline <svg> element (see teach.h). */
 void html_svg_inline(StrBuf *sb, const char *svg, size_t len) {
     /* drop the XML prolog, DOCTYPE and comments before <svg: they are not allowed inline */
     const char *start = NULL;
@@ -233,6 +244,7 @@ static void html_segment(StrBuf *sb, const TSeg *sg) {
     }
 }
 
+/* The stylesheet of the transcript page, shared with the live page. */
 const char *html_page_css(void) {
     return "body{font:15px/1.45 system-ui,sans-serif;margin:2em auto;max-width:70em;padding:0 1em;color:#222}"
            "h1{font-size:1.5em}.meta{color:#666}"
@@ -283,6 +295,7 @@ static void html_dot_picture(Session *s, StrBuf *sb, const TEntry *e) {
     free(svg);
 }
 
+/* The first n records as one self-contained HTML page; *npics counts the pictures. */
 static char *to_html(Session *s, const Transcript *tr, int n, int *npics) {
     StrBuf sb;
     sb_init(&sb);
@@ -333,6 +346,7 @@ static char *to_html(Session *s, const Transcript *tr, int n, int *npics) {
     return sb_take(&sb);
 }
 
+/* The first n records as Markdown: a fenced block per command, pictures as links. */
 static char *to_markdown(const Transcript *tr, int n, int *npics) {
     StrBuf sb;
     sb_init(&sb);
@@ -364,6 +378,7 @@ static char *to_markdown(const Transcript *tr, int n, int *npics) {
     return sb_take(&sb);
 }
 
+/* save transcript FILE.html|FILE.md: everything recorded before this command. */
 int transcript_save(Session *s, const char *path) {
     const char *dot = strrchr(path, '.');
     bool html = dot && (!strcasecmp(dot, ".html") || !strcasecmp(dot, ".htm"));

@@ -156,6 +156,19 @@ static void test_tour_moves(void) {
     sh_result_free(&r);
 }
 
+/* On a terminal: Tab completes lesson names after `tour`, and the lesson runs. */
+static void test_tour_tty(void) {
+    const char *const args[] = {NULL};
+    const ShStep steps[] = {
+        {"minductor> ", "tour functi\t\n"},
+        {"(next: go on; tour off: leave)", "quit\n"},
+    };
+    ShResult r = sh_tty_dialogue(&env, args, steps, (int)(sizeof steps / sizeof steps[0]), 60);
+    if (r.status == -2) skip(1, "no pseudo-terminal");
+    else ok(sh_has(&r, "=== functionalize: Functionalization"), "Tab completes a lesson name; the lesson starts");
+    sh_result_free(&r);
+}
+
 static void test_lesson_errors(void) {
     static const struct { const char *text, *want; } bad[] = {
         {"== step\ntext\n", "bad.tour:1: a lesson starts with 'title: ...'"},
@@ -430,6 +443,7 @@ int main(void) {
                     "  replace:\n    return y\nend\n");
     for (size_t i = 0; i < sizeof lessons / sizeof *lessons; i++) test_lesson((int)i, pat);
     test_tour_moves();
+    test_tour_tty();
     test_lesson_errors();
     test_transcript();
     test_serve();
