@@ -151,6 +151,12 @@ static void test_tour_moves(void) {
     ok(has(&r, "the exercise of fx comes after step 4"), "answering before the exercise is refused");
     ok(has(&r, "hint: the second pair of brackets"), "tour hint shows the hint");
     sh_result_free(&r);
+    /* from another directory the lessons are found next to the program, paths made absolute */
+    snprintf(env.workdir, sizeof env.workdir, "%s", env.tmpdir);
+    r = run("tour fx; next; next; next; next; answer 1, 64");
+    env.workdir[0] = 0;
+    ok(has(&r, "/examples/seed_example.py\nloaded ") && has(&r, "right! lesson fx done"), "a lesson runs from another directory");
+    sh_result_free(&r);
     r = run("tour 3; tour off");
     ok(has(&r, "=== passes: The post-grad passes"), "a lesson starts by number");
     sh_result_free(&r);
