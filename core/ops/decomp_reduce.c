@@ -204,6 +204,23 @@ static int dc_addbmm(DecompB *b, Value *outs, int *nout) {
     RET(db_add(b, db_op(b, "aten.mul.Tensor", VN(s), beta), r));
 }
 
+/* _cdist_forward(x1, x2, p, compute_mode): p-norms of x1[..., i, :] - x2[..., j, :] */
+static int dc_cdist(DecompB *b, Value *outs, int *nout) {
+    Node *x1 = db_tensor(b, 0, "x1"), *x2 = db_tensor(b, 1, "x2");
+    double p = db_float(b, 2, "p", 2);
+    if (b->failed) return -1;
+    if (db_ndim(b, x1) < 2 || db_ndim(b, x2) < 2) return db_fail(b, "cdist only supports at least 2D tensors");
+    int64_t last = -1;
+    Node *d = db_sub(b, db_unsqueeze(b, x1, -2), db_unsqueeze(b, x2, -3));
+    RET(vector_norm(b, d, p, &last, 1, false, DT_INVALID));
+}
+
+/* atan2.out(self, other, *, out): out.copy_(atan2(self, other)) */
+static int dc_atan2_out(DecompB *b, Value *outs, int *nout) {
+    Node *x = db_tensor(b, 0, "self"), *y = db_tensor(b, 1, "other"), *o = db_tensor(b, -1, "out");
+    RET(db_op(b, "aten.copy_.default", VN(o), VN(db_binary(b, "aten.atan2.default", x, y))));
+}
+
 /* refs.linalg_cross: a[(i+1)%3] * b[(i+2)%3] - a[(i+2)%3] * b[(i+1)%3] along dim */
 static int dc_cross(DecompB *b, Value *outs, int *nout) {
     Node *x = db_tensor(b, 0, "self"), *y = db_tensor(b, 1, "other");
@@ -244,5 +261,7 @@ const OpDef ops_decomp_reduce_table[] = {
     D("aten.addr.default", 0, dc_addr, true, "beta * self + alpha * outer(vec1, vec2)"),
     D("aten.linalg_cross.default", 0, dc_cross, true, "cross product of 3-vectors along dim"),
     D("aten.addbmm.default", 0, dc_addbmm, true, "beta * self + alpha * sum of the batch matmuls"),
+    D("aten._cdist_forward.default", 0, dc_cdist, true, "p-distances between the rows of x1 and x2"),
+    D("aten.atan2.out", OPF_INPLACE, dc_atan2_out, true, "atan2 written into out"),
 };
 const int ops_decomp_reduce_count = sizeof ops_decomp_reduce_table / sizeof ops_decomp_reduce_table[0];

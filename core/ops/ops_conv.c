@@ -302,7 +302,100 @@ done:
     return rc;
 }
 
+/* ---- im2col / col2im: sliding blocks of a [N,] C, H, W image as columns, and back (summed) ---- */
+
+typedef struct Fold { int64_t k[2], d[2], p[2], s[2], out[2], blocks[2]; } Fold;
+
+/* im2col(input, kernel_size, dilation, padding, stride); col2im(input, output_size, kernel_size,
+ * dilation, padding, stride): the block counts 1 + (size + 2p - d(k-1) - 1) / s per spatial dim */
+static int fold_args(ShapeArgs *sa, bool col2im, const TensorMeta *x, Fold *f) {
+    int b = col2im ? 1 : 0;
+    if ((col2im && conv_list(sa, sa_arg(sa, 1, "output_size"), "output_size", 2, 0, f->out)) ||
+        conv_list(sa, sa_arg(sa, 1 + b, "kernel_size"), "kernel_size", 2, 0, f->k) ||
+        conv_list(sa, sa_arg(sa, 2 + b, "dilation"), "dilation", 2, 1, f->d) ||
+        conv_list(sa, sa_arg(sa, 3 + b, "padding"), "padding", 2, 0, f->p) ||
+        conv_list(sa, sa_arg(sa, 4 + b, "stride"), "stride", 2, 1, f->s)) return -1;
+    if (!col2im) {
+        if (x->ndim != 3 && x->ndim != 4) return sa_err(sa, "Expected 3D or 4D (batch mode) tensor for input, got %dD", x->ndim);
+        for (int i = 0; i < 2; i++) if (!sym_is_int(x->size[x->ndim - 2 + i], &f->out[i])) return sa_err(sa, "symbolic image size");
+    } else if (x->ndim != 2 && x->ndim != 3) return sa_err(sa, "Expected 2D or 3D (batch mode) tensor for input, got %dD", x->ndim);
+    for (int i = 0; i < 2; i++) {
+        if (f->k[i] < 1 || f->d[i] < 1 || f->s[i] < 1 || f->p[i] < 0) return sa_err(sa, "kernel_size, dilation, stride must be positive and padding non-negative");
+        f->blocks[i] = 1 + (f->out[i] + 2 * f->p[i] - f->d[i] * (f->k[i] - 1) - 1) / f->s[i];
+        if (f->blocks[i] < 1) return sa_err(sa, "the calculated shape of the array of sliding blocks is non-positive");
+    }
+    return 0;
+}
+
+static int shape_fold(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    bool col2im = !strcmp(sa->op->name, "aten.col2im.default");
+    TensorMeta *x;
+    Fold f;
+    *nout = 1;
+    if (sa_tensor(sa, sa_arg(sa, 0, "self"), "self", &x) || fold_args(sa, col2im, x, &f)) return -1;
+    int batched = x->ndim == (col2im ? 3 : 4), nd = col2im ? 2 + batched + 1 : 1 + batched + 1;
+    int64_t C;
+    if (!sym_is_int(x->size[batched], &C)) return sa_err(sa, "symbolic channel count");
+    meta_alloc(sa, out, x->dtype, nd, x->device);
+    if (batched) out->size[0] = x->size[0];
+    int64_t kk = f.k[0] * f.k[1];
+    if (col2im) {
+        if (C % kk) return sa_err(sa, "Expected size of input's first non-batch dimension to be divisible by the product of kernel_size, but got %lld", (long long)C);
+        int64_t L;
+        if (!sym_is_int(x->size[batched + 1], &L) || L != f.blocks[0] * f.blocks[1])
+            return sa_err(sa, "expected input.size(-1) to be %lld", (long long)(f.blocks[0] * f.blocks[1]));
+        out->size[batched] = sym_int(sa->sym, C / kk);
+        out->size[batched + 1] = sym_int(sa->sym, f.out[0]);
+        out->size[batched + 2] = sym_int(sa->sym, f.out[1]);
+    } else {
+        out->size[batched] = sym_int(sa->sym, C * kk);
+        out->size[batched + 1] = sym_int(sa->sym, f.blocks[0] * f.blocks[1]);
+    }
+    meta_contiguous_strides(sa, out);
+    return 0;
+}
+
+static int fold_eval(const OpCall *call, IValue *out) {
+    ShapeArgs sa;
+    sa_from_call(&sa, call);
+    bool col2im = !strcmp(call->op->name, "aten.col2im.default");
+    TensorMeta m, *xm;
+    Fold f;
+    int n, rc = -1;
+    Tensor *o = NULL;
+    if (ev_shape(&sa, &m, &n) || !(o = ev_new(&sa, &m)) || sa_tensor(&sa, sa_arg(&sa, 0, "self"), "self", &xm) ||
+        fold_args(&sa, col2im, xm, &f)) goto done;
+    Tensor *x = ev_tensor(sa_arg(&sa, 0, "self"));
+    Tensor *img = col2im ? o : x, *cols = col2im ? x : o;
+    int batched = img->ndim == 4;
+    int64_t N = batched ? img->size[0] : 1, C = img->size[batched], H = f.out[0], W = f.out[1];
+    int64_t BH = f.blocks[0], BW = f.blocks[1], KH = f.k[0], KW = f.k[1];
+    if (col2im) for (int64_t e = 0; e < tensor_numel(o); e++) tensor_set_f(o, e, 0);
+    for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+                for (int64_t kj = 0; kj < KW; kj++)
+                    for (int64_t bh = 0; bh < BH; bh++)
+                        for (int64_t bw = 0; bw < BW; bw++) {
+                            int64_t h = bh * f.s[0] - f.p[0] + ki * f.d[0], w = bw * f.s[1] - f.p[1] + kj * f.d[1];
+                            int64_t ci = ((b * C + c) * KH * KW + ki * KW + kj) * BH * BW + bh * BW + bw;
+                            bool in = h >= 0 && h < H && w >= 0 && w < W;
+                            int64_t ii = ((b * C + c) * H + h) * W + w;
+                            if (col2im) { if (in) tensor_set_f(o, ii, tensor_get_f(o, ii) + tensor_get_f(cols, ci)); }
+                            else tensor_set_f(o, ci, in ? tensor_get_f(img, ii) : 0);
+                        }
+    ev_out_tensor(out, o);
+    o = NULL;
+    rc = 0;
+done:
+    tensor_unref(o);
+    ev_end(&sa);
+    return rc;
+}
+
 const OpDef ops_conv_table[] = {
+    {"aten.im2col.default", 0, op_infer_generic, fold_eval, "sliding blocks of an image as columns (unfold)", shape_fold, NULL},
+    {"aten.col2im.default", 0, op_infer_generic, fold_eval, "columns summed back into an image (fold)", shape_fold, NULL},
     {"aten.convolution.default", OPF_EXTERN, op_infer_generic, conv_eval,
      "N-d convolution (stride, padding, dilation, groups, transposed)", shape_conv, NULL},
     {"aten.convolution_backward.default", OPF_EXTERN | OPF_TUPLE, op_infer_generic, conv_bwd_eval,

@@ -416,6 +416,8 @@ static int sym_size_eval(const OpCall *c, IValue *out) {
     int64_t d = 0;
     if (!t) { sa_err(&sa, "argument 'self' is not a tensor"); goto done; }
     bool numel = strstr(c->op->name, "sym_numel") != NULL;
+    if (strstr(c->op->name, "sym_storage_offset")) { out->kind = IV_INT; out->i = t->offset; rc = 0; goto done; }
+    if (strstr(c->op->name, "sym_is_contiguous")) { out->kind = IV_BOOL; out->i = tensor_is_contiguous(t); rc = 0; goto done; }
     if (!numel && (sa_const_int(&sa, sa_arg(&sa, 1, "dim"), "dim", &d) || sa_dim(&sa, d, t->ndim, &d))) goto done;
     out->kind = IV_INT;
     out->i = numel ? tensor_numel(t) : strstr(c->op->name, "sym_stride") ? t->stride[d] : t->size[d];
@@ -575,6 +577,8 @@ const OpDef ops_misc_table[] = {
     {"aten.sym_size.int", 0, op_infer_generic, sym_size_eval, "size of a dimension (SymInt)", shape_none, NULL},
     {"aten.sym_stride.int", 0, op_infer_generic, sym_size_eval, "stride of a dimension (SymInt)", shape_none, NULL},
     {"aten.sym_numel.default", 0, op_infer_generic, sym_size_eval, "number of elements (SymInt)", shape_none, NULL},
+    {"aten.sym_storage_offset.default", 0, op_infer_generic, sym_size_eval, "storage offset (SymInt)", shape_none, NULL},
+    {"aten.sym_is_contiguous.default", 0, op_infer_generic, sym_size_eval, "is the tensor contiguous (SymBool)", shape_none, NULL},
     SYMOP("operator.add", "SymInt a + b"), SYMOP("operator.sub", "SymInt a - b"),
     SYMOP("operator.mul", "SymInt a * b"), SYMOP("operator.floordiv", "SymInt a // b"),
     SYMOP("operator.mod", "SymInt a % b"), SYMOP("operator.neg", "SymInt -a"),

@@ -30,7 +30,7 @@ static double normal(uint64_t *s) {
     return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
 }
 
-enum { RD_RAND, RD_RANDN, RD_RAND_LIKE, RD_RANDN_LIKE, RD_BERNOULLI, RD_DROPOUT, RD_SEEDS, RD_LOOKUP, RD_IRANDOM };
+enum { RD_RAND, RD_RANDN, RD_RAND_LIKE, RD_RANDN_LIKE, RD_BERNOULLI, RD_DROPOUT, RD_SEEDS, RD_LOOKUP, RD_IRANDOM, RD_RANDPERM };
 typedef struct RandSpec { int kind; } RandSpec;
 
 static int shape_random(ShapeArgs *sa, TensorMeta *out, int *nout) {
@@ -63,6 +63,16 @@ static int shape_random(ShapeArgs *sa, TensorMeta *out, int *nout) {
         Expr *cnt;
         if (sa_int(sa, sa_arg(sa, 0, "count"), "count", &cnt)) return -1;
         meta_alloc(sa, out, DT_I64, 1, sa->eval ? cpu : arg_device(sa_arg(sa, 1, "device"), cpu));
+        out->size[0] = cnt;
+        out->stride[0] = sym_int(sa->sym, 1);
+        return 0;
+    }
+    case RD_RANDPERM: {
+        Expr *cnt;
+        int64_t v;
+        if (sa_int(sa, sa_arg(sa, 0, "n"), "n", &cnt)) return -1;
+        if (sym_is_int(cnt, &v) && v < 0) return sa_err(sa, "n must be non-negative, got %lld", (long long)v);
+        meta_alloc(sa, out, arg_dtype(sa_arg(sa, -1, "dtype"), DT_I64), 1, dev);
         out->size[0] = cnt;
         out->stride[0] = sym_int(sa->sym, 1);
         return 0;
@@ -107,6 +117,16 @@ static int random_eval(const OpCall *c, IValue *out) {
         if (sa_const_int(&sa, sa_arg(&sa, 1, "index"), "index", &idx)) goto done;
         if (idx < 0 || idx >= tensor_numel(seeds)) { sa_err(&sa, "seed index %lld out of range", (long long)idx); goto done; }
         tensor_set_f(o[0], 0, (double)tensor_get_i(seeds, idx));
+        goto ok_out;
+    }
+    if (sp->kind == RD_RANDPERM) {       /* Fisher-Yates over 0..n-1 */
+        for (int64_t k = 0; k < total; k++) tensor_set_f(o[0], k, (double)k);
+        for (int64_t k = total - 1; k > 0; k--) {
+            int64_t j = (int64_t)(uniform(&s) * (double)(k + 1));
+            double a = tensor_get_f(o[0], k), b = tensor_get_f(o[0], j);
+            tensor_set_f(o[0], k, b);
+            tensor_set_f(o[0], j, a);
+        }
         goto ok_out;
     }
     bool normal_mode = sp->kind == RD_RANDN || sp->kind == RD_RANDN_LIKE ||
@@ -271,7 +291,7 @@ done:
 #define DST(name, flags, kind, doc) {name, OPF_RANDOM | (flags), op_infer_generic, dist_eval, doc, shape_dist, &(const DistSpec){kind}}
 
 static const RandSpec r_rand = {RD_RAND}, r_randn = {RD_RANDN}, r_rand_like = {RD_RAND_LIKE}, r_randn_like = {RD_RANDN_LIKE},
-    r_bern = {RD_BERNOULLI}, r_drop = {RD_DROPOUT}, r_seeds = {RD_SEEDS}, r_lookup = {RD_LOOKUP}, r_irandom = {RD_IRANDOM};
+    r_bern = {RD_BERNOULLI}, r_drop = {RD_DROPOUT}, r_seeds = {RD_SEEDS}, r_lookup = {RD_LOOKUP}, r_irandom = {RD_IRANDOM}, r_randperm = {RD_RANDPERM};
 
 #define RND(name, flags, spec, doc) {name, OPF_RANDOM | (flags), op_infer_generic, random_eval, doc, shape_random, &spec}
 
@@ -285,6 +305,7 @@ const OpDef ops_random_table[] = {
     RND("prims.inductor_seeds.default", OPF_CONSTRUCTOR, r_seeds, "count random seeds"),
     RND("prims.inductor_lookup_seed.default", 0, r_lookup, "seeds[index] as a 0-dim tensor"),
     RND("prims.inductor_random.default", 0, r_irandom, "rand/randn of size from a seed tensor"),
+    RND("aten.randperm.default", OPF_CONSTRUCTOR, r_randperm, "random permutation of 0..n-1"),
     DST("aten.uniform_.default", OPF_INPLACE, DS_UNIFORM, "fill with uniform [from, to)"),
     DST("aten.uniform.default", 0, DS_UNIFORM, "uniform [from, to) like self"),
     DST("aten.normal_.default", OPF_INPLACE, DS_NORMAL, "fill with normal(mean, std)"),

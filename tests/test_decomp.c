@@ -1,0 +1,163 @@
+/* test_decomp.c — decompositions written once (core/ops/decomp.h) and the ops added for issue
+ * #14, on hand-computed values: an op implemented by its decomposition runs in the interpreter
+ * and infers its meta through it; decompose_graph rewrites a graph so that no decomposed op
+ * remains and the results stay the same; and a few reference kernels with known answers
+ * (col2im of im2col counts the overlaps, scans, sort, special functions, linalg). */
+#include "ops/decomp.h"
+#include "ops/interp.h"
+#include "ops/ops_impl.h"
+#include "tap.h"
+
+static MiCtx *ctx;
+
+static Graph *graph_of(const char *params, const char *body, const char *ret) {
+    char src[8192];
+    snprintf(src, sizeof src, "class G(torch.nn.Module):\n    def forward(self, %s):\n%s        return (%s,)\n", params, body, ret);
+    Graph *g = fx_parse(ctx, src, strlen(src), "test.py", 1);
+    if (!g) { char e[2048]; diag("parse failed: %s", mi_err_str(ctx, e, sizeof e)); return NULL; }
+    ops_resolve_graph(g);
+    return g;
+}
+
+static Tensor *T(int ndim, const int64_t *size, const double *vals) {
+    Tensor *t = tensor_new(ctx, DT_F32, ndim, size);
+    for (int64_t i = 0; i < tensor_numel(t); i++) tensor_set_f(t, i, vals ? vals[i] : (double)i);
+    return t;
+}
+
+/* output k of g on the inputs (borrowed), a new reference or NULL */
+static Tensor *run_k(Graph *g, Tensor **ts, int n, int k) {
+    IValue in[8] = {0}, *outs = NULL;
+    int nouts = 0;
+    for (int i = 0; i < n; i++) { in[i].kind = IV_TENSOR; in[i].t = tensor_ref(ts[i]); }
+    Tensor *r = NULL;
+    if (interp_run(ctx, g, in, n, &outs, &nouts) == 0 && k < nouts && outs[k].kind == IV_TENSOR) r = tensor_ref(outs[k].t);
+    else { char e[2048]; diag("run failed: %s", mi_err_str(ctx, e, sizeof e)); }
+    interp_free_outputs(outs, nouts);
+    for (int i = 0; i < n; i++) tensor_unref(in[i].t);
+    return r;
+}
+
+static bool values(const Tensor *t, const double *want, int64_t n, double tol) {
+    if (!t || tensor_numel(t) != n) { diag("wrong element count"); return false; }
+    for (int64_t i = 0; i < n; i++)
+        if (!(fabs(tensor_get_f(t, i) - want[i]) <= tol * (1 + fabs(want[i])))) {
+            diag("element %lld: got %.9g want %.9g", (long long)i, tensor_get_f(t, i), want[i]);
+            return false;
+        }
+    return true;
+}
+
+static int count_target(const Graph *g, const char *t) {
+    int n = 0;
+    for (int i = 0; i < g->n; i++) n += g->nodes[i]->target && !strcmp(g->nodes[i]->target, t);
+    return n;
+}
+
+/* addcmul is implemented by its decomposition: values, meta, and the rewrite */
+static void test_addcmul(void) {
+    Graph *g = graph_of("s: \"f32[3][1]cpu\", a: \"f32[3][1]cpu\", b: \"f32[3][1]cpu\"",
+                        "        r: \"f32[3][1]cpu\" = torch.ops.aten.addcmul.default(s, a, b, value = 2)\n", "r");
+    int64_t n3[1] = {3};
+    Tensor *s = T(1, n3, (double[]){1, 2, 3}), *a = T(1, n3, (double[]){4, 5, 6}), *b = T(1, n3, (double[]){7, 8, 9});
+    Tensor *ins[3] = {s, a, b};
+    Tensor *r = g ? run_k(g, ins, 3, 0) : NULL;
+    ok(values(r, (double[]){57, 82, 111}, 3, 0), "addcmul(s, a, b, value=2) = s + 2 a b through its decomposition");
+    tensor_unref(r);
+    TensorMeta m[OP_MAX_OUTS];
+    int nm = OP_MAX_OUTS;
+    const Node *node = g ? graph_find(g, "r") : NULL;
+    ok(node && op_infer_meta(ctx, g, node, m, &nm) == 0 && nm == 1 && m[0].dtype == DT_F32 && m[0].ndim == 1 &&
+       ex_eq_int(m[0].size[0], 3), "its meta is inferred through the decomposition: f32[3]");
+    ok(g && decompose_graph(ctx, g) == 1 && count_target(g, "aten.addcmul.default") == 0 && count_target(g, "aten.mul.Tensor") == 2,
+       "decompose_graph replaces the node by mul, mul, add (as torch._refs.addcmul)");
+    r = g ? run_k(g, ins, 3, 0) : NULL;
+    ok(values(r, (double[]){57, 82, 111}, 3, 0), "the decomposed graph computes the same values");
+    tensor_unref(r);
+    tensor_unref(s); tensor_unref(a); tensor_unref(b);
+    graph_free(g);
+}
+
+/* a tuple op: std_mean = (sqrt(var), mean); getitem users are rewired by the pass */
+static void test_std_mean(void) {
+    Graph *g = graph_of("x: \"f32[4][1]cpu\"",
+                        "        sm = torch.ops.aten.std_mean.correction(x, [0], correction = 1)\n"
+                        "        s: \"f32[][]cpu\" = sm[0]\n        m: \"f32[][]cpu\" = sm[1]\n", "s, m");
+    int64_t n4[1] = {4};
+    Tensor *x = T(1, n4, (double[]){1, 2, 3, 4});
+    Tensor *s = g ? run_k(g, &x, 1, 0) : NULL, *m = g ? run_k(g, &x, 1, 1) : NULL;
+    ok(values(s, (double[]){sqrt(5.0 / 3)}, 1, 1e-6) && values(m, (double[]){2.5}, 1, 1e-6), "std_mean of 1..4 = (sqrt(5/3), 2.5)");
+    tensor_unref(s); tensor_unref(m);
+    ok(g && decompose_graph(ctx, g) == 1 && count_target(g, "aten.std_mean.correction") == 0 && count_target(g, "operator.getitem") == 2,
+       "decompose_graph rewires the getitem users of a tuple op");
+    s = g ? run_k(g, &x, 1, 0) : NULL;
+    ok(values(s, (double[]){sqrt(5.0 / 3)}, 1, 1e-6), "same std after the rewrite");
+    tensor_unref(s);
+    tensor_unref(x);
+    graph_free(g);
+}
+
+/* col2im(im2col(ones)) counts how many 2x2 blocks cover each pixel of a 3x3 image */
+static void test_fold(void) {
+    Graph *g = graph_of("x: \"f32[1, 1, 3, 3][9, 9, 3, 1]cpu\"",
+                        "        a: \"f32[1, 4, 4][16, 4, 1]cpu\" = torch.ops.aten.im2col.default(x, [2, 2], [1, 1], [0, 0], [1, 1])\n"
+                        "        b: \"f32[1, 1, 3, 3][9, 9, 3, 1]cpu\" = torch.ops.aten.col2im.default(a, [3, 3], [2, 2], [1, 1], [0, 0], [1, 1])\n", "b");
+    int64_t sz[4] = {1, 1, 3, 3};
+    Tensor *x = T(4, sz, (double[]){1, 1, 1, 1, 1, 1, 1, 1, 1});
+    Tensor *r = g ? run_k(g, &x, 1, 0) : NULL;
+    ok(values(r, (double[]){1, 2, 1, 2, 4, 2, 1, 2, 1}, 9, 0), "col2im(im2col(ones)) = block overlap counts");
+    tensor_unref(r); tensor_unref(x);
+    graph_free(g);
+}
+
+/* one-op value checks */
+static void check1(const char *name, const char *params, const char *body, Tensor **ins, int nin, int k,
+                   const double *want, int64_t n, double tol) {
+    Graph *g = graph_of(params, body, "r");
+    Tensor *r = g ? run_k(g, ins, nin, k) : NULL;
+    ok(values(r, want, n, tol), "%s", name);
+    tensor_unref(r);
+    graph_free(g);
+}
+
+static void test_values(void) {
+    int64_t n4[1] = {4}, m22[2] = {2, 2};
+    Tensor *v = T(1, n4, (double[]){3, 1, 4, 1}), *A = T(2, m22, (double[]){4, 2, 2, 3});
+    check1("cumsum([3, 1, 4, 1]) = [3, 4, 8, 9]", "x: \"f32[4][1]cpu\"",
+           "        r: \"f32[4][1]cpu\" = torch.ops.aten.cumsum.default(x, 0)\n", &v, 1, 0, (double[]){3, 4, 8, 9}, 4, 0);
+    check1("sort values ascending, stable", "x: \"f32[4][1]cpu\"",
+           "        t = torch.ops.aten.sort.default(x)\n        r: \"f32[4][1]cpu\" = t[0]\n", &v, 1, 0, (double[]){1, 1, 3, 4}, 4, 0);
+    check1("sort indices keep the order of ties", "x: \"f32[4][1]cpu\"",
+           "        t = torch.ops.aten.sort.default(x)\n        r: \"i64[4][1]cpu\" = t[1]\n", &v, 1, 0, (double[]){1, 3, 0, 2}, 4, 0);
+    check1("topk(2) = [4, 3]", "x: \"f32[4][1]cpu\"",
+           "        t = torch.ops.aten.topk.default(x, 2)\n        r: \"f32[2][1]cpu\" = t[0]\n", &v, 1, 0, (double[]){4, 3}, 2, 0);
+    Tensor *one = T(1, (int64_t[]){1}, (double[]){1});
+    check1("digamma(1) = -0.5772156649", "x: \"f32[1][1]cpu\"",
+           "        r: \"f32[1][1]cpu\" = torch.ops.aten.digamma.default(x)\n", &one, 1, 0, (double[]){-0.5772156649}, 1, 1e-6);
+    Tensor *two = T(1, (int64_t[]){1}, (double[]){2});
+    check1("Hurwitz zeta(2, 1) = pi^2 / 6", "x: \"f32[1][1]cpu\"",
+           "        r: \"f32[1][1]cpu\" = torch.ops.aten.special_zeta.other_scalar(x, 1.0)\n", &two, 1, 0, (double[]){M_PI * M_PI / 6}, 1, 1e-6);
+    Tensor *half = T(1, (int64_t[]){1}, (double[]){0.5});
+    check1("Chebyshev T_3(0.5) = 4 x^3 - 3 x = -1", "x: \"f32[1][1]cpu\"",
+           "        r: \"f32[1][1]cpu\" = torch.ops.aten.special_chebyshev_polynomial_t.default(x, 3)\n",
+           &half, 1, 0, (double[]){-1}, 1, 1e-6);
+    check1("linalg_inv_ex([[4, 2], [2, 3]]) = [[3, -2], [-2, 4]] / 8", "a: \"f32[2, 2][2, 1]cpu\"",
+           "        t = torch.ops.aten.linalg_inv_ex.default(a)\n        r: \"f32[2, 2][1, 2]cpu\" = t[0]\n", &A, 1, 0,
+           (double[]){0.375, -0.25, -0.25, 0.5}, 4, 1e-6);
+    check1("cholesky([[4, 2], [2, 3]]) = [[2, 0], [1, sqrt 2]]", "a: \"f32[2, 2][2, 1]cpu\"",
+           "        r: \"f32[2, 2][1, 2]cpu\" = torch.ops.aten.cholesky.default(a)\n", &A, 1, 0, (double[]){2, 0, 1, sqrt(2.0)}, 4, 1e-6);
+    check1("scatter_reduce amax keeps self (include_self)", "x: \"f32[4][1]cpu\"",
+           "        i: \"i64[4][1]cpu\" = torch.ops.aten.full.default([4], 1, dtype = torch.int64)\n"
+           "        r: \"f32[4][1]cpu\" = torch.ops.aten.scatter_reduce.two(x, 0, i, x, 'amax')\n", &v, 1, 0, (double[]){3, 4, 4, 1}, 4, 0);
+    tensor_unref(v); tensor_unref(A); tensor_unref(one); tensor_unref(two); tensor_unref(half);
+}
+
+int main(void) {
+    ctx = mi_ctx_new();
+    test_addcmul();
+    test_std_mean();
+    test_fold();
+    test_values();
+    mi_ctx_free(ctx);
+    return done_testing();
+}
