@@ -5,7 +5,9 @@
  * (configure: libdnnl-dev), else the node's reference through the fallback callback. Values:
  * 1-, 2- (grouped, strided, dilated, padded, bias) and 3-d convolutions from the IR interpreter
  * and the compiled module equal the reference interpreter's; transposed ones (oneDNN
- * deconvolution, output_padding past the padding) equal the loops written out here. */
+ * deconvolution, output_padding past the padding) equal the loops written out here; the
+ * convolution_backward FallbackKernel (grouped, transposed) runs with oneDNN in the module and
+ * its three gradients agree with the reference interpreter. */
 #include "tap.h"
 #include "codegen/codegen_c.h"
 #include "lowering/lowering.h"
@@ -18,6 +20,7 @@
 
 #define CONV "tests/fixtures/lowering/conv.py"
 #define CONVT "tests/fixtures/lowering/conv_transposed.py"
+#define CONVB "tests/fixtures/lowering/conv_backward.py"
 
 /* deterministic inputs: small distinct values */
 static void fill_inputs(MiCtx *ctx, const Graph *g, IValue *in, int *nin) {
@@ -120,6 +123,7 @@ int main(void) {
     interp_free_outputs(got, ngot);
     rt_free(rt);
     free(src);
+    src = NULL;
     ir_free(m);
     interp_free_outputs(ref, nref);
     for (int i = 0; i < nin; i++) ivalue_clear(&in[i]);
@@ -151,6 +155,33 @@ int main(void) {
     interp_free_outputs(got, ngot);
     rt_free(rt);
     free(src);
+    src = NULL;
+    ir_free(m);
+    for (int i = 0; i < nin; i++) ivalue_clear(&in[i]);
+    graph_free(g);
+
+    /* convolution_backward: a FallbackKernel (as Inductor's), run by oneDNN in the module */
+    g = graph_load_file(ctx, CONVB);
+    if (!ok(g != NULL, "%s loads", CONVB)) return exit_status();
+    ops_resolve_graph(g);
+    fill_inputs(ctx, g, in, &nin);
+    ref = NULL;
+    nref = 0;
+    ok(interp_run(ctx, g, in, nin, &ref, &nref) == 0 && nref == 5, "convolution_backward: the reference interpreter runs");
+    m = ir_lower(ctx, g);
+    rt = m ? build(ctx, m, &src) : NULL;
+    ok(src && (dnnl ? strstr(src, "mi_conv_status = mi_conv_bwd(&site, 2, 1, 1LL") != NULL : strstr(src, "FallbackKernel: torch.ops.aten.convolution_backward") != NULL),
+       "convolution_backward: the module calls %s", dnnl ? "oneDNN (the reference if it refuses)" : "the reference");
+    got = NULL;
+    ngot = 0;
+    if (rt && ok(rt_run(ctx, rt, g, in, nin, &got, &ngot, NULL) == 0 && ngot == 5, "convolution_backward: the module runs"))
+        for (int j = 0; j < 5; j++) ok(close_to(got[j].t, ref[j].t, 1e-4, "backward"), "convolution_backward: gradient %d agrees with the interpreter", j);
+    else if (rt) diag("%s", ctx->err.msg);
+    interp_free_outputs(got, ngot);
+    interp_free_outputs(ref, nref);
+    rt_free(rt);
+    free(src);
+    src = NULL;
     ir_free(m);
     for (int i = 0; i < nin; i++) ivalue_clear(&in[i]);
     graph_free(g);

@@ -283,7 +283,7 @@ static void ex(StrBuf *sb, Expr *e) { sym_c_sb(e, sb); }
  * (core/codegen/codegen_fallback.h). */
 static void emit_fallback_call(const Schedule *s, const Buffer *b, const char *cleanup, bool flush, StrBuf *sb) {
     sb_printf(sb, "    {   /* %s: torch.ops.%s (node '%s')%s */\n", b->ext == EXT_CONV ? "extern_kernels.convolution" : "FallbackKernel",
-              b->fb->kernel, b->fb->node->name, b->ext == EXT_CONV ? ", the reference loop (no oneDNN for it)" : "");
+              b->fb->kernel, b->fb->node->name, b->ext == EXT_CONV ? ", the reference (no oneDNN, or it refused)" : "");
     cg_emit_fallback_descs(sb, s->ir, b, NULL, NULL);
     if (flush) sb_put(sb, "        mi_fp_restore();   /* the reference implementation runs in the caller's mode */\n");
     /* a node of a cond branch goes by its path: "true_graph_0_" + name (ir_prefix) */
@@ -375,17 +375,18 @@ static bool needs_alloc(const Buffer *b) {
 
 /* has_mm / has_sdpa / has_fb / has_conv (oneDNN) over s and its cond branches; -1 + ctx error
  * on a non-f32 extern */
-static int scan_externs(MiCtx *ctx, const Schedule *s, bool *has_mm, bool *has_sdpa, bool *has_fb, bool *has_conv) {
+static int scan_externs(MiCtx *ctx, const Schedule *s, bool *has_mm, bool *has_sdpa, bool *has_fb, bool *has_conv, bool *has_conv_bwd) {
     for (int k = 0; k < s->norder; k++) {
         const SchedGroup *g = &s->groups[s->order[k]];
         if (!g->is_extern) continue;
         const Buffer *b = s->nodes[g->nodes[0]].buf;
-        if (b->ext == EXT_CONV) {   /* oneDNN, else the node's reference through the callback */
-            if (cg_conv_uses_dnnl(b)) *has_conv = true;
-            else *has_fb = true;
+        if (b->ext == EXT_CONV) {   /* oneDNN, else (or when it refuses) the node's reference */
+            *has_conv |= cg_conv_uses_dnnl(b);
+            *has_fb = true;
             continue;
         }
         if (b->ext == EXT_FALLBACK) *has_fb = true;
+        if (cg_conv_bwd_uses_dnnl(b)) *has_conv = *has_conv_bwd = true;
         if (b->ext == EXT_COND || b->ext == EXT_FALLBACK) continue;
         if (b->ext == EXT_SDPA) *has_sdpa = true; else *has_mm = true;
         for (int i = 0; i < b->neargs; i++)
@@ -394,7 +395,7 @@ static int scan_externs(MiCtx *ctx, const Schedule *s, bool *has_mm, bool *has_s
     }
     for (int i = 0; i < s->nbranches; i++)
         for (int k = 0; k < 2; k++)
-            if (scan_externs(ctx, s->branches[i].s[k], has_mm, has_sdpa, has_fb, has_conv) < 0) return -1;
+            if (scan_externs(ctx, s->branches[i].s[k], has_mm, has_sdpa, has_fb, has_conv, has_conv_bwd) < 0) return -1;
     return 0;
 }
 
@@ -436,8 +437,8 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     sb_put(&out, prelude);
     sb_put(&out, sym_c_prelude());
     sb_put(&out, prelude_welford);
-    bool has_mm = false, has_sdpa = false, has_fb = false, has_conv = false;
-    if (scan_externs(ctx, s, &has_mm, &has_sdpa, &has_fb, &has_conv) < 0) { sb_free(&out); return NULL; }
+    bool has_mm = false, has_sdpa = false, has_fb = false, has_conv = false, has_conv_bwd = false;
+    if (scan_externs(ctx, s, &has_mm, &has_sdpa, &has_fb, &has_conv, &has_conv_bwd) < 0) { sb_free(&out); return NULL; }
     bool has_ind = false, has_atomic = false;
     scan_indirect(s, &has_ind, &has_atomic);
     if (has_half(s)) sb_put(&out, half_src);
@@ -449,6 +450,7 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     if (has_sdpa) sb_put(&out, sdpa_src);
     if (ctx->flush_denormal) sb_put(&out, denormal_src);
     if (has_conv) sb_put(&out, cg_conv_src);
+    if (has_conv_bwd) sb_put(&out, cg_conv_bwd_src);
     sb_put(&out, vecmath_src);
     for (int k = 0; k < s->nkernels; k++) {
         if (s->kernels[k].is_extern) continue;
@@ -595,8 +597,12 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool f
         if (eb && eb->ext == EXT_COND) {
             CondHow how = {fb, cleanup.s ? cleanup.s : ""};
             if (cg_emit_cond_call(ctx, s, eb, cond_tail, &how, &out) < 0) { free(gids); free(gwr); free(allocated); sb_free(&out); sb_free(&cleanup); return -1; }
-        } else if (eb && eb->ext == EXT_CONV && cg_conv_uses_dnnl(eb)) cg_emit_conv_call(&out, eb, cleanup.s ? cleanup.s : "");
-        else if (eb && (eb->ext == EXT_FALLBACK || eb->ext == EXT_CONV)) emit_fallback_call(s, eb, cleanup.s ? cleanup.s : "", ctx->flush_denormal, &out);
+        } else if (eb && (cg_conv_uses_dnnl(eb) || cg_conv_bwd_uses_dnnl(eb))) {   /* oneDNN; the reference if it refuses */
+            if (eb->ext == EXT_CONV) cg_emit_conv_call(&out, eb);
+            else cg_emit_conv_bwd_call(&out, eb);
+            sb_put(&out, "    if (mi_conv_status)\n");
+            emit_fallback_call(s, eb, cleanup.s ? cleanup.s : "", ctx->flush_denormal, &out);
+        } else if (eb && (eb->ext == EXT_FALLBACK || eb->ext == EXT_CONV)) emit_fallback_call(s, eb, cleanup.s ? cleanup.s : "", ctx->flush_denormal, &out);
         else if (eb) emit_extern_call(s, eb, &out);
         else {
             sb_printf(&out, "    %s(", kn->name);

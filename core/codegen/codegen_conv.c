@@ -1,18 +1,25 @@
-/* codegen_conv.c — extern_kernels.convolution in the generated C (see codegen_conv.h): the
- * oneDNN helper every module with a convolution carries, and the call per extern buffer. The
- * helper (mi_conv) describes the tensors as they lie (dims and strides), lets oneDNN choose its
- * own formats (format_tag_any, as ATen's mkldnn path does) and reorders into and out of them;
- * the primitive and its buffers are kept per call site and rebuilt only when a shape changes.
- * Transposed convolution is oneDNN's deconvolution; output_padding past the padding (which
- * oneDNN cannot express) leaves the last rows to the bias. */
+/* codegen_conv.c — convolutions in the generated C (see codegen_conv.h): the oneDNN helpers a
+ * module with a convolution carries and the call per extern buffer.
+ *   mi_conv      extern_kernels.convolution: the tensors described as they lie (dims and
+ *                strides), oneDNN choosing its own formats (format_tag_any, as ATen's mkldnn
+ *                path does) with reorders into and out of them; transposed convolution is
+ *                oneDNN's deconvolution, output_padding past the padding (which oneDNN cannot
+ *                express) leaves the last rows to the bias.
+ *   mi_conv_bwd  the FallbackKernel aten.convolution_backward (Inductor falls back to ATen, whose
+ *                CPU kernel is oneDNN's): backward data and backward weights primitives on the
+ *                tensors as they lie, grad_bias summed directly.
+ * Primitives and their buffers are kept per call site and rebuilt only when a shape changes;
+ * module unload frees them. When oneDNN refuses a configuration the call returns nonzero and
+ * the module runs the node's reference through the fallback callback instead. */
 #include "codegen/codegen_conv.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #ifdef HAVE_DNNL
 const char cg_conv_src[] =
-    "#define MI_CONV_FAILED 4000   /* call() returns this when oneDNN fails; mi_conv_status says why */\n"
-    "int mi_conv_status;\n"
+    "static int mi_conv_status;   /* the last oneDNN status (1 + dnnl_status_t) of a refused call */\n"
+    "/* convolution through oneDNN (the module prelude text) */\n"
     "#include <oneapi/dnnl/dnnl.h>\n"
     "typedef struct MiConvSite {\n"
     "    int ready;\n"
@@ -182,18 +189,185 @@ const char cg_conv_src[] =
     "    for (int i = 0; i < 8; i++) if (all[i]) dnnl_memory_destroy(all[i]);\n"
     "    return 0;\n"
     "}\n"
-    "\n"
+    "\n";
+const char cg_conv_bwd_src[] =
+    "/* convolution_backward through oneDNN: plain (strided) layouts, no reorders */\n"
+    "typedef struct MiConvBwdSite {\n"
+    "    int ready, registered;\n"
+    "    int64_t key[96]; int nkey;\n"
+    "    dnnl_primitive_t data, weights;        /* backward data (dy, w -> dx), backward weights (x, dy -> dw) */\n"
+    "    dnnl_memory_desc_t xmd, dxmd, dymd, wmd, dwmd, sdmd, swmd;\n"
+    "    void *sd, *sw;                          /* scratchpads */\n"
+    "    struct MiConvBwdSite *next;\n"
+    "} MiConvBwdSite;\n"
+    "static MiConvBwdSite *mi_convb_sites;\n"
+    "static void mi_convb_site_free(MiConvBwdSite *c) {\n"
+    "    if (c->data) dnnl_primitive_destroy(c->data);\n"
+    "    if (c->weights) dnnl_primitive_destroy(c->weights);\n"
+    "    free(c->sd); free(c->sw);\n"
+    "    MiConvBwdSite *next = c->next;\n"
+    "    int reg = c->registered;\n"
+    "    memset(c, 0, sizeof *c);\n"
+    "    c->next = next;\n"
+    "    c->registered = reg;\n"
+    "}\n"
+    "__attribute__((destructor)) static void mi_convb_fini(void) {\n"
+    "    for (MiConvBwdSite *c = mi_convb_sites; c; c = c->next) mi_convb_site_free(c);\n"
+    "}\n"
+    "/* (grad_input, grad_weight, grad_bias) of y = conv(x, w) (+ b) given dy, as mask asks for them;\n"
+    "   returns 0, or 1 + the dnnl status (the caller then runs the reference) */\n"
+    "static int mi_conv_bwd(MiConvBwdSite *c, int nd, int transposed, int64_t G, const int *mask,\n"
+    "                       const float *dy, const int64_t *yd, const int64_t *ys, const float *x, const int64_t *xd, const int64_t *xs,\n"
+    "                       const float *w, const int64_t *wd, const int64_t *ws, float *dx, const int64_t *dxs,\n"
+    "                       float *dw, const int64_t *dws, float *db,\n"
+    "                       const int64_t *stride, const int64_t *pad, const int64_t *opad, const int64_t *dil) {\n"
+    "    if (mi_dnnl_init()) return 1;\n"
+    "    int n = nd + 2;\n"
+    "    int64_t key[96]; int nk = 0;\n"
+    "    key[nk++] = nd; key[nk++] = transposed; key[nk++] = G; key[nk++] = mask[0]; key[nk++] = mask[1];\n"
+    "    for (int i = 0; i < n; i++) { key[nk++] = xd[i]; key[nk++] = xs[i]; key[nk++] = wd[i]; key[nk++] = ws[i]; key[nk++] = yd[i]; key[nk++] = ys[i];\n"
+    "                                  key[nk++] = mask[0] ? dxs[i] : 0; key[nk++] = mask[1] ? dws[i] : 0; }\n"
+    "    for (int i = 0; i < nd; i++) { key[nk++] = stride[i]; key[nk++] = pad[i]; key[nk++] = opad[i]; key[nk++] = dil[i]; }\n"
+    "    if ((mask[0] || mask[1]) && (!c->ready || c->nkey != nk || memcmp(c->key, key, sizeof(int64_t) * nk))) {\n"
+    "        if (!c->registered) { c->next = mi_convb_sites; mi_convb_sites = c; c->registered = 1; }\n"
+    "        mi_convb_site_free(c);\n"
+    "        dnnl_dims_t dx_, sx, sdx, dy_, sy, dw_, sw, sdw, st, dl, pl, pr;\n"
+    "        int wn = G > 1 ? n + 1 : n;\n"
+    "        for (int i = 0; i < n; i++) { dx_[i] = xd[i]; sx[i] = xs[i]; sdx[i] = mask[0] ? dxs[i] : xs[i]; dy_[i] = yd[i]; sy[i] = ys[i]; }\n"
+    "        mi_unit_strides(n, dx_, sx); mi_unit_strides(n, dx_, sdx); mi_unit_strides(n, dy_, sy);\n"
+    "        int64_t oc = transposed ? wd[1] * G : wd[0], ic = transposed ? wd[0] : wd[1] * G;\n"
+    "        int k = 0;\n"
+    "        const int64_t *wss[2] = {ws, mask[1] ? dws : ws};\n"
+    "        for (int t = 0; t < 2; t++) {\n"
+    "            dnnl_dims_t *dd = &dw_, *ss = t ? &sdw : &sw;\n"
+    "            const int64_t *s = wss[t];\n"
+    "            k = 0;\n"
+    "            if (G > 1) { (*dd)[k] = G; (*ss)[k++] = transposed ? (ic / G) * s[0] : (oc / G) * s[0]; }\n"
+    "            (*dd)[k] = oc / G; (*ss)[k++] = transposed ? s[1] : s[0];\n"
+    "            (*dd)[k] = ic / G; (*ss)[k++] = transposed ? s[0] : s[1];\n"
+    "            for (int i = 0; i < nd; i++) { (*dd)[k] = wd[2 + i]; (*ss)[k++] = s[2 + i]; }\n"
+    "            mi_unit_strides(wn, *dd, *ss);\n"
+    "        }\n"
+    "        for (int i = 0; i < nd; i++) {\n"
+    "            st[i] = stride[i]; dl[i] = dil[i] - 1; pl[i] = pad[i];\n"
+    "            pr[i] = transposed ? pad[i] - opad[i] : (yd[2 + i] - 1) * stride[i] + (wd[2 + i] - 1) * dil[i] + 1 - xd[2 + i] - pad[i];\n"
+    "            if (pr[i] < 0 && transposed) { dy_[2 + i] += pr[i]; pr[i] = 0; }   /* rows no input reaches: db only */\n"
+    "            if (pr[i] < 0) pr[i] = 0;\n"
+    "        }\n"
+    "        MI_DNNL(dnnl_memory_desc_init_by_strides(&c->xmd, n, dx_, dnnl_f32, sx));\n"
+    "        MI_DNNL(dnnl_memory_desc_init_by_strides(&c->dxmd, n, dx_, dnnl_f32, sdx));\n"
+    "        MI_DNNL(dnnl_memory_desc_init_by_strides(&c->dymd, n, dy_, dnnl_f32, sy));\n"
+    "        MI_DNNL(dnnl_memory_desc_init_by_strides(&c->wmd, wn, dw_, dnnl_f32, sw));\n"
+    "        MI_DNNL(dnnl_memory_desc_init_by_strides(&c->dwmd, wn, dw_, dnnl_f32, sdw));\n"
+    "        dnnl_primitive_attr_t attr;\n"
+    "        MI_DNNL(dnnl_primitive_attr_create(&attr));\n"
+    "        MI_DNNL(dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user));\n"
+    "        dnnl_primitive_desc_t hint, pd;\n"
+    "        if (transposed) {\n"
+    "            dnnl_deconvolution_desc_t f, b;\n"
+    "            MI_DNNL(dnnl_dilated_deconvolution_forward_desc_init(&f, dnnl_forward_training, dnnl_deconvolution_direct, &c->xmd, &c->wmd, NULL, &c->dymd, st, dl, pl, pr));\n"
+    "            MI_DNNL(dnnl_primitive_desc_create(&hint, &f, attr, mi_dnnl_eng, NULL));\n"
+    "            if (mask[0]) {\n"
+    "                MI_DNNL(dnnl_dilated_deconvolution_backward_data_desc_init(&b, dnnl_deconvolution_direct, &c->dxmd, &c->wmd, &c->dymd, st, dl, pl, pr));\n"
+    "                MI_DNNL(dnnl_primitive_desc_create(&pd, &b, attr, mi_dnnl_eng, hint));\n"
+    "                c->sdmd = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);\n"
+    "                MI_DNNL(dnnl_primitive_create(&c->data, pd));\n"
+    "                dnnl_primitive_desc_destroy(pd);\n"
+    "            }\n"
+    "            if (mask[1]) {\n"
+    "                MI_DNNL(dnnl_dilated_deconvolution_backward_weights_desc_init(&b, dnnl_deconvolution_direct, &c->xmd, &c->dwmd, NULL, &c->dymd, st, dl, pl, pr));\n"
+    "                MI_DNNL(dnnl_primitive_desc_create(&pd, &b, attr, mi_dnnl_eng, hint));\n"
+    "                c->swmd = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);\n"
+    "                MI_DNNL(dnnl_primitive_create(&c->weights, pd));\n"
+    "                dnnl_primitive_desc_destroy(pd);\n"
+    "            }\n"
+    "        } else {\n"
+    "            dnnl_convolution_desc_t f, b;\n"
+    "            MI_DNNL(dnnl_dilated_convolution_forward_desc_init(&f, dnnl_forward_training, dnnl_convolution_direct, &c->xmd, &c->wmd, NULL, &c->dymd, st, dl, pl, pr));\n"
+    "            MI_DNNL(dnnl_primitive_desc_create(&hint, &f, attr, mi_dnnl_eng, NULL));\n"
+    "            if (mask[0]) {\n"
+    "                MI_DNNL(dnnl_dilated_convolution_backward_data_desc_init(&b, dnnl_convolution_direct, &c->dxmd, &c->wmd, &c->dymd, st, dl, pl, pr));\n"
+    "                MI_DNNL(dnnl_primitive_desc_create(&pd, &b, attr, mi_dnnl_eng, hint));\n"
+    "                c->sdmd = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);\n"
+    "                MI_DNNL(dnnl_primitive_create(&c->data, pd));\n"
+    "                dnnl_primitive_desc_destroy(pd);\n"
+    "            }\n"
+    "            if (mask[1]) {\n"
+    "                MI_DNNL(dnnl_dilated_convolution_backward_weights_desc_init(&b, dnnl_convolution_direct, &c->xmd, &c->dwmd, NULL, &c->dymd, st, dl, pl, pr));\n"
+    "                MI_DNNL(dnnl_primitive_desc_create(&pd, &b, attr, mi_dnnl_eng, hint));\n"
+    "                c->swmd = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);\n"
+    "                MI_DNNL(dnnl_primitive_create(&c->weights, pd));\n"
+    "                dnnl_primitive_desc_destroy(pd);\n"
+    "            }\n"
+    "        }\n"
+    "        dnnl_primitive_desc_destroy(hint);\n"
+    "        dnnl_primitive_attr_destroy(attr);\n"
+    "        size_t a = dnnl_memory_desc_get_size(&c->sdmd), b2 = dnnl_memory_desc_get_size(&c->swmd);\n"
+    "        c->sd = a ? malloc(a) : NULL;\n"
+    "        c->sw = b2 ? malloc(b2) : NULL;\n"
+    "        memcpy(c->key, key, sizeof(int64_t) * nk);\n"
+    "        c->nkey = nk;\n"
+    "        c->ready = 1;\n"
+    "    }\n"
+    "    dnnl_memory_t m[7] = {0};\n"
+    "    if (mask[0]) {\n"
+    "        MI_DNNL(dnnl_memory_create(&m[0], &c->dymd, mi_dnnl_eng, (void *)dy));\n"
+    "        MI_DNNL(dnnl_memory_create(&m[1], &c->wmd, mi_dnnl_eng, (void *)w));\n"
+    "        MI_DNNL(dnnl_memory_create(&m[2], &c->dxmd, mi_dnnl_eng, dx));\n"
+    "        dnnl_exec_arg_t a[4] = {{DNNL_ARG_DIFF_DST, m[0]}, {DNNL_ARG_WEIGHTS, m[1]}, {DNNL_ARG_DIFF_SRC, m[2]}};\n"
+    "        int na = 3;\n"
+    "        if (c->sd) { MI_DNNL(dnnl_memory_create(&m[5], &c->sdmd, mi_dnnl_eng, c->sd)); a[na++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, m[5]}; }\n"
+    "        MI_DNNL(dnnl_primitive_execute(c->data, mi_dnnl_st, na, a));\n"
+    "    }\n"
+    "    if (mask[1]) {\n"
+    "        if (!m[0]) MI_DNNL(dnnl_memory_create(&m[0], &c->dymd, mi_dnnl_eng, (void *)dy));\n"
+    "        MI_DNNL(dnnl_memory_create(&m[3], &c->xmd, mi_dnnl_eng, (void *)x));\n"
+    "        MI_DNNL(dnnl_memory_create(&m[4], &c->dwmd, mi_dnnl_eng, dw));\n"
+    "        dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, m[3]}, {DNNL_ARG_DIFF_DST, m[0]}, {DNNL_ARG_DIFF_WEIGHTS, m[4]}};\n"
+    "        int na = 3;\n"
+    "        if (c->sw) { MI_DNNL(dnnl_memory_create(&m[6], &c->swmd, mi_dnnl_eng, c->sw)); a[na++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, m[6]}; }\n"
+    "        MI_DNNL(dnnl_primitive_execute(c->weights, mi_dnnl_st, na, a));\n"
+    "    }\n"
+    "    MI_DNNL(dnnl_stream_wait(mi_dnnl_st));\n"
+    "    for (int i = 0; i < 7; i++) if (m[i]) dnnl_memory_destroy(m[i]);\n"
+    "    if (mask[2]) {   /* grad_bias: dy summed over the batch and the spatial dims (all of dy) */\n"
+    "        int64_t O = yd[1], per = 1;\n"
+    "        for (int i = 2; i < n; i++) per *= yd[i];\n"
+    "        for (int64_t o = 0; o < O; o++) {\n"
+    "            double s = 0;\n"
+    "            for (int64_t b = 0; b < yd[0]; b++)\n"
+    "                for (int64_t e = 0; e < per; e++) {\n"
+    "                    int64_t r = e, off = b * ys[0] + o * ys[1];\n"
+    "                    for (int i = n - 1; i >= 2; i--) { off += (r % yd[i]) * ys[i]; r /= yd[i]; }\n"
+    "                    s += dy[off];\n"
+    "                }\n"
+    "            db[o] = (float)s;\n"
+    "        }\n"
+    "    }\n"
+    "    return 0;\n"
+    "}\n"
     "\n";
 #else
 const char cg_conv_src[] = "";
+const char cg_conv_bwd_src[] = "";
 #endif
+
+/* every tensor argument and result f32 (oneDNN path) */
+static bool all_f32(const Buffer *b, const Buffer *const *outs, int nouts) {
+    for (int i = 0; i < b->neargs; i++)
+        if (b->eargs[i].buf->layout.dtype != DT_F32) return false;
+    for (int k = 0; k < nouts; k++)
+        if (outs[k] && outs[k]->layout.dtype != DT_F32) return false;
+    return true;
+}
 
 bool cg_conv_uses_dnnl(const Buffer *b) {
 #ifdef HAVE_DNNL
-    if (b->kind != BUF_EXTERN || b->ext != EXT_CONV || !b->conv || b->layout.dtype != DT_F32) return false;
-    if (b->neargs < 2 || b->neargs > 3) return false;
+    if (b->kind != BUF_EXTERN || b->ext != EXT_CONV || !b->conv || b->neargs < 2 || b->neargs > 3) return false;
+    const Buffer *o = b;
+    if (!all_f32(b, &o, 1)) return false;
     for (int i = 0; i < b->neargs; i++)
-        if (b->eargs[i].buf->layout.dtype != DT_F32 || b->eargs[i].view.ndim != (i < 2 ? b->conv->nd + 2 : 1)) return false;
+        if (b->eargs[i].view.ndim != (i < 2 ? b->conv->nd + 2 : 1)) return false;
     if (b->neargs > 2) {   /* oneDNN takes the bias dense */
         int64_t one;
         const Layout *v = &b->eargs[2].view;
@@ -217,25 +391,8 @@ static void int_list(StrBuf *sb, const int64_t *v, int n) {
     for (int i = 0; i < n; i++) sb_printf(sb, "%s%lldLL", i ? ", " : "", (long long)v[i]);
     sb_putc(sb, '}');
 }
-
-void cg_emit_conv_call(StrBuf *sb, const Buffer *b, const char *cleanup) {
-    const IrConv *c = b->conv;
-    const ExternArg *x = &b->eargs[0], *w = &b->eargs[1], *bias = b->neargs > 2 ? &b->eargs[2] : NULL;
-    int n = c->nd + 2;
-    sb_printf(sb, "    {   /* extern_kernels.convolution (oneDNN)%s */\n", c->transposed ? ", transposed" : "");
-    sb_put(sb, "        static MiConvSite site;\n        const int64_t xd[] = ");
-    ex_list(sb, x->view.size, n);
-    sb_put(sb, ", xs[] = ");
-    ex_list(sb, x->view.stride, n);
-    sb_put(sb, ";\n        const int64_t wd[] = ");
-    ex_list(sb, w->view.size, n);
-    sb_put(sb, ", ws[] = ");
-    ex_list(sb, w->view.stride, n);
-    sb_put(sb, ";\n        const int64_t yd[] = ");
-    ex_list(sb, b->layout.size, n);
-    sb_put(sb, ", ys[] = ");
-    ex_list(sb, b->layout.stride, n);
-    sb_put(sb, ";\n        const int64_t st[] = ");
+static void params(StrBuf *sb, const IrConv *c) {
+    sb_put(sb, "        const int64_t st[] = ");
     int_list(sb, c->stride, c->nd);
     sb_put(sb, ", pd[] = ");
     int_list(sb, c->padding, c->nd);
@@ -243,15 +400,115 @@ void cg_emit_conv_call(StrBuf *sb, const Buffer *b, const char *cleanup) {
     int_list(sb, c->output_padding, c->nd);
     sb_put(sb, ", dl[] = ");
     int_list(sb, c->dilation, c->nd);
-    sb_printf(sb, ";\n        int rc = mi_conv(&site, %d, %d, %lldLL, %s + ", c->nd, c->transposed, (long long)c->groups, x->buf->name);
-    sym_c_sb(x->view.offset, sb);
-    sb_printf(sb, ", xd, xs, %s + ", w->buf->name);
-    sym_c_sb(w->view.offset, sb);
+    sb_put(sb, ";\n");
+}
+static void dims(StrBuf *sb, const char *d, const char *s, const Layout *l) {
+    sb_printf(sb, "        const int64_t %s[] = ", d);
+    ex_list(sb, l->size, l->ndim);
+    sb_printf(sb, ", %s[] = ", s);
+    ex_list(sb, l->stride, l->ndim);
+    sb_put(sb, ";\n");
+}
+static void ptr(StrBuf *sb, const char *name, const Expr *off) {
+    sb_printf(sb, "%s + ", name);
+    sym_c_sb(off, sb);
+}
+
+void cg_emit_conv_call(StrBuf *sb, const Buffer *b) {
+    const IrConv *c = b->conv;
+    const ExternArg *x = &b->eargs[0], *w = &b->eargs[1], *bias = b->neargs > 2 ? &b->eargs[2] : NULL;
+    sb_printf(sb, "    {   /* extern_kernels.convolution (oneDNN)%s */\n        static MiConvSite site;\n", c->transposed ? ", transposed" : "");
+    dims(sb, "xd", "xs", &x->view);
+    dims(sb, "wd", "ws", &w->view);
+    dims(sb, "yd", "ys", &b->layout);
+    params(sb, c);
+    sb_printf(sb, "        mi_conv_status = mi_conv(&site, %d, %d, %lldLL, ", c->nd, c->transposed, (long long)c->groups);
+    ptr(sb, x->buf->name, x->view.offset);
+    sb_put(sb, ", xd, xs, ");
+    ptr(sb, w->buf->name, w->view.offset);
     sb_put(sb, ", wd, ws, ");
-    if (bias) {
-        sb_printf(sb, "%s + ", bias->buf->name);   /* a strided bias: oneDNN takes it dense */
-        sym_c_sb(bias->view.offset, sb);
-    } else sb_put(sb, "NULL");
-    sb_printf(sb, ", %s, yd, ys, st, pd, op, dl);\n", b->name);
-    sb_printf(sb, "        if (rc) { mi_conv_status = rc - 1;%s return MI_CONV_FAILED; }\n    }\n", cleanup);
+    if (bias) ptr(sb, bias->buf->name, bias->view.offset);
+    else sb_put(sb, "NULL");
+    sb_printf(sb, ", %s, yd, ys, st, pd, op, dl);\n    }\n", b->name);
+}
+
+/* convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+ * transposed, output_padding, groups, output_mask): the convolution's parameters, read from
+ * the node (plain ints only) */
+static bool bwd_params(const Node *n, IrConv *c, int *mask) {
+    if (n->nargs < 11) return false;
+    int64_t v[8];
+    const Value *a = n->args;
+    const Value *w = &a[2];
+    (void)w;
+    struct { int pos; int64_t *out; } lists[4] = {{4, c->stride}, {5, c->padding}, {6, c->dilation}, {8, c->output_padding}};
+    for (int k = 0; k < 4; k++) {
+        const Value *l = &a[lists[k].pos];
+        int cnt = 0;
+        if (value_as_int(l, &v[0])) cnt = 1;
+        else if (l->kind == V_LIST || l->kind == V_TUPLE) {
+            if (l->list.n > 3) return false;
+            for (int i = 0; i < l->list.n; i++)
+                if (!value_as_int(&l->list.items[i], &v[cnt++])) return false;
+        } else return false;
+        if (cnt != c->nd && cnt != 1) return false;
+        for (int i = 0; i < c->nd; i++) lists[k].out[i] = v[cnt == 1 ? 0 : i];
+    }
+    if (a[7].kind != V_BOOL || !value_as_int(&a[9], &c->groups) || c->groups < 1) return false;
+    c->transposed = a[7].b;
+    const Value *m = &a[10];
+    if ((m->kind != V_LIST && m->kind != V_TUPLE) || m->list.n != 3) return false;
+    for (int k = 0; k < 3; k++) {
+        if (m->list.items[k].kind != V_BOOL) return false;
+        mask[k] = m->list.items[k].b;
+    }
+    return true;
+}
+
+bool cg_conv_bwd_uses_dnnl(const Buffer *b) {
+#ifdef HAVE_DNNL
+    if (b->kind != BUF_EXTERN || b->ext != EXT_FALLBACK || !b->fb || b->extern_owner ||
+        strcmp(b->fb->kernel, "aten.convolution_backward.default") != 0 || b->neargs != 3 || b->fb->nouts != 3) return false;
+    IrConv c = {.nd = b->eargs[2].view.ndim - 2};
+    int mask[3];
+    if (c.nd < 1 || c.nd > 3 || !bwd_params(b->fb->node, &c, mask)) return false;
+    if (!all_f32(b, (const Buffer *const *)b->fb->outs, 3)) return false;
+    const Buffer *db = b->fb->outs[2];
+    int64_t one;
+    if (db && !(sym_is_int(db->layout.stride[0], &one) && one == 1)) return false;
+    return true;
+#else
+    (void)b;
+    return false;
+#endif
+}
+
+void cg_emit_conv_bwd_call(StrBuf *sb, const Buffer *b) {
+    IrConv c = {.nd = b->eargs[2].view.ndim - 2};
+    int mask[3];
+    bwd_params(b->fb->node, &c, mask);
+    Buffer *const *o = b->fb->outs;
+    for (int k = 0; k < 3; k++) mask[k] &= o[k] != NULL;   /* a result nobody reads is not computed */
+    const ExternArg *dy = &b->eargs[0], *x = &b->eargs[1], *w = &b->eargs[2];
+    sb_printf(sb, "    {   /* aten.convolution_backward (oneDNN)%s */\n        static MiConvBwdSite site;\n", c.transposed ? ", transposed" : "");
+    dims(sb, "yd", "ys", &dy->view);
+    dims(sb, "xd", "xs", &x->view);
+    dims(sb, "wd", "ws", &w->view);
+    dims(sb, "dxd", "dxs", o[0] ? &o[0]->layout : &x->view);
+    dims(sb, "dwd", "dws", o[1] ? &o[1]->layout : &w->view);
+    params(sb, &c);
+    sb_printf(sb, "        const int mask[3] = {%d, %d, %d};\n", mask[0], mask[1], mask[2]);
+    sb_printf(sb, "        mi_conv_status = mi_conv_bwd(&site, %d, %d, %lldLL, mask, ", c.nd, c.transposed, (long long)c.groups);
+    ptr(sb, dy->buf->name, dy->view.offset);
+    sb_put(sb, ", yd, ys, ");
+    ptr(sb, x->buf->name, x->view.offset);
+    sb_put(sb, ", xd, xs, ");
+    ptr(sb, w->buf->name, w->view.offset);
+    sb_put(sb, ", wd, ws, ");
+    for (int k = 0; k < 3; k++) {
+        if (o[k]) ptr(sb, o[k]->name, o[k]->layout.offset);
+        else sb_put(sb, "NULL");
+        sb_put(sb, k == 0 ? ", dxs, " : k == 1 ? ", dws, " : ", ");
+    }
+    sb_put(sb, "st, pd, op, dl);\n        (void)dxd; (void)dwd;\n    }\n");
 }

@@ -36,7 +36,6 @@ extern char **environ;
 #define RT_GUARD_FAILED 1000   /* MI_GUARD_FAILED of core/codegen/codegen_c.c */
 #define RT_FALLBACK_FAILED 2000   /* MI_FALLBACK_FAILED of core/codegen/codegen_c.c */
 #define RT_INDEX_OOB 3000         /* MI_INDEX_OOB: a kernel met an index outside its dim */
-#define RT_CONV_FAILED 4000       /* MI_CONV_FAILED of core/codegen/codegen_conv.c */
 
 /* ---- compiler command line ---- */
 
@@ -793,10 +792,6 @@ static int invoke(MiCtx *ctx, RtModule *m, Prepared *pp) {
         const int64_t *info = dlsym(m->handle, "mi_index_oob_info");
         return mi_err(ctx, m->src_path, 0, 0, "compiled module: index %lld is out of bounds for dimension with size %lld",
                       info ? (long long)info[1] : -1LL, info ? (long long)info[2] : -1LL);
-    }
-    if (rc == RT_CONV_FAILED) {   /* a oneDNN status (dnnl_status_t) */
-        const int *st = dlsym(m->handle, "mi_conv_status");
-        return mi_err(ctx, m->src_path, 0, 0, "compiled module: oneDNN convolution failed (dnnl_status_t %d)", st ? *st : -1);
     }
     if (rc != 0 && m->cuda_error) return mi_err(ctx, m->src_path, 0, 0, "CUDA module failed: %s", m->cuda_error());
     if (rc != 0) return mi_err(ctx, m->src_path, 0, 0, "compiled module returned %d", rc);
