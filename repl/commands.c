@@ -68,7 +68,9 @@ static const Command commands[] = {
      "Show the generated C source (all of it, or one kernel); CUDA source after `set device cuda`.", cmd_codegen, CPL_NODE},
     {"exec", "exec [REPS] [--profile]",
      "Compile the generated C, run it on the inputs, compare with the reference interpreter\n"
-     "(max abs err per output) and time it (median of REPS runs, default 10). --profile: then the\n"
+     "(max abs err per output) and time it: median and p10-p90 spread of REPS runs (default 10)\n"
+     "after a warm-up, on the physical cores other processes leave free ('set threads N' to\n"
+     "choose); a warning when the spread is too wide to trust. --profile: then the\n"
      "time of each fused kernel and extern call, slowest first (CPU modules).", cmd_exec, CPL_NONE},
     {"show", "show fx|ir|fusion|diff [STEP] [--svg FILE|--png FILE|--dot FILE]",
      "Draw the FX graph, the IR buffer graph, the fusion groups or a pass diff with Graphviz.\n"
