@@ -75,19 +75,29 @@ static const char *vecmath_src =
  * when call() returns, and a fallback kernel (the reference interpreter) runs in the caller's. */
 static const char *denormal_src =
     "#if defined(__SSE__)\n#include <xmmintrin.h>\n"
-    "static __thread unsigned mi_fp_saved; static __thread int mi_fp_held;\n"
-    "static inline void mi_fp_flush(void) { unsigned c = _mm_getcsr(); if (!mi_fp_held) { mi_fp_saved = c; mi_fp_held = 1; } _mm_setcsr(c | 0x8040u); }\n"
-    "static inline void mi_fp_restore(void) { if (mi_fp_held) { _mm_setcsr(mi_fp_saved); mi_fp_held = 0; } }\n"
+    "typedef unsigned mi_fpmode;\n"
+    "static inline mi_fpmode mi_fp_get(void) { return _mm_getcsr(); }\n"
+    "static inline void mi_fp_set(mi_fpmode c) { _mm_setcsr(c); }\n"
+    "#define MI_FP_FLUSH 0x8040u\n"
     "#elif defined(__aarch64__)\n"
-    "static __thread uint64_t mi_fp_saved; static __thread int mi_fp_held;\n"
-    "static inline void mi_fp_flush(void) { uint64_t c; __asm__ volatile(\"mrs %0, fpcr\" : \"=r\"(c)); if (!mi_fp_held) { mi_fp_saved = c; mi_fp_held = 1; } __asm__ volatile(\"msr fpcr, %0\" :: \"r\"(c | (1ull << 24))); }\n"
-    "static inline void mi_fp_restore(void) { if (mi_fp_held) { __asm__ volatile(\"msr fpcr, %0\" :: \"r\"(mi_fp_saved)); mi_fp_held = 0; } }\n"
+    "typedef uint64_t mi_fpmode;\n"
+    "static inline mi_fpmode mi_fp_get(void) { uint64_t c; __asm__ volatile(\"mrs %0, fpcr\" : \"=r\"(c)); return c; }\n"
+    "static inline void mi_fp_set(mi_fpmode c) { __asm__ volatile(\"msr fpcr, %0\" :: \"r\"(c)); }\n"
+    "#define MI_FP_FLUSH (1ull << 24)\n"
     "#else\n"
-    "static inline void mi_fp_flush(void) {}\nstatic inline void mi_fp_restore(void) {}\n"
+    "typedef unsigned mi_fpmode;\n"
+    "static inline mi_fpmode mi_fp_get(void) { return 0; }\nstatic inline void mi_fp_set(mi_fpmode c) { (void)c; }\n"
+    "#define MI_FP_FLUSH 0u\n"
     "#endif\n"
-    "/* on every thread of the team the kernels will use */\n"
-    "static void mi_fp_enter(void) {\n    #pragma omp parallel\n    mi_fp_flush();\n}\n"
-    "static void mi_fp_leave(void) {\n    #pragma omp parallel\n    mi_fp_restore();\n}\n\n";
+    "/* every thread of the team the kernels will use: its own mode saved in saved[thread] (the\n"
+    " * caller's stack; no thread-local storage in a module that gets unloaded) */\n"
+    "#define MI_FP_MAX_THREADS 1024\n"
+    "static void mi_fp_enter(mi_fpmode *saved) {\n"
+    "    #pragma omp parallel\n"
+    "    { int t = omp_get_thread_num(); mi_fpmode c = mi_fp_get(); if (t < MI_FP_MAX_THREADS) saved[t] = c; mi_fp_set(c | MI_FP_FLUSH); }\n}\n"
+    "static void mi_fp_leave(const mi_fpmode *saved) {\n"
+    "    #pragma omp parallel\n"
+    "    { int t = omp_get_thread_num(); mi_fp_set(t < MI_FP_MAX_THREADS ? saved[t] : mi_fp_get() & ~(mi_fpmode)MI_FP_FLUSH); }\n}\n\n";
 
 /* f16 / bf16 buffers hold the bits; values are floats (round to nearest even on the way back,
  * as c10::Half / c10::BFloat16 and core/base/tensor.c convert) */
@@ -285,12 +295,13 @@ static void emit_fallback_call(const Schedule *s, const Buffer *b, const char *c
     sb_printf(sb, "    {   /* %s: torch.ops.%s (node '%s')%s */\n", b->ext == EXT_CONV ? "extern_kernels.convolution" : "FallbackKernel",
               b->fb->kernel, b->fb->node->name, b->ext == EXT_CONV ? ", the reference (no oneDNN, or it refused)" : "");
     cg_emit_fallback_descs(sb, s->ir, b, NULL, NULL);
-    if (flush) sb_put(sb, "        mi_fp_restore();   /* the reference implementation runs in the caller's mode */\n");
+    /* the reference implementation runs without flush-to-zero, as the interpreter does */
+    if (flush) sb_put(sb, "        mi_fpmode mi_fp_k = mi_fp_get();\n        mi_fp_set(mi_fp_k & ~(mi_fpmode)MI_FP_FLUSH);\n");
     /* a node of a cond branch goes by its path: "true_graph_0_" + name (ir_prefix) */
     sb_put(sb, "        if (");
     cg_emit_fallback_run(sb, s->ir, b);
     sb_printf(sb, ") {%s return MI_FALLBACK_FAILED; }\n", cleanup);
-    sb_put(sb, flush ? "        mi_fp_flush();\n    }\n" : "    }\n");
+    sb_put(sb, flush ? "        mi_fp_set(mi_fp_k);\n    }\n" : "    }\n");
 }
 
 static void emit_extern_call(const Schedule *s, const Buffer *b, StrBuf *sb) {
@@ -473,7 +484,8 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
         sb_put(&out, "static ");
         if (emit_call_fn(ctx, s, has_fb ? "mi_body_fb" : "mi_body", has_fb, &out) < 0) { sb_free(&out); return NULL; }
         sb_printf(&out, "\nint %s(void *const *inputs, void *const *outputs, const int64_t *syms%s)\n{\n"
-                        "    mi_fp_enter();\n    int r = %s(inputs, outputs, syms%s);\n    mi_fp_leave();\n    return r;\n}\n",
+                        "    mi_fpmode saved[MI_FP_MAX_THREADS];\n    mi_fp_enter(saved);\n    int r = %s(inputs, outputs, syms%s);\n"
+                        "    mi_fp_leave(saved);\n    return r;\n}\n",
                   entry, has_fb ? ", const MiFb *fb" : "", has_fb ? "mi_body_fb" : "mi_body", has_fb ? ", fb" : "");
     } else if (emit_call_fn(ctx, s, entry, has_fb, &out) < 0) { sb_free(&out); return NULL; }
     if (has_fb)   /* without the callback table a fallback cannot run */
