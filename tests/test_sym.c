@@ -200,6 +200,7 @@ static void test_parse_errors(void) {
         {"x**-1", 2, "exponent must be a non-negative integer constant"},
         {"x**33", 2, "exponent 33 is over the degree limit (limit sym_degree = 32; raise it with 'set limit sym_degree N')"},
         {"Max(0,s1  --2)**240", 15, "exponent 240 is over the degree limit"},
+        {"x*x*x*x*x*x*x*x*x*x*x*x*x*x*x*x*x*x*x*x*x*x*x*x*x*x*x*x*x*x*x*x*x", 64, "degree 33 is over the degree limit"},
         {"x**y", 2, "exponent must be a non-negative integer constant"},
         {"s0 s1", 4, "unexpected 's' after the expression"},
         {"", 1, "expected an expression"},

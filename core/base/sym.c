@@ -625,16 +625,16 @@ static bool any_sum_factor(const Expr *e) {
 
 /* Degree of a polynomial term structure: factors of a product (x*x is 2), the largest term of
  * a sum; 0 for a constant, 1 for a symbol or a function call (FloorDiv(...) is one factor). */
-static int degree(const Expr *e) {
+int symi_degree(const Expr *e) {
     if (e->kind == EX_INT) return 0;
     if (e->kind == EX_MUL) {
         int d = 0;
-        for (int i = 0; i < e->n; i++) d += e->args[i]->kind == EX_INT ? 0 : e->args[i]->kind == EX_ADD ? degree(e->args[i]) : 1;
+        for (int i = 0; i < e->n; i++) d += e->args[i]->kind == EX_INT ? 0 : e->args[i]->kind == EX_ADD ? symi_degree(e->args[i]) : 1;
         return d;
     }
     if (e->kind == EX_ADD) {
         int d = 0;
-        for (int i = 0; i < e->n; i++) { int t = degree(e->args[i]); if (t > d) d = t; }
+        for (int i = 0; i < e->n; i++) { int t = symi_degree(e->args[i]); if (t > d) d = t; }
         return d;
     }
     return 1;
@@ -654,7 +654,7 @@ Expr *sym_mul(SymCtx *s, Expr *a, Expr *b) {
     if ((na > 1 && nb > 1 && na * nb > MAX_EXPAND) || any_sum_factor(a) || any_sum_factor(b))
         return mul_mono(s, a, b);
     /* past the degree limit the product stays a product: (s0 + 2)**240 is not multiplied out */
-    if (degree(a) + degree(b) > s->max_degree) return mul_mono(s, a, b);
+    if (symi_degree(a) + symi_degree(b) > s->max_degree) return mul_mono(s, a, b);
     TVec tv = {0};
     for (int i = 0; i < na; i++)
         for (int j = 0; j < nb; j++) {

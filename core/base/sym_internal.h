@@ -33,6 +33,8 @@ typedef struct {
 /* Interval bound of e under rc (memoized in rc->bounds). */
 Iv symi_bound(const Expr *e, const RangeCx *rc);
 
+/* Degree of e: factors of a product (x*x is 2), the largest term of a sum, 0 for a constant. */
+int symi_degree(const Expr *e);
 /* Min (k == EX_MIN) or Max of n args, flattened, folded and pruned. */
 Expr *symi_minmax(SymCtx *s, ExprKind k, Expr *const *in, int n);
 /* sympy prints a sum with its number first ("1 - x") when this holds. */

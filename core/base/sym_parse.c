@@ -70,6 +70,14 @@ static Expr *checked(Parser *p, Expr *e, const char *at) {
     for (int i = 0; e->kind == EX_ADD && i < e->n; i++)
         if (e->args[i]->n > most) most = e->args[i]->n;
     if (most > PARSE_MAX_ARGS) return perr(p, at, "expression too large (more than %d terms)", PARSE_MAX_ARGS);
+    /* the degree limit holds for products written out too (x*x*...*x), not only for x**k, so
+     * that whatever parses prints as text that parses again */
+    int deg = symi_degree(e);
+    if (deg > sym_max_degree(p->s)) {
+        char hint[160];
+        return perr(p, at, "degree %d is over the degree limit (%s)", deg,
+                    mi_limit_hint("sym_degree", sym_max_degree(p->s), hint, sizeof hint));
+    }
     return e;
 }
 
