@@ -5,7 +5,8 @@
  * lower to Pointwise / Scatter kernels as Inductor's lowerings do; their values from the IR
  * interpreter and from the compiled C module equal the reference interpreter's and, for a few
  * elements, ATen's definitions worked out here; the IR text shows set_indirect0 and the
- * atomic_add store; an index past its dim is an error naming it, in both runners. */
+ * atomic_add store; an index past its dim is an error naming it, in both runners; nearest
+ * upsampling lowers to Pointwise kernels with one indirect index per resized dim. */
 #include "tap.h"
 #include "codegen/codegen_c.h"
 #include "lowering/lowering.h"
@@ -146,6 +147,20 @@ int main(void) {
     interp_free_outputs(ref, nref);
     for (int i = 0; i < NIN; i++) ivalue_clear(&in[i]);
     graph_free(g);
+
+    /* nearest upsampling reads through indirect indexes too: Pointwise kernels, no fallback
+     * (its values against the interpreter: tests/fixtures/codegen/upsample_nearest.py) */
+    g = graph_load_file(ctx, "tests/fixtures/codegen/upsample_nearest.py");
+    if (g) {
+        ops_resolve_graph(g);
+        IrModule *m = ir_lower(ctx, g);
+        char *txt = m ? ir_print(m) : NULL;
+        ok(m && count_kind(m, BUF_EXTERN) == 0 && count_kind(m, BUF_COMPUTED) == 4 && strstr(txt, "set_indirect1 = self.set_indirect1("),
+           "upsample_nearest 1/2/3-d and exact: four Pointwise kernels, one indirect index per resized dim");
+        free(txt);
+        ir_free(m);
+        graph_free(g);
+    } else ok(0, "upsample fixture loads: %s", ctx->err.msg);
     mi_ctx_free(ctx);
     return exit_status();
 }

@@ -12,7 +12,8 @@
  * (a FallbackKernel) exactly where Inductor falls back: boolean indexes, index_put
  * accumulating int64/bool/bf16 (needs_fallback_due_to_atomic_add_limitations), and the scatter
  * reductions use_scatter_fallback sends to ATen (utils.py; on the CPU scatter_add/sum with more
- * than one thread, config.cpp.fallback_scatter_reduce_sum). */
+ * than one thread, config.cpp.fallback_scatter_reduce_sum). Nearest upsampling reads through
+ * indirect indexes too (upsample_nearestnd). */
 #include "lowering/lowering_impl.h"
 
 #include <string.h>
@@ -485,6 +486,62 @@ static int lower_masked_index(Lower *L, const Node *n, int arg) {
     return lw_set_pointwise(L, n, r, x->dtype, 3);
 }
 
+/* ---- upsampling: Inductor's upsample_nearestnd ---- */
+
+/* One resized dim f->dim of the output: input index floor(o * s) (exact: floor((o + 0.5) * s)),
+ * s = f->c, computed in float and truncated to int32 as Inductor's scale_fn, clamped to the
+ * last input row as ATen's nearest_idx, then indirect_indexing(check=False). */
+static IrVal call_upsample(const IrFn *f, OpsHandler *h, Expr *const *idx) {
+    Expr *in[MI_MAX_DIMS];
+    for (int d = 0; d < f->nin; d++) in[d] = idx[d];
+    IrVal x = h->index_expr(h, idx[f->dim], DT_F32);
+    if (f->op) x = ops_add(h, x, h->constant(h, 0.5, DT_F32), DT_F32);
+    x = ops_mul(h, x, h->constant(h, f->c, DT_F32), DT_F32);
+    x = h->to_dtype(h, x, DT_I32, DT_F32);
+    int64_t last;
+    if (sym_is_int(f->e, &last)) x = ops_binary(h, IOP_MINIMUM, x, h->constant(h, (double)(last - 1), DT_I32), DT_I32);
+    in[f->dim] = h->indirect_indexing(h, x, f->e, false, false, NULL);
+    return f->a[0]->call(f->a[0], h, in);
+}
+
+/* upsample_nearest{1,2,3}d and _upsample_nearest_exact{1,2,3}d, .default (output_size, then a
+ * scale per dim) and .vec (output_size or scale_factors, as the decomposition into .default
+ * reads them): the last `n` dims resized. Sizes that are not plain ints: a FallbackKernel. */
+static int lower_upsample_nearest(Lower *L, const Node *n, int arg) {
+    int nsp = arg & 3;
+    bool exact = (arg & 4) != 0, vec = strstr(n->target, ".vec") != NULL;
+    IrTBox *x = lw_arg_tbox(L, n, 0);
+    const TensorMeta *m = lw_out_meta(n);
+    if (!x || !m || x->ndim < nsp || m->ndim != x->ndim) return lw_err(L, n, "'%s' needs a tensor of rank >= %d and a shape", n->target, nsp);
+    double scale[3] = {0, 0, 0};
+    for (int i = 0; i < nsp; i++) {
+        double s = 0;
+        if (vec) {
+            const Value *sf = lw_arg_or_kw(n, 2, "scale_factors");
+            if (sf && (sf->kind == V_LIST || sf->kind == V_TUPLE) && sf->list.n == nsp && !value_as_double(&sf->list.items[i], &s)) s = 0;
+        } else s = lw_arg_num(n, 2 + i, nsp == 1 ? "scales" : i == nsp - 1 ? "scales_w" : i == nsp - 2 ? "scales_h" : "scales_d", 0);
+        scale[i] = s;
+    }
+    const IrFn *f = x->loader;
+    for (int i = 0; i < nsp; i++) {
+        int d = x->ndim - nsp + i;
+        int64_t in, out;
+        if (!sym_is_int(x->size[d], &in) || !sym_is_int(m->size[d], &out) || out < 1) return lw_fallback(L, n);
+        IrFn *u = lw_fn(L, call_upsample, x->dtype);
+        u->a[0] = f;
+        u->na = 1;
+        u->nin = x->ndim;
+        u->dim = d;
+        u->op = exact;
+        u->c = scale[i] > 0 ? 1.0 / scale[i] : (double)in / (double)out;
+        u->e = x->size[d];
+        u->cost = f->cost + 5;
+        f = u;
+    }
+    lw_realize_hint(L, x);   /* elements are read several times */
+    return lw_set_pointwise(L, n, f, x->dtype, 1);
+}
+
 /* ---- the rows ---- */
 
 const LoweringDef lowering_gather_table[] = {
@@ -496,5 +553,11 @@ const LoweringDef lowering_gather_table[] = {
     {"aten.scatter.reduce", lower_scatter_op, 0}, {"aten.scatter.value_reduce", lower_scatter_op, 0},
     {"aten.scatter_add.default", lower_scatter_add, 0}, {"aten.scatter_reduce.two", lower_scatter_reduce, 0},
     {"aten._unsafe_masked_index.default", lower_masked_index, 0},
+    {"aten.upsample_nearest1d.default", lower_upsample_nearest, 1}, {"aten.upsample_nearest1d.vec", lower_upsample_nearest, 1},
+    {"aten.upsample_nearest2d.default", lower_upsample_nearest, 2}, {"aten.upsample_nearest2d.vec", lower_upsample_nearest, 2},
+    {"aten.upsample_nearest3d.default", lower_upsample_nearest, 3}, {"aten.upsample_nearest3d.vec", lower_upsample_nearest, 3},
+    {"aten._upsample_nearest_exact1d.default", lower_upsample_nearest, 1 | 4},
+    {"aten._upsample_nearest_exact2d.default", lower_upsample_nearest, 2 | 4},
+    {"aten._upsample_nearest_exact3d.default", lower_upsample_nearest, 3 | 4},
 };
 const int lowering_gather_count = sizeof lowering_gather_table / sizeof lowering_gather_table[0];

@@ -515,6 +515,7 @@ static Node *gen_softmax_decomposed(Gen *G) {
 
 /* Indirect indexing (core/lowering/lowering_gather.c) with indexes that are in range whatever
  * the inputs: argmax over a dim d of x gives positions < x.size(d). Then gather (= amax),
+ * nearest upsampling of the last one or two dims,
  * index.Tensor / index_select along d, embedding of a 2-d x by its column argmaxes, scatter of
  * the row maxima back to their positions (one write per slice: deterministic), index_put
  * accumulating (duplicates add up). */
@@ -527,7 +528,15 @@ static Node *gen_indexing(Gen *G) {
     Value vx = value_node(x), vd = value_int(d);
     Node *ik = emit3(G, "aten.argmax.default", vx, vd, value_bool(true));
     if (!ik) return NULL;
-    switch (rint_(G, 6)) {
+    switch (rint_(G, 7)) {
+    case 6: {                                                  /* nearest upsampling of the last dims */
+        if (r < 3) return NULL;
+        int nsp = r == 3 ? 1 : 2;
+        int64_t o[2];
+        for (int i = 0; i < nsp; i++) o[i] = sz[r - nsp + i] + 1 + rint_(G, 3);
+        return emit2(G, nsp == 1 ? (coin(G, 50) ? "aten.upsample_nearest1d.default" : "aten._upsample_nearest_exact1d.default")
+                                 : "aten.upsample_nearest2d.default", vx, int_list(G, o, nsp));
+    }
     case 0: return emit3(G, "aten.gather.default", vx, vd, value_node(ik));
     case 1: {                                                  /* x[:, .., idx] with idx over the rest */
         Node *ix = emit2(G, "aten.argmax.default", vx, vd);
