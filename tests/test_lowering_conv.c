@@ -74,12 +74,49 @@ static void ref_transposed(const Tensor *x, const Tensor *w, const Tensor *bias,
                             }
 }
 
-static RtModule *build(MiCtx *ctx, IrModule *m, char **src) {
-    Schedule *s = sched_run(ctx, m);
-    *src = s ? codegen_c(ctx, s) : NULL;
-    RtModule *rt = *src ? rt_compile(ctx, *src) : NULL;
+/* One fixture: the graph, its inputs, the lowered module and the compiled one. */
+typedef struct Case { Graph *g; IValue in[16]; int nin; IrModule *m; char *src; RtModule *rt; } Case;
+
+static bool case_open(MiCtx *ctx, Case *c, const char *path) {
+    memset(c, 0, sizeof *c);
+    c->g = graph_load_file(ctx, path);
+    if (!ok(c->g != NULL, "%s loads", path)) { diag("%s", ctx->err.msg); return false; }
+    ops_resolve_graph(c->g);
+    fill_inputs(ctx, c->g, c->in, &c->nin);
+    c->m = ir_lower(ctx, c->g);
+    if (!ok(c->m != NULL, "%s lowers", path)) { diag("%s", ctx->err.msg); return true; }
+    Schedule *s = sched_run(ctx, c->m);
+    c->src = s ? codegen_c(ctx, s) : NULL;
+    c->rt = c->src ? rt_compile(ctx, c->src) : NULL;
+    if (!ok(c->rt != NULL, "%s compiles", path)) diag("%s", ctx->err.msg);
     sched_free(s);
-    return rt;
+    return true;
+}
+static void case_close(Case *c) {
+    rt_free(c->rt);
+    free(c->src);
+    ir_free(c->m);
+    for (int i = 0; i < c->nin; i++) ivalue_clear(&c->in[i]);
+    graph_free(c->g);
+}
+/* the module's outputs against the reference interpreter's (n of them, within tol) */
+static void against_interp(MiCtx *ctx, Case *c, int n, double tol, const char *what) {
+    IValue *ref = NULL, *got = NULL;
+    int nref = 0, ngot = 0;
+    ok(interp_run(ctx, c->g, c->in, c->nin, &ref, &nref) == 0 && nref == n, "%s: the reference interpreter runs", what);
+    if (c->rt && ok(rt_run(ctx, c->rt, c->g, c->in, c->nin, &got, &ngot, NULL) == 0 && ngot == n, "%s: the module runs", what))
+        for (int j = 0; j < n && j < nref; j++) ok(close_to(got[j].t, ref[j].t, tol, what), "%s: output %d agrees with the interpreter", what, j);
+    else if (c->rt) diag("%s", ctx->err.msg);
+    if (c->m && nref == n) {
+        interp_free_outputs(got, ngot);
+        got = NULL;
+        ngot = 0;
+        if (ok(ir_interp_run(ctx, c->m, c->in, c->nin, &got, &ngot) == 0 && ngot == n, "%s: IR interpreter runs", what))
+            for (int j = 0; j < n; j++) ok(close_to(got[j].t, ref[j].t, 1e-5, "IR interp"), "%s: IR interpreter output %d", what, j);
+        else diag("%s", ctx->err.msg);
+    }
+    interp_free_outputs(got, ngot);
+    interp_free_outputs(ref, nref);
 }
 
 int main(void) {
@@ -89,102 +126,50 @@ int main(void) {
 #else
     const bool dnnl = false;
 #endif
-    Graph *g = graph_load_file(ctx, CONV);
-    if (!ok(g != NULL, "%s loads", CONV)) { diag("%s", ctx->err.msg); return exit_status(); }
-    ops_resolve_graph(g);
-    IValue in[16], *ref = NULL, *got = NULL;
-    int nin, nref = 0, ngot = 0;
-    fill_inputs(ctx, g, in, &nin);
-    ok(interp_run(ctx, g, in, nin, &ref, &nref) == 0 && nref == 4, "the reference interpreter runs");
-    IrModule *m = ir_lower(ctx, g);
-    if (!ok(m != NULL, "lowers")) { diag("%s", ctx->err.msg); return exit_status(); }
-    ok(count_conv(m) == 4, "four extern convolutions (%d)", count_conv(m));
-    char *txt = ir_print(m);
-    ok(txt && strstr(txt, "op0: ExternKernelSchedulerNode(ExternKernelAlloc)") && strstr(txt, "op0.node.kernel = extern_kernels.convolution") &&
-           strstr(txt, "buf3.layout = FixedLayout('cpu', torch.float32, size=[2, 6, 3, 5], stride=[90, 1, 30, 6])"),
-       "the IR shows ExternKernelAlloc / extern_kernels.convolution, the channels-last result as PyTorch's");
-    free(txt);
-    if (ok(ir_interp_run(ctx, m, in, nin, &got, &ngot) == 0 && ngot == 4, "IR interpreter runs"))
-        for (int j = 0; j < 4; j++) ok(close_to(got[j].t, ref[j].t, 1e-6, "IR interp"), "IR interpreter: output %d", j);
-    interp_free_outputs(got, ngot);
-    char *src = NULL;
-    RtModule *rt = build(ctx, m, &src);
-    if (!ok(rt != NULL, "compiles")) diag("%s", ctx->err.msg);
-    ok(src && (dnnl ? strstr(src, "mi_conv(&site, 3, 0, 1LL") != NULL : strstr(src, "the reference loop") != NULL),
-       "the module calls %s", dnnl ? "oneDNN" : "the reference");
-    got = NULL;
-    ngot = 0;
-    if (rt && ok(rt_run(ctx, rt, g, in, nin, &got, &ngot, NULL) == 0 && ngot == 4, "the module runs")) {
-        for (int j = 0; j < 4; j++) ok(close_to(got[j].t, ref[j].t, 1e-5, "compiled"), "compiled: output %d agrees with the interpreter", j);
-        interp_free_outputs(got, ngot);
-        got = NULL;   /* a second call reuses the kept primitives */
-        ok(rt_run(ctx, rt, g, in, nin, &got, &ngot, NULL) == 0 && close_to(got[3].t, ref[3].t, 1e-5, "again"), "a second call agrees");
-    } else if (rt) diag("%s", ctx->err.msg);
-    interp_free_outputs(got, ngot);
-    rt_free(rt);
-    free(src);
-    src = NULL;
-    ir_free(m);
-    interp_free_outputs(ref, nref);
-    for (int i = 0; i < nin; i++) ivalue_clear(&in[i]);
-    graph_free(g);
+    Case c;
+    if (case_open(ctx, &c, CONV) && c.m) {
+        ok(count_conv(c.m) == 4, "four extern convolutions (%d)", count_conv(c.m));
+        char *txt = ir_print(c.m);
+        ok(txt && strstr(txt, "op0: ExternKernelSchedulerNode(ExternKernelAlloc)") && strstr(txt, "op0.node.kernel = extern_kernels.convolution") &&
+               strstr(txt, "buf3.layout = FixedLayout('cpu', torch.float32, size=[2, 6, 3, 5], stride=[90, 1, 30, 6])"),
+           "the IR shows ExternKernelAlloc / extern_kernels.convolution, the channels-last result as PyTorch's");
+        free(txt);
+        ok(c.src && (dnnl ? strstr(c.src, "mi_conv(&site, 3, 0, 1LL") != NULL : strstr(c.src, "the reference") != NULL),
+           "the module calls %s", dnnl ? "oneDNN" : "the reference");
+        against_interp(ctx, &c, 4, 1e-5, "convolution");
+        against_interp(ctx, &c, 4, 1e-5, "again (the kept primitives)");
+    }
+    case_close(&c);
 
-    /* transposed: against the definition (the reference interpreter has no transposed conv) */
-    g = graph_load_file(ctx, CONVT);
-    if (!ok(g != NULL, "%s loads", CONVT)) return exit_status();
-    ops_resolve_graph(g);
-    fill_inputs(ctx, g, in, &nin);
-    m = ir_lower(ctx, g);
-    ok(m && count_conv(m) == 2, "transposed: two extern convolutions");
-    rt = m ? build(ctx, m, &src) : NULL;
-    got = NULL;
-    ngot = 0;
-    int rc = rt ? rt_run(ctx, rt, g, in, nin, &got, &ngot, NULL) : -1;
-    if (dnnl && ok(rc == 0 && ngot == 2, "transposed: the module runs")) {
-        int64_t s0[2] = {2, 2}, p0[2] = {0, 1}, d0[2] = {1, 1}, s1[2] = {1, 1}, p1[2] = {0, 0}, d1[2] = {2, 1};
-        int64_t y0s[4] = {2, 3, 20, 18}, y1s[4] = {2, 6, 11, 10};
-        Tensor *y0 = tensor_new(ctx, DT_F32, 4, y0s), *y1 = tensor_new(ctx, DT_F32, 4, y1s);
-        ref_transposed(in[0].t, in[1].t, NULL, 1, s0, p0, d0, y0);
-        ref_transposed(in[0].t, in[3].t, in[2].t, 2, s1, p1, d1, y1);
-        ok(close_to(got[0].t, y0, 1e-5, "transposed"), "transposed, output_padding past the padding: equals the definition");
-        ok(close_to(got[1].t, y1, 1e-5, "transposed grouped"), "transposed, grouped with bias and dilation: equals the definition");
-        tensor_unref(y0);
-        tensor_unref(y1);
-    } else if (!dnnl) ok(rc < 0 && strstr(ctx->err.msg, "transposed"), "without oneDNN the reference refuses transposed: %s", ctx->err.msg);
-    else diag("%s", ctx->err.msg);
-    interp_free_outputs(got, ngot);
-    rt_free(rt);
-    free(src);
-    src = NULL;
-    ir_free(m);
-    for (int i = 0; i < nin; i++) ivalue_clear(&in[i]);
-    graph_free(g);
+    /* transposed: against the definition written out above */
+    if (case_open(ctx, &c, CONVT) && c.m) {
+        ok(count_conv(c.m) == 2, "transposed: two extern convolutions");
+        IValue *got = NULL;
+        int ngot = 0;
+        if (c.rt && ok(rt_run(ctx, c.rt, c.g, c.in, c.nin, &got, &ngot, NULL) == 0 && ngot == 2, "transposed: the module runs")) {
+            int64_t s0[2] = {2, 2}, p0[2] = {0, 1}, d0[2] = {1, 1}, s1[2] = {1, 1}, p1[2] = {0, 0}, d1[2] = {2, 1};
+            int64_t y0s[4] = {2, 3, 20, 18}, y1s[4] = {2, 6, 11, 10};
+            Tensor *y0 = tensor_new(ctx, DT_F32, 4, y0s), *y1 = tensor_new(ctx, DT_F32, 4, y1s);
+            ref_transposed(c.in[0].t, c.in[1].t, NULL, 1, s0, p0, d0, y0);
+            ref_transposed(c.in[0].t, c.in[3].t, c.in[2].t, 2, s1, p1, d1, y1);
+            ok(close_to(got[0].t, y0, 1e-5, "transposed"), "transposed, output_padding past the padding: equals the definition");
+            ok(close_to(got[1].t, y1, 1e-5, "transposed grouped"), "transposed, grouped with bias and dilation: equals the definition");
+            tensor_unref(y0);
+            tensor_unref(y1);
+        } else diag("%s", ctx->err.msg);
+        interp_free_outputs(got, ngot);
+        against_interp(ctx, &c, 2, 1e-4, "transposed");
+    }
+    case_close(&c);
 
     /* convolution_backward: a FallbackKernel (as Inductor's), run by oneDNN in the module */
-    g = graph_load_file(ctx, CONVB);
-    if (!ok(g != NULL, "%s loads", CONVB)) return exit_status();
-    ops_resolve_graph(g);
-    fill_inputs(ctx, g, in, &nin);
-    ref = NULL;
-    nref = 0;
-    ok(interp_run(ctx, g, in, nin, &ref, &nref) == 0 && nref == 5, "convolution_backward: the reference interpreter runs");
-    m = ir_lower(ctx, g);
-    rt = m ? build(ctx, m, &src) : NULL;
-    ok(src && (dnnl ? strstr(src, "mi_conv_status = mi_conv_bwd(&site, 2, 1, 1LL") != NULL : strstr(src, "FallbackKernel: torch.ops.aten.convolution_backward") != NULL),
-       "convolution_backward: the module calls %s", dnnl ? "oneDNN (the reference if it refuses)" : "the reference");
-    got = NULL;
-    ngot = 0;
-    if (rt && ok(rt_run(ctx, rt, g, in, nin, &got, &ngot, NULL) == 0 && ngot == 5, "convolution_backward: the module runs"))
-        for (int j = 0; j < 5; j++) ok(close_to(got[j].t, ref[j].t, 1e-4, "backward"), "convolution_backward: gradient %d agrees with the interpreter", j);
-    else if (rt) diag("%s", ctx->err.msg);
-    interp_free_outputs(got, ngot);
-    interp_free_outputs(ref, nref);
-    rt_free(rt);
-    free(src);
-    src = NULL;
-    ir_free(m);
-    for (int i = 0; i < nin; i++) ivalue_clear(&in[i]);
-    graph_free(g);
+    if (case_open(ctx, &c, CONVB) && c.m) {
+        ok(c.src && (dnnl ? strstr(c.src, "mi_conv_status = mi_conv_bwd(&site, 2, 1, 1LL") != NULL
+                          : strstr(c.src, "FallbackKernel: torch.ops.aten.convolution_backward") != NULL),
+           "convolution_backward: the module calls %s", dnnl ? "oneDNN (the reference if it refuses)" : "the reference");
+        against_interp(ctx, &c, 5, 1e-4, "convolution_backward");
+    }
+    case_close(&c);
     mi_ctx_free(ctx);
     return exit_status();
 }

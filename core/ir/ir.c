@@ -281,6 +281,19 @@ bool ir_index_is_indirect(const Expr *e) {
     return false;
 }
 
+/* The loop variable p<k> (k = the body's next) over `size`, walking dim `dim`; a size-1 dim
+ * gets none: its index is 0. */
+static Expr *body_var(IrModule *m, LoopBody *b, Expr *size, int dim) {
+    int64_t one;
+    if (sym_is_int(size, &one) && one == 1) return sym_int(m->ctx->sym, 0);
+    char nm[16];
+    snprintf(nm, sizeof nm, "p%d", b->nvars);
+    Expr *v = b->vars[b->nvars] = sym_symbol(m->ctx->sym, nm);
+    b->ranges[b->nvars] = size;
+    b->dim_of_var[b->nvars++] = dim;
+    return v;
+}
+
 LoopBody *ir_trace_scatter(IrModule *m, Buffer *buf, const IrFn *fn, const IrFn *indexer, int ndim,
                            Expr **size, bool atomic_add) {
     SymCtx *s = m->ctx->sym;
@@ -288,16 +301,7 @@ LoopBody *ir_trace_scatter(IrModule *m, Buffer *buf, const IrFn *fn, const IrFn 
     b->vars = arena_alloc(&m->arena, sizeof(Expr *) * (ndim + 1));
     b->ranges = arena_alloc(&m->arena, sizeof(Expr *) * (ndim + 1));
     Expr *idx[MI_MAX_DIMS];
-    for (int d = 0; d < ndim; d++) {
-        int64_t one;
-        if (sym_is_int(size[d], &one) && one == 1) { idx[d] = sym_int(s, 0); continue; }
-        char nm[16];
-        snprintf(nm, sizeof nm, "p%d", b->nvars);
-        idx[d] = b->vars[b->nvars] = sym_symbol(s, nm);
-        b->ranges[b->nvars] = size[d];
-        b->dim_of_var[b->nvars] = d;
-        b->nvars++;
-    }
+    for (int d = 0; d < ndim; d++) idx[d] = body_var(m, b, size[d], d);
     b->npoint = b->nvars;
     Recorder r;
     recorder_init(&r, m, b);
@@ -320,26 +324,10 @@ LoopBody *ir_trace_body(IrModule *m, Buffer *buf, const IrFn *fn, int ndim, Expr
     Expr *idx[MI_MAX_DIMS * 2];
     for (int k = 0; k < ndim; k++) {
         int d = order ? order[k] : k;
-        int64_t one;
-        if (sym_is_int(size[d], &one) && one == 1) { idx[d] = sym_int(s, 0); continue; }
-        char nm[16];
-        snprintf(nm, sizeof nm, "p%d", b->nvars);
-        idx[d] = b->vars[b->nvars] = sym_symbol(s, nm);
-        b->ranges[b->nvars] = size[d];
-        b->dim_of_var[b->nvars] = d;
-        b->nvars++;
+        idx[d] = body_var(m, b, size[d], d);
     }
     b->npoint = b->nvars;
-    for (int k = 0; k < nred; k++) {
-        int64_t one;
-        if (sym_is_int(rsize[k], &one) && one == 1) { idx[ndim + k] = sym_int(s, 0); continue; }
-        char nm[16];
-        snprintf(nm, sizeof nm, "p%d", b->nvars);
-        idx[ndim + k] = b->vars[b->nvars] = sym_symbol(s, nm);
-        b->ranges[b->nvars] = rsize[k];
-        b->dim_of_var[b->nvars] = ndim + k;
-        b->nvars++;
-    }
+    for (int k = 0; k < nred; k++) idx[ndim + k] = body_var(m, b, rsize[k], ndim + k);
     if (nred > 0 && b->nvars == b->npoint) {
         /* every reduced dim has size 1: keep one reduction loop of range 1, so the body is
          * still a reduction (its accumulator is per output element, not across the outer loop) */

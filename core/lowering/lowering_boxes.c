@@ -39,6 +39,13 @@ void lw_origins_add(Lower *L, const char ***o, int *n, const char *name) {
     nw[(*n)++] = name;
     *o = nw;
 }
+void lw_origins_of_node(Lower *L, Buffer *b, const Node *n) {
+    const char **o = NULL;
+    int no = 0;
+    lw_origins_add(L, &o, &no, lw_short_name(L, n->target));
+    b->origins = o;
+    b->norigins = no;
+}
 void lw_origins_merge(Lower *L, const char ***o, int *n, const IrTBox *t) {
     if (!t || (t->sb && t->sb->buf && !t->is_view)) return;
     for (int i = 0; i < t->norigins; i++) lw_origins_add(L, o, n, t->origins[i]);

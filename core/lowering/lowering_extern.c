@@ -54,11 +54,7 @@ static IrTBox *matmul_extern(Lower *L, const Node *n, ExternKind k, int first, i
     b->ext = k;
     b->eargs = ea;
     b->neargs = nt;
-    const char **o = NULL;
-    int no = 0;
-    lw_origins_add(L, &o, &no, lw_short_name(L, n->target));
-    b->origins = o;
-    b->norigins = no;
+    lw_origins_of_node(L, b, n);
     return lw_tbox_of_buffer(L, b);
 }
 
@@ -142,11 +138,7 @@ static int lower_sdpa(Lower *L, const Node *n, int arg) {
     b->neargs = na;
     b->scale = scale;
     b->causal = causal != 0;
-    const char **o = NULL;
-    int no = 0;
-    lw_origins_add(L, &o, &no, lw_short_name(L, n->target));
-    b->origins = o;
-    b->norigins = no;
+    lw_origins_of_node(L, b, n);
     Expr *lsz[3] = {q->size[0], q->size[1], q->size[2]};
     if (eff) {   /* ceil(L / 32) * 32 queries, or none */
         SymCtx *s = L->s;
@@ -304,11 +296,7 @@ static int lower_convolution(Lower *L, const Node *n, int arg) {
     fb->outs = lw_alloc(L, sizeof(Buffer *));
     fb->outs[0] = b;
     b->fb = fb;
-    const char **o = NULL;
-    int no = 0;
-    lw_origins_add(L, &o, &no, lw_short_name(L, n->target));
-    b->origins = o;
-    b->norigins = no;
+    lw_origins_of_node(L, b, n);
     return lw_set_tbox(L, n, lw_tbox_of_buffer(L, b));
 }
 

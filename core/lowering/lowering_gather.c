@@ -296,11 +296,7 @@ static void add_scatter(Lower *L, const Node *n, IrTBox *base, const IrFn *fn, c
     Layout lay = target->layout;
     Buffer *b = lw_new_buffer(L, BUF_COMPUTED, &lay);
     b->mutates = target;
-    const char **o = NULL;
-    int no = 0;
-    lw_origins_add(L, &o, &no, lw_short_name(L, n->target));
-    b->origins = o;
-    b->norigins = no;
+    lw_origins_of_node(L, b, n);
     b->body = ir_trace_scatter(L->m, b, fn, indexer, ndim, size, atomic_add);
 }
 

@@ -69,6 +69,8 @@ const char *lw_short_name(Lower *L, const char *target);
 
 /* ---- origins: op names folded into a kernel ---- */
 void lw_origins_add(Lower *L, const char ***o, int *n, const char *name);
+/* b's origins: node n's op alone ("convolution") */
+void lw_origins_of_node(Lower *L, Buffer *b, const Node *n);
 /* The origins of a pending (not yet realized) argument join the consumer's. */
 void lw_origins_merge(Lower *L, const char ***o, int *n, const IrTBox *t);
 
