@@ -500,7 +500,7 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
  * clock_gettime pair per kernel when on, one untaken branch when off. mi_profile == 2 reads the
  * calling thread's CPU clock instead of the wall clock (one thread on a shared machine). */
 static void emit_profile_tables(const Schedule *s, StrBuf *out) {
-    static const char *const ext_op[] = {"mm", "addmm", "bmm", "sdpa", "cond", "fallback"};
+    static const char *const ext_op[] = {"mm", "addmm", "bmm", "sdpa", "cond", "fallback", "convolution"};
     sb_put(out, "int mi_profile;\nint64_t mi_prof_ns[");
     sb_printf(out, "%d];\nconst char *mi_prof_names[] = {", s->nkernels > 0 ? s->nkernels : 1);
     for (int k = 0; k < s->nkernels; k++) {
