@@ -500,13 +500,12 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
  * clock_gettime pair per kernel when on, one untaken branch when off. mi_profile == 2 reads the
  * calling thread's CPU clock instead of the wall clock (one thread on a shared machine). */
 static void emit_profile_tables(const Schedule *s, StrBuf *out) {
-    static const char *const ext_op[] = {"mm", "addmm", "bmm", "sdpa", "cond", "fallback", "convolution"};
     sb_put(out, "int mi_profile;\nint64_t mi_prof_ns[");
     sb_printf(out, "%d];\nconst char *mi_prof_names[] = {", s->nkernels > 0 ? s->nkernels : 1);
     for (int k = 0; k < s->nkernels; k++) {
         const SchedKernel *kn = &s->kernels[k];
         const Buffer *eb = kn->is_extern ? s->nodes[s->groups[s->order[kn->first]].nodes[0]].buf : NULL;
-        if (eb) sb_printf(out, "\"%s (%s -> %s)\", ", kn->name, ext_op[eb->ext], eb->name);
+        if (eb) sb_printf(out, "\"%s (%s -> %s)\", ", kn->name, ir_extern_kind_name(eb->ext), eb->name);
         else sb_printf(out, "\"%s\", ", kn->name);
     }
     sb_put(out, "NULL};\nstatic inline int64_t mi_ns(void) { struct timespec t; clock_gettime(mi_profile == 2 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &t); return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec; }\n\n");

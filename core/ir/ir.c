@@ -506,3 +506,8 @@ bool ir_probe_strided(IrModule *m, const IrFn *loader, int ndim, Expr **size, Bu
     }
     return true;
 }
+
+const char *ir_extern_kind_name(ExternKind k) {
+    static const char *const names[] = {"mm", "addmm", "bmm", "sdpa", "cond", "fallback", "convolution"};
+    return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
+}

@@ -106,6 +106,8 @@ struct IrFn {
 /* ---- buffers ---- */
 typedef enum { BUF_INPUT, BUF_COMPUTED, BUF_EXTERN } BufKind;
 typedef enum { EXT_MM, EXT_ADDMM, EXT_BMM, EXT_SDPA, EXT_COND, EXT_FALLBACK, EXT_CONV } ExternKind;
+/* "mm", "addmm", "bmm", "sdpa", "cond", "fallback", "convolution" ("?" for anything else) */
+const char *ir_extern_kind_name(ExternKind k);
 
 /* extern_kernels.convolution (Inductor's ir.Convolution, an ExternKernelAlloc): eargs are x,
  * weight and the optional bias; the parameters are the node's (static ints). Like a
