@@ -116,6 +116,8 @@ build-fuzz/%: tests/fuzz/%.c build-fuzz/lib.a
 FUZZ_REPL_SRC = $(filter-out repl/main.c,$(REPL_SRC))
 build-fuzz/fuzz_shell: tests/fuzz/fuzz_shell.c build-fuzz/lib.a $(FUZZ_REPL_SRC)
 	clang $(FUZZ_CFLAGS) $(RL_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_REPL_SRC) build-fuzz/lib.a $(RL_LIBS) $(LDLIBS) -o $@
+build-fuzz/fuzz_session: tests/fuzz/fuzz_session.c build-fuzz/lib.a $(FUZZ_REPL_SRC)
+	clang $(FUZZ_CFLAGS) $(RL_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_REPL_SRC) build-fuzz/lib.a $(RL_LIBS) $(LDLIBS) -o $@
 build-fuzz/fuzz_serve: tests/fuzz/fuzz_serve.c build-fuzz/lib.a $(FUZZ_REPL_SRC)
 	clang $(FUZZ_CFLAGS) $(RL_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_REPL_SRC) build-fuzz/lib.a $(RL_LIBS) $(LDLIBS) -o $@
 build-fuzz/graph_seeds: tests/fuzz/tools/graph_seeds.c $(SUPPORT) $(LIB)
@@ -124,7 +126,7 @@ build-fuzz/graph_seeds: tests/fuzz/tools/graph_seeds.c $(SUPPORT) $(LIB)
 # Run every target FUZZ_TIME seconds (one at a time, niced) on seeds from tests/fixtures;
 # logs and stats in build-fuzz/logs/, crashers in build-fuzz/crash-<name>/.
 FUZZ_TIME ?= 600
-FUZZ_TARGETS ?= fx json npy trace sym shell passes lower patterns serve
+FUZZ_TARGETS ?= fx json npy trace sym shell passes lower patterns serve session
 fuzz-run: fuzz build-fuzz/graph_seeds
 	tests/fuzz/seeds.sh
 	for t in $(FUZZ_TARGETS); do tests/fuzz/run.sh $$t $(FUZZ_TIME) || exit 1; done

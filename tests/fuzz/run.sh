@@ -12,6 +12,7 @@ case $t in
     passes|lower) maxlen=16384; seed=$B/seed-fx ;;
     patterns) maxlen=16384 ;;
     sym|shell) maxlen=512 ;;
+    session) maxlen=24 ;;
     npy) maxlen=16384 ;;
     serve) maxlen=9000 ;;
     *) maxlen=65536 ;;

@@ -62,4 +62,10 @@ for r in 'GET / HTTP/1.1\r\nHost: 127.0.0.1:8000\r\n\r\n' 'GET /live HTTP/1.1\r\
          'GET /a%00b HTTP/1.1\n\n' 'GET /?x=1#frag HTTP/1.1\n\n' 'GET / HTTP/1.1\r\nHost: 127.0.0.1:8000'; do
     n=$((n+1)); printf "%b" "$r" > $S/seed-serve/r$n
 done
-for d in fx json npy trace sym shell patterns serve; do echo "seed-$d: $(ls $S/seed-$d | wc -l) files"; done
+# sessions: byte strings, each byte a command of fuzz_session's vocabulary (load, inputs, step,
+# set ..., patterns, lower, sched)
+rm -rf $S/seed-session; mkdir -p $S/seed-session
+printf '\000\005\010\010\020\024\035\037' > $S/seed-session/a
+printf '\004\005\041\010\037\040' > $S/seed-session/b
+printf '\035\003\006\016\030\032\034\040' > $S/seed-session/c
+for d in fx json npy trace sym shell patterns session serve; do echo "seed-$d: $(ls $S/seed-$d | wc -l) files"; done
