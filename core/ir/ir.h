@@ -269,6 +269,8 @@ typedef struct Dep {
     Buffer *buf;          /* the storage read/written (mutation stores: the input) */
     Expr *index;          /* DEP_MEMORY: over the body's loop vars */
     bool inner;           /* index uses a var past the first `split` vars (see ir_deps_collect) */
+    bool scatter;         /* a Scatter's store (index_put, scatter): the element is one a loaded
+                             index names, even where size-1 dims dropped the symbol */
 } Dep;
 typedef struct DepSet { Dep *reads; int nreads; Dep *writes; int nwrites; } DepSet;
 /* Collect reads and writes of a buffer's op (extern: StarDeps). Caller frees with dep_set_free. */

@@ -61,8 +61,10 @@ void ir_deps_collect(const IrModule *m, const Buffer *b, DepSet *out) {
     loop_body_run(b->body, &s.h);
     /* a Scatter mutating an intermediate (index_put's clone) runs after what wrote it: a
      * StarDep on it, as Inductor's scheduler adds for a mutation (never fused with its writer) */
-    if (b->mutates && b->mutates->kind != BUF_INPUT)
+    if (b->mutates && b->mutates->kind != BUF_INPUT) {
         add_dep(&out->reads, &out->nreads, (Dep){DEP_STAR, b->mutates, NULL, false});
+        for (int i = 0; i < out->nwrites; i++) out->writes[i].scatter = true;
+    }
 }
 
 void dep_set_free(DepSet *d) {

@@ -30,10 +30,10 @@ static bool uses_var_from(const Expr *e, int m) {
     return false;
 }
 
-/* A read or write at an index known only at run time (embedding's load, a Scatter's store)
- * never pairs with a write: the element is not the same one (Inductor's fusable_read_and_write
- * refuses SymT.TMP indexes). */
-static bool dep_indirect(const Dep *d) { return d->index && ir_index_is_indirect(d->index); }
+/* A read or write at an index known only at run time (embedding's load, a Scatter's store,
+ * also where its dims are all size 1 and the symbol dropped out) never pairs with a write: the
+ * element is not the same one (Inductor's fusable_read_and_write refuses SymT.TMP indexes). */
+static bool dep_indirect(const Dep *d) { return d->scatter || (d->index && ir_index_is_indirect(d->index)); }
 
 static bool same_inner(const LoopBody *a, const LoopBody *b, int m) {
     if (a->nvars != b->nvars) return false;
