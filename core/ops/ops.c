@@ -12,6 +12,7 @@ static const struct { const OpDef *rows; const int *n; } families[] = {
     {ops_view_table, &ops_view_count},
     {ops_reduce_table, &ops_reduce_count},
     {ops_matmul_table, &ops_matmul_count},
+    {ops_attention_table, &ops_attention_count},
     {ops_index_table, &ops_index_count},
     {ops_misc_table, &ops_misc_count},
     {ops_conv_table, &ops_conv_count},

@@ -108,6 +108,7 @@ extern const OpDef ops_pointwise_table[]; extern const int ops_pointwise_count;
 extern const OpDef ops_view_table[];      extern const int ops_view_count;
 extern const OpDef ops_reduce_table[];    extern const int ops_reduce_count;
 extern const OpDef ops_matmul_table[];    extern const int ops_matmul_count;
+extern const OpDef ops_attention_table[]; extern const int ops_attention_count;
 extern const OpDef ops_misc_table[];      extern const int ops_misc_count;
 extern const OpDef ops_index_table[];     extern const int ops_index_count;
 extern const OpDef ops_conv_table[];      extern const int ops_conv_count;

@@ -1,0 +1,313 @@
+/* ops_attention.c — scaled dot-product attention in the op registry: the forward of the CPU
+ * flash path (_scaled_dot_product_flash_attention_for_cpu) and of the GPU memory-efficient path
+ * (_scaled_dot_product_efficient_attention), and both backwards. One reference computation
+ * (in double, the softmax recomputed from Q and K) serves all four; the metas are PyTorch's
+ * (torch/_meta_registrations.py): the efficient path's output is a [B, L, H, E] buffer seen as
+ * [B, H, L, E], its logsumexp is padded to a multiple of 32, and the gradients of both
+ * backwards are empty_permuted((B, H, L, E), (0, 2, 1, 3)). */
+#include "ops/ops_impl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int same_dtype(ShapeArgs *sa, const TensorMeta *a, const TensorMeta *b) {
+    if (a->dtype == b->dtype) return 0;
+    return sa_err(sa, "query, key and value must have one dtype, got %s and %s", dtype_abbrev(a->dtype), dtype_abbrev(b->dtype));
+}
+
+/* The query/key/value checks shared by every variant; q, k, v set. */
+static int qkv(ShapeArgs *sa, int first, TensorMeta **q, TensorMeta **k, TensorMeta **v) {
+    if (sa_tensor(sa, sa_arg(sa, first, "query"), "query", q) || sa_tensor(sa, sa_arg(sa, first + 1, "key"), "key", k) ||
+        sa_tensor(sa, sa_arg(sa, first + 2, "value"), "value", v)) return -1;
+    if ((*q)->ndim != 4 || (*k)->ndim != 4 || (*v)->ndim != 4)
+        return sa_err(sa, "expects 4-D query/key/value [batch, heads, seq, dim]");
+    if (ex_cmp(sa, (*q)->size[3], (*k)->size[3]) != 0) return sa_err(sa, "query and key head dims differ");
+    if (ex_cmp(sa, (*k)->size[2], (*v)->size[2]) != 0) return sa_err(sa, "key and value sequence lengths differ");
+    if (ex_cmp(sa, (*q)->size[0], (*k)->size[0]) != 0 || ex_cmp(sa, (*q)->size[1], (*k)->size[1]) != 0)
+        return sa_err(sa, "query and key batch/head sizes differ");
+    return same_dtype(sa, *q, *k) || same_dtype(sa, *q, *v) ? -1 : 0;
+}
+
+/* A [B, H, L, E] meta laid out as empty_permuted(..., (0, 2, 1, 3)): memory order B, L, H, E. */
+static void bhle_as_blhe(ShapeArgs *sa, TensorMeta *m, DType dt, Device dev, Expr *B, Expr *H, Expr *L, Expr *E) {
+    SymCtx *S = sa->sym;
+    meta_alloc(sa, m, dt, 4, dev);
+    m->size[0] = B; m->size[1] = H; m->size[2] = L; m->size[3] = E;
+    m->stride[3] = sym_int(S, 1);
+    m->stride[1] = E;
+    m->stride[2] = sym_mul(S, H, E);
+    m->stride[0] = sym_mul(S, L, m->stride[2]);
+}
+
+/* flash (cpu): (output like query with value's head dim, logsumexp [B, L, H] seen as [B, H, L]) */
+static int shape_sdpa(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    TensorMeta *q, *k, *v;
+    if (qkv(sa, 0, &q, &k, &v)) return -1;
+    if (ex_cmp(sa, q->size[3], v->size[3]) == 0) {
+        meta_like(sa, &out[0], q, q->dtype);
+    } else {
+        meta_alloc(sa, &out[0], q->dtype, 4, q->device);
+        for (int i = 0; i < 3; i++) out[0].size[i] = q->size[i];
+        out[0].size[3] = v->size[3];
+        meta_contiguous_strides(sa, &out[0]);
+    }
+    meta_alloc(sa, &out[1], DT_F32, 3, q->device);
+    out[1].size[0] = q->size[0]; out[1].size[1] = q->size[1]; out[1].size[2] = q->size[2];
+    out[1].stride[2] = q->size[1];
+    out[1].stride[1] = sym_int(sa->sym, 1);
+    out[1].stride[0] = sym_mul(sa->sym, q->size[1], q->size[2]);
+    *nout = 2;
+    return 0;
+}
+
+/* efficient (cuda): (output [B, H, L, Ev] over a [B, L, H, Ev] buffer, logsumexp [B, H,
+ * ceil(L / 32) * 32] or [B, H, 0], philox seed and offset as 0-d int64) */
+static int shape_sdpa_eff(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    TensorMeta *q, *k, *v;
+    if (qkv(sa, 0, &q, &k, &v)) return -1;
+    bool lse = arg_bool(sa_arg(sa, 4, "compute_log_sumexp"), false);
+    SymCtx *S = sa->sym;
+    bhle_as_blhe(sa, &out[0], q->dtype, q->device, q->size[0], q->size[1], q->size[2], v->size[3]);
+    Expr *padded = sym_mul(S, sym_floordiv(S, sym_add(S, q->size[2], sym_int(S, 31)), sym_int(S, 32)), sym_int(S, 32));
+    meta_alloc(sa, &out[1], DT_F32, 3, q->device);
+    out[1].size[0] = q->size[0]; out[1].size[1] = q->size[1]; out[1].size[2] = lse ? padded : sym_int(S, 0);
+    meta_contiguous_strides(sa, &out[1]);
+    for (int i = 2; i < 4; i++) meta_alloc(sa, &out[i], DT_I64, 0, q->device);
+    *nout = 4;
+    return 0;
+}
+
+/* gradients of query, key, value as empty_permuted((B, H, L, E), (0, 2, 1, 3)); the efficient
+ * backward's fourth result (grad of attn_bias) only when asked for and a bias exists */
+static int shape_sdpa_bwd(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    const OpDef *op = sa->op;
+    bool eff = op && strstr(op->name, "efficient");
+    TensorMeta *q, *k, *v, *go;
+    if (sa_tensor(sa, sa_arg(sa, 0, "grad_out"), "grad_out", &go) || qkv(sa, 1, &q, &k, &v)) return -1;
+    bhle_as_blhe(sa, &out[0], q->dtype, q->device, q->size[0], q->size[1], q->size[2], q->size[3]);
+    bhle_as_blhe(sa, &out[1], k->dtype, k->device, k->size[0], k->size[1], k->size[2], k->size[3]);
+    bhle_as_blhe(sa, &out[2], v->dtype, v->device, v->size[0], v->size[1], v->size[2], v->size[3]);
+    *nout = 3;
+    if (eff) {
+        TensorMeta *bias = NULL;
+        ArgRef ab = sa_arg(sa, 4, "attn_bias"), am = sa_arg(sa, 10, "grad_input_mask");
+        bool want = arg_present(am) && arg_list_len(am) > 3 && arg_bool(arg_item(am, 3), false);
+        if (arg_present(ab) && arg_is_tensor(sa, ab) && sa_tensor(sa, ab, "attn_bias", &bias)) return -1;
+        if (bias && want) meta_like(sa, &out[3], bias, bias->dtype);
+        else { meta_alloc(sa, &out[3], q->dtype, 0, q->device); out[3].dtype = DT_INVALID; }
+        *nout = 4;
+    }
+    return 0;
+}
+
+typedef struct Attn {
+    Tensor *Q, *K, *V, *mask;     /* mask broadcast to [B, H, L, S] (bool: keep; float: added) */
+    bool causal;
+    double scale;
+    int64_t B, H, L, E, S, Ev;
+} Attn;
+
+static double at4(const Tensor *t, int64_t a, int64_t b, int64_t c, int64_t d) {
+    return tensor_load_f(t, t->offset + a * t->stride[0] + b * t->stride[1] + c * t->stride[2] + d * t->stride[3]);
+}
+static void put4(Tensor *t, int64_t a, int64_t b, int64_t c, int64_t d, double v) {
+    tensor_store_f(t, t->offset + a * t->stride[0] + b * t->stride[1] + c * t->stride[2] + d * t->stride[3], v);
+}
+
+/* Row i of softmax(Q K^T * scale + mask) for (b, h) into p[0..S) (zeros when every score is
+ * masked); returns max + log(sum), the row's logsumexp. */
+static double attn_row(const Attn *a, int64_t b, int64_t h, int64_t i, double *p) {
+    double mx = -INFINITY;
+    for (int64_t j = 0; j < a->S; j++) {
+        double acc = 0;
+        for (int64_t e = 0; e < a->E; e++) acc += at4(a->Q, b, h, i, e) * at4(a->K, b, h, j, e);
+        acc *= a->scale;
+        if (a->causal && j > i) acc = -INFINITY;
+        if (a->mask) {
+            double mv = tensor_load_f(a->mask, ((b * a->H + h) * a->L + i) * a->S + j);
+            if (a->mask->dtype == DT_BOOL) { if (mv == 0) acc = -INFINITY; }
+            else acc += mv;
+        }
+        p[j] = acc;
+        if (acc > mx) mx = acc;
+    }
+    double sum = 0;
+    for (int64_t j = 0; j < a->S; j++) { p[j] = isinf(mx) ? 0 : exp(p[j] - mx); sum += p[j]; }
+    for (int64_t j = 0; j < a->S; j++) p[j] = sum > 0 ? p[j] / sum : 0;
+    return isinf(mx) ? mx : mx + log(sum);
+}
+
+/* Q, K, V, scale, dropout (must be 0), causal and the mask of one call. 0 / -1 + error. */
+static int attn_args(ShapeArgs *sa, MiCtx *ctx, int first, int pos_mask, int pos_dropout, int pos_causal, Attn *a) {
+    memset(a, 0, sizeof *a);
+    a->Q = ev_tensor(sa_arg(sa, first, "query"));
+    a->K = ev_tensor(sa_arg(sa, first + 1, "key"));
+    a->V = ev_tensor(sa_arg(sa, first + 2, "value"));
+    a->B = a->Q->size[0]; a->H = a->Q->size[1]; a->L = a->Q->size[2]; a->E = a->Q->size[3];
+    a->S = a->K->size[2]; a->Ev = a->V->size[3];
+    a->scale = 1 / sqrt((double)(a->E ? a->E : 1));
+    double dropout = 0;
+    DType t;
+    ArgRef as = sa_arg(sa, -1, "scale"), ad = sa_arg(sa, pos_dropout, "dropout_p");
+    if (arg_present(as) && sa_scalar(sa, as, "scale", &a->scale, &t)) return -1;
+    if (arg_present(ad) && sa_scalar(sa, ad, "dropout_p", &dropout, &t)) return -1;
+    if (dropout != 0) return sa_err(sa, "dropout_p != 0 is random; not supported by the reference interpreter");
+    a->causal = arg_bool(sa_arg(sa, pos_causal, "is_causal"), false);
+    ArgRef am = sa_arg(sa, pos_mask, pos_mask < 0 ? "attn_mask" : "attn_bias");
+    if (arg_present(am) && arg_is_tensor(sa, am)) {
+        int64_t full[4] = {a->B, a->H, a->L, a->S};
+        a->mask = tensor_new(ctx, ev_tensor(am)->dtype, 4, full);
+        if (!a->mask || tensor_copy_into(ctx, a->mask, ev_tensor(am))) return sa_err(sa, "attention mask: %s", ctx->err.msg);
+    }
+    return 0;
+}
+
+/* The forward: o[b, h, i] = P_i V and lse[b, h, i] (when lse is given). */
+static int attn_forward(ShapeArgs *sa, const Attn *a, Tensor *o, Tensor *lse) {
+    double *p = malloc((size_t)(a->S ? a->S : 1) * sizeof *p);
+    if (!p) return sa_err(sa, "out of memory");
+    for (int64_t b = 0; b < a->B; b++)
+        for (int64_t h = 0; h < a->H; h++)
+            for (int64_t i = 0; i < a->L; i++) {
+                double l = attn_row(a, b, h, i, p);
+                if (lse && lse->ndim == 3 && i < lse->size[2])
+                    tensor_store_f(lse, lse->offset + b * lse->stride[0] + h * lse->stride[1] + i * lse->stride[2], l);
+                for (int64_t e = 0; e < a->Ev; e++) {
+                    double acc = 0;
+                    for (int64_t j = 0; j < a->S; j++) acc += p[j] * at4(a->V, b, h, j, e);
+                    put4(o, b, h, i, e, acc);
+                }
+            }
+    free(p);
+    return 0;
+}
+
+/* The backward, from scratch (P recomputed): dV = P^T dO, dP = dO V^T, dS = P * (dP -
+ * rowsum(P * dP)), dQ = scale dS K, dK = scale dS^T Q. Any of dq, dk, dv may be NULL. */
+static int attn_backward(ShapeArgs *sa, const Attn *a, const Tensor *dO, Tensor *dq, Tensor *dk, Tensor *dv) {
+    int64_t S = a->S ? a->S : 1;
+    double *p = malloc((size_t)S * sizeof *p), *dp = malloc((size_t)S * sizeof *dp);
+    double *gk = calloc((size_t)(a->S * a->E + 1), sizeof *gk), *gv = calloc((size_t)(a->S * a->Ev + 1), sizeof *gv);
+    int rc = 0;
+    if (!p || !dp || !gk || !gv) { rc = sa_err(sa, "out of memory"); goto done; }
+    for (int64_t b = 0; b < a->B; b++)
+        for (int64_t h = 0; h < a->H; h++) {
+            memset(gk, 0, (size_t)(a->S * a->E) * sizeof *gk);
+            memset(gv, 0, (size_t)(a->S * a->Ev) * sizeof *gv);
+            for (int64_t i = 0; i < a->L; i++) {
+                attn_row(a, b, h, i, p);
+                double dsum = 0;
+                for (int64_t j = 0; j < a->S; j++) {
+                    double acc = 0;
+                    for (int64_t e = 0; e < a->Ev; e++) {
+                        double g = at4(dO, b, h, i, e);
+                        acc += g * at4(a->V, b, h, j, e);
+                        gv[j * a->Ev + e] += p[j] * g;
+                    }
+                    dp[j] = acc;
+                    dsum += p[j] * acc;
+                }
+                for (int64_t j = 0; j < a->S; j++) dp[j] = p[j] * (dp[j] - dsum) * a->scale;   /* dS * scale */
+                for (int64_t e = 0; e < a->E; e++) {
+                    double acc = 0;
+                    for (int64_t j = 0; j < a->S; j++) {
+                        acc += dp[j] * at4(a->K, b, h, j, e);
+                        gk[j * a->E + e] += dp[j] * at4(a->Q, b, h, i, e);
+                    }
+                    if (dq) put4(dq, b, h, i, e, acc);
+                }
+            }
+            for (int64_t j = 0; j < a->S; j++) {
+                for (int64_t e = 0; dk && e < a->E; e++) put4(dk, b, h, j, e, gk[j * a->E + e]);
+                for (int64_t e = 0; dv && e < a->Ev; e++) put4(dv, b, h, j, e, gv[j * a->Ev + e]);
+            }
+        }
+done:
+    free(p); free(dp); free(gk); free(gv);
+    return rc;
+}
+
+/* flash (cpu) forward: (query, key, value, dropout_p, is_causal, *, attn_mask, scale) */
+static int sdpa_eval(const OpCall *c, IValue *out) {
+    ShapeArgs sa;
+    sa_from_call(&sa, c);
+    TensorMeta m[2];
+    int n, rc = -1;
+    Tensor *res[2] = {0};
+    Attn a = {0};
+    if (ev_shape(&sa, m, &n) || !(res[0] = ev_new(&sa, &m[0])) || !(res[1] = ev_new(&sa, &m[1]))) goto done;
+    if (attn_args(&sa, c->ctx, 0, -1, 3, 4, &a) || attn_forward(&sa, &a, res[0], res[1])) goto done;
+    ev_out_tuple(out, res, 2);
+    memset(res, 0, sizeof res);
+    rc = 0;
+done:
+    for (int i = 0; i < 2; i++) tensor_unref(res[i]);
+    tensor_unref(a.mask);
+    ev_end(&sa);
+    return rc;
+}
+
+/* efficient (cuda) forward: (query, key, value, attn_bias, compute_log_sumexp, dropout_p,
+ * is_causal, *, scale) -> (output, logsumexp, philox_seed, philox_offset); seeds are 0 */
+static int sdpa_eff_eval(const OpCall *c, IValue *out) {
+    ShapeArgs sa;
+    sa_from_call(&sa, c);
+    TensorMeta m[4];
+    int n, rc = -1;
+    Tensor *res[4] = {0};
+    Attn a = {0};
+    if (ev_shape(&sa, m, &n)) goto done;
+    for (int i = 0; i < 4; i++) if (!(res[i] = ev_new(&sa, &m[i]))) goto done;
+    if (attn_args(&sa, c->ctx, 0, 3, 5, 6, &a) || attn_forward(&sa, &a, res[0], res[1])) goto done;
+    for (int64_t k = 0; k < tensor_numel(res[1]); k++)      /* the padding past L holds -inf */
+        if (k % (res[1]->size[2] ? res[1]->size[2] : 1) >= a.L) tensor_set_f(res[1], k, -INFINITY);
+    ev_out_tuple(out, res, 4);
+    memset(res, 0, sizeof res);
+    rc = 0;
+done:
+    for (int i = 0; i < 4; i++) tensor_unref(res[i]);
+    tensor_unref(a.mask);
+    ev_end(&sa);
+    return rc;
+}
+
+/* Both backwards: flash (cpu) (grad_out, query, key, value, out, logsumexp, dropout_p,
+ * is_causal, *, attn_mask, scale); efficient (cuda) (grad_out, query, key, value, attn_bias,
+ * out, logsumexp, philox_seed, philox_offset, dropout_p, grad_input_mask, is_causal, *, scale).
+ * The bias gradient of the efficient backward is not computed (refused when asked for). */
+static int sdpa_bwd_eval(const OpCall *c, IValue *out) {
+    ShapeArgs sa;
+    sa_from_call(&sa, c);
+    bool eff = strstr(c->op->name, "efficient") != NULL;
+    TensorMeta m[4];
+    int n, rc = -1;
+    Tensor *res[4] = {0};
+    Attn a = {0};
+    if (ev_shape(&sa, m, &n)) goto done;
+    for (int i = 0; i < 3; i++) if (!(res[i] = ev_new(&sa, &m[i]))) goto done;
+    if (eff && m[3].dtype != DT_INVALID) { sa_err(&sa, "the gradient of attn_bias is not implemented"); goto done; }
+    if (eff ? attn_args(&sa, c->ctx, 1, 4, 9, 11, &a) : attn_args(&sa, c->ctx, 1, -1, 6, 7, &a)) goto done;
+    if (attn_backward(&sa, &a, ev_tensor(sa_arg(&sa, 0, "grad_out")), res[0], res[1], res[2])) goto done;
+    ev_out_tuple(out, res, n);
+    memset(res, 0, sizeof res);
+    rc = 0;
+done:
+    for (int i = 0; i < 4; i++) tensor_unref(res[i]);
+    tensor_unref(a.mask);
+    ev_end(&sa);
+    return rc;
+}
+
+const OpDef ops_attention_table[] = {
+    {"aten._scaled_dot_product_flash_attention_for_cpu.default", OPF_EXTERN | OPF_TUPLE, op_infer_generic, sdpa_eval,
+     "(softmax(Q K^T * scale) V, logsumexp) on [batch, heads, seq, dim]", shape_sdpa, NULL},
+    {"aten._scaled_dot_product_efficient_attention.default", OPF_EXTERN | OPF_TUPLE, op_infer_generic, sdpa_eff_eval,
+     "(softmax(Q K^T * scale + bias) V, logsumexp padded to 32, philox seed, offset): the GPU memory-efficient path",
+     shape_sdpa_eff, NULL},
+    {"aten._scaled_dot_product_flash_attention_for_cpu_backward.default", OPF_EXTERN | OPF_TUPLE, op_infer_generic,
+     sdpa_bwd_eval, "gradients of query, key, value of the CPU flash attention", shape_sdpa_bwd, NULL},
+    {"aten._scaled_dot_product_efficient_attention_backward.default", OPF_EXTERN | OPF_TUPLE, op_infer_generic,
+     sdpa_bwd_eval, "gradients of query, key, value (and attn_bias) of the memory-efficient attention", shape_sdpa_bwd, NULL},
+};
+const int ops_attention_count = sizeof ops_attention_table / sizeof ops_attention_table[0];
