@@ -296,8 +296,8 @@ static void warn_missing(Session *s, const char *what, const char *args) {
  * the breakpoint, the pass cursor, the lowered/scheduled state and the entered subgraph.
  * Replayed into a fresh shell it gives the same state (test_shell_daily checks `set`, `passes`
  * and `graph` of both). Example:
- *   set device cpu / set threads 0 / set fusion on / set seed 7 / set tolerance 0.0001 0.0001
- *   patterns p.pat / load g.py / inputs random 7 / break stable_sort / goto 2 / sched */
+ *   set device cpu / set threads 0 / set fusion on / set tolerance 0.0001 0.0001
+ *   patterns p.pat / load g.py / inputs random 7 / set seed 7 / break stable_sort / goto 2 / sched */
 static int save_session(Session *s, const char *path) {
     StrBuf sb; sb_init(&sb);
     time_t now = time(NULL);
@@ -309,7 +309,6 @@ static int save_session(Session *s, const char *path) {
     sb_printf(&sb, "set device %s\n", c->target == MI_DEV_CUDA ? "cuda" : "cpu");
     sb_printf(&sb, "set threads %d\n", c->threads);
     sb_printf(&sb, "set fusion %s\n", c->fusion ? "on" : "off");
-    sb_printf(&sb, "set seed %llu\n", (unsigned long long)c->seed);
     char rt[40], at[40];
     exact_double(s->rtol, rt, sizeof rt);
     exact_double(s->atol, at, sizeof at);
@@ -327,6 +326,9 @@ static int save_session(Session *s, const char *path) {
     }
     if (s->load_args) { sb_printf(&sb, "load %s\n", s->load_args); warn_missing(s, "graph", s->load_args); }
     if (s->inputs_args) { sb_printf(&sb, "inputs %s\n", s->inputs_args); warn_missing(s, "inputs", s->inputs_args); }
+    /* after the inputs: `inputs random N` sets the seed to N, and the session's own seed may have
+     * changed since (fuzz_session) */
+    sb_printf(&sb, "set seed %llu\n", (unsigned long long)c->seed);
     if (s->break_pass) sb_printf(&sb, "break %s\n", s->break_pass);
     if (s->pm && pm_cursor(s->pm) > 0) sb_printf(&sb, "goto %d\n", pm_cursor(s->pm));
     if (s->cs) sb_put(&sb, compile_state_scheduled(s->cs) ? "sched\n" : "lower\n");

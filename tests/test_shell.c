@@ -327,6 +327,17 @@ static void test_session_save(void) {
     const char *ga = strstr(a.out, "class <lambda>"), *gb = strstr(b.out, "class <lambda>");
     ok(ga && gb && !strcmp(ga, gb), "replayed session prints the same graph");
     free(a.out); free(b.out);
+    /* the seed set after `inputs random 3` survives the replay (fuzz_session found it reset to 3:
+     * tests/fixtures/crashers/session_seed_after_inputs.session) */
+    snprintf(cmds, sizeof cmds, "load " LN "; inputs random 3; set seed 12345; save session %s", path);
+    a = run(NULL, cmds, NULL);
+    in = fopen(path, "r");
+    n = fread(body, 1, sizeof body - 200, in); body[n] = 0; fclose(in);
+    strcat(body, "set\n");
+    b = run(NULL, NULL, body);
+    ok(has(&b, "seed      12345") && file_has(path, "inputs random 3\nset seed 12345\n"),
+       "the replayed session has the seed set after the inputs");
+    free(a.out); free(b.out);
 }
 
 static void test_save_graph(void) {
