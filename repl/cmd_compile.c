@@ -435,8 +435,10 @@ static int exec_module(Session *s, long reps) {
         num_check_value(&c, label, &ro[i], &co[i], NUM_OUT, i, rnd[i]);
     }
     /* in-place updates of inputs must match too (only mismatches are listed) */
+    int nmut = 0;
     for (int i = 0; i < s->ninputs; i++) {
         if (in_ref[i].kind != IV_TENSOR) continue;
+        if (session_input_changed(s, in_ref, i)) nmut++;
         StrBuf one;
         sb_init(&one);
         c.report = &one;
@@ -452,7 +454,9 @@ static int exec_module(Session *s, long reps) {
     free(rin);
     int bad = c.bad;
     double worst = c.worst_abs;
-    fprintf(s->out, "max abs err %.3g over %d output%s\n", worst, nr, nr == 1 ? "" : "s");
+    fprintf(s->out, "max abs err %.3g over %d output%s", worst, nr, nr == 1 ? "" : "s");
+    if (nmut) fprintf(s->out, " and %d mutated input%s", nmut, nmut == 1 ? "" : "s");
+    fputc('\n', s->out);
     if (reps > 0) {
         char why[96] = "set threads";
         int nt = s->ctx->threads > 0 ? s->ctx->threads : rt_default_threads(why, sizeof why);

@@ -501,10 +501,6 @@ static int run_ref(Session *s, const Graph *g, IValue **outs, int *nouts, IValue
 }
 
 /* Did the run change input i? (only those get an "input i after" line) */
-static bool input_changed(const Session *s, const IValue *after, int i) {
-    return s->inputs[i].kind == IV_TENSOR && after[i].kind == IV_TENSOR &&
-           !tensor_same(s->inputs[i].t, after[i].t, NULL, 0, 0).ok;
-}
 
 /* The arrays PyTorch recorded beside the inputs (DIR/out<k>.npy, DIR/in<k>_after.npy) against
  * the current graph's results. Returns -1 on an unreadable file. */
@@ -573,7 +569,7 @@ int cmd_check(Session *s, int argc, char **argv) {
     }
     int nmut = 0;
     for (int i = 0; i < s->ninputs; i++) {
-        if (!input_changed(s, ra, i) && !input_changed(s, ca, i)) continue;
+        if (!session_input_changed(s, ra, i) && !session_input_changed(s, ca, i)) continue;
         char label[64];
         snprintf(label, sizeof label, "input %d after", i);
         num_check_value(&c, label, &ra[i], &ca[i], NUM_IN_AFTER, i, rin[i]);

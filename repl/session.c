@@ -7,6 +7,7 @@
 #include "teach.h"
 #include "ops/inputs.h"
 #include "base/tensor.h"
+#include "base/same.h"
 #include "viz/viz.h"
 #include "trace/trace.h"
 
@@ -165,3 +166,8 @@ void session_print_error(Session *s) {
     fflush(s->err);
     mi_clear_err(s->ctx);
 }
+bool session_input_changed(const Session *s, const IValue *after, int i) {
+    return s->inputs[i].kind == IV_TENSOR && after[i].kind == IV_TENSOR &&
+           !tensor_same(s->inputs[i].t, after[i].t, NULL, 0, 0).ok;
+}
+

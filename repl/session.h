@@ -98,6 +98,8 @@ void session_print_error(Session *s);
 
 /* Clone inputs (fresh tensors) so a run cannot mutate the session's inputs. */
 IValue *session_clone_inputs(MiCtx *ctx, const IValue *in, int n);
+/* Input i differs in `after` (a run's inputs afterwards) from the session's: a mutated input. */
+bool session_input_changed(const Session *s, const IValue *after, int i);
 void session_free_inputs(IValue *in, int n);
 
 /* The session's TORCH_TRACE log (repl/session_trace.c); all no-ops when tracing is off.

@@ -152,8 +152,54 @@ static void test_values(void) {
     tensor_unref(v); tensor_unref(A); tensor_unref(one); tensor_unref(two); tensor_unref(half);
 }
 
+/* _foreach_* ops: item k is the plain op on item k of each list (core/ops/decomp_foreach.c);
+ * the in-place form writes into its first list's tensors */
+static void test_foreach(void) {
+    Graph *g = graph_of("a: \"f32[2][1]cpu\", b: \"f32[3][1]cpu\", c: \"f32[2][1]cpu\", d: \"f32[3][1]cpu\"",
+                        "        fa = torch.ops.aten._foreach_add.List([a, b], [c, d], alpha = 2)\n"
+                        "        g0: \"f32[2][1]cpu\" = fa[0]\n"
+                        "        g1: \"f32[3][1]cpu\" = fa[1]\n"
+                        "        fp = torch.ops.aten._foreach_pow.ScalarAndTensor(2.0, [g0, g1])\n"
+                        "        p1: \"f32[3][1]cpu\" = fp[1]\n"
+                        "        fm = torch.ops.aten._foreach_mul_.Scalar([a, b], 3)\n"
+                        "        m0: \"f32[2][1]cpu\" = fm[0]\n",
+                        "g0, g1, p1, m0");
+    int64_t n2[1] = {2}, n3[1] = {3};
+    Tensor *a = T(1, n2, (double[]){1, 2}), *b = T(1, n3, (double[]){0, 1, -1}), *c = T(1, n2, (double[]){0.5, 1}),
+           *d = T(1, n3, (double[]){1, 0, 0.5});
+    Tensor *ins[4] = {a, b, c, d};
+    Tensor *g1 = g ? run_k(g, ins, 4, 1) : NULL;
+    ok(values(g1, (double[]){2, 1, 0}, 3, 0), "_foreach_add.List(alpha=2): item 1 = b + 2 d");
+    ok(values(b, (double[]){0, 3, -3}, 3, 0), "_foreach_mul_.Scalar wrote b * 3 into b");
+    tensor_set_f(a, 0, 1); tensor_set_f(a, 1, 2);   /* undo the in-place update for the next run */
+    for (int k = 0; k < 3; k++) tensor_set_f(b, k, (double[]){0, 1, -1}[k]);
+    Tensor *p1 = g ? run_k(g, ins, 4, 2) : NULL;
+    ok(values(p1, (double[]){4, 2, 1}, 3, 0), "_foreach_pow.ScalarAndTensor(2, [..]) = 2 ** item");
+    TensorMeta m[OP_MAX_OUTS];
+    int nm = OP_MAX_OUTS;
+    const Node *fa = g ? graph_find(g, "fa") : NULL;
+    ok(fa && op_infer_meta(ctx, g, fa, m, &nm) == 0 && nm == 2 && m[0].ndim == 1 && m[1].ndim == 1 &&
+       sym_is_int(m[1].size[0], &(int64_t){0}), "meta of a foreach op: one per item");
+    tensor_unref(g1);
+    tensor_unref(p1);
+    for (int i = 0; i < 4; i++) tensor_unref(ins[i]);
+    graph_free(g);
+    g = graph_of("a: \"f32[2][1]cpu\", c: \"f32[3][1]cpu\"",
+                 "        fa = torch.ops.aten._foreach_add.List([a], [c])\n        g0: \"f32[2][1]cpu\" = fa[0]\n", "g0");
+    Tensor *x = T(1, n2, NULL), *y = T(1, n3, NULL);
+    Tensor *in2[2] = {x, y};
+    Tensor *r = g ? run_k(g, in2, 2, 0) : NULL;
+    char e[2048];
+    ok(!r && strstr(mi_err_str(ctx, e, sizeof e), "fa"), "a size mismatch between items is an error naming the node: %s", e);
+    tensor_unref(r);
+    tensor_unref(x);
+    tensor_unref(y);
+    graph_free(g);
+}
+
 int main(void) {
     ctx = mi_ctx_new();
+    test_foreach();
     test_addcmul();
     test_std_mean();
     test_fold();

@@ -3,7 +3,8 @@
  * an AdamW step mutating its inputs, a LLaMA block): the shell loads bf16 inputs recorded as
  * float32 with a note, every pass keeps the numerics, `check` agrees with PyTorch's recorded
  * outputs (bf16 CUDA rounding by the float64 RMSE rule, random draws statistically, mutated
- * inputs against inK_after.npy), and a wrong recorded output is still reported. */
+ * inputs against inK_after.npy; the CUDA AdamW step's _foreach_* ops, also compiled), and a
+ * wrong recorded output is still reported. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,20 @@ static void test_adamw_llama(void) {
        "adamw: the updated parameter matches in8_after.npy");
     ok(strstr(o, "check: ok (0 outputs and 16 mutated inputs"), "adamw: check counts the 16 inputs the step mutates");
     free(o);
+    /* the CUDA optimizer is the multi-tensor one: _foreach_* ops, _foreach_add_ after reinplace */
+    char file[512];
+    snprintf(file, sizeof file, TC "/cuda/adamw_step/graph0/pre_post_grad.py");
+    o = run(file, "inputs " TC "/cuda/adamw_step/graph0; run; check; exec 1");
+    ok(strstr(o, " applied passes clean") && strstr(o, "~ _foreach_add (reinplaced: _foreach_add -> _foreach_add_)"),
+       "cuda adamw: reinplace makes the step counters' _foreach_add in place; every pass keeps the numerics");
+    double aerr = num_after(o, "input 0 after vs PyTorch (" TC "/cuda/adamw_step/graph0/in0_after.npy): f32[128, 64] ok", "max abs err ");
+    ok(aerr < 1e-7 && strstr(o, "check: ok (0 outputs and 16 mutated inputs"),
+       "cuda adamw: the foreach ops' parameter update matches PyTorch's in0_after.npy (max abs err %g)", aerr);
+    ok(strstr(o, "lowered to 52 buffers (20 inputs, 32 computed, 0 extern)") &&
+       strstr(o, "over 0 outputs and 16 mutated inputs\n") && strstr(o, "exec: ok"),
+       "cuda adamw: every foreach item lowers to a kernel (no extern); compiled C updates the 16 inputs as the interpreter");
+    if (!strstr(o, "exec: ok")) diag("%s", o);
+    free(o);
     o = run_case("cpu/llama_block/graph0");
     double err = num_after(o, "out0.npy): f32[2, 64, 128] ok", "max abs err ");
     ok(strstr(o, " applied passes clean") && err < 1e-5 && strstr(o, "check: ok (1 output"),
@@ -175,6 +190,12 @@ static void test_unchecked(void) {
  * (which sums in double) by 2e-3 on elements near zero, so allclose fails; against the float64
  * run both are as far from the exact answer: rounding, exec ok (it was MISMATCH before). */
 static void test_exec_rounding(void) {
+    /* foreach ops of every overload kind, decomposition-lowered addcmul / lerp / norm */
+    char *f = run("tests/fixtures/lowering/foreach.py", "inputs random 3; exec 1");
+    ok(strstr(f, "(6 inputs, 11 computed, 0 extern)") && strstr(f, "over 7 outputs and 2 mutated inputs\n") && strstr(f, "exec: ok"),
+       "foreach fixture: all items lowered (addcmul, lerp, vector norm through their decompositions), compiled C agrees");
+    if (!strstr(f, "exec: ok")) diag("%s", f);
+    free(f);
     char *o = run("bench/graphs/transformer_block.py", "inputs random; exec 1");
     double err = num_after(o, "output 0: f32[8, 256, 128] ok", "max abs err ");
     ok(err > 1e-4 && strstr(o, "(float rounding: RMSE vs float64 ") && strstr(o, "exec: ok"),

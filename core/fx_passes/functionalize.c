@@ -11,6 +11,7 @@
  * copy_(input, value) before the output. Runs in one forward sweep. */
 #include "fx_passes/functionalize.h"
 #include "ops/ops.h"
+#include "ops/decomp.h"
 #include "fx_passes/passes.h"
 
 #include <stdio.h>
@@ -57,11 +58,24 @@ bool functionalize_copy_is_epilogue(const Graph *g, const Node *n) {
     return i >= 0 && !used_after(g, i, dst, n);
 }
 
+bool functionalize_foreach_is_epilogue(const Graph *g, const Node *n) {
+    bool inplace = false;
+    char buf[96];
+    if (n->kind != N_CALL_FUNCTION || !foreach_plain_op(n->target, buf, sizeof buf, &inplace) || !inplace) return false;
+    if (n->nargs < 1 || (n->args[0].kind != V_LIST && n->args[0].kind != V_TUPLE)) return false;
+    int i = graph_index_of(g, n);
+    for (int k = 0; k < n->args[0].list.n; k++) {
+        const Value *it = &n->args[0].list.items[k];
+        if (it->kind != V_NODE || it->node->kind != N_PLACEHOLDER || i < 0 || used_after(g, i, it->node, it->node)) return false;
+    }
+    return true;
+}
+
 bool functionalize_needed(const Graph *g) {
     for (int i = 0; i < g->n; i++) {
         const Node *n = g->nodes[i];
         if (!is_inplace(n)) continue;
-        if (!functionalize_copy_is_epilogue(g, n)) return true;
+        if (!functionalize_copy_is_epilogue(g, n) && !functionalize_foreach_is_epilogue(g, n)) return true;
     }
     return false;
 }
@@ -241,6 +255,8 @@ static const char *functional_target(Graph *out, const char *t) {
 
 static int do_inplace(F *f, const Node *x) {
     Node *m0 = arg_node(x, 0);
+    if (!m0 && x->nargs && x->args[0].kind == V_LIST)   /* _foreach_add_ on intermediates: not made by reinplace */
+        return graph_node_err(f->ctx, f->g, x, "functionalize: in-place foreach op '%s' on tensors that are not graph inputs is not supported (use the functional '%s' form)", x->target, "_foreach_*");
     if (!m0) return mi_err(f->ctx, f->g->source, x->src_line, 0, "functionalize: in-place op '%s' without a tensor first argument", x->name);
     int m = canon(f, m0);
     const char *ft = functional_target(f->out, x->target);

@@ -19,6 +19,10 @@
 bool functionalize_needed(const Graph *g);
 /* n is copy_(placeholder, value) and neither the placeholder nor n is read after it. */
 bool functionalize_copy_is_epilogue(const Graph *g, const Node *n);
+/* n is an in-place foreach op (_foreach_add_.List, as reinplace makes it) whose first list holds
+ * placeholders only, none of them read after it: like the copy_ epilogue, the lowering writes
+ * the new values into those inputs (core/lowering/lowering_foreach.c). */
+bool functionalize_foreach_is_epilogue(const Graph *g, const Node *n);
 
 /* New functional graph (g is unchanged). NULL with ctx error (e.g. an in-place op without a
  * functional variant, a mutation through an expand). */

@@ -151,6 +151,8 @@ void ir_free(IrModule *m) {
     free(m->guards);
     arena_free(&m->arena);
     if (m->owned_graph) graph_free(m->owned_graph);
+    for (int i = 0; i < m->nscratch; i++) graph_free(m->scratch[i]);
+    free(m->scratch);
     free(m);
 }
 

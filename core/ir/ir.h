@@ -219,6 +219,8 @@ typedef struct IrModule {
                                                    kernels are named with it); NULL at top */
     Graph *owned_graph;                         /* the functionalized copy `graph` points to, when
                                                    ir_lower had to make one; freed with m */
+    Graph **scratch; int nscratch;              /* graphs lowered inline (a foreach op's
+                                                   per-item decomposition); freed with m */
 } IrModule;
 
 /* Free a cond's branch modules (idempotent; ir_free calls it). */

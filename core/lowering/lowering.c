@@ -61,6 +61,7 @@ const LoweringDef *lowering_find(const char *name) {
         const LoweringDef *d = lowering_at(i);
         if (!strcmp(d->name, name)) return d;
     }
+    if (!strncmp(name, "aten._foreach_", 14) && op_lookup(name)) return &lowering_foreach_row;   /* every foreach op of the registry */
     return NULL;
 }
 
@@ -137,6 +138,7 @@ int lw_lower_node(Lower *L, const Node *n) {
     const LoweringDef *d = lowering_find(n->target);
     int rc;
     if (d) rc = d->fn(L, n, d->arg);
+    else if (lw_lowers_by_decomposition(n)) rc = lw_lower_decomposed(L, n);   /* as select_decomp_table */
     else if (ir_fallback_ok(n->op ? n->op : op_lookup(n->target))) rc = lw_fallback(L, n);
     else return lw_err(L, n, "unsupported op '%s'", n->target);
     if (rc == 0) lw_after_node(L, n);   /* store or recompute (lowering_realize.c) */

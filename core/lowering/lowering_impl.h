@@ -48,6 +48,11 @@ extern const LoweringDef lowering_indexing_table[];   extern const int lowering_
 extern const LoweringDef lowering_extern_table[];     extern const int lowering_extern_count;
 extern const LoweringDef lowering_pooling_table[];    extern const int lowering_pooling_count;
 extern const LoweringDef lowering_gather_table[];     extern const int lowering_gather_count;
+extern const LoweringDef lowering_foreach_row;   /* every "aten._foreach_*" op of the registry (lowering_decomp.c) */
+/* n's op is one Inductor decomposes before lowering (its DecompDef is marked `inductor`) and
+ * that is functional: lw_lower_decomposed lowers its decomposition inline (lowering_decomp.c). */
+bool lw_lowers_by_decomposition(const Node *n);
+int lw_lower_decomposed(Lower *L, const Node *n);
 
 /* The row for op `name`, NULL when no family has one. */
 const LoweringDef *lowering_find(const char *name);
@@ -105,6 +110,9 @@ IrStorage *lw_storage_new(Lower *L, const IrFn *fn, DType dt, int ndim, Expr **s
 /* A TensorBox as a buffer an extern kernel or an output can take: a strided view of a realized
  * buffer when possible, else realized into a fresh contiguous buffer (*view: its layout). */
 Buffer *lw_as_strided(Lower *L, IrTBox *t, Layout *view);
+/* Write src into graph input dst (copy_ into an input, an in-place foreach op): a buffer that
+ * mutates the input (lowering_indexing.c). -1 with ctx error naming n. */
+int lw_mutate_input(Lower *L, const Node *n, IrTBox *dst, IrTBox *src);
 /* Inductor's realize_hint: realize the pending storage of t (a view's: the one it looks at)
  * when it reads more than one buffer at a non-constant index (lowering_realize.c). */
 void lw_realize_hint(Lower *L, IrTBox *t);

@@ -209,16 +209,13 @@ static int lower_scatter(Lower *L, const Node *n, int is_slice) {
     return lw_set_pointwise(L, n, f, m->dtype, 2);
 }
 
-static int lower_copy_(Lower *L, const Node *n, int arg) {
-    const Value *dv = &n->args[0];
-    if (n->nargs < 2 || dv->kind != V_NODE || dv->node->kind != N_PLACEHOLDER)
-        return lw_err(L, n, "copy_ is only supported into graph inputs");
-    if (!functionalize_copy_is_epilogue(L->g, n))   /* the input would be read after it: functionalize first */
-        return lw_err(L, n, "copy_ into '%s' is read after it (run functionalize first)", dv->node->name);
-    IrTBox *dst = lw_arg_tbox(L, n, 0), *src = lw_arg_tbox(L, n, 1);
-    if (!dst || !src || !dst->sb || !dst->sb->buf) return lw_err(L, n, "copy_: bad arguments");
+/* Write src into the graph input dst (a MutationLayout store, as Inductor's mutate_to): the
+ * new value is realized first, since its computation may read the input at other positions
+ * (copied out when it is the input itself); the store broadcasts and converts src to the
+ * input's shape and dtype. The mutated input is marked so the module writes it back. */
+int lw_mutate_input(Lower *L, const Node *n, IrTBox *dst, IrTBox *src) {
+    if (!dst || !src || !dst->sb || !dst->sb->buf) return lw_err(L, n, "%s: bad arguments", lw_short_name(L, n->target));
     Buffer *in = dst->sb->buf;
-    /* realize the new value first: its computation may read the input at other positions */
     Layout v;
     Buffer *sbuf = lw_as_strided(L, src, &v);
     const IrFn *f = src->loader;
@@ -237,15 +234,23 @@ static int lower_copy_(Lower *L, const Node *n, int arg) {
     b->origins = o;
     b->norigins = no;
     f = lw_broadcast(L, f, src->ndim, src->size, lay.ndim, lay.size);   /* copy_ broadcasts src */
-    if (!f) return lw_err(L, n, "copy_: source of rank %d does not broadcast to rank %d", src->ndim, lay.ndim);
+    if (!f) return lw_err(L, n, "%s: source of rank %d does not broadcast to rank %d", lw_short_name(L, n->target), src->ndim, lay.ndim);
     f = lw_to_dtype(L, f, lay.dtype);
     int order[MI_MAX_DIMS];
     lw_loop_order(&lay, order);
     b->body = ir_trace_body(L->m, b, f, lay.ndim, lay.size, order, 0, NULL, RED_SUM, 0);
-    LVal *lv = lw_node_val(L, n);
-    lv->kind = LV_TBOX;
-    lv->t = dst;
     return 0;
+}
+
+static int lower_copy_(Lower *L, const Node *n, int arg) {
+    const Value *dv = &n->args[0];
+    if (n->nargs < 2 || dv->kind != V_NODE || dv->node->kind != N_PLACEHOLDER)
+        return lw_err(L, n, "copy_ is only supported into graph inputs");
+    if (!functionalize_copy_is_epilogue(L->g, n))   /* the input would be read after it: functionalize first */
+        return lw_err(L, n, "copy_ into '%s' is read after it (run functionalize first)", dv->node->name);
+    IrTBox *dst = lw_arg_tbox(L, n, 0), *src = lw_arg_tbox(L, n, 1);
+    if (lw_mutate_input(L, n, dst, src)) return -1;
+    return lw_set_tbox(L, n, dst);
 }
 
 /* ---- the indexing rows of the lowering table ---- */

@@ -120,6 +120,11 @@ DType db_opmath(DType dt);
 /* the result dtype of an elementwise op on x (and y, when given) with INT_TO_FLOAT promotion */
 DType db_float_dtype(DecompB *b, Node *x, Node *y);
 
+/* The plain op a _foreach_* op applies to each item ("aten._foreach_add_.List" ->
+ * "aten.add.Tensor", written into buf when built), NULL for other ops or an overload without
+ * one; *inplace (when given) tells the in-place forms (core/ops/decomp_foreach.c). */
+const char *foreach_plain_op(const char *target, char *buf, size_t n, bool *inplace);
+
 /* ---- decomposition tables (core/ops/decomp_*.c) ---- */
 extern const DecompDef decomp_extra_table[]; extern const int decomp_extra_count;
 

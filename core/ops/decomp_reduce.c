@@ -227,8 +227,9 @@ static int dc_cross(DecompB *b, Value *outs, int *nout) {
     int nd = db_ndim(b, x) > db_ndim(b, y) ? db_ndim(b, x) : db_ndim(b, y);
     int d = db_wrap_dim(b, db_int(b, 2, "dim", -1), nd);
     Node *ar = db_arange(b, VI(3), DT_I64);
-    Node *p1 = db_op(b, "aten.remainder.Scalar", VN(db_adds(b, ar, 1)), VI(3));
-    Node *p2 = db_op(b, "aten.remainder.Scalar", VN(db_adds(b, ar, 2)), VI(3));
+    /* (idx + 1) % 3 in int64, as refs (db_adds adds a float: a float index) */
+    Node *p1 = db_op(b, "aten.remainder.Scalar", VN(db_op(b, "aten.add.Tensor", VN(ar), VI(1))), VI(3));
+    Node *p2 = db_op(b, "aten.remainder.Scalar", VN(db_op(b, "aten.add.Tensor", VN(ar), VI(2))), VI(3));
     int dx = d - (nd - db_ndim(b, x)), dy = d - (nd - db_ndim(b, y));
     Node *ax1 = db_op(b, "aten.index_select.default", VN(x), VI(dx), VN(p1));
     Node *by2 = db_op(b, "aten.index_select.default", VN(y), VI(dy), VN(p2));

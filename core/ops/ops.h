@@ -8,7 +8,7 @@
  * ops_view.c, ops_reduce.c, ops_matmul.c, ops_conv.c, ops_index.c, ops_scatter.c, ops_scan.c,
  * ops_pool.c, ops_linalg.c (LAPACKE), ops_random.c, ops_misc.c, and the ops implemented by their
  * PyTorch decomposition, written once in decomp_pointwise.c, decomp_shape.c, decomp_reduce.c,
- * decomp_nn.c (core/ops/decomp.h: the interpreter, meta inference and decompose_graph use the
+ * decomp_nn.c, decomp_foreach.c (core/ops/decomp.h: the interpreter, meta inference and decompose_graph use the
  * same function). core/ops/ops.c joins them.
  * Adding an op = a row {name, flags, op_infer_generic, eval, doc, shape, data}: `shape`
  * computes the result metas from a ShapeArgs (core/ops/ops_impl.h), which reads arguments the same

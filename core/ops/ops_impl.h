@@ -124,6 +124,7 @@ extern const OpDef ops_decomp_pointwise_table[]; extern const int ops_decomp_poi
 extern const OpDef ops_decomp_shape_table[];     extern const int ops_decomp_shape_count;
 extern const OpDef ops_decomp_reduce_table[];    extern const int ops_decomp_reduce_count;
 extern const OpDef ops_decomp_nn_table[];        extern const int ops_decomp_nn_count;
+extern const OpDef ops_decomp_foreach_table[];   extern const int ops_decomp_foreach_count;
 
 /* complex math of the elementwise ops (core/ops/ops_complex.c): the element function of op (a
  * registry name; NULL when op has no complex math), and whether its result is real (abs) */

@@ -480,6 +480,8 @@ static int shape_index_select(ShapeArgs *sa, TensorMeta *out, int *nout) {
         sa_tensor(sa, sa_arg(sa, 2, "index"), "index", &idx)) return -1;
     if (sa_dim(sa, dim, x->ndim, &dim)) return -1;
     if (idx->ndim > 1) return sa_err(sa, "index must be 0-D or 1-D");
+    if (idx->dtype != DT_I64 && idx->dtype != DT_I32)   /* ATen: "Expected dtype int32/int64 for index" */
+        return sa_err(sa, "index must be int64 or int32, not %s", dtype_abbrev(idx->dtype));
     meta_alloc(sa, out, x->dtype, x->ndim, x->device);
     for (int i = 0; i < x->ndim; i++) out->size[i] = i == dim ? (idx->ndim ? idx->size[0] : sym_int(sa->sym, 1)) : x->size[i];
     meta_contiguous_strides(sa, out);
