@@ -452,6 +452,11 @@ static void print_inputs(Session *s) {
         else snprintf(buf, sizeof buf, "(none)");
         fprintf(s->out, "  %d %s: %s\n", i, ph ? ph->name : "?", buf);
     }
+    for (int i = 0; i < s->ctx->nconsts; i++) {   /* the graph's tensor constants (self._tensor_constant0) */
+        char buf[256];
+        tensor_summary(s->ctx->consts[i].t, buf, sizeof buf);
+        fprintf(s->out, "  constant %s: %s\n", s->ctx->consts[i].name, buf);
+    }
 }
 
 int cmd_inputs(Session *s, int argc, char **argv) {
@@ -466,7 +471,11 @@ int cmd_inputs(Session *s, int argc, char **argv) {
             if (parse_count(s, argv[2], "seed", &seed) < 0) { free(args); return -1; }
             s->ctx->seed = (uint64_t)seed;
         }
+        int had = s->ctx->nconsts;
         if (interp_random_inputs(s->ctx, s->graph, NULL, 0, &in, &n) < 0) { free(args); return -1; }
+        for (int i = had; i < s->ctx->nconsts; i++)
+            fprintf(s->err, "note: tensor constant '%s' has no recorded value: random too ('inputs DIR' reads DIR/%s.npy)\n",
+                    s->ctx->consts[i].name, s->ctx->consts[i].name);
         free(args);
         char a[64];
         snprintf(a, sizeof a, "random %llu", (unsigned long long)s->ctx->seed);

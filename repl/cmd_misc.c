@@ -240,7 +240,8 @@ static int save_npy(Session *s, const char *dir, const char *stem, int k, const 
 }
 
 /* save outputs DIR: the session inputs and what the current graph computes from them, in the
- * layout PyTorch's recorded cases use (inK.npy, outK.npy, inK_after.npy for mutated inputs),
+ * layout PyTorch's recorded cases use (inK.npy, outK.npy, inK_after.npy for mutated inputs,
+ * NAME.npy for tensor constants),
  * so `inputs DIR; check` compares a later graph with these values. */
 static int save_outputs(Session *s, const char *dir) {
     if (!session_require_graph(s)) return -1;
@@ -262,6 +263,11 @@ static int save_outputs(Session *s, const char *dir) {
         if (outs[k].kind != IV_TENSOR) continue;
         if (save_npy(s, dir, "out", k, "", outs[k].t) < 0) goto done;
         nsaved++;
+    }
+    for (int k = 0; k < s->ctx->nconsts; k++) {   /* tensor constants: DIR/NAME.npy, as inputs DIR reads them */
+        char p[1200];
+        snprintf(p, sizeof p, "%s/%s.npy", dir, s->ctx->consts[k].name);
+        if (npy_save(s->ctx, p, s->ctx->consts[k].t) < 0) goto done;
     }
     fprintf(s->out, "saved %d input%s and %d result%s to %s\n", s->ninputs, s->ninputs == 1 ? "" : "s", nsaved,
             nsaved == 1 ? "" : "s", dir);

@@ -57,7 +57,8 @@ static const Command commands[] = {
      "Find the first pass that breaks lint or numerics (needs inputs for numerics).", cmd_bisect, CPL_NONE},
     {"inputs", "inputs [random [SEED] | FILE.npy... | DIR]",
      "Set the graph inputs: random (from SEED or the session seed), .npy files in placeholder\n"
-     "order, or a directory's in0.npy, in1.npy, ... Without arguments, show them.", cmd_inputs, CPL_FILE},
+     "order, or a directory's in0.npy, in1.npy, ... (and NAME.npy for each tensor constant\n"
+     "self.NAME; random ones when missing with 'random'). Without arguments, show them.", cmd_inputs, CPL_FILE},
     {"lower", "lower",
      "Lower the current graph to the loop IR (buffers with define-by-run bodies).", cmd_lower, CPL_NONE},
     {"ir", "ir [post]",

@@ -94,6 +94,7 @@ void session_set_graph(Session *s, Graph *g, const char *load_args) {
     /* inputs belong to the previous graph */
     session_free_inputs(s->inputs, s->ninputs);
     s->inputs = NULL; s->ninputs = 0;
+    mi_consts_clear(s->ctx);   /* and so do its tensor constants */
     free(s->inputs_args); s->inputs_args = NULL;
     free(s->break_pass); s->break_pass = NULL;
     free(s->scope); s->scope = NULL;

@@ -23,6 +23,7 @@
  *   MINDUCTOR_OPINFO_WRITE=1               rewrite expected-pass.txt from this run */
 #include "tap.h"
 #include "ops/interp.h"
+#include "ops/inputs.h"
 #include "ops/ops.h"
 #include "fx/graph.h"
 #include "lowering/lowering.h"
@@ -144,6 +145,7 @@ static int run_case(const char *root, const Case *c, char *res, size_t n) {
         if (ph->is_sym) { in[i].kind = IV_INT; in[i].i = tensor_numel(t) ? tensor_get_i(t, 0) : 0; tensor_unref(t); }
         else { in[i].kind = IV_TENSOR; in[i].t = t; }
     }
+    if (inputs_constants_from_dir(ctx, g, dir, NULL) < 0) { fail(res, n, "load", ctx); goto done; }   /* NAME.npy */
     IValue *tmp = clone_inputs(in, nin);
     int irc = interp_run(ctx, g, tmp, nin, &ref, &nref);
     clear_inputs(tmp, nin);

@@ -189,6 +189,32 @@ static void test_unchecked(void) {
 /* exec on a transformer block: the compiled kernels' float32 sums differ from the interpreter
  * (which sums in double) by 2e-3 on elements near zero, so allclose fails; against the float64
  * run both are as far from the exact answer: rounding, exec ok (it was MISMATCH before). */
+/* Tensor constants (self._tensor_constant0, from OpInfo's __getitem__ and masked.softmax
+ * samples): `inputs DIR` reads DIR/NAME.npy, check agrees with PyTorch's output, the compiled
+ * module takes the constant as an input; without the file the error says where it is read
+ * from; `inputs random` makes a random one with a note. */
+static void test_constants(void) {
+    const char *d = "tests/fixtures/constants/getitem";
+    char file[256], cmds[512];
+    snprintf(file, sizeof file, "%s/graph.py", d);
+    snprintf(cmds, sizeof cmds, "inputs %s; check; exec 1", d);
+    char *o = run(file, cmds);
+    ok(strstr(o, "  constant _tensor_constant0: i64[2] {1, 2}\n") && strstr(o, "/getitem/out0.npy): f32[2, 5, 5] ok max abs err 0 ") &&
+       strstr(o, "check: ok (1 output"), "an index held in a tensor constant: loaded from _tensor_constant0.npy, check matches PyTorch");
+    ok(strstr(o, "(2 inputs, 1 computed, 0 extern)") && strstr(o, "exec: ok"),
+       "the constant is the compiled module's second input; compiled C agrees");
+    free(o);
+    o = run(file, "inputs random; check");
+    ok(strstr(o, "note: tensor constant '_tensor_constant0' has no recorded value: random too"),
+       "inputs random: the constant gets a random value and a note");
+    free(o);
+    snprintf(file, sizeof file, "tests/fixtures/constants/masked_softmax/graph.py");
+    o = run(file, "inputs tests/fixtures/constants/masked_softmax; check; exec 1");
+    ok(strstr(o, "  constant _tensor_constant0: f32[] {-inf}\n") && strstr(o, "check: ok (1 output") && strstr(o, "exec: ok"),
+       "masked softmax with a -inf constant: check and exec agree with PyTorch");
+    free(o);
+}
+
 static void test_exec_rounding(void) {
     /* foreach ops of every overload kind, decomposition-lowered addcmul / lerp / norm */
     char *f = run("tests/fixtures/lowering/foreach.py", "inputs random 3; exec 1");
@@ -213,6 +239,7 @@ int main(void) {
     test_save_outputs();
     test_unchecked();
     test_exec_rounding();
+    test_constants();
     sh_cleanup(&env);
     return done_testing();
 }

@@ -2,6 +2,7 @@
  * The base every other module of core/, trace/ and viz/ builds on. */
 #include "base/mi.h"
 #include "base/sym.h"
+#include "base/tensor.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -61,6 +62,7 @@ MiCtx *mi_ctx_new(void) {
 void mi_ctx_free(MiCtx *ctx) {
     if (!ctx) return;
     sym_ctx_free(ctx->sym);
+    mi_consts_clear(ctx);
     free(ctx);
 }
 

@@ -80,6 +80,11 @@ typedef struct MiCtx {
     void (*progress)(void *ud, const char *what, long done, long total);
     void *progress_ud;
     uint64_t progress_last_ns;   /* mi_progress's rate limit */
+    /* The loaded graph's tensor constants (get_attr targets such as self._tensor_constant0, the
+     * GraphModule attributes PyTorch keeps beside the code), by name: mi_const_* in
+     * core/base/tensor.c; the interpreter and the compiled module's call read them. */
+    struct MiConst *consts;
+    int nconsts;
 } MiCtx;
 
 MiCtx *mi_ctx_new(void);

@@ -217,6 +217,33 @@ Tensor *tensor_view(Tensor *base, int ndim, const int64_t *size, const int64_t *
 
 Tensor *tensor_ref(Tensor *t) { if (t) t->refs++; return t; }
 
+/* ---- the session's tensor constants (MiCtx.consts): a short list searched by name ---- */
+
+void mi_const_set(MiCtx *ctx, const char *name, Tensor *t) {
+    for (int i = 0; i < ctx->nconsts; i++)
+        if (!strcmp(ctx->consts[i].name, name)) {
+            tensor_ref(t);
+            tensor_unref(ctx->consts[i].t);
+            ctx->consts[i].t = t;
+            return;
+        }
+    ctx->consts = mi_xrealloc(ctx->consts, sizeof *ctx->consts * (size_t)(ctx->nconsts + 1));
+    ctx->consts[ctx->nconsts++] = (MiConst){mi_xstrdup(name), tensor_ref(t)};
+}
+
+Tensor *mi_const_get(const MiCtx *ctx, const char *name) {
+    for (int i = 0; ctx && name && i < ctx->nconsts; i++)
+        if (!strcmp(ctx->consts[i].name, name)) return ctx->consts[i].t;
+    return NULL;
+}
+
+void mi_consts_clear(MiCtx *ctx) {
+    for (int i = 0; i < ctx->nconsts; i++) { free(ctx->consts[i].name); tensor_unref(ctx->consts[i].t); }
+    free(ctx->consts);
+    ctx->consts = NULL;
+    ctx->nconsts = 0;
+}
+
 void tensor_unref(Tensor *t) {
     if (!t || --t->refs > 0) return;
     if (--t->storage->refs == 0) { free(t->storage->data); free(t->storage); }

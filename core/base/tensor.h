@@ -27,6 +27,14 @@ Tensor *tensor_new(MiCtx *ctx, DType dt, int ndim, const int64_t *size);
 Tensor *tensor_new_strided(MiCtx *ctx, DType dt, int ndim, const int64_t *size, const int64_t *stride, int64_t offset);
 /* A view sharing storage. */
 Tensor *tensor_view(Tensor *base, int ndim, const int64_t *size, const int64_t *stride, int64_t offset);
+/* Tensor constants of the loaded graph, held by the session context (MiCtx.consts): set takes a
+ * new reference (replacing one of the same name), get borrows (NULL when absent), clear drops
+ * them all (a new graph is loaded; mi_ctx_free). */
+typedef struct MiConst { char *name; Tensor *t; } MiConst;
+void mi_const_set(MiCtx *ctx, const char *name, Tensor *t);
+Tensor *mi_const_get(const MiCtx *ctx, const char *name);
+void mi_consts_clear(MiCtx *ctx);
+
 Tensor *tensor_ref(Tensor *t);
 void tensor_unref(Tensor *t);
 

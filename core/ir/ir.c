@@ -513,3 +513,7 @@ const char *ir_extern_kind_name(ExternKind k) {
     static const char *const names[] = {"mm", "addmm", "bmm", "sdpa", "cond", "fallback", "convolution"};
     return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
 }
+
+bool ir_is_tensor_constant(const Graph *g, const Node *n) {
+    return n->kind == N_GET_ATTR && n->has_meta && n->target && !graph_subgraph(g, n->target);
+}

@@ -223,6 +223,11 @@ typedef struct IrModule {
                                                    per-item decomposition); freed with m */
 } IrModule;
 
+/* n is a tensor constant of g: an annotated get_attr that names no subgraph
+ * (self._tensor_constant0). The lowering makes each an input after the placeholders, in graph
+ * order, and the runtime passes the session's value (mi_const_get) there. */
+bool ir_is_tensor_constant(const Graph *g, const Node *n);
+
 /* Free a cond's branch modules (idempotent; ir_free calls it). */
 void ir_cond_free(IrCond *c);
 /* Name a lowered branch `prefix` + its names, as Inductor does ("true_graph_0_buf0"); nested

@@ -9,6 +9,7 @@
 #include "fx_passes/passes.h"
 #include "base/symbool.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,8 +115,9 @@ bool lowering_supported(const Graph *g, char *why, size_t n) {
         if (nd->kind == N_GET_ATTR) {
             /* a subgraph (cond branch): lowered with the cond, so it must be lowerable too */
             const Graph *sub = nd->target ? graph_subgraph(g, nd->target) : NULL;
+            if (!sub && nd->has_meta) continue;   /* a tensor constant: an input of the module */
             if (!sub) {
-                if (why) snprintf(why, n, "get_attr '%s' (subgraphs / higher-order ops) is not supported (node '%s')", nd->target, nd->name);
+                if (why) snprintf(why, n, "get_attr '%s' is neither a subgraph nor an annotated tensor constant (node '%s')", nd->target, nd->name);
                 return false;
             }
             if (!lowering_supported(sub, why, n)) return false;
@@ -339,6 +341,7 @@ static IrModule *lower_module(MiCtx *ctx, const Graph *g, bool branch) {
         for (int d = 0; d < n->meta.ndim; d++) { add_syms_of(m, n->meta.size[d]); add_syms_of(m, n->meta.stride[d]); }
         ninputs++;
     }
+    for (int i = 0; i < g->n; i++) ninputs += ir_is_tensor_constant(g, g->nodes[i]);   /* after the placeholders */
     m->inputs = mi_xcalloc(ninputs ? ninputs : 1, sizeof(Buffer *));
     for (int i = 0; i < g->n; i++) {
         const Node *n = g->nodes[i];
@@ -351,6 +354,25 @@ static IrModule *lower_module(MiCtx *ctx, const Graph *g, bool branch) {
             l.fixed = true;
             Buffer *b = lw_new_buffer(&L, BUF_INPUT, &l);
             b->name = arena_strdup(&m->arena, n->name);
+            b->input_index = m->ninputs;
+            m->inputs[m->ninputs++] = b;
+            L.vals[i].kind = LV_TBOX;
+            L.vals[i].t = lw_tbox_of_buffer(&L, b);
+            continue;
+        }
+        if (ir_is_tensor_constant(g, n)) {
+            /* Inductor's constants (V.graph.constants): a contiguous input the caller passes
+             * after the placeholders, named by the attribute (the runtime reads it from the
+             * session: mi_const_get) */
+            for (int d = 0; d < n->meta.ndim; d++)
+                if (!sym_is_int(n->meta.size[d], NULL)) { mi_err(ctx, g->source, n->src_line, 0, "tensor constant '%s' has a symbolic size", n->target); goto fail; }
+            Layout l = layout_contiguous(m, n->meta.dtype, n->meta.device, n->meta.ndim, n->meta.size);
+            l.fixed = true;
+            Buffer *b = lw_new_buffer(&L, BUF_INPUT, &l);
+            char name[128];
+            snprintf(name, sizeof name, "%s", n->target);
+            for (char *c = name; *c; c++) if (!isalnum((unsigned char)*c)) *c = '_';   /* a C name */
+            b->name = arena_strdup(&m->arena, name);
             b->input_index = m->ninputs;
             m->inputs[m->ninputs++] = b;
             L.vals[i].kind = LV_TBOX;

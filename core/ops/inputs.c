@@ -199,7 +199,52 @@ int inputs_from_dir_noted(MiCtx *ctx, const Graph *g, const char *dir, IValue **
     }
     for (int i = 0; i < found; i++) free(paths[i]);
     free(paths);
+    if (rc == 0 && inputs_constants_from_dir(ctx, g, dir, notes) < 0) { inputs_free(*out, *n); *out = NULL; *n = 0; rc = -1; }
     return rc;
+}
+
+int inputs_constants_from_dir(MiCtx *ctx, const Graph *g, const char *dir, StrBuf *notes) {
+    int loaded = 0;
+    for (int i = 0; i < g->n; i++) {
+        const Node *x = g->nodes[i];
+        if (x->kind != N_GET_ATTR || !x->target || graph_subgraph(g, x->target)) continue;
+        char p[1200];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/%s.npy", dir, x->target);
+        if (strchr(x->target, '/') || stat(p, &st) != 0) {
+            if (notes) sb_printf(notes, "note: tensor constant '%s' has no %s: the nodes that read it cannot run\n", x->target, p);
+            continue;
+        }
+        Tensor *t = npy_load(ctx, p);
+        if (!t) return -1;
+        if (x->has_meta) {
+            const TensorMeta *m = &x->meta;
+            bool same = t->ndim == m->ndim;
+            for (int d = 0; same && d < m->ndim; d++) {
+                int64_t v;
+                same = !sym_is_int(m->size[d], &v) || v == t->size[d];
+            }
+            if (same && t->dtype != m->dtype && t->dtype == DT_F32 && dtype_is_float(m->dtype)) {   /* bf16 saved as f32 */
+                Tensor *c = tensor_to_dtype(ctx, t, m->dtype);
+                tensor_unref(t);
+                if (!(t = c)) return -1;
+            }
+            if (!same || t->dtype != m->dtype) {
+                char want[256], got[256];
+                meta_str(m, want, sizeof want);
+                snprintf(got, sizeof got, "%s[", dtype_abbrev(t->dtype));
+                for (int d = 0; d < t->ndim; d++)
+                    snprintf(got + strlen(got), sizeof got - strlen(got), "%s%lld", d ? ", " : "", (long long)t->size[d]);
+                snprintf(got + strlen(got), sizeof got - strlen(got), "]");
+                tensor_unref(t);
+                return mi_err(ctx, p, 0, 0, "tensor constant '%s' should be %s, the file holds %s", x->target, want, got);
+            }
+        }
+        mi_const_set(ctx, x->target, t);
+        tensor_unref(t);
+        loaded++;
+    }
+    return loaded;
 }
 
 Tensor *recorded_tensor(MiCtx *ctx, const char *dir, const char *stem, int k, const char *suffix, bool *missing) {

@@ -33,8 +33,15 @@ int inputs_from_dir_noted(MiCtx *ctx, const Graph *g, const char *dir, IValue **
 Tensor *inputs_conform(MiCtx *ctx, const Graph *g, int k, Tensor *t, const char *source, char *note, size_t n);
 
 /* DIR/in<K>.npy for every placeholder K, as inputs_from_npy checks them; a tensor placeholder
- * without its file is an error naming it. */
+ * without its file is an error naming it. The graph's tensor constants come from DIR too
+ * (inputs_constants_from_dir). */
 int inputs_from_dir(MiCtx *ctx, const Graph *g, const char *dir, IValue **out, int *n);
+
+/* The tensor constants of g (get_attr nodes that are not subgraphs: self._tensor_constant0)
+ * from DIR/<name>.npy into the session context (mi_const_set), checked against the node's
+ * annotation; a constant without its file gets a note (its users then cannot run). Returns
+ * how many were loaded, -1 with ctx error naming the file. inputs_from_dir calls it. */
+int inputs_constants_from_dir(MiCtx *ctx, const Graph *g, const char *dir, StrBuf *notes);
 
 /* The recorded tensor DIR/<stem><K><suffix>.npy, e.g. ("out", k, "") or ("in", k, "_after").
  * NULL with *missing = true (and no error) when the file does not exist; NULL + ctx error

@@ -284,7 +284,15 @@ static int run_graph(MiCtx *ctx, const Graph *g, IValue *inputs, int ninputs, IV
         const Node *n = g->nodes[i];
         switch (n->kind) {
         case N_PLACEHOLDER: break;
-        case N_GET_ATTR: in.vals[i].kind = IV_OTHER; break;
+        case N_GET_ATTR: {   /* a tensor constant of the session (self._tensor_constant0), else a subgraph */
+            Tensor *t = mi_const_get(ctx, n->target);
+            if (!t) { in.vals[i].kind = IV_OTHER; break; }
+            DType dt = fp64 ? (dtype_is_complex(t->dtype) ? DT_C128 : dtype_is_float(t->dtype) ? DT_F64 : t->dtype) : t->dtype;
+            in.vals[i].kind = IV_TENSOR;
+            in.vals[i].t = dt == t->dtype ? tensor_clone(ctx, t) : tensor_to_dtype(ctx, t, dt);   /* ops may not write it */
+            if (!in.vals[i].t) rc = -1;
+            break;
+        }
         case N_OUTPUT: out_pos = i; break;
         case N_CALL_FUNCTION:
             if (mi_interrupted(ctx)) { rc = mi_err_interrupted(ctx, "in the interpreter at node '%s' (%d of %d)", n->name, i + 1, g->n); break; }
@@ -402,6 +410,18 @@ int interp_random_inputs(MiCtx *ctx, const Graph *g, const SymBinding *syms, int
         tensor_fill_random(t, &seed);
         in[k].kind = IV_TENSOR;
         in[k].t = t;
+    }
+    for (int i = 0; i < g->n; i++) {   /* tensor constants without a value: random too */
+        const Node *c = g->nodes[i];
+        if (c->kind != N_GET_ATTR || !c->has_meta || graph_subgraph(g, c->target) || mi_const_get(ctx, c->target)) continue;
+        int64_t size[MI_MAX_DIMS];
+        for (int d = 0; d < c->meta.ndim && d < MI_MAX_DIMS; d++)
+            if (eval_with_defaults(ctx, c->meta.size[d], syms, nsyms, &size[d])) goto fail;
+        Tensor *t = c->meta.ndim <= MI_MAX_DIMS ? tensor_new(ctx, c->meta.dtype, c->meta.ndim, size) : NULL;
+        if (!t) { mi_err(ctx, g->source, c->src_line, 0, "tensor constant '%s': cannot make a value", c->target); goto fail; }
+        tensor_fill_random(t, &seed);
+        mi_const_set(ctx, c->target, t);
+        tensor_unref(t);
     }
     *inputs = in;
     *ninputs = n;

@@ -30,7 +30,8 @@ typedef int (*InterpNodeValueFn)(void *env, const Node *ref, IValue *out);
 int interp_resolve_arg(MiCtx *ctx, const Value *v, IValue *out, bool nested, const SymBinding *syms, int nsyms,
                        InterpNodeValueFn node_value, void *env);
 
-/* Make random inputs matching g's placeholders (symbols bound from `syms`, else 8). */
+/* Make random inputs matching g's placeholders (symbols bound from `syms`, else 8); tensor
+ * constants the session has no value for (mi_const_get) get random values too. */
 int interp_random_inputs(MiCtx *ctx, const Graph *g, const SymBinding *syms, int nsyms,
                          IValue **inputs, int *ninputs);
 

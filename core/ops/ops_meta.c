@@ -113,6 +113,9 @@ int sa_tensor(ShapeArgs *sa, ArgRef a, const char *what, TensorMeta **m) {
     if (a.v->kind != V_NODE) return sa_err(sa, "argument '%s' must be a tensor, got %s", what, value_kind_name(a.v));
     Node *src = a.v->node;
     if (sa->eval) {
+        if ((!a.iv || a.iv->kind != IV_TENSOR) && src->kind == N_GET_ATTR)
+            return sa_err(sa, "argument '%s' is the tensor constant '%s', whose value is not loaded ('inputs DIR' reads it from DIR/%s.npy)",
+                          what, src->target, src->target);
         if (!a.iv || a.iv->kind != IV_TENSOR)
             return sa_err(sa, "argument '%s' (node '%s') is not a tensor at run time", what, src->name);
         Tensor *t = a.iv->t;

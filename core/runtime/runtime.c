@@ -686,9 +686,11 @@ static int prepare(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int 
         }
         pp->syms[i] = b->value;
     }
-    pp->in_ptrs = mi_xcalloc((size_t)ninputs + 1, sizeof *pp->in_ptrs);
-    pp->staged = mi_xcalloc((size_t)ninputs + 1, sizeof *pp->staged);
-    pp->staged_of = mi_xcalloc((size_t)ninputs + 1, sizeof *pp->staged_of);
+    int nconst = 0;
+    for (int i = 0; i < g->n; i++) nconst += ir_is_tensor_constant(g, g->nodes[i]);
+    pp->in_ptrs = mi_xcalloc((size_t)(ninputs + nconst) + 1, sizeof *pp->in_ptrs);
+    pp->staged = mi_xcalloc((size_t)(ninputs + nconst) + 1, sizeof *pp->staged);
+    pp->staged_of = mi_xcalloc((size_t)(ninputs + nconst) + 1, sizeof *pp->staged_of);
     for (int i = 0; i < ninputs; i++) {
         const Node *p = graph_placeholder(g, i);
         if (p->is_sym) continue;
@@ -712,6 +714,33 @@ static int prepare(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int 
             }
         }
         pp->in_ptrs[k] = data_ptr(t);
+    }
+    /* tensor constants, after the placeholders in graph order (as ir_lower made them inputs) */
+    for (int i = 0; i < g->n; i++) {
+        const Node *c = g->nodes[i];
+        if (!ir_is_tensor_constant(g, c)) continue;
+        Tensor *t = mi_const_get(ctx, c->target);
+        if (!t) {
+            mi_err(ctx, g->source, c->src_line, 0, "tensor constant '%s' has no value ('inputs DIR' reads DIR/%s.npy)", c->target, c->target);
+            goto fail;
+        }
+        bool same = t->dtype == c->meta.dtype && t->ndim == c->meta.ndim;
+        for (int d = 0; same && d < t->ndim; d++) {
+            int64_t v;
+            same = sym_is_int(c->meta.size[d], &v) && v == t->size[d];
+        }
+        if (!same) {
+            char want[256];
+            meta_str(&c->meta, want, sizeof want);
+            mi_err(ctx, g->source, c->src_line, 0, "tensor constant '%s' is %s of %d dims, graph expects %s", c->target,
+                   dtype_abbrev(t->dtype), t->ndim, want);
+            goto fail;
+        }
+        int k = pp->nin++;
+        pp->staged_of[k] = -1;   /* never copied back */
+        pp->staged[k] = tensor_contiguous(ctx, t);
+        if (!pp->staged[k]) goto fail;
+        pp->in_ptrs[k] = data_ptr(pp->staged[k]);
     }
 
     const Value *vals;
@@ -739,6 +768,11 @@ static int prepare(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int 
         }
         const Node *n = v->node;
         int alias = m->output_alias ? m->output_alias[j] : -1;
+        if (alias >= 0 && alias < pp->nin && pp->staged_of[alias] < 0) {   /* a tensor constant returned: a copy */
+            o->kind = IV_TENSOR;
+            if (!(o->t = tensor_clone(ctx, pp->staged[alias]))) goto fail;
+            continue;
+        }
         if (alias >= 0) {   /* an input returned as it is: the caller's tensor (after copy_back) */
             if (alias >= pp->nin || inputs[pp->staged_of[alias]].kind != IV_TENSOR) {
                 mi_err(ctx, g->source, 0, 0, "output %d: the module names input %d, which is not a tensor input", j, alias);
@@ -824,7 +858,7 @@ static int invoke_fresh_outputs(MiCtx *ctx, RtModule *m, Prepared *pp) {
 
 static void copy_back(Prepared *pp, IValue *inputs) {
     for (int k = 0; k < pp->nin; k++)
-        if (pp->staged[k]) copy_elems(inputs[pp->staged_of[k]].t, pp->staged[k]);
+        if (pp->staged[k] && pp->staged_of[k] >= 0) copy_elems(inputs[pp->staged_of[k]].t, pp->staged[k]);
 }
 
 int rt_run(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs,
