@@ -267,13 +267,21 @@ static void test_examples(void) {
 /* Files that are not files, and disks that are full: an error each, and the shell goes on
  * with its graph (graphviz's own file output would exit() the program on a failed write). */
 static void test_bad_files(void) {
-    if (access("/dev/full", W_OK) != 0) { skip(5, "no /dev/full"); return; }
+    if (access("/dev/full", W_OK) != 0) { skip(6, "no /dev/full"); return; }
     int st = 0;
     char *o = run("load /dev/zero; load " LN "; show fx --svg /dev/full; show fusion --png /dev/full; lint", &st);
     ok(strstr(o, "error: /dev/zero: is a device, not a graph file\n") != NULL, "load of a device is refused (not read forever)");
     ok(strstr(o, "error: /dev/full: write failed: No space left on device\n") && count_of(o, "write failed") == 2,
        "a picture that cannot be written is an error");
     ok(strstr(o, "lint: ok") != NULL, "the shell goes on with its graph after the failed writes");
+    free(o);
+    /* a directory nobody may write in (/proc, read-only also for root): every writer says so */
+    o = run("load " LN "; show fx --svg /proc/mi.svg; save outputs /proc/mi; save session /proc/mi.txt; dump /proc/midump; "
+            "trace on /proc/mi.log; save transcript /proc/t.html; lint", &st);
+    ok(count_of(o, "error: /proc/") == 6 && strstr(o, "error: /proc/mi: cannot create directory: ") &&
+       strstr(o, "error: /proc/mi.log: cannot open trace log for writing: ") && strstr(o, "lint: ok"),
+       "six writers into a read-only directory: six errors naming the path, the session goes on");
+    if (!strstr(o, "lint: ok")) diag("%s", o);
     free(o);
     o = run("load " LN "; trace on /dev/full; run; trace off; lint", &st);
     ok(strstr(o, "error: /dev/full: writing the trace log failed\n") && !strstr(o, "trace closed") && strstr(o, "lint: ok"),

@@ -576,7 +576,38 @@ static Node *gen_indexing(Gen *G) {
     }
 }
 
+/* A _foreach_* op over two float tensors, as torch.optim's multi-tensor steps make them, and
+ * its two items (lowered through core/lowering/lowering_decomp.c): add.List with alpha,
+ * mul.Scalar, addcmul.Scalar with a positional value, lerp.Scalar, sqrt of abs. */
+static Node *gen_foreach(Gen *G) {
+    Node *a = pick(G, is_float), *b = pick(G, is_float);
+    if (!a || !b) return NULL;
+    Graph *g = G->g;
+    Value l = value_list(g, (Value[]){value_node(a), value_node(b)}, 2);
+    static const char *const targets[] = {"aten._foreach_add.List", "aten._foreach_mul.Scalar", "aten._foreach_addcmul.Scalar",
+                                          "aten._foreach_lerp.Scalar", "aten._foreach_abs.default"};
+    int k = rint_(G, 5);
+    Value args[4] = {l, k == 1 ? value_float(1.5) : l, l, value_float(0.25)};
+    int nargs = k == 0 || k == 3 ? 2 : k == 1 ? 2 : k == 2 ? 4 : 1;
+    if (k == 3) { args[1] = l; args[2] = value_float(0.3); nargs = 3; }
+    Kwarg kw[1] = {{"alpha", value_float(0.5)}};
+    char base[64];
+    base_name(targets[k], base, sizeof base);
+    Node *n = graph_add_node(g, N_CALL_FUNCTION, graph_unique_name(g, base), targets[k]);
+    graph_set_args(g, n, args, nargs);
+    if (k == 0) graph_set_kwargs(g, n, kw, 1);
+    n->op = op_lookup(targets[k]);
+    TensorMeta m[OP_MAX_OUTS];
+    int nm = OP_MAX_OUTS;
+    if (!n->op || op_infer_meta(G->ctx, g, n, m, &nm) < 0) { graph_remove_node(g, n); mi_clear_err(G->ctx); return NULL; }
+    Node *i0 = emit2(G, "operator.getitem", value_node(n), value_int(0));
+    Node *i1 = emit2(G, "operator.getitem", value_node(n), value_int(1));
+    if (k == 4 && i0) i0 = emit1(G, "aten.sqrt.default", value_node(i0));
+    return i1 ? i1 : i0;
+}
+
 static Node *gen_misc(Gen *G) {
+    if (coin(G, 10)) return gen_foreach(G);
     if (coin(G, 25)) return gen_indexing(G);
     if (coin(G, 20)) return gen_softmax_decomposed(G);
     if (coin(G, 30)) return gen_matmul(G);
