@@ -2,6 +2,7 @@
  * index), loop order following the output stride, reductions as ops.reduction bodies, clear
  * errors for unsupported ops, symbols and guards of dynamic graphs. */
 #include "tap.h"
+#include <math.h>
 #include "lowering/lowering.h"
 #include "scheduler/scheduler.h"
 
@@ -127,6 +128,27 @@ static void compare_with_inductor(MiCtx *ctx) {
         ir_free(m);
         graph_free(g);
     }
+}
+
+/* ops.rand: Philox-4x32-10 gives Random123's known answer for counter 0, key 0 (kat_vectors:
+ * 6627e8d5 e169c58d bc57ac4c 9b00dbd8); uniform draws average 1/2; the training dropout graph
+ * lowers inductor_random to ops.rand inline (a Pointwise, not an extern call) and the seed
+ * lookup to a load of the seeds buffer. */
+static void test_random(MiCtx *ctx) {
+    ok(ir_philox_rand(0, 0, false) == (double)(0x6627e8d5u >> 8) / 16777216.0, "philox(0, 0) word 0 is Random123's 0x6627e8d5");
+    double sum = 0, sq = 0;
+    for (int k = 0; k < 100000; k++) { sum += ir_philox_rand(12345, k, false); double z = ir_philox_rand(12345, k, true); sq += z * z; }
+    ok(fabs(sum / 100000 - 0.5) < 0.005 && fabs(sq / 100000 - 1) < 0.02, "rand averages %.4f, randn has variance %.4f", sum / 100000, sq / 100000);
+    Graph *g = graph_load_file(ctx, "tests/fixtures/torch-cases-b2/cpu/dropout_train/graph0/post_post_grad.py");
+    if (g) ops_resolve_graph(g);
+    IrModule *m = g ? ir_lower(ctx, g) : NULL;
+    char *t = m ? ir_print(m) : NULL;
+    ok(t && strstr(t, "ops.rand(") && strstr(t, "ops.load('buf1'") && !strstr(t, "FallbackKernel(inductor_random"),
+       "dropout: inductor_random lowers to ops.rand over a load of the seeds (buf1)");
+    if (t && !strstr(t, "ops.rand(")) diag("%s", t);
+    free(t);
+    ir_free(m);
+    graph_free(g);
 }
 
 int main(void) {
@@ -257,6 +279,7 @@ int main(void) {
         graph_free(g);
     } else skip(1, "no graph");
     compare_with_inductor(ctx);
+    test_random(ctx);
     mi_ctx_free(ctx);
     return done_testing();
 }

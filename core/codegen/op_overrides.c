@@ -130,8 +130,35 @@ static bool math_spelling(const CgOverrides *ov, StrBuf *out, IrMathOp op, DType
         else sb_printf(out, "(%s == 0 ? 0 : %s / %s)", y, x, y);
         return true;
     case IOP_WHERE: sb_printf(out, "%s ? %s : %s", x, y, z); return true;
+    case IOP_RAND: sb_printf(out, "mi_rand(%s, %s)", x, y); return true;     /* cg_rand_src */
+    case IOP_RANDN: sb_printf(out, "mi_randn(%s, %s)", x, y); return true;
     default: return false;
     }
+}
+
+void cg_rand_src(StrBuf *out, bool cuda) {
+    /* the same Philox-4x32-10 as core/ir/ir.c's ir_philox_rand; MI_RF is "static inline" in C
+     * and "__host__ __device__ __forceinline__" in CUDA */
+    static const char c_src[] = "#define MI_RF static inline\n", cu_src[] = "#define MI_RF __host__ __device__ __forceinline__\n";
+    static const char body[] =
+        "/* ops.rand / ops.randn(seed, offset): Philox-4x32-10, counter (offset, 0, 0, 0), key (seed) */\n"
+        "MI_RF void mi_philox(uint64_t seed, uint64_t offset, uint32_t o[4]) {\n"
+        "    uint32_t c0 = (uint32_t)offset, c1 = (uint32_t)(offset >> 32), c2 = 0, c3 = 0, k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);\n"
+        "    for (int r = 0; r < 10; r++) {\n"
+        "        uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;\n"
+        "        uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;\n"
+        "        c1 = (uint32_t)p1; c3 = (uint32_t)p0; c0 = n0; c2 = n2; k0 += 0x9E3779B9u; k1 += 0xBB67AE85u;\n"
+        "    }\n"
+        "    o[0] = c0; o[1] = c1; o[2] = c2; o[3] = c3;\n}\n"
+        "MI_RF float mi_rand(int64_t seed, int64_t offset) {\n"
+        "    uint32_t o[4]; mi_philox((uint64_t)seed, (uint64_t)offset, o);\n"
+        "    return (float)(o[0] >> 8) * (1.0f / 16777216.0f);\n}\n"
+        "MI_RF float mi_randn(int64_t seed, int64_t offset) {\n"
+        "    uint32_t o[4]; mi_philox((uint64_t)seed, (uint64_t)offset, o);\n"
+        "    float u1 = (float)((o[0] >> 8) + 1) * (1.0f / 16777216.0f), u2 = (float)(o[1] >> 8) * (1.0f / 16777216.0f);\n"
+        "    return sqrtf(-2.0f * logf(u1)) * cosf(6.2831853071795864f * u2);\n}\n\n";
+    sb_put(out, cuda ? cu_src : c_src);
+    sb_put(out, body);
 }
 
 char *cg_math(const CgOverrides *ov, IrMathOp op, DType at, const char *const *a) {
