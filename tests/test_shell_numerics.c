@@ -215,6 +215,53 @@ static void test_constants(void) {
     free(o);
 }
 
+/* The GPU attentions recorded on the H100 (tests/fixtures/attention_cuda, logs/
+ * cuda_cudnn_attention_train.log): the flash forward and backward in bf16 and f16 agree with
+ * PyTorch by value (the gradients too: without dropout they do not depend on the RNG state the
+ * backward is passed), compile (fallback kernels) and run; the cuDNN attention training step
+ * loads from the log, its passes give the body of PyTorch's post-grad graphs, and it runs. */
+/* the start of the first line of a graph's body ("        x: ... = torch.ops...") */
+static const char *first_node_line(const char *text) {
+    const char *p = strstr(text, " = torch.ops.");
+    while (p && p > text && p[-1] != '\n') p--;
+    return p;
+}
+
+static void test_gpu_attention(void) {
+    const char *dt[2] = {"bf16", "f16"};
+    for (int i = 0; i < 2; i++) {
+        char file[256], cmds[512];
+        snprintf(file, sizeof file, "tests/fixtures/attention_cuda/flash_%s/graph.py", dt[i]);
+        snprintf(cmds, sizeof cmds, "inputs tests/fixtures/attention_cuda/flash_%s; check; exec 1", dt[i]);
+        char *o = run(file, cmds);
+        ok(strstr(o, "check: ok (5 outputs") && !strstr(o, "random (values not comparable") &&
+           strstr(o, "/out4.npy") && strstr(o, "exec: ok"),
+           "flash attention %s: output, logsumexp and the three gradients match PyTorch's by value; exec ok", dt[i]);
+        if (!strstr(o, "exec: ok")) diag("%s", o);
+        free(o);
+    }
+    const char *log = "tests/fixtures/logs/cuda_cudnn_attention_train.log";
+    const char *parts[2][2] = {{"", "inductor_post_grad_graph#1"}, {" 0/0 backward", "inductor_post_grad_graph#2"}};
+    for (int i = 0; i < 2; i++) {
+        char cmds[512];
+        snprintf(cmds, sizeof cmds, "load %s%s; inputs random; run; check; exec 1; graph", log, parts[i][0]);
+        char *ours = run(log, cmds);
+        snprintf(cmds, sizeof cmds, "load %s 0/0 %s; graph", log, parts[i][1]);
+        char *theirs = run(log, cmds);
+        /* the bodies: from the first node line to the return (the AOT graph's expanded def and
+         * return keep their one-name-per-line form) */
+        const char *a = first_node_line(ours), *b = first_node_line(theirs);
+        const char *ae = a ? strstr(a, "        return") : NULL, *be = b ? strstr(b, "        return") : NULL;
+        bool same = a && b && ae && be && ae - a == be - b && !strncmp(a, b, (size_t)(ae - a));
+        ok(same && strstr(ours, "all 19 applied passes clean") && strstr(ours, "check: ok") && strstr(ours, "exec: ok"),
+           "cuDNN attention %s from a real log: the passes give PyTorch's post-grad body; check and exec ok",
+           i ? "backward" : "forward");
+        if (!same) diag("ours:\n%s\ntheirs:\n%s", ours, theirs);
+        free(ours);
+        free(theirs);
+    }
+}
+
 static void test_exec_rounding(void) {
     /* foreach ops of every overload kind, decomposition-lowered addcmul / lerp / norm */
     char *f = run("tests/fixtures/lowering/foreach.py", "inputs random 3; exec 1");
@@ -240,6 +287,7 @@ int main(void) {
     test_unchecked();
     test_exec_rounding();
     test_constants();
+    test_gpu_attention();
     sh_cleanup(&env);
     return done_testing();
 }

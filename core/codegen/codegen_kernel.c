@@ -45,6 +45,9 @@ const char *cg_ctype(DType t) {
     case DT_I16: return "int16_t";
     case DT_I8: return "int8_t";
     case DT_U8: return "uint8_t";
+    case DT_U16: return "uint16_t";   /* PyTorch's barebones unsigned types: stored, copied */
+    case DT_U32: return "uint32_t";
+    case DT_U64: return "uint64_t";   /* the CUDA flash attention's RNG state */
     case DT_BOOL: return "_Bool";
     case DT_F16: case DT_BF16: return "uint16_t";   /* the bits; values are computed in float */
     default: return NULL;

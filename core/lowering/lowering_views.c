@@ -196,8 +196,12 @@ static int lower_getitem(Lower *L, const Node *n, int arg) {
     if (n->nargs < 2 || n->args[0].kind != V_NODE || !value_as_int(&n->args[1], &k))
         return lw_err(L, n, "getitem needs a node and an index");
     LVal *src = lw_node_val(L, n->args[0].node);
-    if (!src || src->kind != LV_TUPLE || k < 0 || k >= src->n || !src->items[k])
+    if (!src || src->kind != LV_TUPLE || k < 0 || k >= src->n)
         return lw_err(L, n, "getitem of something that is not a tuple of tensors");
+    if (!src->items[k]) {   /* None or an int (attention's cum_seq_q, max_q): a node that reads it says so */
+        if (L->nusers[graph_index_of(L->g, n)] == 0) return 0;
+        return lw_err(L, n, "getitem %lld of '%s' is not a tensor", (long long)k, n->args[0].node->name);
+    }
     return lw_set_tbox(L, n, src->items[k]);
 }
 

@@ -215,9 +215,11 @@ static bool graph_has_random(const Graph *g) {
     return false;
 }
 
-typedef struct Taint { const bool *t; bool any; } Taint;
+typedef struct Taint { const bool *t; bool any; bool skip_rng; } Taint;
+static bool rng_state_item(const Node *n);
 static void taint_arg(Node *n, void *ud) {
     Taint *t = ud;
+    if (t->skip_rng && rng_state_item(n)) return;
     if (n->id >= 0 && t->t[n->id]) t->any = true;
 }
 
@@ -238,11 +240,13 @@ static const Node *view_root(const Node *n) {
     return NULL;
 }
 
-/* getitem(x, i) of an attention op's RNG state: the GPU attentions return (out, logsumexp,
- * philox_seed, philox_offset); items 2 and 3 are the generator's state when the call ran. */
+/* getitem(x, i) of an attention op's RNG state: the efficient attention returns (out,
+ * logsumexp, philox_seed, philox_offset), the CUDA flash and cuDNN ones the state as items 6
+ * and 7; they are the generator's state when the call ran (items 4 and 5 are ints). */
 static bool rng_state_item(const Node *n) {
     if (n->kind != N_CALL_FUNCTION || !n->target || strcmp(n->target, "operator.getitem") || n->nargs < 2 ||
-        n->args[0].kind != V_NODE || n->args[1].kind != V_INT || n->args[1].i < 2)
+        n->args[0].kind != V_NODE || n->args[1].kind != V_INT || n->args[1].i < 2 ||
+        (n->args[1].i < 6 && !strstr(n->args[0].node->target ? n->args[0].node->target : "", "efficient")))
         return false;
     const Node *src = n->args[0].node;
     return src->target && (strstr(src->target, "_scaled_dot_product_efficient_attention.") ||
@@ -262,7 +266,19 @@ void num_random_outputs(const Graph *g, bool *outs, int nouts, bool *ins, int ni
             t[i] = sg && graph_has_random(sg);
             continue;
         }
-        Taint tt = {t, (op && (op->flags & OPF_RANDOM)) || rng_state_item(n)};
+        /* an attention backward without dropout reads the RNG state it is passed but its
+         * gradients do not depend on it */
+        double dp = 1;
+        const Value *dv = NULL;
+        if (n->target && strstr(n->target, "_attention_backward.")) {
+            static const struct { const char *op; int pos; } dropout_at[] = {
+                {"_scaled_dot_product_efficient_attention_backward.", 9}, {"_scaled_dot_product_flash_attention_backward.", 10},
+                {"_scaled_dot_product_cudnn_attention_backward.", 13}};
+            for (size_t k = 0; k < sizeof dropout_at / sizeof dropout_at[0]; k++)
+                if (strstr(n->target, dropout_at[k].op) && dropout_at[k].pos < n->nargs) dv = &n->args[dropout_at[k].pos];
+        }
+        if (dv && !value_as_double(dv, &dp)) dp = 1;
+        Taint tt = {t, (op && (op->flags & OPF_RANDOM)) || rng_state_item(n), dv && dp == 0};
         for (int a = 0; a < n->nargs; a++) value_for_each_node(&n->args[a], taint_arg, &tt);
         for (int a = 0; a < n->nkwargs; a++) value_for_each_node(&n->kwargs[a].v, taint_arg, &tt);
         t[i] = tt.any;

@@ -78,6 +78,85 @@ static int shape_sdpa_eff(ShapeArgs *sa, TensorMeta *out, int *nout) {
     return 0;
 }
 
+/* The tuple items of the CUDA flash and cuDNN forwards that are not tensors (cum_seq_q,
+ * cum_seq_k: None; max_q, max_k: ints; cuDNN's debug mask: None) */
+static void not_tensor(ShapeArgs *sa, TensorMeta *m, Device dev) { meta_alloc(sa, m, DT_F32, 0, dev); m->dtype = DT_INVALID; }
+
+/* flash (cuda): (output = empty_like(query), logsumexp [B, H, L] f32, None, None, max_q,
+ * max_k, rng state u64[2], unused u64[], debug mask [0]) (meta__scaled_dot_product_flash_attention) */
+static int shape_sdpa_flash(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    TensorMeta *q, *k, *v;
+    if (qkv(sa, 0, &q, &k, &v)) return -1;
+    if (arg_bool(sa_arg(sa, 5, "return_debug_mask"), false)) return sa_err(sa, "return_debug_mask=True is not supported");
+    meta_like(sa, &out[0], q, q->dtype);
+    meta_alloc(sa, &out[1], DT_F32, 3, q->device);
+    for (int i = 0; i < 3; i++) out[1].size[i] = q->size[i];
+    meta_contiguous_strides(sa, &out[1]);
+    for (int i = 2; i < 6; i++) not_tensor(sa, &out[i], q->device);
+    meta_alloc(sa, &out[6], DT_U64, 1, q->device);
+    out[6].size[0] = sym_int(sa->sym, 2);
+    meta_contiguous_strides(sa, &out[6]);
+    meta_alloc(sa, &out[7], DT_U64, 0, q->device);
+    meta_alloc(sa, &out[8], q->dtype, 1, q->device);
+    out[8].size[0] = sym_int(sa->sym, 0);
+    meta_contiguous_strides(sa, &out[8]);
+    *nout = 9;
+    return 0;
+}
+
+/* cudnn (cuda): (output [B, H, L, Ev] laid out like query (alloc_with_matching_layout: same
+ * shape -> empty_like(query.transpose(1, 2)).transpose(1, 2), else query's stride order),
+ * logsumexp [B, H, L, 1] f32, None, None, max_q, max_k, philox seed and offset i64[], None) */
+static int shape_sdpa_cudnn(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    TensorMeta *q, *k, *v;
+    if (qkv(sa, 0, &q, &k, &v)) return -1;
+    SymCtx *S = sa->sym;
+    int order[4] = {0, 1, 2, 3};
+    if (ex_cmp(sa, q->size[3], v->size[3]) == 0) { order[1] = 2; order[2] = 1; }   /* transpose(1, 2): [B, L, H, E] */
+    else
+        for (int i = 1; i < 4; i++)   /* stable sort by stride, largest first */
+            for (int j = i; j > 0 && ex_cmp(sa, q->stride[order[j]], q->stride[order[j - 1]]) > 0; j--) {
+                int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
+            }
+    meta_alloc(sa, &out[0], q->dtype, 4, q->device);
+    Expr *sz[4] = {q->size[0], q->size[1], q->size[2], v->size[3]};
+    for (int i = 0; i < 4; i++) out[0].size[i] = sz[i];
+    if (order[1] == 2 && order[2] == 1 && ex_cmp(sa, q->size[3], v->size[3]) == 0) {
+        /* empty_like(query.transpose(1, 2)): dense in query.transpose(1, 2)'s stride order */
+        TensorMeta qt = *q;
+        Expr *tsz[4] = {q->size[0], q->size[2], q->size[1], q->size[3]}, *tst[4] = {q->stride[0], q->stride[2], q->stride[1], q->stride[3]};
+        qt.size = tsz; qt.stride = tst;
+        TensorMeta like;
+        meta_like(sa, &like, &qt, q->dtype);
+        out[0].stride[0] = like.stride[0]; out[0].stride[2] = like.stride[1]; out[0].stride[1] = like.stride[2]; out[0].stride[3] = like.stride[3];
+    } else {
+        Expr *st = sym_int(S, 1);
+        for (int i = 3; i >= 0; i--) { out[0].stride[order[i]] = st; st = sym_mul(S, st, sz[order[i]]); }
+    }
+    meta_alloc(sa, &out[1], DT_F32, 4, q->device);
+    for (int i = 0; i < 3; i++) out[1].size[i] = q->size[i];
+    out[1].size[3] = sym_int(S, 1);
+    meta_contiguous_strides(sa, &out[1]);
+    for (int i = 2; i < 6; i++) not_tensor(sa, &out[i], q->device);
+    meta_alloc(sa, &out[6], DT_I64, 0, q->device);
+    meta_alloc(sa, &out[7], DT_I64, 0, q->device);
+    not_tensor(sa, &out[8], q->device);
+    *nout = 9;
+    return 0;
+}
+
+/* gradients of the CUDA flash and cuDNN backwards: empty_like(query), empty_like(key),
+ * empty_like(value) (a query that is not dense gets dense strides in its stride order) */
+static int shape_sdpa_bwd_like(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    TensorMeta *q, *k, *v, *go;
+    if (sa_tensor(sa, sa_arg(sa, 0, "grad_out"), "grad_out", &go) || qkv(sa, 1, &q, &k, &v)) return -1;
+    meta_like(sa, &out[0], q, q->dtype);
+    meta_like(sa, &out[1], k, k->dtype);
+    meta_like(sa, &out[2], v, v->dtype);
+    *nout = 3;
+    return 0;
+}
+
 /* gradients of query, key, value as empty_permuted((B, H, L, E), (0, 2, 1, 3)); the efficient
  * backward's fourth result (grad of attn_bias) only when asked for and a bias exists */
 static int shape_sdpa_bwd(ShapeArgs *sa, TensorMeta *out, int *nout) {
@@ -171,7 +250,7 @@ static int attn_forward(ShapeArgs *sa, const Attn *a, Tensor *o, Tensor *lse) {
         for (int64_t h = 0; h < a->H; h++)
             for (int64_t i = 0; i < a->L; i++) {
                 double l = attn_row(a, b, h, i, p);
-                if (lse && lse->ndim == 3 && i < lse->size[2])
+                if (lse && (lse->ndim == 3 || lse->ndim == 4) && i < lse->size[2])   /* cudnn's is [B, H, L, 1] */
                     tensor_store_f(lse, lse->offset + b * lse->stride[0] + h * lse->stride[1] + i * lse->stride[2], l);
                 for (int64_t e = 0; e < a->Ev; e++) {
                     double acc = 0;
@@ -272,6 +351,42 @@ done:
     return rc;
 }
 
+/* Argument positions of an attention op: the first of query/key/value, the mask or bias (-1:
+ * the attn_mask keyword), dropout_p and is_causal. */
+typedef struct AttnPos { int first, mask, dropout, causal; } AttnPos;
+
+/* CUDA flash (query, key, value, dropout_p, is_causal, return_debug_mask, *, scale) and cuDNN
+ * (query, key, value, attn_bias, compute_log_sumexp, dropout_p, is_causal, return_debug_mask,
+ * *, scale) forwards: 9 items, the None / int ones as PyTorch returns them, seeds 0 */
+static int sdpa_cuda_fwd_eval(const OpCall *c, IValue *out) {
+    const AttnPos *pos = c->op->data;
+    ShapeArgs sa;
+    sa_from_call(&sa, c);
+    TensorMeta m[9];
+    int n, rc = -1;
+    Tensor *res[9] = {0};
+    Attn a = {0};
+    if (ev_shape(&sa, m, &n)) goto done;
+    for (int i = 0; i < 9; i++) if (m[i].dtype != DT_INVALID && !(res[i] = ev_new(&sa, &m[i]))) goto done;
+    if (attn_args(&sa, c->ctx, pos->first, pos->mask, pos->dropout, pos->causal, &a) || attn_forward(&sa, &a, res[0], res[1])) goto done;
+    for (int i = 6; i < 8; i++) if (res[i]) tensor_set_f(res[i], 0, 0);
+    if (res[6]) tensor_set_f(res[6], tensor_numel(res[6]) - 1, 0);
+    memset(out, 0, sizeof *out);
+    out->kind = IV_TUPLE;
+    out->n = 9;
+    out->items = mi_xcalloc(9, sizeof(IValue));
+    for (int i = 0; i < 9; i++) {
+        if (res[i]) { out->items[i].kind = IV_TENSOR; out->items[i].t = res[i]; res[i] = NULL; }
+        else if (i == 4 || i == 5) { out->items[i].kind = IV_INT; out->items[i].i = i == 4 ? a.L : a.S; }
+    }
+    rc = 0;
+done:
+    for (int i = 0; i < 9; i++) tensor_unref(res[i]);
+    tensor_unref(a.mask);
+    ev_end(&sa);
+    return rc;
+}
+
 /* Both backwards: flash (cpu) (grad_out, query, key, value, out, logsumexp, dropout_p,
  * is_causal, *, attn_mask, scale); efficient (cuda) (grad_out, query, key, value, attn_bias,
  * out, logsumexp, philox_seed, philox_offset, dropout_p, grad_input_mask, is_causal, *, scale).
@@ -287,7 +402,9 @@ static int sdpa_bwd_eval(const OpCall *c, IValue *out) {
     if (ev_shape(&sa, m, &n)) goto done;
     for (int i = 0; i < 3; i++) if (!(res[i] = ev_new(&sa, &m[i]))) goto done;
     if (eff && m[3].dtype != DT_INVALID) { sa_err(&sa, "the gradient of attn_bias is not implemented"); goto done; }
-    if (eff ? attn_args(&sa, c->ctx, 1, 4, 9, 11, &a) : attn_args(&sa, c->ctx, 1, -1, 6, 7, &a)) goto done;
+    const AttnPos *pos = c->op->data;   /* CUDA flash / cuDNN backwards; else by name */
+    if (pos ? attn_args(&sa, c->ctx, pos->first, pos->mask, pos->dropout, pos->causal, &a)
+            : eff ? attn_args(&sa, c->ctx, 1, 4, 9, 11, &a) : attn_args(&sa, c->ctx, 1, -1, 6, 7, &a)) goto done;
     if (attn_backward(&sa, &a, ev_tensor(sa_arg(&sa, 0, "grad_out")), res[0], res[1], res[2])) goto done;
     ev_out_tuple(out, res, n);
     memset(res, 0, sizeof res);
@@ -309,5 +426,15 @@ const OpDef ops_attention_table[] = {
      sdpa_bwd_eval, "gradients of query, key, value of the CPU flash attention", shape_sdpa_bwd, NULL},
     {"aten._scaled_dot_product_efficient_attention_backward.default", OPF_EXTERN | OPF_TUPLE, op_infer_generic,
      sdpa_bwd_eval, "gradients of query, key, value (and attn_bias) of the memory-efficient attention", shape_sdpa_bwd, NULL},
+    {"aten._scaled_dot_product_flash_attention.default", OPF_EXTERN | OPF_TUPLE, op_infer_generic, sdpa_cuda_fwd_eval,
+     "(softmax(Q K^T * scale) V, logsumexp, ..., rng state): the GPU flash path (f16/bf16)", shape_sdpa_flash,
+     &(const AttnPos){0, -2, 3, 4}},
+    {"aten._scaled_dot_product_cudnn_attention.default", OPF_EXTERN | OPF_TUPLE, op_infer_generic, sdpa_cuda_fwd_eval,
+     "(softmax(Q K^T * scale + bias) V, logsumexp [B, H, L, 1], ..., philox seed, offset): the cuDNN path", shape_sdpa_cudnn,
+     &(const AttnPos){0, 3, 5, 6}},
+    {"aten._scaled_dot_product_flash_attention_backward.default", OPF_EXTERN | OPF_TUPLE, op_infer_generic, sdpa_bwd_eval,
+     "gradients of query, key, value of the GPU flash attention", shape_sdpa_bwd_like, &(const AttnPos){1, -2, 10, 11}},
+    {"aten._scaled_dot_product_cudnn_attention_backward.default", OPF_EXTERN | OPF_TUPLE, op_infer_generic, sdpa_bwd_eval,
+     "gradients of query, key, value of the cuDNN attention", shape_sdpa_bwd_like, &(const AttnPos){1, 8, 13, 14}},
 };
 const int ops_attention_count = sizeof ops_attention_table / sizeof ops_attention_table[0];
