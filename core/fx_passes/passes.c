@@ -642,6 +642,11 @@ static int run_pass(PassManager *pm, int i, bool checks) {
     step_clear(s);
     if (pm->states[i + 1]) { graph_free(pm->states[i + 1]); pm->states[i + 1] = NULL; }
     Graph *g = graph_clone(pm->states[i]);
+    /* what the passes make is Inductor's post-grad graph, which PyTorch prints in the compact
+     * form (print_readable's default: inductor_post_grad_graph in a log), also when it was handed
+     * an AOT graph printed one placeholder per line */
+    g->expanded_def = false;
+    g->nout_comments = 0;
     PassCtx pc = {0};
     pc.ctx = pm->ctx;
     pc.device = pm->device;
