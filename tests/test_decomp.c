@@ -192,6 +192,12 @@ static void test_foreach(void) {
     char e[2048];
     ok(!r && strstr(mi_err_str(ctx, e, sizeof e), "fa"), "a size mismatch between items is an error naming the node: %s", e);
     tensor_unref(r);
+    graph_free(g);
+    g = graph_of("a: \"f32[2][1]cpu\", c: \"f32[3][1]cpu\"",
+                 "        fa = torch.ops.aten._foreach_add.List(a, [a])\n        g0: \"f32[2][1]cpu\" = fa[0]\n", "g0");
+    r = g ? run_k(g, in2, 2, 0) : NULL;
+    ok(!r && strstr(mi_err_str(ctx, e, sizeof e), "argument 0 (self) must be a list of tensors"), "self that is not a list: %s", e);
+    tensor_unref(r);
     tensor_unref(x);
     tensor_unref(y);
     graph_free(g);

@@ -90,6 +90,8 @@ static int dc_foreach(DecompB *b, Value *outs, int *nout) {
                 return db_fail(b, "argument %d has %d items, the first list %d", i, n->args[i].list.n, len);
         }
     if (len < 0) return db_fail(b, "'%s' needs a list of tensors", n->target);
+    int want_self = strstr(n->target, ".ScalarAndTensor") ? 1 : 0;   /* pow(number, [tensors]) */
+    if (self != want_self) return db_fail(b, "'%s': argument %d (self) must be a list of tensors", n->target, want_self);
     if (len > OP_MAX_OUTS) return db_fail(b, "'%s' over %d tensors (%d)", n->target, OP_MAX_OUTS, len);
     int npos = n->nargs;
     if (copy && npos > 2) npos = 2;                  /* _foreach_copy(self, src, non_blocking) */
