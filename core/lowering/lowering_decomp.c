@@ -106,6 +106,7 @@ static int lower_items(Lower *L, const Node *n, const Scratch *s, IrTBox **items
     const Graph *g = s->g;
     Lower S = *L;
     S.g = g;
+    S.scratch = true;
     S.vals = mi_xcalloc(g->n ? g->n : 1, sizeof(LVal));
     lw_users_init(&S);
     int rc = 0, k = 0;

@@ -185,6 +185,8 @@ static void fb_collect(FbArgs *a, const Value *v) {
 }
 
 int lw_fallback(Lower *L, const Node *n) {
+    if (L->scratch)   /* a row that falls back inside a decomposition (dropout in attention, ...) */
+        return lw_err(L, n, "'%s' inside a decomposition would run as a FallbackKernel, which cannot name its node", n->target);
     const OpDef *op = n->op ? n->op : op_lookup(n->target);
     TensorMeta metas[OP_MAX_OUTS];
     int nm = OP_MAX_OUTS;

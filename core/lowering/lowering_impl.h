@@ -29,6 +29,8 @@ typedef struct Lower {
     const Node *cur;
     Device dev;          /* the graph's device: for buffers whose node has no single meta */
     bool branch;         /* lowering a cond branch (lw_lower_branch) */
+    bool scratch;        /* lowering a decomposition's scratch graph (lowering_decomp.c): no
+                            FallbackKernel can name its nodes */
 } Lower;
 
 /* ---- the lowering table ---- */
