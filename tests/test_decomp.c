@@ -203,9 +203,58 @@ static void test_foreach(void) {
     graph_free(g);
 }
 
+/* Attention dropout: the forward returns its Philox seed and offset, the backward regenerates the
+ * same mask from them. The output is linear in V, out = (P * Z) V, so d<out, dO>/dV (a finite
+ * difference of two forwards, same node name: same seed) equals the backward's dV exactly. */
+static void test_attention_dropout(void) {
+    const char *ann = "\"f32[1, 1, 4, 2][8, 8, 2, 1]cpu\"";
+    char params[512], body[2048];
+    snprintf(params, sizeof params, "q: %s, k: %s, v: %s, go: %s", ann, ann, ann, ann);
+    snprintf(body, sizeof body,
+             "        fw = torch.ops.aten._scaled_dot_product_efficient_attention.default(q, k, v, None, True, 0.5)\n"
+             "        o: %s = fw[0]\n"
+             "        lse: \"f32[1, 1, 32][32, 32, 1]cpu\" = fw[1]\n"
+             "        sd: \"i64[][]cpu\" = fw[2]\n"
+             "        of: \"i64[][]cpu\" = fw[3]\n"
+             "        bw = torch.ops.aten._scaled_dot_product_efficient_attention_backward.default(go, q, k, v, None, o, lse, sd, of, 0.5, [True, True, True, False])\n"
+             "        dv: %s = bw[2]\n", ann, ann);
+    Graph *g = graph_of(params, body, "o, dv");
+    int64_t sz[4] = {1, 1, 4, 2};
+    Tensor *q = T(4, sz, (double[]){0.1, -0.4, 0.3, 0.2, -0.5, 0.7, 0.9, -0.1}), *k = T(4, sz, (double[]){0.2, 0.1, -0.3, 0.5, 0.4, -0.2, 0.6, 0.3});
+    Tensor *v = T(4, sz, (double[]){1, 2, 3, 4, 5, 6, 7, 8}), *go = T(4, sz, (double[]){0.5, -1, 0.25, 2, -0.75, 1, 1.5, -0.5});
+    Tensor *ins[4] = {q, k, v, go};
+    Tensor *o = g ? run_k(g, ins, 4, 0) : NULL, *dv = g ? run_k(g, ins, 4, 1) : NULL;
+    bool same = o && dv;
+    for (int e = 0; same && e < 8; e++) {
+        double old = tensor_get_f(v, e);
+        tensor_set_f(v, e, old + 1);
+        Tensor *o2 = run_k(g, ins, 4, 0);
+        tensor_set_f(v, e, old);
+        double d = 0;
+        for (int i = 0; o2 && i < 8; i++) d += (tensor_get_f(o2, i) - tensor_get_f(o, i)) * tensor_get_f(go, i);
+        if (!o2 || fabs(d - tensor_get_f(dv, e)) > 1e-4) { diag("dV[%d]: backward %g, finite difference %g", e, o2 ? tensor_get_f(dv, e) : 0, d); same = false; }
+        tensor_unref(o2);
+    }
+    ok(same, "attention dropout: the backward's dV equals the finite difference of the forward (one mask, fwd and bwd)");
+    char *nod = strstr(body, "True, 0.5)");   /* the same graph without dropout must differ */
+    if (nod) memcpy(nod, "True, 0.0)", 10);
+    Graph *g0 = graph_of(params, body, "o, dv");
+    Tensor *o0 = g0 ? run_k(g0, ins, 4, 0) : NULL;
+    double diff = 0;
+    for (int i = 0; o && o0 && i < 8; i++) diff += fabs(tensor_get_f(o, i) - tensor_get_f(o0, i));
+    ok(diff > 0.1, "dropout 0.5 changes the output (sum |difference| %g)", diff);
+    tensor_unref(o0);
+    graph_free(g0);
+    tensor_unref(o);
+    tensor_unref(dv);
+    for (int i = 0; i < 4; i++) tensor_unref(ins[i]);
+    graph_free(g);
+}
+
 int main(void) {
     ctx = mi_ctx_new();
     test_foreach();
+    test_attention_dropout();
     test_addcmul();
     test_std_mean();
     test_fold();

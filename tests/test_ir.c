@@ -2,6 +2,7 @@
  * index), loop order following the output stride, reductions as ops.reduction bodies, clear
  * errors for unsupported ops, symbols and guards of dynamic graphs. */
 #include "tap.h"
+#include "base/philox.h"
 #include <math.h>
 #include "lowering/lowering.h"
 #include "scheduler/scheduler.h"
@@ -135,9 +136,9 @@ static void compare_with_inductor(MiCtx *ctx) {
  * lowers inductor_random to ops.rand inline (a Pointwise, not an extern call) and the seed
  * lookup to a load of the seeds buffer. */
 static void test_random(MiCtx *ctx) {
-    ok(ir_philox_rand(0, 0, false) == (double)(0x6627e8d5u >> 8) / 16777216.0, "philox(0, 0) word 0 is Random123's 0x6627e8d5");
+    ok(mi_philox_rand(0, 0, false) == (double)(0x6627e8d5u >> 8) / 16777216.0, "philox(0, 0) word 0 is Random123's 0x6627e8d5");
     double sum = 0, sq = 0;
-    for (int k = 0; k < 100000; k++) { sum += ir_philox_rand(12345, k, false); double z = ir_philox_rand(12345, k, true); sq += z * z; }
+    for (int k = 0; k < 100000; k++) { sum += mi_philox_rand(12345, k, false); double z = mi_philox_rand(12345, k, true); sq += z * z; }
     ok(fabs(sum / 100000 - 0.5) < 0.005 && fabs(sq / 100000 - 1) < 0.02, "rand averages %.4f, randn has variance %.4f", sum / 100000, sq / 100000);
     Graph *g = graph_load_file(ctx, "tests/fixtures/torch-cases-b2/cpu/dropout_train/graph0/post_post_grad.py");
     if (g) ops_resolve_graph(g);

@@ -518,7 +518,7 @@ void tensor_fill_random(Tensor *t, uint64_t *seed) {
         uint64_t r = splitmix64(seed);
         int64_t pos = tensor_pos(t, k);
         if (t->dtype == DT_BOOL) tensor_store_i(t, pos, (int64_t)(r & 1));
-        else if (dtype_is_int(t->dtype)) tensor_store_i(t, pos, (int64_t)(r % 10));
+        else if (dtype_is_int(t->dtype)) tensor_store_i(t, pos, 0);   /* as torch._dynamo.testing.rand_strided: valid as any index */
         else tensor_store_f(t, pos, (double)(r >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0);
     }
 }

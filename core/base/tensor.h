@@ -53,7 +53,8 @@ int64_t tensor_get_i(const Tensor *t, int64_t linear);
 /* Pointer to the element at a multi-index. */
 void *tensor_elem_ptr(const Tensor *t, const int64_t *idx);
 
-/* Fill with uniform random values in [lo, hi) (floats) or small ints, deterministic per seed. */
+/* Floats uniform in [-1, 1), bools 0/1 at random, integers 0 (as torch._dynamo.testing.rand_strided
+ * makes the inputs of output_code.py's benchmark: an int input is often an index). */
 void tensor_fill_random(Tensor *t, uint64_t *seed);
 
 /* Compare like torch.allclose(a, b, rtol, atol) (nan == nan counts as equal, shapes must

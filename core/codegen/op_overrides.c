@@ -137,7 +137,7 @@ static bool math_spelling(const CgOverrides *ov, StrBuf *out, IrMathOp op, DType
 }
 
 void cg_rand_src(StrBuf *out, bool cuda) {
-    /* the same Philox-4x32-10 as core/ir/ir.c's ir_philox_rand; MI_RF is "static inline" in C
+    /* the same Philox-4x32-10 as core/base/philox.c's mi_philox_rand; MI_RF is "static inline" in C
      * and "__host__ __device__ __forceinline__" in CUDA */
     static const char c_src[] = "#define MI_RF static inline\n", cu_src[] = "#define MI_RF __host__ __device__ __forceinline__\n";
     static const char body[] =

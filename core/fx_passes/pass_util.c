@@ -134,8 +134,38 @@ static NameEnt *ns_get(NameSet *s, const char *key, bool create) {
 
 NameSet *nameset_new(void) { return mi_xcalloc(1, sizeof(NameSet)); }
 
+/* The counter of a stem ("getitem" for getitem_3) lives under "\x01stem", apart from the names
+ * themselves: FX's _Namespace keeps _base_count[stem] beside _used_names, and a stem whose plain
+ * name is free is handed out as it is even when its counter is high. */
+static NameEnt *ns_counter(NameSet *s, const char *stem) {
+    char key[420];
+    snprintf(key, sizeof key, "\x01%s", stem);
+    return ns_get(s, key, true);
+}
+
+/* Split "getitem_3" into stem "getitem" (into stem[n]) and 3; false for a name without a suffix. */
+static bool name_suffix(const char *name, char *stem, size_t n, long *num) {
+    size_t len = strlen(name), end = len;
+    while (end > 0 && name[end - 1] >= '0' && name[end - 1] <= '9') end--;
+    if (!(end < len && end > 1 && name[end - 1] == '_') || len - end > 9) return false;
+    *num = strtol(name + end, NULL, 10);
+    snprintf(stem, n, "%.*s", (int)(end - 1 < 390 ? end - 1 : 390), name);
+    return true;
+}
+
 void nameset_add_graph(NameSet *s, const Graph *g) {
-    for (int i = 0; i < g->n; i++) ns_get(s, g->nodes[i]->name, true);
+    for (int i = 0; i < g->n; i++) {
+        const char *name = g->nodes[i]->name;
+        ns_get(s, name, true);
+        /* the graph was built by FX, whose counter for a stem passed the largest suffix it
+         * handed out: getitem, getitem_1, getitem_3 (getitem_2 deleted) -> the next is getitem_4 */
+        char stem[400];
+        long num;
+        if (name_suffix(name, stem, sizeof stem, &num)) {
+            NameEnt *c = ns_counter(s, stem);
+            if (c->next < num) c->next = num;
+        }
+    }
 }
 
 void nameset_free(NameSet *s) {
@@ -152,16 +182,10 @@ const char *nameset_fresh(NameSet *s, Graph *g, const char *base) {
         return arena_strdup(&g->arena, base);
     }
     /* "add_3" counts on from 3, like FX's namespace */
-    size_t len = strlen(base), end = len;
-    while (end > 0 && base[end - 1] >= '0' && base[end - 1] <= '9') end--;
     long num = 0;
     char stem[400];
-    if (end < len && end > 1 && base[end - 1] == '_') {
-        num = strtol(base + end, NULL, 10);
-        len = end - 1;
-    }
-    snprintf(stem, sizeof stem, "%.*s", (int)(len < 390 ? len : 390), base);
-    NameEnt *se = ns_get(s, stem, true);   /* the stem's entry remembers the last suffix */
+    if (!name_suffix(base, stem, sizeof stem, &num)) { snprintf(stem, sizeof stem, "%.390s", base); num = 0; }
+    NameEnt *se = ns_counter(s, stem);   /* the stem's counter remembers the last suffix */
     if (se->next > num) num = se->next;
     char buf[512];
     for (;;) {
@@ -169,7 +193,7 @@ const char *nameset_fresh(NameSet *s, Graph *g, const char *base) {
         snprintf(buf, sizeof buf, "%s_%ld", stem, num);
         if (!ns_get(s, buf, false)) break;
     }
-    se = ns_get(s, stem, true);
+    se = ns_counter(s, stem);
     se->next = num;
     ns_get(s, buf, true);
     return arena_strdup(&g->arena, buf);

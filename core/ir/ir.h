@@ -226,9 +226,6 @@ typedef struct IrModule {
 /* Some buffer body of m (not its cond branches) uses math op `op` (codegen emits helpers only
  * for what is used: the Philox generator of ops.rand). */
 bool ir_module_uses_math(const IrModule *m, IrMathOp op);
-/* ops.rand(seed, offset) (normal: ops.randn) as the generated code computes it: Philox-4x32-10
- * of counter offset under key seed, uniform in [0, 1) from 24 bits, normal by Box-Muller. */
-double ir_philox_rand(int64_t seed, int64_t offset, bool normal);
 
 /* n is a tensor constant of g: an annotated get_attr that names no subgraph
  * (self._tensor_constant0). The lowering makes each an input after the placeholders, in graph

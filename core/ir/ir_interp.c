@@ -4,6 +4,7 @@
  * buffer's strides, so index expressions are exercised exactly as the generated C uses them.
  * Meant for checking the IR against the graph interpreter on small inputs. */
 #include "ir/ir.h"
+#include "base/philox.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -170,7 +171,7 @@ static IrVal i_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
     case IOP_FMOD: r = fmod(x, y); break;
     case IOP_WHERE: r = x != 0 ? y : z; break;
     case IOP_RAND: case IOP_RANDN:   /* the seed went through a double: statistically equal to the kernels' */
-        r = ir_philox_rand(fabs(x) < 9.2e18 ? (int64_t)x : 0, fabs(y) < 9.2e18 ? (int64_t)y : 0, op == IOP_RANDN);
+        r = mi_philox_rand(fabs(x) < 9.2e18 ? (int64_t)x : 0, fabs(y) < 9.2e18 ? (int64_t)y : 0, op == IOP_RANDN);
         break;
     default: break;
     }

@@ -278,7 +278,18 @@ void num_random_outputs(const Graph *g, bool *outs, int nouts, bool *ins, int ni
                 if (strstr(n->target, dropout_at[k].op) && dropout_at[k].pos < n->nargs) dv = &n->args[dropout_at[k].pos];
         }
         if (dv && !value_as_double(dv, &dp)) dp = 1;
-        Taint tt = {t, (op && (op->flags & OPF_RANDOM)) || rng_state_item(n), dv && dp == 0};
+        /* an attention forward that drops probabilities draws a random mask */
+        static const struct { const char *op; int pos; } fwd_dropout_at[] = {
+            {"_scaled_dot_product_efficient_attention.", 5}, {"_scaled_dot_product_flash_attention.", 3},
+            {"_scaled_dot_product_cudnn_attention.", 5}, {"_scaled_dot_product_flash_attention_for_cpu.", 3}};
+        bool drops = false;
+        for (size_t k = 0; n->target && k < sizeof fwd_dropout_at / sizeof fwd_dropout_at[0]; k++) {
+            double fp;
+            if (strstr(n->target, fwd_dropout_at[k].op) && fwd_dropout_at[k].pos < n->nargs &&
+                value_as_double(&n->args[fwd_dropout_at[k].pos], &fp) && fp != 0)
+                drops = true;
+        }
+        Taint tt = {t, (op && (op->flags & OPF_RANDOM)) || rng_state_item(n) || drops, dv && dp == 0};
         for (int a = 0; a < n->nargs; a++) value_for_each_node(&n->args[a], taint_arg, &tt);
         for (int a = 0; a < n->nkwargs; a++) value_for_each_node(&n->kwargs[a].v, taint_arg, &tt);
         t[i] = tt.any;

@@ -6,6 +6,7 @@
  * [B, H, L, E], its logsumexp is padded to a multiple of 32, and the gradients of both
  * backwards are empty_permuted((B, H, L, E), (0, 2, 1, 3)). */
 #include "ops/ops_impl.h"
+#include "base/philox.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -184,8 +185,43 @@ typedef struct Attn {
     Tensor *Q, *K, *V, *mask;     /* mask broadcast to [B, H, L, S] (bool: keep; float: added) */
     bool causal;
     double scale;
+    double dropout;               /* dropout_p: probabilities dropped by a Philox mask */
+    int64_t seed, offset;         /* the mask's Philox key and first counter */
     int64_t B, H, L, E, S, Ev;
 } Attn;
+
+static void set_i(Tensor *t, int64_t k, int64_t v) { tensor_store_i(t, tensor_pos(t, k), v); }   /* exact for int64 */
+
+/* A forward's dropout seed: the session seed mixed with the node's name (as the random ops of
+ * core/ops/ops_random.c draw), offset 0; returned to the caller so the backward can use it. */
+static void forward_seed(ShapeArgs *sa, Attn *a) {
+    uint64_t h = sa->ctx->seed ^ 0xa77e0d5eedull;
+    for (const char *p = sa->node && sa->node->name ? sa->node->name : ""; *p; p++) h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+    a->seed = (int64_t)(h >> 1);
+    a->offset = 0;
+}
+
+/* A backward's seed and offset from the forward's outputs it is passed: two 0-d tensors
+ * (efficient, cuDNN) or one [seed, offset] tensor (the CUDA flash rng state; offset_pos < 0). */
+static int backward_seed(ShapeArgs *sa, Attn *a, int seed_pos, int offset_pos) {
+    if (a->dropout <= 0) return 0;
+    Tensor *st = ev_tensor(sa_arg(sa, seed_pos, "philox_seed"));
+    Tensor *ot = offset_pos >= 0 ? ev_tensor(sa_arg(sa, offset_pos, "philox_offset")) : NULL;
+    if (!st || tensor_numel(st) < (offset_pos < 0 ? 2 : 1) || (offset_pos >= 0 && (!ot || tensor_numel(ot) < 1)))
+        return sa_err(sa, "dropout needs the forward's philox seed and offset");
+    a->seed = tensor_get_i(st, 0);
+    a->offset = offset_pos < 0 ? tensor_get_i(st, 1) : tensor_get_i(ot, 0);
+    return 0;
+}
+
+/* The dropout factor of probability (b, h, i, j): 0 when dropped, else 1 / (1 - p). The mask is
+ * a function of (seed, offset, position), so the backward, handed the forward's seed and offset,
+ * drops the same probabilities (PyTorch's kernels do the same with their Philox state). */
+static double keep(const Attn *a, int64_t b, int64_t h, int64_t i, int64_t j) {
+    if (a->dropout <= 0) return 1;
+    double u = mi_philox_rand(a->seed, a->offset + ((b * a->H + h) * a->L + i) * a->S + j, false);
+    return u < a->dropout ? 0 : 1 / (1 - a->dropout);
+}
 
 static double at4(const Tensor *t, int64_t a, int64_t b, int64_t c, int64_t d) {
     return tensor_load_f(t, t->offset + a * t->stride[0] + b * t->stride[1] + c * t->stride[2] + d * t->stride[3]);
@@ -231,7 +267,8 @@ static int attn_args(ShapeArgs *sa, MiCtx *ctx, int first, int pos_mask, int pos
     ArgRef as = sa_arg(sa, -1, "scale"), ad = sa_arg(sa, pos_dropout, "dropout_p");
     if (arg_present(as) && sa_scalar(sa, as, "scale", &a->scale, &t)) return -1;
     if (arg_present(ad) && sa_scalar(sa, ad, "dropout_p", &dropout, &t)) return -1;
-    if (dropout != 0) return sa_err(sa, "dropout_p != 0 is random; not supported by the reference interpreter");
+    if (dropout < 0 || dropout >= 1) return sa_err(sa, "dropout_p %g is outside [0, 1)", dropout);
+    a->dropout = dropout;
     a->causal = arg_bool(sa_arg(sa, pos_causal, "is_causal"), false);
     ArgRef am = sa_arg(sa, pos_mask, pos_mask < 0 ? "attn_mask" : "attn_bias");
     if (arg_present(am) && arg_is_tensor(sa, am)) {
@@ -252,6 +289,8 @@ static int attn_forward(ShapeArgs *sa, const Attn *a, Tensor *o, Tensor *lse) {
                 double l = attn_row(a, b, h, i, p);
                 if (lse && (lse->ndim == 3 || lse->ndim == 4) && i < lse->size[2])   /* cudnn's is [B, H, L, 1] */
                     tensor_store_f(lse, lse->offset + b * lse->stride[0] + h * lse->stride[1] + i * lse->stride[2], l);
+                if (a->dropout > 0)
+                    for (int64_t j = 0; j < a->S; j++) p[j] *= keep(a, b, h, i, j);
                 for (int64_t e = 0; e < a->Ev; e++) {
                     double acc = 0;
                     for (int64_t j = 0; j < a->S; j++) acc += p[j] * at4(a->V, b, h, j, e);
@@ -277,15 +316,15 @@ static int attn_backward(ShapeArgs *sa, const Attn *a, const Tensor *dO, Tensor 
             for (int64_t i = 0; i < a->L; i++) {
                 attn_row(a, b, h, i, p);
                 double dsum = 0;
-                for (int64_t j = 0; j < a->S; j++) {
-                    double acc = 0;
+                for (int64_t j = 0; j < a->S; j++) {   /* O = (P * Z) V, Z the dropout factors */
+                    double acc = 0, z = keep(a, b, h, i, j);
                     for (int64_t e = 0; e < a->Ev; e++) {
                         double g = at4(dO, b, h, i, e);
                         acc += g * at4(a->V, b, h, j, e);
-                        gv[j * a->Ev + e] += p[j] * g;
+                        gv[j * a->Ev + e] += p[j] * z * g;
                     }
-                    dp[j] = acc;
-                    dsum += p[j] * acc;
+                    dp[j] = acc * z;
+                    dsum += p[j] * dp[j];
                 }
                 for (int64_t j = 0; j < a->S; j++) dp[j] = p[j] * (dp[j] - dsum) * a->scale;   /* dS * scale */
                 for (int64_t e = 0; e < a->E; e++) {
@@ -316,7 +355,9 @@ static int sdpa_eval(const OpCall *c, IValue *out) {
     Tensor *res[2] = {0};
     Attn a = {0};
     if (ev_shape(&sa, m, &n) || !(res[0] = ev_new(&sa, &m[0])) || !(res[1] = ev_new(&sa, &m[1]))) goto done;
-    if (attn_args(&sa, c->ctx, 0, -1, 3, 4, &a) || attn_forward(&sa, &a, res[0], res[1])) goto done;
+    if (attn_args(&sa, c->ctx, 0, -1, 3, 4, &a)) goto done;
+    if (a.dropout > 0) { sa_err(&sa, "dropout in the CPU flash attention is not supported (it returns no seed for its backward)"); goto done; }
+    if (attn_forward(&sa, &a, res[0], res[1])) goto done;
     ev_out_tuple(out, res, 2);
     memset(res, 0, sizeof res);
     rc = 0;
@@ -338,7 +379,11 @@ static int sdpa_eff_eval(const OpCall *c, IValue *out) {
     Attn a = {0};
     if (ev_shape(&sa, m, &n)) goto done;
     for (int i = 0; i < 4; i++) if (!(res[i] = ev_new(&sa, &m[i]))) goto done;
-    if (attn_args(&sa, c->ctx, 0, 3, 5, 6, &a) || attn_forward(&sa, &a, res[0], res[1])) goto done;
+    if (attn_args(&sa, c->ctx, 0, 3, 5, 6, &a)) goto done;
+    forward_seed(&sa, &a);
+    if (attn_forward(&sa, &a, res[0], res[1])) goto done;
+    set_i(res[2], 0, a.dropout > 0 ? a.seed : 0);   /* philox seed and offset, as the kernel returns them */
+    set_i(res[3], 0, a.dropout > 0 ? a.offset : 0);
     for (int64_t k = 0; k < tensor_numel(res[1]); k++)      /* the padding past L holds -inf */
         if (k % (res[1]->size[2] ? res[1]->size[2] : 1) >= a.L) tensor_set_f(res[1], k, -INFINITY);
     ev_out_tuple(out, res, 4);
@@ -352,8 +397,9 @@ done:
 }
 
 /* Argument positions of an attention op: the first of query/key/value, the mask or bias (-1:
- * the attn_mask keyword), dropout_p and is_causal. */
-typedef struct AttnPos { int first, mask, dropout, causal; } AttnPos;
+ * the attn_mask keyword), dropout_p and is_causal; for a backward, its philox seed and offset
+ * (offset -1: the seed argument holds both, the CUDA flash rng state). */
+typedef struct AttnPos { int first, mask, dropout, causal, seed, offset; } AttnPos;   /* seed/offset: backwards */
 
 /* CUDA flash (query, key, value, dropout_p, is_causal, return_debug_mask, *, scale) and cuDNN
  * (query, key, value, attn_bias, compute_log_sumexp, dropout_p, is_causal, return_debug_mask,
@@ -368,9 +414,12 @@ static int sdpa_cuda_fwd_eval(const OpCall *c, IValue *out) {
     Attn a = {0};
     if (ev_shape(&sa, m, &n)) goto done;
     for (int i = 0; i < 9; i++) if (m[i].dtype != DT_INVALID && !(res[i] = ev_new(&sa, &m[i]))) goto done;
-    if (attn_args(&sa, c->ctx, pos->first, pos->mask, pos->dropout, pos->causal, &a) || attn_forward(&sa, &a, res[0], res[1])) goto done;
-    for (int i = 6; i < 8; i++) if (res[i]) tensor_set_f(res[i], 0, 0);
-    if (res[6]) tensor_set_f(res[6], tensor_numel(res[6]) - 1, 0);
+    if (attn_args(&sa, c->ctx, pos->first, pos->mask, pos->dropout, pos->causal, &a)) goto done;
+    forward_seed(&sa, &a);
+    if (attn_forward(&sa, &a, res[0], res[1])) goto done;
+    int64_t sd = a.dropout > 0 ? a.seed : 0, of = a.dropout > 0 ? a.offset : 0;
+    if (res[6] && tensor_numel(res[6]) == 2) { set_i(res[6], 0, sd); set_i(res[6], 1, of); if (res[7]) set_i(res[7], 0, 0); }
+    else { if (res[6]) set_i(res[6], 0, sd); if (res[7]) set_i(res[7], 0, of); }   /* cuDNN: seed, offset */
     memset(out, 0, sizeof *out);
     out->kind = IV_TUPLE;
     out->n = 9;
@@ -405,6 +454,8 @@ static int sdpa_bwd_eval(const OpCall *c, IValue *out) {
     const AttnPos *pos = c->op->data;   /* CUDA flash / cuDNN backwards; else by name */
     if (pos ? attn_args(&sa, c->ctx, pos->first, pos->mask, pos->dropout, pos->causal, &a)
             : eff ? attn_args(&sa, c->ctx, 1, 4, 9, 11, &a) : attn_args(&sa, c->ctx, 1, -1, 6, 7, &a)) goto done;
+    if (pos ? backward_seed(&sa, &a, pos->seed, pos->offset) : eff ? backward_seed(&sa, &a, 7, 8) : 0) goto done;
+    if (!pos && !eff && a.dropout > 0) { sa_err(&sa, "dropout in the CPU flash attention is not supported"); goto done; }
     if (attn_backward(&sa, &a, ev_tensor(sa_arg(&sa, 0, "grad_out")), res[0], res[1], res[2])) goto done;
     ev_out_tuple(out, res, n);
     memset(res, 0, sizeof res);
@@ -428,13 +479,13 @@ const OpDef ops_attention_table[] = {
      sdpa_bwd_eval, "gradients of query, key, value (and attn_bias) of the memory-efficient attention", shape_sdpa_bwd, NULL},
     {"aten._scaled_dot_product_flash_attention.default", OPF_EXTERN | OPF_TUPLE, op_infer_generic, sdpa_cuda_fwd_eval,
      "(softmax(Q K^T * scale) V, logsumexp, ..., rng state): the GPU flash path (f16/bf16)", shape_sdpa_flash,
-     &(const AttnPos){0, -2, 3, 4}},
+     &(const AttnPos){0, -2, 3, 4, -1, -1}},
     {"aten._scaled_dot_product_cudnn_attention.default", OPF_EXTERN | OPF_TUPLE, op_infer_generic, sdpa_cuda_fwd_eval,
      "(softmax(Q K^T * scale + bias) V, logsumexp [B, H, L, 1], ..., philox seed, offset): the cuDNN path", shape_sdpa_cudnn,
-     &(const AttnPos){0, 3, 5, 6}},
+     &(const AttnPos){0, 3, 5, 6, -1, -1}},
     {"aten._scaled_dot_product_flash_attention_backward.default", OPF_EXTERN | OPF_TUPLE, op_infer_generic, sdpa_bwd_eval,
-     "gradients of query, key, value of the GPU flash attention", shape_sdpa_bwd_like, &(const AttnPos){1, -2, 10, 11}},
+     "gradients of query, key, value of the GPU flash attention", shape_sdpa_bwd_like, &(const AttnPos){1, -2, 10, 11, 12, -1}},
     {"aten._scaled_dot_product_cudnn_attention_backward.default", OPF_EXTERN | OPF_TUPLE, op_infer_generic, sdpa_bwd_eval,
-     "gradients of query, key, value of the cuDNN attention", shape_sdpa_bwd_like, &(const AttnPos){1, 8, 13, 14}},
+     "gradients of query, key, value of the cuDNN attention", shape_sdpa_bwd_like, &(const AttnPos){1, 8, 13, 14, 6, 7}},
 };
 const int ops_attention_count = sizeof ops_attention_table / sizeof ops_attention_table[0];
