@@ -250,7 +250,8 @@ static const char *gemm_src =
 static const char *sdpa_src =
     "/* out = softmax(q @ k^T * scale + mask) @ v per (batch, head); lse = logsumexp of the scores.\n"
     "   causal: key j only for query i >= j (top-left); mask: additive f32 (mb = 0) or bool (mb = 1,\n"
-    "   false masks out), strides sm over [B, H, L, S] (0 where broadcast); lse rows past L untouched */\n"
+    "   false masks out), strides sm over [B, H, L, S] (0 where broadcast); lse rows past L (the\n"
+    "   efficient kernel's padding to 32) are -inf, as the reference writes them */\n"
     "static void mi_sdpa(int64_t B, int64_t H, int64_t L, int64_t S, int64_t E, int64_t Ev, float scale,\n"
     "                    const float *q, const int64_t *sq, const float *k, const int64_t *sk,\n"
     "                    const float *v, const int64_t *sv, float *out, float *lse, int64_t lsel,\n"
@@ -285,7 +286,9 @@ static const char *sdpa_src =
     "        }\n"
     "        if (lse && lsel) lse[(b * H + h) * lsel + i] = logf(sum) + mx;\n"
     "        free(w);\n"
-    "    }\n}\n\n";
+    "    }\n"
+    "    if (lse) for (int64_t bh = 0; bh < B * H; bh++) for (int64_t i = L; i < lsel; i++) lse[bh * lsel + i] = -INFINITY;\n"
+    "}\n\n";
 
 static void ex(StrBuf *sb, Expr *e) { sym_c_sb(e, sb); }
 

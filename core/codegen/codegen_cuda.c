@@ -140,7 +140,7 @@ static const char *sdpa_src =
     "/* out = softmax(q @ k^T * scale) @ v; one thread per (batch, head, query) */\n"
     "__global__ void mi_sdpa_kernel(int64_t B, int64_t H, int64_t L, int64_t S, int64_t E, int64_t Ev, float scale,\n"
     "                               const float *q, MiStrides4 sq, const float *k, MiStrides4 sk,\n"
-    "                               const float *v, MiStrides4 sv, float *out, float *lse)\n{\n"
+    "                               const float *v, MiStrides4 sv, float *out, float *lse, int64_t lsel)\n{\n"
     "    int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
     "    if (t >= B * H * L) return;\n"
     "    int64_t i = t % L, h = (t / L) % H, b = t / (L * H);\n"
@@ -165,7 +165,10 @@ static const char *sdpa_src =
     "        float p = expf(d * scale - mx) / sum;\n"
     "        for (int64_t e = 0; e < Ev; e++) o[e] += p * vj[e * sv.s[3]];\n"
     "    }\n"
-    "    if (lse) lse[t] = logf(sum) + mx;\n}\n\n";
+    "    if (lse && lsel) {   /* rows of lsel (the efficient kernel pads L to 32: -inf there) */\n"
+    "        lse[(b * H + h) * lsel + i] = logf(sum) + mx;\n"
+    "        if (i == 0) for (int64_t p2 = L; p2 < lsel; p2++) lse[(b * H + h) * lsel + p2] = -INFINITY;\n"
+    "    }\n}\n\n";
 
 static void emit_extern_call(const Buffer *b, StrBuf *sb) {
     const ExternArg *a = b->eargs;
@@ -187,7 +190,10 @@ static void emit_extern_call(const Buffer *b, StrBuf *sb) {
         for (int i = 0; i < 3; i++) {
             sb_printf(sb, "%s + ", a[i].buf->name); ex(sb, a[i].view.offset); sb_printf(sb, ", %s, ", nmq[i]);
         }
-        sb_printf(sb, "%s, %s);\n    }\n", b->name, b->extra_out ? b->extra_out->name : "NULL");
+        sb_printf(sb, "%s, %s, ", b->name, b->extra_out ? b->extra_out->name : "NULL");
+        if (b->extra_out) ex(sb, b->extra_out->layout.size[2]);
+        else sb_put(sb, "0");
+        sb_put(sb, ");\n    }\n");
         return;
     }
     const ExternArg *A = b->ext == EXT_ADDMM ? &a[1] : &a[0], *Bm = b->ext == EXT_ADDMM ? &a[2] : &a[1];

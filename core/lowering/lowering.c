@@ -180,6 +180,9 @@ static int lower_output(Lower *L, const Node *out) {
         const Node *src = it->node;
         LVal *lv = lw_node_val(L, src);
         if (!lv || lv->kind != LV_TBOX) {
+            /* a SymInt output (a size the forward hands its backward): no buffer, the caller
+             * evaluates it from the input sizes (rt_run: the output node's sym_val) */
+            if (lv && lv->kind == LV_SYM && src->is_sym && src->sym_val) continue;
             if (lv && lv->kind == LV_SYM) return lw_err(L, out, "SymInt outputs are not supported");
             return lw_err(L, out, "output %d ('%s') is not a tensor", j, src->name);
         }

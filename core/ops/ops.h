@@ -6,7 +6,7 @@
  *
  * The rows live in family tables: core/ops/ops_pointwise.c (+ special.c's special functions),
  * ops_view.c, ops_reduce.c, ops_matmul.c, ops_conv.c, ops_index.c, ops_scatter.c, ops_scan.c,
- * ops_pool.c, ops_linalg.c (LAPACKE), ops_random.c, ops_misc.c, and the ops implemented by their
+ * ops_pool.c, ops_linalg.c (LAPACKE), ops_random.c, ops_misc.c, ops_embedding_bag.c, and the ops implemented by their
  * PyTorch decomposition, written once in decomp_pointwise.c, decomp_shape.c, decomp_reduce.c,
  * decomp_nn.c, decomp_foreach.c (core/ops/decomp.h: the interpreter, meta inference and decompose_graph use the
  * same function). core/ops/ops.c joins them.
