@@ -251,8 +251,26 @@ static void test_attention_dropout(void) {
     graph_free(g);
 }
 
+/* fuzz_patterns' crasher: a value tensor with another batch than query and key read past it
+ * (the reference attention indexed V by the query's batch). Now an error naming the sizes. */
+static void test_attention_batch_mismatch(void) {
+    Graph *g = graph_load_file(ctx, "tests/fixtures/crashers/attention_value_batch_mismatch.py");
+    if (g) ops_resolve_graph(g);
+    IValue *in = NULL, *outs = NULL;
+    int nin = 0, nouts = 0;
+    int rc = g && interp_random_inputs(ctx, g, NULL, 0, &in, &nin) == 0 ? interp_run(ctx, g, in, nin, &outs, &nouts) : 0;
+    char e[2048];
+    ok(g && rc < 0 && strstr(mi_err_str(ctx, e, sizeof e), "query, key and value batch/head sizes differ"),
+       "attention with a value of another batch: %s", e);
+    interp_free_outputs(outs, nouts);
+    interp_free_outputs(in, nin);
+    graph_free(g);
+    mi_clear_err(ctx);
+}
+
 int main(void) {
     ctx = mi_ctx_new();
+    test_attention_batch_mismatch();
     test_foreach();
     test_attention_dropout();
     test_addcmul();

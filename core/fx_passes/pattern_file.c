@@ -280,11 +280,11 @@ int pattern_parse(MiCtx *ctx, PatternSet *ps, const char *text, const char *sour
     return 0;
 fail:;
     /* drop the patterns added by this call */
-    PatternSet tail = {ps->pats + first_new, ps->n - first_new, 0};
+    PatternSet tail = {ps->pats ? ps->pats + first_new : NULL, ps->n - first_new, 0};   /* none yet: NULL + 0 is UB */
     PatternSet tmp;
     patternset_init(&tmp);
     tmp.pats = mi_xmalloc((tail.n + 1) * sizeof *tmp.pats);
-    memcpy(tmp.pats, tail.pats, tail.n * sizeof *tmp.pats);
+    if (tail.n) memcpy(tmp.pats, tail.pats, tail.n * sizeof *tmp.pats);
     tmp.n = tail.n;
     patternset_free(&tmp);
     ps->n = first_new;

@@ -25,8 +25,9 @@ static int qkv(ShapeArgs *sa, int first, TensorMeta **q, TensorMeta **k, TensorM
         return sa_err(sa, "expects 4-D query/key/value [batch, heads, seq, dim]");
     if (ex_cmp(sa, (*q)->size[3], (*k)->size[3]) != 0) return sa_err(sa, "query and key head dims differ");
     if (ex_cmp(sa, (*k)->size[2], (*v)->size[2]) != 0) return sa_err(sa, "key and value sequence lengths differ");
-    if (ex_cmp(sa, (*q)->size[0], (*k)->size[0]) != 0 || ex_cmp(sa, (*q)->size[1], (*k)->size[1]) != 0)
-        return sa_err(sa, "query and key batch/head sizes differ");
+    if (ex_cmp(sa, (*q)->size[0], (*k)->size[0]) != 0 || ex_cmp(sa, (*q)->size[1], (*k)->size[1]) != 0 ||
+        ex_cmp(sa, (*q)->size[0], (*v)->size[0]) != 0 || ex_cmp(sa, (*q)->size[1], (*v)->size[1]) != 0)
+        return sa_err(sa, "query, key and value batch/head sizes differ");   /* the fused kernels do not broadcast them */
     return same_dtype(sa, *q, *k) || same_dtype(sa, *q, *v) ? -1 : 0;
 }
 
