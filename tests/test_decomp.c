@@ -254,18 +254,23 @@ static void test_attention_dropout(void) {
 /* fuzz_patterns' crasher: a value tensor with another batch than query and key read past it
  * (the reference attention indexed V by the query's batch). Now an error naming the sizes. */
 static void test_attention_batch_mismatch(void) {
-    Graph *g = graph_load_file(ctx, "tests/fixtures/crashers/attention_value_batch_mismatch.py");
-    if (g) ops_resolve_graph(g);
-    IValue *in = NULL, *outs = NULL;
-    int nin = 0, nouts = 0;
-    int rc = g && interp_random_inputs(ctx, g, NULL, 0, &in, &nin) == 0 ? interp_run(ctx, g, in, nin, &outs, &nouts) : 0;
-    char e[2048];
-    ok(g && rc < 0 && strstr(mi_err_str(ctx, e, sizeof e), "query, key and value batch/head sizes differ"),
-       "attention with a value of another batch: %s", e);
-    interp_free_outputs(outs, nouts);
-    interp_free_outputs(in, nin);
-    graph_free(g);
-    mi_clear_err(ctx);
+    static const char *const cases[2][2] = {
+        {"tests/fixtures/crashers/attention_value_batch_mismatch.py", "query, key and value batch/head sizes differ"},
+        /* fuzz_passes: a backward's grad_out shorter than the query was read past its end */
+        {"tests/fixtures/crashers/attention_backward_grad_out_shape.py", "grad_out must have the output's shape"}};
+    for (int i = 0; i < 2; i++) {
+        Graph *g = graph_load_file(ctx, cases[i][0]);
+        if (g) ops_resolve_graph(g);
+        IValue *in = NULL, *outs = NULL;
+        int nin = 0, nouts = 0;
+        int rc = g && interp_random_inputs(ctx, g, NULL, 0, &in, &nin) == 0 ? interp_run(ctx, g, in, nin, &outs, &nouts) : 0;
+        char e[2048];
+        ok(g && rc < 0 && strstr(mi_err_str(ctx, e, sizeof e), cases[i][1]), "%s: %s", cases[i][0] + 24, e);
+        interp_free_outputs(outs, nouts);
+        interp_free_outputs(in, nin);
+        graph_free(g);
+        mi_clear_err(ctx);
+    }
 }
 
 int main(void) {

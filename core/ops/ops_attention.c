@@ -147,11 +147,19 @@ static int shape_sdpa_cudnn(ShapeArgs *sa, TensorMeta *out, int *nout) {
     return 0;
 }
 
+/* grad_out must be [B, H, L, Ev] of the query and value (the backward reads it at every one). */
+static int check_grad_out(ShapeArgs *sa, const TensorMeta *go, const TensorMeta *q, const TensorMeta *v) {
+    if (go->ndim != 4 || ex_cmp(sa, go->size[0], q->size[0]) || ex_cmp(sa, go->size[1], q->size[1]) ||
+        ex_cmp(sa, go->size[2], q->size[2]) || ex_cmp(sa, go->size[3], v->size[3]))
+        return sa_err(sa, "grad_out must have the output's shape [batch, heads, query length, value dim]");
+    return 0;
+}
+
 /* gradients of the CUDA flash and cuDNN backwards: empty_like(query), empty_like(key),
  * empty_like(value) (a query that is not dense gets dense strides in its stride order) */
 static int shape_sdpa_bwd_like(ShapeArgs *sa, TensorMeta *out, int *nout) {
     TensorMeta *q, *k, *v, *go;
-    if (sa_tensor(sa, sa_arg(sa, 0, "grad_out"), "grad_out", &go) || qkv(sa, 1, &q, &k, &v)) return -1;
+    if (sa_tensor(sa, sa_arg(sa, 0, "grad_out"), "grad_out", &go) || qkv(sa, 1, &q, &k, &v) || check_grad_out(sa, go, q, v)) return -1;
     meta_like(sa, &out[0], q, q->dtype);
     meta_like(sa, &out[1], k, k->dtype);
     meta_like(sa, &out[2], v, v->dtype);
@@ -165,7 +173,7 @@ static int shape_sdpa_bwd(ShapeArgs *sa, TensorMeta *out, int *nout) {
     const OpDef *op = sa->op;
     bool eff = op && strstr(op->name, "efficient");
     TensorMeta *q, *k, *v, *go;
-    if (sa_tensor(sa, sa_arg(sa, 0, "grad_out"), "grad_out", &go) || qkv(sa, 1, &q, &k, &v)) return -1;
+    if (sa_tensor(sa, sa_arg(sa, 0, "grad_out"), "grad_out", &go) || qkv(sa, 1, &q, &k, &v) || check_grad_out(sa, go, q, v)) return -1;
     bhle_as_blhe(sa, &out[0], q->dtype, q->device, q->size[0], q->size[1], q->size[2], q->size[3]);
     bhle_as_blhe(sa, &out[1], k->dtype, k->device, k->size[0], k->size[1], k->size[2], k->size[3]);
     bhle_as_blhe(sa, &out[2], v->dtype, v->device, v->size[0], v->size[1], v->size[2], v->size[3]);
