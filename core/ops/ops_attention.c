@@ -378,7 +378,8 @@ done:
 }
 
 /* efficient (cuda) forward: (query, key, value, attn_bias, compute_log_sumexp, dropout_p,
- * is_causal, *, scale) -> (output, logsumexp, philox_seed, philox_offset); seeds are 0 */
+ * is_causal, *, scale) -> (output, logsumexp, philox_seed, philox_offset); the seed and offset
+ * are the dropout mask's (0 without dropout) */
 static int sdpa_eff_eval(const OpCall *c, IValue *out) {
     ShapeArgs sa;
     sa_from_call(&sa, c);
@@ -460,11 +461,10 @@ static int sdpa_bwd_eval(const OpCall *c, IValue *out) {
     if (ev_shape(&sa, m, &n)) goto done;
     for (int i = 0; i < 3; i++) if (!(res[i] = ev_new(&sa, &m[i]))) goto done;
     if (eff && m[3].dtype != DT_INVALID) { sa_err(&sa, "the gradient of attn_bias is not implemented"); goto done; }
-    const AttnPos *pos = c->op->data;   /* CUDA flash / cuDNN backwards; else by name */
-    if (pos ? attn_args(&sa, c->ctx, pos->first, pos->mask, pos->dropout, pos->causal, &a)
-            : eff ? attn_args(&sa, c->ctx, 1, 4, 9, 11, &a) : attn_args(&sa, c->ctx, 1, -1, 6, 7, &a)) goto done;
-    if (pos ? backward_seed(&sa, &a, pos->seed, pos->offset) : eff ? backward_seed(&sa, &a, 7, 8) : 0) goto done;
-    if (!pos && !eff && a.dropout > 0) { sa_err(&sa, "dropout in the CPU flash attention is not supported"); goto done; }
+    const AttnPos *pos = c->op->data;   /* every backward row says where its arguments are */
+    if (attn_args(&sa, c->ctx, pos->first, pos->mask, pos->dropout, pos->causal, &a)) goto done;
+    if (pos->seed < 0 && a.dropout > 0) { sa_err(&sa, "dropout in the CPU flash attention is not supported"); goto done; }
+    if (pos->seed >= 0 && backward_seed(&sa, &a, pos->seed, pos->offset)) goto done;
     if (attn_backward(&sa, &a, ev_tensor(sa_arg(&sa, 0, "grad_out")), res[0], res[1], res[2])) goto done;
     ev_out_tuple(out, res, n);
     memset(res, 0, sizeof res);
@@ -483,9 +483,10 @@ const OpDef ops_attention_table[] = {
      "(softmax(Q K^T * scale + bias) V, logsumexp padded to 32, philox seed, offset): the GPU memory-efficient path",
      shape_sdpa_eff, NULL},
     {"aten._scaled_dot_product_flash_attention_for_cpu_backward.default", OPF_EXTERN | OPF_TUPLE, op_infer_generic,
-     sdpa_bwd_eval, "gradients of query, key, value of the CPU flash attention", shape_sdpa_bwd, NULL},
+     sdpa_bwd_eval, "gradients of query, key, value of the CPU flash attention", shape_sdpa_bwd, &(const AttnPos){1, -1, 6, 7, -1, -1}},
     {"aten._scaled_dot_product_efficient_attention_backward.default", OPF_EXTERN | OPF_TUPLE, op_infer_generic,
-     sdpa_bwd_eval, "gradients of query, key, value (and attn_bias) of the memory-efficient attention", shape_sdpa_bwd, NULL},
+     sdpa_bwd_eval, "gradients of query, key, value (and attn_bias) of the memory-efficient attention", shape_sdpa_bwd,
+     &(const AttnPos){1, 4, 9, 11, 7, 8}},
     {"aten._scaled_dot_product_flash_attention.default", OPF_EXTERN | OPF_TUPLE, op_infer_generic, sdpa_cuda_fwd_eval,
      "(softmax(Q K^T * scale) V, logsumexp, ..., rng state): the GPU flash path (f16/bf16)", shape_sdpa_flash,
      &(const AttnPos){0, -2, 3, 4, -1, -1}},
