@@ -193,14 +193,17 @@ int cmd_ir(Session *s, int argc, char **argv) {
 /* Growing arrays of a VizBufGraph under construction. */
 typedef struct BgBuild { VizBufGraph *g; int ncap, ecap, gcap; } BgBuild;
 
-static void bg_edge(BgBuild *b, const char *from, const char *to, const char *label) {
+/* An edge; a tooltip marks a refused fusion (viz/viz.h VizEdge). */
+static void bg_edge_tip(BgBuild *b, const char *from, const char *to, const char *label, const char *tooltip) {
     VizBufGraph *g = b->g;
     if (g->nedges == b->ecap) { b->ecap = b->ecap ? 2 * b->ecap : 16; g->edges = mi_xrealloc(g->edges, b->ecap * sizeof *g->edges); }
     g->edges[g->nedges].from = mi_xstrdup(from);
     g->edges[g->nedges].to = mi_xstrdup(to);
     g->edges[g->nedges].label = label ? mi_xstrdup(label) : NULL;
+    g->edges[g->nedges].tooltip = tooltip ? mi_xstrdup(tooltip) : NULL;
     g->nedges++;
 }
+static void bg_edge(BgBuild *b, const char *from, const char *to, const char *label) { bg_edge_tip(b, from, to, label, NULL); }
 
 static VizGroup *bg_group(BgBuild *b, const char *kernel, const char *label, int parent, bool subgraph, int nmembers) {
     VizBufGraph *g = b->g;
@@ -311,9 +314,15 @@ static void bg_add_module(BgBuild *bb, const IrModule *m, const struct Schedule 
             if (!ds.reads[r].buf || ds.reads[r].buf == b) continue;
             char from[300];
             buf_id(m, ds.reads[r].buf, from, sizeof from);
-            /* an edge between two kernels carries the scheduler's refusal, when it made one */
-            const char *why = sc ? sched_refusal(sc, ds.reads[r].buf, b) : NULL;
-            bg_edge(bb, from, b->name, why);
+            /* an edge between two kernels carries the scheduler's refusal, when it made one:
+             * its head on the edge, "refused: A + B: <Inductor's words>" on hover */
+            const FusionDecision *why = sc ? sched_refusal(sc, ds.reads[r].buf, b) : NULL;
+            if (why) {
+                char shrt[64], tip[600];
+                sched_reason_short(why->reason, shrt, sizeof shrt);
+                snprintf(tip, sizeof tip, "refused: %s + %s (score %lld bytes): %s", why->a, why->b, (long long)why->score, why->reason);
+                bg_edge_tip(bb, from, b->name, shrt, tip);
+            } else bg_edge(bb, from, b->name, NULL);
         }
         dep_set_free(&ds);
     }
@@ -368,6 +377,7 @@ void compile_bufgraph_free(VizBufGraph *bg) {
     for (int i = 0; i < bg->n; i++) { free((char *)bg->nodes[i].name); free((char *)bg->nodes[i].label); }
     for (int i = 0; i < bg->nedges; i++) {
         free((char *)bg->edges[i].from); free((char *)bg->edges[i].to); free((char *)bg->edges[i].label);
+        free((char *)bg->edges[i].tooltip);
     }
     for (int i = 0; i < bg->ngroups; i++) {
         free((char *)bg->groups[i].kernel); free((char *)bg->groups[i].label);
@@ -552,6 +562,7 @@ int cmd_sched(Session *s, int argc, char **argv) {
         char *text = sched_print(sc);
         strace_artifact(s, "ir_post_fusion", text);
         free(text);
+        strace_schedule(s, sc);
     }
     int total = 0;
     count_kernels(sc, &total);

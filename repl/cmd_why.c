@@ -4,8 +4,8 @@
  *   why-not PATTERN NODE  where PATTERN failed to match at NODE (core/fx_passes/pattern.c);
  *   dump DIR            fx_graph_readable.py, fx_graph_transformed.py, ir_pre_fusion.txt,
  *                       ir_post_fusion.txt, output_code.c and the pictures of the current graph.
- * `why` reads the scheduler's decisions through its data (Schedule.decisions, groups, kernels),
- * so it explains whatever rules the scheduler applies. */
+ * `why` prints sched_explain() (core/scheduler/sched_explain.c), which reads the scheduler's
+ * recorded decisions: the report's why page shows the same text for each decision. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -23,50 +23,6 @@ static int sched_node_of(const Schedule *sc, const char *name) {
     return -1;
 }
 
-/* Does a decision's group name ("op0_op3_op4", "op0_..(20 nodes).._op9") name node `op`? */
-static bool group_names(const char *group, const char *op) {
-    size_t n = strlen(op);
-    for (const char *p = group; (p = strstr(p, op)); p++)
-        if ((p == group || p[-1] == '_') && (p[n] == 0 || p[n] == '_')) return true;
-    return false;
-}
-
-static void origins_line(Session *s, const Schedule *sc, int node) {
-    const Buffer *b = sc->nodes[node].buf;
-    const Node **v;
-    int n = ir_origin_nodes(sc->ir, b, &v);
-    fprintf(s->out, "  %s (%s): FX nodes", b->name, sc->nodes[node].name);
-    for (int i = 0; i < n; i++) fprintf(s->out, " %s", v[i]->name);
-    if (!n) fprintf(s->out, " (none: an input or a buffer made by lowering)");
-    fputc('\n', s->out);
-    free(v);
-}
-
-static int kernel_of(const Schedule *sc, int group) {
-    for (int k = 0; k < sc->nkernels; k++)
-        for (int p = 0; p < sc->kernels[k].n; p++)
-            if (sc->order[sc->kernels[k].first + p] == group) return k;
-    return -1;
-}
-
-const char *sched_refusal(const Schedule *sc, const Buffer *x, const Buffer *y) {
-    int a = -1, b = -1;
-    for (int i = 0; i < sc->nnodes; i++) {
-        if (sc->nodes[i].buf == x) a = i;
-        if (sc->nodes[i].buf == y) b = i;
-    }
-    if (a < 0 || b < 0 || sc->nodes[a].group == sc->nodes[b].group) return NULL;
-    const char *why = NULL;
-    for (int i = 0; i < sc->ndecisions; i++) {
-        const FusionDecision *d = &sc->decisions[i];
-        if (d->accepted) continue;
-        if ((group_names(d->a, sc->nodes[a].name) && group_names(d->b, sc->nodes[b].name)) ||
-            (group_names(d->a, sc->nodes[b].name) && group_names(d->b, sc->nodes[a].name)))
-            why = d->reason;
-    }
-    return why;
-}
-
 int cmd_why(Session *s, int argc, char **argv) {
     if (argc != 3) return usage_error(s, "why");
     const Schedule *sc = session_schedule(s);
@@ -75,58 +31,11 @@ int cmd_why(Session *s, int argc, char **argv) {
     if (a < 0 || b < 0)
         return mi_err(s->ctx, "", 0, 0, "no scheduled buffer '%s' (see `sched`: buffers buf0..., nodes op0...)", a < 0 ? argv[1] : argv[2]);
     if (a == b) return mi_err(s->ctx, "", 0, 0, "'%s' and '%s' are the same buffer", argv[1], argv[2]);
-    const SchedNode *na = &sc->nodes[a], *nb = &sc->nodes[b];
-    origins_line(s, sc, a);
-    origins_line(s, sc, b);
-    if (na->dead || nb->dead) {
-        fprintf(s->out, "%s is never used: the scheduler removed it, so it fuses with nothing\n", (na->dead ? na : nb)->buf->name);
-        return 0;
-    }
-    int ka = kernel_of(sc, na->group), kb = kernel_of(sc, nb->group);
-    /* the decisions that name both (either side) */
-    const FusionDecision *last_acc = NULL, *last_rej = NULL;
-    for (int i = 0; i < sc->ndecisions; i++) {
-        const FusionDecision *d = &sc->decisions[i];
-        bool both = (group_names(d->a, na->name) && group_names(d->b, nb->name)) ||
-                    (group_names(d->a, nb->name) && group_names(d->b, na->name));
-        if (!both) continue;
-        if (d->accepted) last_acc = d; else last_rej = d;
-    }
-    if (na->group == nb->group) {
-        fprintf(s->out, "fused: %s and %s are in one kernel, %s\n", na->buf->name, nb->buf->name,
-                ka >= 0 ? sc->kernels[ka].name : "?");
-        if (last_acc) fprintf(s->out, "decided by: fuse %s + %s (score %lld bytes): %s\n", last_acc->a, last_acc->b,
-                              (long long)last_acc->score, last_acc->reason);
-        else fprintf(s->out, "decided by: a fusion of larger groups (the decision that joined them names a group "
-                             "abbreviated in the list, or the list was full)\n");
-        return 0;
-    }
-    fprintf(s->out, "not fused: %s is in %s, %s in %s\n", na->buf->name, ka >= 0 ? sc->kernels[ka].name : "?", nb->buf->name,
-            kb >= 0 ? sc->kernels[kb].name : "?");
-    if (ka >= 0 && ka == kb)
-        fprintf(s->out, "(both groups run in one cpp kernel function, one loop nest each: Inductor's CppScheduling "
-                        "kernel group; they are not one loop)\n");
-    const SchedGroup *ga = &sc->groups[na->group], *gb = &sc->groups[nb->group];
-    if (last_rej) {
-        fprintf(s->out, "refused: %s + %s (score %lld bytes): %s\n", last_rej->a, last_rej->b, (long long)last_rej->score,
-                last_rej->reason);
-        if (last_acc) fprintf(s->out, "(an earlier decision fused parts of them: %s + %s: %s)\n", last_acc->a, last_acc->b, last_acc->reason);
-    } else if (ga->is_extern || gb->is_extern)
-        fprintf(s->out, "rule: %s is an extern kernel call (%s); Inductor fuses no pointwise work into extern calls\n",
-                (ga->is_extern ? na : nb)->buf->name, (ga->is_extern ? ga : gb)->kernel_name);
-    else {
-        /* share a buffer? then the pair was a candidate; else never scored */
-        bool share = false;
-        const DepSet *da = &na->deps, *db = &nb->deps;
-        for (int i = 0; i < da->nreads + da->nwrites && !share; i++) {
-            const Buffer *x = i < da->nreads ? da->reads[i].buf : da->writes[i - da->nreads].buf;
-            for (int j = 0; j < db->nreads + db->nwrites && !share; j++)
-                share = x && x == (j < db->nreads ? db->reads[j].buf : db->writes[j - db->nreads].buf);
-        }
-        if (!share) fprintf(s->out, "rule: they share no buffer (neither reads what the other writes, no common read), "
-                                    "so the scheduler never scored the pair (score 0: Inductor's score_fusion_memory)\n");
-        else fprintf(s->out, "rule: no decision on this pair was kept (the list keeps the first %d; see `sched`)\n", sc->ndecisions);
-    }
+    StrBuf sb;
+    sb_init(&sb);
+    sched_explain(sc, a, b, &sb);        /* the same text the report's why page shows */
+    fputs(sb.s ? sb.s : "", s->out);
+    sb_free(&sb);
     return 0;
 }
 

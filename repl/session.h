@@ -127,10 +127,9 @@ struct Schedule;
 char *session_provenance_json(Session *s, const struct Schedule *sc);
 /* The current schedule (repl/cmd_compile.c), scheduling quietly when needed; NULL + ctx error. */
 const struct Schedule *session_schedule(Session *s);
-/* The scheduler's last refusal to fuse the groups of buffers x and y (they sit in different
- * groups), or NULL: the fusion picture labels that edge with it (repl/cmd_why.c). */
-struct Buffer;
-const char *sched_refusal(const struct Schedule *sc, const struct Buffer *x, const struct Buffer *y);
+/* After `sched`: the minductor_fusion_decisions artifact (sched_decisions_json) and the fusion
+ * picture as minductor_fusion_svg (skipped past limit draw_nodes), for the report's why page. */
+void strace_schedule(Session *s, const struct Schedule *sc);
 /* Close the log (ending the open compile first); -1 + ctx error when a write to it failed. */
 int strace_close(Session *s);
 

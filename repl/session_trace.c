@@ -6,15 +6,20 @@
  *   - each applied pass: chromium_event span "pass.post_grad_passes.<pass>" (cat dynamo_timed)
  *     with the pass's own time, plus the minductor_pass_NN_* artifacts (repl/cmd_passes.c);
  *   - lower: inductor_post_grad_graph, ir_pre_fusion and span "GraphLowering.run"; sched:
- *     ir_post_fusion and "Scheduler.__init__"; codegen: inductor_output_code and
+ *     ir_post_fusion, "Scheduler.__init__", minductor_fusion_decisions (every decision with its
+ *     FX nodes and `why` text: the report's why page) and minductor_fusion_svg (the fusion
+ *     picture with the refusals on its edges); codegen: inductor_output_code and
  *     "GraphLowering.codegen" (repl/cmd_compile.c);
  *   - when the compile ends (another load, `trace off`, `report`, quit): compilation_metrics
  *     with co_name, the summed time of the steps above, and the first failure as fail_type /
  *     fail_reason. */
 #include <stdlib.h>
 #include <string.h>
+#include "commands.h"
 #include "session.h"
+#include "scheduler/scheduler.h"
 #include "trace/trace.h"
+#include "viz/viz.h"
 #include <cJSON.h>
 
 void strace_begin_compile(Session *s) {
@@ -72,6 +77,28 @@ void strace_fail(Session *s, const char *what, const char *reason) {
 void strace_artifact(Session *s, const char *name, const char *text) {
     if (!s->ctx->trace || !s->trace_in_compile || !text) return;
     trace_artifact(s->ctx->trace, name, "string", text);
+}
+
+void strace_schedule(Session *s, const Schedule *sc) {
+    if (!s->ctx->trace || !s->trace_in_compile || !sc) return;
+    /* the picture first: the report's why page puts it above the decisions that follow it */
+    VizBufGraph bg;
+    VizOptions vo;
+    viz_default_options(&vo);
+    vo.collapse_over = s->collapse_over;
+    if (!mi_interrupted(s->ctx) && compile_state_bufgraph(s, &bg, true) == 0) {   /* after Ctrl-C: no picture */
+        VizGraph *vg = viz_fusion(s->ctx, &bg, &vo);
+        VizRenderer *vr = vg ? session_renderer(s) : NULL;
+        char *svg = vr ? viz_render_data(s->ctx, vr, vg, "svg", NULL) : NULL;   /* NULL past limit draw_nodes */
+        if (svg) trace_artifact(s->ctx->trace, "minductor_fusion_svg", "string", svg);
+        free(svg);
+        viz_free(vg);
+        compile_bufgraph_free(&bg);
+    }
+    mi_clear_err(s->ctx);      /* a picture too large to draw is not the schedule's failure */
+    char *j = sched_decisions_json(sc);
+    trace_artifact(s->ctx->trace, "minductor_fusion_decisions", "json", j);
+    free(j);
 }
 
 int strace_close(Session *s) {

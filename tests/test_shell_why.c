@@ -3,6 +3,7 @@
 #include "tap.h"
 #include "tests/support/shell_harness.h"
 #include "base/mi.h"
+#include "trace/trace_internal.h"
 
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -42,11 +43,80 @@ int main(void) {
     o = sh("load tests/fixtures/codegen/sched_split_outer_permuted_view.py; why buf0 buf2; show fusion", &st);
     ok(has(o, "refused: op0_op1 + op2 (score 1152 bytes): memory deps did not match; outer sizes differ: [4, 6] vs [24, 10]"),
        "why: the refusal and its reason");
-    ok(has(o, "buf0 -> buf2\t[label=\"memory deps did not match; outer sizes differ"), "the fusion picture labels the refused edge");
+    ok(has(o, "buf0 -> buf2\t[color=\"#cc4125\",\n\t\tfontcolor=\"#cc4125\",\n\t\tfontname=Helvetica,\n\t\tfontsize=10,\n"
+              "\t\tlabel=\"memory deps did not match\",\n"
+              "\t\tlabeltooltip=\"refused: op0_op1 + op2 (score 1152 bytes): memory deps did not match; outer sizes differ: [4, 6] vs [24, 10]"),
+       "the fusion picture: the refusal's head on the edge, the decision and Inductor's whole text as its tooltip");
+    free(o);
+    /* the SVG: the short text drawn, the full text as the edge's title (hover) */
+    char svgcmd[300];
+    snprintf(svgcmd, sizeof svgcmd, "load tests/fixtures/codegen/sched_split_outer_permuted_view.py; show fusion --svg %s/f.svg", env.tmpdir);
+    o = sh(svgcmd, &st);
+    free(o);
+    MiCtx *vc = mi_ctx_new();
+    char svgpath[200];
+    snprintf(svgpath, sizeof svgpath, "%s/f.svg", env.tmpdir);
+    char *svg = mi_read_file(vc, svgpath, NULL);
+    ok(svg && strstr(svg, "<a xlink:title=\"refused: op0_op1 + op2 (score 1152 bytes): memory deps did not match; outer sizes differ: "
+                          "[4, 6] vs [24, 10] (split to one shape: buf0 read at a different index than op0 writes it)\">") &&
+           strstr(svg, "fill=\"#cc4125\">memory deps did not match</text>"),
+       "SVG: the edge's label is the short reason, its title the decision with the full text");
+    free(svg);
+    mi_ctx_free(vc);
+    /* collapsed to kernel boxes (cuda: one kernel per group), the edge between the kernels keeps it */
+    o = sh("set device cuda; load tests/fixtures/codegen/sched_split_outer_permuted_view.py; set collapse 2; show fusion", &st);
+    ok(has(o, "cuda_fused_var_mean_0 -> cuda_fused_clone_1\t[color=\"#cc4125\"") &&
+           has(o, "label=\"memory deps did not match\""), "collapsed fusion picture: the edge between kernel boxes carries the refusal");
+    free(o);
+    /* fusion off: no decision, the rule says so */
+    o = sh("load examples/ln_gelu.py; set fusion off; why buf0 buf3", &st);
+    ok(has(o, "rule: fusion is off (`set fusion on`): every node is its own kernel\n"), "why with fusion off");
     free(o);
     o = sh("load examples/mlp.py; why buf0 buf9", &st);
     ok(st == 1 && has(o, "no scheduled buffer 'buf9'"), "why: an unknown buffer is an error");
     free(o);
+    /* the report's why page: every decision with its FX nodes, and the shell's own `why` text */
+    char rep[700];
+    snprintf(rep, sizeof rep, "load tests/fixtures/codegen/sched_split_outer_permuted_view.py; trace on %s/w.log; run; sched; "
+             "why buf0 buf2; report %s/rep", env.tmpdir, env.tmpdir);
+    o = sh(rep, &st);
+    is_int(st, 0, "a traced session's report");
+    const char *w0 = o ? strstr(o, "  buf0 (op0): FX nodes var_mean\n") : NULL, *w1 = w0 ? strstr(w0, "\nrefused: ") : NULL;
+    w1 = w1 ? strchr(w1 + 1, '\n') : NULL;
+    ok(w0 && w1, "the shell's why text");
+    StrBuf want;
+    sb_init(&want);
+    sb_put(&want, "<tr id=\"s1-d4\" class=\"refused\"><td>4</td><td>refused</td><td class=\"side\">buf0 (op0): <b>var_mean</b><br>"
+                  "buf1 (op1): <b>var_mean</b></td><td class=\"side\">buf2 (op2): <b>clone</b>, <b>view</b></td><td>1152</td><td>"
+                  "memory deps did not match; outer sizes differ: [4, 6] vs [24, 10] (split to one shape: buf0 read at a different "
+                  "index than op0 writes it)<details><summary>why buf0 buf2</summary><pre>");
+    if (w0 && w1) html_escn(&want, w0, (size_t)(w1 + 1 - w0));
+    sb_put(&want, "</pre></details></td></tr>\n");
+    free(o);
+    MiCtx *pc = mi_ctx_new();
+    char pp[300];
+    snprintf(pp, sizeof pp, "%s/rep/minductor/why_-_0_0_0.html", env.tmpdir);
+    char *wpage = mi_read_file(pc, pp, NULL), *page = wpage;
+    ok(page && strstr(page, "<h2>Why: fusion decisions of compile 0/0</h2>") &&
+           strstr(page, "cpu): 1 kernel(s), 4 decision(s): 1 fused, 3 refused</h2>"), "why page: title and the schedule's counts");
+    ok(page && strstr(page, want.s), "why page: the refused pair, both sides' FX nodes, Inductor's words, and exactly the shell's why text");
+    ok(page && strstr(page, "<tr id=\"s1-d3\" class=\"fused\"><td>3</td><td>fused</td><td class=\"side\">buf0 (op0): <b>var_mean</b></td>"
+                            "<td class=\"side\">buf1 (op1): <b>var_mean</b></td><td>960</td><td>horizontal: shared reads<details>"),
+       "why page: the fused pair and its rule");
+    ok(page && strstr(page, "<svg") && strstr(page, "fill=\"#cc4125\">memory deps did not match</text>") &&
+           strstr(page, "<tr><td>cpp_fused_clone_var_mean_0</td><td>buf0 buf1 buf2</td></tr>"),
+       "why page: the fusion picture inline with the refused edges labelled; the kernels");
+    free(page);
+    snprintf(pp, sizeof pp, "%s/rep/minductor/compile_-_0_0_0.html", env.tmpdir);
+    page = mi_read_file(pc, pp, NULL);
+    ok(page && strstr(page, " · <a href=\"why_-_0_0_0.html\">why (fusion decisions)</a>"), "the compile page links the why page");
+    free(page);
+    snprintf(pp, sizeof pp, "%s/rep/index.html", env.tmpdir);
+    page = mi_read_file(pc, pp, NULL);
+    ok(page && strstr(page, " · <a href=\"minductor/why_-_0_0_0.html\">why</a>"), "index.html links it in the compile table");
+    free(page);
+    mi_ctx_free(pc);
+    sb_free(&want);
     /* why-not: a user pattern, reason by reason; Inductor's entries */
     o = sh("patterns tests/fixtures/patterns/user.pat; load tests/fixtures/patterns/double_relu.py; "
            "why-not double_relu relu_1; why-not double_relu relu; why-not addmm relu; why-not nope relu", &st);
@@ -83,7 +153,7 @@ int main(void) {
            strstr(code, "/* [Provenance debug handles] cpp_fused_"), "the code carries Inductor's source-node comments");
     free(code);
     snprintf(p, sizeof p, "%s/d/fx_graph.html", dir);
-    char *page = mi_read_file(ctx, p, NULL);
+    page = mi_read_file(ctx, p, NULL);
     ok(page && strstr(page, "<input id=\"q\" placeholder=\"search nodes\"") && strstr(page, "<h3>Legend</h3>") &&
            strstr(page, "<svg") && strstr(page, "data-fx=\"fx_graph_transformed.py\""),
        "the picture page: search, legend, the SVG inline, the texts it links");

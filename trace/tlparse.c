@@ -143,6 +143,7 @@ static void h_artifact(Tl *t, const TraceRecord *r) {
     if (!t->opt->export_mode) tl_passes_record(t, c, r, trace_role_initial(r->name, &c->role));
     tl_prov_record(t, c, r, trace_role_initial(r->name, &c->role));
     tl_guards_record(c, r);
+    if (!t->opt->export_mode) tl_why_record(c, r);
     /* cudagraphs: the fx cache key lists fx_kwargs[cudagraphs] */
     if (!strncmp(r->name, "fx_graph_cache_", 15)) {
         if (memmem(r->payload, r->payload_len, "fx_kwargs[cudagraphs]: BoxedBool(value=True)", 44)) c->cg_requested = 1;
@@ -447,6 +448,7 @@ static void compile_free(TlCompile *c) {
     free(c->stack_html);
     tl_passes_free(c->passes);
     tl_prov_free(c->prov);
+    tl_why_free(c->why);
     free(c->guards); free(c->recompile_full);
     for (int j = 0; j < c->n_cg; j++) free(c->cg[j].name);
     free(c->cg);

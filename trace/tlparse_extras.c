@@ -1,6 +1,7 @@
 /* tlparse_extras.c — minductor's pages beyond tlparse's, all under minductor/ so that the rest
  * of the output directory is exactly tlparse's: per-compile pass pages (tlparse_passes.c),
- * guards and recompiles per frame (tlparse_guards.c). tl_render_extras writes them;
+ * guards and recompiles per frame (tlparse_guards.c), why pages of fusion decisions
+ * (tlparse_why.c). tl_render_extras writes them;
  * tl_index_extras adds their sections to index.html. */
 #include "tlparse_internal.h"
 
@@ -9,6 +10,7 @@ void tl_render_extras(Tl *t) {
     for (int i = 0; i < t->n_c; i++) tl_passes_page(t, &t->c[i]);
     tl_prov_pages(t);
     tl_guards_pages(t);
+    tl_why_pages(t);
 }
 
 /* index.html's "Frames" section: each frame's compiles, recompiles, a link to its page. */

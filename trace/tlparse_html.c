@@ -147,6 +147,7 @@ static void compile_page(Tl *t, const TlCompile *c) {
     if (c->n_pass_steps || c->n_stage_graphs) {
         sb_printf(&b, " · <a href=\"passes_%s.html\">passes</a>", c->dir);
     }
+    if (tl_has_why(c)) sb_printf(&b, " · <a href=\"why_%s.html\">why (fusion decisions)</a>", c->dir);
     if (c->frame_id >= 0) sb_printf(&b, " · <a href=\"frame_%d.html\">guards and recompiles of frame %d</a>", c->frame_id, c->frame_id);
     if (t->opt->provenance) {
         sb_put(&b, " · ");
@@ -446,6 +447,7 @@ int tl_render(Tl *t, const char *log_path) {
         if (c->has_duration) sb_printf(&b, "%.3f", c->duration_s);
         sb_printf(&b, "</td><td>%d</td><td>", c->n_arts);
         if (c->n_pass_steps || c->n_stage_graphs) sb_printf(&b, "<a href=\"minductor/passes_%s.html\">passes</a>", c->dir);
+        if (tl_has_why(c)) sb_printf(&b, "%s<a href=\"minductor/why_%s.html\">why</a>", c->n_pass_steps || c->n_stage_graphs ? " · " : "", c->dir);
         sb_put(&b, "</td><td>");
         if (c->recompile_reason) html_esc(&b, c->recompile_reason);
         sb_put(&b, "</td><td>");

@@ -45,6 +45,7 @@ typedef struct TlDir {
 
 typedef struct TlPasses TlPasses;     /* trace/tlparse_passes.c */
 typedef struct TlProv TlProv;         /* trace/tlparse_provenance.c */
+typedef struct TlWhy TlWhy;           /* trace/tlparse_why.c */
 
 typedef struct TlCgEvent { char *name; char ph; double ts; } TlCgEvent;
 
@@ -74,6 +75,7 @@ typedef struct TlCompile {
     TraceRoleState role;    /* forward/backward tracking over its chromium events */
     TlPasses *passes;       /* its pass page under construction, or NULL */
     TlProv *prov;           /* its provenance sections (tlparse -i), or NULL */
+    TlWhy *why;             /* its fusion decisions (a shell session's `sched`), or NULL */
     char *guards;           /* its guard text (dynamo_cpp_guards_str, else dynamo_guards' code) */
     bool guards_cpp;
     char *recompile_full;   /* every recompile reason, one per line */
@@ -142,6 +144,12 @@ void tl_passes_free(TlPasses *p);
 void tl_prov_record(Tl *t, TlCompile *c, const TraceRecord *r, char role);
 void tl_prov_pages(Tl *t);
 void tl_prov_free(TlProv *p);
+/* Why pages (trace/tlparse_why.c): a minductor_fusion_svg / _decisions record of compile c;
+ * minductor/why_<dir>.html per compile that has one; free. */
+void tl_why_record(TlCompile *c, const TraceRecord *r);
+void tl_why_pages(Tl *t);
+void tl_why_free(TlWhy *w);
+bool tl_has_why(const TlCompile *c);
 /* Guards and recompiles (trace/tlparse_guards.c): a record of compile c; minductor/frame_<F>.html. */
 void tl_guards_record(TlCompile *c, const TraceRecord *r);
 void tl_guards_pages(Tl *t);

@@ -296,8 +296,9 @@ void tl_passes_page(Tl *t, TlCompile *c) {
     char title[200];
     snprintf(title, sizeof title, "Passes of compile %s", c->id[0] ? c->id : "(none)");
     tl_page_begin(&b, title);
-    sb_printf(&b, "<style>%s</style>\n<p><a href=\"../index.html\">index</a> · <a href=\"compile_%s.html\">compile page</a></p>\n",
-              PAGE_CSS, c->dir);
+    sb_printf(&b, "<style>%s</style>\n<p><a href=\"../index.html\">index</a> · <a href=\"compile_%s.html\">compile page</a>%s%s%s</p>\n",
+              PAGE_CSS, c->dir, tl_has_why(c) ? " · <a href=\"why_" : "", tl_has_why(c) ? c->dir : "",
+              tl_has_why(c) ? ".html\">why (fusion decisions)</a>" : "");
     sb_put(&b, "<p><label><input type=\"checkbox\" id=\"hide\" onchange=\"document.body.classList.toggle('hide-same', this.checked)\">"
                " hide passes that changed nothing</label></p>\n");
     if (P->nsteps) {

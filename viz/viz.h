@@ -51,7 +51,11 @@ typedef struct VizBufNode {
     const char *label;    /* extra label lines (may be NULL): "Pointwise f32[64, 64]" */
     VizClass cls;
 } VizBufNode;
-typedef struct VizEdge { const char *from, *to, *label; } VizEdge;
+/* An edge; `label` its text, `tooltip` (may be NULL) the full text SVG shows on hover. An edge
+ * with a tooltip is a refused fusion (the fusion picture): its short reason in red on the edge,
+ * the whole WhyNoFuse text as the SVG <title>; other labelled edges (a cond branch's operands
+ * and results) are dashed. */
+typedef struct VizEdge { const char *from, *to, *label, *tooltip; } VizEdge;
 typedef struct VizGroup {
     const char *kernel;   /* cluster "cluster_<kernel>" */
     const char *label;

@@ -3,7 +3,9 @@
  * and the group's description); viz_ir.c draws only the cond-branch groups. A cond branch is a
  * dashed cluster "cluster_sub_<name>" holding its buffers, with its kernels' clusters nested
  * inside. Large fusion pictures (more buffers than opt->collapse_over) collapse each kernel to
- * one box named after it, with the edges between kernels. */
+ * one box named after it, with the edges between kernels. An edge between two kernels that the
+ * scheduler tried to fuse and refused carries the refusal: its head in red on the edge
+ * ("memory deps did not match"), Inductor's whole WhyNoFuse text as the SVG tooltip. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,7 +109,18 @@ VizGraph *viz_grouped(MiCtx *ctx, const VizBufGraph *bg, const char *title, cons
             if (!strcmp(bg->nodes[j].name, to)) to = alias[j];
         }
         Agedge_t *e = vizg_edge(vg, from, to, bg->edges[i].label);
-        if (e && bg->edges[i].label) vizg_set(e, "style", "dashed");   /* operand / result of a branch */
+        if (!e || !bg->edges[i].label) continue;
+        if (!bg->edges[i].tooltip) { vizg_set(e, "style", "dashed"); continue; }   /* operand / result of a branch */
+        /* a refused fusion: the short reason on the edge (also when collapsed kernels share an
+         * edge another buffer pair made first), the full text on hover */
+        const char *had = agget(e, "label");
+        if (!had || !*had) vizg_set(e, "label", bg->edges[i].label);
+        vizg_set(e, "tooltip", bg->edges[i].tooltip);
+        vizg_set(e, "labeltooltip", bg->edges[i].tooltip);
+        vizg_set(e, "color", "#cc4125");
+        vizg_set(e, "fontcolor", "#cc4125");
+        vizg_set(e, "fontsize", "10");
+        vizg_set(e, "fontname", "Helvetica");
     }
     free(alias);
     free(cl);

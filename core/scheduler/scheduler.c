@@ -296,6 +296,17 @@ static const char *gname(Schedule *s, const SchedGroup *g) {
     return r;
 }
 
+int sched_group_at(const Schedule *s, int n, int at) {
+    int g = n;
+    while (g >= 0 && g < s->ngroups && s->groups[g].merged_into >= 0 && s->groups[g].merged_at < at) g = s->groups[g].merged_into;
+    return g;
+}
+
+int sched_decision_side(const Schedule *s, const FusionDecision *d, int n) {
+    int g = sched_group_at(s, n, d->at);
+    return g == d->ga ? 0 : g == d->gb ? 1 : -1;
+}
+
 const char *sched_group_name(const Schedule *s, int g, char *buf, size_t n) {
     size_t k = 0;
     buf[0] = 0;
@@ -304,7 +315,13 @@ const char *sched_group_name(const Schedule *s, int g, char *buf, size_t n) {
     return buf;
 }
 
-static void record(Schedule *s, const char *a, const char *b, bool acc, int64_t score, const char *why) {
+#define MAX_DECISIONS 4096   /* a 10 000-node graph would list thousands: the first ones are kept */
+
+/* Keep a decision on groups ga + gb (their names, the fusion count) for `sched`, `why`, the
+ * fusion picture and the report; a refusal repeated while neither group changed is kept once. */
+static void record(Schedule *s, int ga, int gb, bool acc, int64_t score, const char *why) {
+    if (s->ndecisions >= MAX_DECISIONS) { s->decisions_full = true; return; }
+    const char *a = gname(s, &s->groups[ga]), *b = gname(s, &s->groups[gb]);
     for (int i = s->ndecisions > 256 ? s->ndecisions - 256 : 0; i < s->ndecisions; i++)   /* a rejection is listed once (recent ones) */
         if (!acc && !s->decisions[i].accepted && strcmp(s->decisions[i].a, a) == 0 && strcmp(s->decisions[i].b, b) == 0) return;
     if (s->ndecisions == s->capdecisions) {
@@ -314,6 +331,9 @@ static void record(Schedule *s, const char *a, const char *b, bool acc, int64_t 
     FusionDecision *d = &s->decisions[s->ndecisions++];
     d->a = a;
     d->b = b;
+    d->ga = ga;
+    d->gb = gb;
+    d->at = s->nmerges;
     d->accepted = acc;
     d->score = score;
     snprintf(d->reason, sizeof d->reason, "%s", why);
@@ -477,8 +497,6 @@ static bool fuse_cycle(const Schedule *s, Fx *f, int ga, int gb) {
     return cycle;
 }
 
-#define MAX_DECISIONS 4096   /* a 10 000-node graph would list thousands: the first ones are kept */
-
 typedef struct Cand { int a, b; int64_t score; } Cand;   /* a, b: first nodes of the groups */
 static int cmp_cand(const void *x, const void *y) {
     const Cand *p = x, *q = y;
@@ -539,8 +557,9 @@ static void fuse_rounds(Schedule *s, Fx *f, int max_rounds) {
             if (score <= 0) continue;
             char why[160];
             bool rec = s->ndecisions < MAX_DECISIONS, full = false;
+            if (!rec) s->decisions_full = true;
             if (fuse_cycle(s, f, ga, gb)) {
-                if (rec) record(s, gname(s, A), gname(s, B), false, score, "will create cycle (through another kernel)");
+                if (rec) record(s, ga, gb, false, score, "will create cycle (through another kernel)");
                 continue;
             }
             int nouter = merge_shape(s, f, ga, gb, &full, why, sizeof why);
@@ -593,7 +612,7 @@ static void fuse_rounds(Schedule *s, Fx *f, int max_rounds) {
                 if (rec) {
                     char said[256];
                     sched_why_no_fuse(s, A->nodes, A->n, B->nodes, B->n, why, said, sizeof said);
-                    record(s, gname(s, A), gname(s, B), false, score, said);
+                    record(s, ga, gb, false, score, said);
                 }
                 free(tmp);
                 continue;
@@ -616,7 +635,7 @@ static void fuse_rounds(Schedule *s, Fx *f, int max_rounds) {
             if (rec) {
                 char acc[200];
                 snprintf(acc, sizeof acc, "%s%s", vertical ? "vertical: producer into consumer" : "horizontal: shared reads", note);
-                record(s, gname(s, A), gname(s, B), true, score, acc);
+                record(s, ga, gb, true, score, acc);
             }
             /* the larger group survives (fewer nodes to relabel) */
             SchedGroup *L = &s->groups[glg], *Sm = &s->groups[gsm];
@@ -627,6 +646,8 @@ static void fuse_rounds(Schedule *s, Fx *f, int max_rounds) {
             f->gred[glg] = f->gred[ga] >= 0 || f->gred[gb] >= 0 ? nouter : -1;
             for (int k = 0; k < Sm->n; k++) s->nodes[Sm->nodes[k]].group = glg;
             Sm->alive = false;
+            Sm->merged_into = glg;
+            Sm->merged_at = s->nmerges++;
             fused++;
         }
         free(c);
@@ -752,8 +773,13 @@ static void init_groups(Schedule *s) {
         char why[160];
         g->nouter = g->is_extern ? 0 : group_shape(s, g->nodes, 1, why, sizeof why);
         s->nodes[i].group = i;
+        g->merged_into = -1;
+        g->merged_at = 0;
     }
     s->ngroups = s->nnodes;
+    s->nmerges = 0;
+    s->ndecisions = 0;
+    s->decisions_full = false;
 }
 
 /* put the lowered bodies back, newest split first */

@@ -28,6 +28,8 @@ typedef struct SchedGroup {
     int nouter;                /* shared outer loop dims (p0..p(nouter-1) of every body) */
     bool is_extern;
     bool alive;
+    int merged_into;           /* the group it was fused into (-1: none), at fusion number merged_at: */
+    int merged_at;             /* the groups a decision saw are recoverable (sched_group_at) */
     char *kernel_name;         /* "cpp_fused_add_relu_0" (set by sched_run) */
 } SchedGroup;
 
@@ -43,7 +45,9 @@ typedef struct SchedKernel {
 } SchedKernel;
 
 typedef struct FusionDecision {
-    const char *a, *b;         /* group names ("op0_op1") */
+    const char *a, *b;         /* group names ("op0_op1"; long groups abbreviated "op0_..(20 nodes).._op9") */
+    int ga, gb;                /* the two groups as they stood: sched_group_at(s, node, at) == ga */
+    int at;                    /* fusions done before this decision (Schedule.nmerges then) */
     bool accepted;
     int64_t score;             /* bytes saved (shared buffer bytes; -1 when symbolic) */
     char reason[256];
@@ -64,6 +68,8 @@ typedef struct Schedule {
     int *order; int norder;    /* alive groups in execution order */
     SchedKernel *kernels; int nkernels;   /* the generated kernels, in order (core/scheduler/sched_kernels.c) */
     FusionDecision *decisions; int ndecisions, capdecisions;
+    bool decisions_full;       /* more decisions were made than the list keeps */
+    int nmerges;               /* fusions done (each stamps the absorbed group's merged_at) */
     int *reuse_of;             /* per buffer id: buffer id whose memory it reuses, or -1 */
     int *rd_start, *rd;        /* buffer id -> nodes reading it: rd[rd_start[id] .. rd_start[id+1]) */
     int *wr_start, *wr;        /* ... writing it (node ids ascending, dead nodes included) */
@@ -108,6 +114,32 @@ SchedReshape *sched_reshape_pair(Schedule *s, const int *na, int nA, int redA, c
  * expressions have the same distinct strides. Returns the undo record (NULL: no such buffer,
  * nothing changed) and a "; loops of op1 reordered to [64, 32]" note. */
 SchedReshape *sched_reorder_pair(Schedule *s, const int *np, int nP, const int *nq, int nQ, char *note, size_t nn);
+/* The group node n belonged to after the first `at` fusions (each node starts in group n;
+ * follows merged_into, at most log2(nodes) steps: the larger group survives a fusion). */
+int sched_group_at(const Schedule *s, int n, int at);
+/* Which side of decision d node n was on: 0 group a, 1 group b, -1 neither. */
+int sched_decision_side(const Schedule *s, const FusionDecision *d, int n);
+
+/* Explanations from the recorded decisions (core/scheduler/sched_explain.c); the shell's `why`,
+ * the fusion picture's edge labels and the report's why page all read them through these. */
+/* The last refusal to fuse the groups of buffers x and y (on opposite sides of it), or NULL
+ * when none was recorded or they ended in one group. */
+const FusionDecision *sched_refusal(const Schedule *s, const Buffer *x, const Buffer *y);
+/* The head of a WhyNoFuse text for an edge label: up to "; ", at most 48 characters with "…"
+ * ("memory deps did not match; outer sizes differ: ..." -> "memory deps did not match"). */
+void sched_reason_short(const char *reason, char *out, size_t n);
+/* `why` for scheduler nodes a and b (indices into s->nodes): the FX nodes of each, fused or
+ * not, and the decision (rule, score, Inductor's words) or rule that decided; appended to sb. */
+void sched_explain(const Schedule *s, int a, int b, StrBuf *sb);
+/* The representative pair of decision d: a producer in group a and its consumer in group b
+ * when one reads what the other writes, else the first node of each. */
+void sched_decision_pair(const Schedule *s, const FusionDecision *d, int *x, int *y);
+/* Every decision as JSON for the report's why page (the minductor_fusion_decisions artifact):
+ * {"device", "kernels": [{name, buffers}], "truncated", "decisions": [{n, verdict, a, b, score,
+ * reason, a_nodes/b_nodes: [{buf, op, fx: [...]}] (first 16 each), a_count, b_count, why: [X, Y],
+ * explain}]}; malloc'd. */
+char *sched_decisions_json(const Schedule *s);
+
 /* A refused fusion of node lists na[] and nb[] in Inductor's WhyNoFuse words, our finding `raw`
  * kept after "; " (core/scheduler/sched_why.c). */
 void sched_why_no_fuse(const Schedule *s, const int *na, int nA, const int *nb, int nB, const char *raw, char *out, size_t n);
