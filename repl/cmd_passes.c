@@ -303,6 +303,7 @@ int cmd_patterns(Session *s, int argc, char **argv) {
 }
 
 int cmd_diff(Session *s, int argc, char **argv) {
+    if (argc >= 2 && !strcmp(argv[1], "session")) return cmd_diff_session(s, argc, argv);   /* repl/cmd_diff_session.c */
     if (argc > 2) return usage_error(s, "diff");
     if (!require_pm(s)) return -1;
     int k = pm_cursor(s->pm);

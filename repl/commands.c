@@ -43,9 +43,15 @@ static const Command commands[] = {
      "Add the rewrites of a pattern file (core/fx_passes/patterns.md) to pass_pattern_2, for this graph and\n"
      "the next ones; without argument show the file in use; 'off' drops them. The steps from\n"
      "pass_pattern_2 on are recomputed.", cmd_patterns, CPL_FILE},
-    {"diff", "diff [STEP|PASS]",
+    {"diff", "diff [STEP|PASS] | diff session A.mi B.mi",
      "Show what a pass changed (unified diff of the FX text and the change list); default the\n"
-     "last applied step.", cmd_diff, CPL_PASS},
+     "last applied step.\n"
+     "diff session: replay two session scripts (`save session FILE`), each in a session of its\n"
+     "own (this one is not touched), and print what differs: settings, the passes applied, the\n"
+     "graph node by node, the kernels (fusion groups matched by the FX nodes they compute) and\n"
+     "each kernel's generated code. A script may only build state (load, inputs, set, patterns,\n"
+     "break, step/next/back/goto/run, lower, sched, codegen, enter/leave, graph/passes/lint/ir/\n"
+     "check); an error names the script, its line and the reason.", cmd_diff, CPL_PASS},
     {"lint", "lint",
      "Check the current graph: use-before-def, dangling uses, duplicate names, meta consistency,\n"
      "output placement. Prints 'lint: ok' or the problems.", cmd_lint, CPL_NONE},

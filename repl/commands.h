@@ -54,6 +54,8 @@ int cmd_run(Session *s, int argc, char **argv);
 int cmd_break(Session *s, int argc, char **argv);
 int cmd_patterns(Session *s, int argc, char **argv);
 int cmd_diff(Session *s, int argc, char **argv);
+/* `diff session A.mi B.mi` (repl/cmd_diff_session.c): both scripts replayed apart, then aligned. */
+int cmd_diff_session(Session *s, int argc, char **argv);
 int cmd_bisect(Session *s, int argc, char **argv);
 int cmd_lower(Session *s, int argc, char **argv);
 int cmd_ir(Session *s, int argc, char **argv);

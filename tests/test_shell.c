@@ -482,9 +482,10 @@ static void test_trace_pipeline(void) {
     ok(c.dynamo_start[0] == 1 && c.dynamo_start[1] == 1 && c.dynamo_start[2] == 0,
        "one dynamo_start per loaded graph (compile ids 0/0 and 1/0)");
     ok(c.metrics[0] == 1 && c.metrics[1] == 1, "one compilation_metrics per compile (written at the next load / report)");
-    is_str(c.artifacts[0], " before_post_grad_graph inductor_post_grad_graph ir_pre_fusion ir_post_fusion inductor_output_code "
-           "inductor_provenance_tracking_node_mappings",
-           "0/0: the graph, the post-grad graph, the IR before and after fusion, the code, its provenance");
+    is_str(c.artifacts[0], " before_post_grad_graph inductor_post_grad_graph ir_pre_fusion ir_post_fusion minductor_fusion_svg "
+           "minductor_fusion_decisions inductor_output_code inductor_provenance_tracking_node_mappings",
+           "0/0: the graph, the post-grad graph, the IR before and after fusion, the fusion picture and decisions, the code, "
+           "its provenance");
     is_str(c.artifacts[1], " before_post_grad_graph", "1/0: only the loaded graph (not lowered)");
     is_str(c.span_names[0], " pass.post_grad_passes.functionalize pass.post_grad_passes.view_to_reshape "
            "pass.post_grad_passes.fake_tensor_prop GraphLowering.run Scheduler.__init__ GraphLowering.codegen",

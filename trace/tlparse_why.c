@@ -64,7 +64,21 @@ static void side_cell(StrBuf *b, const cJSON *d, const char *key, const char *co
     sb_put(b, "</td>");
 }
 
-/* A schedule's section from its decisions JSON (and the picture logged just before it). */
+/* The picture logged just before the decisions (inline SVG: its edge tooltips work). */
+static void picture(TlWhy *w) {
+    StrBuf *b = &w->sections;
+    if (w->svg) {
+        const char *svg = strstr(w->svg, "<svg");
+        sb_put(b, "<details open><summary>fusion picture (a refused pair's edge in red with Inductor's reason; "
+                  "hover it for the whole text)</summary>\n<div class=\"pic\">");
+        sb_put(b, svg ? svg : "");
+        sb_put(b, "</div></details>\n");
+        free(w->svg);
+        w->svg = NULL;
+    }
+}
+
+/* A schedule's section from its decisions JSON: kernels, decisions, then the picture. */
 static void section(TlWhy *w, const TraceRecord *r, const cJSON *j) {
     StrBuf *b = &w->sections;
     const cJSON *ds = cJSON_GetObjectItem(j, "decisions"), *ks = cJSON_GetObjectItem(j, "kernels"), *d, *k;
@@ -75,15 +89,6 @@ static void section(TlWhy *w, const TraceRecord *r, const cJSON *j) {
               w->n, r->line, str_of(j, "device"), cJSON_GetArraySize(ks), nd, nf, nd - nf);
     if (cJSON_IsTrue(cJSON_GetObjectItem(j, "truncated")))
         sb_put(b, "<p class=\"note\">The scheduler made more decisions than it keeps: these are the first ones.</p>\n");
-    if (w->svg) {
-        const char *svg = strstr(w->svg, "<svg");
-        sb_put(b, "<details open><summary>fusion picture (a refused pair's edge in red with Inductor's reason; "
-                  "hover it for the whole text)</summary>\n<div class=\"pic\">");
-        sb_put(b, svg ? svg : "");
-        sb_put(b, "</div></details>\n");
-        free(w->svg);
-        w->svg = NULL;
-    }
     sb_put(b, "<table class=\"kernels\"><tr><th>kernel</th><th>buffers</th></tr>\n");
     cJSON_ArrayForEach(k, ks) {
         sb_put(b, "<tr><td>");
@@ -97,6 +102,7 @@ static void section(TlWhy *w, const TraceRecord *r, const cJSON *j) {
     sb_put(b, "</table>\n");
     if (!nd) {
         sb_put(b, "<p>No pair was tried (fusion off, or no two groups share a buffer).</p>\n");
+        picture(w);
         return;
     }
     sb_put(b, "<table class=\"why\"><tr><th>#</th><th>decision</th><th>group a: buffer (node): FX nodes</th>"
@@ -123,6 +129,7 @@ static void section(TlWhy *w, const TraceRecord *r, const cJSON *j) {
         sb_put(b, "</td></tr>\n");
     }
     sb_put(b, "</table>\n");
+    picture(w);
 }
 
 void tl_why_record(TlCompile *c, const TraceRecord *r) {
@@ -145,9 +152,9 @@ void tl_why_record(TlCompile *c, const TraceRecord *r) {
 }
 
 static const char PAGE_CSS[] =
-    "table.why td{vertical-align:top;font-size:12px}td.side{font-family:monospace;white-space:nowrap}"
+    "table.why td{vertical-align:top;font-size:12px}table.why{width:100%}td.side{font-family:monospace;max-width:26em;overflow-wrap:anywhere}"
     "tr.fused td:nth-child(2){color:#080;font-weight:bold}tr.refused td:nth-child(2){color:#cc4125;font-weight:bold}"
-    "body.only-refused tr.fused{display:none}div.pic{overflow:auto;max-height:70vh;border:1px solid #ddd}"
+    "body.only-refused tr.fused{display:none}div.pic{overflow:auto;max-height:80vh;border:1px solid #ddd}div.pic svg{max-width:100%;height:auto}"
     "table.kernels td{font-family:monospace;font-size:12px}p.note{color:#a60}";
 
 void tl_why_pages(Tl *t) {

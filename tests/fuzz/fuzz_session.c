@@ -5,7 +5,12 @@
  * patterns, break, lower, sched, enter/leave); session A runs them with errexit off, saves
  * itself, session B replays the file line by line, and both must agree on the graph text, the
  * pass cursor, the breakpoint, the pattern file, every setting and the lowered/scheduled state.
- * A disagreement aborts (a finding). Seeds: seed-session (tests/fuzz/seeds.sh). */
+ * A disagreement aborts (a finding). Then `diff session` (repl/cmd_diff_session.c), run from a
+ * third session C: the saved script against itself must agree everywhere, and against a
+ * second script (the commands of the input's odd bytes, with a line of the input's printable
+ * bytes — no '/', so no path outside the tree — as a malformed line when the first byte is odd)
+ * it must give a result or an error; C's state must not change either way.
+ * Seeds: seed-session (tests/fuzz/seeds.sh). */
 #include "repl/commands.h"
 #include "repl/session.h"
 #include "fx_passes/passes.h"
@@ -64,6 +69,54 @@ static void close_session(Session *s) {
     session_free(s);
 }
 
+/* The output of one command run in s (s->out captured); malloc'd. */
+static char *output_of(Session *s, const char *cmd, int *rc) {
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *mem = open_memstream(&buf, &n), *keep = s->out;
+    s->out = mem;
+    *rc = run_line(s, cmd);
+    s->out = keep;
+    fclose(mem);
+    return buf;
+}
+
+/* saved: the script session A saved (with a graph loaded when has_graph). */
+static void diff_sessions(const char *saved, bool has_graph, const uint8_t *data, size_t size) {
+    char other[64], cmd[200];
+    snprintf(other, sizeof other, "/tmp/fuzz_session_%d_b.mi", (int)getpid());
+    FILE *f = fopen(other, "w");
+    if (!f) return;
+    for (size_t i = 1; i < size; i += 2) fprintf(f, "%s\n", vocab[data[i] % NVOCAB]);
+    if (size && (data[0] & 1)) {
+        for (size_t i = 0; i < size; i++) if (data[i] >= ' ' && data[i] < 127 && data[i] != '/') fputc(data[i], f);
+        fputc('\n', f);
+    }
+    fclose(f);
+    Session *c = quiet_session();
+    run_line(c, "load examples/softmax.py; next 2");
+    char *before = state_of(c);
+    snprintf(cmd, sizeof cmd, "diff session %s %s", saved, saved);
+    int rc;
+    char *out = output_of(c, cmd, &rc);
+    if (has_graph && (rc != 0 || !out || !strstr(out, "diff session: the two sessions agree"))) {
+        fprintf(stderr, "fuzz_session: a saved session differs from itself:\n%s\n", out ? out : "(no output)");
+        abort();
+    }
+    free(out);
+    snprintf(cmd, sizeof cmd, "diff session %s %s", saved, other);
+    free(output_of(c, cmd, &rc));
+    char *after = state_of(c);
+    if (strcmp(before, after) != 0) {
+        fprintf(stderr, "fuzz_session: diff session changed the session it ran in\n--- before:\n%s\n--- after:\n%s\n", before, after);
+        abort();
+    }
+    free(before);
+    free(after);
+    close_session(c);
+    unlink(other);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size > 24) size = 24;                  /* a session of up to 24 commands */
     Session *a = quiet_session();
@@ -91,6 +144,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         free(sa);
         free(sb);
         close_session(b);
+        diff_sessions(path, a->graph != NULL, data, size);
     }
     unlink(path);
     close_session(a);
