@@ -273,6 +273,36 @@ static void test_attention_batch_mismatch(void) {
     }
 }
 
+/* _weight_norm_interface_backward (a fallback in Inductor) on a hand-derived case: w = g v / |v|
+ * with v = [[3, 4], [0, 2]], g = [2, 1] (dim 0), norms = [5, 2], grad_w = [[1, 0], [1, 1]]:
+ * s = [3, 2]; grad_g = s / norms = [0.6, 1]; grad_v = (g / n)(grad_w - v s / n^2) =
+ * [[0.4 * 0.64, 0.4 * -0.48], [0.5 * 1, 0.5 * (1 - 1)]]. dim 1 of a 3-dim weight is refused. */
+static void test_weight_norm_backward(void) {
+    const char *params = "gw: \"f32[2, 2][2, 1]cpu\", v: \"f32[2, 2][2, 1]cpu\", g: \"f32[2, 1][1, 1]cpu\", n: \"f32[2, 1][1, 1]cpu\"";
+    Graph *gr = graph_of(params,
+                         "        wn = torch.ops.aten._weight_norm_interface_backward.default(gw, v, g, n, 0)\n"
+                         "        gv: \"f32[2, 2][2, 1]cpu\" = wn[0]\n        gg: \"f32[2, 1][1, 1]cpu\" = wn[1]\n", "gv, gg");
+    int64_t s22[2] = {2, 2}, s21[2] = {2, 1};
+    Tensor *ins[4] = {T(2, s22, (double[]){1, 0, 1, 1}), T(2, s22, (double[]){3, 4, 0, 2}), T(2, s21, (double[]){2, 1}), T(2, s21, (double[]){5, 2})};
+    Tensor *gv = gr ? run_k(gr, ins, 4, 0) : NULL, *gg = gr ? run_k(gr, ins, 4, 1) : NULL;
+    ok(values(gv, (double[]){0.256, -0.192, 0.5, 0}, 4, 1e-6), "_weight_norm_interface_backward: grad_v as ATen's formula");
+    ok(values(gg, (double[]){0.6, 1}, 2, 1e-6), "_weight_norm_interface_backward: grad_g = sum(grad_w * v) / norms per row");
+    tensor_unref(gv); tensor_unref(gg);
+    graph_free(gr);
+    Graph *bad = graph_of("gw: \"f32[2, 2, 2][4, 2, 1]cpu\", v: \"f32[2, 2, 2][4, 2, 1]cpu\", g: \"f32[1, 2, 1][2, 1, 1]cpu\", n: \"f32[1, 2, 1][2, 1, 1]cpu\"",
+                          "        wn = torch.ops.aten._weight_norm_interface_backward.default(gw, v, g, n, 1)\n", "wn");
+    int64_t s222[3] = {2, 2, 2}, s121[3] = {1, 2, 1};
+    Tensor *bins[4] = {T(3, s222, NULL), T(3, s222, NULL), T(3, s121, NULL), T(3, s121, NULL)};
+    Tensor *r = bad ? run_k(bad, bins, 4, 0) : NULL;
+    char e[2048] = "";
+    ok(bad && !r && strstr(mi_err_str(ctx, e, sizeof e), "first or last dim"), "dim 1 of a 3-dim weight: %s", e);
+    tensor_unref(r);
+    for (int i = 0; i < 4; i++) tensor_unref(bins[i]);
+    mi_clear_err(ctx);
+    graph_free(bad);
+    for (int i = 0; i < 4; i++) tensor_unref(ins[i]);
+}
+
 int main(void) {
     ctx = mi_ctx_new();
     test_attention_batch_mismatch();
@@ -282,6 +312,7 @@ int main(void) {
     test_std_mean();
     test_fold();
     test_values();
+    test_weight_norm_backward();
     mi_ctx_free(ctx);
     return done_testing();
 }

@@ -84,6 +84,10 @@ static bool match_unfuse(PassCtx *pc, Graph *g, Node *a, PatMatch *m) {
         if (strcmp(a->kwargs[k].name, "beta") && strcmp(a->kwargs[k].name, "alpha")) return false;
     Node *inp = arg_node(a, 0);
     if (!inp || !prefer_unfused_addmm(pc, g, inp, a)) return false;
+    /* The handler's first line: config.keep_addmm_fused_for_half_dtypes (on by default) keeps
+     * an f16/bf16 addmm fused, because unfusing rounds the mm's result to half precision
+     * before the bias is added. Inductor counts the match and leaves the graph as it was. */
+    if (inp->has_meta && (inp->meta.dtype == DT_F16 || inp->meta.dtype == DT_BF16)) return false;
     m->nodes[m->nnodes++] = a;
     return true;
 }
