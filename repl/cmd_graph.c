@@ -46,6 +46,9 @@ static void print_graph_summary(Session *s, const Graph *g, const char *what) {
     fprintf(s->out, "loaded %s: %d nodes (%d inputs, %d ops", what, g->n, ph, calls);
     if (unsupported) fprintf(s->out, ", %d unsupported", unsupported);
     fprintf(s->out, ")\n");
+    /* The passes follow the graph's device; lowering, sched and codegen follow `set device`. */
+    if (graph_device(g).kind == DEV_CUDA && s->ctx->target != MI_DEV_CUDA)
+        fprintf(s->out, "  on cuda: the passes run as for cuda; lower, sched and codegen target the CPU until 'set device cuda' (Inductor's GPU schedule, CUDA code)\n");
     if (unsupported) {
         for (int i = 0; i < g->n; i++) {
             const Node *n = g->nodes[i];
