@@ -96,6 +96,8 @@ static const char *prelude_defs =
     "    if (count == 0) { snprintf(msg, n, \"cudaGetDeviceCount found 0 devices\"); return -1; }\n"
     "    return 0;\n}\n"
     "static unsigned mi_blocks(int64_t want, int64_t cap) { if (want < 1) want = 1; return (unsigned)(want < cap ? want : cap); }\n"
+    "/* blocks of one sub-kernel of a combo kernel (host and device agree on the split) */\n"
+    "__host__ __device__ static inline int64_t mi_combo_blocks(int64_t n) { int64_t b = (n / 4 + 255) / 256; return b < 1 ? 1 : b > 4096 ? 4096 : b; }\n"
     "/* threads per block for a row of `inner` elements: a power of two in [32, 1024], ~4 elements each */\n"
     "static unsigned mi_row_threads(int64_t inner) { unsigned t = 32; while (t < 1024 && (int64_t)t * 4 < inner) t *= 2; return t; }\n\n";
 
@@ -379,6 +381,11 @@ static int emit_kernels(MiCtx *ctx, const Schedule *s, bool fb, StrBuf *out) {
         }
     for (int k = 0; k < s->norder; k++) {
         const SchedGroup *g = &s->groups[s->order[k]];
+        const SchedKernel *kn = &s->kernels[sched_kernel_of_pos(s, k)];
+        if (kn->combo) {   /* a foreach node's sub-kernels: one kernel, emitted at its first group */
+            if (kn->first == k && cu_emit_combo(ctx, s, kn, out) < 0) return -1;
+            continue;
+        }
         if (!g->is_extern && cu_emit_kernel(ctx, s, g, out) < 0) return -1;
     }
     return 0;
@@ -443,7 +450,10 @@ static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool
             if (cg_emit_cond_call(ctx, s, eb, cond_tail, &how, &out) < 0) { free(allocated); sb_free(&out); return -1; }
         } else if (eb && codegen_cuda_on_host(eb)) emit_host_call(s, eb, &out);
         else if (eb) emit_extern_call(eb, &out);
-        else cu_emit_launch(s, g, &out);
+        else if (s->kernels[sched_kernel_of_pos(s, k)].combo) {   /* launched after its last group's buffers are allocated */
+            const SchedKernel *kn = &s->kernels[sched_kernel_of_pos(s, k)];
+            if (k == kn->first + kn->n - 1) cu_emit_combo_launch(s, kn, &out);
+        } else cu_emit_launch(s, g, &out);
     }
     sb_put(&out, "    MI_CK(cudaGetLastError());\n");
     for (int i = 0; i < m->nbufs; i++)

@@ -487,15 +487,10 @@ static int kernel_params(MiCtx *ctx, const Schedule *s, const SchedGroup *g, Str
     return 0;
 }
 
-/* Flat pointwise kernel: all nodes share the iteration space (scheduler guarantees it). */
-static int emit_flat(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *out) {
+/* The loops of a flat pointwise group over mi_n elements from mi_start by mi_step (declared
+ * before): a float4 path when it can, then the scalar grid-stride loop. */
+static int emit_flat_loops(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *out) {
     const LoopBody *b0 = s->nodes[g->nodes[0]].buf->body;
-    sb_printf(out, "__global__ void __launch_bounds__(256) %s(", g->kernel_name);
-    if (kernel_params(ctx, s, g, out) < 0) return -1;
-    sb_put(out, "    const int64_t mi_n = ");
-    emit_numel(out, b0, 0, b0->nvars);
-    sb_put(out, ";\n    const int64_t mi_start = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
-                "    const int64_t mi_step = (int64_t)gridDim.x * blockDim.x;\n");
     int tmp = 0;
     /* vector path */
     StrBuf vbody, vpre, vpost;
@@ -541,9 +536,85 @@ static int emit_flat(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
     sb_printf(out, "    for (int64_t x = %smi_start; x < mi_n; x += mi_step) {\n", vec_ok ? "mi_nv * 4 + " : "");
     emit_decompose(out, "        ", b0, 0, b0->nvars, "x");
     if (body.s) sb_put(out, body.s);
-    sb_put(out, "    }\n}\n\n");
+    sb_put(out, "    }\n");
     sb_free(&body);
     return 0;
+}
+
+/* Flat pointwise kernel: all nodes share the iteration space (scheduler guarantees it). */
+static int emit_flat(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *out) {
+    const LoopBody *b0 = s->nodes[g->nodes[0]].buf->body;
+    sb_printf(out, "__global__ void __launch_bounds__(256) %s(", g->kernel_name);
+    if (kernel_params(ctx, s, g, out) < 0) return -1;
+    sb_put(out, "    const int64_t mi_n = ");
+    emit_numel(out, b0, 0, b0->nvars);
+    sb_put(out, ";\n    const int64_t mi_start = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
+                "    const int64_t mi_step = (int64_t)gridDim.x * blockDim.x;\n");
+    if (emit_flat_loops(ctx, s, g, out) < 0) return -1;
+    sb_put(out, "}\n\n");
+    return 0;
+}
+
+/* A combo kernel's groups as one pseudo-group (every node): its parameters and launch
+ * arguments are the union of the sub-kernels'. */
+static SchedGroup combo_union(const Schedule *s, const SchedKernel *k) {
+    SchedGroup u = {0};
+    for (int p = 0; p < k->n; p++) u.n += s->groups[s->order[k->first + p]].n;
+    u.nodes = mi_xmalloc(sizeof(int) * (size_t)(u.n + 1));
+    u.n = 0;
+    for (int p = 0; p < k->n; p++) {
+        const SchedGroup *g = &s->groups[s->order[k->first + p]];
+        for (int i = 0; i < g->n; i++) u.nodes[u.n++] = g->nodes[i];
+    }
+    return u;
+}
+
+/* Combo kernel (Inductor's triton_for_fused_N, ComboKernel.SequentialDispatch): sub-kernel i
+ * owns mi_combo_blocks(n_i) consecutive blocks; a block finds its sub-kernel by the running
+ * sums and runs that group's flat loops over its own block range. */
+int cu_emit_combo(MiCtx *ctx, const Schedule *s, const SchedKernel *k, StrBuf *out) {
+    for (int p = 0; p < k->n; p++)
+        if (cu_group_has_reduction(s, &s->groups[s->order[k->first + p]]))
+            return mi_err(ctx, NULL, 0, 0, "combo kernel '%s': a sub-kernel with a reduction is not supported", k->name);
+    SchedGroup u = combo_union(s, k);
+    sb_printf(out, "__global__ void __launch_bounds__(256) %s(", k->name);
+    int rc = kernel_params(ctx, s, &u, out);
+    free(u.nodes);
+    if (rc < 0) return -1;
+    sb_put(out, "    const int64_t mi_b = blockIdx.x;\n    int64_t mi_b0 = 0;\n");
+    for (int p = 0; p < k->n && rc == 0; p++) {
+        const SchedGroup *g = &s->groups[s->order[k->first + p]];
+        const LoopBody *b0 = s->nodes[g->nodes[0]].buf->body;
+        sb_printf(out, "    /* sub-kernel %d: %s */\n    {\n    const int64_t mi_n = ", p, s->nodes[g->nodes[0]].name);
+        emit_numel(out, b0, 0, b0->nvars);
+        sb_put(out, ";\n    const int64_t mi_nb = mi_combo_blocks(mi_n);\n"
+                    "    if (mi_b >= mi_b0 && mi_b < mi_b0 + mi_nb) {\n"
+                    "    const int64_t mi_start = (mi_b - mi_b0) * blockDim.x + threadIdx.x;\n"
+                    "    const int64_t mi_step = mi_nb * blockDim.x;\n");
+        rc = emit_flat_loops(ctx, s, g, out);
+        sb_put(out, "    return;\n    }\n    mi_b0 += mi_nb;\n    }\n");
+    }
+    sb_put(out, "}\n\n");
+    return rc;
+}
+
+/* Launch of a combo kernel: as many blocks as its sub-kernels own together. */
+void cu_emit_combo_launch(const Schedule *s, const SchedKernel *k, StrBuf *out) {
+    const IrModule *m = s->ir;
+    sb_put(out, "    {\n        int64_t mi_nb = 0;\n");
+    for (int p = 0; p < k->n; p++) {
+        const SchedGroup *g = &s->groups[s->order[k->first + p]];
+        const LoopBody *b0 = s->nodes[g->nodes[0]].buf->body;
+        sb_put(out, "        mi_nb += mi_combo_blocks(");
+        emit_numel(out, b0, 0, b0->nvars);
+        sb_put(out, ");\n");
+    }
+    sb_printf(out, "        %s<<<(unsigned)mi_nb, 256, 0, mi_st>>>(", k->name);
+    SchedGroup u = combo_union(s, k);
+    for (int i = 0; i < m->nbufs; i++)
+        if (cg_group_touches(s, &u, m->bufs[i])) sb_printf(out, "%s, ", m->bufs[i]->name);
+    free(u.nodes);
+    sb_put(out, "mi_sy);\n    }\n");
 }
 
 /* How a group with reductions maps onto the GPU.

@@ -15,5 +15,9 @@ bool cu_group_has_reduction(const Schedule *s, const SchedGroup *g);
 int cu_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *out);
 /* Append the host-side launch of the group (inside mi_launch: mi_st, mi_sy, mi_sms in scope). */
 void cu_emit_launch(const Schedule *s, const SchedGroup *g, StrBuf *out);
+/* A combo kernel (the subnodes of a foreach node, SchedKernel.combo): one __global__ whose
+ * blocks each run one sub-kernel's flat loops (pointwise groups only), and its launch. */
+int cu_emit_combo(MiCtx *ctx, const Schedule *s, const SchedKernel *k, StrBuf *out);
+void cu_emit_combo_launch(const Schedule *s, const SchedKernel *k, StrBuf *out);
 
 #endif

@@ -496,7 +496,7 @@ bool cg_group_writes(const Schedule *s, const SchedGroup *g, const Buffer *b) {
     for (int i = 0; i < g->n; i++) {
         const DepSet *d = &s->nodes[g->nodes[i]].deps;
         for (int w = 0; w < d->nwrites; w++)
-            if (d->writes[w].buf == b) return true;
+            if (ir_store_target(d->writes[w].buf) == b) return true;
     }
     return false;
 }
@@ -513,8 +513,9 @@ static int groups_bufs(const Schedule *s, const SchedGroup *const *gs, int ng, i
     for (int j = 0; j < ng; j++)
         for (int i = 0; i < gs[j]->n; i++) {
             const DepSet *d = &s->nodes[gs[j]->nodes[i]].deps;
-            for (int r = 0; r < d->nreads; r++) { pr[2 * k] = d->reads[r].buf->id; pr[2 * k + 1] = 0; k++; }
-            for (int w = 0; w < d->nwrites; w++) { pr[2 * k] = d->writes[w].buf->id; pr[2 * k + 1] = 1; k++; }
+            /* (the storage: an in-place foreach item's buffer is its input) */
+            for (int r = 0; r < d->nreads; r++) { pr[2 * k] = ir_store_target(d->reads[r].buf)->id; pr[2 * k + 1] = 0; k++; }
+            for (int w = 0; w < d->nwrites; w++) { pr[2 * k] = ir_store_target(d->writes[w].buf)->id; pr[2 * k + 1] = 1; k++; }
         }
     qsort(pr, k, 2 * sizeof(int), cmp_int2);
     *ids = mi_xmalloc(sizeof(int) * (k + 1));
@@ -542,8 +543,8 @@ int cg_kernel_bufs(const Schedule *s, const SchedKernel *k, int **ids, bool **wr
 bool cg_group_touches(const Schedule *s, const SchedGroup *g, const Buffer *b) {
     for (int i = 0; i < g->n; i++) {
         const DepSet *d = &s->nodes[g->nodes[i]].deps;
-        for (int w = 0; w < d->nwrites; w++) if (d->writes[w].buf == b) return true;
-        for (int r = 0; r < d->nreads; r++) if (d->reads[r].buf == b) return true;
+        for (int w = 0; w < d->nwrites; w++) if (ir_store_target(d->writes[w].buf) == b) return true;
+        for (int r = 0; r < d->nreads; r++) if (ir_store_target(d->reads[r].buf) == b) return true;
     }
     return false;
 }
@@ -745,9 +746,9 @@ static bool seg_local(const Seg *sg, const Buffer *b) {
         if (n->dead) continue;
         if (n->group != gi) return false;
         /* the group's nodes are sorted by (mutation, id): the segment is a key range */
-        long key = (n->buf->mutates ? 1L << 40 : 0) + i;
+        long key = sched_order_key(s, i);
         int fa = sg->g->nodes[sg->a], fb = sg->g->nodes[sg->b - 1];
-        if (key < (s->nodes[fa].buf->mutates ? 1L << 40 : 0) + fa || key > (s->nodes[fb].buf->mutates ? 1L << 40 : 0) + fb) return false;
+        if (key < sched_order_key(s, fa) || key > sched_order_key(s, fb)) return false;
     }
     return true;
 }

@@ -163,6 +163,10 @@ struct Buffer {
     bool is_reduction;
     IrReduceType rtype;
     Buffer *mutates;      /* stores go to this input buffer instead (copy_) */
+    bool inplace_alias;   /* mutates: an in-place foreach item whose own buffer writes into the
+                             input (Inductor's realize_into with unsafe_alias: the result's layout
+                             becomes MutationLayout(input)); later readers of the item load it,
+                             i.e. the input's storage after this node wrote it */
     /* BUF_EXTERN */
     ExternKind ext;
     ExternArg *eargs; int neargs;
@@ -200,6 +204,9 @@ typedef struct IrTBox {
     bool is_view;
 } IrTBox;
 
+/* One foreach op's realized items, in item order (arena memory). */
+typedef struct IrList { Buffer **bufs; int n; const Node *node; } IrList;
+
 /* ---- the module ---- */
 typedef struct IrModule {
     MiCtx *ctx;
@@ -221,6 +228,10 @@ typedef struct IrModule {
                                                    ir_lower had to make one; freed with m */
     Graph **scratch; int nscratch;              /* graphs lowered inline (a foreach op's
                                                    per-item decomposition); freed with m */
+    IrList *lists; int nlists;                  /* Inductor's V.graph.lists: per _foreach_* op
+                                                   whose items a GPU target realizes, its item
+                                                   buffers (register_operation_list); the
+                                                   scheduler makes each a combo kernel */
 } IrModule;
 
 /* Some buffer body of m (not its cond branches) uses math op `op` (codegen emits helpers only

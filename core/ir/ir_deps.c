@@ -61,6 +61,10 @@ void ir_deps_collect(const IrModule *m, const Buffer *b, DepSet *out) {
     loop_body_run(b->body, &s.h);
     /* a Scatter mutating an intermediate (index_put's clone) runs after what wrote it: a
      * StarDep on it, as Inductor's scheduler adds for a mutation (never fused with its writer) */
+    /* an in-place foreach item's buffer is the input after it: it "writes" itself at the
+     * input's elements too, so its readers depend on it (Inductor renames them to the input) */
+    for (int i = 0, nw = out->nwrites; b->inplace_alias && i < nw; i++)
+        if (out->writes[i].buf == b->mutates) { Dep d = out->writes[i]; d.buf = (Buffer *)b; add_dep(&out->writes, &out->nwrites, d); }
     if (b->mutates && b->mutates->kind != BUF_INPUT) {
         add_dep(&out->reads, &out->nreads, (Dep){DEP_STAR, b->mutates, NULL, false});
         for (int i = 0; i < out->nwrites; i++) out->writes[i].scatter = true;

@@ -455,7 +455,7 @@ int ir_interp_run(MiCtx *ctx, IrModule *m, IValue *inputs, int ninputs, IValue *
     for (int pass = 0; pass < 2 && !rc; pass++)
         for (int i = 0; i < m->nbufs && !rc; i++) {
             Buffer *b = m->bufs[i];
-            bool epilogue = b->mutates && b->mutates->kind == BUF_INPUT;   /* copy_ into an input: last */
+            bool epilogue = b->mutates && b->mutates->kind == BUF_INPUT && !b->inplace_alias;   /* copy_ into an input: last */
             if (!ir_is_op(b) || (pass == 0) == epilogue) continue;
             rc = b->kind == BUF_EXTERN ? run_extern(&it, b) : run_computed(&it, b);
             if (it.err) rc = -1;

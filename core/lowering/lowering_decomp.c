@@ -10,10 +10,11 @@
  * and that graph is lowered inline with the placeholders taking the arguments' values (as
  * tag_activation_checkpoint's body is). The in-place foreach forms, which reinplace makes
  * only on graph inputs that nothing reads afterwards, then write each item into its input
- * (mutate_to); the items read the new values from their own buffers.
+ * (mutate_to with unsafe_alias: the item's own buffer is the mutation, lw_alias_into_input);
+ * the items read the new values from those buffers.
  *   addcmul(s, a, b, value=2)         ->  add(s, mul(mul(a, b), 2)): one pending Pointwise
  *   _foreach_mul.Scalar([a, b], 0.9)  ->  items (mul(a, 0.9), mul(b, 0.9)), pending
- *   _foreach_add_.Scalar([s], 1)      ->  buf0 = s + 1; buf1 mutates s := buf0; item buf0 */
+ *   _foreach_add_.Scalar([s], 1)      ->  buf0 = s + 1 stored into s (mutates s); item buf0 */
 #include "lowering/lowering_impl.h"
 #include "fx_passes/functionalize.h"
 #include "ops/decomp.h"
@@ -190,6 +191,51 @@ int lw_lower_decomposed(Lower *L, const Node *n) {
     return lw_set_tuple(L, n, items, nitems);
 }
 
+/* Inductor's foreach_ops test for a user: a _foreach_* op lowered item by item (not
+ * _foreach_norm, which Inductor decomposes rather than registers). */
+static bool is_foreach_user(const Node *w) {
+    char b[96];
+    bool ip;
+    return w->kind == N_CALL_FUNCTION && foreach_plain_op(w->target, b, sizeof b, &ip) && !strstr(w->target, "_foreach_norm");
+}
+
+/* make_foreach_pointwise's realize_outputs: the op has no users, is in place, or one of its
+ * items is read by something that is not a foreach op (cur_node_has_non_foreach_users: the
+ * users of each getitem) -- then every item is realized, and on a backend with the FOREACH
+ * feature (the GPU target; the cpp backend has none) registered as one list. */
+static bool foreach_realizes_outputs(Lower *L, const Node *n, bool inplace) {
+    int i = graph_index_of(L->g, n);
+    if (inplace || i < 0 || L->nusers[i] == 0) return true;
+    for (int k = 0; k < L->nusers[i]; k++) {
+        int j = graph_index_of(L->g, L->users[i][k]);
+        for (int q = 0; j >= 0 && q < L->nusers[j]; q++)
+            if (!is_foreach_user(L->users[j][q])) return true;
+    }
+    return false;
+}
+
+/* V.graph.register_operation_list: the items' buffers, realized now, as one list; items with
+ * a symbolic size are left out (group_foreach_args: use_foreach is false for dynamic args). */
+static void register_list(Lower *L, const Node *n, IrTBox **items, int nitems) {
+    Buffer **bufs = lw_alloc(L, sizeof(Buffer *) * (size_t)(nitems + 1));
+    int nb = 0;
+    for (int k = 0; k < nitems; k++) {
+        IrTBox *t = items[k];
+        bool dyn = false;
+        for (int d = 0; t && d < t->ndim; d++) dyn |= sym_has_symbols(t->size[d]);
+        if (!t || dyn || t->is_view || !t->sb) continue;
+        if (!t->sb->buf && t->sb->fn) lw_realize(L, t->sb, NULL);
+        Buffer *b = t->sb->buf;
+        if (b && b->kind == BUF_COMPUTED && !b->is_reduction) bufs[nb++] = b;
+    }
+    if (!nb) return;
+    IrModule *m = L->m;
+    IrList *nl = lw_alloc(L, sizeof(IrList) * (size_t)(m->nlists + 1));
+    if (m->nlists) memcpy(nl, m->lists, sizeof(IrList) * (size_t)m->nlists);
+    nl[m->nlists++] = (IrList){bufs, nb, n};
+    m->lists = nl;
+}
+
 static int lower_foreach(Lower *L, const Node *n, int arg) {
     (void)arg;
     char buf[96], functional[128];
@@ -210,8 +256,11 @@ static int lower_foreach(Lower *L, const Node *n, int arg) {
     if (rc > 0) return lw_err(L, n, "'%s': the op it applies to each item has no lowering", n->target);
     for (int k = 0; rc == 0 && inplace && k < nitems; k++) {
         LVal *dst = lw_node_val(L, n->args[0].list.items[k].node);
-        rc = lw_mutate_input(L, n, dst && dst->kind == LV_TBOX ? dst->t : NULL, items[k]);
+        IrTBox *dt = dst && dst->kind == LV_TBOX ? dst->t : NULL;
+        if (!lw_alias_into_input(L, dt, items[k])) rc = lw_mutate_input(L, n, dt, items[k]);
     }
+    if (rc == 0 && !L->scratch && L->ctx->target == MI_DEV_CUDA && is_foreach_user(n) && foreach_realizes_outputs(L, n, inplace))
+        register_list(L, n, items, nitems);
     return rc ? rc : lw_set_tuple(L, n, items, nitems);
 }
 

@@ -58,6 +58,18 @@ static IrTBox *matmul_extern(Lower *L, const Node *n, ExternKind k, int first, i
     return lw_tbox_of_buffer(L, b);
 }
 
+/* Inductor's tuned_bmm on cpu: "decompose to small ops when memory bound" -- a bmm whose
+ * mat1 has one row or whose mat2 has one column (statically) is sum(mat1[..., None] *
+ * mat2[:, None], 2), a loop reduction, not an extern call (bmm of [32, 1, 16] x [32, 16, 16]:
+ * a [32, 16] x [16] reduction). */
+static bool cpu_bmm_is_memory_bound(Lower *L, const Node *n) {
+    IrTBox *a = lw_arg_tbox(L, n, 0), *b = lw_arg_tbox(L, n, 1);
+    Device dv = n->has_meta ? n->meta.device : L->dev;
+    int64_t m1, n2;
+    if (dv.kind != DEV_CPU || !a || !b || a->ndim != 3 || b->ndim != 3) return false;
+    return (sym_is_int(a->size[1], &m1) && m1 == 1) || (sym_is_int(b->size[2], &n2) && n2 == 1);
+}
+
 /* mm / addmm / bmm: the extern kernel for f32 (Inductor's extern_kernels.mm / addmm / bmm),
  * a loop reduction for other dtypes. addmm(bias, a, b, beta=, alpha=) with alpha or beta not 1,
  * or not f32, is beta * bias + alpha * (a @ b) over the product (beta = 0 ignores the bias, NaN
@@ -72,6 +84,10 @@ static int lower_matmul(Lower *L, const Node *n, int arg) {
         alpha = lw_arg_num(n, -1, "alpha", 1);
     }
     bool f32 = m->dtype == DT_F32;
+    if (k == EXT_BMM && cpu_bmm_is_memory_bound(L, n)) {
+        IrTBox *t = matmul_loops(L, n, 0, true);
+        return t ? lw_set_tbox(L, n, t) : -1;
+    }
     if (k != EXT_ADDMM || (f32 && alpha == 1 && beta == 1)) {
         IrTBox *t = f32 ? matmul_extern(L, n, k, 0, k == EXT_ADDMM ? 3 : 2) : matmul_loops(L, n, 0, k == EXT_BMM);
         return t ? lw_set_tbox(L, n, t) : -1;

@@ -29,6 +29,9 @@ typedef struct Lower {
     const Node *cur;
     Device dev;          /* the graph's device: for buffers whose node has no single meta */
     bool branch;         /* lowering a cond branch (lw_lower_branch) */
+    int unroll_threshold;/* Inductor's config.unroll_reductions_threshold: reductions of fewer
+                            static elements are unrolled pointwise (0: the default, 8; the
+                            low-memory max pool patches it to 25) */
     bool scratch;        /* lowering a decomposition's scratch graph (lowering_decomp.c): no
                             FallbackKernel can name its nodes */
 } Lower;
@@ -116,6 +119,9 @@ Buffer *lw_as_strided(Lower *L, IrTBox *t, Layout *view);
 /* Write src into graph input dst (copy_ into an input, an in-place foreach op): a buffer that
  * mutates the input (lowering_indexing.c). -1 with ctx error naming n. */
 int lw_mutate_input(Lower *L, const Node *n, IrTBox *dst, IrTBox *src);
+/* An in-place foreach item: the pending src itself becomes the buffer that writes input dst
+ * (Inductor's unsafe_alias mutation, no copy); false when src cannot be (lowering_indexing.c). */
+bool lw_alias_into_input(Lower *L, IrTBox *dst, IrTBox *src);
 /* Inductor's realize_hint: realize the pending storage of t (a view's: the one it looks at)
  * when it reads more than one buffer at a non-constant index (lowering_realize.c). */
 void lw_realize_hint(Lower *L, IrTBox *t);

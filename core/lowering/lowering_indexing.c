@@ -242,6 +242,36 @@ int lw_mutate_input(Lower *L, const Node *n, IrTBox *dst, IrTBox *src) {
     return 0;
 }
 
+/* Inductor's mutate_to(dst, src, unsafe_alias=True) for an in-place foreach item
+ * (register_foreach_inplace): MutationLayoutSHOULDREMOVE.realize_into skips the copy and
+ * realizes src itself with the input's layout as its mutation target, so the item is ONE
+ * buffer that writes the input (`_foreach_add_([s], 1)`: buf0 = s + 1 stored into s), and
+ * later readers of the item read it (the input's storage) after it. Only a pending,
+ * unviewed value of the input's dtype and sizes can be aliased (Inductor asserts a
+ * FlexibleLayout there); returns false, nothing done, otherwise. */
+bool lw_alias_into_input(Lower *L, IrTBox *dst, IrTBox *src) {
+    IrStorage *sb = src && !src->is_view ? src->sb : NULL;
+    if (!dst || !dst->sb || !dst->sb->buf || dst->sb->buf->kind != BUF_INPUT || !sb || sb->buf || !sb->fn) return false;
+    Buffer *in = dst->sb->buf;
+    if (sb->dtype != in->layout.dtype || sb->ndim != in->layout.ndim) return false;
+    for (int d = 0; d < sb->ndim; d++)
+        if (sb->size[d] != in->layout.size[d]) return false;   /* hash-consed */
+    Layout lay = in->layout;
+    Buffer *b = lw_new_buffer(L, BUF_COMPUTED, &lay);
+    if (sb->node) b->producer = sb->node;
+    b->origins = sb->origins;
+    b->norigins = sb->norigins;
+    b->mutates = in;
+    b->inplace_alias = true;
+    in->mutated = true;
+    int order[MI_MAX_DIMS];
+    lw_loop_order(&lay, order);
+    b->body = ir_trace_body(L->m, b, sb->fn, sb->ndim, sb->size, order, 0, NULL, RED_SUM, 0);
+    sb->buf = b;
+    sb->fn = NULL;
+    return true;
+}
+
 static int lower_copy_(Lower *L, const Node *n, int arg) {
     const Value *dv = &n->args[0];
     if (n->nargs < 2 || dv->kind != V_NODE || dv->node->kind != N_PLACEHOLDER)

@@ -124,8 +124,11 @@ static int max_pool_offsets(Lower *L, const Node *n, IrTBox *x, const PoolArgs *
     IrTBox *w = pool_window(L, x, pa, osize, pad || any_ceil, dtype_lowest(x->dtype));
     bool red[MI_MAX_DIMS] = {0};
     for (int i = 0; i < pa->n; i++) red[nb + pa->n + i] = true;
+    int saved = L->unroll_threshold;
+    L->unroll_threshold = POOL_MAX_WINDOW;   /* _low_memory_max_pool_with_offsets: config.patch(unroll_reductions_threshold=25) */
     *vals = lw_tbox_of_storage(L, lw_reduction(L, n, w, red, false, RED_MAX, x->dtype, 0, NULL));
     *offs = lw_tbox_of_storage(L, lw_reduction(L, n, w, red, false, RED_ARGMAX, DT_I64, 0, NULL));
+    L->unroll_threshold = saved;
     return 0;
 }
 
@@ -295,7 +298,10 @@ static int lower_avg_pool(Lower *L, const Node *n, int arg) {
     IrTBox *w = pool_window(L, x, &pa, osize, pad, 0);
     bool red[MI_MAX_DIMS] = {0};
     for (int i = 0; i < arg; i++) red[nb + arg + i] = true;
+    int saved = L->unroll_threshold;
+    L->unroll_threshold = POOL_MAX_WINDOW + 1;   /* _avg_poolnd sums windows of up to 25 unrolled (fn_sum) */
     IrTBox *sum = lw_tbox_of_storage(L, lw_reduction(L, n, w, red, false, RED_SUM, cdt, 0, NULL));
+    L->unroll_threshold = saved;
     const IrFn *div;
     if (!pad || divisor != 0) div = lw_const(L, divisor != 0 ? divisor : (double)window, cdt);
     else {   /* the count of positions each window covers */

@@ -201,6 +201,19 @@ static bool needs_realized_inputs(const Node *u) {
     return !lowering_find(u->target) && strncmp(u->target, "higher_order.", 13) != 0;
 }
 
+/* Is n returned by the graph (a user is the output node) with strides to keep: a tensor of at
+ * least one dim (Inductor: len(strides) > 0) whose meta matches the pending value? Not in a
+ * cond branch or a decomposition's scratch graph (their outputs are copied by the caller). */
+static bool returned_with_strides(Lower *L, const Node *n, int i, const IrStorage *sb) {
+    if (L->branch || L->scratch || i < 0 || !n->has_meta || n->meta.ndim == 0 || n->meta.ndim != sb->ndim || n->meta.dtype != sb->dtype)
+        return false;
+    for (int d = 0; d < sb->ndim; d++)
+        if (n->meta.size[d] != sb->size[d]) return false;
+    for (int k = 0; k < L->nusers[i]; k++)
+        if (L->users[i][k]->kind == N_OUTPUT) return true;
+    return false;
+}
+
 void lw_after_node(Lower *L, const Node *n) {
     LVal *lv = lw_node_val(L, n);
     if (!lv || lv->kind != LV_TBOX || !lv->t) return;
@@ -209,6 +222,16 @@ void lw_after_node(Lower *L, const Node *n) {
     if (!sb) return;
     int i = graph_index_of(L->g, n);
     int users = i >= 0 ? L->nusers[i] : 0;
+    if (!t->is_view && returned_with_strides(L, n, i, sb)) {
+        /* GraphLowering.run_node: a value the graph returns gets its eager strides here
+         * (ExternKernel.require_exact_strides), so a pending one is realized at its own node --
+         * before a later node (a copy_ into an input) realizes what it reads */
+        Layout l = layout_contiguous(L->m, n->meta.dtype, n->meta.device, n->meta.ndim, n->meta.size);
+        for (int d = 0; d < l.ndim; d++) l.stride[d] = n->meta.stride[d];
+        l.fixed = true;
+        lw_realize(L, sb, &l);
+        return;
+    }
     if (sb->fn->cost > REALIZE_MAX_CALLS) { lw_realize(L, sb, NULL); return; }
     if (users > 1) {
         for (int k = 0; k < users && pending(sb); k++) {

@@ -31,7 +31,78 @@ static int norm_dims(const Node *n, int argi, const char *kw, int ndim, bool *re
     return c;
 }
 
-/* Reduce x over dims red[] into a realized buffer; out size keepdim or not. */
+/* Inductor's argmax / argmin combine_fn (get_reduction_combine_fn) on values: the (value,
+ * index) pair of a and b that wins -- the larger (smaller) value, a NaN over a number, the
+ * lower index on a tie; *av and *ai become the winner's. */
+static void arg_combine(OpsHandler *h, bool is_min, DType vdt, IrVal *av, IrVal *ai, IrVal bv, IrVal bi) {
+    IrVal mask = ops_binary(h, is_min ? IOP_LT : IOP_GT, *av, bv, DT_BOOL);
+    IrVal equal = ops_binary(h, IOP_EQ, *av, bv, DT_BOOL);
+    if (dtype_is_float(vdt)) {
+        IrVal anan = ops_binary(h, IOP_NE, *av, *av, DT_BOOL), bnan = ops_binary(h, IOP_NE, bv, bv, DT_BOOL);
+        mask = ops_binary(h, IOP_LOGICAL_OR, mask, ops_binary(h, IOP_GT, anan, bnan, DT_BOOL), DT_BOOL);
+        equal = ops_binary(h, IOP_LOGICAL_OR, equal, ops_binary(h, IOP_LOGICAL_AND, anan, bnan, DT_BOOL), DT_BOOL);
+    }
+    IrVal tie = ops_binary(h, IOP_LOGICAL_AND, equal, ops_binary(h, IOP_LT, *ai, bi, DT_BOOL), DT_BOOL);
+    mask = ops_binary(h, IOP_LOGICAL_OR, mask, tie, DT_BOOL);
+    *av = ops_where(h, mask, *av, bv, vdt);
+    *ai = ops_where(h, mask, *ai, bi, DT_I64);
+}
+
+/* The unrolled reduction's inner function: f->a[0] is the reduction's (output vars, then nr =
+ * f->nmap reduction vars of sizes f->map[]), f->op the IrReduceType, f->c the element count.
+ * Each element is loaded once and folded left into the accumulator through the handler, so
+ * the work is linear in the elements (argmax's pairs are values, not re-evaluated closures). */
+static IrVal call_unrolled(const IrFn *f, OpsHandler *h, Expr *const *idx) {
+    SymCtx *s = lw_fn_sym(f);
+    IrReduceType rt = (IrReduceType)f->op;
+    bool arg = rt == RED_ARGMAX || rt == RED_ARGMIN;
+    IrMathOp comb = rt == RED_SUM ? IOP_ADD : rt == RED_PROD ? IOP_MUL : rt == RED_MAX ? IOP_MAXIMUM : IOP_MINIMUM;
+    int no = f->nin, nr = f->nmap;
+    int64_t rnumel = (int64_t)f->c, rn[MI_MAX_DIMS];
+    for (int j = 0; j < nr; j++) sym_is_int(f->map[j], &rn[j]);
+    Expr *in[MI_MAX_DIMS * 2];
+    for (int d = 0; d < no; d++) in[d] = idx[d];
+    IrVal acc = 0, acci = 0;
+    for (int64_t k = 0; k < rnumel; k++) {
+        int64_t r = k;
+        for (int j = nr - 1; j >= 0; j--) { in[no + j] = sym_int(s, r % rn[j]); r /= rn[j]; }
+        IrVal v = f->a[0]->call(f->a[0], h, in);
+        if (!arg) { acc = k ? ops_binary(h, comb, acc, v, f->dtype) : v; continue; }
+        IrVal vi = h->constant(h, (double)k, DT_I64);
+        if (!k) { acc = v; acci = vi; }
+        else arg_combine(h, rt == RED_ARGMIN, f->a[0]->dtype, &acc, &acci, v, vi);
+    }
+    return arg ? acci : acc;
+}
+
+/* Inductor's Reduction._unroll_reduction_fn: the reduction f (over no output vars then nr
+ * reduction vars, sizes rn[]) as a pointwise function of the no output vars, the combine_fn
+ * folded left over every reduction index in row-major order (sum of 4: ((v0 + v1) + v2) + v3;
+ * argmax: over (value, flat index) pairs, the index returned). rnumel == 1 is the plain copy
+ * at reduction index 0 (argmax / argmin: the constant 0). */
+static const IrFn *unrolled_reduction(Lower *L, const IrFn *f, int no, int nr, Expr **rsize, int64_t rnumel,
+                                      IrReduceType rt, DType out_dt) {
+    if (rnumel == 1 && (rt == RED_ARGMAX || rt == RED_ARGMIN)) return lw_const(L, 0, out_dt);
+    IrFn *u = lw_fn(L, call_unrolled, out_dt);
+    u->a[0] = f;
+    u->na = 1;
+    u->op = rt;
+    u->c = (double)rnumel;
+    u->nin = no;
+    u->nmap = nr;
+    u->map = lw_alloc(L, sizeof(Expr *) * (nr + 1));
+    for (int j = 0; j < nr; j++) u->map[j] = rsize[j];
+    int per = rt == RED_ARGMAX || rt == RED_ARGMIN ? 12 : 1;   /* ops the combine adds per element */
+    u->cost = (int)(rnumel * (f->cost + per) > 1 << 20 ? 1 << 20 : rnumel * (f->cost + per));
+    return u;
+}
+
+/* Reduce x over dims red[] into a realized buffer; out size keepdim or not. As Inductor's
+ * Reduction.create, a reduction of a static number of elements below unroll_reductions_threshold
+ * (8) into more than one output element is no reduction but a pending pointwise that unrolls it
+ * (unrolled_reduction; softmax over 4 experts: max(x0, x1, x2, x3)), and one of exactly one
+ * element is a pointwise copy; Welford stays a reduction (Inductor's unrolled Welford is a TODO)
+ * except for one element (mean = x, m2 = 0). */
 IrStorage *lw_reduction(Lower *L, const Node *n, IrTBox *x, const bool *red, bool keepdim,
                                  IrReduceType rt, DType out_dt, int welford_item, const char *oname) {
     SymCtx *s = L->s;
@@ -51,6 +122,29 @@ IrStorage *lw_reduction(Lower *L, const Node *n, IrTBox *x, const bool *red, boo
     }
     const IrFn *f = lw_reindex(L, x->loader, no + nr, map, x->ndim);
     if (rt != RED_ARGMAX && rt != RED_ARGMIN && rt != RED_WELFORD) f = lw_to_dtype(L, f, out_dt);
+    int64_t rn[MI_MAX_DIMS], rnumel = 1, onum = 1;
+    bool rstatic = true, ostatic = true;
+    for (int j = 0; j < nr; j++) {
+        rstatic &= sym_is_int(rsize[j], &rn[j]);
+        if (rstatic) rnumel *= rn[j];
+    }
+    for (int d = 0; d < no; d++) {
+        int64_t v;
+        if (sym_is_int(osize[d], &v)) onum *= v;
+        else ostatic = false;
+    }
+    int threshold = L->unroll_threshold ? L->unroll_threshold : 8;
+    bool one = rstatic && rnumel == 1;
+    if (one || (rstatic && rnumel > 0 && rnumel < threshold && rt != RED_WELFORD && (!ostatic || onum != 1))) {
+        const IrFn *pf = rt == RED_WELFORD ? (welford_item == 0 ? unrolled_reduction(L, f, no, nr, rsize, 1, RED_SUM, out_dt)
+                                                                : lw_const(L, 0, out_dt))
+                                           : unrolled_reduction(L, f, no, nr, rsize, rnumel, rt, out_dt);
+        const char **o = NULL;
+        int nor = 0;
+        lw_origins_add(L, &o, &nor, oname ? oname : lw_short_name(L, n->target));
+        lw_origins_merge(L, &o, &nor, x);
+        return lw_storage_new(L, pf, out_dt, no, osize, o, nor);
+    }
     Layout l = layout_contiguous(L->m, out_dt, n->has_meta ? n->meta.device : L->dev, no, osize);
     if (keepdim) {   /* as Inductor's decide_layout: kept size-1 dims go outermost ([64, 1]: strides [1, 64]) */
         Expr *outer = sym_int(s, 1);

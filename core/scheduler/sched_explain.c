@@ -102,7 +102,10 @@ void sched_explain(const Schedule *s, int a, int b, StrBuf *sb) {
     }
     sb_printf(sb, "not fused: %s is in %s, %s in %s\n", na->buf->name, ka >= 0 ? s->kernels[ka].name : "?", nb->buf->name,
               kb >= 0 ? s->kernels[kb].name : "?");
-    if (ka >= 0 && ka == kb)
+    if (ka >= 0 && ka == kb && s->kernels[ka].combo)
+        sb_put(sb, "(both are sub-kernels of one combo kernel: subnodes of one ForeachKernelSchedulerNode, made from "
+                   "the items of a _foreach_* list; each keeps its own loop, the kernel's blocks are split between them)\n");
+    else if (ka >= 0 && ka == kb)
         sb_put(sb, "(both groups run in one cpp kernel function, one loop nest each: Inductor's CppScheduling "
                    "kernel group; they are not one loop)\n");
     const SchedGroup *ga = &s->groups[na->group], *gb = &s->groups[nb->group];

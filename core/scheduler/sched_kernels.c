@@ -8,8 +8,11 @@
  * a template, on a device change, or once the kernel has more than MAX_FUSED_KERNEL_ARGS_NUM
  * arguments; the Triton backend writes one kernel per group. So on cpu
  *     extern_mm · {op2} {op3} · extern_mm · {op5}   ->   extern_mm, cpp_fused_0, extern_mm, cpp_fused_1
- * with cpp_fused_0 running op2's loop nest and then op3's. Kernel names count generated kernels
- * only (Inductor's wrapper.next_kernel_suffix), externs keep their call names. */
+ * with cpp_fused_0 running op2's loop nest and then op3's. On the GPU the subnodes of a foreach
+ * node (core/scheduler/sched_foreach.c) are one combo kernel, cuda_for_fused_N as Triton's
+ * triton_for_fused_N, split where ComboKernel's partition would pass 250 read/write
+ * dependencies. Kernel names count generated kernels only (Inductor's
+ * wrapper.next_kernel_suffix), externs keep their call names. */
 #include "scheduler/scheduler.h"
 
 #include <stdio.h>
@@ -17,6 +20,7 @@
 #include <string.h>
 
 #define MAX_FUSED_KERNEL_ARGS_NUM 500   /* CppScheduling.MAX_FUSED_KERNEL_ARGS_NUM */
+#define COMBO_KERNEL_MAX_NUM_ARGS 250   /* config.combo_kernel_max_num_args (ComboKernel) */
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
@@ -58,6 +62,10 @@ static const char *fused_name(Schedule *s, const SchedKernel *k, int index) {
     sb_put(&sb, ir_prefix(s->ir));
     /* CUDA kernels are named cuda_fused_... (core/codegen/codegen_cuda.c), C ones cpp_fused_... */
     sb_put(&sb, s->ir->ctx && s->ir->ctx->target == MI_DEV_CUDA ? "cuda_fused" : "cpp_fused");
+    if (k->combo) {   /* a foreach node's kernel: Triton's triton_for_fused_N, no origins */
+        sb_free(&sb);
+        return arena_printf(&s->arena, "%scuda_for_fused_%d", ir_prefix(s->ir), index);
+    }
     for (int i = 0; i < nn && i < 6; i++) {
         sb_putc(&sb, '_');
         for (const char *c = names[i]; *c; c++) sb_putc(&sb, (*c == '.' ? '_' : *c));
@@ -81,7 +89,7 @@ void sched_make_kernels(Schedule *s) {
     bool cpp = !(s->ir->ctx && s->ir->ctx->target == MI_DEV_CUDA);
     s->kernels = mi_xcalloc((size_t)s->norder + 1, sizeof(SchedKernel));
     s->nkernels = 0;
-    int *stamp = mi_xcalloc((size_t)s->ir->nbufs + 1, sizeof(int)), mark = 0;
+    int *stamp = mi_xcalloc((size_t)s->ir->nbufs + 1, sizeof(int)), mark = 0, combo_rw = 0;
     for (int k = 0; k < s->norder; k++) {
         const SchedGroup *g = &s->groups[s->order[k]];
         SchedKernel *cur = s->nkernels ? &s->kernels[s->nkernels - 1] : NULL;
@@ -89,8 +97,17 @@ void sched_make_kernels(Schedule *s) {
          * the group before pushed it past the argument limit */
         bool join = cpp && cur && !cur->is_extern && !g->is_extern &&
                     kernel_args(s, cur->first, cur->n, stamp, ++mark) <= MAX_FUSED_KERNEL_ARGS_NUM;
+        /* GPU: the subnodes of one foreach node are one combo kernel, split where the next
+         * would pass the argument limit (ComboKernel._base_horizontal_partition) */
+        int c = !cpp && s->combo_of ? s->combo_of[s->order[k]] : -1, rw = c >= 0 ? sched_foreach_rw_count(s, s->order[k]) : 0;
+        if (c >= 0 && cur && cur->combo && s->combo_of[s->order[cur->first]] == c && combo_rw + rw <= COMBO_KERNEL_MAX_NUM_ARGS) {
+            cur->n++;
+            combo_rw += rw;
+            continue;
+        }
+        combo_rw = rw;
         if (join) { cur->n++; continue; }
-        s->kernels[s->nkernels++] = (SchedKernel){k, 1, g->is_extern, NULL};
+        s->kernels[s->nkernels++] = (SchedKernel){k, 1, g->is_extern, NULL, c >= 0};
     }
     free(stamp);
     int index = 0;

@@ -95,7 +95,7 @@ static void csr_users(const Schedule *s, int nb, bool writes, int **start, int *
     *start = st;
 }
 
-static void fx_edges(const Schedule *s, Fx *f) {
+static void fx_edges(Schedule *s, Fx *f) {
     int nb = s->ir->nbufs, ne = 0, cap = 64;
     int *eu = mi_xmalloc(sizeof(int) * cap), *ev = mi_xmalloc(sizeof(int) * cap);
 #define EDGE(u_, v_) do { if (ne == cap) { cap *= 2; eu = mi_xrealloc(eu, sizeof(int) * cap); ev = mi_xrealloc(ev, sizeof(int) * cap); } \
@@ -126,18 +126,35 @@ static void fx_edges(const Schedule *s, Fx *f) {
     int *pos = mi_xmalloc(sizeof(int) * (n + 1));
     memcpy(pos, f->succ_start, sizeof(int) * (n + 1));
     for (int e = 0; e < ne; e++) f->succ[pos[eu[e]]++] = ev[e];
-    /* one topological order of the nodes (Kahn); bounds the cycle search below */
-    int *indeg = mi_xcalloc(n + 1, sizeof(int)), *q = mi_xmalloc(sizeof(int) * (n + 1)), qh = 0, qt = 0;
+    /* one topological order of the nodes (Kahn, the smallest ready node first: creation order
+     * wherever that respects the edges); bounds the cycle search below, and orders the nodes
+     * inside a kernel (sched_order_key: an in-place foreach item after the readers of the
+     * input's old value, before the readers of its new value) */
+    int *indeg = mi_xcalloc(n + 1, sizeof(int)), *q = mi_xmalloc(sizeof(int) * (n + 1)), nq = 0;
     for (int e = 0; e < ne; e++) indeg[ev[e]]++;
     f->topo = mi_xmalloc(sizeof(int) * (n + 1));
-    for (int i = 0; i < n; i++) { f->topo[i] = n + i; if (!indeg[i]) q[qt++] = i; }
+#define QPUSH(x_) do { int i_ = nq++; q[i_] = (x_); \
+        while (i_ > 0 && q[(i_ - 1) / 2] > q[i_]) { int p_ = (i_ - 1) / 2, t_ = q[p_]; q[p_] = q[i_]; q[i_] = t_; i_ = p_; } } while (0)
+    for (int i = 0; i < n; i++) { f->topo[i] = n + i; if (!indeg[i]) QPUSH(i); }
     int t = 0;
-    while (qh < qt) {
-        int u = q[qh++];
+    while (nq) {
+        int u = q[0];
+        q[0] = q[--nq];
+        for (int i = 0;;) {
+            int l = 2 * i + 1, r = l + 1, m = i;
+            if (l < nq && q[l] < q[m]) m = l;
+            if (r < nq && q[r] < q[m]) m = r;
+            if (m == i) break;
+            int x = q[m]; q[m] = q[i]; q[i] = x; i = m;
+        }
         f->topo[u] = t++;
         for (int k = f->succ_start[u]; k < f->succ_start[u + 1]; k++)
-            if (--indeg[f->succ[k]] == 0) q[qt++] = f->succ[k];
+            if (--indeg[f->succ[k]] == 0) QPUSH(f->succ[k]);
     }
+#undef QPUSH
+    free(s->okey);
+    s->okey = mi_xmalloc(sizeof(int) * (n + 1));
+    memcpy(s->okey, f->topo, sizeof(int) * (n + 1));
     free(indeg); free(q); free(pos); free(eu); free(ev);
 }
 
@@ -319,9 +336,11 @@ const char *sched_group_name(const Schedule *s, int g, char *buf, size_t n) {
 
 /* Keep a decision on groups ga + gb (their names, the fusion count) for `sched`, `why`, the
  * fusion picture and the report; a refusal repeated while neither group changed is kept once. */
-static void record(Schedule *s, int ga, int gb, bool acc, int64_t score, const char *why) {
+void sched_record(Schedule *s, const char *verb, int ga, int gb, const char *a, const char *b, bool acc, int64_t score,
+                  const char *why) {
     if (s->ndecisions >= MAX_DECISIONS) { s->decisions_full = true; return; }
-    const char *a = gname(s, &s->groups[ga]), *b = gname(s, &s->groups[gb]);
+    if (!a) a = gname(s, &s->groups[ga]);
+    if (!b) b = gname(s, &s->groups[gb]);
     for (int i = s->ndecisions > 256 ? s->ndecisions - 256 : 0; i < s->ndecisions; i++)   /* a rejection is listed once (recent ones) */
         if (!acc && !s->decisions[i].accepted && strcmp(s->decisions[i].a, a) == 0 && strcmp(s->decisions[i].b, b) == 0) return;
     if (s->ndecisions == s->capdecisions) {
@@ -329,6 +348,7 @@ static void record(Schedule *s, int ga, int gb, bool acc, int64_t score, const c
         s->decisions = mi_xrealloc(s->decisions, sizeof(FusionDecision) * s->capdecisions);
     }
     FusionDecision *d = &s->decisions[s->ndecisions++];
+    d->verb = verb;
     d->a = a;
     d->b = b;
     d->ga = ga;
@@ -337,6 +357,9 @@ static void record(Schedule *s, int ga, int gb, bool acc, int64_t score, const c
     d->accepted = acc;
     d->score = score;
     snprintf(d->reason, sizeof d->reason, "%s", why);
+}
+static void record(Schedule *s, int ga, int gb, bool acc, int64_t score, const char *why) {
+    sched_record(s, NULL, ga, gb, NULL, NULL, acc, score, why);
 }
 
 static bool group_touches_buf(const Schedule *s, const Fx *f, int g, int b) {
@@ -362,8 +385,11 @@ static int64_t pair_score(const Schedule *s, Fx *f, int ga, int gb) {
     return score;
 }
 
-/* execution position key inside a kernel (sort_nodes' order) */
-static long order_key(const Schedule *s, int n) { return (s->nodes[n].buf->mutates ? (1L << 40) : 0) + n; }
+long sched_order_key(const Schedule *s, int n) {
+    const Buffer *b = s->nodes[n].buf;   /* copy_ into an input last; an in-place foreach item where the edges put it */
+    return (b->mutates && !b->inplace_alias ? (1L << 40) : 0) + (s->okey ? s->okey[n] : n);
+}
+static long order_key(const Schedule *s, int n) { return sched_order_key(s, n); }
 
 /* One producer/consumer pair inside a would-be kernel: same element, and inner loops that fit */
 static bool dep_ok(const Schedule *s, int wn, const Dep *wr, int rn, const Dep *rd, int m, char *why, size_t wl) {
@@ -497,12 +523,123 @@ static bool fuse_cycle(const Schedule *s, Fx *f, int ga, int gb) {
     return cycle;
 }
 
+/* fuse_cycle with foreach nodes: a foreach node runs as one kernel, so its subnodes count as
+ * one unit (Inductor's will_fusion_create_cycle sees the ForeachKernelSchedulerNode): would
+ * merging ga and gb (with the foreach nodes they are subnodes of) close a path that leaves
+ * the merged unit and comes back? Exact: reaching a subnode of another foreach node reaches
+ * all of it. */
+static bool unit_cycle(const Schedule *s, Fx *f, int ga, int gb) {
+    int ca = s->combo_of[ga], cb = s->combo_of[gb];
+#define IN_SET(g_) ((g_) == ga || (g_) == gb || (s->combo_of[g_] >= 0 && (s->combo_of[g_] == ca || s->combo_of[g_] == cb)))
+    int gc = ++f->gcur, cap = 64, sp = 0;
+    int *stack = mi_xmalloc(sizeof(int) * cap);
+#define PUSH_GROUP(g_) do { const SchedGroup *G_ = &s->groups[g_]; \
+        for (int i_ = 0; i_ < G_->n; i_++) { \
+            if (sp == cap) { cap *= 2; stack = mi_xrealloc(stack, sizeof(int) * cap); } \
+            stack[sp++] = G_->nodes[i_]; } } while (0)
+    for (int g = 0; g < s->ngroups; g++)
+        if (s->groups[g].alive && IN_SET(g)) PUSH_GROUP(g);
+    bool cycle = false;
+    while (sp && !cycle) {
+        int u = stack[--sp];
+        bool outside = !IN_SET(s->nodes[u].group);
+        for (int k = f->succ_start[u]; k < f->succ_start[u + 1]; k++) {
+            int v = f->succ[k], gv = s->nodes[v].group;
+            if (IN_SET(gv)) {
+                if (outside) { cycle = true; break; }
+                continue;
+            }
+            if (f->gstamp[gv] == gc) continue;
+            int cv = s->combo_of[gv];
+            for (int k2 = 0; cv >= 0 && k2 < s->combos[cv].n; k2++) {   /* the whole unit */
+                int g2 = s->combos[cv].groups[k2];
+                if (f->gstamp[g2] != gc) { f->gstamp[g2] = gc; PUSH_GROUP(g2); }
+            }
+            if (f->gstamp[gv] != gc) { f->gstamp[gv] = gc; PUSH_GROUP(gv); }
+        }
+    }
+#undef PUSH_GROUP
+#undef IN_SET
+    free(stack);
+    return cycle;
+}
+
 typedef struct Cand { int a, b; int64_t score; } Cand;   /* a, b: first nodes of the groups */
 static int cmp_cand(const void *x, const void *y) {
     const Cand *p = x, *q = y;
     if (p->score != q->score) return p->score > q->score ? -1 : 1;
     if (p->a != q->a) return p->a < q->a ? -1 : 1;
     return (p->b > q->b) - (p->b < q->b);
+}
+
+/* The node lists of groups ga and gb merged in execution order (malloc'd, *n nodes). */
+static int *merged_nodes(const Schedule *s, int ga, int gb, int *n) {
+    const SchedGroup *A = &s->groups[ga], *B = &s->groups[gb];
+    *n = A->n + B->n;
+    int *tmp = mi_xmalloc(sizeof(int) * (size_t)*n);
+    for (int x = 0, y = 0, k = 0; k < *n; k++)
+        tmp[k] = y >= B->n || (x < A->n && order_key(s, A->nodes[x]) < order_key(s, B->nodes[y])) ? A->nodes[x++] : B->nodes[y++];
+    return tmp;
+}
+
+/* Merge groups ga and gb into the larger one (fewer nodes to relabel), its nodes tmp[0..n)
+ * (taken) under nouter shared loops; the survivor's id is returned. */
+static int merge_groups(Schedule *s, Fx *f, int ga, int gb, int *tmp, int n, int nouter) {
+    int glg = s->groups[ga].n >= s->groups[gb].n ? ga : gb, gsm = glg == ga ? gb : ga;
+    SchedGroup *L = &s->groups[glg], *Sm = &s->groups[gsm];
+    free(L->nodes);
+    L->nodes = tmp;
+    L->n = n;
+    L->nouter = nouter;
+    f->gred[glg] = f->gred[ga] >= 0 || f->gred[gb] >= 0 ? nouter : -1;
+    for (int k = 0; k < Sm->n; k++) s->nodes[Sm->nodes[k]].group = glg;
+    Sm->alive = false;
+    Sm->merged_into = glg;
+    Sm->merged_at = s->nmerges++;
+    return glg;
+}
+
+/* ForeachKernelSchedulerNode.can_fuse / fuse for two foreach nodes of one length (the pair ga,
+ * gb are subnodes of each): the subnodes fuse pairwise in list order when every pair can
+ * (shared data, one loop shape) and the merged unit closes no cycle; all or none. Returns the
+ * number of pairs fused. */
+static int fuse_foreach_pairs(Schedule *s, Fx *f, int ga, int gb, int64_t score, bool rec) {
+    int ca = s->combo_of[ga], cb = s->combo_of[gb];
+    if (s->groups[s->combos[cb].groups[0]].nodes[0] < s->groups[s->combos[ca].groups[0]].nodes[0]) { int t = ca; ca = cb; cb = t; }
+    SchedCombo *P = &s->combos[ca], *C = &s->combos[cb];
+    int np = P->n;
+    char why[160] = "", said[220];
+    if (unit_cycle(s, f, ga, gb)) {
+        if (rec) record(s, ga, gb, false, score, "will create cycle (through another kernel)");
+        return 0;
+    }
+    int **tmp = mi_xcalloc((size_t)np + 1, sizeof(int *)), *nn = mi_xcalloc((size_t)np + 1, sizeof(int));
+    int *no = mi_xcalloc((size_t)np + 1, sizeof(int)), *surv = mi_xcalloc((size_t)np + 1, sizeof(int));
+    bool ok = true;
+    for (int i = 0; i < np && ok; i++) {
+        int x = P->groups[i], y = C->groups[i];
+        bool full = false;
+        if (pair_score(s, f, x, y) <= 0) { snprintf(why, sizeof why, "score_fusion_memory_threshold"); ok = false; break; }
+        no[i] = merge_shape(s, f, x, y, &full, why, sizeof why);
+        tmp[i] = merged_nodes(s, x, y, &nn[i]);
+        if (full && no[i] >= 0) no[i] = group_shape_fx(s, f, tmp[i], nn[i], why, sizeof why);
+        if (no[i] < 0) {
+            char w0[160];
+            sched_why_no_fuse(s, s->groups[x].nodes, s->groups[x].n, s->groups[y].nodes, s->groups[y].n, why, w0, sizeof w0);
+            snprintf(why, sizeof why, "subnodes %s and %s: %.120s", gname(s, &s->groups[x]), gname(s, &s->groups[y]), w0);
+            ok = false;
+        }
+    }
+    if (ok) snprintf(said, sizeof said, "foreach: two foreach nodes of %d subnodes fuse pairwise (vertical: producer into consumer)", np);
+    else snprintf(said, sizeof said, "foreach: %s", why);
+    if (rec) record(s, ga, gb, ok, score, said);   /* (the groups as they stand, before the merges) */
+    if (ok) {
+        for (int i = 0; i < np; i++) { surv[i] = merge_groups(s, f, P->groups[i], C->groups[i], tmp[i], nn[i], no[i]); tmp[i] = NULL; }
+        sched_foreach_join(s, ca, cb, surv);
+    }
+    for (int i = 0; i < np; i++) free(tmp[i]);
+    free(tmp); free(nn); free(no); free(surv);
+    return ok ? np : 0;
 }
 
 /* Fusion rounds: the candidates are pairs of groups that share a buffer (a buffer with many
@@ -558,7 +695,14 @@ static void fuse_rounds(Schedule *s, Fx *f, int max_rounds) {
             char why[160];
             bool rec = s->ndecisions < MAX_DECISIONS, full = false;
             if (!rec) s->decisions_full = true;
-            if (fuse_cycle(s, f, ga, gb)) {
+            int fe = s->combo_of ? sched_foreach_pair(s, ga, gb, why, sizeof why) : 0;
+            if (fe == -2) continue;
+            if (fe == -1) {
+                if (rec) record(s, ga, gb, false, score, why);
+                continue;
+            }
+            if (fe == 2) { fused += fuse_foreach_pairs(s, f, ga, gb, score, rec); continue; }
+            if (s->combo_of ? unit_cycle(s, f, ga, gb) : fuse_cycle(s, f, ga, gb)) {
                 if (rec) record(s, ga, gb, false, score, "will create cycle (through another kernel)");
                 continue;
             }
@@ -634,7 +778,8 @@ static void fuse_rounds(Schedule *s, Fx *f, int max_rounds) {
             }
             if (rec) {
                 char acc[200];
-                snprintf(acc, sizeof acc, "%s%s", vertical ? "vertical: producer into consumer" : "horizontal: shared reads", note);
+                snprintf(acc, sizeof acc, "%s%s%s", vertical ? "vertical: producer into consumer" : "horizontal: shared reads", note,
+                         fe == 1 ? "; into a subnode of the foreach node" : "");
                 record(s, ga, gb, true, score, acc);
             }
             /* the larger group survives (fewer nodes to relabel) */
@@ -648,6 +793,7 @@ static void fuse_rounds(Schedule *s, Fx *f, int max_rounds) {
             Sm->alive = false;
             Sm->merged_into = glg;
             Sm->merged_at = s->nmerges++;
+            sched_foreach_merged(s, glg, gsm);
             fused++;
         }
         free(c);
@@ -656,29 +802,42 @@ static void fuse_rounds(Schedule *s, Fx *f, int max_rounds) {
     free(gs);
 }
 
-/* kernels in dependency order; among ready kernels the one with the earliest node first */
+/* kernels in dependency order; among ready kernels the one with the earliest node first. A
+ * foreach node is one unit (Inductor orders the ForeachKernelSchedulerNode as one node): its
+ * subnodes come out together, in list order, once everything any of them needs is done. */
+static int unit_of(const Schedule *s, int g) { return s->combo_of && s->combo_of[g] >= 0 ? s->ngroups + s->combo_of[g] : g; }
+static int unit_key(const Schedule *s, int u) {
+    if (u < s->ngroups) return s->groups[u].nodes[0];
+    const SchedCombo *c = &s->combos[u - s->ngroups];
+    int k = s->nnodes;
+    for (int i = 0; i < c->n; i++) if (s->groups[c->groups[i]].nodes[0] < k) k = s->groups[c->groups[i]].nodes[0];
+    return k;
+}
 static void topo_order(Schedule *s, Fx *f) {
-    int G = s->ngroups;
-    int *indeg = mi_xcalloc(G + 1, sizeof(int));
+    int G = s->ngroups, U = G + s->ncombos;
+    int *indeg = mi_xcalloc(U + 1, sizeof(int)), *key = mi_xmalloc(sizeof(int) * (U + 1));
+    bool *live = mi_xcalloc(U + 1, 1);
+    for (int g = 0; g < G; g++) live[unit_of(s, g)] |= s->groups[g].alive;
+    for (int u = 0; u < U; u++) key[u] = live[u] ? unit_key(s, u) : 0;
     for (int u = 0; u < s->nnodes; u++) {
         int gu = s->nodes[u].group;
         if (!s->groups[gu].alive) continue;
         for (int k = f->succ_start[u]; k < f->succ_start[u + 1]; k++) {
             int gv = s->nodes[f->succ[k]].group;
-            if (gv != gu && s->groups[gv].alive) indeg[gv]++;
+            if (unit_of(s, gv) != unit_of(s, gu) && s->groups[gv].alive) indeg[unit_of(s, gv)]++;
         }
     }
-    /* binary min-heap of ready groups keyed by their first node */
-    int *heap = mi_xmalloc(sizeof(int) * (G + 1)), nh = 0;
-#define KEY(g_) (s->groups[g_].nodes[0])
-#define PUSH(g_) do { int i_ = nh++; heap[i_] = (g_); \
+    /* binary min-heap of ready units keyed by their first node */
+    int *heap = mi_xmalloc(sizeof(int) * (U + 1)), nh = 0;
+#define KEY(u_) (key[u_])
+#define PUSH(u_) do { int i_ = nh++; heap[i_] = (u_); \
         while (i_ > 0 && KEY(heap[(i_ - 1) / 2]) > KEY(heap[i_])) { int p_ = (i_ - 1) / 2, t_ = heap[p_]; heap[p_] = heap[i_]; heap[i_] = t_; i_ = p_; } } while (0)
-    for (int g = 0; g < G; g++)
-        if (s->groups[g].alive && indeg[g] == 0) PUSH(g);
+    for (int u = 0; u < U; u++)
+        if (live[u] && indeg[u] == 0) PUSH(u);
     s->order = mi_xmalloc(sizeof(int) * (G + 1));
     s->norder = 0;
     while (nh) {
-        int g = heap[0];
+        int un = heap[0];
         heap[0] = heap[--nh];
         for (int i = 0;;) {
             int l = 2 * i + 1, r = l + 1, m = i;
@@ -687,13 +846,18 @@ static void topo_order(Schedule *s, Fx *f) {
             if (m == i) break;
             int t = heap[m]; heap[m] = heap[i]; heap[i] = t; i = m;
         }
-        s->order[s->norder++] = g;
-        const SchedGroup *A = &s->groups[g];
-        for (int i = 0; i < A->n; i++) {
-            int u = A->nodes[i];
-            for (int k = f->succ_start[u]; k < f->succ_start[u + 1]; k++) {
-                int gv = s->nodes[f->succ[k]].group;
-                if (gv != g && s->groups[gv].alive && --indeg[gv] == 0) PUSH(gv);
+        const SchedCombo *c = un >= G ? &s->combos[un - G] : NULL;
+        int first = s->norder;
+        if (c) { for (int i = 0; i < c->n; i++) if (s->groups[c->groups[i]].alive) s->order[s->norder++] = c->groups[i]; }
+        else s->order[s->norder++] = un;
+        for (int p = first, end = s->norder; p < end; p++) {
+            const SchedGroup *A = &s->groups[s->order[p]];
+            for (int i = 0; i < A->n; i++) {
+                int u = A->nodes[i];
+                for (int k = f->succ_start[u]; k < f->succ_start[u + 1]; k++) {
+                    int gv = s->nodes[f->succ[k]].group, uv = unit_of(s, gv);
+                    if (uv != un && s->groups[gv].alive && --indeg[uv] == 0) PUSH(uv);
+                }
             }
         }
     }
@@ -701,6 +865,8 @@ static void topo_order(Schedule *s, Fx *f) {
 #undef KEY
     free(heap);
     free(indeg);
+    free(key);
+    free(live);
 }
 
 static bool is_intermediate(const Buffer *b) {
@@ -809,6 +975,7 @@ Schedule *sched_run(MiCtx *ctx, IrModule *m) {
     fx_edges(s, &fx);
     s->groups = mi_xcalloc(s->nnodes + 1, sizeof(SchedGroup));
     init_groups(s);
+    if (ctx->fusion) sched_foreach_init(s);   /* Scheduler.create_foreach_nodes, before fusion */
     if (ctx->fusion) fuse_rounds(s, &fx, ctx->limits.fusion_rounds);
     topo_order(s, &fx);
     int nalive = 0;
@@ -820,6 +987,7 @@ Schedule *sched_run(MiCtx *ctx, IrModule *m) {
         s->order = NULL;
         s->ndecisions = 0;
         init_groups(s);
+        sched_foreach_init(s);
         fx.exact = true;
         fuse_rounds(s, &fx, ctx->limits.fusion_rounds);
         topo_order(s, &fx);
@@ -851,6 +1019,8 @@ void sched_free(Schedule *s) {
     free(s->order);
     free(s->kernels);
     free(s->decisions);
+    sched_foreach_free(s);
+    free(s->okey);
     free(s->reuse_of);
     free(s->rd_start); free(s->rd); free(s->wr_start); free(s->wr);
     sched_free_branches(s);
@@ -865,7 +1035,7 @@ char *sched_decisions_text(const Schedule *s) {
     sb_init(&sb);
     for (int i = 0; i < s->ndecisions; i++) {
         const FusionDecision *d = &s->decisions[i];
-        sb_printf(&sb, "%s %s + %s score=%lld: %s\n", d->accepted ? "fuse" : "skip", d->a, d->b,
+        sb_printf(&sb, "%s %s + %s score=%lld: %s\n", d->verb ? d->verb : d->accepted ? "fuse" : "skip", d->a, d->b,
                   (long long)d->score, d->reason);
     }
     if (!sb.s) sb_put(&sb, "");

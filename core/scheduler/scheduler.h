@@ -42,9 +42,12 @@ typedef struct SchedKernel {
     int first, n;              /* its groups: order[first .. first + n) */
     bool is_extern;
     const char *name;          /* "cpp_fused_add_relu_0" (counted over generated kernels), "extern_mm" */
+    bool combo;                /* GPU: the subnodes of a foreach node, one combo kernel whose
+                                  blocks each run one group ("cuda_for_fused_1") */
 } SchedKernel;
 
 typedef struct FusionDecision {
+    const char *verb;          /* NULL: "fuse" / "skip"; "combo": a foreach list made one combo kernel */
     const char *a, *b;         /* group names ("op0_op1"; long groups abbreviated "op0_..(20 nodes).._op9") */
     int ga, gb;                /* the two groups as they stood: sched_group_at(s, node, at) == ga */
     int at;                    /* fusions done before this decision (Schedule.nmerges then) */
@@ -60,6 +63,10 @@ typedef struct SchedBranch {
     char fn[2][128];           /* C function of each branch: "true_graph_0" */
 } SchedBranch;
 
+/* A foreach node (Inductor's ForeachKernelSchedulerNode, core/scheduler/sched_foreach.c): its
+ * subnodes, groups that keep their own loops and run as one combo kernel, in list order. */
+typedef struct SchedCombo { int *groups; int n; bool alive; const char *op; } SchedCombo;
+
 typedef struct Schedule {
     IrModule *ir;
     SchedBranch *branches; int nbranches;   /* one per cond buffer of ir */
@@ -70,6 +77,10 @@ typedef struct Schedule {
     FusionDecision *decisions; int ndecisions, capdecisions;
     bool decisions_full;       /* more decisions were made than the list keeps */
     int nmerges;               /* fusions done (each stamps the absorbed group's merged_at) */
+    SchedCombo *combos; int ncombos;   /* foreach nodes (GPU target); a dead one has n == 0 */
+    int *combo_of;             /* per group: the combo it is a subnode of, -1; NULL: no combos */
+    int *okey;                 /* per node: its place in a topological order that keeps creation
+                                  order where the edges allow (sched_order_key) */
     int *reuse_of;             /* per buffer id: buffer id whose memory it reuses, or -1 */
     int *rd_start, *rd;        /* buffer id -> nodes reading it: rd[rd_start[id] .. rd_start[id+1]) */
     int *wr_start, *wr;        /* ... writing it (node ids ascending, dead nodes included) */
@@ -98,6 +109,10 @@ void sched_make_kernels(Schedule *s);
 /* Index into s->kernels of the kernel that runs group position k of s->order. */
 int sched_kernel_of_pos(const Schedule *s, int k);
 const char *sched_group_name(const Schedule *s, int g, char *buf, size_t n);
+/* Execution position of node n inside its kernel (the order of a group's nodes): a topological
+ * order keeping creation order where it can, except that a copy_ into a graph input (a
+ * mutation that is no in-place foreach item) runs after everything else. */
+long sched_order_key(const Schedule *s, int n);
 
 /* Scheduler internals (core/scheduler/sched_reshape.c): re-express the nodes of two would-be-fused groups
  * over one common refinement of their outer loop ranges ([8, 256] vs [2048] -> [8, 256]); red*
@@ -143,6 +158,24 @@ char *sched_decisions_json(const Schedule *s);
 /* A refused fusion of node lists na[] and nb[] in Inductor's WhyNoFuse words, our finding `raw`
  * kept after "; " (core/scheduler/sched_why.c). */
 void sched_why_no_fuse(const Schedule *s, const int *na, int nA, const int *nb, int nB, const char *raw, char *out, size_t n);
+/* Record a decision on groups ga + gb (verb NULL: fuse / skip; a, b: names to show instead of
+ * the groups', or NULL). */
+void sched_record(Schedule *s, const char *verb, int ga, int gb, const char *a, const char *b, bool acc, int64_t score,
+                  const char *why);
+/* Foreach nodes (core/scheduler/sched_foreach.c). init: one combo per list of s->ir (GPU
+ * target), after the groups are made; free: drop them. pair: may groups ga and gb be
+ * considered at all -- 0: no foreach node involved; 1: a node into the one subnode it feeds or
+ * alone reads from (check the pair as usual); 2: two foreach nodes of one length (fuse them
+ * pairwise); -1: refused (why: Inductor's WhyNoFuse text); -2: both in one foreach node (no
+ * pair). merged: after groups merged (gone into survivor), keep the combo's subnode list.
+ * join: after the pairwise fusion of combos keep and drop into survivors[] (keep's order). */
+void sched_foreach_init(Schedule *s);
+void sched_foreach_free(Schedule *s);
+int sched_foreach_pair(const Schedule *s, int ga, int gb, char *why, size_t n);
+void sched_foreach_merged(Schedule *s, int survivor, int gone);
+void sched_foreach_join(Schedule *s, int keep, int drop, const int *survivors);
+/* A subnode's read/write dependency count (Inductor's combo partition: combo_kernel_max_num_args). */
+int sched_foreach_rw_count(const Schedule *s, int g);
 /* Undo (bodies, and the nodes' deps when `deps`) and free u. */
 void sched_reshape_undo(Schedule *s, SchedReshape *u, bool deps);
 

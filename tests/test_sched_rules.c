@@ -1,0 +1,129 @@
+/* test_sched_rules.c — Inductor rules behind the kernel parity of issue #21, each on a small
+ * graph with the exact text the shell shows (`lower` buffer kinds, `sched` kernels and
+ * decisions):
+ *   - foreach nodes (ForeachKernelSchedulerNode): a _foreach_* list on the GPU target is one
+ *     combo kernel; two lists of one length fuse pairwise; lists of other lengths and
+ *     reductions stay out, with Inductor's WhyNoFuse texts; the cpp backend has no FOREACH;
+ *   - in-place foreach items are their own mutation (mutate_to with unsafe_alias): one node;
+ *   - Reduction.create unrolls reductions of fewer than 8 static elements (pointwise);
+ *   - tuned_bmm on cpu: a bmm of one row or one column is a sum reduction, no extern call;
+ *   - GraphLowering.run_node realizes a returned value at its own node.
+ * Values of these graphs against the interpreter: tests/test_codegen.c (tests/fixtures/codegen:
+ * unrolled_small_reductions, cpu_bmm_one_row, foreach_inplace_read_after). */
+#include "tap.h"
+#include "lowering/lowering.h"
+#include "scheduler/scheduler.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Lower and schedule `path` for the device; *kern gets "name: op0 op1 | op2\n" per kernel,
+ * *dec the decision text (both malloc'd). Returns the kernel count, -1 when it fails. */
+static int sched_text(MiCtx *ctx, const char *path, MiDeviceKind dev, char **kern, char **dec, char **ir) {
+    *kern = *dec = NULL;
+    if (ir) *ir = NULL;
+    Graph *g = graph_load_file(ctx, path);
+    if (!g) return -1;
+    ops_resolve_graph(g);
+    ctx->target = dev;
+    ctx->fusion = true;
+    IrModule *m = ir_lower(ctx, g);
+    Schedule *s = m ? sched_run(ctx, m) : NULL;
+    int nk = -1;
+    if (s) {
+        StrBuf sb;
+        sb_init(&sb);
+        for (int k = 0; k < s->nkernels; k++) {
+            const SchedKernel *kn = &s->kernels[k];
+            sb_printf(&sb, "%s:", kn->name);
+            for (int p = 0; p < kn->n; p++) {
+                const SchedGroup *gr = &s->groups[s->order[kn->first + p]];
+                sb_printf(&sb, "%s", p ? " |" : "");
+                for (int i = 0; i < gr->n; i++) sb_printf(&sb, " %s", s->nodes[gr->nodes[i]].name);
+            }
+            sb_putc(&sb, '\n');
+        }
+        *kern = sb_take(&sb);
+        *dec = sched_decisions_text(s);
+        nk = s->nkernels;
+    }
+    if (ir && m) {
+        StrBuf sb;
+        sb_init(&sb);
+        for (int i = 0; i < m->nbufs; i++) {
+            const Buffer *b = m->bufs[i];
+            if (b->kind == BUF_INPUT) continue;
+            sb_printf(&sb, "%s %s%s%s\n", b->name, b->kind == BUF_EXTERN ? "extern" : b->is_reduction ? "reduction" : "pointwise",
+                      b->mutates ? " mutates " : "", b->mutates ? b->mutates->name : "");
+        }
+        *ir = sb_take(&sb);
+    }
+    sched_free(s);
+    ir_free(m);
+    graph_free(g);
+    ctx->target = MI_DEV_CPU;
+    return nk;
+}
+
+static void foreach_lists(MiCtx *ctx) {
+    char *k, *d, *ir;
+    int n = sched_text(ctx, "tests/fixtures/sched_rules/foreach_add_three.py", MI_DEV_CUDA, &k, &d, &ir);
+    is_int(n, 1, "_foreach_add_ of 3 tensors on cuda: one kernel");
+    is_str(k, "cuda_for_fused_0: op0 | op1 | op2\n", "the combo kernel runs the 3 items as sub-kernels");
+    is_str(d, "combo op0 + op1_op2 score=0: foreach: the 3 items of aten._foreach_add_.Scalar are the subnodes of one "
+              "ForeachKernelSchedulerNode (one combo kernel)\n", "the foreach grouping is a decision with its reason");
+    is_str(ir, "buf0 pointwise mutates arg0_1\nbuf1 pointwise mutates arg1_1\nbuf2 pointwise mutates arg2_1\n",
+           "each in-place item is one buffer writing its input (unsafe_alias: no copy)");
+    free(k); free(d); free(ir);
+    n = sched_text(ctx, "tests/fixtures/sched_rules/foreach_add_three.py", MI_DEV_CPU, &k, &d, NULL);
+    is_int(n, 1, "on cpu: one cpp kernel");
+    is_str(k, "cpp_fused_add_0: op0 | op1 | op2\n", "the cpp backend has no FOREACH feature: a kernel group, no combo");
+    is_str(d, "", "no foreach decision on cpu");
+    free(k); free(d);
+
+    n = sched_text(ctx, "tests/fixtures/sched_rules/foreach_pairwise.py", MI_DEV_CUDA, &k, &d, NULL);
+    is_int(n, 3, "two lists of 2 fused pairwise, a reduction, a list of 3: three kernels");
+    is_str(k, "cuda_for_fused_0: op0 op2 | op1 op3\ncuda_fused_sum_1: op4\ncuda_for_fused_2: op5 | op6 | op7\n",
+           "the pairs (op0, op2) and (op1, op3) are the sub-kernels of one combo kernel");
+    ok(d && strstr(d, "fuse op0 + op2 score=2048: foreach: two foreach nodes of 2 subnodes fuse pairwise (vertical: producer into consumer)\n"),
+       "pairwise foreach fusion is a decision");
+    ok(d && strstr(d, "skip op1_op3 + op4 score=512: candidate consumer is a reduction, foreach ops cannot be fused with reductions currently\n"),
+       "the sum of an item: Inductor's reason");
+    free(k); free(d);
+    n = sched_text(ctx, "tests/fixtures/sched_rules/foreach_lengths.py", MI_DEV_CUDA, &k, &d, NULL);
+    is_str(k, "cuda_for_fused_0: op0 | op1\ncuda_for_fused_1: op2 | op3 | op4\n", "lists of 2 and 3: two combo kernels");
+    ok(d && strstr(d, "skip op0 + op2 score=256: foreach do not have same length\n"), "refused: foreach do not have same length");
+    if (d && !strstr(d, "foreach do not have same length")) diag("%s", d);
+    free(k); free(d);
+}
+
+static void lowering_rules(MiCtx *ctx) {
+    char *k, *d, *ir;
+    int n = sched_text(ctx, "tests/fixtures/codegen/unrolled_small_reductions.py", MI_DEV_CPU, &k, &d, &ir);
+    ok(n >= 1, "small reductions lower and schedule");
+    is_str(ir, "buf0 pointwise\nbuf1 pointwise\nbuf2 pointwise\nbuf3 pointwise\nbuf4 pointwise\nbuf5 pointwise\nbuf6 pointwise\nbuf7 reduction\n",
+           "reductions of 4 and 2 x 3 elements are unrolled pointwise; the full sum stays a reduction");
+    free(k); free(d); free(ir);
+    n = sched_text(ctx, "tests/fixtures/codegen/cpu_bmm_one_row.py", MI_DEV_CPU, &k, &d, &ir);
+    is_str(ir, "buf0 reduction\nbuf1 pointwise\nbuf2 extern\nbuf3 pointwise\n",
+           "cpu bmm of one row: a reduction over K = 9; of one column with K = 5: unrolled; 7 x 7: extern");
+    free(k); free(d); free(ir);
+    n = sched_text(ctx, "tests/fixtures/sched_rules/output_before_copy.py", MI_DEV_CUDA, &k, &d, &ir);
+    is_str(ir, "buf0 pointwise\nbuf1 pointwise\nbuf2 pointwise mutates arg0_1\n",
+           "the returned add_1 is buf0 (realized at its node), the copy's source buf1, the copy buf2");
+    free(k); free(d); free(ir);
+    /* the recorded case: Inductor's kernels are [add_1 (op0), the copy's source (op5)] and [the copy (op6)] */
+    n = sched_text(ctx, "tests/fixtures/torch-cases/cuda/view_mutation/graph0/post_post_grad.py", MI_DEV_CUDA, &k, &d, &ir);
+    is_str(ir, "buf0 pointwise\nbuf1 pointwise\nbuf2 pointwise mutates arg0_1\n", "view_mutation: add_1 is buf0, the copy's source buf1");
+    is_str(k, "cuda_fused_add_mul_permute_reshape_select_select_scatter_0: op0 op1\ncuda_fused_copy_1: op2\n",
+           "view_mutation: kernels [add_1, source] and [copy], as Inductor's output_code.py");
+    free(k); free(d); free(ir);
+}
+
+int main(void) {
+    MiCtx *ctx = mi_ctx_new();
+    foreach_lists(ctx);
+    lowering_rules(ctx);
+    mi_ctx_free(ctx);
+    return done_testing();
+}
