@@ -111,7 +111,7 @@ int main(void) {
         if (th == 1) {
             char *txt = ir_print(m);
             ok(txt && strstr(txt, "set_indirect0 = self.set_indirect0(load)") && strstr(txt, "'atomic_add')") &&
-                   strstr(txt, "MemoryDep('arg0_1', c1 + 5*tmp0, {c0: 4, c1: 5})") && strstr(txt, "buf1.mutations = ['buf0']"),
+                   strstr(txt, "MemoryDep('arg0_1', c1 + 5*tmp0, {c0: 4, c1: 5})") && strstr(txt, "buf7.mutations = ['buf6']"),
                "%s: the IR shows the indirect index, the dependency on tmp0 and the Scatter's mutation", what);
             free(txt);
         }
@@ -132,7 +132,9 @@ int main(void) {
             got = NULL;
             ngot = 0;
             int rc = rt_run(ctx, rt, g, in, NIN, &got, &ngot, NULL);
-            ok(rc < 0 && strstr(ctx->err.msg, "index 7 is out of bounds for dimension with size 6"),
+            /* id 7 is past embedding's 6 rows and index_1's 5 columns: the kernel that runs first says so */
+            ok(rc < 0 && (strstr(ctx->err.msg, "index 7 is out of bounds for dimension with size 6") ||
+                          strstr(ctx->err.msg, "index 7 is out of bounds for dimension with size 5")),
                "an index past its dim: the module reports it (%s)", ctx->err.msg);
             interp_free_outputs(got, ngot);
             rc = ir_interp_run(ctx, m, in, NIN, &got, &ngot);

@@ -91,7 +91,7 @@ void sched_explain(const Schedule *s, int a, int b, StrBuf *sb) {
     for (int i = 0; i < s->ndecisions; i++) {
         const FusionDecision *d = &s->decisions[i];
         int sa = sched_decision_side(s, d, a), sd = sched_decision_side(s, d, b);
-        if (sa < 0 || sd < 0 || sa == sd) continue;
+        if (sa < 0 || sd < 0 || sa == sd || d->verb) continue;   /* (a foreach grouping fuses no loops) */
         if (d->accepted) acc = d; else rej = d;
     }
     if (na->group == nb->group) {
@@ -193,7 +193,7 @@ char *sched_decisions_json(const Schedule *s) {
         const FusionDecision *d = &s->decisions[i];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "n", i + 1);
-        cJSON_AddStringToObject(o, "verdict", d->accepted ? "fused" : "refused");
+        cJSON_AddStringToObject(o, "verdict", d->verb ? d->verb : d->accepted ? "fused" : "refused");
         cJSON_AddStringToObject(o, "a", d->a);
         cJSON_AddStringToObject(o, "b", d->b);
         cJSON_AddNumberToObject(o, "score", (double)d->score);

@@ -582,10 +582,11 @@ static int *merged_nodes(const Schedule *s, int ga, int gb, int *n) {
     return tmp;
 }
 
-/* Merge groups ga and gb into the larger one (fewer nodes to relabel), its nodes tmp[0..n)
- * (taken) under nouter shared loops; the survivor's id is returned. */
+/* Merge groups ga and gb into the larger one (fewer nodes to relabel; gb on a tie), its nodes
+ * tmp[0..n) (taken) under nouter shared loops; the merge is stamped for sched_group_at and the
+ * foreach node it belongs to kept up to date. The survivor's id is returned. */
 static int merge_groups(Schedule *s, Fx *f, int ga, int gb, int *tmp, int n, int nouter) {
-    int glg = s->groups[ga].n >= s->groups[gb].n ? ga : gb, gsm = glg == ga ? gb : ga;
+    int gsm = s->groups[ga].n <= s->groups[gb].n ? ga : gb, glg = gsm == ga ? gb : ga;
     SchedGroup *L = &s->groups[glg], *Sm = &s->groups[gsm];
     free(L->nodes);
     L->nodes = tmp;
@@ -596,6 +597,7 @@ static int merge_groups(Schedule *s, Fx *f, int ga, int gb, int *tmp, int n, int
     Sm->alive = false;
     Sm->merged_into = glg;
     Sm->merged_at = s->nmerges++;
+    sched_foreach_merged(s, glg, gsm);
     return glg;
 }
 
@@ -782,18 +784,7 @@ static void fuse_rounds(Schedule *s, Fx *f, int max_rounds) {
                          fe == 1 ? "; into a subnode of the foreach node" : "");
                 record(s, ga, gb, true, score, acc);
             }
-            /* the larger group survives (fewer nodes to relabel) */
-            SchedGroup *L = &s->groups[glg], *Sm = &s->groups[gsm];
-            free(L->nodes);
-            L->nodes = tmp;
-            L->n = n;
-            L->nouter = nouter;
-            f->gred[glg] = f->gred[ga] >= 0 || f->gred[gb] >= 0 ? nouter : -1;
-            for (int k = 0; k < Sm->n; k++) s->nodes[Sm->nodes[k]].group = glg;
-            Sm->alive = false;
-            Sm->merged_into = glg;
-            Sm->merged_at = s->nmerges++;
-            sched_foreach_merged(s, glg, gsm);
+            merge_groups(s, f, ga, gb, tmp, n, nouter);
             fused++;
         }
         free(c);
