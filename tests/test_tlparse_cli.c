@@ -151,6 +151,20 @@ int main(void) {
     ok(idx && strstr(idx, "fx_graph_cache_miss_16.json</a> \xe2\x9d\x8c (16)"), "index lists files with cache marks and numbers");
     free(idx);
 
+    /* the long forms; every page linked: the backward compile's bwd_compilation_metrics from the index */
+    is_int(run(NULL, "tlparse " LOGS "cpu_mlp_train.log -o %s/bw --plain-text --no-browser", dir), 0, "--plain-text");
+    ok(exists("%s/bw/-_0_0_0/bwd_compilation_metrics_27.html", dir), "bwd_compilation_metrics written (tlparse's name)");
+    idx = slurp("%s/bw/index.html", dir);
+    ok(idx && strstr(idx, "<li><a href=\"-_0_0_0/bwd_compilation_metrics_27.html\">bwd_compilation_metrics_27.html</a>  (27)"),
+       "index.html links bwd_compilation_metrics");
+    free(idx);
+    char *lsb = NULL;
+    run(&lsb, "tlparse --help >/dev/null; ls %s/bw/-_0_0_0", dir);
+    ok(lsb && strstr(lsb, "inductor_output_code_cbr4uh56q62shpqtnau2ttfzjcvfw74c5e2tji7u3j35zv63wibv_12.txt\n") &&
+           strstr(lsb, "inductor_output_code_c3bwawjyh65trmhq5vz7h4rbxlauu6vx2oy4bqu66les2pka7btv_22.txt\n") && !strstr(lsb, "_12.html"),
+       "--plain-text: both graphs' output code as .txt");
+    free(lsb);
+
     /* guards and recompiles per frame */
     char *fr = slurp("%s/a/minductor/frame_0.html", dir);
     ok(fr && strstr(fr, "<pre class=\"recompile\">0/0: tensor &#39;x&#39; size mismatch at index 0. expected 16, actual 32"),
@@ -180,6 +194,8 @@ int main(void) {
                "V1122 18:41:45.354000 445 x.py:3] {\"guard_added\": {\"expr\": \"Eq(s0, 3)\", \"prefix\": \"eval\", "
                "\"user_stack\": [{\"filename\": \"model.py\", \"line\": 7, \"name\": \"forward\"}], \"stack\": []}}\n");
     is_int(run(NULL, "tlparse %s -e -o %s/e", ex, dir), 0, "-e");
+    is_int(run(NULL, "tlparse %s --export -o %s/e2", ex, dir), 0, "--export");
+    ok(exists("%s/e2/-_-_-_-/exported_program_0.txt", dir) && !exists("%s/e2/raw.jsonl", dir), "--export is -e");
     idx = slurp("%s/e/index.html", dir);
     ok(idx && strstr(idx, "Export failed: 2 problem(s)") && strstr(idx, "Missing Fake Kernel") &&
            strstr(idx, "<code>torch.ops.mylib.foo</code> is missing a fake kernel") && strstr(idx, "Guard Evaluated") &&
