@@ -320,6 +320,18 @@ static int match(DsKernel *v, int n, const DsKernel *k) {
     return -1;
 }
 
+/* The entries of v[0..n) no match was found for, on side "A" ('-') or "B" ('+'): groups as
+ * "[origins] in kernel", kernels as "name  [origins]"; each counts as a difference. */
+static void unmatched(Session *s, const DsKernel *v, int n, const char *side, bool groups, int *ndiff) {
+    char sign = *side == 'A' ? '-' : '+';
+    for (int i = 0; i < n; i++) {
+        if (v[i].matched) continue;
+        if (groups) fprintf(s->out, "  %c only in %s: [%s] in %s\n", sign, side, v[i].origins, v[i].name);
+        else fprintf(s->out, "  %c only in %s: %s  [%s]\n", sign, side, v[i].name, v[i].origins);
+        (*ndiff)++;
+    }
+}
+
 /* Fusion groups of both schedules matched by origins: the ones only one side has. */
 static void diff_groups(Session *s, const Schedule *sa, const Schedule *sb, int *ndiff) {
     int na, nb, same = 0;
@@ -331,10 +343,8 @@ static void diff_groups(Session *s, const Schedule *sa, const Schedule *sb, int 
         same++;
     }
     fprintf(s->out, "fusion groups (one loop nest each, matched by the FX nodes they compute): A %d, B %d, %d in both\n", na, nb, same);
-    for (int i = 0; i < na; i++)
-        if (!ga[i].matched) { fprintf(s->out, "  - only in A: [%s] in %s\n", ga[i].origins, ga[i].name); (*ndiff)++; }
-    for (int j = 0; j < nb; j++)
-        if (!gb[j].matched) { fprintf(s->out, "  + only in B: [%s] in %s\n", gb[j].origins, gb[j].name); (*ndiff)++; }
+    unmatched(s, ga, na, "A", true, ndiff);
+    unmatched(s, gb, nb, "B", true, ndiff);
     free_kernels(ga, na);
     free_kernels(gb, nb);
 }
@@ -392,10 +402,8 @@ static void diff_kernels(Session *s, Session *a, Session *b, const char *pa, con
         free(d);
         free(cb);
     }
-    for (int i = 0; i < na; i++)
-        if (!ka[i].matched) { fprintf(s->out, "  - only in A: %s  [%s]\n", ka[i].name, ka[i].origins); (*ndiff)++; }
-    for (int j = 0; j < nb; j++)
-        if (!kb[j].matched) { fprintf(s->out, "  + only in B: %s  [%s]\n", kb[j].name, kb[j].origins); (*ndiff)++; }
+    unmatched(s, ka, na, "A", false, ndiff);
+    unmatched(s, kb, nb, "B", false, ndiff);
     free_kernels(ka, na);
     free_kernels(kb, nb);
 }

@@ -11,17 +11,8 @@
 
 static ShellEnv env;
 
-static char *sh(const char *cmds, int *status) {
-    ShResult r = sh_run(&env, "-k", cmds, NULL);
-    if (status) *status = r.status;
-    return r.out;
-}
-
-static bool has(const char *s, const char *pat) {
-    bool y = s && strstr(s, pat);
-    if (!y) diag("missing: %s", pat);
-    return y;
-}
+static char *sh(const char *cmds, int *status) { return sh_output(&env, cmds, status); }
+static bool has(const char *s, const char *pat) { return sh_text_has(s, pat); }
 
 /* env.tmpdir/name holding text; the path in buf */
 static const char *put(const char *name, const char *text, char *buf, size_t n) {

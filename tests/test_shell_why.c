@@ -10,18 +10,8 @@
 
 static ShellEnv env;
 
-/* stdout and stderr of `bin -k -c CMDS` (the shared harness); *status: its exit status */
-static char *sh(const char *cmds, int *status) {
-    ShResult r = sh_run(&env, "-k", cmds, NULL);
-    if (status) *status = r.status;
-    return r.out;
-}
-
-static bool has(const char *s, const char *pat) {
-    bool y = s && strstr(s, pat);
-    if (!y) diag("missing: %s", pat);
-    return y;
-}
+static char *sh(const char *cmds, int *status) { return sh_output(&env, cmds, status); }
+static bool has(const char *s, const char *pat) { return sh_text_has(s, pat); }
 
 int main(void) {
     if (sh_init(&env, "minductor_whyXXXXXX") < 0) return 0;

@@ -54,6 +54,16 @@ static char *state_of(Session *s) {
     return sb_take(&sb);
 }
 
+/* Two states (state_of) must be equal: else a finding (abort) showing both; frees both. */
+static void same_state(const char *what, const char *na, char *x, const char *nb, char *y) {
+    if (strcmp(x, y) != 0) {
+        fprintf(stderr, "fuzz_session: %s\n--- %s:\n%s\n--- %s:\n%s\n", what, na, x, nb, y);
+        abort();
+    }
+    free(x);
+    free(y);
+}
+
 static Session *quiet_session(void) {
     Session *s = session_new();
     s->out = fopen("/dev/null", "w");
@@ -106,13 +116,7 @@ static void diff_sessions(const char *saved, bool has_graph, const uint8_t *data
     free(out);
     snprintf(cmd, sizeof cmd, "diff session %s %s", saved, other);
     free(output_of(c, cmd, &rc));
-    char *after = state_of(c);
-    if (strcmp(before, after) != 0) {
-        fprintf(stderr, "fuzz_session: diff session changed the session it ran in\n--- before:\n%s\n--- after:\n%s\n", before, after);
-        abort();
-    }
-    free(before);
-    free(after);
+    same_state("diff session changed the session it ran in", "before", before, "after", state_of(c));
     close_session(c);
     unlink(other);
 }
@@ -136,13 +140,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (!nl) break;
         }
         free(script);
-        char *sa = state_of(a), *sb = state_of(b);
-        if (strcmp(sa, sb) != 0) {
-            fprintf(stderr, "fuzz_session: the replayed session differs\n--- saved:\n%s\n--- replayed:\n%s\n", sa, sb);
-            abort();
-        }
-        free(sa);
-        free(sb);
+        same_state("the replayed session differs", "saved", state_of(a), "replayed", state_of(b));
         close_session(b);
         diff_sessions(path, a->graph != NULL, data, size);
     }

@@ -200,6 +200,18 @@ ShResult sh_tty_dialogue(const ShellEnv *env, const char *const *args, const ShS
     return r;
 }
 
+char *sh_output(const ShellEnv *env, const char *cmds, int *status) {
+    ShResult r = sh_run(env, "-k", cmds, NULL);
+    if (status) *status = r.status;
+    return r.out;
+}
+
+bool sh_text_has(const char *text, const char *pat) {
+    bool y = text && strstr(text, pat);
+    if (!y) fprintf(stderr, "# missing: %s\n", pat);
+    return y;
+}
+
 bool sh_has(const ShResult *r, const char *s) { return r->out && strstr(r->out, s) != NULL; }
 
 bool sh_has_line(const ShResult *r, const char *line) {

@@ -55,6 +55,12 @@ typedef struct ShStep { const char *expect; const char *send; } ShStep;
  * it is killed). r.status is -3 when an `expect` never came (the output so far is in r.out). */
 ShResult sh_tty_dialogue(const ShellEnv *env, const char *const *args, const ShStep *steps, int nsteps, int limit_s);
 
+/* stdout and stderr of `bin -k -c CMDS` (malloc'd; the caller frees it); *status (may be NULL):
+ * its exit status. */
+char *sh_output(const ShellEnv *env, const char *cmds, int *status);
+/* Whether text holds pat; when not, a TAP diagnostic "# missing: PAT" on stderr. */
+bool sh_text_has(const char *text, const char *pat);
+
 /* Predicates on the output. */
 bool sh_has(const ShResult *r, const char *s);
 bool sh_has_line(const ShResult *r, const char *line);     /* a whole line equal to `line` */
