@@ -84,7 +84,8 @@ static const Command commands[] = {
      "Without a file option the DOT text is printed.", cmd_show, CPL_SHOW},
     {"why", "why BUF_A BUF_B",
      "Do two buffers fuse, and which scheduler decision said so (its rule and score), naming the FX\n"
-     "nodes each buffer computes.", cmd_why, CPL_NONE},
+     "nodes each buffer computes. A traced session's report (`trace on F; sched; report`) has a\n"
+     "why page with every decision and this text for each.", cmd_why, CPL_NONE},
     {"why-not", "why-not PATTERN NODE",
      "Where PATTERN (a rule of the `patterns` file or Inductor's: prepare_softmax, addmm, ...) fails\n"
      "to match at NODE of the current graph.", cmd_why_not, CPL_NODE},

@@ -93,7 +93,16 @@ char **le_candidates(Session *s, const char *line, int start, const char *prefix
             if (!strcmp(c->name, "trace")) add_words(&list, &n, &cap, trace_words, prefix);
             if (!n) { free(list); return NULL; }
             break;
-        case CPL_PASS: case CPL_STEP: add_all(&list, &n, &cap, session_pass_names(s), prefix); break;
+        case CPL_PASS: case CPL_STEP:
+            if (!strcmp(c->name, "diff")) {     /* diff session A.mi B.mi: file names after "session" */
+                const char *w = line + seg + len;
+                while (*w == ' ' || *w == '\t') w++;
+                if (!strncmp(w, "session", 7) && (w[7] == ' ' || w[7] == '\t')) { free(list); return NULL; }
+                static const char *const diff_words[] = {"session", NULL};
+                add_words(&list, &n, &cap, diff_words, prefix);
+            }
+            add_all(&list, &n, &cap, session_pass_names(s), prefix);
+            break;
         case CPL_NODE:
             if (!strcmp(c->name, "codegen")) {     /* its argument is a kernel of the generated code */
                 add_all(&list, &n, &cap, session_kernel_names(s), prefix);

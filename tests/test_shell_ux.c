@@ -203,6 +203,16 @@ static char *run_tty(const char *const *keys, int nkeys, int *status) {
     return r.out;
 }
 
+/* `diff ses<Tab>` completes the sub-form; after it, file names (the scripts) */
+static void test_tty_diff_session_completion(void) {
+    const char *keys[] = {"diff ses\t", "nope_a.mi nope_b.mi\n", "quit\n"};
+    int st = 0;
+    char *o = run_tty(keys, 3, &st);
+    if (st == -2 || st == 126) { skip(1, "no pseudo-terminal"); free(o); return; }
+    ok(o && strstr(o, "error: nope_a.mi: cannot open: No such file or directory"), "'diff ses<Tab>' completes to 'diff session '");
+    free(o);
+}
+
 static void test_ctrl_c_at_prompt(void) {
     const char *keys[] = {"graph --json", "\003", "lint\n", "gra\003", "quit\n"};
     int st = 0;
@@ -342,6 +352,7 @@ int main(void) {
     test_save_session_scope();
     test_ctrl_c_at_prompt();
     test_tty_completion_history();
+    test_tty_diff_session_completion();
     test_diff_zero();
     test_examples();
     test_bad_files();

@@ -105,6 +105,19 @@ int main(void) {
     page = mi_read_file(pc, pp, NULL);
     ok(page && strstr(page, " · <a href=\"minductor/why_-_0_0_0.html\">why</a>"), "index.html links it in the compile table");
     free(page);
+    /* a second schedule (fusion off) is a second section; past limit draw_nodes, no picture */
+    snprintf(rep, sizeof rep, "load tests/fixtures/codegen/sched_split_outer_permuted_view.py; trace on %s/w2.log; set limit draw_nodes 2; "
+             "sched; set fusion off; sched; report %s/rep2", env.tmpdir, env.tmpdir);
+    o = sh(rep, &st);
+    is_int(st, 0, "two schedules traced");
+    free(o);
+    snprintf(pp, sizeof pp, "%s/rep2/minductor/why_-_0_0_0.html", env.tmpdir);
+    page = mi_read_file(pc, pp, NULL);
+    ok(page && strstr(page, "cpu): 1 kernel(s), 4 decision(s): 1 fused, 3 refused</h2>") &&
+           strstr(page, "cpu): 1 kernel(s), 0 decision(s): 0 fused, 0 refused</h2>") &&
+           strstr(page, "<p>No pair was tried (fusion off, or no two groups share a buffer).</p>") && !strstr(page, "<svg"),
+       "why page: one section per schedule; a picture past limit draw_nodes is left out, the decisions stay");
+    free(page);
     mi_ctx_free(pc);
     sb_free(&want);
     /* why-not: a user pattern, reason by reason; Inductor's entries */
