@@ -303,6 +303,80 @@ static void test_weight_norm_backward(void) {
     for (int i = 0; i < 4; i++) tensor_unref(ins[i]);
 }
 
+/* prims.rev (torch.flip as the refs leave it in post-grad graphs): values by hand, and the same
+ * as aten.flip's decomposition on a non-contiguous input; a repeated dim is refused. */
+static void test_rev(void) {
+    Graph *g = graph_of("x: \"f32[2, 3][3, 1]cpu\"",
+                        "        t: \"f32[3, 2][1, 3]cpu\" = torch.ops.aten.permute.default(x, [1, 0])\n"
+                        "        r: \"f32[3, 2][1, 3]cpu\" = torch.ops.prims.rev.default(t, [0, 1])\n"
+                        "        f: \"f32[3, 2][1, 3]cpu\" = torch.ops.aten.flip.default(t, [0, 1])\n"
+                        "        c: \"f32[2, 3][3, 1]cpu\" = torch.ops.prims.rev.default(x, [1])\n", "r, f, c");
+    int64_t sz[2] = {2, 3};
+    Tensor *x = T(2, sz, NULL);   /* [[0, 1, 2], [3, 4, 5]] */
+    Tensor *r = g ? run_k(g, &x, 1, 0) : NULL, *f = g ? run_k(g, &x, 1, 1) : NULL, *c = g ? run_k(g, &x, 1, 2) : NULL;
+    ok(values(r, (double[]){5, 2, 4, 1, 3, 0}, 6, 0), "prims.rev of a transposed input along both dims");
+    ok(values(f, (double[]){5, 2, 4, 1, 3, 0}, 6, 0), "aten.flip's decomposition agrees");
+    ok(values(c, (double[]){2, 1, 0, 5, 4, 3}, 6, 0), "prims.rev along the last dim");
+    tensor_unref(r); tensor_unref(f); tensor_unref(c);
+    graph_free(g);
+    Graph *bad = graph_of("x: \"f32[2, 3][3, 1]cpu\"", "        r = torch.ops.prims.rev.default(x, [1, 1])\n", "r");
+    Tensor *rb = bad ? run_k(bad, &x, 1, 0) : NULL;
+    char e[2048] = "";
+    ok(bad && !rb && strstr(mi_err_str(ctx, e, sizeof e), "appears twice"), "a repeated dim: %s", e);
+    mi_clear_err(ctx);
+    graph_free(bad);
+    tensor_unref(x);
+}
+
+/* The fused GRU cell (a fallback on GPUs): hy and the workspace on a hand-computed case (B = H
+ * = 1, no biases), and its backward against central finite differences of hy computed
+ * independently (python, step 1e-6): d hy / d input_gates = (0.0530635, 0.0275599, 0.376331),
+ * d hy / d hidden_gates = (0.0530635, 0.0275599, 0.234251), d hy / d hx = 0.425557. */
+static void test_gru_cell(void) {
+    Graph *g = graph_of("ig: \"f32[1, 3][3, 1]cuda:0\", hg: \"f32[1, 3][3, 1]cuda:0\", hx: \"f32[1, 1][1, 1]cuda:0\", go: \"f32[1, 1][1, 1]cuda:0\"",
+                        "        c = torch.ops.aten._thnn_fused_gru_cell.default(ig, hg, hx)\n"
+                        "        hy: \"f32[1, 1][1, 1]cuda:0\" = c[0]\n        ws: \"f32[1, 5][5, 1]cuda:0\" = c[1]\n"
+                        "        b = torch.ops.aten._thnn_fused_gru_cell_backward.default(go, ws, False)\n"
+                        "        gi: \"f32[1, 3][3, 1]cuda:0\" = b[0]\n        gh: \"f32[1, 3][3, 1]cuda:0\" = b[1]\n        gx: \"f32[1, 1][1, 1]cuda:0\" = b[2]\n",
+                        "hy, ws, gi, gh, gx");
+    int64_t s13[2] = {1, 3}, s11[2] = {1, 1};
+    Tensor *in[4] = {T(2, s13, (double[]){0.1, 0.2, 0.3}), T(2, s13, (double[]){0.4, -0.5, 0.6}), T(2, s11, (double[]){0.7}), T(2, s11, (double[]){1})};
+    Tensor *r[5] = {0};
+    for (int k = 0; k < 5 && g; k++) r[k] = run_k(g, in, 4, k);
+    ok(values(r[0], (double[]){0.6352382}, 1, 1e-6), "_thnn_fused_gru_cell: hy = n + i (hx - n)");
+    ok(values(r[1], (double[]){0.6224593, 0.4255575, 0.5872615, 0.7, 0.6}, 5, 1e-6), "workspace = (r, i, n, hx, hn + b2n), as ATen's kernel");
+    ok(values(r[2], (double[]){0.0530635, 0.0275599, 0.376331}, 3, 1e-5), "backward: grad of the input gates = finite differences");
+    ok(values(r[3], (double[]){0.0530635, 0.0275599, 0.234251}, 3, 1e-5), "backward: grad of the hidden gates = finite differences");
+    ok(values(r[4], (double[]){0.425557}, 1, 1e-5), "backward: grad of hx = finite differences");
+    for (int k = 0; k < 5; k++) tensor_unref(r[k]);
+    for (int k = 0; k < 4; k++) tensor_unref(in[k]);
+    graph_free(g);
+}
+
+/* The fused LSTM cell: hy, cy, the workspace, and the backward of L = hy + 0.5 cy (grad_hy 1,
+ * grad_cy 0.5) against central finite differences computed independently (python, step 1e-6):
+ * d L / d gates = (0.123504, 0.153270, 0.192201, 0.166401), d L / d cx = 0.284455. */
+static void test_lstm_cell(void) {
+    Graph *g = graph_of("ig: \"f32[1, 4][4, 1]cuda:0\", hg: \"f32[1, 4][4, 1]cuda:0\", cx: \"f32[1, 1][1, 1]cuda:0\", gh: \"f32[1, 1][1, 1]cuda:0\", gc: \"f32[1, 1][1, 1]cuda:0\"",
+                        "        c = torch.ops.aten._thnn_fused_lstm_cell.default(ig, hg, cx)\n"
+                        "        hy: \"f32[1, 1][1, 1]cuda:0\" = c[0]\n        cy: \"f32[1, 1][1, 1]cuda:0\" = c[1]\n        ws: \"f32[1, 4][4, 1]cuda:0\" = c[2]\n"
+                        "        b = torch.ops.aten._thnn_fused_lstm_cell_backward_impl.default(gh, gc, cx, cy, ws, False)\n"
+                        "        gg: \"f32[1, 4][4, 1]cuda:0\" = b[0]\n        gx: \"f32[1, 1][1, 1]cuda:0\" = b[1]\n",
+                        "hy, cy, ws, gg, gx");
+    int64_t s14[2] = {1, 4}, s11[2] = {1, 1};
+    Tensor *in[5] = {T(2, s14, (double[]){0.1, 0.2, 0.3, 0.4}), T(2, s14, (double[]){0.5, -0.6, 0.7, -0.8}), T(2, s11, (double[]){0.9}),
+                     T(2, s11, (double[]){1}), T(2, s11, (double[]){0.5})};
+    Tensor *r[5] = {0};
+    for (int k = 0; k < 5 && g; k++) r[k] = run_k(g, in, 5, k);
+    ok(values(r[0], (double[]){0.2779434}, 1, 1e-6) && values(r[1], (double[]){0.8529092}, 1, 1e-6), "_thnn_fused_lstm_cell: hy and cy");
+    ok(values(r[2], (double[]){0.6456563, 0.4013123, 0.7615942, 0.4013123}, 4, 1e-6), "workspace = (i, f, c, o) after their activations");
+    ok(values(r[3], (double[]){0.123504, 0.153270, 0.192201, 0.166401}, 4, 1e-5), "backward_impl: grad of the gates = finite differences");
+    ok(values(r[4], (double[]){0.284455}, 1, 1e-5), "backward_impl: grad of cx = finite differences");
+    for (int k = 0; k < 5; k++) tensor_unref(r[k]);
+    for (int k = 0; k < 5; k++) tensor_unref(in[k]);
+    graph_free(g);
+}
+
 int main(void) {
     ctx = mi_ctx_new();
     test_attention_batch_mismatch();
@@ -313,6 +387,9 @@ int main(void) {
     test_fold();
     test_values();
     test_weight_norm_backward();
+    test_rev();
+    test_gru_cell();
+    test_lstm_cell();
     mi_ctx_free(ctx);
     return done_testing();
 }

@@ -256,6 +256,26 @@ static int lower_clone(Lower *L, const Node *n, int arg) {
     return lw_set_pointwise(L, n, x->loader, x->dtype, 1);
 }
 
+/* prims.rev(x, dims): torch.flip as the refs leave it (dims already canonical). Inductor's
+ * lowering (lowering.py `rev`) is a Pointwise whose loader reads x at size - 1 - i along each
+ * reversed dim. Example: rev(x[4, 4], [1]) reads x[_v0, 3 - _v1]. */
+static int lower_rev(Lower *L, const Node *n, int arg) {
+    (void)arg;
+    IrTBox *x = lw_arg_tbox(L, n, 0);
+    if (!x) return lw_err(L, n, "'%s' needs a tensor", n->target);
+    int64_t dims[MI_MAX_DIMS];
+    int nd = lw_int_list(lw_arg_or_kw(n, 1, "dims"), dims, MI_MAX_DIMS);
+    if (nd < 0) return lw_err(L, n, "prims.rev: dims must be a list of ints");
+    Expr *map[MI_MAX_DIMS];
+    for (int d = 0; d < x->ndim; d++) map[d] = lw_var(L, d);
+    for (int k = 0; k < nd; k++) {
+        int64_t d = dims[k] < 0 ? dims[k] + x->ndim : dims[k];
+        if (d < 0 || d >= x->ndim) return lw_err(L, n, "prims.rev: dim %lld out of range for %d dims", (long long)dims[k], x->ndim);
+        map[d] = sym_sub(L->s, sym_sub(L->s, x->size[d], sym_int(L->s, 1)), lw_var(L, (int)d));
+    }
+    return lw_set_pointwise(L, n, lw_reindex(L, x->loader, x->ndim, map, x->ndim), x->dtype, 1);
+}
+
 /* ---- the pointwise rows of the lowering table ---- */
 
 const LoweringDef lowering_pointwise_table[] = {
@@ -335,5 +355,6 @@ const LoweringDef lowering_pointwise_table[] = {
     {"aten.where.ScalarOther", lower_where, 0}, {"aten.where.ScalarSelf", lower_where, 0},
     {"aten.where.Scalar", lower_where, 0}, {"aten.div.Tensor_mode", lower_div_mode, 0},
     {"aten.div.Scalar_mode", lower_div_mode, 0}, {"aten.frac.default", lower_frac, 0},
+    {"prims.rev.default", lower_rev, 0},
 };
 const int lowering_pointwise_count = sizeof lowering_pointwise_table / sizeof lowering_pointwise_table[0];

@@ -121,6 +121,7 @@ extern const OpDef ops_distance_table[];  extern const int ops_distance_count;
 extern const OpDef ops_scatter_table[];   extern const int ops_scatter_count;
 extern const OpDef ops_embedding_bag_table[]; extern const int ops_embedding_bag_count;
 extern const OpDef ops_weight_norm_table[];   extern const int ops_weight_norm_count;
+extern const OpDef ops_rnn_cell_table[];      extern const int ops_rnn_cell_count;
 /* ops implemented by their decomposition (core/ops/decomp_*.c, see decomp.h) */
 extern const OpDef ops_decomp_pointwise_table[]; extern const int ops_decomp_pointwise_count;
 extern const OpDef ops_decomp_shape_table[];     extern const int ops_decomp_shape_count;

@@ -544,7 +544,60 @@ static const CtorSpec c_full = {C_FULL}, c_zeros = {C_ZEROS}, c_ones = {C_ONES},
 #define SYMOP(name, doc) {name, 0, op_infer_generic, sym_arith_eval, doc, shape_none, NULL}
 #define BOOLOP(name, doc) {name, 0, op_infer_generic, symbool_op_eval, doc, shape_none, NULL}
 
+/* prims.rev(a, dims) -> empty_like(a, preserve_format) holding a reversed along dims (torch.flip
+ * after the refs: _rev_meta). dims are canonical (0 <= d < ndim) and distinct. */
+static int rev_args(ShapeArgs *sa, TensorMeta **x, bool *flip) {
+    int64_t dims[MI_MAX_DIMS];
+    int nd;
+    if (sa_tensor(sa, sa_arg(sa, 0, "a"), "a", x) || sa_const_int_list(sa, sa_arg(sa, 1, "dims"), "dims", dims, &nd, MI_MAX_DIMS)) return -1;
+    memset(flip, 0, sizeof(bool) * MI_MAX_DIMS);
+    for (int k = 0; k < nd; k++) {
+        if (dims[k] < 0 || dims[k] >= (*x)->ndim) return sa_err(sa, "dim %lld is out of range for a %d-dim tensor (prims.rev takes canonical dims)", (long long)dims[k], (*x)->ndim);
+        if (flip[dims[k]]) return sa_err(sa, "dim %lld appears twice in dims", (long long)dims[k]);
+        flip[dims[k]] = true;
+    }
+    return 0;
+}
+
+static int shape_rev(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    TensorMeta *x;
+    bool flip[MI_MAX_DIMS];
+    if (rev_args(sa, &x, flip)) return -1;
+    meta_like(sa, out, x, x->dtype);
+    *nout = 1;
+    return 0;
+}
+
+/* Element by element through multi-indices, so any dtype and any strides work: out[i] = a[i']
+ * with i'[d] = size[d] - 1 - i[d] on the reversed dims. */
+static int rev_eval(const OpCall *c, IValue *out) {
+    ShapeArgs sa;
+    sa_from_call(&sa, c);
+    TensorMeta m, *x;
+    bool flip[MI_MAX_DIMS];
+    int n, rc = -1;
+    Tensor *o = NULL;
+    if (rev_args(&sa, &x, flip) || ev_shape(&sa, &m, &n) || !(o = ev_new(&sa, &m))) goto done;
+    Tensor *a = ev_tensor(sa_arg(&sa, 0, NULL));
+    size_t es = dtype_size(o->dtype);
+    if (dtype_size(a->dtype) != es) { sa_err(&sa, "the result's dtype differs from the input's"); goto done; }
+    int64_t idx[MI_MAX_DIMS] = {0}, src[MI_MAX_DIMS], total = tensor_numel(o);
+    for (int64_t e = 0; e < total; e++) {
+        for (int d = 0; d < o->ndim; d++) src[d] = flip[d] ? o->size[d] - 1 - idx[d] : idx[d];
+        memcpy(tensor_elem_ptr(o, idx), tensor_elem_ptr(a, src), es);
+        for (int d = o->ndim - 1; d >= 0 && ++idx[d] == o->size[d]; d--) idx[d] = 0;
+    }
+    ev_out_tensor(out, o);
+    o = NULL;
+    rc = 0;
+done:
+    tensor_unref(o);
+    ev_end(&sa);
+    return rc;
+}
+
 const OpDef ops_misc_table[] = {
+    {"prims.rev.default", 0, op_infer_generic, rev_eval, "reverse the order along dims (torch.flip after the refs)", shape_rev, NULL},
     CTOR("aten.full.default", c_full, "tensor of size filled with fill_value"),
     CTOR("aten.zeros.default", c_zeros, "zeros"),
     CTOR("aten.ones.default", c_ones, "ones"),
@@ -563,7 +616,7 @@ const OpDef ops_misc_table[] = {
     LIKE("aten.new_ones.default", c_new_ones, "ones of size with self's dtype"),
     LIKE("aten.new_empty.default", c_new_empty, "uninitialized of size with self's dtype"),
     LIKE("aten.new_full.default", c_new_full, "fill_value of size with self's dtype"),
-    {"aten.clone.default", 0, op_infer_generic, convert_eval, "copy (keeps a dense layout)", shape_convert, NULL},
+    {"aten.clone.default", OPF_POINTWISE, op_infer_generic, convert_eval, "copy (keeps a dense layout)", shape_convert, NULL},   /* tags: [core, pointwise] */
     {"aten.lift_fresh_copy.default", 0, op_infer_generic, convert_eval, "copy of a constant", shape_convert, NULL},
     {"aten._to_copy.default", 0, op_infer_generic, convert_eval, "copy with another dtype/device", shape_convert, NULL},
     {"aten.to.dtype", 0, op_infer_generic, convert_eval, "copy with another dtype", shape_convert, NULL},

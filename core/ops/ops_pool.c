@@ -17,6 +17,19 @@ enum { PK_AVG, PK_MAX, PK_AVG_BWD, PK_MAX_BWD, PK_ADAPT_AVG, PK_ADAPT_MAX, PK_AD
 typedef struct PoolSpec { int kind, nsp; bool vec; } PoolSpec;
 #define SPEC(sa) ((const PoolSpec *)(sa)->op->data)
 
+/* The row's spec, except for Inductor's two low-memory max-pool prims, which serve 2-d and 3-d
+ * pooling alike: their spatial dims are len(kernel_size) (2 or 3; anything else keeps the row's
+ * 2 and fails on the input's rank). tmp holds the adjusted copy. */
+static const PoolSpec *spec_of(ShapeArgs *sa, PoolSpec *tmp) {
+    const PoolSpec *sp = SPEC(sa);
+    if (sp->kind != PK_MAX_OFFSETS && sp->kind != PK_OFFSETS_TO_IDX) return sp;
+    int n = arg_list_len(sa_arg(sa, 1, "kernel_size"));
+    if (n != 2 && n != 3) return sp;
+    *tmp = *sp;
+    tmp->nsp = n;
+    return tmp;
+}
+
 /* ---- parameters ---- */
 
 typedef struct Pool {
@@ -171,7 +184,8 @@ static int adaptive_params(ShapeArgs *sa, const PoolSpec *sp, const TensorMeta *
 /* ---- shapes ---- */
 
 static int shape_pool(ShapeArgs *sa, TensorMeta *out, int *nout) {
-    const PoolSpec *sp = SPEC(sa);
+    PoolSpec tmp;
+    const PoolSpec *sp = spec_of(sa, &tmp);
     TensorMeta *x, *y;
     Pool P;
     *nout = 1;
@@ -505,7 +519,8 @@ static int grid_kernel(ShapeArgs *sa, const Tensor *x, const Tensor *g, Tensor *
 static int pool_eval(const OpCall *c, IValue *out) {
     ShapeArgs sa;
     sa_from_call(&sa, c);
-    const PoolSpec *sp = SPEC(&sa);
+    PoolSpec tmp;
+    const PoolSpec *sp = spec_of(&sa, &tmp);
     TensorMeta m[OP_MAX_OUTS];
     int nm, rc = -1;
     Tensor *o = NULL, *oi = NULL;
@@ -632,6 +647,7 @@ const OpDef ops_pool_table[] = {
     PL("aten.upsample_bicubic2d.default", PK_CUBIC, 2, false, 0, "bicubic resize (A = -0.75)"),
     PL("aten.upsample_bicubic2d.vec", PK_CUBIC, 2, true, 0, "bicubic resize (A = -0.75)"),
     PL("aten.grid_sampler_2d.default", PK_GRID, 2, false, 0, "sample input at grid points (bilinear/nearest/bicubic)"),
+    /* 2 spatial dims here; 3 when kernel_size has 3 entries (spec_of) */
     PL("prims._low_memory_max_pool_with_offsets.default", PK_MAX_OFFSETS, 2, false, OPF_TUPLE,
        "(max over windows, int8 offset of the max inside its window) (Inductor's low-memory max pool)"),
     PL("prims._low_memory_max_pool_offsets_to_indices.default", PK_OFFSETS_TO_IDX, 2, false, 0,
