@@ -24,6 +24,7 @@ const char *cu_type(DType t) {
     case DT_BOOL: return "bool";
     case DT_F16: return "__half";
     case DT_BF16: return "__nv_bfloat16";
+    case DT_C64: case DT_C128: return NULL;   /* refused: codegen_cuda.c names the buffer */
     default: return cg_ctype(t);
     }
 }

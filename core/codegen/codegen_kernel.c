@@ -50,6 +50,10 @@ const char *cg_ctype(DType t) {
     case DT_U64: return "uint64_t";   /* the CUDA flash attention's RNG state */
     case DT_BOOL: return "_Bool";
     case DT_F16: case DT_BF16: return "uint16_t";   /* the bits; values are computed in float */
+    /* storage only: complex buffers are written and read by FallbackKernels (lowering.c's
+     * touches_complex, as Inductor), never by a generated kernel (cg_emit_kernel refuses) */
+    case DT_C64: return "float _Complex";
+    case DT_C128: return "double _Complex";
     default: return NULL;
     }
 }
@@ -86,7 +90,7 @@ static bool cpp_math(StrBuf *out, IrMathOp op, DType at, const char *const *a) {
 static const CgOverrides cpp_overrides = {"C", cg_ctype, cpp_compute_dtype, NULL, NULL, cpp_math, cpp_to_dtype};
 
 /* The C type values of dtype t live in (float for f16 / bf16); NULL when none. */
-static const char *value_ctype(DType t) { return cg_ctype(cpp_compute_dtype(t)); }
+static const char *value_ctype(DType t) { return dtype_is_complex(t) ? NULL : cg_ctype(cpp_compute_dtype(t)); }
 
 /* The load of element `ix` of `bn` whose dtype is dt, as a value: bn[ix], mi_h2f(bn[ix]). */
 static void load_rhs(StrBuf *sb, DType dt, const char *bn, const char *ix) {
@@ -993,9 +997,10 @@ int cg_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedKernel *k, StrBuf *
     for (int q = 0; q < nid; q++) {
         const Buffer *b = m->bufs[ids[q]];
         const char *ct = cg_ctype(b->layout.dtype);
-        if (!ct) {
+        if (!ct || dtype_is_complex(b->layout.dtype)) {
             free(ids); free(wr);
-            return mi_err(ctx, NULL, 0, 0, "dtype %s of buffer '%s' is not supported by the C code generator", dtype_abbrev(b->layout.dtype), b->name);
+            return mi_err(ctx, NULL, 0, 0, "dtype %s of buffer '%s' is not supported by the C code generator%s", dtype_abbrev(b->layout.dtype), b->name,
+                          ct ? " in a generated kernel (complex tensors are read and written by FallbackKernels only, as in Inductor)" : "");
         }
         sb_printf(out, "%s%s%s *restrict %s", na++ ? ", " : "", wr[q] ? "" : "const ", ct, b->name);
     }

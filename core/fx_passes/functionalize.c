@@ -146,7 +146,10 @@ static Node *emit(F *f, const char *name_base, const char *target, const Value *
     return n;
 }
 
-/* Re-apply view node `vid` (old) on a new parent value. */
+static const char *functional_target(Graph *out, const char *t);
+
+/* Re-apply view node `vid` (old) on a new parent value (an in-place view op such as
+ * transpose_ as its view op). */
 static Node *replay_view(F *f, int vid, Node *parent_val) {
     const Node *v = f->g->nodes[vid];
     Value *args = mi_xcalloc(v->nargs + 1, sizeof *args);
@@ -154,7 +157,9 @@ static Node *replay_view(F *f, int vid, Node *parent_val) {
     for (int i = 1; i < v->nargs; i++) args[i] = remap(f, &v->args[i]);
     Kwarg *kw = mi_xcalloc(v->nkwargs + 1, sizeof *kw);
     for (int k = 0; k < v->nkwargs; k++) { kw[k].name = v->kwargs[k].name; kw[k].v = remap(f, &v->kwargs[k].v); }
-    Node *r = emit(f, NULL, v->target, args, v->nargs, kw, v->nkwargs);
+    const char *t = v->op && (v->op->flags & OPF_INPLACE) ? functional_target(f->out, v->target) : v->target;
+    Node *r = t ? emit(f, NULL, t, args, v->nargs, kw, v->nkwargs) : NULL;
+    if (!t) graph_node_err(f->ctx, f->g, v, "functionalize: no functional variant of '%s'", v->target);
     free(args);
     free(kw);
     return r;
@@ -192,6 +197,8 @@ static Node *inverse_view(F *f, int vid, Node *pv, Node *val) {
     const Node *v = f->g->nodes[vid];
     char op[128];
     pu_op_short(v->target, op, sizeof op);
+    size_t ol = strlen(op);
+    if (ol > 1 && op[ol - 1] == '_') op[ol - 1] = 0;   /* transpose_ -> transpose */
     Value args[8];
     int na = 0;
     if (!strcmp(op, "slice") || !strcmp(op, "select") || !strcmp(op, "diagonal") || !strcmp(op, "as_strided")) {
@@ -222,7 +229,7 @@ static Node *inverse_view(F *f, int vid, Node *pv, Node *val) {
     if (!strcmp(op, "t") || !strcmp(op, "transpose")) {
         args[na++] = value_node(val);
         for (int i = 1; i < v->nargs; i++) args[na++] = remap(f, &v->args[i]);
-        return emit(f, NULL, v->target, args, na, NULL, 0);
+        return emit(f, NULL, !strcmp(op, "t") ? "aten.t.default" : "aten.transpose.int", args, na, NULL, 0);
     }
     if (!strcmp(op, "alias")) return val;
     if (!strcmp(op, "expand")) {
@@ -242,6 +249,7 @@ unsupported:
 
 static const char *functional_target(Graph *out, const char *t) {
     if (!strcmp(t, "aten.copy_.default")) return "aten.copy.default";
+    if (!strcmp(t, "aten.transpose_.default")) return "aten.transpose.int";   /* the view op's overload name */
     if (!strcmp(t, "aten.normal_.default")) return "aten.normal_functional.default";   /* as PyTorch names it */
     char buf[256];
     const char *a = strchr(t, '.');
@@ -370,6 +378,18 @@ Graph *functionalize(MiCtx *ctx, const Graph *g) {
             }
             f.stack = x->stack;
             if (!failed) copy_node(&f, x);
+            continue;
+        }
+        if (is_inplace(x) && is_view(x) && arg_node(x, 0)) {
+            /* transpose_(y): a view of y's value, and y itself (every later reader) becomes it */
+            int m = canon(&f, arg_node(x, 0));
+            Node *p = get_value(&f, m);
+            Node *v = p ? replay_view(&f, i, p) : NULL;
+            if (!v) { failed = true; continue; }
+            f.parent[i] = m;
+            f.vcur[i] = v;
+            f.vver[i] = f.version[base_of(&f, i)];
+            f.alias[m] = i;
             continue;
         }
         if (is_inplace(x)) {

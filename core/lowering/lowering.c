@@ -135,12 +135,40 @@ bool lowering_supported(const Graph *g, char *why, size_t n) {
     return true;
 }
 
-/* One call_function node: its row's lowering, else a FallbackKernel calling the reference
+static void note_complex(Node *x, void *ud) {
+    if (x->has_meta && dtype_is_complex(x->meta.dtype)) *(bool *)ud = true;
+}
+
+/* Inductor's fallback_node_due_to_unsupported_type: a node that reads or writes a complex
+ * tensor is a FallbackKernel ("Torchinductor does not support code generation for complex
+ * operators"), whatever its row; placeholders stay inputs. Its results: the node's meta, or
+ * for a tuple op every item's. Example: _to_copy(f32 -> c64), view_as_real(c64), _fft_r2c. */
+static bool touches_complex(Lower *L, const Node *n) {
+    bool hit = false;
+    for (int i = 0; i < n->nargs && !hit; i++) value_for_each_node(&n->args[i], note_complex, &hit);
+    for (int i = 0; i < n->nkwargs && !hit; i++) value_for_each_node(&n->kwargs[i].v, note_complex, &hit);
+    if (hit || n->has_meta) return hit || dtype_is_complex(n->meta.dtype);
+    const OpDef *op = n->op ? n->op : op_lookup(n->target);
+    if (!op || !(op->flags & OPF_TUPLE)) return false;
+    TensorMeta outs[OP_MAX_OUTS];
+    int nout = OP_MAX_OUTS;
+    MiTry tentative = mi_try(L->ctx);
+    int rc = op_infer_meta(L->ctx, (Graph *)L->g, n, outs, &nout);
+    mi_try_end(&tentative);
+    for (int k = 0; rc == 0 && k < nout && k < OP_MAX_OUTS; k++)
+        if (outs[k].dtype != DT_INVALID && dtype_is_complex(outs[k].dtype)) return true;
+    return false;
+}
+
+/* One call_function node: a FallbackKernel when it touches a complex tensor (as Inductor's
+ * GraphLowering does), else its row's lowering, else a FallbackKernel calling the reference
  * implementation at run time (aten.embedding without a row -> FallbackKernel), else an error. */
 int lw_lower_node(Lower *L, const Node *n) {
     const LoweringDef *d = lowering_find(n->target);
+    const OpDef *op = n->op ? n->op : op_lookup(n->target);
     int rc;
-    if (d) rc = d->fn(L, n, d->arg);
+    if (!L->scratch && ir_fallback_ok(op) && touches_complex(L, n)) rc = lw_fallback(L, n);
+    else if (d) rc = d->fn(L, n, d->arg);
     else if (lw_lowers_by_decomposition(n)) rc = lw_lower_decomposed(L, n);   /* as select_decomp_table */
     else if (ir_fallback_ok(n->op ? n->op : op_lookup(n->target))) rc = lw_fallback(L, n);
     else return lw_err(L, n, "unsupported op '%s'", n->target);

@@ -200,6 +200,29 @@ static void fb_collect(FbArgs *a, const Value *v) {
     lw_extern_arg(a->L, lv->t, &a->ea[a->nea++]);
 }
 
+/* m's strides are a permutation of contiguous ones (non-overlapping and dense, constant), so
+ * a fallback can write its result with them: squeeze of a transposed fft, c64[6, 51][1, 6]. */
+static bool dense_strides(const TensorMeta *m) {
+    int64_t sz[MI_MAX_DIMS], st[MI_MAX_DIMS];
+    int nd = 0;
+    for (int d = 0; d < m->ndim; d++) {
+        int64_t a, b;
+        if (!sym_is_int(m->size[d], &a) || !sym_is_int(m->stride[d], &b)) return false;
+        if (a == 1) continue;   /* a size-1 dim's stride says nothing */
+        sz[nd] = a; st[nd++] = b;
+    }
+    int64_t want = 1;
+    bool used[MI_MAX_DIMS] = {0};
+    for (int k = 0; k < nd; k++) {   /* the dim of stride `want`, innermost first */
+        int hit = -1;
+        for (int d = 0; d < nd && hit < 0; d++) if (!used[d] && st[d] == want) hit = d;
+        if (hit < 0) return false;
+        used[hit] = true;
+        want *= sz[hit];
+    }
+    return true;
+}
+
 int lw_fallback(Lower *L, const Node *n) {
     if (L->scratch)   /* a row that falls back inside a decomposition (dropout in attention, ...) */
         return lw_err(L, n, "'%s' inside a decomposition would run as a FallbackKernel, which cannot name its node", n->target);
@@ -232,7 +255,8 @@ int lw_fallback(Lower *L, const Node *n) {
         const TensorMeta *m = &metas[k];
         if (m->dtype == DT_INVALID) continue;   /* a non-tensor item */
         Layout l = layout_contiguous(L->m, m->dtype, m->device, m->ndim, m->size);
-        if (m->stride && !(op->flags & OPF_VIEW))   /* a view's strides may overlap: contiguous */
+        /* a view's strides may overlap or leave holes: then contiguous */
+        if (m->stride && (!(op->flags & OPF_VIEW) || dense_strides(m)))
             for (int d = 0; d < l.ndim; d++) if (m->stride[d]) l.stride[d] = m->stride[d];
         l.offset = sym_int(L->s, 0);
         l.fixed = true;

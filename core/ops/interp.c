@@ -190,6 +190,15 @@ static int resolve(Interp *in, const Node *user, const Value *v, IValue *out, bo
     return interp_resolve_arg(in->ctx, v, out, nested, in->syms, in->nsyms, interp_node_value, &e);
 }
 
+/* The node whose tensor object n's value is: through in-place ops (their result is self).
+ * Example: a = add_(c, 1); t = transpose_(a, 0, 1) -> c for a, t and c. */
+static const Node *same_object_root(const Node *n) {
+    for (int hops = 0; hops < 1 << 16 && n->kind == N_CALL_FUNCTION && n->op && (n->op->flags & OPF_INPLACE) &&
+                       n->nargs && n->args[0].kind == V_NODE; hops++)
+        n = n->args[0].node;
+    return n;
+}
+
 static int run_call(Interp *in, int i) {
     const Node *n = in->g->nodes[i];
     const OpDef *op = n->op ? n->op : op_lookup(n->target);
@@ -210,6 +219,17 @@ static int run_call(Interp *in, int i) {
     }
     for (int a = 0; a < n->nargs + n->nkwargs; a++) ivalue_clear(&argv[a]);
     free(argv);
+    /* an in-place view op (transpose_, squeeze_, ...) changes self's sizes and strides: later
+     * readers of self, or of any in-place result that is self, see its result, as they see
+     * the mutated Python tensor */
+    if (rc == 0 && (op->flags & OPF_VIEW) && (op->flags & OPF_INPLACE) && in->vals[i].kind == IV_TENSOR) {
+        const Node *root = same_object_root(n);
+        for (int k = 0; k < i; k++)
+            if (in->vals[k].kind == IV_TENSOR && same_object_root(in->g->nodes[k]) == root) {
+                ivalue_clear(&in->vals[k]);
+                ivalue_copy(&in->vals[k], &in->vals[i]);
+            }
+    }
     /* a SymInt-valued node defines its symbol for later size expressions */
     if (rc == 0 && n->is_sym && n->sym_val && n->sym_val->kind == EX_SYM && in->vals[i].kind == IV_INT)
         rc = sym_bind(in, n, n->sym_val->name, in->vals[i].i);

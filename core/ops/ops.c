@@ -21,6 +21,7 @@ static const struct { const OpDef *rows; const int *n; } families[] = {
     {ops_scan_table, &ops_scan_count},
     {ops_pool_table, &ops_pool_count},
     {ops_linalg_table, &ops_linalg_count},
+    {ops_fft_table, &ops_fft_count},
     {ops_distance_table, &ops_distance_count},
     {ops_scatter_table, &ops_scatter_count},
     {ops_embedding_bag_table, &ops_embedding_bag_count},

@@ -539,6 +539,7 @@ static int shape_unfold(ShapeArgs *sa, TensorMeta *out, int *nout) {
 }
 
 #define V(name, shape, doc) {name, OPF_VIEW, op_infer_generic, view_eval, doc, shape, NULL}
+#define VI(name, shape, doc) {name, OPF_VIEW | OPF_INPLACE, op_infer_generic, view_eval, doc, shape, NULL}
 #define VT(name, shape, doc) {name, OPF_VIEW | OPF_TUPLE, op_infer_generic, view_eval, doc, shape, NULL}
 
 const OpDef ops_view_table[] = {
@@ -566,5 +567,14 @@ const OpDef ops_view_table[] = {
     VT("aten.split_with_sizes.default", shape_split_with_sizes, "pieces of the given sizes along dim"),
     VT("aten.chunk.default", shape_chunk, "n nearly equal pieces along dim"),
     VT("aten.unbind.int", shape_unbind, "all slices along dim"),
+    /* in-place view ops: self's sizes and strides change (the interpreter rebinds self to the
+     * result; functionalize turns them into the view op, stft's transpose_ / squeeze_) */
+    VI("aten.transpose_.default", shape_transpose, "swap two dimensions of self (in place)"),
+    VI("aten.t_.default", shape_t, "transpose a <= 2-D self (in place)"),
+    VI("aten.unsqueeze_.default", shape_unsqueeze, "insert a size-1 dimension into self (in place)"),
+    VI("aten.squeeze_.dim", shape_squeeze, "drop a size-1 dimension of self (in place)"),
+    VI("aten.squeeze_.dims", shape_squeeze, "drop size-1 dimensions of self (in place)"),
+    VI("aten.squeeze_.default", shape_squeeze, "drop all size-1 dimensions of self (in place)"),
+    VI("aten.as_strided_.default", shape_as_strided, "give self explicit sizes, strides, offset (in place)"),
 };
 const int ops_view_count = sizeof ops_view_table / sizeof ops_view_table[0];
