@@ -350,8 +350,7 @@ static int scan_externs(MiCtx *ctx, const Schedule *s, bool *has_mm, bool *has_s
     }
     for (int i = 0; i < s->ir->nbufs; i++)
         if (!cu_type(s->ir->bufs[i]->layout.dtype))
-            return mi_err(ctx, NULL, 0, 0, "buffer '%s': dtype %s is not supported by the CUDA code generator%s", s->ir->bufs[i]->name, dtype_abbrev(s->ir->bufs[i]->layout.dtype),
-                          dtype_is_complex(s->ir->bufs[i]->layout.dtype) ? " (complex tensors run on the CPU backend only: --device cpu)" : "");
+            return mi_err(ctx, NULL, 0, 0, "buffer '%s': dtype %s is not supported by the CUDA code generator", s->ir->bufs[i]->name, dtype_abbrev(s->ir->bufs[i]->layout.dtype));
     for (int i = 0; i < s->nbranches; i++)
         for (int k = 0; k < 2; k++)
             if (scan_externs(ctx, s->branches[i].s[k], has_mm, has_sdpa, has_fb, max_syms) < 0) return -1;

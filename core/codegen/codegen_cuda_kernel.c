@@ -24,7 +24,10 @@ const char *cu_type(DType t) {
     case DT_BOOL: return "bool";
     case DT_F16: return "__half";
     case DT_BF16: return "__nv_bfloat16";
-    case DT_C64: case DT_C128: return NULL;   /* refused: codegen_cuda.c names the buffer */
+    /* storage only, cuComplex's layout: complex buffers are read and written by
+     * FallbackKernels on the host (lowering.c, as Inductor); kernel_params refuses them */
+    case DT_C64: return "float2";
+    case DT_C128: return "double2";
     default: return cg_ctype(t);
     }
 }
@@ -114,7 +117,7 @@ static IrVal cu_tmp(Cu *e, DType dt, const char *fmt, ...) __attribute__((format
 static IrVal cu_tmp(Cu *e, DType dt, const char *fmt, ...) {
     char nm[32];
     snprintf(nm, sizeof nm, "tmp%d", (*e->tmp)++);
-    const char *ct = cu_type(cuda_compute_dtype(dt));
+    const char *ct = dtype_is_complex(dt) ? NULL : cu_type(cuda_compute_dtype(dt));
     if (!ct) { e->bad = true; snprintf(e->err, sizeof e->err, "dtype %s is not supported by the CUDA code generator", dtype_abbrev(dt)); ct = "float"; }
     char buf[1024];
     va_list ap;
@@ -479,7 +482,9 @@ static int kernel_params(MiCtx *ctx, const Schedule *s, const SchedGroup *g, Str
         const Buffer *b = m->bufs[i];
         if (!cg_group_touches(s, g, b)) continue;
         const char *ct = cu_type(b->layout.dtype);
-        if (!ct) return mi_err(ctx, NULL, 0, 0, "dtype %s of buffer '%s' is not supported by the CUDA code generator", dtype_abbrev(b->layout.dtype), b->name);
+        if (!ct || dtype_is_complex(b->layout.dtype))
+            return mi_err(ctx, NULL, 0, 0, "dtype %s of buffer '%s' is not supported by the CUDA code generator%s", dtype_abbrev(b->layout.dtype), b->name,
+                          ct ? " in a generated kernel (complex tensors are read and written by FallbackKernels only, as in Inductor)" : "");
         sb_printf(out, "%s%s%s *__restrict__ %s", na++ ? ", " : "", cg_group_writes(s, g, b) ? "" : "const ", ct, b->name);
     }
     sb_printf(out, "%sMiSyms mi_sy)\n{\n", na ? ", " : "");
