@@ -262,6 +262,12 @@ static void test_exec_rounding(void) {
        "foreach fixture: all items lowered (addcmul, lerp, vector norm through their decompositions), compiled C agrees");
     if (!strstr(f, "exec: ok")) diag("%s", f);
     free(f);
+    /* ops the unseen models brought: fused GRU / LSTM cells and backwards, prims.rev, the 3-d
+     * low-memory max pool and its indices, weight norm's backward (fallbacks and lowerings) */
+    char *u = run("tests/fixtures/lowering/cells_rev_pool3d.py", "inputs random 3; exec 1");
+    ok(strstr(u, "over 8 outputs") && strstr(u, "exec: ok"), "GRU/LSTM cells, rev, 3-d pool, weight norm backward: compiled C agrees with the interpreter");
+    if (!strstr(u, "exec: ok")) diag("%s", u);
+    free(u);
     char *o = run("bench/graphs/transformer_block.py", "inputs random; exec 1");
     double err = num_after(o, "output 0: f32[8, 256, 128] ok", "max abs err ");
     ok(err > 1e-4 && strstr(o, "(float rounding: RMSE vs float64 ") && strstr(o, "exec: ok"),
