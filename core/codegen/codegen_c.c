@@ -250,11 +250,13 @@ static const char *gemm_src =
 static const char *sdpa_src =
     "/* out = softmax(q @ k^T * scale + mask) @ v per (batch, head); lse = logsumexp of the scores.\n"
     "   causal: key j only for query i >= j (top-left); mask: additive f32 (mb = 0) or bool (mb = 1,\n"
-    "   false masks out), strides sm over [B, H, L, S] (0 where broadcast); lse rows past L (the\n"
-    "   efficient kernel's padding to 32) are -inf, as the reference writes them */\n"
+    "   false masks out), strides sm over [B, H, L, S] (0 where broadcast); out and lse are strided\n"
+    "   (so, sl: the layouts of the op's fake tensors); lse rows past L (the efficient kernel's\n"
+    "   padding to 32) are -inf, as the reference writes them */\n"
     "static void mi_sdpa(int64_t B, int64_t H, int64_t L, int64_t S, int64_t E, int64_t Ev, float scale,\n"
     "                    const float *q, const int64_t *sq, const float *k, const int64_t *sk,\n"
-    "                    const float *v, const int64_t *sv, float *out, float *lse, int64_t lsel,\n"
+    "                    const float *v, const int64_t *sv, float *out, const int64_t *so,\n"
+    "                    float *lse, const int64_t *sl, int64_t lsel,\n"
     "                    int causal, const void *mask, int mb, const int64_t *sm)\n{\n"
     "    #pragma omp parallel for collapse(3)\n"
     "    for (int64_t b = 0; b < B; b++) for (int64_t h = 0; h < H; h++) for (int64_t i = 0; i < L; i++) {\n"
@@ -277,17 +279,18 @@ static const char *sdpa_src =
     "        }\n"
     "        float sum = 0;\n"
     "        for (int64_t j = 0; j < S; j++) { w[j] = expf(w[j] - mx); sum += w[j]; }\n"
-    "        float *o = out + ((b * H + h) * L + i) * Ev;\n"
-    "        for (int64_t e = 0; e < Ev; e++) o[e] = 0;\n"
+    "        float *o = out + b * so[0] + h * so[1] + i * so[2];\n"
+    "        for (int64_t e = 0; e < Ev; e++) o[e * so[3]] = 0;\n"
     "        for (int64_t j = 0; j < S; j++) {\n"
     "            const float *vj = v + b * sv[0] + h * sv[1] + j * sv[2];\n"
     "            float p = w[j] / sum;\n"
-    "            for (int64_t e = 0; e < Ev; e++) o[e] += p * vj[e * sv[3]];\n"
+    "            for (int64_t e = 0; e < Ev; e++) o[e * so[3]] += p * vj[e * sv[3]];\n"
     "        }\n"
-    "        if (lse && lsel) lse[(b * H + h) * lsel + i] = logf(sum) + mx;\n"
+    "        if (lse && lsel) lse[b * sl[0] + h * sl[1] + i * sl[2]] = logf(sum) + mx;\n"
     "        free(w);\n"
     "    }\n"
-    "    if (lse) for (int64_t bh = 0; bh < B * H; bh++) for (int64_t i = L; i < lsel; i++) lse[bh * lsel + i] = -INFINITY;\n"
+    "    if (lse) for (int64_t b = 0; b < B; b++) for (int64_t h = 0; h < H; h++)\n"
+    "        for (int64_t i = L; i < lsel; i++) lse[b * sl[0] + h * sl[1] + i * sl[2]] = -INFINITY;\n"
     "}\n\n";
 
 static void ex(StrBuf *sb, Expr *e) { sym_c_sb(e, sb); }
@@ -305,6 +308,19 @@ static void emit_fallback_call(const Schedule *s, const Buffer *b, const char *c
     cg_emit_fallback_run(sb, s->ir, b);
     sb_printf(sb, ") {%s return MI_FALLBACK_FAILED; }\n", cleanup);
     sb_put(sb, flush ? "        mi_fp_set(mi_fp_k);\n    }\n" : "    }\n");
+}
+
+/* mi_sdpa's result arguments: "out, (const int64_t[4]){strides}, lse, (const int64_t[3]){..}, L'"
+ * (NULL, NULL, 0 without a logsumexp) */
+static void emit_sdpa_results(const Buffer *b, StrBuf *sb) {
+    const Buffer *l = b->extra_out;
+    sb_printf(sb, "%s, (const int64_t[4]){", b->name);
+    for (int d = 0; d < 4; d++) { if (d) sb_put(sb, ", "); ex(sb, b->layout.stride[d]); }
+    if (!l) { sb_put(sb, "}, NULL, NULL, 0"); return; }
+    sb_printf(sb, "}, %s, (const int64_t[3]){", l->name);
+    for (int d = 0; d < 3; d++) { if (d) sb_put(sb, ", "); ex(sb, l->layout.stride[d]); }
+    sb_put(sb, "}, ");
+    ex(sb, l->layout.size[2]);
 }
 
 static void emit_extern_call(const Schedule *s, const Buffer *b, StrBuf *sb) {
@@ -325,9 +341,7 @@ static void emit_extern_call(const Schedule *s, const Buffer *b, StrBuf *sb) {
         for (int i = 0; i < 3; i++) {
             sb_printf(sb, "%s + ", a[i].buf->name); ex(sb, a[i].view.offset); sb_printf(sb, ", %s, ", nmq[i]);
         }
-        sb_printf(sb, "%s, %s, ", b->name, b->extra_out ? b->extra_out->name : "NULL");
-        if (b->extra_out) ex(sb, b->extra_out->layout.size[2]);
-        else sb_put(sb, "0");
+        emit_sdpa_results(b, sb);
         sb_printf(sb, ",\n                %d, ", b->causal);
         if (b->neargs > 3) {   /* the mask's strides over [B, H, L, S]: 0 where it broadcasts */
             const Layout *ml = &a[3].view;

@@ -142,7 +142,8 @@ static const char *sdpa_src =
     "/* out = softmax(q @ k^T * scale) @ v; one thread per (batch, head, query) */\n"
     "__global__ void mi_sdpa_kernel(int64_t B, int64_t H, int64_t L, int64_t S, int64_t E, int64_t Ev, float scale,\n"
     "                               const float *q, MiStrides4 sq, const float *k, MiStrides4 sk,\n"
-    "                               const float *v, MiStrides4 sv, float *out, float *lse, int64_t lsel)\n{\n"
+    "                               const float *v, MiStrides4 sv, float *out, MiStrides4 so,\n"
+    "                               float *lse, MiStrides4 sl, int64_t lsel)\n{\n"
     "    int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
     "    if (t >= B * H * L) return;\n"
     "    int64_t i = t % L, h = (t / L) % H, b = t / (L * H);\n"
@@ -157,19 +158,19 @@ static const char *sdpa_src =
     "        sum = sum * expf(mx - m2) + expf(d - m2);\n"
     "        mx = m2;\n"
     "    }\n"
-    "    float *o = out + t * Ev;\n"
-    "    for (int64_t e = 0; e < Ev; e++) o[e] = 0.0f;\n"
+    "    float *o = out + b * so.s[0] + h * so.s[1] + i * so.s[2];   /* strided: the op's layout */\n"
+    "    for (int64_t e = 0; e < Ev; e++) o[e * so.s[3]] = 0.0f;\n"
     "    for (int64_t j = 0; j < S; j++) {\n"
     "        const float *kj = k + b * sk.s[0] + h * sk.s[1] + j * sk.s[2];\n"
     "        const float *vj = v + b * sv.s[0] + h * sv.s[1] + j * sv.s[2];\n"
     "        float d = 0.0f;\n"
     "        for (int64_t e = 0; e < E; e++) d += qi[e * sq.s[3]] * kj[e * sk.s[3]];\n"
     "        float p = expf(d * scale - mx) / sum;\n"
-    "        for (int64_t e = 0; e < Ev; e++) o[e] += p * vj[e * sv.s[3]];\n"
+    "        for (int64_t e = 0; e < Ev; e++) o[e * so.s[3]] += p * vj[e * sv.s[3]];\n"
     "    }\n"
     "    if (lse && lsel) {   /* rows of lsel (the efficient kernel pads L to 32: -inf there) */\n"
-    "        lse[(b * H + h) * lsel + i] = logf(sum) + mx;\n"
-    "        if (i == 0) for (int64_t p2 = L; p2 < lsel; p2++) lse[(b * H + h) * lsel + p2] = -INFINITY;\n"
+    "        lse[b * sl.s[0] + h * sl.s[1] + i * sl.s[2]] = logf(sum) + mx;\n"
+    "        if (i == 0) for (int64_t p2 = L; p2 < lsel; p2++) lse[b * sl.s[0] + h * sl.s[1] + p2 * sl.s[2]] = -INFINITY;\n"
     "    }\n}\n\n";
 
 static void emit_extern_call(const Buffer *b, StrBuf *sb) {
@@ -192,8 +193,13 @@ static void emit_extern_call(const Buffer *b, StrBuf *sb) {
         for (int i = 0; i < 3; i++) {
             sb_printf(sb, "%s + ", a[i].buf->name); ex(sb, a[i].view.offset); sb_printf(sb, ", %s, ", nmq[i]);
         }
-        sb_printf(sb, "%s, %s, ", b->name, b->extra_out ? b->extra_out->name : "NULL");
-        if (b->extra_out) ex(sb, b->extra_out->layout.size[2]);
+        const Buffer *l = b->extra_out;
+        sb_printf(sb, "%s, MiStrides4{{", b->name);
+        for (int d = 0; d < 4; d++) { if (d) sb_put(sb, ", "); ex(sb, b->layout.stride[d]); }
+        sb_printf(sb, "}}, %s, MiStrides4{{", l ? l->name : "NULL");
+        for (int d = 0; d < 3; d++) { if (d) sb_put(sb, ", "); if (l) ex(sb, l->layout.stride[d]); else sb_put(sb, "0"); }
+        sb_put(sb, ", 0}}, ");
+        if (l) ex(sb, l->layout.size[2]);
         else sb_put(sb, "0");
         sb_put(sb, ");\n    }\n");
         return;

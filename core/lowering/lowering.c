@@ -254,7 +254,7 @@ static int lower_output(Lower *L, const Node *out) {
             Layout v;
             SymCtx *s = L->s;
             int64_t off;
-            if (ir_probe_strided(m, t->loader, t->ndim, t->size, &c, &v) && c->kind == BUF_COMPUTED &&
+            if (ir_probe_strided(m, t->loader, t->ndim, t->size, &c, &v) && (c->kind == BUF_COMPUTED || c->kind == BUF_EXTERN) &&
                 c->output_index < 0 && !c->mutates && v.ndim == l.ndim && sym_is_int(v.offset, &off) && off == 0 &&
                 (!l.offset || (sym_is_int(l.offset, &off) && off == 0)) && v.dtype == l.dtype &&
                 layout_storage_size(s, &v) == layout_storage_size(s, &c->layout) &&

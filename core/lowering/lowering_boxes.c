@@ -319,6 +319,32 @@ int lw_int_list(const Value *v, int64_t *out, int max) {
 
 const TensorMeta *lw_out_meta(const Node *n) { return n->has_meta ? &n->meta : NULL; }
 
+/* The meta of item k of tuple-valued node n: the annotation of a getitem(n, k) user (the FX
+ * graph annotates the items, not the tuple). NULL when no annotated getitem uses item k. */
+const TensorMeta *lw_item_meta(Lower *L, const Node *n, int k) {
+    int i = graph_index_of(L->g, n);
+    for (int u = 0; i >= 0 && u < L->nusers[i]; u++) {
+        const Node *g = L->users[i][u];
+        int64_t idx;
+        if (g->kind == N_CALL_FUNCTION && g->target && !strcmp(g->target, "operator.getitem") && g->nargs == 2 &&
+            value_as_int(&g->args[1], &idx) && idx == k && g->has_meta)
+            return &g->meta;
+    }
+    return NULL;
+}
+
+/* An extern kernel's result layout: meta's strides when meta has ndim dims of these sizes (the
+ * fake tensor's layout, as FallbackKernel / MultiOutput take it: the CPU flash attention's
+ * logsumexp is [B, H, L] with strides (L*H, 1, H)), else contiguous. Fixed. */
+Layout lw_extern_layout(Lower *L, const TensorMeta *meta, DType dt, Device dev, int ndim, Expr **size) {
+    Layout l = layout_contiguous(L->m, dt, dev, ndim, size);
+    bool same = meta && meta->ndim == ndim;
+    for (int d = 0; same && d < ndim; d++) same = meta->size[d] == size[d] && meta->stride[d];
+    for (int d = 0; same && d < ndim; d++) l.stride[d] = meta->stride[d];
+    l.fixed = true;
+    return l;
+}
+
 /* A loader for arg i broadcast to (ndim, size), converted to dt; scalars become constants. */
 /* loader f of a tensor of shape (tnd, tsize) broadcast to (ndim, size); NULL when it cannot be */
 const IrFn *lw_broadcast(Lower *L, const IrFn *f, int tnd, Expr **tsize, int ndim, Expr **size) {

@@ -146,8 +146,8 @@ static int lower_sdpa(Lower *L, const Node *n, int arg) {
     lw_extern_arg(L, v, &ea[2]);
     if (mask) lw_extern_arg(L, mask, &ea[3]);
     Expr *osz[4] = {q->size[0], q->size[1], q->size[2], v->size[3]};
-    Layout l = layout_contiguous(L->m, DT_F32, q->sb && q->sb->buf ? q->sb->buf->layout.device : L->dev, 4, osz);
-    l.fixed = true;
+    Device dev = q->sb && q->sb->buf ? q->sb->buf->layout.device : L->dev;
+    Layout l = lw_extern_layout(L, lw_item_meta(L, n, 0), DT_F32, dev, 4, osz);
     Buffer *b = lw_new_buffer(L, BUF_EXTERN, &l);
     b->ext = EXT_SDPA;
     b->eargs = ea;
@@ -160,8 +160,7 @@ static int lower_sdpa(Lower *L, const Node *n, int arg) {
         SymCtx *s = L->s;
         lsz[2] = want_lse ? sym_mul(s, sym_ceildiv(s, q->size[2], sym_int(s, 32)), sym_int(s, 32)) : sym_int(s, 0);
     }
-    Layout ll = layout_contiguous(L->m, DT_F32, l.device, 3, lsz);
-    ll.fixed = true;
+    Layout ll = lw_extern_layout(L, lw_item_meta(L, n, 1), DT_F32, dev, 3, lsz);
     Buffer *lse = lw_new_buffer(L, BUF_EXTERN, &ll);
     lse->ext = EXT_SDPA;
     lse->extern_owner = b;

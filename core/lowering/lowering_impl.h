@@ -150,6 +150,10 @@ Expr *lw_value_expr(Lower *L, const Value *v);
 /* An int or int list (dims) into out; the count, or -1. */
 int lw_int_list(const Value *v, int64_t *out, int max);
 const TensorMeta *lw_out_meta(const Node *n);
+/* Item k's meta of a tuple-valued node (its getitem user's annotation); NULL when none. */
+const TensorMeta *lw_item_meta(Lower *L, const Node *n, int k);
+/* An extern result's fixed layout: meta's strides when its sizes are these, else contiguous. */
+Layout lw_extern_layout(Lower *L, const TensorMeta *meta, DType dt, Device dev, int ndim, Expr **size);
 /* Loader f of a tensor of shape (tnd, tsize) broadcast to (ndim, size); NULL when it cannot be. */
 const IrFn *lw_broadcast(Lower *L, const IrFn *f, int tnd, Expr **tsize, int ndim, Expr **size);
 /* Argument i broadcast to (ndim, size) and converted to dt; numbers become constants. */
