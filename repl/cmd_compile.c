@@ -526,6 +526,8 @@ static void print_schedule(Session *s, const Schedule *sc, int depth) {
             fprintf(s->out, "  [extern, %s]", note.s);
             sb_free(&note);
         } else if (kn->is_extern) fprintf(s->out, "  [extern]");
+        else if (kn->same_as >= 0)   /* Inductor's src_to_kernel: the source is defined once */
+            fprintf(s->out, "  [same source as kernel %d: defined once, called again]", kn->same_as);
         fputc('\n', s->out);
     }
     char *dec = sched_decisions_text(sc);

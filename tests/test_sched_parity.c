@@ -15,6 +15,7 @@
 #include "tap.h"
 #include "lowering/lowering.h"
 #include "scheduler/scheduler.h"
+#include "codegen/codegen_reuse.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -86,14 +87,6 @@ static void canon(int (*k)[MAXN / 4], int *len, int nk, char *out, size_t n) {
     for (int i = 0; i < nk && p + 2 < n; i++) p += (size_t)snprintf(out + p, n - p, "%s%s", i ? " " : "", items[i]);
 }
 
-/* Kernels of s and of its cond branches (non-extern), counted */
-static int count_kernels(const Schedule *s) {
-    int n = 0;
-    for (int k = 0; k < s->nkernels; k++) n += !s->kernels[k].is_extern;
-    for (int i = 0; i < s->nbranches; i++)
-        for (int b = 0; b < 2; b++) n += s->branches[i].s[b] ? count_kernels(s->branches[i].s[b]) : 0;
-    return n;
-}
 
 /* One graph: 1 equal, 0 different (why says how), -1 does not lower */
 static int compare(MiCtx *ctx, Expect *e, char *why, size_t wn) {
@@ -106,6 +99,7 @@ static int compare(MiCtx *ctx, Expect *e, char *why, size_t wn) {
     bool supported = lowering_supported(g, w, sizeof w);
     IrModule *m = supported ? ir_lower(ctx, g) : NULL;
     Schedule *s = m ? sched_run(ctx, m) : NULL;
+    if (s) codegen_reuse_kernels(ctx, s);   /* output_code.py defines a kernel source once */
     if (!s) {
         snprintf(why, wn, "does not lower: %s", supported ? mi_err_str(ctx, er, sizeof er) : w);
         ir_free(m);
@@ -113,7 +107,7 @@ static int compare(MiCtx *ctx, Expect *e, char *why, size_t wn) {
         ctx->target = MI_DEV_CPU;
         return -1;
     }
-    int rc = 1, nk = count_kernels(s);
+    int rc = 1, nk = codegen_num_definitions(s);
     if (nk != e->count) { snprintf(why, wn, "%d kernels, Inductor %d", nk, e->count); rc = 0; }
     if (rc && e->nk > 0) {   /* (no kernel on either side: nothing to compare) */
         /* our surviving nodes by rank; Inductor's by rank of its op numbers */
@@ -125,7 +119,7 @@ static int compare(MiCtx *ctx, Expect *e, char *why, size_t wn) {
             int ml[MAXK], il[MAXK], nm = 0;
             for (int k = 0; k < s->nkernels && nm < MAXK; k++) {
                 const SchedKernel *kn = &s->kernels[k];
-                if (kn->is_extern) continue;
+                if (kn->is_extern || kn->same_as >= 0) continue;
                 ml[nm] = 0;
                 for (int p = 0; p < kn->n; p++) {
                     const SchedGroup *gr = &s->groups[s->order[kn->first + p]];

@@ -357,6 +357,8 @@ static void emit_extern_call(const Schedule *s, const Buffer *b, StrBuf *sb) {
             }
             sb_put(sb, "});\n    }\n");
         } else sb_put(sb, "NULL, 0, NULL);\n    }\n");
+        for (int k = 0; k < 2; k++)   /* the philox seed and offset: no dropout, 0 */
+            if (b->rng_out[k]) sb_printf(sb, "    %s[0] = 0;\n", b->rng_out[k]->name);
         return;
     }
     const ExternArg *A = b->ext == EXT_ADDMM ? &a[1] : &a[0], *Bm = b->ext == EXT_ADDMM ? &a[2] : &a[1];
@@ -481,8 +483,8 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     if (has_conv) sb_put(&out, cg_conv_src);
     if (has_conv_bwd) sb_put(&out, cg_conv_bwd_src);
     sb_put(&out, vecmath_src);
-    for (int k = 0; k < s->nkernels; k++) {
-        if (s->kernels[k].is_extern) continue;
+    for (int k = 0; k < s->nkernels; k++) {   /* a kernel linked to an earlier one's source calls that */
+        if (s->kernels[k].is_extern || s->kernels[k].same_as >= 0) continue;
         if (cg_emit_kernel(ctx, s, &s->kernels[k], &out) < 0) { sb_free(&out); return NULL; }
     }
     if (emit_branches(ctx, s, has_fb, &out) < 0) { sb_free(&out); return NULL; }

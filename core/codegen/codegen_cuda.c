@@ -202,6 +202,8 @@ static void emit_extern_call(const Buffer *b, StrBuf *sb) {
         if (l) ex(sb, l->layout.size[2]);
         else sb_put(sb, "0");
         sb_put(sb, ");\n    }\n");
+        for (int k = 0; k < 2; k++)   /* the philox seed and offset: no dropout, 0 */
+            if (b->rng_out[k]) sb_printf(sb, "    MI_CK(cudaMemsetAsync(%s, 0, sizeof(int64_t), mi_st));\n", b->rng_out[k]->name);
         return;
     }
     const ExternArg *A = b->ext == EXT_ADDMM ? &a[1] : &a[0], *Bm = b->ext == EXT_ADDMM ? &a[2] : &a[1];
@@ -392,7 +394,8 @@ static int emit_kernels(MiCtx *ctx, const Schedule *s, bool fb, StrBuf *out) {
             if (kn->first == k && cu_emit_combo(ctx, s, kn, out) < 0) return -1;
             continue;
         }
-        if (!g->is_extern && cu_emit_kernel(ctx, s, g, out) < 0) return -1;
+        if (g->is_extern || kn->same_as >= 0) continue;   /* linked to an identical source: defined once */
+        if (cu_emit_kernel(ctx, s, g, out) < 0) return -1;
     }
     return 0;
 }

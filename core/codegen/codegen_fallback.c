@@ -22,6 +22,8 @@ int cg_fallback_outs(const Buffer *b, const Buffer **outs, int max) {
     }
     if (max > 0) outs[n++] = b;
     if (b->extra_out && n < max) outs[n++] = b->extra_out;
+    for (int k = 0; k < 2 && b->rng_out[0]; k++)
+        if (n < max) outs[n++] = b->rng_out[k];
     return n;
 }
 

@@ -4,6 +4,7 @@
 #include "compile_fx/compile_fx.h"
 #include "codegen/codegen_c.h"
 #include "codegen/codegen_cuda.h"
+#include "codegen/codegen_reuse.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,7 @@ static int run_stage(MiCtx *ctx, CompiledFx *c, CfxStage s) {
         return c->ir ? 0 : -1;
     case CFX_SCHEDULED:
         c->sched = sched_run(ctx, c->ir);
+        if (c->sched) codegen_reuse_kernels(ctx, c->sched);   /* src_to_kernel: one definition each */
         return c->sched ? 0 : -1;
     case CFX_GENERATED:
         c->cuda = ctx->target == MI_DEV_CUDA;

@@ -507,11 +507,17 @@ bool ir_probe_strided(IrModule *m, const IrFn *loader, int ndim, Expr **size, Bu
     view->size = arena_alloc(&m->arena, sizeof(Expr *) * (ndim + 1));
     view->stride = arena_alloc(&m->arena, sizeof(Expr *) * (ndim + 1));
     view->offset = off;
+    /* a size-1 dim's variable is 0 under its range: its stride comes from the index as written
+       (any stride is right there; the written one keeps a BLAS operand's leading dimension) */
+    Expr *raw = sym_simplify(s, p.index, NULL, 0), *roff = NULL;
+    if (is_linear(raw)) roff = sym_simplify(s, sym_subst(s, raw, names, zero, ndim), NULL, 0);
     for (int d = 0; d < ndim; d++) {
         Expr *rep[MI_MAX_DIMS];
+        int64_t one;
+        bool unit = sym_is_int(size[d], &one) && one == 1 && roff;
         for (int k = 0; k < ndim; k++) rep[k] = sym_int(s, k == d ? 1 : 0);
         view->size[d] = size[d];
-        view->stride[d] = sym_simplify(s, sym_sub(s, sym_subst(s, e, names, rep, ndim), off), NULL, 0);
+        view->stride[d] = sym_simplify(s, sym_sub(s, sym_subst(s, unit ? raw : e, names, rep, ndim), unit ? roff : off), NULL, 0);
     }
     return true;
 }

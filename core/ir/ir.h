@@ -173,6 +173,8 @@ struct Buffer {
     double scale;         /* sdpa */
     bool causal;          /* sdpa: key j attends query i only when j <= i; eargs[3]: the mask */
     Buffer *extra_out;    /* sdpa: logsumexp buffer written by the same kernel */
+    Buffer *rng_out[2];   /* efficient sdpa: its philox seed and offset (i64 scalars, 0: no
+                             dropout), results of the same kernel as Inductor's MultiOutputs */
     Buffer *extern_owner; /* set on extra_out (and on cond results after the first) */
     IrCond *cond;         /* EXT_COND */
     IrFallback *fb;       /* EXT_FALLBACK (set on the owner); EXT_CONV: its reference */

@@ -236,7 +236,8 @@ static int lower_output(Lower *L, const Node *out) {
             b = lw_realize(L, t->sb, &l);
         } else if (t->sb && !t->is_view && t->sb->buf && t->sb->buf->kind != BUF_INPUT &&
                    t->sb->buf->output_index < 0 && !t->sb->buf->mutates &&
-                   (!t->sb->buf->extern_owner || t->sb->buf->extern_owner->ext == EXT_COND || t->sb->buf->extern_owner->ext == EXT_FALLBACK)) {
+                   (!t->sb->buf->extern_owner || t->sb->buf->extern_owner->ext == EXT_COND || t->sb->buf->extern_owner->ext == EXT_FALLBACK ||
+                    t->sb->buf->extern_owner->ext == EXT_SDPA)) {
             Buffer *c = t->sb->buf;
             bool same = c->layout.ndim == l.ndim;
             for (int d = 0; same && d < l.ndim; d++) {

@@ -37,6 +37,39 @@ static IrTBox *matmul_loops(Lower *L, const Node *n, int ia, bool batched) {
     return lw_tbox_of_storage(L, lw_reduction(L, n, prod, red, false, RED_SUM, dt, 0, lw_short_name(L, n->target)));
 }
 
+/* ExternKernel.copy_input's pending copy of t: its origins and the extern node's (L->cur), as
+ * Inductor's copy carries the current node ("cpp_fused_bmm_permute_0"). */
+static IrStorage *copy_storage(Lower *L, IrTBox *t) {
+    const char **o = NULL;
+    int no = 0;
+    lw_origins_add(L, &o, &no, lw_short_name(L, L->cur->target));
+    lw_origins_merge(L, &o, &no, t);
+    return lw_storage_new(L, t->loader, t->dtype, t->ndim, t->size, o, no);
+}
+
+/* tuned_bmm's is_preferred_layout_as_bmm_input: unit stride in one of the last two dims, the
+ * other stride at least the extent it steps over (the CPU bmm copies any other layout itself). */
+static bool bmm_preferred_layout(const TensorMeta *mt) {
+    int64_t s1, s2, z1, z2;
+    if (mt->ndim != 3 || !sym_is_int(mt->stride[1], &s1) || !sym_is_int(mt->stride[2], &s2) ||
+        !sym_is_int(mt->size[1], &z1) || !sym_is_int(mt->size[2], &z2))
+        return true;   /* symbolic: left as it is */
+    return (s2 == 1 && (z1 == 1 || s1 >= z2)) || (s1 == 1 && (z2 == 1 || s2 >= z1));
+}
+
+/* tuned_bmm on the CPU (kernel/bmm.py), for operand t of FX node fx: an operand whose layout is
+ * still to be chosen (a pending value, or a view of a computed buffer: not a ReinterpretView of
+ * a fixed layout such as a graph input's or an extern result's) and whose fake tensor is not in
+ * a preferred bmm layout is made contiguous (ExternKernel.require_contiguous: one copy kernel),
+ * so that the kernel does not copy it itself. Otherwise the strided view goes to the extern. */
+static void bmm_cpu_operand(Lower *L, IrTBox *t, const Node *fx, ExternArg *a) {
+    IrStorage *base = t->is_view ? t->view_of : t->sb;
+    bool fixed = base && base->buf && (base->buf->kind != BUF_COMPUTED || base->buf->layout.fixed);
+    if (fixed || !fx || !fx->has_meta || bmm_preferred_layout(&fx->meta)) { lw_extern_arg(L, t, a); return; }
+    a->buf = lw_realize(L, copy_storage(L, t), NULL);
+    a->view = a->buf->layout;
+}
+
 /* The mm / addmm / bmm extern kernel over arguments 0..nt (addmm: bias, a, b): an f32 buffer
  * the BLAS (or the blocked loop) writes. */
 static IrTBox *matmul_extern(Lower *L, const Node *n, ExternKind k, int first, int nt) {
@@ -47,7 +80,8 @@ static IrTBox *matmul_extern(Lower *L, const Node *n, ExternKind k, int first, i
         IrTBox *t = lw_arg_tbox(L, n, first + i);
         if (!t) { lw_err(L, n, "argument %d of '%s' must be a tensor", first + i, n->target); return NULL; }
         if (t->dtype != DT_F32 && t->dtype != DT_F64) { lw_err(L, n, "'%s': dtype %s not supported", n->target, dtype_abbrev(t->dtype)); return NULL; }
-        lw_extern_arg(L, t, &ea[i]);
+        if (k == EXT_BMM && m->device.kind == DEV_CPU) bmm_cpu_operand(L, t, n->args[first + i].node, &ea[i]);
+        else lw_extern_arg(L, t, &ea[i]);
     }
     Buffer *b = lw_new_buffer(L, BUF_EXTERN, &l);
     b->layout.fixed = true;
@@ -103,6 +137,105 @@ static int lower_matmul(Lower *L, const Node *n, int arg) {
     return lw_set_pointwise(L, n, lw_math(L, IOP_ADD, dt, bias, prod, NULL), dt, 3);
 }
 
+/* ---- sdpa_constraint (lowering.py): the attention kernels' argument layouts ---- */
+
+/* ir.get_stride_order: order[d] = rank of stride d among the strides (0: the smallest). */
+static void stride_order_of(Expr *const *stride, int nd, int *order) {
+    for (int d = 0; d < nd; d++) {
+        int64_t a, b, r = 0;
+        bool ka = sym_is_int(stride[d], &a);
+        for (int e = 0; e < nd; e++) {
+            bool kb = sym_is_int(stride[e], &b);
+            if (e != d && ka && kb && (b < a || (b == a && e < d))) r++;
+        }
+        order[d] = ka ? (int)r : nd - 1 - d;   /* symbolic: as contiguous */
+    }
+}
+
+/* Layout.is_stride_ordered: ignoring size-1 dims, the strides ascend in `order`'s ranks (false
+ * when a stride is symbolic). */
+static bool is_stride_ordered(const Layout *l, const int *order) {
+    for (int a = 0; a < l->ndim; a++)
+        for (int b = 0; b < l->ndim; b++) {
+            int64_t sa, sb, one;
+            if (order[a] >= order[b] || (sym_is_int(l->size[a], &one) && one == 1) || (sym_is_int(l->size[b], &one) && one == 1))
+                continue;
+            if (!sym_is_int(l->stride[a], &sa) || !sym_is_int(l->stride[b], &sb) || sa > sb) return false;
+        }
+    return true;
+}
+
+/* ExternKernel.require_stride_order(t, order) as argument *a: a strided view of a realized buffer
+ * that is already in that order is passed as it is; a pending value is realized straight into
+ * that order (FlexibleLayout.stride_ordered: the dim of rank 0 gets stride 1, the next its size,
+ * ...); anything else is copied into such a buffer by one more kernel. */
+static void require_stride_order(Lower *L, IrTBox *t, const int *order, ExternArg *a) {
+    Layout l = layout_contiguous(L->m, t->dtype, L->dev, t->ndim, t->size);
+    Expr *next = sym_int(L->s, 1);
+    for (int r = 0; r < t->ndim; r++)
+        for (int d = 0; d < t->ndim; d++)
+            if (order[d] == r) { l.stride[d] = next; next = sym_mul(L->s, next, t->size[d]); }
+    l.fixed = true;
+    if (!t->is_view && t->sb && !t->sb->buf && t->sb->fn) {
+        a->buf = lw_realize(L, t->sb, &l);
+        a->view = a->buf->layout;
+        return;
+    }
+    lw_extern_arg(L, t, a);
+    if (is_stride_ordered(&a->view, order)) return;
+    IrStorage *sb = copy_storage(L, t);
+    if (a->buf) l.device = a->buf->layout.device;
+    a->buf = lw_realize(L, sb, &l);
+    a->view = a->buf->layout;
+}
+
+/* lowering.py's sdpa_constraint for argument idx (-1: a keyword) of attention node n, t being
+ * its value and fx its FX node: the meta's stride order, or contiguous when the meta's last dim
+ * is not its fastest (the CPU flash logsumexp (L*H, 1, H) handed to the backward is copied to
+ * (L, 1, ...) order first), with the efficient backward's out and grad_out (args 0, 5) in order
+ * (3, 1, 2, 0). On the CPU: require_stride_order. On CUDA a realized 3-/4-d argument whose
+ * strides are multiples of 8 but a unit last one is passed as it is (is_aligned_realized_tensor;
+ * the efficient forward's padded bias rule is not implemented: such a bias goes the
+ * require_stride_order way); otherwise require_stride_order. */
+static void sdpa_constraint(Lower *L, const Node *n, int idx, IrTBox *t, const Node *fx, ExternArg *a) {
+    if (!fx || !fx->has_meta || fx->meta.ndim != t->ndim || t->ndim == 0 || t->ndim > MI_MAX_DIMS) { lw_extern_arg(L, t, a); return; }
+    int nd = t->ndim, order[MI_MAX_DIMS];
+    stride_order_of(fx->meta.stride, nd, order);
+    if (order[nd - 1] != 0)
+        for (int d = 0; d < nd; d++) order[d] = nd - 1 - d;
+    if (!strcmp(n->target, "aten._scaled_dot_product_efficient_attention_backward.default") && (idx == 0 || idx == 5) && nd == 4) {
+        static const int o[4] = {3, 1, 2, 0};
+        memcpy(order, o, sizeof o);
+    }
+    if (fx->meta.device.kind == DEV_CUDA) {
+        if (nd != 3 && nd != 4) { lw_extern_arg(L, t, a); return; }
+        Buffer *b;
+        Layout v;
+        IrStorage *base = t->is_view ? t->view_of : t->sb;
+        if ((!base || base->buf) && ir_probe_strided(L->m, t->loader, nd, t->size, &b, &v)) {
+            bool aligned = true;
+            int64_t x;
+            for (int d = 0; d < nd - 1 && aligned; d++) aligned = sym_is_int(v.stride[d], &x) && x % 8 == 0;
+            aligned = aligned && ((sym_is_int(v.stride[nd - 1], &x) && x == 1) || (sym_is_int(v.size[nd - 1], &x) && x <= 1));
+            if (aligned) { a->buf = b; a->view = v; return; }
+        }
+    }
+    require_stride_order(L, t, order, a);
+}
+
+/* Is n one of the attention ops lowering.py registers with sdpa_constraint? */
+static bool is_sdpa_op(const Node *n) {
+    static const char *const ops[] = {
+        "aten._scaled_dot_product_efficient_attention.default", "aten._scaled_dot_product_efficient_attention_backward.default",
+        "aten._scaled_dot_product_flash_attention.default", "aten._scaled_dot_product_flash_attention_backward.default",
+        "aten._scaled_dot_product_cudnn_attention.default", "aten._scaled_dot_product_cudnn_attention_backward.default",
+        "aten._scaled_dot_product_flash_attention_for_cpu.default", "aten._scaled_dot_product_flash_attention_for_cpu_backward.default",
+    };
+    for (size_t i = 0; n->target && i < sizeof ops / sizeof ops[0]; i++)
+        if (!strcmp(n->target, ops[i])) return true;
+    return false;
+}
+
 /* attention variants (the row argument) */
 enum { SDPA_FLASH_CPU = 0, SDPA_EFFICIENT = 1 };
 
@@ -141,10 +274,10 @@ static int lower_sdpa(Lower *L, const Node *n, int arg) {
     else return lw_err(L, n, "attention: symbolic head size needs an explicit scale");
     int na = mask ? 4 : 3;
     ExternArg *ea = lw_alloc(L, sizeof(ExternArg) * na);
-    lw_extern_arg(L, q, &ea[0]);
-    lw_extern_arg(L, k, &ea[1]);
-    lw_extern_arg(L, v, &ea[2]);
-    if (mask) lw_extern_arg(L, mask, &ea[3]);
+    sdpa_constraint(L, n, 0, q, n->args[0].node, &ea[0]);
+    sdpa_constraint(L, n, 1, k, n->args[1].node, &ea[1]);
+    sdpa_constraint(L, n, 2, v, n->args[2].node, &ea[2]);
+    if (mask) sdpa_constraint(L, n, eff ? 3 : -1, mask, mv->node, &ea[3]);
     Expr *osz[4] = {q->size[0], q->size[1], q->size[2], v->size[3]};
     Device dev = q->sb && q->sb->buf ? q->sb->buf->layout.device : L->dev;
     Layout l = lw_extern_layout(L, lw_item_meta(L, n, 0), DT_F32, dev, 4, osz);
@@ -167,14 +300,21 @@ static int lower_sdpa(Lower *L, const Node *n, int arg) {
     b->extra_out = lse;
     IrTBox *items[4] = {lw_tbox_of_buffer(L, b), lw_tbox_of_buffer(L, lse), NULL, NULL};
     if (!eff) return lw_set_tuple(L, n, items, 2);
-    items[2] = lw_pw_box(L, lw_const(L, 0, DT_I64), DT_I64, 0, NULL, "philox_seed");
-    items[3] = lw_pw_box(L, lw_const(L, 0, DT_I64), DT_I64, 0, NULL, "philox_offset");
+    for (int k = 0; k < 2; k++) {   /* the seed and offset: results of the kernel (MultiOutput) */
+        Layout rl = layout_contiguous(L->m, DT_I64, dev, 0, NULL);
+        rl.fixed = true;
+        Buffer *r = lw_new_buffer(L, BUF_EXTERN, &rl);
+        r->ext = EXT_SDPA;
+        r->extern_owner = b;
+        b->rng_out[k] = r;
+        items[2 + k] = lw_tbox_of_buffer(L, r);
+    }
     return lw_set_tuple(L, n, items, 4);
 }
 
 /* ---- FallbackKernel: an op with a reference implementation but no lowering ---- */
 
-typedef struct FbArgs { Lower *L; const Node *n; ExternArg *ea; int nea, cap; int rc; } FbArgs;
+typedef struct FbArgs { Lower *L; const Node *n; ExternArg *ea; int nea, cap; int rc; int idx; bool sdpa; } FbArgs;
 
 /* node references in the order ir_fallback_eval resolves them (args then kwargs, depth first) */
 static void fb_collect(FbArgs *a, const Value *v) {
@@ -196,7 +336,17 @@ static void fb_collect(FbArgs *a, const Value *v) {
         if (a->nea) memcpy(nw, a->ea, sizeof(ExternArg) * a->nea);
         a->ea = nw;
     }
-    lw_extern_arg(a->L, lv->t, &a->ea[a->nea++]);
+    if (a->sdpa) sdpa_constraint(a->L, a->n, a->idx, lv->t, v->node, &a->ea[a->nea++]);
+    else lw_extern_arg(a->L, lv->t, &a->ea[a->nea++]);
+}
+
+/* Every node reference of a->n, positional (a->idx their position) then keyword (-1); the
+ * attention ops' under sdpa_constraint. */
+static void fb_collect_all(FbArgs *a) {
+    a->sdpa = is_sdpa_op(a->n);
+    for (int i = 0; i < a->n->nargs; i++) { a->idx = i; fb_collect(a, &a->n->args[i]); }
+    a->idx = -1;
+    for (int i = 0; i < a->n->nkwargs; i++) fb_collect(a, &a->n->kwargs[i].v);
 }
 
 /* m's strides are a permutation of contiguous ones (non-overlapping and dense, constant), so
@@ -235,9 +385,8 @@ int lw_fallback(Lower *L, const Node *n) {
     /* the graph's annotation (PyTorch's fake tensor) decides the result dtype, as the
      * FallbackKernel's layout does in Inductor; the result is converted into it */
     if (!tuple && n->has_meta && n->meta.dtype != DT_INVALID && metas[0].dtype != DT_INVALID) metas[0].dtype = n->meta.dtype;
-    FbArgs a = {L, n, NULL, 0, 0, 0};
-    for (int i = 0; i < n->nargs; i++) fb_collect(&a, &n->args[i]);
-    for (int i = 0; i < n->nkwargs; i++) fb_collect(&a, &n->kwargs[i].v);
+    FbArgs a = {L, n, NULL, 0, 0, 0, 0, false};
+    fb_collect_all(&a);
     if (a.rc) return a.rc;
     IrFallback *fb = lw_alloc(L, sizeof *fb);
     fb->node = n;
@@ -315,9 +464,8 @@ static int lower_convolution(Lower *L, const Node *n, int arg) {
               conv_ints(n, 3, "stride", nd, c.stride) && conv_ints(n, 4, "padding", nd, c.padding) &&
               conv_ints(n, 5, "dilation", nd, c.dilation) && conv_ints(n, 7, "output_padding", nd, c.output_padding);
     if (!ok) return lw_fallback(L, n);
-    FbArgs a = {L, n, NULL, 0, 0, 0};
-    for (int i = 0; i < n->nargs; i++) fb_collect(&a, &n->args[i]);
-    for (int i = 0; i < n->nkwargs; i++) fb_collect(&a, &n->kwargs[i].v);
+    FbArgs a = {L, n, NULL, 0, 0, 0, 0, false};
+    fb_collect_all(&a);
     if (a.rc) return a.rc;
     if (a.nea < 2) return lw_err(L, n, "convolution needs an input and a weight");
     Layout l = layout_contiguous(L->m, m->dtype, m->device, m->ndim, m->size);

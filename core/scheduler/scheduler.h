@@ -44,6 +44,9 @@ typedef struct SchedKernel {
     const char *name;          /* "cpp_fused_add_relu_0" (counted over generated kernels), "extern_mm" */
     bool combo;                /* GPU: the subnodes of a foreach node, one combo kernel whose
                                   blocks each run one group ("cuda_for_fused_1") */
+    int same_as;               /* -1, or the earlier kernel whose source this one's equals: it is
+                                  not defined again but calls that one's definition, by that name
+                                  (codegen_reuse_kernels: Inductor's src_to_kernel) */
 } SchedKernel;
 
 typedef struct FusionDecision {
@@ -106,6 +109,8 @@ int sched_num_kernels(const Schedule *s);
 /* Kernels of s (core/scheduler/sched_kernels.c): group the ordered groups into kernels (cpu
  * kernel groups, see SchedKernel) and name them; every group gets its kernel's name. */
 void sched_make_kernels(Schedule *s);
+/* (Re)name the kernels of s by their same_as links (sched_kernels.c). */
+void sched_name_kernels(Schedule *s);
 /* Index into s->kernels of the kernel that runs group position k of s->order. */
 int sched_kernel_of_pos(const Schedule *s, int k);
 const char *sched_group_name(const Schedule *s, int g, char *buf, size_t n);

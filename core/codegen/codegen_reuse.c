@@ -1,0 +1,113 @@
+/* codegen_reuse.c — kernels with identical source are defined once (Inductor's
+ * PythonWrapperCodegen.src_to_kernel). Runs after scheduling (compile_fx's scheduling stage),
+ * before codegen_c / codegen_cuda: each generated kernel is emitted by the backend of
+ * ctx->target, its text made canonical (comments dropped, the kernel's name and the names of the
+ * buffers it takes replaced by positions, as Inductor's kernels name them in_ptr0, out_ptr0),
+ * and a kernel whose canonical text equals an earlier one's is linked to it (same_as). Inductor
+ * compares the source with the kernel name still a placeholder and calls the earlier name: the
+ * rotary embedding of q and of k in a LLaMA block is one cpp_fused_..._1 called twice. */
+#include "codegen/codegen_reuse.h"
+#include "codegen/codegen_cuda_kernel.h"
+#include "codegen/codegen_kernel.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+/* The position of identifier w[0..n) among names[0..*nn) (added when new and it names a buffer
+ * of m), -1 when it is no buffer's name. */
+static int buffer_pos(const IrModule *m, const char *w, size_t n, const char **names, int *nn, int max) {
+    for (int i = 0; i < *nn; i++)
+        if (strlen(names[i]) == n && !memcmp(names[i], w, n)) return i;
+    for (int i = 0; i < m->nbufs && *nn < max; i++) {
+        const char *b = m->bufs[i]->name;
+        if (strlen(b) == n && !memcmp(b, w, n)) { names[*nn] = b; return (*nn)++; }
+    }
+    return -1;
+}
+
+/* src without comments, `kname` as KERNEL_NAME and each buffer name (also as the tail of a
+ * local's name: vo_buf4) as arg<position of first use>: "static void cpp_fused_add_1(const float *restrict buf3, float *restrict buf4, ...)"
+ * and the same kernel over buf5, buf6 both become "static void KERNEL_NAME(const float
+ * *restrict arg0, float *restrict arg1, ...)". malloc'd. */
+static char *canonical(const IrModule *m, const char *src, const char *kname) {
+    StrBuf sb;
+    sb_init(&sb);
+    const char *names[512];
+    int nn = 0;
+    size_t kl = strlen(kname);
+    for (const char *p = src; *p;) {
+        if (p[0] == '/' && p[1] == '*') {
+            const char *e = strstr(p + 2, "*/");
+            p = e ? e + 2 : p + strlen(p);
+            continue;
+        }
+        if (ident_char(*p) && (p == src || !ident_char(p[-1]))) {
+            size_t n = 0;
+            while (ident_char(p[n])) n++;
+            int pos = -1;
+            size_t cut = 0;   /* a local named after a buffer: vo_buf4, loc_buf7 */
+            if (n == kl && !memcmp(p, kname, n)) { sb_put(&sb, "KERNEL_NAME"); p += n; continue; }
+            for (size_t c = 0; c < n && pos < 0; c++)
+                if ((c == 0 || p[c - 1] == '_') && (pos = buffer_pos(m, p + c, n - c, names, &nn, 512)) >= 0) cut = c;
+            if (pos >= 0) sb_printf(&sb, "%.*sarg%d", (int)cut, p, pos);
+            else sb_printf(&sb, "%.*s", (int)n, p);
+            p += n;
+            continue;
+        }
+        sb_putc(&sb, *p++);
+    }
+    return sb_take(&sb);
+}
+
+/* Kernel k of s as the backend writes it; NULL when it cannot (the ctx error is cleared:
+ * codegen reports it). */
+static char *kernel_source(MiCtx *ctx, const Schedule *s, const SchedKernel *k) {
+    StrBuf sb;
+    sb_init(&sb);
+    int rc = 0;
+    if (ctx->target == MI_DEV_CUDA)
+        for (int p = 0; p < k->n && rc == 0; p++) rc = cu_emit_kernel(ctx, s, &s->groups[s->order[k->first + p]], &sb);
+    else rc = cg_emit_kernel(ctx, s, k, &sb);
+    if (rc < 0) {
+        mi_clear_err(ctx);
+        sb_free(&sb);
+        return NULL;
+    }
+    return sb_take(&sb);
+}
+
+int codegen_reuse_kernels(MiCtx *ctx, Schedule *s) {
+    int linked = 0;
+    for (int i = 0; i < s->nbranches; i++)
+        for (int b = 0; b < 2; b++)
+            if (s->branches[i].s[b]) linked += codegen_reuse_kernels(ctx, s->branches[i].s[b]);
+    char **canon = mi_xcalloc((size_t)s->nkernels + 1, sizeof(char *));
+    for (int k = 0; k < s->nkernels; k++) {
+        SchedKernel *kn = &s->kernels[k];
+        kn->same_as = -1;
+        if (kn->is_extern || kn->combo) continue;   /* a combo kernel is emitted whole (cu_emit_combo) */
+        char *src = kernel_source(ctx, s, kn);
+        if (!src) continue;
+        canon[k] = canonical(s->ir, src, kn->name);
+        free(src);
+        for (int j = 0; j < k && kn->same_as < 0; j++)
+            if (canon[j] && s->kernels[j].same_as < 0 && !strcmp(canon[j], canon[k])) kn->same_as = j;
+        linked += kn->same_as >= 0;
+    }
+    for (int k = 0; k < s->nkernels; k++) free(canon[k]);
+    free(canon);
+    sched_name_kernels(s);
+    return linked;
+}
+
+int codegen_num_definitions(const Schedule *s) {
+    int n = 0;
+    for (int k = 0; k < s->nkernels; k++) n += !s->kernels[k].is_extern && s->kernels[k].same_as < 0;
+    for (int i = 0; i < s->nbranches; i++)
+        for (int b = 0; b < 2; b++)
+            if (s->branches[i].s[b]) n += codegen_num_definitions(s->branches[i].s[b]);
+    return n;
+}
