@@ -12,7 +12,8 @@
  *     buffers;
  *   - sdpa_constraint: the CPU flash attention's logsumexp (strides (L*H, 1, H)) is copied into
  *     contiguous order before the backward takes it, and the attention's results take the
- *     layouts of the graph's annotations (the backward's grads are outputs as they are). */
+ *     layouts of the graph's annotations (the backward's grads are outputs as they are); a
+ *     view of a pending value is copied into the annotation's stride order. */
 #include "tap.h"
 #include "support/shell_harness.h"
 
@@ -90,6 +91,20 @@ static void sdpa_layouts(const ShellEnv *env) {
     sh_result_free(&r);
 }
 
+/* a permuted view of a pending add handed to the attention: a generic View in Inductor (no
+ * storage and layout), so require_stride_order copies it (the add inlined into the copy) in the
+ * annotation's stride order; the attention's result keeps that annotation's strides */
+static void sdpa_view_of_pending(const ShellEnv *env) {
+    ShResult r = run(env, NULL, "sdpa_view_of_pending.py", "inputs random; lower; sched; codegen; exec");
+    ok(sh_has_line(&r, "  buf0     Pointwise      f32[1, 2, 4, 4]      origins: _scaled_dot_product_flash_attention_for_cpu permute add"),
+       "the query is one copy kernel computing add through the permute");
+    ok(sh_has_line(&r, "        const int64_t sq[4] = {32LL, 4LL, 8LL, 1LL};"), "in the stride order of the permute's annotation (32, 4, 8, 1)");
+    ok(sh_has_line(&r, "  buf1     ExternKernel   f32[1, 2, 4, 4]      origins: _scaled_dot_product_flash_attention_for_cpu  -> output 0"),
+       "the attention writes the output in its annotated layout: no clone");
+    ok(sh_has_line(&r, "exec: ok"), "the compiled module agrees with the interpreter");
+    sh_result_free(&r);
+}
+
 int main(void) {
     ShellEnv env;
     if (sh_init(&env, "minductor_externXXXXXX") < 0) return 0;
@@ -97,6 +112,7 @@ int main(void) {
     bmm_cpu_rules(&env);
     kernel_reuse(&env);
     sdpa_layouts(&env);
+    sdpa_view_of_pending(&env);
     sh_cleanup(&env);
     return done_testing();
 }

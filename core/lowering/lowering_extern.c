@@ -139,28 +139,38 @@ static int lower_matmul(Lower *L, const Node *n, int arg) {
 
 /* ---- sdpa_constraint (lowering.py): the attention kernels' argument layouts ---- */
 
-/* ir.get_stride_order: order[d] = rank of stride d among the strides (0: the smallest). */
-static void stride_order_of(Expr *const *stride, int nd, int *order) {
+/* Compare two strides: -1 when a < b, 1 when a > b, 0 when equal, 2 when not decidable
+ * (symbolic sizes are >= 1: 8*s27 < 48*s27; s27 against 8 is not decided). */
+static int stride_cmp(Lower *L, Expr *a, Expr *b) {
+    int64_t x, y, lo, hi;
+    if (sym_is_int(a, &x) && sym_is_int(b, &y)) return (x > y) - (x < y);
+    if (a == b) return 0;
+    sym_bound(sym_sub(L->s, b, a), NULL, 0, &lo, &hi);
+    return lo > 0 ? -1 : hi < 0 ? 1 : lo == 0 && hi == 0 ? 0 : 2;
+}
+
+/* ir.get_stride_order: order[d] = rank of stride d among the strides (0: the smallest; ties by
+ * position as a stable argsort, undecidable pairs as contiguous: the later dim smaller). */
+static void stride_order_of(Lower *L, Expr *const *stride, int nd, int *order) {
     for (int d = 0; d < nd; d++) {
-        int64_t a, b, r = 0;
-        bool ka = sym_is_int(stride[d], &a);
+        int r = 0;
         for (int e = 0; e < nd; e++) {
-            bool kb = sym_is_int(stride[e], &b);
-            if (e != d && ka && kb && (b < a || (b == a && e < d))) r++;
+            int c = e == d ? 0 : stride_cmp(L, stride[e], stride[d]);
+            r += c < 0 || (c == 0 && e < d) || (c == 2 && e > d);
         }
-        order[d] = ka ? (int)r : nd - 1 - d;   /* symbolic: as contiguous */
+        order[d] = r;
     }
 }
 
-/* Layout.is_stride_ordered: ignoring size-1 dims, the strides ascend in `order`'s ranks (false
- * when a stride is symbolic). */
-static bool is_stride_ordered(const Layout *l, const int *order) {
+/* Layout.is_stride_ordered: ignoring size-1 dims, the strides ascend in `order`'s ranks (a pair
+ * it cannot decide counts as in order). */
+static bool is_stride_ordered(Lower *L, const Layout *l, const int *order) {
     for (int a = 0; a < l->ndim; a++)
         for (int b = 0; b < l->ndim; b++) {
-            int64_t sa, sb, one;
+            int64_t one;
             if (order[a] >= order[b] || (sym_is_int(l->size[a], &one) && one == 1) || (sym_is_int(l->size[b], &one) && one == 1))
                 continue;
-            if (!sym_is_int(l->stride[a], &sa) || !sym_is_int(l->stride[b], &sb) || sa > sb) return false;
+            if (stride_cmp(L, l->stride[a], l->stride[b]) == 1) return false;
         }
     return true;
 }
@@ -168,7 +178,8 @@ static bool is_stride_ordered(const Layout *l, const int *order) {
 /* ExternKernel.require_stride_order(t, order) as argument *a: a strided view of a realized buffer
  * that is already in that order is passed as it is; a pending value is realized straight into
  * that order (FlexibleLayout.stride_ordered: the dim of rank 0 gets stride 1, the next its size,
- * ...); anything else is copied into such a buffer by one more kernel. */
+ * ...); a view of a pending value (a generic View in Inductor) and a strided view out of that
+ * order are copied into such a buffer by one more kernel. */
 static void require_stride_order(Lower *L, IrTBox *t, const int *order, ExternArg *a) {
     Layout l = layout_contiguous(L->m, t->dtype, L->dev, t->ndim, t->size);
     Expr *next = sym_int(L->s, 1);
@@ -181,8 +192,14 @@ static void require_stride_order(Lower *L, IrTBox *t, const int *order, ExternAr
         a->view = a->buf->layout;
         return;
     }
+    if (t->is_view && t->view_of && !t->view_of->buf) {   /* a view of a pending value: not a
+        storage and layout (a generic View, no ReinterpretView): copy_input, the value inlined */
+        a->buf = lw_realize(L, copy_storage(L, t), &l);
+        a->view = a->buf->layout;
+        return;
+    }
     lw_extern_arg(L, t, a);
-    if (is_stride_ordered(&a->view, order)) return;
+    if (is_stride_ordered(L, &a->view, order)) return;
     IrStorage *sb = copy_storage(L, t);
     if (a->buf) l.device = a->buf->layout.device;
     a->buf = lw_realize(L, sb, &l);
@@ -200,7 +217,7 @@ static void require_stride_order(Lower *L, IrTBox *t, const int *order, ExternAr
 static void sdpa_constraint(Lower *L, const Node *n, int idx, IrTBox *t, const Node *fx, ExternArg *a) {
     if (!fx || !fx->has_meta || fx->meta.ndim != t->ndim || t->ndim == 0 || t->ndim > MI_MAX_DIMS) { lw_extern_arg(L, t, a); return; }
     int nd = t->ndim, order[MI_MAX_DIMS];
-    stride_order_of(fx->meta.stride, nd, order);
+    stride_order_of(L, fx->meta.stride, nd, order);
     if (order[nd - 1] != 0)
         for (int d = 0; d < nd; d++) order[d] = nd - 1 - d;
     if (!strcmp(n->target, "aten._scaled_dot_product_efficient_attention_backward.default") && (idx == 0 || idx == 5) && nd == 4) {
