@@ -194,6 +194,8 @@ static int lower_index_select(Lower *L, const Node *n, int arg) {
     int xnd;
     Expr *xs[MI_MAX_DIMS], *os[MI_MAX_DIMS];
     shape_of(L, x, &xnd, xs);
+    if (xnd == 0 && (dim == 0 || dim == -1))   /* refs: a 0-d self is an element of R^1; the only valid index is 0 */
+        return lw_set_pointwise(L, n, loader_of(L, x), x->dtype, 3);
     if (dim < 0) dim += xnd;
     if (dim < 0 || dim >= xnd) return lw_err(L, n, "index_select: dim %lld out of range", (long long)dim);
     if (idx->dtype != DT_I64 && idx->dtype != DT_I32) return lw_err(L, n, "index_select: index must be int64 or int32");

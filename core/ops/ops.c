@@ -32,6 +32,7 @@ static const struct { const OpDef *rows; const int *n; } families[] = {
     {ops_decomp_reduce_table, &ops_decomp_reduce_count},
     {ops_decomp_nn_table, &ops_decomp_nn_count},
     {ops_decomp_foreach_table, &ops_decomp_foreach_count},
+    {ops_decomp_range_table, &ops_decomp_range_count},
 };
 #define NFAM ((int)(sizeof families / sizeof families[0]))
 

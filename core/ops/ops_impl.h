@@ -129,6 +129,7 @@ extern const OpDef ops_decomp_shape_table[];     extern const int ops_decomp_sha
 extern const OpDef ops_decomp_reduce_table[];    extern const int ops_decomp_reduce_count;
 extern const OpDef ops_decomp_nn_table[];        extern const int ops_decomp_nn_count;
 extern const OpDef ops_decomp_foreach_table[];   extern const int ops_decomp_foreach_count;
+extern const OpDef ops_decomp_range_table[];     extern const int ops_decomp_range_count;
 
 /* complex math of the elementwise ops (core/ops/ops_complex.c): the element function of op (a
  * registry name; NULL when op has no complex math), and whether its result is real (abs) */

@@ -146,12 +146,58 @@ done:
 typedef struct AdvIndex {
     TensorMeta *x;
     TensorMeta *idx[MI_MAX_DIMS];   /* NULL = full slice */
+    Tensor *it[MI_MAX_DIMS];        /* eval mode: the index tensors (borrowed or in own[]) */
+    Tensor *own[MI_MAX_DIMS];       /* eval mode: long indices made from boolean masks */
     int nidx;
     Expr *bshape[MI_MAX_DIMS];
     int nb;
     bool adjacent;
+    bool has_mask;                  /* a boolean mask index: the indexed shape depends on the data */
     int first;                      /* position of the first index tensor */
 } AdvIndex;
+
+static void adv_free(AdvIndex *ai) {
+    for (int k = 0; k < MI_MAX_DIMS; k++) { tensor_unref(ai->own[k]); ai->own[k] = NULL; }
+}
+
+/* A boolean (or uint8) mask index over dims d..d+m-1 of x stands for the m long index tensors
+ * of mask.nonzero() (ATen's expandTensors): x[mask] == x[mask.nonzero().unbind(1)]. Eval mode
+ * fills ai->it[d..d+m) with them; from a graph node the count is unknown (an unbacked size),
+ * so their metas get the size `count`. Example: mask [T, F, T] over a [3, 2] x -> one index
+ * [0, 2], the result [2, 2]. */
+static int adv_mask(ShapeArgs *sa, AdvIndex *ai, Tensor *mask, TensorMeta *mm, int d) {
+    int m = mm->ndim ? mm->ndim : 1;
+    if (d + m > ai->x->ndim) return sa_err(sa, "too many indices for tensor of dimension %d", ai->x->ndim);
+    for (int j = 0; j < mm->ndim; j++)
+        if (ex_cmp(sa, mm->size[j], ai->x->size[d + j]) != 0)
+            return sa_err(sa, "The shape of the mask at index %d does not match the shape of the indexed tensor at index %d", j, d + j);
+    int64_t cnt = 0, n = mask ? tensor_numel(mask) : 0;
+    for (int64_t e = 0; e < n; e++) cnt += tensor_get_i(mask, e) != 0;
+    Expr *count = sa->eval ? sym_int(sa->sym, cnt) : sym_symbol(sa->sym, "u0");
+    for (int j = 0; j < m; j++) {
+        TensorMeta *im = arena_alloc(sa->arena, sizeof *im);
+        meta_alloc(sa, im, DT_I64, 1, mm->device);
+        im->size[0] = count;
+        meta_contiguous_strides(sa, im);
+        ai->idx[d + j] = im;
+        if (!sa->eval) continue;
+        Tensor *t = tensor_new(sa->ctx, DT_I64, 1, &cnt);
+        if (!t) return sa_err(sa, "out of memory");
+        ai->own[d + j] = ai->it[d + j] = t;
+    }
+    if (!sa->eval) return 0;
+    for (int64_t e = 0, k = 0; e < n; e++) {
+        if (!tensor_get_i(mask, e)) continue;
+        int64_t rem = e;
+        for (int j = m - 1; j >= 0; j--) {
+            int64_t sz = mm->ndim ? mask->size[j] : 1;
+            tensor_set_f(ai->it[d + j], k, (double)(rem % sz));
+            rem /= sz;
+        }
+        k++;
+    }
+    return 0;
+}
 
 static int adv_parse(ShapeArgs *sa, ArgRef self, ArgRef list, AdvIndex *ai) {
     memset(ai, 0, sizeof *ai);
@@ -159,23 +205,38 @@ static int adv_parse(ShapeArgs *sa, ArgRef self, ArgRef list, AdvIndex *ai) {
     int len = arg_list_len(list);
     if (len < 0) return sa_err(sa, "argument 'indices' must be a list");
     if (len > ai->x->ndim) return sa_err(sa, "too many indices (%d) for a tensor of rank %d", len, ai->x->ndim);
-    int last = -1, count = 0;
+    int last = -1, count = 0, d = 0;
     ai->first = -1;
-    for (int k = 0; k < len; k++) {
+    for (int k = 0; k < len; k++, d++) {
         ArgRef it = arg_item(list, k);
         if (!arg_present(it)) continue;
-        if (sa_tensor(sa, it, "indices", &ai->idx[k])) return -1;
-        DType dt = ai->idx[k]->dtype;
-        if (dt == DT_BOOL || dt == DT_U8) return sa_err(sa, "boolean mask indices are data-dependent; not supported");
-        if (!dtype_is_int(dt)) return sa_err(sa, "indices must be integer tensors, got %s", dtype_abbrev(dt));
-        if (ai->first < 0) ai->first = k;
-        last = k;
+        TensorMeta *im;
+        if (sa_tensor(sa, it, "indices", &im)) return -1;
+        DType dt = im->dtype;
+        if (d >= MI_MAX_DIMS) return sa_err(sa, "too many indices");
+        if (dt == DT_BOOL || dt == DT_U8) {
+            if (adv_mask(sa, ai, sa->eval ? ev_tensor(it) : NULL, im, d)) { adv_free(ai); return -1; }
+            ai->has_mask = true;
+            int m = im->ndim ? im->ndim : 1;
+            if (ai->first < 0) ai->first = d;
+            last = d + m - 1;
+            count += m;
+            d += m - 1;
+            continue;
+        }
+        if (!dtype_is_int(dt)) { adv_free(ai); return sa_err(sa, "indices must be integer tensors, got %s", dtype_abbrev(dt)); }
+        ai->idx[d] = im;
+        if (sa->eval) ai->it[d] = ev_tensor(it);
+        if (ai->first < 0) ai->first = d;
+        last = d;
         count++;
     }
-    ai->nidx = len;
+    ai->nidx = d;
+    if (d > ai->x->ndim) { adv_free(ai); return sa_err(sa, "too many indices (%d) for a tensor of rank %d", d, ai->x->ndim); }
     if (count == 0) return sa_err(sa, "at least one index tensor is required");
     ai->adjacent = last - ai->first + 1 == count;
-    return sa_broadcast(sa, ai->idx, len, ai->bshape, &ai->nb);
+    if (sa_broadcast(sa, ai->idx, d, ai->bshape, &ai->nb)) { adv_free(ai); return -1; }
+    return 0;
 }
 
 /* result dims: list of (source dim or -1 for broadcast-index dims) */
@@ -204,19 +265,19 @@ static int shape_index(ShapeArgs *sa, TensorMeta *out, int *nout) {
     AdvIndex ai;
     *nout = 1;
     if (adv_parse(sa, sa_arg(sa, 0, "self"), sa_arg(sa, 1, "indices"), &ai)) return -1;
+    adv_free(&ai);
+    if (ai.has_mask && !sa->eval && sa->node && sa->node->has_meta) {   /* data-dependent: the traced size */
+        meta_copy(sa, out, &sa->node->meta);
+        return 0;
+    }
     return adv_result(sa, &ai, out, ai.x->dtype);
 }
 
 /* Visit every indexed element: fn(result linear index, source storage position). */
 typedef int (*AdvVisit)(void *ud, int64_t r, int64_t pos);
 
-static int adv_walk(ShapeArgs *sa, Tensor *x, ArgRef list, int nidx, bool adjacent, int first, const int64_t *rsize, int rank,
+static int adv_walk(ShapeArgs *sa, Tensor *x, Tensor *const *it, int nidx, bool adjacent, int first, const int64_t *rsize, int rank,
                     int nb, AdvVisit fn, void *ud) {
-    Tensor *it[MI_MAX_DIMS] = {0};
-    for (int k = 0; k < nidx; k++) {
-        ArgRef a = arg_item(list, k);
-        if (arg_present(a)) it[k] = ev_tensor(a);
-    }
     int64_t total = 1;
     for (int i = 0; i < rank; i++) total *= rsize[i];
     int bstart = adjacent ? first : 0;
@@ -271,14 +332,16 @@ static int index_eval(const OpCall *c, IValue *out) {
     int n, rc = -1;
     Tensor *o = NULL;
     if (ev_shape(&sa, &m, &n) || !(o = ev_new(&sa, &m))) goto done;
+    memset(&ai, 0, sizeof ai);
     if (adv_parse(&sa, sa_arg(&sa, 0, "self"), sa_arg(&sa, 1, "indices"), &ai)) goto done;
     IdxCopy ic = {ev_tensor(sa_arg(&sa, 0, "self")), o, NULL, false, NULL};
-    if (adv_walk(&sa, ic.x, sa_arg(&sa, 1, "indices"), ai.nidx, ai.adjacent, ai.first, o->size, o->ndim, ai.nb, visit_gather, &ic))
+    if (adv_walk(&sa, ic.x, ai.it, ai.nidx, ai.adjacent, ai.first, o->size, o->ndim, ai.nb, visit_gather, &ic))
         goto done;
     ev_out_tensor(out, o);
     o = NULL;
     rc = 0;
 done:
+    adv_free(&ai);
     tensor_unref(o);
     ev_end(&sa);
     return rc;
@@ -297,8 +360,11 @@ static int shape_like_self(ShapeArgs *sa, TensorMeta *out, int *nout) {
 static int shape_index_put(ShapeArgs *sa, TensorMeta *out, int *nout) {
     AdvIndex ai;
     TensorMeta *v, rm;
-    if (adv_parse(sa, sa_arg(sa, 0, "self"), sa_arg(sa, 1, "indices"), &ai) ||
-        sa_tensor(sa, sa_arg(sa, 2, "values"), "values", &v) || adv_result(sa, &ai, &rm, ai.x->dtype)) return -1;
+    if (adv_parse(sa, sa_arg(sa, 0, "self"), sa_arg(sa, 1, "indices"), &ai)) return -1;
+    adv_free(&ai);
+    if (sa_tensor(sa, sa_arg(sa, 2, "values"), "values", &v)) return -1;
+    if (ai.has_mask && !sa->eval) return shape_like_self(sa, out, nout);   /* the indexed count is known at run time */
+    if (adv_result(sa, &ai, &rm, ai.x->dtype)) return -1;
     TensorMeta *ins[2] = {&rm, v};
     Expr *size[MI_MAX_DIMS];
     int nd;
@@ -328,12 +394,13 @@ static int index_put_eval(const OpCall *c, IValue *out) {
     int n, rc = -1;
     Tensor *o = NULL, *vb = NULL;
     int64_t *vpos = NULL;
-    bool inplace = c->op->flags & OPF_INPLACE;
+    bool inplace = c->op->flags & OPF_INPLACE, parsed = false;
     Tensor *x = ev_tensor(sa_arg(&sa, 0, "self"));
     if (ev_shape(&sa, &m, &n)) goto done;
     if (inplace) o = tensor_ref(x);
     else if (!(o = ev_new(&sa, &m)) || tensor_copy_into(c->ctx, o, x)) goto done;
     if (adv_parse(&sa, sa_arg(&sa, 0, "self"), sa_arg(&sa, 1, "indices"), &ai) || adv_result(&sa, &ai, &rm, o->dtype)) goto done;
+    parsed = true;
     if (!(vb = ev_new(&sa, &rm)) || tensor_copy_into(c->ctx, vb, ev_tensor(sa_arg(&sa, 2, "values")))) {
         sa_err(&sa, "values: %s", c->ctx->err.msg);
         goto done;
@@ -344,12 +411,13 @@ static int index_put_eval(const OpCall *c, IValue *out) {
     for (int64_t i = 0; i < total; i++) vpos[i] = tensor_pos(vb, i);
     IdxCopy ic = {o, o, vb, arg_bool(sa_arg(&sa, 3, "accumulate"), false), vpos};
     /* walk positions in o (same layout semantics as self) */
-    if (adv_walk(&sa, o, sa_arg(&sa, 1, "indices"), ai.nidx, ai.adjacent, ai.first, vb->size, vb->ndim, ai.nb, visit_put, &ic))
+    if (adv_walk(&sa, o, ai.it, ai.nidx, ai.adjacent, ai.first, vb->size, vb->ndim, ai.nb, visit_put, &ic))
         goto done;
     ev_out_tensor(out, o);
     o = NULL;
     rc = 0;
 done:
+    if (parsed) adv_free(&ai);
     tensor_unref(o);
     tensor_unref(vb);
     free(vpos);
@@ -478,7 +546,7 @@ static int shape_index_select(ShapeArgs *sa, TensorMeta *out, int *nout) {
     *nout = 1;
     if (sa_tensor(sa, sa_arg(sa, 0, "self"), "self", &x) || sa_const_int(sa, sa_arg(sa, 1, "dim"), "dim", &dim) ||
         sa_tensor(sa, sa_arg(sa, 2, "index"), "index", &idx)) return -1;
-    if (sa_dim(sa, dim, x->ndim, &dim)) return -1;
+    if (sa_dim(sa, dim, x->ndim ? x->ndim : 1, &dim)) return -1;   /* a 0-d self is seen as [1] (ATen wraps 0-d dims) */
     if (idx->ndim > 1) return sa_err(sa, "index must be 0-D or 1-D");
     if (idx->dtype != DT_I64 && idx->dtype != DT_I32)   /* ATen: "Expected dtype int32/int64 for index" */
         return sa_err(sa, "index must be int64 or int32, not %s", dtype_abbrev(idx->dtype));
@@ -514,7 +582,7 @@ static int take_eval(const OpCall *c, IValue *out) {
     Tensor *x = ev_tensor(sa_arg(&sa, 0, NULL)), *idx = ev_tensor(sa_arg(&sa, emb ? 1 : 2, NULL));
     int64_t dim = 0;
     if (!emb) { sa_const_int(&sa, sa_arg(&sa, 1, "dim"), "dim", &dim); if (dim < 0) dim += x->ndim; }
-    int64_t ni = tensor_numel(idx), dsize = x->size[dim];
+    int64_t ni = tensor_numel(idx), dsize = x->ndim ? x->size[dim] : 1;   /* 0-d self: one element, index 0 */
     int64_t total = tensor_numel(o);
     /* o viewed as [outer, ni, inner] over x's [outer, dsize, inner] */
     int64_t inner = 1, outer = 1;
