@@ -123,6 +123,7 @@ extern const OpDef ops_scatter_table[];   extern const int ops_scatter_count;
 extern const OpDef ops_embedding_bag_table[]; extern const int ops_embedding_bag_count;
 extern const OpDef ops_weight_norm_table[];   extern const int ops_weight_norm_count;
 extern const OpDef ops_rnn_cell_table[];      extern const int ops_rnn_cell_count;
+extern const OpDef ops_sample_table[];    extern const int ops_sample_count;
 /* ops implemented by their decomposition (core/ops/decomp_*.c, see decomp.h) */
 extern const OpDef ops_decomp_pointwise_table[]; extern const int ops_decomp_pointwise_count;
 extern const OpDef ops_decomp_shape_table[];     extern const int ops_decomp_shape_count;
@@ -137,6 +138,10 @@ typedef struct MiCx { double re, im; } MiCx;
 typedef MiCx (*ComplexFn)(const MiCx *z, int nin, double alpha);
 ComplexFn complex_pointwise_fn(const char *op);
 bool complex_to_real(const char *op);
+
+/* grid_sampler's compute_source_index (core/ops/ops_pool.c): grid coordinate c in [-1, 1] to a
+ * pixel coordinate of a dim of `size`, with padding 0 zeros / 1 border / 2 reflection */
+double grid_coord(double c, int64_t size, int pad, bool align);
 
 /* generic infer_meta used by every row: runs row->shape on the node's arguments */
 int op_infer_generic(MiCtx *ctx, Graph *g, const Node *n, TensorMeta *out, int *nout);

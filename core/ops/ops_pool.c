@@ -467,7 +467,7 @@ static double grid_pad(double c, int64_t size, int pad, bool align) {
     }
     return c;
 }
-static double grid_coord(double c, int64_t size, int pad, bool align) { return grid_pad(grid_unnormalize(c, size, align), size, pad, align); }
+double grid_coord(double c, int64_t size, int pad, bool align) { return grid_pad(grid_unnormalize(c, size, align), size, pad, align); }
 static double grid_at(const Tensor *x, int64_t n, int64_t ch, int64_t y, int64_t xx, int pad) {
     int64_t H = x->size[2], W = x->size[3];
     if (pad != 0) { if (y < 0) y = 0; if (y >= H) y = H - 1; if (xx < 0) xx = 0; if (xx >= W) xx = W - 1; }
