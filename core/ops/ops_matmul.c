@@ -1,5 +1,5 @@
 /* ops_matmul.c — the extern-kernel family: mm, addmm, bmm, baddbmm and CPU flash attention
- * (aten._scaled_dot_product_flash_attention_for_cpu). Matrix products go to cblas_sgemm /
+ * (aten._scaled_dot_product_flash_attention_for_cpu), and _trilinear (bilinear's contraction). Matrix products go to cblas_sgemm /
  * cblas_dgemm when configure found a CBLAS (HAVE_CBLAS), otherwise to a plain blocked loop
  * that accumulates in double. */
 #include "ops/ops_impl.h"
@@ -157,10 +157,117 @@ done:
     return rc;
 }
 
+/* ---- _trilinear (nn.functional.bilinear) ---- */
+
+/* _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim) (ATen Linear.cpp):
+ * each input gets size-1 dims inserted at its expand positions, so all three span total_dim =
+ * i1.dim() + len(expand1) dims; the result is sum over `sumdim` of i1 * i2 * i3, the summed dims
+ * dropped. bilinear(x1 [B, I], x2 [B, J], W [O, I, J]) is _trilinear(x1, W, x2, [1, 3], [0],
+ * [1, 2], [2, 3]): out[b, o] = sum_ij x1[b, i] W[o, i, j] x2[b, j].
+ * TriMap: for each input and total dim, the input's own dim or -1 where it was expanded. */
+typedef struct TriMap { int total; int own[3][MI_MAX_DIMS]; bool sum[MI_MAX_DIMS]; int64_t size[MI_MAX_DIMS]; } TriMap;
+
+static int tri_map(ShapeArgs *sa, TensorMeta **in, TriMap *tm) {
+    int64_t ex[3][MI_MAX_DIMS], sd[MI_MAX_DIMS];
+    int nex[3], nsd;
+    static const char *names[3] = {"expand1", "expand2", "expand3"};
+    memset(tm, 0, sizeof *tm);
+    for (int k = 0; k < 3; k++)
+        if (sa_const_int_list(sa, sa_arg(sa, 3 + k, names[k]), names[k], ex[k], &nex[k], MI_MAX_DIMS)) return -1;
+    if (sa_const_int_list(sa, sa_arg(sa, 6, "sumdim"), "sumdim", sd, &nsd, MI_MAX_DIMS)) return -1;
+    int total = in[0]->ndim + nex[0];
+    if (total > MI_MAX_DIMS) return sa_err(sa, "too many dimensions");
+    tm->total = total;
+    for (int k = 0; k < 3; k++) {
+        if (in[k]->ndim + nex[k] != total) return sa_err(sa, "number of dimensions of input %d plus %s must be %d", k + 1, names[k], total);
+        bool e[MI_MAX_DIMS] = {0};
+        for (int j = 0; j < nex[k]; j++) {
+            if (ex[k][j] < 0 || ex[k][j] >= total || e[ex[k][j]]) return sa_err(sa, "%s has an invalid or repeated dim", names[k]);
+            e[ex[k][j]] = true;
+        }
+        for (int i = 0, d = 0; i < total; i++) tm->own[k][i] = e[i] ? -1 : d++;
+    }
+    for (int j = 0; j < nsd; j++) {
+        if (sd[j] < 0 || sd[j] >= total) return sa_err(sa, "sumdim %lld out of range", (long long)sd[j]);
+        tm->sum[sd[j]] = true;
+    }
+    for (int i = 0; i < total; i++) {
+        tm->size[i] = 1;
+        bool set = false;
+        for (int k = 0; k < 3; k++) {
+            int d = tm->own[k][i];
+            if (d < 0) continue;
+            int64_t v;
+            if (!sym_is_int(in[k]->size[d], &v)) return sa_err(sa, "symbolic sizes are not supported");
+            if (set && v != tm->size[i]) return sa_err(sa, "inputs disagree in size at dim %d (%lld and %lld)", i, (long long)tm->size[i], (long long)v);
+            tm->size[i] = v;
+            set = true;
+        }
+    }
+    return 0;
+}
+
+static int shape_trilinear(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    TensorMeta *in[3];
+    TriMap tm;
+    *nout = 1;
+    for (int k = 0; k < 3; k++)
+        if (sa_tensor(sa, sa_arg(sa, k, k == 0 ? "i1" : k == 1 ? "i2" : "i3"), "input", &in[k])) return -1;
+    if (in[1]->dtype != in[0]->dtype || in[2]->dtype != in[0]->dtype) return sa_err(sa, "expected i1, i2 and i3 to have the same dtype");
+    if (tri_map(sa, in, &tm)) return -1;
+    int nd = 0;
+    for (int i = 0; i < tm.total; i++) nd += !tm.sum[i];
+    meta_alloc(sa, out, in[0]->dtype, nd, in[0]->device);
+    for (int i = 0, j = 0; i < tm.total; i++) if (!tm.sum[i]) out->size[j++] = sym_int(sa->sym, tm.size[i]);
+    meta_contiguous_strides(sa, out);
+    return 0;
+}
+
+/* the reference: every (output, summed) index of the total_dim space, products summed in double */
+static int trilinear_eval(const OpCall *c, IValue *out) {
+    ShapeArgs sa;
+    sa_from_call(&sa, c);
+    TensorMeta m, *in[3];
+    TriMap tm;
+    int n, rc = -1;
+    Tensor *o = NULL, *t[3];
+    if (ev_shape(&sa, &m, &n) || !(o = ev_new(&sa, &m))) goto done;
+    for (int k = 0; k < 3; k++) { t[k] = ev_tensor(sa_arg(&sa, k, NULL)); sa_tensor(&sa, sa_arg(&sa, k, NULL), "input", &in[k]); }
+    if (tri_map(&sa, in, &tm)) goto done;
+    int64_t nout = tensor_numel(o), nsum = 1;
+    for (int i = 0; i < tm.total; i++) if (tm.sum[i]) nsum *= tm.size[i];
+    for (int64_t q = 0; q < nout; q++) {
+        double acc = 0;
+        for (int64_t r = 0; r < nsum; r++) {
+            int64_t idx[MI_MAX_DIMS], qq = q, rr = r;
+            for (int i = tm.total - 1; i >= 0; i--) {
+                if (tm.sum[i]) { idx[i] = rr % tm.size[i]; rr /= tm.size[i]; }
+                else { idx[i] = qq % tm.size[i]; qq /= tm.size[i]; }
+            }
+            double prod = 1;
+            for (int k = 0; k < 3; k++) {
+                int64_t lin = 0;
+                for (int i = 0; i < tm.total; i++) if (tm.own[k][i] >= 0) lin = lin * t[k]->size[tm.own[k][i]] + idx[i];
+                prod *= tensor_get_f(t[k], lin);
+            }
+            acc += prod;
+        }
+        tensor_set_f(o, q, acc);
+    }
+    ev_out_tensor(out, o);
+    o = NULL;
+    rc = 0;
+done:
+    tensor_unref(o);
+    ev_end(&sa);
+    return rc;
+}
+
 const OpDef ops_matmul_table[] = {
     {"aten.mm.default", OPF_EXTERN, op_infer_generic, mm_eval, "matrix product [n,k] @ [k,m]", shape_mm, NULL},
     {"aten.addmm.default", OPF_EXTERN, op_infer_generic, mm_eval, "beta * self + alpha * (mat1 @ mat2)", shape_addmm, NULL},
     {"aten.bmm.default", OPF_EXTERN, op_infer_generic, mm_eval, "batched matrix product [b,n,k] @ [b,k,m]", shape_bmm, NULL},
     {"aten.baddbmm.default", OPF_EXTERN, op_infer_generic, mm_eval, "beta * self + alpha * (batch1 @ batch2)", shape_baddbmm, NULL},
+    {"aten._trilinear.default", 0, op_infer_generic, trilinear_eval, "sum over sumdim of i1 * i2 * i3 after inserting the expand dims (bilinear)", shape_trilinear, NULL},
 };
 const int ops_matmul_count = sizeof ops_matmul_table / sizeof ops_matmul_table[0];
