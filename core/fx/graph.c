@@ -216,6 +216,37 @@ Node *graph_output(const Graph *g) {
     return NULL;
 }
 
+static int count_leaves(const Value *v) {
+    if (v->kind != V_LIST && v->kind != V_TUPLE) return 1;
+    int n = 0;
+    for (int k = 0; k < v->list.n; k++) n += count_leaves(&v->list.items[k]);
+    return n;
+}
+static void put_leaves(const Value *v, Value *out, int *at) {
+    if (v->kind != V_LIST && v->kind != V_TUPLE) { out[(*at)++] = *v; return; }
+    for (int k = 0; k < v->list.n; k++) put_leaves(&v->list.items[k], out, at);
+}
+
+/* The graph's results as pytree leaves: `return (a, (b, c))` gives a, b, c, as the compiled
+ * callable of PyTorch returns them flattened. A flat return is the output node's own list;
+ * a nested one is flattened into g's arena. */
+const Value *graph_output_flat(const Graph *g, int *n) {
+    const Node *o = graph_output(g);
+    *n = 0;
+    if (!o || !o->nargs) return NULL;
+    const Value *r = &o->args[0];
+    if (o->nargs != 1) { *n = o->nargs; return o->args; }
+    if (r->kind != V_LIST && r->kind != V_TUPLE) { *n = 1; return r; }
+    bool nested = false;
+    for (int k = 0; k < r->list.n; k++) nested |= r->list.items[k].kind == V_LIST || r->list.items[k].kind == V_TUPLE;
+    if (!nested) { *n = r->list.n; return r->list.items; }
+    int cnt = count_leaves(r), at = 0;
+    Value *flat = arena_alloc(&((Graph *)g)->arena, (size_t)(cnt ? cnt : 1) * sizeof *flat);
+    put_leaves(r, flat, &at);
+    *n = cnt;
+    return flat;
+}
+
 int graph_num_placeholders(const Graph *g) {
     int c = 0;
     for (int i = 0; i < g->n; i++) c += g->nodes[i]->kind == N_PLACEHOLDER;

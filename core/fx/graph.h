@@ -136,6 +136,8 @@ int graph_replace_all_uses(Graph *g, Node *from, Node *to);
 const char *graph_unique_name(Graph *g, const char *base);
 Node *graph_find(const Graph *g, const char *name);
 Node *graph_output(const Graph *g);
+/* the output node's values flattened as pytree leaves (`return (a, (b, c))` -> a, b, c); *n of them */
+const Value *graph_output_flat(const Graph *g, int *n);
 int graph_num_placeholders(const Graph *g);
 Node *graph_placeholder(const Graph *g, int i);  /* i-th placeholder */
 Graph *graph_subgraph(const Graph *g, const char *name);

@@ -193,11 +193,9 @@ static void add_syms_of(IrModule *m, const Expr *e) {
 
 static int lower_output(Lower *L, const Node *out) {
     IrModule *m = L->m;
-    const Value *v = out->nargs ? &out->args[0] : NULL;
     int nout = 0;
-    const Value *items = v;
-    if (v && (v->kind == V_TUPLE || v->kind == V_LIST)) { nout = v->list.n; items = v->list.items; }
-    else if (v) nout = 1;
+    const Value *items = graph_output_flat(L->g, &nout);   /* a nested return is flattened (pytree) */
+    (void)out;
     m->noutputs = nout;
     m->outputs = mi_xcalloc(nout ? nout : 1, sizeof(Buffer *));
     m->out_views = mi_xcalloc(nout ? nout : 1, sizeof(Layout *));

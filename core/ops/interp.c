@@ -329,13 +329,10 @@ static int run_graph(MiCtx *ctx, const Graph *g, IValue *inputs, int ninputs, IV
     if (rc == 0 && out_pos < 0) rc = mi_err(ctx, g->source, 0, 0, "graph has no output node");
     if (rc == 0) {
         const Node *o = g->nodes[out_pos];
-        const Value *r = o->nargs ? &o->args[0] : NULL;
-        int n = !r ? 0 : (r->kind == V_LIST || r->kind == V_TUPLE) ? r->list.n : 1;
+        int n;
+        const Value *leaves = graph_output_flat(g, &n);   /* a nested return is flattened (pytree) */
         IValue *res = mi_xcalloc((size_t)(n ? n : 1), sizeof(IValue));
-        for (int j = 0; j < n && rc == 0; j++) {
-            const Value *v = (r->kind == V_LIST || r->kind == V_TUPLE) ? &r->list.items[j] : r;
-            rc = resolve(&in, o, v, &res[j], true);
-        }
+        for (int j = 0; j < n && rc == 0; j++) rc = resolve(&in, o, &leaves[j], &res[j], true);
         if (rc) interp_free_outputs(res, n);
         else { *outs = res; *nouts = n; }
     }

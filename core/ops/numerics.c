@@ -294,12 +294,11 @@ void num_random_outputs(const Graph *g, bool *outs, int nouts, bool *ins, int ni
         for (int a = 0; a < n->nkwargs; a++) value_for_each_node(&n->kwargs[a].v, taint_arg, &tt);
         t[i] = tt.any;
         if (n->kind == N_OUTPUT && n->nargs) {
-            const Value *r = &n->args[0];
-            bool list = r->kind == V_LIST || r->kind == V_TUPLE;
-            int cnt = list ? r->list.n : 1;
+            int cnt;
+            const Value *leaves = graph_output_flat(g, &cnt);
             for (int k = 0; k < cnt && k < nouts; k++) {
                 Taint one = {t, false};
-                value_for_each_node(list ? &r->list.items[k] : r, taint_arg, &one);
+                value_for_each_node(&leaves[k], taint_arg, &one);
                 outs[k] = one.any;
             }
         }

@@ -657,19 +657,10 @@ static void prep_free(Prepared *pp, bool keep_outs) {
     memset(pp, 0, sizeof *pp);
 }
 
-/* The output node's values: `return (a, b)` stores one tuple argument. */
+/* The output node's values: `return (a, b)` stores one tuple argument; a nested return is
+ * flattened as the lowering flattens it (graph_output_flat). */
 static void output_values(const Graph *g, const Value **vals, int *n) {
-    const Node *o = graph_output(g);
-    *vals = NULL;
-    *n = 0;
-    if (!o) return;
-    if (o->nargs == 1 && (o->args[0].kind == V_TUPLE || o->args[0].kind == V_LIST)) {
-        *vals = o->args[0].list.items;
-        *n = o->args[0].list.n;
-    } else {
-        *vals = o->args;
-        *n = o->nargs;
-    }
+    *vals = graph_output_flat(g, n);
 }
 
 static int prepare(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs, Prepared *pp) {
