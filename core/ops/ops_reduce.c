@@ -12,7 +12,7 @@
 enum {
     RK_SUM, RK_MEAN, RK_AMAX, RK_AMIN, RK_PROD, RK_ANY, RK_ALL, RK_ARGMAX, RK_ARGMIN,
     RK_MAXDIM, RK_MINDIM, RK_VAR, RK_STD, RK_VAR_MEAN, RK_LOGSUMEXP,
-    RK_SOFTMAX, RK_LOGSOFTMAX, RK_PREP_SOFTMAX, RK_LAYERNORM,
+    RK_SOFTMAX, RK_LOGSOFTMAX, RK_PREP_SOFTMAX, RK_LAYERNORM, RK_HASH,
 };
 /* how the dims argument is given: ALL = no dims argument; LIST = dim list (empty = all);
  * ONE = a single int or None; REQ1 = a required single int */
@@ -69,6 +69,15 @@ static int red_parse(ShapeArgs *sa, const RedSpec *sp, RedShape *r) {
         break;
     case RK_ANY: case RK_ALL: dt = DT_BOOL; break;
     case RK_ARGMAX: case RK_ARGMIN: dt = DT_I64; break;
+    case RK_HASH: {
+        int64_t mode = 0;
+        ArgRef am = sa_arg(sa, -1, "mode");
+        if (arg_present(am) && sa_const_int(sa, am, "mode", &mode)) return -1;
+        if (mode != 0) return sa_err(sa, "hash_tensor: only mode=0 (xor reduction) is supported, got mode=%lld", (long long)mode);
+        if (dtype_is_complex(in)) return sa_err(sa, "hash_tensor: complex inputs are not supported");
+        dt = DT_U64;
+        break;
+    }
     default: break;
     }
     r->out_dtype = dt;
@@ -278,6 +287,17 @@ static int reduce_eval(const OpCall *c, IValue *out) {
         group_pos(&g, x, k, pos);
         int64_t arg = 0, op0 = tensor_pos(o[0], k);
         double mean = 0;
+        if (sp->kind == RK_HASH) {   /* each element widened to f64 / i64, its 64 bits xor-ed */
+            uint64_t h = 0;
+            for (int64_t i = 0; i < g.inner; i++) {
+                uint64_t bits;
+                if (dtype_is_float(x->dtype)) { double d = tensor_load_f(x, pos[i]); memcpy(&bits, &d, sizeof bits); }
+                else bits = (uint64_t)tensor_load_i(x, pos[i]);
+                h ^= bits;
+            }
+            tensor_store_i(o[0], op0, (int64_t)h);
+            continue;
+        }
         if (ints) {
             int64_t acc = sp->kind == RK_PROD ? 1 : 0;
             for (int64_t i = 0; i < g.inner; i++) {
@@ -450,7 +470,7 @@ static const RedSpec
     r_argmax = {RK_ARGMAX, D_ONE}, r_argmin = {RK_ARGMIN, D_ONE},
     r_maxdim = {RK_MAXDIM, D_REQ1}, r_mindim = {RK_MINDIM, D_REQ1},
     r_var = {RK_VAR, D_LIST}, r_std = {RK_STD, D_LIST}, r_var_mean = {RK_VAR_MEAN, D_LIST},
-    r_lse = {RK_LOGSUMEXP, D_LIST},
+    r_lse = {RK_LOGSUMEXP, D_LIST}, r_hash = {RK_HASH, D_LIST},
     r_softmax = {RK_SOFTMAX, D_REQ1}, r_logsoftmax = {RK_LOGSOFTMAX, D_REQ1}, r_prep = {RK_PREP_SOFTMAX, D_REQ1};
 
 #define RED(name, spec, doc) {name, OPF_REDUCTION, op_infer_generic, reduce_eval, doc, shape_reduce, &spec}
@@ -458,6 +478,7 @@ static const RedSpec
 #define SMX(name, spec, doc) {name, OPF_REDUCTION, op_infer_generic, softmax_eval, doc, shape_softmax, &spec}
 
 const OpDef ops_reduce_table[] = {
+    RED("aten.hash_tensor.default", r_hash, "xor of the 64 bits of each element widened to f64 / i64 (uint64)"),
     RED("aten.sum.dim_IntList", r_sum, "sum over dims (ints accumulate in int64)"),
     RED("aten.sum.default", r_sum_all, "sum of all elements"),
     RED("aten.mean.dim", r_mean, "mean over dims"),
