@@ -8,21 +8,6 @@
 #include <math.h>
 #include <string.h>
 
-/* The traced size of item k of a tuple-returning node: the annotation of its getitem user
- * (a data-dependent size, as log_alpha's width for lengths given as tensors); NULL if none. */
-static Expr *traced_item_size(ShapeArgs *sa, int k, int dim) {
-    const Graph *g = sa->graph;
-    if (!g || !sa->node) return NULL;
-    for (int i = 0; i < g->n; i++) {
-        const Node *u = g->nodes[i];
-        int64_t idx;
-        if (u->kind != N_CALL_FUNCTION || !u->target || strcmp(u->target, "operator.getitem") || u->nargs < 2) continue;
-        if (u->args[0].kind != V_NODE || u->args[0].node != sa->node || !value_as_int(&u->args[1], &idx) || idx != k) continue;
-        if (u->has_meta && dim < u->meta.ndim) return u->meta.size[dim];
-    }
-    return NULL;
-}
-
 /* the lengths argument `pos` as values: an int list, or (Tensor overload, eval) a 1-D tensor */
 static int ctc_lengths(ShapeArgs *sa, int pos, const char *name, int64_t *v, int64_t batch) {
     ArgRef a = sa_arg(sa, pos, name);
@@ -71,7 +56,7 @@ static int shape_ctc(ShapeArgs *sa, TensorMeta *out, int *nout) {
         if (tg->ndim == 2 && sym_is_int(tg->size[1], &S) && S < mx)
             return sa_err(sa, "Expected tensor to have size at least %lld at dimension 1, but got size %lld for targets", (long long)mx, (long long)S);
         width = sym_int(sa->sym, 2 * mx + 1);
-    } else if (!(width = traced_item_size(sa, 1, 2))) width = sym_symbol(sa->sym, "u0");
+    } else if (!(width = sa_traced_size(sa, 1, 2))) width = sym_symbol(sa->sym, "u0");
     if (ri == 0)
         for (int64_t b = 0; b < B; b++)
             if (il[b] < 0 || il[b] > T) return sa_err(sa, "Expected input_lengths to have value at most %lld, but got value %lld", (long long)T, (long long)il[b]);

@@ -51,6 +51,9 @@ bool arg_bool(ArgRef a, bool dflt);
 DType arg_dtype(ArgRef a, DType dflt);
 const char *arg_str(ArgRef a, const char *dflt);
 Device arg_device(ArgRef a, Device dflt);
+/* The traced (annotated) size `dim` of result k of the node being inferred (k < 0: the node's
+ * own meta; k >= 0: its getitem user k's), for data-dependent sizes; NULL when none. */
+Expr *sa_traced_size(ShapeArgs *sa, int k, int dim);
 /* Normalize a dim against rank (dim may be negative); error when out of range. */
 int sa_dim(ShapeArgs *sa, int64_t dim, int ndim, int64_t *out);
 
@@ -127,6 +130,7 @@ extern const OpDef ops_sample_table[];    extern const int ops_sample_count;
 extern const OpDef ops_segment_table[];   extern const int ops_segment_count;
 extern const OpDef ops_ctc_table[];       extern const int ops_ctc_count;
 extern const OpDef ops_histogram_table[]; extern const int ops_histogram_count;
+extern const OpDef ops_unique_table[];    extern const int ops_unique_count;
 /* ops implemented by their decomposition (core/ops/decomp_*.c, see decomp.h) */
 extern const OpDef ops_decomp_pointwise_table[]; extern const int ops_decomp_pointwise_count;
 extern const OpDef ops_decomp_shape_table[];     extern const int ops_decomp_shape_count;

@@ -670,3 +670,20 @@ int ev_shape(ShapeArgs *sa, TensorMeta *out, int *nout) {
     if (!sa->op || !sa->op->shape) return sa_err(sa, "no shape function");
     return sa->op->shape(sa, out, nout);
 }
+
+/* The traced size of item k of a tuple-returning node: the annotation of its getitem user
+ * (a data-dependent size: unique's count, log_alpha's width for lengths given as tensors);
+ * k < 0: the node's own annotation. NULL when there is none (or when not inferring from a node). */
+Expr *sa_traced_size(ShapeArgs *sa, int k, int dim) {
+    const Graph *g = sa->graph;
+    if (!g || !sa->node) return NULL;
+    if (k < 0) return sa->node->has_meta && dim < sa->node->meta.ndim ? sa->node->meta.size[dim] : NULL;
+    for (int i = 0; i < g->n; i++) {
+        const Node *u = g->nodes[i];
+        int64_t idx;
+        if (u->kind != N_CALL_FUNCTION || !u->target || strcmp(u->target, "operator.getitem") || u->nargs < 2) continue;
+        if (u->args[0].kind != V_NODE || u->args[0].node != sa->node || !value_as_int(&u->args[1], &idx) || idx != k) continue;
+        if (u->has_meta && dim < u->meta.ndim) return u->meta.size[dim];
+    }
+    return NULL;
+}
