@@ -53,6 +53,15 @@ static int scatter_of_view(DecompB *b, Value *outs, int *nout, const char *view)
 static int dc_diagonal_scatter(DecompB *b, Value *o, int *n) { return scatter_of_view(b, o, n, "aten.diagonal.default"); }
 static int dc_as_strided_scatter(DecompB *b, Value *o, int *n) { return scatter_of_view(b, o, n, "aten.as_strided.default"); }
 
+/* inductor decomposition resize_as(self, other, memory_format) = resize(self, other.shape, memory_format) */
+static int dc_resize_as(DecompB *b, Value *outs, int *nout) {
+    Node *x = db_tensor(b, 0, "self"), *t = db_tensor(b, 1, "the_template");
+    const Value *mf = db_arg(b, 2, "memory_format");
+    if (!x || !t) return -1;
+    if (mf && mf->kind != V_NONE) RET(db_op(b, "aten.resize.default", VN(x), db_shape_val(b, t), *mf));
+    RET(db_op(b, "aten.resize.default", VN(x), db_shape_val(b, t)));
+}
+
 /* refs.repeat: view as [1.., s0, 1, s1, ...], expand to [r0, s0, r1, s1, ...], reshape */
 static int dc_repeat(DecompB *b, Value *outs, int *nout) {
     Node *x = db_tensor(b, 0, "self");
@@ -362,6 +371,7 @@ const OpDef ops_decomp_shape_table[] = {
     D("aten.tril.default", 0, dc_tril, true, "lower triangle (below diagonal), rest 0"),
     D("aten.triu.default", 0, dc_triu, true, "upper triangle (above diagonal), rest 0"),
     D("aten.diag_embed.default", 0, dc_diag_embed, true, "matrices with the last dim on a diagonal"),
+    D("aten.resize_as.default", 0, dc_resize_as, true, "resize to the template's size"),
     D("aten.eye.default", OPF_CONSTRUCTOR, dc_eye, true, "identity matrix"),
     D("aten.eye.m", OPF_CONSTRUCTOR, dc_eye, true, "n x m identity matrix"),
     D("aten.block_diag.default", 0, dc_block_diag, true, "block diagonal matrix of the tensors"),

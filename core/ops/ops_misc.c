@@ -1,6 +1,6 @@
 /* ops_misc.c — everything that is neither pointwise math, a view, a reduction, a matmul nor an
  * index op: constructors (full, zeros, arange, iota, *_like), copies and dtype conversions
- * (clone, _to_copy, convert_element_type, copy, copy_), operator.getitem on tuples, the
+ * (clone, _to_copy, convert_element_type, copy, copy_), resize/resize_/resize_as_, operator.getitem on tuples, the
  * higher-order cond (runs one of two subgraphs), SymInt helpers (sym_size, operator.add on
  * sizes) and the no-effect profiler/assert ops that passes remove. */
 #include "ops/ops_impl.h"
@@ -596,6 +596,75 @@ done:
     return rc;
 }
 
+/* ---- resize ---- */
+
+/* resize_(self, size, memory_format) / resize(...) / resize_as_(self, the_template): self's
+ * storage read flat from its offset as a contiguous tensor of the new size (Inductor's resize
+ * lowering: as_strided(x, [numel], [1]) masked by the old numel), new elements 0 (what empty
+ * gives Inductor). The in-place forms return the resized tensor; functionalize turns them into
+ * resize / resize_as. Example: resize_([5, 5, 5] clone, [25, 5]) keeps the 125 values in order. */
+static int shape_resize(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    TensorMeta *x, *tmpl;
+    Expr *size[MI_MAX_DIMS];
+    int n;
+    *nout = 1;
+    bool as = strstr(sa->op->name, "resize_as") != NULL;
+    if (sa_tensor(sa, sa_arg(sa, 0, "self"), "self", &x)) return -1;
+    if (as) {
+        if (sa_tensor(sa, sa_arg(sa, 1, "the_template"), "the_template", &tmpl)) return -1;
+        n = tmpl->ndim;
+        for (int i = 0; i < n; i++) size[i] = tmpl->size[i];
+    } else if (sa_int_list(sa, sa_arg(sa, 1, "size"), "size", size, &n, MI_MAX_DIMS)) return -1;
+    for (int i = 0; i < n; i++) {
+        int64_t v;
+        if (sym_is_int(size[i], &v) && v < 0) return sa_err(sa, "Trying to create tensor with negative dimension %lld", (long long)v);
+    }
+    const char *mf = NULL;
+    ArgRef am = sa_arg(sa, 2, "memory_format");
+    if (arg_present(am) && am.v && am.v->kind == V_TORCH) mf = am.v->s;
+    if (mf && strstr(mf, "preserve_format")) return sa_err(sa, "unsupported memory format for resize: torch.preserve_format");
+    meta_alloc(sa, out, x->dtype, n, x->device);
+    for (int i = 0; i < n; i++) out->size[i] = size[i];
+    if (mf && strstr(mf, "channels_last") && n == 4) meta_channels_last_strides(sa, out);
+    else meta_contiguous_strides(sa, out);
+    return 0;
+}
+
+static int resize_eval(const OpCall *c, IValue *out) {
+    ShapeArgs sa;
+    sa_from_call(&sa, c);
+    TensorMeta m;
+    int nm, rc = -1;
+    Tensor *o = NULL;
+    if (ev_shape(&sa, &m, &nm) || !(o = ev_new(&sa, &m))) goto done;
+    Tensor *x = ev_tensor(sa_arg(&sa, 0, "self"));
+    int64_t old = tensor_numel(x), n = tensor_numel(o);
+    int64_t avail = (int64_t)(x->storage->nbytes / dtype_size(x->dtype)) - x->offset;   /* never past the storage */
+    for (int64_t k = 0; k < n && k < old && k < avail; k++) tensor_move_elem(o, tensor_pos(o, k), x, x->offset + k);
+    if ((c->op->flags & OPF_INPLACE) && o->dtype == x->dtype) {
+        /* self itself changes shape, as the TensorImpl does: it keeps its storage when that is
+         * large enough (its views still alias it), else it takes the new one */
+        x->ndim = o->ndim;
+        memcpy(x->size, o->size, sizeof x->size);
+        memcpy(x->stride, o->stride, sizeof x->stride);
+        if (n > avail) {
+            Storage *st = x->storage;
+            x->storage = o->storage;
+            o->storage = st;
+            x->offset = 0;
+        }
+        tensor_unref(o);
+        o = tensor_ref(x);
+    }
+    ev_out_tensor(out, o);
+    o = NULL;
+    rc = 0;
+done:
+    tensor_unref(o);
+    ev_end(&sa);
+    return rc;
+}
+
 const OpDef ops_misc_table[] = {
     {"prims.rev.default", 0, op_infer_generic, rev_eval, "reverse the order along dims (torch.flip after the refs)", shape_rev, NULL},
     CTOR("aten.full.default", c_full, "tensor of size filled with fill_value"),
@@ -624,6 +693,9 @@ const OpDef ops_misc_table[] = {
     {"aten.copy.default", 0, op_infer_generic, copy_eval, "tensor like self with src's values", shape_copy, NULL},
     {"aten.copy_.default", OPF_INPLACE, op_infer_generic, copy_eval, "write src into self (in place)", shape_copy, NULL},
     {"operator.getitem", 0, op_infer_generic, getitem_eval, "item of a tuple result", shape_getitem, NULL},
+    {"aten.resize_.default", OPF_INPLACE, op_infer_generic, resize_eval, "self's elements (storage order) as a tensor of size, new ones 0 (in place)", shape_resize, NULL},
+    {"aten.resize.default", 0, op_infer_generic, resize_eval, "self's elements (storage order) as a tensor of size, new ones 0", shape_resize, NULL},
+    {"aten.resize_as_.default", OPF_INPLACE, op_infer_generic, resize_eval, "resize_ to the template's size (in place)", shape_resize, NULL},
     {"higher_order.cond", OPF_HOP | OPF_TUPLE, op_infer_generic, cond_eval, "run true_graph or false_graph on operands", shape_cond, NULL},
     {"higher_order.tag_activation_checkpoint", OPF_HOP | OPF_TUPLE, op_infer_generic, tac_eval,
      "torch.utils.checkpoint region: run the body subgraph on the operands", shape_tac, NULL},
