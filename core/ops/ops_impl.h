@@ -131,6 +131,7 @@ extern const OpDef ops_segment_table[];   extern const int ops_segment_count;
 extern const OpDef ops_ctc_table[];       extern const int ops_ctc_count;
 extern const OpDef ops_histogram_table[]; extern const int ops_histogram_count;
 extern const OpDef ops_unique_table[];    extern const int ops_unique_count;
+extern const OpDef ops_linalg_ext_table[]; extern const int ops_linalg_ext_count;
 /* ops implemented by their decomposition (core/ops/decomp_*.c, see decomp.h) */
 extern const OpDef ops_decomp_pointwise_table[]; extern const int ops_decomp_pointwise_count;
 extern const OpDef ops_decomp_shape_table[];     extern const int ops_decomp_shape_count;
