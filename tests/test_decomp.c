@@ -377,6 +377,166 @@ static void test_lstm_cell(void) {
     graph_free(g);
 }
 
+/* a tensor of dtype dt with the given values */
+static Tensor *TD(DType dt, int ndim, const int64_t *size, const double *vals) {
+    Tensor *t = tensor_new(ctx, dt, ndim, size);
+    for (int64_t i = 0; i < tensor_numel(t); i++) tensor_set_f(t, i, vals[i]);
+    return t;
+}
+
+/* the graph fails at run time with an error naming a node and containing `why` */
+static void check_err(const char *name, const char *params, const char *body, Tensor **ins, int nin, const char *why) {
+    Graph *g = graph_of(params, body, "r");
+    IValue in[8] = {0}, *outs = NULL;
+    int nouts = 0;
+    for (int i = 0; i < nin; i++) { in[i].kind = IV_TENSOR; in[i].t = tensor_ref(ins[i]); }
+    int rc = g ? interp_run(ctx, g, in, nin, &outs, &nouts) : 0;
+    char e[2048];
+    mi_err_str(ctx, e, sizeof e);
+    ok(g && rc != 0 && strstr(e, "node '") && strstr(e, why), "%s: %s", name, e);
+    if (rc == 0) interp_free_outputs(outs, nouts);
+    for (int i = 0; i < nin; i++) tensor_unref(in[i].t);
+    mi_clear_err(ctx);
+    graph_free(g);
+}
+
+/* the ops added for the last OpInfo cases (#14), on values derived by hand */
+static void test_coverage_values(void) {
+    Tensor *m1 = TD(DT_F32, 0, NULL, (double[]){-1}), *zero = TD(DT_F32, 0, NULL, (double[]){0});
+    check1("linspace.Tensor_Scalar(-1, 2, 4) = [-1, 0, 1, 2]", "a: \"f32[][]cpu\"",
+           "        r: \"f32[4][1]cpu\" = torch.ops.aten.linspace.Tensor_Scalar(a, 2, 4, dtype = torch.float32)\n", &m1, 1, 0,
+           (double[]){-1, 0, 1, 2}, 4, 1e-7);
+    check1("linspace(0, 10, 4, int64) truncates [0, 3.33, 6.67, 10] to [0, 3, 6, 10]", "a: \"f32[][]cpu\"",
+           "        r: \"i64[4][1]cpu\" = torch.ops.aten.linspace.default(0, 10, 4, dtype = torch.int64)\n", &m1, 1, 0,
+           (double[]){0, 3, 6, 10}, 4, 0);
+    check1("logspace.Tensor_Scalar(0, 2, 3, base 2) = [1, 2, 4]", "a: \"f32[][]cpu\"",
+           "        r: \"f32[3][1]cpu\" = torch.ops.aten.logspace.Tensor_Scalar(a, 2, 3, 2.0, dtype = torch.float32)\n", &zero, 1, 0,
+           (double[]){1, 2, 4}, 3, 1e-7);
+    Graph *lg = graph_of("a: \"f32[][]cpu\"", "        r: \"f32[5][1]cpu\" = torch.ops.aten.linspace.Tensor_Scalar(a, 1, 5, dtype = torch.float32)\n", "r");
+    ok(lg && decompose_graph(ctx, lg) >= 1 && count_target(lg, "aten.linspace.Tensor_Scalar") == 0 && count_target(lg, "aten.where.self") == 1,
+       "decompose_graph rewrites linspace into arange + where, as refs.linspace (no .item() on the 0-d start)");
+    Tensor *lr = lg ? run_k(lg, &m1, 1, 0) : NULL;
+    ok(values(lr, (double[]){-1, -0.5, 0, 0.5, 1}, 5, 1e-7), "the decomposed linspace(-1, 1, 5) = [-1, -.5, 0, .5, 1]");
+    tensor_unref(lr);
+    graph_free(lg);
+    Tensor *seven = TD(DT_F32, 0, NULL, (double[]){7}), *i0 = TD(DT_I64, 1, (int64_t[]){1}, (double[]){0});
+    check1("index_select of a 0-d self with index [0] is self", "x: \"f32[][]cpu\", i: \"i64[1][1]cpu\"",
+           "        r: \"f32[][]cpu\" = torch.ops.aten.index_select.default(x, 0, i)\n", (Tensor *[]){seven, i0}, 2, 0, (double[]){7}, 1, 0);
+    int64_t s32[2] = {3, 2}, n3[1] = {3};
+    Tensor *x32 = T(2, s32, NULL), *mask = TD(DT_BOOL, 1, n3, (double[]){1, 0, 1});
+    check1("x[mask] with mask [T, F, T] picks rows 0 and 2", "x: \"f32[3, 2][2, 1]cpu\", m: \"b8[3][1]cpu\"",
+           "        r: \"f32[2, 2][2, 1]cpu\" = torch.ops.aten.index.Tensor(x, [m])\n", (Tensor *[]){x32, mask}, 2, 0,
+           (double[]){0, 1, 4, 5}, 4, 0);
+    Tensor *z3 = T(1, n3, (double[]){0, 0, 0}), *five = TD(DT_F32, 1, (int64_t[]){1}, (double[]){5});
+    check1("index_put(zeros, [mask], [5]) sets the masked elements", "x: \"f32[3][1]cpu\", m: \"b8[3][1]cpu\", v: \"f32[1][1]cpu\"",
+           "        r: \"f32[3][1]cpu\" = torch.ops.aten.index_put.default(x, [m], v)\n", (Tensor *[]){z3, mask, five}, 3, 0,
+           (double[]){5, 0, 5}, 3, 0);
+    Tensor *b1 = T(2, (int64_t[]){1, 2}, (double[]){1, 2}), *w = T(3, (int64_t[]){1, 2, 2}, (double[]){1, 2, 3, 4}),
+           *b2 = T(2, (int64_t[]){1, 2}, (double[]){5, 6});
+    check1("bilinear via _trilinear: x1 W x2 = 1*(5+12) + 2*(15+24) = 95", "a: \"f32[1, 2][2, 1]cpu\", w: \"f32[1, 2, 2][4, 2, 1]cpu\", b: \"f32[1, 2][2, 1]cpu\"",
+           "        r: \"f32[1, 1][1, 1]cpu\" = torch.ops.aten._trilinear.default(a, w, b, [1, 3], [0], [1, 2], [2, 3])\n",
+           (Tensor *[]){b1, w, b2}, 3, 0, (double[]){95}, 1, 1e-6);
+    Tensor *data = T(1, (int64_t[]){4}, (double[]){1, 5, 2, 3}), *lens = TD(DT_I64, 1, n3, (double[]){2, 0, 2}),
+           *offs = TD(DT_I64, 1, (int64_t[]){4}, (double[]){0, 2, 2, 4});
+    check1("segment_reduce max with lengths [2, 0, 2], initial 0 = [5, 0, 3]", "d: \"f32[4][1]cpu\", l: \"i64[3][1]cpu\"",
+           "        r: \"f32[3][1]cpu\" = torch.ops.aten.segment_reduce.default(d, 'max', lengths = l, initial = 0)\n",
+           (Tensor *[]){data, lens}, 2, 0, (double[]){5, 0, 3}, 3, 0);
+    check1("segment_reduce sum with offsets [0, 2, 2, 4] = [6, 0, 5]", "d: \"f32[4][1]cpu\", o: \"i64[4][1]cpu\"",
+           "        r: \"f32[3][1]cpu\" = torch.ops.aten.segment_reduce.default(d, 'sum', offsets = o)\n",
+           (Tensor *[]){data, offs}, 2, 0, (double[]){6, 0, 5}, 3, 0);
+    /* two frames of p(blank) = 0.25, p(1) = 0.75, target [1]: paths 11, 01, 10 -> 0.9375 */
+    Tensor *lp = T(3, (int64_t[]){2, 1, 2}, (double[]){log(0.25), log(0.75), log(0.25), log(0.75)}),
+           *tg = TD(DT_I64, 2, (int64_t[]){1, 1}, (double[]){1});
+    check1("ctc loss of target [1] over 2 frames = -log(0.9375)", "lp: \"f32[2, 1, 2][2, 2, 1]cpu\", t: \"i64[1, 1][1, 1]cpu\"",
+           "        c = torch.ops.aten._ctc_loss.default(lp, t, [2], [1], 0, False)\n        r: \"f32[1][1]cpu\" = c[0]\n",
+           (Tensor *[]){lp, tg}, 2, 0, (double[]){-log(0.9375)}, 1, 1e-6);
+    Tensor *h = T(1, n3, (double[]){0, 0.5, 1});
+    check1("histogram of [0, .5, 1] in 2 bins = [1, 2] (the last bin keeps its right edge)", "x: \"f32[3][1]cpu\"",
+           "        hh = torch.ops.aten.histogram.bin_ct(x, 2)\n        r: \"f32[2][1]cpu\" = hh[0]\n", &h, 1, 0, (double[]){1, 2}, 2, 0);
+    check1("histogram bin edges = [0, .5, 1]", "x: \"f32[3][1]cpu\"",
+           "        hh = torch.ops.aten.histogram.bin_ct(x, 2)\n        r: \"f32[3][1]cpu\" = hh[1]\n", &h, 1, 0, (double[]){0, 0.5, 1}, 3, 0);
+    Tensor *onetwo = T(1, (int64_t[]){2}, (double[]){1, 2});
+    check1("hash_tensor([1., 2.]) = bits(1.0) ^ bits(2.0) = 0x7ff0000000000000", "x: \"f32[2][1]cpu\"",
+           "        r: \"u64[][]cpu\" = torch.ops.aten.hash_tensor.default(x)\n", &onetwo, 1, 0, (double[]){(double)0x7ff0000000000000ULL}, 1, 0);
+    Tensor *u = T(1, (int64_t[]){4}, (double[]){2, 1, 2, 2});
+    check1("unique([2, 1, 2, 2]) = [1, 2]", "x: \"f32[4][1]cpu\"",
+           "        q = torch.ops.aten._unique2.default(x, True, True, True)\n        r: \"f32[2][1]cpu\" = q[0]\n", &u, 1, 0, (double[]){1, 2}, 2, 0);
+    check1("unique counts = [1, 3]", "x: \"f32[4][1]cpu\"",
+           "        q = torch.ops.aten._unique2.default(x, True, True, True)\n        r: \"i64[2][1]cpu\" = q[2]\n", &u, 1, 0, (double[]){1, 3}, 2, 0);
+    check1("unique inverse = [1, 0, 1, 1]", "x: \"f32[4][1]cpu\"",
+           "        q = torch.ops.aten._unique2.default(x, True, True, True)\n        r: \"i64[4][1]cpu\" = q[1]\n", &u, 1, 0, (double[]){1, 0, 1, 1}, 4, 0);
+    check1("unique_consecutive inverse = [0, 1, 2, 2]", "x: \"f32[4][1]cpu\"",
+           "        q = torch.ops.aten.unique_consecutive.default(x, True)\n        r: \"i64[4][1]cpu\" = q[1]\n", &u, 1, 0, (double[]){0, 1, 2, 2}, 4, 0);
+    Tensor *nz = T(1, (int64_t[]){4}, (double[]){0, 3, 0, 5});
+    check1("nonzero_static([0, 3, 0, 5], size=3) = [[1], [3], [-1]]", "x: \"f32[4][1]cpu\"",
+           "        r: \"i64[3, 1][1, 1]cpu\" = torch.ops.aten.nonzero_static.default(x, size = 3)\n", &nz, 1, 0, (double[]){1, 3, -1}, 3, 0);
+    Tensor *x23 = T(2, (int64_t[]){2, 3}, NULL);
+    check1("resize_ of a [2, 3] clone to [8]: the 6 values, then zeros", "x: \"f32[2, 3][3, 1]cpu\"",
+           "        c: \"f32[2, 3][3, 1]cpu\" = torch.ops.aten.clone.default(x)\n"
+           "        r: \"f32[8][1]cpu\" = torch.ops.aten.resize_.default(c, [8])\n", &x23, 1, 0, (double[]){0, 1, 2, 3, 4, 5, 0, 0}, 8, 0);
+    check1("after resize_, self itself has the new shape (TensorImpl semantics)", "x: \"f32[2, 3][3, 1]cpu\"",
+           "        c: \"f32[2, 3][3, 1]cpu\" = torch.ops.aten.clone.default(x)\n"
+           "        z: \"f32[4][1]cpu\" = torch.ops.aten.resize_.default(c, [4])\n"
+           "        r: \"f32[4][1]cpu\" = torch.ops.aten.mul.Tensor(c, 2)\n", &x23, 1, 0, (double[]){0, 2, 4, 6}, 4, 0);
+    Tensor *nil = T(2, (int64_t[]){2, 2}, (double[]){0, 1, 0, 0}), *dg = T(2, (int64_t[]){2, 2}, (double[]){1, 0, 0, 2});
+    check1("matrix_exp([[0, 1], [0, 0]]) = [[1, 1], [0, 1]]", "a: \"f32[2, 2][2, 1]cpu\"",
+           "        r: \"f32[2, 2][2, 1]cpu\" = torch.ops.aten.linalg_matrix_exp.default(a)\n", &nil, 1, 0, (double[]){1, 1, 0, 1}, 4, 1e-6);
+    check1("matrix_exp(diag(1, 2)) = diag(e, e^2) (degree 18, scaled and squared)", "a: \"f32[2, 2][2, 1]cpu\"",
+           "        r: \"f32[2, 2][2, 1]cpu\" = torch.ops.aten.linalg_matrix_exp.default(a)\n", &dg, 1, 0,
+           (double[]){exp(1.0), 0, 0, exp(2.0)}, 4, 1e-6);
+    Tensor *spd = T(2, (int64_t[]){2, 2}, (double[]){4, 2, 2, 3}), *rhs = T(2, (int64_t[]){2, 1}, (double[]){8, 7});
+    check1("ldl_factor([[4, 2], [2, 3]]): LD = [[4, 0], [0.5, 2]]", "a: \"f32[2, 2][2, 1]cpu\"",
+           "        f = torch.ops.aten.linalg_ldl_factor_ex.default(a)\n        r: \"f32[2, 2][1, 2]cpu\" = f[0]\n", &spd, 1, 0,
+           (double[]){4, 0, 0.5, 2}, 4, 1e-6);
+    check1("ldl pivots = [1, 2] (1x1 blocks, no interchange)", "a: \"f32[2, 2][2, 1]cpu\"",
+           "        f = torch.ops.aten.linalg_ldl_factor_ex.default(a)\n        r: \"i32[2][1]cpu\" = f[1]\n", &spd, 1, 0,
+           (double[]){1, 2}, 2, 0);
+    check1("ldl_solve: [[4, 2], [2, 3]] x = [8, 7] -> x = [1.25, 1.5]", "a: \"f32[2, 2][2, 1]cpu\", b: \"f32[2, 1][1, 1]cpu\"",
+           "        f = torch.ops.aten.linalg_ldl_factor_ex.default(a)\n        ld: \"f32[2, 2][1, 2]cpu\" = f[0]\n"
+           "        p: \"i32[2][1]cpu\" = f[1]\n        r: \"f32[2, 1][1, 2]cpu\" = torch.ops.aten.linalg_ldl_solve.default(ld, p, b)\n",
+           (Tensor *[]){spd, rhs}, 2, 0, (double[]){1.25, 1.5}, 2, 1e-6);
+    Tensor *vol = T(5, (int64_t[]){1, 1, 2, 2, 2}, NULL), *gr = T(5, (int64_t[]){1, 1, 1, 3, 3},
+                 (double[]){0, 0, 0, -1, -1, -1, 1, 1, 1});
+    check1("grid_sampler_3d (align_corners): centre = mean 3.5, corners = voxels 0 and 7", "x: \"f32[1, 1, 2, 2, 2][8, 8, 4, 2, 1]cpu\", g: \"f32[1, 1, 1, 3, 3][9, 9, 9, 3, 1]cpu\"",
+           "        r: \"f32[1, 1, 1, 1, 3][3, 3, 3, 3, 1]cpu\" = torch.ops.aten.grid_sampler_3d.default(x, g, 0, 0, True)\n",
+           (Tensor *[]){vol, gr}, 2, 0, (double[]){3.5, 0, 7}, 3, 1e-6);
+    Tensor *row = T(4, (int64_t[]){1, 1, 1, 4}, (double[]){0, 1, 2, 3});
+    check1("antialiased bilinear 4 -> 2: triangle taps [.75 .75 .25] / 1.75 -> [5/7, 16/7]", "x: \"f32[1, 1, 1, 4][4, 4, 4, 1]cpu\"",
+           "        r: \"f32[1, 1, 1, 2][2, 2, 2, 1]cpu\" = torch.ops.aten._upsample_bilinear2d_aa.default(x, [1, 2], False)\n",
+           &row, 1, 0, (double[]){5.0 / 7, 16.0 / 7}, 2, 1e-6);
+    Tensor *img = T(4, (int64_t[]){1, 1, 5, 5}, NULL), *rs = T(3, (int64_t[]){1, 1, 2}, (double[]){0.5, 0.5});
+    check1("fractional_max_pool2d 5x5 -> 2x2 (kernel 2, u = 0.5): windows start at 0 and 3 -> [6, 9, 21, 24]",
+           "x: \"f32[1, 1, 5, 5][25, 25, 5, 1]cpu\", u: \"f32[1, 1, 2][2, 2, 1]cpu\"",
+           "        f = torch.ops.aten.fractional_max_pool2d.default(x, [2, 2], [2, 2], u)\n        r: \"i64[1, 1, 2, 2][4, 4, 2, 1]cpu\" = f[1]\n",
+           (Tensor *[]){img, rs}, 2, 0, (double[]){6, 9, 21, 24}, 4, 0);
+
+    /* bad input: errors name the node and the reason */
+    check_err("segment_reduce with an unknown reduction", "d: \"f32[4][1]cpu\", l: \"i64[3][1]cpu\"",
+              "        r: \"f32[3][1]cpu\" = torch.ops.aten.segment_reduce.default(d, 'median', lengths = l)\n",
+              (Tensor *[]){data, lens}, 2, "reduction 'median' is not supported");
+    check_err("segment_reduce whose lengths cover more than the data", "d: \"f32[4][1]cpu\", l: \"i64[4][1]cpu\"",
+              "        r: \"f32[4][1]cpu\" = torch.ops.aten.segment_reduce.default(d, 'sum', lengths = l)\n",
+              (Tensor *[]){data, offs}, 2, "segments cover 8 elements but data has 4");
+    check_err("linspace with negative steps", "a: \"f32[][]cpu\"",
+              "        r: \"f32[0][1]cpu\" = torch.ops.aten.linspace.Tensor_Scalar(a, 2, -1)\n", &m1, 1, "number of steps must be non-negative");
+    check_err("a mask that does not match the indexed shape", "x: \"f32[4][1]cpu\", m: \"b8[3][1]cpu\"",
+              "        r: \"f32[2][1]cpu\" = torch.ops.aten.index.Tensor(x, [m])\n", (Tensor *[]){data, mask}, 2, "does not match the shape of the indexed tensor");
+    check_err("fractional_max_pool2d with a window too large", "x: \"f32[1, 1, 5, 5][25, 25, 5, 1]cpu\", u: \"f32[1, 1, 2][2, 2, 1]cpu\"",
+              "        f = torch.ops.aten.fractional_max_pool2d.default(x, [4, 4], [3, 3], u)\n        r: \"f32[1, 1, 3, 3][9, 9, 3, 1]cpu\" = f[0]\n",
+              (Tensor *[]){img, rs}, 2, "too large relative to input size");
+    Tensor *p64 = TD(DT_I64, 1, (int64_t[]){2}, (double[]){1, 2}), *tg5 = TD(DT_I64, 2, (int64_t[]){1, 1}, (double[]){5});
+    check_err("ldl_solve with int64 pivots", "a: \"f32[2, 2][2, 1]cpu\", p: \"i64[2][1]cpu\", b: \"f32[2, 1][1, 1]cpu\"",
+              "        r: \"f32[2, 1][1, 2]cpu\" = torch.ops.aten.linalg_ldl_solve.default(a, p, b)\n",
+              (Tensor *[]){spd, p64, rhs}, 3, "Expected pivots to be integers");
+    check_err("ctc loss with a target id outside the classes", "lp: \"f32[2, 1, 2][2, 2, 1]cpu\", t: \"i64[1, 1][1, 1]cpu\"",
+              "        c = torch.ops.aten._ctc_loss.default(lp, t, [2], [1], 0, False)\n        r: \"f32[1][1]cpu\" = c[0]\n",
+              (Tensor *[]){lp, tg5}, 2, "target 5 is outside the 2 classes");
+    check_err("nonzero_static with a negative size", "x: \"f32[4][1]cpu\"",
+              "        r: \"i64[0, 1][1, 1]cpu\" = torch.ops.aten.nonzero_static.default(x, size = -1)\n", &nz, 1, "must be an non-negative integer");
+    Tensor *all[] = {m1, zero, seven, i0, x32, mask, z3, five, b1, w, b2, data, lens, offs, lp, tg, h, onetwo, u, nz, x23, nil, dg, spd, rhs, vol, gr, row, img, rs, p64, tg5};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) tensor_unref(all[k]);
+}
+
 int main(void) {
     ctx = mi_ctx_new();
     test_attention_batch_mismatch();
@@ -390,6 +550,7 @@ int main(void) {
     test_rev();
     test_gru_cell();
     test_lstm_cell();
+    test_coverage_values();
     mi_ctx_free(ctx);
     return done_testing();
 }

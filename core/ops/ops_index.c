@@ -331,8 +331,8 @@ static int index_eval(const OpCall *c, IValue *out) {
     AdvIndex ai;
     int n, rc = -1;
     Tensor *o = NULL;
-    if (ev_shape(&sa, &m, &n) || !(o = ev_new(&sa, &m))) goto done;
     memset(&ai, 0, sizeof ai);
+    if (ev_shape(&sa, &m, &n) || !(o = ev_new(&sa, &m))) goto done;
     if (adv_parse(&sa, sa_arg(&sa, 0, "self"), sa_arg(&sa, 1, "indices"), &ai)) goto done;
     IdxCopy ic = {ev_tensor(sa_arg(&sa, 0, "self")), o, NULL, false, NULL};
     if (adv_walk(&sa, ic.x, ai.it, ai.nidx, ai.adjacent, ai.first, o->size, o->ndim, ai.nb, visit_gather, &ic))
