@@ -510,6 +510,17 @@ static void test_coverage_values(void) {
            "        f = torch.ops.aten.fractional_max_pool2d.default(x, [2, 2], [2, 2], u)\n        r: \"i64[1, 1, 2, 2][4, 4, 2, 1]cpu\" = f[1]\n",
            (Tensor *[]){img, rs}, 2, 0, (double[]){6, 9, 21, 24}, 4, 0);
 
+    Tensor *rot = T(2, (int64_t[]){2, 2}, (double[]){0, -1, 1, 0});
+    Graph *eg = graph_of("a: \"f32[2, 2][2, 1]cpu\"", "        e = torch.ops.aten.linalg_eig.default(a)\n        r: \"c64[2][1]cpu\" = e[0]\n", "r");
+    Tensor *ev = eg ? run_k(eg, &rot, 1, 0) : NULL;
+    double re0 = 1, im0 = 0, re1 = 1, im1 = 0;
+    if (ev && ev->dtype == DT_C64 && tensor_numel(ev) == 2) { tensor_get_c(ev, 0, &re0, &im0); tensor_get_c(ev, 1, &re1, &im1); }
+    ok(fabs(re0) < 1e-6 && fabs(im0 - 1) < 1e-6 && fabs(re1) < 1e-6 && fabs(im1 + 1) < 1e-6,
+       "linalg_eig of the 90-degree rotation: eigenvalues [i, -i] (geev's conjugate pair, positive imaginary part first)");
+    tensor_unref(ev);
+    tensor_unref(rot);
+    graph_free(eg);
+
     /* bad input: errors name the node and the reason */
     check_err("segment_reduce with an unknown reduction", "d: \"f32[4][1]cpu\", l: \"i64[3][1]cpu\"",
               "        r: \"f32[3][1]cpu\" = torch.ops.aten.segment_reduce.default(d, 'median', lengths = l)\n",

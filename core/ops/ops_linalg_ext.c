@@ -5,7 +5,9 @@
  *   linalg_ldl_factor_ex / linalg_ldl_solve
  *                       LAPACK sytrf / sytrs on the lower triangle (ATen's choice), through
  *                       LAPACKE; pivots are LAPACK's (1-based, negative for 2x2 blocks), as
- *                       torch returns them.
+ *                       torch returns them;
+ *   linalg_eig          LAPACK geev (right eigenvectors), complex results as ATen builds them
+ *                       from geev's real form (a conjugate pair shares two columns).
  * Matrices are read into row-major double arrays (the arithmetic is done in double); results
  * are written in PyTorch's layouts (the LAPACK outputs column-major). */
 #include "ops/ops_impl.h"
@@ -18,7 +20,7 @@
 #include <lapacke.h>
 #endif
 
-enum { LX_MEXP, LX_LDL_FACTOR, LX_LDL_SOLVE };
+enum { LX_MEXP, LX_LDL_FACTOR, LX_LDL_SOLVE, LX_EIG };
 typedef struct LxSpec { int kind; } LxSpec;
 #define LXKIND(sa) (((const LxSpec *)(sa)->op->data)->kind)
 
@@ -66,6 +68,14 @@ static int shape_lx(ShapeArgs *sa, TensorMeta *out, int *nout) {
         lx_meta(sa, &out[2], a, a->ndim - 2, NULL, NULL, DT_I32, false);
         *nout = 3;
         return 0;
+    case LX_EIG: {
+        if (sa_tensor(sa, sa_arg(sa, 0, "self"), "self", &a) || square(sa, a, "linalg.eig", &n)) return -1;
+        DType cd = a->dtype == DT_F64 ? DT_C128 : DT_C64;
+        lx_meta(sa, &out[0], a, a->ndim - 2, a->size[a->ndim - 1], NULL, cd, false);
+        lx_meta(sa, &out[1], a, a->ndim - 2, a->size[a->ndim - 2], a->size[a->ndim - 1], cd, true);
+        *nout = 2;
+        return 0;
+    }
     default:
         if (sa_tensor(sa, sa_arg(sa, 0, "LD"), "LD", &a) || sa_tensor(sa, sa_arg(sa, 1, "pivots"), "pivots", &p) ||
             sa_tensor(sa, sa_arg(sa, 2, "B"), "B", &b) || square(sa, a, "torch.linalg.ldl_solve", &n)) return -1;
@@ -229,7 +239,28 @@ static int lx_eval(const OpCall *c, IValue *out) {
 #else
         lapack_int *ip = malloc(sizeof(lapack_int) * (size_t)(n + 1));
         if (!ip) { sa_err(&sa, "out of memory"); goto done; }
-        if (kind == LX_LDL_FACTOR) {
+        if (kind == LX_EIG) {
+            double *wr = malloc(sizeof(double) * (size_t)(3 * n + 1)), *wi = wr + n, *vr = malloc(sizeof(double) * (size_t)(n * n + 1));
+            for (int64_t bi = 0; wr && vr && bi < nb; bi++) {
+                get_mat(A, bi, n, n, r);
+                for (int64_t i = 0; i < n; i++) for (int64_t j = 0; j < n; j++) a[j * n + i] = r[i * n + j];
+                lapack_int info = n ? LAPACKE_dgeev(LAPACK_COL_MAJOR, 'N', 'V', (lapack_int)n, a, (lapack_int)n, wr, wi, NULL, 1, vr, (lapack_int)n) : 0;
+                if (info > 0) { free(wr); free(vr); free(ip); sa_err(&sa, "linalg.eig: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated eigenvalues (error code: %d).", (int)info); goto done; }
+                for (int64_t j = 0; j < n; j++) {
+                    tensor_store_c(o[0], tensor_pos(o[0], bi * n + j), wr[j], wi[j]);
+                    /* a pair wi[j] > 0, wi[j+1] < 0 holds re in column j and im in column j+1 */
+                    bool pair_first = wi[j] > 0 && j + 1 < n, pair_second = wi[j] < 0 && j > 0;
+                    for (int64_t i = 0; i < n; i++) {
+                        double re = vr[(pair_second ? j - 1 : j) * n + i], im = 0;
+                        if (pair_first) im = vr[(j + 1) * n + i];
+                        if (pair_second) im = -vr[j * n + i];
+                        tensor_store_c(o[1], tensor_pos(o[1], bi * n * n + i * n + j), re, im);
+                    }
+                }
+            }
+            free(wr);
+            free(vr);
+        } else if (kind == LX_LDL_FACTOR) {
             for (int64_t bi = 0; bi < nb; bi++) {
                 get_mat(A, bi, n, n, r);
                 for (int64_t i = 0; i < n; i++)            /* column-major lower triangle: tril(self) */
@@ -279,6 +310,7 @@ done:
 const OpDef ops_linalg_ext_table[] = {
     LX("aten.linalg_matrix_exp.default", LX_MEXP, OPF_EXTERN, "matrix exponential (ATen's Taylor degrees 1-18, scaling and squaring)"),
     LX("aten.linalg_ldl_factor_ex.default", LX_LDL_FACTOR, OPF_TUPLE | OPF_EXTERN, "(LD, pivots, info) of a symmetric matrix (sytrf, lower)"),
+    LX("aten.linalg_eig.default", LX_EIG, OPF_TUPLE | OPF_EXTERN, "(eigenvalues, right eigenvectors), complex (geev)"),
     LX("aten.linalg_ldl_solve.default", LX_LDL_SOLVE, OPF_EXTERN, "X of A X = B from A's LDL factorization (sytrs)"),
 };
 const int ops_linalg_ext_count = sizeof ops_linalg_ext_table / sizeof ops_linalg_ext_table[0];
