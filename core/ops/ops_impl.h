@@ -147,6 +147,11 @@ typedef MiCx (*ComplexFn)(const MiCx *z, int nin, double alpha);
 ComplexFn complex_pointwise_fn(const char *op);
 bool complex_to_real(const char *op);
 
+/* the meta of a linear-algebra result (core/ops/ops_linalg.c): x's first nb (batch) dims, then
+ * r and c (either may be NULL: a vector or one value per matrix), column-major in the last two
+ * when asked (LAPACK's layout, as ATen returns its factors) */
+void linalg_mat_meta(ShapeArgs *sa, TensorMeta *out, const TensorMeta *x, int nb, Expr *r, Expr *c, DType dt, bool colmajor);
+
 /* grid_sampler's compute_source_index (core/ops/ops_pool.c): grid coordinate c in [-1, 1] to a
  * pixel coordinate of a dim of `size`, with padding 0 zeros / 1 border / 2 reflection */
 double grid_coord(double c, int64_t size, int pad, bool align);

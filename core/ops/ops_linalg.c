@@ -27,7 +27,7 @@ typedef struct LaSpec { int kind; } LaSpec;
 /* ---- metas ---- */
 
 /* batch dims of x plus (r, c), column-major in the last two dims (LAPACK's layout) */
-static void mat_meta(ShapeArgs *sa, TensorMeta *out, const TensorMeta *x, int nb, Expr *r, Expr *c, DType dt, bool colmajor) {
+void linalg_mat_meta(ShapeArgs *sa, TensorMeta *out, const TensorMeta *x, int nb, Expr *r, Expr *c, DType dt, bool colmajor) {
     int nd = nb + (r ? 1 : 0) + (c ? 1 : 0);
     meta_alloc(sa, out, dt, nd, x->device);
     for (int i = 0; i < nb; i++) out->size[i] = x->size[i];
@@ -83,68 +83,68 @@ static int shape_linalg(ShapeArgs *sa, TensorMeta *out, int *nout) {
     switch (kind) {
     case LA_SVD: {
         bool full = arg_bool(sa_arg(sa, 1, "full_matrices"), false), uv = arg_bool(sa_arg(sa, 2, "compute_uv"), true);
-        if (uv) { mat_meta(sa, &out[0], a, nb, M, full ? M : K, dt, true); mat_meta(sa, &out[2], a, nb, full ? N : K, N, dt, true); }
-        else { mat_meta(sa, &out[0], a, 0, E(sa, 0), NULL, dt, false); mat_meta(sa, &out[2], a, 0, E(sa, 0), NULL, dt, false); }
-        mat_meta(sa, &out[1], a, nb, K, NULL, dt, false);
+        if (uv) { linalg_mat_meta(sa, &out[0], a, nb, M, full ? M : K, dt, true); linalg_mat_meta(sa, &out[2], a, nb, full ? N : K, N, dt, true); }
+        else { linalg_mat_meta(sa, &out[0], a, 0, E(sa, 0), NULL, dt, false); linalg_mat_meta(sa, &out[2], a, 0, E(sa, 0), NULL, dt, false); }
+        linalg_mat_meta(sa, &out[1], a, nb, K, NULL, dt, false);
         *nout = 3;
         return 0;
     }
     case LA_QR: {
         const char *mode = arg_str(sa_arg(sa, 1, "mode"), "reduced");
         bool complete = !strcmp(mode, "complete"), ronly = !strcmp(mode, "r");
-        if (ronly) mat_meta(sa, &out[0], a, 0, E(sa, 0), NULL, dt, false);
-        else mat_meta(sa, &out[0], a, nb, M, complete ? M : K, dt, true);
-        mat_meta(sa, &out[1], a, nb, complete || ronly ? (complete ? M : K) : K, N, dt, true);
+        if (ronly) linalg_mat_meta(sa, &out[0], a, 0, E(sa, 0), NULL, dt, false);
+        else linalg_mat_meta(sa, &out[0], a, nb, M, complete ? M : K, dt, true);
+        linalg_mat_meta(sa, &out[1], a, nb, complete || ronly ? (complete ? M : K) : K, N, dt, true);
         *nout = 2;
         return 0;
     }
     case LA_EIGH:
         if (m != n) return sa_err(sa, "A must be batches of square matrices, but they are %lld by %lld matrices", (long long)m, (long long)n);
-        mat_meta(sa, &out[0], a, nb, N, NULL, dt, false);
-        if (arg_bool(sa_arg(sa, 2, "compute_v"), true)) mat_meta(sa, &out[1], a, nb, N, N, dt, true);
-        else mat_meta(sa, &out[1], a, 0, E(sa, 0), NULL, dt, false);
+        linalg_mat_meta(sa, &out[0], a, nb, N, NULL, dt, false);
+        if (arg_bool(sa_arg(sa, 2, "compute_v"), true)) linalg_mat_meta(sa, &out[1], a, nb, N, N, dt, true);
+        else linalg_mat_meta(sa, &out[1], a, 0, E(sa, 0), NULL, dt, false);
         *nout = 2;
         return 0;
     case LA_LU_FACTOR:
-        mat_meta(sa, &out[0], a, nb, M, N, dt, true);
-        mat_meta(sa, &out[1], a, nb, K, NULL, DT_I32, false);
-        mat_meta(sa, &out[2], a, nb, NULL, NULL, DT_I32, false);
+        linalg_mat_meta(sa, &out[0], a, nb, M, N, dt, true);
+        linalg_mat_meta(sa, &out[1], a, nb, K, NULL, DT_I32, false);
+        linalg_mat_meta(sa, &out[2], a, nb, NULL, NULL, DT_I32, false);
         *nout = 3;
         return 0;
     case LA_LU: case LA_LU_UNPACK:
-        mat_meta(sa, &out[0], a, nb, M, M, dt, false);
-        mat_meta(sa, &out[1], a, nb, M, K, dt, false);
-        mat_meta(sa, &out[2], a, nb, K, N, dt, false);
+        linalg_mat_meta(sa, &out[0], a, nb, M, M, dt, false);
+        linalg_mat_meta(sa, &out[1], a, nb, M, K, dt, false);
+        linalg_mat_meta(sa, &out[2], a, nb, K, N, dt, false);
         *nout = 3;
         return 0;
     case LA_INV: case LA_CHOL_EX:
         if (m != n) return sa_err(sa, "A must be batches of square matrices, but they are %lld by %lld matrices", (long long)m, (long long)n);
-        mat_meta(sa, &out[0], a, nb, M, N, dt, true);
-        mat_meta(sa, &out[1], a, nb, NULL, NULL, DT_I32, false);
+        linalg_mat_meta(sa, &out[0], a, nb, M, N, dt, true);
+        linalg_mat_meta(sa, &out[1], a, nb, NULL, NULL, DT_I32, false);
         *nout = 2;
         return 0;
     case LA_CHOL: case LA_CHOL_INV:
-        mat_meta(sa, &out[0], a, nb, M, N, dt, kind == LA_CHOL);
+        linalg_mat_meta(sa, &out[0], a, nb, M, N, dt, kind == LA_CHOL);
         return 0;
     case LA_DET: case LA_SLOGDET: {
         int s = kind == LA_SLOGDET;
-        mat_meta(sa, &out[0], a, nb, NULL, NULL, dt, false);
-        if (s) mat_meta(sa, &out[1], a, nb, NULL, NULL, dt, false);
-        mat_meta(sa, &out[1 + s], a, nb, M, N, dt, true);
-        mat_meta(sa, &out[2 + s], a, nb, K, NULL, DT_I32, false);
+        linalg_mat_meta(sa, &out[0], a, nb, NULL, NULL, dt, false);
+        if (s) linalg_mat_meta(sa, &out[1], a, nb, NULL, NULL, dt, false);
+        linalg_mat_meta(sa, &out[1 + s], a, nb, M, N, dt, true);
+        linalg_mat_meta(sa, &out[2 + s], a, nb, K, NULL, DT_I32, false);
         *nout = 3 + s;
         return 0;
     }
     case LA_GEQRF:
-        mat_meta(sa, &out[0], a, nb, M, N, dt, true);
-        mat_meta(sa, &out[1], a, nb, K, NULL, dt, false);
+        linalg_mat_meta(sa, &out[0], a, nb, M, N, dt, true);
+        linalg_mat_meta(sa, &out[1], a, nb, K, NULL, dt, false);
         *nout = 2;
         return 0;
     case LA_HOUSEHOLDER:
-        mat_meta(sa, &out[0], a, nb, M, N, dt, true);
+        linalg_mat_meta(sa, &out[0], a, nb, M, N, dt, true);
         return 0;
     case LA_PINV:
-        mat_meta(sa, &out[0], a, nb, N, M, dt, false);
+        linalg_mat_meta(sa, &out[0], a, nb, N, M, dt, false);
         return 0;
     default: break;
     }
@@ -160,31 +160,31 @@ static int shape_linalg(ShapeArgs *sa, TensorMeta *out, int *nout) {
     }
     if (b->ndim < 1) return sa_err(sa, "B must have at least one dimension");
     bool vec = kind == LA_SOLVE && b->ndim == a->ndim - 1;
-    if (vec) { mat_meta(sa, &out[0], b, b->ndim - 1, b->size[b->ndim - 1], NULL, dt, false); }
+    if (vec) { linalg_mat_meta(sa, &out[0], b, b->ndim - 1, b->size[b->ndim - 1], NULL, dt, false); }
     else if (b->ndim < 2) return sa_err(sa, "B must be a matrix (or a batch of them)");
     else {
         int bb = b->ndim - 2;
         Expr *R = b->size[bb], *C = b->size[bb + 1];
         if (kind == LA_LSTSQ) R = N;
-        mat_meta(sa, &out[0], b, bb, R, C, dt, kind != LA_ORMQR);
+        linalg_mat_meta(sa, &out[0], b, bb, R, C, dt, kind != LA_ORMQR);
     }
     switch (kind) {
     case LA_SOLVE:
-        mat_meta(sa, &out[1], a, nb, M, N, dt, true);
-        mat_meta(sa, &out[2], a, nb, K, NULL, DT_I32, false);
-        mat_meta(sa, &out[3], a, nb, NULL, NULL, DT_I32, false);
+        linalg_mat_meta(sa, &out[1], a, nb, M, N, dt, true);
+        linalg_mat_meta(sa, &out[2], a, nb, K, NULL, DT_I32, false);
+        linalg_mat_meta(sa, &out[3], a, nb, NULL, NULL, DT_I32, false);
         *nout = 4;
         break;
     case LA_TRI_SOLVE:
-        mat_meta(sa, &out[1], a, nb, M, N, dt, true);
+        linalg_mat_meta(sa, &out[1], a, nb, M, N, dt, true);
         *nout = 2;
         break;
     case LA_LSTSQ: {
         const char *drv = arg_str(sa_arg(sa, -1, "driver"), "gelsy");
-        mat_meta(sa, &out[1], a, 0, E(sa, 0), NULL, dt, false);
-        if (!strcmp(drv, "gels")) mat_meta(sa, &out[2], a, 0, E(sa, 0), NULL, DT_I64, false);   /* gels computes no rank */
-        else mat_meta(sa, &out[2], a, nb, NULL, NULL, DT_I64, false);
-        mat_meta(sa, &out[3], a, 0, E(sa, 0), NULL, dt, false);
+        linalg_mat_meta(sa, &out[1], a, 0, E(sa, 0), NULL, dt, false);
+        if (!strcmp(drv, "gels")) linalg_mat_meta(sa, &out[2], a, 0, E(sa, 0), NULL, DT_I64, false);   /* gels computes no rank */
+        else linalg_mat_meta(sa, &out[2], a, nb, NULL, NULL, DT_I64, false);
+        linalg_mat_meta(sa, &out[3], a, 0, E(sa, 0), NULL, dt, false);
         *nout = 4;
         break;
     }

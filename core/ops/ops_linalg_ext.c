@@ -24,24 +24,6 @@ enum { LX_MEXP, LX_LDL_FACTOR, LX_LDL_SOLVE, LX_EIG };
 typedef struct LxSpec { int kind; } LxSpec;
 #define LXKIND(sa) (((const LxSpec *)(sa)->op->data)->kind)
 
-/* batch dims of x (nb of them) plus (r, c); column-major in the last two when asked */
-static void lx_meta(ShapeArgs *sa, TensorMeta *out, const TensorMeta *x, int nb, Expr *r, Expr *c, DType dt, bool colmajor) {
-    int nd = nb + (r ? 1 : 0) + (c ? 1 : 0);
-    meta_alloc(sa, out, dt, nd, x->device);
-    for (int i = 0; i < nb; i++) out->size[i] = x->size[i];
-    if (r) out->size[nb] = r;
-    if (c) out->size[nb + 1] = c;
-    meta_contiguous_strides(sa, out);
-    if (colmajor && r && c) {
-        SymCtx *S = sa->sym;
-        Expr *one = sym_int(S, 1), *rr = sym_max(S, r, one);
-        out->stride[nb] = one;
-        out->stride[nb + 1] = rr;
-        Expr *st = sym_mul(S, rr, sym_max(S, c, one));
-        for (int i = nb - 1; i >= 0; i--) { out->stride[i] = st; st = sym_mul(S, st, sym_max(S, out->size[i], one)); }
-    }
-}
-
 static int square(ShapeArgs *sa, const TensorMeta *a, const char *api, int64_t *n) {
     int64_t m;
     if (a->ndim < 2) return sa_err(sa, "%s: The input tensor A must have at least 2 dimensions.", api);
@@ -59,20 +41,20 @@ static int shape_lx(ShapeArgs *sa, TensorMeta *out, int *nout) {
     switch (LXKIND(sa)) {
     case LX_MEXP:
         if (sa_tensor(sa, sa_arg(sa, 0, "self"), "self", &a) || square(sa, a, "linalg.matrix_exp", &n)) return -1;
-        lx_meta(sa, out, a, a->ndim - 2, a->size[a->ndim - 2], a->size[a->ndim - 1], a->dtype, false);
+        linalg_mat_meta(sa, out, a, a->ndim - 2, a->size[a->ndim - 2], a->size[a->ndim - 1], a->dtype, false);
         return 0;
     case LX_LDL_FACTOR:
         if (sa_tensor(sa, sa_arg(sa, 0, "self"), "self", &a) || square(sa, a, "torch.linalg.ldl_factor_ex", &n)) return -1;
-        lx_meta(sa, &out[0], a, a->ndim - 2, a->size[a->ndim - 2], a->size[a->ndim - 1], a->dtype, true);
-        lx_meta(sa, &out[1], a, a->ndim - 2, a->size[a->ndim - 1], NULL, DT_I32, false);
-        lx_meta(sa, &out[2], a, a->ndim - 2, NULL, NULL, DT_I32, false);
+        linalg_mat_meta(sa, &out[0], a, a->ndim - 2, a->size[a->ndim - 2], a->size[a->ndim - 1], a->dtype, true);
+        linalg_mat_meta(sa, &out[1], a, a->ndim - 2, a->size[a->ndim - 1], NULL, DT_I32, false);
+        linalg_mat_meta(sa, &out[2], a, a->ndim - 2, NULL, NULL, DT_I32, false);
         *nout = 3;
         return 0;
     case LX_EIG: {
         if (sa_tensor(sa, sa_arg(sa, 0, "self"), "self", &a) || square(sa, a, "linalg.eig", &n)) return -1;
         DType cd = a->dtype == DT_F64 ? DT_C128 : DT_C64;
-        lx_meta(sa, &out[0], a, a->ndim - 2, a->size[a->ndim - 1], NULL, cd, false);
-        lx_meta(sa, &out[1], a, a->ndim - 2, a->size[a->ndim - 2], a->size[a->ndim - 1], cd, true);
+        linalg_mat_meta(sa, &out[0], a, a->ndim - 2, a->size[a->ndim - 1], NULL, cd, false);
+        linalg_mat_meta(sa, &out[1], a, a->ndim - 2, a->size[a->ndim - 2], a->size[a->ndim - 1], cd, true);
         *nout = 2;
         return 0;
     }
@@ -84,7 +66,7 @@ static int shape_lx(ShapeArgs *sa, TensorMeta *out, int *nout) {
         if (b->ndim < 2) return sa_err(sa, "torch.linalg.ldl_solve: Expected B to have at least 2 dimensions, but it has %d dimensions instead", b->ndim);
         if (!ex_eq_int(b->size[b->ndim - 2], n)) return sa_err(sa, "torch.linalg.ldl_solve: Incompatible shapes of A and B for the equation AX = B");
         if (b->dtype != a->dtype) return sa_err(sa, "torch.linalg.ldl_solve: LD dtype %s does not match b dtype %s", dtype_abbrev(a->dtype), dtype_abbrev(b->dtype));
-        lx_meta(sa, out, b, b->ndim - 2, b->size[b->ndim - 2], b->size[b->ndim - 1], b->dtype, true);
+        linalg_mat_meta(sa, out, b, b->ndim - 2, b->size[b->ndim - 2], b->size[b->ndim - 1], b->dtype, true);
         return 0;
     }
 }
