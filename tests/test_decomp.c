@@ -542,6 +542,18 @@ static void test_coverage_values(void) {
     check_err("ctc loss with a target id outside the classes", "lp: \"f32[2, 1, 2][2, 2, 1]cpu\", t: \"i64[1, 1][1, 1]cpu\"",
               "        c = torch.ops.aten._ctc_loss.default(lp, t, [2], [1], 0, False)\n        r: \"f32[1][1]cpu\" = c[0]\n",
               (Tensor *[]){lp, tg5}, 2, "target 5 is outside the 2 classes");
+    Tensor *rs2 = T(3, (int64_t[]){1, 1, 2}, (double[]){0.5, 1.5}), *badp = TD(DT_I32, 1, (int64_t[]){2}, (double[]){1, -1}),
+           *btrue = TD(DT_BOOL, 0, NULL, (double[]){1});
+    check_err("fractional_max_pool2d with a sample outside [0, 1)", "x: \"f32[1, 1, 5, 5][25, 25, 5, 1]cpu\", u: \"f32[1, 1, 2][2, 2, 1]cpu\"",
+              "        f = torch.ops.aten.fractional_max_pool2d.default(x, [2, 2], [2, 2], u)\n        r: \"f32[1, 1, 2, 2][4, 4, 2, 1]cpu\" = f[0]\n",
+              (Tensor *[]){img, rs2}, 2, "random_samples must lie in [0, 1), got 1.5");
+    check_err("ldl_solve with a 2x2 pivot that has no pair", "a: \"f32[2, 2][2, 1]cpu\", p: \"i32[2][1]cpu\", b: \"f32[2, 1][1, 1]cpu\"",
+              "        r: \"f32[2, 1][1, 2]cpu\" = torch.ops.aten.linalg_ldl_solve.default(a, p, b)\n",
+              (Tensor *[]){spd, badp, rhs}, 3, "a negative pivot at 1 without its pair");
+    check_err("a 0-d boolean index", "x: \"f32[4][1]cpu\", m: \"b8[][]cpu\"",
+              "        r: \"f32[1, 4][4, 1]cpu\" = torch.ops.aten.index.Tensor(x, [m])\n", (Tensor *[]){data, btrue}, 2,
+              "0-dimensional boolean index");
+    tensor_unref(rs2); tensor_unref(badp); tensor_unref(btrue);
     check_err("nonzero_static with a negative size", "x: \"f32[4][1]cpu\"",
               "        r: \"i64[0, 1][1, 1]cpu\" = torch.ops.aten.nonzero_static.default(x, size = -1)\n", &nz, 1, "must be an non-negative integer");
     Tensor *all[] = {m1, zero, seven, i0, x32, mask, z3, five, b1, w, b2, data, lens, offs, lp, tg, h, onetwo, u, nz, x23, nil, dg, spd, rhs, vol, gr, row, img, rs, p64, tg5};

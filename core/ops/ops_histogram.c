@@ -143,7 +143,7 @@ static int hist_fill(ShapeArgs *sa, const Tensor *x, int64_t D, Tensor *const *e
             const Tensor *e = edges[d];
             int64_t ne = e->size[0];
             double v = tensor_get_f(x, i * D + d), lo = tensor_get_f(e, 0), hi = tensor_get_f(e, ne - 1);
-            if (!(v >= lo && v <= hi)) { skip = true; break; }
+            if (ne < 2 || !(v >= lo && v <= hi)) { skip = true; break; }
             int64_t pos;
             if (!linear) pos = upper_bound(e, 0, ne, v) - 1;
             else {
@@ -152,6 +152,7 @@ static int hist_fill(ShapeArgs *sa, const Tensor *x, int64_t D, Tensor *const *e
                 pos = upper_bound(e, pmin, pmax, v) - 1;
             }
             if (pos == ne - 1) pos--;
+            if (pos < 0 || pos > ne - 2) { skip = true; break; }   /* edges that are not sorted */
             at = at * (ne - 1) + pos;
         }
         if (!skip) tensor_set_f(h, at, tensor_get_f(h, at) + (w ? tensor_get_f(w, i) : 1));

@@ -215,6 +215,7 @@ static int adv_parse(ShapeArgs *sa, ArgRef self, ArgRef list, AdvIndex *ai) {
         DType dt = im->dtype;
         if (d >= MI_MAX_DIMS) return sa_err(sa, "too many indices");
         if (dt == DT_BOOL || dt == DT_U8) {
+            if (im->ndim == 0) { adv_free(ai); return sa_err(sa, "a 0-dimensional boolean index (x[True]) is not supported"); }
             if (adv_mask(sa, ai, sa->eval ? ev_tensor(it) : NULL, im, d)) { adv_free(ai); return -1; }
             ai->has_mask = true;
             int m = im->ndim ? im->ndim : 1;

@@ -265,6 +265,11 @@ static int lx_eval(const OpCall *c, IValue *out) {
                     if (pv == 0 || pv > n || pv < -n) { free(bv); free(bc); free(ip); sa_err(&sa, "torch.linalg.ldl_solve: pivot %lld is out of range for a %lld x %lld matrix", (long long)pv, (long long)n, (long long)n); goto done; }
                     ip[i] = (lapack_int)pv;
                 }
+                for (int64_t i = 0; i < n; i++) {   /* a 2x2 block (negative pivot) takes two rows with the same pivot */
+                    if (ip[i] > 0) continue;
+                    if (i + 1 >= n || ip[i + 1] != ip[i]) { free(bv); free(bc); free(ip); sa_err(&sa, "torch.linalg.ldl_solve: pivots are not an LDL factorization's (a negative pivot at %lld without its pair)", (long long)i); goto done; }
+                    i++;
+                }
                 get_mat(B, bi, n, k, bv);
                 for (int64_t i = 0; i < n; i++) for (int64_t j = 0; j < k; j++) bc[j * n + i] = bv[i * k + j];
                 if (n && k) LAPACKE_dsytrs(LAPACK_COL_MAJOR, 'L', (lapack_int)n, (lapack_int)k, a, (lapack_int)n, ip, bc, (lapack_int)n);

@@ -64,9 +64,11 @@ static int grid3_kernel(ShapeArgs *sa, const Tensor *x, const Tensor *g, Tensor 
             double ix = grid_coord(tensor_get_f(g, gb), s[4], (int)pad, align);
             double iy = grid_coord(tensor_get_f(g, gb + 1), s[3], (int)pad, align);
             double iz = grid_coord(tensor_get_f(g, gb + 2), s[2], (int)pad, align);
+            bool finite = isfinite(ix) && isfinite(iy) && isfinite(iz);   /* a NaN/inf point reads nothing */
             for (int64_t c = 0; c < s[1]; c++) {
                 double v = 0;
-                if (mode == 1) v = vox(x, s, n, c, (int64_t)nearbyint(iz), (int64_t)nearbyint(iy), (int64_t)nearbyint(ix));
+                if (!finite) v = NAN;
+                else if (mode == 1) v = vox(x, s, n, c, (int64_t)nearbyint(iz), (int64_t)nearbyint(iy), (int64_t)nearbyint(ix));
                 else {
                     double x0 = floor(ix), y0 = floor(iy), z0 = floor(iz), fx = ix - x0, fy = iy - y0, fz = iz - z0;
                     for (int k = 0; k < 8; k++) {
@@ -151,6 +153,8 @@ static int aa_kernel(ShapeArgs *sa, bool cubic, const Tensor *x, Tensor *o) {
     }
     int64_t P = x->size[0] * x->size[1], H = x->size[2], W = x->size[3], OH = o->size[2], OW = o->size[3];
     double sh = aa_scale(H, OH, align, sc[0]), sw = aa_scale(W, OW, align, sc[1]);
+    if (!isfinite(sh) || !isfinite(sw) || sh > (double)(H + 1) * 1e6 || sw > (double)(W + 1) * 1e6)
+        return sa_err(sa, "antialiased upsampling: invalid scale factors (scales_h %g, scales_w %g)", sc[0], sc[1]);
     int64_t maxw = (int64_t)ceil((cubic ? 2 : 1) * (sw > sh ? (sw > 1 ? sw : 1) : (sh > 1 ? sh : 1))) * 2 + 2;
     double *tmp = malloc(sizeof(double) * (size_t)(P * H * OW + 1)), *w = malloc(sizeof(double) * (size_t)maxw);
     if (!tmp || !w) { free(tmp); free(w); return sa_err(sa, "out of memory"); }
@@ -249,7 +253,11 @@ static int frac_kernel(ShapeArgs *sa, int nsp, const Tensor *x, const Tensor *r,
         int64_t *st[3] = {seq, seq + osz[0], seq + osz[0] + osz[1]};
         for (int i = 0; i < nsp; i++) {
             int sample = nsp == 2 ? 1 - i : i;   /* 2d: sample 0 is W, sample 1 is H */
-            frac_starts(tensor_get_f(r, p * nsp + sample), f32, in[i], osz[i], k[i], st[i]);
+            double u = tensor_get_f(r, p * nsp + sample);
+            if (!(u >= 0 && u < 1)) { free(seq); return sa_err(sa, "random_samples must lie in [0, 1), got %g", u); }
+            frac_starts(u, f32, in[i], osz[i], k[i], st[i]);
+            for (int64_t q = 0; q < osz[i]; q++)   /* rounding never moves a window past the input */
+                st[i][q] = st[i][q] < 0 ? 0 : st[i][q] > in[i] - k[i] ? in[i] - k[i] : st[i][q];
         }
         for (int64_t q = 0; q < opl; q++) {
             int64_t c[3] = {0, 0, 0}, rem = q;
