@@ -1,5 +1,5 @@
-/* ops.c — the op registry: the family tables (core/ops/ops_pointwise.c, ops_view.c, ops_reduce.c,
- * ops_matmul.c, ops_index.c, ops_misc.c, ops_conv.c, ops_random.c) seen as one list, lookup by name, resolving a graph's
+/* ops.c — the op registry: the family tables (core/ops/ops_*.c and decomp_*.c, listed in ops.h)
+ * seen as one list, lookup by name, resolving a graph's
  * nodes to their rows, and meta inference for a node (what passes use when they build nodes
  * and what lint checks annotations against). */
 #include "ops/ops_impl.h"
