@@ -167,7 +167,8 @@ int lw_lower_node(Lower *L, const Node *n) {
     const LoweringDef *d = lowering_find(n->target);
     const OpDef *op = n->op ? n->op : op_lookup(n->target);
     int rc;
-    if (!L->scratch && ir_fallback_ok(op) && touches_complex(L, n)) rc = lw_fallback(L, n);
+    bool getitem = n->target && !strcmp(n->target, "operator.getitem");   /* GraphLowering takes tuple items first */
+    if (!L->scratch && !getitem && ir_fallback_ok(op) && touches_complex(L, n)) rc = lw_fallback(L, n);
     else if (d) rc = d->fn(L, n, d->arg);
     else if (lw_lowers_by_decomposition(n)) rc = lw_lower_decomposed(L, n);   /* as select_decomp_table */
     else if (ir_fallback_ok(n->op ? n->op : op_lookup(n->target))) rc = lw_fallback(L, n);
