@@ -18,11 +18,35 @@
 #include <string.h>
 #include <cjson/cJSON.h>
 
-/* The scheduler node computing buffer b, or -1 (an input). */
+/* The scheduler node computing buffer b, or -1 (an input): through the writers index when b
+ * is a buffer of this schedule's module. */
 static int node_of_buf(const Schedule *s, const Buffer *b) {
+    if (s->wr_start && b->id >= 0 && b->id < s->ir->nbufs && s->ir->bufs[b->id] == b) {
+        for (int k = s->wr_start[b->id]; k < s->wr_start[b->id + 1]; k++)
+            if (s->nodes[s->wr[k]].buf == b) return s->wr[k];
+        return -1;
+    }
     for (int i = 0; i < s->nnodes; i++)
         if (s->nodes[i].buf == b) return i;
     return -1;
+}
+
+static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
+
+/* The nodes on either side of d, ascending: only the final groups that absorbed d's two groups
+ * can hold them (groups only grow), so only their nodes are looked at. malloc'd; count returned. */
+static int decision_nodes(const Schedule *s, const FusionDecision *d, int **out) {
+    int f[2] = {d->ga, d->gb}, n = 0;
+    for (int k = 0; k < 2; k++)
+        while (s->groups[f[k]].merged_into >= 0) f[k] = s->groups[f[k]].merged_into;
+    int cap = s->groups[f[0]].n + (f[1] != f[0] ? s->groups[f[1]].n : 0);
+    int *v = mi_xmalloc(sizeof *v * (size_t)(cap + 1));
+    for (int k = 0; k < (f[1] != f[0] ? 2 : 1); k++)
+        for (int i = 0; i < s->groups[f[k]].n; i++)
+            if (sched_decision_side(s, d, s->groups[f[k]].nodes[i]) >= 0) v[n++] = s->groups[f[k]].nodes[i];
+    qsort(v, n, sizeof *v, cmp_int);
+    *out = v;
+    return n;
 }
 
 const FusionDecision *sched_refusal(const Schedule *s, const Buffer *x, const Buffer *y) {
@@ -127,46 +151,53 @@ void sched_explain(const Schedule *s, int a, int b, StrBuf *sb) {
 }
 
 void sched_decision_pair(const Schedule *s, const FusionDecision *d, int *x, int *y) {
-    int first[2] = {-1, -1};
-    for (int n = 0; n < s->nnodes; n++) {
-        int side = sched_decision_side(s, d, n);
-        if (side >= 0 && first[side] < 0) first[side] = n;
+    int first[2] = {-1, -1}, *v, nv = decision_nodes(s, d, &v);
+    for (int i = 0; i < nv; i++) {
+        int side = sched_decision_side(s, d, v[i]);
+        if (first[side] < 0) first[side] = v[i];
     }
     *x = first[0];
     *y = first[1];
     /* a producer on one side whose buffer a node of the other side reads */
-    for (int n = 0; n < s->nnodes; n++) {
-        int side = sched_decision_side(s, d, n);
-        if (side < 0) continue;
+    for (int i = 0; i < nv; i++) {
+        int n = v[i], side = sched_decision_side(s, d, n);
         const DepSet *ds = &s->nodes[n].deps;
         for (int r = 0; r < ds->nreads; r++) {
             int p = ds->reads[r].buf ? node_of_buf(s, ds->reads[r].buf) : -1;
             if (p < 0 || p == n || sched_decision_side(s, d, p) != 1 - side) continue;
             *x = side == 1 ? p : n;
             *y = side == 1 ? n : p;
+            free(v);
             return;
         }
     }
+    free(v);
 }
 
 #define SIDE_LIST 16     /* nodes listed per side of a decision (the count says the rest) */
 
-/* [{buf, op, fx: [...]}] of the nodes on `side` of d (the first SIDE_LIST); their count. */
-static int side_json(const Schedule *s, const FusionDecision *d, int side, cJSON *arr) {
-    int count = 0;
-    for (int n = 0; n < s->nnodes; n++) {
+/* [{buf, op, fx: [...]}] of the nodes on `side` of d (the first SIDE_LIST); their count. The
+ * fx list of node n is made once into fx_of[n] (ir_origin_nodes walks the graph), then copied. */
+static int side_json(const Schedule *s, const FusionDecision *d, int side, cJSON *arr, cJSON **fx_of) {
+    int count = 0, *v, nv = decision_nodes(s, d, &v);
+    for (int i = 0; i < nv; i++) {
+        int n = v[i];
         if (sched_decision_side(s, d, n) != side) continue;
         if (count++ >= SIDE_LIST) continue;
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "buf", s->nodes[n].buf->name);
         cJSON_AddStringToObject(o, "op", s->nodes[n].name);
-        cJSON *fx = cJSON_AddArrayToObject(o, "fx");
-        const Node **v;
-        int nv = ir_origin_nodes(s->ir, s->nodes[n].buf, &v);
-        for (int i = 0; i < nv; i++) cJSON_AddItemToArray(fx, cJSON_CreateString(v[i]->name));
-        free(v);
+        if (!fx_of[n]) {
+            fx_of[n] = cJSON_CreateArray();
+            const Node **on;
+            int no = ir_origin_nodes(s->ir, s->nodes[n].buf, &on);
+            for (int k = 0; k < no; k++) cJSON_AddItemToArray(fx_of[n], cJSON_CreateString(on[k]->name));
+            free(on);
+        }
+        cJSON_AddItemToObject(o, "fx", cJSON_Duplicate(fx_of[n], 1));
         cJSON_AddItemToArray(arr, o);
     }
+    free(v);
     return count;
 }
 
@@ -189,6 +220,7 @@ char *sched_decisions_json(const Schedule *s) {
     cJSON *ds = cJSON_AddArrayToObject(j, "decisions");
     StrBuf sb;
     sb_init(&sb);
+    cJSON **fx_of = mi_xcalloc((size_t)s->nnodes + 1, sizeof *fx_of);
     for (int i = 0; i < s->ndecisions; i++) {
         const FusionDecision *d = &s->decisions[i];
         cJSON *o = cJSON_CreateObject();
@@ -198,8 +230,8 @@ char *sched_decisions_json(const Schedule *s) {
         cJSON_AddStringToObject(o, "b", d->b);
         cJSON_AddNumberToObject(o, "score", (double)d->score);
         cJSON_AddStringToObject(o, "reason", d->reason);
-        cJSON_AddNumberToObject(o, "a_count", side_json(s, d, 0, cJSON_AddArrayToObject(o, "a_nodes")));
-        cJSON_AddNumberToObject(o, "b_count", side_json(s, d, 1, cJSON_AddArrayToObject(o, "b_nodes")));
+        cJSON_AddNumberToObject(o, "a_count", side_json(s, d, 0, cJSON_AddArrayToObject(o, "a_nodes"), fx_of));
+        cJSON_AddNumberToObject(o, "b_count", side_json(s, d, 1, cJSON_AddArrayToObject(o, "b_nodes"), fx_of));
         int x, y;
         sched_decision_pair(s, d, &x, &y);
         if (x >= 0 && y >= 0) {      /* what `why X Y` prints in the shell, word for word */
@@ -214,6 +246,8 @@ char *sched_decisions_json(const Schedule *s) {
         cJSON_AddItemToArray(ds, o);
     }
     sb_free(&sb);
+    for (int n = 0; n < s->nnodes; n++) cJSON_Delete(fx_of[n]);
+    free(fx_of);
     char *txt = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
     return txt;
