@@ -5,6 +5,7 @@
 #include "codegen/codegen_kernel.h"
 #include "codegen/codegen_fallback.h"
 #include "codegen/codegen_conv.h"
+#include "codegen/codegen_gemm.h"
 #include "codegen/op_overrides.h"
 
 #include <math.h>
@@ -383,7 +384,8 @@ static void emit_extern_call(const Schedule *s, const Buffer *b, StrBuf *sb) {
         ex(sb, b->layout.size[0]);
         sb_put(sb, "; bt++)\n    ");
     }
-    sb_put(sb, "        mi_gemm(");
+    DType dt = b->layout.dtype;
+    sb_put(sb, dt == DT_F64 ? "        mi_gemm_f64(" : dt == DT_F16 ? "        mi_gemm_f16(" : dt == DT_BF16 ? "        mi_gemm_bf16(" : "        mi_gemm(");
     ex(sb, b->layout.size[off]); sb_put(sb, ", "); ex(sb, b->layout.size[off + 1]); sb_put(sb, ", ");
     ex(sb, A->view.size[off + 1]);
     sb_printf(sb, ", %s + ", A->buf->name); ex(sb, A->view.offset);
@@ -419,9 +421,13 @@ static int scan_externs(MiCtx *ctx, const Schedule *s, bool *has_mm, bool *has_s
         if (cg_conv_bwd_uses_dnnl(b)) *has_conv = *has_conv_bwd = true;
         if (b->ext == EXT_COND || b->ext == EXT_FALLBACK) continue;
         if (b->ext == EXT_SDPA) *has_sdpa = true; else *has_mm = true;
+        /* mm / addmm / bmm in f32, f64, f16 or bf16 (operands of the output's dtype); attention f32 */
+        DType want = b->ext == EXT_SDPA ? DT_F32 : b->layout.dtype;
+        if (want != DT_F32 && want != DT_F64 && want != DT_F16 && want != DT_BF16)
+            return mi_err(ctx, NULL, 0, 0, "extern kernel '%s': dtype %s is not supported", b->name, dtype_abbrev(want));
         for (int i = 0; i < b->neargs; i++)
-            if (b->eargs[i].buf->layout.dtype != DT_F32 && !(b->ext == EXT_SDPA && i == 3 && b->eargs[i].buf->layout.dtype == DT_BOOL))
-                return mi_err(ctx, NULL, 0, 0, "extern kernel '%s': only f32 is supported", b->name);
+            if (b->eargs[i].buf->layout.dtype != want && !(b->ext == EXT_SDPA && i == 3 && b->eargs[i].buf->layout.dtype == DT_BOOL))
+                return mi_err(ctx, NULL, 0, 0, "extern kernel '%s': operand %d is %s, not %s", b->name, i, dtype_abbrev(b->eargs[i].buf->layout.dtype), dtype_abbrev(want));
     }
     for (int i = 0; i < s->nbranches; i++)
         for (int k = 0; k < 2; k++)
@@ -477,7 +483,11 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     if (has_atomic) sb_put(&out, atomic_src);
     if (has_atomic && has_half(s)) sb_put(&out, atomic_half_src);
     if (has_fb) sb_put(&out, cg_fallback_abi);
-    if (has_mm) sb_put(&out, gemm_src);
+    if (has_mm) {
+        sb_put(&out, gemm_src);
+        sb_put(&out, cg_gemm_f64_src);
+        if (has_half(s)) sb_put(&out, cg_gemm_half_src);
+    }
     if (has_sdpa) sb_put(&out, sdpa_src);
     if (ctx->flush_denormal) sb_put(&out, denormal_src);
     if (has_conv) sb_put(&out, cg_conv_src);

@@ -101,20 +101,25 @@ static const char *prelude_defs =
     "/* threads per block for a row of `inner` elements: a power of two in [32, 1024], ~4 elements each */\n"
     "static unsigned mi_row_threads(int64_t inner) { unsigned t = 32; while (t < 1024 && (int64_t)t * 4 < inner) t *= 2; return t; }\n\n";
 
+/* The GEMM of extern_kernels.mm / addmm / bmm in any floating dtype T, accumulating in Acc:
+ * float for f32, f16 and bf16 (as cuBLAS computes half products, rounding once on store),
+ * double for f64. The call site names the pair: mi_gemm<__half, float>(...). */
 static const char *gemm_src =
-    "/* C[M,N] (+)= A[M,K] @ B[K,N] per batch z; A, B strided; C with row stride ldc. 32x32 tiles. */\n"
-    "__global__ void mi_gemm_kernel(int64_t M, int64_t N, int64_t K, const float *A, int64_t sa0, int64_t sa1, int64_t sab,\n"
-    "                               const float *B, int64_t sb0, int64_t sb1, int64_t sbb, float *C, int64_t ldc, int64_t scb, int acc)\n{\n"
-    "    __shared__ float As[32][33], Bs[32][33];\n"
+    "/* C[M,N] (+)= A[M,K] @ B[K,N] per batch z; A, B strided; C with row stride ldc. 32x32 tiles;\n"
+    "   T the element type, Acc the accumulator (float; double for f64), one rounding on store. */\n"
+    "template <typename T, typename Acc>\n"
+    "__global__ void mi_gemm_kernel(int64_t M, int64_t N, int64_t K, const T *A, int64_t sa0, int64_t sa1, int64_t sab,\n"
+    "                               const T *B, int64_t sb0, int64_t sb1, int64_t sbb, T *C, int64_t ldc, int64_t scb, int acc)\n{\n"
+    "    __shared__ Acc As[32][33], Bs[32][33];\n"
     "    A += blockIdx.z * sab; B += blockIdx.z * sbb; C += blockIdx.z * scb;\n"
     "    const int tx = threadIdx.x, ty = threadIdx.y;   /* 32 x 8 threads, 4 rows each */\n"
     "    const int64_t row0 = (int64_t)blockIdx.y * 32, col = (int64_t)blockIdx.x * 32 + tx;\n"
-    "    float s[4] = {0, 0, 0, 0};\n"
+    "    Acc s[4] = {0, 0, 0, 0};\n"
     "    for (int64_t k0 = 0; k0 < K; k0 += 32) {\n"
     "        for (int q = 0; q < 4; q++) {\n"
     "            int r = ty + 8 * q;\n"
-    "            As[r][tx] = (row0 + r < M && k0 + tx < K) ? A[(row0 + r) * sa0 + (k0 + tx) * sa1] : 0.0f;\n"
-    "            Bs[r][tx] = (k0 + r < K && col < N) ? B[(k0 + r) * sb0 + col * sb1] : 0.0f;\n"
+    "            As[r][tx] = (row0 + r < M && k0 + tx < K) ? (Acc)A[(row0 + r) * sa0 + (k0 + tx) * sa1] : (Acc)0;\n"
+    "            Bs[r][tx] = (k0 + r < K && col < N) ? (Acc)B[(k0 + r) * sb0 + col * sb1] : (Acc)0;\n"
     "        }\n"
     "        __syncthreads();\n"
     "        #pragma unroll 8\n"
@@ -124,15 +129,17 @@ static const char *gemm_src =
     "    }\n"
     "    for (int q = 0; q < 4; q++) {\n"
     "        int64_t r = row0 + ty + 8 * q;\n"
-    "        if (r < M && col < N) C[r * ldc + col] = acc ? C[r * ldc + col] + s[q] : s[q];\n"
+    "        if (r < M && col < N) C[r * ldc + col] = (T)(acc ? (Acc)C[r * ldc + col] + s[q] : s[q]);\n"
     "    }\n}\n"
-    "static void mi_gemm(cudaStream_t st, int64_t batch, int64_t M, int64_t N, int64_t K, const float *A, int64_t sa0, int64_t sa1, int64_t sab,\n"
-    "                    const float *B, int64_t sb0, int64_t sb1, int64_t sbb, float *C, int64_t ldc, int64_t scb, int acc)\n{\n"
+    "template <typename T, typename Acc>\n"
+    "static void mi_gemm(cudaStream_t st, int64_t batch, int64_t M, int64_t N, int64_t K, const T *A, int64_t sa0, int64_t sa1, int64_t sab,\n"
+    "                    const T *B, int64_t sb0, int64_t sb1, int64_t sbb, T *C, int64_t ldc, int64_t scb, int acc)\n{\n"
     "    if (M <= 0 || N <= 0 || batch <= 0) return;\n"
     "    dim3 grid((unsigned)((N + 31) / 32), (unsigned)((M + 31) / 32), (unsigned)batch), block(32, 8);\n"
-    "    mi_gemm_kernel<<<grid, block, 0, st>>>(M, N, K, A, sa0, sa1, sab, B, sb0, sb1, sbb, C, ldc, scb, acc);\n}\n"
+    "    mi_gemm_kernel<T, Acc><<<grid, block, 0, st>>>(M, N, K, A, sa0, sa1, sab, B, sb0, sb1, sbb, C, ldc, scb, acc);\n}\n"
     "/* C[i, j] = bias (1-d over j or 2-d strided), before an addmm accumulates */\n"
-    "__global__ void mi_bias_kernel(int64_t M, int64_t N, float *C, int64_t ldc, const float *bias, int nd, int64_t s0, int64_t s1)\n{\n"
+    "template <typename T>\n"
+    "__global__ void mi_bias_kernel(int64_t M, int64_t N, T *C, int64_t ldc, const T *bias, int nd, int64_t s0, int64_t s1)\n{\n"
     "    for (int64_t x = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; x < M * N; x += (int64_t)gridDim.x * blockDim.x) {\n"
     "        int64_t i = x / N, j = x % N;\n"
     "        C[i * ldc + j] = nd == 1 ? bias[j * s0] : nd == 2 ? bias[i * s0 + j * s1] : bias[0];\n"
@@ -213,7 +220,7 @@ static void emit_extern_call(const Buffer *b, StrBuf *sb) {
         const Layout *bl = &a[0].view;
         sb_put(sb, "        const int64_t mi_M = "); ex(sb, b->layout.size[0]);
         sb_put(sb, ", mi_N = "); ex(sb, b->layout.size[1]);
-        sb_printf(sb, ";\n        if (mi_M * mi_N > 0) mi_bias_kernel<<<mi_blocks((mi_M * mi_N + 255) / 256, 4096), 256, 0, mi_st>>>(mi_M, mi_N, %s, ", b->name);
+        sb_printf(sb, ";\n        if (mi_M * mi_N > 0) mi_bias_kernel<%s><<<mi_blocks((mi_M * mi_N + 255) / 256, 4096), 256, 0, mi_st>>>(mi_M, mi_N, %s, ", cu_type(b->layout.dtype), b->name);
         ex(sb, b->layout.stride[0]);
         sb_printf(sb, ", %s + ", a[0].buf->name);
         ex(sb, bl->offset);
@@ -223,7 +230,7 @@ static void emit_extern_call(const Buffer *b, StrBuf *sb) {
         if (bl->ndim >= 2) ex(sb, bl->stride[1]); else sb_put(sb, "0");
         sb_put(sb, ");\n");
     }
-    sb_put(sb, "        mi_gemm(mi_st, ");
+    sb_printf(sb, "        mi_gemm<%s, %s>(mi_st, ", cu_type(b->layout.dtype), b->layout.dtype == DT_F64 ? "double" : "float");
     if (off) ex(sb, b->layout.size[0]); else sb_put(sb, "1");
     sb_put(sb, ", ");
     ex(sb, b->layout.size[off]); sb_put(sb, ", "); ex(sb, b->layout.size[off + 1]); sb_put(sb, ", ");
@@ -257,9 +264,11 @@ bool codegen_cuda_on_host(const Buffer *b) {
     if (b->ext == EXT_FALLBACK) return true;
     if (b->ext != EXT_MM && b->ext != EXT_ADDMM && b->ext != EXT_BMM && b->ext != EXT_SDPA) return true;
     if (b->ext == EXT_SDPA && (b->causal || b->neargs > 3)) return true;   /* the kernel here has no mask */
-    if (b->layout.dtype != DT_F32) return true;
+    /* mm / addmm / bmm in f32, f64, f16, bf16 (operands of the output's dtype); attention f32 */
+    DType dt = b->layout.dtype;
+    if (dt != DT_F32 && (b->ext == EXT_SDPA || (dt != DT_F64 && dt != DT_F16 && dt != DT_BF16))) return true;
     for (int i = 0; i < b->neargs; i++)
-        if (b->eargs[i].buf->layout.dtype != DT_F32) return true;
+        if (b->eargs[i].buf->layout.dtype != dt) return true;
     return false;
 }
 

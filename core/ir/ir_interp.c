@@ -311,7 +311,10 @@ static int run_extern(Interp *it, Buffer *b) {
                     s += it->store[bias->buf->id][ix];
                 }
                 int64_t o = (off ? bt * ev(it, b->layout.stride[0]) : 0) + i * ev(it, b->layout.stride[off]) + j * ev(it, b->layout.stride[off + 1]);
-                it->store[b->id][o] = (float)s;
+                /* the kernel's dtype: f32 and f16 / bf16 (accumulated in f32) round on store */
+                DType dt = b->layout.dtype;
+                it->store[b->id][o] = dt == DT_F64 ? s : dt == DT_F16 ? mi_f16_to_f32(mi_f32_to_f16((float)s))
+                                    : dt == DT_BF16 ? mi_bf16_to_f32(mi_f32_to_bf16((float)s)) : (float)s;
             }
     return 0;
 }

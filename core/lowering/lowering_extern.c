@@ -12,8 +12,16 @@
 
 /* ---- extern kernels ---- */
 
-/* mm / bmm of arguments ia, ia + 1 in a dtype the extern kernels do not take (f64): a sum
- * reduction over K of a[.., i, k] * b[.., k, j], as Inductor lowers small matmuls. */
+/* Does the extern mm / addmm / bmm take dtype dt? Inductor's tuned_mm / tuned_addmm /
+ * tuned_bmm (torch/_inductor/kernel/mm.py, bmm.py) always offer the ATen kernel
+ * (extern_kernels.mm / addmm / bmm) whatever the floating dtype: f32, f64, f16 and bf16 alike.
+ * The C runtime computes f16 / bf16 in f32 and rounds on store, f64 in f64 (cblas_dgemm). */
+static bool matmul_extern_dtype(DType dt) {
+    return dt == DT_F32 || dt == DT_F64 || dt == DT_F16 || dt == DT_BF16;
+}
+
+/* mm / bmm of arguments ia, ia + 1 in a dtype the extern kernels do not take (integers): a sum
+ * reduction over K of a[.., i, k] * b[.., k, j]. */
 static IrTBox *matmul_loops(Lower *L, const Node *n, int ia, bool batched) {
     const TensorMeta *m = lw_out_meta(n);
     IrTBox *a = lw_arg_tbox(L, n, ia), *b = lw_arg_tbox(L, n, ia + 1);
@@ -36,6 +44,7 @@ static IrTBox *matmul_loops(Lower *L, const Node *n, int ia, bool batched) {
     red[nd - 1] = true;
     return lw_tbox_of_storage(L, lw_reduction(L, n, prod, red, false, RED_SUM, dt, 0, lw_short_name(L, n->target)));
 }
+
 
 /* ExternKernel.copy_input's pending copy of t: its origins and the extern node's (L->cur), as
  * Inductor's copy carries the current node ("cpp_fused_bmm_permute_0"). */
@@ -70,8 +79,8 @@ static void bmm_cpu_operand(Lower *L, IrTBox *t, const Node *fx, ExternArg *a) {
     a->view = a->buf->layout;
 }
 
-/* The mm / addmm / bmm extern kernel over arguments 0..nt (addmm: bias, a, b): an f32 buffer
- * the BLAS (or the blocked loop) writes. */
+/* The mm / addmm / bmm extern kernel over arguments 0..nt (addmm: bias, a, b): a buffer of
+ * the output dtype the BLAS (or the blocked loop) writes. */
 static IrTBox *matmul_extern(Lower *L, const Node *n, ExternKind k, int first, int nt) {
     const TensorMeta *m = lw_out_meta(n);
     Layout l = layout_contiguous(L->m, m->dtype, m->device, m->ndim, m->size);
@@ -79,7 +88,7 @@ static IrTBox *matmul_extern(Lower *L, const Node *n, ExternKind k, int first, i
     for (int i = 0; i < nt; i++) {
         IrTBox *t = lw_arg_tbox(L, n, first + i);
         if (!t) { lw_err(L, n, "argument %d of '%s' must be a tensor", first + i, n->target); return NULL; }
-        if (t->dtype != DT_F32 && t->dtype != DT_F64) { lw_err(L, n, "'%s': dtype %s not supported", n->target, dtype_abbrev(t->dtype)); return NULL; }
+        if (t->dtype != m->dtype || !matmul_extern_dtype(t->dtype)) { lw_err(L, n, "'%s': dtype %s not supported", n->target, dtype_abbrev(t->dtype)); return NULL; }
         if (k == EXT_BMM && m->device.kind == DEV_CPU) bmm_cpu_operand(L, t, n->args[first + i].node, &ea[i]);
         else lw_extern_arg(L, t, &ea[i]);
     }
@@ -104,10 +113,10 @@ static bool cpu_bmm_is_memory_bound(Lower *L, const Node *n) {
     return (sym_is_int(a->size[1], &m1) && m1 == 1) || (sym_is_int(b->size[2], &n2) && n2 == 1);
 }
 
-/* mm / addmm / bmm: the extern kernel for f32 (Inductor's extern_kernels.mm / addmm / bmm),
- * a loop reduction for other dtypes. addmm(bias, a, b, beta=, alpha=) with alpha or beta not 1,
- * or not f32, is beta * bias + alpha * (a @ b) over the product (beta = 0 ignores the bias, NaN
- * included, as torch). */
+/* mm / addmm / bmm: the extern kernel for floating dtypes (Inductor's extern_kernels.mm /
+ * addmm / bmm), a loop reduction for integers. addmm(bias, a, b, beta=, alpha=) with alpha or
+ * beta not 1 is beta * bias + alpha * (a @ b) over the product (beta = 0 ignores the bias, NaN
+ * included, as torch). Example: an f16 swiglu's three projections are three extern mm. */
 static int lower_matmul(Lower *L, const Node *n, int arg) {
     ExternKind k = (ExternKind)arg;
     const TensorMeta *m = lw_out_meta(n);
@@ -117,17 +126,17 @@ static int lower_matmul(Lower *L, const Node *n, int arg) {
         beta = lw_arg_num(n, -1, "beta", 1);
         alpha = lw_arg_num(n, -1, "alpha", 1);
     }
-    bool f32 = m->dtype == DT_F32;
+    bool ext = matmul_extern_dtype(m->dtype);   /* the extern kernel */
     if (k == EXT_BMM && cpu_bmm_is_memory_bound(L, n)) {
         IrTBox *t = matmul_loops(L, n, 0, true);
         return t ? lw_set_tbox(L, n, t) : -1;
     }
-    if (k != EXT_ADDMM || (f32 && alpha == 1 && beta == 1)) {
-        IrTBox *t = f32 ? matmul_extern(L, n, k, 0, k == EXT_ADDMM ? 3 : 2) : matmul_loops(L, n, 0, k == EXT_BMM);
+    if (k != EXT_ADDMM || (ext && alpha == 1 && beta == 1)) {
+        IrTBox *t = ext ? matmul_extern(L, n, k, 0, k == EXT_ADDMM ? 3 : 2) : matmul_loops(L, n, 0, k == EXT_BMM);
         return t ? lw_set_tbox(L, n, t) : -1;
     }
     DType dt = m->dtype;
-    IrTBox *p = f32 ? matmul_extern(L, n, EXT_MM, 1, 2) : matmul_loops(L, n, 1, false);
+    IrTBox *p = ext ? matmul_extern(L, n, EXT_MM, 1, 2) : matmul_loops(L, n, 1, false);
     if (!p) return -1;
     const IrFn *prod = alpha == 1 ? p->loader : lw_math(L, IOP_MUL, dt, lw_const(L, alpha, dt), p->loader, NULL);
     if (beta == 0) return lw_set_pointwise(L, n, prod, dt, 3);
