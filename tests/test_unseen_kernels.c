@@ -22,11 +22,15 @@ static const char *const fixed[] = {
     /* a FallbackKernel is no generated kernel (Inductor's torch.ops.aten.* calls) */
     "same     cpu_embedding_bag 0/0 (0)",
     "same     cpu_droppath_train 0/0 (2)",
+    /* the GPU refuses a pointwise kernel whose numel is neither the reduction's numel nor
+     * numel * rnumel (simd.py can_fuse); diagonal is a view (lowering.py diagonal) */
+    "same     cuda_argmax_onehot 0/0 (2)",
+    "same     cuda_einsum 0/0 (2)",
     /* fixtures already equal before */
     "same     cuda_resblock_groupnorm_train 0/0 (8)",
     "same     cuda_embed_ln_train 0/0 backward (5)",
 };
-enum { FLOOR = 58 };
+enum { FLOOR = 88, GRAPHS = 133 };
 
 int main(void) {
     ShellEnv env;
@@ -48,7 +52,7 @@ int main(void) {
             if (!strcmp(line, fixed[i])) seen[i] = true;
     }
     if (p) pclose(p);
-    is_int(graphs, 94, "94 compiled graphs in the 63 logs");
+    is_int(graphs, GRAPHS, "%d compiled graphs in the logs", GRAPHS);
     ok(same >= FLOOR, "at least %d of them have Inductor's kernel count (%d)", FLOOR, same);
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) ok(seen[i], "%s", fixed[i]);
     sh_cleanup(&env);

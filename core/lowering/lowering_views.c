@@ -1,7 +1,8 @@
 /* lowering_views.c — view lowerings (Inductor's GenericView / ReinterpretView): permute,
- * transpose, select, slice, narrow, expand, unsqueeze, squeeze, view / reshape (a
+ * transpose, select, slice, narrow, expand, unsqueeze, squeeze, diagonal, view / reshape (a
  * ReinterpretView of a contiguous buffer, else flat re-indexing), split / chunk / unbind into
- * tuples of views, and getitem of a tuple. No data moves: each is an index remapping closure. */
+ * tuples of views, and getitem of a tuple. No data moves: each is an index remapping closure.
+ * Also repeat, a Pointwise that re-indexes its input the same way (index % size). */
 #include "lowering/lowering_impl.h"
 
 #include <string.h>
@@ -62,6 +63,21 @@ static int lower_view_op(Lower *L, const Node *n, int arg) {
         if (dim < 0 || dim >= x->ndim) return lw_err(L, n, "narrow: bad dim");
         Expr *st = start < 0 ? sym_add(s, x->size[dim], sym_int(s, start)) : sym_int(s, start);
         for (int d = 0; d < x->ndim; d++) map[d] = d == dim ? sym_add(s, st, lw_var(L, d)) : lw_var(L, d);
+    } else if (strcmp(t, "aten.diagonal.default") == 0) {
+        /* lowering.py diagonal: a GenericView; the other dims in order, then the diagonal
+         * (index i reads [.., i + base1, .., i + base2, ..], base (0, offset) or (-offset, 0)) */
+        int64_t off = 0, d1 = 0, d2 = 1;
+        lw_arg_int(n, 1, "offset", &off);
+        lw_arg_int(n, 2, "dim1", &d1);
+        lw_arg_int(n, 3, "dim2", &d2);
+        if (d1 < 0) d1 += x->ndim;
+        if (d2 < 0) d2 += x->ndim;
+        if (d1 < 0 || d2 < 0 || d1 >= x->ndim || d2 >= x->ndim || d1 == d2 || nd != x->ndim - 1)
+            return lw_err(L, n, "diagonal: bad dims");
+        Expr *di = lw_var(L, nd - 1);
+        for (int d = 0, k = 0; d < x->ndim; d++)
+            map[d] = d == d1 ? sym_add(s, di, sym_int(s, off < 0 ? -off : 0))
+                   : d == d2 ? sym_add(s, di, sym_int(s, off > 0 ? off : 0)) : lw_var(L, k++);
     } else if (strncmp(t, "aten.expand.", 12) == 0 || strncmp(t, "aten.broadcast_to", 17) == 0) {
         int64_t one;
         for (int d = 0; d < x->ndim; d++) {
@@ -205,6 +221,30 @@ static int lower_getitem(Lower *L, const Node *n, int arg) {
     return lw_set_tbox(L, n, src->items[k]);
 }
 
+/* aten.repeat(x, repeats): a Pointwise over the tiled shape reading x at index % size on
+ * each repeated dim (0 where x's size is 1), x first viewed with leading 1s when repeats is
+ * longer; all repeats 1 is a clone (lowering.py repeat). Example: repeat(w[4], [2, 3]) is
+ * [2, 12] reading w[(j % 4)]. (Inductor also calls x.mark_reuse, which realizes an expensive
+ * pending input; an input read several times here is re-read through its loader.) */
+static int lower_repeat(Lower *L, const Node *n, int arg) {
+    IrTBox *x = lw_arg_tbox(L, n, 0);
+    const TensorMeta *m = lw_out_meta(n);
+    if (!x || !m) return lw_err(L, n, "repeat needs a tensor argument and a shape annotation");
+    int64_t rep[MI_MAX_DIMS];
+    int nr = lw_int_list(lw_arg_or_kw(n, 1, "repeats"), rep, MI_MAX_DIMS);
+    if (nr < x->ndim || nr != m->ndim) return lw_err(L, n, "repeat: %d repeats for %d dims", nr, x->ndim);
+    SymCtx *s = L->s;
+    int lead = nr - x->ndim;
+    Expr *map[MI_MAX_DIMS];
+    for (int d = 0; d < x->ndim; d++) {
+        Expr *v = lw_var(L, lead + d);
+        int64_t sz;
+        bool one = sym_is_int(x->size[d], &sz) && sz == 1;
+        map[d] = rep[lead + d] == 1 ? v : one ? sym_int(s, 0) : sym_modidx(s, v, sym_int(s, 1), x->size[d]);
+    }
+    return lw_set_pointwise(L, n, lw_reindex(L, x->loader, nr, map, x->ndim), x->dtype, 1);
+}
+
 /* ---- the views rows of the lowering table ---- */
 
 const LoweringDef lowering_views_table[] = {
@@ -219,5 +259,6 @@ const LoweringDef lowering_views_table[] = {
     {"aten.unbind.int", lower_split, 0}, {"aten.narrow.default", lower_view_op, 0},
     {"aten.lift_fresh.default", lower_view_op, 0}, {"aten.t.default", lower_view_op, 0},
     {"aten.transpose.int", lower_view_op, 0}, {"operator.getitem", lower_getitem, 0},
+    {"aten.diagonal.default", lower_view_op, 0}, {"aten.repeat.default", lower_repeat, 0},
 };
 const int lowering_views_count = sizeof lowering_views_table / sizeof lowering_views_table[0];

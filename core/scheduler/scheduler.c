@@ -453,6 +453,36 @@ static int merge_shape(const Schedule *s, Fx *f, int ga, int gb, bool *full, cha
     return m;
 }
 
+/* The GPU (Triton) rule for a reduction kernel and a pointwise one (codegen/simd.py
+ * SIMDScheduling.can_fuse, reduction against pointwise, via can_fuse_horizontal's swap): the
+ * pointwise numel must equal the reduction's numel (an epilogue per row) or numel * rnumel (a
+ * prologue / epilogue over the reduced elements); otherwise "nodes numel incompatibility".
+ * The cpp backend has no such rule (outer-loop fusion shares the outer loops only), so on the
+ * CPU this always holds. Example: argmax over [5, 12] (numel 5, rnumel 12) and an embedding
+ * row gather [5, 6] (numel 30) do not fuse on cuda; the one-hot [5, 12] (numel 60) does. */
+static bool simd_numel_ok(const Schedule *s, const Fx *f, int ga, int gb, char *why, size_t wl) {
+    if (s->ir->ctx->target != MI_DEV_CUDA || (f->gred[ga] >= 0) == (f->gred[gb] >= 0)) return true;
+    int gr = f->gred[ga] >= 0 ? ga : gb, gp = gr == ga ? gb : ga;
+    const LoopBody *r = NULL, *p = nbody(s, s->groups[gp].nodes[0]);
+    for (int i = 0; i < s->groups[gr].n && !r; i++) {
+        const LoopBody *b = nbody(s, s->groups[gr].nodes[i]);
+        if (b && b->nred) r = b;
+    }
+    if (!r || !p) return true;
+    SymCtx *S = s->ir->ctx->sym;
+    Expr *n1 = sym_int(S, 1), *r1 = sym_int(S, 1), *n2 = sym_int(S, 1);
+    for (int v = 0; v < r->nvars; v++) {
+        if (v < r->npoint) n1 = sym_mul(S, n1, r->ranges[v]);
+        else r1 = sym_mul(S, r1, r->ranges[v]);
+    }
+    for (int v = 0; v < p->nvars; v++) n2 = sym_mul(S, n2, p->ranges[v]);
+    if (n2 == n1 || n2 == sym_mul(S, n1, r1)) return true;
+    char a[48], b[48], c[48];
+    snprintf(why, wl, "pointwise numel %s is neither the reduction's numel %s nor numel * rnumel %s",
+             sym_str(n2, a, sizeof a), sym_str(n1, b, sizeof b), sym_str(sym_mul(S, n1, r1), c, sizeof c));
+    return false;
+}
+
 /* Would merging ga and gb close a cycle: a path that leaves the pair and comes back?
  * Quick form: nodes past the pair's last topological position cannot lead back, so the search
  * stops there. That bound holds for single nodes but not once kernels are fused (a fused
@@ -706,6 +736,14 @@ static void fuse_rounds(Schedule *s, Fx *f, int max_rounds) {
             if (fe == 2) { fused += fuse_foreach_pairs(s, f, ga, gb, score, rec); continue; }
             if (s->combo_of ? unit_cycle(s, f, ga, gb) : fuse_cycle(s, f, ga, gb)) {
                 if (rec) record(s, ga, gb, false, score, "will create cycle (through another kernel)");
+                continue;
+            }
+            if (!simd_numel_ok(s, f, ga, gb, why, sizeof why)) {
+                if (rec) {
+                    char said[256];
+                    sched_why_no_fuse(s, A->nodes, A->n, B->nodes, B->n, why, said, sizeof said);
+                    record(s, ga, gb, false, score, said);
+                }
                 continue;
             }
             int nouter = merge_shape(s, f, ga, gb, &full, why, sizeof why);
