@@ -214,6 +214,9 @@ static int lower_scatter(Lower *L, const Node *n, int is_slice) {
  * (copied out when it is the input itself); the store broadcasts and converts src to the
  * input's shape and dtype. The mutated input is marked so the module writes it back. */
 int lw_mutate_input(Lower *L, const Node *n, IrTBox *dst, IrTBox *src) {
+    /* a pending value mutated in place (a training batch norm's running mean computed by a
+     * repeat) is realized first, as mutate_to realizes its target */
+    if (dst && src && dst->sb && !dst->sb->buf && !dst->is_view) lw_realize(L, dst->sb, NULL);
     if (!dst || !src || !dst->sb || !dst->sb->buf) return lw_err(L, n, "%s: bad arguments", lw_short_name(L, n->target));
     Buffer *in = dst->sb->buf;
     Layout v;
