@@ -2,7 +2,8 @@
  * on: tests/tools/survey_kernels.sh over the real torch.compile logs of tests/fixtures/unseen
  * compares, per compiled graph, the kernels Inductor generated (cpp_fused_* / triton_* in the
  * log's inductor_output_code) with the non-extern kernels of our `sched` (extern and fallback
- * calls excluded on both sides). Asserted: the number of graphs, a floor on the equal ones (the
+ * calls excluded on both sides). Asserted: the number of graphs (at least those of the batches
+ * measured; new logs may join), a floor on the equal ones (the
  * figure reached; raise it as rules land, never lower it), and the exact lines of a few graphs
  * each fixed by one Inductor rule, so a regression names its graph. */
 #define _GNU_SOURCE
@@ -52,7 +53,7 @@ int main(void) {
             if (!strcmp(line, fixed[i])) seen[i] = true;
     }
     if (p) pclose(p);
-    is_int(graphs, GRAPHS, "%d compiled graphs in the logs", GRAPHS);
+    ok(graphs >= GRAPHS, "at least %d compiled graphs in the logs (%d): none stops loading", GRAPHS, graphs);
     ok(same >= FLOOR, "at least %d of them have Inductor's kernel count (%d)", FLOOR, same);
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) ok(seen[i], "%s", fixed[i]);
     sh_cleanup(&env);
