@@ -15,7 +15,8 @@
 #endif
 
 static const char *const WORKLOADS[] = {
-    "pointwise_chain", "softmax", "ln_gelu", "reductions", "seed_example", "mlp", "transformer_block", NULL};
+    "pointwise_chain", "softmax", "ln_gelu", "reductions", "seed_example", "mlp", "transformer_block",
+    "llama_block", "cnn", NULL};
 
 /* Bytes of every graph input and output tensor: the least any implementation must move. */
 static double io_bytes(MiCtx *ctx, const Graph *g) {

@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 
 WORKLOADS = ["pointwise_chain", "softmax", "ln_gelu", "reductions", "seed_example", "mlp",
-             "transformer_block"]
+             "transformer_block", "llama_block", "cnn"]
 
 
 def make_workload(name):
@@ -70,6 +70,42 @@ def make_workload(name):
             return h + F.linear(F.gelu(F.linear(F.layer_norm(h, (C,), ln2w, ln2b, 1e-5), w1, b1)), w2, b2)
         return f, (r(B, T, C), r(C), r(C), r(C, C), r(C), r(C, C), r(C), r(C, C), r(C), r(C, C), r(C),
                    r(C), r(C), r(H, C), r(H), r(C, H), r(C))
+    if name == "llama_block":
+        # ../shared/torch-cases/cpu/llama_block's model (RMSNorm, RoPE, causal SDPA, SwiGLU) at
+        # batch 8 x 256 tokens, as bench/graphs/llama_block.py
+        B, T, C, NH, HD, HID = 8, 256, 128, 4, 32, 344
+
+        def rms(x, w):
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+
+        def rope(x, cos, sin):
+            x1, x2 = x.chunk(2, dim=-1)
+            return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
+
+        def f(x, n1w, wq, wk, wv, wo, n2w, w1, w3, w2):
+            hx = rms(x, n1w)
+            pos = torch.arange(T, device=x.device, dtype=torch.float32)
+            inv = 1.0 / (10000 ** (torch.arange(0, HD // 2, device=x.device, dtype=torch.float32) / (HD // 2)))
+            ang = pos[:, None] * inv[None, :]
+            cos, sin = ang.cos(), ang.sin()
+            q = rope(F.linear(hx, wq).view(B, T, NH, HD).transpose(1, 2), cos, sin)
+            k = rope(F.linear(hx, wk).view(B, T, NH, HD).transpose(1, 2), cos, sin)
+            v = F.linear(hx, wv).view(B, T, NH, HD).transpose(1, 2)
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + F.linear(y.transpose(1, 2).reshape(B, T, C), wo)
+            hx = rms(x, n2w)
+            return x + F.linear(F.silu(F.linear(hx, w1)) * F.linear(hx, w3), w2)
+        return f, (r(B, T, C), r(C), r(C, C), r(C, C), r(C, C), r(C, C), r(C), r(HID, C), r(HID, C), r(C, HID))
+    if name == "cnn":
+        # ../shared/torch-cases/cpu/cnn's model (conv-bn-relu, max pool, strided conv-bn-relu,
+        # global average pool, linear; batch norm in eval) at batch 64, as bench/graphs/cnn.py
+        def f(x, c1w, c1b, m1, v1, g1, b1, c2w, c2b, m2, v2, g2, b2, fw, fb):
+            x = F.relu(F.batch_norm(F.conv2d(x, c1w, c1b, padding=1), m1, v1, g1, b1, False, 0.1, 1e-5))
+            x = F.max_pool2d(x, 2)
+            x = F.relu(F.batch_norm(F.conv2d(x, c2w, c2b, stride=2, padding=1), m2, v2, g2, b2, False, 0.1, 1e-5))
+            return F.linear(F.adaptive_avg_pool2d(x, 1).flatten(1), fw, fb)
+        return f, (r(64, 3, 32, 32), r(16, 3, 3, 3), r(16), r(16), r(16).abs() + 0.5, r(16), r(16),
+                   r(32, 16, 3, 3), r(32), r(32), r(32).abs() + 0.5, r(32), r(32), r(10, 32), r(10))
     raise ValueError(name)
 
 

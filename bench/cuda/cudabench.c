@@ -28,7 +28,8 @@
 #include <sys/stat.h>
 
 static const char *const WORKLOADS[] = {
-    "pointwise_chain", "softmax", "ln_gelu", "reductions", "seed_example", "mlp", "transformer_block", NULL};
+    "pointwise_chain", "softmax", "ln_gelu", "reductions", "seed_example", "mlp", "transformer_block",
+    "llama_block", "cnn", NULL};
 
 static FILE *json;
 
