@@ -4,6 +4,7 @@
 #include "scheduler/scheduler.h"
 #include "lowering/lowering.h"
 #include "codegen/codegen_c.h"
+#include "codegen/codegen_mem.h"
 
 static Schedule *sched(MiCtx *ctx, const char *rel, bool fusion, Graph **g, IrModule **m) {
     char path[512];
@@ -192,8 +193,33 @@ int main(void) {
     if (ok(s0 != NULL, "softmax schedules with fusion off (cpu)")) {
         is_int(sched_num_kernels(s0), 1, "cpu: one kernel of %d loop nests", s0->norder);
         char *src = codegen_c(ctx, s0);
-        ok(src && !strstr(src, "reuses the freed") && strstr(src, "free(buf2)"), "cpu: no storage handed on inside the kernel");
+        ok(src && !strstr(src, "reuses") && !strstr(src, "in place of") && strstr(src, "float *buf2 = (float *)(mi_ar + "),
+           "cpu: no storage handed on inside the kernel; buf2 lies in the arena");
+        CgMemPlan *mp = cg_mem_plan(s0);
+        Buffer *b0 = ir_find_buffer(m0, "buf0"), *b1 = ir_find_buffer(m0, "buf1"), *b2 = ir_find_buffer(m0, "buf2");
+        ok(mp->packed && b0 && b1 && b2 && mp->slot[b0->id] >= 0 && mp->slot[b1->id] >= 0 && mp->slot[b2->id] >= 0 &&
+           mp->offset[mp->slot[b0->id]] != mp->offset[mp->slot[b1->id]] && mp->offset[mp->slot[b1->id]] != mp->offset[mp->slot[b2->id]] &&
+           mp->offset[mp->slot[b0->id]] != mp->offset[mp->slot[b2->id]], "cpu: the three intermediates live together: three offsets");
+        cg_mem_plan_free(mp);
         free(src);
+    }
+    sched_free(s0); ir_free(m0); graph_free(g0);
+    /* mlp: relu overwrites the addmm result it reads at the same element, and that dies there:
+     * Inductor's in_out_ptr (its output_code.py: `buf1 = buf0; del buf0  # reuse`,
+     * cpp_fused_relu_0(buf1)). One 2 KB-ish slot (f32[32, 128] + 1 byte), the kernel has one argument */
+    s0 = sched(ctx, "cpu/mlp/graph0", true, &g0, &m0);
+    if (ok(s0 != NULL, "mlp schedules")) {
+        CgMemPlan *mp = cg_mem_plan(s0);
+        Buffer *b0 = ir_find_buffer(m0, "buf0"), *b1 = ir_find_buffer(m0, "buf1");
+        ok(b0 && b1 && mp->inplace_of[b1->id] == b0->id && mp->slot[b1->id] == mp->slot[b0->id], "mlp: buf1 in place of buf0");
+        is_int(mp->nslots, 1, "mlp: one slot");
+        ok(mp->packed && mp->total == (32 * 128 * 4 + 1 + 63) / 64 * 64, "mlp: the arena is that slot, 64-byte rounded (%lld)", (long long)mp->total);
+        char *src = codegen_c(ctx, s0);
+        ok(src && strstr(src, "static void cpp_fused_relu_0(float *restrict buf0, const int64_t *syms)") &&
+           strstr(src, "float *const buf1 = (float *)buf0;") && strstr(src, "cpp_fused_relu_0(buf0, syms);"),
+           "mlp: the relu kernel takes buf0 and writes buf1 through it");
+        free(src);
+        cg_mem_plan_free(mp);
     }
     sched_free(s0); ir_free(m0); graph_free(g0);
     /* mlp_train backward: the bias grads (sum keepdim, then view to [128] / [10]) are written

@@ -3,6 +3,7 @@
  * and the loop nests) are in core/codegen/codegen_kernel.c. */
 #include "codegen/codegen_c.h"
 #include "codegen/codegen_kernel.h"
+#include "codegen/codegen_mem.h"
 #include "codegen/codegen_fallback.h"
 #include "codegen/codegen_conv.h"
 #include "codegen/codegen_gemm.h"
@@ -194,9 +195,13 @@ static bool has_half(const Schedule *s) {
 }
 
 static const char *gemm_src =
-    "/* C[M,N] (+)= A[M,K] @ B[K,N]; A, B strided; C row-major with leading dim ldc */\n"
+    "/* C[M,N] = bias + A[M,K] @ B[K,N]; A, B strided; C row-major with leading dim ldc; bias (addmm,\n"
+    "   NULL for mm) element (i, j) at bias[i * bsi + j * bsj] (0 strides broadcast). Each thread writes\n"
+    "   the bias into its own block of rows, then accumulates into it (beta 1), as ATen's addmm does,\n"
+    "   inside the one parallel region: the rows are in its cache when the GEMM reads them */\n"
     "static void mi_gemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t sa0, int64_t sa1,\n"
-    "                    const float *B, int64_t sb0, int64_t sb1, float *C, int64_t ldc, int acc)\n{\n"
+    "                    const float *B, int64_t sb0, int64_t sb1, float *C, int64_t ldc,\n"
+    "                    const float *bias, int64_t bsi, int64_t bsj)\n{\n"
     "#ifdef MI_HAVE_CBLAS\n"
     "    /* the BLAS runs one thread per OpenMP thread on a block of rows: its own thread pool\n"
     "       would fight the OpenMP team. Weak symbols: whichever BLAS is linked, if any */\n"
@@ -216,10 +221,15 @@ static const char *gemm_src =
     "        int64_t rows = (M + nt - 1) / nt;\n"
     "        if (rows < 32) rows = 32;\n"
     "        #pragma omp parallel for\n"
-    "        for (int64_t m0 = 0; m0 < M; m0 += rows)\n"
+    "        for (int64_t m0 = 0; m0 < M; m0 += rows) {\n"
+    "            int64_t m1 = M - m0 < rows ? M : m0 + rows;\n"
+    "            if (bias)\n"
+    "                for (int64_t i = m0; i < m1; i++)\n"
+    "                    for (int64_t j = 0; j < N; j++) C[i * ldc + j] = bias[i * bsi + j * bsj];\n"
     "            cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,\n"
-    "                        (int)(M - m0 < rows ? M - m0 : rows), (int)N, (int)K, 1.0f, A + m0 * sa0, (int)lda, B, (int)ldb,\n"
-    "                        acc ? 1.0f : 0.0f, C + m0 * ldc, (int)ldc);\n"
+    "                        (int)(m1 - m0), (int)N, (int)K, 1.0f, A + m0 * sa0, (int)lda, B, (int)ldb,\n"
+    "                        bias ? 1.0f : 0.0f, C + m0 * ldc, (int)ldc);\n"
+    "        }\n"
     "        return;\n    }\n#endif\n"
     "    /* B with strided rows (a transposed weight): a contiguous copy, so the j loop vectorizes */\n"
     "    float *pack = sb1 != 1 && K * N > 0 && M >= 16 ? malloc(sizeof(float) * (size_t)(K * N)) : NULL;\n"
@@ -232,7 +242,7 @@ static const char *gemm_src =
     "    #pragma omp parallel for\n"
     "    for (int64_t i = 0; i < M; i++) {\n"
     "        float *c = C + i * ldc;\n"
-    "        if (!acc) for (int64_t j = 0; j < N; j++) c[j] = 0;\n"
+    "        for (int64_t j = 0; j < N; j++) c[j] = bias ? bias[i * bsi + j * bsj] : 0;\n"
     "        for (int64_t k0 = 0; k0 < K; k0 += 64) {\n"
     "            int64_t k1 = k0 + 64 < K ? k0 + 64 : K;\n"
     "            for (int64_t k = k0; k < k1; k++) {\n"
@@ -253,42 +263,70 @@ static const char *sdpa_src =
     "   causal: key j only for query i >= j (top-left); mask: additive f32 (mb = 0) or bool (mb = 1,\n"
     "   false masks out), strides sm over [B, H, L, S] (0 where broadcast); out and lse are strided\n"
     "   (so, sl: the layouts of the op's fake tensors); lse rows past L (the efficient kernel's\n"
-    "   padding to 32) are -inf, as the reference writes them */\n"
+    "   padding to 32) are -inf, as the reference writes them.\n"
+    "   Each thread takes whole (batch, head) pairs: it packs that head's K transposed (kt[e][j]) and\n"
+    "   V rows contiguous (vp[j][e]), so a row's scores accumulate over e as unit-stride vector loops\n"
+    "   over the keys (no horizontal sums) and the P @ V row update (into ov, then out) is one too;\n"
+    "   a causal row stops at its last visible key (the keys after it weigh 0) */\n"
     "static void mi_sdpa(int64_t B, int64_t H, int64_t L, int64_t S, int64_t E, int64_t Ev, float scale,\n"
     "                    const float *q, const int64_t *sq, const float *k, const int64_t *sk,\n"
     "                    const float *v, const int64_t *sv, float *out, const int64_t *so,\n"
     "                    float *lse, const int64_t *sl, int64_t lsel,\n"
     "                    int causal, const void *mask, int mb, const int64_t *sm)\n{\n"
-    "    #pragma omp parallel for collapse(3)\n"
-    "    for (int64_t b = 0; b < B; b++) for (int64_t h = 0; h < H; h++) for (int64_t i = 0; i < L; i++) {\n"
-    "        float *w = malloc(sizeof(float) * (S > 0 ? S : 1));\n"
-    "        if (!w) continue;\n"
-    "        const float *qi = q + b * sq[0] + h * sq[1] + i * sq[2];\n"
-    "        float mx = -INFINITY;\n"
+    "    #pragma omp parallel\n"
+    "    {\n"
+    "    float *w = malloc(sizeof(float) * (size_t)(S > 0 ? S : 1)), *qi = malloc(sizeof(float) * (size_t)(E > 0 ? E : 1));\n"
+    "    float *kp = malloc(sizeof(float) * (size_t)(S * E > 0 ? S * E : 1)), *vp = malloc(sizeof(float) * (size_t)(S * Ev > 0 ? S * Ev : 1));\n"
+    "    float *ov = malloc(sizeof(float) * (size_t)(Ev > 0 ? Ev : 1));\n"
+    "    int ok = w && qi && kp && vp && ov;\n"
+    "    #pragma omp for collapse(2) schedule(dynamic, 1)\n"
+    "    for (int64_t b = 0; b < B; b++) for (int64_t h = 0; h < H; h++) {\n"
+    "        if (!ok) continue;\n"
     "        for (int64_t j = 0; j < S; j++) {\n"
-    "            const float *kj = k + b * sk[0] + h * sk[1] + j * sk[2];\n"
-    "            float d = 0;\n"
-    "            for (int64_t e = 0; e < E; e++) d += qi[e * sq[3]] * kj[e * sk[3]];\n"
-    "            w[j] = d * scale;\n"
-    "            if (mask) {\n"
-    "                int64_t mo = b * sm[0] + h * sm[1] + i * sm[2] + j * sm[3];\n"
-    "                if (mb) { if (!((const _Bool *)mask)[mo]) w[j] = -INFINITY; }\n"
-    "                else w[j] += ((const float *)mask)[mo];\n"
+    "            const float *kj = k + b * sk[0] + h * sk[1] + j * sk[2], *vj = v + b * sv[0] + h * sv[1] + j * sv[2];\n"
+    "            for (int64_t e = 0; e < E; e++) kp[e * S + j] = kj[e * sk[3]];\n"
+    "            for (int64_t e = 0; e < Ev; e++) vp[j * Ev + e] = vj[e * sv[3]];\n"
+    "        }\n"
+    "        for (int64_t i = 0; i < L; i++) {\n"
+    "            const float *qr = q + b * sq[0] + h * sq[1] + i * sq[2];\n"
+    "            for (int64_t e = 0; e < E; e++) qi[e] = qr[e * sq[3]];\n"
+    "            int64_t jn = causal ? (i + 1 < S ? i + 1 : S) : S;   /* keys past jn are masked out */\n"
+    "            float mx = -INFINITY;\n"
+    "            for (int64_t j = 0; j < jn; j++) w[j] = 0;\n"
+    "            for (int64_t e = 0; e < E; e++) {\n"
+    "                const float qe = qi[e], *ke = kp + e * S;\n"
+    "                #pragma omp simd\n"
+    "                for (int64_t j = 0; j < jn; j++) w[j] += qe * ke[j];\n"
     "            }\n"
-    "            if (causal && j > i) w[j] = -INFINITY;\n"
-    "            if (w[j] > mx) mx = w[j];\n"
+    "            for (int64_t j = 0; j < jn; j++) {\n"
+    "                w[j] *= scale;\n"
+    "                if (mask) {\n"
+    "                    int64_t mo = b * sm[0] + h * sm[1] + i * sm[2] + j * sm[3];\n"
+    "                    if (mb) { if (!((const _Bool *)mask)[mo]) w[j] = -INFINITY; }\n"
+    "                    else w[j] += ((const float *)mask)[mo];\n"
+    "                }\n"
+    "                if (w[j] > mx) mx = w[j];\n"
+    "            }\n"
+    "            if (mx == -INFINITY) {   /* every key masked: exp(-inf - -inf) is NaN, as in the reference */\n"
+    "                for (int64_t j = jn; j < S; j++) w[j] = -INFINITY;\n"
+    "                jn = S;\n"
+    "            }\n"
+    "            float sum = 0;\n"
+    "            #pragma omp simd reduction(+:sum)\n"
+    "            for (int64_t j = 0; j < jn; j++) { w[j] = expf(w[j] - mx); sum += w[j]; }\n"
+    "            for (int64_t e = 0; e < Ev; e++) ov[e] = 0;\n"
+    "            for (int64_t j = 0; j < jn; j++) {\n"
+    "                const float *vj = vp + j * Ev;\n"
+    "                float p = w[j] / sum;\n"
+    "                #pragma omp simd\n"
+    "                for (int64_t e = 0; e < Ev; e++) ov[e] += p * vj[e];\n"
+    "            }\n"
+    "            float *o = out + b * so[0] + h * so[1] + i * so[2];\n"
+    "            for (int64_t e = 0; e < Ev; e++) o[e * so[3]] = ov[e];\n"
+    "            if (lse && lsel) lse[b * sl[0] + h * sl[1] + i * sl[2]] = logf(sum) + mx;\n"
     "        }\n"
-    "        float sum = 0;\n"
-    "        for (int64_t j = 0; j < S; j++) { w[j] = expf(w[j] - mx); sum += w[j]; }\n"
-    "        float *o = out + b * so[0] + h * so[1] + i * so[2];\n"
-    "        for (int64_t e = 0; e < Ev; e++) o[e * so[3]] = 0;\n"
-    "        for (int64_t j = 0; j < S; j++) {\n"
-    "            const float *vj = v + b * sv[0] + h * sv[1] + j * sv[2];\n"
-    "            float p = w[j] / sum;\n"
-    "            for (int64_t e = 0; e < Ev; e++) o[e * so[3]] += p * vj[e * sv[3]];\n"
-    "        }\n"
-    "        if (lse && lsel) lse[b * sl[0] + h * sl[1] + i * sl[2]] = logf(sum) + mx;\n"
-    "        free(w);\n"
+    "    }\n"
+    "    free(w); free(qi); free(kp); free(vp); free(ov);\n"
     "    }\n"
     "    if (lse) for (int64_t b = 0; b < B; b++) for (int64_t h = 0; h < H; h++)\n"
     "        for (int64_t i = L; i < lsel; i++) lse[b * sl[0] + h * sl[1] + i * sl[2]] = -INFINITY;\n"
@@ -365,20 +403,6 @@ static void emit_extern_call(const Schedule *s, const Buffer *b, StrBuf *sb) {
     const ExternArg *A = b->ext == EXT_ADDMM ? &a[1] : &a[0], *Bm = b->ext == EXT_ADDMM ? &a[2] : &a[1];
     int off = b->ext == EXT_BMM ? 1 : 0;
     sb_put(sb, "    {\n");
-    if (b->ext == EXT_ADDMM) {   /* C = bias broadcast, then accumulate */
-        const Layout *bl = &a[0].view;
-        sb_put(sb, "        #pragma omp parallel for\n        for (int64_t i = 0; i < ");
-        ex(sb, b->layout.size[0]);
-        sb_put(sb, "; i++)\n            for (int64_t j = 0; j < ");
-        ex(sb, b->layout.size[1]);
-        sb_printf(sb, "; j++)\n                %s[i * ", b->name);
-        ex(sb, b->layout.stride[0]);
-        sb_printf(sb, " + j] = %s[", a[0].buf->name);
-        ex(sb, bl->offset);
-        if (bl->ndim == 1) { sb_put(sb, " + j * "); ex(sb, bl->stride[0]); }
-        else if (bl->ndim == 2) { sb_put(sb, " + i * "); ex(sb, bl->stride[0]); sb_put(sb, " + j * "); ex(sb, bl->stride[1]); }
-        sb_put(sb, "];\n");
-    }
     if (b->ext == EXT_BMM) {
         sb_put(sb, "        for (int64_t bt = 0; bt < ");
         ex(sb, b->layout.size[0]);
@@ -397,12 +421,15 @@ static void emit_extern_call(const Schedule *s, const Buffer *b, StrBuf *sb) {
     sb_printf(sb, ", %s", b->name);
     if (off) { sb_put(sb, " + bt * "); ex(sb, b->layout.stride[0]); }
     sb_put(sb, ", "); ex(sb, b->layout.stride[off]);
-    sb_printf(sb, ", %d);\n    }\n", b->ext == EXT_ADDMM);
-}
-
-static bool needs_alloc(const Buffer *b) {
-    return (b->kind == BUF_COMPUTED && !b->mutates && b->output_index < 0) ||
-           (b->kind == BUF_EXTERN && b->output_index < 0);
+    if (b->ext == EXT_ADDMM) {   /* the bias, folded into the GEMM (mi_gemm) */
+        const Layout *bl = &a[0].view;
+        sb_printf(sb, ", %s + ", a[0].buf->name);
+        ex(sb, bl->offset);
+        if (bl->ndim == 2) { sb_put(sb, ", "); ex(sb, bl->stride[0]); sb_put(sb, ", "); ex(sb, bl->stride[1]); }
+        else if (bl->ndim == 1) { sb_put(sb, ", 0, "); ex(sb, bl->stride[0]); }
+        else sb_put(sb, ", 0, 0");
+        sb_put(sb, ");\n    }\n");
+    } else sb_put(sb, ", NULL, 0, 0);\n    }\n");
 }
 
 /* has_mm / has_sdpa / has_fb / has_conv (oneDNN) over s and its cond branches; -1 + ctx error
@@ -437,7 +464,7 @@ static int scan_externs(MiCtx *ctx, const Schedule *s, bool *has_mm, bool *has_s
 
 /* The kernels of every branch (recursively), then each branch as a function with the module
  * ABI, so that the caller's `if` can call them. */
-static int emit_call_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool fb, StrBuf *out);
+static int emit_call_fn(MiCtx *ctx, const Schedule *s, const CgMemPlan *mem, const char *fname, bool fb, StrBuf *out);
 static void emit_profile_tables(const Schedule *s, StrBuf *out);
 
 static int emit_branches(MiCtx *ctx, const Schedule *s, bool fb, StrBuf *out) {
@@ -445,10 +472,16 @@ static int emit_branches(MiCtx *ctx, const Schedule *s, bool fb, StrBuf *out) {
         for (int k = 0; k < 2; k++) {
             const Schedule *bs = s->branches[i].s[k];
             if (emit_branches(ctx, bs, fb, out) < 0) return -1;
-            for (int j = 0; j < bs->nkernels; j++)
-                if (!bs->kernels[j].is_extern && cg_emit_kernel(ctx, bs, &bs->kernels[j], out) < 0) return -1;
-            sb_printf(out, "/* subgraph %s */\nstatic ", s->branches[i].cond->cond->names[k]);
-            if (emit_call_fn(ctx, bs, s->branches[i].fn[k], fb, out) < 0) return -1;
+            CgMemPlan *mem = cg_mem_plan(bs);
+            int rc = 0;
+            for (int j = 0; j < bs->nkernels && rc == 0; j++)
+                if (!bs->kernels[j].is_extern && bs->kernels[j].same_as < 0) rc = cg_emit_kernel(ctx, bs, &bs->kernels[j], mem, out);
+            if (rc == 0) {
+                sb_printf(out, "/* subgraph %s */\n", s->branches[i].cond->cond->names[k]);
+                rc = emit_call_fn(ctx, bs, mem, s->branches[i].fn[k], fb, out);
+            }
+            cg_mem_plan_free(mem);
+            if (rc < 0) return -1;
             sb_put(out, "\n");
         }
     return 0;
@@ -462,7 +495,7 @@ static void cond_tail(void *arg, const char *pred, const char *index, const char
     const CondHow *h = arg;
     if (h->fb) sb_printf(out, "        if (%s[%s] ? %s(cin, cout, csyms0, fb) : %s(cin, cout, csyms1, fb)) {%s return MI_FALLBACK_FAILED; }\n    }\n",
                          pred, index, f0, f1, h->cleanup);
-    else sb_printf(out, "        if (%s[%s] ? %s(cin, cout, csyms0) : %s(cin, cout, csyms1)) return 1;\n    }\n", pred, index, f0, f1);
+    else sb_printf(out, "        if (%s[%s] ? %s(cin, cout, csyms0) : %s(cin, cout, csyms1)) {%s return 1; }\n    }\n", pred, index, f0, f1, h->cleanup);
 }
 
 char *codegen_c(MiCtx *ctx, const Schedule *s) {
@@ -493,11 +526,13 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     if (has_conv) sb_put(&out, cg_conv_src);
     if (has_conv_bwd) sb_put(&out, cg_conv_bwd_src);
     sb_put(&out, vecmath_src);
+    sb_put(&out, cg_arena_src);
+    CgMemPlan *mem = cg_mem_plan(s);
     for (int k = 0; k < s->nkernels; k++) {   /* a kernel linked to an earlier one's source calls that */
         if (s->kernels[k].is_extern || s->kernels[k].same_as >= 0) continue;
-        if (cg_emit_kernel(ctx, s, &s->kernels[k], &out) < 0) { sb_free(&out); return NULL; }
+        if (cg_emit_kernel(ctx, s, &s->kernels[k], mem, &out) < 0) { cg_mem_plan_free(mem); sb_free(&out); return NULL; }
     }
-    if (emit_branches(ctx, s, has_fb, &out) < 0) { sb_free(&out); return NULL; }
+    if (emit_branches(ctx, s, has_fb, &out) < 0) { cg_mem_plan_free(mem); sb_free(&out); return NULL; }
     /* ABI symbols */
     sb_put(&out, "const char *mi_sym_names[] = {");
     for (int i = 0; i < m->nsyms; i++) sb_printf(&out, "\"%s\", ", m->sym_names[i]);
@@ -511,13 +546,13 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     emit_profile_tables(s, &out);
     const char *entry = has_fb ? "call_fb" : "call";
     if (ctx->flush_denormal) {   /* call() sets the denormal mode around the module's body */
-        sb_put(&out, "static ");
-        if (emit_call_fn(ctx, s, has_fb ? "mi_body_fb" : "mi_body", has_fb, &out) < 0) { sb_free(&out); return NULL; }
+        if (emit_call_fn(ctx, s, mem, has_fb ? "mi_body_fb" : "mi_body", has_fb, &out) < 0) { cg_mem_plan_free(mem); sb_free(&out); return NULL; }
         sb_printf(&out, "\nint %s(void *const *inputs, void *const *outputs, const int64_t *syms%s)\n{\n"
                         "    mi_fpmode saved[MI_FP_MAX_THREADS];\n    mi_fp_enter(saved);\n    int r = %s(inputs, outputs, syms%s);\n"
                         "    mi_fp_leave(saved);\n    return r;\n}\n",
                   entry, has_fb ? ", const MiFb *fb" : "", has_fb ? "mi_body_fb" : "mi_body", has_fb ? ", fb" : "");
-    } else if (emit_call_fn(ctx, s, entry, has_fb, &out) < 0) { sb_free(&out); return NULL; }
+    } else if (emit_call_fn(ctx, s, mem, entry, has_fb, &out) < 0) { cg_mem_plan_free(mem); sb_free(&out); return NULL; }
+    cg_mem_plan_free(mem);
     if (has_fb)   /* without the callback table a fallback cannot run */
         sb_put(&out, "\nint call(void *const *inputs, void *const *outputs, const int64_t *syms)\n{\n"
                      "    return call_fb(inputs, outputs, syms, NULL);\n}\n");
@@ -563,11 +598,37 @@ static void emit_guard(MiCtx *ctx, const char *g, int k, StrBuf *out) {
     }
 }
 
-/* `int NAME(inputs, outputs, syms)`: allocate, run the kernels in order, free. */
-static int emit_call_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool fb, StrBuf *outp) {
+/* The arena block of a call (mem: the plan, core/codegen/codegen_mem.c): `char *mi_ar` taken
+ * from the function's static arena `mi_arena_NAME`; slot offsets are constants when the plan
+ * is packed, else `mi_off[slot]`, summed here from the sizes (symbolic: end to end). */
+static void emit_arena_take(const CgMemPlan *mem, const char *fname, StrBuf *out) {
+    if (mem->packed) {
+        sb_printf(out, "    char *mi_ar = mi_arena_take(&mi_arena_%s, %lldu);   /* %d slots packed by lifetime */\n",
+                  fname, (long long)mem->total, mem->nslots);
+    } else {
+        sb_printf(out, "    size_t mi_off[%d], mi_need = 0;\n", mem->nslots);
+        for (int i = 0; i < mem->nslots; i++) {
+            sb_printf(out, "    mi_off[%d] = mi_need; mi_need += ((size_t)(", i);
+            ex(out, mem->size[i]);
+            sb_put(out, ") + 63) / 64 * 64;\n");
+        }
+        sb_printf(out, "    char *mi_ar = mi_arena_take(&mi_arena_%s, mi_need);\n", fname);
+    }
+    sb_put(out, "    if (!mi_ar) return 1;\n");
+}
+
+/* `int NAME(inputs, outputs, syms)`: take the arena, run the kernels in order, give it back.
+ * Intermediates are pointers into the arena at their first writer, as Inductor's
+ * AllocateLine / ReuseLine / in-place reuse place them (mem). */
+static int emit_call_fn(MiCtx *ctx, const Schedule *s, const CgMemPlan *mem, const char *fname, bool fb, StrBuf *outp) {
     const IrModule *m = s->ir;
     StrBuf out;
     sb_init(&out);
+    bool entry = !strcmp(fname, "call") || !strcmp(fname, "call_fb");
+    if (mem->nslots)   /* the function's arena, freed when the module is unloaded */
+        sb_printf(outp, "static mi_arena mi_arena_%s;\n__attribute__((destructor)) static void mi_arena_%s_fini(void) { free(mi_arena_%s.p); }\n",
+                  fname, fname, fname);
+    if (!entry) sb_put(&out, "static ");
     if (fb) sb_printf(&out, "int %s(void *const *inputs, void *const *outputs, const int64_t *syms, const MiFb *fb)\n{\n    (void)fb;\n", fname);
     else sb_printf(&out, "int %s(void *const *inputs, void *const *outputs, const int64_t *syms)\n{\n", fname);
     sb_put(&out, "    (void)inputs; (void)outputs; (void)syms;\n");
@@ -599,7 +660,11 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool f
             sb_printf(&out, "    %s *%s = (%s *)outputs[%d];\n", ct, b->name, ct, b->output_index);
         }
     }
-    /* dead / never-written intermediates still get a name so kernels compile */
+    char cleanup[160] = "";   /* what an early return runs */
+    if (mem->nslots) {
+        emit_arena_take(mem, fname, &out);
+        snprintf(cleanup, sizeof cleanup, " mi_arena_give(&mi_arena_%s, mi_ar);", fname);
+    }
     bool *allocated = mi_xcalloc(m->nbufs + 1, 1);
     for (int k = 0; k < s->nkernels; k++) {
         const SchedKernel *kn = &s->kernels[k];
@@ -610,56 +675,47 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool f
         for (int q = 0; q < ngid; q++) {
             int i = gids[q];
             const Buffer *b = m->bufs[i];
-            if (!needs_alloc(b) || allocated[i] || !gwr[q]) continue;
+            int sl = mem->slot[i];
+            if (sl < 0 || allocated[i] || !gwr[q]) continue;
             allocated[i] = true;
             const char *ct = cg_ctype(b->layout.dtype);
             if (!ct) { free(gids); free(gwr); free(allocated); sb_free(&out); return mi_err(ctx, NULL, 0, 0, "buffer '%s': dtype %s is not supported", b->name, dtype_abbrev(b->layout.dtype)); }
-            if (s->reuse_of[i] >= 0) {
-                sb_printf(&out, "    %s *%s = %s;   /* reuses the freed %s */\n", ct, b->name, m->bufs[s->reuse_of[i]]->name, m->bufs[s->reuse_of[i]]->name);
-            } else {
-                sb_printf(&out, "    %s *%s = malloc(sizeof(%s) * (size_t)(", ct, b->name, ct);
-                ex(&out, layout_storage_size(m->ctx->sym, &b->layout));
-                /* + 1 byte: a zero-element buffer (an empty SVD factor, nonzero of nothing) must not
-                 * read as an allocation failure (malloc(0) may return NULL) */
-                sb_printf(&out, ") + 1);\n    if (!%s) return 1;\n", b->name);
-            }
+            if (mem->packed) sb_printf(&out, "    %s *%s = (%s *)(mi_ar + %lld);", ct, b->name, ct, (long long)mem->offset[sl]);
+            else sb_printf(&out, "    %s *%s = (%s *)(mi_ar + mi_off[%d]);", ct, b->name, ct, sl);
+            if (mem->inplace_of[i] >= 0) sb_printf(&out, "   /* in place of %s */", m->bufs[mem->inplace_of[i]]->name);
+            else if (mem->reuse_of[i] >= 0) sb_printf(&out, "   /* reuses %s's storage */", m->bufs[mem->reuse_of[i]]->name);
+            sb_put(&out, "\n");
         }
         const Buffer *eb = g->is_extern ? s->nodes[g->nodes[0]].buf : NULL;
         cg_source_comment(s, kn, "    ", &out);
         if (prof) sb_put(&out, "    if (mi_profile) mi_t = mi_ns();\n");
         /* the kernel's debug handle: what inductor_provenance_tracking_node_mappings names it by */
         sb_printf(&out, "    /* [Provenance debug handles] %s:%d */\n", kn->name, k + 1);
-        /* a failing fallback returns at once: free what is allocated so far */
-        StrBuf cleanup;
-        sb_init(&cleanup);
-        sb_put(&cleanup, "");
-        for (int i = 0; i < m->nbufs; i++)
-            if (allocated[i] && s->reuse_of[i] < 0) sb_printf(&cleanup, " free(%s);", m->bufs[i]->name);
+        /* a failing fallback returns at once, giving the arena back */
         if (eb && eb->ext == EXT_COND) {
-            CondHow how = {fb, cleanup.s ? cleanup.s : ""};
-            if (cg_emit_cond_call(ctx, s, eb, cond_tail, &how, &out) < 0) { free(gids); free(gwr); free(allocated); sb_free(&out); sb_free(&cleanup); return -1; }
+            CondHow how = {fb, cleanup};
+            if (cg_emit_cond_call(ctx, s, eb, cond_tail, &how, &out) < 0) { free(gids); free(gwr); free(allocated); sb_free(&out); return -1; }
         } else if (eb && (cg_conv_uses_dnnl(eb) || cg_conv_bwd_uses_dnnl(eb))) {   /* oneDNN; the reference if it refuses */
             if (eb->ext == EXT_CONV) cg_emit_conv_call(&out, eb);
             else cg_emit_conv_bwd_call(&out, eb);
             sb_put(&out, "    if (mi_conv_status)\n");
-            emit_fallback_call(s, eb, cleanup.s ? cleanup.s : "", ctx->flush_denormal, &out);
-        } else if (eb && (eb->ext == EXT_FALLBACK || eb->ext == EXT_CONV)) emit_fallback_call(s, eb, cleanup.s ? cleanup.s : "", ctx->flush_denormal, &out);
+            emit_fallback_call(s, eb, cleanup, ctx->flush_denormal, &out);
+        } else if (eb && (eb->ext == EXT_FALLBACK || eb->ext == EXT_CONV)) emit_fallback_call(s, eb, cleanup, ctx->flush_denormal, &out);
         else if (eb) emit_extern_call(s, eb, &out);
         else {
             sb_printf(&out, "    %s(", kn->name);
             int na = 0;
-            for (int q = 0; q < ngid; q++) sb_printf(&out, "%s%s", na++ ? ", " : "", m->bufs[gids[q]]->name);
+            for (int q = 0; q < ngid; q++)
+                if (!cg_mem_inplace_here(mem, gids[q], gids, ngid)) sb_printf(&out, "%s%s", na++ ? ", " : "", m->bufs[gids[q]]->name);
             sb_printf(&out, "%ssyms);\n", na ? ", " : "");
             if (kernel_has_indirect(s, kn))
-                sb_printf(&out, "    if (mi_index_oob_info[0]) {%s return MI_INDEX_OOB; }\n", cleanup.s ? cleanup.s : "");
+                sb_printf(&out, "    if (mi_index_oob_info[0]) {%s return MI_INDEX_OOB; }\n", cleanup);
         }
         if (prof) sb_printf(&out, "    if (mi_profile) mi_prof_ns[%d] += mi_ns() - mi_t;\n", k);
-        sb_free(&cleanup);
         free(gids);
         free(gwr);
     }
-    for (int i = 0; i < m->nbufs; i++)
-        if (allocated[i] && s->reuse_of[i] < 0) sb_printf(&out, "    free(%s);\n", m->bufs[i]->name);
+    if (mem->nslots) sb_printf(&out, "   %s\n", cleanup);
     free(allocated);
     sb_put(&out, "    return 0;\n}\n");
     sb_put(outp, out.s);

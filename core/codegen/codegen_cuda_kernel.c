@@ -107,6 +107,8 @@ typedef struct Cu {
     RowCache *rc;                      /* persistent row kernel, else NULL */
     const char *reducer;               /* mi_block_reduce (row per block) / mi_col_reduce */
     const char *red_guard;             /* who stores a reduced value */
+    char split_acc[40];                /* split column reduction: the accumulator and its combiner */
+    const char *split_op;
     SymCtx *sy;                        /* indirect indexes name their variables in it */
     bool bad;
     char err[160];
@@ -339,17 +341,20 @@ static IrVal cu_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, I
     }
     switch (rt) {
     case RED_SUM:
+        snprintf(e->split_acc, sizeof e->split_acc, "%s", acc); e->split_op = "MiSum";
         sb_printf(e->pre, "%s%s %s = 0;\n", ind, ct, acc);
         sb_printf(e->body, "%s%s += %s;\n", e->indent, acc, x);
         sb_printf(e->mid, "%s%s = %s(%s, MiSum(), mi_shared);\n", ind, acc, e->reducer, acc);
         break;
     case RED_PROD:
+        snprintf(e->split_acc, sizeof e->split_acc, "%s", acc); e->split_op = "MiProd";
         sb_printf(e->pre, "%s%s %s = 1;\n", ind, ct, acc);
         sb_printf(e->body, "%s%s *= %s;\n", e->indent, acc, x);
         sb_printf(e->mid, "%s%s = %s(%s, MiProd(), mi_shared);\n", ind, acc, e->reducer, acc);
         break;
     case RED_MAX: case RED_MIN: {
         bool mx = rt == RED_MAX;
+        snprintf(e->split_acc, sizeof e->split_acc, "%s", acc); e->split_op = mx ? "MiMax" : "MiMin";
         sb_printf(e->pre, "%s%s %s = %s;\n", ind, ct, acc, cg_red_init(dt, mx));
         /* NaN propagates like torch.amax/amin */
         sb_printf(e->body, "%s%s = %s(%s, %s);\n", e->indent, acc, mx ? "mi_max_nan" : "mi_min_nan", acc, x);
@@ -629,9 +634,19 @@ void cu_emit_combo_launch(const Schedule *s, const SchedKernel *k, StrBuf *out) 
  *                  (unrolled), loads of read-only buffers stay in registers across the nodes
  *   ROW_COLUMNS    the reduced dim is strided and the last outer dim contiguous (x.sum(dim=0)):
  *                  blocks of 8 rows x 128 reduction lanes, so a warp reads 4 x 32 contiguous bytes
+ *                  split > 1 (a split reduction): blocks of 32 outputs x 8 lanes (a warp reads
+ *                  128 contiguous bytes of one input row) over 1/split of the reduced dim each,
+ *                  grid (tiles, split); each writes its partial results, and the last block of a
+ *                  tile to finish (a counter per tile) combines the split partials in split order,
+ *                  so the result does not depend on which block finished last
  */
 typedef enum { ROW_GENERIC, ROW_PERSIST, ROW_COLUMNS } RowMode;
-typedef struct RowPlan { RowMode mode; int threads, slots; bool exact; /* threads * slots == row */ } RowPlan;
+typedef struct RowPlan {
+    RowMode mode; int threads, slots; bool exact;   /* threads * slots == row */
+    int split; int64_t outs, inner;                 /* ROW_COLUMNS split: static output count and reduced length */
+    IrReduceType rt; DType dt;                      /* ... its one reduction */
+} RowPlan;
+
 
 static bool static_int(MiCtx *ctx, Expr *e, int64_t *v) {
     int rc = sym_eval(ctx, e, NULL, 0, v);
@@ -676,9 +691,42 @@ static bool columns_pattern(MiCtx *ctx, const Schedule *s, const SchedGroup *g) 
     }
     return strided;
 }
+/* Split a one-node column reduction (sum, prod, max, min of f32 or f64) whose sizes are
+ * static: enough blocks to fill the GPU (Inductor splits a reduction whose output is too small
+ * to occupy the device likewise, ir.Reduction.num_splits: there in two kernels). Aim at ~512
+ * blocks of 32 outputs, each over >= 256 of the reduced elements; the partials and counters are
+ * static device arrays of the module (<= 4 MB). */
+static void split_plan(MiCtx *ctx, const Schedule *s, const SchedGroup *g, RowPlan *p) {
+    p->split = 1;
+    if (g->n != 1) return;
+    const LoopBody *b = s->nodes[g->nodes[0]].buf->body;
+    int nr = 0;
+    for (int k = 0; k < b->nops; k++)
+        if (b->ops[k].kind == LOP_REDUCTION) {
+            nr++;
+            p->rt = b->ops[k].rtype;
+            p->dt = b->ops[k].dtype;
+        }
+    if (nr != 1 || (p->rt != RED_SUM && p->rt != RED_PROD && p->rt != RED_MAX && p->rt != RED_MIN)) return;
+    if (p->dt != DT_F32 && p->dt != DT_F64) return;
+    Expr *outs = sym_int(ctx->sym, 1), *inner = inner_numel(ctx, b, g->nouter);
+    for (int v = 0; v < g->nouter; v++) outs = sym_mul(ctx->sym, outs, b->ranges[v]);
+    if (!inner || !static_int(ctx, outs, &p->outs) || !static_int(ctx, inner, &p->inner) || p->outs < 1) return;
+    int64_t tiles = (p->outs + 31) / 32, sp = 512 / tiles;
+    if (sp > p->inner / 256) sp = p->inner / 256;
+    if (sp > 64) sp = 64;
+    if (sp < 2 || tiles > 65535 || (double)sp * (double)p->outs * 8 > 4e6) return;
+    p->split = (int)sp;
+    p->threads = 32 * 8;
+}
+
 static void row_plan(MiCtx *ctx, const Schedule *s, const SchedGroup *g, RowPlan *p) {
-    p->mode = ROW_GENERIC; p->threads = 0; p->slots = 0; p->exact = false;
-    if (columns_pattern(ctx, s, g)) { p->mode = ROW_COLUMNS; p->threads = 8 * 128; return; }
+    p->mode = ROW_GENERIC; p->threads = 0; p->slots = 0; p->exact = false; p->split = 1;
+    if (columns_pattern(ctx, s, g)) {
+        p->mode = ROW_COLUMNS; p->threads = 8 * 128;
+        split_plan(ctx, s, g, p);
+        return;
+    }
     const LoopBody *b0 = s->nodes[g->nodes[0]].buf->body;
     for (int i = 1; i < g->n; i++) {   /* same inner loops: a slot is the same element in every node */
         const LoopBody *b = s->nodes[g->nodes[i]].buf->body;
@@ -704,17 +752,26 @@ static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
     RowPlan plan;
     row_plan(ctx, s, g, &plan);
     bool cols = plan.mode == ROW_COLUMNS, persist = plan.mode == ROW_PERSIST;
-    sb_printf(out, "/* %s */\n__global__ void __launch_bounds__(%d) %s(", cols ? "column reduction: 8 rows x 128 reduction lanes per block" :
+    int split = cols ? plan.split : 1, tile = split > 1 ? 32 : 8;
+    const char *ct = split > 1 ? cu_vtype(plan.dt) : NULL;
+    if (split > 1)   /* the split partials and the per-tile counters (zero at load; the last block resets its own) */
+        sb_printf(out, "__device__ %s %s_part[%lld];\n__device__ unsigned %s_done[%lld];\n", ct, g->kernel_name,
+                  (long long)(split * plan.outs), g->kernel_name, (long long)((plan.outs + 31) / 32));
+    sb_printf(out, "/* %s */\n__global__ void __launch_bounds__(%d) %s(", split > 1 ? "split column reduction: 32 outputs x 8 lanes per block over a part of the reduced dim, the last block of a tile combines the parts" :
+              cols ? "column reduction: 8 rows x 128 reduction lanes per block" :
               persist ? "persistent rows: one block per row, the row stays in registers" : "one block per row",
               plan.threads ? plan.threads : 1024, g->kernel_name);
     if (kernel_params(ctx, s, g, out) < 0) return -1;
     sb_printf(out, "    __shared__ double mi_shared[%s];   /* block reductions */\n    const int64_t mi_rows = ", cols ? "3 * 256" : "3 * 32");
     emit_numel(out, b0, 0, mo);
     sb_put(out, ";\n");
+    if (split > 1)
+        sb_printf(out, "    __shared__ bool mi_last;\n    const int64_t mi_per = %lldLL;   /* reduced elements per split */\n",
+                  (long long)((plan.inner + split - 1) / split));
     if (cols) {
-        sb_put(out, "    for (int64_t mi_row0 = (int64_t)blockIdx.x * 8; mi_row0 < mi_rows; mi_row0 += (int64_t)gridDim.x * 8) {\n"
-                    "        const int64_t mi_row = mi_row0 + threadIdx.x;\n"
-                    "        const bool mi_valid = mi_row < mi_rows;\n");
+        sb_printf(out, "    for (int64_t mi_row0 = (int64_t)blockIdx.x * %d; mi_row0 < mi_rows; mi_row0 += (int64_t)gridDim.x * %d) {\n"
+                       "        const int64_t mi_row = mi_row0 + threadIdx.x;\n"
+                       "        const bool mi_valid = mi_row < mi_rows;\n", tile, tile);
     } else
         sb_put(out, "    for (int64_t mi_row = blockIdx.x; mi_row < mi_rows; mi_row += gridDim.x) {\n");
     emit_decompose(out, "        ", b0, 0, mo, "mi_row");
@@ -737,7 +794,7 @@ static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
         cu_init(&e, &tmp, &pre, &body, &mid, &post, persist ? "                    " : "                ");
         e.sy = ctx->sym;
         if (persist) e.rc = &rc;
-        if (cols) { e.reducer = "mi_col_reduce"; e.red_guard = "threadIdx.y == 0 && mi_valid"; }
+        if (cols) { e.reducer = split > 1 ? "mi_col_reduce32" : "mi_col_reduce"; e.red_guard = "threadIdx.y == 0 && mi_valid"; }
         loop_body_run(b, &e.h);
         cu_done(&e);
         if (e.bad) {
@@ -758,13 +815,29 @@ static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
             if (body.s) sb_put(&nodes, body.s);
             sb_put(&nodes, "                }\n            }\n");
         } else {
-            if (cols) sb_put(&nodes, ";\n            if (mi_valid)\n            #pragma unroll 8\n            for (int64_t mi_r = threadIdx.y; mi_r < mi_inner; mi_r += blockDim.y) {\n");
+            if (split > 1) sb_put(&nodes, ";\n            const int64_t mi_r1 = mi_inner < (blockIdx.y + 1) * mi_per ? mi_inner : (blockIdx.y + 1) * mi_per;\n"
+                                          "            if (mi_valid)\n            #pragma unroll 8\n"
+                                          "            for (int64_t mi_r = blockIdx.y * mi_per + threadIdx.y; mi_r < mi_r1; mi_r += blockDim.y) {\n");
+            else if (cols) sb_put(&nodes, ";\n            if (mi_valid)\n            #pragma unroll 8\n            for (int64_t mi_r = threadIdx.y; mi_r < mi_inner; mi_r += blockDim.y) {\n");
             else sb_put(&nodes, ";\n            #pragma unroll 4\n            for (int64_t mi_r = threadIdx.x; mi_r < mi_inner; mi_r += blockDim.x) {\n");
             emit_decompose(&nodes, "                ", b, mo, b->nvars, "mi_r");
             if (body.s) sb_put(&nodes, body.s);
             sb_put(&nodes, "            }\n");
         }
         if (mid.s) sb_put(&nodes, mid.s);
+        if (split > 1 && e.split_acc[0]) {   /* partial out; the tile's last block combines in split order */
+            const char *A = e.split_acc, *K = g->kernel_name;
+            sb_printf(&nodes, "            if (threadIdx.y == 0 && mi_valid) %s_part[(int64_t)blockIdx.y * mi_rows + mi_row] = %s;\n"
+                              "            __threadfence();\n            __syncthreads();\n"
+                              "            if (threadIdx.x == 0 && threadIdx.y == 0) mi_last = atomicAdd(&%s_done[mi_row0 / 32], 1u) == gridDim.y - 1;\n"
+                              "            __syncthreads();\n            if (!mi_last) continue;\n"
+                              "            if (threadIdx.x == 0 && threadIdx.y == 0) %s_done[mi_row0 / 32] = 0;\n"
+                              "            if (threadIdx.y == 0 && mi_valid) {\n"
+                              "                %s = __ldcg(&%s_part[mi_row]);\n"
+                              "                for (int mi_k = 1; mi_k < (int)gridDim.y; mi_k++) %s = %s()(%s, __ldcg(&%s_part[mi_k * mi_rows + mi_row]));\n"
+                              "            }\n",
+                      K, A, K, K, A, K, A, e.split_op, A, K);
+        }
         if (post.s) sb_put(&nodes, post.s);
         sb_put(&nodes, "        }\n");
         sb_free(&pre); sb_free(&body); sb_free(&mid); sb_free(&post);
@@ -804,7 +877,9 @@ void cu_emit_launch(const Schedule *s, const SchedGroup *g, StrBuf *out) {
         }
         RowPlan plan;
         row_plan(s->ir->ctx, s, g, &plan);
-        if (plan.mode == ROW_COLUMNS)
+        if (plan.mode == ROW_COLUMNS && plan.split > 1)
+            sb_printf(out, "        (void)mi_inner;\n        %s<<<dim3((unsigned)((mi_rows + 31) / 32), %d), dim3(32, 8), 0, mi_st>>>(", g->kernel_name, plan.split);
+        else if (plan.mode == ROW_COLUMNS)
             sb_printf(out, "        (void)mi_inner;\n        %s<<<mi_blocks((mi_rows + 7) / 8, 65535LL * 32), dim3(8, 128), 0, mi_st>>>(", g->kernel_name);
         else if (plan.mode == ROW_PERSIST)
             sb_printf(out, "        (void)mi_inner;\n        %s<<<mi_blocks(mi_rows, 65535LL * 32), %d, 0, mi_st>>>(", g->kernel_name, plan.threads);

@@ -25,6 +25,7 @@
  *   - no outer loop (a full reduction): the reduction loop itself is `parallel for reduction`.
  * argmax/argmin stay scalar (first-index ties need the sequential order). */
 #include "codegen/codegen_kernel.h"
+#include "codegen/codegen_mem.h"
 #include "codegen/op_overrides.h"
 
 #include <math.h>
@@ -987,26 +988,37 @@ static int emit_group(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf
     return 0;
 }
 
-int cg_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedKernel *k, StrBuf *out) {
+int cg_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedKernel *k, const CgMemPlan *mem, StrBuf *out) {
     const IrModule *m = s->ir;
     cg_source_comment(s, k, "", out);
     sb_printf(out, "static void %s(", k->name);
     int na = 0, *ids;
     bool *wr;
     int nid = cg_kernel_bufs(s, k, &ids, &wr);
+    StrBuf alias;   /* in-place outputs: pointers to the storage of the input they overwrite */
+    sb_init(&alias);
+    sb_put(&alias, "");
     for (int q = 0; q < nid; q++) {
         const Buffer *b = m->bufs[ids[q]];
         const char *ct = cg_ctype(b->layout.dtype);
         if (!ct || dtype_is_complex(b->layout.dtype)) {
-            free(ids); free(wr);
+            free(ids); free(wr); sb_free(&alias);
             return mi_err(ctx, NULL, 0, 0, "dtype %s of buffer '%s' is not supported by the C code generator%s", dtype_abbrev(b->layout.dtype), b->name,
                           ct ? " in a generated kernel (complex tensors are read and written by FallbackKernels only, as in Inductor)" : "");
         }
-        sb_printf(out, "%s%s%s *restrict %s", na++ ? ", " : "", wr[q] ? "" : "const ", ct, b->name);
+        if (cg_mem_inplace_here(mem, ids[q], ids, nid)) {
+            sb_printf(&alias, "    %s *const %s = (%s *)%s;   /* in place of %s (in_out_ptr) */\n", ct, b->name, ct,
+                      m->bufs[mem->inplace_of[ids[q]]]->name, m->bufs[mem->inplace_of[ids[q]]]->name);
+            continue;
+        }
+        bool written = wr[q];
+        for (int j = 0; j < nid && !written; j++) written = mem && mem->inplace_of[ids[j]] == ids[q];
+        sb_printf(out, "%s%s%s *restrict %s", na++ ? ", " : "", written ? "" : "const ", ct, b->name);
     }
     free(ids);
     free(wr);
-    sb_printf(out, "%sconst int64_t *syms)\n{\n", na ? ", " : "");
+    sb_printf(out, "%sconst int64_t *syms)\n{\n%s", na ? ", " : "", alias.s ? alias.s : "");
+    sb_free(&alias);
     for (int i = 0; i < m->nsyms; i++) sb_printf(out, "    const int64_t %s = syms[%d];\n", m->sym_names[i], i);
     sb_put(out, "    (void)syms;\n");
     /* the groups one after the other, each its own loop nest (a cpp kernel group) */

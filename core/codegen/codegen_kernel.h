@@ -16,8 +16,11 @@ int cg_group_bufs(const Schedule *s, const SchedGroup *g, int **ids, bool **writ
 /* ... of every group of kernel k (a cpp kernel group: the union, same order). */
 int cg_kernel_bufs(const Schedule *s, const SchedKernel *k, int **ids, bool **writes);
 /* Append `static void <k->name>(bufs..., const int64_t *syms) {...}`: each group of k as its own
- * loop nest, in order; -1 + ctx error. */
-int cg_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedKernel *k, StrBuf *out);
+ * loop nest, in order; -1 + ctx error. mem (may be NULL): the module's memory plan; a buffer
+ * written in place of another (CgMemPlan.inplace_of) is no argument of its own but a pointer
+ * to the other's storage inside the kernel (Inductor's in_out_ptr). */
+struct CgMemPlan;
+int cg_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedKernel *k, const struct CgMemPlan *mem, StrBuf *out);
 /* Inductor's source-node comment for kernel k: "Topologically Sorted Source Nodes: [add, relu],
  * Original ATen: [aten.add, aten.relu]" (from the buffers' FX origins, core/ir/ir_origins.c),
  * as a C comment line after indent; nothing when the kernel has no FX origin. */

@@ -9,6 +9,7 @@
 #include "codegen/codegen_reuse.h"
 #include "codegen/codegen_cuda_kernel.h"
 #include "codegen/codegen_kernel.h"
+#include "codegen/codegen_mem.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -63,14 +64,15 @@ static char *canonical(const IrModule *m, const char *src, const char *kname) {
 }
 
 /* Kernel k of s as the backend writes it; NULL when it cannot (the ctx error is cleared:
- * codegen reports it). */
-static char *kernel_source(MiCtx *ctx, const Schedule *s, const SchedKernel *k) {
+ * codegen reports it). mem: the C module's memory plan (its in-place arguments are part of the
+ * source), NULL on CUDA. */
+static char *kernel_source(MiCtx *ctx, const Schedule *s, const SchedKernel *k, const CgMemPlan *mem) {
     StrBuf sb;
     sb_init(&sb);
     int rc = 0;
     if (ctx->target == MI_DEV_CUDA)
         for (int p = 0; p < k->n && rc == 0; p++) rc = cu_emit_kernel(ctx, s, &s->groups[s->order[k->first + p]], &sb);
-    else rc = cg_emit_kernel(ctx, s, k, &sb);
+    else rc = cg_emit_kernel(ctx, s, k, mem, &sb);
     if (rc < 0) {
         mi_clear_err(ctx);
         sb_free(&sb);
@@ -85,11 +87,12 @@ int codegen_reuse_kernels(MiCtx *ctx, Schedule *s) {
         for (int b = 0; b < 2; b++)
             if (s->branches[i].s[b]) linked += codegen_reuse_kernels(ctx, s->branches[i].s[b]);
     char **canon = mi_xcalloc((size_t)s->nkernels + 1, sizeof(char *));
+    CgMemPlan *mem = ctx->target == MI_DEV_CUDA ? NULL : cg_mem_plan(s);
     for (int k = 0; k < s->nkernels; k++) {
         SchedKernel *kn = &s->kernels[k];
         kn->same_as = -1;
         if (kn->is_extern || kn->combo) continue;   /* a combo kernel is emitted whole (cu_emit_combo) */
-        char *src = kernel_source(ctx, s, kn);
+        char *src = kernel_source(ctx, s, kn, mem);
         if (!src) continue;
         canon[k] = canonical(s->ir, src, kn->name);
         free(src);
@@ -99,6 +102,7 @@ int codegen_reuse_kernels(MiCtx *ctx, Schedule *s) {
     }
     for (int k = 0; k < s->nkernels; k++) free(canon[k]);
     free(canon);
+    cg_mem_plan_free(mem);
     sched_name_kernels(s);
     return linked;
 }
