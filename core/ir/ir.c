@@ -285,6 +285,13 @@ bool ir_index_is_indirect(const Expr *e) {
     return false;
 }
 
+/* A copy of n expressions in m's arena (a recipe outlives its caller's arrays). */
+static Expr **arena_dup_exprs(IrModule *m, Expr **e, int n) {
+    Expr **c = arena_alloc(&m->arena, sizeof(Expr *) * (n + 1));
+    if (n > 0) memcpy(c, e, sizeof(Expr *) * n);
+    return c;
+}
+
 /* The loop variable p<k> (k = the body's next) over `size`, walking dim `dim`; a size-1 dim
  * gets none: its index is 0. */
 static Expr *body_var(IrModule *m, LoopBody *b, Expr *size, int dim) {
@@ -307,6 +314,10 @@ LoopBody *ir_trace_scatter(IrModule *m, Buffer *buf, const IrFn *fn, const IrFn 
     Expr *idx[MI_MAX_DIMS];
     for (int d = 0; d < ndim; d++) idx[d] = body_var(m, b, size[d], d);
     b->npoint = b->nvars;
+    IrTrace *t = arena_alloc(&m->arena, sizeof *t);
+    *t = (IrTrace){.fn = fn, .indexer = indexer, .ndim = ndim, .size = arena_dup_exprs(m, size, ndim), .scatter = true,
+                   .atomic_add = atomic_add};
+    buf->trace = t;
     Recorder r;
     recorder_init(&r, m, b);
     Buffer *target = buf->mutates ? buf->mutates : buf;
@@ -343,6 +354,11 @@ LoopBody *ir_trace_body(IrModule *m, Buffer *buf, const IrFn *fn, int ndim, Expr
         b->nvars++;
     }
     b->nred = b->nvars - b->npoint;
+    IrTrace *t = arena_alloc(&m->arena, sizeof *t);
+    *t = (IrTrace){.fn = fn, .ndim = ndim, .size = arena_dup_exprs(m, size, ndim), .nred = nred,
+                   .rsize = arena_dup_exprs(m, rsize, nred), .rt = rt,
+                   .welford_item = welford_item, .by_layout = order != NULL};
+    buf->trace = t;
     Recorder r;
     recorder_init(&r, m, b);
     IrVal v = fn->call(fn, &r.h, idx);

@@ -146,6 +146,20 @@ typedef struct IrCond {
 
 typedef struct ExternArg { Buffer *buf; Layout view; } ExternArg;
 
+/* How a buffer's body was recorded (ir_trace_body / ir_trace_scatter keep it), so that it can be
+ * recorded again once a layout is decided later than the body: Inductor records bodies after
+ * GraphLowering.finalize (decide_layout) and after require_stride_order froze a FlexibleLayout;
+ * we record at realization and replay the recipe (core/ir/ir_layout.c ir_retrace_all). */
+typedef struct IrTrace {
+    const IrFn *fn, *indexer;      /* inner function; a Scatter's output indexer */
+    int ndim, nred;
+    Expr **size, **rsize;
+    IrReduceType rt;
+    int welford_item;
+    bool by_layout;                /* loop nesting from the layout's strides (pointwise) */
+    bool scatter, atomic_add;
+} IrTrace;
+
 struct Buffer {
     int id;               /* position in IrModule.bufs */
     const char *name;     /* "buf3", or the placeholder name for inputs */
@@ -160,6 +174,7 @@ struct Buffer {
     bool mutated;         /* some copy_ writes it */
     /* BUF_COMPUTED */
     LoopBody *body;
+    IrTrace *trace;       /* how body was recorded (NULL: not replayable) */
     bool is_reduction;
     IrReduceType rtype;
     Buffer *mutates;      /* stores go to this input buffer instead (copy_) */
@@ -343,6 +358,26 @@ LoopBody *ir_trace_scatter(IrModule *m, Buffer *buf, const IrFn *fn, const IrFn 
 /* If loader is a plain strided read of a buffer, fill *buf and *view (size from `size`). */
 bool ir_probe_strided(IrModule *m, const IrFn *loader, int ndim, Expr **size, Buffer **buf, Layout *view);
 Layout layout_contiguous(IrModule *m, DType dt, Device dev, int ndim, Expr **size);
+
+/* ---- stride orders and layout decisions (core/ir/ir_layout.c) ---- */
+/* Inductor's get_stride_order: order[d] = rank of dim d's stride (0 = smallest; equal strides:
+ * the later dim ranks lower, as utils.argsort). False when a stride is symbolic. */
+bool ir_stride_order(Expr *const *stride, int n, int *order);
+/* FlexibleLayout.stride_ordered(size, order) into stride[] (channels last: order [3, 0, 2, 1]
+ * gives [H*W*C, 1, W*C, C]). */
+void ir_strides_for_order(SymCtx *s, Expr *const *size, int n, const int *order, Expr **stride);
+/* Layout.is_stride_ordered: strides follow `order`, size-1 dims ignored (symbolic: false). */
+bool ir_layout_stride_ordered(const Layout *l, const int *order);
+/* Loop nesting of a layout's dims by decreasing stride (stable; identity if symbolic). */
+void ir_layout_loop_order(const Layout *l, int *order);
+/* Give computed buffer b the strides `stride` (fixed from now on) and record its body again. */
+void ir_relayout(IrModule *m, Buffer *b, Expr *const *stride);
+/* Record every replayable body again, in creation order (after layouts changed). */
+void ir_retrace_all(IrModule *m);
+/* GraphLowering.finalize: each computed buffer whose layout is still flexible takes the stride
+ * order of its reads (ComputedBuffer.decide_layout: get_fill_order with pick_loop_order), then
+ * every layout is fixed. True when some layout changed (bodies need ir_retrace_all). */
+bool ir_decide_layouts(IrModule *m);
 Expr *ir_simplify(IrModule *m, Expr *e, const LoopBody *b);
 
 #endif

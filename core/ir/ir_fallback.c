@@ -85,6 +85,19 @@ int ir_fallback_eval(MiCtx *ctx, const Graph *g, const Node *n, Tensor *const *a
     const OpDef *op = n->op ? n->op : op_lookup(n->target);
     if (!ir_fallback_ok(op))
         return op_unsupported_err(ctx, g, n);
+    /* extern_kernels.convolution with its bias peeled off (lowering_extern.c: off the cpu the bias
+     * is a separate add, as Inductor's convolution lowering does): only the input and the weight
+     * are passed, and the node runs with bias None */
+    Node peeled;
+    Value pargs[16];
+    if (n->target && !strcmp(n->target, "aten.convolution.default") && nargs == 2 && n->nargs > 2 && n->nargs <= 16 &&
+        n->args[2].kind == V_NODE) {
+        peeled = *n;
+        memcpy(pargs, n->args, sizeof(Value) * (size_t)n->nargs);
+        pargs[2] = (Value){.kind = V_NONE};
+        peeled.args = pargs;
+        n = &peeled;
+    }
     Resolver r = {ctx, g, n, args, nargs, 0, syms, nsyms};
     IValue *argv = mi_xcalloc((size_t)(n->nargs + n->nkwargs + 1), sizeof(IValue));
     IValue *kwargv = argv + n->nargs;

@@ -173,6 +173,7 @@ int lw_lower_node(Lower *L, const Node *n) {
     else if (lw_lowers_by_decomposition(n)) rc = lw_lower_decomposed(L, n);   /* as select_decomp_table */
     else if (ir_fallback_ok(n->op ? n->op : op_lookup(n->target))) rc = lw_fallback(L, n);
     else return lw_err(L, n, "unsupported op '%s'", n->target);
+    if (rc == 0) lw_layout_opt_output_rule(L, n);   /* channels-last saved outputs (layout_opt.c) */
     if (rc == 0) lw_after_node(L, n);   /* store or recompute (lowering_realize.c) */
     return rc;
 }
@@ -219,6 +220,7 @@ static int lower_output(Lower *L, const Node *out) {
             l = layout_contiguous(m, src->meta.dtype, src->meta.device, src->meta.ndim, src->meta.size);
             for (int d = 0; d < l.ndim; d++) l.stride[d] = src->meta.stride[d];
         } else l = layout_contiguous(m, t->dtype, L->dev, t->ndim, t->size);
+        lw_output_channels_last(L, src, l.stride);   /* a saved activation near convolutions */
         l.fixed = true;
         L->cur = src;
         Buffer *b = NULL;
@@ -267,6 +269,7 @@ static int lower_output(Lower *L, const Node *out) {
                 }
                 if (same) {
                     b = c;
+                    b->layout.fixed = true;   /* read through a ReinterpretView */
                     m->out_views[j] = lw_alloc(L, sizeof(Layout));
                     *m->out_views[j] = lw_layout_copy(L, &l);
                 }
@@ -323,6 +326,7 @@ static int lower_checkpoint(Lower *L, const Node *n, int arg) {
     }
     free(S.vals);
     lw_users_free(&S);
+    L->relaid |= S.relaid;
     L->cur = n;
     return rc;
 }
@@ -363,6 +367,7 @@ static IrModule *lower_module(MiCtx *ctx, const Graph *g, bool branch) {
     Lower L = {ctx, ctx->sym, m, g, NULL, NULL, NULL, NULL, graph_device(g), branch};
     L.vals = mi_xcalloc(g->n ? g->n : 1, sizeof(LVal));
     lw_users_init(&L);
+    lw_layout_opt_init(&L);
     /* placeholders: symbols first (in order of appearance), then tensor inputs */
     int ninputs = 0;
     for (int i = 0; i < g->n; i++) {
@@ -375,6 +380,7 @@ static IrModule *lower_module(MiCtx *ctx, const Graph *g, bool branch) {
     }
     for (int i = 0; i < g->n; i++) ninputs += ir_is_tensor_constant(g, g->nodes[i]);   /* after the placeholders */
     m->inputs = mi_xcalloc(ninputs ? ninputs : 1, sizeof(Buffer *));
+    bool inputs_done = false;
     for (int i = 0; i < g->n; i++) {
         const Node *n = g->nodes[i];
         L.cur = n;
@@ -411,6 +417,17 @@ static IrModule *lower_module(MiCtx *ctx, const Graph *g, bool branch) {
             L.vals[i].t = lw_tbox_of_buffer(&L, b);
             continue;
         }
+        if (!inputs_done && (n->kind == N_OUTPUT || n->kind == N_CALL_FUNCTION)) {
+            /* run_node's output rule for the placeholders, once every input buffer exists (the
+             * copies it makes are the first computed buffers) */
+            inputs_done = true;
+            for (int k = 0; k < i; k++)
+                if (g->nodes[k]->kind == N_PLACEHOLDER && L.vals[k].kind == LV_TBOX) {
+                    L.cur = g->nodes[k];
+                    lw_layout_opt_output_rule(&L, g->nodes[k]);
+                }
+            L.cur = n;
+        }
         if (n->kind == N_OUTPUT) { if (lower_output(&L, n) < 0) goto fail; continue; }
         if (n->kind != N_CALL_FUNCTION) continue;
         if (mi_interrupted(ctx)) { mi_err_interrupted(ctx, "while lowering node '%s' (%d of %d)", n->name, i + 1, g->n); goto fail; }
@@ -422,11 +439,16 @@ static IrModule *lower_module(MiCtx *ctx, const Graph *g, bool branch) {
         if (is_sym_check(n->target)) { lower_assert_scalar(m, ctx, n); continue; }
         if (lw_lower_node(&L, n) < 0) goto fail;
     }
+    /* GraphLowering.finalize: the layouts still flexible follow their reads; bodies recorded
+     * before a layout they read was decided are recorded again */
+    if (ir_decide_layouts(m) || L.relaid) ir_retrace_all(m);
     free(L.vals);
+    free(L.prefer_cl);
     lw_users_free(&L);
     return m;
 fail:
     free(L.vals);
+    free(L.prefer_cl);
     lw_users_free(&L);
     ir_free(m);
     return NULL;

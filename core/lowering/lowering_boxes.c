@@ -207,17 +207,7 @@ Buffer *lw_new_buffer(Lower *L, BufKind k, const Layout *l) {
     return b;
 }
 
-void lw_loop_order(const Layout *l, int *order) {
-    int n = l->ndim;
-    for (int i = 0; i < n; i++) order[i] = i;
-    int64_t st[MI_MAX_DIMS];
-    for (int i = 0; i < n; i++)
-        if (!sym_is_int(l->stride[i], &st[i])) return;
-    for (int i = 1; i < n; i++)       /* stable insertion sort by decreasing stride */
-        for (int j = i; j > 0 && st[order[j]] > st[order[j - 1]]; j--) {
-            int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
-        }
-}
+void lw_loop_order(const Layout *l, int *order) { ir_layout_loop_order(l, order); }
 
 /* Realize a pending storage into a ComputedBuffer (layout: contiguous, or *fixed). */
 Buffer *lw_realize(Lower *L, IrStorage *sb, const Layout *fixed) {
@@ -259,9 +249,13 @@ Buffer *lw_as_strided(Lower *L, IrTBox *t, Layout *view) {
     IrStorage *base = t->is_view ? t->view_of : t->sb;
     if (base && !base->buf && base->fn) lw_realize(L, base, NULL);
     Buffer *b;
-    if (ir_probe_strided(L->m, t->loader, t->ndim, t->size, &b, view)) return b;
+    if (ir_probe_strided(L->m, t->loader, t->ndim, t->size, &b, view)) {
+        b->layout.fixed = true;   /* a ReinterpretView freezes the layout it reads through */
+        return b;
+    }
     IrStorage *sb = lw_storage_new(L, t->loader, t->dtype, t->ndim, t->size, t->origins, t->norigins);
     b = lw_realize(L, sb, NULL);
+    b->layout.fixed = true;
     *view = b->layout;
     return b;
 }
@@ -411,6 +405,10 @@ int lw_set_pointwise(Lower *L, const Node *n, const IrFn *fn, DType dt, int nin_
 }
 
 int lw_set_view(Lower *L, const Node *n, IrTBox *src, const IrFn *fn, int ndim, Expr **size) {
+    /* a view of a realized buffer is a ReinterpretView in Inductor (PermuteView.create, View.create,
+     * SliceView.create, ExpandView.create call as_storage_and_layout(x, freeze=True)): the
+     * buffer's layout is fixed from here on */
+    if (!src->is_view && src->sb && src->sb->buf) src->sb->buf->layout.fixed = true;
     IrTBox *t = lw_tbox_new(L, src->dtype, ndim, size, fn);
     t->is_view = true;
     t->view_of = src->is_view ? src->view_of : src->sb;

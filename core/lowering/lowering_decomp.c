@@ -133,6 +133,7 @@ static int lower_items(Lower *L, const Node *n, const Scratch *s, IrTBox **items
     }
     free(S.vals);
     lw_users_free(&S);
+    L->relaid |= S.relaid;
     L->cur = n;
     return rc;
 }

@@ -475,44 +475,84 @@ static bool conv_ints(const Node *n, int pos, const char *kw, int nd, int64_t *o
     return true;
 }
 
-/* convolution(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
- * an ExternKernelAlloc whose result has the node's layout (PyTorch's: channels last when the
- * input is), run by oneDNN in the C module and by the node's reference elsewhere (the buffer
- * carries it as a FallbackKernel does). Parameters that are not plain ints: a FallbackKernel. */
+/* x.realize() for an extern input: a pending storage (a view's base) becomes a buffer */
+static void realize_base(Lower *L, IrTBox *t) {
+    IrStorage *sb = t->is_view ? t->view_of : t->sb;
+    if (sb && !sb->buf && sb->fn) lw_realize(L, sb, NULL);
+}
+
+/* convolution(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups),
+ * as kernel/conv.py lowers it: an ExternKernelAlloc run by oneDNN in the C module and by the
+ * node's reference elsewhere (the buffer carries it as a FallbackKernel does).
+ *   - off the cpu the bias is peeled off: the extern convolves without it and the bias is a
+ *     pointwise add over its result (cudnn is slower with it), which fuses into the consumers;
+ *   - with layout_opt (2-d convolutions) the input and the weight are required channels last
+ *     (ExternKernel.require_channels_last: a flexible buffer is laid out so, a fixed one - a graph
+ *     input - is copied by a new kernel) and the result is channels last;
+ *   - otherwise the result has the node's strides (what PyTorch computed from the inputs' formats)
+ *     and the input and weight are required in its stride order.
+ * Parameters that are not plain ints: a FallbackKernel. */
 static int lower_convolution(Lower *L, const Node *n, int arg) {
-    IrTBox *w = lw_arg_tbox(L, n, 1);
+    IrTBox *x = lw_arg_tbox(L, n, 0), *w = lw_arg_tbox(L, n, 1), *bias = lw_arg_tbox(L, n, 2);
     const TensorMeta *m = lw_out_meta(n);
     int nd = w ? w->ndim - 2 : 0;
     IrConv c = {.nd = nd};
     const Value *tv = lw_arg_or_kw(n, 6, "transposed");
     c.transposed = tv && tv->kind == V_BOOL && tv->b;
-    bool ok = m && nd >= 1 && nd <= 3 && m->ndim == nd + 2 && lw_arg_int(n, 8, "groups", &c.groups) && c.groups >= 1 &&
+    bool ok = m && x && nd >= 1 && nd <= 3 && m->ndim == nd + 2 && lw_arg_int(n, 8, "groups", &c.groups) && c.groups >= 1 &&
               conv_ints(n, 3, "stride", nd, c.stride) && conv_ints(n, 4, "padding", nd, c.padding) &&
-              conv_ints(n, 5, "dilation", nd, c.dilation) && conv_ints(n, 7, "output_padding", nd, c.output_padding);
+              conv_ints(n, 5, "dilation", nd, c.dilation) && conv_ints(n, 7, "output_padding", nd, c.output_padding) &&
+              n->nargs >= 3 && (bias || n->args[2].kind == V_NONE);
     if (!ok) return lw_fallback(L, n);
-    FbArgs a = {L, n, NULL, 0, 0, 0, 0, false};
-    fb_collect_all(&a);
-    if (a.rc) return a.rc;
-    if (a.nea < 2) return lw_err(L, n, "convolution needs an input and a weight");
+    bool peel = bias && m->device.kind != DEV_CPU;
+    realize_base(L, x);
+    realize_base(L, w);
     Layout l = layout_contiguous(L->m, m->dtype, m->device, m->ndim, m->size);
-    for (int d = 0; d < m->ndim; d++)
-        if (m->stride && m->stride[d]) l.stride[d] = m->stride[d];
+    if (L->layout_opt && nd == 2) {
+        static const int nhwc[4] = {3, 0, 2, 1};
+        L->cur = n;
+        x = lw_require_stride_order(L, x, nhwc);
+        w = lw_require_stride_order(L, w, nhwc);
+        ir_strides_for_order(L->s, m->size, 4, nhwc, l.stride);
+    } else {
+        for (int d = 0; d < m->ndim; d++)
+            if (m->stride && m->stride[d]) l.stride[d] = m->stride[d];
+        int order[MI_MAX_DIMS];
+        if (ir_stride_order(l.stride, l.ndim, order)) {
+            x = lw_require_stride_order(L, x, order);
+            w = lw_require_stride_order(L, w, order);
+        }
+    }
     l.fixed = true;
+    int nea = bias && !peel ? 3 : 2;
+    ExternArg *ea = lw_alloc(L, sizeof(ExternArg) * 3);
+    lw_extern_arg(L, x, &ea[0]);
+    lw_extern_arg(L, w, &ea[1]);
+    if (nea == 3) lw_extern_arg(L, bias, &ea[2]);   /* bias.realize(); bias.freeze_layout() */
     Buffer *b = lw_new_buffer(L, BUF_EXTERN, &l);
     b->ext = EXT_CONV;
-    b->eargs = a.ea;
-    b->neargs = a.nea;
+    b->eargs = ea;
+    b->neargs = nea;
     b->conv = lw_alloc(L, sizeof *b->conv);
     *b->conv = c;
     IrFallback *fb = lw_alloc(L, sizeof *fb);
-    fb->node = n;
+    fb->node = n;   /* run with bias None when it is peeled (ir_fallback_eval) */
     fb->kernel = n->target;
     fb->nouts = 1;
     fb->outs = lw_alloc(L, sizeof(Buffer *));
     fb->outs[0] = b;
     b->fb = fb;
     lw_origins_of_node(L, b, n);
-    return lw_set_tbox(L, n, lw_tbox_of_buffer(L, b));
+    IrTBox *out = lw_tbox_of_buffer(L, b);
+    if (!peel) return lw_set_tbox(L, n, out);
+    /* result + bias.view([C] + nd * [1]) */
+    Expr *map[1] = {lw_var(L, 1)};
+    const IrFn *bf = lw_to_dtype(L, lw_reindex(L, bias->loader, m->ndim, map, 1), m->dtype);
+    const IrFn *f = lw_math(L, IOP_ADD, m->dtype, out->loader, bf, NULL);
+    const char **o = NULL;
+    int no = 0;
+    lw_origins_add(L, &o, &no, lw_short_name(L, n->target));
+    return lw_set_pending(L, n, f, m->dtype, o, no);
 }
 
 /* ---- higher_order.cond: each branch lowered as its own module (core/ir/ir_cond.c) ---- */

@@ -34,6 +34,11 @@ typedef struct Lower {
                             low-memory max pool patches it to 25) */
     bool scratch;        /* lowering a decomposition's scratch graph (lowering_decomp.c): no
                             FallbackKernel can name its nodes */
+    bool relaid;         /* a realized buffer's layout changed after its readers were recorded
+                            (require_stride_order): every body is recorded again at the end */
+    bool layout_opt;     /* GraphLowering.layout_opt: convolutions run channels last (layout_opt.c) */
+    bool *prefer_cl;     /* per node of prefer_g: nodes_prefer_channels_last */
+    const Graph *prefer_g;
 } Lower;
 
 /* ---- the lowering table ---- */
@@ -173,6 +178,26 @@ int lw_set_tbox(Lower *L, const Node *n, IrTBox *t);
 int lw_set_tuple(Lower *L, const Node *n, IrTBox **items, int k);
 /* A pending pointwise TensorBox (not realized) computing f over `size`. */
 IrTBox *lw_pw_box(Lower *L, const IrFn *f, DType dt, int ndim, Expr **size, const char *oname);
+
+/* ---- layout optimization and stride requirements (layout_opt.c) ---- */
+/* GraphLowering.decide_layout_opt: whether graph g (an inference graph or not) runs its
+ * convolutions channels last: always on cpu (oneDNN); on other devices unless the graph is
+ * mostly not convolutions, has dynamic shapes, or (inference) the flop-weighted benchmark
+ * factors say slower, or (training) it has grouped, in>out-channel or only small convolutions. */
+bool lw_decide_layout_opt(const Graph *g, bool inference);
+/* L->layout_opt and L->prefer_cl for L->g (a cond branch never: its layouts are the caller's). */
+void lw_layout_opt_init(Lower *L);
+/* The channels-last strides node n is returned with (into stride[4]) when layout_opt prefers
+ * channels last for it, it is a dense 4-d tensor and not one of the model's own outputs. */
+bool lw_output_channels_last(Lower *L, const Node *n, Expr **stride);
+/* GraphLowering.run_node's output rule under layout_opt: such a node's value is required in
+ * those strides at once (a placeholder saved for the backward is copied there, once). */
+void lw_layout_opt_output_rule(Lower *L, const Node *n);
+/* ExternKernel.require_stride_order (order as ir_stride_order gives it) / require_exact_strides:
+ * t itself when its layout fits or was still flexible (then fixed that way, bodies recorded
+ * again), else a new kernel copying it (fixed layouts: graph inputs, extern results). */
+IrTBox *lw_require_stride_order(Lower *L, IrTBox *t, const int *order);
+IrTBox *lw_require_exact_strides(Lower *L, IrTBox *t, Expr *const *stride);
 
 /* ---- reductions (lowering_reductions.c) ---- */
 /* Reduce x over dims red[] into a realized buffer; out size keepdim or not. */

@@ -12,7 +12,9 @@
  *     than realize_opcount_threshold (30) distinct ops (should_realize_on_reuse);
  *   - has_exceeded_max_reads (more than realize_acc_reads_threshold = 8 reads, or > 30 ops):
  *     realize_hint;
- *   - a Pointwise with more than 30 ops: realize.
+ *   - a Pointwise with more than 30 ops: realize;
+ *   - a view the graph returns: the storage it looks at is realized (run_node: "Realize so that
+ *     outputs are correctly aliased"), and the output reads it as a ReinterpretView.
  *
  * Otherwise the value stays inline in every reader: an upcast bf16 -> f32 read by var_mean and
  * the normalize (1 read, 2 ops) is recomputed in both, as Inductor's output_code.py shows.
@@ -233,6 +235,9 @@ void lw_after_node(Lower *L, const Node *n) {
         return;
     }
     if (sb->fn->cost > REALIZE_MAX_CALLS) { lw_realize(L, sb, NULL); return; }
+    if (t->is_view)   /* a returned view: its storage is realized, the output a ReinterpretView of it */
+        for (int k = 0; k < users; k++)
+            if (L->users[i][k]->kind == N_OUTPUT) { lw_realize(L, sb, NULL); return; }
     if (users > 1) {
         for (int k = 0; k < users && pending(sb); k++) {
             const Node *u = L->users[i][k];

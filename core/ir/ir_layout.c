@@ -1,0 +1,202 @@
+/* ir_layout.c — stride orders and late layout decisions (Inductor's ir.py get_stride_order,
+ * FlexibleLayout.stride_ordered / fill_ordered, Layout.is_stride_ordered, ComputedBuffer.
+ * decide_layout with scheduler.pick_loop_order).
+ *
+ * A buffer realized during lowering starts with a flexible (contiguous) layout. Two things may
+ * decide it later: a consumer that needs a stride order (a convolution run channels last:
+ * ExternKernel.require_stride_order freezes the layout in that order, core/lowering/layout_opt.c),
+ * and GraphLowering.finalize, where each layout still flexible takes the order of the buffer's
+ * reads (a batch norm's normalize reading a channels-last convolution output is written channels
+ * last too). Inductor records loop bodies only after that; we record them at realization, so a
+ * changed layout re-records the bodies from the recipe ir_trace_body kept (IrTrace): loads go
+ * through the producer's layout at record time (lw_call_buf_load), so replaying picks it up. */
+#include "ir/ir.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* get_stride_order: argsort of the strides (ascending; among equal strides the later dim first,
+ * as utils.argsort reverses a stable descending sort), then each dim's rank. [16384, 1, 512, 16]
+ * -> [3, 0, 2, 1]. */
+bool ir_stride_order(Expr *const *stride, int n, int *order) {
+    int64_t st[MI_MAX_DIMS];
+    int idx[MI_MAX_DIMS];
+    for (int d = 0; d < n; d++) {
+        if (!sym_is_int(stride[d], &st[d])) return false;
+        idx[d] = d;
+    }
+    for (int i = 1; i < n; i++)   /* insertion sort: by stride, ties by dim descending */
+        for (int j = i; j > 0; j--) {
+            int a = idx[j - 1], b = idx[j];
+            if (st[a] > st[b] || (st[a] == st[b] && a < b)) { idx[j - 1] = b; idx[j] = a; }
+            else break;
+        }
+    for (int r = 0; r < n; r++) order[idx[r]] = r;
+    return true;
+}
+
+/* stride_ordered: the dim of rank 0 gets stride 1, each next rank the product of the sizes
+ * filled before it (fill order = the dims by rank). */
+void ir_strides_for_order(SymCtx *s, Expr *const *size, int n, const int *order, Expr **stride) {
+    Expr *next = sym_int(s, 1);
+    for (int r = 0; r < n; r++)
+        for (int d = 0; d < n; d++)
+            if (order[d] == r) {
+                stride[d] = next;
+                next = sym_mul(s, next, size[d]);
+            }
+}
+
+/* is_stride_ordered: size-1 dims are dropped and the order re-ranked over the rest; then the
+ * strides listed by rank must not decrease. [4, 3, 32, 32] / [3072, 1, 96, 3] is ordered
+ * [3, 0, 2, 1]; a contiguous [4, 1, 8, 8] is channels last too (its one channel drops out). */
+bool ir_layout_stride_ordered(const Layout *l, const int *order) {
+    int64_t st[MI_MAX_DIMS];
+    int ord[MI_MAX_DIMS], n = 0;
+    for (int d = 0; d < l->ndim; d++) {
+        int64_t one;
+        if (sym_is_int(l->size[d], &one) && one == 1) continue;
+        if (!sym_is_int(l->stride[d], &st[n])) return false;
+        ord[n++] = order[d];
+    }
+    int64_t by_rank[MI_MAX_DIMS];
+    for (int i = 0; i < n; i++) {
+        int r = 0;   /* ord[i]'s rank among the kept dims */
+        for (int j = 0; j < n; j++) r += ord[j] < ord[i];
+        by_rank[r] = st[i];
+    }
+    for (int r = 0; r + 1 < n; r++)
+        if (by_rank[r] > by_rank[r + 1]) return false;
+    return true;
+}
+
+void ir_layout_loop_order(const Layout *l, int *order) {
+    int n = l->ndim;
+    for (int i = 0; i < n; i++) order[i] = i;
+    int64_t st[MI_MAX_DIMS];
+    for (int i = 0; i < n; i++)
+        if (!sym_is_int(l->stride[i], &st[i])) return;
+    for (int i = 1; i < n; i++)       /* stable insertion sort by decreasing stride */
+        for (int j = i; j > 0 && st[order[j]] > st[order[j - 1]]; j--) {
+            int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
+        }
+}
+
+/* Record b's body again from its recipe, with its current layout. */
+static void retrace(IrModule *m, Buffer *b) {
+    const IrTrace *t = b->trace;
+    if (!t) return;
+    if (t->scatter) {
+        b->body = ir_trace_scatter(m, b, t->fn, t->indexer, t->ndim, t->size, t->atomic_add);
+        return;
+    }
+    int order[MI_MAX_DIMS];
+    if (t->by_layout) ir_layout_loop_order(&ir_store_target(b)->layout, order);
+    b->body = ir_trace_body(m, b, t->fn, t->ndim, t->size, t->by_layout ? order : NULL, t->nred, t->rsize, t->rt,
+                            t->welford_item);
+}
+
+static void set_strides(IrModule *m, Buffer *b, Expr *const *stride) {
+    Expr **st = arena_alloc(&m->arena, sizeof(Expr *) * (b->layout.ndim + 1));
+    for (int d = 0; d < b->layout.ndim; d++) st[d] = stride[d];
+    b->layout.stride = st;
+    b->layout.fixed = true;
+}
+
+void ir_relayout(IrModule *m, Buffer *b, Expr *const *stride) {
+    set_strides(m, b, stride);
+    retrace(m, b);
+}
+
+void ir_retrace_all(IrModule *m) {
+    for (int i = 0; i < m->nbufs; i++)
+        if (m->bufs[i]->kind == BUF_COMPUTED) retrace(m, m->bufs[i]);
+}
+
+/* sizevars.stride_hints of one read: per output dim d, index(var_d = 1) - index(all vars 0),
+ * the other vars (reduction ones included) at 0 and indirect symbols at 0; 0 where that is not
+ * a number or the dim has no loop variable (size 1). */
+static void read_strides(SymCtx *s, const LoopBody *b, Expr *index, int ndim, int64_t *out) {
+    const char *names[MI_MAX_DIMS * 2 + 64];
+    Expr *zero[MI_MAX_DIMS * 2 + 64];
+    int nn = 0;
+    for (int k = 0; k < b->nvars && nn < MI_MAX_DIMS * 2; k++) { names[nn] = b->vars[k]->name; zero[nn++] = sym_int(s, 0); }
+    for (int k = 0; k < b->nindirect && nn < MI_MAX_DIMS * 2 + 64; k++) {
+        char nm[32];
+        snprintf(nm, sizeof nm, "indirect%d", k);
+        names[nn] = sym_symbol(s, nm)->name;
+        zero[nn++] = sym_int(s, 0);
+    }
+    Expr *base = sym_simplify(s, sym_subst(s, index, names, zero, nn), NULL, 0);
+    for (int d = 0; d < ndim; d++) {
+        out[d] = 0;
+        for (int k = 0; k < b->npoint; k++) {
+            if (b->dim_of_var[k] != d) continue;
+            zero[k] = sym_int(s, 1);
+            Expr *at = sym_simplify(s, sym_sub(s, sym_subst(s, index, names, zero, nn), base), NULL, 0);
+            zero[k] = sym_int(s, 0);
+            int64_t v;
+            if (sym_is_int(at, &v)) out[d] = v < 0 ? -v : v;
+        }
+    }
+}
+
+static bool size_is_one(Expr *e) {
+    int64_t one;
+    return sym_is_int(e, &one) && one == 1;
+}
+
+/* scheduler.pick_loop_order's index_cmp: size-1 dims last; else the dim with the smaller
+ * stride in more reads first (a stride of 0 counts for the other dim); ties: the later dim. */
+static int index_cmp(int a, int b, int64_t (*sl)[MI_MAX_DIMS], int nreads, Expr *const *size) {
+    bool a1 = size_is_one(size[a]), b1 = size_is_one(size[b]);
+    if (a1 || b1) return (int)a1 - (int)b1;
+    int af = 0, bf = 0;
+    for (int r = 0; r < nreads; r++) {
+        af += sl[r][b] == 0 || sl[r][a] < sl[r][b];
+        bf += sl[r][a] == 0 || sl[r][b] < sl[r][a];
+    }
+    if (af != bf) return af > bf ? -1 : 1;
+    return (b > a) - (b < a);
+}
+
+/* ComputedBuffer.get_fill_order: the dims from fastest to slowest, by pick_loop_order over the
+ * strides of the body's reads; false when it reads nothing. */
+static bool fill_order_of(IrModule *m, const Buffer *buf, int *fill) {
+    const LoopBody *b = buf->body;
+    int n = buf->layout.ndim, nreads = 0;
+    for (int i = 0; i < b->nops; i++) nreads += b->ops[i].kind == LOP_LOAD;
+    if (nreads == 0 || n == 0) return false;
+    int64_t (*sl)[MI_MAX_DIMS] = mi_xcalloc((size_t)nreads, sizeof *sl);
+    int r = 0;
+    for (int i = 0; i < b->nops; i++)
+        if (b->ops[i].kind == LOP_LOAD) read_strides(m->ctx->sym, b, b->indexes[b->ops[i].index], n, sl[r++]);
+    for (int d = 0; d < n; d++) fill[d] = n - 1 - d;
+    for (int i = 1; i < n; i++)   /* stable insertion sort, as Python's list.sort */
+        for (int j = i; j > 0 && index_cmp(fill[j], fill[j - 1], sl, nreads, buf->layout.size) < 0; j--) {
+            int t = fill[j]; fill[j] = fill[j - 1]; fill[j - 1] = t;
+        }
+    free(sl);
+    return true;
+}
+
+bool ir_decide_layouts(IrModule *m) {
+    SymCtx *s = m->ctx->sym;
+    bool changed = false;
+    for (int i = 0; i < m->nbufs; i++) {
+        Buffer *b = m->bufs[i];
+        if (b->kind != BUF_COMPUTED || b->layout.fixed) continue;
+        int fill[MI_MAX_DIMS], order[MI_MAX_DIMS];
+        if (!b->mutates && b->body && b->trace && fill_order_of(m, b, fill)) {
+            for (int r = 0; r < b->layout.ndim; r++) order[fill[r]] = r;
+            Expr *st[MI_MAX_DIMS];
+            ir_strides_for_order(s, b->layout.size, b->layout.ndim, order, st);
+            bool same = true;
+            for (int d = 0; d < b->layout.ndim; d++) same &= st[d] == b->layout.stride[d];   /* interned */
+            if (!same) { set_strides(m, b, st); changed = true; }
+        }
+        b->layout.fixed = true;
+    }
+    return changed;
+}
