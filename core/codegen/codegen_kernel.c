@@ -1028,6 +1028,15 @@ int cg_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedKernel *k, const Cg
     return 0;
 }
 
+/* The graph's annotation of output j (NULL when it has none). */
+static const TensorMeta *output_meta(const IrModule *m, int j) {
+    const Node *o = graph_output(m->graph);
+    if (!o || o->nargs < 1) return NULL;
+    const Value *v = &o->args[0];
+    const Value *it = v->kind == V_TUPLE || v->kind == V_LIST ? (j < v->list.n ? &v->list.items[j] : NULL) : (j == 0 ? v : NULL);
+    return it && it->kind == V_NODE && it->node->has_meta ? &it->node->meta : NULL;
+}
+
 void cg_emit_output_alias(const IrModule *m, const char *decl, StrBuf *out) {
     sb_printf(out, "%sconst int mi_output_alias[] = {", decl);
     for (int j = 0; j < m->noutputs; j++) {
@@ -1035,4 +1044,29 @@ void cg_emit_output_alias(const IrModule *m, const char *decl, StrBuf *out) {
         sb_printf(out, "%d, ", b && b->kind == BUF_INPUT ? b->input_index : -1);
     }
     sb_put(out, "-1};\n\n");
+    /* outputs laid out other than their annotation (a channels-last activation saved for the
+     * backward, as Inductor returns it): the caller allocates them with these strides */
+    StrBuf cases;
+    sb_init(&cases);
+    for (int j = 0; j < m->noutputs; j++) {
+        const Buffer *b = m->outputs[j];
+        const TensorMeta *t = output_meta(m, j);
+        if (!b || b->kind == BUF_INPUT || (m->out_views && m->out_views[j]) || !t || t->ndim != b->layout.ndim) continue;
+        bool same = true;
+        for (int d = 0; d < t->ndim; d++) same &= t->stride[d] == b->layout.stride[d];
+        if (same) continue;
+        sb_printf(&cases, "    case %d:", j);
+        for (int d = 0; d < t->ndim; d++) {
+            sb_printf(&cases, " out[%d] = ", d);
+            sym_c_sb(b->layout.stride[d], &cases);
+            sb_put(&cases, ";");
+        }
+        sb_put(&cases, " return 1;\n");
+    }
+    if (cases.s && cases.s[0]) {
+        sb_printf(out, "%sint mi_output_strides(int j, const int64_t *syms, int64_t *out)\n{\n", decl);
+        for (int i = 0; i < m->nsyms; i++) sb_printf(out, "    const int64_t %s = syms[%d];\n", m->sym_names[i], i);
+        sb_printf(out, "    (void)syms;\n    switch (j) {\n%s    default: return 0;\n    }\n}\n\n", cases.s);
+    }
+    sb_free(&cases);
 }

@@ -27,7 +27,8 @@ int cg_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedKernel *k, const st
 void cg_source_comment(const Schedule *s, const SchedKernel *k, const char *indent, StrBuf *out);
 /* `const int mi_output_alias[] = {-1, 2, ...};` after decl (the C++ linkage prefix or ""):
  * per output, the index of the input it is (a graph input returned as it is: the caller's
- * tensor comes back, the module does not write outputs[j]), else -1. */
+ * tensor comes back, the module does not write outputs[j]), else -1. Outputs the module lays out
+ * other than the graph's annotation get `int mi_output_strides(j, syms, out)` (runtime.h). */
 void cg_emit_output_alias(const IrModule *m, const char *decl, StrBuf *out);
 
 #endif

@@ -391,6 +391,7 @@ static int load_module(MiCtx *ctx, RtModule *m) {
     while (names[m->nsyms]) m->nsyms++;
     m->num_outputs = *nout;
     m->output_alias = dlsym(m->handle, "mi_output_alias");
+    *(void **)&m->output_strides = dlsym(m->handle, "mi_output_strides");
     m->guards = dlsym(m->handle, "mi_guards");
     m->nguards = 0;
     while (m->guards && m->guards[m->nguards]) m->nguards++;
@@ -784,6 +785,7 @@ static int prepare(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int 
         }
         int64_t size[MI_MAX_DIMS], stride[MI_MAX_DIMS], off;
         if (eval_layout(ctx, &n->meta, &pp->bs, size, stride, &off) != 0) goto fail;
+        if (m->output_strides) m->output_strides(j, pp->syms, stride);   /* laid out by the module */
         Tensor *t = tensor_new_strided(ctx, n->meta.dtype, n->meta.ndim, size, stride, 0);
         if (!t) goto fail;
         o->kind = IV_TENSOR;

@@ -12,6 +12,9 @@
  *     const int mi_output_alias[];    optional; per output, the index of the tensor input it is
  *                                     (a graph input returned as it is), else -1: the caller
  *                                     returns that input tensor itself and outputs[j] is NULL
+ *     int mi_output_strides(int j, const int64_t *syms, int64_t *out);
+ *                                     optional; 1 and output j's strides in out when the module
+ *                                     lays it out other than its annotation (channels last)
  *     int mi_profile; int64_t mi_prof_ns[]; const char *mi_prof_names[];
  *                                     optional per-kernel profile (rt_profile): while
  *                                     mi_profile is set, call adds kernel k's ns to mi_prof_ns[k]
@@ -86,6 +89,7 @@ typedef struct RtModule {
     int nsyms;
     int num_outputs;         /* mi_num_outputs */
     const int *output_alias; /* mi_output_alias (NULL when the module has none) */
+    int (*output_strides)(int j, const int64_t *syms, int64_t *out);   /* mi_output_strides or NULL */
     const char *const *guards;   /* mi_guards (NULL when the module has none) */
     int nguards;
     /* the per-kernel profile (CPU modules; NULL when the module has none): */
