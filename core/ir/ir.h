@@ -204,6 +204,10 @@ struct Buffer {
 typedef struct IrStorage {
     Buffer *buf;          /* realized (or input) */
     const IrFn *fn;       /* pending pointwise inner function */
+    const IrFn *fn0;      /* the inner function it had before it was realized: a body recorded
+                             again (ir_retrace_all) for a buffer made before this one inlines it,
+                             as it did the first time */
+    struct IrModule *m;
     DType dtype;
     int ndim; Expr **size;
     int nusers;           /* graph users of the node that produced it */
@@ -249,6 +253,7 @@ typedef struct IrModule {
                                                    whose items a GPU target realizes, its item
                                                    buffers (register_operation_list); the
                                                    scheduler makes each a combo kernel */
+    const Buffer *retracing;                    /* the buffer whose body ir_retrace_all records */
 } IrModule;
 
 /* Some buffer body of m (not its cond branches) uses math op `op` (codegen emits helpers only

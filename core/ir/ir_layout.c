@@ -84,9 +84,16 @@ void ir_layout_loop_order(const Layout *l, int *order) {
 }
 
 /* Record b's body again from its recipe, with its current layout. */
+static void retrace_body(IrModule *m, Buffer *b);
 static void retrace(IrModule *m, Buffer *b) {
+    if (!b->trace) return;
+    m->retracing = b;
+    retrace_body(m, b);
+    m->retracing = NULL;
+}
+
+static void retrace_body(IrModule *m, Buffer *b) {
     const IrTrace *t = b->trace;
-    if (!t) return;
     if (t->scatter) {
         b->body = ir_trace_scatter(m, b, t->fn, t->indexer, t->ndim, t->size, t->atomic_add);
         return;

@@ -64,6 +64,9 @@ IrFn *lw_fn(Lower *L, IrFnCall call, DType dt) {
 
 static IrVal call_storage(const IrFn *f, OpsHandler *h, Expr *const *idx) {
     IrStorage *sb = f->sb;
+    const Buffer *rt = sb->m ? sb->m->retracing : NULL;
+    if (sb->buf && rt && sb->fn0 && sb->buf->id >= rt->id)   /* realized after the body's buffer */
+        return sb->fn0->call(sb->fn0, h, idx);
     if (sb->buf) {
         IrFn tmp = {.buf = sb->buf, .sym = f->sym};
         return lw_call_buf_load(&tmp, h, idx);
@@ -222,6 +225,7 @@ Buffer *lw_realize(Lower *L, IrStorage *sb, const Layout *fixed) {
     lw_loop_order(&l, order);
     b->body = ir_trace_body(L->m, b, sb->fn, sb->ndim, sb->size, order, 0, NULL, RED_SUM, 0);
     sb->buf = b;
+    sb->fn0 = sb->fn;
     sb->fn = NULL;
     return b;
 }
@@ -237,6 +241,7 @@ IrStorage *lw_storage_new(Lower *L, const IrFn *fn, DType dt, int ndim, Expr **s
     sb->origins = origins;
     sb->norigins = norigins;
     sb->node = L->cur;
+    sb->m = L->m;
     return sb;
 }
 

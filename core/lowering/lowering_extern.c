@@ -340,7 +340,13 @@ static int lower_sdpa(Lower *L, const Node *n, int arg) {
 
 /* ---- FallbackKernel: an op with a reference implementation but no lowering ---- */
 
-typedef struct FbArgs { Lower *L; const Node *n; ExternArg *ea; int nea, cap; int rc; int idx; bool sdpa; } FbArgs;
+typedef struct FbArgs { Lower *L; const Node *n; ExternArg *ea; int nea, cap; int rc; int idx; bool sdpa; bool fx_strides; } FbArgs;
+
+/* The fallbacks lowering.py registers with constrain_to_fx_strides: each tensor argument is
+ * required in the stride order of its FX node's strides (a channels-last gradient stays so) */
+static bool constrain_to_fx_strides(const Node *n) {
+    return n->target && !strcmp(n->target, "aten.convolution_backward.default");
+}
 
 /* node references in the order ir_fallback_eval resolves them (args then kwargs, depth first) */
 static void fb_collect(FbArgs *a, const Value *v) {
@@ -356,20 +362,26 @@ static void fb_collect(FbArgs *a, const Value *v) {
         a->rc = lw_err(a->L, a->n, "fallback '%s': argument '%s' is not a tensor", a->n->target, v->node->name);
         return;
     }
+    IrTBox *t = lv->t;
+    if (a->fx_strides && v->node->has_meta && v->node->meta.ndim == t->ndim) {
+        int order[MI_MAX_DIMS];
+        if (ir_stride_order(v->node->meta.stride, v->node->meta.ndim, order)) t = lw_require_stride_order(a->L, t, order);
+    }
     if (a->nea == a->cap) {
         a->cap = a->cap ? 2 * a->cap : 4;
         ExternArg *nw = lw_alloc(a->L, sizeof(ExternArg) * a->cap);
         if (a->nea) memcpy(nw, a->ea, sizeof(ExternArg) * a->nea);
         a->ea = nw;
     }
-    if (a->sdpa) sdpa_constraint(a->L, a->n, a->idx, lv->t, v->node, &a->ea[a->nea++]);
-    else lw_extern_arg(a->L, lv->t, &a->ea[a->nea++]);
+    if (a->sdpa) sdpa_constraint(a->L, a->n, a->idx, t, v->node, &a->ea[a->nea++]);
+    else lw_extern_arg(a->L, t, &a->ea[a->nea++]);
 }
 
 /* Every node reference of a->n, positional (a->idx their position) then keyword (-1); the
  * attention ops' under sdpa_constraint. */
 static void fb_collect_all(FbArgs *a) {
     a->sdpa = is_sdpa_op(a->n);
+    a->fx_strides = constrain_to_fx_strides(a->n);
     for (int i = 0; i < a->n->nargs; i++) { a->idx = i; fb_collect(a, &a->n->args[i]); }
     a->idx = -1;
     for (int i = 0; i < a->n->nkwargs; i++) fb_collect(a, &a->n->kwargs[i].v);
@@ -485,7 +497,8 @@ static void realize_base(Lower *L, IrTBox *t) {
  * as kernel/conv.py lowers it: an ExternKernelAlloc run by oneDNN in the C module and by the
  * node's reference elsewhere (the buffer carries it as a FallbackKernel does).
  *   - off the cpu the bias is peeled off: the extern convolves without it and the bias is a
- *     pointwise add over its result (cudnn is slower with it), which fuses into the consumers;
+ *     pointwise add over its result (cudnn is slower with it), which fuses into the consumers
+ *     (f32 / f64 only, see below);
  *   - with layout_opt (2-d convolutions) the input and the weight are required channels last
  *     (ExternKernel.require_channels_last: a flexible buffer is laid out so, a fixed one - a graph
  *     input - is copied by a new kernel) and the result is channels last;
@@ -504,7 +517,10 @@ static int lower_convolution(Lower *L, const Node *n, int arg) {
               conv_ints(n, 5, "dilation", nd, c.dilation) && conv_ints(n, 7, "output_padding", nd, c.output_padding) &&
               n->nargs >= 3 && (bias || n->args[2].kind == V_NONE);
     if (!ok) return lw_fallback(L, n);
-    bool peel = bias && m->device.kind != DEV_CPU;
+    /* Inductor peels the bias in every dtype; in bf16 / f16 that rounds the convolution once more
+     * before the add, which the compiled module's agreement with the reference would not
+     * tolerate, so reduced-precision convolutions keep their bias here */
+    bool peel = bias && m->device.kind != DEV_CPU && (m->dtype == DT_F32 || m->dtype == DT_F64);
     realize_base(L, x);
     realize_base(L, w);
     Layout l = layout_contiguous(L->m, m->dtype, m->device, m->ndim, m->size);

@@ -200,7 +200,8 @@ IrTBox *lw_require_stride_order(Lower *L, IrTBox *t, const int *order);
 IrTBox *lw_require_exact_strides(Lower *L, IrTBox *t, Expr *const *stride);
 
 /* ---- reductions (lowering_reductions.c) ---- */
-/* Reduce x over dims red[] into a realized buffer; out size keepdim or not. */
+/* Reduce x over dims red[] into a realized buffer; out size keepdim or not. A small reduction
+ * (Reduction.create's unroll rule) is a pending Pointwise instead. */
 IrStorage *lw_reduction(Lower *L, const Node *n, IrTBox *x, const bool *red, bool keepdim,
                         IrReduceType rt, DType out_dt, int welford_item, const char *oname);
 
