@@ -55,7 +55,7 @@ int main(void) {
     mi_ctx_free(vc);
     /* collapsed to kernel boxes (cuda: one kernel per group), the edge between the kernels keeps it */
     o = sh("set device cuda; load tests/fixtures/codegen/sched_split_outer_permuted_view.py; set collapse 2; show fusion", &st);
-    ok(has(o, "cuda_fused_var_mean_0 -> cuda_fused_clone_1\t[color=\"#cc4125\"") &&
+    ok(has(o, "cuda_fused_var_mean_0 -> cuda_fused_add_clone_mul_permute_reshape_sub_1\t[color=\"#cc4125\"") &&
            has(o, "label=\"memory deps did not match\""), "collapsed fusion picture: the edge between kernel boxes carries the refusal");
     free(o);
     /* fusion off: no decision, the rule says so */
@@ -77,7 +77,8 @@ int main(void) {
     StrBuf want;
     sb_init(&want);
     sb_put(&want, "<tr id=\"s1-d4\" class=\"refused\"><td>4</td><td>refused</td><td class=\"side\">buf0 (op0): <b>var_mean</b><br>"
-                  "buf1 (op1): <b>var_mean</b></td><td class=\"side\">buf2 (op2): <b>clone</b>, <b>view</b></td><td>1152</td><td>"
+                  "buf1 (op1): <b>var_mean</b></td><td class=\"side\">buf2 (op2): <b>sub</b>, <b>mul</b>, "
+                  "<b>permute</b>, <b>clone</b>, <b>view</b>, <b>add</b></td><td>1152</td><td>"
                   "memory deps did not match; outer sizes differ: [4, 6] vs [24, 10] (split to one shape: buf0 read at a different "
                   "index than op0 writes it)<details><summary>why buf0 buf2</summary><pre>");
     if (w0 && w1) html_escn(&want, w0, (size_t)(w1 + 1 - w0));
@@ -94,7 +95,7 @@ int main(void) {
                             "<td class=\"side\">buf1 (op1): <b>var_mean</b></td><td>960</td><td>horizontal: shared reads<details>"),
        "why page: the fused pair and its rule");
     ok(page && strstr(page, "<svg") && strstr(page, "fill=\"#cc4125\">memory deps did not match</text>") &&
-           strstr(page, "<tr><td>cpp_fused_clone_var_mean_0</td><td>buf0 buf1 buf2</td></tr>"),
+           strstr(page, "<tr><td>cpp_fused_add_clone_mul_permute_reshape_sub_0</td><td>buf0 buf1 buf2</td></tr>"),
        "why page: the fusion picture inline with the refused edges labelled; the kernels");
     free(page);
     snprintf(pp, sizeof pp, "%s/rep/minductor/compile_-_0_0_0.html", env.tmpdir);
