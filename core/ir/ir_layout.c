@@ -87,9 +87,11 @@ void ir_layout_loop_order(const Layout *l, int *order) {
 static void retrace_body(IrModule *m, Buffer *b);
 static void retrace(IrModule *m, Buffer *b) {
     if (!b->trace) return;
+    LoopBody *old = b->body;
     m->retracing = b;
     retrace_body(m, b);
     m->retracing = NULL;
+    if (old && old != b->body) { free(old->ops); free(old->indexes); }   /* the arena keeps the rest */
 }
 
 static void retrace_body(IrModule *m, Buffer *b) {
