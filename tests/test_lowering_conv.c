@@ -132,13 +132,15 @@ int main(void) {
         char *txt = ir_print(c.m);
         /* on the cpu a graph with convolutions runs them channels last (decide_layout_opt): the
          * 2-d convolution's contiguous input and weight are copied channels last first (op0, op1),
-         * its result is channels last; the 1-d and 3-d ones keep their layouts */
+         * its result is channels last; the returned relu (buf3) has its annotated strides; the 1-d
+         * and 3-d ones keep their layouts */
         ok(txt && strstr(txt, "op2: ExternKernelSchedulerNode(ExternKernelAlloc)") && strstr(txt, "op2.node.kernel = extern_kernels.convolution") &&
                strstr(txt, "buf0.layout = FixedLayout('cpu', torch.float32, size=[2, 4, 9, 9], stride=[324, 1, 36, 4])") &&
                strstr(txt, "buf1.layout = FixedLayout('cpu', torch.float32, size=[6, 2, 3, 3], stride=[18, 1, 6, 2])") &&
                strstr(txt, "buf2.layout = FixedLayout('cpu', torch.float32, size=[2, 6, 3, 5], stride=[90, 1, 30, 6])") &&
-               strstr(txt, "buf3.layout = FixedLayout('cpu', torch.float32, size=[2, 5, 10], stride=[50, 10, 1])") &&
-               strstr(txt, "buf6.layout = FixedLayout('cpu', torch.float32, size=[2, 6, 3, 5], stride=[90, 1, 30, 6])"),
+               strstr(txt, "buf3.layout = FixedLayout('cpu', torch.float32, size=[2, 6, 3, 5], stride=[90, 15, 5, 1])") &&
+               strstr(txt, "buf4.layout = FixedLayout('cpu', torch.float32, size=[2, 5, 10], stride=[50, 10, 1])") &&
+               strstr(txt, "buf7.layout = FixedLayout('cpu', torch.float32, size=[2, 6, 3, 5], stride=[90, 1, 30, 6])"),
            "the IR shows ExternKernelAlloc / extern_kernels.convolution, the channels-last copies and results");
         free(txt);
         ok(c.src && (dnnl ? strstr(c.src, "mi_conv(&site, 3, 0, 1LL") != NULL : strstr(c.src, "the reference") != NULL),

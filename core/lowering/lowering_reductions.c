@@ -135,7 +135,9 @@ IrStorage *lw_reduction(Lower *L, const Node *n, IrTBox *x, const bool *red, boo
     }
     int threshold = L->unroll_threshold ? L->unroll_threshold : 8;
     bool one = rstatic && rnumel == 1;
-    if (one || (rstatic && rnumel > 0 && rnumel < threshold && rt != RED_WELFORD && (!ostatic || onum != 1))) {
+    /* (sympy_product(ranges) != 1 or is_gpu(device.type)): a GPU unrolls a single result too */
+    bool gpu = (n->has_meta ? n->meta.device : L->dev).kind != DEV_CPU;
+    if (one || (rstatic && rnumel > 0 && rnumel < threshold && rt != RED_WELFORD && (!ostatic || onum != 1 || gpu))) {
         const IrFn *pf = rt == RED_WELFORD ? (welford_item == 0 ? unrolled_reduction(L, f, no, nr, rsize, 1, RED_SUM, out_dt)
                                                                 : lw_const(L, 0, out_dt))
                                            : unrolled_reduction(L, f, no, nr, rsize, rnumel, rt, out_dt);
