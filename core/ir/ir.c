@@ -519,6 +519,7 @@ bool ir_probe_strided(IrModule *m, const IrFn *loader, int ndim, Expr **size, Bu
     for (int d = 0; d < ndim; d++) zero[d] = sym_int(s, 0);
     Expr *off = sym_simplify(s, sym_subst(s, e, names, zero, ndim), NULL, 0);
     *buf = p.buf;
+    p.buf->layout.fixed = true;   /* a ReinterpretView freezes the layout it reads through */
     *view = (Layout){.fixed = true, .dtype = p.buf->layout.dtype, .device = p.buf->layout.device, .ndim = ndim};
     view->size = arena_alloc(&m->arena, sizeof(Expr *) * (ndim + 1));
     view->stride = arena_alloc(&m->arena, sizeof(Expr *) * (ndim + 1));

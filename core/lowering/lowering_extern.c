@@ -76,6 +76,7 @@ static void bmm_cpu_operand(Lower *L, IrTBox *t, const Node *fx, ExternArg *a) {
     bool fixed = base && base->buf && (base->buf->kind != BUF_COMPUTED || base->buf->layout.fixed);
     if (fixed || !fx || !fx->has_meta || bmm_preferred_layout(&fx->meta)) { lw_extern_arg(L, t, a); return; }
     a->buf = lw_realize(L, copy_storage(L, t), NULL);
+    a->buf->layout.fixed = true;   /* require_contiguous freezes the copy's layout */
     a->view = a->buf->layout;
 }
 
