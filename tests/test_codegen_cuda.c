@@ -89,16 +89,25 @@ int main(void) {
     snprintf(ctx->cache_dir, sizeof ctx->cache_dir, "%s/cache", tmp);
     char names[1024];
 
+    /* A graph input named x (or v, k) is a kernel parameter: the flat kernel's own index and
+     * lane variables live in the mi_ namespace (found by a device run: `x[...]` indexed the loop
+     * counter instead of the input, and nvcc refused the kernel). */
+    char *xs = gen_text(ctx, "class G(torch.nn.Module):\n    def forward(self, x: \"f32[64][1]cuda:0\", v: \"f32[64][1]cuda:0\"):\n"
+                             "        a: \"f32[64][1]cuda:0\" = torch.ops.aten.add.Tensor(x, v)\n        return (a,)\n");
+    ok(has(xs, "const float *__restrict__ x") && has(xs, "const float *__restrict__ v") && !has(xs, "int64_t x ") && !has(xs, "int64_t v ") &&
+       has(xs, "for (int64_t mi_x = "), "inputs named x and v keep their names; the loop variables are mi_x and mi_v");
+    free(xs);
+
     /* pointwise: flat grid-stride loop with a float4 path, named like the C backend's kernels */
     char *pw = gen_case(ctx, "pointwise_chain", names, sizeof names);
     ok(pw && codegen_is_cuda_source(pw), "pointwise_chain: CUDA source with the marker line");
     is_str(names, "cuda_fused_add_mul_relu_sigmoid_sub_tanh_0 ", "kernel named cuda_fused_<origins>_<n>");
     ok(has(pw, "__global__ void __launch_bounds__(256) cuda_fused_add_mul_relu_sigmoid_sub_tanh_0(const float *__restrict__ arg0_1, "
                "const float *__restrict__ arg1_1, float *__restrict__ buf0, MiSyms mi_sy)"), "the kernel's __global__ signature");
-    ok(has(pw, "    for (int64_t x = mi_nv * 4 + mi_start; x < mi_n; x += mi_step) {\n"), "grid-stride loop (scalar tail)");
-    ok(has(pw, "    for (int64_t v = mi_start; v < mi_nv; v += mi_step) {\n") &&
-       has(pw, "float vi_arg0_1[4]; *reinterpret_cast<float4 *>(vi_arg0_1) = *reinterpret_cast<const float4 *>(arg0_1 + 4 * v);") &&
-       has(pw, "*reinterpret_cast<float4 *>(buf0 + 4 * v) = *reinterpret_cast<const float4 *>(vo_buf0);"),
+    ok(has(pw, "    for (int64_t mi_x = mi_nv * 4 + mi_start; mi_x < mi_n; mi_x += mi_step) {\n"), "grid-stride loop (scalar tail)");
+    ok(has(pw, "    for (int64_t mi_v = mi_start; mi_v < mi_nv; mi_v += mi_step) {\n") &&
+       has(pw, "float vi_arg0_1[4]; *reinterpret_cast<float4 *>(vi_arg0_1) = *reinterpret_cast<const float4 *>(arg0_1 + 4 * mi_v);") &&
+       has(pw, "*reinterpret_cast<float4 *>(buf0 + 4 * mi_v) = *reinterpret_cast<const float4 *>(vo_buf0);"),
        "contiguous f32 loads and stores go through float4");
     ok(has(pw, "                float tmp6 = 1.0f / (1.0f + expf(-tmp5));\n"), "sigmoid in f32 math");
     ok(has(pw, "extern \"C\" int call(void *const *inputs, void *const *outputs, const int64_t *syms)") &&

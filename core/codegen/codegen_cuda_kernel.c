@@ -147,13 +147,13 @@ static IrVal cu_load(OpsHandler *h, Buffer *buf, Expr *index) {
     if (e->vec && index == e->contig && buf->layout.dtype == DT_F32) {
         VecBuf *v = vec_buf(e, name);
         if (v) {
-            if (v->stored) return cu_tmp(e, DT_F32, "vo_%s[k]", name);   /* written earlier in this lane */
+            if (v->stored) return cu_tmp(e, DT_F32, "vo_%s[mi_k]", name);   /* written earlier in this lane */
             if (!v->loaded) {
                 v->loaded = true;
-                sb_printf(e->vpre, "%s    float vi_%s[4]; *reinterpret_cast<float4 *>(vi_%s) = *reinterpret_cast<const float4 *>(%s + 4 * v);\n",
+                sb_printf(e->vpre, "%s    float vi_%s[4]; *reinterpret_cast<float4 *>(vi_%s) = *reinterpret_cast<const float4 *>(%s + 4 * mi_v);\n",
                           "        ", name, name, name);
             }
-            return cu_tmp(e, DT_F32, "vi_%s[k]", name);
+            return cu_tmp(e, DT_F32, "vi_%s[mi_k]", name);
         }
     }
     RowCache *rc = e->rc;
@@ -208,10 +208,10 @@ static void cu_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
         if (!vb->stored) {
             vb->stored = true;
             sb_printf(e->vpre, "            float vo_%s[4];\n", buf->name);
-            sb_printf(e->vpost, "            *reinterpret_cast<float4 *>(%s + 4 * v) = *reinterpret_cast<const float4 *>(vo_%s);\n",
+            sb_printf(e->vpost, "            *reinterpret_cast<float4 *>(%s + 4 * mi_v) = *reinterpret_cast<const float4 *>(vo_%s);\n",
                       buf->name, buf->name);
         }
-        sb_printf(e->body, "%svo_%s[k] = %s;\n", e->indent, buf->name, nm(e, v));
+        sb_printf(e->body, "%svo_%s[mi_k] = %s;\n", e->indent, buf->name, nm(e, v));
         return;
     }
     sb_printf(e->body, "%s%s[", e->indent, buf->name);
@@ -522,11 +522,11 @@ static int emit_flat_loops(MiCtx *ctx, const Schedule *s, const SchedGroup *g, S
     if (vec_ok) {
         sb_put(out, "    /* float4 path: 4 consecutive elements per thread and step */\n"
                     "    const int64_t mi_nv = mi_n / 4;\n"
-                    "    for (int64_t v = mi_start; v < mi_nv; v += mi_step) {\n");
+                    "    for (int64_t mi_v = mi_start; mi_v < mi_nv; mi_v += mi_step) {\n");
         sb_put(out, vpre.s);
-        sb_put(out, "            #pragma unroll\n            for (int k = 0; k < 4; k++) {\n"
-                    "                const int64_t x = 4 * v + k;\n");
-        emit_decompose(out, "                ", b0, 0, b0->nvars, "x");
+        sb_put(out, "            #pragma unroll\n            for (int mi_k = 0; mi_k < 4; mi_k++) {\n"
+                    "                const int64_t mi_x = 4 * mi_v + mi_k;\n");
+        emit_decompose(out, "                ", b0, 0, b0->nvars, "mi_x");
         sb_put(out, vbody.s);
         sb_put(out, "            }\n");
         sb_put(out, vpost.s);
@@ -544,8 +544,8 @@ static int emit_flat_loops(MiCtx *ctx, const Schedule *s, const SchedGroup *g, S
     }
     cu_done(&e);
     if (e.bad) { sb_free(&body); return mi_err(ctx, NULL, 0, 0, "%s (kernel '%s')", e.err, g->kernel_name); }
-    sb_printf(out, "    for (int64_t x = %smi_start; x < mi_n; x += mi_step) {\n", vec_ok ? "mi_nv * 4 + " : "");
-    emit_decompose(out, "        ", b0, 0, b0->nvars, "x");
+    sb_printf(out, "    for (int64_t mi_x = %smi_start; mi_x < mi_n; mi_x += mi_step) {\n", vec_ok ? "mi_nv * 4 + " : "");
+    emit_decompose(out, "        ", b0, 0, b0->nvars, "mi_x");
     if (body.s) sb_put(out, body.s);
     sb_put(out, "    }\n");
     sb_free(&body);
