@@ -2,9 +2,9 @@
 # models written for the survey, each compiled once with TORCH_TRACE on; training ones run a backward.
 # Run on the GPU machine:  OUT=/path python3 tests/tools/survey_models3.py   (4 models at a time)
 # then here:               tests/tools/survey_logs.sh /path/logs
-import os, sys, subprocess
-from concurrent.futures import ThreadPoolExecutor
-OUT = os.environ.get("OUT", "/tmp/survey3")
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from survey_driver import main, make_run
 MODELS = ["cpu_convtranspose_train", "cuda_resblock_groupnorm_train", "cuda_swiglu_rmsnorm_bf16_train",
           "cpu_losses_train", "cuda_label_smoothing_ce_train", "cuda_vit_patch_train", "cpu_pixel_shuffle",
           "cuda_rope_complex", "cpu_topk_gather_scatter", "cuda_argmax_onehot", "cpu_droppath_train",
@@ -13,40 +13,15 @@ MODELS = ["cpu_convtranspose_train", "cuda_resblock_groupnorm_train", "cuda_swig
           "cuda_conv1d_glu_train", "cuda_scatter_reduce_amax", "cpu_lstm_cell_manual_train",
           "cpu_adaptive_pool1d_eval", "cuda_bicubic_align", "cuda_embedding_padding_train", "cpu_baddbmm_addbmm",
           "cuda_layernorm_residual_fp16", "cpu_gelu_tanh_bf16"]
-
-def one(m):
-    env = dict(os.environ, TORCH_TRACE=f"{OUT}/logs/{m}")
-    try:
-        r = subprocess.run([sys.executable, __file__, m], env=env, capture_output=True, text=True, timeout=400)
-        return f"{m} rc {r.returncode} {(r.stdout + r.stderr).strip().splitlines()[-1:] if r.returncode else ''}"
-    except subprocess.TimeoutExpired:
-        return f"{m} timeout"
-
-if len(sys.argv) == 1:
-    os.makedirs(f"{OUT}/logs", exist_ok=True)
-    with ThreadPoolExecutor(4) as ex:
-        for line in ex.map(one, MODELS):
-            print(line, flush=True)
+name = main(__file__, MODELS, "/tmp/survey3")
+if name is None:
     sys.exit(0)
 
+import math
 import torch, torch.nn as nn, torch.nn.functional as F
 torch.manual_seed(0)
-name = sys.argv[1]
 dev = "cpu" if name.startswith("cpu") else "cuda"
-
-def run(m, *xs, train=False, dtype=None, dynamic=None):
-    if isinstance(m, nn.Module):
-        m = m.to(dev)
-        if dtype: m = m.to(dtype)
-    cm = torch.compile(m, dynamic=dynamic)
-    y = cm(*xs)
-    if train:
-        (y.float().sum() if isinstance(y, torch.Tensor) else sum(t.float().sum() for t in y)).backward()
-    if dynamic:
-        xs2 = [torch.cat([x, x], 0) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in xs]
-        cm(*xs2)
-    print("ok")
-
+run = make_run(dev)
 X = lambda *s, dt=torch.float32, g=False: torch.randn(*s, device=dev, dtype=dt, requires_grad=g)
 
 if name == "cpu_convtranspose_train":

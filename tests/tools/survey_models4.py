@@ -3,9 +3,9 @@
 # ALiBi, CLIP, VAE, DLRM, wav2vec, Perceiver) and losses / tensor ops models use, cpu and cuda.
 # Run on the GPU machine:  OUT=/path python3 tests/tools/survey_models4.py   (4 models at a time)
 # then here:               tests/tools/survey_logs.sh /path/logs
-import os, sys, subprocess
-from concurrent.futures import ThreadPoolExecutor
-OUT = os.environ.get("OUT", "/tmp/survey4")
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from survey_driver import main, make_run
 MODELS = ["cuda_convnext_block_train", "cpu_mobilenet_v2_block_train", "cuda_efficientnet_se_train", "cuda_swin_window_attn",
           "cpu_shufflenet_shuffle", "cpu_t5_relative_bias", "cuda_neox_rotate_half_train", "cuda_alibi_attention",
           "cuda_clip_loss_train", "cpu_vae_reparam_train", "cpu_dlrm_interaction", "cuda_wav2vec_feature_train",
@@ -13,38 +13,15 @@ MODELS = ["cuda_convnext_block_train", "cpu_mobilenet_v2_block_train", "cuda_eff
           "cuda_fold_unfold", "cpu_roll_flip_rot90", "cuda_tril_mask_diag", "cpu_special_fns",
           "cuda_trilinear_pool3d", "cpu_max_unpool", "cuda_bf16_adamw_foreach", "cpu_nan_to_num_logit",
           "cuda_gru_cell_train", "cpu_lgamma_digamma", "cuda_spectral_norm_eval", "cpu_layernorm_noaffine_train"]
-
-def one(m):
-    env = dict(os.environ, TORCH_TRACE=f"{OUT}/logs/{m}")
-    try:
-        r = subprocess.run([sys.executable, __file__, m], env=env, capture_output=True, text=True, timeout=400)
-        return f"{m} rc {r.returncode} {(r.stdout + r.stderr).strip().splitlines()[-1:] if r.returncode else ''}"
-    except subprocess.TimeoutExpired:
-        return f"{m} timeout"
-
-if len(sys.argv) == 1:
-    os.makedirs(f"{OUT}/logs", exist_ok=True)
-    with ThreadPoolExecutor(4) as ex:
-        for line in ex.map(one, MODELS):
-            print(line, flush=True)
+name = main(__file__, MODELS, "/tmp/survey4")
+if name is None:
     sys.exit(0)
 
 import math
 import torch, torch.nn as nn, torch.nn.functional as F
 torch.manual_seed(0)
-name = sys.argv[1]
 dev = "cpu" if name.startswith("cpu") else "cuda"
-
-def run(m, *xs, train=False, dtype=None):
-    if isinstance(m, nn.Module):
-        m = m.to(dev)
-        if dtype: m = m.to(dtype)
-    cm = torch.compile(m)
-    y = cm(*xs)
-    if train:
-        (y.float().sum() if isinstance(y, torch.Tensor) else sum(t.float().sum() for t in y)).backward()
-    print("ok")
-
+run = make_run(dev)
 X = lambda *s, dt=torch.float32: torch.randn(*s, device=dev, dtype=dt)
 
 def attn(q, k, v, bias=None):
