@@ -115,21 +115,15 @@ static int dc_roll(DecompB *b, Value *outs, int *nout) {
     RET(r == x ? db_clone(b, x) : r);
 }
 
-/* flip: index_select with a reversed arange on each dim (prims.rev) */
+/* refs.flip: prims.rev over the canonical dims (repeated dims are refused by prims.rev), so the
+ * interpreter and the lowering (Inductor's `rev`: a Pointwise reading size - 1 - i) are one. */
 static int dc_flip(DecompB *b, Value *outs, int *nout) {
     Node *x = db_tensor(b, 0, "self");
     int64_t dims[MI_MAX_DIMS];
     int nd = db_ints(b, 1, "dims", dims, MI_MAX_DIMS);
-    Node *r = x;
-    for (int k = 0; k < nd; k++) {
-        int d = db_wrap_dim(b, dims[k], db_ndim(b, x));
-        Expr *n = db_size(b, x, d);
-        Value last = db_expr_val(b, sym_sub(b->ctx->sym, n, sym_int(b->ctx->sym, 1)));
-        Kwarg kw[1] = {{"dtype", VDT(DT_I64)}};
-        Node *idx = db_call(b, "aten.arange.start_step", DBV(last, VI(-1), VI(-1)), kw, 1);
-        r = db_op(b, "aten.index_select.default", VN(r), VI(d), VN(idx));
-    }
-    RET(r == x ? db_clone(b, x) : r);
+    if (nd < 0) return db_fail(b, "flip needs a list of dims");
+    for (int k = 0; k < nd; k++) dims[k] = db_wrap_dim(b, dims[k], db_ndim(b, x));
+    RET(db_op(b, "prims.rev.default", VN(x), db_ilist(b, dims, nd)));
 }
 
 /* refs.tril / triu: where((col - row) <= diagonal (>= for triu), a, 0) */
