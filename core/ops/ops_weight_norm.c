@@ -41,8 +41,8 @@ static int shape_weight_norm_bwd(ShapeArgs *sa, TensorMeta *out, int *nout) {
 }
 
 /* The per-slice sums s[k] (k indexes `dim`), then both results. Example: dim 0 of a [16, 16]
- * weight: s[i] = sum_j grad_w[i, j] * v[i, j]; grad_g[i] = s[i] / norms[i]. Elements are read
- * through tensor_get_f, so any strides of the inputs work. */
+ * weight: s[i] = sum_j grad_w[i, j] * v[i, j]; grad_g[i] = s[i] / norms[i]. tensor_get_f takes
+ * the logical (row-major) index, so any strides of the inputs work. */
 static int weight_norm_bwd_eval(const OpCall *c, IValue *out) {
     ShapeArgs sa;
     sa_from_call(&sa, c);
@@ -53,12 +53,11 @@ static int weight_norm_bwd_eval(const OpCall *c, IValue *out) {
     WnArgs a;
     if (wn_args(&sa, &a) || ev_shape(&sa, m, &n)) goto done;
     for (int i = 0; i < 2; i++) if (!(o[i] = ev_new(&sa, &m[i]))) goto done;
-    Tensor *gw = tensor_contiguous(sa.ctx, ev_tensor(sa_arg(&sa, 0, NULL))), *v = tensor_contiguous(sa.ctx, ev_tensor(sa_arg(&sa, 1, NULL)));
-    Tensor *g = tensor_contiguous(sa.ctx, ev_tensor(sa_arg(&sa, 2, NULL))), *nr = tensor_contiguous(sa.ctx, ev_tensor(sa_arg(&sa, 3, NULL)));
-    if (!gw || !v || !g || !nr) goto free_in;
+    Tensor *gw = ev_tensor(sa_arg(&sa, 0, NULL)), *v = ev_tensor(sa_arg(&sa, 1, NULL));
+    Tensor *g = ev_tensor(sa_arg(&sa, 2, NULL)), *nr = ev_tensor(sa_arg(&sa, 3, NULL));
     int64_t total = tensor_numel(v), K = v->ndim ? v->size[a.dim] : 1, inner = 1;
     for (int i = (int)a.dim + 1; i < v->ndim; i++) inner *= v->size[i];
-    if (tensor_numel(g) != K || tensor_numel(nr) != K) { sa_err(&sa, "saved_g and saved_norms must have %lld elements, one per slice of dim %lld", (long long)K, (long long)a.dim); goto free_in; }
+    if (tensor_numel(g) != K || tensor_numel(nr) != K) { sa_err(&sa, "saved_g and saved_norms must have %lld elements, one per slice of dim %lld", (long long)K, (long long)a.dim); goto done; }
     s = mi_xcalloc((size_t)(K ? K : 1), sizeof *s);
     for (int64_t e = 0; e < total; e++) s[(e / inner) % K] += tensor_get_f(gw, e) * tensor_get_f(v, e);
     for (int64_t e = 0; e < total; e++) {
@@ -70,8 +69,6 @@ static int weight_norm_bwd_eval(const OpCall *c, IValue *out) {
     ev_out_tuple(out, o, 2);
     memset(o, 0, sizeof o);
     rc = 0;
-free_in:
-    tensor_unref(gw); tensor_unref(v); tensor_unref(g); tensor_unref(nr);
 done:
     free(s);
     for (int i = 0; i < 2; i++) tensor_unref(o[i]);

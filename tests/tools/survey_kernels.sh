@@ -18,12 +18,13 @@ for log in $(find "$dir" -name '*.log' | sort); do
     for cid in $("$bin" -q -c "load $log" 2>&1 | awk '$1 ~ /^[0-9]+\/[0-9]+(_[0-9]+)?$/ && /has a graph/ {print $1}'); do
         d=$(printf '%s' "$cid" | sed 's|/|_|g')
         codes=$(ls "$tmp"/tl/-_"$d"_0/inductor_output_code_*.txt 2>/dev/null | awk -F_ '{print $NF"\t"$0}' | sort -n | cut -f2)
+        # forward and backward of a compile are on one device: ask once
+        dev=""; "$bin" -q -c "load $log $cid" 2>&1 | grep -q '^  on cuda:' && dev="set device cuda; "
         k=0
         for code in $codes; do
             k=$((k + 1))
             part=""; [ $k = 2 ] && part=" backward"
             theirs=$(grep -c '^cpp_fused_[A-Za-z0-9_]* = async_compile\|^triton_[A-Za-z0-9_]* = async_compile' "$code")
-            dev=""; "$bin" -q -c "load $log $cid$part" 2>&1 | grep -q '^  on cuda:' && dev="set device cuda; "
             ours=$("$bin" -q -c "${dev}load $log $cid$part; run; lower; sched" 2>/dev/null |
                    awk '/kernels? \(fusion/ {on = 1; next} on && /^  [a-z]/ && $1 !~ /^(extern|fallback)_/ && !/\[same source as kernel/ {c++} on && !/^  / {on = 0} END {print c + 0}')
             n=$((n + 1))
