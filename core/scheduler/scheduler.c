@@ -3,6 +3,7 @@
  * See scheduler.h for the kernel model; core/codegen/codegen_c.c turns the result into C. */
 #include "scheduler/scheduler.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -453,6 +454,37 @@ static int merge_shape(const Schedule *s, Fx *f, int ga, int gb, bool *full, cha
     return m;
 }
 
+/* The reduction body of group g (Inductor's FusedSchedulerNode.group is its reduction node's):
+ * its numel (*n) and rnumel (*r); false when the group has none. */
+static bool group_numels(const Schedule *s, int g, Expr **n, Expr **r) {
+    SymCtx *S = s->ir->ctx->sym;
+    for (int i = 0; i < s->groups[g].n; i++) {
+        const LoopBody *b = nbody(s, s->groups[g].nodes[i]);
+        if (!b || !b->nred) continue;
+        *n = sym_int(S, 1);
+        *r = sym_int(S, 1);
+        for (int v = 0; v < b->nvars; v++)
+            if (v < b->npoint) *n = sym_mul(S, *n, b->ranges[v]);
+            else *r = sym_mul(S, *r, b->ranges[v]);
+        return true;
+    }
+    return false;
+}
+
+/* The GPU (Triton) rule for two reduction kernels (codegen/simd.py SIMDScheduling.can_fuse:
+ * "reduction_can_fuse = numel1 == numel2 and rnumel1 == rnumel2"): one Triton kernel has one
+ * (xnumel, rnumel) grid, so reductions over different numbers of elements stay apart even when
+ * both reduce to a scalar. Example: sum over a [2, 4, 5, 5] avg-pool output (1, 200) and a
+ * sum over a [2, 4, 3, 3] max-pool output (1, 72): two kernels. The cpp backend shares outer
+ * loops only, so on the CPU this is merge_shape's business. */
+static bool simd_reductions_ok(const Schedule *s, int ga, int gb, char *why, size_t wl) {
+    Expr *n1, *r1, *n2, *r2;
+    if (!group_numels(s, ga, &n1, &r1) || !group_numels(s, gb, &n2, &r2)) return true;
+    if (n1 == n2 && r1 == r2) return true;
+    snprintf(why, wl, "one Triton kernel has one (numel, rnumel)");
+    return false;
+}
+
 /* The GPU (Triton) rule for a reduction kernel and a pointwise one (codegen/simd.py
  * SIMDScheduling.can_fuse, reduction against pointwise, via can_fuse_horizontal's swap): the
  * pointwise numel must equal the reduction's numel (an epilogue per row) or numel * rnumel (a
@@ -461,7 +493,8 @@ static int merge_shape(const Schedule *s, Fx *f, int ga, int gb, bool *full, cha
  * CPU this always holds. Example: argmax over [5, 12] (numel 5, rnumel 12) and an embedding
  * row gather [5, 6] (numel 30) do not fuse on cuda; the one-hot [5, 12] (numel 60) does. */
 static bool simd_numel_ok(const Schedule *s, const Fx *f, int ga, int gb, char *why, size_t wl) {
-    if (s->ir->ctx->target != MI_DEV_CUDA || (f->gred[ga] >= 0) == (f->gred[gb] >= 0)) return true;
+    if (s->ir->ctx->target != MI_DEV_CUDA || (f->gred[ga] < 0 && f->gred[gb] < 0)) return true;
+    if (f->gred[ga] >= 0 && f->gred[gb] >= 0) return simd_reductions_ok(s, ga, gb, why, wl);
     int gr = f->gred[ga] >= 0 ? ga : gb, gp = gr == ga ? gb : ga;
     const LoopBody *r = NULL, *p = nbody(s, s->groups[gp].nodes[0]);
     for (int i = 0; i < s->groups[gr].n && !r; i++) {
@@ -594,10 +627,15 @@ static bool unit_cycle(const Schedule *s, Fx *f, int ga, int gb) {
     return cycle;
 }
 
-typedef struct Cand { int a, b; int64_t score; } Cand;   /* a, b: first nodes of the groups */
+typedef struct Cand { int a, b; int64_t score; int prox; } Cand;   /* a, b: first nodes of the groups */
+/* Best first: Inductor's score_fusion sorts by memory score, then by proximity_score =
+ * -max(|min_order1 - max_order2|, |min_order2 - max_order1|) (nearer pairs first), then our
+ * node order. Example: an add reading three scalar reductions op2, op3, op4 (4 bytes each)
+ * joins op4, the nearest. */
 static int cmp_cand(const void *x, const void *y) {
     const Cand *p = x, *q = y;
     if (p->score != q->score) return p->score > q->score ? -1 : 1;
+    if (p->prox != q->prox) return p->prox > q->prox ? -1 : 1;
     if (p->a != q->a) return p->a < q->a ? -1 : 1;
     return (p->b > q->b) - (p->b < q->b);
 }
@@ -674,6 +712,21 @@ static int fuse_foreach_pairs(Schedule *s, Fx *f, int ga, int gb, int64_t score,
     return ok ? np : 0;
 }
 
+/* Inductor's proximity_score of groups ga and gb: -max(|min1 - max2|, |min2 - max1|) over the
+ * nodes' positions in the original order (min_order / max_order of a fused node). */
+static int proximity(const Schedule *s, int ga, int gb) {
+    int lo[2] = {INT32_MAX, INT32_MAX}, hi[2] = {-1, -1};
+    for (int k = 0; k < 2; k++) {
+        const SchedGroup *G = &s->groups[k ? gb : ga];
+        for (int i = 0; i < G->n; i++) {
+            if (G->nodes[i] < lo[k]) lo[k] = G->nodes[i];
+            if (G->nodes[i] > hi[k]) hi[k] = G->nodes[i];
+        }
+    }
+    int d1 = abs(lo[0] - hi[1]), d2 = abs(lo[1] - hi[0]);
+    return -(d1 > d2 ? d1 : d2);
+}
+
 /* Fusion rounds: the candidates are pairs of groups that share a buffer (a buffer with many
  * users pairs only neighbours in node order), tried best score first; a round repeats while
  * it fuses something, at most max_rounds times (MiLimits.fusion_rounds; Inductor's
@@ -714,7 +767,11 @@ static void fuse_rounds(Schedule *s, Fx *f, int max_rounds) {
         for (int i = 0; i < nc; i++)
             if (!nu || c[nu - 1].a != c[i].a || c[nu - 1].b != c[i].b) c[nu++] = c[i];
         nc = nu;
-        for (int i = 0; i < nc; i++) c[i].score = pair_score(s, f, s->nodes[c[i].a].group, s->nodes[c[i].b].group);
+        for (int i = 0; i < nc; i++) {
+            int ga = s->nodes[c[i].a].group, gb = s->nodes[c[i].b].group;
+            c[i].score = pair_score(s, f, ga, gb);
+            c[i].prox = proximity(s, ga, gb);
+        }
         qsort(c, nc, sizeof(Cand), cmp_cand);
         int fused = 0;
         for (int i = 0; i < nc; i++) {
