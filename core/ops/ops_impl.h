@@ -11,7 +11,7 @@ struct ShapeArgs {
     MiCtx *ctx;
     SymCtx *sym;
     Arena *arena;                  /* where result metas live */
-    Arena own;                     /* eval mode: a scratch arena freed by ev_end */
+    Arena own;                     /* eval mode: a scratch arena the eval scaffold frees */
     const Node *node;
     const Graph *graph;
     const OpDef *op;
@@ -28,8 +28,6 @@ typedef struct ArgRef { const Value *v; const IValue *iv; } ArgRef;
 
 /* ---- setup ---- */
 void sa_from_node(ShapeArgs *sa, MiCtx *ctx, Graph *g, const Node *n, const OpDef *op);
-void sa_from_call(ShapeArgs *sa, const OpCall *c);
-void ev_end(ShapeArgs *sa);
 
 /* ---- errors: "node 'x' (aten.foo.default): reason" with the node's file and line ---- */
 int sa_err(ShapeArgs *sa, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -105,6 +103,23 @@ int ev_out_tuple(IValue *out, Tensor *const *ts, int n);
 bool ev_intlike(DType d);
 /* Run the op's shape function in eval mode. */
 int ev_shape(ShapeArgs *sa, TensorMeta *out, int *nout);
+
+/* ---- the eval scaffold (core/ops/ops_eval.c): each eval of the families below runs in one ----
+ * A body/fill returns 0, or -1 after sa_err; it frees only what it made itself. The call is
+ * sa->call. */
+typedef int (*EvBody)(ShapeArgs *sa, IValue *out);
+typedef int (*EvFill)(ShapeArgs *sa, Tensor *o);
+typedef int (*EvFillN)(ShapeArgs *sa, Tensor *const *res, int n);
+/* the frame only: body sets *out itself (scalars, views, in-place results, optional outputs) */
+int ev_call(const OpCall *c, IValue *out, EvBody body);
+/* one tensor result, sized by the op's shape function and allocated before fill writes it */
+int ev_run(const OpCall *c, IValue *out, EvFill fill);
+/* every result of the shape function allocated, filled, returned as a tuple (n == 1: a tensor) */
+int ev_run_n(const OpCall *c, IValue *out, EvFillN fill);
+/* the scaffold's own steps (an eval calls the three above instead): the ShapeArgs of a runtime
+ * call, and its scratch arena freed */
+void sa_from_call(ShapeArgs *sa, const OpCall *c);
+void ev_end(ShapeArgs *sa);
 
 /* ---- family tables ---- */
 extern const OpDef ops_pointwise_table[]; extern const int ops_pointwise_count;

@@ -23,25 +23,6 @@ void sa_from_node(ShapeArgs *sa, MiCtx *ctx, Graph *g, const Node *n, const OpDe
     sa->kwargs = n->kwargs; sa->nkwargs = n->nkwargs;
 }
 
-void sa_from_call(ShapeArgs *sa, const OpCall *c) {
-    memset(sa, 0, sizeof *sa);
-    sa->ctx = c->ctx;
-    sa->sym = c->ctx->sym;
-    arena_init(&sa->own);
-    sa->arena = &sa->own;
-    sa->node = c->node;
-    sa->graph = c->graph;
-    sa->op = c->op;
-    sa->args = c->args; sa->nargs = c->nargs;
-    sa->kwargs = c->kwargs; sa->nkwargs = c->nkwargs;
-    sa->argv = c->argv; sa->kwargv = c->kwargv;
-    sa->syms = c->syms; sa->nsyms = c->nsyms;
-    sa->call = c;
-    sa->eval = true;
-}
-
-void ev_end(ShapeArgs *sa) { if (sa->eval) arena_free(&sa->own); }
-
 int sa_err(ShapeArgs *sa, const char *fmt, ...) {
     char msg[800];
     va_list ap;
