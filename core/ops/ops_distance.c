@@ -21,19 +21,13 @@ static int shape_pdist(ShapeArgs *sa, TensorMeta *out, int *nout) {
 }
 
 /* ATen's pdist: p = 0 counts differing entries, p = inf takes the largest |difference| */
-static int pdist_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    TensorMeta m;
-    int nm, rc = -1;
-    Tensor *o = NULL;
-    if (ev_shape(&sa, &m, &nm) || !(o = ev_new(&sa, &m))) goto done;
-    Tensor *x = ev_tensor(sa_arg(&sa, 0, "self"));
+static int pdist_fill(ShapeArgs *sa, Tensor *o) {
+    Tensor *x = ev_tensor(sa_arg(sa, 0, "self"));
     double p = 2;
     DType t;
-    ArgRef ap = sa_arg(&sa, 1, "p");
-    if (arg_present(ap) && sa_scalar(&sa, ap, "p", &p, &t)) goto done;
-    if (p < 0) { sa_err(&sa, "pdist only supports non-negative p values"); goto done; }
+    ArgRef ap = sa_arg(sa, 1, "p");
+    if (arg_present(ap) && sa_scalar(sa, ap, "p", &p, &t)) return -1;
+    if (p < 0) { sa_err(sa, "pdist only supports non-negative p values"); return -1; }
     int64_t n = x->size[0], d = x->size[1], k = 0;
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = i + 1; j < n; j++) {
@@ -46,14 +40,9 @@ static int pdist_eval(const OpCall *c, IValue *out) {
             }
             tensor_set_f(o, k++, p == 0 || isinf(p) ? acc : p == 1 ? acc : pow(acc, 1 / p));
         }
-    ev_out_tensor(out, o);
-    o = NULL;
-    rc = 0;
-done:
-    tensor_unref(o);
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int pdist_eval(const OpCall *c, IValue *out) { return ev_run(c, out, pdist_fill); }
 
 const OpDef ops_distance_table[] = {
     {"aten._pdist_forward.default", 0, op_infer_generic, pdist_eval, "p-distances between all pairs of rows (upper triangle)", shape_pdist, NULL},

@@ -56,17 +56,12 @@ static int shape_cat(ShapeArgs *sa, TensorMeta *out, int *nout) {
     return 0;
 }
 
-static int cat_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    TensorMeta m;
-    int n, rc = -1;
-    Tensor *o = NULL;
-    if (ev_shape(&sa, &m, &n) || !(o = ev_new(&sa, &m))) goto done;
-    ArgRef list = sa_arg(&sa, 0, "tensors");
+static int cat_fill(ShapeArgs *sa, Tensor *o) {
+    const OpCall *c = sa->call;
+    ArgRef list = sa_arg(sa, 0, "tensors");
     int64_t dim = 0, at = 0;
-    ArgRef ad = sa_arg(&sa, 1, "dim");
-    if (arg_present(ad)) sa_const_int(&sa, ad, "dim", &dim);
+    ArgRef ad = sa_arg(sa, 1, "dim");
+    if (arg_present(ad)) sa_const_int(sa, ad, "dim", &dim);
     if (dim < 0) dim += o->ndim;
     for (int k = 0; k < arg_list_len(list); k++) {
         Tensor *t = ev_tensor(arg_item(list, k));
@@ -76,16 +71,11 @@ static int cat_eval(const OpCall *c, IValue *out) {
         at += t->size[dim];
         int r = tensor_copy_into(c->ctx, v, t);
         tensor_unref(v);
-        if (r) { sa_err(&sa, "%s", c->ctx->err.msg); goto done; }
+        if (r) { sa_err(sa, "%s", c->ctx->err.msg); return -1; }
     }
-    ev_out_tensor(out, o);
-    o = NULL;
-    rc = 0;
-done:
-    tensor_unref(o);
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int cat_eval(const OpCall *c, IValue *out) { return ev_run(c, out, cat_fill); }
 
 static int shape_stack(ShapeArgs *sa, TensorMeta *out, int *nout) {
     TensorMeta *ms[OP_MAX_OUTS];
@@ -111,17 +101,12 @@ static int shape_stack(ShapeArgs *sa, TensorMeta *out, int *nout) {
     return 0;
 }
 
-static int stack_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    TensorMeta m;
-    int n, rc = -1;
-    Tensor *o = NULL;
-    if (ev_shape(&sa, &m, &n) || !(o = ev_new(&sa, &m))) goto done;
-    ArgRef list = sa_arg(&sa, 0, "tensors");
+static int stack_fill(ShapeArgs *sa, Tensor *o) {
+    const OpCall *c = sa->call;
+    ArgRef list = sa_arg(sa, 0, "tensors");
     int64_t dim = 0;
-    ArgRef ad = sa_arg(&sa, 1, "dim");
-    if (arg_present(ad)) sa_const_int(&sa, ad, "dim", &dim);
+    ArgRef ad = sa_arg(sa, 1, "dim");
+    if (arg_present(ad)) sa_const_int(sa, ad, "dim", &dim);
     if (dim < 0) dim += o->ndim;
     for (int k = 0; k < arg_list_len(list); k++) {
         int64_t size[MI_MAX_DIMS], stride[MI_MAX_DIMS];
@@ -130,16 +115,11 @@ static int stack_eval(const OpCall *c, IValue *out) {
         Tensor *v = tensor_view(o, o->ndim - 1, size, stride, o->offset + k * o->stride[dim]);
         int r = tensor_copy_into(c->ctx, v, ev_tensor(arg_item(list, k)));
         tensor_unref(v);
-        if (r) { sa_err(&sa, "%s", c->ctx->err.msg); goto done; }
+        if (r) { sa_err(sa, "%s", c->ctx->err.msg); return -1; }
     }
-    ev_out_tensor(out, o);
-    o = NULL;
-    rc = 0;
-done:
-    tensor_unref(o);
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int stack_eval(const OpCall *c, IValue *out) { return ev_run(c, out, stack_fill); }
 
 /* ---- advanced indexing: x[i0, None, i2] ---- */
 
@@ -325,28 +305,20 @@ static int visit_gather(void *ud, int64_t r, int64_t pos) {
     return 0;
 }
 
-static int index_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    TensorMeta m;
+static int index_fill(ShapeArgs *sa, Tensor *o) {
     AdvIndex ai;
-    int n, rc = -1;
-    Tensor *o = NULL;
+    int rc = -1;
     memset(&ai, 0, sizeof ai);
-    if (ev_shape(&sa, &m, &n) || !(o = ev_new(&sa, &m))) goto done;
-    if (adv_parse(&sa, sa_arg(&sa, 0, "self"), sa_arg(&sa, 1, "indices"), &ai)) goto done;
-    IdxCopy ic = {ev_tensor(sa_arg(&sa, 0, "self")), o, NULL, false, NULL};
-    if (adv_walk(&sa, ic.x, ai.it, ai.nidx, ai.adjacent, ai.first, o->size, o->ndim, ai.nb, visit_gather, &ic))
+    if (adv_parse(sa, sa_arg(sa, 0, "self"), sa_arg(sa, 1, "indices"), &ai)) goto done;
+    IdxCopy ic = {ev_tensor(sa_arg(sa, 0, "self")), o, NULL, false, NULL};
+    if (adv_walk(sa, ic.x, ai.it, ai.nidx, ai.adjacent, ai.first, o->size, o->ndim, ai.nb, visit_gather, &ic))
         goto done;
-    ev_out_tensor(out, o);
-    o = NULL;
     rc = 0;
 done:
     adv_free(&ai);
-    tensor_unref(o);
-    ev_end(&sa);
     return rc;
 }
+static int index_eval(const OpCall *c, IValue *out) { return ev_run(c, out, index_fill); }
 
 /* index_put(self, indices, values, accumulate): clone of self with the indexed elements set */
 static int shape_like_self(ShapeArgs *sa, TensorMeta *out, int *nout) {
@@ -387,32 +359,31 @@ static int visit_put(void *ud, int64_t r, int64_t pos) {
     return 0;
 }
 
-static int index_put_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
+static int index_put_body(ShapeArgs *sa, IValue *out) {
+    const OpCall *c = sa->call;
     TensorMeta m, rm;
     AdvIndex ai;
     int n, rc = -1;
     Tensor *o = NULL, *vb = NULL;
     int64_t *vpos = NULL;
     bool inplace = c->op->flags & OPF_INPLACE, parsed = false;
-    Tensor *x = ev_tensor(sa_arg(&sa, 0, "self"));
-    if (ev_shape(&sa, &m, &n)) goto done;
+    Tensor *x = ev_tensor(sa_arg(sa, 0, "self"));
+    if (ev_shape(sa, &m, &n)) goto done;
     if (inplace) o = tensor_ref(x);
-    else if (!(o = ev_new(&sa, &m)) || tensor_copy_into(c->ctx, o, x)) goto done;
-    if (adv_parse(&sa, sa_arg(&sa, 0, "self"), sa_arg(&sa, 1, "indices"), &ai) || adv_result(&sa, &ai, &rm, o->dtype)) goto done;
+    else if (!(o = ev_new(sa, &m)) || tensor_copy_into(c->ctx, o, x)) goto done;
+    if (adv_parse(sa, sa_arg(sa, 0, "self"), sa_arg(sa, 1, "indices"), &ai) || adv_result(sa, &ai, &rm, o->dtype)) goto done;
     parsed = true;
-    if (!(vb = ev_new(&sa, &rm)) || tensor_copy_into(c->ctx, vb, ev_tensor(sa_arg(&sa, 2, "values")))) {
-        sa_err(&sa, "values: %s", c->ctx->err.msg);
+    if (!(vb = ev_new(sa, &rm)) || tensor_copy_into(c->ctx, vb, ev_tensor(sa_arg(sa, 2, "values")))) {
+        sa_err(sa, "values: %s", c->ctx->err.msg);
         goto done;
     }
     int64_t total = tensor_numel(vb);
     vpos = malloc((size_t)(total ? total : 1) * sizeof *vpos);
-    if (!vpos) { sa_err(&sa, "out of memory"); goto done; }
+    if (!vpos) { sa_err(sa, "out of memory"); goto done; }
     for (int64_t i = 0; i < total; i++) vpos[i] = tensor_pos(vb, i);
-    IdxCopy ic = {o, o, vb, arg_bool(sa_arg(&sa, 3, "accumulate"), false), vpos};
+    IdxCopy ic = {o, o, vb, arg_bool(sa_arg(sa, 3, "accumulate"), false), vpos};
     /* walk positions in o (same layout semantics as self) */
-    if (adv_walk(&sa, o, ai.it, ai.nidx, ai.adjacent, ai.first, vb->size, vb->ndim, ai.nb, visit_put, &ic))
+    if (adv_walk(sa, o, ai.it, ai.nidx, ai.adjacent, ai.first, vb->size, vb->ndim, ai.nb, visit_put, &ic))
         goto done;
     ev_out_tensor(out, o);
     o = NULL;
@@ -422,9 +393,9 @@ done:
     tensor_unref(o);
     tensor_unref(vb);
     free(vpos);
-    ev_end(&sa);
     return rc;
 }
+static int index_put_eval(const OpCall *c, IValue *out) { return ev_call(c, out, index_put_body); }
 
 /* ---- gather / scatter / index_select / embedding ---- */
 
@@ -463,70 +434,58 @@ static int idx_value(ShapeArgs *sa, const Tensor *idx, int64_t k, int64_t size, 
     return 0;
 }
 
-static int gather_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    TensorMeta m;
-    int n, rc = -1;
-    Tensor *o = NULL;
-    if (ev_shape(&sa, &m, &n) || !(o = ev_new(&sa, &m))) goto done;
-    Tensor *x = ev_tensor(sa_arg(&sa, 0, "self")), *idx = ev_tensor(sa_arg(&sa, 2, "index"));
+static int gather_fill(ShapeArgs *sa, Tensor *o) {
+    Tensor *x = ev_tensor(sa_arg(sa, 0, "self")), *idx = ev_tensor(sa_arg(sa, 2, "index"));
     int64_t dim;
-    sa_const_int(&sa, sa_arg(&sa, 1, "dim"), "dim", &dim);
+    sa_const_int(sa, sa_arg(sa, 1, "dim"), "dim", &dim);
     if (dim < 0) dim += x->ndim ? x->ndim : 1;
     for (int i = 0; i < idx->ndim && x->ndim; i++)
-        if (i != dim && idx->size[i] > x->size[i]) { sa_err(&sa, "index size %lld exceeds self size %lld at dimension %d", (long long)idx->size[i], (long long)x->size[i], i); goto done; }
+        if (i != dim && idx->size[i] > x->size[i]) { sa_err(sa, "index size %lld exceeds self size %lld at dimension %d", (long long)idx->size[i], (long long)x->size[i], i); return -1; }
     int64_t total = tensor_numel(idx), dsize = x->ndim ? x->size[dim] : 1;
     for (int64_t k = 0; k < total; k++) {
         int64_t v;
-        if (idx_value(&sa, idx, k, dsize, (int)dim, &v)) goto done;
+        if (idx_value(sa, idx, k, dsize, (int)dim, &v)) return -1;
         int64_t sp = gpos(x, idx, k, (int)dim, v), op = tensor_pos(o, k);
         if (ev_intlike(x->dtype)) tensor_store_i(o, op, tensor_load_i(x, sp));
         else tensor_store_f(o, op, tensor_load_f(x, sp));
     }
-    ev_out_tensor(out, o);
-    o = NULL;
-    rc = 0;
-done:
-    tensor_unref(o);
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int gather_eval(const OpCall *c, IValue *out) { return ev_run(c, out, gather_fill); }
 
 /* scatter(self, dim, index, src|value) and scatter_add: out = clone(self); out[.. index ..] (+)= src */
-static int scatter_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
+static int scatter_body(ShapeArgs *sa, IValue *out) {
+    const OpCall *c = sa->call;
     TensorMeta m;
     int n, rc = -1;
     Tensor *o = NULL;
     bool add = strstr(c->op->name, "scatter_add") != NULL;
     bool inplace = c->op->flags & OPF_INPLACE;
-    Tensor *x = ev_tensor(sa_arg(&sa, 0, "self")), *idx, *src = NULL;
+    Tensor *x = ev_tensor(sa_arg(sa, 0, "self")), *idx, *src = NULL;
     TensorMeta *im;
     double value = 0;
     DType vt;
-    if (ev_shape(&sa, &m, &n)) goto done;
-    if (sa_tensor(&sa, sa_arg(&sa, 2, "index"), "index", &im)) goto done;
-    idx = ev_tensor(sa_arg(&sa, 2, "index"));
-    ArgRef as = sa_arg(&sa, 3, add || strstr(c->op->name, ".src") ? "src" : "value");
-    if (arg_is_tensor(&sa, as)) src = ev_tensor(as);
-    else if (sa_scalar(&sa, as, "value", &value, &vt)) goto done;
+    if (ev_shape(sa, &m, &n)) goto done;
+    if (sa_tensor(sa, sa_arg(sa, 2, "index"), "index", &im)) goto done;
+    idx = ev_tensor(sa_arg(sa, 2, "index"));
+    ArgRef as = sa_arg(sa, 3, add || strstr(c->op->name, ".src") ? "src" : "value");
+    if (arg_is_tensor(sa, as)) src = ev_tensor(as);
+    else if (sa_scalar(sa, as, "value", &value, &vt)) goto done;
     if (inplace) o = tensor_ref(x);
-    else if (!(o = ev_new(&sa, &m)) || tensor_copy_into(c->ctx, o, x)) goto done;
+    else if (!(o = ev_new(sa, &m)) || tensor_copy_into(c->ctx, o, x)) goto done;
     int64_t dim;
-    sa_const_int(&sa, sa_arg(&sa, 1, "dim"), "dim", &dim);
+    sa_const_int(sa, sa_arg(sa, 1, "dim"), "dim", &dim);
     if (dim < 0) dim += x->ndim ? x->ndim : 1;
-    if (idx->ndim != x->ndim || (src && src->ndim != idx->ndim)) { sa_err(&sa, "index, self and src must have the same rank"); goto done; }
+    if (idx->ndim != x->ndim || (src && src->ndim != idx->ndim)) { sa_err(sa, "index, self and src must have the same rank"); goto done; }
     for (int i = 0; i < idx->ndim; i++)
         if ((i != dim && idx->size[i] > x->size[i]) || (src && idx->size[i] > src->size[i])) {
-            sa_err(&sa, "index is larger than self or src at dimension %d", i);
+            sa_err(sa, "index is larger than self or src at dimension %d", i);
             goto done;
         }
     int64_t total = tensor_numel(idx), dsize = x->ndim ? x->size[dim] : 1;
     for (int64_t k = 0; k < total; k++) {
         int64_t v;
-        if (idx_value(&sa, idx, k, dsize, (int)dim, &v)) goto done;
+        if (idx_value(sa, idx, k, dsize, (int)dim, &v)) goto done;
         int64_t op = gpos(o, idx, k, (int)dim, v);
         double sv = src ? tensor_load_f(src, gpos(src, idx, k, -1, 0)) : value;
         if (add) sv += tensor_load_f(o, op);
@@ -537,9 +496,9 @@ static int scatter_eval(const OpCall *c, IValue *out) {
     rc = 0;
 done:
     tensor_unref(o);
-    ev_end(&sa);
     return rc;
 }
+static int scatter_eval(const OpCall *c, IValue *out) { return ev_call(c, out, scatter_body); }
 
 static int shape_index_select(ShapeArgs *sa, TensorMeta *out, int *nout) {
     TensorMeta *x, *idx;
@@ -572,17 +531,12 @@ static int shape_embedding(ShapeArgs *sa, TensorMeta *out, int *nout) {
 }
 
 /* index_select and embedding: rows of x picked along dim by a flat index */
-static int take_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    TensorMeta m;
-    int n, rc = -1;
-    Tensor *o = NULL;
+static int take_fill(ShapeArgs *sa, Tensor *o) {
+    const OpCall *c = sa->call;
     bool emb = strstr(c->op->name, "embedding") != NULL;
-    if (ev_shape(&sa, &m, &n) || !(o = ev_new(&sa, &m))) goto done;
-    Tensor *x = ev_tensor(sa_arg(&sa, 0, NULL)), *idx = ev_tensor(sa_arg(&sa, emb ? 1 : 2, NULL));
+    Tensor *x = ev_tensor(sa_arg(sa, 0, NULL)), *idx = ev_tensor(sa_arg(sa, emb ? 1 : 2, NULL));
     int64_t dim = 0;
-    if (!emb) { sa_const_int(&sa, sa_arg(&sa, 1, "dim"), "dim", &dim); if (dim < 0) dim += x->ndim; }
+    if (!emb) { sa_const_int(sa, sa_arg(sa, 1, "dim"), "dim", &dim); if (dim < 0) dim += x->ndim; }
     int64_t ni = tensor_numel(idx), dsize = x->ndim ? x->size[dim] : 1;   /* 0-d self: one element, index 0 */
     int64_t total = tensor_numel(o);
     /* o viewed as [outer, ni, inner] over x's [outer, dsize, inner] */
@@ -593,20 +547,15 @@ static int take_eval(const OpCall *c, IValue *out) {
     for (int64_t a = 0; a < outer; a++)
         for (int64_t k = 0; k < ni; k++) {
             int64_t v;
-            if (idx_value(&sa, idx, k, dsize, (int)dim, &v)) goto done;
+            if (idx_value(sa, idx, k, dsize, (int)dim, &v)) return -1;
             for (int64_t b = 0; b < inner; b++) {
                 int64_t sl = (a * dsize + v) * inner + b, ol = (a * ni + k) * inner + b;
                 tensor_set_f(o, ol, tensor_get_f(x, sl));
             }
         }
-    ev_out_tensor(out, o);
-    o = NULL;
-    rc = 0;
-done:
-    tensor_unref(o);
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int take_eval(const OpCall *c, IValue *out) { return ev_run(c, out, take_fill); }
 
 /* ---- slice_scatter / select_scatter ---- */
 
@@ -622,34 +571,31 @@ static int shape_slice_scatter(ShapeArgs *sa, TensorMeta *out, int *nout) {
     return 0;
 }
 
-static int scatter_view_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    TensorMeta m;
-    int n, rc = -1;
-    Tensor *o = NULL, *v = NULL;
+static int scatter_view_fill(ShapeArgs *sa, Tensor *o) {
+    const OpCall *c = sa->call;
+    int rc = -1;
+    Tensor *v = NULL;
     bool select = strstr(c->op->name, "select_scatter") != NULL;
-    if (ev_shape(&sa, &m, &n) || !(o = ev_new(&sa, &m))) goto done;
-    Tensor *x = ev_tensor(sa_arg(&sa, 0, "self")), *src = ev_tensor(sa_arg(&sa, 1, "src"));
-    if (tensor_copy_into(c->ctx, o, x)) { sa_err(&sa, "%s", c->ctx->err.msg); goto done; }
+    Tensor *x = ev_tensor(sa_arg(sa, 0, "self")), *src = ev_tensor(sa_arg(sa, 1, "src"));
+    if (tensor_copy_into(c->ctx, o, x)) { sa_err(sa, "%s", c->ctx->err.msg); goto done; }
     int64_t dim = 0, size[MI_MAX_DIMS], stride[MI_MAX_DIMS], off = o->offset;
-    ArgRef ad = sa_arg(&sa, 2, "dim");
-    if (arg_present(ad) && sa_const_int(&sa, ad, "dim", &dim)) goto done;
-    if (sa_dim(&sa, dim, x->ndim, &dim)) goto done;
+    ArgRef ad = sa_arg(sa, 2, "dim");
+    if (arg_present(ad) && sa_const_int(sa, ad, "dim", &dim)) goto done;
+    if (sa_dim(sa, dim, x->ndim, &dim)) goto done;
     int nd = 0;
     if (select) {
         int64_t idx;
-        if (sa_const_int(&sa, sa_arg(&sa, 3, "index"), "index", &idx)) goto done;
-        if (idx < -x->size[dim] || idx >= x->size[dim]) { sa_err(&sa, "index %lld out of range for size %lld", (long long)idx, (long long)x->size[dim]); goto done; }
+        if (sa_const_int(sa, sa_arg(sa, 3, "index"), "index", &idx)) goto done;
+        if (idx < -x->size[dim] || idx >= x->size[dim]) { sa_err(sa, "index %lld out of range for size %lld", (long long)idx, (long long)x->size[dim]); goto done; }
         if (idx < 0) idx += x->size[dim];
         off += idx * o->stride[dim];
         for (int i = 0; i < o->ndim; i++) if (i != dim) { size[nd] = o->size[i]; stride[nd] = o->stride[i]; nd++; }
     } else {
         int64_t start = 0, end = INT64_MAX, step = 1, len = x->size[dim];
-        ArgRef as = sa_arg(&sa, 3, "start"), ae = sa_arg(&sa, 4, "end"), ap = sa_arg(&sa, 5, "step");
-        if ((arg_present(as) && sa_const_int(&sa, as, "start", &start)) || (arg_present(ae) && sa_const_int(&sa, ae, "end", &end)) ||
-            (arg_present(ap) && sa_const_int(&sa, ap, "step", &step))) goto done;
-        if (step <= 0) { sa_err(&sa, "step must be positive"); goto done; }
+        ArgRef as = sa_arg(sa, 3, "start"), ae = sa_arg(sa, 4, "end"), ap = sa_arg(sa, 5, "step");
+        if ((arg_present(as) && sa_const_int(sa, as, "start", &start)) || (arg_present(ae) && sa_const_int(sa, ae, "end", &end)) ||
+            (arg_present(ap) && sa_const_int(sa, ap, "step", &step))) goto done;
+        if (step <= 0) { sa_err(sa, "step must be positive"); goto done; }
         if (start < 0) start += len;
         if (end < 0) end += len;
         if (start < 0) start = 0;
@@ -669,20 +615,17 @@ static int scatter_view_eval(const OpCall *c, IValue *out) {
         Tensor tmp = *o;
         tmp.ndim = nd;
         memcpy(tmp.size, size, sizeof size);
-        sa_err(&sa, "src %s does not match the target region %s", tensor_type_str(src, a, sizeof a), tensor_type_str(&tmp, b, sizeof b));
+        sa_err(sa, "src %s does not match the target region %s", tensor_type_str(src, a, sizeof a), tensor_type_str(&tmp, b, sizeof b));
         goto done;
     }
     v = tensor_view(o, nd, size, stride, off);
-    if (tensor_copy_into(c->ctx, v, src)) { sa_err(&sa, "%s", c->ctx->err.msg); goto done; }
-    ev_out_tensor(out, o);
-    o = NULL;
+    if (tensor_copy_into(c->ctx, v, src)) { sa_err(sa, "%s", c->ctx->err.msg); goto done; }
     rc = 0;
 done:
     tensor_unref(v);
-    tensor_unref(o);
-    ev_end(&sa);
     return rc;
 }
+static int scatter_view_eval(const OpCall *c, IValue *out) { return ev_run(c, out, scatter_view_fill); }
 
 /* ---- constant_pad_nd(self, pad, value): pad = [left_last, right_last, left_prev, ...] ---- */
 
@@ -712,20 +655,19 @@ static int shape_pad(ShapeArgs *sa, TensorMeta *out, int *nout) {
     return 0;
 }
 
-static int pad_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    TensorMeta m, *xm;
-    int n, rc = -1;
+static int pad_fill(ShapeArgs *sa, Tensor *o) {
+    const OpCall *c = sa->call;
+    TensorMeta *xm;
+    int rc = -1;
     int64_t lo[MI_MAX_DIMS], hi[MI_MAX_DIMS];
-    Tensor *o = NULL, *dv = NULL, *sv = NULL;
+    Tensor *dv = NULL, *sv = NULL;
     double value = 0;
     DType vt;
-    if (pad_parse(&sa, &xm, lo, hi) || ev_shape(&sa, &m, &n) || !(o = ev_new(&sa, &m))) goto done;
-    ArgRef av = sa_arg(&sa, 2, "value");
-    if (arg_present(av) && sa_scalar(&sa, av, "value", &value, &vt)) goto done;
+    if (pad_parse(sa, &xm, lo, hi)) goto done;
+    ArgRef av = sa_arg(sa, 2, "value");
+    if (arg_present(av) && sa_scalar(sa, av, "value", &value, &vt)) goto done;
     for (int64_t k = 0; k < tensor_numel(o); k++) tensor_set_f(o, k, value);
-    Tensor *x = ev_tensor(sa_arg(&sa, 0, "self"));
+    Tensor *x = ev_tensor(sa_arg(sa, 0, "self"));
     int64_t size[MI_MAX_DIMS], soff = x->offset, doff = o->offset;
     bool empty = false;
     for (int i = 0; i < x->ndim; i++) {
@@ -738,18 +680,15 @@ static int pad_eval(const OpCall *c, IValue *out) {
     if (!empty) {
         sv = tensor_view(x, x->ndim, size, x->stride, soff);
         dv = tensor_view(o, o->ndim, size, o->stride, doff);
-        if (tensor_copy_into(c->ctx, dv, sv)) { sa_err(&sa, "%s", c->ctx->err.msg); goto done; }
+        if (tensor_copy_into(c->ctx, dv, sv)) { sa_err(sa, "%s", c->ctx->err.msg); goto done; }
     }
-    ev_out_tensor(out, o);
-    o = NULL;
     rc = 0;
 done:
-    tensor_unref(o);
     tensor_unref(dv);
     tensor_unref(sv);
-    ev_end(&sa);
     return rc;
 }
+static int pad_eval(const OpCall *c, IValue *out) { return ev_run(c, out, pad_fill); }
 
 const OpDef ops_index_table[] = {
     {"aten.constant_pad_nd.default", 0, op_infer_generic, pad_eval, "pad (or crop, when negative) with a constant", shape_pad, NULL},

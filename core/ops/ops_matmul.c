@@ -126,36 +126,26 @@ static int gemm(ShapeArgs *sa, Tensor *A, Tensor *B, Tensor *C, int batch, doubl
     return 0;
 }
 
-static int mm_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    TensorMeta m;
-    int n, rc = -1;
-    Tensor *o = NULL;
-    if (ev_shape(&sa, &m, &n) || !(o = ev_new(&sa, &m))) goto done;
+static int mm_fill(ShapeArgs *sa, Tensor *o) {
+    const OpCall *c = sa->call;
     bool add = !strncmp(c->op->name, "aten.addmm", 10) || !strncmp(c->op->name, "aten.baddbmm", 12);
     int first = add ? 1 : 0;
-    Tensor *A = ev_tensor(sa_arg(&sa, first, NULL)), *B = ev_tensor(sa_arg(&sa, first + 1, NULL));
+    Tensor *A = ev_tensor(sa_arg(sa, first, NULL)), *B = ev_tensor(sa_arg(sa, first + 1, NULL));
     double alpha = 1, beta = 0;
     if (add) {
         DType t;
-        ArgRef aa = sa_arg(&sa, 4, "alpha"), ab = sa_arg(&sa, 3, "beta");
+        ArgRef aa = sa_arg(sa, 4, "alpha"), ab = sa_arg(sa, 3, "beta");
         beta = 1;
-        if (arg_present(aa) && sa_scalar(&sa, aa, "alpha", &alpha, &t)) goto done;
-        if (arg_present(ab) && sa_scalar(&sa, ab, "beta", &beta, &t)) goto done;
+        if (arg_present(aa) && sa_scalar(sa, aa, "alpha", &alpha, &t)) return -1;
+        if (arg_present(ab) && sa_scalar(sa, ab, "beta", &beta, &t)) return -1;
         /* C = broadcast(self); beta == 0 ignores self entirely (even nan), as PyTorch does */
-        if (beta != 0 && tensor_copy_into(c->ctx, o, ev_tensor(sa_arg(&sa, 0, "self")))) { sa_err(&sa, "%s", c->ctx->err.msg); goto done; }
+        if (beta != 0 && tensor_copy_into(c->ctx, o, ev_tensor(sa_arg(sa, 0, "self")))) { sa_err(sa, "%s", c->ctx->err.msg); return -1; }
     }
     int batch = A->ndim == 3 ? (int)A->size[0] : 1;
-    if (gemm(&sa, A, B, o, batch, alpha, beta)) goto done;
-    ev_out_tensor(out, o);
-    o = NULL;
-    rc = 0;
-done:
-    tensor_unref(o);
-    ev_end(&sa);
-    return rc;
+    if (gemm(sa, A, B, o, batch, alpha, beta)) return -1;
+    return 0;
 }
+static int mm_eval(const OpCall *c, IValue *out) { return ev_run(c, out, mm_fill); }
 
 /* ---- _trilinear (nn.functional.bilinear) ---- */
 
@@ -224,16 +214,12 @@ static int shape_trilinear(ShapeArgs *sa, TensorMeta *out, int *nout) {
 }
 
 /* the reference: every (output, summed) index of the total_dim space, products summed in double */
-static int trilinear_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    TensorMeta m, *in[3];
+static int trilinear_fill(ShapeArgs *sa, Tensor *o) {
+    TensorMeta *in[3];
     TriMap tm;
-    int n, rc = -1;
-    Tensor *o = NULL, *t[3];
-    if (ev_shape(&sa, &m, &n) || !(o = ev_new(&sa, &m))) goto done;
-    for (int k = 0; k < 3; k++) { t[k] = ev_tensor(sa_arg(&sa, k, NULL)); sa_tensor(&sa, sa_arg(&sa, k, NULL), "input", &in[k]); }
-    if (tri_map(&sa, in, &tm)) goto done;
+    Tensor *t[3];
+    for (int k = 0; k < 3; k++) { t[k] = ev_tensor(sa_arg(sa, k, NULL)); sa_tensor(sa, sa_arg(sa, k, NULL), "input", &in[k]); }
+    if (tri_map(sa, in, &tm)) return -1;
     int64_t nout = tensor_numel(o), nsum = 1;
     for (int i = 0; i < tm.total; i++) if (tm.sum[i]) nsum *= tm.size[i];
     for (int64_t q = 0; q < nout; q++) {
@@ -254,14 +240,9 @@ static int trilinear_eval(const OpCall *c, IValue *out) {
         }
         tensor_set_f(o, q, acc);
     }
-    ev_out_tensor(out, o);
-    o = NULL;
-    rc = 0;
-done:
-    tensor_unref(o);
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int trilinear_eval(const OpCall *c, IValue *out) { return ev_run(c, out, trilinear_fill); }
 
 const OpDef ops_matmul_table[] = {
     {"aten.mm.default", OPF_EXTERN, op_infer_generic, mm_eval, "matrix product [n,k] @ [k,m]", shape_mm, NULL},

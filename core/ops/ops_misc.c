@@ -125,29 +125,20 @@ static int shape_ctor(ShapeArgs *sa, TensorMeta *out, int *nout) {
     return ctor_parse(sa, out, &f, &s, &st);
 }
 
-static int ctor_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
+static int ctor_fill(ShapeArgs *sa, Tensor *o) {
     TensorMeta m;
     double fill, start, step;
-    int rc = -1;
-    Tensor *o = NULL;
-    if (ctor_parse(&sa, &m, &fill, &start, &step) || !(o = ev_new(&sa, &m))) goto done;
-    const CtorSpec *sp = c->op->data;
+    if (ctor_parse(sa, &m, &fill, &start, &step)) return -1;
+    const CtorSpec *sp = sa->call->op->data;
     bool ramp = sp->kind == C_ARANGE || sp->kind == C_ARANGE_START || sp->kind == C_ARANGE_STEP || sp->kind == C_IOTA;
     int64_t n = tensor_numel(o);
     for (int64_t k = 0; k < n; k++) {
         if (ramp && ev_intlike(o->dtype)) tensor_set_f(o, k, (double)((int64_t)start + k * (int64_t)step));
         else tensor_set_f(o, k, ramp ? start + (double)k * step : fill);
     }
-    ev_out_tensor(out, o);
-    o = NULL;
-    rc = 0;
-done:
-    tensor_unref(o);
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int ctor_eval(const OpCall *c, IValue *out) { return ev_run(c, out, ctor_fill); }
 
 /* ---- copies and conversions ---- */
 
@@ -176,22 +167,12 @@ static int shape_convert(ShapeArgs *sa, TensorMeta *out, int *nout) {
     return 0;
 }
 
-static int convert_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    TensorMeta m;
-    int n, rc = -1;
-    Tensor *o = NULL;
-    if (ev_shape(&sa, &m, &n) || !(o = ev_new(&sa, &m))) goto done;
-    if (tensor_copy_into(c->ctx, o, ev_tensor(sa_arg(&sa, 0, NULL)))) { sa_err(&sa, "%s", c->ctx->err.msg); goto done; }
-    ev_out_tensor(out, o);
-    o = NULL;
-    rc = 0;
-done:
-    tensor_unref(o);
-    ev_end(&sa);
-    return rc;
+static int convert_fill(ShapeArgs *sa, Tensor *o) {
+    const OpCall *c = sa->call;
+    if (tensor_copy_into(c->ctx, o, ev_tensor(sa_arg(sa, 0, NULL)))) { sa_err(sa, "%s", c->ctx->err.msg); return -1; }
+    return 0;
 }
+static int convert_eval(const OpCall *c, IValue *out) { return ev_run(c, out, convert_fill); }
 
 /* copy(self, src): a tensor like self holding src's values; copy_ writes them into self */
 static int shape_copy(ShapeArgs *sa, TensorMeta *out, int *nout) {
@@ -210,25 +191,24 @@ static int shape_copy(ShapeArgs *sa, TensorMeta *out, int *nout) {
     return 0;
 }
 
-static int copy_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
+static int copy_body(ShapeArgs *sa, IValue *out) {
+    const OpCall *c = sa->call;
     TensorMeta m;
     int n, rc = -1;
     Tensor *o = NULL;
-    if (ev_shape(&sa, &m, &n)) goto done;
-    Tensor *x = ev_tensor(sa_arg(&sa, 0, "self")), *src = ev_tensor(sa_arg(&sa, 1, "src"));
+    if (ev_shape(sa, &m, &n)) goto done;
+    Tensor *x = ev_tensor(sa_arg(sa, 0, "self")), *src = ev_tensor(sa_arg(sa, 1, "src"));
     if (c->op->flags & OPF_INPLACE) o = tensor_ref(x);
-    else if (!(o = ev_new(&sa, &m))) goto done;
-    if (tensor_copy_into(c->ctx, o, src)) { sa_err(&sa, "%s", c->ctx->err.msg); goto done; }
+    else if (!(o = ev_new(sa, &m))) goto done;
+    if (tensor_copy_into(c->ctx, o, src)) { sa_err(sa, "%s", c->ctx->err.msg); goto done; }
     ev_out_tensor(out, o);
     o = NULL;
     rc = 0;
 done:
     tensor_unref(o);
-    ev_end(&sa);
     return rc;
 }
+static int copy_eval(const OpCall *c, IValue *out) { return ev_call(c, out, copy_body); }
 
 /* ---- operator.getitem ---- */
 
@@ -250,25 +230,20 @@ static int shape_getitem(ShapeArgs *sa, TensorMeta *out, int *nout) {
     return 0;
 }
 
-static int getitem_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    int rc = -1;
+static int getitem_body(ShapeArgs *sa, IValue *out) {
     int64_t idx;
-    ArgRef a = sa_arg(&sa, 0, NULL);
-    if (sa_const_int(&sa, sa_arg(&sa, 1, NULL), "index", &idx)) goto done;
-    if (!a.iv || a.iv->kind != IV_TUPLE) { sa_err(&sa, "getitem expects a tuple value"); goto done; }
+    ArgRef a = sa_arg(sa, 0, NULL);
+    if (sa_const_int(sa, sa_arg(sa, 1, NULL), "index", &idx)) return -1;
+    if (!a.iv || a.iv->kind != IV_TUPLE) { sa_err(sa, "getitem expects a tuple value"); return -1; }
     if (idx < 0) idx += a.iv->n;
-    if (idx < 0 || idx >= a.iv->n) { sa_err(&sa, "index %lld out of range for a tuple of %d", (long long)idx, a.iv->n); goto done; }
+    if (idx < 0 || idx >= a.iv->n) { sa_err(sa, "index %lld out of range for a tuple of %d", (long long)idx, a.iv->n); return -1; }
     const IValue *it = &a.iv->items[idx];
     *out = *it;
     if (it->kind == IV_TENSOR) tensor_ref(it->t);
-    if (it->kind == IV_TUPLE) { sa_err(&sa, "nested tuples are not supported"); memset(out, 0, sizeof *out); goto done; }
-    rc = 0;
-done:
-    ev_end(&sa);
-    return rc;
+    if (it->kind == IV_TUPLE) { sa_err(sa, "nested tuples are not supported"); memset(out, 0, sizeof *out); return -1; }
+    return 0;
 }
+static int getitem_eval(const OpCall *c, IValue *out) { return ev_call(c, out, getitem_body); }
 
 /* ---- higher_order.cond(pred, true_graph, false_graph, operands) ---- */
 
@@ -336,45 +311,42 @@ static int shape_tac(ShapeArgs *sa, TensorMeta *out, int *nout) {
     return g ? shape_of_subgraph(sa, g, out, nout) : -1;
 }
 
-static int tac_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
+static int tac_body(ShapeArgs *sa, IValue *out) {
+    const OpCall *c = sa->call;
     int rc = -1;
-    Graph *g = branch(&sa, 0);
+    Graph *g = branch(sa, 0);
     if (g) {
         int n = c->nargs - 1;
         ArgRef *items = mi_xcalloc((size_t)(n > 0 ? n : 1), sizeof *items);
-        for (int k = 0; k < n; k++) items[k] = sa_arg(&sa, k + 1, NULL);
+        for (int k = 0; k < n; k++) items[k] = sa_arg(sa, k + 1, NULL);
         char what[300];
         snprintf(what, sizeof what, "body '%s'", c->args[0].node->target);
-        rc = run_subgraph(c, &sa, g, what, items, n, out);
+        rc = run_subgraph(c, sa, g, what, items, n, out);
         free(items);
     }
-    ev_end(&sa);
     return rc;
 }
+static int tac_eval(const OpCall *c, IValue *out) { return ev_call(c, out, tac_body); }
 
-static int cond_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    int rc = -1;
-    ArgRef ap = sa_arg(&sa, 0, "pred");
+static int cond_body(ShapeArgs *sa, IValue *out) {
+    const OpCall *c = sa->call;
+    ArgRef ap = sa_arg(sa, 0, "pred");
     bool pred;
-    if (arg_is_tensor(&sa, ap)) {
+    if (arg_is_tensor(sa, ap)) {
         Tensor *t = ev_tensor(ap);
-        if (tensor_numel(t) != 1) { sa_err(&sa, "predicate must have exactly one element"); goto done; }
+        if (tensor_numel(t) != 1) { sa_err(sa, "predicate must have exactly one element"); return -1; }
         pred = tensor_get_f(t, 0) != 0;
     } else {
         double v;
         DType t;
-        if (sa_scalar(&sa, ap, "pred", &v, &t)) goto done;
+        if (sa_scalar(sa, ap, "pred", &v, &t)) return -1;
         pred = v != 0;
     }
-    Graph *g = branch(&sa, pred ? 1 : 2);
-    if (!g) goto done;
-    ArgRef ops = sa_arg(&sa, 3, "operands");
+    Graph *g = branch(sa, pred ? 1 : 2);
+    if (!g) return -1;
+    ArgRef ops = sa_arg(sa, 3, "operands");
     int n = arg_list_len(ops);
-    if (n < 0) { sa_err(&sa, "operands must be a tuple"); goto done; }
+    if (n < 0) { sa_err(sa, "operands must be a tuple"); return -1; }
     IValue *ins = mi_xcalloc((size_t)(n ? n : 1), sizeof *ins);
     for (int k = 0; k < n; k++) {
         ArgRef it = arg_item(ops, k);
@@ -387,18 +359,16 @@ static int cond_eval(const OpCall *c, IValue *out) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%.900s", c->ctx->err.msg);
         free(ins);
-        sa_err(&sa, "in branch '%s': %s", pred ? "true" : "false", msg);
-        goto done;
+        sa_err(sa, "in branch '%s': %s", pred ? "true" : "false", msg);
+        return -1;
     }
     free(ins);
     out->kind = IV_TUPLE;
     out->n = nouts;
     out->items = outs;
-    rc = 0;
-done:
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int cond_eval(const OpCall *c, IValue *out) { return ev_call(c, out, cond_body); }
 
 /* ---- SymInt helpers ---- */
 
@@ -408,34 +378,28 @@ static int shape_none(ShapeArgs *sa, TensorMeta *out, int *nout) {
     return 0;
 }
 
-static int sym_size_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    int rc = -1;
-    Tensor *t = ev_tensor(sa_arg(&sa, 0, "self"));
+static int sym_size_body(ShapeArgs *sa, IValue *out) {
+    const OpCall *c = sa->call;
+    Tensor *t = ev_tensor(sa_arg(sa, 0, "self"));
     int64_t d = 0;
-    if (!t) { sa_err(&sa, "argument 'self' is not a tensor"); goto done; }
+    if (!t) return sa_err(sa, "argument 'self' is not a tensor");
     bool numel = strstr(c->op->name, "sym_numel") != NULL;
-    if (strstr(c->op->name, "sym_storage_offset")) { out->kind = IV_INT; out->i = t->offset; rc = 0; goto done; }
-    if (strstr(c->op->name, "sym_is_contiguous")) { out->kind = IV_BOOL; out->i = tensor_is_contiguous(t); rc = 0; goto done; }
-    if (!numel && (sa_const_int(&sa, sa_arg(&sa, 1, "dim"), "dim", &d) || sa_dim(&sa, d, t->ndim, &d))) goto done;
+    if (strstr(c->op->name, "sym_storage_offset")) { out->kind = IV_INT; out->i = t->offset; return 0; }
+    if (strstr(c->op->name, "sym_is_contiguous")) { out->kind = IV_BOOL; out->i = tensor_is_contiguous(t); return 0; }
+    if (!numel && (sa_const_int(sa, sa_arg(sa, 1, "dim"), "dim", &d) || sa_dim(sa, d, t->ndim, &d))) return -1;
     out->kind = IV_INT;
     out->i = numel ? tensor_numel(t) : strstr(c->op->name, "sym_stride") ? t->stride[d] : t->size[d];
-    rc = 0;
-done:
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int sym_size_eval(const OpCall *c, IValue *out) { return ev_call(c, out, sym_size_body); }
 
-static int sym_arith_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
+static int sym_arith_body(ShapeArgs *sa, IValue *out) {
+    const OpCall *c = sa->call;
     double a, b = 0;
     DType ta, tb = DT_I64;
-    int rc = -1;
     const char *op = c->op->name + strlen("operator.");
-    if (sa_scalar(&sa, sa_arg(&sa, 0, NULL), "a", &a, &ta)) goto done;
-    if (strcmp(op, "neg") && sa_scalar(&sa, sa_arg(&sa, 1, NULL), "b", &b, &tb)) goto done;
+    if (sa_scalar(sa, sa_arg(sa, 0, NULL), "a", &a, &ta)) return -1;
+    if (strcmp(op, "neg") && sa_scalar(sa, sa_arg(sa, 1, NULL), "b", &b, &tb)) return -1;
     bool ints = ta != DT_F32 && tb != DT_F32;
     double r;
     if (!strcmp(op, "add")) r = a + b;
@@ -443,31 +407,27 @@ static int sym_arith_eval(const OpCall *c, IValue *out) {
     else if (!strcmp(op, "mul")) r = a * b;
     else if (!strcmp(op, "neg")) r = -a;
     else if (!strcmp(op, "truediv")) { r = a / b; ints = false; }
-    else if (b == 0) { sa_err(&sa, "division by zero"); goto done; }
+    else if (b == 0) { sa_err(sa, "division by zero"); return -1; }
     else if (!strcmp(op, "floordiv")) r = floor(a / b);
     else r = a - b * floor(a / b);           /* mod */
     if (ints) { out->kind = IV_INT; out->i = (int64_t)r; }
     else { out->kind = IV_FLOAT; out->f = r; }
-    rc = 0;
-done:
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int sym_arith_eval(const OpCall *c, IValue *out) { return ev_call(c, out, sym_arith_body); }
 
 /* ---- SymBool helpers: comparisons of SymInts (operator.ge ... ne), and_ / or_ / sym_not on
  * SymBools, sym_max / sym_min, and .item() (aten._local_scalar_dense, an unbacked SymInt) ---- */
 
-static int symbool_op_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
+static int symbool_op_body(ShapeArgs *sa, IValue *out) {
+    const OpCall *c = sa->call;
     double a, b = 0;
     DType ta, tb = DT_I64;
-    int rc = -1;
     const char *name = c->op->name, *dot = strrchr(name, '.');
     const char *op = dot ? dot + 1 : name;
     bool unary = !strcmp(op, "sym_not");
-    if (sa_scalar(&sa, sa_arg(&sa, 0, NULL), "a", &a, &ta)) goto done;
-    if (!unary && sa_scalar(&sa, sa_arg(&sa, 1, NULL), "b", &b, &tb)) goto done;
+    if (sa_scalar(sa, sa_arg(sa, 0, NULL), "a", &a, &ta)) return -1;
+    if (!unary && sa_scalar(sa, sa_arg(sa, 1, NULL), "b", &b, &tb)) return -1;
     out->kind = IV_BOOL;
     if (unary) out->i = a == 0;
     else if (!strcmp(op, "ge")) out->i = a >= b;
@@ -487,50 +447,42 @@ static int symbool_op_eval(const OpCall *c, IValue *out) {
         if (ints) { out->kind = IV_INT; out->i = (int64_t)r; }
         else { out->kind = IV_FLOAT; out->f = r; }
     }
-    rc = 0;
-done:
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int symbool_op_eval(const OpCall *c, IValue *out) { return ev_call(c, out, symbool_op_body); }
 
-static int local_scalar_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    int rc = -1;
-    Tensor *t = ev_tensor(sa_arg(&sa, 0, "self"));
-    if (!t) { sa_err(&sa, "argument 'self' is not a tensor"); goto done; }
-    if (tensor_numel(t) != 1) { sa_err(&sa, "item() of a tensor with %lld elements (needs exactly one)", (long long)tensor_numel(t)); goto done; }
+static int local_scalar_body(ShapeArgs *sa, IValue *out) {
+    Tensor *t = ev_tensor(sa_arg(sa, 0, "self"));
+    if (!t) { sa_err(sa, "argument 'self' is not a tensor"); return -1; }
+    if (tensor_numel(t) != 1) { sa_err(sa, "item() of a tensor with %lld elements (needs exactly one)", (long long)tensor_numel(t)); return -1; }
     double v = tensor_get_f(t, 0);
     if (dtype_is_float(t->dtype)) { out->kind = IV_FLOAT; out->f = v; }
     else if (t->dtype == DT_BOOL) { out->kind = IV_BOOL; out->i = v != 0; }
     else { out->kind = IV_INT; out->i = (int64_t)v; }
-    rc = 0;
-done:
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int local_scalar_eval(const OpCall *c, IValue *out) { return ev_call(c, out, local_scalar_body); }
 
 /* ---- no-effect ops: asserts check their condition, profiler ops do nothing ---- */
 
-static int noeffect_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
+static int noeffect_body(ShapeArgs *sa, IValue *out) {
+    const OpCall *c = sa->call;
     int rc = 0;
     out->kind = IV_NONE;
     if (strstr(c->op->name, "_assert_async") || strstr(c->op->name, "_assert_scalar")) {
-        ArgRef a = sa_arg(&sa, 0, NULL);
+        ArgRef a = sa_arg(sa, 0, NULL);
         double v = 1;
         DType t;
-        if (arg_is_tensor(&sa, a)) v = tensor_numel(ev_tensor(a)) ? tensor_get_f(ev_tensor(a), 0) : 1;
-        else if (a.v && sa_scalar(&sa, a, "cond", &v, &t)) v = 1;
+        if (arg_is_tensor(sa, a)) v = tensor_numel(ev_tensor(a)) ? tensor_get_f(ev_tensor(a), 0) : 1;
+        else if (a.v && sa_scalar(sa, a, "cond", &v, &t)) v = 1;
         if (v == 0) {
-            const char *msg = arg_str(sa_arg(&sa, 1, "assert_msg"), "assertion failed");
-            rc = sa_err(&sa, "runtime assertion failed: %s", msg);
+            const char *msg = arg_str(sa_arg(sa, 1, "assert_msg"), "assertion failed");
+            rc = sa_err(sa, "runtime assertion failed: %s", msg);
         }
     }
-    ev_end(&sa);
     return rc;
 }
+static int noeffect_eval(const OpCall *c, IValue *out) { return ev_call(c, out, noeffect_body); }
 
 static const CtorSpec c_full = {C_FULL}, c_zeros = {C_ZEROS}, c_ones = {C_ONES}, c_empty = {C_EMPTY},
     c_empty_strided = {C_EMPTY_STRIDED}, c_scalar = {C_SCALAR}, c_full_like = {C_FULL_LIKE},
@@ -570,31 +522,22 @@ static int shape_rev(ShapeArgs *sa, TensorMeta *out, int *nout) {
 
 /* Element by element through multi-indices, so any dtype and any strides work: out[i] = a[i']
  * with i'[d] = size[d] - 1 - i[d] on the reversed dims. */
-static int rev_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    TensorMeta m, *x;
+static int rev_fill(ShapeArgs *sa, Tensor *o) {
+    TensorMeta *x;
     bool flip[MI_MAX_DIMS];
-    int n, rc = -1;
-    Tensor *o = NULL;
-    if (rev_args(&sa, &x, flip) || ev_shape(&sa, &m, &n) || !(o = ev_new(&sa, &m))) goto done;
-    Tensor *a = ev_tensor(sa_arg(&sa, 0, NULL));
+    if (rev_args(sa, &x, flip)) return -1;
+    Tensor *a = ev_tensor(sa_arg(sa, 0, NULL));
     size_t es = dtype_size(o->dtype);
-    if (dtype_size(a->dtype) != es) { sa_err(&sa, "the result's dtype differs from the input's"); goto done; }
+    if (dtype_size(a->dtype) != es) return sa_err(sa, "the result's dtype differs from the input's");
     int64_t idx[MI_MAX_DIMS] = {0}, src[MI_MAX_DIMS], total = tensor_numel(o);
     for (int64_t e = 0; e < total; e++) {
         for (int d = 0; d < o->ndim; d++) src[d] = flip[d] ? o->size[d] - 1 - idx[d] : idx[d];
         memcpy(tensor_elem_ptr(o, idx), tensor_elem_ptr(a, src), es);
         for (int d = o->ndim - 1; d >= 0 && ++idx[d] == o->size[d]; d--) idx[d] = 0;
     }
-    ev_out_tensor(out, o);
-    o = NULL;
-    rc = 0;
-done:
-    tensor_unref(o);
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int rev_eval(const OpCall *c, IValue *out) { return ev_run(c, out, rev_fill); }
 
 /* ---- resize ---- */
 
@@ -630,14 +573,13 @@ static int shape_resize(ShapeArgs *sa, TensorMeta *out, int *nout) {
     return 0;
 }
 
-static int resize_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
+static int resize_body(ShapeArgs *sa, IValue *out) {
+    const OpCall *c = sa->call;
     TensorMeta m;
     int nm, rc = -1;
     Tensor *o = NULL;
-    if (ev_shape(&sa, &m, &nm) || !(o = ev_new(&sa, &m))) goto done;
-    Tensor *x = ev_tensor(sa_arg(&sa, 0, "self"));
+    if (ev_shape(sa, &m, &nm) || !(o = ev_new(sa, &m))) goto done;
+    Tensor *x = ev_tensor(sa_arg(sa, 0, "self"));
     int64_t old = tensor_numel(x), n = tensor_numel(o);
     int64_t avail = (int64_t)(x->storage->nbytes / dtype_size(x->dtype)) - x->offset;   /* never past the storage */
     for (int64_t k = 0; k < n && k < old && k < avail; k++) tensor_move_elem(o, tensor_pos(o, k), x, x->offset + k);
@@ -661,9 +603,9 @@ static int resize_eval(const OpCall *c, IValue *out) {
     rc = 0;
 done:
     tensor_unref(o);
-    ev_end(&sa);
     return rc;
 }
+static int resize_eval(const OpCall *c, IValue *out) { return ev_call(c, out, resize_body); }
 
 const OpDef ops_misc_table[] = {
     {"prims.rev.default", 0, op_infer_generic, rev_eval, "reverse the order along dims (torch.flip after the refs)", shape_rev, NULL},

@@ -105,49 +105,35 @@ static int scatter_reduce_run(ShapeArgs *sa, Tensor *o, const Tensor *idx, int d
 /* scatter_reduce.two(self, dim, index, src, reduce, include_self=True), scatter.reduce(self, dim,
  * index, src, reduce), scatter.value_reduce(self, dim, index, value, reduce) and
  * index_reduce(self, dim, index, source, reduce, include_self=True) */
-static int scatter_reduce_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    TensorMeta m;
-    int n, rc = -1, kind = RD_SUM;
-    Tensor *o = NULL;
+static int scatter_reduce_fill(ShapeArgs *sa, Tensor *o) {
+    const OpCall *c = sa->call;
+    int kind = RD_SUM;
     bool index_style = !strcmp(c->op->name, "aten.index_reduce.default");
-    if (ev_shape(&sa, &m, &n)) goto done;
-    Tensor *x = ev_tensor(sa_arg(&sa, 0, "self")), *idx = ev_tensor(sa_arg(&sa, 2, "index"));
-    ArgRef as = sa_arg(&sa, 3, index_style ? "source" : "src");
-    Tensor *src = arg_is_tensor(&sa, as) ? ev_tensor(as) : NULL;
+    Tensor *x = ev_tensor(sa_arg(sa, 0, "self")), *idx = ev_tensor(sa_arg(sa, 2, "index"));
+    ArgRef as = sa_arg(sa, 3, index_style ? "source" : "src");
+    Tensor *src = arg_is_tensor(sa, as) ? ev_tensor(as) : NULL;
     double value = 0;
     DType vt;
-    if (!src && sa_scalar(&sa, as, "value", &value, &vt)) goto done;
-    if (reduce_kind(&sa, arg_str(sa_arg(&sa, 4, "reduce"), NULL), &kind)) goto done;
-    bool include_self = arg_bool(sa_arg(&sa, 5, "include_self"), true);
+    if (!src && sa_scalar(sa, as, "value", &value, &vt)) return -1;
+    if (reduce_kind(sa, arg_str(sa_arg(sa, 4, "reduce"), NULL), &kind)) return -1;
+    bool include_self = arg_bool(sa_arg(sa, 5, "include_self"), true);
     int64_t dim;
-    if (sa_const_int(&sa, sa_arg(&sa, 1, "dim"), "dim", &dim) || sa_dim(&sa, dim, x->ndim, &dim)) goto done;
-    if (!x || !idx || (!index_style && idx->ndim != x->ndim && tensor_numel(idx))) { sa_err(&sa, "index must have the rank of self"); goto done; }
-    if (!(o = ev_new(&sa, &m)) || tensor_copy_into(c->ctx, o, x)) goto done;
-    if (index_style && (!src || src->ndim != x->ndim)) { sa_err(&sa, "source must have the rank of self"); goto done; }
-    if (scatter_reduce_run(&sa, o, idx, (int)dim, src, value, kind, include_self, index_style)) goto done;
-    ev_out_tensor(out, o);
-    o = NULL;
-    rc = 0;
-done:
-    tensor_unref(o);
-    ev_end(&sa);
-    return rc;
+    if (sa_const_int(sa, sa_arg(sa, 1, "dim"), "dim", &dim) || sa_dim(sa, dim, x->ndim, &dim)) return -1;
+    if (!x || !idx || (!index_style && idx->ndim != x->ndim && tensor_numel(idx))) { sa_err(sa, "index must have the rank of self"); return -1; }
+    if (tensor_copy_into(c->ctx, o, x)) return -1;
+    if (index_style && (!src || src->ndim != x->ndim)) { sa_err(sa, "source must have the rank of self"); return -1; }
+    if (scatter_reduce_run(sa, o, idx, (int)dim, src, value, kind, include_self, index_style)) return -1;
+    return 0;
 }
+static int scatter_reduce_eval(const OpCall *c, IValue *out) { return ev_run(c, out, scatter_reduce_fill); }
 
 /* masked_scatter(self, mask, source): self with its mask-true elements (row-major order) taken
  * from source's elements in order */
-static int masked_scatter_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    TensorMeta m;
-    int n, rc = -1;
-    Tensor *o = NULL;
-    if (ev_shape(&sa, &m, &n)) goto done;
-    Tensor *x = ev_tensor(sa_arg(&sa, 0, "self")), *mask = ev_tensor(sa_arg(&sa, 1, "mask")), *src = ev_tensor(sa_arg(&sa, 2, "source"));
-    if (!x || !mask || !src) { sa_err(&sa, "needs tensors self, mask, source"); goto done; }
-    if (!(o = ev_new(&sa, &m)) || tensor_copy_into(c->ctx, o, x)) goto done;
+static int masked_scatter_fill(ShapeArgs *sa, Tensor *o) {
+    const OpCall *c = sa->call;
+    Tensor *x = ev_tensor(sa_arg(sa, 0, "self")), *mask = ev_tensor(sa_arg(sa, 1, "mask")), *src = ev_tensor(sa_arg(sa, 2, "source"));
+    if (!x || !mask || !src) { sa_err(sa, "needs tensors self, mask, source"); return -1; }
+    if (tensor_copy_into(c->ctx, o, x)) return -1;
     int64_t total = tensor_numel(o), next = 0, ns = tensor_numel(src);
     for (int64_t e = 0; e < total; e++) {
         int64_t rem = e, mp = mask->offset;
@@ -158,17 +144,12 @@ static int masked_scatter_eval(const OpCall *c, IValue *out) {
             if (j >= 0 && mask->size[j] != 1) mp += ci * mask->stride[j];
         }
         if (!tensor_load_i(mask, mp)) continue;
-        if (next >= ns) { sa_err(&sa, "masked_scatter: expected source to have at least %lld elements", (long long)next + 1); goto done; }
+        if (next >= ns) { sa_err(sa, "masked_scatter: expected source to have at least %lld elements", (long long)next + 1); return -1; }
         st(o, tensor_pos(o, e), ld(src, tensor_pos(src, next++)));
     }
-    ev_out_tensor(out, o);
-    o = NULL;
-    rc = 0;
-done:
-    tensor_unref(o);
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int masked_scatter_eval(const OpCall *c, IValue *out) { return ev_run(c, out, masked_scatter_fill); }
 
 /* ---- decompositions ---- */
 

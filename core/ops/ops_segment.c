@@ -50,24 +50,20 @@ static int shape_segment(ShapeArgs *sa, TensorMeta *out, int *nout) {
  * values (max/min propagate NaN), mean divides by the length; an empty segment keeps the start
  * value, NaN for mean without initial. Example: data [1, 5, 2, 3], lengths [2, 0, 2], max,
  * initial None -> [5, -inf, 3]. */
-static int segment_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    TensorMeta m;
-    int nm, rc = -1, red;
-    Tensor *o = NULL;
-    if (ev_shape(&sa, &m, &nm) || seg_reduction(&sa, &red) || !(o = ev_new(&sa, &m))) goto done;
-    ArgRef al = sa_arg(&sa, 2, "lengths"), ai = sa_arg(&sa, 7, "initial");
+static int segment_fill(ShapeArgs *sa, Tensor *o) {
+    int red;
+    if (seg_reduction(sa, &red)) return -1;
+    ArgRef al = sa_arg(sa, 2, "lengths"), ai = sa_arg(sa, 7, "initial");
     bool offs = !arg_present(al);
-    Tensor *x = ev_tensor(sa_arg(&sa, 0, "data")), *l = ev_tensor(offs ? sa_arg(&sa, 4, "offsets") : al);
+    Tensor *x = ev_tensor(sa_arg(sa, 0, "data")), *l = ev_tensor(offs ? sa_arg(sa, 4, "offsets") : al);
     int64_t axis = 0;
-    ArgRef ax = sa_arg(&sa, 5, "axis");
-    if (arg_present(ax)) sa_const_int(&sa, ax, "axis", &axis);
+    ArgRef ax = sa_arg(sa, 5, "axis");
+    if (arg_present(ax)) sa_const_int(sa, ax, "axis", &axis);
     if (axis < 0) axis += x->ndim;
     double init = red == SEG_MAX ? -INFINITY : red == SEG_MIN ? INFINITY : red == SEG_PROD ? 1 : 0;
     bool has_init = arg_present(ai);
     DType t;
-    if (has_init && sa_scalar(&sa, ai, "initial", &init, &t)) goto done;
+    if (has_init && sa_scalar(sa, ai, "initial", &init, &t)) return -1;
     int64_t outer = 1, inner = 1, n = x->size[axis], segs = o->size[axis], lrow = l->size[axis];
     for (int i = 0; i < axis; i++) outer *= x->size[i];
     for (int i = (int)axis + 1; i < x->ndim; i++) inner *= x->size[i];
@@ -76,8 +72,8 @@ static int segment_eval(const OpCall *c, IValue *out) {
         for (int64_t s = 0; s < segs; s++) {
             if (offs) start = tensor_get_i(l, a * lrow + s);   /* offsets give each segment's start */
             int64_t len = offs ? tensor_get_i(l, a * lrow + s + 1) - tensor_get_i(l, a * lrow + s) : tensor_get_i(l, a * lrow + s);
-            if (len < 0) { sa_err(&sa, "segment_reduce: lengths contains negative value %lld", (long long)len); goto done; }
-            if (start < 0 || start + len > n) { sa_err(&sa, "segment_reduce: segments cover %lld elements but data has %lld along axis %lld", (long long)(start + len), (long long)n, (long long)axis); goto done; }
+            if (len < 0) { sa_err(sa, "segment_reduce: lengths contains negative value %lld", (long long)len); return -1; }
+            if (start < 0 || start + len > n) { sa_err(sa, "segment_reduce: segments cover %lld elements but data has %lld along axis %lld", (long long)(start + len), (long long)n, (long long)axis); return -1; }
             for (int64_t j = 0; j < inner; j++) {
                 double acc = init;
                 for (int64_t k = 0; k < len; k++) {
@@ -95,14 +91,9 @@ static int segment_eval(const OpCall *c, IValue *out) {
             start += len;
         }
     }
-    ev_out_tensor(out, o);
-    o = NULL;
-    rc = 0;
-done:
-    tensor_unref(o);
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int segment_eval(const OpCall *c, IValue *out) { return ev_run(c, out, segment_fill); }
 
 const OpDef ops_segment_table[] = {
     {"aten.segment_reduce.default", 0, op_infer_generic, segment_eval, "max/mean/min/sum/prod over consecutive segments along axis", shape_segment, NULL},

@@ -94,23 +94,21 @@ static int shape_unique(ShapeArgs *sa, TensorMeta *out, int *nout) {
     return 0;
 }
 
-static int unique_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
+static int unique_body(ShapeArgs *sa, IValue *out) {
     TensorMeta m[3];
     Tensor *r[3] = {0};
     int nm, rc = -1;
     double *v = NULL, *o = NULL;
     int64_t *iv = NULL, *cn = NULL, n, nu;
     bool inv, cnt;
-    if (ev_shape(&sa, m, &nm)) goto done;
-    for (int k = 0; k < 3; k++) if (!(r[k] = ev_new(&sa, &m[k]))) goto done;
-    uniq_flags(&sa, &inv, &cnt);
-    v = uniq_values(ev_tensor(sa_arg(&sa, 0, "self")), &n);
+    if (ev_shape(sa, m, &nm)) goto done;
+    for (int k = 0; k < 3; k++) if (!(r[k] = ev_new(sa, &m[k]))) goto done;
+    uniq_flags(sa, &inv, &cnt);
+    v = uniq_values(ev_tensor(sa_arg(sa, 0, "self")), &n);
     o = malloc(sizeof(double) * (size_t)(n ? n : 1));
     iv = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
     cn = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
-    if (!v || !o || !iv || !cn || uniq_compute(UKIND(&sa), v, n, o, iv, cn, &nu)) { sa_err(&sa, "out of memory"); goto done; }
+    if (!v || !o || !iv || !cn || uniq_compute(UKIND(sa), v, n, o, iv, cn, &nu)) { sa_err(sa, "out of memory"); goto done; }
     for (int64_t k = 0; k < nu; k++) tensor_set_f(r[0], k, o[k]);
     if (inv) for (int64_t k = 0; k < n; k++) tensor_store_i(r[1], tensor_pos(r[1], k), iv[k]);
     if (cnt) for (int64_t k = 0; k < nu; k++) tensor_store_i(r[2], tensor_pos(r[2], k), cn[k]);
@@ -120,9 +118,9 @@ static int unique_eval(const OpCall *c, IValue *out) {
 done:
     for (int k = 0; k < 3; k++) tensor_unref(r[k]);
     free(v); free(o); free(iv); free(cn);
-    ev_end(&sa);
     return rc;
 }
+static int unique_eval(const OpCall *c, IValue *out) { return ev_call(c, out, unique_body); }
 
 /* nonzero_static(self, *, size, fill_value=-1) -> [size, self.dim()] int64: the first `size`
  * rows of nonzero(self), the remaining rows filled with fill_value. Example: [0, 3, 0, 5],
@@ -140,17 +138,11 @@ static int shape_nonzero_static(ShapeArgs *sa, TensorMeta *out, int *nout) {
     return 0;
 }
 
-static int nonzero_static_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    TensorMeta m;
-    int nm, rc = -1;
-    Tensor *o = NULL;
-    if (ev_shape(&sa, &m, &nm) || !(o = ev_new(&sa, &m))) goto done;
-    Tensor *x = ev_tensor(sa_arg(&sa, 0, "self"));
+static int nonzero_static_fill(ShapeArgs *sa, Tensor *o) {
+    Tensor *x = ev_tensor(sa_arg(sa, 0, "self"));
     int64_t fill = -1, size = o->size[0], nd = x->ndim, k = 0, n = tensor_numel(x);
-    ArgRef af = sa_arg(&sa, 2, "fill_value");
-    if (arg_present(af) && sa_const_int(&sa, af, "fill_value", &fill)) goto done;
+    ArgRef af = sa_arg(sa, 2, "fill_value");
+    if (arg_present(af) && sa_const_int(sa, af, "fill_value", &fill)) return -1;
     for (int64_t e = 0; e < n && k < size; e++) {
         if (tensor_get_f(x, e) == 0) continue;
         int64_t rem = e;
@@ -158,14 +150,9 @@ static int nonzero_static_eval(const OpCall *c, IValue *out) {
         k++;
     }
     for (int64_t e = k * nd; e < size * nd; e++) tensor_store_i(o, tensor_pos(o, e), fill);
-    ev_out_tensor(out, o);
-    o = NULL;
-    rc = 0;
-done:
-    tensor_unref(o);
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int nonzero_static_eval(const OpCall *c, IValue *out) { return ev_run(c, out, nonzero_static_fill); }
 
 #define UQ(name, kind, doc) {name, OPF_TUPLE, op_infer_generic, unique_eval, doc, shape_unique, &(const UniqSpec){kind}}
 const OpDef ops_unique_table[] = {
