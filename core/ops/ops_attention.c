@@ -356,55 +356,40 @@ done:
 }
 
 /* flash (cpu) forward: (query, key, value, dropout_p, is_causal, *, attn_mask, scale) */
-static int sdpa_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    TensorMeta m[2];
-    int n, rc = -1;
-    Tensor *res[2] = {0};
+static int sdpa_fill(ShapeArgs *sa, Tensor *const *res, int n) {
+    const OpCall *c = sa->call;
+    int rc = -1;
     Attn a = {0};
-    if (ev_shape(&sa, m, &n) || !(res[0] = ev_new(&sa, &m[0])) || !(res[1] = ev_new(&sa, &m[1]))) goto done;
-    if (attn_args(&sa, c->ctx, 0, -1, 3, 4, &a)) goto done;
-    if (a.dropout > 0) { sa_err(&sa, "dropout in the CPU flash attention is not supported (it returns no seed for its backward)"); goto done; }
-    if (attn_forward(&sa, &a, res[0], res[1])) goto done;
-    ev_out_tuple(out, res, 2);
-    memset(res, 0, sizeof res);
+    if (attn_args(sa, c->ctx, 0, -1, 3, 4, &a)) goto done;
+    if (a.dropout > 0) { sa_err(sa, "dropout in the CPU flash attention is not supported (it returns no seed for its backward)"); goto done; }
+    if (attn_forward(sa, &a, res[0], res[1])) goto done;
     rc = 0;
 done:
-    for (int i = 0; i < 2; i++) tensor_unref(res[i]);
     tensor_unref(a.mask);
-    ev_end(&sa);
     return rc;
 }
+static int sdpa_eval(const OpCall *c, IValue *out) { return ev_run_n(c, out, sdpa_fill); }
 
 /* efficient (cuda) forward: (query, key, value, attn_bias, compute_log_sumexp, dropout_p,
  * is_causal, *, scale) -> (output, logsumexp, philox_seed, philox_offset); the seed and offset
  * are the dropout mask's (0 without dropout) */
-static int sdpa_eff_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    TensorMeta m[4];
-    int n, rc = -1;
-    Tensor *res[4] = {0};
+static int sdpa_eff_fill(ShapeArgs *sa, Tensor *const *res, int n) {
+    const OpCall *c = sa->call;
+    int rc = -1;
     Attn a = {0};
-    if (ev_shape(&sa, m, &n)) goto done;
-    for (int i = 0; i < 4; i++) if (!(res[i] = ev_new(&sa, &m[i]))) goto done;
-    if (attn_args(&sa, c->ctx, 0, 3, 5, 6, &a)) goto done;
-    forward_seed(&sa, &a);
-    if (attn_forward(&sa, &a, res[0], res[1])) goto done;
+    if (attn_args(sa, c->ctx, 0, 3, 5, 6, &a)) goto done;
+    forward_seed(sa, &a);
+    if (attn_forward(sa, &a, res[0], res[1])) goto done;
     set_i(res[2], 0, a.dropout > 0 ? a.seed : 0);   /* philox seed and offset, as the kernel returns them */
     set_i(res[3], 0, a.dropout > 0 ? a.offset : 0);
     for (int64_t k = 0; k < tensor_numel(res[1]); k++)      /* the padding past L holds -inf */
         if (k % (res[1]->size[2] ? res[1]->size[2] : 1) >= a.L) tensor_set_f(res[1], k, -INFINITY);
-    ev_out_tuple(out, res, 4);
-    memset(res, 0, sizeof res);
     rc = 0;
 done:
-    for (int i = 0; i < 4; i++) tensor_unref(res[i]);
     tensor_unref(a.mask);
-    ev_end(&sa);
     return rc;
 }
+static int sdpa_eff_eval(const OpCall *c, IValue *out) { return ev_run_n(c, out, sdpa_eff_fill); }
 
 /* Argument positions of an attention op: the first of query/key/value, the mask or bias (-1:
  * the attn_mask keyword), dropout_p and is_causal; for a backward, its philox seed and offset
@@ -414,19 +399,18 @@ typedef struct AttnPos { int first, mask, dropout, causal, seed, offset; } AttnP
 /* CUDA flash (query, key, value, dropout_p, is_causal, return_debug_mask, *, scale) and cuDNN
  * (query, key, value, attn_bias, compute_log_sumexp, dropout_p, is_causal, return_debug_mask,
  * *, scale) forwards: 9 items, the None / int ones as PyTorch returns them, seeds 0 */
-static int sdpa_cuda_fwd_eval(const OpCall *c, IValue *out) {
+static int sdpa_cuda_fwd_body(ShapeArgs *sa, IValue *out) {
+    const OpCall *c = sa->call;
     const AttnPos *pos = c->op->data;
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
     TensorMeta m[9];
     int n, rc = -1;
     Tensor *res[9] = {0};
     Attn a = {0};
-    if (ev_shape(&sa, m, &n)) goto done;
-    for (int i = 0; i < 9; i++) if (m[i].dtype != DT_INVALID && !(res[i] = ev_new(&sa, &m[i]))) goto done;
-    if (attn_args(&sa, c->ctx, pos->first, pos->mask, pos->dropout, pos->causal, &a)) goto done;
-    forward_seed(&sa, &a);
-    if (attn_forward(&sa, &a, res[0], res[1])) goto done;
+    if (ev_shape(sa, m, &n)) goto done;
+    for (int i = 0; i < 9; i++) if (m[i].dtype != DT_INVALID && !(res[i] = ev_new(sa, &m[i]))) goto done;
+    if (attn_args(sa, c->ctx, pos->first, pos->mask, pos->dropout, pos->causal, &a)) goto done;
+    forward_seed(sa, &a);
+    if (attn_forward(sa, &a, res[0], res[1])) goto done;
     int64_t sd = a.dropout > 0 ? a.seed : 0, of = a.dropout > 0 ? a.offset : 0;
     if (res[6] && tensor_numel(res[6]) == 2) { set_i(res[6], 0, sd); set_i(res[6], 1, of); if (res[7]) set_i(res[7], 0, 0); }
     else { if (res[6]) set_i(res[6], 0, sd); if (res[7]) set_i(res[7], 0, of); }   /* cuDNN: seed, offset */
@@ -442,39 +426,38 @@ static int sdpa_cuda_fwd_eval(const OpCall *c, IValue *out) {
 done:
     for (int i = 0; i < 9; i++) tensor_unref(res[i]);
     tensor_unref(a.mask);
-    ev_end(&sa);
     return rc;
 }
+static int sdpa_cuda_fwd_eval(const OpCall *c, IValue *out) { return ev_call(c, out, sdpa_cuda_fwd_body); }
 
 /* Both backwards: flash (cpu) (grad_out, query, key, value, out, logsumexp, dropout_p,
  * is_causal, *, attn_mask, scale); efficient (cuda) (grad_out, query, key, value, attn_bias,
  * out, logsumexp, philox_seed, philox_offset, dropout_p, grad_input_mask, is_causal, *, scale).
  * The bias gradient of the efficient backward is not computed (refused when asked for). */
-static int sdpa_bwd_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
+static int sdpa_bwd_body(ShapeArgs *sa, IValue *out) {
+    const OpCall *c = sa->call;
     bool eff = strstr(c->op->name, "efficient") != NULL;
     TensorMeta m[4];
     int n, rc = -1;
     Tensor *res[4] = {0};
     Attn a = {0};
-    if (ev_shape(&sa, m, &n)) goto done;
-    for (int i = 0; i < 3; i++) if (!(res[i] = ev_new(&sa, &m[i]))) goto done;
-    if (eff && m[3].dtype != DT_INVALID) { sa_err(&sa, "the gradient of attn_bias is not implemented"); goto done; }
+    if (ev_shape(sa, m, &n)) goto done;
+    for (int i = 0; i < 3; i++) if (!(res[i] = ev_new(sa, &m[i]))) goto done;
+    if (eff && m[3].dtype != DT_INVALID) { sa_err(sa, "the gradient of attn_bias is not implemented"); goto done; }
     const AttnPos *pos = c->op->data;   /* every backward row says where its arguments are */
-    if (attn_args(&sa, c->ctx, pos->first, pos->mask, pos->dropout, pos->causal, &a)) goto done;
-    if (pos->seed < 0 && a.dropout > 0) { sa_err(&sa, "dropout in the CPU flash attention is not supported"); goto done; }
-    if (pos->seed >= 0 && backward_seed(&sa, &a, pos->seed, pos->offset)) goto done;
-    if (attn_backward(&sa, &a, ev_tensor(sa_arg(&sa, 0, "grad_out")), res[0], res[1], res[2])) goto done;
+    if (attn_args(sa, c->ctx, pos->first, pos->mask, pos->dropout, pos->causal, &a)) goto done;
+    if (pos->seed < 0 && a.dropout > 0) { sa_err(sa, "dropout in the CPU flash attention is not supported"); goto done; }
+    if (pos->seed >= 0 && backward_seed(sa, &a, pos->seed, pos->offset)) goto done;
+    if (attn_backward(sa, &a, ev_tensor(sa_arg(sa, 0, "grad_out")), res[0], res[1], res[2])) goto done;
     ev_out_tuple(out, res, n);
     memset(res, 0, sizeof res);
     rc = 0;
 done:
     for (int i = 0; i < 4; i++) tensor_unref(res[i]);
     tensor_unref(a.mask);
-    ev_end(&sa);
     return rc;
 }
+static int sdpa_bwd_eval(const OpCall *c, IValue *out) { return ev_call(c, out, sdpa_bwd_body); }
 
 const OpDef ops_attention_table[] = {
     {"aten._scaled_dot_product_flash_attention_for_cpu.default", OPF_EXTERN | OPF_TUPLE, op_infer_generic, sdpa_eval,

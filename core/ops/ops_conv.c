@@ -158,16 +158,11 @@ static void geo_of(Geo *g, const ConvArgs *c, const Tensor *xs, const Tensor *w,
     g->Og = w->size[0] / c->groups;
 }
 
-static int conv_eval(const OpCall *call, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, call);
+static int conv_fill(ShapeArgs *sa, Tensor *o) {
     ConvArgs c;
-    TensorMeta m;
-    int n, rc = -1;
-    Tensor *o = NULL;
-    if (conv_parse(&sa, &c) || ev_shape(&sa, &m, &n) || !(o = ev_new(&sa, &m))) goto done;
-    Tensor *x = ev_tensor(sa_arg(&sa, 0, "input")), *w = ev_tensor(sa_arg(&sa, 1, "weight"));
-    Tensor *b = c.b ? ev_tensor(sa_arg(&sa, 2, "bias")) : NULL;
+    if (conv_parse(sa, &c)) return -1;
+    Tensor *x = ev_tensor(sa_arg(sa, 0, "input")), *w = ev_tensor(sa_arg(sa, 1, "weight"));
+    Tensor *b = c.b ? ev_tensor(sa_arg(sa, 2, "bias")) : NULL;
     Geo g;
     double *xv = to_doubles(x), *wv = to_doubles(w), *ov;
     if (c.transposed) {           /* the input gradient of the regular conv whose output space is x */
@@ -185,14 +180,9 @@ static int conv_eval(const OpCall *call, IValue *out) {
     }
     from_doubles(o, ov);
     free(xv); free(wv); free(ov);
-    ev_out_tensor(out, o);
-    o = NULL;
-    rc = 0;
-done:
-    tensor_unref(o);
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int conv_eval(const OpCall *call, IValue *out) { return ev_run(call, out, conv_fill); }
 
 /* convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
  * transposed, output_padding, groups, output_mask) -> (grad_input, grad_weight, grad_bias) */
@@ -254,17 +244,15 @@ static int shape_conv_bwd(ShapeArgs *sa, TensorMeta *out, int *nout) {
     return 0;
 }
 
-static int conv_bwd_eval(const OpCall *call, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, call);
+static int conv_bwd_body(ShapeArgs *sa, IValue *out) {
     ConvArgs c;
     TensorMeta *gm, m[3];
     bool mask[3];
     int n, rc = -1;
     Tensor *res[3] = {0};
-    if (conv_bwd_args(&sa, &c, &gm, mask) || ev_shape(&sa, m, &n)) goto done;
-    Tensor *go = ev_tensor(sa_arg(&sa, 0, "grad_output")), *x = ev_tensor(sa_arg(&sa, 1, "input")), *w = ev_tensor(sa_arg(&sa, 2, "weight"));
-    for (int i = 0; i < 3; i++) if (mask[i] && !(res[i] = ev_new(&sa, &m[i]))) goto done;
+    if (conv_bwd_args(sa, &c, &gm, mask) || ev_shape(sa, m, &n)) goto done;
+    Tensor *go = ev_tensor(sa_arg(sa, 0, "grad_output")), *x = ev_tensor(sa_arg(sa, 1, "input")), *w = ev_tensor(sa_arg(sa, 2, "weight"));
+    for (int i = 0; i < 3; i++) if (mask[i] && !(res[i] = ev_new(sa, &m[i]))) goto done;
     Geo g;
     double *gv = to_doubles(go), *xv = to_doubles(x), *wv = to_doubles(w);
     /* regular conv: x space = input, o space = grad_output; transposed: the roles swap */
@@ -298,9 +286,9 @@ static int conv_bwd_eval(const OpCall *call, IValue *out) {
     rc = 0;
 done:
     for (int i = 0; i < 3; i++) tensor_unref(res[i]);
-    ev_end(&sa);
     return rc;
 }
+static int conv_bwd_eval(const OpCall *call, IValue *out) { return ev_call(call, out, conv_bwd_body); }
 
 /* ---- im2col / col2im: sliding blocks of a [N,] C, H, W image as columns, and back (summed) ---- */
 
@@ -355,17 +343,12 @@ static int shape_fold(ShapeArgs *sa, TensorMeta *out, int *nout) {
     return 0;
 }
 
-static int fold_eval(const OpCall *call, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, call);
-    bool col2im = !strcmp(call->op->name, "aten.col2im.default");
-    TensorMeta m, *xm;
+static int fold_fill(ShapeArgs *sa, Tensor *o) {
+    bool col2im = !strcmp(sa->call->op->name, "aten.col2im.default");
+    TensorMeta *xm;
     Fold f;
-    int n, rc = -1;
-    Tensor *o = NULL;
-    if (ev_shape(&sa, &m, &n) || !(o = ev_new(&sa, &m)) || sa_tensor(&sa, sa_arg(&sa, 0, "self"), "self", &xm) ||
-        fold_args(&sa, col2im, xm, &f)) goto done;
-    Tensor *x = ev_tensor(sa_arg(&sa, 0, "self"));
+    if (sa_tensor(sa, sa_arg(sa, 0, "self"), "self", &xm) || fold_args(sa, col2im, xm, &f)) return -1;
+    Tensor *x = ev_tensor(sa_arg(sa, 0, "self"));
     Tensor *img = col2im ? o : x, *cols = col2im ? x : o;
     int batched = img->ndim == 4;
     int64_t N = batched ? img->size[0] : 1, C = img->size[batched], H = f.out[0], W = f.out[1];
@@ -384,14 +367,9 @@ static int fold_eval(const OpCall *call, IValue *out) {
                             if (col2im) { if (in) tensor_set_f(o, ii, tensor_get_f(o, ii) + tensor_get_f(cols, ci)); }
                             else tensor_set_f(o, ci, in ? tensor_get_f(img, ii) : 0);
                         }
-    ev_out_tensor(out, o);
-    o = NULL;
-    rc = 0;
-done:
-    tensor_unref(o);
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int fold_eval(const OpCall *call, IValue *out) { return ev_run(call, out, fold_fill); }
 
 const OpDef ops_conv_table[] = {
     {"aten.im2col.default", 0, op_infer_generic, fold_eval, "sliding blocks of an image as columns (unfold)", shape_fold, NULL},

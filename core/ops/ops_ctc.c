@@ -80,31 +80,26 @@ static double lse3(double a, double b, double c) {
  * alpha[t][s] = lse(alpha[t-1][s], alpha[t-1][s-1], alpha[t-1][s-2] when l'[s] != l'[s-2])
  * + log_probs[t][l'[s]]; the loss is -lse of the last two alphas at t = input_length - 1.
  * Example: one frame, one class besides blank, target [1]: loss = -log_probs[0][1]. */
-static int ctc_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    TensorMeta m[2];
-    int nm, rc = -1;
-    Tensor *nll = NULL, *la = NULL;
+static int ctc_fill(ShapeArgs *sa, Tensor *const *res, int n) {
+    Tensor *nll = res[0], *la = res[1];
     int64_t il[CTC_MAX_BATCH], tl[CTC_MAX_BATCH];
-    if (ev_shape(&sa, m, &nm) || !(nll = ev_new(&sa, &m[0])) || !(la = ev_new(&sa, &m[1]))) goto done;
-    Tensor *lp = ev_tensor(sa_arg(&sa, 0, "log_probs")), *tg = ev_tensor(sa_arg(&sa, 1, "targets"));
+    Tensor *lp = ev_tensor(sa_arg(sa, 0, "log_probs")), *tg = ev_tensor(sa_arg(sa, 1, "targets"));
     int64_t T = lp->size[0], B = lp->size[1], C = lp->size[2], W = la->size[2], blank = 0;
-    ArgRef ab = sa_arg(&sa, 4, "blank");
-    if ((arg_present(ab) && sa_const_int(&sa, ab, "blank", &blank)) ||
-        ctc_lengths(&sa, 2, "input_lengths", il, B) || ctc_lengths(&sa, 3, "target_lengths", tl, B)) goto done;
-    if (blank < 0 || blank >= C) { sa_err(&sa, "blank must be in label range [0, %lld), got %lld", (long long)C, (long long)blank); goto done; }
+    ArgRef ab = sa_arg(sa, 4, "blank");
+    if ((arg_present(ab) && sa_const_int(sa, ab, "blank", &blank)) ||
+        ctc_lengths(sa, 2, "input_lengths", il, B) || ctc_lengths(sa, 3, "target_lengths", tl, B)) return -1;
+    if (blank < 0 || blank >= C) { sa_err(sa, "blank must be in label range [0, %lld), got %lld", (long long)C, (long long)blank); return -1; }
     for (int64_t e = 0; e < tensor_numel(la); e++) tensor_set_f(la, e, -INFINITY);
     int64_t off = 0;
     for (int64_t b = 0; b < B; b++) {
         int64_t base = tg->ndim == 2 ? b * tg->size[1] : off, L = tl[b], I = il[b];
         off += L;
-        if (2 * L + 1 > W || (tg->ndim == 1 && off > tg->size[0])) { sa_err(&sa, "target_lengths exceed the targets"); goto done; }
+        if (2 * L + 1 > W || (tg->ndim == 1 && off > tg->size[0])) { sa_err(sa, "target_lengths exceed the targets"); return -1; }
         #define LP(t, k) tensor_get_f(lp, ((t) * B + b) * C + (k))
         #define AL(t, s) ((b * T + (t)) * W + (s))
         #define PRIME(s) ((s) % 2 == 0 ? blank : tensor_get_i(tg, base + (s) / 2))
         for (int64_t s = 1; s < 2 * L + 1; s += 2)
-            if (PRIME(s) < 0 || PRIME(s) >= C) { sa_err(&sa, "target %lld is outside the %lld classes", (long long)PRIME(s), (long long)C); goto done; }
+            if (PRIME(s) < 0 || PRIME(s) >= C) { sa_err(sa, "target %lld is outside the %lld classes", (long long)PRIME(s), (long long)C); return -1; }
         if (I == 0) { tensor_set_f(nll, b, L == 0 ? 0 : INFINITY); continue; }
         tensor_set_f(la, AL(0, 0), LP(0, blank));
         if (L > 0) tensor_set_f(la, AL(0, 1), LP(0, PRIME(1)));
@@ -123,15 +118,9 @@ static int ctc_eval(const OpCall *c, IValue *out) {
         #undef AL
         #undef PRIME
     }
-    ev_out_tuple(out, (Tensor *[]){nll, la}, 2);
-    nll = la = NULL;
-    rc = 0;
-done:
-    tensor_unref(nll);
-    tensor_unref(la);
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int ctc_eval(const OpCall *c, IValue *out) { return ev_run_n(c, out, ctc_fill); }
 
 const OpDef ops_ctc_table[] = {
     {"aten._ctc_loss.default", OPF_TUPLE, op_infer_generic, ctc_eval, "(CTC negative log likelihood per batch item, log alpha)", shape_ctc, NULL},

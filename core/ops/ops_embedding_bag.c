@@ -83,23 +83,21 @@ static int shape_embedding_bag(ShapeArgs *sa, TensorMeta *out, int *nout) {
     return 0;
 }
 
-static int embedding_bag_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
+static int embedding_bag_body(ShapeArgs *sa, IValue *out) {
     TensorMeta m[4];
     int n, rc = -1;
     Tensor *o[4] = {0};
     BagArgs a;
-    if (bag_args(&sa, &a) || ev_shape(&sa, m, &n)) goto done;
-    for (int i = 0; i < 4; i++) if (!(o[i] = ev_new(&sa, &m[i]))) goto done;
-    Tensor *w = ev_tensor(sa_arg(&sa, 0, NULL)), *idx = ev_tensor(sa_arg(&sa, 1, NULL)), *off = ev_tensor(sa_arg(&sa, 2, NULL));
-    Tensor *psw = a.psw ? ev_tensor(sa_arg(&sa, 6, "per_sample_weights")) : NULL;
+    if (bag_args(sa, &a) || ev_shape(sa, m, &n)) goto done;
+    for (int i = 0; i < 4; i++) if (!(o[i] = ev_new(sa, &m[i]))) goto done;
+    Tensor *w = ev_tensor(sa_arg(sa, 0, NULL)), *idx = ev_tensor(sa_arg(sa, 1, NULL)), *off = ev_tensor(sa_arg(sa, 2, NULL));
+    Tensor *psw = a.psw ? ev_tensor(sa_arg(sa, 6, "per_sample_weights")) : NULL;
     int64_t ni = tensor_numel(idx), noff = tensor_numel(off), bags = o[0]->size[0], D = w->size[1], rows = w->size[0];
-    if (psw && tensor_numel(psw) != ni) { sa_err(&sa, "expected per_sample_weights.numel() (%lld) to be the same as indices.numel() (%lld)", (long long)tensor_numel(psw), (long long)ni); goto done; }
+    if (psw && tensor_numel(psw) != ni) { sa_err(sa, "expected per_sample_weights.numel() (%lld) to be the same as indices.numel() (%lld)", (long long)tensor_numel(psw), (long long)ni); goto done; }
     for (int64_t b = 0; b < bags; b++) {
         int64_t start = tensor_get_i(off, b), end = b + 1 < noff ? tensor_get_i(off, b + 1) : ni;
-        if (b == 0 && start != 0) { sa_err(&sa, "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from position 0; got %lld", (long long)start); goto done; }
-        if (start < 0 || end < start || end > ni) { sa_err(&sa, "offsets are not increasing within [0, %lld] at bag %lld", (long long)ni, (long long)b); goto done; }
+        if (b == 0 && start != 0) { sa_err(sa, "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from position 0; got %lld", (long long)start); goto done; }
+        if (start < 0 || end < start || end > ni) { sa_err(sa, "offsets are not increasing within [0, %lld] at bag %lld", (long long)ni, (long long)b); goto done; }
         int64_t count = 0;
         for (int64_t d = 0; d < D; d++) {
             double acc = a.mode == MODE_MAX ? -INFINITY : 0;
@@ -107,7 +105,7 @@ static int embedding_bag_eval(const OpCall *c, IValue *out) {
             count = 0;
             for (int64_t k = start; k < end; k++) {
                 int64_t r = tensor_get_i(idx, k);
-                if (r < 0 || r >= rows) { sa_err(&sa, "index %lld is out of range for an embedding of %lld rows", (long long)r, (long long)rows); goto done; }
+                if (r < 0 || r >= rows) { sa_err(sa, "index %lld is out of range for an embedding of %lld rows", (long long)r, (long long)rows); goto done; }
                 if (r == a.padding_idx) continue;
                 count++;
                 double v = tensor_get_f(w, r * D + d) * (psw ? tensor_get_f(psw, k) : 1);
@@ -128,9 +126,9 @@ static int embedding_bag_eval(const OpCall *c, IValue *out) {
     rc = 0;
 done:
     for (int i = 0; i < 4; i++) tensor_unref(o[i]);
-    ev_end(&sa);
     return rc;
 }
+static int embedding_bag_eval(const OpCall *c, IValue *out) { return ev_call(c, out, embedding_bag_body); }
 
 const OpDef ops_embedding_bag_table[] = {
     {"aten._embedding_bag.default", OPF_TUPLE, op_infer_generic, embedding_bag_eval,

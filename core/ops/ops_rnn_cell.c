@@ -107,18 +107,16 @@ static void sum_rows(Tensor *dst, const Tensor *src, int64_t B, int64_t W) {
     }
 }
 
-static int rnn_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
+static int rnn_body(ShapeArgs *sa, IValue *out) {
     TensorMeta m[5];
     Tensor *o[5] = {0};
-    int n = 0, rc = -1, kind = RSPEC(&sa)->kind;
-    if (ev_shape(&sa, m, &n)) goto done;
-    for (int i = 0; i < n; i++) if (m[i].dtype != DT_INVALID && !(o[i] = ev_new(&sa, &m[i]))) goto done;
-    Tensor *a0 = ev_tensor(sa_arg(&sa, 0, NULL)), *a1 = ev_tensor(sa_arg(&sa, 1, NULL));
+    int n = 0, rc = -1, kind = RSPEC(sa)->kind;
+    if (ev_shape(sa, m, &n)) goto done;
+    for (int i = 0; i < n; i++) if (m[i].dtype != DT_INVALID && !(o[i] = ev_new(sa, &m[i]))) goto done;
+    Tensor *a0 = ev_tensor(sa_arg(sa, 0, NULL)), *a1 = ev_tensor(sa_arg(sa, 1, NULL));
     if (kind == RNN_GRU || kind == RNN_LSTM) {
-        Tensor *st = ev_tensor(sa_arg(&sa, 2, NULL));
-        ArgRef r1 = sa_arg(&sa, 3, "input_bias"), r2 = sa_arg(&sa, 4, "hidden_bias");
+        Tensor *st = ev_tensor(sa_arg(sa, 2, NULL));
+        ArgRef r1 = sa_arg(sa, 3, "input_bias"), r2 = sa_arg(sa, 4, "hidden_bias");
         Tensor *b1 = arg_present(r1) ? ev_tensor(r1) : NULL, *b2 = arg_present(r2) ? ev_tensor(r2) : NULL;
         int64_t B = st->size[0], H = st->size[1];
         for (int64_t b = 0; b < B; b++)
@@ -160,9 +158,9 @@ static int rnn_eval(const OpCall *c, IValue *out) {
             }
         if (o[3]) { sum_rows(o[3], o[0], B, 3 * H); sum_rows(o[4], o[1], B, 3 * H); }
     } else {
-        ArgRef ghr = sa_arg(&sa, 0, "grad_hy"), gcr = sa_arg(&sa, 1, "grad_cy");
+        ArgRef ghr = sa_arg(sa, 0, "grad_hy"), gcr = sa_arg(sa, 1, "grad_cy");
         Tensor *ghy = arg_present(ghr) ? a0 : NULL, *gcy = arg_present(gcr) ? a1 : NULL;
-        Tensor *cx = ev_tensor(sa_arg(&sa, 2, NULL)), *cy = ev_tensor(sa_arg(&sa, 3, NULL)), *ws = ev_tensor(sa_arg(&sa, 4, NULL));
+        Tensor *cx = ev_tensor(sa_arg(sa, 2, NULL)), *cy = ev_tensor(sa_arg(sa, 3, NULL)), *ws = ev_tensor(sa_arg(sa, 4, NULL));
         int64_t B = cx->size[0], H = cx->size[1];
         for (int64_t b = 0; b < B; b++)
             for (int64_t j = 0; j < H; j++) {
@@ -181,9 +179,9 @@ static int rnn_eval(const OpCall *c, IValue *out) {
     rc = 0;
 done:
     for (int i = 0; i < 5; i++) tensor_unref(o[i]);
-    ev_end(&sa);
     return rc;
 }
+static int rnn_eval(const OpCall *c, IValue *out) { return ev_call(c, out, rnn_body); }
 
 const OpDef ops_rnn_cell_table[] = {
     {"aten._thnn_fused_gru_cell.default", OPF_TUPLE, op_infer_generic, rnn_eval,

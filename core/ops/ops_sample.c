@@ -295,28 +295,16 @@ static int shape_sample(ShapeArgs *sa, TensorMeta *out, int *nout) {
     }
 }
 
-static int sample_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    TensorMeta m[2];
-    int nm, rc = -1, kind = SKIND(&sa);
-    Tensor *o = NULL, *oi = NULL;
-    if (ev_shape(&sa, m, &nm) || !(o = ev_new(&sa, &m[0])) || (nm > 1 && !(oi = ev_new(&sa, &m[1])))) goto done;
-    Tensor *x = ev_tensor(sa_arg(&sa, 0, "input"));
-    int krc = kind == SK_GRID3 ? grid3_kernel(&sa, x, ev_tensor(sa_arg(&sa, 1, "grid")), o)
-            : kind == SK_AA_LINEAR || kind == SK_AA_CUBIC ? aa_kernel(&sa, kind == SK_AA_CUBIC, x, o)
-            : frac_kernel(&sa, kind == SK_FRAC2 ? 2 : 3, x, ev_tensor(sa_arg(&sa, 3, "random_samples")), o, oi);
-    if (krc) goto done;
-    if (oi) ev_out_tuple(out, (Tensor *[]){o, oi}, 2);
-    else ev_out_tensor(out, o);
-    o = oi = NULL;
-    rc = 0;
-done:
-    tensor_unref(o);
-    tensor_unref(oi);
-    ev_end(&sa);
-    return rc;
+static int sample_fill(ShapeArgs *sa, Tensor *const *res, int n) {
+    int kind = SKIND(sa);
+    Tensor *o = res[0], *oi = n > 1 ? res[1] : NULL;
+    Tensor *x = ev_tensor(sa_arg(sa, 0, "input"));
+    int krc = kind == SK_GRID3 ? grid3_kernel(sa, x, ev_tensor(sa_arg(sa, 1, "grid")), o)
+            : kind == SK_AA_LINEAR || kind == SK_AA_CUBIC ? aa_kernel(sa, kind == SK_AA_CUBIC, x, o)
+            : frac_kernel(sa, kind == SK_FRAC2 ? 2 : 3, x, ev_tensor(sa_arg(sa, 3, "random_samples")), o, oi);
+    return krc ? -1 : 0;
 }
+static int sample_eval(const OpCall *c, IValue *out) { return ev_run_n(c, out, sample_fill); }
 
 #define SR(name, kind, flags, doc) {name, flags, op_infer_generic, sample_eval, doc, shape_sample, &(const SampleSpec){kind}}
 const OpDef ops_sample_table[] = {

@@ -43,21 +43,16 @@ static int shape_weight_norm_bwd(ShapeArgs *sa, TensorMeta *out, int *nout) {
 /* The per-slice sums s[k] (k indexes `dim`), then both results. Example: dim 0 of a [16, 16]
  * weight: s[i] = sum_j grad_w[i, j] * v[i, j]; grad_g[i] = s[i] / norms[i]. tensor_get_f takes
  * the logical (row-major) index, so any strides of the inputs work. */
-static int weight_norm_bwd_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    TensorMeta m[2];
-    int n, rc = -1;
-    Tensor *o[2] = {0};
+static int weight_norm_bwd_fill(ShapeArgs *sa, Tensor *const *res, int n) {
+    Tensor *const *o = res;
     double *s = NULL;
     WnArgs a;
-    if (wn_args(&sa, &a) || ev_shape(&sa, m, &n)) goto done;
-    for (int i = 0; i < 2; i++) if (!(o[i] = ev_new(&sa, &m[i]))) goto done;
-    Tensor *gw = ev_tensor(sa_arg(&sa, 0, NULL)), *v = ev_tensor(sa_arg(&sa, 1, NULL));
-    Tensor *g = ev_tensor(sa_arg(&sa, 2, NULL)), *nr = ev_tensor(sa_arg(&sa, 3, NULL));
+    if (wn_args(sa, &a)) return -1;
+    Tensor *gw = ev_tensor(sa_arg(sa, 0, NULL)), *v = ev_tensor(sa_arg(sa, 1, NULL));
+    Tensor *g = ev_tensor(sa_arg(sa, 2, NULL)), *nr = ev_tensor(sa_arg(sa, 3, NULL));
     int64_t total = tensor_numel(v), K = v->ndim ? v->size[a.dim] : 1, inner = 1;
     for (int i = (int)a.dim + 1; i < v->ndim; i++) inner *= v->size[i];
-    if (tensor_numel(g) != K || tensor_numel(nr) != K) { sa_err(&sa, "saved_g and saved_norms must have %lld elements, one per slice of dim %lld", (long long)K, (long long)a.dim); goto done; }
+    if (tensor_numel(g) != K || tensor_numel(nr) != K) { sa_err(sa, "saved_g and saved_norms must have %lld elements, one per slice of dim %lld", (long long)K, (long long)a.dim); return -1; }
     s = mi_xcalloc((size_t)(K ? K : 1), sizeof *s);
     for (int64_t e = 0; e < total; e++) s[(e / inner) % K] += tensor_get_f(gw, e) * tensor_get_f(v, e);
     for (int64_t e = 0; e < total; e++) {
@@ -66,15 +61,10 @@ static int weight_norm_bwd_eval(const OpCall *c, IValue *out) {
         tensor_set_f(o[0], e, tensor_get_f(g, k) / nk * (tensor_get_f(gw, e) - tensor_get_f(v, e) * s[k] / (nk * nk)));
     }
     for (int64_t k = 0; k < K; k++) tensor_set_f(o[1], k, s[k] / tensor_get_f(nr, k));
-    ev_out_tuple(out, o, 2);
-    memset(o, 0, sizeof o);
-    rc = 0;
-done:
     free(s);
-    for (int i = 0; i < 2; i++) tensor_unref(o[i]);
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int weight_norm_bwd_eval(const OpCall *c, IValue *out) { return ev_run_n(c, out, weight_norm_bwd_fill); }
 
 const OpDef ops_weight_norm_table[] = {
     {"aten._weight_norm_interface_backward.default", OPF_TUPLE, op_infer_generic, weight_norm_bwd_eval,
