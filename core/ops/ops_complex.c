@@ -153,24 +153,21 @@ static int shape_cview(ShapeArgs *sa, TensorMeta *out, int *nout) {
 
 /* A view over base's storage with the meta's layout, in the meta's dtype (the element units of
  * m's strides). */
-static int cview_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
+static int cview_body(ShapeArgs *sa, IValue *out) {
+    const OpCall *c = sa->call;
     TensorMeta m;
-    int n, rc = -1;
-    if (ev_shape(&sa, &m, &n)) goto done;
-    Tensor *base = ev_tensor(sa_arg(&sa, 0, "self"));
+    int n;
+    if (ev_shape(sa, &m, &n)) return -1;
+    Tensor *base = ev_tensor(sa_arg(sa, 0, "self"));
     int64_t size[MI_MAX_DIMS], stride[MI_MAX_DIMS], off;
-    if (!base || ev_sizes(&sa, &m, size, stride)) goto done;
-    if (sym_eval(c->ctx, m.offset, c->syms, c->nsyms, &off)) { sa_err(&sa, "cannot compute the view's offset"); goto done; }
+    if (!base || ev_sizes(sa, &m, size, stride)) return -1;
+    if (sym_eval(c->ctx, m.offset, c->syms, c->nsyms, &off)) { sa_err(sa, "cannot compute the view's offset"); return -1; }
     Tensor *t = tensor_view(base, m.ndim, size, stride, off);
     t->dtype = m.dtype;     /* (a float64 reference run's c128 base gives an f64 meta here) */
     ev_out_tensor(out, t);
-    rc = 0;
-done:
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int cview_eval(const OpCall *c, IValue *out) { return ev_call(c, out, cview_body); }
 
 /* ---- complex(real, imag), polar(abs, angle), conj ---- */
 
@@ -196,15 +193,9 @@ static int shape_cbuild(ShapeArgs *sa, TensorMeta *out, int *nout) {
     return 0;
 }
 
-static int cbuild_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    const CbSpec *sp = c->op->data;
-    TensorMeta m;
-    int n, rc = -1;
-    if (ev_shape(&sa, &m, &n)) goto done;
-    Tensor *o = ev_new(&sa, &m), *a = ev_tensor(sa_arg(&sa, 0, NULL)), *b = sp->kind == CB_CONJ ? NULL : ev_tensor(sa_arg(&sa, 1, NULL));
-    if (!o) goto done;
+static int cbuild_fill(ShapeArgs *sa, Tensor *o) {
+    const CbSpec *sp = sa->call->op->data;
+    Tensor *a = ev_tensor(sa_arg(sa, 0, NULL)), *b = sp->kind == CB_CONJ ? NULL : ev_tensor(sa_arg(sa, 1, NULL));
     int64_t total = tensor_numel(o);
     int64_t idx[MI_MAX_DIMS] = {0};
     for (int64_t e = 0; e < total; e++) {
@@ -224,12 +215,9 @@ static int cbuild_eval(const OpCall *c, IValue *out) {
         if (sp->kind == CB_POLAR) tensor_store_c(o, po, re * cos(y), re * sin(y));
         else tensor_store_c(o, po, re, y);
     }
-    ev_out_tensor(out, o);
-    rc = 0;
-done:
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int cbuild_eval(const OpCall *c, IValue *out) { return ev_run(c, out, cbuild_fill); }
 
 static const CvSpec cv_real_v = {CV_AS_REAL}, cv_cplx_v = {CV_AS_COMPLEX}, cv_re = {CV_REAL}, cv_im = {CV_IMAG};
 static const CbSpec cb_complex = {CB_COMPLEX}, cb_polar = {CB_POLAR}, cb_conj = {CB_CONJ};

@@ -321,28 +321,22 @@ done:
 }
 #endif
 
-static int fft_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    int rc = -1, nm = 0;
-    TensorMeta m;
+static int fft_body(ShapeArgs *sa, IValue *out) {
 #ifndef HAVE_FFTW
-    sa_err(&sa, "needs FFTW, which configure did not find (apt-get install libfftw3-dev, then ./configure)");
-    (void)m; (void)nm;
-    goto done;
+    return sa_err(sa, "needs FFTW, which configure did not find (apt-get install libfftw3-dev, then ./configure)");
 #else
+    TensorMeta m;
     FftArgs a;
-    if (ev_shape(&sa, &m, &nm) || fft_args(&sa, &a)) goto done;
-    Tensor *o = ev_new(&sa, &m), *x = ev_tensor(sa_arg(&sa, 0, "self"));
-    if (!o) goto done;
-    if (!x || fft_compute(&sa, &a, x, o)) { tensor_unref(o); goto done; }
+    int nm = 0;
+    if (ev_shape(sa, &m, &nm) || fft_args(sa, &a)) return -1;
+    Tensor *o = ev_new(sa, &m), *x = ev_tensor(sa_arg(sa, 0, "self"));
+    if (!o) return -1;
+    if (!x || fft_compute(sa, &a, x, o)) { tensor_unref(o); return -1; }
     ev_out_tensor(out, o);
-    rc = 0;
+    return 0;
 #endif
-done:
-    ev_end(&sa);
-    return rc;
 }
+static int fft_eval(const OpCall *c, IValue *out) { return ev_call(c, out, fft_body); }
 
 static const FftSpec fft_r2c = {FFT_R2C}, fft_c2r = {FFT_C2R}, fft_c2c = {FFT_C2C};
 #define FFT(name, spec, doc) {name, OPF_EXTERN, op_infer_generic, fft_eval, doc, shape_fft, &spec}

@@ -174,23 +174,22 @@ static int hist_fill(ShapeArgs *sa, const Tensor *x, int64_t D, Tensor *const *e
     return 0;
 }
 
-static int hist_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
+static int hist_body(ShapeArgs *sa, IValue *out) {
+    const OpCall *c = sa->call;
     TensorMeta m[HG_MAX_D];
     Tensor *r[HG_MAX_D] = {0}, *edges[HG_MAX_D] = {0};
-    int nm = 0, rc = -1, kind = HKIND(&sa);
+    int nm = 0, rc = -1, kind = HKIND(sa);
     double lo[HG_MAX_D], hi[HG_MAX_D];
     int64_t D;
-    if (ev_shape(&sa, m, &nm)) goto done;
-    for (int k = 0; k < nm; k++) if (!(r[k] = ev_new(&sa, &m[k]))) goto done;
-    Tensor *x = ev_tensor(sa_arg(&sa, 0, "self"));
+    if (ev_shape(sa, m, &nm)) goto done;
+    for (int k = 0; k < nm; k++) if (!(r[k] = ev_new(sa, &m[k]))) goto done;
+    Tensor *x = ev_tensor(sa_arg(sa, 0, "self"));
     D = kind <= HG_BINS_TENSOR ? 1 : x->size[x->ndim - 1];
     if (kind == HG_BINS_TENSOR || kind == HG_DD_TENSORS) {
-        ArgRef a = sa_arg(&sa, 1, "bins");
+        ArgRef a = sa_arg(sa, 1, "bins");
         for (int d = 0; d < D; d++) edges[d] = tensor_ref(ev_tensor(kind == HG_BINS_TENSOR ? a : arg_item(a, d)));
     } else {
-        if (outer_edges(&sa, x, D, lo, hi)) goto done;
+        if (outer_edges(sa, x, D, lo, hi)) goto done;
         for (int d = 0; d < D; d++) {
             int64_t ne = kind == HG_DD_EDGES ? r[d]->size[0] : kind == HG_BIN_CT ? r[1]->size[0] : r[0]->size[d] + 1;
             if (kind == HG_DD_EDGES) edges[d] = tensor_ref(r[d]);
@@ -199,17 +198,17 @@ static int hist_eval(const OpCall *c, IValue *out) {
             fill_linspace(edges[d], lo[d], hi[d]);
         }
     }
-    if (kind != HG_DD_EDGES && hist_fill(&sa, x, D, edges, kind == HG_BIN_CT || kind == HG_DD_CTS, r[0])) goto done;
-    if (kind == HG_BINS_TENSOR && tensor_copy_into(c->ctx, r[1], edges[0])) { sa_err(&sa, "%s", c->ctx->err.msg); goto done; }
+    if (kind != HG_DD_EDGES && hist_fill(sa, x, D, edges, kind == HG_BIN_CT || kind == HG_DD_CTS, r[0])) goto done;
+    if (kind == HG_BINS_TENSOR && tensor_copy_into(c->ctx, r[1], edges[0])) { sa_err(sa, "%s", c->ctx->err.msg); goto done; }
     if (nm == 1 && kind != HG_DD_EDGES) ev_out_tensor(out, r[0]);
     else ev_out_tuple(out, r, nm);
     for (int k = 0; k < nm; k++) r[k] = NULL;
     rc = 0;
 done:
     for (int k = 0; k < HG_MAX_D; k++) { tensor_unref(r[k]); tensor_unref(edges[k]); }
-    ev_end(&sa);
     return rc;
 }
+static int hist_eval(const OpCall *c, IValue *out) { return ev_call(c, out, hist_body); }
 
 #define HR(name, kind, flags, doc) {name, flags, op_infer_generic, hist_eval, doc, shape_hist, &(const HistSpec){kind}}
 const OpDef ops_histogram_table[] = {

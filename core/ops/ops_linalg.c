@@ -245,20 +245,18 @@ static void lu_unpack(const double *lu, const int *piv, int64_t m, int64_t n, do
 }
 #endif
 
-static int la_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    int kind = KIND(&sa), rc = -1, nm = 0;
+static int la_body(ShapeArgs *sa, IValue *out) {
+    int kind = KIND(sa), rc = -1, nm = 0;
     TensorMeta m[OP_MAX_OUTS];
     Tensor *o[4] = {0};
     if (kind == LA_CHECK) {
-        Tensor *info = ev_tensor(sa_arg(&sa, 0, "info"));
-        const char *api = arg_str(sa_arg(&sa, 1, "api_name"), "linalg");
+        Tensor *info = ev_tensor(sa_arg(sa, 0, "info"));
+        const char *api = arg_str(sa_arg(sa, 1, "api_name"), "linalg");
         for (int64_t e = 0; info && e < tensor_numel(info); e++) {
             int64_t v = tensor_get_i(info, e);
-            if (v < 0) { sa_err(&sa, "%s: argument %lld has an illegal value", api, (long long)-v); goto done; }
+            if (v < 0) { sa_err(sa, "%s: argument %lld has an illegal value", api, (long long)-v); goto done; }
             if (v > 0) {
-                sa_err(&sa, "%s: %s", api, strstr(api, "cholesky") ? "The factorization could not be completed because the input is not positive-definite"
+                sa_err(sa, "%s: %s", api, strstr(api, "cholesky") ? "The factorization could not be completed because the input is not positive-definite"
                                                                 : "The diagonal element of the factorization is zero, the matrix is singular");
                 goto done;
             }
@@ -268,12 +266,12 @@ static int la_eval(const OpCall *c, IValue *out) {
         goto done;
     }
 #ifndef HAVE_LAPACKE
-    sa_err(&sa, "needs LAPACKE, which configure did not find (apt-get install liblapacke-dev, then ./configure)");
+    sa_err(sa, "needs LAPACKE, which configure did not find (apt-get install liblapacke-dev, then ./configure)");
     goto done;
 #else
-    if (ev_shape(&sa, m, &nm)) goto done;
-    for (int k = 0; k < nm; k++) if (!(o[k] = ev_new(&sa, &m[k]))) goto done;
-    Tensor *A = ev_tensor(sa_arg(&sa, 0, "A"));
+    if (ev_shape(sa, m, &nm)) goto done;
+    for (int k = 0; k < nm; k++) if (!(o[k] = ev_new(sa, &m[k]))) goto done;
+    Tensor *A = ev_tensor(sa_arg(sa, 0, "A"));
     int64_t nbat = batches(A, 2), ar = A->size[A->ndim - 2], ac = A->size[A->ndim - 1], k = ar < ac ? ar : ac;
     for (int64_t bi = 0; bi < nbat || (bi == 0 && kind == LA_SOLVE && nbat == 0); bi++) {
         Mat a = mat_get(A, bi, false);
@@ -282,7 +280,7 @@ static int la_eval(const OpCall *c, IValue *out) {
         lapack_int info = 0;
         switch (kind) {
         case LA_SVD: {
-            bool full = arg_bool(sa_arg(&sa, 1, "full_matrices"), false), uv = arg_bool(sa_arg(&sa, 2, "compute_uv"), true);
+            bool full = arg_bool(sa_arg(sa, 1, "full_matrices"), false), uv = arg_bool(sa_arg(sa, 2, "compute_uv"), true);
             int64_t uc = full ? ar : k, vr = full ? ac : k;
             double *U = mi_xcalloc((size_t)(ar * ar + 1), sizeof *U), *VT = mi_xcalloc((size_t)(ac * ac + 1), sizeof *VT);
             if (ar && ac) info = LAPACKE_dgesdd(LAPACK_ROW_MAJOR, uv ? (full ? 'A' : 'S') : 'N', ar, ac, a.v, ac, w, U, uv ? uc : 1, VT, ac);
@@ -292,11 +290,11 @@ static int la_eval(const OpCall *c, IValue *out) {
             break;
         }
         case LA_QR: case LA_GEQRF: case LA_HOUSEHOLDER: {
-            const char *mode = kind == LA_QR ? arg_str(sa_arg(&sa, 1, "mode"), "reduced") : "reduced";
+            const char *mode = kind == LA_QR ? arg_str(sa_arg(sa, 1, "mode"), "reduced") : "reduced";
             bool complete = !strcmp(mode, "complete"), ronly = !strcmp(mode, "r");
             double *tau = w;
             if (kind == LA_HOUSEHOLDER) {
-                Tensor *T = ev_tensor(sa_arg(&sa, 1, "tau"));
+                Tensor *T = ev_tensor(sa_arg(sa, 1, "tau"));
                 int64_t nt = T->size[T->ndim - 1];
                 for (int64_t i = 0; i < nt; i++) tau[i] = tensor_get_f(T, bi * nt + i);
                 if (ar && ac) info = LAPACKE_dorgqr(LAPACK_ROW_MAJOR, ar, ac, nt, a.v, ac, tau);
@@ -321,8 +319,8 @@ static int la_eval(const OpCall *c, IValue *out) {
             break;
         }
         case LA_EIGH: {
-            const char *uplo = arg_str(sa_arg(&sa, 1, "UPLO"), "L");
-            bool v = arg_bool(sa_arg(&sa, 2, "compute_v"), true);
+            const char *uplo = arg_str(sa_arg(sa, 1, "UPLO"), "L");
+            bool v = arg_bool(sa_arg(sa, 2, "compute_v"), true);
             if (ar) info = LAPACKE_dsyevd(LAPACK_ROW_MAJOR, v ? 'V' : 'N', uplo[0] == 'U' ? 'U' : 'L', ar, a.v, ac, w);
             mat_put(o[0], bi, w, ar, 1);
             if (v) mat_put(o[1], bi, a.v, ar, ac);
@@ -330,10 +328,10 @@ static int la_eval(const OpCall *c, IValue *out) {
         }
         case LA_LU_FACTOR: case LA_LU: case LA_LU_UNPACK: case LA_INV: case LA_DET: case LA_SLOGDET: {
             if (kind == LA_LU_UNPACK) {      /* the factorization is given: LU_data, LU_pivots */
-                Tensor *pv = ev_tensor(sa_arg(&sa, 1, "LU_pivots"));
+                Tensor *pv = ev_tensor(sa_arg(sa, 1, "LU_pivots"));
                 for (int64_t i = 0; i < k; i++) ip[i] = (lapack_int)tensor_get_i(pv, bi * k + i);
                 for (int64_t i = 0; i < k; i++)
-                    if (ip[i] < 1 || ip[i] > ar) { sa_err(&sa, "pivot %d is out of range [1, %lld]", (int)ip[i], (long long)ar); free(a.v); free(w); free(ip); goto done; }
+                    if (ip[i] < 1 || ip[i] > ar) { sa_err(sa, "pivot %d is out of range [1, %lld]", (int)ip[i], (long long)ar); free(a.v); free(w); free(ip); goto done; }
             } else if (ar && ac) info = LAPACKE_dgetrf(LAPACK_ROW_MAJOR, ar, ac, a.v, ac, ip);
             if (kind == LA_LU_FACTOR) {
                 mat_put(o[0], bi, a.v, ar, ac);
@@ -368,7 +366,7 @@ static int la_eval(const OpCall *c, IValue *out) {
             break;
         }
         case LA_CHOL_EX: case LA_CHOL: case LA_CHOL_INV: {
-            bool upper = arg_bool(sa_arg(&sa, kind == LA_CHOL_EX ? -1 : 1, "upper"), false);
+            bool upper = arg_bool(sa_arg(sa, kind == LA_CHOL_EX ? -1 : 1, "upper"), false);
             if (kind == LA_CHOL_INV) {
                 triangle(a.v, ar, ac, upper, false);
                 if (ar) info = LAPACKE_dpotri(LAPACK_ROW_MAJOR, upper ? 'U' : 'L', ar, a.v, ac);
@@ -380,15 +378,15 @@ static int la_eval(const OpCall *c, IValue *out) {
             }
             mat_put(o[0], bi, a.v, ar, ac);
             if (kind == LA_CHOL_EX) tensor_store_i(o[1], tensor_pos(o[1], bi), info);
-            else if (info > 0) { sa_err(&sa, "linalg.cholesky: The factorization could not be completed because the input is not positive-definite (the leading minor of order %d is not positive-definite)", (int)info); free(a.v); free(w); free(ip); goto done; }
+            else if (info > 0) { sa_err(sa, "linalg.cholesky: The factorization could not be completed because the input is not positive-definite (the leading minor of order %d is not positive-definite)", (int)info); free(a.v); free(w); free(ip); goto done; }
             info = 0;
             break;
         }
         case LA_PINV: {
-            if (arg_bool(sa_arg(&sa, 3, "hermitian"), false)) {   /* eigh: V diag(1/l) V^T over |l| > threshold */
+            if (arg_bool(sa_arg(sa, 3, "hermitian"), false)) {   /* eigh: V diag(1/l) V^T over |l| > threshold */
                 if (ar) info = LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', 'L', ar, a.v, ac, w);
                 double atol = 0, rtol = -1, lmax = 0;
-                Tensor *ta = ev_tensor(sa_arg(&sa, 1, "atol")), *tr = ev_tensor(sa_arg(&sa, 2, "rtol"));
+                Tensor *ta = ev_tensor(sa_arg(sa, 1, "atol")), *tr = ev_tensor(sa_arg(sa, 2, "rtol"));
                 if (ta) atol = tensor_get_f(ta, tensor_numel(ta) > 1 ? bi : 0);
                 if (tr) rtol = tensor_get_f(tr, tensor_numel(tr) > 1 ? bi : 0);
                 if (rtol < 0) rtol = ta && atol > 0 ? 0 : (A->dtype == DT_F32 ? FLT_EPSILON : DBL_EPSILON) * (double)ar;
@@ -408,7 +406,7 @@ static int la_eval(const OpCall *c, IValue *out) {
             double *U = mi_xcalloc((size_t)(ar * k + 1), sizeof *U), *VT = mi_xcalloc((size_t)(k * ac + 1), sizeof *VT);
             if (ar && ac) info = LAPACKE_dgesdd(LAPACK_ROW_MAJOR, 'S', ar, ac, a.v, ac, w, U, k, VT, ac);
             double atol = 0, rtol = -1, smax = 0;
-            Tensor *ta = ev_tensor(sa_arg(&sa, 1, "atol")), *tr = ev_tensor(sa_arg(&sa, 2, "rtol"));
+            Tensor *ta = ev_tensor(sa_arg(sa, 1, "atol")), *tr = ev_tensor(sa_arg(sa, 2, "rtol"));
             if (ta) atol = tensor_get_f(ta, tensor_numel(ta) > 1 ? bi : 0);
             if (tr) rtol = tensor_get_f(tr, tensor_numel(tr) > 1 ? bi : 0);
             if (rtol < 0) rtol = ta && atol > 0 ? 0 : (A->dtype == DT_F32 ? FLT_EPSILON : DBL_EPSILON) * (double)(ar > ac ? ar : ac);
@@ -427,7 +425,7 @@ static int la_eval(const OpCall *c, IValue *out) {
         }
         default: {   /* with a right-hand side */
             int bpos = kind == LA_LU_SOLVE || kind == LA_ORMQR ? 2 : 1;
-            Tensor *B = ev_tensor(sa_arg(&sa, bpos, "B"));
+            Tensor *B = ev_tensor(sa_arg(sa, bpos, "B"));
             Mat A2 = a;
             if (kind == LA_TRI_SOLVE || kind == LA_CHOL_SOLVE) {   /* triangular_solve(b, A) / cholesky_solve(b, L): A is arg 1 */
                 Tensor *t = B; B = A; A = t;
@@ -441,17 +439,17 @@ static int la_eval(const OpCall *c, IValue *out) {
                 Mat bm = mat_get(B, which, vec);
                 int64_t n2 = A2.r, nrhs = bm.c;
                 /* the right-hand side must fit the matrix (LAPACK would read past the buffers) */
-                bool left_ = kind == LA_SOLVE || kind == LA_SOLVE_TRI || kind == LA_LU_SOLVE ? arg_bool(sa_arg(&sa, -1, "left"), true)
-                           : kind == LA_ORMQR ? arg_bool(sa_arg(&sa, 3, "left"), true) : true;
+                bool left_ = kind == LA_SOLVE || kind == LA_SOLVE_TRI || kind == LA_LU_SOLVE ? arg_bool(sa_arg(sa, -1, "left"), true)
+                           : kind == LA_ORMQR ? arg_bool(sa_arg(sa, 3, "left"), true) : true;
                 bool square = kind != LA_ORMQR && kind != LA_LSTSQ;
                 int64_t along = left_ || vec ? bm.r : bm.c;
                 if ((square && A2.r != A2.c) || along != A2.r) {
-                    sa_err(&sa, "incompatible shapes: A is %lld x %lld, B is %lld x %lld", (long long)A2.r, (long long)A2.c, (long long)bm.r, (long long)bm.c);
+                    sa_err(sa, "incompatible shapes: A is %lld x %lld, B is %lld x %lld", (long long)A2.r, (long long)A2.c, (long long)bm.r, (long long)bm.c);
                     free(bm.v); free(A2.v); free(w); free(ip); goto done;
                 }
                 switch (kind) {
                 case LA_SOLVE: {
-                    bool left = arg_bool(sa_arg(&sa, -1, "left"), true);
+                    bool left = arg_bool(sa_arg(sa, -1, "left"), true);
                     double *At = NULL;
                     if (!left) { At = mi_xcalloc((size_t)(n2 * n2 + 1), sizeof *At); transpose(At, A2.v, n2, n2); memcpy(A2.v, At, sizeof *At * (size_t)(n2 * n2)); }
                     double *bt = NULL;
@@ -468,12 +466,12 @@ static int la_eval(const OpCall *c, IValue *out) {
                     break;
                 }
                 case LA_LU_SOLVE: {
-                    Tensor *pv = ev_tensor(sa_arg(&sa, 1, "pivots"));
-                    bool adj = arg_bool(sa_arg(&sa, -1, "adjoint"), false), left = arg_bool(sa_arg(&sa, -1, "left"), true);
+                    Tensor *pv = ev_tensor(sa_arg(sa, 1, "pivots"));
+                    bool adj = arg_bool(sa_arg(sa, -1, "adjoint"), false), left = arg_bool(sa_arg(sa, -1, "left"), true);
                     for (int64_t i = 0; i < n2; i++) ip[i] = (lapack_int)tensor_get_i(pv, bi * n2 + i);
                     bool bad = false;
                     for (int64_t i = 0; i < n2; i++) bad |= ip[i] < 1 || ip[i] > n2;
-                    if (bad) { sa_err(&sa, "LU, pivots and B do not fit (square LU, pivots in [1, n], B with n rows)"); free(bm.v); free(A2.v); free(w); free(ip); goto done; }
+                    if (bad) { sa_err(sa, "LU, pivots and B do not fit (square LU, pivots in [1, n], B with n rows)"); free(bm.v); free(A2.v); free(w); free(ip); goto done; }
                     if (left) {
                         if (n2) info = LAPACKE_dgetrs(LAPACK_ROW_MAJOR, adj ? 'T' : 'N', n2, nrhs, A2.v, n2, ip, bm.v, nrhs);
                     } else {      /* X op(A) = B  <=>  op(A)^T X^T = B^T */
@@ -487,10 +485,10 @@ static int la_eval(const OpCall *c, IValue *out) {
                     break;
                 }
                 case LA_SOLVE_TRI: case LA_TRI_SOLVE: {
-                    bool upper = arg_bool(sa_arg(&sa, kind == LA_SOLVE_TRI ? -1 : 2, "upper"), true);
-                    bool trans = kind == LA_TRI_SOLVE && arg_bool(sa_arg(&sa, 3, "transpose"), false);
-                    bool unit = arg_bool(sa_arg(&sa, kind == LA_SOLVE_TRI ? -1 : 4, "unitriangular"), false);
-                    bool left = kind == LA_TRI_SOLVE || arg_bool(sa_arg(&sa, -1, "left"), true);
+                    bool upper = arg_bool(sa_arg(sa, kind == LA_SOLVE_TRI ? -1 : 2, "upper"), true);
+                    bool trans = kind == LA_TRI_SOLVE && arg_bool(sa_arg(sa, 3, "transpose"), false);
+                    bool unit = arg_bool(sa_arg(sa, kind == LA_SOLVE_TRI ? -1 : 4, "unitriangular"), false);
+                    bool left = kind == LA_TRI_SOLVE || arg_bool(sa_arg(sa, -1, "left"), true);
                     if (left) {
                         if (n2) info = LAPACKE_dtrtrs(LAPACK_ROW_MAJOR, upper ? 'U' : 'L', trans ? 'T' : 'N', unit ? 'U' : 'N', n2, nrhs, A2.v, n2, bm.v, nrhs);
                     } else {   /* X A = B  <=>  A^T X^T = B^T */
@@ -506,16 +504,16 @@ static int la_eval(const OpCall *c, IValue *out) {
                     break;
                 }
                 case LA_CHOL_SOLVE: {
-                    bool upper = arg_bool(sa_arg(&sa, 2, "upper"), false);
+                    bool upper = arg_bool(sa_arg(sa, 2, "upper"), false);
                     if (n2) info = LAPACKE_dpotrs(LAPACK_ROW_MAJOR, upper ? 'U' : 'L', n2, nrhs, A2.v, n2, bm.v, nrhs);
                     mat_put(o[0], which, bm.v, bm.r, bm.c);
                     break;
                 }
                 case LA_ORMQR: {
-                    Tensor *T = ev_tensor(sa_arg(&sa, 1, "input2"));
+                    Tensor *T = ev_tensor(sa_arg(sa, 1, "input2"));
                     int64_t nt = T->size[T->ndim - 1];
                     for (int64_t i = 0; i < nt; i++) w[i] = tensor_get_f(T, bi * nt + i);
-                    bool left = arg_bool(sa_arg(&sa, 3, "left"), true), trans = arg_bool(sa_arg(&sa, 4, "transpose"), false);
+                    bool left = arg_bool(sa_arg(sa, 3, "left"), true), trans = arg_bool(sa_arg(sa, 4, "transpose"), false);
                     if (bm.r && bm.c) info = LAPACKE_dormqr(LAPACK_ROW_MAJOR, left ? 'L' : 'R', trans ? 'T' : 'N', bm.r, bm.c, nt, A2.v, A2.c, w, bm.v, bm.c);
                     mat_put(o[0], which, bm.v, bm.r, bm.c);
                     break;
@@ -526,9 +524,9 @@ static int la_eval(const OpCall *c, IValue *out) {
                     memcpy(X, bm.v, sizeof *X * (size_t)(bm.r * bm.c));
                     lapack_int rank = 0;
                     double rcond = -1;
-                    ArgRef rc_ = sa_arg(&sa, 2, "rcond");
+                    ArgRef rc_ = sa_arg(sa, 2, "rcond");
                     DType t;
-                    if (arg_present(rc_)) sa_scalar(&sa, rc_, "rcond", &rcond, &t);
+                    if (arg_present(rc_)) sa_scalar(sa, rc_, "rcond", &rcond, &t);
                     if (rcond < 0) rcond = (A->dtype == DT_F32 ? FLT_EPSILON : DBL_EPSILON) * (double)ld;
                     lapack_int *jp = mi_xcalloc((size_t)(nn + 1), sizeof *jp);
                     if (mm && nn) info = LAPACKE_dgelsy(LAPACK_ROW_MAJOR, mm, nn, nrhs, A2.v, nn, X, nrhs, jp, rcond, &rank);
@@ -548,7 +546,7 @@ static int la_eval(const OpCall *c, IValue *out) {
         free(a.v);
         free(w);
         free(ip);
-        if (info < 0) { sa_err(&sa, "LAPACK reported an illegal argument %d", (int)-info); goto done; }
+        if (info < 0) { sa_err(sa, "LAPACK reported an illegal argument %d", (int)-info); goto done; }
     }
     if (nm == 1) ev_out_tensor(out, o[0]);
     else ev_out_tuple(out, o, nm);
@@ -557,9 +555,9 @@ static int la_eval(const OpCall *c, IValue *out) {
 #endif
 done:
     for (int k2 = 0; k2 < 4; k2++) tensor_unref(o[k2]);
-    ev_end(&sa);
     return rc;
 }
+static int la_eval(const OpCall *c, IValue *out) { return ev_call(c, out, la_body); }
 
 #define LA(name, kind, flags, doc) {name, (flags), op_infer_generic, la_eval, doc, shape_linalg, &(const LaSpec){kind}}
 const OpDef ops_linalg_table[] = {

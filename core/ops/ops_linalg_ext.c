@@ -193,20 +193,18 @@ static void get_mat(const Tensor *t, int64_t bi, int64_t r, int64_t c, double *v
     for (int64_t e = 0; e < per; e++) v[e] = tensor_get_f(t, bi * per + e);
 }
 
-static int lx_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
+static int lx_body(ShapeArgs *sa, IValue *out) {
     TensorMeta m[3];
     Tensor *o[3] = {0};
-    int nm, rc = -1, kind = LXKIND(&sa);
+    int nm, rc = -1, kind = LXKIND(sa);
     double *a = NULL, *r = NULL;
-    if (ev_shape(&sa, m, &nm)) goto done;
-    for (int k = 0; k < nm; k++) if (!(o[k] = ev_new(&sa, &m[k]))) goto done;
-    Tensor *A = ev_tensor(sa_arg(&sa, 0, NULL));
+    if (ev_shape(sa, m, &nm)) goto done;
+    for (int k = 0; k < nm; k++) if (!(o[k] = ev_new(sa, &m[k]))) goto done;
+    Tensor *A = ev_tensor(sa_arg(sa, 0, NULL));
     int64_t n = A->size[A->ndim - 1], nb = n ? tensor_numel(A) / (n * n) : 0;
     a = malloc(sizeof(double) * (size_t)(n * n + 1));
     r = malloc(sizeof(double) * (size_t)(n * n + 1));
-    if (!a || !r) { sa_err(&sa, "out of memory"); goto done; }
+    if (!a || !r) { sa_err(sa, "out of memory"); goto done; }
     if (kind == LX_MEXP) {
         for (int64_t bi = 0; bi < nb; bi++) {
             get_mat(A, bi, n, n, a);
@@ -216,18 +214,18 @@ static int lx_eval(const OpCall *c, IValue *out) {
         }
     } else {
 #ifndef HAVE_LAPACKE
-        sa_err(&sa, "needs LAPACKE, which configure did not find (apt-get install liblapacke-dev, then ./configure)");
+        sa_err(sa, "needs LAPACKE, which configure did not find (apt-get install liblapacke-dev, then ./configure)");
         goto done;
 #else
         lapack_int *ip = malloc(sizeof(lapack_int) * (size_t)(n + 1));
-        if (!ip) { sa_err(&sa, "out of memory"); goto done; }
+        if (!ip) { sa_err(sa, "out of memory"); goto done; }
         if (kind == LX_EIG) {
             double *wr = malloc(sizeof(double) * (size_t)(3 * n + 1)), *wi = wr + n, *vr = malloc(sizeof(double) * (size_t)(n * n + 1));
             for (int64_t bi = 0; wr && vr && bi < nb; bi++) {
                 get_mat(A, bi, n, n, r);
                 for (int64_t i = 0; i < n; i++) for (int64_t j = 0; j < n; j++) a[j * n + i] = r[i * n + j];
                 lapack_int info = n ? LAPACKE_dgeev(LAPACK_COL_MAJOR, 'N', 'V', (lapack_int)n, a, (lapack_int)n, wr, wi, NULL, 1, vr, (lapack_int)n) : 0;
-                if (info > 0) { free(wr); free(vr); free(ip); sa_err(&sa, "linalg.eig: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated eigenvalues (error code: %d).", (int)info); goto done; }
+                if (info > 0) { free(wr); free(vr); free(ip); sa_err(sa, "linalg.eig: The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated eigenvalues (error code: %d).", (int)info); goto done; }
                 for (int64_t j = 0; j < n; j++) {
                     tensor_store_c(o[0], tensor_pos(o[0], bi * n + j), wr[j], wi[j]);
                     /* a pair wi[j] > 0, wi[j+1] < 0 holds re in column j and im in column j+1 */
@@ -254,7 +252,7 @@ static int lx_eval(const OpCall *c, IValue *out) {
                 tensor_store_i(o[2], tensor_pos(o[2], bi), info);
             }
         } else {
-            Tensor *P = ev_tensor(sa_arg(&sa, 1, "pivots")), *B = ev_tensor(sa_arg(&sa, 2, "B"));
+            Tensor *P = ev_tensor(sa_arg(sa, 1, "pivots")), *B = ev_tensor(sa_arg(sa, 2, "B"));
             int64_t k = B->size[B->ndim - 1], nbb = n * k != 0 ? tensor_numel(B) / (n * k) : 0, np = tensor_numel(P) / (n ? n : 1);
             double *bv = malloc(sizeof(double) * (size_t)(n * k + 1)), *bc = malloc(sizeof(double) * (size_t)(n * k + 1));
             for (int64_t bi = 0; bv && bc && bi < nbb; bi++) {
@@ -262,12 +260,12 @@ static int lx_eval(const OpCall *c, IValue *out) {
                 for (int64_t i = 0; i < n; i++) for (int64_t j = 0; j < n; j++) a[j * n + i] = r[i * n + j];
                 for (int64_t i = 0; i < n; i++) {
                     int64_t pv = tensor_get_i(P, (np ? bi % np : 0) * n + i);
-                    if (pv == 0 || pv > n || pv < -n) { free(bv); free(bc); free(ip); sa_err(&sa, "torch.linalg.ldl_solve: pivot %lld is out of range for a %lld x %lld matrix", (long long)pv, (long long)n, (long long)n); goto done; }
+                    if (pv == 0 || pv > n || pv < -n) { free(bv); free(bc); free(ip); sa_err(sa, "torch.linalg.ldl_solve: pivot %lld is out of range for a %lld x %lld matrix", (long long)pv, (long long)n, (long long)n); goto done; }
                     ip[i] = (lapack_int)pv;
                 }
                 for (int64_t i = 0; i < n; i++) {   /* a 2x2 block (negative pivot) takes two rows with the same pivot */
                     if (ip[i] > 0) continue;
-                    if (i + 1 >= n || ip[i + 1] != ip[i]) { free(bv); free(bc); free(ip); sa_err(&sa, "torch.linalg.ldl_solve: pivots are not an LDL factorization's (a negative pivot at %lld without its pair)", (long long)i); goto done; }
+                    if (i + 1 >= n || ip[i + 1] != ip[i]) { free(bv); free(bc); free(ip); sa_err(sa, "torch.linalg.ldl_solve: pivots are not an LDL factorization's (a negative pivot at %lld without its pair)", (long long)i); goto done; }
                     i++;
                 }
                 get_mat(B, bi, n, k, bv);
@@ -289,9 +287,9 @@ done:
     for (int k = 0; k < 3; k++) tensor_unref(o[k]);
     free(a);
     free(r);
-    ev_end(&sa);
     return rc;
 }
+static int lx_eval(const OpCall *c, IValue *out) { return ev_call(c, out, lx_body); }
 
 #define LX(name, kind, flags, doc) {name, (flags), op_infer_generic, lx_eval, doc, shape_lx, &(const LxSpec){kind}}
 const OpDef ops_linalg_ext_table[] = {

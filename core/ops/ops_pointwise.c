@@ -442,39 +442,35 @@ static void pw_kernel(const PwSpec *sp, const PwParams *p, PwOperand *ops, Tenso
     }
 }
 
-static int pw_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
+static int pw_body(ShapeArgs *sa, IValue *out) {
+    const OpCall *c = sa->call;
     const PwSpec *sp = c->op->data;
     PwOperand ops[3];
     DType common;
     TensorMeta m;
-    int rc = -1;
-    if (pw_shape_spec(&sa, sp, &m, ops, &common)) goto done;
+    if (pw_shape_spec(sa, sp, &m, ops, &common)) return -1;
     PwParams p;
-    pw_params(&sa, sp, &p);
+    pw_params(sa, sp, &p);
     p.f32 = opmath_f32(common);
     if (c->op->flags & OPF_INPLACE) {
         /* compute into a fresh tensor (operands may alias self), then copy into self */
         TensorMeta fm = m;
-        meta_contiguous_strides(&sa, &fm);
-        Tensor *tmp = ev_new(&sa, &fm);
-        if (!tmp) goto done;
+        meta_contiguous_strides(sa, &fm);
+        Tensor *tmp = ev_new(sa, &fm);
+        if (!tmp) return -1;
         pw_kernel(sp, &p, ops, tmp, common, c->op->name);
-        rc = tensor_copy_into(c->ctx, ops[0].t, tmp);
+        int rc = tensor_copy_into(c->ctx, ops[0].t, tmp);
         tensor_unref(tmp);
         if (rc == 0) ev_out_tensor(out, tensor_ref(ops[0].t));
-        goto done;
+        return rc;
     }
-    Tensor *o = ev_new(&sa, &m);
-    if (!o) goto done;
+    Tensor *o = ev_new(sa, &m);
+    if (!o) return -1;
     pw_kernel(sp, &p, ops, o, common, c->op->name);
     ev_out_tensor(out, o);
-    rc = 0;
-done:
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int pw_eval(const OpCall *c, IValue *out) { return ev_call(c, out, pw_body); }
 
 #define PW(name, spec, doc) {name, OPF_POINTWISE, op_infer_generic, pw_eval, doc, pw_shape, &spec}
 #define PWI(name, spec, doc) {name, OPF_POINTWISE | OPF_INPLACE, op_infer_generic, pw_eval, doc, pw_shape, &spec}

@@ -516,54 +516,52 @@ static int grid_kernel(ShapeArgs *sa, const Tensor *x, const Tensor *g, Tensor *
     return 0;
 }
 
-static int pool_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
+static int pool_body(ShapeArgs *sa, IValue *out) {
     PoolSpec tmp;
-    const PoolSpec *sp = spec_of(&sa, &tmp);
+    const PoolSpec *sp = spec_of(sa, &tmp);
     TensorMeta m[OP_MAX_OUTS];
     int nm, rc = -1;
     Tensor *o = NULL, *oi = NULL;
-    if (ev_shape(&sa, m, &nm)) goto done;
-    o = ev_new(&sa, &m[0]);
-    if (!o || (nm > 1 && !(oi = ev_new(&sa, &m[1])))) goto done;
+    if (ev_shape(sa, m, &nm)) goto done;
+    o = ev_new(sa, &m[0]);
+    if (!o || (nm > 1 && !(oi = ev_new(sa, &m[1])))) goto done;
     Pool P;
     Planes pl;
     bool bwd = sp->kind == PK_AVG_BWD || sp->kind == PK_MAX_BWD || sp->kind == PK_ADAPT_AVG_BWD;
-    Tensor *x = ev_tensor(sa_arg(&sa, bwd ? 1 : 0, "self")), *g = bwd ? ev_tensor(sa_arg(&sa, 0, "grad_output")) : NULL;
+    Tensor *x = ev_tensor(sa_arg(sa, bwd ? 1 : 0, "self")), *g = bwd ? ev_tensor(sa_arg(sa, 0, "grad_output")) : NULL;
     TensorMeta *xm = NULL, *gm = NULL;
-    if (sp->kind != PK_OFFSETS_TO_IDX && sa_tensor(&sa, sa_arg(&sa, bwd ? 1 : 0, "self"), "self", &xm)) goto done;
-    if (bwd && sa_tensor(&sa, sa_arg(&sa, 0, "grad_output"), "grad_output", &gm)) goto done;
+    if (sp->kind != PK_OFFSETS_TO_IDX && sa_tensor(sa, sa_arg(sa, bwd ? 1 : 0, "self"), "self", &xm)) goto done;
+    if (bwd && sa_tensor(sa, sa_arg(sa, 0, "grad_output"), "grad_output", &gm)) goto done;
     if (sp->kind == PK_OFFSETS_TO_IDX) {
         /* offsets_to_indices(offsets, kernel_size, input_size, stride, padding, dilation) */
         int ns = sp->nsp;
         int64_t K[3], I[3], S[3], Pd[3], D[3];
         static const int64_t ones[3] = {1, 1, 1};
-        if (list_arg(&sa, 1, "kernel_size", ns, NULL, K) || list_arg(&sa, 2, "input_size", ns, NULL, I) ||
-            list_arg(&sa, 3, "stride", ns, K, S) || list_arg(&sa, 4, "padding", ns, NULL, Pd) || list_arg(&sa, 5, "dilation", ns, ones, D)) goto done;
-        Tensor *off = ev_tensor(sa_arg(&sa, 0, "offsets"));
+        if (list_arg(sa, 1, "kernel_size", ns, NULL, K) || list_arg(sa, 2, "input_size", ns, NULL, I) ||
+            list_arg(sa, 3, "stride", ns, K, S) || list_arg(sa, 4, "padding", ns, NULL, Pd) || list_arg(sa, 5, "dilation", ns, ones, D)) goto done;
+        Tensor *off = ev_tensor(sa_arg(sa, 0, "offsets"));
         int64_t kn = 1;
         for (int i = 0; i < ns; i++) {
-            if (K[i] < 1 || I[i] < 1 || S[i] < 1 || D[i] < 1) { sa_err(&sa, "kernel_size, input_size, stride and dilation must be positive"); goto done; }
+            if (K[i] < 1 || I[i] < 1 || S[i] < 1 || D[i] < 1) { sa_err(sa, "kernel_size, input_size, stride and dilation must be positive"); goto done; }
             kn *= K[i];
         }
-        if (!off || off->ndim < ns) { sa_err(&sa, "offsets must have at least %d dimensions", ns); goto done; }
+        if (!off || off->ndim < ns) { sa_err(sa, "offsets must have at least %d dimensions", ns); goto done; }
         int64_t O[3], osz = 1;
         for (int i = 0; i < ns; i++) { O[i] = off->size[off->ndim - ns + i]; osz *= O[i]; }
         for (int64_t e = 0; e < tensor_numel(off); e++) {
             int64_t oc[3], kc[3], ic[3], r = tensor_get_i(off, e);
-            if (r < 0 || r >= kn) { sa_err(&sa, "offset %lld is outside the %lld kernel positions", (long long)r, (long long)kn); goto done; }
+            if (r < 0 || r >= kn) { sa_err(sa, "offset %lld is outside the %lld kernel positions", (long long)r, (long long)kn); goto done; }
             coords(e % (osz ? osz : 1), O, ns, oc);
             coords(r, K, ns, kc);
             for (int i = 0; i < ns; i++) ic[i] = oc[i] * S[i] - Pd[i] + kc[i] * D[i];
             tensor_store_i(o, tensor_pos(o, e), lin3(ic, I, ns));
         }
     } else if (sp->kind == PK_GRID) {
-        Tensor *gr = ev_tensor(sa_arg(&sa, 1, "grid"));
-        if (grid_kernel(&sa, x, gr, o)) goto done;
+        Tensor *gr = ev_tensor(sa_arg(sa, 1, "grid"));
+        if (grid_kernel(sa, x, gr, o)) goto done;
     } else if (sp->kind == PK_UNPOOL) {
-        Tensor *idx = ev_tensor(sa_arg(&sa, 1, "indices"));
-        if (!idx) { sa_err(&sa, "argument 'indices' must be a tensor"); goto done; }
+        Tensor *idx = ev_tensor(sa_arg(sa, 1, "indices"));
+        if (!idx) { sa_err(sa, "argument 'indices' must be a tensor"); goto done; }
         int64_t isz = 1, osz = 1, ns = sp->nsp, tot = tensor_numel(o);
         for (int i = 0; i < ns; i++) { isz *= x->size[x->ndim - ns + i]; osz *= o->size[o->ndim - ns + i]; }
         for (int64_t e = 0; e < tot; e++) tensor_set_f(o, e, 0);
@@ -571,23 +569,23 @@ static int pool_eval(const OpCall *c, IValue *out) {
         for (int64_t p = 0; p < np; p++)
             for (int64_t q = 0; q < isz; q++) {
                 int64_t at = tensor_get_i(idx, p * isz + q);
-                if (at < 0 || at >= osz) { sa_err(&sa, "max_unpool: found an invalid max index %lld (output volumes are of size %lld)", (long long)at, (long long)osz); goto done; }
+                if (at < 0 || at >= osz) { sa_err(sa, "max_unpool: found an invalid max index %lld (output volumes are of size %lld)", (long long)at, (long long)osz); goto done; }
                 tensor_set_f(o, p * osz + at, ld(x, p * isz + q));
             }
     } else {
-        int krc = sp->kind == PK_REFLECT || sp->kind == PK_REPLICATE ? pad_params(&sa, sp, xm, &P)
-                : sp->kind == PK_MAX_OFFSETS ? pool_params(&sa, sp, xm, xm, &P)
-                : sp->kind >= PK_NEAREST ? resample_params(&sa, sp, xm, &P)
-                : sp->kind == PK_ADAPT_AVG || sp->kind == PK_ADAPT_MAX ? adaptive_params(&sa, sp, xm, &P)
-                : sp->kind == PK_ADAPT_AVG_BWD ? adaptive_params(&sa, sp, xm, &P)
-                : pool_params(&sa, sp, bwd ? gm : xm, xm, &P);
+        int krc = sp->kind == PK_REFLECT || sp->kind == PK_REPLICATE ? pad_params(sa, sp, xm, &P)
+                : sp->kind == PK_MAX_OFFSETS ? pool_params(sa, sp, xm, xm, &P)
+                : sp->kind >= PK_NEAREST ? resample_params(sa, sp, xm, &P)
+                : sp->kind == PK_ADAPT_AVG || sp->kind == PK_ADAPT_MAX ? adaptive_params(sa, sp, xm, &P)
+                : sp->kind == PK_ADAPT_AVG_BWD ? adaptive_params(sa, sp, xm, &P)
+                : pool_params(sa, sp, bwd ? gm : xm, xm, &P);
         if (krc) goto done;
         if (sp->kind == PK_ADAPT_AVG_BWD)
             for (int i = 0; i < sp->nsp; i++) P.out[i] = g->size[g->ndim - sp->nsp + i];
         pl.isz = pl.osz = 1;
         for (int i = 0; i < sp->nsp; i++) { pl.isz *= P.in[i]; pl.osz *= P.out[i]; }
         pl.n = pl.isz ? tensor_numel(x) / pl.isz : 0;
-        if (bwd) pool_backward(sp, &P, g, sp->kind == PK_MAX_BWD ? ev_tensor(sa_arg(&sa, 7, "indices")) : NULL, o, &pl);
+        if (bwd) pool_backward(sp, &P, g, sp->kind == PK_MAX_BWD ? ev_tensor(sa_arg(sa, 7, "indices")) : NULL, o, &pl);
         else if (sp->kind == PK_REFLECT || sp->kind == PK_REPLICATE) pad_kernel(sp, &P, x, o, &pl);
         else if (sp->kind >= PK_NEAREST && sp->kind != PK_MAX_OFFSETS) resample_kernel(sp, &P, x, o, &pl);
         else pool_kernel(sp, &P, x, o, oi, &pl);
@@ -599,9 +597,9 @@ static int pool_eval(const OpCall *c, IValue *out) {
 done:
     if (o) tensor_unref(o);
     if (oi) tensor_unref(oi);
-    ev_end(&sa);
     return rc;
 }
+static int pool_eval(const OpCall *c, IValue *out) { return ev_call(c, out, pool_body); }
 
 #define PL(name, kind, nsp, vec, flags, doc) {name, flags, op_infer_generic, pool_eval, doc, shape_pool, &(const PoolSpec){kind, nsp, vec}}
 const OpDef ops_pool_table[] = {

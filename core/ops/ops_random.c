@@ -85,37 +85,36 @@ static int shape_random(ShapeArgs *sa, TensorMeta *out, int *nout) {
     return sa_err(sa, "unknown random op");
 }
 
-static int random_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
+static int random_body(ShapeArgs *sa, IValue *out) {
+    const OpCall *c = sa->call;
     const RandSpec *sp = c->op->data;
     TensorMeta m[2];
     int n, rc = -1;
     Tensor *o[2] = {0};
-    uint64_t s = node_seed(&sa);
-    if (ev_shape(&sa, m, &n)) goto done;
+    uint64_t s = node_seed(sa);
+    if (ev_shape(sa, m, &n)) goto done;
     for (int k = 0; k < n; k++)
-        if (!(o[k] = ev_new(&sa, &m[k]))) goto done;
+        if (!(o[k] = ev_new(sa, &m[k]))) goto done;
     int64_t total = tensor_numel(o[0]);
     double p = 0.5;
     DType t;
     Tensor *x = NULL;
     if (sp->kind == RD_BERNOULLI || sp->kind == RD_DROPOUT) {
-        ArgRef ap = sa_arg(&sa, 1, "p");
-        if (arg_present(ap) && sa_scalar(&sa, ap, "p", &p, &t)) goto done;
-        if (p < 0 || p > 1) { sa_err(&sa, "probability %g is outside [0, 1]", p); goto done; }
-        x = ev_tensor(sa_arg(&sa, 0, NULL));
+        ArgRef ap = sa_arg(sa, 1, "p");
+        if (arg_present(ap) && sa_scalar(sa, ap, "p", &p, &t)) goto done;
+        if (p < 0 || p > 1) { sa_err(sa, "probability %g is outside [0, 1]", p); goto done; }
+        x = ev_tensor(sa_arg(sa, 0, NULL));
     }
     if (sp->kind == RD_IRANDOM) {
         /* inductor_random(size, seed, mode): the seed tensor picks the stream */
-        Tensor *seed = ev_tensor(sa_arg(&sa, 1, "seed"));
+        Tensor *seed = ev_tensor(sa_arg(sa, 1, "seed"));
         if (seed && tensor_numel(seed) > 0) s ^= (uint64_t)tensor_get_i(seed, 0) * 0x9e3779b97f4a7c15ull;
     }
     if (sp->kind == RD_LOOKUP) {
         int64_t idx;
-        Tensor *seeds = ev_tensor(sa_arg(&sa, 0, "seeds"));
-        if (sa_const_int(&sa, sa_arg(&sa, 1, "index"), "index", &idx)) goto done;
-        if (idx < 0 || idx >= tensor_numel(seeds)) { sa_err(&sa, "seed index %lld out of range", (long long)idx); goto done; }
+        Tensor *seeds = ev_tensor(sa_arg(sa, 0, "seeds"));
+        if (sa_const_int(sa, sa_arg(sa, 1, "index"), "index", &idx)) goto done;
+        if (idx < 0 || idx >= tensor_numel(seeds)) { sa_err(sa, "seed index %lld out of range", (long long)idx); goto done; }
         tensor_set_f(o[0], 0, (double)tensor_get_i(seeds, idx));
         goto ok_out;
     }
@@ -130,7 +129,7 @@ static int random_eval(const OpCall *c, IValue *out) {
         goto ok_out;
     }
     bool normal_mode = sp->kind == RD_RANDN || sp->kind == RD_RANDN_LIKE ||
-                       (sp->kind == RD_IRANDOM && !strcmp(arg_str(sa_arg(&sa, 2, "mode"), "rand"), "randn"));
+                       (sp->kind == RD_IRANDOM && !strcmp(arg_str(sa_arg(sa, 2, "mode"), "rand"), "randn"));
     for (int64_t k = 0; k < total; k++) {
         switch (sp->kind) {
         case RD_SEEDS: tensor_set_f(o[0], k, (double)(mix(&s) >> 12)); break;
@@ -158,9 +157,9 @@ ok_out:
 done:
     tensor_unref(o[0]);
     tensor_unref(o[1]);
-    ev_end(&sa);
     return rc;
 }
+static int random_eval(const OpCall *c, IValue *out) { return ev_call(c, out, random_body); }
 
 
 /* ---- distribution fills: x.uniform_(a, b), normal_, cauchy_, exponential_, geometric_,
@@ -200,36 +199,35 @@ static double arg_or(ShapeArgs *sa, int pos, const char *name, double dflt) {
     return v;
 }
 
-static int dist_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
+static int dist_body(ShapeArgs *sa, IValue *out) {
+    const OpCall *c = sa->call;
     const DistSpec *sp = c->op->data;
     TensorMeta m;
     int n, rc = -1;
     Tensor *o = NULL;
-    uint64_t s = node_seed(&sa);
-    if (ev_shape(&sa, &m, &n)) goto done;
-    Tensor *x = ev_tensor(sa_arg(&sa, 0, NULL));
-    if (!(o = ev_new(&sa, &m))) goto done;
+    uint64_t s = node_seed(sa);
+    if (ev_shape(sa, &m, &n)) goto done;
+    Tensor *x = ev_tensor(sa_arg(sa, 0, NULL));
+    if (!(o = ev_new(sa, &m))) goto done;
     int64_t total = tensor_numel(o);
     double a = 0, b = 1;
     switch (sp->kind) {
-    case DS_UNIFORM: a = arg_or(&sa, 1, "from", 0); b = arg_or(&sa, 2, "to", 1); break;
-    case DS_NORMAL: a = arg_or(&sa, 1, "mean", 0); b = arg_or(&sa, 2, "std", 1); break;
-    case DS_CAUCHY: a = arg_or(&sa, 1, "median", 0); b = arg_or(&sa, 2, "sigma", 1); break;
-    case DS_EXPONENTIAL: a = arg_or(&sa, 1, "lambd", 1); break;
-    case DS_GEOMETRIC: a = arg_or(&sa, 1, "p", 0.5); break;
-    case DS_LOG_NORMAL: a = arg_or(&sa, 1, "mean", 1); b = arg_or(&sa, 2, "std", 2); break;
-    case DS_BERNOULLI_P: a = arg_or(&sa, 1, "p", 0.5); break;
-    case DS_RANDINT: a = 0; b = arg_or(&sa, 1, "high", 1); break;
-    case DS_RANDINT_LOW: a = arg_or(&sa, 1, "low", 0); b = arg_or(&sa, 2, "high", 1); break;
-    case DS_RRELU: a = arg_or(&sa, 2, "lower", 1.0 / 8); b = arg_or(&sa, 3, "upper", 1.0 / 3); break;
+    case DS_UNIFORM: a = arg_or(sa, 1, "from", 0); b = arg_or(sa, 2, "to", 1); break;
+    case DS_NORMAL: a = arg_or(sa, 1, "mean", 0); b = arg_or(sa, 2, "std", 1); break;
+    case DS_CAUCHY: a = arg_or(sa, 1, "median", 0); b = arg_or(sa, 2, "sigma", 1); break;
+    case DS_EXPONENTIAL: a = arg_or(sa, 1, "lambd", 1); break;
+    case DS_GEOMETRIC: a = arg_or(sa, 1, "p", 0.5); break;
+    case DS_LOG_NORMAL: a = arg_or(sa, 1, "mean", 1); b = arg_or(sa, 2, "std", 2); break;
+    case DS_BERNOULLI_P: a = arg_or(sa, 1, "p", 0.5); break;
+    case DS_RANDINT: a = 0; b = arg_or(sa, 1, "high", 1); break;
+    case DS_RANDINT_LOW: a = arg_or(sa, 1, "low", 0); b = arg_or(sa, 2, "high", 1); break;
+    case DS_RRELU: a = arg_or(sa, 2, "lower", 1.0 / 8); b = arg_or(sa, 3, "upper", 1.0 / 3); break;
     default: break;
     }
     if (sp->kind == DS_MULTINOMIAL) {
         int64_t k = o->size[o->ndim - 1], rows = x->ndim == 2 ? x->size[0] : 1, cats = x->size[x->ndim - 1];
-        bool repl = arg_bool(sa_arg(&sa, 2, "replacement"), false);
-        if (!repl && k > cats) { sa_err(&sa, "cannot sample n_sample > prob_dist.size(-1) samples without replacement"); goto done; }
+        bool repl = arg_bool(sa_arg(sa, 2, "replacement"), false);
+        if (!repl && k > cats) { sa_err(sa, "cannot sample n_sample > prob_dist.size(-1) samples without replacement"); goto done; }
         double *w = mi_xcalloc((size_t)(cats ? cats : 1), sizeof *w);
         for (int64_t r = 0; r < rows; r++) {
             for (int64_t j = 0; j < cats; j++) w[j] = tensor_get_f(x, r * cats + j);
@@ -245,9 +243,9 @@ static int dist_eval(const OpCall *c, IValue *out) {
         }
         free(w);
     } else {
-        Tensor *std = sp->kind == DS_NORMAL_TT ? ev_tensor(sa_arg(&sa, 1, "std")) : NULL;
-        Tensor *noise = sp->kind == DS_RRELU ? ev_tensor(sa_arg(&sa, 1, "noise")) : NULL;
-        bool training = sp->kind == DS_RRELU && arg_bool(sa_arg(&sa, 4, "training"), false);
+        Tensor *std = sp->kind == DS_NORMAL_TT ? ev_tensor(sa_arg(sa, 1, "std")) : NULL;
+        Tensor *noise = sp->kind == DS_RRELU ? ev_tensor(sa_arg(sa, 1, "noise")) : NULL;
+        bool training = sp->kind == DS_RRELU && arg_bool(sa_arg(sa, 4, "training"), false);
         for (int64_t k = 0; k < total; k++) {
             double u = uniform(&s), v;
             switch (sp->kind) {
@@ -284,9 +282,9 @@ static int dist_eval(const OpCall *c, IValue *out) {
     rc = 0;
 done:
     tensor_unref(o);
-    ev_end(&sa);
     return rc;
 }
+static int dist_eval(const OpCall *c, IValue *out) { return ev_call(c, out, dist_body); }
 
 #define DST(name, flags, kind, doc) {name, OPF_RANDOM | (flags), op_infer_generic, dist_eval, doc, shape_dist, &(const DistSpec){kind}}
 

@@ -254,9 +254,8 @@ static double group_reduce(int kind, const double *v, int64_t n, int64_t *arg, d
     }
 }
 
-static int reduce_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
+static int reduce_body(ShapeArgs *sa, IValue *out) {
+    const OpCall *c = sa->call;
     const RedSpec *sp = c->op->data;
     TensorMeta m[2];
     RedShape r;
@@ -264,24 +263,24 @@ static int reduce_eval(const OpCall *c, IValue *out) {
     Tensor *o[2] = {0};
     double *vals = NULL;
     int64_t *pos = NULL;
-    if (red_parse(&sa, sp, &r) || shape_reduce(&sa, m, &nout)) goto done;
-    Tensor *x = ev_tensor(sa_arg(&sa, 0, "self"));
+    if (red_parse(sa, sp, &r) || shape_reduce(sa, m, &nout)) goto done;
+    Tensor *x = ev_tensor(sa_arg(sa, 0, "self"));
     for (int k = 0; k < nout; k++)
-        if (!(o[k] = ev_new(&sa, &m[k]))) goto done;
+        if (!(o[k] = ev_new(sa, &m[k]))) goto done;
     double correction = 1;
-    ArgRef ac = sa_arg(&sa, -1, "correction");
+    ArgRef ac = sa_arg(sa, -1, "correction");
     DType ct;
-    if (arg_present(ac) && sa_scalar(&sa, ac, "correction", &correction, &ct)) goto done;
+    if (arg_present(ac) && sa_scalar(sa, ac, "correction", &correction, &ct)) goto done;
     Groups g;
     groups_init(&g, x, r.mask);
     if (g.inner == 0 && (sp->kind == RK_AMAX || sp->kind == RK_AMIN || sp->kind == RK_ARGMAX ||
                          sp->kind == RK_ARGMIN || sp->kind == RK_MAXDIM || sp->kind == RK_MINDIM) && g.outer > 0) {
-        sa_err(&sa, "cannot reduce over an empty dimension (max/min of nothing)");
+        sa_err(sa, "cannot reduce over an empty dimension (max/min of nothing)");
         goto done;
     }
     vals = malloc((size_t)(g.inner ? g.inner : 1) * sizeof *vals);
     pos = malloc((size_t)(g.inner ? g.inner : 1) * sizeof *pos);
-    if (!vals || !pos) { sa_err(&sa, "out of memory"); goto done; }
+    if (!vals || !pos) { sa_err(sa, "out of memory"); goto done; }
     bool ints = ev_intlike(x->dtype) && (sp->kind == RK_SUM || sp->kind == RK_PROD) && ev_intlike(o[0]->dtype);
     for (int64_t k = 0; k < g.outer; k++) {
         group_pos(&g, x, k, pos);
@@ -329,14 +328,13 @@ done:
     tensor_unref(o[1]);
     free(vals);
     free(pos);
-    ev_end(&sa);
     return rc;
 }
+static int reduce_eval(const OpCall *c, IValue *out) { return ev_call(c, out, reduce_body); }
 
 /* softmax / log_softmax / prepare_softmax_online over one dim */
-static int softmax_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
+static int softmax_body(ShapeArgs *sa, IValue *out) {
+    const OpCall *c = sa->call;
     const RedSpec *sp = c->op->data;
     TensorMeta m[2], *xm;
     int64_t dim;
@@ -345,10 +343,10 @@ static int softmax_eval(const OpCall *c, IValue *out) {
     Tensor *o[2] = {0};
     double *vals = NULL;
     int64_t *pos = NULL, *opos = NULL;
-    if (softmax_parse(&sa, &xm, &dim, &dt) || ev_shape(&sa, m, &nout)) goto done;
-    Tensor *x = ev_tensor(sa_arg(&sa, 0, "self"));
+    if (softmax_parse(sa, &xm, &dim, &dt) || ev_shape(sa, m, &nout)) goto done;
+    Tensor *x = ev_tensor(sa_arg(sa, 0, "self"));
     for (int k = 0; k < nout; k++)
-        if (!(o[k] = ev_new(&sa, &m[k]))) goto done;
+        if (!(o[k] = ev_new(sa, &m[k]))) goto done;
     bool mask[MI_MAX_DIMS] = {0};
     if (x->ndim) mask[dim] = true;
     Groups g;
@@ -357,7 +355,7 @@ static int softmax_eval(const OpCall *c, IValue *out) {
     vals = malloc(cap * sizeof *vals);
     pos = malloc(cap * sizeof *pos);
     opos = malloc(cap * sizeof *opos);
-    if (!vals || !pos || !opos) { sa_err(&sa, "out of memory"); goto done; }
+    if (!vals || !pos || !opos) { sa_err(sa, "out of memory"); goto done; }
     for (int64_t k = 0; k < g.outer; k++) {
         group_pos(&g, x, k, pos);
         double mx = -INFINITY, sum = 0;
@@ -396,41 +394,39 @@ done:
     free(vals);
     free(pos);
     free(opos);
-    ev_end(&sa);
     return rc;
 }
+static int softmax_eval(const OpCall *c, IValue *out) { return ev_call(c, out, softmax_body); }
 
-static int layer_norm_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
+static int layer_norm_body(ShapeArgs *sa, IValue *out) {
     TensorMeta m[3], *xm, *wm = NULL, *bm = NULL;
     int axis, rc = -1, nout;
     Tensor *o[3] = {0};
     double *vals = NULL;
     int64_t *pos = NULL, *opos = NULL;
-    if (layer_norm_parse(&sa, &xm, &axis) || shape_layer_norm(&sa, m, &nout)) goto done;
-    Tensor *x = ev_tensor(sa_arg(&sa, 0, "input")), *w = NULL, *b = NULL;
-    ArgRef aw = sa_arg(&sa, 2, "weight"), ab = sa_arg(&sa, 3, "bias");
-    if (arg_present(aw)) { if (sa_tensor(&sa, aw, "weight", &wm)) goto done; w = ev_tensor(aw); }
-    if (arg_present(ab)) { if (sa_tensor(&sa, ab, "bias", &bm)) goto done; b = ev_tensor(ab); }
+    if (layer_norm_parse(sa, &xm, &axis) || shape_layer_norm(sa, m, &nout)) goto done;
+    Tensor *x = ev_tensor(sa_arg(sa, 0, "input")), *w = NULL, *b = NULL;
+    ArgRef aw = sa_arg(sa, 2, "weight"), ab = sa_arg(sa, 3, "bias");
+    if (arg_present(aw)) { if (sa_tensor(sa, aw, "weight", &wm)) goto done; w = ev_tensor(aw); }
+    if (arg_present(ab)) { if (sa_tensor(sa, ab, "bias", &bm)) goto done; b = ev_tensor(ab); }
     double eps;
     DType et;
-    if (sa_scalar(&sa, sa_arg(&sa, 4, "eps"), "eps", &eps, &et)) goto done;
+    if (sa_scalar(sa, sa_arg(sa, 4, "eps"), "eps", &eps, &et)) goto done;
     for (int k = 0; k < 3; k++)
-        if (!(o[k] = ev_new(&sa, &m[k]))) goto done;
+        if (!(o[k] = ev_new(sa, &m[k]))) goto done;
     bool mask[MI_MAX_DIMS] = {0};
     for (int i = axis; i < x->ndim; i++) mask[i] = true;
     Groups g;
     groups_init(&g, x, mask);
     if ((w && tensor_numel(w) != g.inner) || (b && tensor_numel(b) != g.inner)) {
-        sa_err(&sa, "weight/bias must have %lld elements", (long long)g.inner);
+        sa_err(sa, "weight/bias must have %lld elements", (long long)g.inner);
         goto done;
     }
     size_t cap = (size_t)(g.inner ? g.inner : 1);
     vals = malloc(cap * sizeof *vals);
     pos = malloc(cap * sizeof *pos);
     opos = malloc(cap * sizeof *opos);
-    if (!vals || !pos || !opos) { sa_err(&sa, "out of memory"); goto done; }
+    if (!vals || !pos || !opos) { sa_err(sa, "out of memory"); goto done; }
     for (int64_t k = 0; k < g.outer; k++) {
         group_pos(&g, x, k, pos);
         group_pos(&g, o[0], k, opos);
@@ -458,9 +454,9 @@ done:
     free(vals);
     free(pos);
     free(opos);
-    ev_end(&sa);
     return rc;
 }
+static int layer_norm_eval(const OpCall *c, IValue *out) { return ev_call(c, out, layer_norm_body); }
 
 static const RedSpec
     r_sum = {RK_SUM, D_LIST}, r_sum_all = {RK_SUM, D_ALL}, r_mean = {RK_MEAN, D_LIST}, r_mean_all = {RK_MEAN, D_ALL},

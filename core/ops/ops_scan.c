@@ -246,16 +246,15 @@ static int scan_line(int kind, const Tensor *x, const int64_t *px, Tensor *o, co
     return -1;
 }
 
-static int scan_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
+static int scan_body(ShapeArgs *sa, IValue *out) {
+    const OpCall *c = sa->call;
     TensorMeta m[OP_MAX_OUTS];
-    int nm, rc = -1, kind = KIND(&sa);
+    int nm, rc = -1, kind = KIND(sa);
     Tensor *o = NULL, *oi = NULL;
     int64_t *px = NULL, *po = NULL, *pi = NULL;
     Item *it = NULL;
-    if (ev_shape(&sa, m, &nm)) goto done;
-    Tensor *x = ev_tensor(sa_arg(&sa, 0, "self"));
+    if (ev_shape(sa, m, &nm)) goto done;
+    Tensor *x = ev_tensor(sa_arg(sa, 0, "self"));
     int64_t d = 0, k = 0;
     bool largest = false, sorted = true;
     int dpos = kind == SC_SORT || kind == SC_CUMSUM || kind == SC_CUMPROD || kind == SC_CUMMAX || kind == SC_CUMMIN ||
@@ -263,14 +262,14 @@ static int scan_eval(const OpCall *c, IValue *out) {
              : kind == SC_TOPK || kind == SC_KTHVALUE ? 2 : -1;
     bool all = kind == SC_MEDIAN_ALL || kind == SC_NANMEDIAN_ALL;
     int64_t dflt = kind == SC_CUMSUM || kind == SC_CUMPROD || kind == SC_CUMMAX || kind == SC_CUMMIN || kind == SC_LOGCUMSUMEXP ? 0 : -1;
-    if (!all && dim_arg(&sa, &(TensorMeta){.ndim = x->ndim}, dpos, "dim", dflt, &d)) goto done;
-    if (kind == SC_SORT || kind == SC_SORT_STABLE) largest = arg_bool(sa_arg(&sa, kind == SC_SORT ? 2 : -1, "descending"), false);
+    if (!all && dim_arg(sa, &(TensorMeta){.ndim = x->ndim}, dpos, "dim", dflt, &d)) goto done;
+    if (kind == SC_SORT || kind == SC_SORT_STABLE) largest = arg_bool(sa_arg(sa, kind == SC_SORT ? 2 : -1, "descending"), false);
     if (kind == SC_TOPK) {
-        if (sa_const_int(&sa, sa_arg(&sa, 1, "k"), "k", &k)) goto done;
-        largest = arg_bool(sa_arg(&sa, 3, "largest"), true);
-        sorted = arg_bool(sa_arg(&sa, 4, "sorted"), true);
+        if (sa_const_int(sa, sa_arg(sa, 1, "k"), "k", &k)) goto done;
+        largest = arg_bool(sa_arg(sa, 3, "largest"), true);
+        sorted = arg_bool(sa_arg(sa, 4, "sorted"), true);
     }
-    if (kind == SC_KTHVALUE && sa_const_int(&sa, sa_arg(&sa, 1, "k"), "k", &k)) goto done;
+    if (kind == SC_KTHVALUE && sa_const_int(sa, sa_arg(sa, 1, "k"), "k", &k)) goto done;
     Tensor *xx = x;
     if (all) {                   /* median of all elements: one line over the flattened tensor */
         xx = tensor_contiguous(c->ctx, x);
@@ -279,15 +278,15 @@ static int scan_eval(const OpCall *c, IValue *out) {
         Tensor *flat = tensor_view(xx, 1, &n1, (int64_t[]){1}, xx->offset);
         tensor_unref(xx);
         xx = flat;
-        if (n1 == 0) { sa_err(&sa, "median() input tensor cannot be empty"); tensor_unref(xx); goto done; }
+        if (n1 == 0) { sa_err(sa, "median() input tensor cannot be empty"); tensor_unref(xx); goto done; }
     }
-    o = ev_new(&sa, &m[0]);
-    if (nm > 1) oi = ev_new(&sa, &m[1]);
+    o = ev_new(sa, &m[0]);
+    if (nm > 1) oi = ev_new(sa, &m[1]);
     if (!o || (nm > 1 && !oi)) { if (xx != x) tensor_unref(xx); goto done; }
     int64_t n = line_len(xx, (int)d), lines = nlines(xx, (int)d);
-    if (kind == SC_KTHVALUE && (k < 1 || k > n)) { sa_err(&sa, "kthvalue(): selected number k out of range for dimension %lld", (long long)d); if (xx != x) tensor_unref(xx); goto done; }
+    if (kind == SC_KTHVALUE && (k < 1 || k > n)) { sa_err(sa, "kthvalue(): selected number k out of range for dimension %lld", (long long)d); if (xx != x) tensor_unref(xx); goto done; }
     if ((kind == SC_MEDIAN_DIM || kind == SC_NANMEDIAN_DIM || kind == SC_MODE) && n == 0) {
-        sa_err(&sa, "median/mode of an empty dimension"); if (xx != x) tensor_unref(xx); goto done;
+        sa_err(sa, "median/mode of an empty dimension"); if (xx != x) tensor_unref(xx); goto done;
     }
     px = mi_xcalloc((size_t)(n + 1), sizeof *px);
     po = mi_xcalloc((size_t)(n + 1), sizeof *po);
@@ -315,9 +314,9 @@ done:
     if (o) tensor_unref(o);
     if (oi) tensor_unref(oi);
     free(px); free(po); free(pi); free(it);
-    ev_end(&sa);
     return rc;
 }
+static int scan_eval(const OpCall *c, IValue *out) { return ev_call(c, out, scan_body); }
 
 /* ---- searchsorted / bucketize ---- */
 
@@ -331,23 +330,16 @@ static int shape_search(ShapeArgs *sa, TensorMeta *out, int *nout) {
     return 0;
 }
 
-static int search_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    TensorMeta m;
-    int nm, rc = -1;
-    bool bucket = !strcmp(c->op->name, "aten.bucketize.Tensor");
-    if (ev_shape(&sa, &m, &nm)) goto done;
-    Tensor *seq = ev_tensor(sa_arg(&sa, bucket ? 1 : 0, bucket ? "boundaries" : "sorted_sequence"));
-    Tensor *v = ev_tensor(sa_arg(&sa, bucket ? 0 : 1, "self"));
-    Tensor *sorter = bucket ? NULL : ev_tensor(sa_arg(&sa, 5, "sorter"));
-    bool right = arg_bool(sa_arg(&sa, 3, "right"), false);
-    const char *side = bucket ? NULL : arg_str(sa_arg(&sa, 4, "side"), NULL);
+static int search_fill(ShapeArgs *sa, Tensor *o) {
+    bool bucket = !strcmp(sa->call->op->name, "aten.bucketize.Tensor");
+    Tensor *seq = ev_tensor(sa_arg(sa, bucket ? 1 : 0, bucket ? "boundaries" : "sorted_sequence"));
+    Tensor *v = ev_tensor(sa_arg(sa, bucket ? 0 : 1, "self"));
+    Tensor *sorter = bucket ? NULL : ev_tensor(sa_arg(sa, 5, "sorter"));
+    bool right = arg_bool(sa_arg(sa, 3, "right"), false);
+    const char *side = bucket ? NULL : arg_str(sa_arg(sa, 4, "side"), NULL);
     if (side && !strcmp(side, "right")) right = true;
-    if (!seq || !v) { sa_err(&sa, "needs tensor arguments"); goto done; }
-    if (seq->ndim > 1 && seq->ndim != v->ndim) { sa_err(&sa, "boundaries and input must have the same leading dimensions"); goto done; }
-    Tensor *o = ev_new(&sa, &m);
-    if (!o) goto done;
+    if (!seq || !v) { sa_err(sa, "needs tensor arguments"); return -1; }
+    if (seq->ndim > 1 && seq->ndim != v->ndim) { sa_err(sa, "boundaries and input must have the same leading dimensions"); return -1; }
     int64_t n = seq->ndim ? seq->size[seq->ndim - 1] : 1, inner = v->ndim ? v->size[v->ndim - 1] : 1;
     int64_t total = tensor_numel(v);
     for (int64_t e = 0; e < total; e++) {
@@ -363,12 +355,9 @@ static int search_eval(const OpCall *c, IValue *out) {
         }
         tensor_store_i(o, tensor_pos(o, e), lo);
     }
-    ev_out_tensor(out, o);
-    rc = 0;
-done:
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int search_eval(const OpCall *c, IValue *out) { return ev_run(c, out, search_fill); }
 
 /* ---- nonzero / masked_select: the result size depends on the data ---- */
 
@@ -419,16 +408,9 @@ static int shape_data_dependent(ShapeArgs *sa, TensorMeta *out, int *nout) {
     return 0;
 }
 
-static int data_dependent_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    TensorMeta m;
-    int nm, rc = -1;
-    bool nz = !strcmp(c->op->name, "aten.nonzero.default");
-    if (ev_shape(&sa, &m, &nm)) goto done;
-    Tensor *t = ev_tensor(sa_arg(&sa, 0, "self"));
-    Tensor *o = ev_new(&sa, &m);
-    if (!o) goto done;
+static int data_dependent_fill(ShapeArgs *sa, Tensor *o) {
+    bool nz = !strcmp(sa->call->op->name, "aten.nonzero.default");
+    Tensor *t = ev_tensor(sa_arg(sa, 0, "self"));
     int64_t k = 0;
     if (nz) {
         int64_t n = tensor_numel(t);
@@ -439,7 +421,7 @@ static int data_dependent_eval(const OpCall *c, IValue *out) {
             k++;
         }
     } else {
-        Tensor *mask = ev_tensor(sa_arg(&sa, 1, "mask"));
+        Tensor *mask = ev_tensor(sa_arg(sa, 1, "mask"));
         int nd = t->ndim > mask->ndim ? t->ndim : mask->ndim;
         int64_t sz[MI_MAX_DIMS], total = 1;
         for (int i = 0; i < nd; i++) {
@@ -459,12 +441,9 @@ static int data_dependent_eval(const OpCall *c, IValue *out) {
             if (tensor_load_i(mask, mp)) store(o, tensor_pos(o, k++), load(t, tp));
         }
     }
-    ev_out_tensor(out, o);
-    rc = 0;
-done:
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int data_dependent_eval(const OpCall *c, IValue *out) { return ev_run(c, out, data_dependent_fill); }
 
 /* ---- frexp (mantissa, exponent) and histc (bin counts) ---- */
 
@@ -478,29 +457,18 @@ static int shape_frexp(ShapeArgs *sa, TensorMeta *out, int *nout) {
     return 0;
 }
 
-static int frexp_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    TensorMeta m[2];
-    int nm, rc = -1;
-    Tensor *o = NULL, *e = NULL;
-    if (ev_shape(&sa, m, &nm) || !(o = ev_new(&sa, &m[0])) || !(e = ev_new(&sa, &m[1]))) goto done;
-    Tensor *x = ev_tensor(sa_arg(&sa, 0, "self"));
+static int frexp_fill(ShapeArgs *sa, Tensor *const *res, int n) {
+    Tensor *o = res[0], *e = res[1];
+    Tensor *x = ev_tensor(sa_arg(sa, 0, "self"));
     for (int64_t k = 0; k < tensor_numel(x); k++) {
         int ex = 0;
         double v = tensor_get_f(x, k), mant = x->dtype == DT_F32 ? (double)frexpf((float)v, &ex) : frexp(v, &ex);
         tensor_set_f(o, k, mant);
         tensor_store_i(e, tensor_pos(e, k), isfinite(v) ? ex : 0);
     }
-    ev_out_tuple(out, (Tensor *[]){o, e}, 2);
-    o = e = NULL;
-    rc = 0;
-done:
-    tensor_unref(o);
-    tensor_unref(e);
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int frexp_eval(const OpCall *c, IValue *out) { return ev_run_n(c, out, frexp_fill); }
 
 static int shape_histc(ShapeArgs *sa, TensorMeta *out, int *nout) {
     TensorMeta *x;
@@ -518,25 +486,19 @@ static int shape_histc(ShapeArgs *sa, TensorMeta *out, int *nout) {
 
 /* ATen histc: range [min, max] (the data's when equal, widened by 1 when still equal); x == max
  * falls in the last bin; values outside are not counted */
-static int histc_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
-    TensorMeta m;
-    int nm, rc = -1;
-    Tensor *o = NULL;
-    if (ev_shape(&sa, &m, &nm) || !(o = ev_new(&sa, &m))) goto done;
-    Tensor *x = ev_tensor(sa_arg(&sa, 0, "self"));
+static int histc_fill(ShapeArgs *sa, Tensor *o) {
+    Tensor *x = ev_tensor(sa_arg(sa, 0, "self"));
     double lo = 0, hi = 0;
     DType t;
-    ArgRef al = sa_arg(&sa, 2, "min"), ah = sa_arg(&sa, 3, "max");
-    if ((arg_present(al) && sa_scalar(&sa, al, "min", &lo, &t)) || (arg_present(ah) && sa_scalar(&sa, ah, "max", &hi, &t))) goto done;
+    ArgRef al = sa_arg(sa, 2, "min"), ah = sa_arg(sa, 3, "max");
+    if ((arg_present(al) && sa_scalar(sa, al, "min", &lo, &t)) || (arg_present(ah) && sa_scalar(sa, ah, "max", &hi, &t))) return -1;
     int64_t n = tensor_numel(x), bins = o->size[0];
     if (lo == hi && n) {
         lo = hi = tensor_get_f(x, 0);
         for (int64_t k = 1; k < n; k++) { double v = tensor_get_f(x, k); if (v < lo) lo = v; if (v > hi) hi = v; }
     }
     if (lo == hi) { lo -= 1; hi += 1; }
-    if (lo > hi) { sa_err(&sa, "torch.histc: max must be larger than min"); goto done; }
+    if (lo > hi) { sa_err(sa, "torch.histc: max must be larger than min"); return -1; }
     for (int64_t b2 = 0; b2 < bins; b2++) tensor_set_f(o, b2, 0);
     for (int64_t k = 0; k < n; k++) {
         double v = tensor_get_f(x, k);
@@ -545,14 +507,9 @@ static int histc_eval(const OpCall *c, IValue *out) {
         if (b2 >= bins) b2 = bins - 1;
         tensor_set_f(o, b2, tensor_get_f(o, b2) + 1);
     }
-    ev_out_tensor(out, o);
-    o = NULL;
-    rc = 0;
-done:
-    tensor_unref(o);
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int histc_eval(const OpCall *c, IValue *out) { return ev_run(c, out, histc_fill); }
 
 #define SC(name, kind, flags, doc) {name, flags, op_infer_generic, scan_eval, doc, shape_scan, &(const ScanSpec){kind}}
 const OpDef ops_scan_table[] = {

@@ -424,59 +424,52 @@ static Tensor *apply_view(ShapeArgs *sa, Tensor *base, const TensorMeta *m) {
     return tensor_view(base, m->ndim, size, stride, off);
 }
 
-static int view_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
+static int view_body(ShapeArgs *sa, IValue *out) {
+    const OpCall *c = sa->call;
     TensorMeta m[OP_MAX_OUTS];
-    int n, rc = -1;
-    if (ev_shape(&sa, m, &n)) goto done;
-    Tensor *base = ev_tensor(sa_arg(&sa, 0, "self"));
-    if (!base) { sa_err(&sa, "argument 'self' is not a tensor"); goto done; }
+    int n;
+    if (ev_shape(sa, m, &n)) return -1;
+    Tensor *base = ev_tensor(sa_arg(sa, 0, "self"));
+    if (!base) { sa_err(sa, "argument 'self' is not a tensor"); return -1; }
     if (c->op->flags & OPF_TUPLE) {
         out->kind = IV_TUPLE;
         out->n = n;
         out->items = mi_xcalloc((size_t)(n ? n : 1), sizeof(IValue));
         for (int k = 0; k < n; k++) {
-            Tensor *t = apply_view(&sa, base, &m[k]);
-            if (!t) { ivalue_clear(out); goto done; }
+            Tensor *t = apply_view(sa, base, &m[k]);
+            if (!t) { ivalue_clear(out); return -1; }
             ev_out_tensor(&out->items[k], t);
         }
     } else {
-        Tensor *t = apply_view(&sa, base, &m[0]);
-        if (!t) goto done;
+        Tensor *t = apply_view(sa, base, &m[0]);
+        if (!t) return -1;
         ev_out_tensor(out, t);
     }
-    rc = 0;
-done:
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int view_eval(const OpCall *c, IValue *out) { return ev_call(c, out, view_body); }
 
-static int reshape_eval(const OpCall *c, IValue *out) {
-    ShapeArgs sa;
-    sa_from_call(&sa, c);
+static int reshape_body(ShapeArgs *sa, IValue *out) {
+    const OpCall *c = sa->call;
     TensorMeta m;
     bool is_view;
-    int rc = -1;
-    if (reshape_shape(&sa, &m, false, &is_view)) goto done;
-    Tensor *base = ev_tensor(sa_arg(&sa, 0, "self")), *t;
+    if (reshape_shape(sa, &m, false, &is_view)) return -1;
+    Tensor *base = ev_tensor(sa_arg(sa, 0, "self")), *t;
     if (is_view) {
-        t = apply_view(&sa, base, &m);
+        t = apply_view(sa, base, &m);
     } else {
         Tensor *cont = tensor_contiguous(c->ctx, base);
-        if (!cont) { sa_err(&sa, "%s", c->ctx->err.msg); goto done; }
+        if (!cont) { sa_err(sa, "%s", c->ctx->err.msg); return -1; }
         int64_t size[MI_MAX_DIMS], stride[MI_MAX_DIMS];
-        if (ev_sizes(&sa, &m, size, stride)) { tensor_unref(cont); goto done; }
+        if (ev_sizes(sa, &m, size, stride)) { tensor_unref(cont); return -1; }
         t = tensor_view(cont, m.ndim, size, stride, 0);
         tensor_unref(cont);
     }
-    if (!t) goto done;
+    if (!t) return -1;
     ev_out_tensor(out, t);
-    rc = 0;
-done:
-    ev_end(&sa);
-    return rc;
+    return 0;
 }
+static int reshape_eval(const OpCall *c, IValue *out) { return ev_call(c, out, reshape_body); }
 
 
 /* ---- diagonal / unfold ---- */
