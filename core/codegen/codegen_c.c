@@ -8,6 +8,7 @@
 #include "codegen/codegen_conv.h"
 #include "codegen/codegen_gemm.h"
 #include "codegen/op_overrides.h"
+#include "codegen/special_src.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -507,6 +508,7 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     sb_put(&out, sym_c_prelude());
     sb_put(&out, prelude_welford);
     if (ir_module_uses_math(m, IOP_RAND) || ir_module_uses_math(m, IOP_RANDN)) cg_rand_src(&out, false);
+    cg_special_src(&out, m);
     bool has_mm = false, has_sdpa = false, has_fb = false, has_conv = false, has_conv_bwd = false;
     if (scan_externs(ctx, s, &has_mm, &has_sdpa, &has_fb, &has_conv, &has_conv_bwd) < 0) { sb_free(&out); return NULL; }
     bool has_ind = false, has_atomic = false;

@@ -38,6 +38,15 @@ static bool cuda_math(StrBuf *out, IrMathOp op, DType at, const char *const *a) 
     const char *sf = at == DT_F32 ? "f" : "";
     switch (op) {
     case IOP_RSQRT: sb_printf(out, "rsqrt%s(%s)", sf, a[0]); return true;
+    /* the special functions Triton has in libdevice (pointwise_overrides_data's triton=...;
+     * the others are FallbackKernels on the GPU: lowering_special.c) */
+    case IOP_ERFINV: sb_printf(out, "erfinv%s(%s)", sf, a[0]); return true;
+    case IOP_ERFCX: sb_printf(out, "erfcx%s(%s)", sf, a[0]); return true;
+    case IOP_I0: case IOP_MODIFIED_BESSEL_I0: sb_printf(out, "cyl_bessel_i0%s(%s)", sf, a[0]); return true;
+    case IOP_I1: case IOP_MODIFIED_BESSEL_I1: sb_printf(out, "cyl_bessel_i1%s(%s)", sf, a[0]); return true;
+    case IOP_BESSEL_J0: case IOP_BESSEL_J1: case IOP_BESSEL_Y0: case IOP_BESSEL_Y1:
+        sb_printf(out, "%s%s(%s)", ir_math_name(op) + 7, sf, a[0]);
+        return true;
     case IOP_MAXIMUM: case IOP_MINIMUM:
         if (!dtype_is_float(at)) return false;
         sb_printf(out, "(%s != %s || %s != %s) ? %s + %s : %s%s(%s, %s)", a[0], a[0], a[1], a[1], a[0], a[1],

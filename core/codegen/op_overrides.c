@@ -74,6 +74,19 @@ static bool math_spelling(const CgOverrides *ov, StrBuf *out, IrMathOp op, DType
     case IOP_LOG2: sb_printf(out, "log2%s(%s)", sf, x); return true;
     case IOP_LOG10: sb_printf(out, "log10%s(%s)", sf, x); return true;
     case IOP_ERFC: sb_printf(out, "erfc%s(%s)", sf, x); return true;
+    /* the special functions: double-precision ones of special_src.c (Inductor's cpp spellings
+     * calc_erfinv, calc_i0, ...), libm's Bessel J / Y (ATen's bessel_j0_forward, ...) */
+    case IOP_ERFINV: case IOP_I0: case IOP_I0E: case IOP_I1: case IOP_I1E: case IOP_DIGAMMA: case IOP_ERFCX:
+    case IOP_NDTRI: case IOP_LOG_NDTR: case IOP_SPHERICAL_BESSEL_J0:
+        sb_printf(out, "mi_sf_%s(%s)", ir_math_name(op), x);
+        return true;
+    case IOP_MODIFIED_BESSEL_I0: sb_printf(out, "mi_sf_i0(%s)", x); return true;
+    case IOP_MODIFIED_BESSEL_I1: sb_printf(out, "mi_sf_i1(%s)", x); return true;
+    case IOP_BESSEL_J0: case IOP_BESSEL_J1: case IOP_BESSEL_Y0: case IOP_BESSEL_Y1:
+        sb_printf(out, "%s(%s)", ir_math_name(op) + 7, x);   /* "bessel_j0" -> j0 */
+        return true;
+    case IOP_POLYGAMMA: sb_printf(out, "mi_sf_polygamma(%s, %s)", x, y); return true;
+    case IOP_ZETA: sb_printf(out, "mi_sf_zeta(%s, %s)", x, y); return true;
     case IOP_TRUNC: sb_printf(out, "trunc%s(%s)", sf, x); return true;
     case IOP_SIGNBIT: if (fl) sb_printf(out, "signbit(%s) != 0", x); else sb_printf(out, "%s < 0", x); return true;
     case IOP_BITWISE_NOT: if (at == DT_BOOL) sb_printf(out, "!%s", x); else sb_printf(out, "~%s", x); return true;

@@ -5,6 +5,7 @@
  * Meant for checking the IR against the graph interpreter on small inputs. */
 #include "ir/ir.h"
 #include "base/philox.h"
+#include "ops/special.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -130,6 +131,22 @@ static IrVal i_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
     case IOP_LOG2: r = log2(x); break;
     case IOP_LOG10: r = log10(x); break;
     case IOP_ERFC: r = erfc(x); break;
+    case IOP_ERFINV: r = sf_erfinv(x); break;
+    case IOP_I0: case IOP_MODIFIED_BESSEL_I0: r = sf_i0(x); break;
+    case IOP_I0E: r = sf_i0e(x); break;
+    case IOP_I1: case IOP_MODIFIED_BESSEL_I1: r = sf_i1(x); break;
+    case IOP_I1E: r = sf_i1e(x); break;
+    case IOP_DIGAMMA: r = sf_digamma(x); break;
+    case IOP_ERFCX: r = sf_erfcx(x); break;
+    case IOP_NDTRI: r = sf_ndtri(x); break;
+    case IOP_LOG_NDTR: r = sf_log_ndtr(x); break;
+    case IOP_BESSEL_J0: r = sf_j0(x); break;
+    case IOP_BESSEL_J1: r = sf_j1(x); break;
+    case IOP_BESSEL_Y0: r = sf_y0(x); break;
+    case IOP_BESSEL_Y1: r = sf_y1(x); break;
+    case IOP_SPHERICAL_BESSEL_J0: r = sf_spherical_j0(x); break;
+    case IOP_POLYGAMMA: r = sf_polygamma(x, y); break;
+    case IOP_ZETA: r = sf_zeta(x, y); break;
     case IOP_TRUNC: r = trunc(x); break;
     case IOP_SIGNBIT: r = signbit(x) != 0; break;
     case IOP_BITWISE_NOT: r = dt == DT_BOOL ? !x : (double)~(int64_t)x; break;

@@ -26,11 +26,17 @@ typedef enum {
     IOP_LOGICAL_NOT, IOP_SIGN, IOP_TAN, IOP_ROUND, IOP_ASIN, IOP_ACOS, IOP_LGAMMA,
     IOP_ATAN, IOP_SINH, IOP_COSH, IOP_ASINH, IOP_ACOSH, IOP_ATANH, IOP_EXP2, IOP_LOG2, IOP_LOG10,
     IOP_ERFC, IOP_TRUNC, IOP_SIGNBIT, IOP_BITWISE_NOT,
+    /* the special functions of Inductor's pointwise_overrides_data (codegen/common.py) and
+     * erfinv: C kernels call codegen/special_src.c's functions, CUDA ones libdevice's */
+    IOP_ERFINV, IOP_I0, IOP_I0E, IOP_I1, IOP_I1E, IOP_DIGAMMA, IOP_ERFCX, IOP_NDTRI, IOP_LOG_NDTR,
+    IOP_BESSEL_J0, IOP_BESSEL_J1, IOP_BESSEL_Y0, IOP_BESSEL_Y1, IOP_MODIFIED_BESSEL_I0, IOP_MODIFIED_BESSEL_I1,
+    IOP_SPHERICAL_BESSEL_J0,
     /* binary */
     IOP_ADD, IOP_SUB, IOP_MUL, IOP_TRUEDIV, IOP_POW, IOP_MAXIMUM, IOP_MINIMUM,
     IOP_EQ, IOP_NE, IOP_LT, IOP_LE, IOP_GT, IOP_GE, IOP_LOGICAL_AND, IOP_LOGICAL_OR,
     IOP_FLOORDIV, IOP_FMOD, IOP_ATAN2, IOP_COPYSIGN, IOP_HYPOT, IOP_NEXTAFTER, IOP_BITWISE_AND,
     IOP_BITWISE_OR, IOP_BITWISE_XOR, IOP_FMAX, IOP_FMIN, IOP_TRUNCDIV,
+    IOP_POLYGAMMA, IOP_ZETA,   /* polygamma(n, x), Hurwitz zeta(x, q) */
     IOP_RAND, IOP_RANDN,   /* ops.rand / ops.randn(seed, offset): Philox-4x32-10, float32 */
     /* ternary */
     IOP_WHERE,

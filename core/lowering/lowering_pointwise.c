@@ -43,6 +43,21 @@ static int lower_pointwise(Lower *L, const Node *n, int arg) {
     return lw_set_pointwise(L, n, f, m->dtype, nt);
 }
 
+/* A special function of Inductor's pointwise_overrides_data (codegen/common.py) or erfinv:
+ * one ops.* call (lower_pointwise) on the CPU, where the cpp backend spells them all
+ * (calc_i0, calc_digamma, ...). On the GPU only those with a Triton (libdevice) spelling are
+ * pointwise: register_pointwise's triton_fallback makes the others FallbackKernels there.
+ * Example: special_i1e on cuda -> FallbackKernel, i0 on cuda -> cyl_bessel_i0f in the kernel. */
+static int lower_special(Lower *L, const Node *n, int arg) {
+    IrMathOp op = (IrMathOp)arg;
+    bool triton = op == IOP_ERFINV || op == IOP_I0 || op == IOP_I1 || op == IOP_ERFCX || op == IOP_BESSEL_J0 ||
+                  op == IOP_BESSEL_J1 || op == IOP_BESSEL_Y0 || op == IOP_BESSEL_Y1 || op == IOP_MODIFIED_BESSEL_I0 ||
+                  op == IOP_MODIFIED_BESSEL_I1;
+    bool gpu = (n->has_meta ? n->meta.device.kind : L->dev.kind) == DEV_CUDA;
+    if (gpu && !triton) return lw_fallback(L, n);
+    return lower_pointwise(L, n, arg);
+}
+
 /* div(a, b, rounding_mode): Inductor's div_mode: "floor" is floordiv of ints, else
  * floor(a / b); "trunc" truncdiv of ints, else trunc(a / b); none: a / b. */
 static int lower_div_mode(Lower *L, const Node *n, int arg) {
@@ -356,5 +371,17 @@ const LoweringDef lowering_pointwise_table[] = {
     {"aten.where.Scalar", lower_where, 0}, {"aten.div.Tensor_mode", lower_div_mode, 0},
     {"aten.div.Scalar_mode", lower_div_mode, 0}, {"aten.frac.default", lower_frac, 0},
     {"prims.rev.default", lower_rev, 0},
+    /* special functions (pointwise_overrides_data; erfinv is register_pointwise_numeric) */
+    {"aten.erfinv.default", lower_special, IOP_ERFINV}, {"aten.i0.default", lower_special, IOP_I0},
+    {"aten.special_i0e.default", lower_special, IOP_I0E}, {"aten.special_i1.default", lower_special, IOP_I1},
+    {"aten.special_i1e.default", lower_special, IOP_I1E}, {"aten.digamma.default", lower_special, IOP_DIGAMMA},
+    {"aten.polygamma.default", lower_special, IOP_POLYGAMMA}, {"aten.special_erfcx.default", lower_special, IOP_ERFCX},
+    {"aten.special_ndtri.default", lower_special, IOP_NDTRI}, {"aten.special_log_ndtr.default", lower_special, IOP_LOG_NDTR},
+    {"aten.special_bessel_j0.default", lower_special, IOP_BESSEL_J0}, {"aten.special_bessel_j1.default", lower_special, IOP_BESSEL_J1},
+    {"aten.special_bessel_y0.default", lower_special, IOP_BESSEL_Y0}, {"aten.special_bessel_y1.default", lower_special, IOP_BESSEL_Y1},
+    {"aten.special_modified_bessel_i0.default", lower_special, IOP_MODIFIED_BESSEL_I0},
+    {"aten.special_modified_bessel_i1.default", lower_special, IOP_MODIFIED_BESSEL_I1},
+    {"aten.special_spherical_bessel_j0.default", lower_special, IOP_SPHERICAL_BESSEL_J0},
+    {"aten.special_zeta.default", lower_special, IOP_ZETA},
 };
 const int lowering_pointwise_count = sizeof lowering_pointwise_table / sizeof lowering_pointwise_table[0];
