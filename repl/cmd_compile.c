@@ -568,6 +568,7 @@ int cmd_sched(Session *s, int argc, char **argv) {
     }
     int total = 0;
     count_kernels(sc, &total);
+    if (sc->mem_note[0]) fprintf(s->out, "%s (memory.py reorder_for_peak_memory)\n", sc->mem_note);
     fprintf(s->out, "%d kernel%s (fusion %s), scheduled in %.3f ms:\n", total, total == 1 ? "" : "s",
             s->ctx->fusion ? "on" : "off", fx->ns[CFX_SCHEDULED] / 1e6);
     print_schedule(s, sc, 0);

@@ -7,7 +7,8 @@
  *   - in-place foreach items are their own mutation (mutate_to with unsafe_alias): one node;
  *   - Reduction.create unrolls reductions of fewer than 8 static elements (pointwise);
  *   - tuned_bmm on cpu: a bmm of one row or one column is a sum reduction, no extern call;
- *   - GraphLowering.run_node realizes a returned value at its own node.
+ *   - GraphLowering.run_node realizes a returned value at its own node;
+ *   - memory.py reorder_for_peak_memory: the fused kernels in LPMF's order when it peaks lower.
  * Values of these graphs against the interpreter: tests/test_codegen.c (tests/fixtures/codegen:
  * unrolled_small_reductions, cpu_bmm_one_row, foreach_inplace_read_after). */
 #include "tap.h"
@@ -120,10 +121,29 @@ static void lowering_rules(MiCtx *ctx) {
     free(k); free(d); free(ir);
 }
 
+/* memory.py reorder_for_peak_memory after fusion: LPMF's order wins when its peak is lower */
+static void peak_memory(MiCtx *ctx) {
+    char *k, *d;
+    Graph *g = graph_load_file(ctx, "tests/fixtures/sched_rules/peak_memory_order.py");
+    ops_resolve_graph(g);
+    ctx->fusion = true;
+    IrModule *m = g ? ir_lower(ctx, g) : NULL;
+    Schedule *s = m ? sched_run(ctx, m) : NULL;
+    is_str(s ? s->mem_note : NULL, "reordered for peak memory (lpmf): 65792 -> 49408 bytes",
+           "creation order peaks at 64.25 KiB (exp allocated while relu waits for the mm); LPMF's at 48.25 KiB");
+    sched_free(s); ir_free(m); graph_free(g);
+    int n = sched_text(ctx, "tests/fixtures/sched_rules/peak_memory_order.py", MI_DEV_CPU, &k, &d, NULL);
+    is_int(n, 3, "peak_memory_order: three kernels");
+    is_str(k, "cpp_fused_relu_sum_0: op0 op2\nextern_mm: op3\ncpp_fused_exp_1: op1\n",
+           "the mm runs before exp, so the cpp kernel group is flushed there: relu/sum, mm, exp");
+    free(k); free(d);
+}
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
     foreach_lists(ctx);
     lowering_rules(ctx);
+    peak_memory(ctx);
     mi_ctx_free(ctx);
     return done_testing();
 }

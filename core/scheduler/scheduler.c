@@ -2,6 +2,7 @@
  * bytes-saved score and recorded decisions, topological kernel order, buffer reuse planning.
  * See scheduler.h for the kernel model; core/codegen/codegen_c.c turns the result into C. */
 #include "scheduler/scheduler.h"
+#include "scheduler/sched_memory.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -955,6 +956,52 @@ static void topo_order(Schedule *s, Fx *f) {
     free(live);
 }
 
+/* Inductor's reorder_for_peak_memory (memory.py; sched_memory.c) on the units of s->order: the
+ * foreach nodes' groups stay together, edges are every dependency between units. */
+static void peak_memory_order(Schedule *s, Fx *f) {
+    int n = s->norder, G = s->ngroups, nu = 0;
+    int *ustart = mi_xmalloc(sizeof(int) * (n + 2)), *uof = mi_xmalloc(sizeof(int) * (G + 1));
+    for (int p = 0; p < n;) {
+        int un = unit_of(s, s->order[p]);
+        ustart[nu] = p;
+        while (p < n && unit_of(s, s->order[p]) == un) uof[s->order[p++]] = nu;
+        nu++;
+    }
+    ustart[nu] = n;
+    int *ss = mi_xcalloc(nu + 2, sizeof(int)), *su = NULL, *mark = mi_xmalloc(sizeof(int) * (nu + 1));
+    for (int pass = 0; pass < 2; pass++) {
+        int *pos = pass ? mi_xmalloc(sizeof(int) * (nu + 1)) : NULL;
+        if (pass) { memcpy(pos, ss, sizeof(int) * (nu + 1)); su = mi_xmalloc(sizeof(int) * (ss[nu] + 1)); }
+        for (int u = 0; u < nu; u++) mark[u] = -1;
+        for (int u = 0; u < nu; u++)
+            for (int q = ustart[u]; q < ustart[u + 1]; q++) {
+                const SchedGroup *g = &s->groups[s->order[q]];
+                for (int i = 0; i < g->n; i++)
+                    for (int k = f->succ_start[g->nodes[i]]; k < f->succ_start[g->nodes[i] + 1]; k++) {
+                        int gv = s->nodes[f->succ[k]].group;
+                        if (!s->groups[gv].alive) continue;
+                        int v = uof[gv];
+                        if (v == u || mark[v] == u) continue;
+                        mark[v] = u;
+                        if (pass) su[pos[u]++] = v;
+                        else ss[u + 1]++;
+                    }
+            }
+        if (!pass) for (int u = 0; u < nu; u++) ss[u + 1] += ss[u];
+        free(pos);
+    }
+    int *perm = sched_peak_memory_order(s, nu, ustart, ss, su, s->mem_note, sizeof s->mem_note);
+    if (perm) {
+        int *no = mi_xmalloc(sizeof(int) * (n + 1)), k = 0;
+        for (int t = 0; t < nu; t++)
+            for (int q = ustart[perm[t]]; q < ustart[perm[t] + 1]; q++) no[k++] = s->order[q];
+        memcpy(s->order, no, sizeof(int) * n);
+        free(no);
+        free(perm);
+    }
+    free(ustart); free(uof); free(ss); free(su); free(mark);
+}
+
 static bool is_intermediate(const Buffer *b) {
     return (b->kind == BUF_COMPUTED && !b->mutates && b->output_index < 0) ||
            (b->kind == BUF_EXTERN && b->output_index < 0);
@@ -1086,6 +1133,7 @@ Schedule *sched_run(MiCtx *ctx, IrModule *m) {
         sched_free(s);
         return NULL;
     }
+    if (ctx->fusion) peak_memory_order(s, &fx);   /* config.reorder_for_peak_memory, after fusion */
     s->rd_start = fx.rd_start; s->rd = fx.rd; s->wr_start = fx.wr_start; s->wr = fx.wr;
     fx.rd_start = fx.rd = fx.wr_start = fx.wr = NULL;
     fx_free(&fx);

@@ -84,6 +84,7 @@ typedef struct Schedule {
     int *combo_of;             /* per group: the combo it is a subnode of, -1; NULL: no combos */
     int *okey;                 /* per node: its place in a topological order that keeps creation
                                   order where the edges allow (sched_order_key) */
+    char mem_note[128];        /* "reordered for peak memory (lpmf): A -> B bytes" (sched_memory.c), or "" */
     int *reuse_of;             /* per buffer id: buffer id whose memory it reuses, or -1 */
     int *rd_start, *rd;        /* buffer id -> nodes reading it: rd[rd_start[id] .. rd_start[id+1]) */
     int *wr_start, *wr;        /* ... writing it (node ids ascending, dead nodes included) */

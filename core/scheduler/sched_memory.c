@@ -1,0 +1,313 @@
+/* sched_memory.c — Inductor's reorder_for_peak_memory (torch/_inductor/memory.py, on by default:
+ * config.reorder_for_peak_memory), the last step of Scheduler.__init__ after fusion: the fused
+ * nodes in their topological order (the baseline) and three other topological orders — LPMF
+ * (least peak memory first), BFS (the node whose predecessors ran earliest first), DFS (small
+ * nodes first) — are each given a peak-memory estimate, and the lowest wins (the baseline on a
+ * tie). The order decides which neighbours the cpp backend puts into one C function (a kernel
+ * group is flushed at extern calls), so it changes the kernels a user sees. Example: a backward
+ * whose per-channel sums only feed outputs runs them after the convolution_backward call,
+ * which frees the large grad-input buffer first: two cpp kernels around the extern call.
+ *
+ * The model, as memory.py's: a buffer computed here is allocated when its node runs and freed
+ * after its last reader (graph outputs live to the end); graph inputs other than primals_* /
+ * arg* (tangents, saved activations) are "freeable": live from the start, freed after their
+ * last reader. Sizes need numbers: a graph with symbolic sizes keeps the baseline (Inductor
+ * would use the size hints, which a graph here does not carry). */
+#define _GNU_SOURCE   /* qsort_r */
+#include "scheduler/sched_memory.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct PmBuf {
+    int64_t alloc, size;       /* bytes allocated by its producer, freed after its last use */
+    int producer;              /* unit, or -1: a freeable graph input (live from the start) */
+    int *succ; int nsucc;      /* units reading it (other than its producer) */
+    bool output;               /* a graph output: never freed */
+} PmBuf;
+
+typedef struct Pm {
+    int nu, nb;
+    PmBuf *b;
+    int64_t *size;             /* per unit: bytes its outputs allocate */
+    int **pred_bufs; int *npred_bufs;   /* per unit: buffers it reads that come from elsewhere */
+    const int *ss, *su;        /* unit successor edges (CSR), all dependencies */
+    int *npred;                /* per unit: number of predecessor units */
+    int **preds; int *npreds;  /* per unit: predecessor units */
+} Pm;
+
+static void push(int **a, int *n, int v) {
+    for (int i = 0; i < *n; i++) if ((*a)[i] == v) return;
+    *a = mi_xrealloc(*a, sizeof(int) * (*n + 1));
+    (*a)[(*n)++] = v;
+}
+
+/* bytes of b's storage; false when symbolic */
+static bool buf_size(const Buffer *b, SymCtx *sy, int64_t *out) {
+    int64_t n;
+    if (!sym_is_int(layout_storage_size(sy, &b->layout), &n)) return false;
+    *out = n * (int64_t)dtype_size(b->layout.dtype);
+    return true;
+}
+
+/* The units' buffers and edges; false when a size is symbolic. */
+static bool pm_build(const Schedule *s, int nu, const int *ustart, const int *ss, const int *su, Pm *p) {
+    const IrModule *m = s->ir;
+    SymCtx *sy = m->ctx->sym;
+    memset(p, 0, sizeof *p);
+    p->nu = nu;
+    p->nb = m->nbufs;
+    p->b = mi_xcalloc(p->nb + 1, sizeof(PmBuf));
+    p->size = mi_xcalloc(nu + 1, sizeof(int64_t));
+    p->pred_bufs = mi_xcalloc(nu + 1, sizeof(int *));
+    p->npred_bufs = mi_xcalloc(nu + 1, sizeof(int));
+    p->ss = ss;
+    p->su = su;
+    for (int i = 0; i < p->nb; i++) p->b[i].producer = -2;   /* -2: not a planned buffer */
+    bool ok = true;
+    /* producers: the first unit writing a computed / extern buffer */
+    for (int u = 0; u < nu; u++)
+        for (int q = ustart[u]; q < ustart[u + 1]; q++) {
+            const SchedGroup *g = &s->groups[s->order[q]];
+            for (int i = 0; i < g->n; i++) {
+                const DepSet *d = &s->nodes[g->nodes[i]].deps;
+                for (int w = 0; w < d->nwrites; w++) {
+                    const Buffer *b = d->writes[w].buf;
+                    PmBuf *pb = &p->b[b->id];
+                    if (b->kind == BUF_INPUT || pb->producer != -2) continue;
+                    pb->producer = u;
+                    pb->output = b->output_index >= 0;
+                    int64_t sz = 0;
+                    if (b->kind == BUF_COMPUTED && b->mutates) sz = 0;   /* stores into an input (MutationLayout) */
+                    else if (!buf_size(b, sy, &sz)) ok = false;
+                    pb->alloc = pb->size = sz;
+                    p->size[u] += sz;
+                }
+            }
+        }
+    /* readers: successors of a buffer, predecessor buffers of a unit; freeable inputs */
+    for (int u = 0; u < nu && ok; u++)
+        for (int q = ustart[u]; q < ustart[u + 1]; q++) {
+            const SchedGroup *g = &s->groups[s->order[q]];
+            for (int i = 0; i < g->n; i++) {
+                const DepSet *d = &s->nodes[g->nodes[i]].deps;
+                for (int r = 0; r < d->nreads; r++) {
+                    const Buffer *b = d->reads[r].buf;
+                    PmBuf *pb = &p->b[b->id];
+                    if (b->kind == BUF_INPUT) {
+                        if (!strncmp(b->name, "primals_", 8) || !strncmp(b->name, "arg", 3)) continue;
+                        if (pb->producer == -2) {
+                            pb->producer = -1;
+                            pb->output = false;
+                            for (int j = 0; j < m->noutputs; j++) pb->output |= m->outputs[j] == b;
+                            if (!buf_size(b, sy, &pb->size)) ok = false;
+                        }
+                    } else if (pb->producer < 0 || pb->producer == u) continue;
+                    push(&pb->succ, &pb->nsucc, u);
+                    push(&p->pred_bufs[u], &p->npred_bufs[u], b->id);
+                }
+            }
+        }
+    p->npred = mi_xcalloc(nu + 1, sizeof(int));
+    p->preds = mi_xcalloc(nu + 1, sizeof(int *));
+    p->npreds = mi_xcalloc(nu + 1, sizeof(int));
+    for (int u = 0; u < nu; u++)
+        for (int k = ss[u]; k < ss[u + 1]; k++) { p->npred[su[k]]++; push(&p->preds[su[k]], &p->npreds[su[k]], u); }
+    return ok;
+}
+
+static void pm_free(Pm *p) {
+    for (int i = 0; i < p->nb; i++) free(p->b[i].succ);
+    for (int u = 0; u < p->nu; u++) { free(p->pred_bufs[u]); free(p->preds[u]); }
+    free(p->b); free(p->size); free(p->pred_bufs); free(p->npred_bufs); free(p->npred); free(p->preds); free(p->npreds);
+}
+
+/* memory.py estimate_peak_memory: each buffer allocated at its producer's step (a freeable
+ * input at step 0), freed after the step of its last reader (an output: never). */
+static int64_t pm_peak(const Pm *p, const int *order) {
+    int n = p->nu;
+    int *step = mi_xmalloc(sizeof(int) * (n + 1));
+    int64_t *delta = mi_xcalloc(n + 2, sizeof(int64_t));
+    for (int t = 0; t < n; t++) step[order[t]] = t;
+    for (int i = 0; i < p->nb; i++) {
+        const PmBuf *b = &p->b[i];
+        if (b->producer == -2) continue;
+        int start = b->producer >= 0 ? step[b->producer] : 0, end = start;
+        if (b->producer == -1 && !b->nsucc) continue;
+        for (int k = 0; k < b->nsucc; k++) if (step[b->succ[k]] > end) end = step[b->succ[k]];
+        if (b->output) end = n - 1;
+        delta[start] += b->producer >= 0 ? b->alloc : b->size;
+        delta[end + 1] -= b->size;
+    }
+    int64_t cur = 0, peak = 0;
+    for (int t = 0; t <= n; t++) { cur += delta[t]; if (cur > peak) peak = cur; }
+    free(step);
+    free(delta);
+    return peak;
+}
+
+/* memory.py topological_sort_lpmf: among ready units, the one keeping the running peak lowest
+ * (max(live + size, peak so far)), then the one freeing most (size - memory_to_free), then the
+ * earliest in the baseline. */
+static void pm_lpmf(const Pm *p, int *out) {
+    int n = p->nu, no = 0;
+    int *indeg = mi_xmalloc(sizeof(int) * (n + 1)), *outdeg = mi_xcalloc(p->nb + 1, sizeof(int));
+    int64_t *to_free = mi_xcalloc(n + 1, sizeof(int64_t));
+    bool *ready = mi_xcalloc(n + 1, 1);
+    for (int u = 0; u < n; u++) { indeg[u] = p->npred[u]; ready[u] = indeg[u] == 0; }
+    int64_t live = 0, out_mem = 0;
+    for (int i = 0; i < p->nb; i++) {
+        const PmBuf *b = &p->b[i];
+        if (b->producer == -2 || (b->producer == -1 && !b->nsucc)) continue;
+        outdeg[i] = b->nsucc + b->output;
+        if (b->producer == -1) live += b->size;
+        if (b->output) out_mem += b->size;
+    }
+    int64_t peak = live > out_mem ? live : out_mem;
+    for (int u = 0; u < n; u++) {
+        for (int k = 0; k < p->npred_bufs[u]; k++)
+            if (outdeg[p->pred_bufs[u][k]] == 1) to_free[u] += p->b[p->pred_bufs[u][k]].size;
+    }
+    for (int i = 0; i < p->nb; i++)   /* written and used only inside its own unit */
+        if (p->b[i].producer >= 0 && outdeg[i] == 0) to_free[p->b[i].producer] += p->b[i].size;
+    while (no < n) {
+        int best = -1;
+        int64_t k1 = 0, k2 = 0;
+        for (int u = 0; u < n; u++) {
+            if (!ready[u]) continue;
+            int64_t a = live + p->size[u] > peak ? live + p->size[u] : peak, b = p->size[u] - to_free[u];
+            if (best < 0 || a < k1 || (a == k1 && b < k2)) { best = u; k1 = a; k2 = b; }
+        }
+        if (best < 0) break;
+        ready[best] = false;
+        out[no++] = best;
+        live += p->size[best];
+        if (live > peak) peak = live;
+        live -= to_free[best];
+        for (int k = p->ss[best]; k < p->ss[best + 1]; k++)
+            if (--indeg[p->su[k]] == 0) ready[p->su[k]] = true;
+        for (int k = 0; k < p->npred_bufs[best]; k++) {
+            int bi = p->pred_bufs[best][k];
+            if (--outdeg[bi] == 1)
+                for (int j = 0; j < p->b[bi].nsucc; j++) to_free[p->b[bi].succ[j]] += p->b[bi].size;
+        }
+    }
+    free(indeg); free(outdeg); free(to_free); free(ready);
+}
+
+static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
+
+/* memory.py topological_sort_bfs: among ready units, the one whose predecessors ran earliest
+ * (their sorted execution steps compared as lists), then the earliest in the baseline. */
+static void pm_bfs(const Pm *p, int *out) {
+    int n = p->nu, no = 0;
+    int *indeg = mi_xmalloc(sizeof(int) * (n + 1)), *step = mi_xmalloc(sizeof(int) * (n + 1));
+    int **prio = mi_xcalloc(n + 1, sizeof(int *));
+    bool *ready = mi_xcalloc(n + 1, 1);
+    for (int u = 0; u < n; u++) { indeg[u] = p->npred[u]; ready[u] = indeg[u] == 0; step[u] = -1; }
+    while (no < n) {
+        int best = -1;
+        for (int u = 0; u < n; u++) {
+            if (!ready[u]) continue;
+            if (!prio[u]) {   /* its predecessors' steps, ascending */
+                prio[u] = mi_xmalloc(sizeof(int) * (p->npreds[u] + 1));
+                for (int k = 0; k < p->npreds[u]; k++) prio[u][k] = step[p->preds[u][k]];
+                qsort(prio[u], p->npreds[u], sizeof(int), cmp_int);
+            }
+            if (best < 0) { best = u; continue; }
+            int c = 0, na = p->npreds[u], nb = p->npreds[best];
+            for (int k = 0; k < na && k < nb && !c; k++) c = (prio[u][k] > prio[best][k]) - (prio[u][k] < prio[best][k]);
+            if (!c) c = (na > nb) - (na < nb);
+            if (c < 0) best = u;   /* equal: the lower index, already held */
+        }
+        if (best < 0) break;
+        ready[best] = false;
+        step[best] = no;
+        out[no++] = best;
+        for (int k = p->ss[best]; k < p->ss[best + 1]; k++)
+            if (--indeg[p->su[k]] == 0) ready[p->su[k]] = true;
+    }
+    for (int u = 0; u < n; u++) free(prio[u]);
+    free(prio); free(indeg); free(step); free(ready);
+}
+
+/* memory.py topological_sort_dfs: visit units by (size with reads, baseline index), each after
+ * its predecessors visited in the same order. */
+typedef struct DfsCtx { const Pm *p; const int64_t *key; bool *seen; int *out, no; } DfsCtx;
+static int cmp_dfs(const void *a, const void *b, void *arg) {
+    const int64_t *key = arg;
+    int x = *(const int *)a, y = *(const int *)b;
+    if (key[x] != key[y]) return key[x] < key[y] ? -1 : 1;
+    return (x > y) - (x < y);
+}
+static void dfs_visit(DfsCtx *c, int u) {
+    if (c->seen[u]) return;
+    c->seen[u] = true;
+    int np = c->p->npreds[u], *pr = mi_xmalloc(sizeof(int) * (np + 1));
+    memcpy(pr, c->p->preds[u], sizeof(int) * np);
+    qsort_r(pr, np, sizeof(int), cmp_dfs, (void *)c->key);
+    for (int k = 0; k < np; k++) dfs_visit(c, pr[k]);
+    free(pr);
+    c->out[c->no++] = u;
+}
+static void pm_dfs(const Pm *p, int *out) {
+    int n = p->nu;
+    int64_t *key = mi_xmalloc(sizeof(int64_t) * (n + 1));
+    int *all = mi_xmalloc(sizeof(int) * (n + 1));
+    for (int u = 0; u < n; u++) {
+        key[u] = p->size[u];
+        for (int k = 0; k < p->npred_bufs[u]; k++) key[u] += p->b[p->pred_bufs[u][k]].size;
+        all[u] = u;
+    }
+    qsort_r(all, n, sizeof(int), cmp_dfs, key);
+    DfsCtx c = {p, key, mi_xcalloc(n + 1, 1), out, 0};
+    for (int k = 0; k < n; k++) dfs_visit(&c, all[k]);
+    free(c.seen); free(all); free(key);
+}
+
+/* order holds every unit once and puts each edge's source first */
+static bool is_topological(const Pm *p, const int *order) {
+    int n = p->nu;
+    int *pos = mi_xmalloc(sizeof(int) * (n + 1));
+    bool ok = true;
+    for (int u = 0; u < n; u++) pos[u] = -1;
+    for (int t = 0; t < n && ok; t++) {
+        if (order[t] < 0 || order[t] >= n || pos[order[t]] >= 0) ok = false;
+        else pos[order[t]] = t;
+    }
+    for (int u = 0; u < n && ok; u++)
+        for (int k = p->ss[u]; k < p->ss[u + 1] && ok; k++) ok = pos[u] < pos[p->su[k]];
+    free(pos);
+    return ok;
+}
+
+int *sched_peak_memory_order(const Schedule *s, int nu, const int *ustart, const int *ss, const int *su,
+                             char *note, size_t notelen) {
+    Pm p;
+    if (note && notelen) note[0] = 0;
+    if (nu < 2 || !pm_build(s, nu, ustart, ss, su, &p)) {
+        if (nu >= 2) pm_free(&p);
+        return NULL;
+    }
+    int *base = mi_xmalloc(sizeof(int) * (nu + 1)), *best = NULL;
+    for (int u = 0; u < nu; u++) base[u] = u;
+    int64_t bpeak = pm_peak(&p, base), peak0 = bpeak;
+    static const char *const names[3] = {"lpmf", "bfs", "dfs"};
+    const char *won = NULL;
+    for (int k = 0; k < 3; k++) {
+        int *o = mi_xmalloc(sizeof(int) * (nu + 1));
+        for (int u = 0; u < nu; u++) o[u] = -1;
+        if (k == 0) pm_lpmf(&p, o);
+        else if (k == 1) pm_bfs(&p, o);
+        else pm_dfs(&p, o);
+        int64_t pk = is_topological(&p, o) ? pm_peak(&p, o) : INT64_MAX;   /* (memory.py skips a method that fails) */
+        if (pk < bpeak) { free(best); best = o; bpeak = pk; won = names[k]; }
+        else free(o);
+    }
+    if (best && note) snprintf(note, notelen, "reordered for peak memory (%s): %lld -> %lld bytes", won, (long long)peak0, (long long)bpeak);
+    free(base);
+    pm_free(&p);
+    return best;
+}
