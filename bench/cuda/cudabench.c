@@ -77,7 +77,8 @@ static int run_case(MiCtx *ctx, const char *dir, bool compile_only, char *why, s
     if (rt_run(ctx, rt, g, in, nin, &outs, &nout, NULL) < 0) { snprintf(why, wn, "run: %s", mi_err_str(ctx, e, sizeof e)); goto done; }
     int ncmp = recorded_check(ctx, g, dir, outs, nout, in, nin, 1e-4, 1e-5, worst, why, wn);
     rc = ncmp < 0 ? -1 : 1;
-    if (rc == 1) snprintf(why, wn, "%d kernels, %d tensors match PyTorch (max abs err %.3g)", nk, ncmp, *worst);
+    if (rc == 1) snprintf(why, wn, "%d kernels, %d tensors match PyTorch (max abs err %.3g)%s%.*s", nk, ncmp, *worst,
+                          rt->cuda_libs ? "; GEMM: " : "", rt->cuda_libs ? (int)strcspn(rt->cuda_libs(), " ") : 0, rt->cuda_libs ? rt->cuda_libs() : "");
 done:
     if (outs) interp_free_outputs(outs, nout);
     if (in) interp_free_outputs(in, nin);
@@ -193,6 +194,7 @@ static int bench_one(MiCtx *ctx, const char *dirp, const char *name, int reps, b
     rc = 0;
     printf("%-18s %2d kernels  median %8.4f ms  min %8.4f ms  %8.1f MB  %7.1f GB/s  %s\n", name, nk, med * 1e3, best * 1e3,
            bytes / 1e6, bytes / med * 1e-9, chk);
+    if (rt->cuda_libs) printf("%-18s GEMM: %s\n", "", rt->cuda_libs());   /* mi_cuda_libs: cuBLAS, or why not */
     if (json) fprintf(json, "{\"workload\": \"%s\", \"kernels\": %d, \"median_ms\": %.5f, \"min_ms\": %.5f, \"bytes\": %.0f, \"gbs\": %.1f, \"check\": \"%s\"}\n",
                       name, nk, med * 1e3, best * 1e3, bytes, bytes / med * 1e-9, chk);
 done:

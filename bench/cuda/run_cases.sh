@@ -17,6 +17,7 @@ B=${B:-build-cudadev/cudabench}
 [ -x "$B" ] || { echo "run_cases.sh: $B not found: run bench/cuda/build.sh first and carry build-cudadev" >&2; exit 2; }
 export LD_LIBRARY_PATH=$PWD/build-cudadev/lib:$LD_LIBRARY_PATH MINDUCTOR_CACHE=${MINDUCTOR_CACHE:-/tmp/mi-cuda-cache}
 export MINDUCTOR_NVCC_FLAGS=${MINDUCTOR_NVCC_FLAGS:--arch=sm_90}
+. bench/cuda/find_cublas.sh
 LOG=$OUT/cases.log
 rm -f "$OUT/cases.jsonl"
 {

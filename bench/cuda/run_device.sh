@@ -9,6 +9,7 @@ OUT=${OUT:-/tmp/cudaout}
 mkdir -p $OUT
 export LD_LIBRARY_PATH=$PWD/build-cudadev/lib:$LD_LIBRARY_PATH MINDUCTOR_CACHE=/tmp/mi-cuda-cache
 export MINDUCTOR_NVCC_FLAGS=${MINDUCTOR_NVCC_FLAGS:--arch=sm_90}
+. bench/cuda/find_cublas.sh
 {
     date -u; uname -m; nproc
     nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,clocks.max.mem --format=csv

@@ -1,10 +1,11 @@
 /* codegen_cuda.c — Schedule -> one CUDA C++ file (see codegen_cuda.h): the prelude (index
- * helpers, block/column reductions, welford, error and GPU probe), the extern kernels (tiled
- * SGEMM, attention), one __global__ kernel per fused group (core/codegen/codegen_cuda_kernel.c), and the
+ * helpers, block/column reductions, welford, error and GPU probe), the extern kernels (cuBLAS
+ * GEMMs, flash attention, convolution: codegen_cuda_extern.c), one __global__ kernel per fused group (core/codegen/codegen_cuda_kernel.c), and the
  * host wrapper: mi_launch (all kernels on device pointers, intermediates from the stream-ordered
  * pool), call() (copies in, runs, copies out) and mi_cuda_time (kernels alone, CUDA events). */
 #include "codegen/codegen_cuda.h"
 #include "codegen/codegen_cuda_kernel.h"
+#include "codegen/codegen_cuda_extern.h"
 #include "codegen/codegen_kernel.h"
 #include "codegen/codegen_fallback.h"
 #include "codegen/op_overrides.h"
@@ -110,152 +111,6 @@ static const char *prelude_defs =
     "/* threads per block for a row of `inner` elements: a power of two in [32, 1024], ~4 elements each */\n"
     "static unsigned mi_row_threads(int64_t inner) { unsigned t = 32; while (t < 1024 && (int64_t)t * 4 < inner) t *= 2; return t; }\n\n";
 
-/* The GEMM of extern_kernels.mm / addmm / bmm in any floating dtype T, accumulating in Acc:
- * float for f32, f16 and bf16 (as cuBLAS computes half products, rounding once on store),
- * double for f64. The call site names the pair: mi_gemm<__half, float>(...). */
-static const char *gemm_src =
-    "/* C[M,N] (+)= A[M,K] @ B[K,N] per batch z; A, B strided; C with row stride ldc. 32x32 tiles;\n"
-    "   T the element type, Acc the accumulator (float; double for f64), one rounding on store. */\n"
-    "template <typename T, typename Acc>\n"
-    "__global__ void mi_gemm_kernel(int64_t M, int64_t N, int64_t K, const T *A, int64_t sa0, int64_t sa1, int64_t sab,\n"
-    "                               const T *B, int64_t sb0, int64_t sb1, int64_t sbb, T *C, int64_t ldc, int64_t scb, int acc)\n{\n"
-    "    __shared__ Acc As[32][33], Bs[32][33];\n"
-    "    A += blockIdx.z * sab; B += blockIdx.z * sbb; C += blockIdx.z * scb;\n"
-    "    const int tx = threadIdx.x, ty = threadIdx.y;   /* 32 x 8 threads, 4 rows each */\n"
-    "    const int64_t row0 = (int64_t)blockIdx.y * 32, col = (int64_t)blockIdx.x * 32 + tx;\n"
-    "    Acc s[4] = {0, 0, 0, 0};\n"
-    "    for (int64_t k0 = 0; k0 < K; k0 += 32) {\n"
-    "        for (int q = 0; q < 4; q++) {\n"
-    "            int r = ty + 8 * q;\n"
-    "            As[r][tx] = (row0 + r < M && k0 + tx < K) ? (Acc)A[(row0 + r) * sa0 + (k0 + tx) * sa1] : (Acc)0;\n"
-    "            Bs[r][tx] = (k0 + r < K && col < N) ? (Acc)B[(k0 + r) * sb0 + col * sb1] : (Acc)0;\n"
-    "        }\n"
-    "        __syncthreads();\n"
-    "        #pragma unroll 8\n"
-    "        for (int kk = 0; kk < 32; kk++)\n"
-    "            for (int q = 0; q < 4; q++) s[q] += As[ty + 8 * q][kk] * Bs[kk][tx];\n"
-    "        __syncthreads();\n"
-    "    }\n"
-    "    for (int q = 0; q < 4; q++) {\n"
-    "        int64_t r = row0 + ty + 8 * q;\n"
-    "        if (r < M && col < N) C[r * ldc + col] = (T)(acc ? (Acc)C[r * ldc + col] + s[q] : s[q]);\n"
-    "    }\n}\n"
-    "template <typename T, typename Acc>\n"
-    "static void mi_gemm(cudaStream_t st, int64_t batch, int64_t M, int64_t N, int64_t K, const T *A, int64_t sa0, int64_t sa1, int64_t sab,\n"
-    "                    const T *B, int64_t sb0, int64_t sb1, int64_t sbb, T *C, int64_t ldc, int64_t scb, int acc)\n{\n"
-    "    if (M <= 0 || N <= 0 || batch <= 0) return;\n"
-    "    dim3 grid((unsigned)((N + 31) / 32), (unsigned)((M + 31) / 32), (unsigned)batch), block(32, 8);\n"
-    "    mi_gemm_kernel<T, Acc><<<grid, block, 0, st>>>(M, N, K, A, sa0, sa1, sab, B, sb0, sb1, sbb, C, ldc, scb, acc);\n}\n"
-    "/* C[i, j] = bias (1-d over j or 2-d strided), before an addmm accumulates */\n"
-    "template <typename T>\n"
-    "__global__ void mi_bias_kernel(int64_t M, int64_t N, T *C, int64_t ldc, const T *bias, int nd, int64_t s0, int64_t s1)\n{\n"
-    "    for (int64_t x = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; x < M * N; x += (int64_t)gridDim.x * blockDim.x) {\n"
-    "        int64_t i = x / N, j = x % N;\n"
-    "        C[i * ldc + j] = nd == 1 ? bias[j * s0] : nd == 2 ? bias[i * s0 + j * s1] : bias[0];\n"
-    "    }\n}\n\n";
-
-static const char *sdpa_src =
-    "/* out = softmax(q @ k^T * scale) @ v; one thread per (batch, head, query) */\n"
-    "__global__ void mi_sdpa_kernel(int64_t B, int64_t H, int64_t L, int64_t S, int64_t E, int64_t Ev, float scale,\n"
-    "                               const float *q, MiStrides4 sq, const float *k, MiStrides4 sk,\n"
-    "                               const float *v, MiStrides4 sv, float *out, MiStrides4 so,\n"
-    "                               float *lse, MiStrides4 sl, int64_t lsel)\n{\n"
-    "    int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "    if (t >= B * H * L) return;\n"
-    "    int64_t i = t % L, h = (t / L) % H, b = t / (L * H);\n"
-    "    const float *qi = q + b * sq.s[0] + h * sq.s[1] + i * sq.s[2];\n"
-    "    float mx = -INFINITY, sum = 0.0f;\n"
-    "    for (int64_t j = 0; j < S; j++) {\n"
-    "        const float *kj = k + b * sk.s[0] + h * sk.s[1] + j * sk.s[2];\n"
-    "        float d = 0.0f;\n"
-    "        for (int64_t e = 0; e < E; e++) d += qi[e * sq.s[3]] * kj[e * sk.s[3]];\n"
-    "        d *= scale;\n"
-    "        float m2 = fmaxf(mx, d);\n"
-    "        sum = sum * expf(mx - m2) + expf(d - m2);\n"
-    "        mx = m2;\n"
-    "    }\n"
-    "    float *o = out + b * so.s[0] + h * so.s[1] + i * so.s[2];   /* strided: the op's layout */\n"
-    "    for (int64_t e = 0; e < Ev; e++) o[e * so.s[3]] = 0.0f;\n"
-    "    for (int64_t j = 0; j < S; j++) {\n"
-    "        const float *kj = k + b * sk.s[0] + h * sk.s[1] + j * sk.s[2];\n"
-    "        const float *vj = v + b * sv.s[0] + h * sv.s[1] + j * sv.s[2];\n"
-    "        float d = 0.0f;\n"
-    "        for (int64_t e = 0; e < E; e++) d += qi[e * sq.s[3]] * kj[e * sk.s[3]];\n"
-    "        float p = expf(d * scale - mx) / sum;\n"
-    "        for (int64_t e = 0; e < Ev; e++) o[e * so.s[3]] += p * vj[e * sv.s[3]];\n"
-    "    }\n"
-    "    if (lse && lsel) {   /* rows of lsel (the efficient kernel pads L to 32: -inf there) */\n"
-    "        lse[b * sl.s[0] + h * sl.s[1] + i * sl.s[2]] = logf(sum) + mx;\n"
-    "        if (i == 0) for (int64_t p2 = L; p2 < lsel; p2++) lse[b * sl.s[0] + h * sl.s[1] + p2 * sl.s[2]] = -INFINITY;\n"
-    "    }\n}\n\n";
-
-static void emit_extern_call(const Buffer *b, StrBuf *sb) {
-    const ExternArg *a = b->eargs;
-    if (b->ext == EXT_SDPA) {
-        const char *nmq[3] = {"sq", "sk", "sv"};
-        sb_put(sb, "    {\n");
-        for (int i = 0; i < 3; i++) {
-            sb_printf(sb, "        MiStrides4 %s = {{", nmq[i]);
-            for (int d = 0; d < 4; d++) { if (d) sb_put(sb, ", "); ex(sb, a[i].view.stride[d]); }
-            sb_put(sb, "}};\n");
-        }
-        sb_put(sb, "        const int64_t mi_B = "); ex(sb, a[0].view.size[0]);
-        sb_put(sb, ", mi_H = "); ex(sb, a[0].view.size[1]);
-        sb_put(sb, ", mi_L = "); ex(sb, a[0].view.size[2]);
-        sb_put(sb, ";\n        const int64_t mi_nq = mi_B * mi_H * mi_L;\n");
-        sb_put(sb, "        if (mi_nq > 0) mi_sdpa_kernel<<<(unsigned)((mi_nq + 127) / 128), 128, 0, mi_st>>>(mi_B, mi_H, mi_L, ");
-        ex(sb, a[1].view.size[2]); sb_put(sb, ", "); ex(sb, a[0].view.size[3]); sb_put(sb, ", "); ex(sb, a[2].view.size[3]);
-        sb_printf(sb, ", %.9gf,\n            ", b->scale);
-        for (int i = 0; i < 3; i++) {
-            sb_printf(sb, "%s + ", a[i].buf->name); ex(sb, a[i].view.offset); sb_printf(sb, ", %s, ", nmq[i]);
-        }
-        const Buffer *l = b->extra_out;
-        sb_printf(sb, "%s, MiStrides4{{", b->name);
-        for (int d = 0; d < 4; d++) { if (d) sb_put(sb, ", "); ex(sb, b->layout.stride[d]); }
-        sb_printf(sb, "}}, %s, MiStrides4{{", l ? l->name : "NULL");
-        for (int d = 0; d < 3; d++) { if (d) sb_put(sb, ", "); if (l) ex(sb, l->layout.stride[d]); else sb_put(sb, "0"); }
-        sb_put(sb, ", 0}}, ");
-        if (l) ex(sb, l->layout.size[2]);
-        else sb_put(sb, "0");
-        sb_put(sb, ");\n    }\n");
-        for (int k = 0; k < 2; k++)   /* the philox seed and offset: no dropout, 0 */
-            if (b->rng_out[k]) sb_printf(sb, "    MI_CK(cudaMemsetAsync(%s, 0, sizeof(int64_t), mi_st));\n", b->rng_out[k]->name);
-        return;
-    }
-    const ExternArg *A = b->ext == EXT_ADDMM ? &a[1] : &a[0], *Bm = b->ext == EXT_ADDMM ? &a[2] : &a[1];
-    int off = b->ext == EXT_BMM ? 1 : 0;
-    sb_put(sb, "    {\n");
-    if (b->ext == EXT_ADDMM) {
-        const Layout *bl = &a[0].view;
-        sb_put(sb, "        const int64_t mi_M = "); ex(sb, b->layout.size[0]);
-        sb_put(sb, ", mi_N = "); ex(sb, b->layout.size[1]);
-        sb_printf(sb, ";\n        if (mi_M * mi_N > 0) mi_bias_kernel<%s><<<mi_blocks((mi_M * mi_N + 255) / 256, 4096), 256, 0, mi_st>>>(mi_M, mi_N, %s, ", cu_type(b->layout.dtype), b->name);
-        ex(sb, b->layout.stride[0]);
-        sb_printf(sb, ", %s + ", a[0].buf->name);
-        ex(sb, bl->offset);
-        sb_printf(sb, ", %d, ", bl->ndim);
-        if (bl->ndim >= 1) ex(sb, bl->stride[0]); else sb_put(sb, "0");
-        sb_put(sb, ", ");
-        if (bl->ndim >= 2) ex(sb, bl->stride[1]); else sb_put(sb, "0");
-        sb_put(sb, ");\n");
-    }
-    sb_printf(sb, "        mi_gemm<%s, %s>(mi_st, ", cu_type(b->layout.dtype), b->layout.dtype == DT_F64 ? "double" : "float");
-    if (off) ex(sb, b->layout.size[0]); else sb_put(sb, "1");
-    sb_put(sb, ", ");
-    ex(sb, b->layout.size[off]); sb_put(sb, ", "); ex(sb, b->layout.size[off + 1]); sb_put(sb, ", ");
-    ex(sb, A->view.size[off + 1]);
-    sb_printf(sb, ",\n                %s + ", A->buf->name); ex(sb, A->view.offset);
-    sb_put(sb, ", "); ex(sb, A->view.stride[off]); sb_put(sb, ", "); ex(sb, A->view.stride[off + 1]);
-    sb_put(sb, ", "); if (off) ex(sb, A->view.stride[0]); else sb_put(sb, "0");
-    sb_printf(sb, ",\n                %s + ", Bm->buf->name); ex(sb, Bm->view.offset);
-    sb_put(sb, ", "); ex(sb, Bm->view.stride[off]); sb_put(sb, ", "); ex(sb, Bm->view.stride[off + 1]);
-    sb_put(sb, ", "); if (off) ex(sb, Bm->view.stride[0]); else sb_put(sb, "0");
-    sb_printf(sb, ",\n                %s, ", b->name);
-    ex(sb, b->layout.stride[off]);
-    sb_put(sb, ", "); if (off) ex(sb, b->layout.stride[0]); else sb_put(sb, "0");
-    sb_printf(sb, ", %d);\n    }\n", b->ext == EXT_ADDMM);
-}
-
 static bool needs_alloc(const Buffer *b) {
     return (b->kind == BUF_COMPUTED && !b->mutates && b->output_index < 0) ||
            (b->kind == BUF_EXTERN && b->output_index < 0);
@@ -271,12 +126,14 @@ static void emit_bytes(const IrModule *m, const Buffer *b, StrBuf *out) {
 bool codegen_cuda_on_host(const Buffer *b) {
     if (b->kind != BUF_EXTERN || b->ext == EXT_COND) return false;
     if (b->ext == EXT_FALLBACK) return true;
+    if (b->extern_owner) return codegen_cuda_on_host(b->extern_owner);   /* a result item (lse, philox seed) */
+    if (b->ext == EXT_CONV) return !cg_cuda_conv_on_gpu(b);
     if (b->ext != EXT_MM && b->ext != EXT_ADDMM && b->ext != EXT_BMM && b->ext != EXT_SDPA) return true;
-    if (b->ext == EXT_SDPA && (b->causal || b->neargs > 3)) return true;   /* the kernel here has no mask */
-    /* mm / addmm / bmm in f32, f64, f16, bf16 (operands of the output's dtype); attention f32 */
+    /* mm / addmm / bmm in f32, f64, f16, bf16 (operands of the output's dtype); attention in f32
+     * (any mask: the lowering allows f32 or bool ones) */
     DType dt = b->layout.dtype;
     if (dt != DT_F32 && (b->ext == EXT_SDPA || (dt != DT_F64 && dt != DT_F16 && dt != DT_BF16))) return true;
-    for (int i = 0; i < b->neargs; i++)
+    for (int i = 0; i < (b->ext == EXT_SDPA && b->neargs > 3 ? 3 : b->neargs); i++)   /* not the mask */
         if (b->eargs[i].buf->layout.dtype != dt) return true;
     return false;
 }
@@ -358,8 +215,8 @@ static void emit_host_call(const Schedule *s, const Buffer *b, StrBuf *sb) {
                   "            return MI_FALLBACK_FAILED;\n        }\n    }\n", node);
 }
 
-/* has_mm / has_sdpa / has_fb over s and its cond branches; -1 + ctx error on what the backend lacks */
-static int scan_externs(MiCtx *ctx, const Schedule *s, bool *has_mm, bool *has_sdpa, bool *has_fb, int *max_syms) {
+/* the extern sources (x) and has_fb over s and its cond branches; -1 + ctx error on what the backend lacks */
+static int scan_externs(MiCtx *ctx, const Schedule *s, CuExterns *x, bool *has_fb, int *max_syms) {
     if (s->ir->nsyms > *max_syms) *max_syms = s->ir->nsyms;
     for (int k = 0; k < s->norder; k++) {
         const SchedGroup *g = &s->groups[s->order[k]];
@@ -371,15 +228,16 @@ static int scan_externs(MiCtx *ctx, const Schedule *s, bool *has_mm, bool *has_s
             if (!cg_fallback_node(b, node, sizeof node, s->ir))
                 return mi_err(ctx, NULL, 0, 0, "extern kernel '%s' has no GPU kernel and no graph node to run on the host", b->name);
             *has_fb = true;
-        } else if (b->ext == EXT_SDPA) *has_sdpa = true;
-        else *has_mm = true;
+        } else if (b->ext == EXT_SDPA) x->sdpa = true;
+        else if (b->ext == EXT_CONV) x->conv = true;
+        else x->mm = true;
     }
     for (int i = 0; i < s->ir->nbufs; i++)
         if (!cu_type(s->ir->bufs[i]->layout.dtype))
             return mi_err(ctx, NULL, 0, 0, "buffer '%s': dtype %s is not supported by the CUDA code generator", s->ir->bufs[i]->name, dtype_abbrev(s->ir->bufs[i]->layout.dtype));
     for (int i = 0; i < s->nbranches; i++)
         for (int k = 0; k < 2; k++)
-            if (scan_externs(ctx, s->branches[i].s[k], has_mm, has_sdpa, has_fb, max_syms) < 0) return -1;
+            if (scan_externs(ctx, s->branches[i].s[k], x, has_fb, max_syms) < 0) return -1;
     return 0;
 }
 
@@ -476,7 +334,7 @@ static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool
             CondHow how = {cu_type(eb->eargs[0].buf->layout.dtype), fb};
             if (cg_emit_cond_call(ctx, s, eb, cond_tail, &how, &out) < 0) { free(allocated); sb_free(&out); return -1; }
         } else if (eb && codegen_cuda_on_host(eb)) emit_host_call(s, eb, &out);
-        else if (eb) emit_extern_call(eb, &out);
+        else if (eb) cg_cuda_emit_extern(eb, &out);
         else if (s->kernels[sched_kernel_of_pos(s, k)].combo) {   /* launched after its last group's buffers are allocated */
             const SchedKernel *kn = &s->kernels[sched_kernel_of_pos(s, k)];
             if (k == kn->first + kn->n - 1) cu_emit_combo_launch(s, kn, &out);
@@ -512,17 +370,17 @@ char *codegen_cuda(MiCtx *ctx, const Schedule *s) {
     sb_init(&out);
     sb_put(&out, CODEGEN_CUDA_MARKER ": one __global__ kernel per fused group, then call() */\n");
     sb_put(&out, prelude);
-    bool has_mm = false, has_sdpa = false, has_fb = false;
+    CuExterns xs = {0};
+    bool has_fb = false;
     int nsyms = 1;
-    if (scan_externs(ctx, s, &has_mm, &has_sdpa, &has_fb, &nsyms) < 0) { sb_free(&out); return NULL; }
+    if (scan_externs(ctx, s, &xs, &has_fb, &nsyms) < 0) { sb_free(&out); return NULL; }
     if (uses_dtype(s, DT_F16)) sb_put(&out, "#include <cuda_fp16.h>\n");
     if (uses_dtype(s, DT_BF16)) sb_put(&out, "#include <cuda_bf16.h>\n");
     sb_put(&out, prelude_defs);
     if (ir_module_uses_math(m, IOP_RAND) || ir_module_uses_math(m, IOP_RANDN)) cg_rand_src(&out, true);
     if (has_fb) sb_put(&out, cg_fallback_abi);
     sb_printf(&out, "struct MiSyms { int64_t v[%d]; };\nstruct MiStrides4 { int64_t s[4]; };\n\n", nsyms);
-    if (has_mm) sb_put(&out, gemm_src);
-    if (has_sdpa) sb_put(&out, sdpa_src);
+    cg_cuda_extern_sources(&xs, &out);
     if (emit_kernels(ctx, s, has_fb, &out) < 0) { sb_free(&out); return NULL; }
     /* ABI symbols */
     sb_put(&out, "extern \"C\" const char *mi_sym_names[] = {");

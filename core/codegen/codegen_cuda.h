@@ -15,6 +15,9 @@
  *     or symbolic rows are strided; block reductions with warp shuffles (__shfl_xor_sync) through
  *     shared memory; welford (var_mean) as (mean, m2, n); reductions over a strided dim with a
  *     contiguous output dim use 8 x 128 blocks (column reductions).
+ * Extern kernels (core/codegen/codegen_cuda_extern.c): mm / addmm / bmm through cuBLAS loaded at
+ * run time (a templated GEMM without it), attention as a flash-attention kernel, convolution as
+ * im2col + that GEMM; with GEMMs the module also exports `const char *mi_cuda_libs(void)`.
  * Ops without a GPU kernel run on the host (codegen_cuda_on_host): the module then exports
  * call_fb(inputs, outputs, syms, const MiFb *fb) like a C module with fallbacks, and call() is
  * call_fb(..., NULL). f16 / bf16 buffers are __half / __nv_bfloat16, computed in float.
@@ -32,7 +35,10 @@ char *codegen_cuda(MiCtx *ctx, const Schedule *s);
 /* Does extern buffer b run on the host under this backend (a host round trip: the GPU waits,
  * the argument buffers are copied to host memory, the graph node's C reference runs through the
  * module's callback table, call_fb, and the results are copied back)? FallbackKernels, and
- * externs without a GPU kernel here (anything but f32 mm/addmm/bmm and attention). */
+ * externs without a GPU kernel here: mm / addmm / bmm other than f32, f64, f16, bf16 with operands
+ * of the output's dtype; attention other than f32 (or with dropout: a FallbackKernel);
+ * convolutions cg_cuda_conv_on_gpu refuses (transposed ones, ...). A result item (an sdpa's
+ * logsumexp) goes where its owner goes. */
 bool codegen_cuda_on_host(const Buffer *b);
 /* What such a round trip copies, for `sched`: "host round trip: to the host arg0_1 (48.0 KiB)
  * buf3 (1.0 KiB); back to the GPU buf4 (64.0 KiB)". */

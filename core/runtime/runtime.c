@@ -249,6 +249,7 @@ static int load_cuda_exports(MiCtx *ctx, RtModule *m) {
     m->is_cuda = true;
     *(void **)&m->cuda_time = dlsym(m->handle, "mi_cuda_time");
     *(void **)&m->cuda_error = dlsym(m->handle, "mi_cuda_error");
+    *(void **)&m->cuda_libs = dlsym(m->handle, "mi_cuda_libs");   /* optional */
     int (*probe)(char *, int);
     *(void **)&probe = dlsym(m->handle, "mi_cuda_probe");
     if (!probe || !m->cuda_time || !m->cuda_error)

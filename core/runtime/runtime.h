@@ -102,6 +102,8 @@ typedef struct RtModule {
     int (*cuda_time)(void *const *inputs, void *const *outputs, const int64_t *syms, int warmup,
                      int reps, double *ms);    /* mi_cuda_time: device-only timing */
     const char *(*cuda_error)(void);           /* mi_cuda_error */
+    const char *(*cuda_libs)(void);            /* mi_cuda_libs (modules with GEMMs or convolutions):
+                                                  "cuBLAS (path)" or "templated GEMM (why)"; else NULL */
 } RtModule;
 
 /* Compile (or fetch from the cache) and load. NULL + ctx error: on a compiler error the
