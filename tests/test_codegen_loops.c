@@ -1,6 +1,8 @@
 /* test_codegen_loops.c — the loop forms of core/codegen/codegen_kernel.c: one Welford for var and mean
  * with lanes and a scalar tail, vectorizable NaN-propagating amax, row-local intermediates,
- * column reductions in tiles, parallel full reductions, the shared row loop of a segment. Each
+ * column reductions in tiles, parallel full reductions, the shared row loop of a segment, a cat
+ * along the innermost dim split into one loop per input (codegen_split.c), pow by an integer as
+ * multiplications, the blocked flash attention (codegen_sdpa.c). Each
  * graph is compiled and checked against the interpreter (random inputs, and NaNs where the
  * kernel form has a NaN path); sizes are chosen to leave partial lane blocks and tiles. */
 #include "tap.h"
@@ -86,6 +88,72 @@ static const char *full_sum =
     "        amin: \"f32[][]cpu\" = torch.ops.aten.amin.default(arg0_1, [0, 1])\n"
     "        return (sum_1, amin)\n";
 
+/* a cat of three along the last dim (21 + 7 + 4), each side with calls: one loop per input */
+static const char *cat3 =
+    "class <lambda>(torch.nn.Module):\n"
+    "    def forward(self, arg0_1: \"f32[6, 21][21, 1]cpu\", arg1_1: \"f32[6, 7][7, 1]cpu\", arg2_1: \"f32[6, 4][4, 1]cpu\"):\n"
+    "        sin: \"f32[6, 21][21, 1]cpu\" = torch.ops.aten.sin.default(arg0_1)\n"
+    "        cos: \"f32[6, 7][7, 1]cpu\" = torch.ops.aten.cos.default(arg1_1)\n"
+    "        exp: \"f32[6, 4][4, 1]cpu\" = torch.ops.aten.exp.default(arg2_1)\n"
+    "        cat: \"f32[6, 32][32, 1]cpu\" = torch.ops.aten.cat.default([sin, cos, exp], -1)\n"
+    "        return (cat,)\n";
+
+/* pow by integers (multiplications), by 0.5 (sqrt) and by 2.5 (pow) */
+static const char *pows =
+    "class <lambda>(torch.nn.Module):\n"
+    "    def forward(self, arg0_1: \"f32[5, 12][12, 1]cpu\"):\n"
+    "        pow_1: \"f32[5, 12][12, 1]cpu\" = torch.ops.aten.pow.Tensor_Scalar(arg0_1, 3)\n"
+    "        abs_1: \"f32[5, 12][12, 1]cpu\" = torch.ops.aten.abs.default(arg0_1)\n"
+    "        pow_2: \"f32[5, 12][12, 1]cpu\" = torch.ops.aten.pow.Tensor_Scalar(abs_1, 2.5)\n"
+    "        add: \"f32[5, 12][12, 1]cpu\" = torch.ops.aten.add.Scalar(abs_1, 1)\n"
+    "        pow_3: \"f32[5, 12][12, 1]cpu\" = torch.ops.aten.pow.Tensor_Scalar(add, -2)\n"
+    "        pow_4: \"f32[5, 12][12, 1]cpu\" = torch.ops.aten.pow.Tensor_Scalar(abs_1, 0.5)\n"
+    "        return (pow_1, pow_2, pow_3, pow_4)\n";
+
+/* a select on the innermost index (iota < 5) between two sides with calls */
+static const char *where_pow =
+    "class <lambda>(torch.nn.Module):\n"
+    "    def forward(self, arg0_1: \"f32[5, 12][12, 1]cpu\"):\n"
+    "        iota: \"i64[12][1]cpu\" = torch.ops.prims.iota.default(12, start = 0, step = 1, dtype = torch.int64, device = device(type='cpu'), requires_grad = False)\n"
+    "        lt: \"b8[12][1]cpu\" = torch.ops.aten.lt.Scalar(iota, 5)\n"
+    "        pow_1: \"f32[5, 12][12, 1]cpu\" = torch.ops.aten.pow.Tensor_Scalar(arg0_1, 3)\n"
+    "        abs_1: \"f32[5, 12][12, 1]cpu\" = torch.ops.aten.abs.default(arg0_1)\n"
+    "        pow_2: \"f32[5, 12][12, 1]cpu\" = torch.ops.aten.pow.Tensor_Scalar(abs_1, 2.5)\n"
+    "        where: \"f32[5, 12][12, 1]cpu\" = torch.ops.aten.where.self(lt, pow_1, pow_2)\n"
+    "        add: \"f32[5, 12][12, 1]cpu\" = torch.ops.aten.add.Scalar(abs_1, 1)\n"
+    "        pow_3: \"f32[5, 12][12, 1]cpu\" = torch.ops.aten.pow.Tensor_Scalar(add, -2)\n"
+    "        pow_4: \"f32[5, 12][12, 1]cpu\" = torch.ops.aten.pow.Tensor_Scalar(abs_1, 0.5)\n"
+    "        return (where, pow_3, pow_4)\n";
+
+/* attention with several query blocks (64 rows from 192 queries on) and two key blocks (512 +
+ * 88): plain, causal, and with a bool mask that hides every key of query 3 (a row of 0) */
+#define SDPA_ARGS "arg0_1: \"f32[2, 3, 200, 24][14400, 4800, 24, 1]cpu\", arg1_1: \"f32[2, 3, 600, 24][43200, 14400, 24, 1]cpu\", arg2_1: \"f32[2, 3, 600, 20][36000, 12000, 20, 1]cpu\""
+static const char *sdpa_plain =
+    "class <lambda>(torch.nn.Module):\n"
+    "    def forward(self, " SDPA_ARGS "):\n"
+    "        s = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default(arg0_1, arg1_1, arg2_1, scale = 0.2)\n"
+    "        getitem: \"f32[2, 3, 200, 20][12000, 4000, 20, 1]cpu\" = s[0]\n"
+    "        getitem_1: \"f32[2, 3, 200][600, 200, 1]cpu\" = s[1];  s = None\n"
+    "        return (getitem, getitem_1)\n";
+static const char *sdpa_causal =
+    "class <lambda>(torch.nn.Module):\n"
+    "    def forward(self, " SDPA_ARGS "):\n"
+    "        s = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default(arg0_1, arg1_1, arg2_1, 0.0, True, scale = 0.2)\n"
+    "        getitem: \"f32[2, 3, 200, 20][12000, 4000, 20, 1]cpu\" = s[0]\n"
+    "        return (getitem,)\n";
+static const char *sdpa_mask =
+    "class <lambda>(torch.nn.Module):\n"
+    "    def forward(self, " SDPA_ARGS "):\n"
+    "        iota: \"i64[200][1]cpu\" = torch.ops.prims.iota.default(200, start = 0, step = 1, dtype = torch.int64, device = device(type='cpu'), requires_grad = False)\n"
+    "        unsqueeze: \"i64[200, 1][1, 1]cpu\" = torch.ops.aten.unsqueeze.default(iota, 1)\n"
+    "        iota_1: \"i64[600][1]cpu\" = torch.ops.prims.iota.default(600, start = 0, step = 1, dtype = torch.int64, device = device(type='cpu'), requires_grad = False)\n"
+    "        ne: \"b8[200, 600][600, 1]cpu\" = torch.ops.aten.ne.Tensor(unsqueeze, iota_1)\n"
+    "        ne_1: \"b8[200, 1][1, 1]cpu\" = torch.ops.aten.ne.Scalar(unsqueeze, 3)\n"
+    "        logical_and: \"b8[200, 600][600, 1]cpu\" = torch.ops.aten.logical_and.default(ne, ne_1)\n"
+    "        s = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default(arg0_1, arg1_1, arg2_1, attn_mask = logical_and, scale = 0.2)\n"
+    "        getitem: \"f32[2, 3, 200, 20][12000, 4000, 20, 1]cpu\" = s[0]\n"
+    "        return (getitem,)\n";
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
     char *src = compile_check(ctx, "var_mean_amax", var_mean_amax, -1);
@@ -117,6 +185,32 @@ int main(void) {
     if (src) ok(strstr(src, "parallel for reduction(+:") || strstr(src, "parallel for simd reduction(+:"), "a full reduction is a parallel reduction");
     free(src);
     free(compile_check(ctx, "full_sum", full_sum, 123));
+
+    src = compile_check(ctx, "cat3", cat3, -1);
+    if (src) {
+        ok(strstr(src, "p1 = 0LL; p1 < 21LL") && strstr(src, "p1 = 21LL; p1 < 28LL") && strstr(src, "p1 = 28LL; p1 < 32LL"),
+           "the cat's loop is split into one loop per input");
+        is_int(count(src, "mi_min(20LL") + count(src, "mi_max(0LL"), 0, "no clamped index is left");
+    }
+    free(src);
+
+    src = compile_check(ctx, "where_pow", where_pow, -1);
+    if (src) {
+        ok(strstr(src, "p1 = 0LL; p1 < 5LL") && strstr(src, "p1 = 5LL; p1 < 12LL"), "the select on the index splits the loop at 5");
+    }
+    free(src);
+    src = compile_check(ctx, "pows", pows, -1);
+    if (src) {
+        is_int(count(src, "mi_powf(tmp"), 1, "pow by 3 and by -2 are multiplications (and a reciprocal); 2.5 stays pow");
+        ok(strstr(src, "sqrtf(tmp") != NULL, "pow by 0.5 is sqrt");
+    }
+    free(src);
+
+    src = compile_check(ctx, "sdpa_plain", sdpa_plain, -1);
+    if (src) ok(strstr(src, "mi_sdpa_gemm(fast, 1,") != NULL, "attention is the blocked flash kernel");
+    free(src);
+    free(compile_check(ctx, "sdpa_causal", sdpa_causal, -1));
+    free(compile_check(ctx, "sdpa_mask", sdpa_mask, -1));
 
     mi_ctx_free(ctx);
     return exit_status();

@@ -7,6 +7,7 @@
 #include "codegen/codegen_fallback.h"
 #include "codegen/codegen_conv.h"
 #include "codegen/codegen_gemm.h"
+#include "codegen/codegen_sdpa.h"
 #include "codegen/op_overrides.h"
 #include "codegen/special_src.h"
 
@@ -58,7 +59,22 @@ static const char *vecmath_src =
     "    __asm__(\".globl mi_\" #f \"\\n.hidden mi_\" #f \"\\n.set mi_\" #f \", mi_\" #f \"_1\"); \\\n"
     "    MI_VH __m128 _ZGVbN4v_mi_##f(__m128 x) { return v4(x); } MI_VM8(f, v8) MI_VM16(f, v16)\n"
     "MI_VM(expf, Sleef_expf16_u10, Sleef_expf8_u10, Sleef_expf4_u10, Sleef_expf_u10)\n"
-    "#else\n#define mi_expf expf\n#endif\n"
+    "MI_VM(sinf, Sleef_sinf16_u10, Sleef_sinf8_u10, Sleef_sinf4_u10, Sleef_sinf_u10)\n"
+    "MI_VM(cosf, Sleef_cosf16_u10, Sleef_cosf8_u10, Sleef_cosf4_u10, Sleef_cosf_u10)\n"
+    "/* two arguments: the vector variants take two vectors (\"vv\") */\n"
+    "#ifdef __AVX512F__\n"
+    "#define MI_VM2_16(f, v16) MI_VH __m512 _ZGVeN16vv_mi_##f(__m512 x, __m512 y) { return v16(x, y); }\n"
+    "#else\n#define MI_VM2_16(f, v16)\n#endif\n"
+    "#ifdef __AVX__\n"
+    "#define MI_VM2_8(f, v8) MI_VH __m256 _ZGVcN8vv_mi_##f(__m256 x, __m256 y) { return v8(x, y); } MI_VH __m256 _ZGVdN8vv_mi_##f(__m256 x, __m256 y) { return v8(x, y); }\n"
+    "#else\n#define MI_VM2_8(f, v8)\n#endif\n"
+    "#define MI_VM2(f, v16, v8, v4, v1) \\\n"
+    "    float mi_##f(float, float) __attribute__((simd(\"notinbranch\"), const, nothrow)); \\\n"
+    "    MI_VH float mi_##f##_1(float x, float y) { return v1(x, y); } \\\n"
+    "    __asm__(\".globl mi_\" #f \"\\n.hidden mi_\" #f \"\\n.set mi_\" #f \", mi_\" #f \"_1\"); \\\n"
+    "    MI_VH __m128 _ZGVbN4vv_mi_##f(__m128 x, __m128 y) { return v4(x, y); } MI_VM2_8(f, v8) MI_VM2_16(f, v16)\n"
+    "MI_VM2(powf, Sleef_powf16_u10, Sleef_powf8_u10, Sleef_powf4_u10, Sleef_powf_u10)\n"
+    "#else\n#define mi_expf expf\n#define mi_sinf sinf\n#define mi_cosf cosf\n#define mi_powf powf\n#endif\n"
 "#if defined(MI_HAVE_SLEEF) && defined(__x86_64__)\n"
     "/* erf(x) = sign(x) (1 - (((((p5 t + p4) t + p3) t + p2) t + p1) t exp(-x^2)), t = 1 / (1 + p|x|) */\n"
     "static inline float mi_erff(float x) {\n"
@@ -259,80 +275,6 @@ static const char *gemm_src =
     "            }\n        }\n    }\n"
     "    free(pack);\n}\n\n";
 
-static const char *sdpa_src =
-    "/* out = softmax(q @ k^T * scale + mask) @ v per (batch, head); lse = logsumexp of the scores.\n"
-    "   causal: key j only for query i >= j (top-left); mask: additive f32 (mb = 0) or bool (mb = 1,\n"
-    "   false masks out), strides sm over [B, H, L, S] (0 where broadcast); out and lse are strided\n"
-    "   (so, sl: the layouts of the op's fake tensors); lse rows past L (the efficient kernel's\n"
-    "   padding to 32) are -inf, as the reference writes them.\n"
-    "   Each thread takes whole (batch, head) pairs: it packs that head's K transposed (kt[e][j]) and\n"
-    "   V rows contiguous (vp[j][e]), so a row's scores accumulate over e as unit-stride vector loops\n"
-    "   over the keys (no horizontal sums) and the P @ V row update (into ov, then out) is one too;\n"
-    "   a causal row stops at its last visible key (the keys after it weigh 0) */\n"
-    "static void mi_sdpa(int64_t B, int64_t H, int64_t L, int64_t S, int64_t E, int64_t Ev, float scale,\n"
-    "                    const float *q, const int64_t *sq, const float *k, const int64_t *sk,\n"
-    "                    const float *v, const int64_t *sv, float *out, const int64_t *so,\n"
-    "                    float *lse, const int64_t *sl, int64_t lsel,\n"
-    "                    int causal, const void *mask, int mb, const int64_t *sm)\n{\n"
-    "    #pragma omp parallel\n"
-    "    {\n"
-    "    float *w = malloc(sizeof(float) * (size_t)(S > 0 ? S : 1)), *qi = malloc(sizeof(float) * (size_t)(E > 0 ? E : 1));\n"
-    "    float *kp = malloc(sizeof(float) * (size_t)(S * E > 0 ? S * E : 1)), *vp = malloc(sizeof(float) * (size_t)(S * Ev > 0 ? S * Ev : 1));\n"
-    "    float *ov = malloc(sizeof(float) * (size_t)(Ev > 0 ? Ev : 1));\n"
-    "    int ok = w && qi && kp && vp && ov;\n"
-    "    #pragma omp for collapse(2) schedule(dynamic, 1)\n"
-    "    for (int64_t b = 0; b < B; b++) for (int64_t h = 0; h < H; h++) {\n"
-    "        if (!ok) continue;\n"
-    "        for (int64_t j = 0; j < S; j++) {\n"
-    "            const float *kj = k + b * sk[0] + h * sk[1] + j * sk[2], *vj = v + b * sv[0] + h * sv[1] + j * sv[2];\n"
-    "            for (int64_t e = 0; e < E; e++) kp[e * S + j] = kj[e * sk[3]];\n"
-    "            for (int64_t e = 0; e < Ev; e++) vp[j * Ev + e] = vj[e * sv[3]];\n"
-    "        }\n"
-    "        for (int64_t i = 0; i < L; i++) {\n"
-    "            const float *qr = q + b * sq[0] + h * sq[1] + i * sq[2];\n"
-    "            for (int64_t e = 0; e < E; e++) qi[e] = qr[e * sq[3]];\n"
-    "            int64_t jn = causal ? (i + 1 < S ? i + 1 : S) : S;   /* keys past jn are masked out */\n"
-    "            float mx = -INFINITY;\n"
-    "            for (int64_t j = 0; j < jn; j++) w[j] = 0;\n"
-    "            for (int64_t e = 0; e < E; e++) {\n"
-    "                const float qe = qi[e], *ke = kp + e * S;\n"
-    "                #pragma omp simd\n"
-    "                for (int64_t j = 0; j < jn; j++) w[j] += qe * ke[j];\n"
-    "            }\n"
-    "            for (int64_t j = 0; j < jn; j++) {\n"
-    "                w[j] *= scale;\n"
-    "                if (mask) {\n"
-    "                    int64_t mo = b * sm[0] + h * sm[1] + i * sm[2] + j * sm[3];\n"
-    "                    if (mb) { if (!((const _Bool *)mask)[mo]) w[j] = -INFINITY; }\n"
-    "                    else w[j] += ((const float *)mask)[mo];\n"
-    "                }\n"
-    "                if (w[j] > mx) mx = w[j];\n"
-    "            }\n"
-    "            if (mx == -INFINITY) {   /* every key masked: exp(-inf - -inf) is NaN, as in the reference */\n"
-    "                for (int64_t j = jn; j < S; j++) w[j] = -INFINITY;\n"
-    "                jn = S;\n"
-    "            }\n"
-    "            float sum = 0;\n"
-    "            #pragma omp simd reduction(+:sum)\n"
-    "            for (int64_t j = 0; j < jn; j++) { w[j] = expf(w[j] - mx); sum += w[j]; }\n"
-    "            for (int64_t e = 0; e < Ev; e++) ov[e] = 0;\n"
-    "            for (int64_t j = 0; j < jn; j++) {\n"
-    "                const float *vj = vp + j * Ev;\n"
-    "                float p = w[j] / sum;\n"
-    "                #pragma omp simd\n"
-    "                for (int64_t e = 0; e < Ev; e++) ov[e] += p * vj[e];\n"
-    "            }\n"
-    "            float *o = out + b * so[0] + h * so[1] + i * so[2];\n"
-    "            for (int64_t e = 0; e < Ev; e++) o[e * so[3]] = ov[e];\n"
-    "            if (lse && lsel) lse[b * sl[0] + h * sl[1] + i * sl[2]] = logf(sum) + mx;\n"
-    "        }\n"
-    "    }\n"
-    "    free(w); free(qi); free(kp); free(vp); free(ov);\n"
-    "    }\n"
-    "    if (lse) for (int64_t b = 0; b < B; b++) for (int64_t h = 0; h < H; h++)\n"
-    "        for (int64_t i = L; i < lsel; i++) lse[b * sl[0] + h * sl[1] + i * sl[2]] = -INFINITY;\n"
-    "}\n\n";
-
 static void ex(StrBuf *sb, Expr *e) { sym_c_sb(e, sb); }
 
 /* A FallbackKernel: describe the argument and result buffers, call back into minductor
@@ -523,11 +465,11 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
         sb_put(&out, cg_gemm_f64_src);
         if (has_half(s)) sb_put(&out, cg_gemm_half_src);
     }
-    if (has_sdpa) sb_put(&out, sdpa_src);
     if (ctx->flush_denormal) sb_put(&out, denormal_src);
     if (has_conv) sb_put(&out, cg_conv_src);
     if (has_conv_bwd) sb_put(&out, cg_conv_bwd_src);
     sb_put(&out, vecmath_src);
+    if (has_sdpa) sb_put(&out, cg_sdpa_src);   /* after the vector math: it calls mi_expf */
     sb_put(&out, cg_arena_src);
     CgMemPlan *mem = cg_mem_plan(s);
     for (int k = 0; k < s->nkernels; k++) {   /* a kernel linked to an earlier one's source calls that */

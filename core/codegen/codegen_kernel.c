@@ -26,6 +26,7 @@
  * argmax/argmin stay scalar (first-index ties need the sequential order). */
 #include "codegen/codegen_kernel.h"
 #include "codegen/codegen_mem.h"
+#include "codegen/codegen_split.h"
 #include "codegen/op_overrides.h"
 
 #include <math.h>
@@ -81,6 +82,9 @@ static bool cpp_math(StrBuf *out, IrMathOp op, DType at, const char *const *a) {
     case IOP_EXP: sb_printf(out, "mi_expf(%s)", a[0]); return true;
     case IOP_SIGMOID: sb_printf(out, "1.0f / (1.0f + mi_expf(-%s))", a[0]); return true;
     case IOP_ERF: sb_printf(out, "mi_erff(%s)", a[0]); return true;
+    case IOP_SIN: sb_printf(out, "mi_sinf(%s)", a[0]); return true;
+    case IOP_COS: sb_printf(out, "mi_cosf(%s)", a[0]); return true;
+    case IOP_POW: sb_printf(out, "mi_powf(%s, %s)", a[0], a[1]); return true;
     default: return false;
     }
 }
@@ -179,6 +183,11 @@ typedef struct Em {
     StrBuf *clauses;               /* " reduction(+:acc0) ..." */
     Cse cse;
     Expr *varind[64]; int nvarind; /* indirect index variables that change in the inner loops */
+    /* a piece of a split innermost loop (codegen_split.c): its variable lies in prange; indexes
+     * are simplified under it and integer values get ranges (vr), so the comparisons, selects
+     * and clamps it decides fold */
+    const SymRange *prange;
+    struct VRange { int64_t lo, hi; bool known; } *vr; int nvr;
     bool bad;
     char err[160];
 } Em;
@@ -236,6 +245,26 @@ static bool em_writes(const Em *e, const Buffer *b) {
     return false;
 }
 
+/* ---- value ranges inside a piece of a split loop ---- */
+static void vr_set(Em *e, IrVal v, int64_t lo, int64_t hi) {
+    if (!e->prange || v < 0) return;
+    if (v >= e->nvr) {
+        int n = v + 64;
+        e->vr = realloc(e->vr, sizeof *e->vr * (size_t)n);
+        for (int i = e->nvr; i < n; i++) e->vr[i].known = false;
+        e->nvr = n;
+    }
+    e->vr[v] = (struct VRange){lo, hi, true};
+}
+static bool vr_get(const Em *e, IrVal v, int64_t *lo, int64_t *hi) {
+    if (!e->prange || v < 0 || v >= e->nvr || !e->vr[v].known) return false;
+    *lo = e->vr[v].lo;
+    *hi = e->vr[v].hi;
+    return true;
+}
+/* an index as the piece sees it: Min(15, p3) is p3 on [0, 15] */
+static Expr *em_index(Em *e, Expr *x) { return e->prange ? sym_simplify(e->sy, x, e->prange, 1) : x; }
+
 /* the name a load / store uses: the buffer's, or loc_<name> at the offset within the row */
 static const char *em_ref(Em *e, const Buffer *buf, Expr **index, char *nbuf, size_t n) {
     for (int i = 0; i < e->nrowloc; i++)
@@ -249,6 +278,7 @@ static const char *em_ref(Em *e, const Buffer *buf, Expr **index, char *nbuf, si
 
 static IrVal c_load(OpsHandler *h, Buffer *buf, Expr *index) {
     Em *e = h->self;
+    index = em_index(e, index);
     char lb[96];
     const char *bn = em_ref(e, buf, &index, lb, sizeof lb);
     StrBuf ix;
@@ -265,6 +295,7 @@ static IrVal c_load(OpsHandler *h, Buffer *buf, Expr *index) {
 }
 static void c_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     Em *e = h->self;
+    index = em_index(e, index);
     if (ir_index_is_indirect(index)) e->simd_ok = false;   /* a Scatter: lanes may collide */
     cse_forget_loads(&e->cse, buf->name);
     cse_forget_loads(&e->cse, ir_store_target(buf)->name);
@@ -345,16 +376,20 @@ static IrVal c_constant(OpsHandler *h, double v, DType dt) {
     e->next_inv = true;
     IrVal r = em_tmp(e, dt, "%s", s);
     free(s);
+    if (!dtype_is_float(dt) && v == (double)(int64_t)v) vr_set(e, r, (int64_t)v, (int64_t)v);
     return r;
 }
 static IrVal c_index_expr(OpsHandler *h, Expr *x, DType dt) {
     Em *e = h->self;
+    x = em_index(e, x);
     StrBuf s;
     sb_init(&s);
     sym_c_sb(x, &s);
     e->next_inv = !em_varies(e, x);
     IrVal r = em_tmp(e, dt, "%s", s.s);
     sb_free(&s);
+    int64_t lo, hi;
+    if (e->prange && !dtype_is_float(dt) && dt != DT_BOOL && sym_bound(x, e->prange, 1, &lo, &hi)) vr_set(e, r, lo, hi);
     return r;
 }
 static IrVal c_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) {
@@ -363,11 +398,52 @@ static IrVal c_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) {
     char *x = cg_to_dtype(&cpp_overrides, nm(e, v), dt, src);
     IrVal r = em_tmp(e, dt, "%s", x);
     free(x);
+    int64_t lo, hi;   /* an integer kept in a type that holds it */
+    if (vr_get(e, v, &lo, &hi) && (dt == DT_I64 || (dt == DT_I32 && lo >= INT32_MIN && hi <= INT32_MAX))) vr_set(e, r, lo, hi);
     return r;
+}
+
+/* Inside a piece of a split loop: a comparison of two integer values whose ranges decide it is
+ * a constant; logical and / or / not of decided values fold; a select on a decided condition is
+ * the side taken (the other side's code is dead: the C compiler drops it). -1: no fold. */
+static IrVal fold_decided(Em *e, IrMathOp op, const IrVal *a, DType dt) {
+    int64_t al = 0, ah = 0, bl = 0, bh = 0;
+    int d = -1;   /* decided value of a comparison / logical op */
+    bool ka = vr_get(e, a[0], &al, &ah), kb = ir_math_arity(op) > 1 && vr_get(e, a[1], &bl, &bh);
+    switch (op) {
+    case IOP_LT: if (ka && kb) d = ah < bl ? 1 : al >= bh ? 0 : -1; break;
+    case IOP_LE: if (ka && kb) d = ah <= bl ? 1 : al > bh ? 0 : -1; break;
+    case IOP_GT: if (ka && kb) d = al > bh ? 1 : ah <= bl ? 0 : -1; break;
+    case IOP_GE: if (ka && kb) d = al >= bh ? 1 : ah < bl ? 0 : -1; break;
+    case IOP_EQ: if (ka && kb) d = al == ah && bl == bh && al == bl ? 1 : ah < bl || bh < al ? 0 : -1; break;
+    case IOP_NE: if (ka && kb) d = al == ah && bl == bh && al == bl ? 0 : ah < bl || bh < al ? 1 : -1; break;
+    case IOP_LOGICAL_NOT: if (ka && al == ah) d = al == 0; break;
+    case IOP_LOGICAL_AND:
+        if ((ka && al == 0 && ah == 0) || (kb && bl == 0 && bh == 0)) d = 0;
+        else if (ka && al > 0 && dtv(e, a[1]) == dt) return a[1];
+        else if (kb && bl > 0 && dtv(e, a[0]) == dt) return a[0];
+        break;
+    case IOP_LOGICAL_OR:
+        if ((ka && al > 0) || (kb && bl > 0)) d = 1;
+        else if (ka && al == 0 && ah == 0 && dtv(e, a[1]) == dt) return a[1];
+        else if (kb && bl == 0 && bh == 0 && dtv(e, a[0]) == dt) return a[0];
+        break;
+    case IOP_WHERE:
+        if (ka && (al > 0 || ah < 0) && dtv(e, a[1]) == dt) return a[1];
+        if (ka && al == 0 && ah == 0 && dtv(e, a[2]) == dt) return a[2];
+        return -1;
+    default: return -1;
+    }
+    if (d < 0 || dt != DT_BOOL) return -1;
+    return c_constant(&e->h, d, DT_BOOL);
 }
 
 static IrVal c_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
     Em *e = h->self;
+    if (e->prange) {
+        IrVal f = fold_decided(e, op, a, dt);
+        if (f >= 0) return f;
+    }
     e->next_inv = true;   /* invariant when every argument is */
     for (int i = 0; i < ir_math_arity(op); i++) e->next_inv &= cg_val_tag(&e->v, a[i]) != 0;
     const char *args[3];
@@ -698,6 +774,8 @@ typedef struct Seg {
     int mode;
     int *tmp;
     const Buffer *const *rowloc; int nrowloc;
+    bool piece;          /* the innermost loop runs [lo, hi) only (a piece of a split loop) */
+    int64_t lo, hi;
 } Seg;
 
 static void put_ind(StrBuf *sb, int depth) {
@@ -797,6 +875,8 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
     for (int v = 0; v < mo && v < MI_MAX_DIMS * 2; v++) { on[v] = lb->vars[v]->name; zeros[v] = sym_int(e.sy, 0); }
     e.outer_names = on;
     e.zeros = zeros;
+    SymRange pr = {lb->vars[nv - 1]->name, sg->lo, sg->hi - 1};
+    if (sg->piece) e.prange = &pr;
     StrBuf hoist;
     sb_init(&hoist);
     const Buffer *written[64];
@@ -827,6 +907,7 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
     for (int i = sg->a; i < sg->b && !e.bad; i++) loop_body_run(gnode(s, g, i)->buf->body, &e.h);
     cg_vals_free(&e.v);
     cse_free(&e.cse);
+    free(e.vr);
     int rc = 0;
     if (e.bad) {
         rc = mi_err(ctx, NULL, 0, 0, "%s (buffer '%s')", e.err, gnode(s, g, sg->a)->buf->name);
@@ -896,7 +977,9 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
                 else if (e.only_clauses && e.simd_ok) { sb_printf(out, "%s#pragma omp parallel for%s%s", li, nv == 1 ? " simd" : "", cl); par_if(out, lb); sb_putc(out, '\n'); prag = true; }
             }
             if (!prag && innermost && mode == EM_ROW && e.simd_ok) sb_printf(out, "%s#pragma omp simd%s\n", li, cl);
-            emit_loop_header(out, li, lb, v);
+            if (innermost && sg->piece)
+                sb_printf(out, "%sfor (int64_t %s = %lldLL; %s < %lldLL; %s++)\n", li, vn, (long long)sg->lo, vn, (long long)sg->hi, vn);
+            else emit_loop_header(out, li, lb, v);
             line(out, d, "{");
             d++;
             if (innermost) sb_put(out, B);
@@ -944,6 +1027,26 @@ void cg_source_comment(const Schedule *s, const SchedKernel *k, const char *inde
     free(bufs);
 }
 
+/* Where a pointwise segment's one inner loop splits (codegen_split.c: a cat along it, a
+ * select or a clamp on its variable): the points, ascending; 0 when it stays whole (reductions,
+ * more than one inner loop, a symbolic extent, no point, or more than MAX_PIECES pieces). */
+#define MAX_PIECES 16
+static int split_points(const Seg *sg, int64_t *pts) {
+    const Schedule *s = sg->s;
+    const LoopBody *lb = gnode(s, sg->g, sg->a)->buf->body;
+    int64_t n;
+    if (lb->nvars != sg->mo + 1 || !sym_is_int(lb->ranges[lb->nvars - 1], &n)) return 0;
+    const LoopBody *bodies[64];
+    int nb = 0;
+    for (int i = sg->a; i < sg->b; i++) {
+        const LoopBody *b = gnode(s, sg->g, i)->buf->body;
+        if (b->nred || nb == 64) return 0;
+        bodies[nb++] = b;
+    }
+    int np = cg_split_points(s->ir->ctx->sym, bodies, nb, lb->vars[lb->nvars - 1], n, pts, MAX_PIECES - 1);
+    return np > MAX_PIECES - 1 ? 0 : np;
+}
+
 /* One group's loop nest inside its kernel's function: the outer loops shared by its nodes
  * (parallel), then each segment of nodes with equal inner loops. */
 static int emit_group(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *out) {
@@ -980,8 +1083,17 @@ static int emit_group(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf
     for (int a = 0; a < g->n;) {
         int b = a + 1;
         while (b < g->n && seg_join(s, g, a, b, mo)) b++;
-        Seg sg = {s, g, a, b, mo, ind, col ? EM_COL : EM_ROW, &tmp, rowloc, nrowloc};
-        if (emit_segment(ctx, &sg, out) < 0) return -1;
+        Seg sg = {s, g, a, b, mo, ind, col ? EM_COL : EM_ROW, &tmp, rowloc, nrowloc, false, 0, 0};
+        int64_t pts[MAX_PIECES];
+        int np = col ? 0 : split_points(&sg, pts);
+        if (np == 0 && emit_segment(ctx, &sg, out) < 0) return -1;
+        for (int p = 0; p <= np && np > 0; p++) {   /* one loop per piece: [0, pts[0]), ..., [pts[np-1], n) */
+            sg.piece = true;
+            sg.lo = p == 0 ? 0 : pts[p - 1];
+            if (!sym_is_int(s->nodes[g->nodes[a]].buf->body->ranges[s->nodes[g->nodes[a]].buf->body->nvars - 1], &sg.hi)) return -1;
+            if (p < np) sg.hi = pts[p];
+            if (emit_segment(ctx, &sg, out) < 0) return -1;
+        }
         a = b;
     }
     sb_printf(out, "%s}\n", ind);

@@ -58,6 +58,37 @@ static int lower_special(Lower *L, const Node *n, int arg) {
     return lower_pointwise(L, n, arg);
 }
 
+/* x ** k for an integer k: Inductor's pow_recursive (x ** 5 = ((x * x) * (x * x)) * x;
+ * negative k: the reciprocal of x ** -k; k = 0: the constant 1). */
+static const IrFn *pow_recursive(Lower *L, const IrFn *x, int64_t k, DType dt) {
+    if (k < 0) return lw_math(L, IOP_RECIPROCAL, dt, pow_recursive(L, x, -k, dt), NULL, NULL);
+    if (k == 0) return lw_const(L, 1, dt);
+    if (k == 1) return x;
+    const IrFn *h = pow_recursive(L, x, k / 2, dt);
+    const IrFn *r = lw_math(L, IOP_MUL, dt, h, h, NULL);
+    return k % 2 ? lw_math(L, IOP_MUL, dt, r, x, NULL) : r;
+}
+
+/* pow(x, b) with a number b, as Inductor's pow lowering: a float b equal to an integer counts
+ * as that integer; b = 0.5 is sqrt; an integer b with -32 < b < 32 (b >= 0 for integer x) is
+ * embedded as multiplications (pow_recursive), so pow(x, 2) is x * x; anything else is
+ * ops.pow. Example: the RMSNorm x.pow(2).mean(-1) reads x once and squares it. */
+static int lower_pow_scalar(Lower *L, const Node *n, int arg) {
+    const TensorMeta *m = lw_out_meta(n);
+    double b;
+    if (!m || n->nargs < 2 || !value_as_double(&n->args[1], &b)) return lower_pointwise(L, n, IOP_POW);
+    if (b == 0.5 && dtype_is_float(m->dtype)) {
+        const IrFn *x = lw_arg_loader(L, n, 0, m->ndim, m->size, m->dtype);
+        if (!x) return lw_err(L, n, "pow: the base is not a tensor");
+        return lw_set_pointwise(L, n, lw_math(L, IOP_SQRT, m->dtype, x, NULL, NULL), m->dtype, 1);
+    }
+    if (b != (double)(int64_t)b || b <= -32 || b >= 32 || (!dtype_is_float(m->dtype) && b < 0) || m->dtype == DT_BOOL)
+        return lower_pointwise(L, n, IOP_POW);
+    const IrFn *x = lw_arg_loader(L, n, 0, m->ndim, m->size, m->dtype);
+    if (!x) return lw_err(L, n, "pow: the base is not a tensor");
+    return lw_set_pointwise(L, n, pow_recursive(L, x, (int64_t)b, m->dtype), m->dtype, 1);
+}
+
 /* div(a, b, rounding_mode): Inductor's div_mode: "floor" is floordiv of ints, else
  * floor(a / b); "trunc" truncdiv of ints, else trunc(a / b); none: a / b. */
 static int lower_div_mode(Lower *L, const Node *n, int arg) {
@@ -298,7 +329,7 @@ const LoweringDef lowering_pointwise_table[] = {
     {"aten.sub.Tensor", lower_pointwise, IOP_SUB}, {"aten.sub.Scalar", lower_pointwise, IOP_SUB},
     {"aten.mul.Tensor", lower_pointwise, IOP_MUL}, {"aten.mul.Scalar", lower_pointwise, IOP_MUL},
     {"aten.div.Tensor", lower_pointwise, IOP_TRUEDIV}, {"aten.div.Scalar", lower_pointwise, IOP_TRUEDIV},
-    {"aten.pow.Tensor_Scalar", lower_pointwise, IOP_POW},
+    {"aten.pow.Tensor_Scalar", lower_pow_scalar, 0},
     {"aten.pow.Tensor_Tensor", lower_pointwise, IOP_POW},
     {"aten.maximum.default", lower_pointwise, IOP_MAXIMUM},
     {"aten.minimum.default", lower_pointwise, IOP_MINIMUM}, {"aten.eq.Tensor", lower_pointwise, IOP_EQ},
