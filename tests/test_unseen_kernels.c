@@ -42,15 +42,12 @@ enum { FLOOR = 106, GRAPHS = 134 };
 int main(void) {
     ShellEnv env;
     if (sh_init(&env, "minductor_unseenkXXXXXX") < 0) return 0;
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "mkdir -p %s/logs && tar xzf tests/fixtures/unseen/logs.tgz -C %s/logs", env.tmpdir, env.tmpdir);
-    if (!ok(system(cmd) == 0, "the logs unpack")) { sh_cleanup(&env); return done_testing(); }
-    snprintf(cmd, sizeof cmd, "sh tests/tools/survey_kernels.sh %s/logs '%s' 2>&1", env.tmpdir, env.bin);
-    FILE *p = popen(cmd, "r");
+    FILE *p = sh_unseen_survey(&env, "survey_kernels.sh");
+    if (!ok(p != NULL, "the logs unpack")) { sh_cleanup(&env); return done_testing(); }
     char line[4096];
     int graphs = 0, same = 0;
     bool seen[sizeof fixed / sizeof *fixed] = {0};
-    while (p && fgets(line, sizeof line, p)) {
+    while (fgets(line, sizeof line, p)) {
         line[strcspn(line, "\n")] = 0;
         if (!strncmp(line, "same     ", 9)) { graphs++; same++; }
         else if (!strncmp(line, "differs  ", 9)) { graphs++; diag("%s", line); }
@@ -58,7 +55,7 @@ int main(void) {
         for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
             if (!strcmp(line, fixed[i])) seen[i] = true;
     }
-    if (p) pclose(p);
+    pclose(p);
     ok(graphs >= GRAPHS, "at least %d compiled graphs in the logs (%d): none stops loading", GRAPHS, graphs);
     ok(same >= FLOOR, "at least %d of them have Inductor's kernel count (%d)", FLOOR, same);
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) ok(seen[i], "%s", fixed[i]);

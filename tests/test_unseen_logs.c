@@ -13,14 +13,11 @@
 int main(void) {
     ShellEnv env;
     if (sh_init(&env, "minductor_unseenXXXXXX") < 0) return 0;
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "mkdir -p %s/logs && tar xzf tests/fixtures/unseen/logs.tgz -C %s/logs", env.tmpdir, env.tmpdir);
-    if (!ok(system(cmd) == 0, "the logs unpack")) { sh_cleanup(&env); return done_testing(); }
-    snprintf(cmd, sizeof cmd, "sh tests/tools/survey_logs.sh %s/logs '%s' 2>&1", env.tmpdir, env.bin);
-    FILE *p = popen(cmd, "r");
+    FILE *p = sh_unseen_survey(&env, "survey_logs.sh");
+    if (!ok(p != NULL, "the logs unpack")) { sh_cleanup(&env); return done_testing(); }
     char line[4096];
     int graphs = 0, exact = 0;
-    while (p && fgets(line, sizeof line, p)) {
+    while (fgets(line, sizeof line, p)) {
         line[strcspn(line, "\n")] = 0;
         if (!strncmp(line, "ok    ", 6) || !strncmp(line, "FAIL  ", 6)) {
             graphs++;
@@ -29,7 +26,7 @@ int main(void) {
             ok(line[0] == 'o' && same, "%s", line + 6);
         } else if (line[0]) diag("%s", line);
     }
-    if (p) pclose(p);
+    pclose(p);
     is_int(graphs, 134, "134 compiled graphs in the 93 logs (GRU and LSTM: Dynamo refuses them; inference runs compile no backward)");
     is_int(exact, graphs, "every one gives PyTorch's post-grad text exactly");
     sh_cleanup(&env);

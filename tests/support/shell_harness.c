@@ -44,6 +44,14 @@ void sh_cleanup(ShellEnv *env) {
     if (system(rm) != 0) fprintf(stderr, "# could not remove %s\n", env->tmpdir);
 }
 
+FILE *sh_unseen_survey(const ShellEnv *env, const char *script) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/logs && tar xzf tests/fixtures/unseen/logs.tgz -C %s/logs", env->tmpdir, env->tmpdir);
+    if (system(cmd) != 0) return NULL;
+    snprintf(cmd, sizeof cmd, "sh tests/tools/%s %s/logs '%s' 2>&1", script, env->tmpdir, env->bin);
+    return popen(cmd, "r");
+}
+
 void sh_result_free(ShResult *r) {
     free(r->out);
     r->out = NULL;

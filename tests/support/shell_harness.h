@@ -1,8 +1,9 @@
-/* shell_harness.h — what the shell tests (tests/test_shell*.c) share to drive the built
- * `minductor` binary: finding it and a temporary directory, running it with -c commands or a
- * script on stdin through a pipe, and running it interactively on a pseudo-terminal, either
- * typing a script line by line or as an expect-style dialogue (wait for some output, then
- * send keys: Tab, Ctrl-C, Ctrl-P ...). Plus the few predicates every test uses on the output.
+/* shell_harness.h — what the shell tests (tests/test_shell*.c, test_unseen_*) share to drive
+ * the built `minductor` binary: finding it and a temporary directory, running it with -c
+ * commands or a script on stdin through a pipe, and running it interactively on a
+ * pseudo-terminal, either typing a script line by line or as an expect-style dialogue (wait for
+ * some output, then send keys: Tab, Ctrl-C, Ctrl-P ...); the survey scripts over the unseen
+ * logs. Plus the few predicates every test uses on the output.
  *
  *     ShellEnv env;
  *     if (sh_init(&env, "minductor_uxXXXXXX") < 0) return 0;     // printed "1..0 # SKIP ..."
@@ -16,6 +17,7 @@
 #define SHELL_HARNESS_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 typedef struct ShellEnv {
     const char *bin;          /* absolute path of the binary ($MINDUCTOR_BIN, else ./build/minductor) */
@@ -60,6 +62,13 @@ ShResult sh_tty_dialogue(const ShellEnv *env, const char *const *args, const ShS
 char *sh_output(const ShellEnv *env, const char *cmds, int *status);
 /* Whether text holds pat; when not, a TAP diagnostic "# missing: PAT" on stderr. */
 bool sh_text_has(const char *text, const char *pat);
+
+/* The survey scripts over the real logs of tests/fixtures/unseen (test_unseen_logs,
+ * test_unseen_kernels): logs.tgz unpacked into tmpdir/logs, then `sh tests/tools/SCRIPT
+ * tmpdir/logs BIN 2>&1` started. The trick: the output is a pipe, read line by line as each
+ * graph finishes (pclose it). NULL when the logs do not unpack or the script does not start.
+ * Example: FILE *p = sh_unseen_survey(&env, "survey_logs.sh"); */
+FILE *sh_unseen_survey(const ShellEnv *env, const char *script);
 
 /* Predicates on the output. */
 bool sh_has(const ShResult *r, const char *s);
