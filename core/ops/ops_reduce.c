@@ -254,19 +254,14 @@ static double group_reduce(int kind, const double *v, int64_t n, int64_t *arg, d
     }
 }
 
-static int reduce_body(ShapeArgs *sa, IValue *out) {
-    const OpCall *c = sa->call;
-    const RedSpec *sp = c->op->data;
-    TensorMeta m[2];
+static int reduce_fill(ShapeArgs *sa, Tensor *const *o, int nout) {
+    const RedSpec *sp = sa->call->op->data;
     RedShape r;
-    int rc = -1, nout;
-    Tensor *o[2] = {0};
+    int rc = -1;
     double *vals = NULL;
     int64_t *pos = NULL;
-    if (red_parse(sa, sp, &r) || shape_reduce(sa, m, &nout)) goto done;
+    if (red_parse(sa, sp, &r)) return -1;
     Tensor *x = ev_tensor(sa_arg(sa, 0, "self"));
-    for (int k = 0; k < nout; k++)
-        if (!(o[k] = ev_new(sa, &m[k]))) goto done;
     double correction = 1;
     ArgRef ac = sa_arg(sa, -1, "correction");
     DType ct;
@@ -313,40 +308,25 @@ static int reduce_body(ShapeArgs *sa, IValue *out) {
         if (sp->kind == RK_VAR_MEAN) tensor_store_f(o[1], tensor_pos(o[1], k), mean);
         if (sp->kind == RK_MAXDIM || sp->kind == RK_MINDIM) tensor_store_i(o[1], tensor_pos(o[1], k), arg);
     }
-    if (nout == 1) {
-        ev_out_tensor(out, o[0]);
-    } else {
-        out->kind = IV_TUPLE;
-        out->n = nout;
-        out->items = mi_xcalloc((size_t)nout, sizeof(IValue));
-        for (int k = 0; k < nout; k++) ev_out_tensor(&out->items[k], o[k]);
-    }
-    o[0] = o[1] = NULL;
     rc = 0;
 done:
-    tensor_unref(o[0]);
-    tensor_unref(o[1]);
     free(vals);
     free(pos);
     return rc;
 }
-static int reduce_eval(const OpCall *c, IValue *out) { return ev_call(c, out, reduce_body); }
+static int reduce_eval(const OpCall *c, IValue *out) { return ev_run_n(c, out, reduce_fill); }
 
 /* softmax / log_softmax / prepare_softmax_online over one dim */
-static int softmax_body(ShapeArgs *sa, IValue *out) {
-    const OpCall *c = sa->call;
-    const RedSpec *sp = c->op->data;
-    TensorMeta m[2], *xm;
+static int softmax_fill(ShapeArgs *sa, Tensor *const *o, int nout) {
+    const RedSpec *sp = sa->call->op->data;
+    TensorMeta *xm;
     int64_t dim;
     DType dt;
-    int rc = -1, nout;
-    Tensor *o[2] = {0};
+    int rc = -1;
     double *vals = NULL;
     int64_t *pos = NULL, *opos = NULL;
-    if (softmax_parse(sa, &xm, &dim, &dt) || ev_shape(sa, m, &nout)) goto done;
+    if (softmax_parse(sa, &xm, &dim, &dt)) return -1;
     Tensor *x = ev_tensor(sa_arg(sa, 0, "self"));
-    for (int k = 0; k < nout; k++)
-        if (!(o[k] = ev_new(sa, &m[k]))) goto done;
     bool mask[MI_MAX_DIMS] = {0};
     if (x->ndim) mask[dim] = true;
     Groups g;
@@ -378,33 +358,21 @@ static int softmax_body(ShapeArgs *sa, IValue *out) {
             tensor_store_f(o[0], opos[i], sp->kind == RK_LOGSOFTMAX ? e - log(sum) : exp(e) / sum);
         }
     }
-    if (nout == 1) {
-        ev_out_tensor(out, o[0]);
-    } else {
-        out->kind = IV_TUPLE;
-        out->n = nout;
-        out->items = mi_xcalloc((size_t)nout, sizeof(IValue));
-        for (int k = 0; k < nout; k++) ev_out_tensor(&out->items[k], o[k]);
-    }
-    o[0] = o[1] = NULL;
     rc = 0;
 done:
-    tensor_unref(o[0]);
-    tensor_unref(o[1]);
     free(vals);
     free(pos);
     free(opos);
     return rc;
 }
-static int softmax_eval(const OpCall *c, IValue *out) { return ev_call(c, out, softmax_body); }
+static int softmax_eval(const OpCall *c, IValue *out) { return ev_run_n(c, out, softmax_fill); }
 
-static int layer_norm_body(ShapeArgs *sa, IValue *out) {
-    TensorMeta m[3], *xm, *wm = NULL, *bm = NULL;
-    int axis, rc = -1, nout;
-    Tensor *o[3] = {0};
+static int layer_norm_fill(ShapeArgs *sa, Tensor *const *o, int nout) {
+    TensorMeta *xm, *wm = NULL, *bm = NULL;
+    int axis, rc = -1;
     double *vals = NULL;
     int64_t *pos = NULL, *opos = NULL;
-    if (layer_norm_parse(sa, &xm, &axis) || shape_layer_norm(sa, m, &nout)) goto done;
+    if (layer_norm_parse(sa, &xm, &axis)) return -1;
     Tensor *x = ev_tensor(sa_arg(sa, 0, "input")), *w = NULL, *b = NULL;
     ArgRef aw = sa_arg(sa, 2, "weight"), ab = sa_arg(sa, 3, "bias");
     if (arg_present(aw)) { if (sa_tensor(sa, aw, "weight", &wm)) goto done; w = ev_tensor(aw); }
@@ -412,8 +380,6 @@ static int layer_norm_body(ShapeArgs *sa, IValue *out) {
     double eps;
     DType et;
     if (sa_scalar(sa, sa_arg(sa, 4, "eps"), "eps", &eps, &et)) goto done;
-    for (int k = 0; k < 3; k++)
-        if (!(o[k] = ev_new(sa, &m[k]))) goto done;
     bool mask[MI_MAX_DIMS] = {0};
     for (int i = axis; i < x->ndim; i++) mask[i] = true;
     Groups g;
@@ -444,19 +410,14 @@ static int layer_norm_body(ShapeArgs *sa, IValue *out) {
         tensor_store_f(o[1], tensor_pos(o[1], k), mean);
         tensor_store_f(o[2], tensor_pos(o[2], k), rstd);
     }
-    out->kind = IV_TUPLE;
-    out->n = 3;
-    out->items = mi_xcalloc(3, sizeof(IValue));
-    for (int k = 0; k < 3; k++) { ev_out_tensor(&out->items[k], o[k]); o[k] = NULL; }
     rc = 0;
 done:
-    for (int k = 0; k < 3; k++) tensor_unref(o[k]);
     free(vals);
     free(pos);
     free(opos);
     return rc;
 }
-static int layer_norm_eval(const OpCall *c, IValue *out) { return ev_call(c, out, layer_norm_body); }
+static int layer_norm_eval(const OpCall *c, IValue *out) { return ev_run_n(c, out, layer_norm_fill); }
 
 static const RedSpec
     r_sum = {RK_SUM, D_LIST}, r_sum_all = {RK_SUM, D_ALL}, r_mean = {RK_MEAN, D_LIST}, r_mean_all = {RK_MEAN, D_ALL},
