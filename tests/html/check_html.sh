@@ -24,17 +24,7 @@ rm -rf "$OUT" && mkdir -p "$OUT"
 # the fusion picture alone: refused edges carry Inductor's reason
 "$BIN" -c "load tests/fixtures/codegen/sched_split_outer_permuted_view.py; show fusion --svg $OUT/fusion.svg" >/dev/null 2>&1 || exit 1
 fail=0
-shot() {   # NAME PAGE
-    prof=$(mktemp -d)
-    "$CHROME" --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update \
-        --no-first-run --user-data-dir="$prof" --enable-logging=stderr --v=0 --hide-scrollbars \
-        --window-size=1400,1000 --screenshot="$OUT/$1.png" "file://$(pwd)/$2" >"$OUT/$1.log" 2>&1
-    rm -rf "$prof"
-    size=$(stat -c %s "$OUT/$1.png" 2>/dev/null || echo 0)
-    if [ "$size" -lt 10000 ]; then echo "not ok - $1: no screenshot ($2)"; fail=1; return; fi
-    if grep -q "Uncaught" "$OUT/$1.log"; then echo "not ok - $1: JavaScript error:"; grep "Uncaught" "$OUT/$1.log"; fail=1; return; fi
-    echo "ok - $1: $2 ($size bytes)"
-}
+. tests/html/shot.sh
 shot index "$OUT/train/index.html"
 shot compile "$OUT/train/minductor/compile_-_0_0_0.html"
 shot provenance "$OUT/train/provenance_tracking_-_0_0_0.html#s1-post-5"

@@ -22,17 +22,7 @@ fetch() {  # PORT PATH: the body of an HTTP GET on 127.0.0.1 (bash's /dev/tcp)
     cat <&5
     exec 5<&-
 }
-shot() {   # NAME URL
-    prof=$(mktemp -d)
-    "$CHROME" --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update \
-        --no-first-run --user-data-dir="$prof" --enable-logging=stderr --v=0 --hide-scrollbars \
-        --window-size=1400,2400 --screenshot="$OUT/$1.png" "$2" >"$OUT/$1.log" 2>&1
-    rm -rf "$prof"
-    size=$(stat -c %s "$OUT/$1.png" 2>/dev/null || echo 0)
-    if [ "$size" -lt 10000 ]; then echo "not ok - $1: no screenshot ($2)"; fail=1; return; fi
-    if grep -q "Uncaught" "$OUT/$1.log"; then echo "not ok - $1: JavaScript error:"; grep "Uncaught" "$OUT/$1.log"; fail=1; return; fi
-    echo "ok - $1: $2 ($size bytes)"
-}
+. tests/html/shot.sh
 # the shell reads commands from a fifo so it stays up while the browser looks
 mkfifo "$OUT/fifo"
 "$BIN" -k < "$OUT/fifo" > "$OUT/teach_shell.txt" 2>&1 &
@@ -49,11 +39,11 @@ if [ -z "$port" ]; then echo "not ok - serve: no port in the shell's output"; ca
 else
     # the page is rebuilt after each command: wait until it shows the last one
     for i in $(seq 1 100); do fetch "$port" /live 2>/dev/null | grep -q "teach_fx.svg" && break; sleep 0.1; done
-    shot teach_serve "http://127.0.0.1:$port/"
+    shot teach_serve "http://127.0.0.1:$port/" 2400
 fi
 echo "save transcript $OUT/teach_transcript.html; save transcript $OUT/teach_transcript.md" >&3
 for i in $(seq 1 100); do grep -q "teach_transcript.md" "$OUT/teach_shell.txt" && break; sleep 0.1; done
-shot teach_transcript "file://$(pwd)/$OUT/teach_transcript.html"
+shot teach_transcript "file://$(pwd)/$OUT/teach_transcript.html" 2400
 echo quit >&3
 exec 3>&-
 wait $shell
