@@ -439,11 +439,7 @@ static int exec_module(Session *s, long reps) {
     NumCheck c = {.ctx = s->ctx, .rtol = s->rtol, .atol = s->atol, .report = &rep,
                   .fp64 = numref_new(s->ctx, g, s->inputs, s->ninputs),
                   .random_why = "not comparable: the kernel's random draws are not the interpreter's"};
-    for (int i = 0; i < nr; i++) {
-        char label[64];
-        snprintf(label, sizeof label, "output %d", i);
-        num_check_value(&c, label, &ro[i], &co[i], NUM_OUT, i, rnd[i]);
-    }
+    num_check_outputs(&c, ro, co, nr, rnd);
     /* in-place updates of inputs must match too (only mismatches are listed) */
     int nmut = 0;
     for (int i = 0; i < s->ninputs; i++) {

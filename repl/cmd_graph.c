@@ -574,11 +574,7 @@ int cmd_check(Session *s, int argc, char **argv) {
     NumCheck c = {.ctx = s->ctx, .rtol = s->rtol, .atol = s->atol, .report = &rep,
                   .fp64 = numref_new(s->ctx, ref, s->inputs, s->ninputs),
                   .random_why = "not comparable: the two graphs' random ops draw differently"};
-    for (int i = 0; i < nr; i++) {
-        char label[64];
-        snprintf(label, sizeof label, "output %d", i);
-        num_check_value(&c, label, &ro[i], &co[i], NUM_OUT, i, rnd[i]);
-    }
+    num_check_outputs(&c, ro, co, nr, rnd);
     int nmut = 0;
     for (int i = 0; i < s->ninputs; i++) {
         if (!session_input_changed(s, ra, i) && !session_input_changed(s, ca, i)) continue;

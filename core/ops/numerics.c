@@ -202,6 +202,16 @@ bool num_check_value(NumCheck *c, const char *label, const IValue *ref, const IV
     return ok;
 }
 
+bool num_check_outputs(NumCheck *c, const IValue *ref, const IValue *res, int n, const bool *random) {
+    bool all = true;
+    for (int i = 0; i < n; i++) {
+        char label[32];
+        snprintf(label, sizeof label, "output %d", i);
+        all &= num_check_value(c, label, &ref[i], &res[i], NUM_OUT, i, random[i]);
+    }
+    return all;
+}
+
 /* ---- which values depend on random ops ---- */
 
 static bool graph_has_random(const Graph *g) {

@@ -47,6 +47,10 @@ typedef struct NumCheck {
  * &co[0], NUM_OUT, 0, false). */
 bool num_check_value(NumCheck *c, const char *label, const IValue *ref, const IValue *res, int which, int index,
                      bool random);
+/* num_check_value on each of n outputs, labelled "output K" (random[k]: output k depends on a
+ * random op). The trick: every output is compared (no stop at the first bad one), so the report
+ * lists them all. Returns true when all agree. Example: num_check_outputs(&c, ro, co, nr, rnd). */
+bool num_check_outputs(NumCheck *c, const IValue *ref, const IValue *res, int n, const bool *random);
 
 /* Which results of g depend on a random op (rand, dropout, inductor_random, ...): outs[k] for
  * output k (nouts entries), ins[i] for placeholder i mutated in place by such a value (nins

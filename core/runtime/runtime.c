@@ -1071,11 +1071,7 @@ int rt_check(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninput
     num_random_outputs(g, rnd, nref, rin, ninputs);
     NumCheck c = {.ctx = ctx, .rtol = rtol, .atol = atol, .report = report, .fp64 = numref_new(ctx, g, inputs, ninputs),
                   .random_why = "not comparable: the module's random draws are not the interpreter's"};
-    for (int j = 0; j < nref; j++) {
-        char label[32];
-        snprintf(label, sizeof label, "output %d", j);
-        num_check_value(&c, label, &out_ref[j], &out_mod[j], NUM_OUT, j, rnd[j]);
-    }
+    num_check_outputs(&c, out_ref, out_mod, nref, rnd);
     /* in-place updates of inputs must agree too (only mismatches are reported) */
     c.report = NULL;
     for (int i = 0; i < ninputs; i++) {
