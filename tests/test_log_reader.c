@@ -3,6 +3,7 @@
  * table, graph extraction byte-identical to the recorded graph files, the compile list with
  * statuses, and every kind of malformed line on small hand-made logs. */
 #include "tap.h"
+#include "tests/support/shell_harness.h"
 #include "trace/trace.h"
 
 #include <cJSON.h>
@@ -23,13 +24,6 @@ static void count_lines(const char *path, long *envelopes, long *with_payload) {
     }
     free(line);
     if (f) fclose(f);
-}
-
-static char *slurp(const char *path) {
-    MiCtx *ctx = mi_ctx_new();
-    char *s = mi_read_file(ctx, path, NULL);
-    mi_ctx_free(ctx);
-    return s;
 }
 
 static void write_text(const char *path, const char *s) {
@@ -88,7 +82,7 @@ int main(void) {
     for (int i = 0; i < 3; i++) {
         int first = 0;
         char *g = trace_extract_artifact(ctx, LOGS "cpu_recompile.log", cases[i][0], cases[i][1], &first);
-        char *want = slurp(cases[i][2]);
+        char *want = sh_read_file(cases[i][2]);
         ok(g && want && !strcmp(g, want), "extract %s %s equals %s", cases[i][0], cases[i][1], cases[i][2]);
         ok(first > 1, "payload first line %d", first);
         free(g);

@@ -3,6 +3,7 @@
  * sequence of the all_reduce graph, and planted problems: one compile deleted from one rank
  * (divergence) and a different collective on one rank (mismatch warning). */
 #include "tap.h"
+#include "tests/support/shell_harness.h"
 #include "trace/trace.h"
 
 #include <md5.h>
@@ -35,13 +36,6 @@ static void count(const char *path, int *n_ids, int *n_failed) {
     }
     free(line);
     if (f) fclose(f);
-}
-
-static char *slurp(const char *path) {
-    MiCtx *ctx = mi_ctx_new();
-    char *s = mi_read_file(ctx, path, NULL);
-    mi_ctx_free(ctx);
-    return s;
 }
 
 /* Copy src to dst; drop_frame >= 0 removes every envelope of that frame (with its payload);
@@ -126,7 +120,7 @@ int main(void) {
     is_int(ms.n_divergent_compiles, 0, "ok: no divergence");
     is_int(ms.n_collective_mismatches, 0, "ok: same collectives");
     snprintf(p, sizeof p, "%s/index.html", out);
-    char *page = slurp(p);
+    char *page = sh_read_file(p);
     ok(page && strstr(page, "compile 1/0 — same sequence on every rank") &&
            strstr(page, "all_reduce_.default\nwait_tensor.default\nfrom inductor_collective_schedule"),
        "ok: landing page shows the collective sequence per rank");
@@ -154,7 +148,7 @@ int main(void) {
     is_int(ms.n_failure_mismatches, 0, "failure: same failures on every rank");
     is_int(ms.n_recompile_mismatches, 0, "failure: no recompiles");
     snprintf(p, sizeof p, "%s/index.html", out);
-    page = slurp(p);
+    page = sh_read_file(p);
     ok(page && strstr(page, "failed: TypeError: sequence item 0: expected str instance, torch.device found"),
        "failure: reason on the landing page");
     free(page);
@@ -174,7 +168,7 @@ int main(void) {
     is_int(ms.n_divergent_compiles, 1, "divergence reported");
     is_int(ms.n_collective_mismatches, 1, "the lost compile's collectives are missing on rank 1");
     snprintf(p, sizeof p, "%s/index.html", out);
-    page = slurp(p);
+    page = sh_read_file(p);
     ok(page && strstr(page, "DIVERGENCE: present on 1 of 2 ranks") && strstr(page, "<b>missing</b>") &&
            strstr(page, "rank 1 diverges from rank 0 at compile #3: 1/0 on rank 0, (end) on rank 1"),
        "divergence: landing page marks it");
@@ -194,7 +188,7 @@ int main(void) {
     is_int(ms.n_divergent_compiles, 0, "mismatch: same compile ids");
     is_int(ms.n_collective_mismatches, 1, "mismatch reported");
     snprintf(p, sizeof p, "%s/index.html", out);
-    page = slurp(p);
+    page = sh_read_file(p);
     ok(page && strstr(page, "WARNING: collective sequences differ across ranks") &&
            strstr(page, "all_gather_into_tensor.default"),
        "mismatch: warning and both sequences on the landing page");

@@ -12,21 +12,9 @@
 #include "lowering/lowering.h"
 #include "runtime/runtime.h"
 #include "tap.h"
+#include "tests/support/shell_harness.h"
 
 #define FIX "tests/fixtures/fx/cpu_symbool_asserts_post_grad_graph.py"
-
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = 0;
-    fclose(f);
-    return s;
-}
 
 static bool symbol_deep_refused(MiCtx *ctx, const char *text) {
     SymBool *b = symbool_parse(ctx, text, NULL);
@@ -75,7 +63,7 @@ static void parse_eval(MiCtx *ctx) {
 
 /* load, print byte-identical, lint, JSON */
 static Graph *load_print(MiCtx *ctx) {
-    char *text = slurp(FIX);
+    char *text = sh_read_file(FIX);
     if (!ok(text != NULL, "fixture present")) return NULL;
     Graph *g = fx_load_file(ctx, FIX);
     if (!ok(g != NULL, "symbool fixture loads: %s", g ? "" : ctx->err.msg)) { free(text); return NULL; }

@@ -45,19 +45,6 @@ static int count_of(const char *text, const char *s) {
     return c;
 }
 
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    size_t got = fread(buf, 1, (size_t)n, f);
-    buf[got] = 0;
-    fclose(f);
-    return buf;
-}
-
 static void write_text(const char *path, const char *text) {
     FILE *f = fopen(path, "w");
     fputs(text, f);
@@ -220,7 +207,7 @@ static void test_transcript(void) {
     ok(has(&r, "saved the transcript to") && has(&r, "(9 commands, 3 pictures"), "save transcript: 9 commands, 3 pictures");
     ok(has(&r, "save transcript FILE.html (a page with the pictures) or FILE.md (plain text), got"), "an unknown extension is refused");
     sh_result_free(&r);
-    char *h = slurp(html), *m = slurp(md);
+    char *h = sh_read_file(html), *m = sh_read_file(md);
     ok(h && !strncmp(h, "<!DOCTYPE html>", 15) && strstr(h, "</html>"), "the HTML page is complete");
     ok(h && strstr(h, "minductor&gt; load examples/seed_example.py") && strstr(h, "loaded examples/seed_example.py: 5 nodes"),
        "each command with its output");
@@ -276,7 +263,7 @@ static void shell_type(Shell *sh, const char *line) {
 /* Wait (at most ~20 s) until the shell's output holds `s`; the output (malloc'd) or NULL. */
 static char *shell_wait(Shell *sh, const char *s) {
     for (int i = 0; i < 400; i++) {
-        char *t = slurp(sh->out);
+        char *t = sh_read_file(sh->out);
         if (t && strstr(t, s)) return t;
         free(t);
         struct timespec ts = {0, 50 * 1000 * 1000};

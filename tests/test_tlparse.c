@@ -5,6 +5,7 @@
  * while every other artifact is still in the report; then corrupts k random artifacts of a log
  * (k up to 16, six kinds including records of another rank interleaved) the same way. */
 #include "tap.h"
+#include "tests/support/shell_harness.h"
 #include "trace/trace.h"
 
 #include <cJSON.h>
@@ -85,13 +86,6 @@ static void scan_free(Scan *sc) {
     free(sc->e);
 }
 
-static char *slurp(const char *path) {
-    MiCtx *ctx = mi_ctx_new();
-    char *s = mi_read_file(ctx, path, NULL);
-    mi_ctx_free(ctx);
-    return s;
-}
-
 static bool exists(const char *path) {
     struct stat st;
     return stat(path, &st) == 0;
@@ -120,7 +114,7 @@ static int count_damaged(const char *out) {
         if (strncmp(e->d_name, "compile_", 8)) continue;
         char f[900];
         snprintf(f, sizeof f, "%s/%s", p, e->d_name);
-        char *s = slurp(f);
+        char *s = sh_read_file(f);
         for (const char *q = s; q && (q = strstr(q, "damaged payload")); q++) n++;
         free(s);
     }
@@ -270,7 +264,7 @@ static void damage_k(MiCtx *ctx, const char *dir, const char *log, unsigned seed
     is_int(s.rank, 0, "%s: the log's rank is 0", label);
     char p[600];
     snprintf(p, sizeof p, "%s/index.html", out);
-    char *index = slurp(p);
+    char *index = sh_read_file(p);
     static char got_issues[16384];
     failures_listed(index, got_issues, sizeof got_issues);
     is_str(got_issues, want_issues, "%s: the report lists each problem with its line and kind", label);
@@ -328,7 +322,7 @@ int main(void) {
         is_int(count_damaged(out), 0, "%s: no damaged artifacts", logs[li]);
         char p[600];
         snprintf(p, sizeof p, "%s/index.html", out);
-        char *index = slurp(p);
+        char *index = sh_read_file(p);
         ok(index != NULL, "%s: index.html", logs[li]);
         bool all = true;
         for (const char *c = want_cids; index && *c;) {
@@ -345,7 +339,7 @@ int main(void) {
         snprintf(p, sizeof p, "%s/raw.jsonl", out);
         is_int(count_lines_of(p), 1 + sc.n - n_str - n_chrome,
                "%s: raw.jsonl: the string table + one line per envelope but str and chromium_event", logs[li]);
-        char *rj = slurp(p);
+        char *rj = sh_read_file(p);
         ok(rj && !strncmp(rj, "{\"string_table\":[", 17) && strstr(rj, "\"/home/user/torchgen/models.py\""),
            "%s: raw.jsonl starts with the string table", logs[li]);
         /* tlparse's fields: sorted keys, pathname with the regex's leading space, glog line */
@@ -356,12 +350,12 @@ int main(void) {
         ok(l2 && !strncmp(l2 + 1, "{\"attempt\":0,\"dynamo_start\":", 28), "%s: raw.jsonl keys sorted, compact", logs[li]);
         free(rj);
         snprintf(p, sizeof p, "%s/raw.log", out);
-        char *rl = slurp(p), *orig = slurp(log);
+        char *rl = sh_read_file(p), *orig = sh_read_file(log);
         ok(rl && orig && !strcmp(rl, orig), "%s: raw.log is the log", logs[li]);
         free(rl);
         free(orig);
         snprintf(p, sizeof p, "%s/chromium_events.json", out);
-        char *ch = slurp(p);
+        char *ch = sh_read_file(p);
         cJSON *arr = ch ? cJSON_Parse(ch) : NULL;
         is_int(cJSON_GetArraySize(arr), n_chrome, "%s: chromium_events.json is a JSON array of every event", logs[li]);
         cJSON_Delete(arr);
@@ -369,7 +363,7 @@ int main(void) {
         snprintf(p, sizeof p, "%s/failures_and_restarts.html", out);
         ok(exists(p), "%s: failures_and_restarts.html", logs[li]);
         if (!strcmp(logs[li], "cpu_graph_break")) {
-            char *fr = slurp(p);
+            char *fr = sh_read_file(p);
             ok(fr && strstr(fr, ">[0/0_1]</a>") && strstr(fr, "RestartAnalysis") && strstr(fr, "graph_break()") &&
                    strstr(fr, "-_0_0_1/compilation_metrics_"),
                "graph_break: [0/0_1]'s restart reason listed, linked to its metrics (as tlparse)");
@@ -378,7 +372,7 @@ int main(void) {
         }
         if (!strcmp(logs[li], "cuda_reduce_overhead")) {
             snprintf(p, sizeof p, "%s/minductor/compile_-_0_0_0.html", out);
-            char *cp = slurp(p);
+            char *cp = sh_read_file(p);
             ok(cp && strstr(cp, "CUDA graphs") && strstr(cp, "requested (fx_kwargs[cudagraphs] in the FX graph cache key): <b>yes</b>") &&
                    strstr(cp, "CUDAGraphNode.record") && strstr(cp, "cudagraphify.get_container") &&
                    strstr(cp, "runtime_cudagraphify_time_us: 12073"),
@@ -387,7 +381,7 @@ int main(void) {
         }
         if (!strcmp(logs[li], "cpu_recompile")) {
             snprintf(p, sizeof p, "%s/minductor/compile_-_0_1_0.html", out);
-            char *cp = slurp(p);
+            char *cp = sh_read_file(p);
             ok(cp && strstr(cp, "Recompile reason"), "recompile: 0/1 shows its recompile reason");
             free(cp);
         }
@@ -484,7 +478,7 @@ int main(void) {
     /* the failures section lists each with line and kind */
     char p[600];
     snprintf(p, sizeof p, "%s/index.html", out);
-    char *index = slurp(p);
+    char *index = sh_read_file(p);
     char got_issues[1024] = "";
     for (const char *q = index; q && (q = strstr(q, "<tr class=\"failure\"><td>"));) {
         q += 24;

@@ -5,6 +5,7 @@
  * the pages a shell session's log gives: the pass page (steps, pattern matches, hide
  * checkbox) and the provenance of the session's own node mappings. */
 #include "tap.h"
+#include "tests/support/shell_harness.h"
 #include "trace/trace.h"
 
 #include <arpa/inet.h>
@@ -46,15 +47,7 @@ static char *slurp(const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(path, sizeof path, fmt, ap);
     va_end(ap);
-    FILE *f = fopen(path, "r");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    s[fread(s, 1, (size_t)n, f)] = 0;
-    fclose(f);
-    return s;
+    return sh_read_file(path);
 }
 
 static bool exists(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

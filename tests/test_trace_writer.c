@@ -2,6 +2,7 @@
  * payload lines and md5, interned strings, compile ids, chromium events, metrics and
  * minductor pass steps; then reads the log back with the reader and renders it with tlparse. */
 #include "tap.h"
+#include "tests/support/shell_harness.h"
 #include "trace/trace.h"
 
 #include <cJSON.h>
@@ -14,13 +15,6 @@ static uint64_t fixed_clock(void *arg) {
     uint64_t now = *t;
     *t += 1500;                 /* 1.5 ms per event */
     return now;
-}
-
-static char *slurp(const char *path) {
-    MiCtx *ctx = mi_ctx_new();
-    char *s = mi_read_file(ctx, path, NULL);
-    mi_ctx_free(ctx);
-    return s;
 }
 
 static const char *nth_line(const char *s, int n, char *out, size_t cap) {
@@ -75,7 +69,7 @@ int main(void) {
     is_int(trace_artifact(tw, "json_thing", "json", "{\"a\": 1}"), 0, "json artifact with rank");
     is_int(trace_close(tw), 0, "trace_close");
 
-    char *text = slurp(path);
+    char *text = sh_read_file(path);
     ok(text != NULL, "log written");
     char line[2048];
     /* line 1: the interned file name; line 3: dynamo_start */
@@ -168,12 +162,12 @@ int main(void) {
     is_int(s.n_failed, 1, "report failures");
     char p2[400];
     snprintf(p2, sizeof p2, "%s/minductor/passes_-_0_0_0.html", out);
-    char *page = slurp(p2);
+    char *page = sh_read_file(p2);
     ok(page && strstr(page, "<h2>Pass steps (1, "), "the pass page lists the step");
     ok(page && strstr(page, "<img src=\"-_0_0_0_01_remove_noop_svg.svg\""), "svg shown as an image");
     free(page);
     snprintf(p2, sizeof p2, "%s/failures_and_restarts.html", out);
-    page = slurp(p2);
+    page = sh_read_file(p2);
     ok(page && strstr(page, "bad &lt;thing&gt; &amp; more"), "failure reason escaped");
     free(page);
 
@@ -185,7 +179,7 @@ int main(void) {
     trace_set_compile_id(tw, 2, 0, 0);
     is_int(trace_chromium_span(tw, "pass.post_grad_passes.dce", "dynamo_timed", 2500), 0, "span");
     trace_close(tw);
-    page = slurp(p2);
+    page = sh_read_file(p2);
     ok(page && strstr(page, "\t\"name\": \"pass.post_grad_passes.dce\",\n\t\"ts\": 1795374105349500.0,\n\t\"args\": {\n"
                             "\t\"compile_id\": \"2/0\"\n\t},\n\t\"ph\": \"B\",\n\t\"cat\": \"dynamo_timed\""),
        "span begins dur before the clock's now");

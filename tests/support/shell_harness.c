@@ -241,12 +241,17 @@ long sh_pos(const ShResult *r, const char *s, long from) {
     return p ? p - r->out : -1;
 }
 
-bool sh_file_has(const char *path, const char *s) {
+char *sh_read_file(const char *path) {
     FILE *f = fopen(path, "rb");
-    if (!f) return false;
+    if (!f) return NULL;
     char *buf = slurp(f);
     fclose(f);
-    bool found = strstr(buf, s) != NULL;
+    return buf;
+}
+
+bool sh_file_has(const char *path, const char *s) {
+    char *buf = sh_read_file(path);
+    bool found = buf && strstr(buf, s) != NULL;
     free(buf);
     return found;
 }

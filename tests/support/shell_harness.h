@@ -75,6 +75,9 @@ bool sh_has(const ShResult *r, const char *s);
 bool sh_has_line(const ShResult *r, const char *line);     /* a whole line equal to `line` */
 int sh_count(const ShResult *r, const char *s);
 bool sh_file_has(const char *path, const char *s);
+/* The whole text of a file (malloc'd; the caller frees it); NULL when it cannot be opened.
+ * Example: char *page = sh_read_file("build/html-check/index.html"); */
+char *sh_read_file(const char *path);
 /* Offset of the first `s` in the output at or after `from`, -1 when absent. */
 long sh_pos(const ShResult *r, const char *s, long from);
 /* A sanitizer (ASan/LSan/UBSan) report in the output. */
