@@ -560,6 +560,33 @@ static void test_coverage_values(void) {
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) tensor_unref(all[k]);
 }
 
+/* The fake-quantization fallbacks on hand-derived cases (ATen's kernels: q = zp + nearbyint(x / s),
+ * out = (clamp(q) - zp) * s, mask = q in range). Per tensor, s = 0.05, zp 0, [-128, 127]:
+ * 0.37 -> 7 -> 0.35; -0.024 -> -0 -> 0; 7 -> 140 -> 127 -> 6.35 (mask 0); -7 -> -128 -> -6.4
+ * (mask 0); 0.125 -> 2.5 -> 2 (half to even) -> 0.1. Per channel (axis 0, s = [0.1, 0.2],
+ * zp = [0, 1], [0, 5]): row 0 [0.3, 0.5, -1] -> q [3, 5, -10]; row 1 [0.5, 1.3, -1] ->
+ * q [1 + 2 (2.5 to even), 1 + 6, 1 - 5] -> out [0.4, 0.8, -0.2]. */
+static void test_fake_quant(void) {
+    int64_t n5[1] = {5}, m23[2] = {2, 3}, n2[1] = {2};
+    Tensor *x = T(1, n5, (double[]){0.37, -0.024, 7, -7, 0.125});
+    check1("fake_quantize_per_tensor_affine_cachemask: output", "x: \"f32[5][1]cpu\"",
+           "        t = torch.ops.aten.fake_quantize_per_tensor_affine_cachemask.default(x, 0.05, 0, -128, 127)\n        r: \"f32[5][1]cpu\" = t[0]\n",
+           &x, 1, 0, (double[]){0.35, 0, 6.35, -6.4, 0.1}, 5, 1e-6);
+    check1("fake_quantize_per_tensor_affine_cachemask: mask", "x: \"f32[5][1]cpu\"",
+           "        t = torch.ops.aten.fake_quantize_per_tensor_affine_cachemask.default(x, 0.05, 0, -128, 127)\n        r: \"b8[5][1]cpu\" = t[1]\n",
+           &x, 1, 0, (double[]){1, 1, 0, 0, 1}, 5, 0);
+    Tensor *pc[3] = {T(2, m23, (double[]){0.3, 0.5, -1, 0.5, 1.3, -1}), T(1, n2, (double[]){0.1, 0.2}), TD(DT_I32, 1, n2, (double[]){0, 1})};
+    const char *params = "x: \"f32[2, 3][3, 1]cpu\", s: \"f32[2][1]cpu\", z: \"i32[2][1]cpu\"";
+    check1("fake_quantize_per_channel_affine_cachemask: output", params,
+           "        t = torch.ops.aten.fake_quantize_per_channel_affine_cachemask.default(x, s, z, 0, 0, 5)\n        r: \"f32[2, 3][3, 1]cpu\" = t[0]\n",
+           pc, 3, 0, (double[]){0.3, 0.5, 0, 0.4, 0.8, -0.2}, 6, 1e-6);
+    check1("fake_quantize_per_channel_affine_cachemask: mask", params,
+           "        t = torch.ops.aten.fake_quantize_per_channel_affine_cachemask.default(x, s, z, 0, 0, 5)\n        r: \"b8[2, 3][3, 1]cpu\" = t[1]\n",
+           pc, 3, 0, (double[]){1, 1, 0, 1, 0, 0}, 6, 0);
+    tensor_unref(x);
+    for (int i = 0; i < 3; i++) tensor_unref(pc[i]);
+}
+
 int main(void) {
     ctx = mi_ctx_new();
     test_attention_batch_mismatch();
@@ -570,6 +597,7 @@ int main(void) {
     test_fold();
     test_values();
     test_weight_norm_backward();
+    test_fake_quant();
     test_rev();
     test_gru_cell();
     test_lstm_cell();

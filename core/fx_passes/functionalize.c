@@ -80,6 +80,34 @@ bool functionalize_needed(const Graph *g) {
     return false;
 }
 
+bool functionalize_scatter_in_place(const Graph *g, const Node *n) {
+    Node *dst = arg_node(n, 0);
+    if (n->kind != N_CALL_FUNCTION || strcmp(n->target, "aten.index_put_.default") != 0 || !dst || dst->kind != N_PLACEHOLDER)
+        return false;
+    const Value *ix = n->nargs > 1 ? &n->args[1] : NULL, *acc = n->nargs > 3 ? &n->args[3] : NULL;
+    if (!ix || (ix->kind != V_LIST && ix->kind != V_TUPLE)) return false;
+    for (int k = 0; k < ix->list.n; k++) {   /* a boolean index is a masked fill or a fallback */
+        const Value *it = &ix->list.items[k];
+        if (it->kind == V_NODE && (!it->node->has_meta || it->node->meta.dtype == DT_BOOL || it->node->meta.dtype == DT_U8)) return false;
+    }
+    if (acc && acc->kind == V_BOOL && acc->b && (!dst->has_meta || dst->meta.dtype == DT_I64 || dst->meta.dtype == DT_BOOL || dst->meta.dtype == DT_BF16))
+        return false;   /* needs_fallback_due_to_atomic_add_limitations: a fallback, functional */
+    int i = graph_index_of(g, n);
+    return i >= 0 && !used_after(g, i, dst, dst);
+}
+
+/* As functionalize_needed, but an index_put_ into an input read only through its result is
+ * what Inductor's index_put_ lowering takes in place (no functional form needed). */
+bool functionalize_needed_for_lowering(const Graph *g) {
+    for (int i = 0; i < g->n; i++) {
+        const Node *n = g->nodes[i];
+        if (!is_inplace(n)) continue;
+        if (!functionalize_copy_is_epilogue(g, n) && !functionalize_foreach_is_epilogue(g, n) && !functionalize_scatter_in_place(g, n))
+            return true;
+    }
+    return false;
+}
+
 typedef struct F {
     MiCtx *ctx;
     const Graph *g;

@@ -23,6 +23,11 @@ bool functionalize_copy_is_epilogue(const Graph *g, const Node *n);
  * placeholders only, none of them read after it: like the copy_ epilogue, the lowering writes
  * the new values into those inputs (core/lowering/lowering_foreach.c). */
 bool functionalize_foreach_is_epilogue(const Graph *g, const Node *n);
+/* n is index_put_(placeholder, ...) and the placeholder is not read after it (its readers read
+ * n): Inductor's index_put_ lowering scatters into that input (lowering_gather.c). */
+bool functionalize_scatter_in_place(const Graph *g, const Node *n);
+/* functionalize_needed, less those in-place scatters: whether ir_lower lowers g's functional form. */
+bool functionalize_needed_for_lowering(const Graph *g);
 
 /* New functional graph (g is unchanged). NULL with ctx error (e.g. an in-place op without a
  * functional variant, a mutation through an expand). */

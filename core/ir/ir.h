@@ -181,7 +181,8 @@ struct Buffer {
     bool inplace_alias;   /* mutates: an in-place foreach item whose own buffer writes into the
                              input (Inductor's realize_into with unsafe_alias: the result's layout
                              becomes MutationLayout(input)); later readers of the item load it,
-                             i.e. the input's storage after this node wrote it */
+                             i.e. the input's storage after this node wrote it. Also an
+                             index_put_ Scatter into an input (its readers: ir_deps.c) */
     /* BUF_EXTERN */
     ExternKind ext;
     ExternArg *eargs; int neargs;

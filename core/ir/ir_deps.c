@@ -41,8 +41,32 @@ static Expr *d_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wra
     return sym_symbol(s->S, nm);
 }
 
+/* Inductor's mutation_renames for a Scatter into a graph input (index_put_ lowered in place):
+ * a buffer made after the Scatter that reads the input reads it after the Scatter, so it gets a
+ * StarDep on the Scatter's buffer. Example: index_put_(k_cache, [None, None, pos], k) then
+ * sdpa(q, index_put_, ...): the attention extern depends on the Scatter. */
+static void add_mutation_deps(const IrModule *m, const Buffer *b, DepSet *out) {
+    for (int r = 0, nr = out->nreads; r < nr; r++) {
+        const Buffer *x = out->reads[r].buf;
+        if (!x || x->kind != BUF_INPUT || !x->mutated) continue;
+        for (int i = 0; i < m->nbufs; i++) {
+            Buffer *mb = m->bufs[i];
+            if (mb != b && mb->mutates == x && mb->inplace_alias && mb->trace && mb->trace->scatter && mb->id < b->id)
+                add_dep(&out->reads, &out->nreads, (Dep){DEP_STAR, mb, NULL, false});
+        }
+    }
+}
+
+static void ir_deps_collect_own(const IrModule *m, const Buffer *b, DepSet *out);
+
 void ir_deps_collect(const IrModule *m, const Buffer *b, DepSet *out) {
     *out = (DepSet){0};
+    ir_deps_collect_own(m, b, out);
+    add_mutation_deps(m, b, out);
+}
+
+/* The reads and writes of b's own body (or extern call). */
+static void ir_deps_collect_own(const IrModule *m, const Buffer *b, DepSet *out) {
     if (b->kind == BUF_EXTERN) {
         for (int i = 0; i < b->neargs; i++)
             add_dep(&out->reads, &out->nreads, (Dep){DEP_STAR, b->eargs[i].buf, NULL, false});

@@ -335,15 +335,15 @@ static int lower_checkpoint(Lower *L, const Node *n, int arg) {
  * the cond's result buffers (an input it returns included). */
 static IrModule *lower_module(MiCtx *ctx, const Graph *g, bool branch) {
     char why[512];
-    if (functionalize_needed(g)) {
+    if (functionalize_needed_for_lowering(g)) {
         /* in-place ops other than the copy_ epilogue (reinplace's copy_ into a view of an
          * intermediate, say): lower the functional form of g, which computes the same values */
         Graph *f = functionalize(ctx, g);
         if (!f) return NULL;
         ops_resolve_graph(f);
-        IrModule *m = functionalize_needed(f) ? NULL : lower_module(ctx, f, branch);
+        IrModule *m = functionalize_needed_for_lowering(f) ? NULL : lower_module(ctx, f, branch);
         if (!m) {
-            if (functionalize_needed(f)) mi_err(ctx, g->source, 0, 0, "ir_lower: the graph stays non-functional after functionalize");
+            if (functionalize_needed_for_lowering(f)) mi_err(ctx, g->source, 0, 0, "ir_lower: the graph stays non-functional after functionalize");
             graph_free(f);
             return NULL;
         }

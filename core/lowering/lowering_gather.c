@@ -15,6 +15,7 @@
  * than one thread, config.cpp.fallback_scatter_reduce_sum). Nearest upsampling reads through
  * indirect indexes too (upsample_nearestnd). */
 #include "lowering/lowering_impl.h"
+#include "fx_passes/functionalize.h"
 
 #include <string.h>
 
@@ -292,19 +293,24 @@ static IrTBox *clone_realized(Lower *L, const Node *n, IrTBox *x) {
 
 /* ir.Scatter into base's buffer: ComputedBuffer mutating it (MutationLayoutSHOULDREMOVE),
  * iterating `size` (ndim dims), value fn, element indexer->index_call. */
-static void add_scatter(Lower *L, const Node *n, IrTBox *base, const IrFn *fn, const IrFn *indexer, int ndim,
-                        Expr **size, bool atomic_add) {
+static Buffer *add_scatter(Lower *L, const Node *n, IrTBox *base, const IrFn *fn, const IrFn *indexer, int ndim,
+                           Expr **size, bool atomic_add) {
     Buffer *target = base->sb->buf;
     Layout lay = target->layout;
     Buffer *b = lw_new_buffer(L, BUF_COMPUTED, &lay);
     b->mutates = target;
     lw_origins_of_node(L, b, n);
     b->body = ir_trace_scatter(L->m, b, fn, indexer, ndim, size, atomic_add);
+    return b;
 }
 
 /* index_put(x, indices, values, accumulate) / _unsafe_index_put (no check): Inductor's
- * index_put_impl_ on clone(x). */
-static int lower_index_put(Lower *L, const Node *n, int check) {
+ * index_put_impl_ on clone(x). index_put_ into a graph input (mode bit 2; only where
+ * functionalize_scatter_in_place holds: no boolean index, no fallback) is index_put_impl_ on x
+ * itself: the Scatter writes the input's buffer, and readers of the result read the input. */
+static int lower_index_put(Lower *L, const Node *n, int mode) {
+    int check = mode & 1;
+    bool in_place = mode & 2;
     IrTBox *x = lw_arg_tbox(L, n, 0), *v = lw_arg_tbox(L, n, 2), *t[MI_MAX_DIMS];
     if (!x || !v) return lw_err(L, n, "'%s' needs a tensor, indices and values", n->target);
     bool has_bool, acc = false;
@@ -337,8 +343,14 @@ static int lower_index_put(Lower *L, const Node *n, int check) {
     const IrFn *val = lw_broadcast(L, v->loader, v->ndim, v->size, ond, os);
     if (!val) return lw_err(L, n, "'%s': values of rank %d do not broadcast to the indexed shape", n->target, v->ndim);
     val = lw_to_dtype(L, val, x->dtype);
-    IrTBox *out = clone_realized(L, n, x);
-    add_scatter(L, n, out, val, ix, ond, os, acc);
+    if (in_place && !(functionalize_scatter_in_place(L->g, n) && x->sb && x->sb->buf && x->sb->buf->kind == BUF_INPUT && !x->is_view))
+        return lw_err(L, n, "index_put_ is lowered in place only into a graph input not read after it");
+    IrTBox *out = in_place ? x : clone_realized(L, n, x);
+    Buffer *sc = add_scatter(L, n, out, val, ix, ond, os, acc);
+    if (in_place) {   /* readers of the input made after it depend on it (ir_deps_collect) */
+        out->sb->buf->mutated = true;
+        sc->inplace_alias = true;
+    }
     return lw_set_tbox(L, n, out);
 }
 
@@ -547,6 +559,7 @@ const LoweringDef lowering_gather_table[] = {
     {"aten.index_select.default", lower_index_select, 0}, {"aten.embedding.default", lower_embedding, 0},
     {"aten.gather.default", lower_gather, 0},
     {"aten.index_put.default", lower_index_put, 1}, {"aten._unsafe_index_put.default", lower_index_put, 0},
+    {"aten.index_put_.default", lower_index_put, 1 | 2},
     {"aten.scatter.src", lower_scatter_op, 0}, {"aten.scatter.value", lower_scatter_op, 0},
     {"aten.scatter.reduce", lower_scatter_op, 0}, {"aten.scatter.value_reduce", lower_scatter_op, 0},
     {"aten.scatter_add.default", lower_scatter_add, 0}, {"aten.scatter_reduce.two", lower_scatter_reduce, 0},

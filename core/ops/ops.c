@@ -26,6 +26,7 @@ static const struct { const OpDef *rows; const int *n; } families[] = {
     {ops_scatter_table, &ops_scatter_count},
     {ops_embedding_bag_table, &ops_embedding_bag_count},
     {ops_weight_norm_table, &ops_weight_norm_count},
+    {ops_fake_quant_table, &ops_fake_quant_count},
     {ops_rnn_cell_table, &ops_rnn_cell_count},
     {ops_sample_table, &ops_sample_count},
     {ops_segment_table, &ops_segment_count},

@@ -140,6 +140,7 @@ extern const OpDef ops_distance_table[];  extern const int ops_distance_count;
 extern const OpDef ops_scatter_table[];   extern const int ops_scatter_count;
 extern const OpDef ops_embedding_bag_table[]; extern const int ops_embedding_bag_count;
 extern const OpDef ops_weight_norm_table[];   extern const int ops_weight_norm_count;
+extern const OpDef ops_fake_quant_table[];    extern const int ops_fake_quant_count;
 extern const OpDef ops_rnn_cell_table[];      extern const int ops_rnn_cell_count;
 extern const OpDef ops_sample_table[];    extern const int ops_sample_count;
 extern const OpDef ops_segment_table[];   extern const int ops_segment_count;

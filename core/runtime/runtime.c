@@ -1142,7 +1142,7 @@ int rt_fallback_run(void *vctx, const char *node, int nargs, const RtFbTensor *a
     const Node *n = fc->g ? find_node(fc->g, node) : NULL;
     if (!n && fc->g) n = find_node_anywhere(fc->g, node);   /* a checkpoint body, lowered inline */
     const Graph *eg = fc->g;
-    if (!n && fc->g && functionalize_needed(fc->g)) {   /* a node of the functional form ir_lower lowered */
+    if (!n && fc->g && functionalize_needed_for_lowering(fc->g)) {   /* a node of the functional form ir_lower lowered */
         if (!fc->fg && (fc->fg = functionalize(ctx, fc->g))) ops_resolve_graph(fc->fg);
         if (fc->fg && (n = find_node(fc->fg, node))) eg = fc->fg;
     }

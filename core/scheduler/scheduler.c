@@ -97,6 +97,14 @@ static void csr_users(const Schedule *s, int nb, bool writes, int **start, int *
     *start = st;
 }
 
+/* r reads an input after the in-place Scatter `w` mutated it (ir_deps_collect's StarDep on w). */
+static bool reads_after_scatter(const SchedNode *r, const Buffer *w) {
+    if (!w->inplace_alias || !w->trace || !w->trace->scatter || !w->mutates || w->mutates->kind != BUF_INPUT) return false;
+    for (int i = 0; i < r->deps.nreads; i++)
+        if (r->deps.reads[i].buf == w && r->deps.reads[i].kind == DEP_STAR) return true;
+    return false;
+}
+
 static void fx_edges(Schedule *s, Fx *f) {
     int nb = s->ir->nbufs, ne = 0, cap = 64;
     int *eu = mi_xmalloc(sizeof(int) * cap), *ev = mi_xmalloc(sizeof(int) * cap);
@@ -114,6 +122,8 @@ static void fx_edges(Schedule *s, Fx *f) {
                 int r = f->rd[ri];
                 if (r == w || s->nodes[r].dead) continue;
                 if (!input && r > w) EDGE(w, r);   /* producer -> consumer (nodes in creation order) */
+                else if (input && reads_after_scatter(&s->nodes[r], s->nodes[w].buf)) continue;   /* reads
+                                               the input after an in-place Scatter: its StarDep orders it */
                 else EDGE(r, w);            /* a reader of the value before a mutation (an input's
                                                readers, a Scatter's earlier one) runs first */
             }
