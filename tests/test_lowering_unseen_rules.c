@@ -8,7 +8,8 @@
  *    32-tiles; B is a transposed weight (strided) as in a linear layer.
  *  - aten.repeat and aten.diagonal as lowering.py lowers them (repeat: a Pointwise reading the
  *    input at index % size on each repeated dim; diagonal: a GenericView, the other dims then
- *    the diagonal), generated kernels and no FallbackKernel. */
+ *    the diagonal), generated kernels and no FallbackKernel.
+ *  - aten.glu as lowering.py lowers it: one Pointwise (its origins: the glu node). */
 #include "tap.h"
 #include "codegen/codegen_c.h"
 #include "codegen/codegen_cuda.h"
@@ -108,6 +109,14 @@ static const char *diagonal_fx = HDR
     "        mul: \"f32[4, 2][2, 1]cpu\" = torch.ops.aten.mul.Tensor(diagonal_1, 3.0)\n"
     "        return (sum_1, add, mul)\n";
 
+/* glu over dim 1, then a mul: Inductor's glu lowering (mul(first half, sigmoid(second half)))
+ * makes one Pointwise that fuses with its consumer, no FallbackKernel; kernel named after glu */
+static const char *glu_fx = HDR
+    "    def forward(self, arg0_1: \"f32[2, 6, 5][30, 5, 1]cpu\"):\n"
+    "        glu: \"f32[2, 3, 5][15, 5, 1]cpu\" = torch.ops.aten.glu.default(arg0_1, 1)\n"
+    "        mul: \"f32[2, 3, 5][15, 5, 1]cpu\" = torch.ops.aten.mul.Tensor(glu, 2.0)\n"
+    "        return (mul,)\n";
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
     /* f16 / bf16: the interpreter rounds a double sum once, the module an f32 sum: at most one
@@ -119,6 +128,7 @@ int main(void) {
     one(ctx, "bmm bf16", bmm_bf16, 1, 0, "mi_gemm_bf16(", "mi_gemm<__nv_bfloat16, float>(", 1.6e-2, 1.6e-2);
     one(ctx, "repeat", repeat_fx, 0, 1, NULL, NULL, 1e-5, 1e-6);
     one(ctx, "diagonal", diagonal_fx, 0, -1, NULL, NULL, 1e-5, 1e-6);
+    one(ctx, "glu", glu_fx, 0, 1, "cpp_fused_glu_mul_0", NULL, 1e-5, 1e-6);
     mi_ctx_free(ctx);
     return done_testing();
 }

@@ -32,6 +32,7 @@ static const struct { const LoweringDef *rows; const int *n; } families[] = {
     {lowering_pooling_table, &lowering_pooling_count},
     {lowering_gather_table, &lowering_gather_count},
     {lowering_random_table, &lowering_random_count},
+    {lowering_decomp_table, &lowering_decomp_count},
 };
 #define NFAM ((int)(sizeof families / sizeof families[0]))
 #define NDRIVER ((int)(sizeof driver_rows / sizeof driver_rows[0]))

@@ -192,6 +192,30 @@ int lw_lower_decomposed(Lower *L, const Node *n) {
     return lw_set_tuple(L, n, items, nitems);
 }
 
+/* Ops Inductor lowers by a composition of other lowerings, which is our decomposition of the
+ * op (not in Inductor's decomposition table, so lw_lowers_by_decomposition leaves them): glu
+ * (lowering.py glu: mul(slice_(x, dim, 0, n), sigmoid(slice_(x, dim, n, 2n))), one Pointwise). */
+static int lower_as_composition(Lower *L, const Node *n, int arg) {
+    (void)arg;
+    if (lw_lower_decomposed(L, n)) return -1;
+    LVal *lv = lw_node_val(L, n);
+    IrTBox *t = lv && lv->kind == LV_TBOX ? lv->t : NULL;
+    if (!t || t->is_view || !t->sb || t->sb->buf) return 0;
+    const char **o = NULL;   /* a lowering's origins: the node itself and what its inputs hold */
+    int no = 0;
+    lw_origins_add(L, &o, &no, lw_short_name(L, n->target));
+    for (int i = 0; i < n->nargs; i++)
+        if (n->args[i].kind == V_NODE) lw_origins_merge(L, &o, &no, lw_arg_tbox(L, n, i));
+    t->origins = t->sb->origins = o;
+    t->norigins = t->sb->norigins = no;
+    return 0;
+}
+
+const LoweringDef lowering_decomp_table[] = {
+    {"aten.glu.default", lower_as_composition, 0},
+};
+const int lowering_decomp_count = sizeof lowering_decomp_table / sizeof lowering_decomp_table[0];
+
 /* Inductor's foreach_ops test for a user: a _foreach_* op lowered item by item (not
  * _foreach_norm, which Inductor decomposes rather than registers). */
 static bool is_foreach_user(const Node *w) {

@@ -59,6 +59,7 @@ extern const LoweringDef lowering_extern_table[];     extern const int lowering_
 extern const LoweringDef lowering_pooling_table[];    extern const int lowering_pooling_count;
 extern const LoweringDef lowering_gather_table[];     extern const int lowering_gather_count;
 extern const LoweringDef lowering_random_table[];     extern const int lowering_random_count;
+extern const LoweringDef lowering_decomp_table[];     extern const int lowering_decomp_count;
 extern const LoweringDef lowering_foreach_row;   /* every "aten._foreach_*" op of the registry (lowering_decomp.c) */
 /* n's op is one Inductor decomposes before lowering (its DecompDef is marked `inductor`) and
  * that is functional: lw_lower_decomposed lowers its decomposition inline (lowering_decomp.c). */
