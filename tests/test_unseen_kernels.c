@@ -40,7 +40,7 @@ static const char *const fixed[] = {
     /* known: cuda_resblock_groupnorm_train 0/0 makes 9 kernels to Inductor's 8 since the GPU
      * convolution's bias is a separate add: one peeled add stays its own kernel (rule not found) */
 };
-enum { FLOOR = 139, GRAPHS = 175 };
+enum { FLOOR = 143, GRAPHS = 175 };
 
 int main(void) {
     ShellEnv env;
