@@ -1,7 +1,8 @@
 /* test_runtime.c — the runtime: compile a hand-written module following the ABI with the
  * system cc, cache hits, running with symbolic sizes, strided inputs, checking against the
  * interpreter, timing, and the errors (compiler error, missing export, bad inputs); a generated
- * module returning a graph input as it is (mi_output_alias). */
+ * module returning a graph input as it is (mi_output_alias), and one returning views of an
+ * input and of its buffers (mi_output_view). */
 #include "tap.h"
 #include "runtime/runtime.h"
 #include "compile_fx/compile_fx.h"
@@ -57,6 +58,18 @@ static const char *ALIAS_GRAPH =
     "    def forward(self, x: \"f32[4, 3][3, 1]cpu\", w: \"f32[4, 3][3, 1]cpu\"):\n"
     "        add: \"f32[4, 3][3, 1]cpu\" = torch.ops.aten.add.Tensor(x, w);  x = None\n"
     "        return (add, w, w)\n";
+
+/* outputs that are views (Inductor's reinterpret_tensor): of an input, of another output's
+ * buffer, of a buffer at an offset */
+static const char *VIEW_GRAPH =
+    "class <lambda>(torch.nn.Module):\n"
+    "    def forward(self, x: \"f32[4, 3][3, 1]cpu\", w: \"f32[4, 3][3, 1]cpu\"):\n"
+    "        add: \"f32[4, 3][3, 1]cpu\" = torch.ops.aten.add.Tensor(x, w)\n"
+    "        view: \"f32[12][1]cpu\" = torch.ops.aten.reshape.default(w, [12]);  w = None\n"
+    "        permute: \"f32[3, 4][1, 3]cpu\" = torch.ops.aten.permute.default(add, [1, 0])\n"
+    "        mul: \"f32[4, 3][3, 1]cpu\" = torch.ops.aten.mul.Tensor(x, 2);  x = None\n"
+    "        slice_1: \"f32[2, 3][3, 1]cpu\" = torch.ops.aten.slice.Tensor(mul, 0, 1, 3);  mul = None\n"
+    "        return (add, view, permute, slice_1)\n";
 
 static Graph *parse(MiCtx *ctx, const char *text) {
     Graph *g = fx_parse(ctx, text, strlen(text), "test.py", 1);
@@ -269,6 +282,40 @@ int main(void) {
     } else skip(5, "no aliasing module");
     compile_fx_free(&cf);
     graph_free(ga);
+
+    /* 14. outputs returned as views, no copy kernel: the module names each one's storage
+     *     (mi_output_view) and the caller builds the view over it */
+    Graph *gv = parse(ctx, VIEW_GRAPH);
+    compile_fx_init(&cf, gv);
+    if (!ok(gv && compile_fx(ctx, &cf, CFX_BUILT) == 0, "view-returning graph compiles")) diag("%s", mi_err_str(ctx, err, sizeof err));
+    if (cf.done == CFX_BUILT) {
+        is_int(cf.sched->nkernels, 1, "one kernel (add and mul), no copy of a returned view");
+        ok(strstr(cf.code, "case 1: v[0] = -1; v[1] = 12LL; v[2] = 0LL; v[3] = 12LL; v[4] = 1LL; return 1;") != NULL,
+           "output 1 is a [12] view of input w");
+        ok(strstr(cf.code, "case 2: v[0] = 0; v[1] = 12LL; v[2] = 0LL; v[3] = 3LL; v[4] = 4LL; v[5] = 1LL; v[6] = 3LL; return 1;") != NULL,
+           "output 2 is a transposed view of output 0's buffer");
+        ok(strstr(cf.code, "case 3: v[0] = 3; v[1] = 12LL; v[2] = 3LL;") != NULL, "output 3 is rows 1..2 of a 12-element buffer, offset 3");
+        IValue in[2] = {{0}};
+        in[0].kind = IV_TENSOR; in[0].t = ramp(ctx, 4, 3, 1.0f);
+        in[1].kind = IV_TENSOR; in[1].t = ramp(ctx, 4, 3, 10.0f);
+        IValue *outs = NULL;
+        int nouts = 0;
+        int rc = rt_run(ctx, cf.mod, gv, in, 2, &outs, &nouts, NULL);
+        if (!ok(rc == 0, "view-returning module runs")) diag("%s", mi_err_str(ctx, err, sizeof err));
+        if (rc == 0) {
+            ok(outs[1].t->storage == in[1].t->storage && outs[1].t->ndim == 1 && outs[1].t->size[0] == 12, "output 1 shares w's storage");
+            ok(outs[2].t->storage == outs[0].t->storage && outs[2].t->stride[0] == 1 && outs[2].t->stride[1] == 3,
+               "output 2 shares output 0's storage, transposed");
+            is_int((int)tensor_get_f(outs[2].t, 1), 33, "permute[0][1] = add[1][0] = 3 + 30");
+            is_int((int)outs[3].t->offset, 3, "output 3 starts at element 3 of its storage");
+            is_int((int)tensor_get_f(outs[3].t, 0), 6, "slice[0][0] = 2 * x[1][0]");
+            interp_free_outputs(outs, nouts);
+        }
+        is_int(rt_check(ctx, cf.mod, gv, in, 2, 1e-5, 1e-5, NULL), 1, "agrees with the interpreter");
+        for (int i = 0; i < 2; i++) ivalue_clear(&in[i]);
+    } else skip(10, "no view-returning module");
+    compile_fx_free(&cf);
+    graph_free(gv);
 
     rt_free(m);
     mi_ctx_free(ctx);

@@ -1149,6 +1149,39 @@ static const TensorMeta *output_meta(const IrModule *m, int j) {
     return it && it->kind == V_NODE && it->node->has_meta ? &it->node->meta : NULL;
 }
 
+/* `int mi_output_view(j, syms, v)` for the outputs returned as views of a storage (IrModule
+ * out_views: Inductor's `return (reinterpret_tensor(buf6, (2, 1, 20, 16), (640, 640, 32, 1), 16), ...)`):
+ * 1 and v = {owner, storage numel, offset, size[ndim], stride[ndim]}, where owner is -1 for an
+ * input's storage (mi_output_alias names it), j when the module writes the buffer into
+ * outputs[j] (the caller allocates numel elements there), else the output whose storage it is. */
+static void emit_output_views(const IrModule *m, const char *decl, StrBuf *out) {
+    StrBuf cases;
+    sb_init(&cases);
+    for (int j = 0; j < m->noutputs; j++) {
+        const Buffer *b = m->outputs[j];
+        const Layout *v = m->out_views ? m->out_views[j] : NULL;
+        if (!b || !v) continue;
+        int owner = b->kind == BUF_INPUT ? -1 : b->output_index;
+        sb_printf(&cases, "    case %d: v[0] = %d; v[1] = ", j, owner);
+        sym_c_sb(layout_storage_size(m->ctx->sym, &b->layout), &cases);
+        sb_put(&cases, "; v[2] = ");
+        sym_c_sb(v->offset, &cases);
+        sb_put(&cases, ";");
+        for (int d = 0; d < 2 * v->ndim; d++) {
+            sb_printf(&cases, " v[%d] = ", 3 + d);
+            sym_c_sb(d < v->ndim ? v->size[d] : v->stride[d - v->ndim], &cases);
+            sb_put(&cases, ";");
+        }
+        sb_put(&cases, " return 1;\n");
+    }
+    if (cases.s && cases.s[0]) {
+        sb_printf(out, "%sint mi_output_view(int j, const int64_t *syms, int64_t *v)\n{\n", decl);
+        for (int i = 0; i < m->nsyms; i++) sb_printf(out, "    const int64_t %s = syms[%d];\n", m->sym_names[i], i);
+        sb_printf(out, "    (void)syms;\n    switch (j) {\n%s    default: return 0;\n    }\n}\n\n", cases.s);
+    }
+    sb_free(&cases);
+}
+
 void cg_emit_output_alias(const IrModule *m, const char *decl, StrBuf *out) {
     sb_printf(out, "%sconst int mi_output_alias[] = {", decl);
     for (int j = 0; j < m->noutputs; j++) {
@@ -1181,4 +1214,5 @@ void cg_emit_output_alias(const IrModule *m, const char *decl, StrBuf *out) {
         sb_printf(out, "    (void)syms;\n    switch (j) {\n%s    default: return 0;\n    }\n}\n\n", cases.s);
     }
     sb_free(&cases);
+    emit_output_views(m, decl, out);
 }

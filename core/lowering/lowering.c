@@ -194,6 +194,37 @@ static void add_syms_of(IrModule *m, const Expr *e) {
     for (int i = 0; i < k; i++) add_sym(m, names[i]);
 }
 
+/* Output j of the graph is the view t of a realized storage: outputs[j] is that buffer and
+ * out_views[j] the view (its size, strides and offset over the buffer's storage). Accepted when
+ * the view is strided (ir_probe_strided: Inductor's convert_to_reinterpret_view), has the
+ * output's dtype and its strides (size-1 dims aside; run_node asked for them). A buffer not yet
+ * returned is written into output j's storage (output_index = j); one returned already, or a graph
+ * input, is only looked at. Example: `view = reshape(primals_3, [12, 32])` returned beside the
+ * result is reinterpret_tensor(primals_3, (12, 32), (32, 1), 0) in Inductor's wrapper. */
+static bool output_view(Lower *L, IrTBox *t, const Layout *l, int j) {
+    IrModule *m = L->m;
+    Buffer *c = NULL;
+    Layout v;
+    if (!ir_probe_strided(m, t->loader, t->ndim, t->size, &c, &v)) return false;
+    if (c->kind != BUF_INPUT && c->kind != BUF_COMPUTED && c->kind != BUF_EXTERN) return false;
+    if (c->mutates || v.ndim != l->ndim || v.dtype != l->dtype) return false;
+    const Buffer *own = c->extern_owner;   /* an extern's second result: where its kernel can write it */
+    if (own && own->ext != EXT_COND && own->ext != EXT_FALLBACK && own->ext != EXT_SDPA) return false;
+    for (int d = 0; d < l->ndim; d++) {
+        int64_t one;
+        if (v.size[d] != l->size[d]) return false;
+        if (!(sym_is_int(l->size[d], &one) && one == 1) && v.stride[d] != l->stride[d]) return false;
+    }
+    if (c->kind != BUF_INPUT) {
+        if (c->output_index < 0) c->output_index = j;
+        c->layout.fixed = true;   /* read through a ReinterpretView */
+    }
+    m->outputs[j] = c;
+    m->out_views[j] = lw_alloc(L, sizeof(Layout));
+    *m->out_views[j] = lw_layout_copy(L, &v);
+    return true;
+}
+
 static int lower_output(Lower *L, const Node *out) {
     IrModule *m = L->m;
     int nout = 0;
@@ -234,6 +265,10 @@ static int lower_output(Lower *L, const Node *out) {
             m->outputs[j] = t->sb->buf;
             continue;
         }
+        if (t->sb && !t->is_view && t->sb->buf && t->sb->buf->output_index >= 0 && !L->branch) {
+            /* a buffer returned twice: the second output looks at the first one's storage */
+            if (output_view(L, t, &l, j)) continue;
+        }
         if (t->sb && !t->is_view && !t->sb->buf) {
             b = lw_realize(L, t->sb, &l);
         } else if (t->sb && !t->is_view && t->sb->buf && t->sb->buf->kind != BUF_INPUT &&
@@ -248,11 +283,17 @@ static int lower_output(Lower *L, const Node *out) {
                 if (c->layout.stride[d] != l.stride[d]) same = false;
             }
             if (same) { b = c; b->layout.fixed = true; }
+        } else if (t->is_view && !L->branch) {
+            /* a returned view of a realized storage (an input, a computed or an extern buffer,
+             * possibly returned already): a ReinterpretView of it, no copy kernel, as
+             * GraphLowering.output's ExternKernel.realize_input does (convert_to_reinterpret_view;
+             * copy_input only when the view is not strided). The caller builds the view over the
+             * storage (mi_output_view) */
+            if (output_view(L, t, &l, j)) continue;
         } else if (t->is_view) {
-            /* a view covering a computed buffer's whole storage with the output's strides (a
-             * keepdim reduction returned through view/squeeze): the buffer is written straight
-             * into the output memory instead of being copied by one more kernel, as Inductor
-             * returns reinterpret_tensor(buf) */
+            /* in a cond branch: a view covering a computed buffer's whole storage with the
+             * output's strides (a keepdim reduction returned through view/squeeze) is written
+             * straight into the cond's result, as Inductor returns reinterpret_tensor(buf) */
             Buffer *c = NULL;
             Layout v;
             SymCtx *s = L->s;

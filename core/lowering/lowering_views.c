@@ -177,7 +177,6 @@ static int lower_split(Lower *L, const Node *n, int arg) {
             sizes[k++] = total - off < ss ? total - off : ss;
         }
     }
-    if (k > 1 && x->sb && !x->is_view && !x->sb->buf) lw_realize(L, x->sb, NULL);   /* several pieces read it */
     IrTBox **items = lw_alloc(L, sizeof(IrTBox *) * (k ? k : 1));
     int64_t off = 0;
     for (int i = 0; i < k; i++) {

@@ -393,6 +393,7 @@ static int load_module(MiCtx *ctx, RtModule *m) {
     m->num_outputs = *nout;
     m->output_alias = dlsym(m->handle, "mi_output_alias");
     *(void **)&m->output_strides = dlsym(m->handle, "mi_output_strides");
+    *(void **)&m->output_view = dlsym(m->handle, "mi_output_view");
     m->guards = dlsym(m->handle, "mi_guards");
     m->nguards = 0;
     while (m->guards && m->guards[m->nguards]) m->nguards++;
@@ -665,6 +666,35 @@ static void output_values(const Graph *g, const Value **vals, int *n) {
     *vals = graph_output_flat(g, n);
 }
 
+/* Output j that the module returns as a view (mi_output_view's v = {owner, numel, offset,
+ * size[nd], stride[nd]}): of an input's storage (owner -1: the tensor the module read, the
+ * staged copy when there is one), or of a fresh storage of numel elements the module writes
+ * (owner j). Returns 1 when the owner is another output (built after every output has its
+ * tensor), 0 when done, -1 on error. Example: Inductor's `return (reinterpret_tensor(primals_3,
+ * (12, 32), (32, 1), 0), ...)` is a [12, 32] view of input primals_3. */
+static int output_as_view(MiCtx *ctx, RtModule *m, Prepared *pp, IValue *inputs, int j, DType dt, int nd,
+                          const int64_t *v, int alias) {
+    IValue *o = &pp->outs[j];
+    if (alias >= 0) {
+        Tensor *base = alias < pp->nin ? pp->staged[alias] : NULL;
+        if (!base && alias < pp->nin && pp->staged_of[alias] >= 0 && inputs[pp->staged_of[alias]].kind == IV_TENSOR)
+            base = inputs[pp->staged_of[alias]].t;
+        if (!base) return mi_err(ctx, m->src_path, 0, 0, "output %d: the module names input %d, which is not a tensor input", j, alias);
+        o->kind = IV_TENSOR;
+        o->t = tensor_view(base, nd, v + 3, v + 3 + nd, base->offset + v[2]);
+        return 0;
+    }
+    if (v[0] != j) return 1;
+    int64_t numel = v[1] > 0 ? v[1] : 0;
+    Tensor *st = tensor_new(ctx, dt, 1, &numel);
+    if (!st) return -1;
+    o->kind = IV_TENSOR;
+    o->t = tensor_view(st, nd, v + 3, v + 3 + nd, v[2]);
+    pp->out_ptrs[j] = data_ptr(st);
+    tensor_unref(st);
+    return 0;
+}
+
 static int prepare(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs, Prepared *pp) {
     memset(pp, 0, sizeof *pp);
     pp->g = g;
@@ -761,6 +791,12 @@ static int prepare(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int 
         }
         const Node *n = v->node;
         int alias = m->output_alias ? m->output_alias[j] : -1;
+        int64_t view[3 + 2 * MI_MAX_DIMS];
+        if (n->has_meta && n->meta.ndim <= MI_MAX_DIMS && m->output_view && m->output_view(j, pp->syms, view)) {
+            /* another output's storage (1) is looked at after this loop */
+            if (output_as_view(ctx, m, pp, inputs, j, n->meta.dtype, n->meta.ndim, view, alias) < 0) goto fail;
+            continue;
+        }
         if (alias >= 0 && alias < pp->nin && pp->staged_of[alias] < 0) {   /* a tensor constant returned: a copy */
             o->kind = IV_TENSOR;
             if (!(o->t = tensor_clone(ctx, pp->staged[alias]))) goto fail;
@@ -792,6 +828,21 @@ static int prepare(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int 
         o->kind = IV_TENSOR;
         o->t = t;
         pp->out_ptrs[j] = data_ptr(t);
+    }
+    /* views of another output's storage, once every owner has its tensor */
+    for (int j = 0; j < nv; j++) {
+        const Node *n = vals[j].kind == V_NODE ? vals[j].node : NULL;
+        int64_t view[3 + 2 * MI_MAX_DIMS];
+        if (!n || pp->outs[j].kind == IV_TENSOR || !n->has_meta || n->meta.ndim > MI_MAX_DIMS || !m->output_view ||
+            !m->output_view(j, pp->syms, view))
+            continue;
+        int k = (int)view[0];
+        if (k < 0 || k >= nv || pp->outs[k].kind != IV_TENSOR) {
+            mi_err(ctx, g->source, 0, 0, "output %d: the module names output %d as its storage, which has none", j, k);
+            goto fail;
+        }
+        pp->outs[j].kind = IV_TENSOR;
+        pp->outs[j].t = tensor_view(pp->outs[k].t, n->meta.ndim, view + 3, view + 3 + n->meta.ndim, view[2]);
     }
     return 0;
 fail:

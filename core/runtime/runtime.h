@@ -15,6 +15,13 @@
  *     int mi_output_strides(int j, const int64_t *syms, int64_t *out);
  *                                     optional; 1 and output j's strides in out when the module
  *                                     lays it out other than its annotation (channels last)
+ *     int mi_output_view(int j, const int64_t *syms, int64_t *v);
+ *                                     optional; 1 when output j is a view of a storage (Inductor's
+ *                                     reinterpret_tensor): v = {owner, numel, offset, size[nd],
+ *                                     stride[nd]}; owner -1: the storage of the input that
+ *                                     mi_output_alias names; owner j: the module writes a buffer
+ *                                     of numel elements into outputs[j]; another owner k: output
+ *                                     k's storage (outputs[j] is NULL)
  *     int mi_profile; int64_t mi_prof_ns[]; const char *mi_prof_names[];
  *                                     optional per-kernel profile (rt_profile): while
  *                                     mi_profile is set, call adds kernel k's ns to mi_prof_ns[k]
@@ -90,6 +97,7 @@ typedef struct RtModule {
     int num_outputs;         /* mi_num_outputs */
     const int *output_alias; /* mi_output_alias (NULL when the module has none) */
     int (*output_strides)(int j, const int64_t *syms, int64_t *out);   /* mi_output_strides or NULL */
+    int (*output_view)(int j, const int64_t *syms, int64_t *v);        /* mi_output_view or NULL */
     const char *const *guards;   /* mi_guards (NULL when the module has none) */
     int nguards;
     /* the per-kernel profile (CPU modules; NULL when the module has none): */
