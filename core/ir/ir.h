@@ -171,7 +171,7 @@ struct Buffer {
     const char **origins; int norigins;   /* op short names of the nodes folded into it */
     /* BUF_INPUT */
     int input_index;      /* tensor-placeholder position */
-    bool mutated;         /* some copy_ writes it */
+    bool mutated;         /* some copy_ or Scatter writes it (V.graph.mutated_buffers) */
     /* BUF_COMPUTED */
     LoopBody *body;
     IrTrace *trace;       /* how body was recorded (NULL: not replayable) */

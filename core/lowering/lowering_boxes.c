@@ -62,11 +62,25 @@ IrFn *lw_fn(Lower *L, IrFnCall call, DType dt) {
     return f;
 }
 
+/* ComputedBuffer.make_loader: a realized Pointwise that reads no buffer (a full, an arange, an
+ * unrolled count over iota) and is not mutated is inlined into its readers rather than loaded
+ * ("inline this op rather than generating ops.load()"): the buffer is still written where it
+ * is an output, and each reader recomputes the value. Example: the nll_loss count saved for the
+ * backward is its own kernel, and the loss divides by the count computed again. */
+static bool inline_on_load(const IrStorage *sb) {
+    const Buffer *b = sb->buf;
+    if (!sb->fn0 || b->kind != BUF_COMPUTED || b->is_reduction || b->mutated || b->mutates || !b->body) return false;
+    for (int i = 0; i < b->body->nops; i++)
+        if (b->body->ops[i].kind == LOP_LOAD) return false;
+    return true;
+}
+
 static IrVal call_storage(const IrFn *f, OpsHandler *h, Expr *const *idx) {
     IrStorage *sb = f->sb;
     const Buffer *rt = sb->m ? sb->m->retracing : NULL;
     if (sb->buf && rt && sb->fn0 && sb->buf->id >= rt->id)   /* realized after the body's buffer */
         return sb->fn0->call(sb->fn0, h, idx);
+    if (sb->buf && inline_on_load(sb)) return sb->fn0->call(sb->fn0, h, idx);
     if (sb->buf) {
         IrFn tmp = {.buf = sb->buf, .sym = f->sym};
         return lw_call_buf_load(&tmp, h, idx);

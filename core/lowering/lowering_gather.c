@@ -299,6 +299,7 @@ static Buffer *add_scatter(Lower *L, const Node *n, IrTBox *base, const IrFn *fn
     Layout lay = target->layout;
     Buffer *b = lw_new_buffer(L, BUF_COMPUTED, &lay);
     b->mutates = target;
+    target->mutated = true;   /* V.graph.mutated_buffers: its readers load it, never inline it */
     lw_origins_of_node(L, b, n);
     b->body = ir_trace_scatter(L->m, b, fn, indexer, ndim, size, atomic_add);
     return b;

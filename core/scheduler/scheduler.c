@@ -379,7 +379,33 @@ static bool group_touches_buf(const Schedule *s, const Fx *f, int g, int b) {
     for (int k = f->wr_start[b]; k < f->wr_start[b + 1]; k++) if (s->nodes[f->wr[k]].group == g) return true;
     return false;
 }
-/* bytes of the buffers both groups touch (walks the smaller group) */
+/* Does one group read what the other writes (a vertical pair)? Walks the smaller group. */
+static bool groups_feed(const Schedule *s, const Fx *f, int ga, int gb) {
+    int gsm = s->groups[ga].n <= s->groups[gb].n ? ga : gb, glg = gsm == ga ? gb : ga;
+    const SchedGroup *S = &s->groups[gsm];
+    for (int k = 0; k < S->n; k++) {
+        const DepSet *d = &s->nodes[S->nodes[k]].deps;
+        for (int r = 0; r < d->nreads; r++) {
+            int b = d->reads[r].buf->id;
+            for (int w = f->wr_start[b]; w < f->wr_start[b + 1]; w++)
+                if (s->nodes[f->wr[w]].group == glg) return true;
+        }
+        for (int w = 0; w < d->nwrites; w++) {
+            int b = d->writes[w].buf->id;
+            for (int r = f->rd_start[b]; r < f->rd_start[b + 1]; r++)
+                if (s->nodes[f->rd[r]].group == glg) return true;
+        }
+    }
+    return false;
+}
+
+/* config.score_fusion_memory_threshold (bytes) */
+#define SCORE_FUSION_MEMORY_THRESHOLD 10
+
+/* bytes of the buffers both groups touch (walks the smaller group). A horizontal pair (neither
+ * feeds the other) is scored by the dependencies both have exactly (sched_score.c), 0 below
+ * Inductor's threshold (can_fuse_horizontal: "score_fusion_memory_threshold") unless, on the
+ * GPU, a loop reorder of one side could make a read shared. */
 static int64_t pair_score(const Schedule *s, Fx *f, int ga, int gb) {
     if (s->groups[ga].n > s->groups[gb].n) { int t = ga; ga = gb; gb = t; }
     const SchedGroup *S = &s->groups[ga];
@@ -394,7 +420,11 @@ static int64_t pair_score(const Schedule *s, Fx *f, int ga, int gb) {
             if (group_touches_buf(s, f, gb, b->id)) score += f->bytes[b->id];
         }
     }
-    return score;
+    if (score <= 0 || groups_feed(s, f, ga, gb)) return score;
+    bool reorder = false;
+    int64_t exact = sched_shared_dep_bytes(s, S->nodes, S->n, s->groups[gb].nodes, s->groups[gb].n, &reorder);
+    if (exact >= SCORE_FUSION_MEMORY_THRESHOLD) return exact;
+    return reorder && s->ir->ctx->target == MI_DEV_CUDA ? score : 0;
 }
 
 long sched_order_key(const Schedule *s, int n) {
@@ -869,21 +899,7 @@ static void fuse_rounds(Schedule *s, Fx *f, int max_rounds) {
                 free(tmp);
                 continue;
             }
-            /* vertical when one reads what the other writes (walk the smaller group) */
-            int gsm = A->n <= B->n ? ga : gb, glg = gsm == ga ? gb : ga;
-            const SchedGroup *S = &s->groups[gsm];
-            bool vertical = false;
-            for (int k = 0; k < S->n && !vertical; k++) {
-                const DepSet *d = &s->nodes[S->nodes[k]].deps;
-                for (int r = 0; r < d->nreads && !vertical; r++) {
-                    int b = d->reads[r].buf->id;
-                    for (int w = f->wr_start[b]; w < f->wr_start[b + 1]; w++) vertical |= s->nodes[f->wr[w]].group == glg;
-                }
-                for (int w = 0; w < d->nwrites && !vertical; w++) {
-                    int b = d->writes[w].buf->id;
-                    for (int r = f->rd_start[b]; r < f->rd_start[b + 1]; r++) vertical |= s->nodes[f->rd[r]].group == glg;
-                }
-            }
+            bool vertical = groups_feed(s, f, ga, gb);
             if (rec) {
                 char acc[200];
                 snprintf(acc, sizeof acc, "%s%s%s", vertical ? "vertical: producer into consumer" : "horizontal: shared reads", note,

@@ -185,4 +185,9 @@ int sched_foreach_rw_count(const Schedule *s, int g);
 /* Undo (bodies, and the nodes' deps when `deps`) and free u. */
 void sched_reshape_undo(Schedule *s, SchedReshape *u, bool deps);
 
+/* Bytes of the normalized MemoryDeps that nodes a[] and b[] both read or write (Inductor's
+ * score_fusion_memory, core/scheduler/sched_score.c); *reorderable when some buffer is read
+ * by both at indexes that differ only by loop order (normalize_with_stride_order). */
+int64_t sched_shared_dep_bytes(const Schedule *s, const int *a, int na, const int *b, int nb, bool *reorderable);
+
 #endif

@@ -1,0 +1,151 @@
+/* sched_score.c — what two groups that do not feed each other share, dependency by dependency
+ * (Inductor's score_fusion_memory for a horizontal pair). The fusion rounds of scheduler.c pair
+ * groups that touch a common buffer; Inductor then scores such a pair by the bytes of the
+ * MemoryDeps both sides have (equal after normalization: the same buffer, the same index over
+ * the same normalized loop ranges) and refuses a horizontal pair that shares less than
+ * config.score_fusion_memory_threshold (10 bytes; can_fuse_horizontal). Two reads of one buffer
+ * at different indexes share nothing: the row-wise and the column-wise softmax statistics of
+ * one [6, 6] matrix (6*c0 + k against c0 + 6*k) stay two kernels. On the GPU a pair whose reads
+ * differ only by loop order is still worth trying (shared_data_after_reordering_loop: the
+ * merge reorders the pointwise side's loops, core/scheduler/sched_reshape.c). */
+#include "scheduler/scheduler.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXV (MI_MAX_DIMS * 2)
+
+/* One normalized dependency: index over c0.. with the ranges of the vars it uses. */
+typedef struct NDep {
+    const Buffer *buf;
+    DepKind kind;
+    Expr *index;
+    int nv;
+    Expr *sizes[MAXV];
+    int64_t bytes;
+} NDep;
+
+/* MemoryDep.numbytes_hint: the numel of the vars the index uses (the buffer's for an indirect
+ * index), times the element size; 64 for a symbolic size (a size hint Inductor would have). */
+static int64_t ndep_bytes(SymCtx *S, const NDep *d) {
+    int64_t n = 1, v;
+    if (d->kind == DEP_STAR || ir_index_is_indirect(d->index)) {
+        if (!sym_is_int(layout_numel(S, &d->buf->layout), &n)) n = 64;
+    } else
+        for (int i = 0; i < d->nv; i++) n *= sym_is_int(d->sizes[i], &v) ? v : 64;
+    return n * (int64_t)dtype_size(d->buf->layout.dtype);
+}
+
+static bool ndep_eq(const NDep *a, const NDep *b) {
+    if (a->buf != b->buf || a->kind != b->kind) return false;
+    if (a->kind == DEP_STAR) return true;
+    if (a->index != b->index || a->nv != b->nv) return false;
+    for (int i = 0; i < a->nv; i++)
+        if (a->sizes[i] != b->sizes[i]) return false;
+    return true;
+}
+
+/* The normalized reads and writes of nodes[0..n) on the buffers `on` names (n_on of them),
+ * without repeats (a set, as Inductor's read_writes). */
+static int collect(const Schedule *s, const int *nodes, int n, const Buffer *const *on, int n_on, NDep **out) {
+    SymCtx *S = s->ir->ctx->sym;
+    NDep *v = NULL;
+    int nv = 0, cap = 0;
+    for (int i = 0; i < n; i++) {
+        const SchedNode *nd = &s->nodes[nodes[i]];
+        const DepSet *d = &nd->deps;
+        for (int k = 0; k < d->nreads + d->nwrites; k++) {
+            const Dep *x = k < d->nreads ? &d->reads[k] : &d->writes[k - d->nreads];
+            bool want = false;
+            for (int j = 0; j < n_on && !want; j++) want = on[j] == x->buf;
+            if (!want) continue;
+            NDep y;
+            memset(&y, 0, sizeof y);
+            y.buf = x->buf;
+            y.kind = x->kind;
+            if (x->kind == DEP_MEMORY) {
+                Expr *vars[MAXV];
+                y.index = dep_normalize(S, x->index, nd->buf->body, vars, y.sizes, &y.nv);
+            }
+            y.bytes = ndep_bytes(S, &y);
+            bool dup = false;
+            for (int j = 0; j < nv && !dup; j++) dup = ndep_eq(&v[j], &y);
+            if (dup) continue;
+            if (nv == cap) { cap = cap ? 2 * cap : 16; v = mi_xrealloc(v, sizeof *v * (size_t)cap); }
+            v[nv++] = y;
+        }
+    }
+    *out = v;
+    return nv;
+}
+
+/* The (coefficient, range) terms of a normalized index sorted by coefficient, and its offset:
+ * MemoryDep.normalize_with_stride_order (two deps equal under it differ only by loop order). */
+static bool same_up_to_order(SymCtx *S, const NDep *a, const NDep *b) {
+    if (a->buf != b->buf || a->kind != DEP_MEMORY || b->kind != DEP_MEMORY || a->nv != b->nv || a->nv == 0) return false;
+    if (ir_index_is_indirect(a->index) || ir_index_is_indirect(b->index)) return false;
+    int64_t ca[MAXV], cb[MAXV], ra[MAXV], rb[MAXV];
+    Expr *zero = sym_int(S, 0);
+    for (int side = 0; side < 2; side++) {
+        const NDep *d = side ? b : a;
+        int64_t *c = side ? cb : ca, *r = side ? rb : ra;
+        for (int i = 0; i < d->nv; i++) {
+            char nm[16];
+            snprintf(nm, sizeof nm, "c%d", i);
+            if (!sym_is_int(sym_coeff(S, d->index, nm), &c[i]) || !sym_is_int(d->sizes[i], &r[i])) return false;
+        }
+        for (int i = 1; i < d->nv; i++)   /* insertion sort by coefficient, largest first */
+            for (int j = i; j > 0 && c[j] > c[j - 1]; j--) {
+                int64_t t = c[j]; c[j] = c[j - 1]; c[j - 1] = t;
+                t = r[j]; r[j] = r[j - 1]; r[j - 1] = t;
+            }
+    }
+    for (int i = 0; i < a->nv; i++)
+        if (ca[i] != cb[i] || ra[i] != rb[i]) return false;
+    const char *nm[MAXV];   /* the offsets (every var 0) */
+    Expr *za[MAXV];
+    char names[MAXV][16];
+    for (int i = 0; i < a->nv; i++) {
+        snprintf(names[i], 16, "c%d", i);
+        nm[i] = names[i];
+        za[i] = zero;
+    }
+    return sym_subst(S, a->index, nm, za, a->nv) == sym_subst(S, b->index, nm, za, b->nv);
+}
+
+int64_t sched_shared_dep_bytes(const Schedule *s, const int *a, int na, const int *b, int nb, bool *reorderable) {
+    *reorderable = false;
+    /* the buffers both sides touch */
+    const Buffer **common = NULL;
+    int nc = 0, cap = 0;
+    for (int i = 0; i < na; i++) {
+        const DepSet *d = &s->nodes[a[i]].deps;
+        for (int k = 0; k < d->nreads + d->nwrites; k++) {
+            const Buffer *x = k < d->nreads ? d->reads[k].buf : d->writes[k - d->nreads].buf;
+            bool seen = false, in_b = false;
+            for (int j = 0; j < nc && !seen; j++) seen = common[j] == x;
+            for (int j = 0; j < nb && !seen && !in_b; j++) {
+                const DepSet *e = &s->nodes[b[j]].deps;
+                for (int q = 0; q < e->nreads + e->nwrites && !in_b; q++)
+                    in_b = (q < e->nreads ? e->reads[q].buf : e->writes[q - e->nreads].buf) == x;
+            }
+            if (seen || !in_b) continue;
+            if (nc == cap) { cap = cap ? 2 * cap : 8; common = mi_xrealloc(common, sizeof *common * (size_t)cap); }
+            common[nc++] = x;
+        }
+    }
+    NDep *da = NULL, *db = NULL;
+    int ka = nc ? collect(s, a, na, common, nc, &da) : 0, kb = nc ? collect(s, b, nb, common, nc, &db) : 0;
+    int64_t score = 0;
+    SymCtx *S = s->ir->ctx->sym;
+    for (int i = 0; i < ka; i++)
+        for (int j = 0; j < kb; j++) {
+            if (ndep_eq(&da[i], &db[j])) { score += da[i].bytes; break; }
+            if (!*reorderable && same_up_to_order(S, &da[i], &db[j])) *reorderable = true;
+        }
+    free(da);
+    free(db);
+    free(common);
+    return score;
+}
