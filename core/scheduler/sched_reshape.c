@@ -208,7 +208,7 @@ static bool var_strides(SymCtx *S, const Expr *idx, const LoopBody *b, int64_t *
         Expr *c = sym_coeff(S, (Expr *)idx, b->vars[v]->name);
         int64_t r;
         if (!c || !sym_is_int(c, &st[v]) || st[v] == 0) return false;
-        if (!sym_is_int(b->ranges[v], &r) || r < 2) return false;
+        if (sym_is_int(b->ranges[v], &r) && r < 2) return false;   /* a symbolic range: its hint is > 1 */
         for (int u = 0; u < v; u++) if (st[u] == st[v]) return false;
         rest = sym_sub(S, rest, sym_mul(S, c, b->vars[v]));
     }
@@ -273,7 +273,7 @@ SchedReshape *sched_reorder_pair(Schedule *s, const int *np, int nP, const int *
                         for (int v = 0; v < pb->nvars; v++) if (sp[v] == sq[k]) order[k] = v;
                         okk = order[k] >= 0 && pb->ranges[order[k]] == qb->ranges[k];
                         int64_t r = 0;
-                        if (okk) { sym_is_int(qb->ranges[k], &r); numel *= r; }
+                        if (okk) numel *= sym_is_int(qb->ranges[k], &r) ? r : 64;   /* a size hint */
                     }
                     if (!okk || numel <= best_numel) continue;
                     best_numel = numel;
@@ -290,9 +290,8 @@ SchedReshape *sched_reorder_pair(Schedule *s, const int *np, int nP, const int *
     SchedReshape *u = mi_xcalloc(1, sizeof *u);
     size_t p = (size_t)snprintf(note, nn, "; loops of %s reordered to [", s->nodes[np[0]].name);
     for (int k = 0; k < pb->nvars && p < nn; k++) {
-        int64_t r = 0;
-        sym_is_int(pb->ranges[best[k]], &r);
-        p += (size_t)snprintf(note + p, nn - p, "%s%lld", k ? ", " : "", (long long)r);
+        char r[64];
+        p += (size_t)snprintf(note + p, nn - p, "%s%s", k ? ", " : "", sym_str(pb->ranges[best[k]], r, sizeof r));
     }
     if (p < nn) snprintf(note + p, nn - p, "]");
     for (int i = 0; i < nP; i++) {
