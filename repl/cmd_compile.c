@@ -28,7 +28,7 @@ void compile_state_free(CompileState *cs) {
 static const char *buf_kind_name(const Buffer *b) {
     switch (b->kind) {
     case BUF_INPUT: return "InputBuffer";
-    case BUF_EXTERN: return b->ext == EXT_FALLBACK ? "FallbackKernel" : "ExternKernel";
+    case BUF_EXTERN: return b->ext == EXT_MULTI_OUTPUT ? "MultiOutput" : b->ext == EXT_CONCAT ? "ConcatKernel" : b->layout.multi ? "FallbackKernel" : "ExternKernel";
     case BUF_COMPUTED: return b->is_reduction ? "Reduction" : "Pointwise";
     }
     return "?";
@@ -44,6 +44,7 @@ static VizClass buf_class(const Buffer *b) {
 }
 
 static void layout_text(const Buffer *b, StrBuf *sb) {
+    if (b->layout.multi) { sb_put(sb, "MultiOutputLayout"); return; }   /* its items hold the results */
     sb_printf(sb, "%s[", dtype_abbrev(b->layout.dtype));
     for (int d = 0; d < b->layout.ndim; d++) {
         if (d) sb_put(sb, ", ");
@@ -152,6 +153,8 @@ int cmd_lower(Session *s, int argc, char **argv) {
             for (int k = 0; k < b->norigins; k++) fprintf(s->out, " %s", b->origins[k]);
         }
         if (b->extern_owner) fprintf(s->out, " written by %s's kernel", b->extern_owner->name);
+        if (b->mo_of) fprintf(s->out, " = %s[%d]", b->mo_of->name, b->mo_index);
+        if (b->alias_of) fprintf(s->out, " slice of %s", b->alias_of->name);
         if (b->output_index >= 0) fprintf(s->out, "  -> output %d", b->output_index);
         fputc('\n', s->out);
     }
@@ -280,8 +283,6 @@ static void bg_add_module(BgBuild *bb, const IrModule *m, const struct Schedule 
                 for (int j = 0; j < grp->n; j++) {
                     const Buffer *mb = sc->nodes[grp->nodes[j]].buf;
                     vgp->members[vgp->nmembers++] = mi_xstrdup(mb->name);
-                    /* a second output of the same kernel (sdpa's logsumexp) sits in its cluster */
-                    if (mb->extra_out) vgp->members[vgp->nmembers++] = mi_xstrdup(mb->extra_out->name);
                 }
             }
         }

@@ -365,8 +365,9 @@ int main(void) {
     static const char *const emb_src[] = {"FallbackKernel: torch.ops.aten.embedding.default (node 'embedding')",
                                           "fb->run(fb->ctx, \"scatter_add\", 3, fa, 1, fo", "int call_fb(", NULL};
     static const char *const lnd_ir[] = {
-        "op0.writes = \n    [   StarDep(name='buf0', mode=None),\n        StarDep(name='buf1', mode=None),\n        StarDep(name='buf2', mode=None)]",
-        "    buf1: MultiOutput\n    buf1.layout = FixedLayout('cpu', torch.float32, size=[6, 1], stride=[1, 1])",
+        "op0.writes = [StarDep(name='buf0', mode=None)]", "    buf0: FallbackKernel\n    buf0.layout = MultiOutputLayout(device=device(type='cpu'))",
+        "op2: ExternKernelSchedulerNode(MultiOutput)\nop2.writes = [StarDep(name='buf2', mode=None)]\nop2.unmet_dependencies = [StarDep(name='buf0', mode=None)]",
+        "    buf2: MultiOutput\n    buf2.layout = FixedLayout('cpu', torch.float32, size=[6, 1], stride=[1, 1])", "op2.node.kernel = None",
         "op0.node.kernel = torch.ops.aten.native_layer_norm.default", "node.kernel = torch.ops.aten.cumsum.default", NULL};
     static const char *const lnd_src[] = {"fb->run(fb->ctx, \"native_layer_norm\", 3, fa, 3, fo", NULL};
     run_case(ctx, EMB, emb_inputs, emb_exact, emb_ir, emb_src);

@@ -13,7 +13,9 @@
  *   - sdpa_constraint: the CPU flash attention's logsumexp (strides (L*H, 1, H)) is copied into
  *     contiguous order before the backward takes it, and the attention's results take the
  *     layouts of the graph's annotations (the backward's grads are outputs as they are); a
- *     view of a pending value is copied into the annotation's stride order. */
+ *     view of a pending value is copied into the annotation's stride order;
+ *   - a tuple fallback (topk) is a FallbackKernel node plus one MultiOutput node per result;
+ *   - cat on the CPU is a ConcatKernel whose inputs store into NonOwningLayout slices. */
 #include "tap.h"
 #include "support/shell_harness.h"
 
@@ -84,11 +86,11 @@ static void kernel_reuse(const ShellEnv *env) {
 
 static void sdpa_layouts(const ShellEnv *env) {
     ShResult r = run(env, NULL, "sdpa_cpu_lse_constraint.py", "inputs random; lower; sched; codegen; exec");
-    ok(sh_has_line(&r, "  buf1     ExternKernel   f32[1, 2, 4]         written by buf0's kernel  -> output 1"),
+    ok(sh_has_line(&r, "  buf2     MultiOutput    f32[1, 2, 4]         origins: _scaled_dot_product_flash_attention_for_cpu = buf0[1]  -> output 1"),
        "the logsumexp is returned as the attention writes it (its annotation's strides (8, 1, 2))");
-    ok(sh_has_line(&r, "  cpp_fused__scaled_dot_product_flash_attention_for_cpu_backward_0 buf2(op2)"),
+    ok(sh_has_line(&r, "  cpp_fused__scaled_dot_product_flash_attention_for_cpu_backward_0 buf3(op3)"),
        "sdpa_constraint: the logsumexp is copied into contiguous order for the backward (last dim not the fastest)");
-    ok(sh_has_line(&r, "            {(void *)buf2, 0, 3, 0LL, {1LL, 2LL, 4LL}, {8LL, 4LL, 1LL}}};"),
+    ok(sh_has_line(&r, "            {(void *)buf3, 0, 3, 0LL, {1LL, 2LL, 4LL}, {8LL, 4LL, 1LL}}};"),
        "the backward takes the copy, strides (8, 4, 1)");
     ok(sh_has(&r, "(const int64_t[3]){8LL, 1LL, 2LL}, 4LL"), "mi_sdpa writes the logsumexp with strides (8, 1, 2)");
     ok(!sh_has(&r, "origins: clone"), "the backward's grads are outputs as the fallback writes them: no clone kernel");
@@ -105,9 +107,54 @@ static void sdpa_view_of_pending(const ShellEnv *env) {
     ok(sh_has_line(&r, "  buf0     Pointwise      f32[1, 2, 4, 4]      origins: _scaled_dot_product_flash_attention_for_cpu permute add"),
        "the query is one copy kernel computing add through the permute");
     ok(sh_has_line(&r, "        const int64_t sq[4] = {32LL, 4LL, 8LL, 1LL};"), "in the stride order of the permute's annotation (32, 4, 8, 1)");
-    ok(sh_has_line(&r, "  buf1     ExternKernel   f32[1, 2, 4, 4]      origins: _scaled_dot_product_flash_attention_for_cpu  -> output 0"),
+    ok(sh_has_line(&r, "  buf2     MultiOutput    f32[1, 2, 4, 4]      origins: _scaled_dot_product_flash_attention_for_cpu = buf1[0]  -> output 0"),
        "the attention writes the output in its annotated layout: no clone");
     ok(sh_has_line(&r, "exec: ok"), "the compiled module agrees with the interpreter");
+    sh_result_free(&r);
+}
+
+/* ir.FallbackKernel.create: topk's node has a MultiOutputLayout and each result is a
+ * MultiOutput node of its own, which runs nothing (the call filled its storage) */
+static void multi_output(const ShellEnv *env) {
+    ShResult r = run(env, NULL, "topk_multi_output.py", "inputs random; lower; ir; sched; codegen; exec");
+    ok(sh_has_line(&r, "  buf1     FallbackKernel MultiOutputLayout    origins: topk") &&
+       sh_has_line(&r, "  buf3     MultiOutput    i64[8, 3]            origins: topk = buf1[1]  -> output 1"),
+       "topk: a FallbackKernel, then one MultiOutput per result (buf2 = buf1[0], buf3 = buf1[1])");
+    ok(sh_has_line(&r, "op1.writes = [StarDep(name='buf1', mode=None)]") && sh_has_line(&r, "    buf1.layout = MultiOutputLayout(device=device(type='cpu'))") &&
+       sh_has_line(&r, "op1.node.kernel = torch.ops.aten.topk.default"),
+       "the FallbackKernel's text: its own StarDep write, MultiOutputLayout, the ATen kernel");
+    ok(sh_has_line(&r, "op3: ExternKernelSchedulerNode(MultiOutput)") && sh_has_line(&r, "op3.writes = [StarDep(name='buf3', mode=None)]") &&
+       sh_has_line(&r, "op3.unmet_dependencies = [StarDep(name='buf1', mode=None)]") && sh_has_line(&r, "op3.node.kernel = None"),
+       "a MultiOutput node reads the FallbackKernel and writes its item");
+    ok(sh_has_line(&r, "        const MiFbTensor fo[] = {{(void *)buf2, 0, 2, 0LL, {8LL, 3LL}, {3LL, 1LL}},") &&
+       sh_has_line(&r, "    /* buf3 = buf1[1]: MultiOutput, filled by buf1's call */"),
+       "the call writes the items' storage; the MultiOutput nodes are comments");
+    ok(sh_has_line(&r, "exec: ok"), "the compiled module agrees with the interpreter");
+    ok(!sh_sanitizer_report(&r), "no sanitizer report");
+    sh_result_free(&r);
+}
+
+/* lowering.py cat on the CPU: ir.ConcatKernel, inputs realized into NonOwningLayout slices (a
+ * pending value in place, anything else by a copy), the ConcatKernel a nop that does not split
+ * the cpp kernel group */
+static void concat_kernel(const ShellEnv *env) {
+    ShResult r = run(env, NULL, "cat_cpu.py", "inputs random; lower; ir; sched; codegen; exec");
+    ok(sh_has_line(&r, "  buf0     Pointwise      f32[4, 6]            origins: sin slice of buf3") &&
+       sh_has_line(&r, "  buf1     Pointwise      f32[4, 3]            slice of buf3") &&
+       sh_has_line(&r, "  buf3     ConcatKernel   f32[4, 15]           origins: cat"),
+       "the pending sin is realized into its slice, the graph input copied into its own; the ConcatKernel comes after them");
+    ok(sh_has_line(&r, "    buf1.layout = NonOwningLayout('cpu', torch.float32, size=[4, 3], stride=[15, 1], offset=6)") &&
+       sh_has_line(&r, "    buf1.aliases = ['buf3']") && sh_has_line(&r, "op1.writes = [MemoryDep('buf1', 15*c0 + c1 + 6, {c0: 4, c1: 3})]"),
+       "a slice's NonOwningLayout: the cat's strides, the slice's offset");
+    ok(sh_has_line(&r, "op3: NopKernelSchedulerNode(ConcatKernel)") && sh_has_line(&r, "op3.writes = [StarDep(name='buf3', mode=None)]"),
+       "the ConcatKernel is a NopKernelSchedulerNode writing its buffer");
+    ok(sh_has_line(&r, "  cpp_fused_cos_mul_permute_relu_sin_sum_0 buf0(op0) | buf1(op1) | buf2(op2) | buf4(op4) | buf5(op5) | buf6(op6) buf7(op7)"),
+       "the nops do not split the cpp kernel group: one kernel, the relu reading the cat included");
+    ok(sh_has_line(&r, "    /* buf3: ConcatKernel, no code: its 3 inputs stored their slices of it (NonOwningLayout) */") &&
+       sh_has(&r, "buf3[((15LL*p0) + p1 + 6LL)] = "),
+       "the slices store into the cat's storage at their offset; the ConcatKernel runs nothing");
+    ok(sh_has_line(&r, "exec: ok"), "the compiled module agrees with the interpreter");
+    ok(!sh_sanitizer_report(&r), "no sanitizer report");
     sh_result_free(&r);
 }
 
@@ -119,6 +166,8 @@ int main(void) {
     kernel_reuse(&env);
     sdpa_layouts(&env);
     sdpa_view_of_pending(&env);
+    multi_output(&env);
+    concat_kernel(&env);
     sh_cleanup(&env);
     return done_testing();
 }

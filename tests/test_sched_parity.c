@@ -182,6 +182,8 @@ int main(void) {
     diag("parity: cpu %d of %d graphs equal (%d lower), cuda %d of %d (%d lower)", equal[0], graphs[0], lowered[0],
          equal[1], graphs[1], lowered[1]);
     ok(graphs[0] + graphs[1] == 59, "all 59 recorded graphs compared (%d)", graphs[0] + graphs[1]);
+    /* the floor: raise it when a graph becomes equal */
+    ok(equal[0] + equal[1] >= 56, "at least 56 of 59 graphs equal (%d)", equal[0] + equal[1]);
     free(tol);
     free(exp);
     mi_ctx_free(ctx);

@@ -165,11 +165,12 @@ static void test_load_messages(void) {
 
 static void test_sdpa_second_output(void) {
     char *o = run("load tests/fixtures/torch-cases/cpu/attention/graph0/pre_post_grad.py; show fusion", NULL);
-    ok(strstr(o, "  buf1     ExternKernel   f32[2, 4, 64]        written by buf0's kernel\n") != NULL,
-       "lower names the kernel that writes sdpa's logsumexp buffer");
-    const char *cl = strstr(o, "subgraph cluster_extern_sdpa {"), *b1 = strstr(o, "\t\tbuf1\t[");
-    ok(cl && b1 && b1 > cl, "the logsumexp buffer sits in the sdpa kernel's cluster");
-    ok(strstr(o, "buf0 -> buf1;") != NULL, "with an edge from the buffer whose kernel writes it");
+    ok(strstr(o, "  buf0     FallbackKernel MultiOutputLayout    origins: _scaled_dot_product_flash_attention_for_cpu\n") &&
+       strstr(o, "  buf2     MultiOutput    f32[2, 4, 64]        origins: _scaled_dot_product_flash_attention_for_cpu = buf0[1]\n") != NULL,
+       "lower shows the attention's FallbackKernel and names the item each MultiOutput is (the logsumexp: buf0[1])");
+    const char *cl = strstr(o, "subgraph cluster_extern_multi_output_buf0 {"), *b1 = strstr(o, "\t\tbuf1\t[");
+    ok(cl && b1 && b1 > cl, "the attention's result sits in its MultiOutput node's cluster");
+    ok(strstr(o, "buf0 -> buf1;") != NULL, "with an edge from the FallbackKernel whose call writes it");
     free(o);
 }
 

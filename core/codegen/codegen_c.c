@@ -295,9 +295,9 @@ static void emit_fallback_call(const Schedule *s, const Buffer *b, const char *c
 /* mi_sdpa's result arguments: "out, (const int64_t[4]){strides}, lse, (const int64_t[3]){..}, L'"
  * (NULL, NULL, 0 without a logsumexp) */
 static void emit_sdpa_results(const Buffer *b, StrBuf *sb) {
-    const Buffer *l = b->extra_out;
-    sb_printf(sb, "%s, (const int64_t[4]){", b->name);
-    for (int d = 0; d < 4; d++) { if (d) sb_put(sb, ", "); ex(sb, b->layout.stride[d]); }
+    const Buffer *o = b->items[0], *l = b->items[1];
+    sb_printf(sb, "%s, (const int64_t[4]){", o->name);
+    for (int d = 0; d < 4; d++) { if (d) sb_put(sb, ", "); ex(sb, o->layout.stride[d]); }
     if (!l) { sb_put(sb, "}, NULL, NULL, 0"); return; }
     sb_printf(sb, "}, %s, (const int64_t[3]){", l->name);
     for (int d = 0; d < 3; d++) { if (d) sb_put(sb, ", "); ex(sb, l->layout.stride[d]); }
@@ -339,8 +339,8 @@ static void emit_extern_call(const Schedule *s, const Buffer *b, StrBuf *sb) {
             }
             sb_put(sb, "});\n    }\n");
         } else sb_put(sb, "NULL, 0, NULL);\n    }\n");
-        for (int k = 0; k < 2; k++)   /* the philox seed and offset: no dropout, 0 */
-            if (b->rng_out[k]) sb_printf(sb, "    %s[0] = 0;\n", b->rng_out[k]->name);
+        for (int k = 2; k < b->nitems; k++)   /* the philox seed and offset: no dropout, 0 */
+            if (b->items[k]) sb_printf(sb, "    %s[0] = 0;\n", b->items[k]->name);
         return;
     }
     const ExternArg *A = b->ext == EXT_ADDMM ? &a[1] : &a[0], *Bm = b->ext == EXT_ADDMM ? &a[2] : &a[1];
@@ -389,7 +389,7 @@ static int scan_externs(MiCtx *ctx, const Schedule *s, bool *has_mm, bool *has_s
         }
         if (b->ext == EXT_FALLBACK) *has_fb = true;
         if (cg_conv_bwd_uses_dnnl(b)) *has_conv = *has_conv_bwd = true;
-        if (b->ext == EXT_COND || b->ext == EXT_FALLBACK) continue;
+        if (b->ext == EXT_COND || b->ext == EXT_FALLBACK || b->ext == EXT_MULTI_OUTPUT || b->ext == EXT_CONCAT) continue;
         if (b->ext == EXT_SDPA) *has_sdpa = true; else *has_mm = true;
         /* mm / addmm / bmm in f32, f64, f16 or bf16 (operands of the output's dtype); attention f32 */
         DType want = b->ext == EXT_SDPA ? DT_F32 : b->layout.dtype;
@@ -636,7 +636,9 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const CgMemPlan *mem, con
         /* the kernel's debug handle: what inductor_provenance_tracking_node_mappings names it by */
         sb_printf(&out, "    /* [Provenance debug handles] %s:%d */\n", kn->name, k + 1);
         /* a failing fallback returns at once, giving the arena back */
-        if (eb && eb->ext == EXT_COND) {
+        if (eb && eb->ext == EXT_MULTI_OUTPUT) cg_emit_multi_output(eb, &out);
+        else if (eb && eb->ext == EXT_CONCAT) cg_emit_concat(eb, &out);
+        else if (eb && eb->ext == EXT_COND) {
             CondHow how = {fb, cleanup};
             if (cg_emit_cond_call(ctx, s, eb, cond_tail, &how, &out) < 0) { free(gids); free(gwr); free(allocated); sb_free(&out); return -1; }
         } else if (eb && (cg_conv_uses_dnnl(eb) || cg_conv_bwd_uses_dnnl(eb))) {   /* oneDNN; the reference if it refuses */

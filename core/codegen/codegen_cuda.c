@@ -113,7 +113,7 @@ static const char *prelude_defs =
 
 static bool needs_alloc(const Buffer *b) {
     return (b->kind == BUF_COMPUTED && !b->mutates && b->output_index < 0) ||
-           (b->kind == BUF_EXTERN && b->output_index < 0);
+           (b->kind == BUF_EXTERN && b->output_index < 0 && !b->layout.multi);
 }
 
 /* Bytes of a buffer's storage, as a C expression of the size symbols. */
@@ -124,7 +124,7 @@ static void emit_bytes(const IrModule *m, const Buffer *b, StrBuf *out) {
 }
 
 bool codegen_cuda_on_host(const Buffer *b) {
-    if (b->kind != BUF_EXTERN || b->ext == EXT_COND) return false;
+    if (b->kind != BUF_EXTERN || b->ext == EXT_COND || b->ext == EXT_MULTI_OUTPUT || b->ext == EXT_CONCAT) return false;
     if (b->ext == EXT_FALLBACK) return true;
     if (b->extern_owner) return codegen_cuda_on_host(b->extern_owner);   /* a result item (lse, philox seed) */
     if (b->ext == EXT_CONV) return !cg_cuda_conv_on_gpu(b);
@@ -222,7 +222,9 @@ static int scan_externs(MiCtx *ctx, const Schedule *s, CuExterns *x, bool *has_f
         const SchedGroup *g = &s->groups[s->order[k]];
         if (!g->is_extern) continue;
         const Buffer *b = s->nodes[g->nodes[0]].buf;
-        if (b->ext == EXT_COND) continue;
+        if (b->ext == EXT_COND || b->ext == EXT_MULTI_OUTPUT) continue;
+        if (b->ext == EXT_CONCAT)   /* lowered for the CPU only (lowering_concat.c) */
+            return mi_err(ctx, NULL, 0, 0, "ConcatKernel '%s' was lowered for the CPU: lower again for cuda", b->name);
         if (codegen_cuda_on_host(b)) {
             char node[256];
             if (!cg_fallback_node(b, node, sizeof node, s->ir))
@@ -330,7 +332,8 @@ static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool
             }
         }
         const Buffer *eb = g->is_extern ? s->nodes[g->nodes[0]].buf : NULL;
-        if (eb && eb->ext == EXT_COND) {
+        if (eb && eb->ext == EXT_MULTI_OUTPUT) cg_emit_multi_output(eb, &out);
+        else if (eb && eb->ext == EXT_COND) {
             CondHow how = {cu_type(eb->eargs[0].buf->layout.dtype), fb};
             if (cg_emit_cond_call(ctx, s, eb, cond_tail, &how, &out) < 0) { free(allocated); sb_free(&out); return -1; }
         } else if (eb && codegen_cuda_on_host(eb)) emit_host_call(s, eb, &out);

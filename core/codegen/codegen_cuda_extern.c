@@ -363,7 +363,7 @@ static void strides4(StrBuf *sb, const Layout *l, int n) {
 
 static void emit_sdpa_call(const Buffer *b, StrBuf *sb) {
     const ExternArg *a = b->eargs;
-    const Buffer *l = b->extra_out;
+    const Buffer *o = b->items[0], *l = b->items[1];   /* its MultiOutputs: out, logsumexp */
     sb_put(sb, "    {   /* attention: flash kernel */\n");
     sb_printf(sb, "        mi_sdpa<%d>(mi_st, ", cg_cuda_sdpa_head(b));
     for (int d = 0; d < 3; d++) { ex(sb, a[0].view.size[d]); sb_put(sb, ", "); }
@@ -374,8 +374,8 @@ static void emit_sdpa_call(const Buffer *b, StrBuf *sb) {
         strides4(sb, &a[i].view, 4);
         sb_put(sb, ", ");
     }
-    sb_printf(sb, "\n            %s, ", b->name);
-    strides4(sb, &b->layout, 4);
+    sb_printf(sb, "\n            %s, ", o->name);
+    strides4(sb, &o->layout, 4);
     sb_printf(sb, ", %s, ", l ? l->name : "NULL");
     strides4(sb, l ? &l->layout : NULL, 3);
     sb_put(sb, ", ");
@@ -395,8 +395,8 @@ static void emit_sdpa_call(const Buffer *b, StrBuf *sb) {
         }
         sb_put(sb, "}});\n    }\n");
     } else sb_put(sb, "NULL, 0, MiStrides4{{0, 0, 0, 0}});\n    }\n");
-    for (int k = 0; k < 2; k++)   /* the philox seed and offset: no dropout, 0 */
-        if (b->rng_out[k]) sb_printf(sb, "    MI_CK(cudaMemsetAsync(%s, 0, sizeof(int64_t), mi_st));\n", b->rng_out[k]->name);
+    for (int k = 2; k < b->nitems; k++)   /* the philox seed and offset: no dropout, 0 */
+        if (b->items[k]) sb_printf(sb, "    MI_CK(cudaMemsetAsync(%s, 0, sizeof(int64_t), mi_st));\n", b->items[k]->name);
 }
 
 /* The stride of one run over the spatial dims of layout l (dims 2..nd+1; each stride the next

@@ -16,15 +16,24 @@ const char cg_fallback_abi[] =
 
 int cg_fallback_outs(const Buffer *b, const Buffer **outs, int max) {
     int n = 0;
+    if (b->layout.multi) {   /* a FallbackKernel or the attention: its MultiOutput items */
+        for (int k = 0; k < b->nitems && n < max; k++) outs[n++] = b->items[k];
+        return n;
+    }
     if (b->ext == EXT_FALLBACK && b->fb) {
         for (int k = 0; k < b->fb->nouts && n < max; k++) outs[n++] = b->fb->outs[k];
         return n;
     }
     if (max > 0) outs[n++] = b;
-    if (b->extra_out && n < max) outs[n++] = b->extra_out;
-    for (int k = 0; k < 2 && b->rng_out[0]; k++)
-        if (n < max) outs[n++] = b->rng_out[k];
     return n;
+}
+
+void cg_emit_concat(const Buffer *b, StrBuf *sb) {
+    sb_printf(sb, "    /* %s: ConcatKernel, no code: its %d inputs stored their slices of it (NonOwningLayout) */\n", b->name, b->neargs);
+}
+
+void cg_emit_multi_output(const Buffer *b, StrBuf *sb) {
+    sb_printf(sb, "    /* %s = %s[%d]: MultiOutput, filled by %s's call */\n", b->name, b->mo_of->name, b->mo_index, b->mo_of->name);
 }
 
 const char *cg_fallback_node(const Buffer *b, char *buf, size_t n, const IrModule *m) {

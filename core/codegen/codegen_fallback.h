@@ -14,9 +14,16 @@
 /* MI_FALLBACK_FAILED, MiFbTensor and MiFb as C declarations (valid C and C++). */
 extern const char cg_fallback_abi[];
 
-/* The results the callback fills for extern buffer b: a FallbackKernel's outs (NULL items are
- * results nobody reads), else b itself and its extra output (attention's logsumexp). */
+/* The results the callback fills for extern buffer b: the MultiOutput items of a
+ * MultiOutputLayout (a FallbackKernel's, the attention's: out, logsumexp, ...; NULL for an item
+ * that is not a tensor), else b itself. */
 int cg_fallback_outs(const Buffer *b, const Buffer **outs, int max);
+
+/* A MultiOutput node's line in call(): nothing runs, its owner's call filled it
+ * ("buf4 = buf3[0]" in Inductor's wrapper), so a comment says where its data came from. */
+void cg_emit_multi_output(const Buffer *b, StrBuf *sb);
+/* A ConcatKernel's line (a NopKernelSchedulerNode): a comment, its inputs wrote its storage. */
+void cg_emit_concat(const Buffer *b, StrBuf *sb);
 
 /* The node the callback runs for b ("true_graph_0_" + name inside a cond branch); NULL when b
  * has no graph node. */

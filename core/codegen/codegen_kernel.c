@@ -313,7 +313,7 @@ static void c_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
         StrBuf r;
         sb_init(&r);
         store_rhs(&r, buf->layout.dtype, nm(e, v));
-        sb_printf(e->body, "%s    %s[%s] = %s;\n", e->indent, rowloc ? bn : buf->name, ix.s, r.s);
+        sb_printf(e->body, "%s    %s[%s] = %s;\n", e->indent, bn, ix.s, r.s);   /* a slice: its cat's storage */
         sb_free(&r);
     }
     if (ct && dtv(e, v) == buf->layout.dtype) {   /* a later load of the element is this value */
@@ -701,7 +701,7 @@ static bool col_mode(const Schedule *s, const SchedGroup *g, int mo) {
 #define ROWLOC_N 16
 
 static bool intermediate(const Buffer *b) {
-    return b->kind == BUF_COMPUTED && !b->mutates && b->output_index < 0 && !b->extern_owner && !b->extra_out;
+    return b->kind == BUF_COMPUTED && !b->mutates && b->output_index < 0 && !b->extern_owner;
 }
 
 /* Row-local buffers of a kernel: intermediates written by a pointwise node of the group and
@@ -820,7 +820,7 @@ static const char *wf_undef = "#undef MI_WF\n#undef MI_WFD\n";
  * read (at the same element: the scheduler fused them) lives in a register: its store is left
  * out and the loads get the stored value (the wrapper's allocation stays, untouched). */
 static bool seg_local(const Seg *sg, const Buffer *b) {
-    if (b->kind != BUF_COMPUTED || b->mutates || b->output_index >= 0 || b->extern_owner || b->extra_out) return false;
+    if (b->kind != BUF_COMPUTED || b->mutates || b->output_index >= 0 || b->extern_owner) return false;
     const Schedule *s = sg->s;
     int gi = (int)(sg->g - s->groups);
     for (int u = s->rd_start[b->id]; u < s->rd_start[b->id + 1]; u++) {

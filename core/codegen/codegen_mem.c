@@ -25,7 +25,7 @@
 
 static bool is_intermediate(const Buffer *b) {
     return (b->kind == BUF_COMPUTED && !b->mutates && b->output_index < 0) ||
-           (b->kind == BUF_EXTERN && b->output_index < 0);
+           (b->kind == BUF_EXTERN && b->output_index < 0 && !b->layout.multi);   /* MultiOutputLayout: no storage */
 }
 
 /* Nodes of kernel k, in order (pointer array, malloc'd; count in *nn). */
@@ -119,8 +119,9 @@ CgMemPlan *cg_mem_plan(const Schedule *s) {
         int nv;
         const SchedNode **v = kernel_nodes(s, &s->kernels[k], &nv);
         for (int i = 0; i < nv; i++) {
-            for (int r = 0; r < v[i]->deps.nreads; r++) last[v[i]->deps.reads[r].buf->id] = k;
-            for (int w = 0; w < v[i]->deps.nwrites; w++) last[v[i]->deps.writes[w].buf->id] = k;
+            /* a NonOwningLayout slice lives in its ConcatKernel's storage (ir_store_target) */
+            for (int r = 0; r < v[i]->deps.nreads; r++) last[ir_store_target(v[i]->deps.reads[r].buf)->id] = k;
+            for (int w = 0; w < v[i]->deps.nwrites; w++) last[ir_store_target(v[i]->deps.writes[w].buf)->id] = k;
         }
         free(v);
     }
@@ -137,6 +138,7 @@ CgMemPlan *cg_mem_plan(const Schedule *s) {
         for (int i = 0; i < nv; i++)
             for (int w = 0; w < v[i]->deps.nwrites; w++) {
                 const Buffer *b = v[i]->deps.writes[w].buf;
+                if (b->alias_of) b = b->alias_of;   /* a slice: allocate the cat's storage here */
                 if (!is_intermediate(b) || p->slot[b->id] >= 0) continue;
                 int sl = -1;
                 if (!kn->is_extern)   /* in place of an input that dies in this kernel */

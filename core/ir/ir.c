@@ -127,7 +127,7 @@ Buffer *ir_find_buffer(const IrModule *m, const char *name) {
 
 bool ir_is_op(const Buffer *b) { return b->kind == BUF_COMPUTED || (b->kind == BUF_EXTERN && !b->extern_owner); }
 
-const Buffer *ir_store_target(const Buffer *b) { return b->mutates ? b->mutates : b; }
+const Buffer *ir_store_target(const Buffer *b) { return b->mutates ? b->mutates : b->alias_of ? b->alias_of : b; }
 
 void ir_add_guard(IrModule *m, const char *fmt, ...) {
     char buf[256];
@@ -546,7 +546,7 @@ bool ir_probe_strided(IrModule *m, const IrFn *loader, int ndim, Expr **size, Bu
 }
 
 const char *ir_extern_kind_name(ExternKind k) {
-    static const char *const names[] = {"mm", "addmm", "bmm", "sdpa", "cond", "fallback", "convolution"};
+    static const char *const names[] = {"mm", "addmm", "bmm", "sdpa", "cond", "fallback", "convolution", "multi_output", "concat"};
     return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
 }
 

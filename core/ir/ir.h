@@ -23,6 +23,10 @@
 /* ---- layouts ---- */
 typedef struct Layout {
     bool fixed;           /* FixedLayout (inputs, outputs, extern results) vs FlexibleLayout */
+    bool non_owning;      /* NonOwningLayout: a slice of another buffer's storage (Buffer.alias_of) */
+    bool multi;           /* MultiOutputLayout: a FallbackKernel's (or the attention's) own
+                             buffer, which holds no storage; its results are MultiOutput buffers
+                             (Buffer.items). ndim 0; dtype the first result's */
     DType dtype;
     Device device;
     int ndim;
@@ -105,8 +109,9 @@ struct IrFn {
 
 /* ---- buffers ---- */
 typedef enum { BUF_INPUT, BUF_COMPUTED, BUF_EXTERN } BufKind;
-typedef enum { EXT_MM, EXT_ADDMM, EXT_BMM, EXT_SDPA, EXT_COND, EXT_FALLBACK, EXT_CONV } ExternKind;
-/* "mm", "addmm", "bmm", "sdpa", "cond", "fallback", "convolution" ("?" for anything else) */
+typedef enum { EXT_MM, EXT_ADDMM, EXT_BMM, EXT_SDPA, EXT_COND, EXT_FALLBACK, EXT_CONV, EXT_MULTI_OUTPUT, EXT_CONCAT } ExternKind;
+/* "mm", "addmm", "bmm", "sdpa", "cond", "fallback", "convolution", "multi_output", "concat"
+ * ("?" for anything else) */
 const char *ir_extern_kind_name(ExternKind k);
 
 /* extern_kernels.convolution (Inductor's ir.Convolution, an ExternKernelAlloc): eargs are x,
@@ -126,8 +131,8 @@ typedef struct IrConv {
  * calls the ATen op). eargs are the node's tensor arguments, realized, in the order
  * ir_fallback_eval meets node references (args then kwargs, depth first); SymInt node arguments
  * are evaluated from the size symbols. outs[k] is the buffer of result item k (NULL for an item
- * nobody reads or that is not a tensor); outs[0]..: the first non-NULL one is the fallback buffer
- * itself and owns the others (extern_owner), as Inductor's MultiOutput items. */
+ * that is not a tensor): as ir.FallbackKernel.create's generate_output, every tensor item is a
+ * MultiOutput buffers (see Buffer.items); the fallback's own buffer has a MultiOutputLayout. */
 typedef struct IrFallback {
     const Node *node;              /* the graph node (its args, kwargs and op) */
     const char *kernel;            /* "aten.embedding.default" */
@@ -188,10 +193,20 @@ struct Buffer {
     ExternArg *eargs; int neargs;
     double scale;         /* sdpa */
     bool causal;          /* sdpa: key j attends query i only when j <= i; eargs[3]: the mask */
-    Buffer *extra_out;    /* sdpa: logsumexp buffer written by the same kernel */
-    Buffer *rng_out[2];   /* efficient sdpa: its philox seed and offset (i64 scalars, 0: no
-                             dropout), results of the same kernel as Inductor's MultiOutputs */
-    Buffer *extern_owner; /* set on extra_out (and on cond results after the first) */
+    /* sdpa: a MultiOutputLayout whose items are the attention's results: [0] out, [1] the
+     * logsumexp (NULL: none), and the efficient kernel's [2] philox seed and [3] offset (i64
+     * scalars, 0: no dropout; nitems 2 on the CPU flash kernel) */
+    Buffer *extern_owner; /* set on cond results after the first */
+    /* MultiOutput (Inductor's ir.MultiOutput): ext EXT_MULTI_OUTPUT, item `mo_index` of the
+     * result of `mo_of` (a buffer with a MultiOutputLayout; eargs[0] is it): its own scheduler
+     * node, which reads mo_of and runs nothing (the wrapper's `buf4 = buf3[0]`): mo_of's call
+     * writes the item's storage. On mo_of: items[k] is the MultiOutput of item k (NULL: none) */
+    Buffer *mo_of; int mo_index;
+    Buffer **items; int nitems;
+    /* ConcatKernel (ir.ConcatKernel, EXT_CONCAT, a NopKernelSchedulerNode: no code): eargs are
+     * its inputs, each a buffer with alias_of = it whose NonOwningLayout is its slice (the
+     * cat's strides, the slice's offset): they store straight into its storage (realize_into) */
+    Buffer *alias_of;
     IrCond *cond;         /* EXT_COND */
     IrFallback *fb;       /* EXT_FALLBACK (set on the owner); EXT_CONV: its reference */
     IrConv *conv;         /* EXT_CONV */
@@ -301,7 +316,8 @@ void ir_print_body(const LoopBody *b, const char *opname, StrBuf *sb);
 /* Module queries */
 Buffer *ir_find_buffer(const IrModule *m, const char *name);
 bool ir_is_op(const Buffer *b);                 /* computed or extern (a scheduler node) */
-/* Name a loaded/stored buffer goes by in generated code (mutations store to the input). */
+/* Name a loaded/stored buffer goes by in generated code (mutations store to the input, a
+ * NonOwningLayout slice to its ConcatKernel's buffer): the buffer whose storage it is. */
 const Buffer *ir_store_target(const Buffer *b);
 Expr *layout_numel(SymCtx *s, const Layout *l);
 Expr *layout_storage_size(SymCtx *s, const Layout *l);   /* offset + extent */
@@ -316,6 +332,10 @@ typedef struct Dep {
     bool inner;           /* index uses a var past the first `split` vars (see ir_deps_collect) */
     bool scatter;         /* a Scatter's store (index_put, scatter): the element is one a loaded
                              index names, even where size-1 dims dropped the symbol */
+    bool fill;            /* a MultiOutputLayout node's write of one of its items' storage (the
+                             call fills it; Inductor lists the write under the MultiOutput node,
+                             so the IR text leaves it out; memory planning allocates the item
+                             here, where its data is made) */
 } Dep;
 typedef struct DepSet { Dep *reads; int nreads; Dep *writes; int nwrites; } DepSet;
 /* Collect reads and writes of a buffer's op (extern: StarDeps). Caller frees with dep_set_free. */

@@ -71,11 +71,9 @@ static void ir_deps_collect_own(const IrModule *m, const Buffer *b, DepSet *out)
         for (int i = 0; i < b->neargs; i++)
             add_dep(&out->reads, &out->nreads, (Dep){DEP_STAR, b->eargs[i].buf, NULL, false});
         add_dep(&out->writes, &out->nwrites, (Dep){DEP_STAR, (Buffer *)b, NULL, false});
-        if (b->extra_out) add_dep(&out->writes, &out->nwrites, (Dep){DEP_STAR, b->extra_out, NULL, false});
-        for (int k = 0; k < 2; k++)
-            if (b->rng_out[k]) add_dep(&out->writes, &out->nwrites, (Dep){DEP_STAR, b->rng_out[k], NULL, false});
-        for (int k = 0; b->fb && k < b->fb->nouts; k++)
-            if (b->fb->outs[k] && b->fb->outs[k] != b) add_dep(&out->writes, &out->nwrites, (Dep){DEP_STAR, b->fb->outs[k], NULL, false});
+        /* a MultiOutputLayout's call fills its items' storage (marked: not printed) */
+        for (int k = 0; b->layout.multi && k < b->nitems; k++)
+            if (b->items[k]) add_dep(&out->writes, &out->nwrites, (Dep){DEP_STAR, b->items[k], NULL, false, .fill = true});
         for (int k = 1; b->cond && k < b->cond->nouts; k++)
             add_dep(&out->writes, &out->nwrites, (Dep){DEP_STAR, b->cond->outs[k], NULL, false});
         return;

@@ -308,6 +308,7 @@ static int run_cond(Interp *it, Buffer *b);
 static int run_fallback(Interp *it, Buffer *b);
 
 static int run_extern(Interp *it, Buffer *b) {
+    if (b->ext == EXT_MULTI_OUTPUT || b->ext == EXT_CONCAT) return 0;   /* its owner's call / its inputs stored it */
     if (b->ext == EXT_COND) return run_cond(it, b);
     if (b->ext == EXT_FALLBACK || b->ext == EXT_CONV) return run_fallback(it, b);   /* conv: its reference */
     if (b->ext == EXT_SDPA) return mi_err(it->ctx, NULL, 0, 0, "IR interpreter: attention is not supported");

@@ -10,9 +10,15 @@
 
 void ir_print_layout(const Layout *l, StrBuf *sb) {
     char dev[32];
+    if (l->multi) {   /* ir.MultiOutputLayout: a torch.device, no storage */
+        if (l->device.kind == DEV_CPU) sb_put(sb, "MultiOutputLayout(device=device(type='cpu'))");
+        else sb_printf(sb, "MultiOutputLayout(device=device(type='cuda', index=%d))", l->device.index < 0 ? 0 : l->device.index);
+        return;
+    }
     /* Printed after lowering, when every realized buffer's layout is decided (Inductor freezes
      * them too: its ir_pre_fusion.txt shows FixedLayout); `fixed` only guided lowering. */
-    sb_printf(sb, "FixedLayout('%s', %s, size=[", device_str(l->device, dev, sizeof dev), dtype_torch_name(l->dtype));
+    sb_printf(sb, "%s('%s', %s, size=[", l->non_owning ? "NonOwningLayout" : "FixedLayout", device_str(l->device, dev, sizeof dev),
+              dtype_torch_name(l->dtype));
     for (int d = 0; d < l->ndim; d++) { if (d) sb_put(sb, ", "); sym_str_sb(l->size[d], sb); }
     sb_put(sb, "], stride=[");
     for (int d = 0; d < l->ndim; d++) { if (d) sb_put(sb, ", "); sym_str_sb(l->stride[d], sb); }
@@ -185,23 +191,35 @@ static bool can_inplace(const IrModule *m, const Buffer *user, const Buffer *b) 
     return ok;
 }
 
+/* Does x read y (a load, an extern argument, a Scatter into y)? */
+static bool node_reads(const Buffer *x, const Buffer *y) {
+    bool reads = false;
+    if (x->body)
+        for (int o = 0; o < x->body->nops; o++)
+            reads |= x->body->ops[o].kind == LOP_LOAD && x->body->ops[o].buf == y;
+    for (int a = 0; a < x->neargs; a++) reads |= x->eargs[a].buf == y;
+    reads |= x->mutates == y && y->kind != BUF_INPUT;   /* a Scatter into y (index_put) */
+    return reads;
+}
+
+/* A buffer's users, as Scheduler.compute_dependencies lists them: a ConcatKernel's buffer and
+ * its NonOwningLayout inputs share one list (the users of any of them, the ConcatKernel's own
+ * node included). */
 static void print_users(const IrModule *m, const Buffer *b, StrBuf *sb) {
     char (*u)[160] = NULL;
     int k = 0;
+    const Buffer *root = b->alias_of ? b->alias_of : b;
+    bool group = root->ext == EXT_CONCAT && root->kind == BUF_EXTERN;
     for (int i = 0; i < m->nbufs; i++) {
         const Buffer *x = m->bufs[i];
-        if (!ir_is_op(x) || x == b) continue;
-        bool reads = false;
-        if (x->body)
-            for (int o = 0; o < x->body->nops; o++)
-                reads |= x->body->ops[o].kind == LOP_LOAD && x->body->ops[o].buf == b;
-        for (int a = 0; a < x->neargs; a++) reads |= x->eargs[a].buf == b;
-        reads |= x->mutates == b && b->kind != BUF_INPUT;   /* a Scatter into b (index_put) */
+        if (!ir_is_op(x) || (x == b && !group)) continue;
+        bool reads = node_reads(x, b);
+        for (int a = 0; group && a < root->neargs; a++) reads |= node_reads(x, root->eargs[a].buf) || node_reads(x, root);
         if (!reads) continue;
         u = mi_xrealloc(u, sizeof(*u) * (k + 1));
         snprintf(u[k++], sizeof u[0], "NodeUser(node=%s(name='%sop%d'), can_inplace=%s, is_weak=False)",
-                 x->kind == BUF_EXTERN ? "ExternKernelSchedulerNode" : "SchedulerNode", ir_prefix(m), x->id - m->ninputs,
-                 can_inplace(m, x, b) ? "True" : "False");
+                 x->ext == EXT_CONCAT && x->kind == BUF_EXTERN ? "NopKernelSchedulerNode" : x->kind == BUF_EXTERN ? "ExternKernelSchedulerNode" : "SchedulerNode",
+                 ir_prefix(m), x->id - m->ninputs, can_inplace(m, x, b) ? "True" : "False");
     }
     if (b->output_index >= 0) {
         u = mi_xrealloc(u, sizeof(*u) * (k + 1));
@@ -249,7 +267,10 @@ char *ir_dep_text(const Dep *d, const LoopBody *body, SymCtx *S) {
 
 static const char *buffer_kind(const Buffer *b) {
     if (b->kind != BUF_EXTERN) return "ComputedBuffer";
-    if (b->ext == EXT_FALLBACK) return b->extern_owner ? "MultiOutput" : "FallbackKernel";
+    if (b->ext == EXT_MULTI_OUTPUT) return "MultiOutput";
+    if (b->ext == EXT_CONCAT) return "ConcatKernel";
+    if (b->layout.multi) return "FallbackKernel";
+    if (b->ext == EXT_FALLBACK) return "ExternKernelOut";   /* lw_extern_out (ir.RandomSeeds) */
     if (b->ext == EXT_CONV) return "ExternKernelAlloc";   /* ir.Convolution */
     return "ExternKernelOut";
 }
@@ -259,12 +280,13 @@ void ir_print_buffer_output(const IrModule *m, const Buffer *b, StrBuf *sb) {
     sb_printf(sb, "    %s: %s\n    %s.layout = ", b->name, bk, b->name);
     ir_print_layout(&b->layout, sb);
     sb_putc(sb, '\n');
+    if (b->alias_of) sb_printf(sb, "    %s.aliases = ['%s']\n", b->name, b->alias_of->name);
     if (b->mutates) sb_printf(sb, "    %s.mutations = ['%s']\n", b->name, b->mutates->name);
     print_users(m, b, sb);
 }
 
 void ir_print_buffer(const IrModule *m, const Buffer *b, const char *opname, StrBuf *sb) {
-    const char *kind = b->kind == BUF_EXTERN ? "ExternKernelSchedulerNode" : "SchedulerNode";
+    const char *kind = b->kind == BUF_EXTERN ? (b->ext == EXT_CONCAT ? "NopKernelSchedulerNode" : "ExternKernelSchedulerNode") : "SchedulerNode";
     const char *bk = buffer_kind(b);
     sb_printf(sb, "%s: %s(%s)\n", opname, kind, bk);
     DepSet d;
@@ -272,7 +294,8 @@ void ir_print_buffer(const IrModule *m, const Buffer *b, const char *opname, Str
     SymCtx *S = m->ctx->sym;
     char **items = mi_xcalloc((size_t)d.nreads + d.nwrites + 1, sizeof *items);
     int k = 0;
-    for (int i = 0; i < d.nwrites; i++) items[k++] = ir_dep_text(&d.writes[i], b->body, S);
+    for (int i = 0; i < d.nwrites; i++)
+        if (!d.writes[i].fill) items[k++] = ir_dep_text(&d.writes[i], b->body, S);
     sb_printf(sb, "%s.writes = ", opname);
     ir_print_dep_list(items, k, sb);
     for (int i = 0; i < k; i++) free(items[i]);
@@ -291,9 +314,13 @@ void ir_print_buffer(const IrModule *m, const Buffer *b, const char *opname, Str
     free(items);
     sb_printf(sb, "\n%s.outputs = [\n", opname);
     ir_print_buffer_output(m, b, sb);
-    for (int k = 0; b->fb && k < b->fb->nouts; k++)   /* a tuple fallback's other results */
-        if (b->fb->outs[k] && b->fb->outs[k] != b) ir_print_buffer_output(m, b->fb->outs[k], sb);
     sb_put(sb, "]\n");
+    if (b->kind == BUF_EXTERN && b->ext == EXT_CONCAT) { dep_set_free(&d); return; }   /* a NopKernelSchedulerNode */
+    if (b->ext == EXT_MULTI_OUTPUT) {   /* the wrapper's `buf4 = buf3[0]`: no kernel */
+        dep_set_free(&d);
+        sb_printf(sb, "%s.node.kernel = None\n", opname);
+        return;
+    }
     if (b->kind == BUF_EXTERN && b->ext == EXT_FALLBACK) {
         dep_set_free(&d);
         sb_printf(sb, "%s.node.kernel = torch.ops.%s\n", opname, b->fb->kernel);
@@ -302,9 +329,11 @@ void ir_print_buffer(const IrModule *m, const Buffer *b, const char *opname, Str
     }
     if (b->kind == BUF_EXTERN) {
         dep_set_free(&d);
-        static const char *kn[] = {"extern_kernels.mm", "extern_kernels.addmm", "extern_kernels.bmm", "aten._scaled_dot_product_flash_attention_for_cpu",
-                                   "torch.ops.higher_order.cond", "", "extern_kernels.convolution"};
-        sb_printf(sb, "%s.node.kernel = %s\n", opname, kn[b->ext]);
+        static const char *kn[] = {"extern_kernels.mm", "extern_kernels.addmm", "extern_kernels.bmm", "",
+                                   "torch.ops.higher_order.cond", "", "extern_kernels.convolution", "None"};
+        if (b->ext == EXT_SDPA && b->origin)   /* the attention's ATen overload, as a FallbackKernel */
+            sb_printf(sb, "%s.node.kernel = torch.ops.%s\n", opname, b->origin->target);
+        else sb_printf(sb, "%s.node.kernel = %s\n", opname, kn[b->ext]);
         if (b->cond) sb_printf(sb, "%s.node.subgraphs = ['%s', '%s']\n", opname, b->cond->names[0], b->cond->names[1]);
         return;
     }

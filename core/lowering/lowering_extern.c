@@ -263,6 +263,37 @@ static bool is_sdpa_op(const Node *n) {
     return false;
 }
 
+/* ir.MultiOutput: result item k of `owner` (a buffer with a MultiOutputLayout), with its own
+ * FixedLayout `l`, its own buffer and scheduler node, reading the owner (eargs[0]); the owner's
+ * call fills its storage. As ir.FallbackKernel.create's generate_output, the items are made
+ * right after the owner, in item order: topk -> buf3 FallbackKernel, buf4 = buf3[0],
+ * buf5 = buf3[1]. */
+static Buffer *multi_output(Lower *L, Buffer *owner, int k, const Layout *l) {
+    Buffer *b = lw_new_buffer(L, BUF_EXTERN, l);
+    b->ext = EXT_MULTI_OUTPUT;
+    b->mo_of = owner;
+    b->mo_index = k;
+    b->origins = owner->origins;
+    b->norigins = owner->norigins;
+    b->eargs = lw_alloc(L, sizeof(ExternArg));
+    b->eargs[0] = (ExternArg){owner, owner->layout};
+    b->neargs = 1;
+    if (k < owner->nitems) owner->items[k] = b;
+    return b;
+}
+
+/* The MultiOutputLayout buffer of an op with `n` results on device dev (its items filled in by
+ * multi_output); dtype dt names the storage it would have if it had any. */
+static Buffer *multi_owner(Lower *L, ExternKind ext, DType dt, Device dev, int n) {
+    Layout l = layout_contiguous(L->m, dt, dev, 0, NULL);
+    l.fixed = l.multi = true;
+    Buffer *b = lw_new_buffer(L, BUF_EXTERN, &l);
+    b->ext = ext;
+    b->nitems = n;
+    b->items = lw_alloc(L, sizeof(Buffer *) * (n + 1));
+    return b;
+}
+
 /* attention variants (the row argument) */
 enum { SDPA_FLASH_CPU = 0, SDPA_EFFICIENT = 1 };
 
@@ -307,34 +338,27 @@ static int lower_sdpa(Lower *L, const Node *n, int arg) {
     if (mask) sdpa_constraint(L, n, eff ? 3 : -1, mask, mv->node, &ea[3]);
     Expr *osz[4] = {q->size[0], q->size[1], q->size[2], v->size[3]};
     Device dev = q->sb && q->sb->buf ? q->sb->buf->layout.device : L->dev;
-    Layout l = lw_extern_layout(L, lw_item_meta(L, n, 0), DT_F32, dev, 4, osz);
-    Buffer *b = lw_new_buffer(L, BUF_EXTERN, &l);
-    b->ext = EXT_SDPA;
+    /* the ATen attention is a FallbackKernel in Inductor: one node of MultiOutputLayout, then one
+     * MultiOutput node per result (sdpa_constraint's arguments above) */
+    Buffer *b = multi_owner(L, EXT_SDPA, DT_F32, dev, eff ? 4 : 2);
     b->eargs = ea;
     b->neargs = na;
     b->scale = scale;
     b->causal = causal != 0;
     lw_origins_of_node(L, b, n);
+    Layout l = lw_extern_layout(L, lw_item_meta(L, n, 0), DT_F32, dev, 4, osz);
     Expr *lsz[3] = {q->size[0], q->size[1], q->size[2]};
     if (eff) {   /* ceil(L / 32) * 32 queries, or none */
         SymCtx *s = L->s;
         lsz[2] = want_lse ? sym_mul(s, sym_ceildiv(s, q->size[2], sym_int(s, 32)), sym_int(s, 32)) : sym_int(s, 0);
     }
     Layout ll = lw_extern_layout(L, lw_item_meta(L, n, 1), DT_F32, dev, 3, lsz);
-    Buffer *lse = lw_new_buffer(L, BUF_EXTERN, &ll);
-    lse->ext = EXT_SDPA;
-    lse->extern_owner = b;
-    b->extra_out = lse;
-    IrTBox *items[4] = {lw_tbox_of_buffer(L, b), lw_tbox_of_buffer(L, lse), NULL, NULL};
+    IrTBox *items[4] = {lw_tbox_of_buffer(L, multi_output(L, b, 0, &l)), lw_tbox_of_buffer(L, multi_output(L, b, 1, &ll)), NULL, NULL};
     if (!eff) return lw_set_tuple(L, n, items, 2);
     for (int k = 0; k < 2; k++) {   /* the seed and offset: results of the kernel (MultiOutput) */
         Layout rl = layout_contiguous(L->m, DT_I64, dev, 0, NULL);
         rl.fixed = true;
-        Buffer *r = lw_new_buffer(L, BUF_EXTERN, &rl);
-        r->ext = EXT_SDPA;
-        r->extern_owner = b;
-        b->rng_out[k] = r;
-        items[2 + k] = lw_tbox_of_buffer(L, r);
+        items[2 + k] = lw_tbox_of_buffer(L, multi_output(L, b, 2 + k, &rl));
     }
     return lw_set_tuple(L, n, items, 4);
 }
@@ -411,7 +435,8 @@ static bool dense_strides(const TensorMeta *m) {
     return true;
 }
 
-int lw_fallback(Lower *L, const Node *n) {
+/* lw_fallback, or with out_kernel the ExternKernelOut form (lw_extern_out) */
+static int fallback(Lower *L, const Node *n, bool out_kernel) {
     if (L->scratch)   /* a row that falls back inside a decomposition (dropout in attention, ...) */
         return lw_err(L, n, "'%s' inside a decomposition would run as a FallbackKernel, which cannot name its node", n->target);
     const OpDef *op = n->op ? n->op : op_lookup(n->target);
@@ -432,12 +457,52 @@ int lw_fallback(Lower *L, const Node *n) {
     fb->kernel = n->target;
     fb->tuple = tuple;
     fb->nouts = nm;
-    fb->outs = lw_alloc(L, sizeof(Buffer *) * (nm + 1));
     IrTBox **items = lw_alloc(L, sizeof(IrTBox *) * (nm + 1));
     const char **o = NULL;
     int no = 0;
     lw_origins_add(L, &o, &no, lw_short_name(L, n->target));
-    Buffer *owner = NULL;
+    int first = -1;
+    for (int k = 0; k < nm && first < 0; k++)
+        if (metas[k].dtype != DT_INVALID) first = k;
+    if (first < 0) {   /* an op run for its effect (it raises: _linalg_check_errors, _assert_async) */
+        Layout l = layout_contiguous(L->m, DT_BOOL, L->dev, 1, (Expr *[]){sym_int(L->s, 0)});
+        l.fixed = true;
+        Buffer *owner = lw_new_buffer(L, BUF_EXTERN, &l);
+        owner->ext = EXT_FALLBACK;
+        owner->side_effect = true;
+        owner->origins = o;
+        owner->norigins = no;
+        fb->outs = lw_alloc(L, sizeof(Buffer *) * (nm + 1));   /* no tensor result: all NULL */
+        owner->fb = fb;
+        owner->eargs = a.ea;
+        owner->neargs = a.nea;
+        return 0;   /* the node's value stays None */
+    }
+    if (out_kernel) {   /* one result, in the kernel's own buffer */
+        if (tuple || nm != 1) return lw_err(L, n, "'%s' is lowered as an ExternKernelOut, which has one result", n->target);
+        Layout l = layout_contiguous(L->m, metas[0].dtype, metas[0].device, metas[0].ndim, metas[0].size);
+        l.fixed = true;
+        Buffer *b = lw_new_buffer(L, BUF_EXTERN, &l);
+        b->ext = EXT_FALLBACK;
+        b->origins = o;
+        b->norigins = no;
+        b->fb = fb;
+        b->eargs = a.ea;
+        b->neargs = a.nea;
+        fb->outs = lw_alloc(L, sizeof(Buffer *));
+        fb->outs[0] = b;
+        return lw_set_tbox(L, n, lw_tbox_of_buffer(L, b));
+    }
+    /* ir.FallbackKernel.create: the kernel's own buffer has a MultiOutputLayout (no storage);
+     * generate_output makes one MultiOutput per tensor result, a single result included
+     * (`buf1 = buf0` in Inductor's wrapper), each with the fake tensor's layout */
+    Buffer *owner = multi_owner(L, EXT_FALLBACK, metas[first].dtype, metas[first].device, nm);
+    owner->origins = o;
+    owner->norigins = no;
+    owner->fb = fb;
+    owner->eargs = a.ea;
+    owner->neargs = a.nea;
+    fb->outs = owner->items;
     for (int k = 0; k < nm; k++) {
         const TensorMeta *m = &metas[k];
         if (m->dtype == DT_INVALID) continue;   /* a non-tensor item */
@@ -447,35 +512,14 @@ int lw_fallback(Lower *L, const Node *n) {
             for (int d = 0; d < l.ndim; d++) if (m->stride[d]) l.stride[d] = m->stride[d];
         l.offset = sym_int(L->s, 0);
         l.fixed = true;
-        Buffer *b = lw_new_buffer(L, BUF_EXTERN, &l);
-        b->ext = EXT_FALLBACK;
-        b->origins = o;
-        b->norigins = no;
-        if (!owner) {
-            owner = b;
-            b->fb = fb;
-            b->eargs = a.ea;
-            b->neargs = a.nea;
-        } else b->extern_owner = owner;
-        fb->outs[k] = b;
-        items[k] = lw_tbox_of_buffer(L, b);
-    }
-    if (!owner) {   /* an op run for its effect (it raises: _linalg_check_errors, _assert_async) */
-        Layout l = layout_contiguous(L->m, DT_BOOL, L->dev, 1, (Expr *[]){sym_int(L->s, 0)});
-        l.fixed = true;
-        owner = lw_new_buffer(L, BUF_EXTERN, &l);
-        owner->ext = EXT_FALLBACK;
-        owner->side_effect = true;
-        owner->origins = o;
-        owner->norigins = no;
-        owner->fb = fb;
-        owner->eargs = a.ea;
-        owner->neargs = a.nea;
-        return 0;   /* the node's value stays None */
+        items[k] = lw_tbox_of_buffer(L, multi_output(L, owner, k, &l));
     }
     if (!tuple) return lw_set_tbox(L, n, items[0]);
     return lw_set_tuple(L, n, items, nm);
 }
+
+int lw_fallback(Lower *L, const Node *n) { return fallback(L, n, false); }
+int lw_extern_out(Lower *L, const Node *n) { return fallback(L, n, true); }
 
 /* ---- convolution: extern_kernels.convolution (Inductor's ir.Convolution) ---- */
 

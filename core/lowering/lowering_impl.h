@@ -73,8 +73,15 @@ const LoweringDef *lowering_find(const char *name);
 int lw_lower_node(Lower *L, const Node *n);
 /* ir_lower for a cond branch's body: results that are its inputs are copied too (lowering.c). */
 IrModule *lw_lower_branch(MiCtx *ctx, const Graph *g);
-/* An op with a reference implementation but no lowering: a FallbackKernel (lowering_extern.c). */
+/* An op with a reference implementation but no lowering: a FallbackKernel (lowering_extern.c):
+ * one node of MultiOutputLayout, then one MultiOutput node per tensor result. */
 int lw_fallback(Lower *L, const Node *n);
+/* aten.cat on the CPU: ir.ConcatKernel, its inputs realized into slices of its buffer
+ * (lowering_concat.c); m the output meta, lst the list argument, dim normalized. */
+int lw_concat_kernel(Lower *L, const Node *n, const TensorMeta *m, const Value *lst, int64_t dim);
+/* The same call as an ExternKernelOut: one result, held by the kernel's own buffer (what
+ * Inductor lowers to an ATen out= kernel: RandomSeeds -> aten.randint.low_out). */
+int lw_extern_out(Lower *L, const Node *n);
 
 /* ---- errors and memory ---- */
 /* "msg (node 'x')" at the node's source line into ctx->err; returns -1. */

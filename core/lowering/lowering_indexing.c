@@ -147,6 +147,9 @@ static int lower_cat(Lower *L, const Node *n, int arg) {
     const Value *lst;
     int64_t dim;
     if (list_and_dim(L, n, "cat", &m, &lst, &dim) < 0) return -1;
+    /* the CPU: ir.ConcatKernel (lowering_concat.c), unless one input (cat -> clone) */
+    if (L->ctx->target == MI_DEV_CPU && lst->list.n > 1 && !L->scratch && (!n->has_meta || n->meta.device.kind == DEV_CPU))
+        return lw_concat_kernel(L, n, m, lst, dim);
     const IrFn *acc = NULL;
     Expr *off = sym_int(L->s, 0);
     const char **o = NULL;

@@ -1,6 +1,7 @@
 /* lowering_random.c — Inductor's random numbers (lowering.py: inductor_lookup_seed and
  * inductor_random, the prims that replace_random_passes puts in training graphs with dropout):
- * the seeds tensor stays an extern call (RandomSeeds; here a FallbackKernel), a seed lookup is a
+ * the seeds tensor stays an extern call (ir.RandomSeeds, an ExternKernelOut: the reference run by
+ * lw_extern_out), a seed lookup is a
  * 0-d load of it, and the random tensor is a Pointwise computing
  *     ops.rand(seed_loader([]), ops.index_expr(contiguous linear index, int32))
  * so the draws fuse with the mask and the multiply that use them, one kernel instead of a
@@ -50,7 +51,15 @@ static int lower_inductor_random(Lower *L, const Node *n, int arg) {
     return 0;
 }
 
+/* inductor_seeds(count, device): ir.RandomSeeds, an ExternKernelOut (aten.randint.low_out into
+ * its own buffer), not a FallbackKernel with a MultiOutput */
+static int lower_seeds(Lower *L, const Node *n, int arg) {
+    (void)arg;
+    return lw_extern_out(L, n);
+}
+
 const LoweringDef lowering_random_table[] = {
+    {"prims.inductor_seeds.default", lower_seeds, 0},
     {"prims.inductor_lookup_seed.default", lower_lookup_seed, 0},
     {"prims.inductor_random.default", lower_inductor_random, 0},
 };

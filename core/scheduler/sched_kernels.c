@@ -81,12 +81,42 @@ static const char *extern_name(Schedule *s, const SchedGroup *g) {
     const Buffer *eb = s->nodes[g->nodes[0]].buf;
     if (eb->ext == EXT_FALLBACK)
         return arena_printf(&s->arena, "%sfallback_%s", ir_prefix(s->ir), eb->norigins ? eb->origins[0] : "op");
+    if (eb->ext == EXT_CONCAT)   /* a NopKernelSchedulerNode: no call */
+        return arena_printf(&s->arena, "%snop_concat_%s", ir_prefix(s->ir), eb->name);
+    if (eb->ext == EXT_MULTI_OUTPUT)   /* "buf4 = buf3[0]": no call, a name for `sched` */
+        return arena_printf(&s->arena, "%sextern_multi_output_%s", ir_prefix(s->ir), eb->mo_of->name);
     return arena_printf(&s->arena, "%sextern_%s", ir_prefix(s->ir),
                         eb->ext == EXT_SDPA ? "sdpa" : eb->ext == EXT_COND ? "cond" : eb->ext == EXT_CONV ? "convolution" : "mm");
 }
 
+static bool is_nop_group(const Schedule *s, const SchedGroup *g) {
+    const Buffer *b = s->nodes[g->nodes[0]].buf;
+    return g->is_extern && b->kind == BUF_EXTERN && b->ext == EXT_CONCAT;
+}
+
+/* A NopKernelSchedulerNode (a ConcatKernel) does not flush the open cpp kernel group
+ * (Scheduler._codegen flushes only at an extern or template node, and marks a nop run): each
+ * nop moves past the kernel groups that follow it, up to the next extern call, so that they
+ * stay one kernel (llama's rotary cats: op4, op5 | op6 | op7, op8 is one cpp kernel, then the
+ * two nops). It runs no code, and its readers read the storage its inputs wrote in place,
+ * earlier in the same kernel function (one pointer: ir_store_target). */
+static void defer_nops(Schedule *s) {
+    int *held = mi_xmalloc(sizeof(int) * ((size_t)s->norder + 1)), nh = 0, w = 0;
+    for (int k = 0; k < s->norder; k++) {
+        const SchedGroup *g = &s->groups[s->order[k]];
+        if (is_nop_group(s, g)) { held[nh++] = s->order[k]; continue; }
+        if (g->is_extern)   /* an extern call flushes: the held nops run before it */
+            for (int h = 0; h < nh; h++) s->order[w++] = held[h];
+        if (g->is_extern) nh = 0;
+        s->order[w++] = s->order[k];
+    }
+    for (int h = 0; h < nh; h++) s->order[w++] = held[h];
+    free(held);
+}
+
 void sched_make_kernels(Schedule *s) {
     bool cpp = !(s->ir->ctx && s->ir->ctx->target == MI_DEV_CUDA);
+    if (cpp) defer_nops(s);
     s->kernels = mi_xcalloc((size_t)s->norder + 1, sizeof(SchedKernel));
     s->nkernels = 0;
     int *stamp = mi_xcalloc((size_t)s->ir->nbufs + 1, sizeof(int)), mark = 0, combo_rw = 0;

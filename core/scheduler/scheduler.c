@@ -1030,7 +1030,7 @@ static void peak_memory_order(Schedule *s, Fx *f) {
 
 static bool is_intermediate(const Buffer *b) {
     return (b->kind == BUF_COMPUTED && !b->mutates && b->output_index < 0) ||
-           (b->kind == BUF_EXTERN && b->output_index < 0);
+           (b->kind == BUF_EXTERN && b->output_index < 0 && !b->layout.multi);   /* MultiOutputLayout: no storage */
 }
 
 static void plan_memory(Schedule *s) {
