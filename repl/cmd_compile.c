@@ -153,7 +153,8 @@ int cmd_lower(Session *s, int argc, char **argv) {
             for (int k = 0; k < b->norigins; k++) fprintf(s->out, " %s", b->origins[k]);
         }
         if (b->extern_owner) fprintf(s->out, " written by %s's kernel", b->extern_owner->name);
-        if (b->mo_of) fprintf(s->out, " = %s[%d]", b->mo_of->name, b->mo_index);
+        if (b->mo_of && b->mo_of->fb && !b->mo_of->fb->tuple) fprintf(s->out, " = %s", b->mo_of->name);   /* one result */
+        else if (b->mo_of) fprintf(s->out, " = %s[%d]", b->mo_of->name, b->mo_index);
         if (b->alias_of) fprintf(s->out, " slice of %s", b->alias_of->name);
         if (b->output_index >= 0) fprintf(s->out, "  -> output %d", b->output_index);
         fputc('\n', s->out);

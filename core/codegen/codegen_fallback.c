@@ -33,7 +33,10 @@ void cg_emit_concat(const Buffer *b, StrBuf *sb) {
 }
 
 void cg_emit_multi_output(const Buffer *b, StrBuf *sb) {
-    sb_printf(sb, "    /* %s = %s[%d]: MultiOutput, filled by %s's call */\n", b->name, b->mo_of->name, b->mo_index, b->mo_of->name);
+    const Buffer *o = b->mo_of;
+    if (o->fb && !o->fb->tuple)   /* one result: generate_output's indices are [] */
+        sb_printf(sb, "    /* %s = %s: MultiOutput, filled by %s's call */\n", b->name, o->name, o->name);
+    else sb_printf(sb, "    /* %s = %s[%d]: MultiOutput, filled by %s's call */\n", b->name, o->name, b->mo_index, o->name);
 }
 
 const char *cg_fallback_node(const Buffer *b, char *buf, size_t n, const IrModule *m) {

@@ -282,15 +282,25 @@ static Buffer *multi_output(Lower *L, Buffer *owner, int k, const Layout *l) {
     return b;
 }
 
-/* The MultiOutputLayout buffer of an op with `n` results on device dev (its items filled in by
- * multi_output); dtype dt names the storage it would have if it had any. */
-static Buffer *multi_owner(Lower *L, ExternKind ext, DType dt, Device dev, int n) {
+/* A MultiOutputLayout (no storage: ndim 0, dtype dt names what it would hold) on device dev */
+static Layout multi_layout(Lower *L, DType dt, Device dev) {
     Layout l = layout_contiguous(L->m, dt, dev, 0, NULL);
     l.fixed = l.multi = true;
-    Buffer *b = lw_new_buffer(L, BUF_EXTERN, &l);
-    b->ext = ext;
+    return l;
+}
+
+/* b's item list for n results (filled in by multi_output) */
+static void attach_items(Lower *L, Buffer *b, int n) {
     b->nitems = n;
     b->items = lw_alloc(L, sizeof(Buffer *) * (n + 1));
+}
+
+/* The MultiOutputLayout buffer of an extern kind ext with `n` results */
+static Buffer *multi_owner(Lower *L, ExternKind ext, DType dt, Device dev, int n) {
+    Layout l = multi_layout(L, dt, dev);
+    Buffer *b = lw_new_buffer(L, BUF_EXTERN, &l);
+    b->ext = ext;
+    attach_items(L, b, n);
     return b;
 }
 
@@ -435,6 +445,18 @@ static bool dense_strides(const TensorMeta *m) {
     return true;
 }
 
+/* The fallback's own buffer: layout l, the call of fb on a's arguments, origins o */
+static Buffer *fb_node(Lower *L, const Layout *l, IrFallback *fb, const FbArgs *a, const char **o, int no) {
+    Buffer *b = lw_new_buffer(L, BUF_EXTERN, l);
+    b->ext = EXT_FALLBACK;
+    b->origins = o;
+    b->norigins = no;
+    b->fb = fb;
+    b->eargs = a->ea;
+    b->neargs = a->nea;
+    return b;
+}
+
 /* lw_fallback, or with out_kernel the ExternKernelOut form (lw_extern_out) */
 static int fallback(Lower *L, const Node *n, bool out_kernel) {
     if (L->scratch)   /* a row that falls back inside a decomposition (dropout in attention, ...) */
@@ -467,41 +489,24 @@ static int fallback(Lower *L, const Node *n, bool out_kernel) {
     if (first < 0) {   /* an op run for its effect (it raises: _linalg_check_errors, _assert_async) */
         Layout l = layout_contiguous(L->m, DT_BOOL, L->dev, 1, (Expr *[]){sym_int(L->s, 0)});
         l.fixed = true;
-        Buffer *owner = lw_new_buffer(L, BUF_EXTERN, &l);
-        owner->ext = EXT_FALLBACK;
-        owner->side_effect = true;
-        owner->origins = o;
-        owner->norigins = no;
         fb->outs = lw_alloc(L, sizeof(Buffer *) * (nm + 1));   /* no tensor result: all NULL */
-        owner->fb = fb;
-        owner->eargs = a.ea;
-        owner->neargs = a.nea;
+        fb_node(L, &l, fb, &a, o, no)->side_effect = true;
         return 0;   /* the node's value stays None */
     }
     if (out_kernel) {   /* one result, in the kernel's own buffer */
         if (tuple || nm != 1) return lw_err(L, n, "'%s' is lowered as an ExternKernelOut, which has one result", n->target);
         Layout l = layout_contiguous(L->m, metas[0].dtype, metas[0].device, metas[0].ndim, metas[0].size);
         l.fixed = true;
-        Buffer *b = lw_new_buffer(L, BUF_EXTERN, &l);
-        b->ext = EXT_FALLBACK;
-        b->origins = o;
-        b->norigins = no;
-        b->fb = fb;
-        b->eargs = a.ea;
-        b->neargs = a.nea;
         fb->outs = lw_alloc(L, sizeof(Buffer *));
-        fb->outs[0] = b;
-        return lw_set_tbox(L, n, lw_tbox_of_buffer(L, b));
+        fb->outs[0] = fb_node(L, &l, fb, &a, o, no);
+        return lw_set_tbox(L, n, lw_tbox_of_buffer(L, fb->outs[0]));
     }
     /* ir.FallbackKernel.create: the kernel's own buffer has a MultiOutputLayout (no storage);
      * generate_output makes one MultiOutput per tensor result, a single result included
      * (`buf1 = buf0` in Inductor's wrapper), each with the fake tensor's layout */
-    Buffer *owner = multi_owner(L, EXT_FALLBACK, metas[first].dtype, metas[first].device, nm);
-    owner->origins = o;
-    owner->norigins = no;
-    owner->fb = fb;
-    owner->eargs = a.ea;
-    owner->neargs = a.nea;
+    Layout ml = multi_layout(L, metas[first].dtype, metas[first].device);
+    Buffer *owner = fb_node(L, &ml, fb, &a, o, no);
+    attach_items(L, owner, nm);
     fb->outs = owner->items;
     for (int k = 0; k < nm; k++) {
         const TensorMeta *m = &metas[k];
