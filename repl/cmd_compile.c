@@ -523,7 +523,9 @@ static void print_schedule(Session *s, const Schedule *sc, int depth) {
             codegen_cuda_host_note(sc->ir, eb, &note);
             fprintf(s->out, "  [extern, %s]", note.s);
             sb_free(&note);
-        } else if (kn->is_extern) fprintf(s->out, "  [extern]");
+        } else if (eb && eb->ext == EXT_MULTI_OUTPUT) fprintf(s->out, "  [MultiOutput, no code: %s's call wrote it]", eb->mo_of->name);
+        else if (eb && eb->ext == EXT_CONCAT) fprintf(s->out, "  [nop: its inputs wrote their slices]");
+        else if (kn->is_extern) fprintf(s->out, "  [extern]");
         else if (kn->same_as >= 0)   /* Inductor's src_to_kernel: the source is defined once */
             fprintf(s->out, "  [same source as kernel %d: defined once, called again]", kn->same_as);
         fputc('\n', s->out);

@@ -89,6 +89,13 @@ static const char *full_sum =
     "        return (sum_1, amin)\n";
 
 /* a cat of three along the last dim (21 + 7 + 4), each side with calls: one loop per input */
+static const char *pad_right =
+    "class <lambda>(torch.nn.Module):\n"
+    "    def forward(self, arg0_1: \"f32[6, 21][21, 1]cpu\"):\n"
+    "        sin: \"f32[6, 21][21, 1]cpu\" = torch.ops.aten.sin.default(arg0_1)\n"
+    "        pad: \"f32[6, 32][32, 1]cpu\" = torch.ops.aten.constant_pad_nd.default(sin, [0, 11], 0.0)\n"
+    "        return (pad,)\n";
+
 static const char *cat3 =
     "class <lambda>(torch.nn.Module):\n"
     "    def forward(self, arg0_1: \"f32[6, 21][21, 1]cpu\", arg1_1: \"f32[6, 7][7, 1]cpu\", arg2_1: \"f32[6, 4][4, 1]cpu\"):\n"
@@ -188,10 +195,18 @@ int main(void) {
 
     src = compile_check(ctx, "cat3", cat3, -1);
     if (src) {
-        ok(strstr(src, "p1 = 0LL; p1 < 21LL") && strstr(src, "p1 = 21LL; p1 < 28LL") && strstr(src, "p1 = 28LL; p1 < 32LL"),
-           "the cat's loop is split into one loop per input");
+        /* on the CPU a cat is a ConcatKernel (lowering.py): each input stores its own slice
+         * (NonOwningLayout), one loop per input with no select; codegen_split's split of a
+         * masked loop is checked on constant_pad_nd and where below */
+        ok(strstr(src, "p1 = 0; p1 < 21LL") && strstr(src, "p1 = 0; p1 < 7LL") && strstr(src, "p1 = 0; p1 < 4LL") &&
+           strstr(src, "buf3[((32LL*p0) + p1 + 21LL)]") && strstr(src, "buf3[((32LL*p0) + p1 + 28LL)]"),
+           "the cat is one loop per input, each storing its slice of the cat's buffer");
         is_int(count(src, "mi_min(20LL") + count(src, "mi_max(0LL"), 0, "no clamped index is left");
     }
+    free(src);
+
+    src = compile_check(ctx, "pad_right", pad_right, -1);
+    if (src) ok(strstr(src, "p1 = 0LL; p1 < 21LL") && strstr(src, "p1 = 21LL; p1 < 32LL"), "a pad's mask splits the loop at 21");
     free(src);
 
     src = compile_check(ctx, "where_pow", where_pow, -1);
