@@ -8,7 +8,8 @@
  *   - Reduction.create unrolls reductions of fewer than 8 static elements (pointwise);
  *   - tuned_bmm on cpu: a bmm of one row or one column is a sum reduction, no extern call;
  *   - GraphLowering.run_node realizes a returned value at its own node;
- *   - memory.py reorder_for_peak_memory: the fused kernels in LPMF's order when it peaks lower.
+ *   - memory.py reorder_for_peak_memory: the fused kernels in LPMF's order when it peaks lower;
+ *   - index_put_ (reinplace's) scatters into its first argument's buffer.
  * Values of these graphs against the interpreter: tests/test_codegen.c (tests/fixtures/codegen:
  * unrolled_small_reductions, cpu_bmm_one_row, foreach_inplace_read_after). */
 #include "tap.h"
@@ -121,6 +122,17 @@ static void lowering_rules(MiCtx *ctx) {
     free(k); free(d); free(ir);
 }
 
+/* lowering.py index_put_ (index_put_impl_ on self): reinplace's in-place index_put_ into an
+ * intermediate scatters into that buffer; no functionalize, no clone between the scatters */
+static void index_put_inplace(MiCtx *ctx) {
+    char *k, *d, *ir;
+    int n = sched_text(ctx, "tests/fixtures/sched_rules/index_put_inplace.py", MI_DEV_CUDA, &k, &d, &ir);
+    is_str(ir, "buf0 pointwise\nbuf1 pointwise mutates buf0\nbuf2 pointwise mutates buf0\nbuf3 pointwise\n",
+           "index_put_ chain: the zeros, two scatters into them, the add");
+    is_int(n, 4, "four kernels: zeros, the scatter of zeros, the accumulating scatter, the add");
+    free(k); free(d); free(ir);
+}
+
 /* memory.py reorder_for_peak_memory after fusion: LPMF's order wins when its peak is lower */
 static void peak_memory(MiCtx *ctx) {
     char *k, *d;
@@ -144,6 +156,7 @@ int main(void) {
     foreach_lists(ctx);
     lowering_rules(ctx);
     peak_memory(ctx);
+    index_put_inplace(ctx);
     mi_ctx_free(ctx);
     return done_testing();
 }

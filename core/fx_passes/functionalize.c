@@ -80,9 +80,19 @@ bool functionalize_needed(const Graph *g) {
     return false;
 }
 
+/* index_put_'s destination lowered in place: a graph input, or an intermediate that is no view
+ * (reinplace's chain: index_put_(index_put_(zeros, ...), ...)) */
+static bool scatter_dst_ok(const Graph *g, const Node *dst) {
+    if (dst->kind == N_PLACEHOLDER) return true;
+    if (dst->kind != N_CALL_FUNCTION || is_view(dst)) return false;
+    return !is_inplace(dst) || functionalize_scatter_in_place(g, dst);
+}
+
 bool functionalize_scatter_in_place(const Graph *g, const Node *n) {
     Node *dst = arg_node(n, 0);
-    if (n->kind != N_CALL_FUNCTION || strcmp(n->target, "aten.index_put_.default") != 0 || !dst || dst->kind != N_PLACEHOLDER)
+    if (n->kind != N_CALL_FUNCTION || !dst || (strcmp(n->target, "aten.index_put_.default") != 0 &&
+                                              strcmp(n->target, "prims._unsafe_index_put_.default") != 0) ||
+        !scatter_dst_ok(g, dst))
         return false;
     const Value *ix = n->nargs > 1 ? &n->args[1] : NULL, *acc = n->nargs > 3 ? &n->args[3] : NULL;
     if (!ix || (ix->kind != V_LIST && ix->kind != V_TUPLE)) return false;

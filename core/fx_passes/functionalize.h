@@ -23,8 +23,9 @@ bool functionalize_copy_is_epilogue(const Graph *g, const Node *n);
  * placeholders only, none of them read after it: like the copy_ epilogue, the lowering writes
  * the new values into those inputs (core/lowering/lowering_foreach.c). */
 bool functionalize_foreach_is_epilogue(const Graph *g, const Node *n);
-/* n is index_put_(placeholder, ...) and the placeholder is not read after it (its readers read
- * n): Inductor's index_put_ lowering scatters into that input (lowering_gather.c). */
+/* n is index_put_ / prims._unsafe_index_put_ into a placeholder or into an intermediate that is
+ * no view, not read after it (its readers read n): Inductor's index_put_ lowering scatters into
+ * that tensor (lowering_gather.c). */
 bool functionalize_scatter_in_place(const Graph *g, const Node *n);
 /* functionalize_needed, less those in-place scatters: whether ir_lower lowers g's functional form. */
 bool functionalize_needed_for_lowering(const Graph *g);

@@ -306,9 +306,12 @@ static Buffer *add_scatter(Lower *L, const Node *n, IrTBox *base, const IrFn *fn
 }
 
 /* index_put(x, indices, values, accumulate) / _unsafe_index_put (no check): Inductor's
- * index_put_impl_ on clone(x). index_put_ into a graph input (mode bit 2; only where
- * functionalize_scatter_in_place holds: no boolean index, no fallback) is index_put_impl_ on x
- * itself: the Scatter writes the input's buffer, and readers of the result read the input. */
+ * index_put_impl_ on clone(x). The in-place forms index_put_ / prims._unsafe_index_put_ (mode
+ * bit 2; only where functionalize_scatter_in_place holds: no boolean index, no fallback, x not
+ * read after it) are index_put_impl_ on x itself, as Inductor's Scatter with
+ * MutationLayoutSHOULDREMOVE(self): into a graph input, readers of the result read the input;
+ * into an intermediate (reinplace's chains), x's buffer, realized first. Example:
+ * index_put_(index_put_(zeros, i, 0), i, v, True) is a fill and two scatters into one buffer. */
 static int lower_index_put(Lower *L, const Node *n, int mode) {
     int check = mode & 1;
     bool in_place = mode & 2;
@@ -344,16 +347,19 @@ static int lower_index_put(Lower *L, const Node *n, int mode) {
     const IrFn *val = lw_broadcast(L, v->loader, v->ndim, v->size, ond, os);
     if (!val) return lw_err(L, n, "'%s': values of rank %d do not broadcast to the indexed shape", n->target, v->ndim);
     val = lw_to_dtype(L, val, x->dtype);
-    if (in_place && !(functionalize_scatter_in_place(L->g, n) && x->sb && x->sb->buf && x->sb->buf->kind == BUF_INPUT && !x->is_view))
-        return lw_err(L, n, "index_put_ is lowered in place only into a graph input not read after it");
+    if (in_place && !(functionalize_scatter_in_place(L->g, n) && x->sb && !x->is_view))
+        return lw_err(L, n, "index_put_ is lowered in place only into a tensor (no view) not read after it");
+    bool into_input = in_place && x->sb->buf && x->sb->buf->kind == BUF_INPUT;
+    if (in_place && !x->sb->buf) lw_realize(L, x->sb, NULL);
     IrTBox *out = in_place ? x : clone_realized(L, n, x);
     Buffer *sc = add_scatter(L, n, out, val, ix, ond, os, acc);
-    if (in_place) {   /* readers of the input made after it depend on it (ir_deps_collect) */
+    if (into_input) {   /* readers of the input made after it depend on it (ir_deps_collect) */
         out->sb->buf->mutated = true;
         sc->inplace_alias = true;
     }
     return lw_set_tbox(L, n, out);
 }
+
 
 /* Inductor's use_scatter_fallback for `packet` (scatter_ / scatter_reduce_) with reduction
  * `red` ("sum", "add", NULL, ...). */
@@ -560,7 +566,7 @@ const LoweringDef lowering_gather_table[] = {
     {"aten.index_select.default", lower_index_select, 0}, {"aten.embedding.default", lower_embedding, 0},
     {"aten.gather.default", lower_gather, 0},
     {"aten.index_put.default", lower_index_put, 1}, {"aten._unsafe_index_put.default", lower_index_put, 0},
-    {"aten.index_put_.default", lower_index_put, 1 | 2},
+    {"aten.index_put_.default", lower_index_put, 1 | 2}, {"prims._unsafe_index_put_.default", lower_index_put, 2},
     {"aten.scatter.src", lower_scatter_op, 0}, {"aten.scatter.value", lower_scatter_op, 0},
     {"aten.scatter.reduce", lower_scatter_op, 0}, {"aten.scatter.value_reduce", lower_scatter_op, 0},
     {"aten.scatter_add.default", lower_scatter_add, 0}, {"aten.scatter_reduce.two", lower_scatter_reduce, 0},
