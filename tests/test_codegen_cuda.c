@@ -166,6 +166,22 @@ int main(void) {
        "size symbols reach the kernels by value");
     if (!dyn) diag("%s", ctx->err.msg);
 
+    /* a reduction over two dims: its index splits in 32 bits when the sizes fit (Triton's int32
+     * index dtype; nvcc 13.0's cicc crashed on the 64-bit form in an unseen model's backward),
+     * in 64 bits when a size is symbolic */
+    char *r2 = gen_text(ctx,
+        "class G(torch.nn.Module):\n    def forward(self, arg0_1: \"f32[24, 2, 20][40, 20, 1]cuda:0\"):\n"
+        "        sum_1: \"f32[24][1]cuda:0\" = torch.ops.aten.sum.dim_IntList(arg0_1, [1, 2])\n        return (sum_1,)\n");
+    ok(has(r2, "int mi_rem = (int)(mi_r);") && has(r2, "= mi_rem % (int)(20LL); mi_rem /= (int)(20LL);"),
+       "static sizes: the reduction index splits with 32-bit division");
+    free(r2);
+    char *r2d = gen_text(ctx,
+        "class G(torch.nn.Module):\n    def forward(self, arg0_1: \"Sym(s0)\", arg1_1: \"f32[24, 2, s0][2*s0, s0, 1]cuda:0\"):\n"
+        "        sum_1: \"f32[24][1]cuda:0\" = torch.ops.aten.sum.dim_IntList(arg1_1, [1, 2])\n        return (sum_1,)\n");
+    ok(has(r2d, "int64_t mi_rem = mi_r;"), "a symbolic size: 64-bit");
+    if (!r2d) diag("%s", ctx->err.msg);
+    free(r2d);
+
     /* int reductions start from their dtype's identity; f16 loads to float, rounded on store */
     char *ir = gen_text(ctx,
         "class <lambda>(torch.nn.Module):\n"

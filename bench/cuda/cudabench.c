@@ -12,6 +12,10 @@
  *       random graphs (tests/support/graph_random.h, same seeds give the same graphs): passes, CUDA code,
  *       nvcc, then compare with the reference interpreter (rt_check, rtol 1e-3 atol 1e-4); a
  *       failing graph is printed as FX text.
+ *   cudabench graphs DIR [--compile-only] [--shard K/N]
+ *       every DIR/*.py (graphs of real logs: tests/tools/export_log_graphs.sh) as `random` does
+ *       (passes for cuda, CUDA code, nvcc, the interpreter on random inputs); --shard K/N takes
+ *       every N-th file from the K-th, for N processes in parallel (bench/cuda/run_unseen.sh).
  *   --json FILE appends one JSON object per line.
  * Exit status 1 when some graph failed. */
 #include "codegen/codegen_cuda.h"
@@ -211,11 +215,12 @@ done:
     return rc;
 }
 
-/* 1 ok, 0 skipped, -1 failed */
-static int random_one(MiCtx *ctx, uint64_t seed, bool compile_only, char *why, size_t wn) {
+/* One graph (taken: freed here) through the passes for device cuda, CUDA code, nvcc, and a
+ * comparison with the reference interpreter on random inputs (rt_check, rtol 1e-3 atol 1e-4,
+ * else the numerics verdict). 1 ok, 0 skipped (ops not lowered / not supported), -1 failed; a
+ * failing graph is printed as FX text under `label`. */
+static int check_graph(MiCtx *ctx, Graph *g, const char *label, bool compile_only, char *why, size_t wn) {
     char e[1200];
-    Graph *g = graph_random(ctx, seed, NULL);
-    if (!g) { snprintf(why, wn, "graph_random: %s", mi_err_str(ctx, e, sizeof e)); return -1; }
     IValue *in = NULL;
     int nin = 0, rc = -1, nk = 0;
     Graph *h = NULL;
@@ -248,7 +253,7 @@ static int random_one(MiCtx *ctx, uint64_t seed, bool compile_only, char *why, s
 done:
     if (rc < 0) {
         char *fx = fx_print(h ? h : g, false);
-        printf("---- seed %llu fails: %s\n%s\n", (unsigned long long)seed, why, fx ? fx : "");
+        printf("---- %s fails: %s\n%s\n", label, why, fx ? fx : "");
         if (src && getenv("MI_DUMP_FAILED")) printf("%s\n", src);
         free(fx);
     }
@@ -260,13 +265,63 @@ done:
     return rc;
 }
 
+/* 1 ok, 0 skipped, -1 failed */
+static int random_one(MiCtx *ctx, uint64_t seed, bool compile_only, char *why, size_t wn) {
+    char e[1200], label[64];
+    Graph *g = graph_random(ctx, seed, NULL);
+    if (!g) { snprintf(why, wn, "graph_random: %s", mi_err_str(ctx, e, sizeof e)); return -1; }
+    snprintf(label, sizeof label, "seed %llu", (unsigned long long)seed);
+    return check_graph(ctx, g, label, compile_only, why, wn);
+}
+
+static bool ends_with(const char *s, const char *t) { size_t a = strlen(s), b = strlen(t); return a >= b && !strcmp(s + a - b, t); }
+
+/* cudabench graphs DIR: every DIR/*.py (FX text; tests/tools/export_log_graphs.sh writes the
+ * graphs of real torch.compile logs so) through check_graph; with --shard K/N only the files
+ * whose sorted position is K mod N, so N processes share a directory. */
+static int graphs(MiCtx *ctx, const char *root, bool compile_only, int shard, int nshards) {
+    DIR *d = opendir(root);
+    if (!d) { fprintf(stderr, "cudabench: cannot open %s\n", root); return 1; }
+    char **names = NULL;
+    int n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (de->d_name[0] != '.' && ends_with(de->d_name, ".py")) {
+            if (n == cap) { cap = cap ? 2 * cap : 64; names = realloc(names, sizeof *names * (size_t)cap); }
+            names[n++] = strdup(de->d_name);
+        }
+    closedir(d);
+    if (n) qsort(names, n, sizeof *names, cmp_name);
+    int ok = 0, bad = 0, skip = 0;
+    for (int i = 0; i < n; i++) {
+        if (nshards > 1 && i % nshards != shard) { free(names[i]); continue; }
+        char path[1200], why[1500] = "", e[1200];
+        snprintf(path, sizeof path, "%s/%s", root, names[i]);
+        Graph *g = graph_load_file(ctx, path);
+        int rc;
+        if (!g) { snprintf(why, sizeof why, "load: %s", mi_err_str(ctx, e, sizeof e)); rc = -1; }
+        else { ops_resolve_graph(g); rc = check_graph(ctx, g, names[i], compile_only, why, sizeof why); }
+        const char *res = rc > 0 ? "ok" : rc == 0 ? "skip" : "FAIL";
+        if (rc > 0) ok++; else if (rc == 0) skip++; else bad++;
+        for (char *c = why; *c; c++) if (*c == '\n' || *c == '"') *c = ' ';
+        printf("%-48s %-4s %.300s\n", names[i], res, why);
+        fflush(stdout);
+        if (json) fprintf(json, "{\"graph\": \"%s\", \"result\": \"%s\", \"detail\": \"%.300s\"}\n", names[i], res, why);
+        mi_clear_err(ctx);
+        free(names[i]);
+    }
+    free(names);
+    printf("graphs: %d ok, %d failed, %d skipped (ops not lowered / not supported)\n", ok, bad, skip);
+    return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: cudabench cases ROOT [--compile-only] | bench GRAPHDIR [--reps N] [--only NAME] [--no-check]  [--json FILE]\n");
+        fprintf(stderr, "usage: cudabench cases ROOT [--compile-only] | graphs DIR [--compile-only] [--shard K/N] | random FIRST_SEED COUNT | bench GRAPHDIR [--reps N] [--only NAME] [--no-check]  [--json FILE]\n");
         return 2;
     }
     bool compile_only = false, check = true;
-    int reps = 50;
+    int reps = 50, shard = 0, nshards = 1;
     const char *only = NULL;
     for (int i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "--compile-only")) compile_only = true;
@@ -274,12 +329,14 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = fopen(argv[++i], "a");
+        else if (!strcmp(argv[i], "--shard") && i + 1 < argc) { if (sscanf(argv[++i], "%d/%d", &shard, &nshards) != 2 || nshards < 1) nshards = 1; }
         else if (!strcmp(argv[1], "random") && i <= 3) continue;   /* FIRST_SEED COUNT */
     }
     MiCtx *ctx = mi_ctx_new();
     ctx->target = MI_DEV_CUDA;
     int rc = 0;
     if (!strcmp(argv[1], "cases")) rc = cases(ctx, argv[2], compile_only);
+    else if (!strcmp(argv[1], "graphs")) rc = graphs(ctx, argv[2], compile_only, shard, nshards);
     else if (!strcmp(argv[1], "random") && argc >= 4) {
         uint64_t first = strtoull(argv[2], NULL, 10);
         int count = atoi(argv[3]), ok = 0, bad = 0, skip = 0;

@@ -464,15 +464,31 @@ static void emit_numel(StrBuf *sb, const LoopBody *b, int from, int to) {
     }
 }
 
-/* const int64_t pK = ... for vars [from, to) from the linear index `lin` (row-major). */
+/* The ranges [from, to) multiply to a constant below 2^31. */
+static bool fits_int32(const LoopBody *b, int from, int to) {
+    int64_t n = 1, r;
+    for (int v = from; v < to; v++) {
+        if (!sym_is_int(b->ranges[v], &r) || r < 0) return false;
+        n *= r;
+        if (n >= (1LL << 31)) return false;
+    }
+    return true;
+}
+
+/* const int64_t pK = ... for vars [from, to) from the linear index `lin` (row-major). The trick:
+ * where the ranges' product fits in 32 bits the divisions and remainders are 32-bit (Triton's
+ * int32 index dtype, Inductor's choice whenever numel fits), which is cheaper on the GPU and
+ * also keeps nvcc 13.0's cicc from crashing on a 64-bit `%` / `/=` chain it miscompiles in
+ * some reduction loops (cuda_perceiver_cross_attn_train's backward, tests/fixtures/unseen). */
 static void emit_decompose(StrBuf *sb, const char *ind, const LoopBody *b, int from, int to, const char *lin) {
     if (from >= to) return;
     if (to - from == 1) { sb_printf(sb, "%sconst int64_t %s = %s;\n", ind, b->vars[from]->name, lin); return; }
-    sb_printf(sb, "%sint64_t mi_rem = %s;\n", ind, lin);
+    bool i32 = fits_int32(b, from, to);
+    sb_printf(sb, i32 ? "%sint mi_rem = (int)(%s);\n" : "%sint64_t mi_rem = %s;\n", ind, lin);
     for (int v = to - 1; v > from; v--) {
-        sb_printf(sb, "%sconst int64_t %s = mi_rem %% (", ind, b->vars[v]->name);
+        sb_printf(sb, "%sconst int64_t %s = mi_rem %% %s(", ind, b->vars[v]->name, i32 ? "(int)" : "");
         ex(sb, b->ranges[v]);
-        sb_printf(sb, "); mi_rem /= (");
+        sb_printf(sb, "); mi_rem /= %s(", i32 ? "(int)" : "");
         ex(sb, b->ranges[v]);
         sb_put(sb, ");\n");
     }
