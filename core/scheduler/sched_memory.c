@@ -246,7 +246,7 @@ static void dfs_visit(DfsCtx *c, int u) {
     if (c->seen[u]) return;
     c->seen[u] = true;
     int np = c->p->npreds[u], *pr = mi_xmalloc(sizeof(int) * (np + 1));
-    memcpy(pr, c->p->preds[u], sizeof(int) * np);
+    if (np) memcpy(pr, c->p->preds[u], sizeof(int) * np);   /* a unit without predecessors has preds[u] NULL */
     qsort_r(pr, np, sizeof(int), cmp_dfs, (void *)c->key);
     for (int k = 0; k < np; k++) dfs_visit(c, pr[k]);
     free(pr);
