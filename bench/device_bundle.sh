@@ -9,7 +9,9 @@
 #                                   oneDNN's libdnnl.so.2 xz-compressed (40 MB -> a few)
 #   build-perf/dnnl/oneapi/         oneDNN's headers, for the modules compiled there
 # Run from the repository root:  sh bench/device_bundle.sh
-# Then, device tool, carry ["build-perf"] (the command bench/README.md "Latest results" records):
+# The device tool sends the checkout the session was started in, not a helper's worktree: a
+# helper copies build-perf/ there (it is ignored, /build*/). Then, device tool, carry
+# ["build-perf"] (the command bench/README.md "Latest results" records):
 #   sh bench/device_run.sh      -> $OUT/vs_torch-<date>.{md,jsonl} and $OUT/vs_torch.log
 set -e
 make BUILD=build-port NUM_CFLAGS="-DHAVE_SLEEF -DHAVE_DNNL" NUM_LIBS= -j2 build-port/libminductor.a build-port/libtestsupport.a
