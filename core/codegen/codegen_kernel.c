@@ -246,6 +246,8 @@ static bool em_writes(const Em *e, const Buffer *b) {
 }
 
 /* ---- value ranges inside a piece of a split loop ---- */
+/* Record that integer value v lies in [lo, hi] (only inside a piece; the array grows by 64).
+ * Example: index_expr(p3) in the piece [16, 32) -> [16, 31]. */
 static void vr_set(Em *e, IrVal v, int64_t lo, int64_t hi) {
     if (!e->prange || v < 0) return;
     if (v >= e->nvr) {
@@ -256,6 +258,7 @@ static void vr_set(Em *e, IrVal v, int64_t lo, int64_t hi) {
     }
     e->vr[v] = (struct VRange){lo, hi, true};
 }
+/* The range recorded for v: true and *lo, *hi set, false when none is known. */
 static bool vr_get(const Em *e, IrVal v, int64_t *lo, int64_t *hi) {
     if (!e->prange || v < 0 || v >= e->nvr || !e->vr[v].known) return false;
     *lo = e->vr[v].lo;
