@@ -1,7 +1,8 @@
 /* test_lowering_unroll.c — Reduction.create's unrolling (core/lowering/lowering_reductions.c
  * unroll): a reduction over fewer than 8 elements of static size becomes a Pointwise combining
  * them one after the other; 8 or more stay a Reduction, and so does a reduction to a single
- * element on the cpu (not on cuda). Each graph's IR interpreter run equals the graph
+ * element on the cpu (not on cuda); a small variance takes two unrolled sums (lowering.py
+ * use_two_step_variance). Each graph's IR interpreter run equals the graph
  * interpreter's, argmax with ties and NaN included (the first maximal index; NaN wins). */
 #include "tap.h"
 #include "lowering/lowering.h"
@@ -74,6 +75,18 @@ int main(void) {
     check(ctx, "cpu", "f32[4, 3][3, 1]",
           "        argmax: \"i64[4][1]cpu\" = torch.ops.aten.argmax.default(arg0_1, 1)\n        return (argmax,)\n", nan_v, 6, 0, 1,
           "argmax over 3 elements with ties and NaN (unrolled)");
+    /* use_two_step_variance: a variance over fewer than 8 elements is sum((x - mean)^2) / (N - c),
+     * two unrolled sums (pointwise); var_mean realizes its mean; 8 or more stay Welford */
+    check(ctx, "cpu", "f32[5, 7][7, 1]",
+          "        var: \"f32[7][1]cpu\" = torch.ops.aten.var.correction(arg0_1, [0], correction = 1)\n        return (var,)\n", v, 7, 0, 1,
+          "var over 5 rows (two steps, unrolled)");
+    check(ctx, "cpu", "f32[6, 3][3, 1]",
+          "        var_mean = torch.ops.aten.var_mean.correction(arg0_1, [1], correction = 0)\n"
+          "        getitem: \"f32[6][1]cpu\" = var_mean[0]\n        getitem_1: \"f32[6][1]cpu\" = var_mean[1];  var_mean = None\n"
+          "        return (getitem, getitem_1)\n", v, 7, 0, 2, "var_mean over 3 columns (the mean realized, then the variance)");
+    check(ctx, "cpu", "f32[4, 8][8, 1]",
+          "        std: \"f32[4][1]cpu\" = torch.ops.aten.std.correction(arg0_1, [1], correction = 1)\n        return (std,)\n", v, 7, 1, 1,
+          "std over 8 elements (Welford)");
     mi_ctx_free(ctx);
     return done_testing();
 }

@@ -263,6 +263,56 @@ static int lower_any_all(Lower *L, const Node *n, int arg) {
     return lw_set_tbox(L, n, lw_pw_box(L, out, DT_BOOL, c->ndim, c->size, nm));
 }
 
+/* lowering.py use_two_step_variance / var_mean_sum_: a variance over a static number of
+ * elements below unroll_reductions_threshold (8), into more than one output element, is
+ * computed in two steps rather than by Welford: mean = sum(x) / N (realized when var_mean
+ * returns it), then sum((x - mean)^2) / max(N - correction, 0) -- both unrolled sums, so a
+ * small column variance is a pending Pointwise that fuses like one (var over 7 rows next to
+ * argmin over them: one kernel). In f32 for f16/bf16 (get_computation_dtype), cast back.
+ * Returns false (nothing done) when Welford applies. */
+static bool two_step_var(Lower *L, const Node *n, IrTBox *x, const bool *red, bool keepdim, double corr, bool want_mean,
+                         const char *nm, IrTBox **var, IrTBox **mean) {
+    int64_t rn = 1, on = 1, v;
+    bool ostatic = true;
+    for (int d = 0; d < x->ndim; d++) {
+        if (red[d] && !sym_is_int(x->size[d], &v)) return false;
+        if (red[d]) rn *= v;
+        else if (sym_is_int(x->size[d], &v)) on *= v;
+        else ostatic = false;
+    }
+    int threshold = L->unroll_threshold ? L->unroll_threshold : 8;
+    if (rn >= threshold || (ostatic && on == 1)) return false;
+    DType out = x->dtype, dt = (out == DT_F16 || out == DT_BF16) ? DT_F32 : out;
+    if (dt != out) x = lw_pw_box(L, lw_to_dtype(L, x->loader, dt), dt, x->ndim, x->size, nm);
+    IrTBox *mt = pw_scale(L, lw_reduction(L, n, x, red, true, RED_SUM, dt, 0, nm), IOP_TRUEDIV, sym_int(L->s, rn), dt, nm);
+    if (want_mean && mt->sb && !mt->sb->buf) lw_realize(L, mt->sb, NULL);
+    Expr *map[MI_MAX_DIMS];
+    for (int d = 0; d < x->ndim; d++) map[d] = red[d] ? sym_int(L->s, 0) : lw_var(L, d);
+    const IrFn *diff = lw_math(L, IOP_SUB, dt, x->loader, lw_reindex(L, mt->loader, x->ndim, map, x->ndim), NULL);
+    IrTBox *sq = lw_pw_box(L, lw_math(L, IOP_MUL, dt, diff, diff, NULL), dt, x->ndim, x->size, nm);
+    int64_t denom = rn - (int64_t)corr;
+    IrTBox *vt = pw_scale(L, lw_reduction(L, n, sq, red, keepdim, RED_SUM, dt, 0, nm), IOP_TRUEDIV, sym_int(L->s, denom > 0 ? denom : 0), dt, nm);
+    if (dt != out) vt = lw_pw_box(L, lw_to_dtype(L, vt->loader, out), out, vt->ndim, vt->size, nm);
+    *var = vt;
+    if (mean) {
+        IrTBox *m = mt;
+        if (!keepdim) {   /* squeeze the reduced dims */
+            Expr *sq_map[MI_MAX_DIMS], *osz[MI_MAX_DIMS];
+            int k = 0;
+            for (int d = 0; d < x->ndim; d++) {
+                sq_map[d] = red[d] ? sym_int(L->s, 0) : lw_var(L, k);
+                if (!red[d]) osz[k++] = x->size[d];
+            }
+            m = lw_tbox_new(L, dt, k, osz, lw_reindex(L, mt->loader, k, sq_map, x->ndim));
+            m->is_view = mt->sb != NULL;
+            m->view_of = mt->sb;
+        }
+        if (dt != out) m = lw_pw_box(L, lw_to_dtype(L, m->loader, out), out, m->ndim, m->size, nm);
+        *mean = m;
+    }
+    return true;
+}
+
 /* var.correction / std.correction: welford m2 / (N - correction), sqrt for std. */
 static int lower_var_std(Lower *L, const Node *n, int arg) {
     IrTBox *x = lw_arg_tbox(L, n, 0);
@@ -277,9 +327,12 @@ static int lower_var_std(Lower *L, const Node *n, int arg) {
     bool sd = strncmp(n->target, "aten.std", 8) == 0;
     const char *nm = sd ? "std" : "var";
     DType dt = x->dtype;
-    IrStorage *m2 = lw_reduction(L, n, x, red, keepdim, RED_WELFORD, dt, 1, nm);
-    Expr *N = sym_sub(L->s, red_numel(L, x, red), sym_int(L->s, (int64_t)corr));
-    IrTBox *v = pw_scale(L, m2, IOP_TRUEDIV, N, dt, nm);
+    IrTBox *v = NULL;
+    if (!two_step_var(L, n, x, red, keepdim, corr, false, nm, &v, NULL)) {
+        IrStorage *m2 = lw_reduction(L, n, x, red, keepdim, RED_WELFORD, dt, 1, nm);
+        Expr *N = sym_sub(L->s, red_numel(L, x, red), sym_int(L->s, (int64_t)corr));
+        v = pw_scale(L, m2, IOP_TRUEDIV, N, dt, nm);
+    }
     if (sd) v = lw_pw_box(L, lw_math(L, IOP_SQRT, dt, v->loader, NULL, NULL), dt, v->ndim, v->size, nm);
     return lw_set_tbox(L, n, v);
 }
@@ -328,6 +381,11 @@ static int lower_var_mean(Lower *L, const Node *n, int arg) {
     int64_t u;
     if (ub && value_as_int(&ub->v, &u)) corr = u ? 1 : 0;
     DType dt = x->dtype;
+    IrTBox *tv = NULL, *tm = NULL;
+    if (two_step_var(L, n, x, red, keepdim, corr, true, "var_mean", &tv, &tm)) {
+        IrTBox *items2[2] = {tv, tm};
+        return lw_set_tuple(L, n, items2, 2);
+    }
     IrStorage *mean = lw_reduction(L, n, x, red, keepdim, RED_WELFORD, dt, 0, "var_mean");
     IrStorage *m2 = lw_reduction(L, n, x, red, keepdim, RED_WELFORD, dt, 1, "var_mean");
     Expr *N = sym_sub(L->s, red_numel(L, x, red), sym_int(L->s, (int64_t)corr));
