@@ -1152,6 +1152,18 @@ static const TensorMeta *output_meta(const IrModule *m, int j) {
     return it && it->kind == V_NODE && it->node->has_meta ? &it->node->meta : NULL;
 }
 
+/* `int NAME(int j, const int64_t *syms, int64_t *ARG)`: the size symbols, then a switch on j
+ * over `cases` ("    case 3: ARG[0] = ...; return 1;" lines), 0 for any other j; nothing when
+ * there are no cases. Frees cases. */
+static void emit_switch_fn(const IrModule *m, const char *decl, const char *name, const char *arg, StrBuf *cases, StrBuf *out) {
+    if (cases->s && cases->s[0]) {
+        sb_printf(out, "%sint %s(int j, const int64_t *syms, int64_t *%s)\n{\n", decl, name, arg);
+        for (int i = 0; i < m->nsyms; i++) sb_printf(out, "    const int64_t %s = syms[%d];\n", m->sym_names[i], i);
+        sb_printf(out, "    (void)syms;\n    switch (j) {\n%s    default: return 0;\n    }\n}\n\n", cases->s);
+    }
+    sb_free(cases);
+}
+
 /* `int mi_output_view(j, syms, v)` for the outputs returned as views of a storage (IrModule
  * out_views: Inductor's `return (reinterpret_tensor(buf6, (2, 1, 20, 16), (640, 640, 32, 1), 16), ...)`):
  * 1 and v = {owner, storage numel, offset, size[ndim], stride[ndim]}, where owner is -1 for an
@@ -1177,12 +1189,7 @@ static void emit_output_views(const IrModule *m, const char *decl, StrBuf *out) 
         }
         sb_put(&cases, " return 1;\n");
     }
-    if (cases.s && cases.s[0]) {
-        sb_printf(out, "%sint mi_output_view(int j, const int64_t *syms, int64_t *v)\n{\n", decl);
-        for (int i = 0; i < m->nsyms; i++) sb_printf(out, "    const int64_t %s = syms[%d];\n", m->sym_names[i], i);
-        sb_printf(out, "    (void)syms;\n    switch (j) {\n%s    default: return 0;\n    }\n}\n\n", cases.s);
-    }
-    sb_free(&cases);
+    emit_switch_fn(m, decl, "mi_output_view", "v", &cases, out);
 }
 
 void cg_emit_output_alias(const IrModule *m, const char *decl, StrBuf *out) {
@@ -1211,11 +1218,6 @@ void cg_emit_output_alias(const IrModule *m, const char *decl, StrBuf *out) {
         }
         sb_put(&cases, " return 1;\n");
     }
-    if (cases.s && cases.s[0]) {
-        sb_printf(out, "%sint mi_output_strides(int j, const int64_t *syms, int64_t *out)\n{\n", decl);
-        for (int i = 0; i < m->nsyms; i++) sb_printf(out, "    const int64_t %s = syms[%d];\n", m->sym_names[i], i);
-        sb_printf(out, "    (void)syms;\n    switch (j) {\n%s    default: return 0;\n    }\n}\n\n", cases.s);
-    }
-    sb_free(&cases);
+    emit_switch_fn(m, decl, "mi_output_strides", "out", &cases, out);
     emit_output_views(m, decl, out);
 }
