@@ -83,6 +83,21 @@ static char *cuda_of(MiCtx *ctx, const char *body) {
     return out;
 }
 
+/* A graph's CUDA source must hold every `want` text and none of the `absent` ones. */
+typedef struct TextCase { const char *what, *graph; const char *want[8], *absent[4]; } TextCase;
+
+static void text_case(MiCtx *ctx, const TextCase *t) {
+    char *src = cuda_of(ctx, t->graph);
+    bool good = src != NULL;
+    for (int k = 0; k < 8 && t->want[k]; k++)
+        if (!has(src, t->want[k])) { good = false; diag("missing: %s", t->want[k]); }
+    for (int k = 0; k < 4 && t->absent[k]; k++)
+        if (has(src, t->absent[k])) { good = false; diag("present: %s", t->absent[k]); }
+    ok(good, "%s", t->what);
+    if (!src) diag("%s", ctx->err.msg);
+    free(src);
+}
+
 int main(void) {
     const Case cases[] = {
         {"contiguous A, B, C", 5, 7, 3, 3, 1, 7, 1, 7, 1, 1},
@@ -103,56 +118,48 @@ int main(void) {
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) one(&cases[i]);
 
+    const TextCase texts[] = {
+        {"addmm: the module loads cuBLAS at run time, plans the call, keeps the templated GEMM as fallback; the weight's "
+         "transpose goes by its strides (1, 32), no copy",
+         "def forward(self, arg0_1: \"f32[64, 32]\", arg1_1: \"f32[16, 32]\", arg2_1: \"f32[16]\"):\n"
+         "    permute: \"f32[32, 16]\" = torch.ops.aten.permute.default(arg1_1, [1, 0])\n"
+         "    addmm: \"f32[64, 16]\" = torch.ops.aten.addmm.default(arg2_1, arg0_1, permute)\n"
+         "    return (addmm,)\n",
+         {"dlopen(names[i], RTLD_NOW | RTLD_LOCAL)", "\"cublasSgemmStridedBatched\"", "static MiGemmPlan mi_gemm_plan(",
+          "mi_gemm_kernel<T, Acc><<<", "extern \"C\" const char *mi_cuda_libs(void)",
+          "mi_gemm<float, float>(mi_st, 1, 64LL, 16LL, 32LL,\n                arg0_1 + 0LL, 32LL, 1LL, 0,\n"
+          "                arg1_1 + 0LL, 1LL, 32LL, 0,\n                buf0, 16LL, 1LL, 0, 1);"},
+         {NULL}},
+        {"causal attention with a logsumexp padded to 64 rows: the flash kernel for heads <= 32, on the GPU",
+         "def forward(self, arg0_1: \"f32[2, 4, 40, 16]\", arg1_1: \"f32[2, 4, 40, 16]\", arg2_1: \"f32[2, 4, 40, 16]\"):\n"
+         "    _scaled_dot_product_efficient_attention = torch.ops.aten._scaled_dot_product_efficient_attention.default(arg0_1, arg1_1, arg2_1, None, True, 0.0, True)\n"
+         "    getitem: \"f32[2, 4, 40, 16]\" = _scaled_dot_product_efficient_attention[0]\n"
+         "    getitem_1: \"f32[2, 4, 64]\" = _scaled_dot_product_efficient_attention[1]\n"
+         "    return (getitem, getitem_1)\n",
+         {"mi_sdpa<32>(mi_st, 2LL, 4LL, 40LL, 40LL, 16LL, 16LL, 0.25f,", "64LL,\n            1, NULL, 0,"},
+         {"host round trip", "runs on the host"}},
+        {"a boolean mask broadcast over batch and heads: strides (0, 0, 8, 1), the kernel for heads <= 128",
+         "def forward(self, arg0_1: \"f32[2, 4, 8, 80]\", arg1_1: \"f32[2, 4, 8, 80]\", arg2_1: \"f32[2, 4, 8, 80]\", arg3_1: \"b8[8, 8]\"):\n"
+         "    _scaled_dot_product_flash_attention_for_cpu = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default(arg0_1, arg1_1, arg2_1, 0.0, False, attn_mask = arg3_1)\n"
+         "    getitem: \"f32[2, 4, 8, 80]\" = _scaled_dot_product_flash_attention_for_cpu[0]\n"
+         "    return (getitem,)\n",
+         {"mi_sdpa<128>(mi_st, 2LL, 4LL, 8LL, 8LL, 80LL, 80LL,", "0, arg3_1 + 0LL, 1, MiStrides4{{0, 0, 8LL, 1LL}});"},
+         {"runs on the host"}},
+        {"convolution: im2col + GEMM on the GPU, stride and padding in the geometry",
+         "def forward(self, arg0_1: \"f32[4, 3, 9, 9]\", arg1_1: \"f32[6, 3, 3, 3]\"):\n"
+         "    convolution: \"f32[4, 6, 5, 5]\" = torch.ops.aten.convolution.default(arg0_1, arg1_1, None, [2, 2], [1, 1], [1, 1], False, [0, 0], 1)\n"
+         "    return (convolution,)\n",
+         {"extern_kernels.convolution: im2col + GEMM", "mi_g.st[1] = 2LL;", "mi_g.pd[2] = 1LL;",
+          "if (mi_conv<float, float>(mi_st, mi_sms, 4LL, 3LL, 6LL, 1LL, mi_g,"},
+         {"runs on the host"}},
+        {"a transposed convolution still runs on the host",
+         "def forward(self, arg0_1: \"f32[4, 3, 9, 9]\", arg1_1: \"f32[3, 6, 3, 3]\"):\n"
+         "    convolution: \"f32[4, 6, 11, 11]\" = torch.ops.aten.convolution.default(arg0_1, arg1_1, None, [1, 1], [0, 0], [1, 1], True, [0, 0], 1)\n"
+         "    return (convolution,)\n",
+         {"runs on the host"}, {"mi_conv<"}},
+    };
     MiCtx *ctx = mi_ctx_new();
-    char *src = cuda_of(ctx,
-        "def forward(self, arg0_1: \"f32[64, 32]\", arg1_1: \"f32[16, 32]\", arg2_1: \"f32[16]\"):\n"
-        "    permute: \"f32[32, 16]\" = torch.ops.aten.permute.default(arg1_1, [1, 0])\n"
-        "    addmm: \"f32[64, 16]\" = torch.ops.aten.addmm.default(arg2_1, arg0_1, permute)\n"
-        "    return (addmm,)\n");
-    ok(has(src, "dlopen(names[i], RTLD_NOW | RTLD_LOCAL)") && has(src, "\"cublasSgemmStridedBatched\"") &&
-       has(src, "static MiGemmPlan mi_gemm_plan(") && has(src, "mi_gemm_kernel<T, Acc><<<") &&
-       has(src, "extern \"C\" const char *mi_cuda_libs(void)"),
-       "addmm: the module loads cuBLAS at run time, plans the call, keeps the templated GEMM as fallback");
-    ok(has(src, "mi_gemm<float, float>(mi_st, 1, 64LL, 16LL, 32LL,\n                arg0_1 + 0LL, 32LL, 1LL, 0,\n                arg1_1 + 0LL, 1LL, 32LL, 0,\n                buf0, 16LL, 1LL, 0, 1);"),
-       "addmm: the weight's transpose is passed by its strides (1, 32), no copy");
-    if (!src) diag("%s", ctx->err.msg);
-    free(src);
-    src = cuda_of(ctx,
-        "def forward(self, arg0_1: \"f32[2, 4, 40, 16]\", arg1_1: \"f32[2, 4, 40, 16]\", arg2_1: \"f32[2, 4, 40, 16]\"):\n"
-        "    _scaled_dot_product_efficient_attention = torch.ops.aten._scaled_dot_product_efficient_attention.default(arg0_1, arg1_1, arg2_1, None, True, 0.0, True)\n"
-        "    getitem: \"f32[2, 4, 40, 16]\" = _scaled_dot_product_efficient_attention[0]\n"
-        "    getitem_1: \"f32[2, 4, 64]\" = _scaled_dot_product_efficient_attention[1]\n"
-        "    return (getitem, getitem_1)\n");
-    ok(has(src, "mi_sdpa<32>(mi_st, 2LL, 4LL, 40LL, 40LL, 16LL, 16LL, 0.25f,") && has(src, "64LL,\n            1, NULL, 0,") &&
-       !has(src, "host round trip") && !has(src, "runs on the host"),
-       "causal attention with a logsumexp padded to 64 rows: the flash kernel for heads <= 32, on the GPU");
-    if (!src) diag("%s", ctx->err.msg);
-    free(src);
-    src = cuda_of(ctx,
-        "def forward(self, arg0_1: \"f32[2, 4, 8, 80]\", arg1_1: \"f32[2, 4, 8, 80]\", arg2_1: \"f32[2, 4, 8, 80]\", arg3_1: \"b8[8, 8]\"):\n"
-        "    _scaled_dot_product_flash_attention_for_cpu = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default(arg0_1, arg1_1, arg2_1, 0.0, False, attn_mask = arg3_1)\n"
-        "    getitem: \"f32[2, 4, 8, 80]\" = _scaled_dot_product_flash_attention_for_cpu[0]\n"
-        "    return (getitem,)\n");
-    ok(has(src, "mi_sdpa<128>(mi_st, 2LL, 4LL, 8LL, 8LL, 80LL, 80LL,") && has(src, "0, arg3_1 + 0LL, 1, MiStrides4{{0, 0, 8LL, 1LL}});"),
-       "a boolean mask broadcast over batch and heads: strides (0, 0, 8, 1), the kernel for heads <= 128");
-    if (!src) diag("%s", ctx->err.msg);
-    free(src);
-    src = cuda_of(ctx,
-        "def forward(self, arg0_1: \"f32[4, 3, 9, 9]\", arg1_1: \"f32[6, 3, 3, 3]\"):\n"
-        "    convolution: \"f32[4, 6, 5, 5]\" = torch.ops.aten.convolution.default(arg0_1, arg1_1, None, [2, 2], [1, 1], [1, 1], False, [0, 0], 1)\n"
-        "    return (convolution,)\n");
-    ok(has(src, "extern_kernels.convolution: im2col + GEMM") && has(src, "mi_g.st[1] = 2LL;") && has(src, "mi_g.pd[2] = 1LL;") &&
-       has(src, "if (mi_conv<float, float>(mi_st, mi_sms, 4LL, 3LL, 6LL, 1LL, mi_g,") && !has(src, "runs on the host"),
-       "convolution: im2col + GEMM on the GPU, stride and padding in the geometry");
-    if (!src) diag("%s", ctx->err.msg);
-    free(src);
-    src = cuda_of(ctx,
-        "def forward(self, arg0_1: \"f32[4, 3, 9, 9]\", arg1_1: \"f32[3, 6, 3, 3]\"):\n"
-        "    convolution: \"f32[4, 6, 11, 11]\" = torch.ops.aten.convolution.default(arg0_1, arg1_1, None, [1, 1], [0, 0], [1, 1], True, [0, 0], 1)\n"
-        "    return (convolution,)\n");
-    ok(has(src, "runs on the host") && !has(src, "mi_conv<"), "a transposed convolution still runs on the host");
-    if (!src) diag("%s", ctx->err.msg);
-    free(src);
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) text_case(ctx, &texts[i]);
     mi_ctx_free(ctx);
     return done_testing();
 }

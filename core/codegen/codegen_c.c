@@ -326,18 +326,8 @@ static void emit_extern_call(const Schedule *s, const Buffer *b, StrBuf *sb) {
         emit_sdpa_results(b, sb);
         sb_printf(sb, ",\n                %d, ", b->causal);
         if (b->neargs > 3) {   /* the mask's strides over [B, H, L, S]: 0 where it broadcasts */
-            const Layout *ml = &a[3].view;
-            sb_printf(sb, "%s + ", a[3].buf->name);
-            ex(sb, ml->offset);
-            sb_printf(sb, ", %d, (const int64_t[4]){", ml->dtype == DT_BOOL);
-            for (int d = 0; d < 4; d++) {
-                int md = d - (4 - ml->ndim);
-                int64_t one;
-                if (d) sb_put(sb, ", ");
-                if (md < 0 || (sym_is_int(ml->size[md], &one) && one == 1)) sb_put(sb, "0");
-                else ex(sb, ml->stride[md]);
-            }
-            sb_put(sb, "});\n    }\n");
+            cg_emit_sdpa_mask(sb, &a[3], "(const int64_t[4]){", "}");
+            sb_put(sb, ");\n    }\n");
         } else sb_put(sb, "NULL, 0, NULL);\n    }\n");
         for (int k = 2; k < b->nitems; k++)   /* the philox seed and offset: no dropout, 0 */
             if (b->items[k]) sb_printf(sb, "    %s[0] = 0;\n", b->items[k]->name);

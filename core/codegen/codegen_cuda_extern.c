@@ -19,6 +19,7 @@
  *     does the same: unfold + gemm). */
 #include "codegen/codegen_cuda_extern.h"
 #include "codegen/codegen_cuda_kernel.h"
+#include "codegen/codegen_kernel.h"
 #include "codegen/codegen_cuda_gemm_plan.h"
 
 #include <stdio.h>
@@ -382,18 +383,8 @@ static void emit_sdpa_call(const Buffer *b, StrBuf *sb) {
     if (l) ex(sb, l->layout.size[2]); else sb_put(sb, "0");
     sb_printf(sb, ",\n            %d, ", b->causal);
     if (b->neargs > 3) {   /* the mask's strides over [B, H, L, S]: 0 where it broadcasts */
-        const Layout *ml = &a[3].view;
-        sb_printf(sb, "%s + ", a[3].buf->name);
-        ex(sb, ml->offset);
-        sb_printf(sb, ", %d, MiStrides4{{", ml->dtype == DT_BOOL);
-        for (int d = 0; d < 4; d++) {
-            int md = d - (4 - ml->ndim);
-            int64_t one;
-            if (d) sb_put(sb, ", ");
-            if (md < 0 || (sym_is_int(ml->size[md], &one) && one == 1)) sb_put(sb, "0");
-            else ex(sb, ml->stride[md]);
-        }
-        sb_put(sb, "}});\n    }\n");
+        cg_emit_sdpa_mask(sb, &a[3], "MiStrides4{{", "}}");
+        sb_put(sb, ");\n    }\n");
     } else sb_put(sb, "NULL, 0, MiStrides4{{0, 0, 0, 0}});\n    }\n");
     for (int k = 2; k < b->nitems; k++)   /* the philox seed and offset: no dropout, 0 */
         if (b->items[k]) sb_printf(sb, "    MI_CK(cudaMemsetAsync(%s, 0, sizeof(int64_t), mi_st));\n", b->items[k]->name);

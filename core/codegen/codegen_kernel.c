@@ -1221,3 +1221,18 @@ void cg_emit_output_alias(const IrModule *m, const char *decl, StrBuf *out) {
     emit_switch_fn(m, decl, "mi_output_strides", "out", &cases, out);
     emit_output_views(m, decl, out);
 }
+
+void cg_emit_sdpa_mask(StrBuf *sb, const ExternArg *m, const char *open, const char *close) {
+    const Layout *ml = &m->view;
+    sb_printf(sb, "%s + ", m->buf->name);
+    sym_c_sb(ml->offset, sb);
+    sb_printf(sb, ", %d, %s", ml->dtype == DT_BOOL, open);
+    for (int d = 0; d < 4; d++) {
+        int md = d - (4 - ml->ndim);
+        int64_t one;
+        if (d) sb_put(sb, ", ");
+        if (md < 0 || (sym_is_int(ml->size[md], &one) && one == 1)) sb_put(sb, "0");
+        else sym_c_sb(ml->stride[md], sb);
+    }
+    sb_put(sb, close);
+}
