@@ -113,8 +113,8 @@ int main(void) {
     ok(has(pw, "extern \"C\" int call(void *const *inputs, void *const *outputs, const int64_t *syms)") &&
        has(pw, "cudaMemcpyHostToDevice") && has(pw, "extern \"C\" int mi_cuda_time(") &&
        has(pw, "extern \"C\" int mi_cuda_probe(char *msg, int n)"), "host wrapper with the module ABI and the CUDA exports");
-    ok(has(pw, "mi_blocks((mi_n / 4 + 255) / 256, (int64_t)mi_sms * 8), 256, 0, mi_st>>>(arg0_1, arg1_1, buf0, mi_sy);"),
-       "launch: 256 threads, grid capped at 8 blocks per SM");
+    ok(has(pw, "mi_blocks((mi_n / 4 + 255) / 256, 2147483647LL), 256, 0, mi_st>>>(arg0_1, arg1_1, buf0, mi_sy);"),
+       "launch: 256 threads, a block per 1024 elements");
 
     /* the same graph for the CPU keeps the C backend's names and code */
     Graph *g = graph_load_file(ctx, "tests/fixtures/torch-cases/cuda/pointwise_chain/graph0/post_post_grad.py");

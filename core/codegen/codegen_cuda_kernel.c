@@ -913,7 +913,10 @@ void cu_emit_launch(const Schedule *s, const SchedGroup *g, StrBuf *out) {
     } else {
         sb_put(out, "        const int64_t mi_n = ");
         emit_numel(out, b0, 0, b0->nvars);
-        sb_printf(out, ";\n        if (mi_n > 0) %s<<<mi_blocks((mi_n / 4 + 255) / 256, (int64_t)mi_sms * 8), 256, 0, mi_st>>>(", g->kernel_name);
+        /* a block per 1024 elements (Triton's one program per XBLOCK tile); the loop inside still
+         * strides, so any grid is correct. bench/cuda/pointwise_lab.cu on an H200: against a grid
+         * capped at 8 blocks per SM, pointwise_chain 54.8 -> 52.1 us, seed_example 38.1 -> 36.7 us */
+        sb_printf(out, ";\n        if (mi_n > 0) %s<<<mi_blocks((mi_n / 4 + 255) / 256, 2147483647LL), 256, 0, mi_st>>>(", g->kernel_name);
     }
     for (int i = 0; i < m->nbufs; i++) {
         const Buffer *b = m->bufs[i];
