@@ -325,10 +325,8 @@ static void emit_extern_call(const Schedule *s, const Buffer *b, StrBuf *sb) {
         }
         emit_sdpa_results(b, sb);
         sb_printf(sb, ",\n                %d, ", b->causal);
-        if (b->neargs > 3) {   /* the mask's strides over [B, H, L, S]: 0 where it broadcasts */
-            cg_emit_sdpa_mask(sb, &a[3], "(const int64_t[4]){", "}");
-            sb_put(sb, ");\n    }\n");
-        } else sb_put(sb, "NULL, 0, NULL);\n    }\n");
+        cg_emit_sdpa_mask(sb, b, "(const int64_t[4]){", "}", "NULL, 0, NULL");
+        sb_put(sb, "    }\n");
         for (int k = 2; k < b->nitems; k++)   /* the philox seed and offset: no dropout, 0 */
             if (b->items[k]) sb_printf(sb, "    %s[0] = 0;\n", b->items[k]->name);
         return;

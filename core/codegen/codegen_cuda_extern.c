@@ -382,10 +382,8 @@ static void emit_sdpa_call(const Buffer *b, StrBuf *sb) {
     sb_put(sb, ", ");
     if (l) ex(sb, l->layout.size[2]); else sb_put(sb, "0");
     sb_printf(sb, ",\n            %d, ", b->causal);
-    if (b->neargs > 3) {   /* the mask's strides over [B, H, L, S]: 0 where it broadcasts */
-        cg_emit_sdpa_mask(sb, &a[3], "MiStrides4{{", "}}");
-        sb_put(sb, ");\n    }\n");
-    } else sb_put(sb, "NULL, 0, MiStrides4{{0, 0, 0, 0}});\n    }\n");
+    cg_emit_sdpa_mask(sb, b, "MiStrides4{{", "}}", "NULL, 0, MiStrides4{{0, 0, 0, 0}}");
+    sb_put(sb, "    }\n");
     for (int k = 2; k < b->nitems; k++)   /* the philox seed and offset: no dropout, 0 */
         if (b->items[k]) sb_printf(sb, "    MI_CK(cudaMemsetAsync(%s, 0, sizeof(int64_t), mi_st));\n", b->items[k]->name);
 }

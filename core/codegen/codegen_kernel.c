@@ -1222,7 +1222,9 @@ void cg_emit_output_alias(const IrModule *m, const char *decl, StrBuf *out) {
     emit_output_views(m, decl, out);
 }
 
-void cg_emit_sdpa_mask(StrBuf *sb, const ExternArg *m, const char *open, const char *close) {
+void cg_emit_sdpa_mask(StrBuf *sb, const Buffer *b, const char *open, const char *close, const char *none) {
+    if (b->neargs <= 3) { sb_printf(sb, "%s);\n", none); return; }
+    const ExternArg *m = &b->eargs[3];
     const Layout *ml = &m->view;
     sb_printf(sb, "%s + ", m->buf->name);
     sym_c_sb(ml->offset, sb);
@@ -1234,5 +1236,5 @@ void cg_emit_sdpa_mask(StrBuf *sb, const ExternArg *m, const char *open, const c
         if (md < 0 || (sym_is_int(ml->size[md], &one) && one == 1)) sb_put(sb, "0");
         else sym_c_sb(ml->stride[md], sb);
     }
-    sb_put(sb, close);
+    sb_printf(sb, "%s);\n", close);
 }

@@ -30,10 +30,11 @@ void cg_source_comment(const Schedule *s, const SchedKernel *k, const char *inde
  * tensor comes back, the module does not write outputs[j]), else -1. Outputs the module lays out
  * other than the graph's annotation get `int mi_output_strides(j, syms, out)` (runtime.h). */
 void cg_emit_output_alias(const IrModule *m, const char *decl, StrBuf *out);
-/* The mask arguments of an attention call (mi_sdpa of the C and the CUDA backends) for mask m:
- * "buf + offset, is_bool, OPEN s0, s1, s2, s3 CLOSE", the strides over [B, H, L, S] with 0 where
- * the mask broadcasts (a missing leading dim, or size 1). Example, a bool [8, 8] mask in CUDA
- * (open "MiStrides4{{", close "}}"): "arg3_1 + 0LL, 1, MiStrides4{{0, 0, 8LL, 1LL}}". */
-void cg_emit_sdpa_mask(StrBuf *sb, const ExternArg *m, const char *open, const char *close);
+/* The mask arguments and the end of attention b's mi_sdpa call (the C and the CUDA backends):
+ * "buf + offset, is_bool, OPEN s0, s1, s2, s3 CLOSE);", the mask's strides over [B, H, L, S]
+ * with 0 where it broadcasts (a missing leading dim, or size 1), or "NONE);" without a mask.
+ * Example, a bool [8, 8] mask in CUDA (open "MiStrides4{{", close "}}"):
+ * "arg3_1 + 0LL, 1, MiStrides4{{0, 0, 8LL, 1LL}});". */
+void cg_emit_sdpa_mask(StrBuf *sb, const Buffer *b, const char *open, const char *close, const char *none);
 
 #endif
