@@ -9,7 +9,8 @@
  *  - aten.repeat and aten.diagonal as lowering.py lowers them (repeat: a Pointwise reading the
  *    input at index % size on each repeated dim; diagonal: a GenericView, the other dims then
  *    the diagonal), generated kernels and no FallbackKernel.
- *  - aten.glu as lowering.py lowers it: one Pointwise (its origins: the glu node). */
+ *  - aten.glu as lowering.py lowers it: one Pointwise (its origins: the glu node).
+ *  - prims.fma as ops.fma: fmaf in C and CUDA. */
 #include "tap.h"
 #include "codegen/codegen_c.h"
 #include "codegen/codegen_cuda.h"
@@ -117,6 +118,13 @@ static const char *glu_fx = HDR
     "        mul: \"f32[2, 3, 5][15, 5, 1]cpu\" = torch.ops.aten.mul.Tensor(glu, 2.0)\n"
     "        return (mul,)\n";
 
+/* prims.fma (PyTorch's refs emit it in a softmax backward): Inductor's ops.fma, one rounding */
+static const char *fma_fx = HDR
+    "    def forward(self, arg0_1: \"f32[8, 4][4, 1]cpu\", arg1_1: \"f32[8, 1][1, 1]cpu\", arg2_1: \"f32[8, 4][4, 1]cpu\"):\n"
+    "        neg: \"f32[8, 4][4, 1]cpu\" = torch.ops.aten.neg.default(arg0_1)\n"
+    "        fma: \"f32[8, 4][4, 1]cpu\" = torch.ops.prims.fma.default(neg, arg1_1, arg2_1)\n"
+    "        return (fma,)\n";
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
     /* f16 / bf16: the interpreter rounds a double sum once, the module an f32 sum: at most one
@@ -129,6 +137,7 @@ int main(void) {
     one(ctx, "repeat", repeat_fx, 0, 1, NULL, NULL, 1e-5, 1e-6);
     one(ctx, "diagonal", diagonal_fx, 0, -1, NULL, NULL, 1e-5, 1e-6);
     one(ctx, "glu", glu_fx, 0, 1, "cpp_fused_glu_mul_0", NULL, 1e-5, 1e-6);
+    one(ctx, "fma", fma_fx, 0, 1, "fmaf(", "fmaf(", 1e-6, 1e-7);
     mi_ctx_free(ctx);
     return done_testing();
 }

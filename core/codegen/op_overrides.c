@@ -143,6 +143,10 @@ static bool math_spelling(const CgOverrides *ov, StrBuf *out, IrMathOp op, DType
         else sb_printf(out, "(%s == 0 ? 0 : %s / %s)", y, x, y);
         return true;
     case IOP_WHERE: sb_printf(out, "%s ? %s : %s", x, y, z); return true;
+    case IOP_FMA:   /* std::fma / libdevice fma: one rounding */
+        if (fl) sb_printf(out, "fma%s(%s, %s, %s)", sf, x, y, z);
+        else sb_printf(out, "%s * %s + %s", x, y, z);
+        return true;
     case IOP_RAND: sb_printf(out, "mi_rand(%s, %s)", x, y); return true;     /* cg_rand_src */
     case IOP_RANDN: sb_printf(out, "mi_randn(%s, %s)", x, y); return true;
     default: return false;

@@ -38,7 +38,7 @@ static const struct { const char *name; int arity; } math_ops[IOP_COUNT] = {
     [IOP_FMAX] = {"fmax", 2}, [IOP_FMIN] = {"fmin", 2}, [IOP_TRUNCDIV] = {"truncdiv", 2},
     [IOP_POLYGAMMA] = {"polygamma", 2}, [IOP_ZETA] = {"zeta", 2},
     [IOP_RAND] = {"rand", 2}, [IOP_RANDN] = {"randn", 2},
-    [IOP_WHERE] = {"where", 3},
+    [IOP_WHERE] = {"where", 3}, [IOP_FMA] = {"fma", 3},
 };
 
 const char *ir_math_name(IrMathOp op) { return op >= 0 && op < IOP_COUNT ? math_ops[op].name : "?"; }

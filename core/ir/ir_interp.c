@@ -187,6 +187,7 @@ static IrVal i_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
     case IOP_FLOORDIV: r = floor(x / y); break;
     case IOP_FMOD: r = fmod(x, y); break;
     case IOP_WHERE: r = x != 0 ? y : z; break;
+    case IOP_FMA: r = dt == DT_F32 ? (double)fmaf((float)x, (float)y, (float)z) : fma(x, y, z); break;
     case IOP_RAND: case IOP_RANDN:   /* the seed went through a double: statistically equal to the kernels' */
         r = mi_philox_rand(fabs(x) < 9.2e18 ? (int64_t)x : 0, fabs(y) < 9.2e18 ? (int64_t)y : 0, op == IOP_RANDN);
         break;

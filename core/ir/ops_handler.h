@@ -40,6 +40,7 @@ typedef enum {
     IOP_RAND, IOP_RANDN,   /* ops.rand / ops.randn(seed, offset): Philox-4x32-10, float32 */
     /* ternary */
     IOP_WHERE,
+    IOP_FMA,   /* fma(a, b, c) = a * b + c, rounded once (prims.fma) */
     IOP_COUNT
 } IrMathOp;
 

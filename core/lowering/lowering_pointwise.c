@@ -128,6 +128,17 @@ static int lower_where(Lower *L, const Node *n, int arg) {
     return lw_set_pointwise(L, n, lw_math(L, IOP_WHERE, m->dtype, c, a, b), m->dtype, 3);
 }
 
+/* prims.fma(a, b, c): Inductor's fma lowering, ops.fma of the three (broadcast) operands. */
+static int lower_fma(Lower *L, const Node *n, int arg) {
+    const TensorMeta *m = lw_out_meta(n);
+    if (!m || n->nargs < 3) return lw_err(L, n, "fma needs 3 arguments and a shape");
+    const IrFn *a = lw_arg_loader(L, n, 0, m->ndim, m->size, m->dtype);
+    const IrFn *b = lw_arg_loader(L, n, 1, m->ndim, m->size, m->dtype);
+    const IrFn *c = lw_arg_loader(L, n, 2, m->ndim, m->size, m->dtype);
+    if (!a || !b || !c) return lw_err(L, n, "bad arguments to fma");
+    return lw_set_pointwise(L, n, lw_math(L, IOP_FMA, m->dtype, a, b, c), m->dtype, 3);
+}
+
 static int lower_clamp(Lower *L, const Node *n, int arg) {
     const TensorMeta *m = lw_out_meta(n);
     if (!m) return lw_err(L, n, "clamp needs a shape");
@@ -359,6 +370,7 @@ const LoweringDef lowering_pointwise_table[] = {
     {"aten.floor_divide.default", lower_pointwise, IOP_FLOORDIV},
     {"aten.floor_divide.Scalar", lower_pointwise, IOP_FLOORDIV},
     {"aten.pow.Scalar", lower_pointwise, IOP_POW}, {"aten.where.self", lower_where, 0},
+    {"prims.fma.default", lower_fma, 0},
     {"aten.clamp.default", lower_clamp, 0}, {"aten.clamp_min.default", lower_clamp, 0},
     {"aten.clamp_max.default", lower_clamp, 0}, {"prims.convert_element_type.default", lower_convert, 0},
     {"aten._to_copy.default", lower_convert, 0}, {"aten.full.default", lower_full, 0},

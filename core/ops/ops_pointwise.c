@@ -167,6 +167,8 @@ F2(f_scheb_v, sf_shifted_chebyshev_v(a, b)) F2(f_scheb_w, sf_shifted_chebyshev_w
 F2(f_herm_h, sf_hermite_h(a, b)) F2(f_herm_he, sf_hermite_he(a, b)) F2(f_lag_l, sf_laguerre_l(a, b)) F2(f_leg_p, sf_legendre_p(a, b))
 static double f_where(const double *x, const PwParams *p) { (void)p; return x[0] != 0 ? x[1] : x[2]; }
 static int64_t i_where(const int64_t *x, const PwParams *p) { (void)p; return x[0] != 0 ? x[1] : x[2]; }
+static double f_fma(const double *x, const PwParams *p) { (void)p; return fma(x[0], x[1], x[2]); }
+static int64_t i_fma(const int64_t *x, const PwParams *p) { (void)p; return x[0] * x[1] + x[2]; }
 static double f_mfill(const double *x, const PwParams *p) { (void)p; return x[1] != 0 ? x[2] : x[0]; }
 static int64_t i_mfill(const int64_t *x, const PwParams *p) { (void)p; return x[1] != 0 ? x[2] : x[0]; }
 static double f_second(const double *x, const PwParams *p) { (void)p; return x[1]; }
@@ -241,6 +243,7 @@ static const PwSpec
     sp_herm_h = {2, R_FLOAT, 0, f_herm_h, NULL, XN}, sp_herm_he = {2, R_FLOAT, 0, f_herm_he, NULL, XN},
     sp_lag_l = {2, R_FLOAT, 0, f_lag_l, NULL, XN}, sp_leg_p = {2, R_FLOAT, 0, f_leg_p, NULL, XN},
     sp_where = {3, R_WHERE, 0, f_where, i_where, {"condition", "self", "other"}},
+    sp_fma = {3, R_PROMOTE, 0, f_fma, i_fma, {"a", "b", "c"}},
     sp_mfill = {3, R_SAME, 0, f_mfill, i_mfill, {"self", "mask", "value"}},
     sp_fill = {2, R_SAME, 0, f_second, i_second, {"self", "value"}};
 
@@ -599,6 +602,7 @@ const OpDef ops_pointwise_table[] = {
     PW("aten.floor_divide.Scalar", sp_fdiv, "floor(self / other)"),
     PW("aten.atan2.default", sp_atan2, "atan2(self, other)"),
     PW("aten.where.self", sp_where, "condition ? self : other"),
+    PW("prims.fma.default", sp_fma, "a * b + c with one rounding (prims.fma, as the refs of softmax backward emit it)"),
     PW("aten.where.ScalarOther", sp_where, "condition ? self : other (a scalar)"),
     PW("aten.where.ScalarSelf", sp_where, "condition ? self (a scalar) : other"),
     PW("aten.where.Scalar", sp_where, "condition ? self : other (both scalars)"),
