@@ -633,11 +633,14 @@ done:
     return rc;
 }
 
-/* `: "ann"` after a name (cursor at ':'); consumes it. */
-static int parse_colon_annotation(Parser *p, Node *n) {
+/* `: "ann"` after a name (cursor at ':'): consumes it and gives where the text between the
+ * quotes starts in the source (*at) and its length. The trick: either quote closes what it
+ * opened (PyTorch prints "..."; a hand edit may use '...'). Example: in `x: "f32[4][1]cpu" = ...`
+ * it gives the 13 characters f32[4][1]cpu. */
+static int scan_colon_annotation(Parser *p, size_t *at, size_t *len) {
     advance(p);
     skip_spaces(p);
-    int quote = peek(p);   /* PyTorch prints "..."; a hand edit may use '...' */
+    int quote = peek(p);
     if (quote != '"' && quote != '\'') {
         char b[64];
         return perr(p, "expected a quoted type annotation after ':', found %s", found(p, b, sizeof b));
@@ -646,9 +649,17 @@ static int parse_colon_annotation(Parser *p, Node *n) {
     advance(p);
     while (!at_eol(p) && peek(p) != quote) advance(p);
     if (peek(p) != quote) return perr_at(p, q, "unterminated annotation string");
-    size_t e = p->pos;
+    *at = q + 1;
+    *len = p->pos - q - 1;
     advance(p);
-    return parse_annotation(p, n, p->src + q + 1, e - q - 1, q + 1);
+    return 0;
+}
+
+/* `: "ann"` after a name (cursor at ':'); consumes it and sets n's meta from it. */
+static int parse_colon_annotation(Parser *p, Node *n) {
+    size_t at, len;
+    if (scan_colon_annotation(p, &at, &len)) return -1;
+    return parse_annotation(p, n, p->src + at, len, at);
 }
 
 /* ---- statements ---- */
@@ -806,21 +817,8 @@ static int parse_assignment(Parser *p) {
     size_t ann_len = 0;
     if (peek(p) == ':') {
         /* remember the annotation text; parse it once the node exists */
-        advance(p);
-        skip_spaces(p);
-        int quote = peek(p);
-        if (quote != '"' && quote != '\'') {
-            char b[64];
-            return perr(p, "expected a quoted type annotation after ':', found %s", found(p, b, sizeof b));
-        }
-        size_t q = p->pos;
-        advance(p);
-        while (!at_eol(p) && peek(p) != quote) advance(p);
-        if (peek(p) != quote) return perr_at(p, q, "unterminated annotation string");
-        ann_at = q + 1;
-        ann_s = p->src + q + 1;
-        ann_len = p->pos - q - 1;
-        advance(p);
+        if (scan_colon_annotation(p, &ann_at, &ann_len)) return -1;
+        ann_s = p->src + ann_at;
         has_ann = true;
         skip_spaces(p);
     }
