@@ -46,7 +46,8 @@ int ev_call(const OpCall *c, IValue *out, EvBody body) {
 /* The results of an op sized by its shape function and allocated fresh (ev_new), `want` of
  * them (the shape function's count when want <= 0), then filled by one (a single result) or
  * many; on success out holds them (one tensor, or a tuple when there are several) and owns
- * them, else they are freed. The trick: the caller's fill never frees a result. */
+ * them, else they are freed. An in-place op's one result is self itself. The trick: the
+ * caller's fill never frees a result. */
 static int ev_results(const OpCall *c, IValue *out, int want, EvFill one, EvFillN many) {
     ShapeArgs sa;
     TensorMeta m[OP_MAX_OUTS];
@@ -55,6 +56,10 @@ static int ev_results(const OpCall *c, IValue *out, int want, EvFill one, EvFill
     sa_from_call(&sa, c);
     if (ev_shape(&sa, m, &n)) goto done;
     if (want > 0 && n > want) n = want;
+    if (one && (c->op->flags & OPF_INPLACE)) {   /* aten.foo_ writes self and returns it */
+        if (!(res[0] = tensor_ref(ev_tensor(sa_arg(&sa, 0, "self"))))) { sa_err(&sa, "argument 'self' is not a tensor"); goto done; }
+        made = n = 1;
+    }
     for (; made < n; made++)
         if (!(res[made] = ev_new(&sa, &m[made]))) goto done;
     if (one ? one(&sa, res[0]) : many(&sa, res, n)) goto done;
@@ -70,9 +75,11 @@ done:
 
 /* ev_run: the eval of an op with one tensor result: its meta from the op's shape function, a
  * fresh tensor of that layout (ev_new: f64 in a float64 reference run), fill(sa, o) writes it,
- * and out returns it. The trick: fill sees only a ready result and returns -1 after sa_err;
- * freeing it on failure is done here. Example: gather_eval is ev_run(c, out, gather_fill),
- * and gather_fill copies x's elements picked by index into o. */
+ * and out returns it. For an in-place op (OPF_INPLACE, aten.foo_) o is self itself, as ATen's
+ * in-place ops return self: a fill that starts from a copy of self tests o != self. The trick:
+ * fill sees only a ready result and returns -1 after sa_err; freeing it on failure is done
+ * here. Example: gather_eval is ev_run(c, out, gather_fill), and gather_fill copies x's
+ * elements picked by index into o. */
 int ev_run(const OpCall *c, IValue *out, EvFill fill) { return ev_results(c, out, 1, fill, NULL); }
 
 /* ev_run_n: as ev_run for an op whose shape function gives n results: all n allocated, filled

@@ -112,7 +112,8 @@ typedef int (*EvFill)(ShapeArgs *sa, Tensor *o);
 typedef int (*EvFillN)(ShapeArgs *sa, Tensor *const *res, int n);
 /* the frame only: body sets *out itself (scalars, views, in-place results, optional outputs) */
 int ev_call(const OpCall *c, IValue *out, EvBody body);
-/* one tensor result, sized by the op's shape function and allocated before fill writes it */
+/* one tensor result, sized by the op's shape function and allocated before fill writes it
+ * (self itself for an in-place op) */
 int ev_run(const OpCall *c, IValue *out, EvFill fill);
 /* every result of the shape function allocated, filled, returned as a tuple (n == 1: a tensor) */
 int ev_run_n(const OpCall *c, IValue *out, EvFillN fill);

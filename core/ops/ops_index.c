@@ -359,18 +359,16 @@ static int visit_put(void *ud, int64_t r, int64_t pos) {
     return 0;
 }
 
-static int index_put_body(ShapeArgs *sa, IValue *out) {
+static int index_put_fill(ShapeArgs *sa, Tensor *o) {
     const OpCall *c = sa->call;
-    TensorMeta m, rm;
+    TensorMeta rm;
     AdvIndex ai;
-    int n, rc = -1;
-    Tensor *o = NULL, *vb = NULL;
+    int rc = -1;
+    Tensor *vb = NULL;
     int64_t *vpos = NULL;
-    bool inplace = c->op->flags & OPF_INPLACE, parsed = false;
+    bool parsed = false;
     Tensor *x = ev_tensor(sa_arg(sa, 0, "self"));
-    if (ev_shape(sa, &m, &n)) goto done;
-    if (inplace) o = tensor_ref(x);
-    else if (!(o = ev_new(sa, &m)) || tensor_copy_into(c->ctx, o, x)) goto done;
+    if (o != x && tensor_copy_into(c->ctx, o, x)) goto done;
     if (adv_parse(sa, sa_arg(sa, 0, "self"), sa_arg(sa, 1, "indices"), &ai) || adv_result(sa, &ai, &rm, o->dtype)) goto done;
     parsed = true;
     if (!(vb = ev_new(sa, &rm)) || tensor_copy_into(c->ctx, vb, ev_tensor(sa_arg(sa, 2, "values")))) {
@@ -385,17 +383,14 @@ static int index_put_body(ShapeArgs *sa, IValue *out) {
     /* walk positions in o (same layout semantics as self) */
     if (adv_walk(sa, o, ai.it, ai.nidx, ai.adjacent, ai.first, vb->size, vb->ndim, ai.nb, visit_put, &ic))
         goto done;
-    ev_out_tensor(out, o);
-    o = NULL;
     rc = 0;
 done:
     if (parsed) adv_free(&ai);
-    tensor_unref(o);
     tensor_unref(vb);
     free(vpos);
     return rc;
 }
-static int index_put_eval(const OpCall *c, IValue *out) { return ev_call(c, out, index_put_body); }
+static int index_put_eval(const OpCall *c, IValue *out) { return ev_run(c, out, index_put_fill); }
 
 /* ---- gather / scatter / index_select / embedding ---- */
 
@@ -454,51 +449,40 @@ static int gather_fill(ShapeArgs *sa, Tensor *o) {
 static int gather_eval(const OpCall *c, IValue *out) { return ev_run(c, out, gather_fill); }
 
 /* scatter(self, dim, index, src|value) and scatter_add: out = clone(self); out[.. index ..] (+)= src */
-static int scatter_body(ShapeArgs *sa, IValue *out) {
+static int scatter_fill(ShapeArgs *sa, Tensor *o) {
     const OpCall *c = sa->call;
-    TensorMeta m;
-    int n, rc = -1;
-    Tensor *o = NULL;
     bool add = strstr(c->op->name, "scatter_add") != NULL;
-    bool inplace = c->op->flags & OPF_INPLACE;
     Tensor *x = ev_tensor(sa_arg(sa, 0, "self")), *idx, *src = NULL;
     TensorMeta *im;
     double value = 0;
     DType vt;
-    if (ev_shape(sa, &m, &n)) goto done;
-    if (sa_tensor(sa, sa_arg(sa, 2, "index"), "index", &im)) goto done;
+    if (sa_tensor(sa, sa_arg(sa, 2, "index"), "index", &im)) return -1;
     idx = ev_tensor(sa_arg(sa, 2, "index"));
     ArgRef as = sa_arg(sa, 3, add || strstr(c->op->name, ".src") ? "src" : "value");
     if (arg_is_tensor(sa, as)) src = ev_tensor(as);
-    else if (sa_scalar(sa, as, "value", &value, &vt)) goto done;
-    if (inplace) o = tensor_ref(x);
-    else if (!(o = ev_new(sa, &m)) || tensor_copy_into(c->ctx, o, x)) goto done;
+    else if (sa_scalar(sa, as, "value", &value, &vt)) return -1;
+    if (o != x && tensor_copy_into(c->ctx, o, x)) return -1;
     int64_t dim;
     sa_const_int(sa, sa_arg(sa, 1, "dim"), "dim", &dim);
     if (dim < 0) dim += x->ndim ? x->ndim : 1;
-    if (idx->ndim != x->ndim || (src && src->ndim != idx->ndim)) { sa_err(sa, "index, self and src must have the same rank"); goto done; }
+    if (idx->ndim != x->ndim || (src && src->ndim != idx->ndim)) { sa_err(sa, "index, self and src must have the same rank"); return -1; }
     for (int i = 0; i < idx->ndim; i++)
         if ((i != dim && idx->size[i] > x->size[i]) || (src && idx->size[i] > src->size[i])) {
             sa_err(sa, "index is larger than self or src at dimension %d", i);
-            goto done;
+            return -1;
         }
     int64_t total = tensor_numel(idx), dsize = x->ndim ? x->size[dim] : 1;
     for (int64_t k = 0; k < total; k++) {
         int64_t v;
-        if (idx_value(sa, idx, k, dsize, (int)dim, &v)) goto done;
+        if (idx_value(sa, idx, k, dsize, (int)dim, &v)) return -1;
         int64_t op = gpos(o, idx, k, (int)dim, v);
         double sv = src ? tensor_load_f(src, gpos(src, idx, k, -1, 0)) : value;
         if (add) sv += tensor_load_f(o, op);
         tensor_store_f(o, op, sv);
     }
-    ev_out_tensor(out, o);
-    o = NULL;
-    rc = 0;
-done:
-    tensor_unref(o);
-    return rc;
+    return 0;
 }
-static int scatter_eval(const OpCall *c, IValue *out) { return ev_call(c, out, scatter_body); }
+static int scatter_eval(const OpCall *c, IValue *out) { return ev_run(c, out, scatter_fill); }
 
 static int shape_index_select(ShapeArgs *sa, TensorMeta *out, int *nout) {
     TensorMeta *x, *idx;

@@ -191,24 +191,11 @@ static int shape_copy(ShapeArgs *sa, TensorMeta *out, int *nout) {
     return 0;
 }
 
-static int copy_body(ShapeArgs *sa, IValue *out) {
-    const OpCall *c = sa->call;
-    TensorMeta m;
-    int n, rc = -1;
-    Tensor *o = NULL;
-    if (ev_shape(sa, &m, &n)) goto done;
-    Tensor *x = ev_tensor(sa_arg(sa, 0, "self")), *src = ev_tensor(sa_arg(sa, 1, "src"));
-    if (c->op->flags & OPF_INPLACE) o = tensor_ref(x);
-    else if (!(o = ev_new(sa, &m))) goto done;
-    if (tensor_copy_into(c->ctx, o, src)) { sa_err(sa, "%s", c->ctx->err.msg); goto done; }
-    ev_out_tensor(out, o);
-    o = NULL;
-    rc = 0;
-done:
-    tensor_unref(o);
-    return rc;
+static int copy_fill(ShapeArgs *sa, Tensor *o) {
+    if (tensor_copy_into(sa->ctx, o, ev_tensor(sa_arg(sa, 1, "src")))) return sa_err(sa, "%s", sa->ctx->err.msg);
+    return 0;
 }
-static int copy_eval(const OpCall *c, IValue *out) { return ev_call(c, out, copy_body); }
+static int copy_eval(const OpCall *c, IValue *out) { return ev_run(c, out, copy_fill); }
 
 /* ---- operator.getitem ---- */
 
