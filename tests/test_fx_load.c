@@ -6,37 +6,9 @@
 #include "fx/graph.h"
 #include "../trace/trace.h"
 #include "tap.h"
-
-#include <dirent.h>
-#include <sys/stat.h>
+#include "tests/support/fx_files.h"
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-typedef struct Files { char **v; int n, cap; } Files;
-
-static bool wanted(const char *name) {
-    return strcmp(name, "pre_post_grad.py") == 0 || strcmp(name, "post_post_grad.py") == 0 ||
-           strcmp(name, "fx_graph_readable.py") == 0;
-}
-
-static void walk(const char *dir, Files *f, bool all_py) {
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.') continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        struct stat st;
-        if (stat(path, &st) != 0) continue;
-        if (S_ISDIR(st.st_mode)) walk(path, f, all_py);
-        else if (wanted(e->d_name) || (all_py && strstr(e->d_name, ".py"))) {
-            if (f->n == f->cap) { f->cap = f->cap ? f->cap * 2 : 64; f->v = realloc(f->v, f->cap * sizeof *f->v); }
-            f->v[f->n++] = strdup(path);
-        }
-    }
-    closedir(d);
-}
 
 /* The text without group comment lines (and the blank line PyTorch puts before each). */
 static char *strip_comments(const char *text) {
@@ -121,10 +93,10 @@ static int check_log_payloads(MiCtx *ctx, const char *path, char *names, size_t 
 }
 
 int main(void) {
-    Files f = {0};
-    walk("tests/fixtures/torch-cases", &f, false);
+    FxFiles f = {0};
+    fx_files_walk("tests/fixtures/torch-cases", &f, false);
     int from_cases = f.n;
-    walk("tests/fixtures/fx", &f, true);
+    fx_files_walk("tests/fixtures/fx", &f, true);
     qsort(f.v, f.n, sizeof *f.v, cmp_str);
     is_int(from_cases, 106, "found all 106 FX texts of the torch-cases fixtures");
     is_int(f.n - from_cases, 7, "found the 6 log payload fixtures and the SymBool one in tests/fixtures/fx");
@@ -299,8 +271,7 @@ int main(void) {
         is_int(seen, 10, "payloads of all 10 graph events are among them (%s)", names);
     }
 
-    for (int i = 0; i < f.n; i++) free(f.v[i]);
-    free(f.v);
+    fx_files_free(&f);
     mi_ctx_free(ctx);
     return done_testing();
 }

@@ -3,33 +3,9 @@
  * malformed JSON gives one clear error each. */
 #include "fx/graph.h"
 #include "tap.h"
+#include "tests/support/fx_files.h"
 
-#include <dirent.h>
-#include <sys/stat.h>
 #include <unistd.h>
-
-typedef struct Files { char **v; int n, cap; } Files;
-
-static void walk(const char *dir, Files *f) {
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.') continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        struct stat st;
-        if (stat(path, &st) != 0) continue;
-        if (S_ISDIR(st.st_mode)) walk(path, f);
-        else if (strcmp(e->d_name, "pre_post_grad.py") == 0 || strcmp(e->d_name, "post_post_grad.py") == 0 ||
-                 strcmp(e->d_name, "fx_graph_readable.py") == 0 || strstr(path, "fixtures/fx/")) {
-            if (!strstr(e->d_name, ".py")) continue;
-            if (f->n == f->cap) { f->cap = f->cap ? f->cap * 2 : 64; f->v = realloc(f->v, f->cap * sizeof *f->v); }
-            f->v[f->n++] = strdup(path);
-        }
-    }
-    closedir(d);
-}
 
 static void bad_json(MiCtx *ctx, const char *text, int line, const char *substr, const char *name) {
     mi_clear_err(ctx);
@@ -43,9 +19,9 @@ static void bad_json(MiCtx *ctx, const char *text, int line, const char *substr,
 }
 
 int main(void) {
-    Files f = {0};
-    walk("tests/fixtures/torch-cases", &f);
-    walk("tests/fixtures/fx", &f);
+    FxFiles f = {0};
+    fx_files_walk("tests/fixtures/torch-cases", &f, false);
+    fx_files_walk("tests/fixtures/fx", &f, true);
     ok(f.n >= 110, "found %d FX fixtures", f.n);
     MiCtx *ctx = mi_ctx_new();
     int same = 0, stable = 0;
@@ -142,8 +118,7 @@ int main(void) {
              0, "unknown value tag 'bogus'", "bad tag");
     ok(strstr(ctx->err.msg, "$.graph.nodes[0].args[0]") != NULL, "error names the JSON path");
 
-    for (int i = 0; i < f.n; i++) free(f.v[i]);
-    free(f.v);
+    fx_files_free(&f);
     mi_ctx_free(ctx);
     return done_testing();
 }
