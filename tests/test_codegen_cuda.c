@@ -5,6 +5,7 @@
  * `set device cuda`, `codegen` and TORCH_TRACE inductor_output_code. When nvcc and a GPU are
  * both present, the softmax case also runs and is compared with PyTorch's recorded output. */
 #include "tap.h"
+#include "tests/support/shell_harness.h"
 #include "codegen/codegen_c.h"
 #include "codegen/codegen_cuda.h"
 #include "lowering/lowering.h"
@@ -71,15 +72,7 @@ static char *run_shell(const char *args) {
     if (!bin) bin = "./build/minductor";
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "{ \"%s\" %s; } 2>&1", bin, args);
-    FILE *p = popen(cmd, "r");
-    if (!p) return NULL;
-    StrBuf sb;
-    sb_init(&sb);
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) sb_putn(&sb, buf, n);
-    pclose(p);
-    return sb.s ? sb_take(&sb) : mi_xstrdup("");
+    return sh_pipe(cmd, NULL);
 }
 
 int main(void) {

@@ -8,6 +8,7 @@
  * with neither lowering nor reference implementation is still 'unsupported op', and the shell
  * prints the fallback through lower / ir / sched / exec. */
 #include "tap.h"
+#include "tests/support/shell_harness.h"
 #include "codegen/codegen_c.h"
 #include "codegen/codegen_cuda.h"
 #include "lowering/lowering.h"
@@ -285,20 +286,16 @@ static void shell(void) {
     if (!bin) bin = "./build/minductor";
     char cmd[1200];
     snprintf(cmd, sizeof cmd, "printf 'load %s\\nlower\\nir\\nsched\\nexec\\n' | %s 2>&1", LND, bin);
-    FILE *p = popen(cmd, "r");
-    if (!ok(p != NULL, "shell starts")) return;
-    StrBuf out;
-    sb_init(&out);
-    char line[4096];
-    while (fgets(line, sizeof line, p)) sb_put(&out, line);
-    int st = pclose(p);
+    int st;
+    char *out = sh_pipe(cmd, &st);
+    if (!ok(st != -1, "shell starts")) { free(out); return; }
     ok(st == 0, "shell exits 0");
-    ok(has(out.s, "op0: ExternKernelSchedulerNode(FallbackKernel)") && has(out.s, "buf1: MultiOutput") &&
-       has(out.s, "op0.node.python_kernel_name = aten.native_layer_norm.default"), "shell 'ir' shows the FallbackKernel");
-    ok(has(out.s, "fallback_native_layer_norm") && has(out.s, "fallback_cumsum"), "shell 'sched' names the fallback kernels");
-    ok(has(out.s, "exec: ok") && has(out.s, "output 1: f32[6, 1] ok max abs err 0"), "shell 'exec' checks the fallback outputs");
-    if (!has(out.s, "exec: ok")) diag("%s", out.s);
-    sb_free(&out);
+    ok(has(out, "op0: ExternKernelSchedulerNode(FallbackKernel)") && has(out, "buf1: MultiOutput") &&
+       has(out, "op0.node.python_kernel_name = aten.native_layer_norm.default"), "shell 'ir' shows the FallbackKernel");
+    ok(has(out, "fallback_native_layer_norm") && has(out, "fallback_cumsum"), "shell 'sched' names the fallback kernels");
+    ok(has(out, "exec: ok") && has(out, "output 1: f32[6, 1] ok max abs err 0"), "shell 'exec' checks the fallback outputs");
+    if (!has(out, "exec: ok")) diag("%s", out);
+    free(out);
 }
 
 /* an op run for its effect: _linalg_check_errors returns None and raises on a singular matrix;

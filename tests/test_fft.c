@@ -5,6 +5,7 @@
  * errors naming the node and the reason, complex nodes lowered as FallbackKernels (as
  * Inductor does) on both backends (CUDA: float2 storage filled through the host). */
 #include "tap.h"
+#include "tests/support/shell_harness.h"
 #include "ops/interp.h"
 #include "codegen/codegen_c.h"
 #include "codegen/codegen_cuda.h"
@@ -275,18 +276,11 @@ static void test_shell_fixture(void) {
     char cmd[512];
     snprintf(cmd, sizeof cmd, "{ \"%s\" -c 'load tests/fixtures/lowering/fft_complex.py; inputs random 3; run; check; exec 1'; } 2>&1",
              bin ? bin : "./build/minductor");
-    FILE *p = popen(cmd, "r");
-    StrBuf sb;
-    sb_init(&sb);
-    char buf[4096];
-    size_t n;
-    while (p && (n = fread(buf, 1, sizeof buf, p)) > 0) sb_putn(&sb, buf, n);
-    if (p) pclose(p);
-    const char *o = sb.s ? sb.s : "";
+    char *o = sh_pipe(cmd, NULL);
     ok(strstr(o, "check: ok (3 outputs") && strstr(o, "(2 inputs, 2 computed, 16 extern)") && strstr(o, "over 3 outputs") && strstr(o, "exec: ok"),
        "fft_complex fixture: 8 FallbackKernels (each with its MultiOutput) around 2 generated kernels; check and exec ok");
     if (!strstr(o, "exec: ok")) diag("%s", o);
-    sb_free(&sb);
+    free(o);
 }
 
 int main(void) {

@@ -5,6 +5,7 @@
  * over the branches with their changes named "true_graph_0.view", and the checkpoint_train
  * graphs (no higher-order op left after AOT, but recorded numerics). */
 #include "tap.h"
+#include "tests/support/shell_harness.h"
 #include "codegen/codegen_c.h"
 #include "lowering/lowering.h"
 #include "fx_passes/passes.h"
@@ -367,15 +368,7 @@ static char *shell(const char *cmds) {
     if (!bin) return NULL;
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "'%s' -q -k -c \"%s\" 2>&1", bin, cmds);
-    FILE *f = popen(cmd, "r");
-    if (!f) return NULL;
-    StrBuf b;
-    sb_init(&b);
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) sb_putn(&b, buf, n);
-    pclose(f);
-    return sb_take(&b);
+    return sh_pipe(cmd, NULL);
 }
 
 static void test_shell(void) {

@@ -29,13 +29,8 @@ static int run(char **out, const char *fmt, ...) {
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
     snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", bin, args);
-    FILE *p = popen(cmd, "r");
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    size_t r;
-    while ((r = fread(buf + n, 1, cap - n, p)) > 0) { n += r; if (n == cap) { cap *= 2; buf = realloc(buf, cap + 1); } }
-    buf[n] = 0;
-    int st = pclose(p);
+    int st;
+    char *buf = sh_pipe(cmd, &st);
     if (out) *out = buf; else free(buf);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }

@@ -241,6 +241,14 @@ long sh_pos(const ShResult *r, const char *s, long from) {
     return p ? p - r->out : -1;
 }
 
+char *sh_pipe(const char *cmdline, int *status) {
+    FILE *p = popen(cmdline, "r");
+    char *out = slurp(p);
+    int st = p ? pclose(p) : -1;
+    if (status) *status = st;
+    return out;
+}
+
 char *sh_read_file(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;

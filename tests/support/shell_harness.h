@@ -75,6 +75,11 @@ bool sh_has(const ShResult *r, const char *s);
 bool sh_has_line(const ShResult *r, const char *line);     /* a whole line equal to `line` */
 int sh_count(const ShResult *r, const char *s);
 bool sh_file_has(const char *path, const char *s);
+/* The whole standard output of a shell command line (popen: add 2>&1 for stderr too), malloc'd
+ * (the caller frees it; "" when it printed nothing or did not start); *status (may be NULL):
+ * pclose's wait status, -1 when it did not start. The trick: no ShellEnv needed, for tests
+ * that run the binary with options of their own. Example: sh_pipe("./minductor --help", &st). */
+char *sh_pipe(const char *cmdline, int *status);
 /* The whole text of a file (malloc'd; the caller frees it); NULL when it cannot be opened.
  * Example: char *page = sh_read_file("build/html-check/index.html"); */
 char *sh_read_file(const char *path);
