@@ -1,4 +1,4 @@
-# survey_driver.py — what the survey scripts share (survey_models3.py, survey_models4.py): the
+# survey_driver.py — what the survey scripts share (survey_models3.py, survey_models4.py, survey_models5.py): the
 # parent runs each model in its own python process under TORCH_TRACE (4 at a time), the child
 # compiles one model with run() and prints "ok". Run on the GPU machine through a survey script:
 #   OUT=/path python3 tests/tools/survey_models4.py
@@ -48,3 +48,16 @@ def make_run(dev, dynamic_ok=True):
             cm(*[torch.cat([x, x], 0) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in xs])
         print("ok")
     return run
+
+
+def child(script, models, default_out):
+    """The setup every survey script repeats: in the parent run `models` (main) and exit; in a
+    child return (name, dev, run, X): the model's name, its device ("cpu" for cpu_* names, else
+    "cuda"), make_run(dev), and X(*sizes, dt=float32) -> torch.randn on dev. Seeds torch with 0."""
+    name = main(script, models, default_out)
+    if name is None:
+        sys.exit(0)
+    import torch
+    torch.manual_seed(0)
+    dev = "cpu" if name.startswith("cpu") else "cuda"
+    return name, dev, make_run(dev), (lambda *s, dt=torch.float32: torch.randn(*s, device=dev, dtype=dt))

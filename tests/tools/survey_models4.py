@@ -5,7 +5,7 @@
 # then here:               tests/tools/survey_logs.sh /path/logs
 import os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from survey_driver import main, make_run
+from survey_driver import child
 MODELS = ["cuda_convnext_block_train", "cpu_mobilenet_v2_block_train", "cuda_efficientnet_se_train", "cuda_swin_window_attn",
           "cpu_shufflenet_shuffle", "cpu_t5_relative_bias", "cuda_neox_rotate_half_train", "cuda_alibi_attention",
           "cuda_clip_loss_train", "cpu_vae_reparam_train", "cpu_dlrm_interaction", "cuda_wav2vec_feature_train",
@@ -13,16 +13,10 @@ MODELS = ["cuda_convnext_block_train", "cpu_mobilenet_v2_block_train", "cuda_eff
           "cuda_fold_unfold", "cpu_roll_flip_rot90", "cuda_tril_mask_diag", "cpu_special_fns",
           "cuda_trilinear_pool3d", "cpu_max_unpool", "cuda_bf16_adamw_foreach", "cpu_nan_to_num_logit",
           "cuda_gru_cell_train", "cpu_lgamma_digamma", "cuda_spectral_norm_eval", "cpu_layernorm_noaffine_train"]
-name = main(__file__, MODELS, "/tmp/survey4")
-if name is None:
-    sys.exit(0)
+name, dev, run, X = child(__file__, MODELS, "/tmp/survey4")
 
 import math
 import torch, torch.nn as nn, torch.nn.functional as F
-torch.manual_seed(0)
-dev = "cpu" if name.startswith("cpu") else "cuda"
-run = make_run(dev)
-X = lambda *s, dt=torch.float32: torch.randn(*s, device=dev, dtype=dt)
 
 def attn(q, k, v, bias=None):
     s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])

@@ -7,7 +7,7 @@
 # then here:               tests/tools/survey_logs.sh /path/logs
 import os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from survey_driver import main, make_run
+from survey_driver import child
 MODELS = ["cuda_conformer_conv_train", "cuda_bert_embeddings_train", "cuda_gqa_attention", "cpu_kv_cache_decode",
           "cuda_relative_shift_xl", "cpu_resnet_basic_block_train", "cuda_unet_up_concat_train", "cuda_segformer_attn",
           "cuda_selective_scan", "cuda_giou_loss_train", "cpu_fake_quant_train", "cuda_adam_amsgrad_step",
@@ -15,16 +15,10 @@ MODELS = ["cuda_conformer_conv_train", "cuda_bert_embeddings_train", "cuda_gqa_a
           "cpu_dynamic_attention", "cuda_int_index_math", "cpu_bool_logic", "cuda_mish_hardswish_train",
           "cuda_std_logsumexp", "cpu_pixel_unshuffle_bilinear", "cuda_layer_scale_droppath_train", "cpu_avgpool3d_lrn",
           "cuda_bf16_mlp_gelu_train", "cuda_cross_attn_kv_cache", "cpu_group_conv_eval", "cuda_huber_smoothl1_train"]
-name = main(__file__, MODELS, "/tmp/survey5")
-if name is None:
-    sys.exit(0)
+name, dev, run, X = child(__file__, MODELS, "/tmp/survey5")
 
 import math
 import torch, torch.nn as nn, torch.nn.functional as F
-torch.manual_seed(0)
-dev = "cpu" if name.startswith("cpu") else "cuda"
-run = make_run(dev)
-X = lambda *s, dt=torch.float32: torch.randn(*s, device=dev, dtype=dt)
 
 if name == "cuda_conformer_conv_train":
     class C(nn.Module):
