@@ -374,6 +374,13 @@ static void test_simplify(void) {
     /* default: s* sizes are >= 1 */
     is_str(STR(sym_simplify(S, P("Max(s5, 1)"), NULL, 0)), "s5", "Max(s5, 1) == s5 with no ranges (sizes >= 1)");
     is_str(STR(sym_simplify(S, P("Max(u5, 1)"), NULL, 0)), "Max(1, u5)", "Max(u5, 1) stays (u5 unknown)");
+    {   /* fuzz_sym: once s0 <= 20 makes the Max its product, (22*s5*s25)**24 folds 22**24, past
+         * int64: simplify keeps the exact input, and the next parse sees no overflow of its own */
+        static const SymRange r20[] = {{"s0", 1, 20}};
+        Expr *big = P("Max(s0, s5*s25*22, 16)**24*22*255");
+        ok(big && sym_simplify(S, big, r20, 1) == big, "simplify keeps an expression whose folding would overflow int64");
+        ok(P("s5*s25*22") != NULL, "a parse after that simplify succeeds");
+    }
     is_str(STR(sym_simplify(S, P("ModularIndexing(x7, 1, 8)"), NULL, 0)), "ModularIndexing(x7, 1, 8)",
            "no range for x7: ModularIndexing kept");
     Expr *e = P("x0 + 1");

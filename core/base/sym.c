@@ -1345,9 +1345,16 @@ Expr *sym_simplify(SymCtx *s, Expr *e, const SymRange *r, int nr) {
     symi_memo_init(&ms);
     symi_memo_init(&mr);
     RangeCx rc = {r, nr, false, &mb, &ms, &mr};
+    bool before = s->overflow;
+    s->overflow = false;
     /* a second round catches rules enabled by the first (rarely needed) */
     Expr *x = simp(s, e, &rc);
     if (x != e) x = simp(s, x, &rc);
+    /* a constant folded past int64 while simplifying (Max(s0, 22*s5, 16)**24 * 5610 once s5's
+     * range made the Max its second argument: 22**24 wraps): keep e, which is exact; the flag is
+     * left as the caller had it, so a later sym_parse does not report this overflow as its own */
+    if (s->overflow) x = e;
+    s->overflow = before;
     symi_memo_free(&mb);
     symi_memo_free(&ms);
     symi_memo_free(&mr);
