@@ -94,16 +94,31 @@ done:
 
 static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static int cases(MiCtx *ctx, const char *root, bool compile_only) {
+static bool ends_with(const char *s, const char *t) { size_t a = strlen(s), b = strlen(t); return a >= b && !strcmp(s + a - b, t); }
+
+/* The entries of root not starting with '.' (ending in `suffix` when given), sorted; NULL with a
+ * message when root cannot be opened. The caller frees each name and the array. */
+static char **list_dir(const char *root, const char *suffix, int *n) {
     DIR *d = opendir(root);
-    if (!d) { fprintf(stderr, "cudabench: cannot open %s\n", root); return 1; }
-    char *names[256];
-    int n = 0;
+    if (!d) { fprintf(stderr, "cudabench: cannot open %s\n", root); return NULL; }
+    char **names = NULL;
+    int cap = 0;
     struct dirent *de;
-    while ((de = readdir(d)) && n < 256)
-        if (de->d_name[0] != '.') names[n++] = strdup(de->d_name);
+    *n = 0;
+    while ((de = readdir(d)))
+        if (de->d_name[0] != '.' && (!suffix || ends_with(de->d_name, suffix))) {
+            if (*n == cap) { cap = cap ? 2 * cap : 64; names = realloc(names, sizeof *names * (size_t)cap); }
+            names[(*n)++] = strdup(de->d_name);
+        }
     closedir(d);
-    qsort(names, n, sizeof *names, cmp_name);
+    if (*n) qsort(names, *n, sizeof *names, cmp_name);
+    return names ? names : calloc(1, sizeof *names);
+}
+
+static int cases(MiCtx *ctx, const char *root, bool compile_only) {
+    int n;
+    char **names = list_dir(root, NULL, &n);
+    if (!names) return 1;
     int ok = 0, bad = 0, skip = 0;
     for (int i = 0; i < n; i++) {
         for (int k = 0; k < 8; k++) {
@@ -136,6 +151,7 @@ static int cases(MiCtx *ctx, const char *root, bool compile_only) {
         }
         free(names[i]);
     }
+    free(names);
     printf("cases: %d ok, %d failed, %d skipped (ops not covered)\n", ok, bad, skip);
     return bad ? 1 : 0;
 }
@@ -274,24 +290,13 @@ static int random_one(MiCtx *ctx, uint64_t seed, bool compile_only, char *why, s
     return check_graph(ctx, g, label, compile_only, why, wn);
 }
 
-static bool ends_with(const char *s, const char *t) { size_t a = strlen(s), b = strlen(t); return a >= b && !strcmp(s + a - b, t); }
-
 /* cudabench graphs DIR: every DIR/*.py (FX text; tests/tools/export_log_graphs.sh writes the
  * graphs of real torch.compile logs so) through check_graph; with --shard K/N only the files
  * whose sorted position is K mod N, so N processes share a directory. */
 static int graphs(MiCtx *ctx, const char *root, bool compile_only, int shard, int nshards) {
-    DIR *d = opendir(root);
-    if (!d) { fprintf(stderr, "cudabench: cannot open %s\n", root); return 1; }
-    char **names = NULL;
-    int n = 0, cap = 0;
-    struct dirent *de;
-    while ((de = readdir(d)))
-        if (de->d_name[0] != '.' && ends_with(de->d_name, ".py")) {
-            if (n == cap) { cap = cap ? 2 * cap : 64; names = realloc(names, sizeof *names * (size_t)cap); }
-            names[n++] = strdup(de->d_name);
-        }
-    closedir(d);
-    if (n) qsort(names, n, sizeof *names, cmp_name);
+    int n;
+    char **names = list_dir(root, ".py", &n);
+    if (!names) return 1;
     int ok = 0, bad = 0, skip = 0;
     for (int i = 0; i < n; i++) {
         if (nshards > 1 && i % nshards != shard) { free(names[i]); continue; }

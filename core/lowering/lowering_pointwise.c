@@ -118,25 +118,17 @@ static int lower_frac(Lower *L, const Node *n, int arg) {
     return lw_set_pointwise(L, n, lw_math(L, IOP_SUB, m->dtype, x, lw_math(L, IOP_TRUNC, m->dtype, x, NULL, NULL), NULL), m->dtype, 1);
 }
 
-static int lower_where(Lower *L, const Node *n, int arg) {
+/* A ternary op of three (broadcast) operands: where(condition, self, other), its condition read
+ * as bool, and prims.fma(a, b, c), Inductor's ops.fma. `arg` is the IOP. */
+static int lower_ternary(Lower *L, const Node *n, int arg) {
     const TensorMeta *m = lw_out_meta(n);
-    if (!m || n->nargs < 3) return lw_err(L, n, "where needs 3 arguments and a shape");
-    const IrFn *c = lw_arg_loader(L, n, 0, m->ndim, m->size, DT_BOOL);
-    const IrFn *a = lw_arg_loader(L, n, 1, m->ndim, m->size, m->dtype);
-    const IrFn *b = lw_arg_loader(L, n, 2, m->ndim, m->size, m->dtype);
-    if (!c || !a || !b) return lw_err(L, n, "bad arguments to where");
-    return lw_set_pointwise(L, n, lw_math(L, IOP_WHERE, m->dtype, c, a, b), m->dtype, 3);
-}
-
-/* prims.fma(a, b, c): Inductor's fma lowering, ops.fma of the three (broadcast) operands. */
-static int lower_fma(Lower *L, const Node *n, int arg) {
-    const TensorMeta *m = lw_out_meta(n);
-    if (!m || n->nargs < 3) return lw_err(L, n, "fma needs 3 arguments and a shape");
-    const IrFn *a = lw_arg_loader(L, n, 0, m->ndim, m->size, m->dtype);
-    const IrFn *b = lw_arg_loader(L, n, 1, m->ndim, m->size, m->dtype);
-    const IrFn *c = lw_arg_loader(L, n, 2, m->ndim, m->size, m->dtype);
-    if (!a || !b || !c) return lw_err(L, n, "bad arguments to fma");
-    return lw_set_pointwise(L, n, lw_math(L, IOP_FMA, m->dtype, a, b, c), m->dtype, 3);
+    const char *name = ir_math_name(arg);
+    if (!m || n->nargs < 3) return lw_err(L, n, "%s needs 3 arguments and a shape", name);
+    const IrFn *x = lw_arg_loader(L, n, 0, m->ndim, m->size, arg == IOP_WHERE ? DT_BOOL : m->dtype);
+    const IrFn *y = lw_arg_loader(L, n, 1, m->ndim, m->size, m->dtype);
+    const IrFn *z = lw_arg_loader(L, n, 2, m->ndim, m->size, m->dtype);
+    if (!x || !y || !z) return lw_err(L, n, "bad arguments to %s", name);
+    return lw_set_pointwise(L, n, lw_math(L, arg, m->dtype, x, y, z), m->dtype, 3);
 }
 
 static int lower_clamp(Lower *L, const Node *n, int arg) {
@@ -369,8 +361,8 @@ const LoweringDef lowering_pointwise_table[] = {
     {"aten.fmod.Tensor", lower_pointwise, IOP_FMOD},
     {"aten.floor_divide.default", lower_pointwise, IOP_FLOORDIV},
     {"aten.floor_divide.Scalar", lower_pointwise, IOP_FLOORDIV},
-    {"aten.pow.Scalar", lower_pointwise, IOP_POW}, {"aten.where.self", lower_where, 0},
-    {"prims.fma.default", lower_fma, 0},
+    {"aten.pow.Scalar", lower_pointwise, IOP_POW}, {"aten.where.self", lower_ternary, IOP_WHERE},
+    {"prims.fma.default", lower_ternary, IOP_FMA},
     {"aten.clamp.default", lower_clamp, 0}, {"aten.clamp_min.default", lower_clamp, 0},
     {"aten.clamp_max.default", lower_clamp, 0}, {"prims.convert_element_type.default", lower_convert, 0},
     {"aten._to_copy.default", lower_convert, 0}, {"aten.full.default", lower_full, 0},
@@ -410,8 +402,8 @@ const LoweringDef lowering_pointwise_table[] = {
     {"aten.bitwise_or.Tensor", lower_pointwise, IOP_BITWISE_OR}, {"aten.bitwise_or.Scalar", lower_pointwise, IOP_BITWISE_OR},
     {"aten.bitwise_xor.Tensor", lower_pointwise, IOP_BITWISE_XOR}, {"aten.bitwise_xor.Scalar", lower_pointwise, IOP_BITWISE_XOR},
     {"aten.clamp_min.Tensor", lower_pointwise, IOP_MAXIMUM}, {"aten.clamp_max.Tensor", lower_pointwise, IOP_MINIMUM},
-    {"aten.where.ScalarOther", lower_where, 0}, {"aten.where.ScalarSelf", lower_where, 0},
-    {"aten.where.Scalar", lower_where, 0}, {"aten.div.Tensor_mode", lower_div_mode, 0},
+    {"aten.where.ScalarOther", lower_ternary, IOP_WHERE}, {"aten.where.ScalarSelf", lower_ternary, IOP_WHERE},
+    {"aten.where.Scalar", lower_ternary, IOP_WHERE}, {"aten.div.Tensor_mode", lower_div_mode, 0},
     {"aten.div.Scalar_mode", lower_div_mode, 0}, {"aten.frac.default", lower_frac, 0},
     {"prims.rev.default", lower_rev, 0},
     /* special functions (pointwise_overrides_data; erfinv is register_pointwise_numeric) */
