@@ -1,5 +1,5 @@
 # survey_driver.py — what the survey scripts share (survey_models3.py, survey_models4.py, survey_models5.py): the
-# parent runs each model in its own python process under TORCH_TRACE (4 at a time), the child
+# parent runs each model in its own python process under TORCH_TRACE (JOBS at a time, default 4), the child
 # compiles one model with run() and prints "ok". Run on the GPU machine through a survey script:
 #   OUT=/path python3 tests/tools/survey_models4.py
 import os, sys, subprocess
@@ -23,7 +23,7 @@ def main(script, models, default_out):
         except subprocess.TimeoutExpired:
             return f"{m} timeout"
 
-    with ThreadPoolExecutor(4) as ex:
+    with ThreadPoolExecutor(int(os.environ.get("JOBS", "4"))) as ex:
         for line in ex.map(one, models):
             print(line, flush=True)
     return None
