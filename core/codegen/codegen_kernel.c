@@ -719,7 +719,9 @@ static int find_rowlocals(const Schedule *s, const SchedGroup *g, int mo, const 
     int64_t total = 0;
     const char *on[MI_MAX_DIMS * 2];
     Expr *zeros[MI_MAX_DIMS * 2];
-    for (int v = 0; v < b0->nvars && v < MI_MAX_DIMS * 2; v++) { on[v] = b0->vars[v]->name; zeros[v] = sym_int(sy, 0); }
+    /* zeros[] serves both substitutions below: b0's first mo vars, and a writer's inner vars,
+     * of which a writer of higher rank than b0 has more than b0 has vars */
+    for (int v = 0; v < MI_MAX_DIMS * 2; v++) { on[v] = v < b0->nvars ? b0->vars[v]->name : ""; zeros[v] = sym_int(sy, 0); }
     for (int i = 0; i < g->n && n < ROWLOC_N; i++) {
         const SchedNode *wn = gnode(s, g, i);
         const LoopBody *wb = wn->buf->body;
