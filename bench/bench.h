@@ -55,6 +55,7 @@ int fig_stream(BenchOpts *o);     /* STREAM copy / triad */
 int fig_kernels(BenchOpts *o);    /* figures 1 and 2 */
 int fig_pipeline(BenchOpts *o);   /* figure 3 */
 int fig_tlparse(BenchOpts *o);    /* figure 4 */
+int touch_main(int argc, char **argv);   /* minibench touch huge|small [MB] [REPS] (bench/touch.c) */
 
 /* ---- generator (bench/gen_graph.c) ---- */
 /* FX text of a chain of layer-norm / gelu / residual blocks over f32[rows, cols] with about

@@ -4,6 +4,7 @@
  *   minibench [--quick] [--threads N] [--reps N] [--warmup N] [--only FIGURE]
  *             [--workload NAME] [--no-interp] [--fresh-outputs] [--keep-denormals] [--graphs DIR] [--json FILE]
  *   minibench gen NODES [ROWS COLS]      print a synthetic graph (bench/gen_graph.c)
+ *   minibench touch huge|small [MB] [REPS]   first touch of a fresh block (bench/touch.c)
  *
  * FIGURE is stream, kernels (figures 1 and 2), pipeline (3) or tlparse (4). Run from the
  * repository root (paths are relative to it). */
@@ -61,7 +62,8 @@ void json_emit(BenchOpts *o, StrBuf *line) {
 static void usage(void) {
     fprintf(stderr, "usage: minibench [--quick] [--threads N] [--reps N] [--warmup N] [--only stream|kernels|pipeline|tlparse]\n"
                     "                 [--workload NAME] [--no-interp] [--fresh-outputs] [--keep-denormals] [--graphs DIR] [--json FILE]\n"
-                    "       minibench gen NODES [ROWS COLS]\n");
+                    "       minibench gen NODES [ROWS COLS]\n"
+                    "       minibench touch huge|small [MB] [REPS]\n");
 }
 
 int main(int argc, char **argv) {
@@ -73,6 +75,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc >= 2 && strcmp(argv[1], "touch") == 0) return touch_main(argc, argv);
     BenchOpts o = {.reps = 10, .warmup = 2, .graphs_dir = "bench/graphs"};
     const char *json_path = NULL;
     for (int i = 1; i < argc; i++) {

@@ -121,12 +121,13 @@ def time_fn(fn, args, reps, warmup):
     return statistics.median(ts)
 
 
-def minductor_times(minibench, threads, reps, warmup, fresh_outputs=False):
+def minductor_times(minibench, threads, reps, warmup, fresh_outputs=False, env_extra=None):
     """{workload: seconds} from one minibench run (figure 1 rows). fresh_outputs: allocate the
-    outputs inside every timed call, as torch.compile's wrapper does (like-for-like)."""
+    outputs inside every timed call, as torch.compile's wrapper does (like-for-like). env_extra:
+    more environment (MINDUCTOR_HUGEPAGES=0: fresh outputs in 4 KiB pages)."""
     with tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False) as tf:
         path = tf.name
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), **(env_extra or {}))
     cmd = [minibench, "--only", "kernels", "--no-interp", "--threads", str(threads), "--reps", str(reps),
            "--warmup", str(warmup), "--json", path] + (["--fresh-outputs"] if fresh_outputs else [])
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -157,6 +158,8 @@ def main():
     ap.add_argument("--minibench", default="bench/build/minibench")
     ap.add_argument("--out", default="bench/results")
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
+    ap.add_argument("--small-pages", action="store_true",
+                    help="also time minductor's fresh outputs with huge pages off (MINDUCTOR_HUGEPAGES=0)")
     a = ap.parse_args()
     import torch._inductor.config as inductor_config
     inductor_config.fx_graph_cache = False   # one compile per thread count
@@ -178,16 +181,22 @@ def main():
              "fresh mmap whose pages fault on first touch). 'minductor ms' allocates its outputs inside every",
              "timed call the same way (minibench --fresh-outputs) and the ratio uses it; 'prealloc ms' is",
              "minductor writing into outputs allocated once. Inductor's FX graph cache is off so each thread",
-             "count compiles its own kernels (Inductor bakes the thread count into them).", ""]
+             "count compiles its own kernels (Inductor bakes the thread count into them). minductor's outputs",
+             "of 32 MiB and more are mappings of 2 MiB pages (core/base/mem.h); '4K pages ms' (--small-pages) is",
+             "the fresh-output time with that off (MINDUCTOR_HUGEPAGES=0). torch's allocator does the same only",
+             "under THP_MEM_ALLOC_ENABLE=1 (off by default; this run: %s)." %
+             (os.environ.get("THP_MEM_ALLOC_ENABLE") or "unset"), ""]
     records = []
     for threads in [int(t) for t in a.threads.split(",")]:
         torch.set_num_threads(threads)
         have = os.path.exists(a.minibench)
         mi = minductor_times(a.minibench, threads, a.reps, a.warmup, fresh_outputs=True) if have else {}
         mp = minductor_times(a.minibench, threads, a.reps, a.warmup) if have else {}
+        ms = minductor_times(a.minibench, threads, a.reps, a.warmup, fresh_outputs=True,
+                             env_extra={"MINDUCTOR_HUGEPAGES": "0"}) if have and a.small_pages else {}
         lines += [f"## {threads} threads", "",
-                  "| workload | eager ms | torch.compile ms | minductor ms | minductor / inductor | prealloc ms | note |",
-                  "|---|---:|---:|---:|---:|---:|---|"]
+                  "| workload | eager ms | torch.compile ms | minductor ms | minductor / inductor | prealloc ms | 4K pages ms | note |",
+                  "|---|---:|---:|---:|---:|---:|---:|---|"]
         for name in names:
             fn, args = make_workload(name)
             eager = time_fn(fn, args, a.reps, a.warmup)
@@ -200,12 +209,15 @@ def main():
             ind = time_fn(compiled, args, a.reps, a.warmup)
             m, note = mi.get(name, (None, "minibench missing" if not mi else "no row"))
             mpre = mp.get(name, (None, ""))[0]
+            msmall = ms.get(name, (None, ""))[0]
             ratio = (m / ind) if m else None
             lines.append(f"| {name} | {fmt_ms(eager)} | {fmt_ms(ind)} | {fmt_ms(m)} | "
-                         f"{'n/a' if ratio is None else f'{ratio:.2f}'} | {fmt_ms(mpre)} | {note} |")
+                         f"{'n/a' if ratio is None else f'{ratio:.2f}'} | {fmt_ms(mpre)} | {fmt_ms(msmall)} | {note} |")
             records.append({"figure": 5, "date": date, "machine": machine, "threads": threads, "workload": name,
                             "eager_s": eager, "inductor_s": ind, "inductor_compile_s": compile_s,
-                            "minductor_s": m, "minductor_prealloc_s": mpre, "ratio_minductor_inductor": ratio,
+                            "minductor_s": m, "minductor_prealloc_s": mpre, "minductor_small_pages_s": msmall,
+                            "thp_mem_alloc_enable": os.environ.get("THP_MEM_ALLOC_ENABLE"),
+                            "ratio_minductor_inductor": ratio,
                             "note": note})
             print(lines[-1], flush=True)
         lines.append("")

@@ -2,6 +2,7 @@
  * views, element access in every dtype, copies, deterministic random fill and allclose-style
  * comparison. Kernels of the interpreter (core/ops_*.c) read and write through these. */
 #include "base/tensor.h"
+#include "base/mem.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -145,9 +146,9 @@ static Storage *storage_new(MiCtx *ctx, DType dt, int64_t elems, int ndim, const
     }
     Storage *s = calloc(1, sizeof *s);
     size_t nbytes = (size_t)elems * es;
-    void *data = calloc(nbytes ? nbytes : 1, 1);
+    void *data = mi_mem_alloc(nbytes, true);   /* huge pages when large (base/mem.h) */
     if (!s || !data) {
-        free(s); free(data);
+        free(s); mi_mem_free(data);
         human_bytes(want, hb, sizeof hb);
         mi_err(ctx, NULL, 0, 0, "cannot allocate %s for %s (out of memory)", hb, ts);
         return NULL;
@@ -176,7 +177,7 @@ Tensor *tensor_new_strided(MiCtx *ctx, DType dt, int ndim, const int64_t *size, 
     Storage *s = storage_new(ctx, dt, elems, ndim, size);
     if (!s) return NULL;
     Tensor *t = calloc(1, sizeof *t);
-    if (!t) { free(s->data); free(s); mi_err(ctx, NULL, 0, 0, "out of memory"); return NULL; }
+    if (!t) { mi_mem_free(s->data); free(s); mi_err(ctx, NULL, 0, 0, "out of memory"); return NULL; }
     t->refs = 1;
     t->dtype = dt;
     t->ndim = ndim;
@@ -246,7 +247,7 @@ void mi_consts_clear(MiCtx *ctx) {
 
 void tensor_unref(Tensor *t) {
     if (!t || --t->refs > 0) return;
-    if (--t->storage->refs == 0) { free(t->storage->data); free(t->storage); }
+    if (--t->storage->refs == 0) { mi_mem_free(t->storage->data); free(t->storage); }
     free(t);
 }
 

@@ -558,7 +558,7 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const CgMemPlan *mem, con
     sb_init(&out);
     bool entry = !strcmp(fname, "call") || !strcmp(fname, "call_fb");
     if (mem->nslots)   /* the function's arena, freed when the module is unloaded */
-        sb_printf(outp, "static mi_arena mi_arena_%s;\n__attribute__((destructor)) static void mi_arena_%s_fini(void) { free(mi_arena_%s.p); }\n",
+        sb_printf(outp, "static mi_arena mi_arena_%s;\n__attribute__((destructor)) static void mi_arena_%s_fini(void) { mi_big_free(mi_arena_%s.p); }\n",
                   fname, fname, fname);
     if (!entry) sb_put(&out, "static ");
     if (fb) sb_printf(&out, "int %s(void *const *inputs, void *const *outputs, const int64_t *syms, const MiFb *fb)\n{\n    (void)fb;\n", fname);

@@ -216,20 +216,29 @@ bool cg_mem_inplace_here(const CgMemPlan *p, int b, const int *ids, int nids) {
 
 /* The arena a call() takes its intermediates from: one block, grown to the largest request,
  * kept across calls, freed when the module is unloaded. A call made while another holds it
- * (two threads calling one module) gets a block of its own, freed on return. */
+ * (two threads calling one module) gets a block of its own, freed on return. The blocks come
+ * from the runtime's allocator (base/mem.h: 2 MiB pages for a large arena) through
+ * `mi_mem_hooks`, which the runtime fills in when it loads the module; a module loaded by
+ * anyone else finds them empty and uses aligned_alloc / free. */
 const char *cg_arena_src =
     "/* the module's arena (core/codegen/codegen_mem.c): intermediates live in one block reused across calls */\n"
+    "typedef struct mi_mem_hooks_t { void *(*alloc)(size_t); void (*free)(void *); } mi_mem_hooks_t;\n"
+    "mi_mem_hooks_t mi_mem_hooks;   /* the runtime's allocator (base/mem.h), set at load */\n"
+    "__attribute__((unused)) static char *mi_big_alloc(size_t n) {\n"
+    "    return mi_mem_hooks.alloc ? (char *)mi_mem_hooks.alloc(n) : (char *)aligned_alloc(64, n);\n}\n"
+    "__attribute__((unused)) static void mi_big_free(void *p) {\n"
+    "    if (mi_mem_hooks.free) mi_mem_hooks.free(p); else free(p);\n}\n"
     "typedef struct mi_arena { char *p; size_t cap; int busy; } mi_arena;\n"
     "__attribute__((unused)) static char *mi_arena_take(mi_arena *a, size_t need) {\n"
     "    need = (need + 63) / 64 * 64 + 64;\n"
-    "    if (__atomic_exchange_n(&a->busy, 1, __ATOMIC_ACQUIRE)) return aligned_alloc(64, need);\n"
+    "    if (__atomic_exchange_n(&a->busy, 1, __ATOMIC_ACQUIRE)) return mi_big_alloc(need);\n"
     "    if (a->cap < need) {\n"
-    "        free(a->p);\n"
-    "        a->p = aligned_alloc(64, need);\n"
+    "        mi_big_free(a->p);\n"
+    "        a->p = mi_big_alloc(need);\n"
     "        a->cap = a->p ? need : 0;\n"
     "        if (!a->p) { __atomic_store_n(&a->busy, 0, __ATOMIC_RELEASE); return NULL; }\n"
     "    }\n"
     "    return a->p;\n}\n"
     "__attribute__((unused)) static void mi_arena_give(mi_arena *a, char *p) {\n"
     "    if (p == a->p) __atomic_store_n(&a->busy, 0, __ATOMIC_RELEASE);\n"
-    "    else free(p);\n}\n\n";
+    "    else mi_big_free(p);\n}\n\n";

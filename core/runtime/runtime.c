@@ -9,6 +9,7 @@
  * locations of cblas.h and libopenblas / libcblas / libblas. */
 #define _GNU_SOURCE
 #include "runtime/runtime.h"
+#include "base/mem.h"
 #include "ops/numerics.h"
 #include "ir/ir.h"
 #include "codegen/codegen_cuda.h"
@@ -397,6 +398,8 @@ static int load_module(MiCtx *ctx, RtModule *m) {
     m->guards = dlsym(m->handle, "mi_guards");
     m->nguards = 0;
     while (m->guards && m->guards[m->nguards]) m->nguards++;
+    MiMemHooks *mem = dlsym(m->handle, "mi_mem_hooks");   /* the module's arena: our allocator */
+    if (mem) *mem = (MiMemHooks){mi_mem_alloc_raw, mi_mem_free};
     m->profile = dlsym(m->handle, "mi_profile");
     m->prof_ns = dlsym(m->handle, "mi_prof_ns");
     m->prof_names = dlsym(m->handle, "mi_prof_names");
@@ -877,9 +880,11 @@ static int invoke(MiCtx *ctx, RtModule *m, Prepared *pp) {
     return 0;
 }
 
-/* One call with every tensor output in a fresh 64-byte-aligned allocation, freed after: the
- * cost torch.compile's wrapper pays per call (empty_strided; large buffers are new mmaps whose
- * pages fault on first touch). Used by rt_time for like-for-like timings against it. */
+/* One call with every tensor output in a fresh allocation, freed after: the cost
+ * torch.compile's wrapper pays per call (empty_strided; large buffers are new mmaps whose pages
+ * fault on first touch). The allocation is the one rt_run's outputs get (base/mem.h: 2 MiB
+ * pages for large ones), not zero-filled, as empty_strided's. Used by rt_time for like-for-like
+ * timings against it. */
 static int invoke_fresh_outputs(MiCtx *ctx, RtModule *m, Prepared *pp) {
     void **keep = mi_xcalloc((size_t)pp->nouts + 1, sizeof *keep);
     int rc = 0;
@@ -888,13 +893,13 @@ static int invoke_fresh_outputs(MiCtx *ctx, RtModule *m, Prepared *pp) {
         const Tensor *t = pp->outs[j].kind == IV_TENSOR ? pp->outs[j].t : NULL;
         if (!t || !pp->out_ptrs[j]) continue;
         size_t bytes = t->storage ? t->storage->nbytes : 0;
-        void *p = NULL;
-        if (posix_memalign(&p, 64, bytes ? (bytes + 63) / 64 * 64 : 64) != 0) rc = mi_err(ctx, NULL, 0, 0, "out of memory timing output %d", j);
+        void *p = mi_mem_alloc(bytes, false);
+        if (!p) rc = mi_err(ctx, NULL, 0, 0, "out of memory timing output %d", j);
         pp->out_ptrs[j] = p;
     }
     if (rc == 0) rc = invoke(ctx, m, pp);
     for (int j = 0; j < pp->nouts; j++) {
-        if (pp->out_ptrs[j] != keep[j]) free(pp->out_ptrs[j]);
+        if (pp->out_ptrs[j] != keep[j]) mi_mem_free(pp->out_ptrs[j]);
         pp->out_ptrs[j] = keep[j];
     }
     free(keep);
