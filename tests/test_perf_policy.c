@@ -8,6 +8,7 @@
 #include "compile_fx/compile_fx.h"
 #include "runtime/runtime.h"
 
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -200,6 +201,55 @@ static void blas_choice(void) {
     ok(note && *note, "rt_blas_tune reports: %s", note ? note : "?");
 }
 
+/* addmm with a transposed weight (a bias broadcast over rows) and a plain mm, large enough for
+ * the BLAS path (M * N * K >= 2^21) */
+static const char *GEMM_GRAPH =
+    "class <lambda>(torch.nn.Module):\n"
+    "    def forward(self, arg0_1: \"f32[256, 96][96, 1]cpu\", arg1_1: \"f32[130, 96][96, 1]cpu\", arg2_1: \"f32[130][1]cpu\", arg3_1: \"f32[130, 70][70, 1]cpu\"):\n"
+    "        permute: \"f32[96, 130][1, 96]cpu\" = torch.ops.aten.permute.default(arg1_1, [1, 0]);  arg1_1 = None\n"
+    "        addmm: \"f32[256, 130][130, 1]cpu\" = torch.ops.aten.addmm.default(arg2_1, arg0_1, permute);  arg2_1 = arg0_1 = permute = None\n"
+    "        mm: \"f32[256, 70][70, 1]cpu\" = torch.ops.aten.mm.default(addmm, arg3_1);  arg3_1 = None\n"
+    "        return (addmm, mm)\n";
+
+/* MINDUCTOR_GEMM=dnnl (read by a module at its first GEMM): oneDNN's sgemm computes what the
+ * interpreter computes, bias included; without oneDNN the module has no such path. */
+static void gemm_dnnl(MiCtx *ctx) {
+    char err[1200];
+    setenv("MINDUCTOR_GEMM", "dnnl", 1);
+    Graph *g = parse(ctx, GEMM_GRAPH);
+    CompiledFx c;
+    compile_fx_init(&c, g);
+    if (!ok(g && compile_fx(ctx, &c, CFX_BUILT) == 0, "compile addmm + mm")) {
+        diag("%s", mi_err_str(ctx, err, sizeof err));
+        compile_fx_free(&c);
+        graph_free(g);
+        unsetenv("MINDUCTOR_GEMM");
+        return;
+    }
+#ifdef HAVE_DNNL
+    ok(strstr(c.code, "dnnl_sgemm(") != NULL, "built with oneDNN: mi_gemm can call dnnl_sgemm");
+#else
+    ok(strstr(c.code, "dnnl_sgemm(") == NULL, "built without oneDNN: no dnnl_sgemm");
+#endif
+    IValue *in = NULL;
+    int nin = 0;
+    if (ok(interp_random_inputs(ctx, g, NULL, 0, &in, &nin) == 0, "inputs")) {
+        StrBuf rep;
+        sb_init(&rep);
+        int rc = rt_check(ctx, c.mod, g, in, nin, 1e-4, 1e-5, &rep);
+        if (!ok(rc == 1, "MINDUCTOR_GEMM=dnnl: addmm and mm agree with the interpreter")) diag("%s", rep.s ? rep.s : mi_err_str(ctx, err, sizeof err));
+#ifdef HAVE_DNNL
+        const long *calls = dlsym(c.mod->handle, "mi_gemm_dnnl_calls");
+        ok(calls && *calls >= 2, "oneDNN computed both GEMMs (%ld calls)", calls ? *calls : -1L);
+#endif
+        sb_free(&rep);
+        interp_free_outputs(in, nin);
+    }
+    compile_fx_free(&c);
+    graph_free(g);
+    unsetenv("MINDUCTOR_GEMM");
+}
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
     char tmpl[] = "/tmp/mi-test-perf-XXXXXX";
@@ -213,6 +263,7 @@ int main(void) {
     vecmath(ctx, NULL);
     vecmath(ctx, "libmvec");
     blas_choice();
+    gemm_dnnl(ctx);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpl);
     if (system(cmd) != 0) diag("could not remove %s", tmpl);

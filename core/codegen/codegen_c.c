@@ -211,6 +211,18 @@ static bool has_half(const Schedule *s) {
     return false;
 }
 
+/* oneDNN's sgemm for mi_gemm (modules of a library built with oneDNN), chosen at run time by
+ * MINDUCTOR_GEMM=dnnl: one call over the whole product, threaded by oneDNN over the OpenMP
+ * team (its jit AVX-512 / AVX2 kernels), instead of one single-threaded BLAS call per block of
+ * rows. */
+static const char *gemm_dnnl_src =
+    "#include <oneapi/dnnl/dnnl.h>\n#define MI_HAVE_DNNL_GEMM 1\n"
+    "long mi_gemm_dnnl_calls;   /* GEMMs oneDNN computed (the others went to the BLAS or the loop) */\n"
+    "static int mi_gemm_dnnl(void) {   /* MINDUCTOR_GEMM=dnnl */\n"
+    "    static int v = -1;\n"
+    "    if (v < 0) { const char *e = getenv(\"MINDUCTOR_GEMM\"); v = e && !strcmp(e, \"dnnl\"); }\n"
+    "    return v;\n}\n";
+
 static const char *gemm_src =
     "/* C[M,N] = bias + A[M,K] @ B[K,N]; A, B strided; C row-major with leading dim ldc; bias (addmm,\n"
     "   NULL for mm) element (i, j) at bias[i * bsi + j * bsj] (0 strides broadcast). Each thread writes\n"
@@ -219,6 +231,24 @@ static const char *gemm_src =
     "static void mi_gemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t sa0, int64_t sa1,\n"
     "                    const float *B, int64_t sb0, int64_t sb1, float *C, int64_t ldc,\n"
     "                    const float *bias, int64_t bsi, int64_t bsj)\n{\n"
+    "    int ta = -1, tb = -1; int64_t lda = 0, ldb = 0;\n"
+    "    if (sa1 == 1 && sa0 >= (K > 1 ? K : 1)) { ta = 0; lda = sa0; } else if (sa0 == 1 && sa1 >= (M > 1 ? M : 1)) { ta = 1; lda = sa1; }\n"
+    "    if (sb1 == 1 && sb0 >= (N > 1 ? N : 1)) { tb = 0; ldb = sb0; } else if (sb0 == 1 && sb1 >= (K > 1 ? K : 1)) { tb = 1; ldb = sb1; }\n"
+    "    (void)lda; (void)ldb;\n"
+    "    int big = ta >= 0 && tb >= 0 && M > 0 && N > 0 && K > 0 && M * N * K >= (1 << 21);   /* small: the loop below wins */\n"
+    "#ifdef MI_HAVE_DNNL_GEMM\n"
+    "    if (big && mi_gemm_dnnl()) {\n"
+    "        if (bias) {\n"
+    "            #pragma omp parallel for\n"
+    "            for (int64_t i = 0; i < M; i++)\n"
+    "                for (int64_t j = 0; j < N; j++) C[i * ldc + j] = bias[i * bsi + j * bsj];\n"
+    "        }\n"
+    "        if (dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, 1.0f, A, lda, B, ldb, bias ? 1.0f : 0.0f, C, ldc) == dnnl_success) {\n"
+    "            __atomic_fetch_add(&mi_gemm_dnnl_calls, 1, __ATOMIC_RELAXED);\n"
+    "            return;\n"
+    "        }\n"
+    "    }\n"
+    "#endif\n"
     "#ifdef MI_HAVE_CBLAS\n"
     "    /* the BLAS runs one thread per OpenMP thread on a block of rows: its own thread pool\n"
     "       would fight the OpenMP team. Weak symbols: whichever BLAS is linked, if any */\n"
@@ -227,10 +257,7 @@ static const char *gemm_src =
     "    extern int mkl_get_max_threads(void) __attribute__((weak));\n"
     "    /* the reference BLAS (netlib) is slower than the loop below: BLAS only when it is a fast one */\n"
     "    int fast = openblas_set_num_threads || bli_thread_set_num_threads || mkl_get_max_threads;\n"
-    "    int ta = -1, tb = -1; int64_t lda = 0, ldb = 0;\n"
-    "    if (sa1 == 1 && sa0 >= (K > 1 ? K : 1)) { ta = 0; lda = sa0; } else if (sa0 == 1 && sa1 >= (M > 1 ? M : 1)) { ta = 1; lda = sa1; }\n"
-    "    if (sb1 == 1 && sb0 >= (N > 1 ? N : 1)) { tb = 0; ldb = sb0; } else if (sb0 == 1 && sb1 >= (K > 1 ? K : 1)) { tb = 1; ldb = sb1; }\n"
-    "    if (fast && ta >= 0 && tb >= 0 && M > 0 && N > 0 && K > 0 && M * N * K >= (1 << 21)) {   /* small: the loop below wins */\n"
+    "    if (fast && big) {\n"
     "        int nt = omp_get_max_threads();\n"
     "        if (openblas_set_num_threads) openblas_set_num_threads(1);\n"
     "        if (bli_thread_set_num_threads) bli_thread_set_num_threads(1);\n"
@@ -449,6 +476,9 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     if (has_atomic && has_half(s)) sb_put(&out, atomic_half_src);
     if (has_fb) sb_put(&out, cg_fallback_abi);
     if (has_mm) {
+#ifdef HAVE_DNNL
+        sb_put(&out, gemm_dnnl_src);
+#endif
         sb_put(&out, gemm_src);
         sb_put(&out, cg_gemm_f64_src);
         if (has_half(s)) sb_put(&out, cg_gemm_half_src);
