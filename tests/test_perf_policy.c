@@ -211,15 +211,24 @@ static const char *GEMM_GRAPH =
     "        mm: \"f32[256, 70][70, 1]cpu\" = torch.ops.aten.mm.default(addmm, arg3_1);  arg3_1 = None\n"
     "        return (addmm, mm)\n";
 
+/* causal attention, 4 query blocks of 64, keys in one block of 600 */
+static const char *SDPA_GRAPH =
+    "class <lambda>(torch.nn.Module):\n"
+    "    def forward(self, arg0_1: \"f32[2, 3, 200, 24][14400, 4800, 24, 1]cpu\", arg1_1: \"f32[2, 3, 600, 24][43200, 14400, 24, 1]cpu\", arg2_1: \"f32[2, 3, 600, 20][36000, 12000, 20, 1]cpu\"):\n"
+    "        s = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default(arg0_1, arg1_1, arg2_1, 0.0, True, scale = 0.2)\n"
+    "        getitem: \"f32[2, 3, 200, 20][12000, 4000, 20, 1]cpu\" = s[0]\n"
+    "        return (getitem,)\n";
+
 /* MINDUCTOR_GEMM=dnnl (read by a module at its first GEMM): oneDNN's sgemm computes what the
- * interpreter computes, bias included; without oneDNN the module has no such path. */
-static void gemm_dnnl(MiCtx *ctx) {
+ * interpreter computes, in mi_gemm (bias included) and in mi_sdpa's blocks; without oneDNN the
+ * module has no such path. */
+static void gemm_dnnl(MiCtx *ctx, const char *what, const char *text, long min_calls) {
     char err[1200];
     setenv("MINDUCTOR_GEMM", "dnnl", 1);
-    Graph *g = parse(ctx, GEMM_GRAPH);
+    Graph *g = parse(ctx, text);
     CompiledFx c;
     compile_fx_init(&c, g);
-    if (!ok(g && compile_fx(ctx, &c, CFX_BUILT) == 0, "compile addmm + mm")) {
+    if (!ok(g && compile_fx(ctx, &c, CFX_BUILT) == 0, "compile %s", what)) {
         diag("%s", mi_err_str(ctx, err, sizeof err));
         compile_fx_free(&c);
         graph_free(g);
@@ -227,9 +236,9 @@ static void gemm_dnnl(MiCtx *ctx) {
         return;
     }
 #ifdef HAVE_DNNL
-    ok(strstr(c.code, "dnnl_sgemm(") != NULL, "built with oneDNN: mi_gemm can call dnnl_sgemm");
+    ok(strstr(c.code, "dnnl_sgemm(") != NULL, "%s: built with oneDNN, the module can call dnnl_sgemm", what);
 #else
-    ok(strstr(c.code, "dnnl_sgemm(") == NULL, "built without oneDNN: no dnnl_sgemm");
+    ok(strstr(c.code, "dnnl_sgemm(") == NULL, "%s: built without oneDNN, no dnnl_sgemm", what);
 #endif
     IValue *in = NULL;
     int nin = 0;
@@ -237,10 +246,12 @@ static void gemm_dnnl(MiCtx *ctx) {
         StrBuf rep;
         sb_init(&rep);
         int rc = rt_check(ctx, c.mod, g, in, nin, 1e-4, 1e-5, &rep);
-        if (!ok(rc == 1, "MINDUCTOR_GEMM=dnnl: addmm and mm agree with the interpreter")) diag("%s", rep.s ? rep.s : mi_err_str(ctx, err, sizeof err));
+        if (!ok(rc == 1, "MINDUCTOR_GEMM=dnnl: %s agrees with the interpreter", what)) diag("%s", rep.s ? rep.s : mi_err_str(ctx, err, sizeof err));
 #ifdef HAVE_DNNL
         const long *calls = dlsym(c.mod->handle, "mi_gemm_dnnl_calls");
-        ok(calls && *calls >= 2, "oneDNN computed both GEMMs (%ld calls)", calls ? *calls : -1L);
+        ok(calls && *calls >= min_calls, "%s: oneDNN computed the GEMMs (%ld calls)", what, calls ? *calls : -1L);
+#else
+        (void)min_calls;
 #endif
         sb_free(&rep);
         interp_free_outputs(in, nin);
@@ -263,7 +274,8 @@ int main(void) {
     vecmath(ctx, NULL);
     vecmath(ctx, "libmvec");
     blas_choice();
-    gemm_dnnl(ctx);
+    gemm_dnnl(ctx, "addmm + mm", GEMM_GRAPH, 2);
+    gemm_dnnl(ctx, "causal attention", SDPA_GRAPH, 2 * 3 * 4 * 2);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpl);
     if (system(cmd) != 0) diag("could not remove %s", tmpl);

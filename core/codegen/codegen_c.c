@@ -216,12 +216,14 @@ static bool has_half(const Schedule *s) {
  * team (its jit AVX-512 / AVX2 kernels), instead of one single-threaded BLAS call per block of
  * rows. */
 static const char *gemm_dnnl_src =
+    "#if __has_include(<oneapi/dnnl/dnnl.h>)   /* a machine without oneDNN's headers: the BLAS */\n"
     "#include <oneapi/dnnl/dnnl.h>\n#define MI_HAVE_DNNL_GEMM 1\n"
     "long mi_gemm_dnnl_calls;   /* GEMMs oneDNN computed (the others went to the BLAS or the loop) */\n"
     "static int mi_gemm_dnnl(void) {   /* MINDUCTOR_GEMM=dnnl */\n"
     "    static int v = -1;\n"
     "    if (v < 0) { const char *e = getenv(\"MINDUCTOR_GEMM\"); v = e && !strcmp(e, \"dnnl\"); }\n"
-    "    return v;\n}\n";
+    "    return v;\n}\n"
+    "#endif\n";
 
 static const char *gemm_src =
     "/* C[M,N] = bias + A[M,K] @ B[K,N]; A, B strided; C row-major with leading dim ldc; bias (addmm,\n"
@@ -475,10 +477,10 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     if (has_atomic) sb_put(&out, atomic_src);
     if (has_atomic && has_half(s)) sb_put(&out, atomic_half_src);
     if (has_fb) sb_put(&out, cg_fallback_abi);
-    if (has_mm) {
 #ifdef HAVE_DNNL
-        sb_put(&out, gemm_dnnl_src);
+    if (has_mm || has_sdpa) sb_put(&out, gemm_dnnl_src);   /* mi_gemm's and mi_sdpa's */
 #endif
+    if (has_mm) {
         sb_put(&out, gemm_src);
         sb_put(&out, cg_gemm_f64_src);
         if (has_half(s)) sb_put(&out, cg_gemm_half_src);

@@ -14,8 +14,9 @@
  *     unnormalized, and out_acc += P @ V_blk by a second GEMM (beta 1 after the first block);
  *   - a causal block stops at its last query's last visible key: later key blocks are skipped;
  *   - at the end out = out_acc / sum and logsumexp = log(sum) + max.
- * The GEMMs go to the BLAS the module links (one BLAS thread per OpenMP thread, as mi_gemm) and
- * fall back to plain loops without one. A row whose every key is masked out is 0, as ATen
+ * The GEMMs go to oneDNN's sgemm under MINDUCTOR_GEMM=dnnl (as mi_gemm; single-threaded inside
+ * the parallel region), else to the BLAS the module links (one BLAS thread per OpenMP thread, as
+ * mi_gemm) and fall back to plain loops without one. A row whose every key is masked out is 0, as ATen
  * makes it (its row sum taken as 1), with a logsumexp of -inf, as the reference implementation
  * (core/ops/ops_attention.c) writes it (ATen writes 0 there). */
 #include "codegen/codegen_sdpa.h"
@@ -25,6 +26,12 @@ const char *cg_sdpa_src =
     "   given. The module's BLAS when it is a fast one, else plain loops */\n"
     "static void mi_sdpa_gemm(int fast, int bt, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,\n"
     "                         const float *B, int64_t ldb, float beta, float *C, int64_t ldc)\n{\n"
+    "#ifdef MI_HAVE_DNNL_GEMM\n"
+    "    if (mi_gemm_dnnl() && dnnl_sgemm('N', bt ? 'T' : 'N', M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc) == dnnl_success) {\n"
+    "        __atomic_fetch_add(&mi_gemm_dnnl_calls, 1, __ATOMIC_RELAXED);\n"
+    "        return;\n"
+    "    }\n"
+    "#endif\n"
     "#ifdef MI_HAVE_CBLAS\n"
     "    if (fast) {\n"
     "        cblas_sgemm(CblasRowMajor, CblasNoTrans, bt ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K, 1.0f,\n"
