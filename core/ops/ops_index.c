@@ -551,7 +551,10 @@ static int shape_slice_scatter(ShapeArgs *sa, TensorMeta *out, int *nout) {
     if (src->ndim != x->ndim - (select ? 1 : 0))
         return sa_err(sa, "src has rank %d but the %s of self has rank %d", src->ndim, select ? "selection" : "slice",
                       x->ndim - (select ? 1 : 0));
-    meta_like(sa, out, x, x->dtype);
+    /* ATen's slice_scatter / select_scatter start from clone_preserve_strides(self): the result
+     * has self's strides even when self is a non-dense view (a slice of a slice) */
+    meta_alloc(sa, out, x->dtype, x->ndim, x->device);
+    for (int i = 0; i < x->ndim; i++) { out->size[i] = x->size[i]; out->stride[i] = x->stride[i]; }
     return 0;
 }
 

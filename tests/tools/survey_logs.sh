@@ -9,7 +9,9 @@ dir=${1:?usage: survey_logs.sh DIR [MINDUCTOR]}
 bin=${2:-./minductor}
 n=0; okc=0; same=0
 for log in $(find "$dir" -name '*.log' | sort); do
-    for cid in $("$bin" -q -c "load $log" 2>&1 | awk '$1 ~ /^[0-9]+\/[0-9]+(_[0-9]+)?$/ && /has a graph/ {print $1}'); do
+    # a compile Dynamo restarted (e.g. TensorifyScalarRestartAnalysis) never reached Inductor: its
+    # retry (the _1 id) is the graph Inductor compiled
+    for cid in $("$bin" -q -c "load $log" 2>&1 | awk '$1 ~ /^[0-9]+\/[0-9]+(_[0-9]+)?$/ && /has a graph/ && $2 != "restarted:" {print $1}'); do
         k=0
         for part in "" " backward"; do
             k=$((k + 1))
