@@ -386,6 +386,7 @@ const IrFn *lw_arg_loader(Lower *L, const Node *n, int i, int ndim, Expr **size,
     if (v->kind != V_NODE && value_as_double(v, &d)) return lw_const(L, d, dt);
     IrTBox *t = lw_arg_tbox(L, n, i);
     if (!t) return NULL;
+    lw_mark_reuse(L, t, ndim, size);   /* broadcast_tensors -> expand -> mark_reuse */
     const IrFn *f = lw_broadcast(L, t->loader, t->ndim, t->size, ndim, size);
     return f ? lw_to_dtype(L, f, dt) : NULL;
 }

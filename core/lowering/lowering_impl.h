@@ -138,6 +138,8 @@ bool lw_alias_into_input(Lower *L, IrTBox *dst, IrTBox *src);
 /* Inductor's realize_hint: realize the pending storage of t (a view's: the one it looks at)
  * when it reads more than one buffer at a non-constant index (lowering_realize.c). */
 void lw_realize_hint(Lower *L, IrTBox *t);
+/* TensorBox.mark_reuse before broadcasting t to size[ndim] (expand, broadcast_tensors). */
+void lw_mark_reuse(Lower *L, IrTBox *t, int ndim, Expr *const *size);
 /* Inductor's store-or-recompute rules after lowering node n (GraphLowering.run_node: users that
  * need realized inputs, the output, mark_reuse, too many reads, too many ops). */
 void lw_after_node(Lower *L, const Node *n);

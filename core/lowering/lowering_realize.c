@@ -182,6 +182,27 @@ static bool realize_on_reuse(Lower *L, IrStorage *sb, int users) {
     return c.reads > REALIZE_READS_THRESHOLD || c.num_ops > REALIZE_OPCOUNT_THRESHOLD;
 }
 
+/* TensorBox.mark_reuse(users), as lowering.py's expand calls it before broadcasting a tensor
+ * to a shape with users = numel(shape) / numel(tensor) copies of each element: a pending value
+ * re-read that often is realized when it costs (should_realize_on_reuse: more than 4 reads, more
+ * than 30 ops, exp/sigmoid on cpu). Static sizes only (Inductor's size hints). Example: an
+ * unrolled column count sum(x != 0, dim=0) of 6 rows broadcast over the 6 rows is a buffer. */
+void lw_mark_reuse(Lower *L, IrTBox *t, int ndim, Expr *const *size) {
+    IrStorage *sb = pending_of(t);
+    if (!sb) return;
+    int64_t from = 1, to = 1, v;
+    for (int d = 0; d < t->ndim; d++) {
+        if (!sym_is_int(t->size[d], &v)) return;
+        from *= v;
+    }
+    for (int d = 0; d < ndim; d++) {
+        if (!sym_is_int(size[d], &v)) return;
+        to *= v;
+    }
+    if (from > 0 && to / from > 1 && realize_on_reuse(L, sb, (int)(to / from > 1 << 20 ? 1 << 20 : to / from)))
+        lw_realize(L, sb, NULL);
+}
+
 /* lowering.py's needs_realized_inputs: the ops registered with add_needs_realized_inputs, and
  * every op lowered by make_fallback (no lowering of ours: our FallbackKernel; attention). */
 static bool needs_realized_inputs(const Node *u) {

@@ -80,6 +80,7 @@ static int lower_view_op(Lower *L, const Node *n, int arg) {
                    : d == d2 ? sym_add(s, di, sym_int(s, off > 0 ? off : 0)) : lw_var(L, k++);
     } else if (strncmp(t, "aten.expand.", 12) == 0 || strncmp(t, "aten.broadcast_to", 17) == 0) {
         int64_t one;
+        lw_mark_reuse(L, x, nd, m->size);
         for (int d = 0; d < x->ndim; d++) {
             int od = d + nd - x->ndim;
             map[d] = sym_is_int(x->size[d], &one) && one == 1 && !(sym_is_int(m->size[od], &one) && one == 1)
