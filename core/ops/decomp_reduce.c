@@ -262,7 +262,7 @@ const OpDef ops_decomp_reduce_table[] = {
     D("aten.addr.default", 0, dc_addr, true, "beta * self + alpha * outer(vec1, vec2)"),
     D("aten.linalg_cross.default", 0, dc_cross, true, "cross product of 3-vectors along dim"),
     D("aten.addbmm.default", 0, dc_addbmm, true, "beta * self + alpha * sum of the batch matmuls"),
-    D("aten._cdist_forward.default", 0, dc_cdist, true, "p-distances between the rows of x1 and x2"),
+    D("aten._cdist_forward.default", 0, dc_cdist, false, "p-distances between the rows of x1 and x2"),
     D("aten.atan2.out", OPF_INPLACE, dc_atan2_out, true, "atan2 written into out"),
 };
 const int ops_decomp_reduce_count = sizeof ops_decomp_reduce_table / sizeof ops_decomp_reduce_table[0];
