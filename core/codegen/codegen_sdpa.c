@@ -14,8 +14,8 @@
  *     unnormalized, and out_acc += P @ V_blk by a second GEMM (beta 1 after the first block);
  *   - a causal block stops at its last query's last visible key: later key blocks are skipped;
  *   - at the end out = out_acc / sum and logsumexp = log(sum) + max.
- * The GEMMs go to oneDNN's sgemm under MINDUCTOR_GEMM=dnnl (as mi_gemm; single-threaded inside
- * the parallel region), else to the BLAS the module links (one BLAS thread per OpenMP thread, as
+ * The GEMMs go to oneDNN's sgemm when the module has it (as mi_gemm's; single-threaded inside
+ * the parallel region; MINDUCTOR_GEMM=blas: not), else to the BLAS the module links (one BLAS thread per OpenMP thread, as
  * mi_gemm) and fall back to plain loops without one. A row whose every key is masked out is 0, as ATen
  * makes it (its row sum taken as 1), with a logsumexp of -inf, as the reference implementation
  * (core/ops/ops_attention.c) writes it (ATen writes 0 there). */
