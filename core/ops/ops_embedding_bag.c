@@ -6,10 +6,13 @@
  * elementwise max (max_indices: the row each maximum came from); padding_idx rows are skipped;
  * an empty bag gives zeros. Metas as torch/_meta_registrations.py meta_embedding_bag (the CPU
  * fast path of a float sum returns an empty offset2bag; bag_size holds the offset differences,
- * as ATen's make_bag_size_out computes them). Inductor runs it as a FallbackKernel too. */
+ * as ATen's make_bag_size_out computes them). Inductor runs it as a FallbackKernel too.
+ * Also nn.Embedding's max_norm: embedding_renorm_ (and its functional embedding_renorm), which
+ * Inductor has no lowering for (an implicit FallbackKernel). */
 #include "ops/ops_impl.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { MODE_SUM, MODE_MEAN, MODE_MAX };
@@ -130,7 +133,56 @@ done:
 }
 static int embedding_bag_eval(const OpCall *c, IValue *out) { return ev_call(c, out, embedding_bag_body); }
 
+/* embedding_renorm(self, indices, max_norm, norm_type): ATen's embedding_renorm_cpu_ on a copy
+ * (the _ form on self): each distinct row of self that indices name, whose norm_type-norm
+ * exceeds max_norm, is scaled by max_norm / (norm + 1e-7) (the scale a double, the multiply in
+ * self's dtype). Example: row [3, 4], max_norm 1, p 2: norm 5 -> [0.6, 0.8] (less 1e-7 relative). */
+static int shape_renorm_rows(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    TensorMeta *w, *ix;
+    *nout = 1;
+    if (sa_tensor(sa, sa_arg(sa, 0, "self"), "self", &w) || sa_tensor(sa, sa_arg(sa, 1, "indices"), "indices", &ix)) return -1;
+    if (w->ndim != 2) return sa_err(sa, "embedding_renorm_: self must be 2-D, got %dD", w->ndim);
+    if (ix->dtype != DT_I64 && ix->dtype != DT_I32)
+        return sa_err(sa, "embedding_renorm_: expected indices of dtype Long or Int, got %s", dtype_abbrev(ix->dtype));
+    meta_like(sa, out, w, w->dtype);
+    return 0;
+}
+
+static int renorm_rows_fill(ShapeArgs *sa, Tensor *o) {
+    Tensor *w = ev_tensor(sa_arg(sa, 0, "self")), *ix = ev_tensor(sa_arg(sa, 1, "indices"));
+    double maxn, p;
+    DType t;
+    if (sa_scalar(sa, sa_arg(sa, 2, "max_norm"), "max_norm", &maxn, &t) || sa_scalar(sa, sa_arg(sa, 3, "norm_type"), "norm_type", &p, &t)) return -1;
+    int64_t rows = w->size[0], d = w->size[1], ni = tensor_numel(ix);
+    if (o != w) for (int64_t e = 0; e < rows * d; e++) tensor_set_f(o, e, tensor_get_f(w, e));
+    unsigned char *seen = mi_xcalloc((size_t)(rows ? rows : 1), 1);
+    for (int64_t k = 0; k < ni; k++) {
+        int64_t r = tensor_get_i(ix, k);
+        if (r < 0 || r >= rows) { free(seen); return sa_err(sa, "embedding_renorm_: index %lld is out of bounds for %lld rows", (long long)r, (long long)rows); }
+        if (seen[r]++) continue;
+        double acc = 0;
+        for (int64_t e = 0; e < d; e++) {
+            double v = fabs(tensor_get_f(o, r * d + e));
+            if (p == 0) acc += v != 0;
+            else if (isinf(p)) acc = v > acc ? v : acc;
+            else acc += p == 1 ? v : p == 2 ? v * v : pow(v, p);
+        }
+        double norm = p == 0 || isinf(p) || p == 1 ? acc : p == 2 ? sqrt(acc) : pow(acc, 1 / p);
+        if (!(norm > maxn)) continue;
+        double scale = maxn / (norm + 1e-7);
+        if (o->dtype != DT_F64) scale = (float)scale;   /* the Scalar in self's opmath type */
+        for (int64_t e = 0; e < d; e++) tensor_set_f(o, r * d + e, tensor_get_f(o, r * d + e) * scale);
+    }
+    free(seen);
+    return 0;
+}
+static int renorm_rows_eval(const OpCall *c, IValue *out) { return ev_run(c, out, renorm_rows_fill); }
+
 const OpDef ops_embedding_bag_table[] = {
+    {"aten.embedding_renorm.default", 0, op_infer_generic, renorm_rows_eval,
+     "copy of self whose rows named by indices are scaled to norm <= max_norm (nn.Embedding max_norm)", shape_renorm_rows, NULL},
+    {"aten.embedding_renorm_.default", OPF_INPLACE, op_infer_generic, renorm_rows_eval,
+     "rows of self named by indices scaled in place to norm <= max_norm", shape_renorm_rows, NULL},
     {"aten._embedding_bag.default", OPF_TUPLE, op_infer_generic, embedding_bag_eval,
      "rows of weight summed / averaged / maxed per bag of indices (offsets start the bags)", shape_embedding_bag, NULL},
     {"aten._embedding_bag_forward_only.default", OPF_TUPLE, op_infer_generic, embedding_bag_eval,

@@ -144,6 +144,7 @@ extern const OpDef ops_weight_norm_table[];   extern const int ops_weight_norm_c
 extern const OpDef ops_fake_quant_table[];    extern const int ops_fake_quant_count;
 extern const OpDef ops_rnn_cell_table[];      extern const int ops_rnn_cell_count;
 extern const OpDef ops_sample_table[];    extern const int ops_sample_count;
+extern const OpDef ops_grid_backward_table[]; extern const int ops_grid_backward_count;
 extern const OpDef ops_segment_table[];   extern const int ops_segment_count;
 extern const OpDef ops_ctc_table[];       extern const int ops_ctc_count;
 extern const OpDef ops_histogram_table[]; extern const int ops_histogram_count;
@@ -172,6 +173,8 @@ void linalg_mat_meta(ShapeArgs *sa, TensorMeta *out, const TensorMeta *x, int nb
 /* grid_sampler's compute_source_index (core/ops/ops_pool.c): grid coordinate c in [-1, 1] to a
  * pixel coordinate of a dim of `size`, with padding 0 zeros / 1 border / 2 reflection */
 double grid_coord(double c, int64_t size, int pad, bool align);
+/* ... and its padding step alone, on a pixel coordinate (compute_coordinates) */
+double grid_pad(double c, int64_t size, int pad, bool align);
 
 /* generic infer_meta used by every row: runs row->shape on the node's arguments */
 int op_infer_generic(MiCtx *ctx, Graph *g, const Node *n, TensorMeta *out, int *nout);

@@ -459,7 +459,7 @@ static double reflect(double c, int64_t twice_lo, int64_t twice_hi) {
     return flips % 2 == 0 ? extra + mn : span - extra + mn;
 }
 /* compute_coordinates: border clamps, reflection reflects then clamps (c unnormalized) */
-static double grid_pad(double c, int64_t size, int pad, bool align) {
+double grid_pad(double c, int64_t size, int pad, bool align) {
     if (pad == 1) c = c < 0 ? 0 : c > (double)(size - 1) ? (double)(size - 1) : c;
     else if (pad == 2) {
         c = align ? reflect(c, 0, 2 * (size - 1)) : reflect(c, -1, 2 * size - 1);
