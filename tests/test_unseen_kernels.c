@@ -65,10 +65,20 @@ static const char *const fixed[] = {
     /* a variance over fewer than 8 rows takes two unrolled sums (lowering.py
      * use_two_step_variance) and joins the argmin over the same rows in one pointwise kernel */
     "same     cuda_std_logsumexp 0/0 (2)",
+    /* GPU re-tiling of a producer into a reduction kernel (simd.py can_fuse /
+     * SIMDKernel.is_compatible: the pointwise [2, 4, 8, 8] splits into the group-norm sum's
+     * [2, 4] x [64]; scheduler.py fusable_read_and_write: unnormalized GPU deps compared as
+     * they are when both have as many vars, so [2, 4, 4, 64] does not join the sum of its view
+     * [2, 16] x [8, 8]); the loop reorder tried before the split when no dep is shared exactly
+     * (shared_data_after_reordering_loop), so convnext's [2, 8, 8, 16] walks [16] x [128] */
+    "same     cuda_unet_up_concat_train 0/0 backward (5)",
+    "same     cuda_unet_block 0/0 backward (6)",
+    "same     cuda_resblock_groupnorm_train 0/0 backward (8)",
+    "same     cuda_convnext_block_train 0/0 backward (6)",
     /* fixtures already equal before */
     "same     cuda_embed_ln_train 0/0 backward (5)",
 };
-enum { FLOOR = 159, GRAPHS = 175 };
+enum { FLOOR = 163, GRAPHS = 175 };
 
 int main(void) {
     ShellEnv env;

@@ -12,7 +12,12 @@
  * rewritten dependencies (writer and reader index must be equal), and a refused attempt is
  * undone. A kept rewrite lives as long as the schedule: sched_free restores the lowered bodies,
  * so the IR module is the same before and after scheduling (a second `sched` decides alike).
- * Splitting (not merging) keeps indices linear: no FloorDiv/ModularIndexing appears. */
+ * Splitting (not merging) keeps indices linear: no FloorDiv/ModularIndexing appears.
+ * On the GPU a pointwise node joining a reduction kernel is split into the kernel's (numel,
+ * rnumel) (simd.py SIMDKernel.is_compatible), so the inner loops are refined the same way (a
+ * pointwise [2, 4, 8, 8] and the sum over [2, 4] x [64] meet as [2, 4] x [8, 8]); first the
+ * reads across the pair must be the writes' elements as Inductor's fusable_read_and_write
+ * sees GPU deps (not normalized unless the two have different numbers of vars). */
 #include "scheduler/scheduler.h"
 
 #include <stdio.h>
@@ -66,9 +71,11 @@ static void print_list(const int64_t *v, int n, char *out, size_t on) {
     if (p < on) snprintf(out + p, on - p, "]");
 }
 
-/* Rewrite body b: its first nd vars become the fine ranges R[0..nr), old var i covering
- * R[cut[i]..cut[i+1]). In place (the body is the buffer's; `save` keeps what undo needs). */
-static void split_body(IrModule *m, LoopBody *b, int nd, const int64_t *R, int nr, const int *cut) {
+/* Rewrite body b: its vars [at, at + nd) become the fine ranges R[0..nr), old var at + i
+ * covering R[cut[i]..cut[i+1]); the vars after them are renamed (p2 -> p4 when two vars were
+ * added). An outer split (at 0) grows npoint, an inner one of a reduction's vars (at npoint)
+ * grows nred. In place (the body is the buffer's; `save` keeps what undo needs). */
+static void split_body(IrModule *m, LoopBody *b, int at, int nd, const int64_t *R, int nr, const int *cut) {
     SymCtx *S = m->ctx->sym;
     int nv = b->nvars - nd + nr;
     Expr **vars = arena_alloc(&m->arena, sizeof(Expr *) * (nv + 1));
@@ -81,17 +88,23 @@ static void split_body(IrModule *m, LoopBody *b, int nd, const int64_t *R, int n
     }
     const char *from[MAXV];
     Expr *to[MAXV];
+    for (int i = 0; i < at; i++) {
+        from[i] = b->vars[i]->name;
+        to[i] = vars[i];
+        ranges[i] = b->ranges[i];
+        dov[i] = b->dim_of_var[i];
+    }
     for (int i = 0; i < nd; i++) {
         Expr *e = sym_int(S, 0);
         for (int j = cut[i]; j < cut[i + 1]; j++) {
-            e = sym_add(S, sym_mul(S, e, sym_int(S, R[j])), vars[j]);
-            ranges[j] = sym_int(S, R[j]);
-            dov[j] = b->dim_of_var[i];
+            e = sym_add(S, sym_mul(S, e, sym_int(S, R[j])), vars[at + j]);
+            ranges[at + j] = sym_int(S, R[j]);
+            dov[at + j] = b->dim_of_var[at + i];
         }
-        from[i] = b->vars[i]->name;
-        to[i] = e;
+        from[at + i] = b->vars[at + i]->name;
+        to[at + i] = e;
     }
-    for (int i = nd; i < b->nvars; i++) {
+    for (int i = at + nd; i < b->nvars; i++) {
         from[i] = b->vars[i]->name;
         to[i] = vars[i - nd + nr];
         ranges[i - nd + nr] = b->ranges[i];
@@ -100,7 +113,8 @@ static void split_body(IrModule *m, LoopBody *b, int nd, const int64_t *R, int n
     int old = b->nvars;
     b->vars = vars;
     b->ranges = ranges;
-    b->npoint += nr - nd;
+    if (at < b->npoint) b->npoint += nr - nd;
+    else b->nred += nr - nd;
     b->nvars = nv;
     memcpy(b->dim_of_var, dov, sizeof(int) * (size_t)nv);
     for (int k = 0; k < b->nindexes; k++)
@@ -124,10 +138,79 @@ static void recollect(Schedule *s, int node) {
     ir_deps_collect(s->ir, n->buf, &n->deps);
 }
 
+/* The common refinement of the inner lists (the vars after each node's outer loops) of every
+ * node of both groups that has inner loops: a reduction's reduction vars, the dims of a
+ * pointwise node beyond the shared outer loops. All must walk the same total in nested
+ * blocks ([8, 8] and [64] -> [8, 8]; [2, 8, 8] and [128] -> [2, 8, 8]). Returns its length
+ * (0: no node has inner loops, or nothing to refine; -1: no common refinement). */
+static int inner_refinement(const Schedule *s, const int *const *nodes, const int *n, const int *k, int64_t *R) {
+    int nr = 0;
+    int64_t total = 0;
+    bool differ = false;
+    for (int side = 0; side < 2; side++)
+        for (int i = 0; i < n[side]; i++) {
+            const LoopBody *b = s->nodes[nodes[side][i]].buf->body;
+            int ni = b->nvars - k[side];
+            int64_t v[MAXV], t = 1, R2[MAXV];
+            int c1[MAXV + 1], c2[MAXV + 1], nr2;
+            if (ni <= 0) continue;
+            if (ni > MAXV || !all_int(b->ranges + k[side], ni, v)) return -1;
+            for (int j = 0; j < ni; j++) if (__builtin_mul_overflow(t, v[j], &t)) return -1;
+            if (!nr) { memcpy(R, v, sizeof(int64_t) * (size_t)ni); nr = ni; total = t; continue; }
+            if (t != total || !refine(R, nr, v, ni, R2, &nr2, c1, c2)) return -1;
+            differ |= nr2 != nr || nr2 != ni;
+            memcpy(R, R2, sizeof(int64_t) * (size_t)nr2);
+            nr = nr2;
+        }
+    return differ ? nr : 0;
+}
+
+/* Scheduler.fusable_read_and_write on the GPU: node r's read rd of what node w writes (wr) is
+ * the same element when the two canonical deps are equal; only when they have different numbers
+ * of vars are both normalized first (contiguous vars merged), since the loops are not merged
+ * when GPU nodes are made. So a pointwise [2, 4, 4, 64] does not join the sum of its view
+ * [2, 16] x [8, 8] (four vars each, other indexes), while [2, 4, 8, 8] joins [2, 4] x [64]. */
+static bool gpu_fusable_read(SymCtx *S, const Dep *rd, const LoopBody *rb, const Dep *wr, const LoopBody *wb) {
+    if (rd->kind != DEP_MEMORY || wr->kind != DEP_MEMORY) return false;
+    Expr *rs[MAXV], *ws[MAXV], *vars[MAXV];
+    int rn, wn;
+    Expr *ri = sched_dep_canon(S, rd->index, rb, rs, &rn), *wi = sched_dep_canon(S, wr->index, wb, ws, &wn);
+    if (rn != wn) {
+        ri = dep_normalize(S, rd->index, rb, vars, rs, &rn);
+        wi = dep_normalize(S, wr->index, wb, vars, ws, &wn);
+    }
+    if (ri != wi || rn < wn) return false;
+    for (int i = 0; i < wn; i++)
+        if (rs[i] != ws[i]) return false;
+    return true;
+}
+
+/* Does every read across the two groups of what the other group writes pass
+ * gpu_fusable_read? (Scheduler.can_fuse_vertical: "memory deps did not match"; the first
+ * failing pair is said in why.) */
+static bool gpu_deps_match(const Schedule *s, const int *const *nodes, const int *n, char *why, size_t wn) {
+    SymCtx *S = s->ir->ctx->sym;
+    for (int side = 0; side < 2; side++)
+        for (int i = 0; i < n[side]; i++) {
+            const SchedNode *R = &s->nodes[nodes[side][i]];
+            for (int j = 0; j < n[!side]; j++) {
+                const SchedNode *W = &s->nodes[nodes[!side][j]];
+                for (int r = 0; r < R->deps.nreads; r++)
+                    for (int w = 0; w < W->deps.nwrites; w++)
+                        if (R->deps.reads[r].buf == W->deps.writes[w].buf &&
+                            !gpu_fusable_read(S, &R->deps.reads[r], R->buf->body, &W->deps.writes[w], W->buf->body)) {
+                            snprintf(why, wn, "%s read at a different index than %s writes it", R->deps.reads[r].buf->name, W->name);
+                            return false;
+                        }
+            }
+        }
+    return true;
+}
+
 SchedReshape *sched_reshape_pair(Schedule *s, const int *na, int nA, int redA, const int *nb, int nB, int redB,
                                  char *note, size_t nn) {
     Expr *la[MAXV], *lb[MAXV];
-    int64_t va[MAXV], vb[MAXV], R[MAXV];
+    int64_t va[MAXV], vb[MAXV], R[MAXV], RI[MAXV];
     int ca[MAXV + 1], cb[MAXV + 1], nr = 0;
     note[0] = 0;
     int ka = outer_list(s, na, nA, redA, la), kb = outer_list(s, nb, nB, redB, lb);
@@ -151,7 +234,6 @@ SchedReshape *sched_reshape_pair(Schedule *s, const int *na, int nA, int redA, c
     }
     if (ta != tb) return NULL;
     if (!refine(va, ka, vb, kb, R, &nr, ca, cb)) return NULL;
-    if (nr == ka && nr == kb) return NULL;   /* nothing to split: the shapes already agree */
     for (int side = 0; side < 2; side++) {   /* room for the new vars */
         const int *nodes = side ? nb : na;
         int n = side ? nB : nA, k = side ? kb : ka;
@@ -160,21 +242,49 @@ SchedReshape *sched_reshape_pair(Schedule *s, const int *na, int nA, int redA, c
             if (!b || b->nvars < k || b->npoint < k || b->nvars - k + nr > MAXV) return NULL;
         }
     }
+    /* GPU (simd.py: a pointwise node joins a reduction kernel when its ranges split into the
+     * kernel's (numel, rnumel), SIMDKernel.is_compatible): the inner loops refined too, so a
+     * pointwise [2, 4, 8, 8] and the group-norm sum over [2, 4] x [64] meet as [2, 4] x [8, 8] */
+    const int *sides[2] = {na, nb};
+    int ns[2] = {nA, nB}, ks[2] = {ka, kb};
+    bool gpu = s->ir->ctx->target == MI_DEV_CUDA;
+    /* (a pointwise-only pair keeps the plain split: our lowering realizes some views Inductor
+     * inlines, and the split is what lets their two kernels meet again, swin's rolled clone) */
+    if (gpu && (redA >= 0 || redB >= 0) && !gpu_deps_match(s, sides, ns, note, nn)) return NULL;   /* note: why */
+    int nri = (redA >= 0 || redB >= 0) && gpu ? inner_refinement(s, sides, ns, ks, RI) : 0;
+    if (nri < 0) nri = 0;
+    if (nr == ka && nr == kb && !nri) return NULL;   /* nothing to split: the shapes already agree */
+    for (int side = 0; side < 2 && nri; side++)
+        for (int i = 0; i < ns[side]; i++) {
+            const LoopBody *b = s->nodes[sides[side][i]].buf->body;
+            if (b->nvars - ks[side] > 0 && nr + nri > MAXV) return NULL;
+        }
     SchedReshape *u = mi_xcalloc(1, sizeof *u);
     char from_a[96], from_b[96], to[96];
     print_list(va, ka, from_a, sizeof from_a);
     print_list(vb, kb, from_b, sizeof from_b);
     print_list(R, nr, to, sizeof to);
-    if (nr != ka && nr != kb) snprintf(note, nn, "; outer loops %s and %s both split to %s", from_a, from_b, to);
-    else snprintf(note, nn, "; outer loops %s split to %s", nr != ka ? from_a : from_b, to);
+    size_t p = 0;
+    if (nr != ka && nr != kb) p = (size_t)snprintf(note, nn, "; outer loops %s and %s both split to %s", from_a, from_b, to);
+    else if (nr != ka || nr != kb) p = (size_t)snprintf(note, nn, "; outer loops %s split to %s", nr != ka ? from_a : from_b, to);
+    if (nri && p < nn) {
+        print_list(RI, nri, to, sizeof to);
+        snprintf(note + p, nn - p, "; inner loops split to %s", to);
+    }
     for (int side = 0; side < 2; side++) {
-        const int *nodes = side ? nb : na;
-        int n = side ? nB : nA, k = side ? kb : ka;
+        const int *nodes = sides[side];
+        int k = ks[side];
         const int *cut = side ? cb : ca;
-        if (nr == k) continue;
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < ns[side]; i++) {
+            LoopBody *b = s->nodes[nodes[i]].buf->body;
+            int ni = b->nvars - k;
+            int64_t v[MAXV], R2[MAXV];
+            int ci[MAXV + 1], c2[MAXV + 1], nr2 = 0;
+            bool inner = nri && ni > 0 && all_int(b->ranges + k, ni, v) && refine(v, ni, RI, nri, R2, &nr2, ci, c2) && nr2 != ni;
+            if (nr == k && !inner) continue;
             save_node(s, u, nodes[i]);
-            split_body(s->ir, s->nodes[nodes[i]].buf->body, k, R, nr, cut);
+            if (nr != k) split_body(s->ir, b, 0, k, R, nr, cut);
+            if (inner) split_body(s->ir, b, nr, ni, RI, nri, ci);
             recollect(s, nodes[i]);
         }
     }

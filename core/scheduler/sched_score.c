@@ -26,6 +26,26 @@ typedef struct NDep {
     int64_t bytes;
 } NDep;
 
+/* MemoryDep canonicalize without normalization (extract_read_writes(normalize=False), what
+ * GPU nodes carry under loop_ordering_after_fusion): the node's vars of range 1 dropped, the
+ * rest renamed c0.. in order. Returns the index; *nv and sizes[] the kept vars' ranges. */
+Expr *sched_dep_canon(SymCtx *S, Expr *index, const LoopBody *b, Expr **sizes, int *nv) {
+    const char *from[MAXV];
+    Expr *to[MAXV];
+    char names[MAXV][16];
+    int k = 0;
+    for (int i = 0; i < b->nvars && i < MAXV; i++) {
+        int64_t one;
+        from[i] = b->vars[i]->name;
+        if (sym_is_int(b->ranges[i], &one) && one == 1) { to[i] = sym_int(S, 0); continue; }
+        snprintf(names[i], 16, "c%d", k);
+        sizes[k++] = b->ranges[i];
+        to[i] = sym_symbol(S, names[i]);
+    }
+    *nv = k;
+    return sym_subst(S, index, from, to, b->nvars < MAXV ? b->nvars : MAXV);
+}
+
 /* MemoryDep.numbytes_hint: the numel of the vars the index uses (the buffer's for an indirect
  * index), times the element size; 64 for a symbolic size (a size hint Inductor would have). */
 static int64_t ndep_bytes(SymCtx *S, const NDep *d) {
@@ -48,7 +68,7 @@ static bool ndep_eq(const NDep *a, const NDep *b) {
 
 /* The normalized reads and writes of nodes[0..n) on the buffers `on` names (n_on of them),
  * without repeats (a set, as Inductor's read_writes). */
-static int collect(const Schedule *s, const int *nodes, int n, const Buffer *const *on, int n_on, NDep **out) {
+static int collect(const Schedule *s, const int *nodes, int n, const Buffer *const *on, int n_on, bool canon, NDep **out) {
     SymCtx *S = s->ir->ctx->sym;
     NDep *v = NULL;
     int nv = 0, cap = 0;
@@ -66,7 +86,8 @@ static int collect(const Schedule *s, const int *nodes, int n, const Buffer *con
             y.kind = x->kind;
             if (x->kind == DEP_MEMORY) {
                 Expr *vars[MAXV];
-                y.index = dep_normalize(S, x->index, nd->buf->body, vars, y.sizes, &y.nv);
+                y.index = canon ? sched_dep_canon(S, x->index, nd->buf->body, y.sizes, &y.nv)
+                                : dep_normalize(S, x->index, nd->buf->body, vars, y.sizes, &y.nv);
             }
             y.bytes = ndep_bytes(S, &y);
             bool dup = false;
@@ -114,7 +135,7 @@ static bool same_up_to_order(SymCtx *S, const NDep *a, const NDep *b) {
     return sym_subst(S, a->index, nm, za, a->nv) == sym_subst(S, b->index, nm, za, b->nv);
 }
 
-int64_t sched_shared_dep_bytes(const Schedule *s, const int *a, int na, const int *b, int nb, bool *reorderable) {
+int64_t sched_shared_dep_bytes(const Schedule *s, const int *a, int na, const int *b, int nb, bool canon, bool *reorderable) {
     *reorderable = false;
     /* the buffers both sides touch */
     const Buffer **common = NULL;
@@ -136,7 +157,7 @@ int64_t sched_shared_dep_bytes(const Schedule *s, const int *a, int na, const in
         }
     }
     NDep *da = NULL, *db = NULL;
-    int ka = nc ? collect(s, a, na, common, nc, &da) : 0, kb = nc ? collect(s, b, nb, common, nc, &db) : 0;
+    int ka = nc ? collect(s, a, na, common, nc, canon, &da) : 0, kb = nc ? collect(s, b, nb, common, nc, canon, &db) : 0;
     int64_t score = 0;
     SymCtx *S = s->ir->ctx->sym;
     for (int i = 0; i < ka; i++)

@@ -422,7 +422,7 @@ static int64_t pair_score(const Schedule *s, Fx *f, int ga, int gb) {
     }
     if (score <= 0 || groups_feed(s, f, ga, gb)) return score;
     bool reorder = false;
-    int64_t exact = sched_shared_dep_bytes(s, S->nodes, S->n, s->groups[gb].nodes, s->groups[gb].n, &reorder);
+    int64_t exact = sched_shared_dep_bytes(s, S->nodes, S->n, s->groups[gb].nodes, s->groups[gb].n, false, &reorder);
     if (exact >= SCORE_FUSION_MEMORY_THRESHOLD) return exact;
     return reorder && s->ir->ctx->target == MI_DEV_CUDA ? score : 0;
 }
@@ -432,6 +432,20 @@ long sched_order_key(const Schedule *s, int n) {
     return (b->mutates && !b->inplace_alias ? (1L << 40) : 0) + (s->okey ? s->okey[n] : n);
 }
 static long order_key(const Schedule *s, int n) { return sched_order_key(s, n); }
+
+/* GPU: the pointwise side of groups ga, gb (the earlier group first, as Inductor's node1)
+ * reordered to walk a shared buffer as the other side does; NULL when neither can. */
+static SchedReshape *reorder_pointwise_side(Schedule *s, const Fx *f, int ga, int gb, char *note, size_t nn) {
+    const SchedGroup *A = &s->groups[ga], *B = &s->groups[gb];
+    int g1 = A->nodes[0] < B->nodes[0] ? ga : gb, g2 = g1 == ga ? gb : ga;
+    SchedReshape *u = NULL;
+    for (int t = 0; t < 2 && !u; t++) {
+        int gp = t ? g2 : g1, gq = t ? g1 : g2;
+        if (f->gred[gp] >= 0) continue;
+        u = sched_reorder_pair(s, s->groups[gp].nodes, s->groups[gp].n, s->groups[gq].nodes, s->groups[gq].n, note, nn);
+    }
+    return u;
+}
 
 /* One producer/consumer pair inside a would-be kernel: same element, and inner loops that fit */
 static bool dep_ok(const Schedule *s, int wn, const Dep *wr, int rn, const Dep *rd, int m, char *why, size_t wl) {
@@ -851,42 +865,36 @@ static void fuse_rounds(Schedule *s, Fx *f, int max_rounds) {
                 tmp[k] = y >= B->n || (x < A->n && order_key(s, A->nodes[x]) < order_key(s, B->nodes[y])) ? A->nodes[x++] : B->nodes[y++];
             if (full && nouter >= 0) nouter = group_shape_fx(s, f, tmp, n, why, sizeof why);
             char note[160] = "";
-            if (nouter < 0) {   /* same elements under differently split outer loops? */
-                SchedReshape *u = sched_reshape_pair(s, A->nodes, A->n, f->gred[ga], B->nodes, B->n, f->gred[gb], note, sizeof note);
+            /* same elements under differently split outer loops (sched_reshape_pair), or, on
+             * the GPU, a pointwise side walking a shared buffer in another loop order
+             * (sched_reorder_pair). Inductor reorders while scoring, before it checks the
+             * shapes, when the pair shares no dependency exactly (score_fusion_memory below
+             * the threshold: shared_data_after_reordering_loop): then the reorder is tried
+             * first, so the reordered pointwise meets the reduction's own tiling. */
+            bool cuda = s->ir->ctx->target == MI_DEV_CUDA, reorder_first = false;
+            if (nouter < 0 && cuda) {
+                bool can = false;
+                reorder_first = sched_shared_dep_bytes(s, A->nodes, A->n, B->nodes, B->n, true, &can) < SCORE_FUSION_MEMORY_THRESHOLD && can;
+            }
+            for (int t = 0; t < 2 && nouter < 0; t++) {
+                bool reorder = (t == 0) == reorder_first;
+                if (reorder && !cuda) continue;
                 char why2[160];
+                SchedReshape *u = reorder ? reorder_pointwise_side(s, f, ga, gb, note, sizeof note)
+                                          : sched_reshape_pair(s, A->nodes, A->n, f->gred[ga], B->nodes, B->n, f->gred[gb], note, sizeof note);
                 int no2 = u ? group_shape_fx(s, f, tmp, n, why2, sizeof why2) : -1;
+                if (!u && !reorder && note[0]) memcpy(why2, note, sizeof why2);   /* deps refused the split */
                 if (no2 >= 0) {
                     nouter = no2;
                     s->reshapes = mi_xrealloc(s->reshapes, sizeof *s->reshapes * (size_t)(s->nreshapes + 1));
                     s->reshapes[s->nreshapes++] = u;
                 } else {
                     sched_reshape_undo(s, u, true);
-                    if (u) {   /* say why the common shape did not help either */
+                    if ((u || note[0]) && !reorder) {   /* say why the common shape did not help either */
                         char w0[160];
                         memcpy(w0, why, sizeof w0);
                         snprintf(why, sizeof why, "%.60s (split to one shape: %.70s)", w0, why2);
                     }
-                    note[0] = 0;
-                }
-            }
-            if (nouter < 0 && s->ir->ctx->target == MI_DEV_CUDA) {
-                /* GPU: a pointwise side walking a shared buffer in another loop order is
-                 * reordered (the earlier group first, as Inductor's node1) */
-                int g1 = A->nodes[0] < B->nodes[0] ? ga : gb, g2 = g1 == ga ? gb : ga;
-                SchedReshape *u = NULL;
-                for (int t = 0; t < 2 && !u; t++) {
-                    int gp = t ? g2 : g1, gq = t ? g1 : g2;
-                    if (f->gred[gp] >= 0) continue;
-                    u = sched_reorder_pair(s, s->groups[gp].nodes, s->groups[gp].n, s->groups[gq].nodes, s->groups[gq].n, note, sizeof note);
-                }
-                char why2[160];
-                int no2 = u ? group_shape_fx(s, f, tmp, n, why2, sizeof why2) : -1;
-                if (no2 >= 0) {
-                    nouter = no2;
-                    s->reshapes = mi_xrealloc(s->reshapes, sizeof *s->reshapes * (size_t)(s->nreshapes + 1));
-                    s->reshapes[s->nreshapes++] = u;
-                } else {
-                    sched_reshape_undo(s, u, true);
                     note[0] = 0;
                 }
             }

@@ -121,10 +121,14 @@ const char *sched_group_name(const Schedule *s, int g, char *buf, size_t n);
 long sched_order_key(const Schedule *s, int n);
 
 /* Scheduler internals (core/scheduler/sched_reshape.c): re-express the nodes of two would-be-fused groups
- * over one common refinement of their outer loop ranges ([8, 256] vs [2048] -> [8, 256]); red*
+ * over one common refinement of their outer loop ranges ([8, 256] vs [2048] -> [8, 256]) and,
+ * on the GPU where a reduction is involved, of their inner loops too ([8, 8] vs [64] -> [8, 8]:
+ * simd.py's pointwise in a reduction kernel), after checking that the reads across the pair
+ * are the writes' elements as Scheduler.fusable_read_and_write sees unnormalized GPU deps; red*
  * is a group's number of reduction outer dims, -1 when it is pointwise only. Returns the undo
- * record (NULL: no common shape, nothing changed) and a "; outer loops ... split to ..." note
- * for the decision text. A kept one goes to s->reshapes (undone, newest first, by sched_free). */
+ * record (NULL: no common shape, nothing changed; a nonempty note then says which read the
+ * deps refused) and a "; outer loops ... split to ..." note for the decision text. A kept one
+ * goes to s->reshapes (undone, newest first, by sched_free). */
 typedef struct SchedReshape SchedReshape;
 SchedReshape *sched_reshape_pair(Schedule *s, const int *na, int nA, int redA, const int *nb, int nB, int redB,
                                  char *note, size_t nn);
@@ -188,6 +192,9 @@ void sched_reshape_undo(Schedule *s, SchedReshape *u, bool deps);
 /* Bytes of the normalized MemoryDeps that nodes a[] and b[] both read or write (Inductor's
  * score_fusion_memory, core/scheduler/sched_score.c); *reorderable when some buffer is read
  * by both at indexes that differ only by loop order (normalize_with_stride_order). */
-int64_t sched_shared_dep_bytes(const Schedule *s, const int *a, int na, const int *b, int nb, bool *reorderable);
+int64_t sched_shared_dep_bytes(const Schedule *s, const int *a, int na, const int *b, int nb, bool canon, bool *reorderable);
+/* A MemoryDep as GPU nodes carry it (canon: not normalized, sched_score.c): the index over the
+ * body's vars of range > 1 renamed c0.., *nv and sizes[] their ranges. */
+Expr *sched_dep_canon(SymCtx *S, Expr *index, const LoopBody *b, Expr **sizes, int *nv);
 
 #endif
