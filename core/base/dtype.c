@@ -30,6 +30,8 @@ static const DTypeInfo dtypes[DT_COUNT] = {
     [DT_U16]    = {"u16",  "torch.uint16",   "uint16_t", "<u2", 2, 'i'},
     [DT_U32]    = {"u32",  "torch.uint32",   "uint32_t", "<u4", 4, 'i'},
     [DT_U64]    = {"u64",  "torch.uint64",   "uint64_t", "<u8", 8, 'i'},
+    [DT_F8E4M3FNUZ] = {"f8e4m3fnuz", "torch.float8_e4m3fnuz", "uint8_t", NULL, 1, 'f'},
+    [DT_F8E5M2FNUZ] = {"f8e5m2fnuz", "torch.float8_e5m2fnuz", "uint8_t", NULL, 1, 'f'},
 };
 
 static bool valid(DType t) { return t >= 0 && t < DT_COUNT; }
@@ -42,6 +44,7 @@ size_t dtype_size(DType t) { return valid(t) ? dtypes[t].size : 0; }
 bool dtype_is_float(DType t) { return valid(t) && dtypes[t].cat == 'f'; }
 bool dtype_is_int(DType t) { return valid(t) && dtypes[t].cat == 'i'; }
 bool dtype_is_complex(DType t) { return valid(t) && dtypes[t].cat == 'c'; }
+bool dtype_is_float8(DType t) { return t == DT_F8E4M3 || t == DT_F8E5M2 || t == DT_F8E4M3FNUZ || t == DT_F8E5M2FNUZ; }
 
 static bool eqn(const char *s, size_t n, const char *lit) {
     return strlen(lit) == n && memcmp(s, lit, n) == 0;
@@ -87,6 +90,7 @@ static int cat_rank(char c) { return c == 'b' ? 0 : c == 'i' ? 1 : c == 'f' ? 2 
 DType dtype_promote(DType a, DType b) {
     if (!valid(a)) return b;
     if (!valid(b) || a == b) return a;
+    if (dtype_is_float8(a) || dtype_is_float8(b)) return DT_INVALID;   /* c10: not supported */
     int ca = cat_rank(dtypes[a].cat), cb = cat_rank(dtypes[b].cat);
     if (ca != cb) {
         DType hi = ca > cb ? a : b, lo = ca > cb ? b : a;
@@ -105,7 +109,6 @@ DType dtype_promote(DType a, DType b) {
         return dtypes[a].size >= dtypes[b].size ? a : b;
     case 'f':
         if ((a == DT_F16 && b == DT_BF16) || (a == DT_BF16 && b == DT_F16)) return DT_F32;
-        if (dtypes[a].size == dtypes[b].size) return DT_F32;   /* the two float8 kinds */
         return dtypes[a].size > dtypes[b].size ? a : b;
     case 'c':
         return dtypes[a].size >= dtypes[b].size ? a : b;

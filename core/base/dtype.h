@@ -11,6 +11,7 @@ typedef enum {
     DT_C64, DT_C128,
     DT_F8E4M3, DT_F8E5M2,
     DT_U16, DT_U32, DT_U64,     /* PyTorch's "barebones" unsigned types: storage, casts, few ops */
+    DT_F8E4M3FNUZ, DT_F8E5M2FNUZ,   /* the AMD float8 kinds (no -0, no inf, NaN = 0x80) */
     DT_COUNT,
     DT_INVALID = -1
 } DType;
@@ -27,8 +28,11 @@ DType dtype_from_abbrev(const char *s, size_t n);        /* DT_INVALID if unknow
 DType dtype_from_torch_name(const char *s, size_t n);    /* accepts "torch.float32", "torch.float", "torch.long", ... */
 DType dtype_from_npy_descr(const char *s);
 /* Type promotion as torch.result_type for two tensors / tensor and python scalar (c10's
- * promoteTypes). DT_INVALID where PyTorch refuses: u16/u32/u64 with another integer type. */
+ * promoteTypes). DT_INVALID where PyTorch refuses: u16/u32/u64 with another integer type, a
+ * float8 type with any other type ("Promotion for Float8 Types is not supported"). */
 DType dtype_promote(DType a, DType b);
+/* One of the four float8 storage types (float8_e4m3fn, _e5m2, _e4m3fnuz, _e5m2fnuz). */
+bool dtype_is_float8(DType t);
 
 typedef enum { DEV_CPU, DEV_CUDA, DEV_META } DevKind;
 typedef struct Device { DevKind kind; int index; /* -1 = none given */ } Device;

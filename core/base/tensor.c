@@ -49,25 +49,52 @@ uint16_t mi_f32_to_bf16(float f) {
     return (uint16_t)(u >> 16);
 }
 
-static float f8e4m3_to_f32(uint8_t b) {
-    int sign = b >> 7, exp = (b >> 3) & 15, man = b & 7;
-    float v;
-    if (exp == 15 && man == 7) return NAN;
-    if (exp == 0) v = ldexpf((float)man, -9);
-    else v = ldexpf(1.0f + man / 8.0f, exp - 7);
+/* mi_f8_to_f32: the value of float8 bits b of type dt. The trick: every float8 value is
+ * (1 + m / 2^M) 2^(e - bias) (e > 0) or m 2^(1 - bias - M) (e == 0), exact in float; only the
+ * special encodings differ per type. Example: e4m3fn 0x7e -> 448, 0x7f -> NaN; e4m3fnuz 0x80 -> NaN. */
+float mi_f8_to_f32(DType dt, uint8_t b) {
+    bool e5 = dt == DT_F8E5M2 || dt == DT_F8E5M2FNUZ, fnuz = dt == DT_F8E4M3FNUZ || dt == DT_F8E5M2FNUZ;
+    int M = e5 ? 2 : 3, bias = e5 ? 15 : 7, emax = e5 ? 31 : 15;
+    if (fnuz) bias++;
+    int sign = b >> 7, e = (b & 0x7f) >> M, m = b & ((1 << M) - 1);
+    if (fnuz && b == 0x80) return NAN;
+    if (!fnuz && e5 && e == emax) return m ? NAN : sign ? -INFINITY : INFINITY;
+    if (!fnuz && !e5 && e == emax && m == (1 << M) - 1) return NAN;
+    float v = e == 0 ? ldexpf((float)m, 1 - bias - M) : ldexpf(1.0f + (float)m / (float)(1 << M), e - bias);
     return sign ? -v : v;
 }
 
-static uint8_t f32_to_f8e4m3(float f) {
-    if (isnan(f)) return 0x7f;
-    uint8_t sign = signbit(f) ? 0x80 : 0;
-    float a = fabsf(f), best = INFINITY;
-    uint8_t code = 0;
-    for (int c = 0; c < 127; c++) {          /* 126 finite magnitudes: pick the nearest */
-        float d = fabsf(f8e4m3_to_f32((uint8_t)c) - a);
-        if (d < best) { best = d; code = (uint8_t)c; }
+/* mi_f32_to_f8: c10's fp8e4m3fn / fp8e5m2 / fp8e4m3fnuz / fp8e5m2fnuz _from_fp32_value, bit
+ * for bit. The trick: a number below the smallest normal is added to a magic float whose ulp is
+ * the float8 subnormal step (the FPU rounds to nearest even), then the magic is subtracted from
+ * the bits; a normal number gets its exponent rebiased and half an ulp minus one plus the odd
+ * bit added before its low bits are dropped (round to nearest even). Example: e4m3fn 0.3 ->
+ * 0x2a (0.3125), 470 -> 0x7f (NaN: over 464, the midpoint of 448 and 480). */
+uint8_t mi_f32_to_f8(DType dt, float f) {
+    bool e5 = dt == DT_F8E5M2 || dt == DT_F8E5M2FNUZ, fnuz = dt == DT_F8E4M3FNUZ || dt == DT_F8E5M2FNUZ;
+    int M = e5 ? 2 : 3, bias = (e5 ? 15 : 7) + (fnuz ? 1 : 0);
+    uint32_t u = f32_bits(f), sign = u & 0x80000000u, result;
+    u ^= sign;
+    /* the first magnitude out of range: 480 (e4m3fn), 65536 (e5m2), 256 (e4m3fnuz), 65536 (e5m2fnuz) */
+    uint32_t max = e5 ? 143u << 23 : fnuz ? 0x87u << 23 : 1087u << 20;
+    if (u >= max) {
+        if (fnuz) return 0x80;
+        if (e5) return (uint8_t)((u > 0x7f800000u ? 0x7f : 0x7c) | (sign >> 24));
+        return (uint8_t)(0x7f | (sign >> 24));
     }
-    return sign | code;
+    uint32_t min_normal = (uint32_t)(127 - bias + 1) << 23;
+    if (u < min_normal) {
+        uint32_t magic = (uint32_t)((127 - bias) + (23 - M) + 1) << 23;
+        result = f32_bits(bits_f32(u) + bits_f32(magic)) - magic;
+        if (fnuz && result == 0) return 0;   /* no negative zero */
+    } else {
+        int drop = 23 - M;
+        uint32_t odd = (u >> drop) & 1;
+        u += ((uint32_t)(bias - 127) << 23) + ((1u << (drop - 1)) - 1);
+        u += odd;
+        result = u >> drop;
+    }
+    return (uint8_t)(result | (sign >> 24));
 }
 
 /* ---- allocation ---- */
@@ -284,8 +311,7 @@ double tensor_load_f(const Tensor *t, int64_t pos) {
     case DT_BOOL: return ((const uint8_t *)d)[pos] != 0;
     case DT_C64: return ((const float *)d)[2 * pos];
     case DT_C128: return ((const double *)d)[2 * pos];
-    case DT_F8E4M3: return f8e4m3_to_f32(((const uint8_t *)d)[pos]);
-    case DT_F8E5M2: return mi_f16_to_f32((uint16_t)(((const uint8_t *)d)[pos] << 8));
+    case DT_F8E4M3: case DT_F8E5M2: case DT_F8E4M3FNUZ: case DT_F8E5M2FNUZ: return mi_f8_to_f32(t->dtype, ((const uint8_t *)d)[pos]);
     case DT_U16: return ((const uint16_t *)d)[pos];
     case DT_U32: return ((const uint32_t *)d)[pos];
     case DT_U64: return (double)((const uint64_t *)d)[pos];
@@ -333,14 +359,7 @@ void tensor_store_f(Tensor *t, int64_t pos, double v) {
     case DT_BOOL: ((uint8_t *)d)[pos] = v != 0; break;
     case DT_C64: ((float *)d)[2 * pos] = (float)v; ((float *)d)[2 * pos + 1] = 0; break;
     case DT_C128: ((double *)d)[2 * pos] = v; ((double *)d)[2 * pos + 1] = 0; break;
-    case DT_F8E4M3: ((uint8_t *)d)[pos] = f32_to_f8e4m3((float)v); break;
-    case DT_F8E5M2: {
-        uint16_t h = mi_f32_to_f16((float)v);      /* round the half to 2 mantissa bits */
-        uint16_t r = (uint16_t)(h + 0x7f + ((h >> 8) & 1));
-        if ((h & 0x7c00) == 0x7c00) r = h;
-        ((uint8_t *)d)[pos] = (uint8_t)(r >> 8);
-        break;
-    }
+    case DT_F8E4M3: case DT_F8E5M2: case DT_F8E4M3FNUZ: case DT_F8E5M2FNUZ: ((uint8_t *)d)[pos] = mi_f32_to_f8(t->dtype, (float)v); break;
     default: break;
     }
 }

@@ -99,6 +99,12 @@ float mi_f16_to_f32(uint16_t h);
 uint16_t mi_f32_to_f16(float f);
 float mi_bf16_to_f32(uint16_t h);
 uint16_t mi_f32_to_bf16(float f);
+/* float8 <-> float32 as c10's Float8_* types convert (PyTorch 2.11): round to nearest even;
+ * e4m3fn: no inf, overflow (>= 480) and NaN -> NaN 0x7f; e5m2: overflow (>= 65536) -> inf,
+ * NaN -> 0x7f; the fnuz kinds: no -0, overflow and NaN -> 0x80 (their only NaN).
+ * dt is DT_F8E4M3, DT_F8E5M2, DT_F8E4M3FNUZ or DT_F8E5M2FNUZ. */
+float mi_f8_to_f32(DType dt, uint8_t b);
+uint8_t mi_f32_to_f8(DType dt, float f);
 /* "f32[4, 8]" (dtype and sizes); returns buf. */
 const char *tensor_type_str(const Tensor *t, char *buf, size_t n);
 

@@ -3,6 +3,7 @@
  * and the loop nests) are in core/codegen/codegen_kernel.c. */
 #include "codegen/codegen_c.h"
 #include "codegen/codegen_kernel.h"
+#include "codegen/codegen_f8.h"
 #include "codegen/codegen_mem.h"
 #include "codegen/codegen_fallback.h"
 #include "codegen/codegen_conv.h"
@@ -201,15 +202,16 @@ static bool kernel_has_indirect(const Schedule *s, const SchedKernel *kn) {
     return false;
 }
 
-/* true when s or one of its cond branches has an f16 / bf16 buffer */
-static bool has_half(const Schedule *s) {
+/* true when s or one of its cond branches has a buffer of dtype a or b */
+static bool has_dtype(const Schedule *s, DType a, DType b) {
     for (int i = 0; i < s->ir->nbufs; i++)
-        if (s->ir->bufs[i]->layout.dtype == DT_F16 || s->ir->bufs[i]->layout.dtype == DT_BF16) return true;
+        if (s->ir->bufs[i]->layout.dtype == a || s->ir->bufs[i]->layout.dtype == b) return true;
     for (int i = 0; i < s->nbranches; i++)
         for (int k = 0; k < 2; k++)
-            if (has_half(s->branches[i].s[k])) return true;
+            if (has_dtype(s->branches[i].s[k], a, b)) return true;
     return false;
 }
+static bool has_half(const Schedule *s) { return has_dtype(s, DT_F16, DT_BF16); }
 
 /* oneDNN's sgemm for mi_gemm and mi_sdpa's blocks (modules of a library built with oneDNN,
  * where the machine compiling them has its header): one call over the whole product, threaded by
@@ -477,6 +479,7 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     bool has_ind = false, has_atomic = false;
     scan_indirect(s, &has_ind, &has_atomic);
     if (has_half(s)) sb_put(&out, half_src);
+    if (cg_uses_f8(s)) cg_f8_src(&out, false);
     if (has_ind) sb_put(&out, indirect_src);
     if (has_atomic) sb_put(&out, atomic_src);
     if (has_atomic && has_half(s)) sb_put(&out, atomic_half_src);

@@ -9,6 +9,7 @@
  * The file around the kernels (prelude, extern kernels, host wrapper) is core/codegen/codegen_cuda.c. */
 #include "codegen/codegen_cuda_kernel.h"
 #include "codegen/codegen_kernel.h"
+#include "codegen/codegen_f8.h"
 #include "codegen/op_overrides.h"
 
 #include <math.h>
@@ -58,10 +59,13 @@ static bool cuda_math(StrBuf *out, IrMathOp op, DType at, const char *const *a) 
 /* Half precision as Triton computes it (triton_compute_type): f16 and bf16 values are floats
  * in registers; a load converts up, a store rounds to nearest even. An explicit cast to f16 or
  * bf16 rounds too (as the cpp backend's legalized casts and eager do), then goes on as float. */
-static DType cuda_compute_dtype(DType t) { return t == DT_F16 || t == DT_BF16 ? DT_F32 : t; }
+/* float8 likewise (codegen_f8.c: e4m3fn / e5m2 stores saturate, as Triton's conversion). */
+static DType cuda_compute_dtype(DType t) { return t == DT_F16 || t == DT_BF16 || dtype_is_float8(t) ? DT_F32 : t; }
 static bool cuda_to_dtype(StrBuf *out, const char *x, DType dt, DType src) {
+    char fn[32];
     if (dt == DT_F16) sb_printf(out, "__half2float(__float2half_rn((float)(%s)))", x);
     else if (dt == DT_BF16) sb_printf(out, "__bfloat162float(__float2bfloat16_rn((float)(%s)))", x);
+    else if (dtype_is_float8(dt)) sb_printf(out, "%s((float)(%s))", cg_f8_fn(dt, 'r', fn, sizeof fn), x);
     else return false;
     return true;
 }
@@ -72,11 +76,15 @@ static const char *cu_vtype(DType t) { return cg_value_type(&cuda_overrides, t);
 /* A loaded element of a buffer of dtype t in its register type / a value v rounded for a
  * store into such a buffer: `__half2float(p[i])`, `__float2half_rn(v)`. */
 static void cu_load_expr(StrBuf *out, DType t, const char *elem) {
+    char fn[32];
     if (t == DT_F16) sb_printf(out, "__half2float(%s)", elem);
+    else if (dtype_is_float8(t)) sb_printf(out, "%s(%s)", cg_f8_fn(t, 'l', fn, sizeof fn), elem);
     else if (t == DT_BF16) sb_printf(out, "__bfloat162float(%s)", elem);
     else sb_put(out, elem);
 }
 static const char *cu_store_val(DType t, const char *v, char *buf, size_t n) {
+    char fn[32];
+    if (dtype_is_float8(t)) { snprintf(buf, n, "%s(%s)", cg_f8_fn(t, 's', fn, sizeof fn), v); return buf; }
     if (t != DT_F16 && t != DT_BF16) return v;
     snprintf(buf, n, "%s(%s)", t == DT_F16 ? "__float2half_rn" : "__float2bfloat16_rn", v);
     return buf;

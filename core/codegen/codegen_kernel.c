@@ -25,6 +25,7 @@
  *   - no outer loop (a full reduction): the reduction loop itself is `parallel for reduction`.
  * argmax/argmin stay scalar (first-index ties need the sequential order). */
 #include "codegen/codegen_kernel.h"
+#include "codegen/codegen_f8.h"
 #include "codegen/codegen_mem.h"
 #include "codegen/codegen_split.h"
 #include "codegen/op_overrides.h"
@@ -52,6 +53,7 @@ const char *cg_ctype(DType t) {
     case DT_U64: return "uint64_t";   /* the CUDA flash attention's RNG state */
     case DT_BOOL: return "_Bool";
     case DT_F16: case DT_BF16: return "uint16_t";   /* the bits; values are computed in float */
+    case DT_F8E4M3: case DT_F8E5M2: case DT_F8E4M3FNUZ: case DT_F8E5M2FNUZ: return "uint8_t";   /* the bits (codegen_f8.c) */
     /* storage only: complex buffers are written and read by FallbackKernels (lowering.c's
      * touches_complex, as Inductor), never by a generated kernel (cg_emit_kernel refuses) */
     case DT_C64: return "float _Complex";
@@ -60,16 +62,17 @@ const char *cg_ctype(DType t) {
     }
 }
 
-/* f16 / bf16 values are computed in float, as Inductor's cpp backend does: loads convert to
- * float, math runs in float, stores round (to nearest even) back. */
-static DType cpp_compute_dtype(DType t) { return t == DT_F16 || t == DT_BF16 ? DT_F32 : t; }
-static bool half(DType t) { return t == DT_F16 || t == DT_BF16; }
+/* f16 / bf16 / float8 values are computed in float, as Inductor's cpp backend does: loads
+ * convert to float, math runs in float, stores round (to nearest even) back. */
+static bool half(DType t) { return t == DT_F16 || t == DT_BF16 || dtype_is_float8(t); }
+static DType cpp_compute_dtype(DType t) { return half(t) ? DT_F32 : t; }
 
-/* An explicit cast to f16 / bf16 rounds the float value to that precision (it stays a float):
- * to_dtype(x, bf16) -> mi_rbf((float)(x)). */
+/* An explicit cast to f16 / bf16 / float8 rounds the float value to that precision (it stays a
+ * float): to_dtype(x, bf16) -> mi_rbf((float)(x)), to_dtype(x, f8e4m3fn) -> mi_round_f8e4m3fn(...). */
 static bool cpp_to_dtype(StrBuf *out, const char *x, DType dt, DType src) {
+    char fn[32];
     if (!half(dt)) return false;
-    sb_printf(out, "%s((float)(%s))", dt == DT_F16 ? "mi_rh" : "mi_rbf", x);
+    sb_printf(out, "%s((float)(%s))", dt == DT_F16 ? "mi_rh" : dt == DT_BF16 ? "mi_rbf" : cg_f8_fn(dt, 'r', fn, sizeof fn), x);
     return true;
 }
 
@@ -99,13 +102,15 @@ static const char *value_ctype(DType t) { return dtype_is_complex(t) ? NULL : cg
 
 /* The load of element `ix` of `bn` whose dtype is dt, as a value: bn[ix], mi_h2f(bn[ix]). */
 static void load_rhs(StrBuf *sb, DType dt, const char *bn, const char *ix) {
-    if (half(dt)) sb_printf(sb, "%s(%s[%s])", dt == DT_F16 ? "mi_h2f" : "mi_bf2f", bn, ix);
+    char fn[32];
+    if (half(dt)) sb_printf(sb, "%s(%s[%s])", dt == DT_F16 ? "mi_h2f" : dt == DT_BF16 ? "mi_bf2f" : cg_f8_fn(dt, 'l', fn, sizeof fn), bn, ix);
     else sb_printf(sb, "%s[%s]", bn, ix);
 }
 
 /* Value v stored into a buffer of dtype dt: v, or mi_f2h(v) / mi_f2bf(v) rounding a float. */
 static void store_rhs(StrBuf *sb, DType dt, const char *v) {
-    if (half(dt)) sb_printf(sb, "%s(%s)", dt == DT_F16 ? "mi_f2h" : "mi_f2bf", v);
+    char fn[32];
+    if (half(dt)) sb_printf(sb, "%s(%s)", dt == DT_F16 ? "mi_f2h" : dt == DT_BF16 ? "mi_f2bf" : cg_f8_fn(dt, 's', fn, sizeof fn), v);
     else sb_put(sb, v);
 }
 
@@ -337,7 +342,7 @@ static void c_store_atomic_add(OpsHandler *h, Buffer *buf, Expr *index, IrVal v)
     cse_forget_loads(&e->cse, ir_store_target(buf)->name);
     e->simd_ok = false;
     const char *ct = cg_ctype(buf->layout.dtype);
-    if (!ct || buf->layout.dtype == DT_BOOL) {
+    if (!ct || buf->layout.dtype == DT_BOOL || dtype_is_float8(buf->layout.dtype)) {
         e->bad = true;
         snprintf(e->err, sizeof e->err, "atomic_add of dtype %s is not supported by the C code generator", dtype_abbrev(buf->layout.dtype));
         return;

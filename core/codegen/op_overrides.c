@@ -210,7 +210,8 @@ char *cg_to_dtype(const CgOverrides *ov, const char *x, DType dt, DType src) {
 
 const char *cg_red_init(DType t, bool mx) {
     switch (t) {
-    case DT_F32: case DT_F64: case DT_F16: case DT_BF16: return mx ? "-INFINITY" : "INFINITY";
+    case DT_F32: case DT_F64: case DT_F16: case DT_BF16:
+    case DT_F8E4M3: case DT_F8E5M2: case DT_F8E4M3FNUZ: case DT_F8E5M2FNUZ: return mx ? "-INFINITY" : "INFINITY";
     case DT_I32: return mx ? "INT32_MIN" : "INT32_MAX";
     case DT_I16: return mx ? "INT16_MIN" : "INT16_MAX";
     case DT_I8: return mx ? "INT8_MIN" : "INT8_MAX";

@@ -51,6 +51,7 @@ static void store_at(Interp *it, Buffer *buf, int64_t i, double v) {
     if (i < 0 || i >= it->store_len[t->id]) { if (!it->err) mi_err(it->ctx, NULL, 0, 0, "IR interpreter: store to %s at %lld out of bounds", t->name, (long long)i); it->err = true; return; }
     DType dt = t->layout.dtype;
     if (dt == DT_F32) v = (float)v;
+    else if (dtype_is_float8(dt)) v = mi_f8_to_f32(dt, mi_f32_to_f8(dt, (float)v));   /* 3 or 2 mantissa bits */
     else if (dtype_is_int(dt)) v = (double)tensor_float_to_int(v, dt);
     else if (dt == DT_BOOL) v = v != 0;
     it->store[t->id][i] = v;
@@ -97,6 +98,7 @@ static IrVal i_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) {
     Interp *it = h->self;
     double x = it->vals[v];
     if (dt == DT_F32) x = (float)x;
+    else if (dtype_is_float8(dt)) x = mi_f8_to_f32(dt, mi_f32_to_f8(dt, (float)x));
     else if (dtype_is_int(dt) && (dtype_is_float(src) || dt == DT_I64)) x = (double)tensor_float_to_int(x, dt);
     else if (dtype_is_int(dt)) x = (double)tensor_float_to_int((double)(int32_t)(int64_t)x, dt);   /* int -> narrower int wraps */
     else if (dt == DT_BOOL) x = x != 0;

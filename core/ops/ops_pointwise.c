@@ -304,10 +304,14 @@ static int pw_shape_spec(ShapeArgs *sa, const PwSpec *sp, TensorMeta *out, PwOpe
     DType dt;
     pw_types(sp, ops, common, &dt);
     if (*common == DT_INVALID || dt == DT_INVALID) {
-        char names[3][8] = {"", "", ""};
-        for (int i = 0; i < sp->nin && i < 3; i++) snprintf(names[i], sizeof names[i], "%s", ops[i].m ? dtype_abbrev(ops[i].m->dtype) : "scalar");
-        return sa_err(sa, "no type promotion for %s and %s (PyTorch promotes uint16/32/64 only with bool and floating types)",
-                      names[0], names[1][0] ? names[1] : names[2]);
+        char names[3][16] = {"", "", ""};
+        bool f8 = false;
+        for (int i = 0; i < sp->nin && i < 3; i++) {
+            snprintf(names[i], sizeof names[i], "%s", ops[i].m ? dtype_abbrev(ops[i].m->dtype) : "scalar");
+            f8 = f8 || (ops[i].m && dtype_is_float8(ops[i].m->dtype));
+        }
+        return sa_err(sa, "no type promotion for %s and %s (%s)", names[0], names[1][0] ? names[1] : names[2],
+                      f8 ? "PyTorch does not promote float8 types with any other type" : "PyTorch promotes uint16/32/64 only with bool and floating types");
     }
     if (dtype_is_complex(*common) && sa->op) {   /* complex math: core/ops/ops_complex.c */
         if (!complex_pointwise_fn(sa->op->name))
