@@ -75,10 +75,13 @@ static const char *const fixed[] = {
     "same     cuda_unet_block 0/0 backward (6)",
     "same     cuda_resblock_groupnorm_train 0/0 backward (8)",
     "same     cuda_convnext_block_train 0/0 backward (6)",
+    /* cpp fuses nodes over differently split loops only where Inductor's simplify_loops
+     * would merge them (sched_reshape.c mergeable): the channels-last read keeps [2, 4] */
+    "same     cpu_instance_norm_train 0/0 backward (2)",
     /* fixtures already equal before */
     "same     cuda_embed_ln_train 0/0 backward (5)",
 };
-enum { FLOOR = 163, GRAPHS = 175 };
+enum { FLOOR = 164, GRAPHS = 175 };
 
 int main(void) {
     ShellEnv env;

@@ -132,6 +132,64 @@ static bool save_node(Schedule *s, SchedReshape *u, int node) {
     return true;
 }
 
+/* Inductor's stride_vars for loop var v of body b: index f with the other pointwise vars and
+ * v set to 0 subtracted from f with the other pointwise vars 0 and v = 1. */
+static Expr *var_stride(SymCtx *S, const LoopBody *b, Expr *f, int v) {
+    const char *names[MAXV];
+    Expr *one[MAXV], *zero[MAXV];
+    int k = 0;
+    for (int i = 0; i < b->npoint && k < MAXV; i++, k++) {
+        names[k] = b->vars[i]->name;
+        zero[k] = sym_int(S, 0);
+        one[k] = sym_int(S, i == v ? 1 : 0);
+    }
+    return sym_sub(S, sym_subst(S, f, names, one, k), sym_subst(S, f, names, zero, k));
+}
+
+/* Would Inductor's _simplify_loops_impl merge the pointwise loop vars lo..hi (outer to inner,
+ * consecutive) of every node into one? Its can_merge_dims(a, b), for the inner group a (var hi,
+ * size so far acc) and the next outer var b, on every index formula: stride_a * acc == stride_b,
+ * then the sound test f(a = m1*acc, b = m2) == f(a = 0, b = m1 + m2). A channels-last read
+ * (strides 1 and 144 for a [2, 4] pair) keeps the pair apart, so the node keeps loops [2, 4]
+ * and never matches a node over [8]: the two are not fused (instance norm backward). */
+static bool mergeable(Schedule *s, const int *nodes, int n, int lo, int hi) {
+    SymCtx *S = s->ir->ctx->sym;
+    Expr *m1 = sym_symbol(S, "_merge_tester1"), *m2 = sym_symbol(S, "_merge_tester2");
+    for (int i = 0; i < n; i++) {
+        const LoopBody *b = s->nodes[nodes[i]].buf->body;
+        if (!b || hi >= b->npoint) return false;
+        Expr *acc = b->ranges[hi];
+        for (int j = hi - 1; j >= lo; j--) {
+            const char *nm[2] = {b->vars[hi]->name, b->vars[j]->name};
+            for (int k = 0; k < b->nindexes; k++) {
+                Expr *f = b->indexes[k];
+                if (sym_mul(S, var_stride(S, b, f, hi), acc) != var_stride(S, b, f, j)) return false;
+                Expr *r1[2] = {sym_mul(S, m1, acc), m2}, *r2[2] = {sym_int(S, 0), sym_add(S, m1, m2)};
+                if (sym_subst(S, f, nm, r1, 2) != sym_subst(S, f, nm, r2, 2)) return false;
+            }
+            acc = sym_mul(S, acc, b->ranges[j]);
+        }
+    }
+    return true;
+}
+
+/* Every stretch of the refinement between cut points the two sides share is one loop on each
+ * side once Inductor merged what it can: a side with several loops there must be able to merge
+ * them (mergeable), else the sizes Inductor compares differ. */
+static bool sides_merge(Schedule *s, const int *na, int nA, int ka, const int *ca, const int *nb, int nB, int kb, const int *cb) {
+    int start_a = 0, start_b = 0;
+    for (int ia = 1, ib = 1; ia <= ka && ib <= kb;) {
+        if (ca[ia] < cb[ib]) { ia++; continue; }
+        if (cb[ib] < ca[ia]) { ib++; continue; }
+        /* a common cut: side a's vars start_a..ia-1, side b's start_b..ib-1 */
+        if (ia - 1 > start_a && !mergeable(s, na, nA, start_a, ia - 1)) return false;
+        if (ib - 1 > start_b && !mergeable(s, nb, nB, start_b, ib - 1)) return false;
+        start_a = ia++;
+        start_b = ib++;
+    }
+    return true;
+}
+
 static void recollect(Schedule *s, int node) {
     SchedNode *n = &s->nodes[node];
     dep_set_free(&n->deps);
@@ -234,6 +292,9 @@ SchedReshape *sched_reshape_pair(Schedule *s, const int *na, int nA, int redA, c
     }
     if (ta != tb) return NULL;
     if (!refine(va, ka, vb, kb, R, &nr, ca, cb)) return NULL;
+    /* the cpp backend compares loop sizes; Triton only the element counts (a GPU group is
+       (numel, rnumel)), so there any split is what Inductor sees */
+    if (s->ir->ctx->target != MI_DEV_CUDA && !sides_merge(s, na, nA, ka, ca, nb, nB, kb, cb)) return NULL;
     for (int side = 0; side < 2; side++) {   /* room for the new vars */
         const int *nodes = side ? nb : na;
         int n = side ? nB : nA, k = side ? kb : ka;
