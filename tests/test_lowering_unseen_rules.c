@@ -10,7 +10,10 @@
  *    input at index % size on each repeated dim; diagonal: a GenericView, the other dims then
  *    the diagonal), generated kernels and no FallbackKernel.
  *  - aten.glu as lowering.py lowers it: one Pointwise (its origins: the glu node).
- *  - prims.fma as ops.fma: fmaf in C and CUDA. */
+ *  - prims.fma as ops.fma: fmaf in C and CUDA.
+ *  - a returned view Inductor cannot turn into a ReinterpretView (convert_to_reinterpret_view
+ *    with sizevars' own simplification) is copied at its node; one it can is not.
+ *  - 200 in-place Scatters into graph inputs read by one sum: a StarDep on each, once. */
 #include "tap.h"
 #include "codegen/codegen_c.h"
 #include "codegen/codegen_cuda.h"
@@ -125,6 +128,98 @@ static const char *fma_fx = HDR
     "        fma: \"f32[8, 4][4, 1]cpu\" = torch.ops.prims.fma.default(neg, arg1_1, arg2_1)\n"
     "        return (fma,)\n";
 
+/* multi-head attention's q: select of a pending value, reshape [8, 2, 32] -> [8, 8, 8] (no
+ * dim pairing: View.dynamic_reshape_indexer goes through the flat index), permute, reshape to
+ * [2, 4, 8, 8], returned. run_node realizes the add and requires the view in its eager stride
+ * order; Inductor's _simplify_with_ranges cannot make the composed index linear, so
+ * convert_to_reinterpret_view fails and the view is copied: two buffers, as its output code */
+static const char *qkv_view_fx = HDR
+    "    def forward(self, arg0_1: \"f32[3, 8, 2, 32][512, 64, 32, 1]cpu\"):\n"
+    "        add: \"f32[3, 8, 2, 32][512, 64, 32, 1]cpu\" = torch.ops.aten.add.Tensor(arg0_1, 1.0)\n"
+    "        select: \"f32[8, 2, 32][64, 32, 1]cpu\" = torch.ops.aten.select.int(add, 0, 1)\n"
+    "        view: \"f32[8, 8, 8][64, 8, 1]cpu\" = torch.ops.aten.reshape.default(select, [8, 8, 8])\n"
+    "        permute: \"f32[8, 8, 8][8, 64, 1]cpu\" = torch.ops.aten.permute.default(view, [1, 0, 2])\n"
+    "        view_1: \"f32[2, 4, 8, 8][32, 8, 64, 1]cpu\" = torch.ops.aten.reshape.default(permute, [2, 4, 8, 8])\n"
+    "        return (view_1,)\n";
+
+/* the same chain whose reshapes pair dims ([3, 8, 2, 32] -> [3, 16, 32]): the digits join
+ * back, the returned view is a ReinterpretView of the add's buffer, one buffer */
+static const char *joined_view_fx = HDR
+    "    def forward(self, arg0_1: \"f32[3, 8, 2, 32][512, 64, 32, 1]cpu\"):\n"
+    "        add: \"f32[3, 8, 2, 32][512, 64, 32, 1]cpu\" = torch.ops.aten.add.Tensor(arg0_1, 1.0)\n"
+    "        view: \"f32[3, 16, 32][512, 32, 1]cpu\" = torch.ops.aten.reshape.default(add, [3, 16, 32])\n"
+    "        permute: \"f32[16, 3, 32][32, 512, 1]cpu\" = torch.ops.aten.permute.default(view, [1, 0, 2])\n"
+    "        return (permute,)\n";
+
+/* The computed buffers lowering `fx` makes (a copy is one more). */
+static void computed(MiCtx *ctx, const char *name, const char *fx, int want) {
+    Graph *g = fx_parse(ctx, fx, strlen(fx), name, 1);
+    if (!ok(g != NULL, "%s parses", name)) return;
+    ops_resolve_graph(g);
+    ctx->target = MI_DEV_CPU;
+    IrModule *m = ir_lower(ctx, g);
+    int n = 0;
+    for (int i = 0; m && i < m->nbufs; i++) n += m->bufs[i]->kind == BUF_COMPUTED;
+    ok(m && n == want, "%s: %d computed buffer(s) (%d)", name, want, n);
+    ir_free(m);
+    graph_free(g);
+}
+
+/* A decode step updating many caches in place (index_put_ into N graph inputs, as a KV cache
+ * does), then a sum reading them all: each reader depends on the Scatters, once each
+ * (ir_deps.c's per-input index of Scatters; it scanned every buffer for every read). Checked
+ * on the scheduler's dependencies and against the interpreter. */
+static char *many_scatters_fx(int n) {
+    StrBuf sb;
+    sb_init(&sb);
+    sb_printf(&sb, HDR "    def forward(self, ");
+    for (int k = 0; k < n; k++) sb_printf(&sb, "arg%d_1: \"f32[8, 4][4, 1]cpu\", ", k);
+    sb_printf(&sb, "idx: \"i64[2][1]cpu\", v: \"f32[2, 4][4, 1]cpu\"):\n");
+    for (int k = 0; k < n; k++)
+        sb_printf(&sb, "        index_put_%d: \"f32[8, 4][4, 1]cpu\" = torch.ops.aten.index_put_.default(arg%d_1, [idx], v)\n", k, k);
+    sb_printf(&sb, "        add_1: \"f32[8, 4][4, 1]cpu\" = torch.ops.aten.add.Tensor(index_put_0, index_put_1)\n");
+    for (int k = 2; k < n; k++)
+        sb_printf(&sb, "        add_%d: \"f32[8, 4][4, 1]cpu\" = torch.ops.aten.add.Tensor(add_%d, index_put_%d)\n", k, k - 1, k);
+    sb_printf(&sb, "        return (add_%d,)\n", n - 1);
+    return sb_take(&sb);
+}
+
+static void many_scatters(MiCtx *ctx, int n) {
+    char *fx = many_scatters_fx(n);
+    Graph *g = fx_parse(ctx, fx, strlen(fx), "many scatters", 1);
+    if (ok(g != NULL, "%d in-place scatters parse", n)) {
+        ops_resolve_graph(g);
+        ctx->target = MI_DEV_CPU;
+        IrModule *m = ir_lower(ctx, g);
+        Schedule *s = m ? sched_run(ctx, m) : NULL;
+        /* every node reading a mutated input has a StarDep on that input's Scatter, once */
+        int nsc = 0, reads = 0, star = 0, dup = 0;
+        for (int i = 0; s && i < s->nnodes; i++) {
+            const SchedNode *sn = &s->nodes[i];
+            nsc += sn->buf->mutates && sn->buf->inplace_alias;
+            for (int r = 0; r < sn->deps.nreads; r++) {
+                const Dep *d = &sn->deps.reads[r];
+                if (d->kind == DEP_MEMORY && d->buf->kind == BUF_INPUT && d->buf->mutated) {
+                    reads++;
+                    for (int q = 0; q < sn->deps.nreads; q++) {
+                        const Dep *e = &sn->deps.reads[q];
+                        if (e->kind == DEP_STAR && e->buf->mutates == d->buf) { star++; break; }
+                    }
+                }
+                if (d->kind != DEP_STAR) continue;
+                for (int q = 0; q < r; q++) dup += sn->deps.reads[q].kind == DEP_STAR && sn->deps.reads[q].buf == d->buf;
+            }
+        }
+        ok(nsc == n && reads == n && star == n && dup == 0,
+           "each read of the %d updated caches depends on its Scatter, once (%d scatters, %d reads, %d with the StarDep, %d repeated)", n, nsc, reads, star, dup);
+        sched_free(s);
+        ir_free(m);
+        graph_free(g);
+    }
+    one(ctx, "many scatters", fx, 0, -1, NULL, NULL, 1e-5, 1e-6);
+    free(fx);
+}
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
     /* f16 / bf16: the interpreter rounds a double sum once, the module an f32 sum: at most one
@@ -138,6 +233,12 @@ int main(void) {
     one(ctx, "diagonal", diagonal_fx, 0, -1, NULL, NULL, 1e-5, 1e-6);
     one(ctx, "glu", glu_fx, 0, 1, "cpp_fused_glu_mul_0", NULL, 1e-5, 1e-6);
     one(ctx, "fma", fma_fx, 0, 1, "fmaf(", "fmaf(", 1e-6, 1e-7);
+    /* cpp puts both loop nests of the copied view into one C function (a kernel group) */
+    one(ctx, "q view copied", qkv_view_fx, 0, 1, NULL, NULL, 1e-6, 1e-7);
+    computed(ctx, "q view copied", qkv_view_fx, 2);
+    one(ctx, "joined view", joined_view_fx, 0, 1, NULL, NULL, 1e-6, 1e-7);
+    computed(ctx, "joined view", joined_view_fx, 1);
+    many_scatters(ctx, 200);
     mi_ctx_free(ctx);
     return done_testing();
 }

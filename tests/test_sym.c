@@ -431,6 +431,40 @@ static void test_eval_subst(void) {
     ok(sym_free_symbols(P("x0 + x1 + x2"), fs, 2) == 2, "free symbols capped at max");
 }
 
+/* Inductor's own index rules (core/base/sym_inductor.c) and FloorDiv / ModularIndexing by a
+ * symbolic divisor (FloorDiv.eval / ModularIndexing.eval: the common factor cancels). */
+static void test_inductor_rules(void) {
+    is_str(STR(P("FloorDiv(48*s27*x + 48*s27, 48*s27)")), "x + 1", "FloorDiv by a symbolic product: the common factor cancels");
+    is_str(STR(P("FloorDiv(s0*x, 2*s0)")), "(x//2)", "FloorDiv(s0*x, 2*s0) is x//2");
+    is_str(STR(P("ModularIndexing(48*x, 48, s0*s1)")), "ModularIndexing(x, 1, s0*s1)", "ModularIndexing: gcd with the divisor");
+    is_str(STR(P("ModularIndexing(x + 48*s0*y, 48, s0)")), "ModularIndexing(x, 48, s0)", "ModularIndexing drops a symbolic multiple of div*mod");
+    is_str(STR(P("FloorDiv(FloorDiv(x, s0), s1)")), "(x//(s0*s1))", "nested FloorDiv by sizes merges");
+    is_str(STR(P("FloorDiv(FloorDiv(x, u0), s1)")), "(((x//u0))//s1)", "nested FloorDiv by a maybe-negative symbol does not");
+    /* join_dimensions: digits of one index join back, symbolic moduli too */
+    is_str(STR(sym_join_dimensions(S, P("ModularIndexing(x, 1, 8) + 8*ModularIndexing(x, 8, 2) + 16*ModularIndexing(x, 16, 3)"))),
+           "ModularIndexing(x, 1, 48)", "join_dimensions: three digits");
+    is_str(STR(sym_join_dimensions(S, P("48*ModularIndexing(y, 1, s27) + 48*s27*ModularIndexing(y, s27, s77)"))),
+           "48*ModularIndexing(y, 1, s27*s77)", "join_dimensions with symbolic digits");
+    is_str(STR(sym_join_dimensions(S, P("ModularIndexing(y, 1, s0) + s0*FloorDiv(y, s0)"))), "y", "join_dimensions: digit + quotient");
+    /* _simplify_with_ranges: what the loop ranges prove, no more */
+    const char *v2[] = {"q0", "q1"};
+    Expr *sz2[] = {P("48"), P("s27*s77")};
+    is_str(STR(sym_simplify_inductor(S, P("48*s27*ModularIndexing(q1, s27, s77) + ModularIndexing(q0, 1, 8) + 8*ModularIndexing(q0, 8, 2) + "
+                                          "16*ModularIndexing(q0, 16, 3) + 48*ModularIndexing(q1, 1, s27)"), v2, sz2, 2)),
+           "q0 + 48*q1", "a dynamic reshape's index joins to q0 + 48*q1 (the axiom q1 < s27*s77)");
+    const char *v4[] = {"u0", "u1", "u2", "u3"};
+    Expr *sz4[] = {P("2"), P("4"), P("8"), P("8")};
+    Expr *mha = P("64*ModularIndexing(32*u0 + 8*u1 + 64*u2 + u3, 64, 8) + 32*ModularIndexing(32*u0 + 8*u1 + u3, 32, 2) + ModularIndexing(8*u1 + u3, 1, 32)");
+    Expr *ind = sym_simplify_inductor(S, mha, v4, sz4, 4);
+    const SymRange r4[] = {{"u0", 0, 1}, {"u1", 0, 3}, {"u2", 0, 7}, {"u3", 0, 7}};
+    ok(sym_coeff(S, ind, "u1") == NULL, "Inductor's rules leave FloorDiv(8*u1 + u3, 32): not linear (q is copied)");
+    is_str(STR(sym_simplify(S, mha, r4, 4)), "32*u0 + 8*u1 + 64*u2 + u3", "our interval rules make it linear");
+    const char *v1[] = {"x"};
+    Expr *sz1[] = {P("16")};
+    is_str(STR(sym_simplify_inductor(S, P("FloorDiv(64*y + x, 64)"), v1, sz1, 1)), "y", "remove_zero_terms: x < 64 drops out");
+    is_str(STR(sym_simplify_inductor(S, P("FloorDiv(32*y + x, 64)"), v1, sz1, 1)), "((x + 32*y)//64)", "not when the rest is no multiple of 64");
+}
+
 /* ---- randomized differential check ----
  * A raw expression tree (no canonicalization) is evaluated directly; the same tree built
  * through the constructors, simplified under ranges, and printed/parsed back must give the
@@ -663,6 +697,7 @@ int main(void) {
     test_simplify();
     test_bound();
     test_eval_subst();
+    test_inductor_rules();
     test_random();
     mi_ctx_free(ctx);
     return done_testing();

@@ -736,6 +736,14 @@ static Expr *div_any(SymCtx *s, ExprKind k, Expr *a, Expr *b) {
         return div_const(s, k, sym_neg(s, a), -y);   /* a // -c == (-a) // c */
     }
     if (sym_is_int(a, &x) && x == 0) return a;
+    if (k == EX_FLOORDIV) {   /* FloorDiv.eval by a symbol: nested divisions merge, gcd cancels */
+        int64_t lo1 = 0, lo2 = 0;   /* (a // b) // c == a // (b*c) for positive b, c (sizes) */
+        if (a->kind == EX_FLOORDIV && (sym_bound(a->args[1], NULL, 0, &lo1, NULL), lo1 >= 1) &&
+            (sym_bound(b, NULL, 0, &lo2, NULL), lo2 >= 1))
+            return div_any(s, k, a->args[0], sym_mul(s, a->args[1], b));
+        Expr *g = symi_common_factor(s, a, b);
+        if (g) return div_any(s, k, symi_exact_div(s, a, g), symi_exact_div(s, b, g));
+    }
     return bin(s, k, a, b);
 }
 
@@ -760,6 +768,28 @@ Expr *sym_modidx(SymCtx *s, Expr *x, Expr *d, Expr *m) {
         Expr *q, *r;
         if (!__builtin_mul_overflow(dv, mv, &dm) && terms_split_multiple(s, x, dm, &q, &r))
             return sym_modidx(s, r, d, m);
+    }
+    if (!(dc && mc) && !sym_is_int(x, &xv)) {   /* ModularIndexing.eval, symbolic d or m */
+        Expr *g = dc && dv == 1 ? NULL : symi_common_factor(s, x, d), *md = sym_mul(s, d, m);
+        if (g) return sym_modidx(s, symi_exact_div(s, x, g), symi_exact_div(s, d, g), m);
+        if (x->kind == EX_ADD && md->kind != EX_ADD) {   /* terms that are multiples of d*m */
+            Expr *kept = sym_int(s, 0);
+            int nk = 0;
+            bool neg = false;
+            for (int i = 0; i < x->n; i++) {
+                if (symi_common_factor(s, x->args[i], md) == md) continue;
+                int64_t c = 1;
+                split_term(s, x->args[i], &c);
+                neg |= c < 0;
+                kept = sym_add(s, kept, x->args[i]);
+                nk++;
+            }
+            if (nk < x->n && !neg) return sym_modidx(s, kept, d, m);
+        }
+        int64_t lo1 = 0, lo2 = 0;
+        if (x->kind == EX_FLOORDIV && (sym_bound(x->args[1], NULL, 0, &lo1, NULL), lo1 >= 1) &&
+            (sym_bound(d, NULL, 0, &lo2, NULL), lo2 >= 1))
+            return sym_modidx(s, x->args[0], sym_mul(s, x->args[1], d), m);
     }
     Expr *args[3] = {x, d, m};
     return mk(s, EX_MODIDX, 0, NULL, args, 3);

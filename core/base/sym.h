@@ -104,6 +104,14 @@ bool sym_take_overflow(SymCtx *s);
  * their definitions (static inline functions; include <stdint.h> first). */
 const char *sym_c_prelude(void);
 
+/* Inductor's own index simplification (core/base/sym_inductor.c), as weak as Inductor's:
+ * sym_join_dimensions is sizevars.join_dimensions (c*ModularIndexing(x, d, m) +
+ * c*m*FloorDiv(x, d*m) -> c*FloorDiv(x, d), symbolic d and m too); sym_simplify_inductor is
+ * SizeVarAllocator._simplify_with_ranges with vars[i] in [0, sizes[i]). Used where what
+ * Inductor can prove decides what it generates (convert_to_reinterpret_view). */
+Expr *sym_join_dimensions(SymCtx *s, Expr *e);
+Expr *sym_simplify_inductor(SymCtx *s, Expr *e, const char **vars, Expr **sizes, int n);
+
 /* Coefficient of symbol var in e when e is linear in var (e = coeff*var + rest, with var
  * not in coeff or rest): sym_coeff(x0 + 64*x1, "x1") == 64, sym_coeff(s0*x0 + 1, "x0") ==
  * s0, 0 when var does not occur.  NULL when var occurs nonlinearly (x0**2, x0//4, Min). */

@@ -44,4 +44,10 @@ int64_t symi_py_floordiv(SymCtx *s, int64_t a, int64_t b);
 int64_t symi_py_ceildiv(SymCtx *s, int64_t a, int64_t b);
 int64_t symi_py_mod(int64_t a, int64_t b);
 
+/* sympy.gcd of p and a product q as Inductor's simple_floordiv_gcd finds it (integer gcd times
+ * q's factors common to every term of p), NULL when 1; and p divided by such a factor
+ * (core/base/sym_inductor.c). FloorDiv / ModularIndexing by a symbolic divisor use them. */
+Expr *symi_common_factor(SymCtx *s, Expr *p, Expr *q);
+Expr *symi_exact_div(SymCtx *s, Expr *p, Expr *g);
+
 #endif

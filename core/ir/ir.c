@@ -151,6 +151,7 @@ void ir_free(IrModule *m) {
         if (b) { free(b->ops); free(b->indexes); }
         if (m->bufs[i]->cond) ir_cond_free(m->bufs[i]->cond);
     }
+    ir_scatter_index_free(m);
     free(m->bufs);
     free(m->inputs);
     free(m->outputs);
@@ -506,23 +507,26 @@ bool ir_probe_strided(IrModule *m, const IrFn *loader, int ndim, Expr **size, Bu
                        pr_red, pr_getitem, pr_store_red, pr_indirect, pr_store};
     Expr *q[MI_MAX_DIMS];
     const char *names[MI_MAX_DIMS];
-    SymRange r[MI_MAX_DIMS];
     for (int d = 0; d < ndim; d++) {
         char nm[16];
-        int64_t n;
         snprintf(nm, sizeof nm, "_q%d", d);
         q[d] = sym_symbol(s, nm);
         names[d] = q[d]->name;
-        r[d] = (SymRange){names[d], 0, sym_is_int(size[d], &n) ? n - 1 : INT64_MAX / 4};
     }
     loader->call(loader, &p.h, q);
     if (p.bad || p.nops != 1 || !p.buf) return false;
-    /* under the view's ranges, a reshape's digits join back (8192*(i//4) + 2048*(i%4) with
-       i < 8 is 2048*i: sizevars.simplify_with_ranges / join_dimensions) */
-    Expr *e = sym_simplify(s, p.index, r, ndim);
+    /* convert_to_reinterpret_view: the index over index_vars_squeeze's variables (0 for a dim
+       of size 1), simplified as Inductor does (sizevars._simplify_with_ranges: a reshape's
+       digits join back, 8192*(i//4) + 2048*(i%4) with i < 8 is 2048*i; no more), must be
+       linear, else the view is copied */
+    Expr *zero[MI_MAX_DIMS], *sq[MI_MAX_DIMS];
+    for (int d = 0; d < ndim; d++) {
+        int64_t one;
+        zero[d] = sym_int(s, 0);
+        sq[d] = sym_is_int(size[d], &one) && one == 1 ? zero[d] : q[d];
+    }
+    Expr *e = sym_simplify_inductor(s, sym_subst(s, p.index, names, sq, ndim), names, size, ndim);
     if (!is_linear(e)) return false;
-    Expr *zero[MI_MAX_DIMS];
-    for (int d = 0; d < ndim; d++) zero[d] = sym_int(s, 0);
     Expr *off = sym_simplify(s, sym_subst(s, e, names, zero, ndim), NULL, 0);
     *buf = p.buf;
     p.buf->layout.fixed = true;   /* a ReinterpretView freezes the layout it reads through */

@@ -239,6 +239,9 @@ typedef struct IrTBox {
     IrStorage *view_of;   /* a view: the storage it looks at (NULL when unknown) */
     const char **origins; int norigins;
     bool is_view;
+    bool generic;         /* a view Inductor keeps as a generic View (a reindexing of a value
+                             that was no storage with a layout when viewed: a pending value or
+                             another generic View), not a ReinterpretView */
 } IrTBox;
 
 /* One foreach op's realized items, in item order (arena memory). */
@@ -270,6 +273,9 @@ typedef struct IrModule {
                                                    buffers (register_operation_list); the
                                                    scheduler makes each a combo kernel */
     const Buffer *retracing;                    /* the buffer whose body ir_retrace_all records */
+    struct IrScatterIndex *scatter_index;       /* ir_deps.c's cache: per input, the in-place
+                                                   Scatters into it (built on first use, again
+                                                   after buffers were added) */
 } IrModule;
 
 /* Some buffer body of m (not its cond branches) uses math op `op` (codegen emits helpers only
@@ -340,6 +346,8 @@ typedef struct Dep {
 typedef struct DepSet { Dep *reads; int nreads; Dep *writes; int nwrites; } DepSet;
 /* Collect reads and writes of a buffer's op (extern: StarDeps). Caller frees with dep_set_free. */
 void ir_deps_collect(const IrModule *m, const Buffer *b, DepSet *out);
+/* Free the in-place Scatter index ir_deps_collect keeps in m (ir_free calls it). */
+void ir_scatter_index_free(IrModule *m);
 void dep_set_free(DepSet *d);
 /* "MemoryDep('buf0', c0, {c0: 64})" / "StarDep(name='buf0', mode=None)": the index normalized
  * as Inductor prints it (dep_normalize: size-1 vars dropped, contiguous vars merged, c0.. names). */

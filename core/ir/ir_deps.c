@@ -45,14 +45,75 @@ static Expr *d_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wra
  * a buffer made after the Scatter that reads the input reads it after the Scatter, so it gets a
  * StarDep on the Scatter's buffer. Example: index_put_(k_cache, [None, None, pos], k) then
  * sdpa(q, index_put_, ...): the attention extern depends on the Scatter. */
+/* The index: list[start[x->id] .. start[x->id + 1]) holds the Scatters into input x in id
+ * order; mark[] (one stamp per buffer) is add_mutation_deps' scratch set of the buffers a
+ * DepSet reads already. Built in O(nbufs) once per lowered module. */
+typedef struct IrScatterIndex { int nbufs; int *start; Buffer **list; unsigned *mark; unsigned stamp; } IrScatterIndex;
+
+void ir_scatter_index_free(IrModule *m) {
+    IrScatterIndex *ix = m->scatter_index;
+    if (!ix) return;
+    free(ix->start);
+    free(ix->list);
+    free(ix->mark);
+    free(ix);
+    m->scatter_index = NULL;
+}
+
+static bool is_inplace_scatter(const Buffer *mb) {
+    return mb->mutates && mb->mutates->kind == BUF_INPUT && mb->inplace_alias && mb->trace && mb->trace->scatter;
+}
+
+/* m's index, (re)built when buffers were added since (the module is a cache holder here: the
+ * lowered IR itself is not changed) */
+static IrScatterIndex *scatter_index(const IrModule *cm) {
+    IrModule *m = (IrModule *)cm;
+    if (m->scatter_index && m->scatter_index->nbufs == m->nbufs) return m->scatter_index;
+    ir_scatter_index_free(m);
+    IrScatterIndex *ix = mi_xcalloc(1, sizeof *ix);
+    int n = m->nbufs;
+    ix->nbufs = n;
+    ix->start = mi_xcalloc((size_t)n + 2, sizeof(int));
+    ix->mark = mi_xcalloc((size_t)n + 1, sizeof(unsigned));
+    for (int i = 0; i < n; i++)
+        if (is_inplace_scatter(m->bufs[i])) ix->start[m->bufs[i]->mutates->id + 1]++;
+    for (int i = 0; i < n; i++) ix->start[i + 1] += ix->start[i];
+    ix->list = mi_xmalloc(sizeof(Buffer *) * ((size_t)ix->start[n] + 1));
+    int *fill = mi_xmalloc(sizeof(int) * ((size_t)n + 1));
+    memcpy(fill, ix->start, sizeof(int) * (size_t)n);
+    for (int i = 0; i < n; i++)   /* ascending i: each list in id order */
+        if (is_inplace_scatter(m->bufs[i])) ix->list[fill[m->bufs[i]->mutates->id]++] = m->bufs[i];
+    free(fill);
+    m->scatter_index = ix;
+    return ix;
+}
+
+/* Each mutated input b reads gets StarDeps on the Scatters into it made before b, each once.
+ * The trick: the index lists them per input, and a stamp per buffer marks what the DepSet
+ * reads already, so the work is the reads plus the deps added (it was every buffer of the
+ * module for every read: O(nbufs) per read). */
 static void add_mutation_deps(const IrModule *m, const Buffer *b, DepSet *out) {
+    IrScatterIndex *ix = NULL;
     for (int r = 0, nr = out->nreads; r < nr; r++) {
         const Buffer *x = out->reads[r].buf;
         if (!x || x->kind != BUF_INPUT || !x->mutated) continue;
-        for (int i = 0; i < m->nbufs; i++) {
-            Buffer *mb = m->bufs[i];
-            if (mb != b && mb->mutates == x && mb->inplace_alias && mb->trace && mb->trace->scatter && mb->id < b->id)
-                add_dep(&out->reads, &out->nreads, (Dep){DEP_STAR, mb, NULL, false});
+        if (!ix) {
+            ix = scatter_index(m);
+            if (++ix->stamp == 0) { memset(ix->mark, 0, sizeof(unsigned) * (size_t)(ix->nbufs + 1)); ix->stamp = 1; }
+            for (int q = 0; q < out->nreads; q++)   /* StarDeps already there */
+                if (out->reads[q].kind == DEP_STAR && out->reads[q].buf && out->reads[q].buf->id < ix->nbufs)
+                    ix->mark[out->reads[q].buf->id] = ix->stamp;
+        }
+        if (x->id >= ix->nbufs) continue;
+        int lo = ix->start[x->id], hi = ix->start[x->id + 1], k = 0;
+        while (lo + k < hi && ix->list[lo + k]->id < b->id) k++;
+        if (!k) continue;
+        out->reads = mi_xrealloc(out->reads, sizeof(Dep) * (size_t)(out->nreads + k));
+        for (int j = lo; j < lo + k; j++) {
+            Buffer *mb = ix->list[j];
+            if (mb == b || ix->mark[mb->id] == ix->stamp) continue;
+            ix->mark[mb->id] = ix->stamp;
+            out->reads[out->nreads++] = (Dep){DEP_STAR, mb, NULL, false};
         }
     }
 }

@@ -432,6 +432,7 @@ int lw_set_view(Lower *L, const Node *n, IrTBox *src, const IrFn *fn, int ndim, 
     IrTBox *t = lw_tbox_new(L, src->dtype, ndim, size, fn);
     t->is_view = true;
     t->view_of = src->is_view ? src->view_of : src->sb;
+    t->generic = src->is_view ? src->generic : !(src->sb && src->sb->buf);
     const char **o = NULL;
     int no = 0;
     lw_origins_add(L, &o, &no, lw_short_name(L, n->target));

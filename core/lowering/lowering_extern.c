@@ -190,13 +190,18 @@ static bool is_stride_ordered(Lower *L, const Layout *l, const int *order) {
  * that order (FlexibleLayout.stride_ordered: the dim of rank 0 gets stride 1, the next its size,
  * ...); a view of a pending value (a generic View in Inductor) and a strided view out of that
  * order are copied into such a buffer by one more kernel. */
-static void require_stride_order(Lower *L, IrTBox *t, const int *order, ExternArg *a) {
+static Layout ordered_layout(Lower *L, IrTBox *t, const int *order) {
     Layout l = layout_contiguous(L->m, t->dtype, L->dev, t->ndim, t->size);
     Expr *next = sym_int(L->s, 1);
     for (int r = 0; r < t->ndim; r++)
         for (int d = 0; d < t->ndim; d++)
             if (order[d] == r) { l.stride[d] = next; next = sym_mul(L->s, next, t->size[d]); }
     l.fixed = true;
+    return l;
+}
+
+static void require_stride_order(Lower *L, IrTBox *t, const int *order, ExternArg *a) {
+    Layout l = ordered_layout(L, t, order);
     if (!t->is_view && t->sb && !t->sb->buf && t->sb->fn) {
         a->buf = lw_realize(L, t->sb, &l);
         a->view = a->buf->layout;
@@ -208,12 +213,40 @@ static void require_stride_order(Lower *L, IrTBox *t, const int *order, ExternAr
         a->view = a->buf->layout;
         return;
     }
+    Buffer *vb;
+    Layout vv;
+    if (t->is_view && !ir_probe_strided(L->m, t->loader, t->ndim, t->size, &vb, &vv)) {
+        /* convert_to_reinterpret_view failed: copy_input, frozen in the order */
+        a->buf = lw_realize(L, copy_storage(L, t), &l);
+        a->view = a->buf->layout;
+        return;
+    }
     lw_extern_arg(L, t, a);
     if (is_stride_ordered(L, &a->view, order)) return;
     IrStorage *sb = copy_storage(L, t);
     if (a->buf) l.device = a->buf->layout.device;
     a->buf = lw_realize(L, sb, &l);
     a->view = a->buf->layout;
+}
+
+/* GraphLowering.run_node for a view the graph returns, its storage realized:
+ * ExternKernel.require_stride_order(result, get_stride_order(meta strides)). A view that
+ * converts to a ReinterpretView in that order stays (and is one from now on); otherwise the
+ * copy, realized in that order, becomes the node's value, so later readers (an SDPA taking
+ * the returned q) read the copy too. */
+IrTBox *lw_require_stride_order_box(Lower *L, IrTBox *t, Expr *const *stride) {
+    int order[MI_MAX_DIMS];
+    stride_order_of(L, stride, t->ndim, order);
+    Buffer *b;
+    Layout v;
+    if (ir_probe_strided(L->m, t->loader, t->ndim, t->size, &b, &v) && is_stride_ordered(L, &v, order)) {
+        t->generic = false;   /* x.data = convert_to_reinterpret_view(x.data) */
+        return t;
+    }
+    Layout l = ordered_layout(L, t, order);
+    IrStorage *sb = copy_storage(L, t);
+    lw_realize(L, sb, &l);
+    return lw_tbox_of_storage(L, sb);
 }
 
 /* lowering.py's sdpa_constraint for argument idx (-1: a keyword) of attention node n, t being

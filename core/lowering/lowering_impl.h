@@ -150,6 +150,9 @@ void lw_users_free(Lower *L);
 Layout lw_layout_copy(Lower *L, const Layout *src);
 /* An extern kernel's argument: t realized or viewed as a strided buffer. */
 int lw_extern_arg(Lower *L, IrTBox *t, ExternArg *a);
+/* ExternKernel.require_stride_order for a returned view (lowering_extern.c): t itself, now a
+ * ReinterpretView, when it is one in the order of `stride`; else a copy realized in it. */
+IrTBox *lw_require_stride_order_box(Lower *L, IrTBox *t, Expr *const *stride);
 
 /* ---- arguments ---- */
 LVal *lw_node_val(Lower *L, const Node *n);

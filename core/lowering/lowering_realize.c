@@ -237,13 +237,48 @@ static bool returned_with_strides(Lower *L, const Node *n, int i, const IrStorag
     return false;
 }
 
+/* torch._prims_common.is_non_overlapping_and_dense of a meta: the dims of size > 1, taken by
+ * their strides, step 1, then each the product of the sizes before. */
+static bool dense_meta(Lower *L, const TensorMeta *m) {
+    bool used[MI_MAX_DIMS] = {0};
+    int64_t one;
+    for (int d = 0; d < m->ndim; d++) used[d] = sym_is_int(m->size[d], &one) && one == 1;
+    Expr *next = NULL;
+    for (int k = 0; k < m->ndim; k++) {
+        int at = -1;
+        for (int d = 0; d < m->ndim && at < 0; d++)
+            if (!used[d] && (next ? m->stride[d] == next : sym_is_int(m->stride[d], &one) && one == 1)) at = d;
+        if (at < 0) break;
+        used[at] = true;
+        next = next ? sym_mul(L->s, next, m->size[at]) : m->size[at];
+    }
+    for (int d = 0; d < m->ndim; d++) if (!used[d]) return false;
+    return true;
+}
+
+/* a graph output reads node position i */
+static bool returned(Lower *L, int i) {
+    for (int k = 0; i >= 0 && k < L->nusers[i]; k++)
+        if (L->users[i][k]->kind == N_OUTPUT) return true;
+    return false;
+}
+
 void lw_after_node(Lower *L, const Node *n) {
     LVal *lv = lw_node_val(L, n);
     if (!lv || lv->kind != LV_TBOX || !lv->t) return;
     IrTBox *t = lv->t;
+    int i = graph_index_of(L->g, n);
+    if (t->is_view && !L->branch && !L->scratch && returned(L, i)) {
+        /* run_node: "Realize so that outputs are correctly aliased", then the returned view
+         * is required in its eager stride order (a dense one) */
+        IrStorage *base = pending_of(t);
+        if (base) lw_realize(L, base, NULL);
+        if (n->has_meta && n->meta.ndim == t->ndim && t->ndim > 0 && dense_meta(L, &n->meta))
+            lv->t = lw_require_stride_order_box(L, t, n->meta.stride);
+        return;
+    }
     IrStorage *sb = pending_of(t);
     if (!sb) return;
-    int i = graph_index_of(L->g, n);
     int users = i >= 0 ? L->nusers[i] : 0;
     if (!t->is_view && returned_with_strides(L, n, i, sb)) {
         /* GraphLowering.run_node: a value the graph returns gets its eager strides here

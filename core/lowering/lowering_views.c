@@ -9,6 +9,104 @@
 
 /* ---- views ---- */
 
+/* q with q*b == a when b divides the monomial a (coefficients and factors), else NULL:
+ * mono_div(48*s27*s77, 48*s27) == s77. */
+static Expr *mono_div(SymCtx *s, Expr *a, Expr *b) {
+    Expr *q = sym_floordiv(s, a, b);
+    return sym_mul(s, q, b) == a ? q : NULL;
+}
+
+/* size_hint(a) vs size_hint(b) without hints: -1, 0, 1, or 2 when it cannot be told (a
+ * symbolic ratio is at least 2: a dynamic size is never 0 or 1) */
+static int size_cmp(SymCtx *s, Expr *a, Expr *b) {
+    int64_t x, y;
+    if (a == b) return 0;
+    if (sym_is_int(a, &x) && sym_is_int(b, &y)) return (x > y) - (x < y);
+    Expr *q;
+    if ((q = mono_div(s, a, b)) && !(sym_is_int(q, &x) && x <= 1)) return 1;
+    if ((q = mono_div(s, b, a)) && !(sym_is_int(q, &x) && x <= 1)) return -1;
+    return 2;
+}
+
+/* View._dynamic_reshape_indexer(old, new): map[d] (old dim d) as an expression of the new
+ * dims' variables, pairing sizes from the innermost: equal sizes share a variable, new dims
+ * smaller than an old one combine (var2*size + var), an old dim smaller than a new one splits
+ * it into ModularIndexing digits; size-1 dims are 0 / skipped. False where Inductor's
+ * optimistic algorithm fails (an AssertionError / IndexError there): [8, 2, 32] -> [8, 8, 8]
+ * pairs 32 with 8*8 = 64. Example: [s77, s27, 48] -> [s27*s77, 48] gives
+ * [ModularIndexing(v0, s27, s77), ModularIndexing(v0, 1, s27), v1]. */
+static bool reshape_indexer(Lower *L, Expr **old, int no, Expr **nw, Expr **vars, int nn, Expr **map) {
+    SymCtx *s = L->s;
+    Expr *sn[MI_MAX_DIMS], *vn[MI_MAX_DIMS], *so[MI_MAX_DIMS], *out[MI_MAX_DIMS];
+    int tn = nn, to = no, k = 0;
+    int64_t one;
+    for (int i = 0; i < nn; i++) { sn[i] = nw[i]; vn[i] = vars[i]; }
+    for (int i = 0; i < no; i++) so[i] = old[i];
+#define IS1(e) (sym_is_int((e), &one) && one == 1)
+    while (tn > 0 && to > 0) {
+        Expr *size_old = so[--to], *var = vn[tn - 1], *size_new = sn[tn - 1];
+        tn--;
+        if (k >= MI_MAX_DIMS) return false;
+        if (IS1(size_old)) { out[k++] = sym_int(s, 0); tn++; continue; }
+        if (IS1(size_new)) { to++; continue; }
+        int c = size_cmp(s, size_new, size_old);
+        if (c == 0) { out[k++] = var; continue; }
+        if (c == -1) {
+            while (size_cmp(s, size_new, size_old) == -1) {
+                if (tn == 0) return false;
+                tn--;
+                var = sym_add(s, sym_mul(s, vn[tn], size_new), var);
+                size_new = sym_mul(s, size_new, sn[tn]);
+            }
+            if (size_new != size_old) return false;
+            out[k++] = var;
+            continue;
+        }
+        if (c != 1) return false;
+        Expr *divisor = size_old;
+        out[k++] = sym_modidx(s, var, sym_int(s, 1), size_old);
+        while (size_cmp(s, size_new, size_old) == 1) {
+            if (to == 0 || k >= MI_MAX_DIMS) return false;
+            Expr *modulus = so[--to];
+            out[k++] = sym_modidx(s, var, divisor, modulus);
+            divisor = sym_mul(s, divisor, modulus);
+            size_old = sym_mul(s, size_old, modulus);
+        }
+        if (size_new != size_old) return false;
+    }
+    while (to > 0) { if (!IS1(so[--to]) || k >= MI_MAX_DIMS) return false; out[k++] = sym_int(s, 0); }
+    while (tn > 0) if (!IS1(sn[--tn])) return false;
+#undef IS1
+    if (k != no) return false;
+    for (int d = 0; d < no; d++) map[d] = out[no - 1 - d];
+    return true;
+}
+
+/* View.dynamic_reshape_indexer: the optimistic pairing, else through the flat index
+ * (fuse_reindexing of old -> [numel] and [numel] -> new): the old dims as ModularIndexing
+ * digits of sum(var_k * contiguous stride_k), a lone non-1 old dim being the sum itself. */
+static void reshape_map(Lower *L, Expr **old, int no, Expr **nw, int nn, Expr **map) {
+    SymCtx *s = L->s;
+    Expr *vars[MI_MAX_DIMS];
+    for (int k = 0; k < nn; k++) vars[k] = lw_var(L, k);
+    if (reshape_indexer(L, old, no, nw, vars, nn, map)) return;
+    int64_t one;
+    Expr *flat = sym_int(s, 0), *st = sym_int(s, 1);
+    for (int k = nn - 1; k >= 0; k--) {
+        if (sym_is_int(nw[k], &one) && one == 1) continue;
+        flat = sym_add(s, flat, sym_mul(s, st, vars[k]));
+        st = sym_mul(s, st, nw[k]);
+    }
+    int big = 0;
+    for (int d = 0; d < no; d++) big += !(sym_is_int(old[d], &one) && one == 1);
+    st = sym_int(s, 1);
+    for (int d = no - 1; d >= 0; d--) {
+        if (sym_is_int(old[d], &one) && one == 1) { map[d] = sym_int(s, 0); continue; }
+        map[d] = big == 1 ? flat : sym_modidx(s, flat, st, old[d]);
+        st = sym_mul(s, st, old[d]);
+    }
+}
+
 static int lower_view_op(Lower *L, const Node *n, int arg) {
     IrTBox *x = lw_arg_tbox(L, n, 0);
     const TensorMeta *m = lw_out_meta(n);
@@ -115,7 +213,9 @@ static int lower_view_op(Lower *L, const Node *n, int arg) {
             /* contiguous buffer: reinterpret; else generic flat re-indexing */
             Buffer *b;
             Layout v;
-            if (ir_probe_strided(L->m, x->loader, x->ndim, x->size, &b, &v)) {
+            /* is_contiguous_storage_and_layout(x): a realized buffer or a ReinterpretView of
+               one, not a generic View */
+            if (!(x->is_view && x->generic) && ir_probe_strided(L->m, x->loader, x->ndim, x->size, &b, &v)) {
                 Layout c = layout_contiguous(L->m, x->dtype, v.device, x->ndim, x->size);
                 bool contig = true;
                 for (int d = 0; d < x->ndim; d++)
@@ -131,16 +231,10 @@ static int lower_view_op(Lower *L, const Node *n, int arg) {
                     return lw_set_view(L, n, x, f, nd, m->size);
                 }
             }
-            Expr *flat = sym_int(s, 0), *st = sym_int(s, 1);
-            for (int k2 = nd - 1; k2 >= 0; k2--) {
-                flat = sym_add(s, flat, sym_mul(s, st, lw_var(L, k2)));
-                st = sym_mul(s, st, m->size[k2]);
-            }
-            st = sym_int(s, 1);
-            for (int d = x->ndim - 1; d >= 0; d--) {
-                map[d] = d == 0 ? sym_floordiv(s, flat, st) : sym_modidx(s, flat, st, x->size[d]);
-                st = sym_mul(s, st, x->size[d]);
-            }
+            reshape_map(L, x->size, x->ndim, m->size, nd, map);
+            int rc = lw_set_view(L, n, x, lw_reindex(L, x->loader, nd, map, x->ndim), nd, m->size);
+            lw_node_val(L, n)->t->generic = true;   /* a View with a reindex, not a ReinterpretView */
+            return rc;
         }
     } else {
         return lw_err(L, n, "unsupported view op '%s'", t);
