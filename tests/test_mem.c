@@ -166,8 +166,8 @@ static void environment(void) {
     is_int(kind_in_child("MINDUCTOR_HUGEPAGE_MIN", "4194304", 3 * MB), MI_MEM_MALLOC, "MINDUCTOR_HUGEPAGE_MIN=4194304: 3 MB is not");
 }
 
-/* x * 2 over 1024 x 1024 floats (a 4 MB output), and a relu -> mm -> tanh chain whose relu
- * lives in the module's arena */
+/* x * 2 over 1024 x 1024 floats (a 4 MB output), and a relu -> mm -> neg chain whose relu
+ * (2 MB) lives in the module's arena */
 static const char *BIG_GRAPH =
     "class <lambda>(torch.nn.Module):\n"
     "    def forward(self, arg0_1: \"f32[1024, 1024][1024, 1]cpu\"):\n"
@@ -175,11 +175,11 @@ static const char *BIG_GRAPH =
     "        return (mul,)\n";
 static const char *ARENA_GRAPH =
     "class <lambda>(torch.nn.Module):\n"
-    "    def forward(self, arg0_1: \"f32[64, 64][64, 1]cpu\", arg1_1: \"f32[64, 64][64, 1]cpu\"):\n"
-    "        relu: \"f32[64, 64][64, 1]cpu\" = torch.ops.aten.relu.default(arg0_1);  arg0_1 = None\n"
-    "        mm: \"f32[64, 64][64, 1]cpu\" = torch.ops.aten.mm.default(relu, arg1_1);  relu = arg1_1 = None\n"
-    "        tanh: \"f32[64, 64][64, 1]cpu\" = torch.ops.aten.tanh.default(mm);  mm = None\n"
-    "        return (tanh,)\n";
+    "    def forward(self, arg0_1: \"f32[512, 1024][1024, 1]cpu\", arg1_1: \"f32[1024, 48][48, 1]cpu\"):\n"
+    "        relu: \"f32[512, 1024][1024, 1]cpu\" = torch.ops.aten.relu.default(arg0_1);  arg0_1 = None\n"
+    "        mm: \"f32[512, 48][48, 1]cpu\" = torch.ops.aten.mm.default(relu, arg1_1);  relu = arg1_1 = None\n"
+    "        neg: \"f32[512, 48][48, 1]cpu\" = torch.ops.aten.neg.default(mm);  mm = None\n"
+    "        return (neg,)\n";
 
 static bool compile_text(MiCtx *ctx, const char *text, Graph **g, CompiledFx *c) {
     char err[1200];
@@ -223,7 +223,7 @@ static void runtime_uses_it(MiCtx *ctx) {
     graph_free(g);
     tensor_unref(t);
 
-    if (!ok(compile_text(ctx, ARENA_GRAPH, &g, &c), "compile relu -> mm -> tanh")) return;
+    if (!ok(compile_text(ctx, ARENA_GRAPH, &g, &c), "compile relu -> mm -> neg")) return;
     ok(strstr(c.code, "mi_arena_take(") && strstr(c.code, "mi_big_alloc"), "the module has an arena from mi_big_alloc");
     const MiMemHooks *h = dlsym(c.mod->handle, "mi_mem_hooks");
     ok(h && h->alloc == mi_mem_alloc_raw && h->free == mi_mem_free, "the runtime filled in the module's mi_mem_hooks");
