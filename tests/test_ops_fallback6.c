@@ -4,7 +4,10 @@
  * grid_sampler_2d/3d_backward (spatial transformers), on values derived by hand from ATen's
  * kernels, and grid_sampler's gradients against the forward op itself: grad_input by the
  * adjoint identity <grad_out, sample(x)> = <grad_input, x> (sampling is linear in x), grad_grid
- * by central differences of the forward in float64. */
+ * by central differences of the forward in float64. Then the sweep's first ops: nearest
+ * upsampling's gradient (the adjoint of the forward op, and hand values) and the low-precision
+ * matrix products (_scaled_mm of float8 with tensorwise and rowwise scales, _int_mm,
+ * _weight_int8pack_mm). */
 #include "ops/interp.h"
 #include "ops/ops_impl.h"
 #include "tap.h"
@@ -202,6 +205,67 @@ static void test_grid_backward_vs_forward(int nsp) {
     tensor_unref(x); tensor_unref(grid); tensor_unref(w);
 }
 
+/* upsample_nearest{2d,exact2d}_backward: hand values for 2x, and <g, up(x)> = <up_bwd(g), x> at
+ * ratios 3 -> 5 and 5 -> 3 */
+static void test_upsample_backward(void) {
+    Tensor *g = TD(DT_F32, 4, (int64_t[]){1, 1, 4, 4}, NULL);
+    check("upsample_nearest2d_backward 2x: each input pixel sums its 2x2 block of 0..15",
+          "g: \"f32[1, 1, 4, 4][16, 16, 4, 1]cpu\"",
+          "        r: \"f32[1, 1, 2, 2][4, 4, 2, 1]cpu\" = torch.ops.aten.upsample_nearest2d_backward.default(g, [4, 4], [1, 1, 2, 2], 2.0, 2.0)\n",
+          &g, 1, (double[]){10, 18, 42, 50}, 4, 0);
+    tensor_unref(g);
+    static const int64_t sz[2][2] = {{3, 5}, {5, 3}};
+    for (int ex = 0; ex < 2; ex++)
+        for (int k = 0; k < 2; k++) {
+            int64_t in = sz[k][0], out = sz[k][1];
+            Tensor *x = TD(DT_F64, 4, (int64_t[]){1, 2, in, in}, NULL), *w = TD(DT_F64, 4, (int64_t[]){1, 2, out, out}, NULL);
+            for (int64_t i = 0; i < tensor_numel(x); i++) tensor_set_f(x, i, sin(1.3 * (double)i));
+            for (int64_t i = 0; i < tensor_numel(w); i++) tensor_set_f(w, i, cos(0.7 * (double)i));
+            char params[256], fwd[512], bwd[512];
+            const char *nm = ex ? "_upsample_nearest_exact2d" : "upsample_nearest2d";
+            snprintf(params, sizeof params, "x: \"f64[1, 2, %lld, %lld]\", w: \"f64[1, 2, %lld, %lld]\"", (long long)in, (long long)in, (long long)out, (long long)out);
+            snprintf(fwd, sizeof fwd, "        u = torch.ops.aten.%s.default(x, [%lld, %lld])\n        m = torch.ops.aten.mul.Tensor(u, w)\n"
+                     "        r: \"f64[][]cpu\" = torch.ops.aten.sum.default(m)\n", nm, (long long)out, (long long)out);
+            snprintf(bwd, sizeof bwd, "        r = torch.ops.aten.%s_backward.default(w, [%lld, %lld], [1, 2, %lld, %lld])\n",
+                     nm, (long long)out, (long long)out, (long long)in, (long long)in);
+            Tensor *lhs = run1(params, fwd, (Tensor *[]){x, w}, 2), *gi = run1(params, bwd, (Tensor *[]){x, w}, 2);
+            double dot = 0;
+            for (int64_t i = 0; gi && i < tensor_numel(x); i++) dot += tensor_get_f(gi, i) * tensor_get_f(x, i);
+            ok(lhs && gi && fabs(tensor_get_f(lhs, 0) - dot) < 1e-12, "%s_backward %lld -> %lld is the adjoint of the forward: %.12g = %.12g",
+               nm, (long long)in, (long long)out, lhs ? tensor_get_f(lhs, 0) : NAN, dot);
+            tensor_unref(lhs); tensor_unref(gi); tensor_unref(x); tensor_unref(w);
+        }
+}
+
+/* _scaled_mm / _int_mm / _weight_int8pack_mm on small integers (exact in every dtype involved) */
+static void test_lowp_mm(void) {
+    Tensor *a = TD(DT_F8E4M3, 2, (int64_t[]){2, 2}, (double[]){1, 2, 3, 4}), *b = TD(DT_F8E4M3, 2, (int64_t[]){2, 2}, (double[]){1, 0.5, -1, 2});
+    Tensor *s1 = TD(DT_F32, 0, NULL, (double[]){0.5}), *s2 = TD(DT_F32, 0, NULL, (double[]){4});
+    /* A @ B = [[-1, 4.5], [-1, 9.5]] */
+    check("_scaled_mm tensorwise scales 0.5 and 4: 2 (A @ B), out_dtype float32",
+          "a: \"f8e4m3fn[2, 2][2, 1]cpu\", b: \"f8e4m3fn[2, 2][2, 1]cpu\", sa: \"f32[][]cpu\", sb: \"f32[][]cpu\"",
+          "        r: \"f32[2, 2][2, 1]cpu\" = torch.ops.aten._scaled_mm.default(a, b, sa, sb, out_dtype = torch.float32)\n",
+          (Tensor *[]){a, b, s1, s2}, 4, (double[]){-2, 9, -2, 19}, 4, 0);
+    Tensor *ra = TD(DT_F32, 2, (int64_t[]){2, 1}, (double[]){1, 2}), *rb = TD(DT_F32, 2, (int64_t[]){1, 2}, (double[]){3, 1}), *bias = TD(DT_BF16, 1, (int64_t[]){2}, (double[]){0.5, 0});
+    check("_scaled_mm rowwise scales [1, 2] x [3, 1] + bias, bf16: (A @ B)[i][j] sa[i] sb[j] + bias[j], 19 rounds to 19",
+          "a: \"f8e4m3fn[2, 2][2, 1]cpu\", b: \"f8e4m3fn[2, 2][2, 1]cpu\", sa: \"f32[2, 1][1, 1]cpu\", sb: \"f32[1, 2][2, 1]cpu\", c: \"bf16[2][1]cpu\"",
+          "        r: \"bf16[2, 2][2, 1]cpu\" = torch.ops.aten._scaled_mm.default(a, b, sa, sb, c, out_dtype = torch.bfloat16)\n",
+          (Tensor *[]){a, b, ra, rb, bias}, 5, (double[]){-2.5, 4.5, -5.5, 19}, 4, 0);
+    Tensor *i8a = TD(DT_I8, 2, (int64_t[]){2, 3}, (double[]){127, -128, 5, 1, 2, 3}), *i8b = TD(DT_I8, 2, (int64_t[]){3, 2}, (double[]){127, 1, 127, 1, 1, 1});
+    check("_int_mm: 127*127 - 128*127 + 5 = -122 and 127 - 128 + 5 = 4; 1*127 + 2*127 + 3, 6",
+          "a: \"i8[2, 3][3, 1]cpu\", b: \"i8[3, 2][2, 1]cpu\"",
+          "        r: \"i32[2, 2][2, 1]cpu\" = torch.ops.aten._int_mm.default(a, b)\n",
+          (Tensor *[]){i8a, i8b}, 2, (double[]){-122, 4, 384, 6}, 4, 0);
+    Tensor *x = TD(DT_F32, 2, (int64_t[]){1, 2}, (double[]){1, 2}), *w = TD(DT_I8, 2, (int64_t[]){3, 2}, (double[]){1, 1, -2, 3, 0, 5});
+    Tensor *sc = TD(DT_F32, 1, (int64_t[]){3}, (double[]){0.5, 2, 1});
+    check("_weight_int8pack_mm: x @ w^T = [3, 4, 10] times scales [0.5, 2, 1]",
+          "x: \"f32[1, 2][2, 1]cpu\", w: \"i8[3, 2][2, 1]cpu\", s: \"f32[3][1]cpu\"",
+          "        r: \"f32[1, 3][3, 1]cpu\" = torch.ops.aten._weight_int8pack_mm.default(x, w, s)\n",
+          (Tensor *[]){x, w, sc}, 3, (double[]){1.5, 8, 10}, 3, 0);
+    Tensor *all[] = {a, b, s1, s2, ra, rb, bias, i8a, i8b, x, w, sc};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tensor_unref(all[i]);
+}
+
 int main(void) {
     ctx = mi_ctx_new();
     test_dist_backward();
@@ -209,6 +273,8 @@ int main(void) {
     test_grid_backward_values();
     test_grid_backward_vs_forward(2);
     test_grid_backward_vs_forward(3);
+    test_upsample_backward();
+    test_lowp_mm();
     mi_ctx_free(ctx);
     return done_testing();
 }

@@ -145,6 +145,8 @@ extern const OpDef ops_fake_quant_table[];    extern const int ops_fake_quant_co
 extern const OpDef ops_rnn_cell_table[];      extern const int ops_rnn_cell_count;
 extern const OpDef ops_sample_table[];    extern const int ops_sample_count;
 extern const OpDef ops_grid_backward_table[]; extern const int ops_grid_backward_count;
+extern const OpDef ops_lowp_mm_table[];   extern const int ops_lowp_mm_count;
+extern const OpDef ops_upsample_backward_table[]; extern const int ops_upsample_backward_count;
 extern const OpDef ops_segment_table[];   extern const int ops_segment_count;
 extern const OpDef ops_ctc_table[];       extern const int ops_ctc_count;
 extern const OpDef ops_histogram_table[]; extern const int ops_histogram_count;
