@@ -50,6 +50,15 @@ void pipe_free(Compiled *c);
 /* One line saying which pipeline stages this build has ("parse passes lower sched codegen"). */
 const char *pipe_available(void);
 
+/* ---- the numerical check (bench/fp64_check.c) ---- */
+typedef struct BenchSame { bool ok, fp64; double max_abs, res_rmse, ref_rmse; } BenchSame;
+/* res (the compiled module's nout outputs) against ref (the float32 interpreter's) by
+ * torch._dynamo.utils.same's rule (core/base/same.h): allclose(rtol, atol), else the float64
+ * interpreter run of g on `in` decides by RMSE (v->fp64 set, the largest RMSEs kept). v->ok
+ * when every output passes. Returns 0. */
+int bench_same(MiCtx *ctx, const Graph *g, const IValue *in, int nin, IValue *ref, IValue *res, int nout,
+               double rtol, double atol, BenchSame *v);
+
 /* ---- figures ---- */
 int fig_stream(BenchOpts *o);     /* STREAM copy / triad */
 int fig_kernels(BenchOpts *o);    /* figures 1 and 2 */

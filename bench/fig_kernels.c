@@ -48,8 +48,9 @@ static double io_bytes(MiCtx *ctx, const Graph *g) {
 typedef struct Row {
     const char *name;
     int nkernels;
-    double t_fused, t_nofuse, t_interp, bytes, max_abs, max_rel;
+    double t_fused, t_nofuse, t_interp, bytes, max_abs;
     bool bytes_exact, check_ok, checked;
+    BenchSame same;          /* the check (fp64_check.c); same.fp64: decided by the float64 RMSE */
     char why[300];
     int nprof;               /* per-kernel profile (rt_profile), 0 when not taken */
     char prof_names[64][96];
@@ -125,14 +126,9 @@ static int run_workload(BenchOpts *o, MiCtx *ctx, const char *name, Row *r) {
             int nouts = 0;
             if (rt_run(ctx, c.mod, c.g, in, nin, &outs, &nouts, NULL) == 0) {
                 r->checked = true;
-                r->check_ok = nouts == nref;
-                for (int j = 0; j < nouts && j < nref; j++) {
-                    if (outs[j].kind != IV_TENSOR || ref[j].kind != IV_TENSOR) continue;
-                    CompareResult cr = tensor_compare(outs[j].t, ref[j].t, 1e-3, 1e-4);
-                    r->check_ok &= cr.ok;
-                    if (cr.max_abs > r->max_abs) r->max_abs = cr.max_abs;
-                    if (cr.max_rel > r->max_rel) r->max_rel = cr.max_rel;
-                }
+                bench_same(ctx, g, in, nin, ref, outs, nouts < nref ? nouts : nref, 1e-3, 1e-4, &r->same);
+                r->check_ok = nouts == nref && r->same.ok;
+                r->max_abs = r->same.max_abs;
                 interp_free_outputs(outs, nouts);
             }
         }
@@ -205,8 +201,11 @@ int fig_kernels(BenchOpts *o) {
         snprintf(sp, sizeof sp, isnan(pct) ? "n/a" : "%.0f%%", pct);
         snprintf(sxi, sizeof sxi, isnan(xi) ? "n/a" : "%.1fx", xi);
         snprintf(sxf, sizeof sxf, isnan(xf) ? "n/a" : "%.2fx", xf);
-        char check[80];
-        if (r->checked) snprintf(check, sizeof check, "%s (max abs %.1e)", r->check_ok ? "ok" : "MISMATCH", r->max_abs);
+        char check[120];
+        if (r->checked && r->same.fp64)   /* rounding (ok) or not, by the float64 RMSEs */
+            snprintf(check, sizeof check, "%s (max abs %.1e; fp64 rmse %.1e vs interp %.1e)", r->check_ok ? "ok" : "MISMATCH",
+                     r->max_abs, r->same.res_rmse, r->same.ref_rmse);
+        else if (r->checked) snprintf(check, sizeof check, "%s (max abs %.1e)", r->check_ok ? "ok" : "MISMATCH", r->max_abs);
         else snprintf(check, sizeof check, "-");
         printf("%-18s %4s %10s %8.1f%s %7s %6s | %10s %8s | %10s %8s | %s\n", r->name, kern, a, r->bytes / 1e6,
                r->bytes_exact ? " " : "*", sg, sp, b, sxi, c, sxf, check);
@@ -221,6 +220,10 @@ int fig_kernels(BenchOpts *o) {
         json_num(&j1, "pct_of_stream", pct);
         sb_printf(&j1, ", \"checked\": %s, \"check_ok\": %s", r->checked ? "true" : "false", r->check_ok ? "true" : "false");
         json_num(&j1, "max_abs", r->max_abs);
+        if (r->same.fp64) {
+            json_num(&j1, "fp64_rmse", r->same.res_rmse);
+            json_num(&j1, "fp64_ref_rmse", r->same.ref_rmse);
+        }
         if (r->nprof) {
             sb_put(&j1, ", \"profile_ms\": [");
             for (int k = 0; k < r->nprof; k++) {
