@@ -2,7 +2,8 @@
  * with lanes and a scalar tail, vectorizable NaN-propagating amax, row-local intermediates,
  * column reductions in tiles, parallel full reductions, the shared row loop of a segment, a cat
  * along the innermost dim split into one loop per input (codegen_split.c), pow by an integer as
- * multiplications, the blocked flash attention (codegen_sdpa.c). Each
+ * multiplications, the blocked flash attention (codegen_sdpa.c), division by a row value kept a
+ * division, streamed row stores and the next row prefetched (codegen_stream.c). Each
  * graph is compiled and checked against the interpreter (random inputs, and NaNs where the
  * kernel form has a NaN path); sizes are chosen to leave partial lane blocks and tiles. */
 #include "tap.h"
@@ -161,11 +162,36 @@ static const char *sdpa_mask =
     "        getitem: \"f32[2, 3, 200, 20][12000, 4000, 20, 1]cpu\" = s[0]\n"
     "        return (getitem,)\n";
 
+static const char *row_div =
+    "class <lambda>(torch.nn.Module):\n"
+    "    def forward(self, arg0_1: \"f32[6, 40][40, 1]cpu\", arg1_1: \"f32[6, 1][1, 1]cpu\", arg2_1: \"f32[6, 40][40, 1]cpu\"):\n"
+    "        div: \"f32[6, 40][40, 1]cpu\" = torch.ops.aten.div.Tensor(arg0_1, arg1_1)\n"
+    "        div_1: \"f32[6, 40][40, 1]cpu\" = torch.ops.aten.div.Tensor(arg0_1, arg2_1)\n"
+    "        return (div, div_1)\n";
+/* rows of 1000 floats: not a multiple of a vector, row starts not 64-byte aligned */
+static const char *softmax_1000 =
+    "class <lambda>(torch.nn.Module):\n"
+    "    def forward(self, arg0_1: \"f32[5, 1000][1000, 1]cpu\"):\n"
+    "        amax: \"f32[5, 1][1, 1]cpu\" = torch.ops.aten.amax.default(arg0_1, [1], True)\n"
+    "        sub: \"f32[5, 1000][1000, 1]cpu\" = torch.ops.aten.sub.Tensor(arg0_1, amax)\n"
+    "        exp: \"f32[5, 1000][1000, 1]cpu\" = torch.ops.aten.exp.default(sub)\n"
+    "        sum_1: \"f32[5, 1][1, 1]cpu\" = torch.ops.aten.sum.dim_IntList(exp, [1], True)\n"
+    "        div: \"f32[5, 1000][1000, 1]cpu\" = torch.ops.aten.div.Tensor(exp, sum_1)\n"
+    "        return (div,)\n";
+static const char *var_mean_97 =
+    "class <lambda>(torch.nn.Module):\n"
+    "    def forward(self, arg0_1: \"f32[4, 97][97, 1]cpu\"):\n"
+    "        var_mean = torch.ops.aten.var_mean.correction(arg0_1, [1], correction = 0, keepdim = True)\n"
+    "        getitem: \"f32[4, 1][1, 1]cpu\" = var_mean[0]\n"
+    "        getitem_1: \"f32[4, 1][1, 1]cpu\" = var_mean[1];  var_mean = None\n"
+    "        return (getitem, getitem_1)\n";
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
     char *src = compile_check(ctx, "var_mean_amax", var_mean_amax, -1);
     if (src) {
-        is_int(count(src, "mi_wf_merge(&"), 2, "var and mean share one Welford (lanes merged, then the tail)");
+        is_int(count(src, "mi_wf_lanes_float(&") + count(src, "mi_wf_merge(&"), 2,
+               "var and mean share one Welford (lanes merged, then the tail)");
         ok(count(src, "MI_WF(acc") == 2, "the Welford update is in the lane loop and in the scalar tail");
         ok(strstr(src, "mi_wf_merge") != NULL, "lanes are merged");
         ok(strstr(src, "_nan") != NULL, "amax tracks NaN beside the vectorized max");
@@ -226,6 +252,40 @@ int main(void) {
     free(src);
     free(compile_check(ctx, "sdpa_causal", sdpa_causal, -1));
     free(compile_check(ctx, "sdpa_mask", sdpa_mask, -1));
+
+    src = compile_check(ctx, "var_mean_97", var_mean_97, -1);   /* 3 blocks of 32 lanes + a tail of 1 */
+    if (src) is_int(count(src, "mi_wf_lanes_float(&"), 1, "the lanes merge in closed form, once");
+    free(src);
+
+    /* x / y[row] stays a division, as Inductor emits it: the same expression recomputed in
+     * another kernel (where y is not loop-invariant) must give the same bits; a reciprocal
+     * multiply here broke hard Gumbel-softmax's y_hard - y_soft + y_soft == y_hard (the unseen
+     * log cuda_gumbel_softmax) and measured no faster (bench/README.md "Streaming kernels") */
+    src = compile_check(ctx, "row_div", row_div, -1);
+    if (src) ok(strstr(src, "float tmp2 = tmp0 / tmp1;") && strstr(src, "float tmp4 = tmp0 / tmp3;"), "divisions by a row value and by an element stay divisions");
+    free(src);
+
+    src = compile_check(ctx, "softmax_1000", softmax_1000, -1);   /* 20 kB: below any LLC */
+    if (src) ok(!strstr(src, "mi_stream_row(&") && strstr(src, "__builtin_prefetch(&arg0_1[(mi_k + (1000LL*p0) + 1000LL)], 0, 3);"),
+                "a small output is stored plainly; the exp pass prefetches the next row of the input its max pass read");
+    free(src);
+    setenv("MINDUCTOR_STREAM_BYTES", "1", 1);
+    src = compile_check(ctx, "softmax_1000", softmax_1000, -1);
+    if (src) {
+        ok(strstr(src, "float mi_so_buf3[1000] __attribute__((aligned(64)));") && strstr(src, "mi_so_buf3[p1] = ") &&
+           strstr(src, "mi_stream_row(&buf3[(1000LL*p0)], mi_so_buf3, 4000);"),
+           "an output over the threshold is staged per row and streamed out");
+        ok(strstr(src, "#pragma omp for nowait") && strstr(src, "    mi_stream_fence();\n    }\n}"),
+           "each thread fences its streamed stores before the parallel region ends");
+    }
+    free(src);
+    free(compile_check(ctx, "softmax_1000", softmax_1000, 3 * 1000 + 999));
+    setenv("MINDUCTOR_PREFETCH", "0", 1);
+    src = compile_check(ctx, "softmax_1000", softmax_1000, -1);
+    if (src) ok(!strstr(src, "__builtin_prefetch(&") && strstr(src, "mi_stream_row(&"), "MINDUCTOR_PREFETCH=0: streamed, no prefetch");
+    free(src);
+    unsetenv("MINDUCTOR_PREFETCH");
+    unsetenv("MINDUCTOR_STREAM_BYTES");
 
     mi_ctx_free(ctx);
     return exit_status();

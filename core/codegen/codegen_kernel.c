@@ -17,8 +17,9 @@
  *   - sum/prod: an omp simd reduction clause;
  *   - float max/min: `acc = x > acc ? x : acc` under reduction(max:) plus an OR-reduced NaN
  *     flag (torch propagates NaN; the omp combiner alone would drop a NaN lane);
- *   - Welford: 16 lanes of float running means with one reciprocal per block of 16 (no
- *     division per element), a scalar tail, lanes merged (Chan) in double at the end;
+ *   - Welford: 32 lanes of float running means with one reciprocal per block of 32 (no
+ *     division per element), a scalar tail, lanes merged (Chan, closed form for their equal
+ *     counts) in double at the end;
  *   - reductions over an outer dim (column sums: the inner reduction walks a stride while the
  *     last output dim is contiguous): the output dim is tiled by 64 and the reduction keeps
  *     a row of 64 partial accumulators, so the innermost loop is contiguous ("col" mode);
@@ -28,6 +29,7 @@
 #include "codegen/codegen_f8.h"
 #include "codegen/codegen_mem.h"
 #include "codegen/codegen_split.h"
+#include "codegen/codegen_stream.h"
 #include "codegen/op_overrides.h"
 
 #include <math.h>
@@ -36,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WF_LANES 16   /* Welford lanes per block */
+#define WF_LANES 32   /* Welford lanes per block: 2 AVX-512 vectors, two independent chains */
 #define COL_TILE 64   /* output elements per tile in col mode */
 
 const char *cg_ctype(DType t) {
@@ -193,6 +195,9 @@ typedef struct Em {
      * and clamps it decides fold */
     const SymRange *prange;
     struct VRange { int64_t lo, hi; bool known; } *vr; int nvr;
+    /* a streaming row (codegen_stream.c): its stores that go through a staging row */
+    const CgRowPlan *plan;
+    bool stream_hit[CG_STREAM_MAX], stream_bad[CG_STREAM_MAX];
     bool bad;
     char err[160];
 } Em;
@@ -311,6 +316,15 @@ static void c_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     const char *bn = em_ref(e, buf, &index, lb, sizeof lb);
     bool rowloc = bn == lb;
     if (rowloc) cse_forget_loads(&e->cse, bn);
+    for (int k = 0; e->plan && k < e->plan->nstream; k++) {   /* a streamed row: into its staging array */
+        if (e->plan->stream[k] != buf) continue;
+        Expr *at = sym_add(e->sy, e->plan->stream_base[k], sym_symbol(e->sy, e->plan->inner));
+        if (sym_simplify(e->sy, index, NULL, 0) != sym_simplify(e->sy, at, NULL, 0)) { e->stream_bad[k] = true; break; }
+        snprintf(lb, sizeof lb, "mi_so_%s", buf->name);
+        bn = lb;
+        index = sym_symbol(e->sy, e->plan->inner);
+        e->stream_hit[k] = true;
+    }
     StrBuf ix;
     sb_init(&ix);
     sym_c_sb(index, &ix);
@@ -547,8 +561,8 @@ static IrVal c_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, Ir
         sb_printf(e->pre, "%s    double %s_tm = 0, %s_tm2 = 0, %s_tn = 0;\n", fi, A, A, A);
         sb_printf(e->body, "%s    %s(%s, %s);\n", e->indent, dbl ? "MI_WFD" : "MI_WF", A, x);
         sb_printf(e->fin, "%s    double %s_mean = 0, %s_m2 = 0, %s_n = 0;\n", fi, A, A, A);
-        if (lanes) sb_printf(e->fin, "%s    for (int mi_q = 0; mi_q < %d; mi_q++) mi_wf_merge(&%s_n, &%s_mean, &%s_m2, (double)mi_wk, %s_wm[mi_q], %s_wm2[mi_q]);\n",
-                             fi, WF_LANES, A, A, A, A, A);
+        if (lanes) sb_printf(e->fin, "%s    mi_wf_lanes_%s(&%s_n, &%s_mean, &%s_m2, (double)mi_wk, %s_wm, %s_wm2, %d);\n",
+                             fi, dbl ? "double" : "float", A, A, A, A, A, WF_LANES);
         sb_printf(e->fin, "%s    mi_wf_merge(&%s_n, &%s_mean, &%s_m2, %s_tn, %s_tm, %s_tm2);\n", fi, A, A, A, A, A, A);
         snprintf(val, sizeof val, "%s", A);
         break;
@@ -786,6 +800,7 @@ typedef struct Seg {
     const Buffer *const *rowloc; int nrowloc;
     bool piece;          /* the innermost loop runs [lo, hi) only (a piece of a split loop) */
     int64_t lo, hi;
+    bool *streamed;      /* set when a store of the segment streams (the group then fences) */
 } Seg;
 
 static void put_ind(StrBuf *sb, int depth) {
@@ -912,9 +927,28 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
         for (int w = 0; w < n->deps.nwrites && e.nlocal < 64; w++)
             if (seg_local(sg, n->deps.writes[w].buf)) local[e.nlocal++] = n->deps.writes[w].buf;
     }
+    CgRowPlan plan = {0};   /* a row over pointwise nodes: streamed stores, prefetch of the next row */
+    if (mode == EM_ROW && nv == mo + 1 && !sg->piece) {
+        const Buffer *skip[ROWLOC_N + 64];
+        int nskip = 0;
+        for (int i = 0; i < sg->nrowloc; i++) skip[nskip++] = sg->rowloc[i];
+        for (int i = 0; i < e.nlocal; i++) skip[nskip++] = local[i];
+        cg_row_plan(ctx, s, g, sg->a, sg->b, mo, skip, nskip, &plan);
+        e.plan = &plan;
+    }
     e.h = (OpsHandler){&e, c_load, c_store, c_constant, c_index_expr, c_to_dtype, c_math,
                        c_reduction, c_getitem, c_store_red, c_indirect, c_store_atomic_add};
     for (int i = sg->a; i < sg->b && !e.bad; i++) loop_body_run(gnode(s, g, i)->buf->body, &e.h);
+    for (int k = plan.nstream - 1; k >= 0; k--) {   /* keep the streamed stores the body made */
+        if (e.stream_hit[k] && e.stream_bad[k] && !e.bad) {
+            e.bad = true;
+            snprintf(e.err, sizeof e.err, "stores of '%s' at two different rows", plan.stream[k]->name);
+        }
+        if (e.stream_hit[k]) continue;
+        plan.stream[k] = plan.stream[plan.nstream - 1];
+        plan.stream_base[k] = plan.stream_base[--plan.nstream];
+    }
+    if (plan.nstream && sg->streamed) *sg->streamed = true;
     cg_vals_free(&e.v);
     cse_free(&e.cse);
     free(e.vr);
@@ -935,6 +969,7 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
     if (mode == EM_LANES && e.welford) line(out, d0 + 1, "int64_t mi_wk = 0;   /* Welford blocks of %d lanes */", WF_LANES);
     if (pre.s) sb_put(out, pre.s);
     if (hoist.s) sb_put(out, hoist.s);
+    { char si[256]; snprintf(si, sizeof si, "%*s", 4 * (d0 + 1) > 250 ? 250 : 4 * (d0 + 1), ""); cg_row_decls(&plan, si, out); }
     const char *B = body.s ? body.s : "";
     if (nv > mo) {
         if (e.welford && mode == EM_ROW) sb_put(out, wf_scalar_macros);
@@ -986,8 +1021,10 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
                 if (!has_red) { sb_printf(out, "%s#pragma omp parallel for%s", li, nv == 1 ? " simd" : ""); par_if(out, lb); sb_putc(out, '\n'); prag = true; }
                 else if (e.only_clauses && e.simd_ok) { sb_printf(out, "%s#pragma omp parallel for%s%s", li, nv == 1 ? " simd" : "", cl); par_if(out, lb); sb_putc(out, '\n'); prag = true; }
             }
+            if (innermost && plan.npf) cg_row_prefetch_open(&plan, li, out);
             if (!prag && innermost && mode == EM_ROW && e.simd_ok) sb_printf(out, "%s#pragma omp simd%s\n", li, cl);
-            if (innermost && sg->piece)
+            if (innermost && plan.npf) cg_row_chunk_header(&plan, li, out);
+            else if (innermost && sg->piece)
                 sb_printf(out, "%sfor (int64_t %s = %lldLL; %s < %lldLL; %s++)\n", li, vn, (long long)sg->lo, vn, (long long)sg->hi, vn);
             else emit_loop_header(out, li, lb, v);
             line(out, d, "{");
@@ -997,7 +1034,9 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
         for (int v = nv - 1; v >= mo; v--) {
             if (v == nv - 1 && mode != EM_ROW) continue;   /* closed above */
             line(out, --d, "}");
+            if (v == nv - 1 && plan.npf) line(out, d, "}");   /* the prefetch chunks */
         }
+        { char si[256]; snprintf(si, sizeof si, "%*s", 4 * d > 250 ? 250 : 4 * d, ""); cg_row_stream_out(&plan, si, out); }
         if (e.welford && mode == EM_ROW) sb_put(out, wf_undef);
     } else sb_put(out, B);
     if (mode == EM_COL) {
@@ -1068,11 +1107,11 @@ static int emit_group(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf
     int64_t rowsz[ROWLOC_N];
     int nrowloc = col ? 0 : find_rowlocals(s, g, mo, rowloc, rowsz);
     char ind[256] = "    ";
+    StrBuf *final = out, nest;   /* the loop nest is written after its parallel pragma is known */
+    sb_init(&nest);
+    out = &nest;
+    bool streamed = false;
     if (mo > 0) {
-        if (mo > 1) sb_printf(out, "    #pragma omp parallel for collapse(%d)", mo);
-        else sb_put(out, "    #pragma omp parallel for");
-        par_if(out, b0);
-        sb_putc(out, '\n');
         for (int v = 0; v < mo; v++) {
             if (col && v == mo - 1) {
                 StrBuf r;
@@ -1093,20 +1132,37 @@ static int emit_group(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf
     for (int a = 0; a < g->n;) {
         int b = a + 1;
         while (b < g->n && seg_join(s, g, a, b, mo)) b++;
-        Seg sg = {s, g, a, b, mo, ind, col ? EM_COL : EM_ROW, &tmp, rowloc, nrowloc, false, 0, 0};
+        Seg sg = {s, g, a, b, mo, ind, col ? EM_COL : EM_ROW, &tmp, rowloc, nrowloc, false, 0, 0, &streamed};
         int64_t pts[MAX_PIECES];
         int np = col ? 0 : split_points(&sg, pts);
-        if (np == 0 && emit_segment(ctx, &sg, out) < 0) return -1;
+        if (np == 0 && emit_segment(ctx, &sg, out) < 0) { sb_free(&nest); return -1; }
         for (int p = 0; p <= np && np > 0; p++) {   /* one loop per piece: [0, pts[0]), ..., [pts[np-1], n) */
             sg.piece = true;
             sg.lo = p == 0 ? 0 : pts[p - 1];
-            if (!sym_is_int(s->nodes[g->nodes[a]].buf->body->ranges[s->nodes[g->nodes[a]].buf->body->nvars - 1], &sg.hi)) return -1;
-            if (p < np) sg.hi = pts[p];
-            if (emit_segment(ctx, &sg, out) < 0) return -1;
+            if (!sym_is_int(s->nodes[g->nodes[a]].buf->body->ranges[s->nodes[g->nodes[a]].buf->body->nvars - 1], &sg.hi) ||
+                (p < np && (sg.hi = pts[p], false)) || emit_segment(ctx, &sg, out) < 0) {
+                sb_free(&nest);
+                return -1;
+            }
         }
         a = b;
     }
     sb_printf(out, "%s}\n", ind);
+    out = final;
+    if (mo > 0) {   /* streamed stores: each thread fences its non-temporal stores before the region ends */
+        sb_put(out, streamed ? "    #pragma omp parallel" : "    #pragma omp parallel for");
+        if (!streamed && mo > 1) sb_printf(out, " collapse(%d)", mo);
+        par_if(out, b0);
+        sb_putc(out, '\n');
+        if (streamed) {
+            sb_put(out, "    {\n    #pragma omp for");
+            if (mo > 1) sb_printf(out, " collapse(%d)", mo);
+            sb_put(out, " nowait\n");
+        }
+    }
+    sb_put(out, nest.s ? nest.s : "");
+    if (streamed && mo > 0) sb_put(out, "    mi_stream_fence();\n    }\n");
+    sb_free(&nest);
     return 0;
 }
 
