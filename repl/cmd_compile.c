@@ -29,7 +29,7 @@ static const char *buf_kind_name(const Buffer *b) {
     switch (b->kind) {
     case BUF_INPUT: return "InputBuffer";
     case BUF_EXTERN: return b->ext == EXT_MULTI_OUTPUT ? "MultiOutput" : b->ext == EXT_CONCAT ? "ConcatKernel" : b->layout.multi ? "FallbackKernel" : "ExternKernel";
-    case BUF_COMPUTED: return b->is_reduction ? "Reduction" : "Pointwise";
+    case BUF_COMPUTED: return b->scan ? (b->scan->op == SCAN_SORT ? "Sort" : "Scan") : b->is_reduction ? "Reduction" : "Pointwise";
     }
     return "?";
 }

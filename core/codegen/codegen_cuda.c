@@ -382,6 +382,7 @@ char *codegen_cuda(MiCtx *ctx, const Schedule *s) {
     if (uses_dtype(s, DT_BF16)) sb_put(&out, "#include <cuda_bf16.h>\n");
     sb_put(&out, prelude_defs);
     if (cg_uses_f8(s)) cg_f8_src(&out, true);
+    if (cu_module_has_scan(s)) sb_put(&out, cu_scan_prelude());
     if (ir_module_uses_math(m, IOP_RAND) || ir_module_uses_math(m, IOP_RANDN)) cg_rand_src(&out, true);
     if (has_fb) sb_put(&out, cg_fallback_abi);
     sb_printf(&out, "struct MiSyms { int64_t v[%d]; };\nstruct MiStrides4 { int64_t s[4]; };\n\n", nsyms);

@@ -127,6 +127,14 @@ typedef struct Cu {
     char split_acc[40];                /* split column reduction: the accumulator and its combiner */
     const char *split_op;
     SymCtx *sy;                        /* indirect indexes name their variables in it */
+    /* scan / sort nodes (codegen_cuda_scan.c): stores guarded by store_guard ("mi_in": the
+     * element is in the row, the chunk's lanes past it only take part in the block scan);
+     * a sort's tail (getitem, store) goes to `after`, the loop over the sorted row */
+    const char *store_guard;
+    StrBuf *after;
+    IrVal scan_tuple;                  /* the handle ops.scan / ops.sort returned, -1: none */
+    char scan_item[2][48];             /* its items and their dtypes */
+    DType scan_dt[2];
     bool bad;
     char err[160];
 } Cu;
@@ -231,7 +239,7 @@ static void cu_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
         sb_printf(e->body, "%svo_%s[mi_k] = %s;\n", e->indent, buf->name, nm(e, v));
         return;
     }
-    sb_printf(e->body, "%s%s[", e->indent, buf->name);
+    sb_printf(e->body, "%s%s%s%s[", e->indent, e->store_guard ? e->store_guard : "", e->store_guard ? " " : "", buf->name);
     ex(e->body, index);
     char sv[128];
     sb_printf(e->body, "] = %s;\n", cu_store_val(buf->layout.dtype, nm(e, v), sv, sizeof sv));
@@ -398,6 +406,7 @@ static IrVal cu_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, I
 }
 static IrVal cu_getitem(OpsHandler *h, IrVal v, int k) {
     Cu *e = h->self;
+    if (v >= 0 && v == e->scan_tuple && k >= 0 && k < 2) return cu_new(e, e->scan_item[k], e->scan_dt[k]);
     char n2[96];
     static const char *sfx[3] = {".mean", ".m2", ".n"};
     snprintf(n2, sizeof n2, "%s%s", nm(e, v), sfx[k < 3 && k >= 0 ? k : 0]);
@@ -419,6 +428,42 @@ static void cu_store_red(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     sb_printf(e->post, "] = %s;\n", cu_store_val(buf->layout.dtype, nm(e, v), sv, sizeof sv));
 }
 
+/* ops.scan: this chunk's values scanned across the block and continued from the carry
+ * (mi_scan_chunk; emit_rows runs the node's element loop in chunks of blockDim.x with the lanes
+ * past the row clamped to its last element and their stores guarded). ops.sort: phase A (the
+ * element loop) stages (key, index) in shared memory, the node's `mid` sorts the row
+ * (mi_block_sort), and the rest of the body runs in a second loop (`after`) on the sorted row. */
+static IrVal cu_scan(OpsHandler *h, IrScanOp op, int flags, const DType *dtypes, const IrVal *v, int n) {
+    Cu *e = h->self;
+    const char *T = cu_vtype(dtypes[0]);
+    int id = (*e->tmp)++;
+    const char *x0 = nm(e, v[0]), *x1 = n > 1 ? nm(e, v[1]) : "0";
+    if (!e->pre || !e->mid) { e->bad = true; snprintf(e->err, sizeof e->err, "ops.scan outside a row kernel"); return cu_new(e, "0", dtypes[0]); }
+    if (op == SCAN_SORT) {
+        if (!e->after) { e->bad = true; snprintf(e->err, sizeof e->err, "ops.sort outside a sort loop"); return cu_new(e, "0", dtypes[0]); }
+        sb_printf(e->pre, "            %s *mi_sk%d = reinterpret_cast<%s *>(mi_sh_scan), *mi_sks%d = reinterpret_cast<%s *>(mi_sh_scan + 8192);\n"
+                          "            int64_t *mi_si%d = reinterpret_cast<int64_t *>(mi_sh_scan + 4096), *mi_sis%d = reinterpret_cast<int64_t *>(mi_sh_scan + 12288);\n",
+                  T, id, T, id, T, id, id);
+        sb_printf(e->body, "%smi_sk%d[mi_r] = (%s)%s; mi_si%d[mi_r] = (int64_t)%s;\n", e->indent, id, T, x0, id, x1);
+        sb_printf(e->mid, "            mi_block_sort<%s>(mi_sk%d, mi_si%d, mi_sks%d, mi_sis%d, mi_inner, %s);\n", T, id, id, id, id,
+                  flags & SCAN_DESCENDING ? "true" : "false");
+        snprintf(e->scan_item[0], sizeof e->scan_item[0], "mi_sks%d[mi_r]", id);
+        snprintf(e->scan_item[1], sizeof e->scan_item[1], "mi_sis%d[mi_r]", id);
+        e->body = e->after;
+    } else {
+        sb_printf(e->pre, "            MiSP<%s> mi_carry%d;\n", T, id);
+        sb_printf(e->body, "%sconst MiSP<%s> mi_s%d = mi_scan_chunk(MiSP<%s>{(%s)%s, (int64_t)%s}, %s(), reinterpret_cast<MiSP<%s> *>(mi_sh_scan), mi_carry%d, mi_c == 0,\n"
+                           "%s    mi_inner - mi_c < (int64_t)blockDim.x ? mi_inner - mi_c : (int64_t)blockDim.x);\n",
+                  e->indent, T, id, T, T, x0, x1, cu_scan_functor(op), T, id, e->indent);
+        snprintf(e->scan_item[0], sizeof e->scan_item[0], "mi_s%d.v", id);
+        snprintf(e->scan_item[1], sizeof e->scan_item[1], "mi_s%d.i", id);
+    }
+    e->scan_dt[0] = dtypes[0];
+    e->scan_dt[1] = n > 1 ? dtypes[1] : dtypes[0];
+    e->scan_tuple = cu_new(e, e->scan_item[0], dtypes[0]);
+    return e->scan_tuple;
+}
+
 static void cu_init(Cu *e, int *tmp, StrBuf *pre, StrBuf *body, StrBuf *mid, StrBuf *post, const char *indent) {
     memset(e, 0, sizeof *e);
     e->pre = pre; e->body = body; e->mid = mid; e->post = post;
@@ -426,8 +471,9 @@ static void cu_init(Cu *e, int *tmp, StrBuf *pre, StrBuf *body, StrBuf *mid, Str
     e->tmp = tmp;
     e->reducer = "mi_block_reduce";
     e->red_guard = "threadIdx.x == 0";
+    e->scan_tuple = -1;
     e->h = (OpsHandler){e, cu_load, cu_store, cu_constant, cu_index_expr, cu_to_dtype, cu_math,
-                        cu_reduction, cu_getitem, cu_store_red, cu_indirect, cu_store_atomic_add};
+                        cu_reduction, cu_getitem, cu_store_red, cu_indirect, cu_store_atomic_add, cu_scan};
 }
 static void cu_done(Cu *e) { cg_vals_free(&e->v); }
 
@@ -755,6 +801,7 @@ static void split_plan(MiCtx *ctx, const Schedule *s, const SchedGroup *g, RowPl
 
 static void row_plan(MiCtx *ctx, const Schedule *s, const SchedGroup *g, RowPlan *p) {
     p->mode = ROW_GENERIC; p->threads = 0; p->slots = 0; p->exact = false; p->split = 1;
+    if (cu_group_has_scan(s, g)) return;   /* a block per row, scanned in chunks of blockDim.x */
     if (columns_pattern(ctx, s, g)) {
         p->mode = ROW_COLUMNS; p->threads = 8 * 128;
         split_plan(ctx, s, g, p);
@@ -795,6 +842,8 @@ static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
               persist ? "persistent rows: one block per row, the row stays in registers" : "one block per row",
               plan.threads ? plan.threads : 1024, g->kernel_name);
     if (kernel_params(ctx, s, g, out) < 0) return -1;
+    if (cu_group_has_scan(s, g))
+        sb_printf(out, "    __shared__ __align__(16) unsigned char mi_sh_scan[%d];   /* block scans and sorts */\n", CU_SCAN_SHARED_BYTES);
     sb_printf(out, "    __shared__ double mi_shared[%s];   /* block reductions */\n    const int64_t mi_rows = ", cols ? "3 * 256" : "3 * 32");
     emit_numel(out, b0, 0, mo);
     sb_put(out, ";\n");
@@ -821,17 +870,21 @@ static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
     for (int i = 0; i < g->n; i++) {
         const Buffer *bf = s->nodes[g->nodes[i]].buf;
         const LoopBody *b = bf->body;
-        StrBuf pre, body, mid, post;
-        sb_init(&pre); sb_init(&body); sb_init(&mid); sb_init(&post);
+        StrBuf pre, body, mid, post, after;
+        sb_init(&pre); sb_init(&body); sb_init(&mid); sb_init(&post); sb_init(&after);
         Cu e;
         cu_init(&e, &tmp, &pre, &body, &mid, &post, persist ? "                    " : "                ");
         e.sy = ctx->sym;
+        const LoopOp *sop = cu_body_scan(b);
+        bool scan = sop && sop->sop != SCAN_SORT, sort = sop && sop->sop == SCAN_SORT;
+        if (scan) e.store_guard = "if (mi_in)";
+        if (sort) e.after = &after;
         if (persist) e.rc = &rc;
         if (cols) { e.reducer = split > 1 ? "mi_col_reduce32" : "mi_col_reduce"; e.red_guard = "threadIdx.y == 0 && mi_valid"; }
         loop_body_run(b, &e.h);
         cu_done(&e);
         if (e.bad) {
-            sb_free(&pre); sb_free(&body); sb_free(&mid); sb_free(&post); sb_free(&nodes); sb_free(&rc.decls);
+            sb_free(&pre); sb_free(&body); sb_free(&mid); sb_free(&post); sb_free(&after); sb_free(&nodes); sb_free(&rc.decls);
             return mi_err(ctx, NULL, 0, 0, "%s (buffer '%s')", e.err, bf->name);
         }
         if (i) sb_put(&nodes, "        MI_NODE_SYNC\n");
@@ -852,12 +905,22 @@ static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
                                           "            if (mi_valid)\n            #pragma unroll 8\n"
                                           "            for (int64_t mi_r = blockIdx.y * mi_per + threadIdx.y; mi_r < mi_r1; mi_r += blockDim.y) {\n");
             else if (cols) sb_put(&nodes, ";\n            if (mi_valid)\n            #pragma unroll 8\n            for (int64_t mi_r = threadIdx.y; mi_r < mi_inner; mi_r += blockDim.y) {\n");
+            else if (scan) sb_put(&nodes, ";\n            /* the row in chunks of blockDim.x, each scanned across the block */\n"
+                                          "            for (int64_t mi_c = 0; mi_c < mi_inner; mi_c += blockDim.x) {\n"
+                                          "                const bool mi_in = mi_c + (int64_t)threadIdx.x < mi_inner;\n"
+                                          "                const int64_t mi_r = mi_in ? mi_c + (int64_t)threadIdx.x : mi_inner - 1;\n");
             else sb_put(&nodes, ";\n            #pragma unroll 4\n            for (int64_t mi_r = threadIdx.x; mi_r < mi_inner; mi_r += blockDim.x) {\n");
             emit_decompose(&nodes, "                ", b, mo, b->nvars, "mi_r");
             if (body.s) sb_put(&nodes, body.s);
             sb_put(&nodes, "            }\n");
         }
         if (mid.s) sb_put(&nodes, mid.s);
+        if (sort) {   /* the sorted row: each element's getitem and store */
+            sb_put(&nodes, "            for (int64_t mi_r = threadIdx.x; mi_r < mi_inner; mi_r += blockDim.x) {\n");
+            emit_decompose(&nodes, "                ", b, mo, b->nvars, "mi_r");
+            if (after.s) sb_put(&nodes, after.s);
+            sb_put(&nodes, "            }\n");
+        }
         if (split > 1 && e.split_acc[0]) {   /* partial out; the tile's last block combines in split order */
             const char *A = e.split_acc, *K = g->kernel_name;
             sb_printf(&nodes, "            if (threadIdx.y == 0 && mi_valid) %s_part[(int64_t)blockIdx.y * mi_rows + mi_row] = %s;\n"
@@ -873,7 +936,7 @@ static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
         }
         if (post.s) sb_put(&nodes, post.s);
         sb_put(&nodes, "        }\n");
-        sb_free(&pre); sb_free(&body); sb_free(&mid); sb_free(&post);
+        sb_free(&pre); sb_free(&body); sb_free(&mid); sb_free(&post); sb_free(&after);
     }
     if (rc.decls.s) sb_put(out, rc.decls.s);
     /* between nodes (and rows) a barrier is needed only when a node reads from memory what

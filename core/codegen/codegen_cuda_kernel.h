@@ -20,4 +20,18 @@ void cu_emit_launch(const Schedule *s, const SchedGroup *g, StrBuf *out);
 int cu_emit_combo(MiCtx *ctx, const Schedule *s, const SchedKernel *k, StrBuf *out);
 void cu_emit_combo_launch(const Schedule *s, const SchedKernel *k, StrBuf *out);
 
+/* ---- scans and sorts (core/codegen/codegen_cuda_scan.c) ---- */
+/* The device templates of scan and sort nodes (MiSP, the combine functors, mi_scan_chunk,
+ * mi_block_sort): the prelude holds them when some node scans (cu_module_has_scan). */
+const char *cu_scan_prelude(void);
+/* The body's ops.scan / ops.sort op, NULL when it has none. */
+const LoopOp *cu_body_scan(const LoopBody *b);
+bool cu_group_has_scan(const Schedule *s, const SchedGroup *g);
+bool cu_module_has_scan(const Schedule *s);
+/* The combine functor of a scan op ("MiScanAdd", "MiScanArg<0>"); NULL for the sort. */
+const char *cu_scan_functor(IrScanOp op);
+/* Shared memory of a kernel with scans: blockDim.x (<= 1024) MiSP<T> of at most 16 bytes, or
+ * a sort's four arrays of 512 elements of at most 8 bytes */
+#define CU_SCAN_SHARED_BYTES 16384
+
 #endif

@@ -584,6 +584,17 @@ static IrVal c_getitem(OpsHandler *h, IrVal v, int k) {
     snprintf(n2, sizeof n2, "((%s)%s%s)", ct, nm(e, v), sfx[k < 3 && k >= 0 ? k : 0]);
     return em_new(e, n2, dtv(e, v));
 }
+/* ops.scan / ops.sort: only the GPU lowers ir.Scan / ir.Sort (the cpp backend has no
+ * BackendFeature.SCAN / SORT: those ops are FallbackKernels on the CPU), so a C kernel never
+ * meets one; a module lowered for cuda and compiled for the CPU is refused here. */
+static IrVal c_scan(OpsHandler *h, IrScanOp op, int flags, const DType *dtypes, const IrVal *v, int n) {
+    Em *e = h->self;
+    (void)flags; (void)v; (void)n;
+    e->bad = true;
+    snprintf(e->err, sizeof e->err, "ops.%s is not supported by the C code generator (a GPU lowering: lower the graph for the CPU)",
+             op == SCAN_SORT ? "sort" : "scan");
+    return em_new(e, "0", dtypes[0]);
+}
 static void c_store_red(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     Em *e = h->self;
     sb_printf(e->post, "%s    %s[", e->oindent, ir_store_target(buf)->name);
@@ -937,7 +948,7 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
         e.plan = &plan;
     }
     e.h = (OpsHandler){&e, c_load, c_store, c_constant, c_index_expr, c_to_dtype, c_math,
-                       c_reduction, c_getitem, c_store_red, c_indirect, c_store_atomic_add};
+                       c_reduction, c_getitem, c_store_red, c_indirect, c_store_atomic_add, c_scan};
     for (int i = sg->a; i < sg->b && !e.bad; i++) loop_body_run(gnode(s, g, i)->buf->body, &e.h);
     for (int k = plan.nstream - 1; k >= 0; k--) {   /* keep the streamed stores the body made */
         if (e.stream_hit[k] && e.stream_bad[k] && !e.bad) {

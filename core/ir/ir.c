@@ -51,6 +51,10 @@ static const char *red_names[RED_COUNT] = {
     [RED_SUM] = "sum", [RED_PROD] = "prod", [RED_MAX] = "max", [RED_MIN] = "min",
     [RED_ARGMAX] = "argmax", [RED_ARGMIN] = "argmin", [RED_WELFORD] = "welford_reduce",
 };
+const char *ir_scan_name(IrScanOp op) {
+    static const char *const names[] = {"add", "mul", "logaddexp", "max", "min", "sort"};
+    return (unsigned)op < sizeof names / sizeof names[0] ? names[op] : "?";
+}
 const char *ir_reduce_name(IrReduceType t) { return t >= 0 && t < RED_COUNT ? red_names[t] : "?"; }
 
 /* ---- layouts ---- */
@@ -243,7 +247,15 @@ static IrVal rec_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, 
 }
 static IrVal rec_getitem(OpsHandler *h, IrVal v, int k) {
     Recorder *r = h->self;
-    return rec_push(r, (LoopOp){.kind = LOP_GETITEM, .dtype = rec_dtype(r, v), .args = {v}, .item = k});
+    DType dt = rec_dtype(r, v);
+    if (k == 1 && v >= 0 && v < r->b->nops && r->b->ops[v].kind == LOP_SCAN) dt = r->b->ops[v].src_dtype;
+    return rec_push(r, (LoopOp){.kind = LOP_GETITEM, .dtype = dt, .args = {v}, .item = k});
+}
+static IrVal rec_scan(OpsHandler *h, IrScanOp op, int flags, const DType *dtypes, const IrVal *vals, int n) {
+    LoopOp o = {.kind = LOP_SCAN, .sop = op, .sflags = flags, .nargs = n, .dtype = dtypes[0],
+                .src_dtype = n > 1 ? dtypes[1] : dtypes[0], .args = {-1, -1, -1}};
+    for (int k = 0; k < n && k < 2; k++) o.args[k] = vals[k];
+    return rec_push(h->self, o);
 }
 static void rec_store_reduction(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     Recorder *r = h->self;
@@ -278,7 +290,7 @@ static void recorder_init(Recorder *r, IrModule *m, LoopBody *b) {
     b->sym = m->ctx->sym;
     r->h = (OpsHandler){r, rec_load, rec_store, rec_constant, rec_index_expr, rec_to_dtype,
                         rec_math, rec_reduction, rec_getitem, rec_store_reduction, rec_indirect,
-                        rec_store_atomic_add};
+                        rec_store_atomic_add, rec_scan};
 }
 
 bool ir_index_is_indirect(const Expr *e) {
@@ -386,6 +398,34 @@ LoopBody *ir_trace_body(IrModule *m, Buffer *buf, const IrFn *fn, int ndim, Expr
     return b;
 }
 
+LoopBody *ir_trace_scan(IrModule *m, Buffer *buf, const IrScan *sc, int ndim, Expr **size) {
+    SymCtx *s = m->ctx->sym;
+    LoopBody *b = arena_alloc(&m->arena, sizeof *b);
+    b->vars = arena_alloc(&m->arena, sizeof(Expr *) * (ndim + 1));
+    b->ranges = arena_alloc(&m->arena, sizeof(Expr *) * (ndim + 1));
+    Expr *idx[MI_MAX_DIMS];
+    for (int d = 0; d < ndim; d++)
+        if (d != sc->axis) idx[d] = body_var(m, b, size[d], d);
+    b->npoint = b->nvars;
+    char nm[16];   /* the scan var, even over a dim of size 1 (the lowering copies those instead) */
+    snprintf(nm, sizeof nm, "p%d", b->nvars);
+    idx[sc->axis] = b->vars[b->nvars] = sym_symbol(s, nm);
+    b->ranges[b->nvars] = size[sc->axis];
+    b->dim_of_var[b->nvars++] = sc->axis;
+    b->nred = 1;
+    IrTrace *t = arena_alloc(&m->arena, sizeof *t);
+    *t = (IrTrace){.ndim = ndim, .size = arena_dup_exprs(m, size, ndim), .scan = sc};
+    buf->trace = t;
+    Recorder r;
+    recorder_init(&r, m, b);
+    IrVal v[2], items[2];
+    for (int k = 0; k < sc->n; k++) v[k] = sc->fns[k]->call(sc->fns[k], &r.h, idx);
+    IrVal tup = r.h.scan(&r.h, sc->op, sc->flags, sc->dtypes, v, sc->n);
+    for (int k = 0; k < sc->n; k++) items[k] = r.h.getitem(&r.h, tup, k);
+    r.h.store(&r.h, buf, layout_index(s, &buf->layout, idx), items[sc->output_index]);
+    return b;
+}
+
 /* ---- replay ---- */
 
 /* The index of op o with the indirect symbols replaced by what the handler returned for them
@@ -428,6 +468,11 @@ IrVal loop_body_run(const LoopBody *b, OpsHandler *h) {
         case LOP_MATH: vals[i] = h->math(h, o->op, a, o->dtype); break;
         case LOP_REDUCTION: vals[i] = h->reduction(h, o->dtype, o->src_dtype, o->rtype, a[0]); break;
         case LOP_GETITEM: vals[i] = h->getitem(h, a[0], o->item); break;
+        case LOP_SCAN: {
+            DType dts[2] = {o->dtype, o->src_dtype};
+            vals[i] = h->scan ? h->scan(h, o->sop, o->sflags, dts, a, o->nargs) : -1;
+            break;
+        }
         case LOP_STORE_REDUCTION:
             h->store_reduction(h, o->buf, replay_index(b, o, from, to, nsub), a[0]);
             vals[i] = -1;
@@ -464,6 +509,7 @@ static IrVal pr_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) { ((P
 static IrVal pr_red(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v) { ((Probe *)h->self)->bad = true; return 1; }
 static IrVal pr_getitem(OpsHandler *h, IrVal v, int k) { ((Probe *)h->self)->bad = true; return 1; }
 static void pr_store_red(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) { ((Probe *)h->self)->bad = true; }
+static IrVal pr_scan(OpsHandler *h, IrScanOp op, int flags, const DType *dt, const IrVal *v, int n) { ((Probe *)h->self)->bad = true; return 1; }
 static Expr *pr_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wrap_neg, Expr *sym) {
     Probe *p = h->self;
     p->bad = true;
@@ -504,7 +550,7 @@ bool ir_probe_strided(IrModule *m, const IrFn *loader, int ndim, Expr **size, Bu
     SymCtx *s = m->ctx->sym;
     Probe p = {0};
     p.h = (OpsHandler){&p, pr_load, pr_store, pr_constant, pr_index_expr, pr_to_dtype, pr_math,
-                       pr_red, pr_getitem, pr_store_red, pr_indirect, pr_store};
+                       pr_red, pr_getitem, pr_store_red, pr_indirect, pr_store, pr_scan};
     Expr *q[MI_MAX_DIMS];
     const char *names[MI_MAX_DIMS];
     for (int d = 0; d < ndim; d++) {

@@ -37,7 +37,7 @@ typedef struct Layout {
 /* ---- recorded loop bodies ---- */
 typedef enum {
     LOP_LOAD, LOP_STORE, LOP_CONST, LOP_INDEX_EXPR, LOP_TO_DTYPE, LOP_MATH,
-    LOP_REDUCTION, LOP_GETITEM, LOP_STORE_REDUCTION, LOP_INDIRECT
+    LOP_REDUCTION, LOP_GETITEM, LOP_STORE_REDUCTION, LOP_INDIRECT, LOP_SCAN
 } LoopOpKind;
 
 typedef struct LoopOp {
@@ -56,6 +56,8 @@ typedef struct LoopOp {
      * indexes use for it; `size` the extent of the indexed dim */
     Expr *sym, *size;
     bool check, wrap_neg;
+    /* scan / sort: args[0..nargs) the values, dtype / src_dtype their dtypes */
+    IrScanOp sop; int sflags, nargs;
 } LoopOp;
 
 typedef struct LoopBody {
@@ -151,6 +153,15 @@ typedef struct IrCond {
 
 typedef struct ExternArg { Buffer *buf; Layout view; } ExternArg;
 
+/* Inductor's ir.Scan / ir.Sort (core/lowering/lowering_scan.c): output `output_index` of the
+ * scan (or sort) along dim `axis` of the n values fns[k] (of dtypes[k]): one buffer per output,
+ * each recording the whole scan (the scheduler fuses them; the kernel computes it once). */
+typedef struct IrScan {
+    IrScanOp op; int flags;       /* SCAN_SORT: SCAN_STABLE | SCAN_DESCENDING */
+    int n; const IrFn *fns[2]; DType dtypes[2];
+    int axis, output_index;
+} IrScan;
+
 /* How a buffer's body was recorded (ir_trace_body / ir_trace_scatter keep it), so that it can be
  * recorded again once a layout is decided later than the body: Inductor records bodies after
  * GraphLowering.finalize (decide_layout) and after require_stride_order froze a FlexibleLayout;
@@ -163,6 +174,7 @@ typedef struct IrTrace {
     int welford_item;
     bool by_layout;                /* loop nesting from the layout's strides (pointwise) */
     bool scatter, atomic_add;
+    const IrScan *scan;            /* a Scan / Sort body (ir_trace_scan) */
 } IrTrace;
 
 struct Buffer {
@@ -182,6 +194,7 @@ struct Buffer {
     IrTrace *trace;       /* how body was recorded (NULL: not replayable) */
     bool is_reduction;
     IrReduceType rtype;
+    const IrScan *scan;   /* ir.Scan / ir.Sort: the body's one reduction var is the scanned dim */
     Buffer *mutates;      /* stores go to this input buffer instead (copy_) */
     bool inplace_alias;   /* mutates: an in-place foreach item whose own buffer writes into the
                              input (Inductor's realize_into with unsafe_alias: the result's layout
@@ -361,6 +374,12 @@ char *ir_dep_text(const Dep *d, const LoopBody *body, SymCtx *S);
 /* Run the IR (buffers in creation order) on inputs as interp_run takes them. */
 int ir_interp_run(MiCtx *ctx, IrModule *m, IValue *inputs, int ninputs, IValue **outs, int *nouts);
 
+/* ---- scans and sorts on one row (core/ir/ir_scan.c) ---- */
+/* Scan (or sort) one row: in[k][0..len) value k of each element (k < n), results into out[k]. */
+void ir_scan_row(IrScanOp op, int flags, DType dt, int n, double *const *in, int64_t len, double *const *out);
+double ir_scan_logaddexp(double a, double b);
+bool ir_scan_arg_keeps(bool is_min, bool is_float, double av, double ai, double bv, double bi);
+
 /* ---- fallback kernels (core/ir/ir_fallback.c) ---- */
 /* True when op (a registry row) may run as a FallbackKernel: it has a reference implementation
  * and is not in-place or a higher-order op (an effect-only op runs as one with no result:
@@ -389,6 +408,11 @@ LoopBody *ir_trace_body(IrModule *m, Buffer *buf, const IrFn *fn, int ndim, Expr
  * first, then the value fn(p), then ops.store (atomic_add: ops.store(..., mode="atomic_add")). */
 LoopBody *ir_trace_scatter(IrModule *m, Buffer *buf, const IrFn *fn, const IrFn *indexer, int ndim,
                            Expr **size, bool atomic_add);
+/* Record a Scan / Sort body (Inductor's Scan.store_reduction): loop vars over the dims of
+ * `size` but sc->axis (in order), then the scanned dim as the one reduction var; the values
+ * sc->fns at that index, ops.scan / ops.sort, getitem of each item, then ops.store of item
+ * sc->output_index at the element (every element is written, unlike a reduction). */
+LoopBody *ir_trace_scan(IrModule *m, Buffer *buf, const IrScan *sc, int ndim, Expr **size);
 /* If loader is a plain strided read of a buffer, fill *buf and *view (size from `size`). */
 bool ir_probe_strided(IrModule *m, const IrFn *loader, int ndim, Expr **size, Buffer **buf, Layout *view);
 Layout layout_contiguous(IrModule *m, DType dt, Device dev, int ndim, Expr **size);

@@ -31,6 +31,7 @@ static IrVal d_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) { return 0;
 static IrVal d_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) { return 0; }
 static IrVal d_red(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v) { return 0; }
 static IrVal d_getitem(OpsHandler *h, IrVal v, int k) { return 0; }
+static IrVal d_scan(OpsHandler *h, IrScanOp op, int flags, const DType *dt, const IrVal *v, int n) { return 0; }
 /* indirectK reads as tmpK, as Inductor's extract_read_writes names indirect variables
  * ("MemoryDep('primals_1', c1 + 64*tmp0, {c0: 32, c1: 64})") */
 static Expr *d_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wrap_neg, Expr *sym) {
@@ -142,7 +143,7 @@ static void ir_deps_collect_own(const IrModule *m, const Buffer *b, DepSet *out)
     if (!b->body) return;
     DepH s = {{0}, out, m->ctx->sym};
     s.h = (OpsHandler){&s, d_load, d_store, d_constant, d_index_expr, d_to_dtype, d_math, d_red,
-                       d_getitem, d_store, d_indirect, d_store};
+                       d_getitem, d_store, d_indirect, d_store, d_scan};
     loop_body_run(b->body, &s.h);
     /* a Scatter mutating an intermediate (index_put's clone) runs after what wrote it: a
      * StarDep on it, as Inductor's scheduler adds for a mutation (never fused with its writer) */

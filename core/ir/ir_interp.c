@@ -26,6 +26,12 @@ typedef struct Interp {
     Acc *acc;                       /* per op position of the current body */
     int64_t *red_target; Buffer **red_buf; int nred_pending;
     IrVal *red_val;
+    /* a Scan / Sort body (run_scan): phase 1 collects each element's values into row[k] at
+     * position `at`, phase 2 reads the scanned results res[k][at] through getitem */
+    const LoopBody *body;
+    int scan_phase;
+    double *row[2], *res[2];
+    int64_t at;
     bool err;
 } Interp;
 
@@ -58,6 +64,7 @@ static void store_at(Interp *it, Buffer *buf, int64_t i, double v) {
 }
 static void i_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     Interp *it = h->self;
+    if (it->scan_phase == 1) { push(it, 0); return; }   /* the row is not scanned yet */
     store_at(it, buf, ev(it, index), it->vals[v]);
     push(it, 0);
 }
@@ -216,7 +223,17 @@ static IrVal i_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, Ir
     }
     return push(it, 0);
 }
-static IrVal i_getitem(OpsHandler *h, IrVal v, int k) { Interp *it = h->self; it->vals[it->nvals] = -1 - (k * 100000 + v); return it->nvals++; }
+static IrVal i_getitem(OpsHandler *h, IrVal v, int k) {
+    Interp *it = h->self;
+    if (it->scan_phase && it->body->ops[v].kind == LOP_SCAN) return push(it, it->scan_phase == 2 ? it->res[k][it->at] : 0);
+    it->vals[it->nvals] = -1 - (k * 100000 + v);
+    return it->nvals++;
+}
+static IrVal i_scan(OpsHandler *h, IrScanOp op, int flags, const DType *dtypes, const IrVal *v, int n) {
+    Interp *it = h->self;
+    for (int k = 0; it->scan_phase == 1 && k < n; k++) it->row[k][it->at] = it->vals[v[k]];
+    return push(it, 0);
+}
 static void i_store_red(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     Interp *it = h->self;
     it->red_target[it->nred_pending] = ev(it, index);
@@ -284,8 +301,38 @@ static void nest(Interp *it, const LoopBody *b, int v, int to, bool red_phase) {
     }
 }
 
+/* A Scan / Sort body at one point of its pointwise vars (bound): every element of the row runs
+ * the body to collect its values (stores skipped), the row is scanned, then every element runs
+ * again and stores its result. */
+static void scan_point(Interp *it, const LoopBody *b, const LoopOp *sop) {
+    int sv = it->nsymbind + b->npoint;   /* the scan var's binding */
+    int64_t len = range_of(it, b, b->npoint);
+    if (it->err || len <= 0) return;
+    for (int k = 0; k < 2; k++) { it->row[k] = mi_xcalloc((size_t)len, sizeof(double)); it->res[k] = mi_xcalloc((size_t)len, sizeof(double)); }
+    for (int phase = 1; phase <= 2 && !it->err; phase++) {
+        if (phase == 2) ir_scan_row(sop->sop, sop->sflags, sop->dtype, sop->nargs, it->row, len, it->res);
+        it->scan_phase = phase;
+        for (it->at = 0; it->at < len && !it->err; it->at++) {
+            it->bind[sv].value = it->at;
+            run_point(it, b);
+        }
+    }
+    it->scan_phase = 0;
+    for (int k = 0; k < 2; k++) { free(it->row[k]); free(it->res[k]); }
+}
+static void scan_nest(Interp *it, const LoopBody *b, const LoopOp *sop, int v) {
+    if (it->err) return;
+    if (v == b->npoint) { scan_point(it, b, sop); return; }
+    int64_t n = range_of(it, b, v);
+    for (int64_t i = 0; i < n && !it->err; i++) {
+        it->bind[it->nsymbind + v].value = i;
+        scan_nest(it, b, sop, v + 1);
+    }
+}
+
 static int run_computed(Interp *it, Buffer *buf) {
     const LoopBody *b = buf->body;
+    it->body = b;
     it->nbind = it->nsymbind + b->nvars;
     for (int v = 0; v < b->nvars; v++) { it->bind[it->nsymbind + v].name = b->vars[v]->name; it->bind[it->nsymbind + v].value = 0; }
     it->vals = mi_xcalloc(b->nops + 1, sizeof(double));
@@ -295,7 +342,11 @@ static int run_computed(Interp *it, Buffer *buf) {
     it->red_target = mi_xcalloc(2 * (b->nops + 1), sizeof(int64_t));
     it->red_buf = mi_xcalloc(2 * (b->nops + 1), sizeof(Buffer *));
     it->red_val = mi_xcalloc(2 * (b->nops + 1), sizeof(IrVal));
-    nest(it, b, 0, b->npoint, false);
+    const LoopOp *sop = NULL;
+    for (int i = 0; i < b->nops; i++)
+        if (b->ops[i].kind == LOP_SCAN) sop = &b->ops[i];
+    if (sop) scan_nest(it, b, sop, 0);
+    else nest(it, b, 0, b->npoint, false);
     free(it->vals); free(it->acc); free(it->red_target); free(it->red_buf); free(it->red_val);
     return it->err ? -1 : 0;
 }
@@ -433,7 +484,7 @@ int ir_interp_run(MiCtx *ctx, IrModule *m, IValue *inputs, int ninputs, IValue *
     it.ctx = ctx;
     it.m = m;
     it.h = (OpsHandler){&it, i_load, i_store, i_constant, i_index_expr, i_to_dtype, i_math, i_reduction, i_getitem, i_store_red,
-                        i_indirect, i_store_atomic_add};
+                        i_indirect, i_store_atomic_add, i_scan};
     it.capbind = m->nsyms + 2 * MI_MAX_DIMS + 64;
     it.bind = mi_xcalloc(it.capbind + 1, sizeof(SymBinding));
     /* bind symbols from SymInt inputs and input shapes */

@@ -100,6 +100,10 @@ static void retrace_body(IrModule *m, Buffer *b) {
         b->body = ir_trace_scatter(m, b, t->fn, t->indexer, t->ndim, t->size, t->atomic_add);
         return;
     }
+    if (t->scan) {
+        b->body = ir_trace_scan(m, b, t->scan, t->ndim, t->size);
+        return;
+    }
     int order[MI_MAX_DIMS];
     if (t->by_layout) ir_layout_loop_order(&ir_store_target(b)->layout, order);
     b->body = ir_trace_body(m, b, t->fn, t->ndim, t->size, t->by_layout ? order : NULL, t->nred, t->rsize, t->rt,

@@ -144,6 +144,25 @@ static void p_store_red(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     sb_printf(p->sb, "        %s = ops.store_reduction('%s', %s, %s)\n", s, buf->name, g, p->names[v]);
 }
 
+/* LoopBody's scan submodule call (its combine_fn is the submodule, not printed) and the
+ * traced ops.sort: "scan = self.scan((torch.float32,), (load,))",
+ * "sort = ops.sort((torch.float32, torch.int16), (load, index_expr), False, True)" */
+static IrVal p_scan(OpsHandler *h, IrScanOp op, int flags, const DType *dtypes, const IrVal *v, int n) {
+    PrintH *p = h->self;
+    bool sort = op == SCAN_SORT;
+    const char *c = fresh(p, sort ? "sort" : "scan");
+    sb_printf(p->sb, "        %s = %s(", c, sort ? "ops.sort" : "self.scan");
+    for (int pass = 0; pass < 2; pass++) {
+        sb_put(p->sb, pass ? ", (" : "(");
+        for (int k = 0; k < n; k++)
+            sb_printf(p->sb, "%s%s", k ? ", " : "", pass ? (v[k] >= 0 ? p->names[v[k]] : "?") : dtype_torch_name(dtypes[k]));
+        sb_put(p->sb, n == 1 ? ",)" : ")");
+    }
+    if (sort) sb_printf(p->sb, ", %s, %s", flags & SCAN_STABLE ? "True" : "False", flags & SCAN_DESCENDING ? "True" : "False");
+    sb_put(p->sb, ")\n");
+    return p->n - 1;
+}
+
 void ir_print_body(const LoopBody *b, const char *opname, StrBuf *sb) {
     sb_printf(sb, "class %s_loop_body:\n    var_ranges = {", opname);
     for (int i = 0; i < b->nvars; i++) {
@@ -162,7 +181,7 @@ void ir_print_body(const LoopBody *b, const char *opname, StrBuf *sb) {
     p.sb = sb;
     p.b = b;
     p.h = (OpsHandler){&p, p_load, p_store, p_constant, p_index_expr, p_to_dtype, p_math, p_red, p_getitem, p_store_red,
-                       p_indirect, p_store_atomic_add};
+                       p_indirect, p_store_atomic_add, p_scan};
     loop_body_run(b, &p.h);
     /* Inductor's bodies return their last store; one ending in a store_reduction of a plain
      * reduction returns None (one storing a welford getitem returns the store_reduction) */

@@ -54,6 +54,13 @@ typedef enum {
 } IrReduceType;
 const char *ir_reduce_name(IrReduceType t);   /* "sum", "welford_reduce", ... */
 
+/* The combine functions of Inductor's scan lowerings (lowering.py: cumsum's ops.add, cumprod's
+ * ops.mul, logcumsumexp's log_add_exp_helper, cummax / cummin's argmax / argmin combine with
+ * arg_break_ties_left=False over (value, index)) and ir.Sort's ops.sort (key, index). */
+typedef enum { SCAN_SUM, SCAN_PROD, SCAN_LOGADDEXP, SCAN_MAX, SCAN_MIN, SCAN_SORT } IrScanOp;
+const char *ir_scan_name(IrScanOp op);        /* "add", "mul", "logaddexp", "max", "min", "sort" */
+enum { SCAN_STABLE = 1, SCAN_DESCENDING = 2 };  /* ops.sort's flags */
+
 typedef struct OpsHandler OpsHandler;
 struct OpsHandler {
     void *self;
@@ -79,6 +86,12 @@ struct OpsHandler {
     /* ops.store(name, index, value, mode="atomic_add"): buf[index] += v, safe when several
      * iterations hit one element (Inductor's Scatter with scatter_mode "atomic_add"). */
     void (*store_atomic_add)(OpsHandler *h, Buffer *buf, Expr *index, IrVal v);
+    /* ops.scan(dtypes, combine_fn, values) / ops.sort(dtypes, values, stable, descending)
+     * (Inductor's ir.Scan / ir.Sort bodies): the n values (1, or 2: a value and its index) of
+     * this element, combined with those of the earlier elements along the body's scan var (its
+     * one reduction var) / sorted along it; a tuple, read with getitem k. flags: SCAN_STABLE,
+     * SCAN_DESCENDING (sort only). */
+    IrVal (*scan)(OpsHandler *h, IrScanOp op, int flags, const DType *dtypes, const IrVal *vals, int n);
 };
 
 /* Short forms used by lowerings. */

@@ -58,6 +58,7 @@ extern const LoweringDef lowering_indexing_table[];   extern const int lowering_
 extern const LoweringDef lowering_extern_table[];     extern const int lowering_extern_count;
 extern const LoweringDef lowering_pooling_table[];    extern const int lowering_pooling_count;
 extern const LoweringDef lowering_gather_table[];     extern const int lowering_gather_count;
+extern const LoweringDef lowering_scan_table[];       extern const int lowering_scan_count;
 extern const LoweringDef lowering_random_table[];     extern const int lowering_random_count;
 extern const LoweringDef lowering_decomp_table[];     extern const int lowering_decomp_count;
 extern const LoweringDef lowering_foreach_row;   /* every "aten._foreach_*" op of the registry (lowering_decomp.c) */
