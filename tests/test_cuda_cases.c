@@ -7,20 +7,13 @@
 #include "tap.h"
 #include "codegen/codegen_cuda.h"
 #include "compile_fx/compile_fx.h"
+#include "tests/support/fixture_graph.h"
 
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* nvcc as the runtime finds it: $MINDUCTOR_NVCC, nvcc on PATH, /usr/local/cuda/bin/nvcc. */
-static const char *find_nvcc(void) {
-    const char *e = getenv("MINDUCTOR_NVCC");
-    if (e && *e) return access(e, X_OK) == 0 ? e : NULL;
-    if (system("command -v nvcc >/dev/null 2>&1") == 0) return "nvcc";
-    return access("/usr/local/cuda/bin/nvcc", X_OK) == 0 ? "/usr/local/cuda/bin/nvcc" : NULL;
-}
 
 static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
@@ -115,7 +108,7 @@ int main(void) {
     MiCtx *ctx = mi_ctx_new();
     char tmp[] = "/tmp/mi_cuda_cases_XXXXXX";
     if (!mkdtemp(tmp)) { printf("Bail out! mkdtemp\n"); return 1; }
-    const char *nvcc = find_nvcc();
+    const char *nvcc = tf_find_nvcc();
     if (!nvcc) diag("nvcc not found: the compile points are skipped (CI has no CUDA toolkit; set MINDUCTOR_NVCC)");
     walk(ctx, "tests/fixtures/torch-cases/cuda", nvcc, tmp);
     walk(ctx, "tests/fixtures/torch-cases-b2/cuda", nvcc, tmp);

@@ -12,6 +12,7 @@
 #include "lowering/lowering.h"
 #include "runtime/runtime.h"
 #include "scheduler/scheduler.h"
+#include "tests/support/fixture_graph.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -77,16 +78,11 @@ static void agree(const IValue *ref, const IValue *got, const char *what) {
 
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
-    Graph *g = graph_load_file(ctx, GATHER);
-    if (!ok(g != NULL, "%s loads", GATHER)) { diag("%s", ctx->err.msg); return exit_status(); }
-    ops_resolve_graph(g);
     IValue in[NIN], *ref = NULL;
     make_inputs(ctx, in);
-    int nref = 0;
-    if (!ok(interp_run(ctx, g, in, NIN, &ref, &nref) == 0 && nref == NOUT, "the reference interpreter runs")) {
-        diag("%s", ctx->err.msg);
-        return exit_status();
-    }
+    int nref = NOUT;
+    Graph *g = tf_load_ref(ctx, GATHER, in, NIN, &ref, NOUT);
+    if (!ok(g != NULL, "%s loads and the reference interpreter runs", GATHER)) { diag("%s", ctx->err.msg); return exit_status(); }
     /* ATen's definitions on a few elements */
     ok(tensor_get_f(ref[0].t, 5) == tensor_get_f(in[0].t, 25), "embedding: id -1 reads row 5");
     ok(fabs(tensor_get_f(ref[7].t, 15) - fmax(0, tensor_get_f(in[0].t, 15) + 0 + 3.75)) < 1e-6,

@@ -11,11 +11,11 @@
 #include "codegen/codegen_cuda.h"
 #include "lowering/lowering.h"
 #include "scheduler/scheduler.h"
+#include "tests/support/fixture_graph.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define SCANS "tests/fixtures/lowering/scans_cuda.py"
 #define NIN 3
@@ -39,28 +39,15 @@ static int count_ext(const IrModule *m, ExternKind k) {
     return n;
 }
 
-/* nvcc as the runtime finds it: $MINDUCTOR_NVCC, nvcc on PATH, /usr/local/cuda/bin/nvcc. */
-static const char *find_nvcc(void) {
-    const char *e = getenv("MINDUCTOR_NVCC");
-    if (e && *e) return access(e, X_OK) == 0 ? e : NULL;
-    if (system("command -v nvcc >/dev/null 2>&1") == 0) return "nvcc";
-    return access("/usr/local/cuda/bin/nvcc", X_OK) == 0 ? "/usr/local/cuda/bin/nvcc" : NULL;
-}
-
 int main(void) {
     static const char *names[NOUT] = {"cumprod(sigmoid) + logcumsumexp", "cummax values", "cummax indices", "cummin values (dim 0)",
                                       "cummin indices (dim 0)", "cumsum int64 (dim 0)", "cumsum of 1500", "sort values", "sort indices"};
     MiCtx *ctx = mi_ctx_new();
-    Graph *g = graph_load_file(ctx, SCANS);
-    if (!ok(g != NULL, "%s loads", SCANS)) { diag("%s", ctx->err.msg); return exit_status(); }
-    ops_resolve_graph(g);
     IValue in[NIN], *ref = NULL;
     make_inputs(ctx, in);
-    int nref = 0;
-    if (!ok(interp_run(ctx, g, in, NIN, &ref, &nref) == 0 && nref == NOUT, "the reference interpreter runs")) {
-        diag("%s", ctx->err.msg);
-        return exit_status();
-    }
+    int nref = NOUT;
+    Graph *g = tf_load_ref(ctx, SCANS, in, NIN, &ref, NOUT);
+    if (!ok(g != NULL, "%s loads and the reference interpreter runs", SCANS)) { diag("%s", ctx->err.msg); return exit_status(); }
     /* torch's definitions on a few elements */
     ok(tensor_get_f(ref[2].t, 1) == 1 && tensor_get_f(ref[1].t, 1) == tensor_get_f(in[0].t, 1), "cummax: row 0 rises at element 1");
     ok(isnan(tensor_get_f(ref[1].t, 2 * 40 + 39)) && tensor_get_f(ref[2].t, 2 * 40 + 39) == 17, "cummax: the NaN of row 2 holds to the end, with its index");
@@ -117,7 +104,7 @@ int main(void) {
         ok(src && strstr(src, "mi_scan_chunk(MiSP<float>{") && strstr(src, "MiScanArg<1>()") && strstr(src, "MiScanLogAddExp()") &&
                strstr(src, "mi_block_sort<float>(") && strstr(src, "MiSP<int64_t>"),
            "cuda: the kernels scan in block chunks and sort in shared memory");
-        const char *nvcc = find_nvcc();
+        const char *nvcc = tf_find_nvcc();
         if (!nvcc) skip(1, "nvcc not found (the CUDA source compiles on a machine with the CUDA toolkit)");
         else if (src) {
             char dir[] = "/tmp/minductor_scanXXXXXX", cmd[1200], cu[64];
