@@ -11,17 +11,11 @@
 #include "ops/interp.h"
 #include "ops/ops_impl.h"
 #include "tap.h"
+#include "tests/support/op_graph.h"
 
 static MiCtx *ctx;
 
-static Graph *graph_of(const char *params, const char *body, const char *ret) {
-    char src[8192];
-    snprintf(src, sizeof src, "class G(torch.nn.Module):\n    def forward(self, %s):\n%s        return (%s,)\n", params, body, ret);
-    Graph *g = fx_parse(ctx, src, strlen(src), "test.py", 1);
-    if (!g) { char e[2048]; diag("parse failed: %s", mi_err_str(ctx, e, sizeof e)); return NULL; }
-    ops_resolve_graph(g);
-    return g;
-}
+static Graph *graph_of(const char *params, const char *body, const char *ret) { return og_graph(ctx, params, body, ret); }
 
 static Tensor *TD(DType dt, int ndim, const int64_t *size, const double *vals) {
     Tensor *t = tensor_new(ctx, dt, ndim, size);
@@ -44,15 +38,7 @@ static Tensor *run1(const char *params, const char *body, Tensor **ts, int n) {
     return r;
 }
 
-static bool values(const Tensor *t, const double *want, int64_t n, double tol) {
-    if (!t || tensor_numel(t) != n) { diag("wrong element count"); return false; }
-    for (int64_t i = 0; i < n; i++)
-        if (!(fabs(tensor_get_f(t, i) - want[i]) <= tol * (1 + fabs(want[i])))) {
-            diag("element %lld: got %.9g want %.9g", (long long)i, tensor_get_f(t, i), want[i]);
-            return false;
-        }
-    return true;
-}
+static bool values(const Tensor *t, const double *want, int64_t n, double tol) { return og_values(t, want, n, tol); }
 
 static void check(const char *name, const char *params, const char *body, Tensor **ins, int n, const double *want, int64_t nw, double tol) {
     Tensor *r = run1(params, body, ins, n);
