@@ -89,10 +89,15 @@ static const char *const fixed[] = {
     "same     cuda_top_p_sampling 0/0 (2)",
     "same     cuda_sort_cumsum 0/0 (2)",
     "same     cuda_giou_loss_train 0/0 backward (5)",
+    /* the sixth batch: TensorBox.mark_reuse before a broadcast (lowering.py expand) realizes the
+     * unrolled column count of vector_norm(ord=0, dim=0); _cdist_forward is a FallbackKernel */
+    "same     cuda_renorm_vector_norm 0/0 (3)",
+    "same     cuda_topk_gather 0/0 (3)",
+    "same     cuda_cosine_pairwise_train 0/0 (2)",
     /* fixtures already equal before */
     "same     cuda_embed_ln_train 0/0 backward (5)",
 };
-enum { FLOOR = 169, GRAPHS = 175 };
+enum { FLOOR = 201, GRAPHS = 210 };
 
 int main(void) {
     ShellEnv env;
