@@ -96,7 +96,7 @@ int main(void) {
     ok(pw && codegen_is_cuda_source(pw), "pointwise_chain: CUDA source with the marker line");
     is_str(names, "cuda_fused_add_mul_relu_sigmoid_sub_tanh_0 ", "kernel named cuda_fused_<origins>_<n>");
     ok(has(pw, "__global__ void __launch_bounds__(256) cuda_fused_add_mul_relu_sigmoid_sub_tanh_0(const float *__restrict__ arg0_1, "
-               "const float *__restrict__ arg1_1, float *__restrict__ buf0, MiSyms mi_sy)"), "the kernel's __global__ signature");
+               "const float *__restrict__ arg1_1, float *buf0, MiSyms mi_sy)"), "the kernel's __global__ signature (__restrict__ on what it only reads)");
     ok(has(pw, "    for (int64_t mi_x = mi_nv * 4 + mi_start; mi_x < mi_n; mi_x += mi_step) {\n"), "grid-stride loop (scalar tail)");
     ok(has(pw, "    for (int64_t mi_v = mi_start; mi_v < mi_nv; mi_v += mi_step) {\n") &&
        has(pw, "float vi_arg0_1[4]; *reinterpret_cast<float4 *>(vi_arg0_1) = *reinterpret_cast<const float4 *>(arg0_1 + 4 * mi_v);") &&

@@ -569,7 +569,13 @@ static int kernel_params(MiCtx *ctx, const Schedule *s, const SchedGroup *g, Str
         if (!ct || dtype_is_complex(b->layout.dtype))
             return mi_err(ctx, NULL, 0, 0, "dtype %s of buffer '%s' is not supported by the CUDA code generator%s", dtype_abbrev(b->layout.dtype), b->name,
                           ct ? " in a generated kernel (complex tensors are read and written by FallbackKernels only, as in Inductor)" : "");
-        sb_printf(out, "%s%s%s *__restrict__ %s", na++ ? ", " : "", cg_group_writes(s, g, b) ? "" : "const ", ct, b->name);
+        /* __restrict__ only on what the kernel only reads: a buffer it writes is read back by other
+         * threads of the block after a __syncthreads (a row kernel's later node reads what an
+         * earlier one stored: a sort's values, a reduction's result), and with __restrict__ on it
+         * nvcc may serve those reads from a stale copy (cuda_sort_cumsum on an H200: the scan after
+         * sort, max and sum read the sum as written before; right without it) */
+        bool w = cg_group_writes(s, g, b);
+        sb_printf(out, "%s%s%s *%s%s", na++ ? ", " : "", w ? "" : "const ", ct, w ? "" : "__restrict__ ", b->name);
     }
     sb_printf(out, "%sMiSyms mi_sy)\n{\n", na ? ", " : "");
     for (int i = 0; i < m->nsyms; i++) sb_printf(out, "    const int64_t %s = mi_sy.v[%d]; (void)%s;\n", m->sym_names[i], i, m->sym_names[i]);
