@@ -94,6 +94,11 @@ static const char *const fixed[] = {
     "same     cuda_renorm_vector_norm 0/0 (3)",
     "same     cuda_topk_gather 0/0 (3)",
     "same     cuda_cosine_pairwise_train 0/0 (2)",
+    /* the GPU's cat: pointwise_cat or a ConcatKernel by lowering.py's rule (the three gradients
+     * of mish/hardswish, one already realized, written into the cat's slices by one kernel;
+     * selective_scan's stacked steps into its output) */
+    "same     cuda_mish_hardswish_train 0/0 backward (2)",
+    "same     cuda_selective_scan 0/0 (5)",
     /* fixtures already equal before */
     "same     cuda_embed_ln_train 0/0 backward (5)",
 };

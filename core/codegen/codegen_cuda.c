@@ -224,8 +224,7 @@ static int scan_externs(MiCtx *ctx, const Schedule *s, CuExterns *x, bool *has_f
         if (!g->is_extern) continue;
         const Buffer *b = s->nodes[g->nodes[0]].buf;
         if (b->ext == EXT_COND || b->ext == EXT_MULTI_OUTPUT) continue;
-        if (b->ext == EXT_CONCAT)   /* lowered for the CPU only (lowering_concat.c) */
-            return mi_err(ctx, NULL, 0, 0, "ConcatKernel '%s' was lowered for the CPU: lower again for cuda", b->name);
+        if (b->ext == EXT_CONCAT) continue;   /* a NopKernelSchedulerNode: its inputs wrote its slices */
         if (codegen_cuda_on_host(b)) {
             char node[256];
             if (!cg_fallback_node(b, node, sizeof node, s->ir))
@@ -334,6 +333,7 @@ static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool
         }
         const Buffer *eb = g->is_extern ? s->nodes[g->nodes[0]].buf : NULL;
         if (eb && eb->ext == EXT_MULTI_OUTPUT) cg_emit_multi_output(eb, &out);
+        else if (eb && eb->ext == EXT_CONCAT) cg_emit_concat(eb, &out);
         else if (eb && eb->ext == EXT_COND) {
             CondHow how = {cu_type(eb->eargs[0].buf->layout.dtype), fb};
             if (cg_emit_cond_call(ctx, s, eb, cond_tail, &how, &out) < 0) { free(allocated); sb_free(&out); return -1; }

@@ -214,6 +214,9 @@ static IrVal cu_load(OpsHandler *h, Buffer *buf, Expr *index) {
     return r;
 }
 static bool group_local(const Schedule *s, const SchedGroup *g, const Buffer *b, const Expr *store_idx);
+/* The array a store names: a ConcatKernel input's NonOwningLayout slice is stored into the
+ * cat's storage (its index already carries the slice's offset and strides). */
+static const char *store_name(const Buffer *buf) { return buf->alias_of ? buf->alias_of->name : buf->name; }
 static void cu_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     Cu *e = h->self;
     RowCache *rc = e->rc;
@@ -227,19 +230,20 @@ static void cu_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
             return;
         }
     }
+    const char *name = store_name(buf);
     if (e->vec) {
-        VecBuf *vb = index == e->contig && buf->layout.dtype == DT_F32 ? vec_buf(e, buf->name) : NULL;
+        VecBuf *vb = index == e->contig && buf->layout.dtype == DT_F32 ? vec_buf(e, name) : NULL;
         if (!vb) { e->vec_fail = true; return; }
         if (!vb->stored) {
             vb->stored = true;
-            sb_printf(e->vpre, "            float vo_%s[4];\n", buf->name);
+            sb_printf(e->vpre, "            float vo_%s[4];\n", name);
             sb_printf(e->vpost, "            *reinterpret_cast<float4 *>(%s + 4 * mi_v) = *reinterpret_cast<const float4 *>(vo_%s);\n",
-                      buf->name, buf->name);
+                      name, name);
         }
-        sb_printf(e->body, "%svo_%s[mi_k] = %s;\n", e->indent, buf->name, nm(e, v));
+        sb_printf(e->body, "%svo_%s[mi_k] = %s;\n", e->indent, name, nm(e, v));
         return;
     }
-    sb_printf(e->body, "%s%s%s%s[", e->indent, e->store_guard ? e->store_guard : "", e->store_guard ? " " : "", buf->name);
+    sb_printf(e->body, "%s%s%s%s[", e->indent, e->store_guard ? e->store_guard : "", e->store_guard ? " " : "", name);
     ex(e->body, index);
     char sv[128];
     sb_printf(e->body, "] = %s;\n", cu_store_val(buf->layout.dtype, nm(e, v), sv, sizeof sv));
@@ -482,7 +486,7 @@ static void cu_done(Cu *e) { cg_vals_free(&e->v); }
 /* A buffer this group writes at store_idx that nobody else reads and that the group only reads
  * back at that same index: its values can live in registers alone (persistent rows). */
 static bool group_local(const Schedule *s, const SchedGroup *g, const Buffer *b, const Expr *store_idx) {
-    if (b->kind != BUF_COMPUTED || b->mutates || b->output_index >= 0 || b->is_reduction) return false;
+    if (b->kind != BUF_COMPUTED || b->mutates || b->alias_of || b->output_index >= 0 || b->is_reduction) return false;
     for (int k = 0; k < s->nnodes; k++) {
         const SchedNode *sn = &s->nodes[k];
         bool in_g = false;

@@ -101,6 +101,9 @@ int pattern_entries_apply(PassCtx *pc, Graph *g, const GraphPatternEntry *e, int
 /* utils.py is_pointwise_use: use is a pointwise op (torch.Tag.pointwise), or a getitem / view
  * whose own uses all are (recursively). depth: 0. */
 bool pattern_is_pointwise_use(const Node *use, int depth);
+/* The same with is_pointwise_fn: an op for which extra(use) is true counts as pointwise too
+ * (lowering.py cat: aten.cat and aten.constant_pad_nd uses). */
+bool pattern_is_pointwise_use_or(const Node *use, bool (*extra)(const Node *), int depth);
 
 /* The built-in groups (core/fx_passes/pattern_builtin.c), run by pass_pattern_0..2. */
 int pattern_builtin_group(PassCtx *pc, Graph *g, int group);

@@ -38,17 +38,18 @@ static bool schema_aliases(const Node *n) {
  * through getitem or a view count by their own uses (all must be pointwise; none is fine).
  * The output node, or an op outside the registry, is not pointwise. Example: addmm -> view ->
  * relu is a pointwise use; addmm -> sum or addmm returned is not. */
-bool pattern_is_pointwise_use(const Node *use, int depth) {
+bool pattern_is_pointwise_use_or(const Node *use, bool (*extra)(const Node *), int depth) {
     if (depth > 64 || use->kind != N_CALL_FUNCTION) return false;
     bool getitem = !strcmp(use->target, "operator.getitem");
     if (!getitem && !use->op) return false;
     if (getitem || schema_aliases(use)) {
         for (int u = 0; u < use->nusers; u++)
-            if (!pattern_is_pointwise_use(use->users[u], depth + 1)) return false;
+            if (!pattern_is_pointwise_use_or(use->users[u], extra, depth + 1)) return false;
         return true;
     }
-    return (use->op->flags & OPF_POINTWISE) != 0;
+    return (use->op->flags & OPF_POINTWISE) != 0 || (extra && extra(use));
 }
+bool pattern_is_pointwise_use(const Node *use, int depth) { return pattern_is_pointwise_use_or(use, NULL, depth); }
 
 /* Is node n's tensor on a GPU? Its meta says, unless the pass manager's device was set to
  * something else than the graph's own (the shell's `--device cuda` on a cpu graph): then

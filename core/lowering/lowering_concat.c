@@ -1,4 +1,4 @@
-/* lowering_concat.c — aten.cat on the CPU as Inductor lowers it there: always ir.ConcatKernel
+/* lowering_concat.c — aten.cat as a ConcatKernel. On the CPU Inductor always makes one: ir.ConcatKernel
  * (lowering.py cat: "We observed negative performance impact of pointwise_cat optimization on
  * CPU so disabled it": `if cpu_device: return ConcatKernel.create(inputs, dim)`), and all-int8 /
  * uint8 inputs as a FallbackKernel of aten.cat.
@@ -11,8 +11,12 @@
  * realized the same way. The ConcatKernel itself is a NopKernelSchedulerNode: it reads its
  * inputs (StarDeps), writes its own buffer, and runs no code. Its buffer is registered after its
  * inputs' (llama's rotary cat: op4, op5 write the two halves, op6 is the ConcatKernel).
- * Called from lower_cat (lowering_indexing.c) when the target is the CPU. */
+ * Called from lower_cat (lowering_indexing.c) when the target is the CPU, and on a GPU when
+ * lw_cat_pointwise_gpu (below: lowering.py's choice between pointwise_cat and ConcatKernel)
+ * says ConcatKernel; there the slices' writers are ordinary kernels that store into the cat's
+ * storage (codegen_cuda_kernel.c store_name) and the Nop runs nothing. */
 #include "lowering/lowering_impl.h"
+#include "fx_passes/pattern.h"
 
 #include <string.h>
 
@@ -108,4 +112,78 @@ int lw_concat_kernel(Lower *L, const Node *n, const TensorMeta *m, const Value *
     lw_origins_of_node(L, cat, n);
     for (int k = 0; k < nin; k++) ea[k].buf->alias_of = cat;
     return lw_set_tbox(L, n, lw_tbox_of_buffer(L, cat));
+}
+
+/* ---- the GPU's choice (lowering.py cat after its cpu_device branch) ---- */
+
+/* The storage a box computes or looks at (unwrap_tensor: a view's base). */
+static IrStorage *base_of(IrTBox *t) { return t->is_view ? t->view_of : t->sb; }
+
+/* should_lower_cat_input: a realized storage (is_storage_and_layout) only when it cannot be
+ * realized into the cat without a copy -- ConcatKernel.can_realize_into_without_copy: a
+ * ComputedBuffer whose layout is still flexible can, a graph input or an extern kernel's result
+ * (FixedLayout) cannot; an unrealized Pointwise always; anything else (unknown) not. */
+static bool should_lower_input(IrTBox *t) {
+    IrStorage *st = base_of(t);
+    if (!st) return false;
+    if (st->buf) return !(st->buf->kind == BUF_COMPUTED && !st->buf->layout.fixed);
+    return st->fn != NULL;
+}
+
+/* can_fuse_reduction: a realized reduction, or an unrealized Pointwise that loads one. */
+static bool fuses_reduction(Lower *L, IrTBox *t) {
+    IrStorage *st = base_of(t);
+    if (!st) return false;
+    if (st->buf) return st->buf->is_reduction;
+    bool red = false;
+    if (st->fn) lw_pending_opcount(L, st, &red);
+    return red;
+}
+
+/* additional_pointwise_ops: a cat or a constant_pad_nd use counts as pointwise here */
+static bool cat_or_pad(const Node *u) {
+    return u->target && (!strcmp(u->target, "aten.cat.default") || !strcmp(u->target, "aten.constant_pad_nd.default"));
+}
+
+/* MAX_COMPLEX_POINTWISE_CAT, MAX_SIMPLE_OP_COUNT, config.max_pointwise_cat_inputs */
+enum { MAX_COMPLEX_POINTWISE_CAT = 8, MAX_SIMPLE_OP_COUNT = 2, MAX_POINTWISE_CAT_INPUTS = 8 };
+
+/* pointwise_cat when few inputs (or many simple ones) and either the cat only feeds pointwise
+ * uses and some input would otherwise be materialized (fuse_pointwise_use), or every input
+ * needs a copy anyway and none brings a reduction in (horizontal_fuse_cat). (Later Inductor
+ * also refuses pointwise_cat when an input has other consumers; the PyTorch 2.11 of the
+ * recorded logs does not: giou's torch.ones is recomputed in four cats.) Example: mish/hardswish backward's cat of three gradients, the
+ * first already realized (flexible) and the cat read by mm and sum: a ConcatKernel, the three
+ * gradients written into its slices by one kernel. */
+bool lw_cat_pointwise_gpu(Lower *L, const Node *n, const Value *lst) {
+    int nin = lst->list.n;
+    IrTBox **in = lw_alloc(L, sizeof(IrTBox *) * (nin + 1));
+    for (int k = 0; k < nin; k++) {
+        const Value *v = &lst->list.items[k];
+        LVal *lv = v->kind == V_NODE ? lw_node_val(L, v->node) : NULL;
+        in[k] = lv && lv->kind == LV_TBOX ? lv->t : NULL;
+        if (!in[k]) return true;   /* the caller reports it */
+    }
+    bool few = nin <= MAX_COMPLEX_POINTWISE_CAT;
+    if (!few && nin <= MAX_POINTWISE_CAT_INPUTS) {
+        few = true;
+        for (int k = 0; k < nin && few; k++) {
+            IrStorage *st = base_of(in[k]);
+            few = !(st && !st->buf && st->fn) || lw_pending_opcount(L, st, NULL) <= MAX_SIMPLE_OP_COUNT;
+        }
+    }
+    if (!few) return false;
+    int i = graph_index_of(L->g, n);
+    bool pointwise_uses = i >= 0;
+    for (int u = 0; i >= 0 && u < L->nusers[i] && pointwise_uses; u++)
+        pointwise_uses = pattern_is_pointwise_use_or(L->users[i][u], cat_or_pad, 0);
+    bool any_lower = false, all_lower = true, fusable_reduction = false;
+    for (int k = 0; k < nin; k++) {
+        bool lo = should_lower_input(in[k]);
+        any_lower |= lo;
+        all_lower &= lo;
+        fusable_reduction |= fuses_reduction(L, in[k]);
+    }
+    bool fuse_pointwise_use = any_lower && pointwise_uses, horizontal = all_lower && !fusable_reduction;
+    return fuse_pointwise_use || horizontal;
 }

@@ -80,6 +80,9 @@ int lw_fallback(Lower *L, const Node *n);
 /* aten.cat on the CPU: ir.ConcatKernel, its inputs realized into slices of its buffer
  * (lowering_concat.c); m the output meta, lst the list argument, dim normalized. */
 int lw_concat_kernel(Lower *L, const Node *n, const TensorMeta *m, const Value *lst, int64_t dim);
+/* lowering.py cat's choice on a GPU: true for pointwise_cat (one pending value), false for a
+ * ConcatKernel (lowering_concat.c). */
+bool lw_cat_pointwise_gpu(Lower *L, const Node *n, const Value *lst);
 /* The same call as an ExternKernelOut: one result, held by the kernel's own buffer (what
  * Inductor lowers to an ATen out= kernel: RandomSeeds -> aten.randint.low_out). */
 int lw_extern_out(Lower *L, const Node *n);
@@ -141,6 +144,9 @@ bool lw_alias_into_input(Lower *L, IrTBox *dst, IrTBox *src);
 void lw_realize_hint(Lower *L, IrTBox *t);
 /* TensorBox.mark_reuse before broadcasting t to size[ndim] (expand, broadcast_tensors). */
 void lw_mark_reuse(Lower *L, IrTBox *t, int ndim, Expr *const *size);
+/* inner_fn_opcount().num_ops of a pending storage, and whether it loads a realized reduction's
+ * buffer (lowering_realize.c). */
+int lw_pending_opcount(Lower *L, const IrStorage *sb, bool *reads_reduction);
 /* Inductor's store-or-recompute rules after lowering node n (GraphLowering.run_node: users that
  * need realized inputs, the output, mark_reuse, too many reads, too many ops). */
 void lw_after_node(Lower *L, const Node *n);

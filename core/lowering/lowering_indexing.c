@@ -150,6 +150,9 @@ static int lower_cat(Lower *L, const Node *n, int arg) {
     /* the CPU: ir.ConcatKernel (lowering_concat.c), unless one input (cat -> clone) */
     if (L->ctx->target == MI_DEV_CPU && lst->list.n > 1 && !L->scratch && (!n->has_meta || n->meta.device.kind == DEV_CPU))
         return lw_concat_kernel(L, n, m, lst, dim);
+    /* a GPU: pointwise_cat or ConcatKernel by lowering.py's rule (lowering_concat.c) */
+    if (L->ctx->target == MI_DEV_CUDA && lst->list.n > 1 && !L->scratch && !lw_cat_pointwise_gpu(L, n, lst))
+        return lw_concat_kernel(L, n, m, lst, dim);
     const IrFn *acc = NULL;
     Expr *off = sym_int(L->s, 0);
     const char **o = NULL;

@@ -43,6 +43,7 @@ typedef struct OpCounter {
     OcKey *keys; int n, cap;
     int reads, nontrivial_reads;
     bool heavy_cpu;          /* exp or sigmoid among the ops */
+    bool reads_reduction;    /* loads a realized reduction's buffer */
     int nindirect;
     SymCtx *s;
 } OpCounter;
@@ -71,6 +72,7 @@ static IrVal oc_load(OpsHandler *h, Buffer *buf, Expr *index) {
     k.e = index;
     bool fresh;
     IrVal v = oc_value(c, &k, &fresh);
+    if (buf && buf->is_reduction) c->reads_reduction = true;
     if (fresh) {   /* a read at a constant index (a broadcast scalar) is a trivial one */
         int64_t cst;
         c->reads++;
@@ -133,7 +135,7 @@ static Expr *oc_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wr
 
 /* What Inductor's inner_fn_opcount reports for a pending storage: its inner function run once
  * over index symbols (0 for a dim of size 1, as Loops._index makes them). */
-typedef struct OpCount { int num_ops, reads, nontrivial_reads; bool heavy_cpu; } OpCount;
+typedef struct OpCount { int num_ops, reads, nontrivial_reads; bool heavy_cpu, reads_reduction; } OpCount;
 
 static OpCount opcount(Lower *L, const IrStorage *sb) {
     OpCounter c;
@@ -151,7 +153,7 @@ static OpCount opcount(Lower *L, const IrStorage *sb) {
         idx[d] = sym_is_int(sb->size[d], &one) && one == 1 ? sym_int(L->s, 0) : sym_symbol(L->s, nm);
     }
     sb->fn->call(sb->fn, &c.h, idx);
-    OpCount r = {c.n, c.reads, c.nontrivial_reads, c.heavy_cpu};
+    OpCount r = {c.n, c.reads, c.nontrivial_reads, c.heavy_cpu, c.reads_reduction};
     free(c.keys);
     return r;
 }
@@ -167,6 +169,12 @@ static IrStorage *pending_of(IrTBox *t) {
 /* StorageBox.realize_hint: realize when more than one read is at a non-constant index. */
 static void realize_hint(Lower *L, IrStorage *sb) {
     if (pending(sb) && opcount(L, sb).nontrivial_reads > 1) lw_realize(L, sb, NULL);
+}
+
+int lw_pending_opcount(Lower *L, const IrStorage *sb, bool *reads_reduction) {
+    OpCount c = opcount(L, sb);
+    if (reads_reduction) *reads_reduction = c.reads_reduction;
+    return c.num_ops;
 }
 
 void lw_realize_hint(Lower *L, IrTBox *t) {

@@ -1041,6 +1041,9 @@ static bool is_intermediate(const Buffer *b) {
            (b->kind == BUF_EXTERN && b->output_index < 0 && !b->layout.multi);   /* MultiOutputLayout: no storage */
 }
 
+/* The buffer whose storage b lives in: a ConcatKernel's for one of its NonOwningLayout slices. */
+static Buffer *slice_root(Buffer *b) { return b->alias_of ? b->alias_of : b; }
+
 static void plan_memory(Schedule *s) {
     IrModule *m = s->ir;
     s->reuse_of = mi_xmalloc(sizeof(int) * (m->nbufs + 1));
@@ -1053,9 +1056,10 @@ static void plan_memory(Schedule *s) {
         int kk = sched_kernel_of_pos(s, k);
         for (int i = 0; i < g->n; i++) {
             SchedNode *n = &s->nodes[g->nodes[i]];
-            for (int r = 0; r < n->deps.nreads; r++) last[n->deps.reads[r].buf->id] = kk;
+            /* a NonOwningLayout slice lives as long as its ConcatKernel's storage */
+            for (int r = 0; r < n->deps.nreads; r++) last[slice_root(n->deps.reads[r].buf)->id] = kk;
             for (int w = 0; w < n->deps.nwrites; w++)
-                if (last[n->deps.writes[w].buf->id] < kk) last[n->deps.writes[w].buf->id] = kk;
+                if (last[slice_root(n->deps.writes[w].buf)->id] < kk) last[slice_root(n->deps.writes[w].buf)->id] = kk;
         }
     }
     int *freed = mi_xmalloc(sizeof(int) * (m->nbufs + 1)), nfreed = 0;
@@ -1067,7 +1071,7 @@ static void plan_memory(Schedule *s) {
         for (int i = 0; i < g->n; i++) {
             SchedNode *n = &s->nodes[g->nodes[i]];
             for (int w = 0; w < n->deps.nwrites; w++) {
-                Buffer *b = n->deps.writes[w].buf;
+                Buffer *b = slice_root(n->deps.writes[w].buf);   /* a slice: the cat's storage, here */
                 if (!is_intermediate(b) || placed[b->id]) continue;
                 placed[b->id] = true;
                 Expr *sz = layout_storage_size(sy, &b->layout);
