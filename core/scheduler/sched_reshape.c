@@ -472,3 +472,79 @@ SchedReshape *sched_reorder_pair(Schedule *s, const int *np, int nP, const int *
     }
     return u;
 }
+
+/* ---- merge_loops (GPU, after fusion) ---- */
+
+/* Can body b's adjacent vars v (outer) and v + 1 become one var of range r_v * r_(v+1)? Every
+ * index must depend on them only through r_(v+1) * p_v + p_(v+1): the index at (p_v, p_(v+1)) =
+ * (m1, m2) equals the index at (0, r_(v+1) * m1 + m2) (_simplify_loops' can_merge_dims, its
+ * sound version). Ranges of 1 and symbolic ranges are left alone. */
+static bool can_merge(IrModule *m, const LoopBody *b, int v) {
+    SymCtx *S = m->ctx->sym;
+    int64_t ra, rb;
+    if (!sym_is_int(b->ranges[v], &ra) || !sym_is_int(b->ranges[v + 1], &rb) || ra < 2 || rb < 2) return false;
+    Expr *m1 = sym_symbol(S, "mi_merge1"), *m2 = sym_symbol(S, "mi_merge2");
+    const char *nm[2] = {b->vars[v]->name, b->vars[v + 1]->name};
+    Expr *at[2] = {m1, m2}, *flat[2] = {sym_int(S, 0), sym_add(S, sym_mul(S, sym_int(S, rb), m1), m2)};
+    for (int k = 0; k < b->nindexes; k++)
+        if (ir_simplify(m, sym_subst(S, b->indexes[k], nm, at, 2), b) != ir_simplify(m, sym_subst(S, b->indexes[k], nm, flat, 2), b))
+            return false;
+    return true;
+}
+
+/* Body b with vars v and v + 1 merged (p_v -> 0, p_(v+1) -> the merged var, later vars renamed
+ * one down); in place, as split_body. */
+static void merge_body(IrModule *m, LoopBody *b, int v) {
+    SymCtx *S = m->ctx->sym;
+    int nv = b->nvars - 1;
+    Expr **vars = arena_alloc(&m->arena, sizeof(Expr *) * (nv + 1));
+    Expr **ranges = arena_alloc(&m->arena, sizeof(Expr *) * (nv + 1));
+    int dov[MAXV];
+    const char *from[MAXV];
+    Expr *to[MAXV];
+    for (int j = 0; j < nv; j++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "p%d", j);
+        vars[j] = sym_symbol(S, nm);
+    }
+    for (int i = 0; i < b->nvars; i++) {
+        int j = i <= v ? i : i - 1;
+        from[i] = b->vars[i]->name;
+        to[i] = i == v ? sym_int(S, 0) : vars[j];
+        if (i == v) continue;
+        ranges[j] = i == v + 1 ? sym_mul(S, b->ranges[v], b->ranges[v + 1]) : b->ranges[i];
+        dov[j] = b->dim_of_var[i];
+    }
+    int old = b->nvars;
+    b->vars = vars;
+    b->ranges = ranges;
+    b->npoint -= 1;
+    b->nvars = nv;
+    memcpy(b->dim_of_var, dov, sizeof(int) * (size_t)nv);
+    for (int k = 0; k < b->nindexes; k++)
+        b->indexes[k] = ir_simplify(m, sym_subst(S, b->indexes[k], from, to, old), b);
+}
+
+SchedReshape *sched_merge_loops(Schedule *s, const int *nodes, int n) {
+    const LoopBody *b0 = s->nodes[nodes[0]].buf->body;
+    if (!b0 || b0->nred || b0->nvars < 2) return NULL;
+    for (int i = 0; i < n; i++) {   /* a pointwise group: every node over the same loops */
+        const LoopBody *b = s->nodes[nodes[i]].buf->body;
+        if (!b || b->nred || b->nvars != b0->nvars) return NULL;
+        for (int v = 0; v < b->nvars; v++) if (b->ranges[v] != b0->ranges[v]) return NULL;
+    }
+    SchedReshape *u = NULL;
+    for (int v = b0->nvars - 2; v >= 0; v--) {   /* innermost pair first, as _simplify_loops */
+        bool ok = true;
+        for (int i = 0; i < n && ok; i++) ok = can_merge(s->ir, s->nodes[nodes[i]].buf->body, v);
+        if (!ok) continue;
+        if (!u) {
+            u = mi_xcalloc(1, sizeof *u);
+            for (int i = 0; i < n; i++) save_node(s, u, nodes[i]);
+        }
+        for (int i = 0; i < n; i++) merge_body(s->ir, s->nodes[nodes[i]].buf->body, v);
+        b0 = s->nodes[nodes[0]].buf->body;
+    }
+    for (int i = 0; u && i < n; i++) recollect(s, nodes[i]);
+    return u;
+}

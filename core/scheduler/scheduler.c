@@ -1171,6 +1171,17 @@ Schedule *sched_run(MiCtx *ctx, IrModule *m) {
         sched_free(s);
         return NULL;
     }
+    if (ctx->target == MI_DEV_CUDA)   /* Scheduler.merge_loops (loop_ordering_after_fusion, GPU) */
+        for (int g = 0; g < s->ngroups; g++) {
+            SchedGroup *G = &s->groups[g];
+            if (!G->alive || G->is_extern) continue;
+            SchedReshape *u = sched_merge_loops(s, G->nodes, G->n);
+            if (!u) continue;
+            s->reshapes = mi_xrealloc(s->reshapes, sizeof *s->reshapes * (size_t)(s->nreshapes + 1));
+            s->reshapes[s->nreshapes++] = u;
+            int nv = s->nodes[G->nodes[0]].buf->body->nvars;
+            G->nouter = nv > 0 ? nv - 1 : 0;
+        }
     if (ctx->fusion) peak_memory_order(s, &fx);   /* config.reorder_for_peak_memory, after fusion */
     s->rd_start = fx.rd_start; s->rd = fx.rd; s->wr_start = fx.wr_start; s->wr = fx.wr;
     fx.rd_start = fx.rd = fx.wr_start = fx.wr = NULL;

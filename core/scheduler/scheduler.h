@@ -139,6 +139,11 @@ SchedReshape *sched_reshape_pair(Schedule *s, const int *na, int nA, int redA, c
  * expressions have the same distinct strides. Returns the undo record (NULL: no such buffer,
  * nothing changed) and a "; loops of op1 reordered to [64, 32]" note. */
 SchedReshape *sched_reorder_pair(Schedule *s, const int *np, int nP, const int *nq, int nQ, char *note, size_t nn);
+/* GPU merge_loops after fusion (Scheduler.merge_loops -> LoopBody.merge_loops): the adjacent
+ * loops of a pointwise group that every index walks as one ([16, 32] -> [512] for a copy) are
+ * merged, so two copies of 512 elements over [16, 32] and [8, 64] are one kernel's source
+ * (code reuse). Returns the undo record (NULL: nothing merged). */
+SchedReshape *sched_merge_loops(Schedule *s, const int *nodes, int n);
 /* The group node n belonged to after the first `at` fusions (each node starts in group n;
  * follows merged_into, at most log2(nodes) steps: the larger group survives a fusion). */
 int sched_group_at(const Schedule *s, int n, int at);
