@@ -81,7 +81,7 @@ $(BUILD)/tests/%: tests/%.c tests/tap.h $(SUPPORT) $(LIB)
 # Tests run from the repository root; they find fixtures under tests/fixtures and the
 # shell binary through MINDUCTOR_BIN.
 # LSAN_OPTIONS: tests/lsan.supp says why (oneDNN + OpenMP threads; only matters under SANITIZE=1).
-LSAN_ENV = LSAN_OPTIONS=use_tls=0:suppressions=$(abspath tests/lsan.supp)
+LSAN_ENV = LSAN_OPTIONS=use_tls=0:print_suppressions=0:suppressions=$(abspath tests/lsan.supp)
 check: $(TESTS) $(BIN) minductor
 	MINDUCTOR_BIN=$(abspath $(BIN)) ASAN_OPTIONS=detect_leaks=1 $(LSAN_ENV) prove -j2 $(TESTS)
 
