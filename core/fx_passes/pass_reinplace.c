@@ -295,7 +295,7 @@ static bool reinplace_foreach(Stor *s, Node *x, bool *drop_copy) {
  * (named _generalized_scatter as Inductor's, a name no final graph shows); one whose src is
  * the only use of a generalized scatter on view2(self), where view2 is this scatter's own
  * view of the same base, fuses with it. Returns per slot (= node id after) its GScat, or NULL. */
-static GScat **canonicalize(PassCtx *pc, Graph *g, int *nsc_out) {
+static GScat **canonicalize(PassCtx *pc, Graph *g) {
     int n0 = g->n, nsc = 0;
     graph_compute_users(g);
     Node **order = mi_xmalloc((n0 + 1) * sizeof *order);
@@ -358,7 +358,6 @@ static GScat **canonicalize(PassCtx *pc, Graph *g, int *nsc_out) {
         free(gs);
         return NULL;
     }
-    *nsc_out = nsc;
     return gs;
 }
 
@@ -415,8 +414,7 @@ static void gs_remove(Graph *g, const GScat *q) {
 
 int pass_reinplace(PassCtx *pc, Graph *g) {
     /* 1. canonicalize view scatters (fresh nodes put in place: O(n)) */
-    int nsc = 0;
-    GScat **gs = canonicalize(pc, g, &nsc);
+    GScat **gs = canonicalize(pc, g);
     if (!gs) return -1;
 
     /* 2. decide */
@@ -529,6 +527,5 @@ int pass_reinplace(PassCtx *pc, Graph *g) {
     free(st.gone);
     free(reinplace);
     free(drop_copy);
-    (void)nsc;
     return rc;
 }
