@@ -109,7 +109,10 @@ static bool math_spelling(const CgOverrides *ov, StrBuf *out, IrMathOp op, DType
     case IOP_POW: sb_printf(out, "pow%s(%s, %s)", sf, x, y); return true;
     case IOP_MAXIMUM: case IOP_MINIMUM: {
         const char *cmp = op == IOP_MAXIMUM ? ">" : "<";
-        if (fl) sb_printf(out, "(%s != %s || %s != %s) ? %s + %s : (%s %s %s ? %s : %s)", x, x, y, y, x, y, x, cmp, y, x, y);
+        /* NaN propagates (x + y is a NaN of x or y). __builtin_isunordered, not `x != x || y != y`:
+         * GCC 12 if-converts and vectorizes the one compare but leaves the `||` form scalar
+         * inside a loop nest (max_pool2d's 2x2 window: 0.29 -> 0.07 ms per 4 MB at one thread). */
+        if (fl) sb_printf(out, "__builtin_isunordered(%s, %s) ? %s + %s : (%s %s %s ? %s : %s)", x, y, x, y, x, cmp, y, x, y);
         else sb_printf(out, "%s %s %s ? %s : %s", x, cmp, y, x, y);
         return true;
     }
