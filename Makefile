@@ -80,10 +80,9 @@ $(BUILD)/tests/%: tests/%.c tests/tap.h $(SUPPORT) $(LIB)
 
 # Tests run from the repository root; they find fixtures under tests/fixtures and the
 # shell binary through MINDUCTOR_BIN.
-# LSAN_OPTIONS: tests/lsan.supp says why (oneDNN + OpenMP threads; only matters under SANITIZE=1).
-LSAN_ENV = LSAN_OPTIONS=use_tls=0:print_suppressions=0:suppressions=$(abspath tests/lsan.supp)
+# LeakSanitizer's options (SANITIZE=1) are compiled in: tests/tap.h for the tests, repl/main.c for the shell.
 check: $(TESTS) $(BIN) minductor
-	MINDUCTOR_BIN=$(abspath $(BIN)) ASAN_OPTIONS=detect_leaks=1 $(LSAN_ENV) prove -j2 $(TESTS)
+	MINDUCTOR_BIN=$(abspath $(BIN)) ASAN_OPTIONS=detect_leaks=1 prove -j2 $(TESTS)
 
 # The report's pages in headless Chromium: screenshots in build/html-check/ (skips without chromium).
 check-html: $(BIN)
@@ -141,7 +140,7 @@ check-opinfo: $(BUILD)/tests/test_opinfo
 # Long robustness run: 1000 random graphs through the whole pipeline (tests/test_random_graphs.c).
 check-long: $(BUILD)/tests/test_random_graphs $(BUILD)/tests/test_regressions
 	MINDUCTOR_RANDOM_GRAPHS=1000 MINDUCTOR_RANDOM_KERNELS=1000 MINDUCTOR_RANDOM_KERNELS_STRICT=1 \
-	ASAN_OPTIONS=detect_leaks=1 $(LSAN_ENV) prove -v $(BUILD)/tests/test_random_graphs $(BUILD)/tests/test_regressions
+	ASAN_OPTIONS=detect_leaks=1 prove -v $(BUILD)/tests/test_random_graphs $(BUILD)/tests/test_regressions
 
 clean:
 	rm -rf build build-san build-fuzz minductor

@@ -49,12 +49,6 @@ static Graph *parse(MiCtx *ctx, const char *text) {
     return g;
 }
 
-/* In a SANITIZE=1 build: LeakSanitizer's exit scan of thread-local storage crashes (its tracer's
- * signal 11 on a garbage DTLS range of an OpenMP worker thread, not a leak) once oneDNN's GEMMs
- * ran in this process; leaks are still checked, TLS is not scanned. */
-const char *__lsan_default_options(void);
-const char *__lsan_default_options(void) { return "use_tls=0"; }
-
 /* the control bits of MXCSR (rounding, FTZ, DAZ, masks), not the sticky exception flags */
 static unsigned fp_mode(void) {
 #if defined(__SSE__)

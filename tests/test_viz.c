@@ -9,13 +9,6 @@
 #include "ops/ops.h"
 #include "viz/viz.h"
 
-/* LeakSanitizer: graphviz keeps plugin tables alive until exit. */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void) {
-    return "leak:libgvc\nleak:libcgraph\nleak:libcdt\nleak:libgvplugin\nleak:libpango\n"
-           "leak:libfontconfig\nleak:libcairo\nleak:libglib\nleak:libltdl\nleak:libexpat\n";
-}
-
 /* Minimal XML well-formedness: tags balance, quotes close, entities are &name; / &#N;.
  * Returns NULL when fine, else a static description of the first problem. */
 static const char *xml_check(const char *s, char *why, size_t n) {
