@@ -166,7 +166,9 @@ void dep_set_free(DepSet *d) {
 /* Inductor's MemoryDep normalization (dependencies.py, _RecordLoadStoreInner._normalize), so a
  * dependency prints as in ir_pre_fusion.txt: size-1 loop variables drop out; a variable i and a
  * variable j merge when the index walks them as one (stride_i * size_i == stride_j; both must
- * appear linearly); the survivors are renamed c0, c1, ... in loop order and trailing variables
+ * appear linearly) and so does the loop nest itself (index_prevent_reordering adds the
+ * contiguous-strides formula to _simplify_loops: loops merge in loop order only, so a column
+ * walk p0 + 256*p1 + 32*p2 over [32, 4, 8] is p0 + 32*c1 over [32, 32], never c0 over [1024]); the survivors are renamed c0, c1, ... in loop order and trailing variables
  * the index does not use are dropped ("MemoryDep('buf0', c0, {c0: 64})" for a row reduction's
  * store). Returns the index; vars/sizes (body->nvars entries) get the kept ranges. */
 Expr *dep_normalize(SymCtx *S, Expr *index, const LoopBody *b, Expr **vars, Expr **sizes, int *nv) {
@@ -185,12 +187,14 @@ Expr *dep_normalize(SymCtx *S, Expr *index, const LoopBody *b, Expr **vars, Expr
         if (!alive[i]) index = sym_subst(S, index, &nm[i], &zero, 1);
     }
     for (int i = 0; i < n; i++) coef[i] = alive[i] ? sym_coeff(S, index, nm[i]) : NULL;
+    Expr *cstride[MI_MAX_DIMS * 2];   /* index_prevent_reordering: the contiguous strides of the loops */
+    for (int i = n - 1; i >= 0; i--) cstride[i] = i == n - 1 ? sym_int(S, 1) : sym_mul(S, cstride[i + 1], b->ranges[i + 1]);
     for (bool changed = true; changed;) {
         changed = false;
         for (int i = n - 1; i >= 0 && !changed; i--)
             for (int j = n - 1; j >= 0 && !changed; j--) {
                 if (i == j || !alive[i] || !alive[j] || !coef[i] || !coef[j]) continue;
-                if (sym_mul(S, coef[i], size[i]) != coef[j]) continue;
+                if (sym_mul(S, coef[i], size[i]) != coef[j] || sym_mul(S, cstride[i], size[i]) != cstride[j]) continue;
                 /* c_i*v_i + c_i*size_i*v_j == c_i*v with v = v_i + size_i*v_j over size_i*size_j */
                 index = sym_subst(S, index, &nm[j], &zero, 1);
                 size[i] = sym_mul(S, size[i], size[j]);

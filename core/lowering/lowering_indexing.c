@@ -226,7 +226,14 @@ int lw_mutate_input(Lower *L, const Node *n, IrTBox *dst, IrTBox *src) {
     if (!dst || !src || !dst->sb || !dst->sb->buf) return lw_err(L, n, "%s: bad arguments", lw_short_name(L, n->target));
     Buffer *in = dst->sb->buf;
     Layout v;
+    /* realize_into reads src through its loader (src.make_loader()): unlike a ReinterpretView
+     * that does not freeze the layout of the buffer src views, which decide_layout still
+     * picks from its reads (a transposed select_scatter feeding copy_ gets its input's order) */
+    IrStorage *base = src->is_view ? src->view_of : src->sb;
+    if (base && !base->buf && base->fn) lw_realize(L, base, NULL);
+    bool flexible = base && base->buf && !base->buf->layout.fixed;
     Buffer *sbuf = lw_as_strided(L, src, &v);
+    if (flexible && sbuf == base->buf) sbuf->layout.fixed = false;
     const IrFn *f = src->loader;
     if (ir_store_target(sbuf) == in) {   /* src reads the input being overwritten: copy it out first */
         IrStorage *cp = lw_storage_new(L, src->loader, src->dtype, src->ndim, src->size, src->origins, src->norigins);

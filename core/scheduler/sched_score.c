@@ -6,8 +6,9 @@
  * config.score_fusion_memory_threshold (10 bytes; can_fuse_horizontal). Two reads of one buffer
  * at different indexes share nothing: the row-wise and the column-wise softmax statistics of
  * one [6, 6] matrix (6*c0 + k against c0 + 6*k) stay two kernels. On the GPU a pair whose reads
- * differ only by loop order is still worth trying (shared_data_after_reordering_loop: the
- * merge reorders the pointwise side's loops, core/scheduler/sched_reshape.c). */
+ * differ only by loop order is still worth trying when one side is pointwise
+ * (shared_data_after_reordering_loop: the merge reorders the pointwise side's loops,
+ * core/scheduler/sched_reshape.c; two reductions are never reordered). */
 #include "scheduler/scheduler.h"
 
 #include <stdio.h>

@@ -424,7 +424,10 @@ static int64_t pair_score(const Schedule *s, Fx *f, int ga, int gb) {
     bool reorder = false;
     int64_t exact = sched_shared_dep_bytes(s, S->nodes, S->n, s->groups[gb].nodes, s->groups[gb].n, false, &reorder);
     if (exact >= SCORE_FUSION_MEMORY_THRESHOLD) return exact;
-    return reorder && s->ir->ctx->target == MI_DEV_CUDA ? score : 0;
+    /* shared_data_after_reordering_loop reorders a pointwise side only ("Don't reorder loops
+     * since both nodes are reductions"): two reductions sharing no dependency stay apart */
+    bool pointwise_side = f->gred[ga] < 0 || f->gred[gb] < 0;
+    return reorder && pointwise_side && s->ir->ctx->target == MI_DEV_CUDA ? score : 0;
 }
 
 long sched_order_key(const Schedule *s, int n) {
