@@ -46,6 +46,35 @@ bool dtype_is_int(DType t) { return valid(t) && dtypes[t].cat == 'i'; }
 bool dtype_is_complex(DType t) { return valid(t) && dtypes[t].cat == 'c'; }
 bool dtype_is_float8(DType t) { return t == DT_F8E4M3 || t == DT_F8E5M2 || t == DT_F8E4M3FNUZ || t == DT_F8E5M2FNUZ; }
 
+int64_t dtype_int_wrap(DType t, int64_t v) {
+    switch (t) {
+    case DT_I32: return (int32_t)v;
+    case DT_I16: return (int16_t)v;
+    case DT_I8: return (int8_t)v;
+    case DT_U8: return (uint8_t)v;
+    case DT_U16: return (uint16_t)v;
+    case DT_U32: return (uint32_t)v;
+    case DT_BOOL: return v != 0;
+    default: return v;
+    }
+}
+
+/* the width in bits of integer dtype t (64 for anything else) */
+static int int_bits(DType t) { return valid(t) && dtypes[t].cat == 'i' && dtypes[t].size < 8 ? 8 * (int)dtypes[t].size : 64; }
+static bool int_unsigned(DType t) { return t == DT_U8 || t == DT_U16 || t == DT_U32 || t == DT_U64; }
+
+int64_t dtype_shift_left(DType t, int64_t a, int64_t b) {
+    int w = int_bits(t);
+    if (int_unsigned(t) ? (uint64_t)b >= (uint64_t)w : (b < 0 || b >= w)) return 0;
+    return dtype_int_wrap(t, (int64_t)((uint64_t)a << b));
+}
+
+int64_t dtype_shift_right(DType t, int64_t a, int64_t b) {
+    int w = int_bits(t);
+    if (int_unsigned(t)) return (uint64_t)b >= (uint64_t)w ? 0 : (int64_t)((uint64_t)a >> b);
+    return a >> (b < 0 || b >= w - 1 ? w - 1 : b);
+}
+
 static bool eqn(const char *s, size_t n, const char *lit) {
     return strlen(lit) == n && memcmp(s, lit, n) == 0;
 }

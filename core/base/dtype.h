@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum {
     DT_F32, DT_F64, DT_F16, DT_BF16,
@@ -33,6 +34,13 @@ DType dtype_from_npy_descr(const char *s);
 DType dtype_promote(DType a, DType b);
 /* One of the four float8 storage types (float8_e4m3fn, _e5m2, _e4m3fnuz, _e5m2fnuz). */
 bool dtype_is_float8(DType t);
+/* Integer arithmetic as ATen does it in dtype t (values held in int64): v wrapped to t's width;
+ * and the shifts of BinaryOpsKernel.cpp (lshift_kernel / rshift_kernel): a count below 0 or
+ * not below t's width gives 0 (left) or shifts by width - 1 (right, signed: the sign fill;
+ * unsigned: 0). Example: int8 1 << 7 = -128, int8 -8 >> 9 = -1, int32 1 << 40 = 0. */
+int64_t dtype_int_wrap(DType t, int64_t v);
+int64_t dtype_shift_left(DType t, int64_t a, int64_t b);
+int64_t dtype_shift_right(DType t, int64_t a, int64_t b);
 
 typedef enum { DEV_CPU, DEV_CUDA, DEV_META } DevKind;
 typedef struct Device { DevKind kind; int index; /* -1 = none given */ } Device;

@@ -34,3 +34,10 @@ double mi_philox_rand(int64_t seed, int64_t offset, bool normal) {
     float u1 = (float)((o[0] >> 8) + 1) * (1.0f / 16777216.0f), u2 = (float)(o[1] >> 8) * (1.0f / 16777216.0f);
     return sqrtf(-2.0f * logf(u1)) * cosf(6.2831853071795864f * u2);   /* Box-Muller */
 }
+
+int64_t mi_philox_randint64(int64_t seed, int64_t offset, int64_t low, int64_t high) {
+    uint32_t o[4];
+    philox((uint64_t)seed, (uint64_t)offset, o);
+    uint64_t r = (uint64_t)o[0] | ((uint64_t)o[1] << 32), span = (uint64_t)(high - low);
+    return span ? (int64_t)(r % span) + low : low;
+}

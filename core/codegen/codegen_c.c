@@ -500,7 +500,7 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     sb_put(&out, prelude);
     sb_put(&out, sym_c_prelude());
     sb_put(&out, prelude_welford);
-    if (ir_module_uses_math(m, IOP_RAND) || ir_module_uses_math(m, IOP_RANDN)) cg_rand_src(&out, false);
+    if (ir_module_uses_math(m, IOP_RAND) || ir_module_uses_math(m, IOP_RANDN) || ir_module_uses_math(m, IOP_RANDINT64)) cg_rand_src(&out, false);
     cg_special_src(&out, m);
     bool has_mm = false, has_sdpa = false, has_fb = false, has_conv = false, has_conv_bwd = false;
     if (scan_externs(ctx, s, &has_mm, &has_sdpa, &has_fb, &has_conv, &has_conv_bwd) < 0) { sb_free(&out); return NULL; }

@@ -383,7 +383,7 @@ char *codegen_cuda(MiCtx *ctx, const Schedule *s) {
     sb_put(&out, prelude_defs);
     if (cg_uses_f8(s)) cg_f8_src(&out, true);
     if (cu_module_has_scan(s)) sb_put(&out, cu_scan_prelude());
-    if (ir_module_uses_math(m, IOP_RAND) || ir_module_uses_math(m, IOP_RANDN)) cg_rand_src(&out, true);
+    if (ir_module_uses_math(m, IOP_RAND) || ir_module_uses_math(m, IOP_RANDN) || ir_module_uses_math(m, IOP_RANDINT64)) cg_rand_src(&out, true);
     if (has_fb) sb_put(&out, cg_fallback_abi);
     sb_printf(&out, "struct MiSyms { int64_t v[%d]; };\nstruct MiStrides4 { int64_t s[4]; };\n\n", nsyms);
     cg_cuda_extern_sources(&xs, &out);

@@ -310,8 +310,8 @@ static IrVal cu_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) {
 
 static IrVal cu_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
     Cu *e = h->self;
-    const char *args[3];
-    for (int i = 0; i < ir_math_arity(op) && i < 3; i++) args[i] = nm(e, a[i]);
+    const char *args[4];
+    for (int i = 0; i < ir_math_arity(op) && i < 4; i++) args[i] = nm(e, a[i]);
     char *x = cg_math(&cuda_overrides, op, dtv(e, a[0]), args);
     if (!x) {
         e->bad = true;

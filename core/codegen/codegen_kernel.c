@@ -468,8 +468,8 @@ static IrVal c_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
     }
     e->next_inv = true;   /* invariant when every argument is */
     for (int i = 0; i < ir_math_arity(op); i++) e->next_inv &= cg_val_tag(&e->v, a[i]) != 0;
-    const char *args[3];
-    for (int i = 0; i < ir_math_arity(op) && i < 3; i++) args[i] = nm(e, a[i]);
+    const char *args[4];
+    for (int i = 0; i < ir_math_arity(op) && i < 4; i++) args[i] = nm(e, a[i]);
     char *x = cg_math(&cpp_overrides, op, cpp_compute_dtype(dtv(e, a[0])), args);
     if (!x) {
         e->bad = true;

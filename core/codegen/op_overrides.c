@@ -40,6 +40,25 @@ const char *cg_value_type(const CgOverrides *ov, DType t) {
     return ct ? ct : "float";
 }
 
+/* ATen's shifts (CppOverrides.bitwise_left_shift / bitwise_right_shift): the count is checked
+ * against the width of x's type, so no shift in C is out of range.
+ *   int8 x << y  ->  ((int64_t)(y) < 0 || (int64_t)(y) >= 8 ? (int8_t)0 : (int8_t)((uint8_t)(x) << (y)))
+ *   int8 x >> y  ->  (int8_t)((x) >> ((int64_t)(y) < 0 || (int64_t)(y) >= 7 ? 7 : (y))) */
+static bool shift_spelling(const CgOverrides *ov, StrBuf *out, IrMathOp op, DType at, const char *x, const char *y) {
+    static const char *const uns[] = {[DT_I64] = "uint64_t", [DT_I32] = "uint32_t", [DT_I16] = "uint16_t", [DT_I8] = "uint8_t",
+                                      [DT_U8] = "uint8_t", [DT_U16] = "uint16_t", [DT_U32] = "uint32_t", [DT_U64] = "uint64_t"};
+    if (!dtype_is_int(at) || (size_t)at >= sizeof uns / sizeof uns[0] || !uns[at]) return false;
+    const char *t = ov->storage_type(at);
+    int w = 8 * (int)dtype_size(at);
+    bool u = at == DT_U8 || at == DT_U16 || at == DT_U32 || at == DT_U64;
+    if (op == IOP_BITWISE_LEFT_SHIFT)
+        sb_printf(out, "((int64_t)(%s) < 0 || (int64_t)(%s) >= %d ? (%s)0 : (%s)((%s)(%s) << (%s)))", y, y, w, t, t, uns[at], x, y);
+    else if (u)
+        sb_printf(out, "((int64_t)(%s) < 0 || (int64_t)(%s) >= %d ? (%s)0 : (%s)((%s) >> (%s)))", y, y, w, t, t, x, y);
+    else sb_printf(out, "(%s)((%s) >> ((int64_t)(%s) < 0 || (int64_t)(%s) >= %d ? %d : (%s)))", t, x, y, y, w - 1, w - 1, y);
+    return true;
+}
+
 /* The shared spellings (Inductor's OpOverrides / CppOverrides): libm names with an `f` suffix
  * on f32 operands, NaN-propagating maximum/minimum (torch.maximum and clamp propagate NaN;
  * on +0/-0 ties the second operand, as the reference interpreter gives it). */
@@ -139,6 +158,7 @@ static bool math_spelling(const CgOverrides *ov, StrBuf *out, IrMathOp op, DType
     case IOP_BITWISE_AND: sb_printf(out, "%s & %s", x, y); return true;
     case IOP_BITWISE_OR: sb_printf(out, "%s | %s", x, y); return true;
     case IOP_BITWISE_XOR: sb_printf(out, "%s ^ %s", x, y); return true;
+    case IOP_BITWISE_LEFT_SHIFT: case IOP_BITWISE_RIGHT_SHIFT: return shift_spelling(ov, out, op, at, x, y);
     case IOP_FMAX: sb_printf(out, "fmax%s(%s, %s)", sf, x, y); return true;   /* NaN only when both are */
     case IOP_FMIN: sb_printf(out, "fmin%s(%s, %s)", sf, x, y); return true;
     case IOP_TRUNCDIV:   /* C division truncates; an int division by zero gives 0, not a trap */
@@ -152,6 +172,7 @@ static bool math_spelling(const CgOverrides *ov, StrBuf *out, IrMathOp op, DType
         return true;
     case IOP_RAND: sb_printf(out, "mi_rand(%s, %s)", x, y); return true;     /* cg_rand_src */
     case IOP_RANDN: sb_printf(out, "mi_randn(%s, %s)", x, y); return true;
+    case IOP_RANDINT64: sb_printf(out, "mi_randint64(%s, %s, %s, %s)", x, y, z, a[3]); return true;
     default: return false;
     }
 }
@@ -176,7 +197,12 @@ void cg_rand_src(StrBuf *out, bool cuda) {
         "MI_RF float mi_randn(int64_t seed, int64_t offset) {\n"
         "    uint32_t o[4]; mi_philox((uint64_t)seed, (uint64_t)offset, o);\n"
         "    float u1 = (float)((o[0] >> 8) + 1) * (1.0f / 16777216.0f), u2 = (float)(o[1] >> 8) * (1.0f / 16777216.0f);\n"
-        "    return sqrtf(-2.0f * logf(u1)) * cosf(6.2831853071795864f * u2);\n}\n\n";
+        "    return sqrtf(-2.0f * logf(u1)) * cosf(6.2831853071795864f * u2);\n}\n"
+        "/* ops.randint64(seed, offset, low, high): the first two words as 64 bits, mod (high - low), + low */\n"
+        "MI_RF int64_t mi_randint64(int64_t seed, int64_t offset, int64_t low, int64_t high) {\n"
+        "    uint32_t o[4]; mi_philox((uint64_t)seed, (uint64_t)offset, o);\n"
+        "    uint64_t r = (uint64_t)o[0] | ((uint64_t)o[1] << 32), span = (uint64_t)(high - low);\n"
+        "    return span ? (int64_t)(r % span) + low : low;\n}\n\n";
     sb_put(out, cuda ? cu_src : c_src);
     sb_put(out, body);
 }

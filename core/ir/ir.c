@@ -36,8 +36,9 @@ static const struct { const char *name; int arity; } math_ops[IOP_COUNT] = {
     [IOP_COPYSIGN] = {"copysign", 2}, [IOP_HYPOT] = {"hypot", 2}, [IOP_NEXTAFTER] = {"nextafter", 2},
     [IOP_BITWISE_AND] = {"bitwise_and", 2}, [IOP_BITWISE_OR] = {"bitwise_or", 2}, [IOP_BITWISE_XOR] = {"bitwise_xor", 2},
     [IOP_FMAX] = {"fmax", 2}, [IOP_FMIN] = {"fmin", 2}, [IOP_TRUNCDIV] = {"truncdiv", 2},
+    [IOP_BITWISE_LEFT_SHIFT] = {"bitwise_left_shift", 2}, [IOP_BITWISE_RIGHT_SHIFT] = {"bitwise_right_shift", 2},
     [IOP_POLYGAMMA] = {"polygamma", 2}, [IOP_ZETA] = {"zeta", 2},
-    [IOP_RAND] = {"rand", 2}, [IOP_RANDN] = {"randn", 2},
+    [IOP_RAND] = {"rand", 2}, [IOP_RANDN] = {"randn", 2}, [IOP_RANDINT64] = {"randint64", 4},
     [IOP_WHERE] = {"where", 3}, [IOP_FMA] = {"fma", 3},
 };
 
@@ -444,8 +445,8 @@ IrVal loop_body_run(const LoopBody *b, OpsHandler *h) {
     int nsub = 0;
     for (int i = 0; i < b->nops; i++) {
         const LoopOp *o = &b->ops[i];
-        IrVal a[3] = {-1, -1, -1};
-        for (int k = 0; k < 3; k++)
+        IrVal a[4] = {-1, -1, -1, -1};
+        for (int k = 0; k < 4; k++)
             if (o->kind != LOP_CONST && o->kind != LOP_LOAD && o->kind != LOP_INDEX_EXPR &&
                 o->args[k] >= 0 && o->args[k] < i)
                 a[k] = vals[o->args[k]];

@@ -46,7 +46,7 @@ typedef struct LoopOp {
     DType src_dtype;      /* to_dtype / reduction source */
     IrMathOp op;
     IrReduceType rtype;
-    int args[3];          /* earlier op indices */
+    int args[4];          /* earlier op indices (4: ops.randint64) */
     int index;            /* into LoopBody.indexes (load/store/index_expr) */
     Buffer *buf;
     double cval;          /* constant */
@@ -89,7 +89,7 @@ struct IrFn {
     DType dtype;
     int cost;             /* ops in this closure tree, for the "too large" realization rule */
     /* per-kind data (see core/lowering/lowering_boxes.c) */
-    const IrFn *a[3];
+    const IrFn *a[4];
     int na;
     int op;
     double c;

@@ -114,6 +114,7 @@ static IrVal i_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) {
 static IrVal i_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
     Interp *it = h->self;
     double x = it->vals[a[0]], y = ir_math_arity(op) > 1 ? it->vals[a[1]] : 0, z = ir_math_arity(op) > 2 ? it->vals[a[2]] : 0, r = 0;
+    double w = ir_math_arity(op) > 3 ? it->vals[a[3]] : 0;
     switch (op) {
     case IOP_NEG: r = -x; break;
     case IOP_EXP: r = exp(x); break;
@@ -166,6 +167,8 @@ static IrVal i_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
     case IOP_BITWISE_AND: r = (double)((int64_t)x & (int64_t)y); break;
     case IOP_BITWISE_OR: r = (double)((int64_t)x | (int64_t)y); break;
     case IOP_BITWISE_XOR: r = (double)((int64_t)x ^ (int64_t)y); break;
+    case IOP_BITWISE_LEFT_SHIFT: r = (double)dtype_shift_left(dt, (int64_t)x, (int64_t)y); break;
+    case IOP_BITWISE_RIGHT_SHIFT: r = (double)dtype_shift_right(dt, (int64_t)x, (int64_t)y); break;
     case IOP_FMAX: r = fmax(x, y); break;
     case IOP_FMIN: r = fmin(x, y); break;
     case IOP_TRUNCDIV: r = dtype_is_float(dt) ? trunc(x / y) : y == 0 ? 0 : (double)((int64_t)x / (int64_t)y); break;
@@ -197,6 +200,9 @@ static IrVal i_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
     case IOP_FMOD: r = fmod(x, y); break;
     case IOP_WHERE: r = x != 0 ? y : z; break;
     case IOP_FMA: r = dt == DT_F32 ? (double)fmaf((float)x, (float)y, (float)z) : fma(x, y, z); break;
+    case IOP_RANDINT64:
+        r = (double)mi_philox_randint64(fabs(x) < 9.2e18 ? (int64_t)x : 0, fabs(y) < 9.2e18 ? (int64_t)y : 0, (int64_t)z, (int64_t)w);
+        break;
     case IOP_RAND: case IOP_RANDN:   /* the seed went through a double: statistically equal to the kernels' */
         r = mi_philox_rand(fabs(x) < 9.2e18 ? (int64_t)x : 0, fabs(y) < 9.2e18 ? (int64_t)y : 0, op == IOP_RANDN);
         break;

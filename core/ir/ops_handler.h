@@ -36,8 +36,10 @@ typedef enum {
     IOP_EQ, IOP_NE, IOP_LT, IOP_LE, IOP_GT, IOP_GE, IOP_LOGICAL_AND, IOP_LOGICAL_OR,
     IOP_FLOORDIV, IOP_FMOD, IOP_ATAN2, IOP_COPYSIGN, IOP_HYPOT, IOP_NEXTAFTER, IOP_BITWISE_AND,
     IOP_BITWISE_OR, IOP_BITWISE_XOR, IOP_FMAX, IOP_FMIN, IOP_TRUNCDIV,
+    IOP_BITWISE_LEFT_SHIFT, IOP_BITWISE_RIGHT_SHIFT,   /* ATen's: out-of-range counts give 0 / the sign */
     IOP_POLYGAMMA, IOP_ZETA,   /* polygamma(n, x), Hurwitz zeta(x, q) */
     IOP_RAND, IOP_RANDN,   /* ops.rand / ops.randn(seed, offset): Philox-4x32-10, float32 */
+    IOP_RANDINT64,         /* ops.randint64(seed, offset, low, high): int64 in [low, high), 4 arguments */
     /* ternary */
     IOP_WHERE,
     IOP_FMA,   /* fma(a, b, c) = a * b + c, rounded once (prims.fma) */

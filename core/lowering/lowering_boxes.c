@@ -174,7 +174,7 @@ const IrFn *lw_to_dtype(Lower *L, const IrFn *a, DType dt) {
 }
 
 static IrVal call_math(const IrFn *f, OpsHandler *h, Expr *const *idx) {
-    IrVal v[3];
+    IrVal v[4];
     for (int i = 0; i < f->na; i++) v[i] = f->a[i]->call(f->a[i], h, idx);
     return h->math(h, (IrMathOp)f->op, v, f->dtype);
 }
@@ -182,6 +182,14 @@ const IrFn *lw_math(Lower *L, IrMathOp op, DType dt, const IrFn *a, const IrFn *
     IrFn *f = lw_fn(L, call_math, dt);
     f->op = op;
     f->a[0] = a; f->a[1] = b; f->a[2] = c;
+    f->na = ir_math_arity(op);
+    for (int i = 0; i < f->na; i++) f->cost = lw_cost_add(f->cost, f->a[i]->cost);
+    return f;
+}
+const IrFn *lw_math4(Lower *L, IrMathOp op, DType dt, const IrFn *a, const IrFn *b, const IrFn *c, const IrFn *d) {
+    IrFn *f = lw_fn(L, call_math, dt);
+    f->op = op;
+    f->a[0] = a; f->a[1] = b; f->a[2] = c; f->a[3] = d;
     f->na = ir_math_arity(op);
     for (int i = 0; i < f->na; i++) f->cost = lw_cost_add(f->cost, f->a[i]->cost);
     return f;

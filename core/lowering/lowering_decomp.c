@@ -24,7 +24,7 @@
 #include <string.h>
 
 /* The scratch graph under construction: outer nodes already given a placeholder. */
-typedef struct Scratch { Graph *g; const Node **outer; Node **ph; int n, cap; } Scratch;
+typedef struct Scratch { Graph *g; const Node **outer; Node **ph; int n, cap; bool skipped; } Scratch;
 
 /* v as a Value of the scratch graph: node references become placeholders (one per outer
  * node, carrying its meta), size symbols stay symbols, lists are rebuilt item by item. */
@@ -81,6 +81,13 @@ static Graph *build_items(Lower *L, const Node *n, const char *functional, Scrat
     int nout = 0;
     DecompB b = {.ctx = L->ctx, .g = s->g, .anchor = call, .n = call};
     int rc = d->fn(&b, outs, &nout);
+    if (rc == DECOMP_SKIP) {   /* not for these arguments (repeat_interleave without an int output_size) */
+        free(outs);
+        graph_free(s->g);
+        s->g = NULL;
+        s->skipped = true;
+        return NULL;
+    }
     graph_remove_node(s->g, call);
     if (rc == 0 && !b.failed) {
         Node *o = graph_add_node(s->g, N_OUTPUT, "output", "output");
@@ -162,7 +169,7 @@ static bool fully_lowerable(Lower *L, const Graph *g, int depth) {
 static int lower_through(Lower *L, const Node *n, const char *target, IrTBox ***items, int *nitems) {
     Scratch s = {0};
     Graph *g = build_items(L, n, target, &s);
-    if (!g) { free(s.outer); free(s.ph); return -1; }
+    if (!g) { free(s.outer); free(s.ph); return s.skipped ? 1 : -1; }
     if (!fully_lowerable(L, g, 0)) { graph_free(g); free(s.outer); free(s.ph); return 1; }
     IrModule *m = L->m;   /* the module keeps the graph: the IR may point at its metas */
     m->scratch = mi_xrealloc(m->scratch, sizeof *m->scratch * (m->nscratch + 1));

@@ -118,6 +118,8 @@ const IrFn *lw_index_expr(Lower *L, Expr *e, int nin, DType dt);
 const IrFn *lw_to_dtype(Lower *L, const IrFn *a, DType dt);
 /* ops.<op>(a, b, c) (as many as the op's arity). */
 const IrFn *lw_math(Lower *L, IrMathOp op, DType dt, const IrFn *a, const IrFn *b, const IrFn *c);
+/* ... of a four-argument op (ops.randint64(seed, offset, low, high)) */
+const IrFn *lw_math4(Lower *L, IrMathOp op, DType dt, const IrFn *a, const IrFn *b, const IrFn *c, const IrFn *d);
 
 /* ---- boxes, buffers and realization ---- */
 IrTBox *lw_tbox_new(Lower *L, DType dt, int ndim, Expr **size, const IrFn *loader);

@@ -51,6 +51,28 @@ static int lower_inductor_random(Lower *L, const Node *n, int arg) {
     return 0;
 }
 
+/* inductor_randint(low, high, size, seed): ops.randint64(seed, the element's contiguous position
+ * as int32, low, high), an int64 Pointwise (lowering.py inductor_randint: not realized, so it
+ * fuses into its consumers), which replace_random.py makes of aten.randint.low in training graphs */
+static int lower_inductor_randint(Lower *L, const Node *n, int arg) {
+    (void)arg;
+    const TensorMeta *m = lw_out_meta(n);
+    IrTBox *seed = lw_arg_tbox(L, n, 3);
+    int64_t lo, hi;
+    if (!m || !seed || seed->ndim != 0) return lw_err(L, n, "inductor_randint needs a shape and a 0-d seed");
+    if (!lw_arg_int(n, 0, "low", &lo) || !lw_arg_int(n, 1, "high", &hi)) return lw_err(L, n, "inductor_randint needs int low and high");
+    Expr *pos = sym_int(L->s, 0), *stride = sym_int(L->s, 1);
+    for (int d = m->ndim - 1; d >= 0; d--) {   /* FlexibleLayout.contiguous_strides(size).make_indexer() */
+        pos = sym_add(L->s, pos, sym_mul(L->s, stride, lw_var(L, d)));
+        stride = sym_mul(L->s, stride, m->size[d]);
+    }
+    const IrFn *s = lw_broadcast(L, seed->loader, 0, NULL, m->ndim, m->size);
+    const IrFn *off = lw_index_expr(L, pos, m->ndim, DT_I32);
+    const IrFn *l = lw_index_expr(L, sym_int(L->s, lo), m->ndim, DT_I64), *h = lw_index_expr(L, sym_int(L->s, hi), m->ndim, DT_I64);
+    if (!s || !off || !l || !h) return lw_err(L, n, "inductor_randint: bad seed");
+    return lw_set_pointwise(L, n, lw_math4(L, IOP_RANDINT64, DT_I64, s, off, l, h), DT_I64, 0);
+}
+
 /* inductor_seeds(count, device): ir.RandomSeeds, an ExternKernelOut (aten.randint.low_out into
  * its own buffer), not a FallbackKernel with a MultiOutput */
 static int lower_seeds(Lower *L, const Node *n, int arg) {
@@ -62,5 +84,6 @@ const LoweringDef lowering_random_table[] = {
     {"prims.inductor_seeds.default", lower_seeds, 0},
     {"prims.inductor_lookup_seed.default", lower_lookup_seed, 0},
     {"prims.inductor_random.default", lower_inductor_random, 0},
+    {"prims.inductor_randint.default", lower_inductor_randint, 0},
 };
 const int lowering_random_count = sizeof lowering_random_table / sizeof lowering_random_table[0];

@@ -36,7 +36,7 @@
 
 /* ---- OpCounterCSE: distinct values of one run of an inner function ---- */
 
-typedef struct OcKey { int kind, op; IrVal a[3]; DType dt; double c; const Buffer *buf; const Expr *e; } OcKey;
+typedef struct OcKey { int kind, op; IrVal a[4]; DType dt; double c; const Buffer *buf; const Expr *e; } OcKey;
 
 typedef struct OpCounter {
     OpsHandler h;

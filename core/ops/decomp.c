@@ -557,7 +557,10 @@ int decompose_graph(MiCtx *ctx, Graph *g) {
 }
 
 /* Decompositions of ops that also have their own kernel in the registry; decompose_graph
- * applies the `inductor` ones. (Empty for now: every op Inductor decomposes that also has a
- * kernel here is lowered directly by core/lowering.) */
-const DecompDef decomp_extra_table[] = {{NULL, NULL, false}};
-const int decomp_extra_count = 0;
+ * applies the `inductor` ones (a DECOMP_SKIP keeps the kernel: repeat_interleave.Tensor
+ * without an int output_size). */
+const DecompDef decomp_extra_table[] = {
+    {"aten.repeat_interleave.Tensor", decomp_repeat_interleave_tensor, true},
+    {"aten.randint.default", decomp_randint_default, true},
+};
+const int decomp_extra_count = sizeof decomp_extra_table / sizeof decomp_extra_table[0];

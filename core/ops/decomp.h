@@ -125,6 +125,10 @@ DType db_float_dtype(DecompB *b, Node *x, Node *y);
  * one; *inplace (when given) tells the in-place forms (core/ops/decomp_foreach.c). */
 const char *foreach_plain_op(const char *target, char *buf, size_t n, bool *inplace);
 
+/* ---- decompositions of ops that also have their own kernel (decomp_extra_table) ---- */
+int decomp_repeat_interleave_tensor(DecompB *b, Value *outs, int *nout);   /* core/ops/ops_repeat_interleave.c */
+int decomp_randint_default(DecompB *b, Value *outs, int *nout);            /* core/ops/ops_random.c */
+
 /* ---- decomposition tables (core/ops/decomp_*.c) ---- */
 extern const DecompDef decomp_extra_table[]; extern const int decomp_extra_count;
 

@@ -2,7 +2,7 @@
  * (torch/_decomp/decompositions.py, torch/_refs/nn/functional): batch norm (all its
  * overloads, through native_batch_norm_helper), group norm and its backward, layer norm
  * backward, softmax backward, _safe_softmax, log_sigmoid_forward, prelu, glu, dropout
- * backward, embedding backward and the losses (mse, huber, smooth_l1, soft_margin, bce,
+ * backward, embedding backward, _fused_rms_norm and its backward, and the losses (mse, huber, smooth_l1, soft_margin, bce,
  * bce_with_logits, nll_loss_forward, multi_margin, multilabel_margin). */
 #include "ops/decomp.h"
 #include "ops/ops_impl.h"
@@ -222,6 +222,66 @@ static int dc_layer_norm_backward(DecompB *b, Value *outs, int *nout) {
     if (mask[1] && wc) outs[1] = VN(db_to(b, no ? db_sum(b, db_mul(b, goc, x_hat), outer, no, false) : db_mul(b, goc, x_hat), dt));
     if (mask[2] && bi) outs[2] = VN(db_to(b, no ? db_sum(b, goc, outer, no, false) : db_clone(b, goc), dt));
     *nout = 3;
+    return b->failed ? -1 : 0;
+}
+
+/* decompositions._fused_rms_norm(input, normalized_shape, weight, eps) -> (out, rstd): in the
+ * computation dtype, rstd = rsqrt(mean(x^2 over the normalized dims, listed last first) + eps)
+ * (eps None: float32's or float64's machine epsilon), out = x * rstd (* weight), cast back.
+ * Example: x [4, 3, 12], normalized_shape [12] -> mean.dim(pow(x, 2), [2], True). */
+static int dc_fused_rms_norm(DecompB *b, Value *outs, int *nout) {
+    Node *in = db_tensor(b, 0, "input"), *w = db_opt_tensor(b, 2, "weight");
+    int64_t ns[MI_MAX_DIMS], dims[MI_MAX_DIMS];
+    int nn = db_ints(b, 1, "normalized_shape", ns, MI_MAX_DIMS), nd = db_ndim(b, in);
+    if (nn < 0 || nn > nd) return db_fail(b, "normalized_shape has %d entries for a %dD input", nn, nd);
+    for (int i = 0; i < nn; i++) dims[i] = nd - i - 1;
+    DType dt = db_dtype(b, in), comp = db_opmath(dt);
+    const Value *ev = db_arg(b, 3, "eps");
+    double eps = comp == DT_F32 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
+    if (ev && ev->kind != V_NONE) eps = db_float(b, 3, "eps", eps);
+    Node *x = db_to(b, in, comp);
+    Node *ms = db_op(b, "aten.mean.dim", VN(db_op(b, "aten.pow.Tensor_Scalar", VN(x), VI(2))), db_ilist(b, dims, nn), VB(true));
+    Node *rstd = db_unary(b, "aten.rsqrt.default", db_op(b, "aten.add.Scalar", VN(ms), VF(eps)));
+    Node *r = db_mul(b, x, rstd);
+    if (w) r = db_mul(b, r, w);
+    outs[0] = VN(db_to(b, r, dt));
+    outs[1] = VN(rstd);
+    *nout = 2;
+    return b->failed ? -1 : 0;
+}
+
+/* decompositions._fused_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight,
+ * output_mask) -> (grad_input, grad_weight): x_hat = x * rstd, g = grad_out (* weight),
+ * grad_input = (g - x_hat / N * sum(x_hat * g over the normalized dims)) * rstd, grad_weight =
+ * sum(grad_out * x_hat over the other dims), both cast to input's dtype. */
+static int dc_fused_rms_norm_backward(DecompB *b, Value *outs, int *nout) {
+    Node *go = db_tensor(b, 0, "grad_out"), *in = db_tensor(b, 1, "input"), *rstd = db_tensor(b, 3, "rstd"), *w = db_opt_tensor(b, 4, "weight");
+    int64_t ns[MI_MAX_DIMS], mask[2] = {1, 1}, inner[MI_MAX_DIMS], outer[MI_MAX_DIMS], N = 1;
+    int nn = db_ints(b, 2, "normalized_shape", ns, MI_MAX_DIMS), nd = db_ndim(b, in), ni = 0, no = 0;
+    db_ints(b, 5, "output_mask", mask, 2);
+    if (nn < 0 || nn > nd) return db_fail(b, "normalized_shape has %d entries for a %dD input", nn, nd);
+    for (int i = 0; i < nd; i++) {
+        if (i < nd - nn) { outer[no++] = i; continue; }
+        int64_t s;
+        if (!db_size_const(b, in, i, &s)) return db_fail(b, "symbolic normalized sizes");
+        inner[ni++] = i;
+        N *= s;
+    }
+    DType dt = db_dtype(b, in), comp = db_opmath(dt);
+    Node *goc = db_to(b, go, comp), *x = db_to(b, in, comp), *wc = w ? db_to(b, w, comp) : NULL;
+    rstd = unsqueeze_to(b, rstd, nd);
+    Node *gxh = wc ? db_mul(b, goc, wc) : goc, *x_hat = db_mul(b, x, rstd);
+    outs[0] = outs[1] = VNONE;
+    if (mask[0]) {
+        Node *sum = db_sum(b, db_mul(b, x_hat, gxh), inner, ni, true);
+        Node *t = db_mul(b, db_op(b, "aten.div.Tensor", VN(x_hat), VI(N)), sum);
+        outs[0] = VN(db_to(b, db_mul(b, db_sub(b, gxh, t), rstd), dt));
+    }
+    if (mask[1] && wc) {
+        Node *full = db_mul(b, goc, x_hat);
+        outs[1] = VN(db_to(b, no ? db_sum(b, full, outer, no, false) : full, dt));
+    }
+    *nout = 2;
     return b->failed ? -1 : 0;
 }
 
@@ -494,6 +554,8 @@ const OpDef ops_decomp_nn_table[] = {
     DT("aten.native_group_norm.default", dc_group_norm, true, "(out, mean, rstd) over channel groups"),
     DT("aten.native_group_norm_backward.default", dc_group_norm_backward, true, "(grad_input, grad_weight, grad_bias) of group norm"),
     DT("aten.native_layer_norm_backward.default", dc_layer_norm_backward, true, "(grad_input, grad_weight, grad_bias) of layer norm"),
+    DT("aten._fused_rms_norm.default", dc_fused_rms_norm, true, "(x * rsqrt(mean(x^2) + eps) * weight, rstd) over the normalized dims"),
+    DT("aten._fused_rms_norm_backward.default", dc_fused_rms_norm_backward, true, "(grad_input, grad_weight) of rms norm"),
     D("aten._softmax_backward_data.default", 0, dc_softmax_backward, false, "grad of softmax"),
     D("aten._log_softmax_backward_data.default", 0, dc_log_softmax_backward, true, "grad of log_softmax"),
     D("aten._safe_softmax.default", 0, dc_safe_softmax, true, "softmax, 0 on all -inf rows"),

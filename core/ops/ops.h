@@ -9,6 +9,8 @@
  * ops_pool.c, ops_linalg.c and ops_linalg_ext.c (LAPACKE), ops_random.c, ops_misc.c, ops_embedding_bag.c,
  * ops_sample.c (grid_sampler_3d, antialiased resize, fractional max pool), ops_grid_backward.c,
  * ops_upsample_backward.c, ops_lowp_mm.c (_scaled_mm, _int_mm, _weight_int8pack_mm), ops_segment.c, ops_ctc.c,
+ * ops_embedding_bag_backward.c, ops_pool_backward.c (adaptive / fractional max pool and replication
+ * pad gradients), ops_repeat_interleave.c,
  * ops_histogram.c, ops_unique.c (data-dependent sizes), and the ops implemented by their
  * PyTorch decomposition, written once in decomp_pointwise.c, decomp_shape.c, decomp_reduce.c,
  * decomp_nn.c, decomp_foreach.c, decomp_range.c (core/ops/decomp.h: the interpreter, meta inference and

@@ -140,6 +140,9 @@ extern const OpDef ops_fft_table[];       extern const int ops_fft_count;
 extern const OpDef ops_distance_table[];  extern const int ops_distance_count;
 extern const OpDef ops_scatter_table[];   extern const int ops_scatter_count;
 extern const OpDef ops_embedding_bag_table[]; extern const int ops_embedding_bag_count;
+extern const OpDef ops_embedding_bag_backward_table[]; extern const int ops_embedding_bag_backward_count;
+extern const OpDef ops_pool_backward_table[]; extern const int ops_pool_backward_count;
+extern const OpDef ops_repeat_interleave_table[]; extern const int ops_repeat_interleave_count;
 extern const OpDef ops_weight_norm_table[];   extern const int ops_weight_norm_count;
 extern const OpDef ops_fake_quant_table[];    extern const int ops_fake_quant_count;
 extern const OpDef ops_rnn_cell_table[];      extern const int ops_rnn_cell_count;
@@ -177,6 +180,14 @@ void linalg_mat_meta(ShapeArgs *sa, TensorMeta *out, const TensorMeta *x, int nb
 double grid_coord(double c, int64_t size, int pad, bool align);
 /* ... and its padding step alone, on a pixel coordinate (compute_coordinates) */
 double grid_pad(double c, int64_t size, int pad, bool align);
+
+/* The source taps of output coordinate dst along one resampled dim of in -> out elements
+ * (core/ops/ops_pool.c, ATen's UpSample.h: area_pixel_compute_scale with the given scale factor
+ * (0: none), area_pixel_compute_source_index): linear gives 2 (index, weight) taps, the upper
+ * clamped to in - 1; cubic gives 4 taps at floor(src) - 1 .. + 2 clamped into [0, in - 1] with
+ * the A = -0.75 coefficients. Returns the count. Example: linear 2 -> 4, dst 1, no align:
+ * src 0.25 -> (0, 0.75), (1, 0.25). */
+int resample_taps(bool cubic, int64_t in, int64_t out, bool align, double scale, int64_t dst, int64_t *idx, double *w);
 
 /* generic infer_meta used by every row: runs row->shape on the node's arguments */
 int op_infer_generic(MiCtx *ctx, Graph *g, const Node *n, TensorMeta *out, int *nout);

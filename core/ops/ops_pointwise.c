@@ -147,6 +147,8 @@ F2(f_gt, a > b)             I2(i_gt, a > b)
 F2(f_ge, a >= b)            I2(i_ge, a >= b)
 F2(f_land, (a != 0) && (b != 0))   F2(f_lor, (a != 0) || (b != 0))   F2(f_lxor, (a != 0) != (b != 0))
 I2(i_band, a & b)           I2(i_bor, a | b)            I2(i_bxor, a ^ b)
+/* the shifts in int64; the store wraps to the result dtype, which gives ATen's narrower results too */
+I2(i_shl, dtype_shift_left(DT_I64, a, b))   I2(i_shr, dtype_shift_right(DT_I64, a, b))
 static double f_leaky(const double *x, const PwParams *p) { return x[0] > 0 ? x[0] : x[0] * p->alpha; }
 F1(f_acosh, acosh(a))       F1(f_asinh, asinh(a))       F1(f_atanh, atanh(a))
 F2(f_copysign, copysign(a, b))   F2(f_hypot, hypot(a, b))
@@ -212,6 +214,7 @@ static const PwSpec
     sp_lxor = {2, R_LOGICAL, 0, f_lxor, NULL, S2},
     sp_band = {2, R_PROMOTE, 0, NULL, i_band, S2}, sp_bor = {2, R_PROMOTE, 0, NULL, i_bor, S2},
     sp_bxor = {2, R_PROMOTE, 0, NULL, i_bxor, S2},
+    sp_shl = {2, R_PROMOTE, 0, NULL, i_shl, S2}, sp_shr = {2, R_PROMOTE, 0, NULL, i_shr, S2},
     sp_clamp = {1, R_PROMOTE, P_CLAMP, f_clamp, i_clamp, S1},
     sp_hardtanh = {1, R_PROMOTE, P_HARDTANH, f_clamp, NULL, S1},
     sp_hardsigmoid = {1, R_FLOAT, 0, f_hardsigmoid, NULL, S1}, sp_hardswish = {1, R_FLOAT, 0, f_hardswish, NULL, S1},
@@ -626,6 +629,20 @@ const OpDef ops_pointwise_table[] = {
     PW("aten.bitwise_and.Tensor", sp_band, "x & y"),
     PW("aten.bitwise_or.Tensor", sp_bor, "x | y"),
     PW("aten.bitwise_xor.Tensor", sp_bxor, "x ^ y"),
+    PW("aten.bitwise_left_shift.Tensor", sp_shl, "x << y (a count out of [0, width) gives 0)"),
+    PW("aten.bitwise_left_shift.Tensor_Scalar", sp_shl, "x << y (a count out of [0, width) gives 0)"),
+    PW("aten.bitwise_left_shift.Scalar_Tensor", sp_shl, "x << y (a count out of [0, width) gives 0)"),
+    PW("aten.__lshift__.Tensor", sp_shl, "x << y (a count out of [0, width) gives 0)"),
+    PW("aten.__lshift__.Scalar", sp_shl, "x << y (a count out of [0, width) gives 0)"),
+    PW("aten.bitwise_right_shift.Tensor", sp_shr, "x >> y (a count out of [0, width) shifts by width - 1)"),
+    PW("aten.bitwise_right_shift.Tensor_Scalar", sp_shr, "x >> y (a count out of [0, width) shifts by width - 1)"),
+    PW("aten.bitwise_right_shift.Scalar_Tensor", sp_shr, "x >> y (a count out of [0, width) shifts by width - 1)"),
+    PW("aten.__rshift__.Tensor", sp_shr, "x >> y (a count out of [0, width) shifts by width - 1)"),
+    PW("aten.__rshift__.Scalar", sp_shr, "x >> y (a count out of [0, width) shifts by width - 1)"),
+    PWI("aten.bitwise_left_shift_.Tensor", sp_shl, "in-place x <<= y"),
+    PWI("aten.bitwise_left_shift_.Tensor_Scalar", sp_shl, "in-place x <<= y"),
+    PWI("aten.bitwise_right_shift_.Tensor", sp_shr, "in-place x >>= y"),
+    PWI("aten.bitwise_right_shift_.Tensor_Scalar", sp_shr, "in-place x >>= y"),
     PWI("aten.add_.Tensor", sp_add, "in-place self += alpha * other"),
     PWI("aten.add_.Scalar", sp_add, "in-place self += alpha * other"),
     PWI("aten.sub_.Tensor", sp_sub, "in-place self -= alpha * other"),

@@ -261,6 +261,26 @@ static double source_index(double scale, int64_t dst, bool align, bool cubic) {
 static double cubic1(double x, double A) { return ((A + 2) * x - (A + 3)) * x * x + 1; }
 static double cubic2(double x, double A) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; }
 
+int resample_taps(bool cubic, int64_t in, int64_t out, bool align, double scale, int64_t dst, int64_t *idx, double *w) {
+    double real = source_index(area_scale(in, out, align, scale), dst, align, cubic);
+    if (!cubic) {   /* UpSampleKernel's compute_source_index_and_lambda */
+        idx[0] = (int64_t)real;
+        if (idx[0] > in - 1) idx[0] = in - 1;
+        idx[1] = idx[0] + (idx[0] < in - 1 ? 1 : 0);
+        w[1] = real - (double)idx[0];
+        if (w[1] < 0) w[1] = 0;
+        w[0] = 1 - w[1];
+        return 2;
+    }
+    double f = floor(real), t = real - f, A = -0.75;   /* get_cubic_upsample_coefficients, bounded reads */
+    w[0] = cubic2(t + 1, A); w[1] = cubic1(t, A); w[2] = cubic1(1 - t, A); w[3] = cubic2(2 - t, A);
+    for (int a = 0; a < 4; a++) {
+        int64_t c = (int64_t)f - 1 + a;
+        idx[a] = c < 0 ? 0 : c > in - 1 ? in - 1 : c;
+    }
+    return 4;
+}
+
 static void pool_kernel(const PoolSpec *sp, const Pool *P, const Tensor *x, Tensor *o, Tensor *oi, const Planes *pl) {
     int nsp = P->nsp;
     for (int64_t p = 0; p < pl->n; p++) {
@@ -385,8 +405,6 @@ static void pad_kernel(const PoolSpec *sp, const Pool *P, const Tensor *x, Tenso
 
 static void resample_kernel(const PoolSpec *sp, const Pool *P, const Tensor *x, Tensor *o, const Planes *pl) {
     int nsp = P->nsp;
-    double sc[3];
-    for (int i = 0; i < nsp; i++) sc[i] = area_scale(P->in[i], P->out[i], P->align, P->scale[i]);
     for (int64_t p = 0; p < pl->n; p++)
         for (int64_t q = 0; q < pl->osz; q++) {
             int64_t oc[3] = {0};
@@ -401,45 +419,17 @@ static void resample_kernel(const PoolSpec *sp, const Pool *P, const Tensor *x, 
                     c[i] = src < P->in[i] - 1 ? src : P->in[i] - 1;
                 }
                 v = ld(x, p * pl->isz + lin3(c, P->in, nsp));
-            } else if (sp->kind == PK_LINEAR) {
-                int64_t i0[3], i1[3];
-                double l0[3], l1[3];
-                for (int i = 0; i < nsp; i++) {
-                    double src = source_index(sc[i], oc[i], P->align, false);
-                    i0[i] = (int64_t)src;
-                    if (i0[i] > P->in[i] - 1) i0[i] = P->in[i] - 1;
-                    i1[i] = i0[i] + (i0[i] < P->in[i] - 1 ? 1 : 0);
-                    l1[i] = src - (double)i0[i];
-                    if (l1[i] < 0) l1[i] = 0;
-                    l0[i] = 1 - l1[i];
-                }
-                for (int m = 0; m < (1 << nsp); m++) {
-                    int64_t c[3];
+            } else {    /* linear (2 taps per dim) or bicubic (4): the product of the dims' weights */
+                int64_t ti[3][4], c[3] = {0}, nt = 1;
+                double tw[3][4];
+                int k = 0;
+                for (int i = 0; i < nsp; i++) k = resample_taps(sp->kind == PK_CUBIC, P->in[i], P->out[i], P->align, P->scale[i], oc[i], ti[i], tw[i]);
+                for (int i = 0; i < nsp; i++) nt *= k;
+                for (int64_t m = 0; m < nt; m++) {
                     double w = 1;
-                    for (int i = 0; i < nsp; i++) {
-                        bool hi = (m >> (nsp - 1 - i)) & 1;
-                        c[i] = hi ? i1[i] : i0[i];
-                        w *= hi ? l1[i] : l0[i];
-                    }
+                    for (int i = nsp - 1, r = (int)m; i >= 0; i--, r /= k) { c[i] = ti[i][r % k]; w *= tw[i][r % k]; }
                     v += w * ld(x, p * pl->isz + lin3(c, P->in, nsp));
                 }
-            } else {    /* bicubic, 2 spatial dims */
-                double A = -0.75, t[2], wts[2][4];
-                int64_t base[2];
-                for (int i = 0; i < 2; i++) {
-                    double real = source_index(sc[i], oc[i], P->align, true);
-                    double f = floor(real);
-                    base[i] = (int64_t)f;
-                    t[i] = real - f;
-                    wts[i][0] = cubic2(t[i] + 1, A); wts[i][1] = cubic1(t[i], A);
-                    wts[i][2] = cubic1(1 - t[i], A); wts[i][3] = cubic2(2 - t[i], A);
-                }
-                for (int a = 0; a < 4; a++)
-                    for (int bb = 0; bb < 4; bb++) {
-                        int64_t c[2] = {base[0] - 1 + a, base[1] - 1 + bb};
-                        for (int i = 0; i < 2; i++) { if (c[i] < 0) c[i] = 0; if (c[i] > P->in[i] - 1) c[i] = P->in[i] - 1; }
-                        v += wts[0][a] * wts[1][bb] * ld(x, p * pl->isz + lin3(c, P->in, 2));
-                    }
             }
             tensor_set_f(o, p * pl->osz + q, v);
         }

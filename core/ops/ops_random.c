@@ -1,8 +1,9 @@
-/* ops_random.c — random ops (rand, randn, *_like, bernoulli, native_dropout and Inductor's
- * prims.inductor_seeds / inductor_lookup_seed / inductor_random). They cannot reproduce
+/* ops_random.c — random ops (rand, randn, randint, *_like, bernoulli, native_dropout and
+ * Inductor's prims.inductor_seeds / inductor_lookup_seed / inductor_random / inductor_randint). They cannot reproduce
  * PyTorch's random streams; they draw from a generator seeded by the session seed and the
  * node's name, so a run is repeatable and two random nodes differ. Numerics checks of graphs
  * with these ops compare distributions, not values. */
+#include "ops/decomp.h"
 #include "ops/ops_impl.h"
 
 #include <math.h>
@@ -30,7 +31,8 @@ static double normal(uint64_t *s) {
     return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
 }
 
-enum { RD_RAND, RD_RANDN, RD_RAND_LIKE, RD_RANDN_LIKE, RD_BERNOULLI, RD_DROPOUT, RD_SEEDS, RD_LOOKUP, RD_IRANDOM, RD_RANDPERM };
+enum { RD_RAND, RD_RANDN, RD_RAND_LIKE, RD_RANDN_LIKE, RD_BERNOULLI, RD_DROPOUT, RD_SEEDS, RD_LOOKUP, RD_IRANDOM, RD_RANDPERM,
+       RD_RANDINT, RD_RANDINT_LOW, RD_IRANDINT };
 typedef struct RandSpec { int kind; } RandSpec;
 
 static int shape_random(ShapeArgs *sa, TensorMeta *out, int *nout) {
@@ -49,6 +51,22 @@ static int shape_random(ShapeArgs *sa, TensorMeta *out, int *nout) {
         meta_contiguous_strides(sa, out);
         if (sp->kind == RD_IRANDOM && !sa->eval) out->device = sa_first_device(sa);
         return 0;
+    case RD_RANDINT: case RD_RANDINT_LOW: case RD_IRANDINT: {
+        /* randint(high, size) / randint.low(low, high, size): int64 unless dtype says otherwise;
+         * prims.inductor_randint(low, high, size, seed): int64 on the seed's device */
+        int at = sp->kind == RD_RANDINT ? 1 : 2;
+        if (sa_int_list(sa, sa_arg(sa, at, "size"), "size", size, &n, MI_MAX_DIMS)) return -1;
+        double lo = 0, hi;
+        DType t;
+        if (sp->kind != RD_RANDINT && sa_scalar(sa, sa_arg(sa, 0, "low"), "low", &lo, &t)) return -1;
+        if (sa_scalar(sa, sa_arg(sa, at - 1, "high"), "high", &hi, &t)) return -1;
+        if (!(lo < hi)) return sa_err(sa, "random_ expects 'from' to be less than 'to', but got from=%g >= to=%g", lo, hi);
+        meta_alloc(sa, out, sp->kind == RD_IRANDINT ? DT_I64 : arg_dtype(sa_arg(sa, -1, "dtype"), DT_I64), n, dev);
+        for (int i = 0; i < n; i++) out->size[i] = size[i];
+        meta_contiguous_strides(sa, out);
+        if (sp->kind == RD_IRANDINT && !sa->eval) out->device = sa_first_device(sa);
+        return 0;
+    }
     case RD_RAND_LIKE: case RD_RANDN_LIKE: case RD_BERNOULLI:
         if (sa_tensor(sa, sa_arg(sa, 0, "self"), "self", &x)) return -1;
         meta_like(sa, out, x, arg_dtype(sa_arg(sa, -1, "dtype"), x->dtype));
@@ -105,9 +123,9 @@ static int random_body(ShapeArgs *sa, IValue *out) {
         if (p < 0 || p > 1) { sa_err(sa, "probability %g is outside [0, 1]", p); goto done; }
         x = ev_tensor(sa_arg(sa, 0, NULL));
     }
-    if (sp->kind == RD_IRANDOM) {
-        /* inductor_random(size, seed, mode): the seed tensor picks the stream */
-        Tensor *seed = ev_tensor(sa_arg(sa, 1, "seed"));
+    if (sp->kind == RD_IRANDOM || sp->kind == RD_IRANDINT) {
+        /* inductor_random(size, seed, mode), inductor_randint(low, high, size, seed): the seed tensor picks the stream */
+        Tensor *seed = ev_tensor(sa_arg(sa, sp->kind == RD_IRANDOM ? 1 : 3, "seed"));
         if (seed && tensor_numel(seed) > 0) s ^= (uint64_t)tensor_get_i(seed, 0) * 0x9e3779b97f4a7c15ull;
     }
     if (sp->kind == RD_LOOKUP) {
@@ -126,6 +144,14 @@ static int random_body(ShapeArgs *sa, IValue *out) {
             tensor_set_f(o[0], k, b);
             tensor_set_f(o[0], j, a);
         }
+        goto ok_out;
+    }
+    if (sp->kind == RD_RANDINT || sp->kind == RD_RANDINT_LOW || sp->kind == RD_IRANDINT) {   /* uniform in [low, high) */
+        double lo = 0, hi = 1;
+        DType t;
+        if (sp->kind != RD_RANDINT) sa_scalar(sa, sa_arg(sa, 0, "low"), "low", &lo, &t);
+        sa_scalar(sa, sa_arg(sa, sp->kind == RD_RANDINT ? 0 : 1, "high"), "high", &hi, &t);
+        for (int64_t k = 0; k < total; k++) tensor_set_f(o[0], k, floor(lo + (hi - lo) * uniform(&s)));
         goto ok_out;
     }
     bool normal_mode = sp->kind == RD_RANDN || sp->kind == RD_RANDN_LIKE ||
@@ -286,10 +312,21 @@ done:
 }
 static int dist_eval(const OpCall *c, IValue *out) { return ev_call(c, out, dist_body); }
 
+/* decomposition.py randint: randint(high, size, **kwargs) -> randint.low(0, high, size, **kwargs)
+ * (the generator overloads stay: Inductor registers only .default) */
+int decomp_randint_default(DecompB *b, Value *outs, int *nout) {
+    const Value *hi = db_arg(b, 0, "high"), *size = db_arg(b, 1, "size");
+    if (!hi || !size) return db_fail(b, "randint needs high and size");
+    outs[0] = VN(db_call(b, "aten.randint.low", DBV(VI(0), *hi, *size), b->n->kwargs, b->n->nkwargs));
+    *nout = 1;
+    return b->failed ? -1 : 0;
+}
+
 #define DST(name, flags, kind, doc) {name, OPF_RANDOM | (flags), op_infer_generic, dist_eval, doc, shape_dist, &(const DistSpec){kind}}
 
 static const RandSpec r_rand = {RD_RAND}, r_randn = {RD_RANDN}, r_rand_like = {RD_RAND_LIKE}, r_randn_like = {RD_RANDN_LIKE},
-    r_bern = {RD_BERNOULLI}, r_drop = {RD_DROPOUT}, r_seeds = {RD_SEEDS}, r_lookup = {RD_LOOKUP}, r_irandom = {RD_IRANDOM}, r_randperm = {RD_RANDPERM};
+    r_bern = {RD_BERNOULLI}, r_drop = {RD_DROPOUT}, r_seeds = {RD_SEEDS}, r_lookup = {RD_LOOKUP}, r_irandom = {RD_IRANDOM}, r_randperm = {RD_RANDPERM},
+    r_randint = {RD_RANDINT}, r_randint_low = {RD_RANDINT_LOW}, r_irandint = {RD_IRANDINT};
 
 #define RND(name, flags, spec, doc) {name, OPF_RANDOM | (flags), op_infer_generic, random_eval, doc, shape_random, &spec}
 
@@ -304,6 +341,11 @@ const OpDef ops_random_table[] = {
     RND("prims.inductor_lookup_seed.default", 0, r_lookup, "seeds[index] as a 0-dim tensor"),
     RND("prims.inductor_random.default", 0, r_irandom, "rand/randn of size from a seed tensor"),
     RND("aten.randperm.default", OPF_CONSTRUCTOR, r_randperm, "random permutation of 0..n-1"),
+    RND("aten.randint.default", OPF_CONSTRUCTOR, r_randint, "integers uniform in [0, high) of size (int64)"),
+    RND("aten.randint.generator", OPF_CONSTRUCTOR, r_randint, "integers uniform in [0, high) of size, from a generator"),
+    RND("aten.randint.low", OPF_CONSTRUCTOR, r_randint_low, "integers uniform in [low, high) of size (int64)"),
+    RND("aten.randint.low_generator", OPF_CONSTRUCTOR, r_randint_low, "integers uniform in [low, high) of size, from a generator"),
+    RND("prims.inductor_randint.default", 0, r_irandint, "randint(low, high, size) from a seed tensor (int64)"),
     DST("aten.uniform_.default", OPF_INPLACE, DS_UNIFORM, "fill with uniform [from, to)"),
     DST("aten.uniform.default", 0, DS_UNIFORM, "uniform [from, to) like self"),
     DST("aten.normal_.default", OPF_INPLACE, DS_NORMAL, "fill with normal(mean, std)"),

@@ -1,7 +1,8 @@
 /* ops_sample.c — resampling ops whose taps come from a computed table, as ATen's CPU kernels
  * build it: grid_sampler_3d (grid points -> 8 trilinear corners or the nearest voxel),
  * the antialiased resizes _upsample_bilinear2d_aa / _upsample_bicubic2d_aa (separable filters
- * whose support widens with the downscale factor, UpSampleKernel.cpp) and fractional max
+ * whose support widens with the downscale factor, UpSampleKernel.cpp) and their backwards (the
+ * same taps, each output gradient spread back over them), and fractional max
  * pooling (pseudo-random window starts from the `random_samples` input,
  * FractionalMaxPool2d.cpp / 3d). None has an Inductor lowering here: in compiled code they are
  * FallbackKernels that call these reference kernels. */
@@ -11,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { SK_GRID3, SK_AA_LINEAR, SK_AA_CUBIC, SK_FRAC2, SK_FRAC3 };
+enum { SK_GRID3, SK_AA_LINEAR, SK_AA_CUBIC, SK_FRAC2, SK_FRAC3, SK_AA_LINEAR_BWD, SK_AA_CUBIC_BWD };
 typedef struct SampleSpec { int kind; } SampleSpec;
 #define SKIND(sa) (((const SampleSpec *)(sa)->op->data)->kind)
 
@@ -140,6 +141,65 @@ static int aa_taps(bool cubic, int64_t i, int64_t in, double scale, double *w, i
 static double aa_scale(int64_t in, int64_t out, bool align, double scale) {
     if (align) return out > 1 ? (double)(in - 1) / (double)(out - 1) : 0;
     return scale > 0 ? 1.0 / scale : (double)in / (double)out;
+}
+
+/* _upsample_{bilinear,bicubic}2d_aa_backward(grad_output, output_size, input_size,
+ * align_corners, scales_h, scales_w): input_size, in grad_output's suggested memory format */
+static int shape_aa_bwd(ShapeArgs *sa, TensorMeta *out) {
+    TensorMeta *g;
+    int64_t osz[2], isz[4];
+    int no, ni;
+    if (sa_tensor(sa, sa_arg(sa, 0, "grad_output"), "grad_output", &g) ||
+        sa_const_int_list(sa, sa_arg(sa, 1, "output_size"), "output_size", osz, &no, 2) ||
+        sa_const_int_list(sa, sa_arg(sa, 2, "input_size"), "input_size", isz, &ni, 4)) return -1;
+    if (no != 2 || ni != 4 || g->ndim != 4) return sa_err(sa, "expected a 4-D grad_output, 2 output sizes and 4 input sizes");
+    for (int i = 0; i < 2; i++)
+        if (!ex_eq_int(g->size[2 + i], osz[i])) return sa_err(sa, "grad_output's spatial size %d differs from output_size", i);
+    meta_alloc(sa, out, g->dtype, 4, g->device);
+    for (int i = 0; i < 4; i++) out->size[i] = sym_int(sa->sym, isz[i]);
+    meta_suggested_strides(sa, out, g);
+    return 0;
+}
+
+/* the adjoint of aa_kernel: the height taps spread each output row over a temporary of
+ * [P, H, OW], then the width taps spread that over the input columns */
+static int aa_backward(ShapeArgs *sa, bool cubic, const Tensor *g, Tensor *o) {
+    bool align = arg_bool(sa_arg(sa, 3, "align_corners"), false);
+    double sc[2] = {0, 0};
+    for (int i = 0; i < 2; i++) {
+        ArgRef a = sa_arg(sa, 4 + i, i ? "scales_w" : "scales_h");
+        DType t;
+        if (arg_present(a) && sa_scalar(sa, a, "scales", &sc[i], &t)) return -1;
+    }
+    int64_t P = o->size[0] * o->size[1], H = o->size[2], W = o->size[3], OH = g->size[2], OW = g->size[3];
+    if (g->size[0] * g->size[1] != P) return sa_err(sa, "grad_output and input_size differ in batch or channels");
+    double sh = aa_scale(H, OH, align, sc[0]), sw = aa_scale(W, OW, align, sc[1]);
+    if (!isfinite(sh) || !isfinite(sw) || sh > (double)(H + 1) * 1e6 || sw > (double)(W + 1) * 1e6)
+        return sa_err(sa, "antialiased upsampling: invalid scale factors (scales_h %g, scales_w %g)", sc[0], sc[1]);
+    int64_t maxw = (int64_t)ceil((cubic ? 2 : 1) * (sw > sh ? (sw > 1 ? sw : 1) : (sh > 1 ? sh : 1))) * 2 + 2;
+    double *tmp = calloc((size_t)(P * H * OW + 1), sizeof(double)), *acc = calloc((size_t)(P * H * W + 1), sizeof(double));
+    double *w = malloc(sizeof(double) * (size_t)maxw);
+    if (!tmp || !acc || !w) { free(tmp); free(acc); free(w); return sa_err(sa, "out of memory"); }
+    for (int64_t i = 0; i < OH; i++) {
+        int64_t lo;
+        int n = aa_taps(cubic, i, H, sh, w, &lo);
+        for (int64_t p = 0; p < P; p++)
+            for (int64_t j = 0; j < OW; j++) {
+                double gv = tensor_get_f(g, (p * OH + i) * OW + j);
+                for (int k = 0; k < n; k++) tmp[(p * H + lo + k) * OW + j] += w[k] * gv;
+            }
+    }
+    for (int64_t j = 0; j < OW; j++) {
+        int64_t lo;
+        int n = aa_taps(cubic, j, W, sw, w, &lo);
+        for (int64_t p = 0; p < P * H; p++)
+            for (int k = 0; k < n; k++) acc[p * W + lo + k] += w[k] * tmp[p * OW + j];
+    }
+    for (int64_t e = 0; e < P * H * W; e++) tensor_set_f(o, e, acc[e]);
+    free(tmp);
+    free(acc);
+    free(w);
+    return 0;
 }
 
 /* separable_upsample_generic_Nd_kernel_impl: the width pass into a temporary, then the height pass */
@@ -291,6 +351,7 @@ static int shape_sample(ShapeArgs *sa, TensorMeta *out, int *nout) {
     switch (SKIND(sa)) {
     case SK_GRID3: return shape_grid3(sa, out);
     case SK_AA_LINEAR: case SK_AA_CUBIC: return shape_aa(sa, out);
+    case SK_AA_LINEAR_BWD: case SK_AA_CUBIC_BWD: return shape_aa_bwd(sa, out);
     default: *nout = 2; return shape_frac(sa, out, SKIND(sa) == SK_FRAC2 ? 2 : 3);
     }
 }
@@ -299,7 +360,8 @@ static int sample_fill(ShapeArgs *sa, Tensor *const *res, int n) {
     int kind = SKIND(sa);
     Tensor *o = res[0], *oi = n > 1 ? res[1] : NULL;
     Tensor *x = ev_tensor(sa_arg(sa, 0, "input"));
-    int krc = kind == SK_GRID3 ? grid3_kernel(sa, x, ev_tensor(sa_arg(sa, 1, "grid")), o)
+    int krc = kind == SK_AA_LINEAR_BWD || kind == SK_AA_CUBIC_BWD ? aa_backward(sa, kind == SK_AA_CUBIC_BWD, x, o)
+            : kind == SK_GRID3 ? grid3_kernel(sa, x, ev_tensor(sa_arg(sa, 1, "grid")), o)
             : kind == SK_AA_LINEAR || kind == SK_AA_CUBIC ? aa_kernel(sa, kind == SK_AA_CUBIC, x, o)
             : frac_kernel(sa, kind == SK_FRAC2 ? 2 : 3, x, ev_tensor(sa_arg(sa, 3, "random_samples")), o, oi);
     return krc ? -1 : 0;
@@ -311,6 +373,8 @@ const OpDef ops_sample_table[] = {
     SR("aten.grid_sampler_3d.default", SK_GRID3, 0, "sample a volume at grid points (trilinear/nearest)"),
     SR("aten._upsample_bilinear2d_aa.default", SK_AA_LINEAR, 0, "antialiased bilinear resize (triangle filter widened by the downscale)"),
     SR("aten._upsample_bicubic2d_aa.default", SK_AA_CUBIC, 0, "antialiased bicubic resize (Keys a = -0.5 filter widened by the downscale)"),
+    SR("aten._upsample_bilinear2d_aa_backward.default", SK_AA_LINEAR_BWD, 0, "grad of _upsample_bilinear2d_aa: output gradients spread back over the filter taps"),
+    SR("aten._upsample_bicubic2d_aa_backward.default", SK_AA_CUBIC_BWD, 0, "grad of _upsample_bicubic2d_aa: output gradients spread back over the filter taps"),
     SR("aten.fractional_max_pool2d.default", SK_FRAC2, OPF_TUPLE, "(max over pseudo-random windows, index in the plane)"),
     SR("aten.fractional_max_pool3d.default", SK_FRAC3, OPF_TUPLE, "(max over pseudo-random windows, index in the volume)"),
 };
