@@ -107,6 +107,25 @@ static const char *prelude_defs =
     "    if (count == 0) { snprintf(msg, n, \"cudaGetDeviceCount found 0 devices\"); return -1; }\n"
     "    return 0;\n}\n"
     "static unsigned mi_blocks(int64_t want, int64_t cap) { if (want < 1) want = 1; return (unsigned)(want < cap ? want : cap); }\n"
+    "/* Programmatic dependent launch (sm_90+): a kernel launched with mi_launch_pdl may start while\n"
+    "   the kernel before it in the stream still runs. Every generated kernel lets its dependents\n"
+    "   launch at its start (MI_GDC_LAUNCH) and, when so launched (MiSyms.pdl), waits for the kernel\n"
+    "   before it (MI_PDL_WAIT: all of its blocks done, their writes visible) before it stores\n"
+    "   anything or loads a buffer other than a graph input nobody writes. */\n"
+    "#ifndef MI_GDC_LAUNCH   /* (bench/cuda/reduction_lab.cu defines them itself to measure without) */\n"
+    "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900\n"
+    "#define MI_GDC_LAUNCH() asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\")\n"
+    "#define MI_GDC_WAIT() asm volatile(\"griddepcontrol.wait;\" ::: \"memory\")\n"
+    "#else\n#define MI_GDC_LAUNCH() do { } while (0)\n#define MI_GDC_WAIT() do { } while (0)\n#endif\n#endif\n"
+    "template <class... P, class... A> static cudaError_t mi_launch_pdl(void (*k)(P...), dim3 grid, dim3 block, cudaStream_t st, A... a) {\n"
+    "    cudaLaunchConfig_t cfg = {};\n    cfg.gridDim = grid; cfg.blockDim = block; cfg.dynamicSmemBytes = 0; cfg.stream = st;\n"
+    "    cudaLaunchAttribute at[1];\n    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;\n"
+    "    at[0].val.programmaticStreamSerializationAllowed = 1;\n    cfg.attrs = at; cfg.numAttrs = 1;\n"
+    "    return cudaLaunchKernelEx(&cfg, k, a...);\n}\n"
+    "/* PDL on this device: compute capability 9 or more, and MINDUCTOR_CUDA_PDL not \"0\" */\n"
+    "static bool mi_pdl_on(void) {\n    int cc = 0;\n    const char *e = getenv(\"MINDUCTOR_CUDA_PDL\");\n"
+    "    if (e && e[0] == '0') return false;\n"
+    "    return cudaDeviceGetAttribute(&cc, cudaDevAttrComputeCapabilityMajor, 0) == cudaSuccess && cc >= 9;\n}\n"
     "/* blocks of one sub-kernel of a combo kernel (host and device agree on the split) */\n"
     "__host__ __device__ static inline int64_t mi_combo_blocks(int64_t n) { int64_t b = (n / 4 + 255) / 256; return b < 1 ? 1 : b > 4096 ? 4096 : b; }\n"
     "/* threads per block for a row of `inner` elements: a power of two in [32, 1024], ~4 elements each */\n"
@@ -302,7 +321,8 @@ static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool
               fb ? ", const MiFb *fb" : "", fb ? " (void)fb;" : "");
     for (int i = 0; i < m->nsyms; i++)
         sb_printf(&out, "    const int64_t %s = syms[%d]; mi_sy.v[%d] = %s; (void)%s;\n", m->sym_names[i], i, i, m->sym_names[i], m->sym_names[i]);
-    sb_put(&out, "    int mi_sms = 0;\n    MI_CK(cudaDeviceGetAttribute(&mi_sms, cudaDevAttrMultiProcessorCount, 0));\n");
+    sb_put(&out, "    int mi_sms = 0;\n    MI_CK(cudaDeviceGetAttribute(&mi_sms, cudaDevAttrMultiProcessorCount, 0));\n"
+                 "    const bool mi_pdl = mi_pdl_on(); (void)mi_pdl;\n");
     for (int i = 0; i < m->ninputs; i++) {
         const Buffer *b = m->inputs[i];
         const char *ct = cu_type(b->layout.dtype);
@@ -315,6 +335,9 @@ static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool
             sb_printf(&out, "    %s *%s = (%s *)d_out[%d];\n", ct, b->name, ct, b->output_index);
         }
     }
+    /* every intermediate is allocated before the first launch (all are freed at the end): a
+     * stream-ordered allocation between two kernels puts a gap between them (bench/cuda/
+     * reduction_lab.cu) and keeps the second from starting early (PDL) */
     bool *allocated = mi_xcalloc(m->nbufs + 1, 1);
     for (int k = 0; k < s->norder; k++) {
         const SchedGroup *g = &s->groups[s->order[k]];
@@ -331,6 +354,11 @@ static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool
                 sb_put(&out, " + 16, mi_st));\n");
             }
         }
+    }
+    /* the launches; a generated kernel right after another one may start early (PDL) */
+    bool after_kernel = false;
+    for (int k = 0; k < s->norder; k++) {
+        const SchedGroup *g = &s->groups[s->order[k]];
         const Buffer *eb = g->is_extern ? s->nodes[g->nodes[0]].buf : NULL;
         if (eb && eb->ext == EXT_MULTI_OUTPUT) cg_emit_multi_output(eb, &out);
         else if (eb && eb->ext == EXT_CONCAT) cg_emit_concat(eb, &out);
@@ -339,10 +367,17 @@ static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool
             if (cg_emit_cond_call(ctx, s, eb, cond_tail, &how, &out) < 0) { free(allocated); sb_free(&out); return -1; }
         } else if (eb && codegen_cuda_on_host(eb)) emit_host_call(s, eb, &out);
         else if (eb) cg_cuda_emit_extern(eb, &out);
-        else if (s->kernels[sched_kernel_of_pos(s, k)].combo) {   /* launched after its last group's buffers are allocated */
+        else if (s->kernels[sched_kernel_of_pos(s, k)].combo) {   /* launched at its last group */
             const SchedKernel *kn = &s->kernels[sched_kernel_of_pos(s, k)];
             if (k == kn->first + kn->n - 1) cu_emit_combo_launch(s, kn, &out);
-        } else cu_emit_launch(s, g, &out);
+            after_kernel = true;
+            continue;
+        } else {
+            cu_emit_launch(s, g, after_kernel, &out);
+            after_kernel = true;
+            continue;
+        }
+        after_kernel = false;
     }
     sb_put(&out, "    MI_CK(cudaGetLastError());\n");
     for (int i = 0; i < m->nbufs; i++)
@@ -385,7 +420,16 @@ char *codegen_cuda(MiCtx *ctx, const Schedule *s) {
     if (cu_module_has_scan(s)) sb_put(&out, cu_scan_prelude());
     if (ir_module_uses_math(m, IOP_RAND) || ir_module_uses_math(m, IOP_RANDN) || ir_module_uses_math(m, IOP_RANDINT64)) cg_rand_src(&out, true);
     if (has_fb) sb_put(&out, cg_fallback_abi);
-    sb_printf(&out, "struct MiSyms { int64_t v[%d]; };\nstruct MiStrides4 { int64_t s[4]; };\n\n", nsyms);
+    /* pdl: 0 for an ordinary launch; for a programmatic dependent one, where the kernel waits:
+     * 1 before its first store, 2 at its start (it loads early what a kernel before writes) */
+    sb_printf(&out, "struct MiSyms { int64_t v[%d]; int pdl; };\nstruct MiStrides4 { int64_t s[4]; };\n"
+                    "/* (PDL) wait for the kernel before when (sy).pdl has a bit of `when` (1: the kernel's first\n"
+                    "   store, 2: its start): one thread waits, then the block (griddepcontrol.wait makes that\n"
+                    "   kernel's writes visible to the whole grid). Each waiting warp costs time\n"
+                    "   (bench/cuda/reduction_lab.cu: 2.5 us over the 16384 warps of a 4096-row kernel), so one\n"
+                    "   warp per block, and none in an ordinary launch. Where it waits is decided at the launch\n"
+                    "   (MiSyms.pdl), so kernels of the same text stay one definition. */\n"
+                    "#define MI_PDL_WAIT(sy, when) do { if ((sy).pdl & (when)) { if (threadIdx.x + threadIdx.y + threadIdx.z == 0) MI_GDC_WAIT(); __syncthreads(); } } while (0)\n\n", nsyms);
     cg_cuda_extern_sources(&xs, &out);
     if (emit_kernels(ctx, s, has_fb, &out) < 0) { sb_free(&out); return NULL; }
     /* ABI symbols */

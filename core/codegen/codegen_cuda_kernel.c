@@ -649,7 +649,8 @@ static int emit_flat(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
     sb_put(out, "    const int64_t mi_n = ");
     emit_numel(out, b0, 0, b0->nvars);
     sb_put(out, ";\n    const int64_t mi_start = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
-                "    const int64_t mi_step = (int64_t)gridDim.x * blockDim.x;\n");
+                "    const int64_t mi_step = (int64_t)gridDim.x * blockDim.x;\n"
+                "    MI_GDC_LAUNCH();\n    MI_PDL_WAIT(mi_sy, 3);   /* (PDL) the kernel before is done */\n");
     if (emit_flat_loops(ctx, s, g, out) < 0) return -1;
     sb_put(out, "}\n\n");
     return 0;
@@ -723,16 +724,16 @@ void cu_emit_combo_launch(const Schedule *s, const SchedKernel *k, StrBuf *out) 
  *                  (unrolled), loads of read-only buffers stay in registers across the nodes
  *   ROW_COLUMNS    the reduced dim is strided and the last outer dim contiguous (x.sum(dim=0)):
  *                  blocks of 8 rows x 128 reduction lanes, so a warp reads 4 x 32 contiguous bytes
- *                  split > 1 (a split reduction): blocks of 32 outputs x 8 lanes (a warp reads
- *                  128 contiguous bytes of one input row) over 1/split of the reduced dim each,
- *                  grid (tiles, split); each writes its partial results, and the last block of a
- *                  tile to finish (a counter per tile) combines the split partials in split order,
- *                  so the result does not depend on which block finished last
+ *                  split > 1 (a split reduction): blocks of `tile` (32) outputs x 8 lanes (a warp
+ *                  reads 128 contiguous bytes of one input row) over 1/split of the reduced dim
+ *                  each, grid (tiles, split); each writes its partial results, and the last block
+ *                  of a tile to finish (a counter per tile) combines the split partials in split
+ *                  order, so the result does not depend on which block finished last
  */
 typedef enum { ROW_GENERIC, ROW_PERSIST, ROW_COLUMNS } RowMode;
 typedef struct RowPlan {
     RowMode mode; int threads, slots; bool exact;   /* threads * slots == row */
-    int split; int64_t outs, inner;                 /* ROW_COLUMNS split: static output count and reduced length */
+    int split, tile; int64_t outs, inner;           /* ROW_COLUMNS split: outputs per block, static output count and reduced length */
     IrReduceType rt; DType dt;                      /* ... its one reduction */
 } RowPlan;
 
@@ -784,7 +785,12 @@ static bool columns_pattern(MiCtx *ctx, const Schedule *s, const SchedGroup *g) 
  * static: enough blocks to fill the GPU (Inductor splits a reduction whose output is too small
  * to occupy the device likewise, ir.Reduction.num_splits: there in two kernels). Aim at ~512
  * blocks of 32 outputs, each over >= 256 of the reduced elements; the partials and counters are
- * static device arrays of the module (<= 4 MB). */
+ * static device arrays of the module (<= 4 MB). bench/cuda/reduction_lab.cu on an H200,
+ * x.sum(dim=0) of 4096 x 1024 (bench/results/cuda-reduction-lab-2026-11-26T0855.log and
+ * cuda-ab-2026-11-26T*.log): this kernel with 16 splits 11.9-12.1 us in four runs; with 32 splits
+ * (and the partials added by all 8 lanes) 12.5; wider tiles (64-1024 outputs per block, scalar or
+ * float4) were slower in the hand-written twins; float4 loads marked L2 evict_last reached 9.9 us
+ * alone but nothing in the pair with the row kernel. */
 static void split_plan(MiCtx *ctx, const Schedule *s, const SchedGroup *g, RowPlan *p) {
     p->split = 1;
     if (g->n != 1) return;
@@ -806,11 +812,12 @@ static void split_plan(MiCtx *ctx, const Schedule *s, const SchedGroup *g, RowPl
     if (sp > 64) sp = 64;
     if (sp < 2 || tiles > 65535 || (double)sp * (double)p->outs * 8 > 4e6) return;
     p->split = (int)sp;
+    p->tile = 32;
     p->threads = 32 * 8;
 }
 
 static void row_plan(MiCtx *ctx, const Schedule *s, const SchedGroup *g, RowPlan *p) {
-    p->mode = ROW_GENERIC; p->threads = 0; p->slots = 0; p->exact = false; p->split = 1;
+    p->mode = ROW_GENERIC; p->threads = 0; p->slots = 0; p->exact = false; p->split = 1; p->tile = 8;
     if (cu_group_has_scan(s, g)) return;   /* a block per row, scanned in chunks of blockDim.x */
     if (columns_pattern(ctx, s, g)) {
         p->mode = ROW_COLUMNS; p->threads = 8 * 128;
@@ -834,6 +841,26 @@ static void row_plan(MiCtx *ctx, const Schedule *s, const SchedGroup *g, RowPlan
     p->exact = (int64_t)p->slots * t == n;
 }
 
+/* Does the body load a buffer other than a graph input nobody writes? Such a load must come
+ * after the wait for the kernel launched before (PDL); loads of stable inputs may run early. */
+static bool pdl_loads_unstable(const LoopBody *b) {
+    for (int k = 0; k < b->nops; k++) {
+        if (b->ops[k].kind != LOP_LOAD || !b->ops[k].buf) continue;
+        const Buffer *t = ir_store_target(b->ops[k].buf);
+        if (t->kind != BUF_INPUT || t->mutated) return true;
+    }
+    return false;
+}
+/* Where a row kernel launched with PDL waits (MiSyms.pdl). emit_rows puts MI_PDL_WAIT(1) in its
+ * first node: at the node's start when it stores in its loop (pointwise, scan, sort), else after
+ * the reduction's loop, before its stores. 1 there when that node's loads before it are all of
+ * stable inputs; else 2, at the kernel's start. */
+static int row_pdl_wait(const Schedule *s, const SchedGroup *g) {
+    const LoopBody *b = g->n ? s->nodes[g->nodes[0]].buf->body : NULL;
+    if (!b || !b->nred || cu_body_scan(b)) return 1;
+    return pdl_loads_unstable(b) ? 2 : 1;
+}
+
 /* Row kernel (see RowPlan): grid-stride over rows of the shared outer dims; every node walks its
  * inner range, reductions finish with a block reduction; __syncthreads() between nodes. */
 static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *out) {
@@ -842,7 +869,7 @@ static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
     RowPlan plan;
     row_plan(ctx, s, g, &plan);
     bool cols = plan.mode == ROW_COLUMNS, persist = plan.mode == ROW_PERSIST;
-    int split = cols ? plan.split : 1, tile = split > 1 ? 32 : 8;
+    int split = cols ? plan.split : 1, tile = split > 1 ? plan.tile : 8;
     const char *ct = split > 1 ? cu_vtype(plan.dt) : NULL;
     if (split > 1)   /* the split partials and the per-tile counters (zero at load; the last block resets its own) */
         sb_printf(out, "__device__ %s %s_part[%lld];\n__device__ unsigned %s_done[%lld];\n", ct, g->kernel_name,
@@ -854,7 +881,8 @@ static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
     if (kernel_params(ctx, s, g, out) < 0) return -1;
     if (cu_group_has_scan(s, g))
         sb_printf(out, "    __shared__ __align__(16) unsigned char mi_sh_scan[%d];   /* block scans and sorts */\n", CU_SCAN_SHARED_BYTES);
-    sb_printf(out, "    __shared__ double mi_shared[%s];   /* block reductions */\n    const int64_t mi_rows = ", cols ? "3 * 256" : "3 * 32");
+    sb_printf(out, "    __shared__ double mi_shared[%s];   /* block reductions */\n    MI_GDC_LAUNCH();\n"
+                   "    MI_PDL_WAIT(mi_sy, 2);   /* (PDL) it loads early what the kernel before writes */\n    const int64_t mi_rows = ", cols ? "3 * 256" : "3 * 32");
     emit_numel(out, b0, 0, mo);
     sb_put(out, ";\n");
     if (split > 1)
@@ -877,6 +905,7 @@ static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
     StrBuf nodes;
     sb_init(&nodes);
     int tmp = 0;
+    bool waited = false;   /* MI_PDL_WAIT(1) emitted (PDL): before the first store (row_pdl_wait) */
     for (int i = 0; i < g->n; i++) {
         const Buffer *bf = s->nodes[g->nodes[i]].buf;
         const LoopBody *b = bf->body;
@@ -899,6 +928,10 @@ static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
         }
         if (i) sb_put(&nodes, "        MI_NODE_SYNC\n");
         sb_printf(&nodes, "        /* %s: %s%s */\n        {\n", s->nodes[g->nodes[i]].name, bf->name, b->nred ? " (reduction)" : "");
+        if (!waited && (!b->nred || sop)) {   /* it stores in its loop */
+            sb_put(&nodes, "            MI_PDL_WAIT(mi_sy, 1);   /* (PDL) the kernel before is done */\n");
+            waited = true;
+        }
         if (pre.s) sb_put(&nodes, pre.s);
         sb_put(&nodes, "            const int64_t mi_inner = ");
         emit_numel(&nodes, b, mo, b->nvars);
@@ -931,18 +964,22 @@ static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
             if (after.s) sb_put(&nodes, after.s);
             sb_put(&nodes, "            }\n");
         }
+        if (!waited) {   /* a reduction: its loads are done, its stores follow */
+            sb_put(&nodes, "            MI_PDL_WAIT(mi_sy, 1);   /* (PDL) the kernel before is done */\n");
+            waited = true;
+        }
         if (split > 1 && e.split_acc[0]) {   /* partial out; the tile's last block combines in split order */
             const char *A = e.split_acc, *K = g->kernel_name;
             sb_printf(&nodes, "            if (threadIdx.y == 0 && mi_valid) %s_part[(int64_t)blockIdx.y * mi_rows + mi_row] = %s;\n"
                               "            __threadfence();\n            __syncthreads();\n"
-                              "            if (threadIdx.x == 0 && threadIdx.y == 0) mi_last = atomicAdd(&%s_done[mi_row0 / 32], 1u) == gridDim.y - 1;\n"
+                              "            if (threadIdx.x == 0 && threadIdx.y == 0) mi_last = atomicAdd(&%s_done[mi_row0 / %d], 1u) == gridDim.y - 1;\n"
                               "            __syncthreads();\n            if (!mi_last) continue;\n"
-                              "            if (threadIdx.x == 0 && threadIdx.y == 0) %s_done[mi_row0 / 32] = 0;\n"
+                              "            if (threadIdx.x == 0 && threadIdx.y == 0) %s_done[mi_row0 / %d] = 0;\n"
                               "            if (threadIdx.y == 0 && mi_valid) {\n"
                               "                %s = __ldcg(&%s_part[mi_row]);\n"
                               "                for (int mi_k = 1; mi_k < (int)gridDim.y; mi_k++) %s = %s()(%s, __ldcg(&%s_part[mi_k * mi_rows + mi_row]));\n"
                               "            }\n",
-                      K, A, K, K, A, K, A, e.split_op, A, K);
+                      K, A, K, tile, K, tile, A, K, A, e.split_op, A, K);
         }
         if (post.s) sb_put(&nodes, post.s);
         sb_put(&nodes, "        }\n");
@@ -966,10 +1003,15 @@ static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
     return 0;
 }
 
-/* Launch of one fused group from the host wrapper. */
-void cu_emit_launch(const Schedule *s, const SchedGroup *g, StrBuf *out) {
+/* Launch of one fused group from the host wrapper: `kernel<<<grid, block, 0, mi_st>>>(...)`;
+ * with pdl (a generated kernel was launched just before) also the programmatic dependent launch
+ * of the same grid, taken when the device has it (mi_pdl, see the prelude). */
+void cu_emit_launch(const Schedule *s, const SchedGroup *g, bool pdl, StrBuf *out) {
     const IrModule *m = s->ir;
     const LoopBody *b0 = s->nodes[g->nodes[0]].buf->body;
+    char grid[96], block[48];
+    const char *guard = "";
+    int when = 1;   /* MiSyms.pdl of a PDL launch */
     sb_put(out, "    {\n");
     if (cu_group_has_reduction(s, g)) {
         sb_put(out, "        const int64_t mi_rows = ");
@@ -983,27 +1025,46 @@ void cu_emit_launch(const Schedule *s, const SchedGroup *g, StrBuf *out) {
         }
         RowPlan plan;
         row_plan(s->ir->ctx, s, g, &plan);
-        if (plan.mode == ROW_COLUMNS && plan.split > 1)
-            sb_printf(out, "        (void)mi_inner;\n        %s<<<dim3((unsigned)((mi_rows + 31) / 32), %d), dim3(32, 8), 0, mi_st>>>(", g->kernel_name, plan.split);
-        else if (plan.mode == ROW_COLUMNS)
-            sb_printf(out, "        (void)mi_inner;\n        %s<<<mi_blocks((mi_rows + 7) / 8, 65535LL * 32), dim3(8, 128), 0, mi_st>>>(", g->kernel_name);
-        else if (plan.mode == ROW_PERSIST)
-            sb_printf(out, "        (void)mi_inner;\n        %s<<<mi_blocks(mi_rows, 65535LL * 32), %d, 0, mi_st>>>(", g->kernel_name, plan.threads);
-        else
-            sb_printf(out, "        %s<<<mi_blocks(mi_rows, 65535LL * 32), mi_row_threads(mi_inner), 0, mi_st>>>(", g->kernel_name);
+        when = row_pdl_wait(s, g);
+        if (plan.mode != ROW_GENERIC) sb_put(out, "        (void)mi_inner;\n");
+        if (plan.mode == ROW_COLUMNS && plan.split > 1) {
+            snprintf(grid, sizeof grid, "dim3((unsigned)((mi_rows + %d) / %d), %d)", plan.tile - 1, plan.tile, plan.split);
+            snprintf(block, sizeof block, "dim3(%d, %d)", plan.tile, plan.threads / plan.tile);
+        } else if (plan.mode == ROW_COLUMNS) {
+            snprintf(grid, sizeof grid, "mi_blocks((mi_rows + 7) / 8, 65535LL * 32)");
+            snprintf(block, sizeof block, "dim3(8, 128)");
+        } else if (plan.mode == ROW_PERSIST) {
+            snprintf(grid, sizeof grid, "mi_blocks(mi_rows, 65535LL * 32)");
+            snprintf(block, sizeof block, "%d", plan.threads);
+        } else {
+            snprintf(grid, sizeof grid, "mi_blocks(mi_rows, 65535LL * 32)");
+            snprintf(block, sizeof block, "mi_row_threads(mi_inner)");
+        }
     } else {
         sb_put(out, "        const int64_t mi_n = ");
         emit_numel(out, b0, 0, b0->nvars);
+        sb_put(out, ";\n");
         /* a block per 1024 elements (Triton's one program per XBLOCK tile); the loop inside still
          * strides, so any grid is correct. bench/cuda/pointwise_lab.cu on an H200: against a grid
          * capped at 8 blocks per SM, pointwise_chain 54.8 -> 52.1 us, seed_example 38.1 -> 36.7 us */
-        sb_printf(out, ";\n        if (mi_n > 0) %s<<<mi_blocks((mi_n / 4 + 255) / 256, 2147483647LL), 256, 0, mi_st>>>(", g->kernel_name);
+        snprintf(grid, sizeof grid, "mi_blocks((mi_n / 4 + 255) / 256, 2147483647LL)");
+        snprintf(block, sizeof block, "256");
+        guard = "if (mi_n > 0) ";
     }
+    StrBuf args;
+    sb_init(&args);
     for (int i = 0; i < m->nbufs; i++) {
         const Buffer *b = m->bufs[i];
-        if (cg_group_touches(s, g, b)) sb_printf(out, "%s, ", b->name);
+        if (cg_group_touches(s, g, b)) sb_printf(&args, "%s, ", b->name);
     }
-    sb_put(out, "mi_sy);\n    }\n");
+    sb_put(&args, "mi_sy");
+    if (pdl)
+        sb_printf(out, "        %s{\n            if (mi_pdl) {\n                mi_sy.pdl = %d;\n                MI_CK(mi_launch_pdl(%s, dim3(%s), dim3(%s), mi_st, %s));\n"
+                       "                mi_sy.pdl = 0;\n            } else %s<<<%s, %s, 0, mi_st>>>(%s);\n        }\n    }\n",
+                  guard, when, g->kernel_name, grid, block, args.s, g->kernel_name, grid, block, args.s);
+    else
+        sb_printf(out, "        %s%s<<<%s, %s, 0, mi_st>>>(%s);\n    }\n", guard, g->kernel_name, grid, block, args.s);
+    sb_free(&args);
 }
 
 int cu_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *out) {

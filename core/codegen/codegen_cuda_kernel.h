@@ -13,8 +13,10 @@ bool cu_group_has_reduction(const Schedule *s, const SchedGroup *g);
 /* Append the group's __global__ kernel (flat pointwise or row kernel); -1 + ctx error. Uses the
  * file prelude's helpers (mi_block_reduce, mi_col_reduce, MiWelford, MiSyms, ...). */
 int cu_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *out);
-/* Append the host-side launch of the group (inside mi_launch: mi_st, mi_sy, mi_sms in scope). */
-void cu_emit_launch(const Schedule *s, const SchedGroup *g, StrBuf *out);
+/* Append the host-side launch of the group (inside mi_launch: mi_st, mi_sy, mi_sms, mi_pdl in
+ * scope); pdl: a generated kernel was launched just before, so this one may start early
+ * (programmatic dependent launch, when mi_pdl). */
+void cu_emit_launch(const Schedule *s, const SchedGroup *g, bool pdl, StrBuf *out);
 /* A combo kernel (the subnodes of a foreach node, SchedKernel.combo): one __global__ whose
  * blocks each run one sub-kernel's flat loops (pointwise groups only), and its launch. */
 int cu_emit_combo(MiCtx *ctx, const Schedule *s, const SchedKernel *k, StrBuf *out);
