@@ -108,10 +108,15 @@ static const char *const fixed[] = {
      * kernels; a 2-D tiled pointwise group stays out of the mean reductions */
     "same     cuda_bf16_mlp_gelu_train 0/0 backward (5)",
     "same     cuda_vq_vae_quantize_train 0/0 (5)",
+    /* GraphLowering.run_node's need_fixed_layout: a value with several users, one an mm, is
+     * required in its eager stride order (ExternKernel.require_stride_order), so the reshape of
+     * a pending clone read by two mms and a sum is copied into one [16, 32] buffer, which the
+     * column sum then reads in its own order (a pointwise reordered into the reduction) */
+    "same     cuda_mha_train 0/0 backward (3)",
     /* fixtures already equal before */
     "same     cuda_embed_ln_train 0/0 backward (5)",
 };
-enum { FLOOR = 208, GRAPHS = 210 };
+enum { FLOOR = 209, GRAPHS = 210 };
 
 int main(void) {
     ShellEnv env;

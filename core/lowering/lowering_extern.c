@@ -229,14 +229,25 @@ static void require_stride_order(Lower *L, IrTBox *t, const int *order, ExternAr
     a->view = a->buf->layout;
 }
 
-/* GraphLowering.run_node for a view the graph returns, its storage realized:
- * ExternKernel.require_stride_order(result, get_stride_order(meta strides)). A view that
+/* ExternKernel.require_stride_order(result, get_stride_order(meta strides)) as GraphLowering.run_node
+ * applies it: for a view the graph returns, its storage realized, and for a value with a
+ * need_fixed_layout user (core/lowering/lowering_realize.c). A realized buffer whose layout is
+ * still flexible is frozen in the order. A view that
  * converts to a ReinterpretView in that order stays (and is one from now on); otherwise the
  * copy, realized in that order, becomes the node's value, so later readers (an SDPA taking
  * the returned q) read the copy too. */
 IrTBox *lw_require_stride_order_box(Lower *L, IrTBox *t, Expr *const *stride) {
     int order[MI_MAX_DIMS];
     stride_order_of(L, stride, t->ndim, order);
+    Buffer *fb = !t->is_view && t->sb ? t->sb->buf : NULL;
+    if (fb && fb->kind == BUF_COMPUTED && !fb->layout.fixed && fb->layout.ndim == t->ndim) {
+        /* a realized buffer still FlexibleLayout: frozen in the order, no copy
+         * (as_storage_and_layout(freeze=True, stride_order=order); its current strides when
+         * they already are in it: use_current_stride_order) */
+        if (!is_stride_ordered(L, &fb->layout, order)) ir_relayout(L->m, fb, ordered_layout(L, t, order).stride);
+        fb->layout.fixed = true;
+        return t;
+    }
     Buffer *b;
     Layout v;
     if (ir_probe_strided(L->m, t->loader, t->ndim, t->size, &b, &v) && is_stride_ordered(L, &v, order)) {

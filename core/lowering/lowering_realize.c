@@ -6,6 +6,9 @@
  *   - several users, one of them an op that needs realized inputs (mm, bmm, convolution,
  *     pooling, as_strided, every fallback): realize_hint (realize when it reads more than one
  *     buffer at a non-constant index);
+ *   - several users, one of them mm, _int_mm or convolution_backward (convolution too unless
+ *     layout_opt): the value is required in its eager stride order (need_fixed_layout:
+ *     ExternKernel.require_stride_order -- a view of a pending value becomes a copy);
  *   - several users, one of them the graph output: realize;
  *   - mark_reuse(users): realize when read by several users and, on cpu, it uses exp or sigmoid,
  *     or it reads more than realize_reads_threshold (4) buffers, or its inner function has more
@@ -232,6 +235,16 @@ static bool needs_realized_inputs(const Node *u) {
     return !lowering_find(u->target) && strncmp(u->target, "higher_order.", 13) != 0;
 }
 
+/* run_node's need_fixed_layout: users that want a value with several users in its eager
+ * stride order (mm, _int_mm, convolution_backward; convolution too unless layout_opt: its input
+ * is then channels last). The mkldnn / mkl ops of that list come from freezing passes only. */
+static bool need_fixed_layout(const Lower *L, const Node *u) {
+    if (u->kind != N_CALL_FUNCTION || !u->target) return false;
+    return !strcmp(u->target, "aten.mm.default") || !strcmp(u->target, "aten._int_mm.default") ||
+           !strcmp(u->target, "aten.convolution_backward.default") ||
+           (!L->layout_opt && !strcmp(u->target, "aten.convolution.default"));
+}
+
 /* Is n returned by the graph (a user is the output node) with strides to keep: a tensor of at
  * least one dim (Inductor: len(strides) > 0) whose meta matches the pending value? Not in a
  * cond branch or a decomposition's scratch graph (their outputs are copied by the caller). */
@@ -285,9 +298,18 @@ void lw_after_node(Lower *L, const Node *n) {
             lv->t = lw_require_stride_order_box(L, t, n->meta.stride);
         return;
     }
+    int users = i >= 0 ? L->nusers[i] : 0;
+    if (users > 1 && !L->branch && !L->scratch && n->has_meta && n->meta.ndim == t->ndim && t->ndim > 0) {
+        /* run_node, user by user: realize_hint for needs_realized_inputs, then the eager
+         * stride order for need_fixed_layout (the value may become a copy from here on) */
+        for (int k = 0; k < users; k++) {
+            const Node *u = L->users[i][k];
+            if (needs_realized_inputs(u) && pending_of(t)) realize_hint(L, pending_of(t));
+            if (need_fixed_layout(L, u)) { lv->t = t = lw_require_stride_order_box(L, t, n->meta.stride); break; }
+        }
+    }
     IrStorage *sb = pending_of(t);
     if (!sb) return;
-    int users = i >= 0 ? L->nusers[i] : 0;
     if (!t->is_view && returned_with_strides(L, n, i, sb)) {
         /* GraphLowering.run_node: a value the graph returns gets its eager strides here
          * (ExternKernel.require_exact_strides), so a pending one is realized at its own node --
