@@ -15,6 +15,7 @@
  *     values), randint.default -> randint.low;
  *   - randint and prims.inductor_randint: the range and dtype, ops.randint64 in the IR and in
  *     compiled C whose draws stay in [low, high);
+ *   - _unsafe_masked_index_put_accumulate's clamp to [-size, size - 1] (decompositions.py);
  *   - a graph of the fallbacks compiled to C (equal to the interpreter) and to CUDA (nvcc). */
 #include "tap.h"
 #include "codegen/codegen_cuda.h"
@@ -526,6 +527,28 @@ static void test_randint(void) {
     tensor_unref(x);
 }
 
+/* ---- _unsafe_masked_index_put_accumulate: indices clamped to [-size, size - 1], then wrapped ---- */
+static void test_masked_index_put(void) {
+    Tensor *x = TD(DT_F32, 1, (int64_t[]){4}, (double[]){0, 0, 0, 0}), *m = TD(DT_BOOL, 1, (int64_t[]){3}, (double[]){1, 1, 0});
+    Tensor *i = TD(DT_I64, 1, (int64_t[]){3}, (double[]){-1, 7, 2}), *v = TD(DT_F32, 1, (int64_t[]){3}, (double[]){1, 2, 4});
+    check("_unsafe_masked_index_put_accumulate: -1 wraps to 3, 7 clamps to 3, the masked-off 2 adds nothing -> [0, 0, 0, 3]",
+          "x: \"f32[4][1]cpu\", m: \"b8[3][1]cpu\", i: \"i64[3][1]cpu\", v: \"f32[3][1]cpu\"",
+          "        r = torch.ops.aten._unsafe_masked_index_put_accumulate.default(x, m, [i], v)\n", (Tensor *[]){x, m, i, v}, 4,
+          (double[]){0, 0, 0, 3}, 4, 0);
+    Graph *g = graph_src("class G(torch.nn.Module):\n    def forward(self, x: \"f32[4][1]cpu\", m: \"b8[3][1]cpu\", i: \"i64[3][1]cpu\", v: \"f32[3][1]cpu\"):\n"
+                         "        r: \"f32[4][1]cpu\" = torch.ops.aten._unsafe_masked_index_put_accumulate.default(x, m, [i], v)\n"
+                         "        return (r,)\n");
+    IrModule *mod = g ? ir_lower(ctx, g) : NULL;
+    char *txt = mod ? ir_print(mod) : NULL;
+    ok(txt && strstr(txt, "where = ops.where(load_1, load_2, constant)") && strstr(txt, "'atomic_add')") && strstr(txt, "maximum = ops.maximum(load, index_expr)"),
+       "lowered as lowering.py does: where(mask, values, 0) stored with atomic_add at clamp(index, -4, 3) into clone(x)");
+    free(txt);
+    ir_free(mod);
+    compiled_agrees("_unsafe_masked_index_put_accumulate", g, (Tensor *[]){x, m, i, v}, 4);
+    graph_free(g);
+    tensor_unref(x); tensor_unref(m); tensor_unref(i); tensor_unref(v);
+}
+
 int main(void) {
     ctx = mi_ctx_new();
     test_shifts();
@@ -535,6 +558,7 @@ int main(void) {
     test_fused_rms_norm();
     test_repeat_interleave();
     test_randint();
+    test_masked_index_put();
     mi_ctx_free(ctx);
     return done_testing();
 }

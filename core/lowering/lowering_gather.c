@@ -312,6 +312,7 @@ static Buffer *add_scatter(Lower *L, const Node *n, IrTBox *base, const IrFn *fn
  * MutationLayoutSHOULDREMOVE(self): into a graph input, readers of the result read the input;
  * into an intermediate (reinplace's chains), x's buffer, realized first. Example:
  * index_put_(index_put_(zeros, i, 0), i, v, True) is a fill and two scatters into one buffer. */
+static int index_put_impl(Lower *L, const Node *n, IrTBox *x, IrTBox **t, int nt, IrTBox *v, bool acc, bool check, bool in_place);
 static int lower_index_put(Lower *L, const Node *n, int mode) {
     int check = mode & 1;
     bool in_place = mode & 2;
@@ -337,6 +338,11 @@ static int lower_index_put(Lower *L, const Node *n, int mode) {
         return lw_set_pointwise(L, n, lw_math(L, IOP_WHERE, x->dtype, mk, val, x->loader), x->dtype, 3);
     }
     if (has_bool) return lw_fallback(L, n);
+    return index_put_impl(L, n, x, t, nt, v, acc, check, in_place);
+}
+
+/* index_put_impl_(x or clone(x), indices t[0..nt), values v, accumulate) after the mask case */
+static int index_put_impl(Lower *L, const Node *n, IrTBox *x, IrTBox **t, int nt, IrTBox *v, bool acc, bool check, bool in_place) {
     if (acc && (x->dtype == DT_I64 || x->dtype == DT_BOOL || x->dtype == DT_BF16))
         return lw_fallback(L, n);   /* needs_fallback_due_to_atomic_add_limitations */
     int xnd, ond;
@@ -360,6 +366,35 @@ static int lower_index_put(Lower *L, const Node *n, int mode) {
     return lw_set_tbox(L, n, out);
 }
 
+
+/* _unsafe_masked_index_put_accumulate(x, mask, indices, values) (lowering.py): where(mask,
+ * values, 0) added at the indices clamped into [-size, size - 1] of clone(x), as
+ * _unsafe_index_put (index_put_impl_ without a check; a negative index wraps). Example: x [4],
+ * indices [-1, 7], mask [1, 1], values [1, 2] -> both added to x[3]. */
+static int lower_masked_index_put_acc(Lower *L, const Node *n, int arg) {
+    (void)arg;
+    IrTBox *x = lw_arg_tbox(L, n, 0), *mask = lw_arg_tbox(L, n, 1), *v = lw_arg_tbox(L, n, 3), *t[MI_MAX_DIMS];
+    if (!x || !mask || !v) return lw_err(L, n, "_unsafe_masked_index_put_accumulate needs a tensor, a mask, indices and values");
+    bool has_bool;
+    int nt = index_list(L, n, 2, t, &has_bool);
+    if (nt < 0) return -1;
+    if (has_bool) return lw_fallback(L, n);
+    const IrFn *mk = lw_broadcast(L, lw_to_dtype(L, mask->loader, DT_BOOL), mask->ndim, mask->size, v->ndim, v->size);
+    if (!mk) return lw_err(L, n, "_unsafe_masked_index_put_accumulate: the mask does not broadcast to the values");
+    IrTBox *mv = lw_tbox_new(L, v->dtype, v->ndim, v->size, lw_math(L, IOP_WHERE, v->dtype, mk, v->loader, lw_const(L, 0, v->dtype)));
+    int xnd;
+    Expr *xs[MI_MAX_DIMS];
+    shape_of(L, x, &xnd, xs);
+    for (int k = 0; k < nt && k < xnd; k++) {   /* clamp(index, -size, size - 1): clamp_min, then clamp_max */
+        if (!t[k]) continue;
+        DType it = t[k]->dtype;
+        const IrFn *lo = lw_to_dtype(L, lw_index_expr(L, sym_neg(L->s, xs[k]), 0, DT_I64), it);
+        const IrFn *hi = lw_to_dtype(L, lw_index_expr(L, sym_sub(L->s, xs[k], sym_int(L->s, 1)), 0, DT_I64), it);
+        const IrFn *c = lw_math(L, IOP_MINIMUM, it, lw_math(L, IOP_MAXIMUM, it, t[k]->loader, lo, NULL), hi, NULL);
+        t[k] = lw_tbox_new(L, it, t[k]->ndim, t[k]->size, c);
+    }
+    return index_put_impl(L, n, x, t, nt, mv, true, false, false);
+}
 
 /* Inductor's use_scatter_fallback for `packet` (scatter_ / scatter_reduce_) with reduction
  * `red` ("sum", "add", NULL, ...). */
@@ -571,6 +606,7 @@ const LoweringDef lowering_gather_table[] = {
     {"aten.scatter.reduce", lower_scatter_op, 0}, {"aten.scatter.value_reduce", lower_scatter_op, 0},
     {"aten.scatter_add.default", lower_scatter_add, 0}, {"aten.scatter_reduce.two", lower_scatter_reduce, 0},
     {"aten._unsafe_masked_index.default", lower_masked_index, 0},
+    {"aten._unsafe_masked_index_put_accumulate.default", lower_masked_index_put_acc, 0},
     {"aten.upsample_nearest1d.default", lower_upsample_nearest, 1}, {"aten.upsample_nearest1d.vec", lower_upsample_nearest, 1},
     {"aten.upsample_nearest2d.default", lower_upsample_nearest, 2}, {"aten.upsample_nearest2d.vec", lower_upsample_nearest, 2},
     {"aten.upsample_nearest3d.default", lower_upsample_nearest, 3}, {"aten.upsample_nearest3d.vec", lower_upsample_nearest, 3},

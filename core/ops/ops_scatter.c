@@ -241,8 +241,9 @@ static int dc_isin(DecompB *b, Value *outs, int *nout) {
 }
 
 /* decompositions._unsafe_masked_index(_put_accumulate): indices clamped into range, masked-off
- * positions read `fill` (write 0) */
-static Value clamped_indices(DecompB *b, Node *x) {
+ * positions read `fill` (write 0); the put clamps to [-size, size - 1] (a negative index then
+ * wraps in _unsafe_index_put), the read to [0, size - 1] */
+static Value clamped_indices(DecompB *b, Node *x, bool neg) {
     const Value *l = db_arg(b, 2, "indices");
     if (!l || (l->kind != V_LIST && l->kind != V_TUPLE) || l->list.n > MI_MAX_DIMS) { db_fail(b, "indices must be a list"); return VNONE; }
     Value items[MI_MAX_DIMS];
@@ -250,20 +251,21 @@ static Value clamped_indices(DecompB *b, Node *x) {
         items[i] = l->list.items[i];
         if (items[i].kind != V_NODE) continue;
         Value hi = db_expr_val(b, sym_sub(b->ctx->sym, db_size(b, x, i), sym_int(b->ctx->sym, 1)));
-        items[i] = VN(db_op(b, "aten.clamp.default", items[i], VI(0), hi));
+        Value lo = neg ? db_expr_val(b, sym_neg(b->ctx->sym, db_size(b, x, i))) : VI(0);
+        items[i] = VN(db_op(b, "aten.clamp.default", items[i], lo, hi));
     }
     return db_vlist(b, items, l->list.n);
 }
 static int dc_masked_index(DecompB *b, Value *outs, int *nout) {
     Node *x = db_tensor(b, 0, "self"), *mask = db_tensor(b, 1, "mask");
     Value fill = db_scalar(b, 3, "fill", VI(0));
-    Node *r = db_op(b, "aten._unsafe_index.Tensor", VN(x), clamped_indices(b, x));
+    Node *r = db_op(b, "aten._unsafe_index.Tensor", VN(x), clamped_indices(b, x, false));
     RET(db_op(b, "aten.masked_fill.Scalar", VN(r), VN(db_unary(b, "aten.logical_not.default", mask)), fill));
 }
 static int dc_masked_index_put_acc(DecompB *b, Value *outs, int *nout) {
     Node *x = db_tensor(b, 0, "self"), *mask = db_tensor(b, 1, "mask"), *v = db_tensor(b, 3, "values");
     Node *mv = db_op(b, "aten.masked_fill.Scalar", VN(v), VN(db_unary(b, "aten.logical_not.default", mask)), VI(0));
-    RET(db_op(b, "aten._unsafe_index_put.default", VN(x), clamped_indices(b, x), VN(mv), VB(true)));
+    RET(db_op(b, "aten._unsafe_index_put.default", VN(x), clamped_indices(b, x, true), VN(mv), VB(true)));
 }
 
 #define D(name, flags, fn, ind, doc) DECOMP_ROW(name, flags, fn, ind, doc)
