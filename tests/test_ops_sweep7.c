@@ -16,6 +16,7 @@
  *   - randint and prims.inductor_randint: the range and dtype, ops.randint64 in the IR and in
  *     compiled C whose draws stay in [low, high);
  *   - _unsafe_masked_index_put_accumulate's clamp to [-size, size - 1] (decompositions.py);
+ *   - random inputs: identity pivots for what a solve reads as pivots;
  *   - a graph of the fallbacks compiled to C (equal to the interpreter) and to CUDA (nvcc). */
 #include "tap.h"
 #include "codegen/codegen_cuda.h"
@@ -549,6 +550,25 @@ static void test_masked_index_put(void) {
     tensor_unref(x); tensor_unref(m); tensor_unref(i); tensor_unref(v);
 }
 
+/* random inputs: pivots that a solve reads are the identity pivots, so a backward graph that gets
+ * its LU factorization as an input (Glow's invertible 1x1 conv: slogdet's backward) runs */
+static void test_random_pivots(void) {
+    Graph *g = graph_src("class G(torch.nn.Module):\n    def forward(self, lu: \"f32[3, 3][1, 3]cpu\", piv: \"i32[3][1]cpu\", b: \"f32[3, 2][2, 1]cpu\", ix: \"i64[3][1]cpu\"):\n"
+                         "        x: \"f32[3, 2][2, 1]cpu\" = torch.ops.aten.linalg_lu_solve.default(lu, piv, b, adjoint = True)\n"
+                         "        return (x, ix)\n");
+    IValue *in = NULL;
+    int n = 0;
+    ok(g && interp_random_inputs(ctx, g, NULL, 0, &in, &n) == 0 && n == 4 && tensor_get_i(in[1].t, 0) == 1 && tensor_get_i(in[1].t, 1) == 2 &&
+       tensor_get_i(in[1].t, 2) == 3 && tensor_get_i(in[3].t, 1) == 0, "random inputs: linalg_lu_solve's pivots are 1, 2, 3; other int inputs stay 0");
+    int no = 0;
+    IValue *o = NULL;
+    ok(in && interp_run(ctx, g, in, n, &o, &no) == 0 && no == 2, "... and the solve runs on them");
+    mi_clear_err(ctx);
+    if (o) interp_free_outputs(o, no);
+    if (in) interp_free_outputs(in, n);
+    graph_free(g);
+}
+
 int main(void) {
     ctx = mi_ctx_new();
     test_shifts();
@@ -559,6 +579,7 @@ int main(void) {
     test_repeat_interleave();
     test_randint();
     test_masked_index_put();
+    test_random_pivots();
     mi_ctx_free(ctx);
     return done_testing();
 }

@@ -393,6 +393,22 @@ static int eval_with_defaults(MiCtx *ctx, const Expr *e, const SymBinding *syms,
     return sym_eval(ctx, e, b, n, out);
 }
 
+/* A placeholder that some LAPACK-style solve reads as its pivots (linalg_lu_solve, lu_unpack,
+ * linalg_ldl_solve: argument 1; a backward graph gets them from its forward's factorization) gets
+ * the identity pivots 1, 2, ..., n along its last dim: zeros, valid as any index, are no valid
+ * 1-based pivots. Example: pivots i32[4] -> [1, 2, 3, 4]. */
+static void identity_pivots(const Graph *g, const Node *ph, Tensor *t) {
+    static const char *const solves[] = {"aten.linalg_lu_solve.default", "aten.lu_unpack.default", "aten.linalg_ldl_solve.default"};
+    bool used = false;
+    for (int i = 0; i < g->n && !used; i++) {
+        const Node *c = g->nodes[i];
+        if (c->kind != N_CALL_FUNCTION || c->nargs < 2 || c->args[1].kind != V_NODE || c->args[1].node != ph) continue;
+        for (size_t k = 0; k < sizeof solves / sizeof solves[0]; k++) used |= !strcmp(c->target, solves[k]);
+    }
+    if (!used || t->ndim < 1 || t->size[t->ndim - 1] <= 0) return;
+    for (int64_t k = 0; k < tensor_numel(t); k++) tensor_set_f(t, k, (double)(k % t->size[t->ndim - 1] + 1));
+}
+
 int interp_random_inputs(MiCtx *ctx, const Graph *g, const SymBinding *syms, int nsyms, IValue **inputs, int *ninputs) {
     int n = graph_num_placeholders(g);
     IValue *in = mi_xcalloc((size_t)(n ? n : 1), sizeof(IValue));
@@ -425,6 +441,7 @@ int interp_random_inputs(MiCtx *ctx, const Graph *g, const SymBinding *syms, int
             goto fail;
         }
         tensor_fill_random(t, &seed);
+        if (dtype_is_int(t->dtype)) identity_pivots(g, ph, t);
         in[k].kind = IV_TENSOR;
         in[k].t = t;
     }

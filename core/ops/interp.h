@@ -31,7 +31,9 @@ int interp_resolve_arg(MiCtx *ctx, const Value *v, IValue *out, bool nested, con
                        InterpNodeValueFn node_value, void *env);
 
 /* Make random inputs matching g's placeholders (symbols bound from `syms`, else 8); tensor
- * constants the session has no value for (mi_const_get) get random values too. */
+ * constants the session has no value for (mi_const_get) get random values too. Integer tensors
+ * are zeros (valid as any index), except the pivots a solve reads (linalg_lu_solve, lu_unpack,
+ * linalg_ldl_solve): identity pivots 1..n. */
 int interp_random_inputs(MiCtx *ctx, const Graph *g, const SymBinding *syms, int nsyms,
                          IValue **inputs, int *ninputs);
 
