@@ -192,6 +192,7 @@ static void spec_not_found(Session *s, const char *log, const TraceCompileInfo *
 typedef struct LogPick {
     char desc[400];          /* "before_post_grad_graph#2 (backward)" when the log tells more than the id */
     bool other_backward;     /* a default load took a forward and the compile also has a backward */
+    bool backward;           /* the graph loaded is a backward (its forward is in the same compile) */
     char note[800];          /* why another graph than the one asked for was loaded, or "" */
     InputLayout *layouts;    /* the example inputs' layouts of that compilation (fx_graph_runnable) */
     int nlayouts;
@@ -265,6 +266,7 @@ static Graph *load_from_log(Session *s, const char *log, const char *cid, const 
         for (; a < c->n_artifacts; a++)
             if (!strcmp(c->artifacts[a], name) && ++seen == nth) break;
         bool has_role = a < c->n_artifacts && c->roles && c->roles[a];
+        p->backward = has_role && c->roles[a] == 'b';
         if (!spec && has_role) {
             const char *bn;
             int bnth;
@@ -338,6 +340,24 @@ static const char *dir_hint(const char *dir, char *buf, size_t n) {
     return buf;
 }
 
+/* The forward of a backward g loaded from a log (the same compile's), or NULL when it cannot
+ * be read: g's placeholders take the conj/neg bits of the forward nodes they were saved from,
+ * as AOT's partitioner gives them (ops_view_bits_from_forward; *bits counts them), and random
+ * inputs run the forward for the primals and saved tensors (session_random_inputs).
+ * Example: `load hyena.log 0/0 backward`: `_conj` is a conjugate view, so clone(_conj) stays. */
+static Graph *link_forward(Session *s, Graph *g, const char *log, const char *cid, int *bits) {
+    LogPick fp;
+    MiTry tentative = mi_try(s->ctx);
+    Graph *fw = load_from_log(s, log, cid, "forward", &fp);
+    mi_try_end(&tentative);
+    input_layouts_free(fp.layouts, fp.nlayouts);
+    *bits = 0;
+    if (!fw) return NULL;
+    ops_resolve_graph(fw);
+    *bits = ops_view_bits_from_forward(g, fw);
+    return fw;
+}
+
 int cmd_load(Session *s, int argc, char **argv) {
     if (argc < 2 || argc > 4) return usage_error(s, "load");
     const char *path = argv[1];
@@ -389,12 +409,15 @@ int cmd_load(Session *s, int argc, char **argv) {
     }
     if (!g) { input_layouts_free(lp.layouts, lp.nlayouts); return -1; }
     ops_resolve_graph(g);
+    int bits = 0;
+    Graph *fw = lp.backward && argc > 2 ? link_forward(s, g, path, argv[2], &bits) : NULL;
     char *args = join_args(argc, argv);
     char what[1600];
     snprintf(what, sizeof what, "%s%s%s%s%s", path, argc > 2 ? " " : (picked[0] ? " " : ""),
              argc > 2 ? argv[2] : picked, lp.desc[0] ? " " : "", lp.desc);
     strace_end_compile(s);       /* tracing: the previous graph's compile ends here */
     session_set_graph(s, g, args);
+    session_set_forward(s, fw);
     free(args);
     if (lp.note[0]) fprintf(s->out, "note: %s\n", lp.note);
     print_graph_summary(s, g, what);
@@ -407,6 +430,9 @@ int cmd_load(Session *s, int argc, char **argv) {
     }
     if (lp.other_backward)
         fprintf(s->out, "  the backward: load %s %s backward\n", path, argc > 2 ? argv[2] : picked + 8);
+    if (bits)
+        fprintf(s->out, "  %d saved input%s conjugate or negative view%s in the forward (is_conj/is_neg, as remove_noop_ops compares)\n",
+                bits, bits == 1 ? " is a" : "s are", bits == 1 ? "" : "s");
     strace_begin_compile(s);     /* tracing: this graph is the next compile id */
     return 0;
 }
@@ -475,7 +501,7 @@ int cmd_inputs(Session *s, int argc, char **argv) {
             s->ctx->seed = (uint64_t)seed;
         }
         int had = s->ctx->nconsts;
-        if (interp_random_inputs(s->ctx, s->graph, NULL, 0, &in, &n) < 0) { free(args); return -1; }
+        if (session_random_inputs(s, &in, &n) < 0) { free(args); return -1; }
         for (int i = had; i < s->ctx->nconsts; i++)
             fprintf(s->err, "note: tensor constant '%s' has no recorded value: random too ('inputs DIR' reads DIR/%s.npy)\n",
                     s->ctx->consts[i].name, s->ctx->consts[i].name);

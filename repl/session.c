@@ -42,6 +42,7 @@ void session_free(Session *s) {
     session_free_inputs(s->inputs, s->ninputs);
     input_layouts_free(s->layouts, s->nlayouts);
     if (s->graph) graph_free(s->graph);
+    if (s->forward) graph_free(s->forward);
     free(s->trace_fail);
     viz_renderer_free(s->viz);
     free(s->load_args);
@@ -89,6 +90,8 @@ void session_set_graph(Session *s, Graph *g, const char *load_args) {
     drop_pm(s);
     if (s->graph) graph_free(s->graph);
     s->graph = g;
+    if (s->forward) graph_free(s->forward);
+    s->forward = NULL;
     free(s->load_args);
     s->load_args = load_args ? mi_xstrdup(load_args) : NULL;
     /* inputs belong to the previous graph */
@@ -118,11 +121,34 @@ void session_set_inputs(Session *s, IValue *in, int n, const char *args) {
     session_rebuild_pm(s);
 }
 
+void session_set_forward(Session *s, Graph *fw) {
+    if (s->forward) graph_free(s->forward);
+    s->forward = fw;
+}
+
+int session_random_inputs(Session *s, IValue **in, int *n) {
+    if (s->forward) {
+        int taken = 0;
+        MiTry tentative = mi_try(s->ctx);
+        int rc = interp_random_inputs_from_forward(s->ctx, s->graph, s->forward, in, n, &taken);
+        char why[300];
+        snprintf(why, sizeof why, "%.299s", s->ctx->err.msg);
+        mi_try_end(&tentative);
+        if (rc == 0) {
+            if (taken) fprintf(s->err, "note: %d input%s from a run of the forward graph (primals and saved tensors), the rest random\n",
+                               taken, taken == 1 ? "" : "s");
+            return 0;
+        }
+        fprintf(s->err, "note: the forward graph does not run (%s): every input is random\n", why);
+    }
+    return interp_random_inputs(s->ctx, s->graph, NULL, 0, in, n);
+}
+
 int session_ensure_inputs(Session *s) {
     if (s->inputs) return 0;
     if (!session_require_graph(s)) return -1;
     IValue *in = NULL; int n = 0;
-    if (interp_random_inputs(s->ctx, s->graph, NULL, 0, &in, &n) < 0) return -1;
+    if (session_random_inputs(s, &in, &n) < 0) return -1;
     char args[64];
     snprintf(args, sizeof args, "random %llu", (unsigned long long)s->ctx->seed);
     /* Implicit inputs (exec after lower/sched) must not throw away the pass history or the

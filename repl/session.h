@@ -21,6 +21,8 @@ typedef struct Session {
     FILE *err;               /* errors and progress (stderr) */
 
     Graph *graph;            /* the loaded graph (owned) */
+    Graph *forward;          /* a backward loaded from a log: the forward of its compile (owned;
+                                random inputs run it for the saved tensors), else NULL */
     char *load_args;         /* arguments of the `load` that produced it, for `save session` */
     PassManager *pm;         /* over `graph`; NULL when the pass module failed to start */
     char *break_pass;        /* breakpoint pass name, or NULL */
@@ -78,6 +80,12 @@ const Graph *graph_at_path(const Graph *g, const char *path);
 
 /* Take ownership of g as the loaded graph (drops pass history, IR, inputs, breakpoint). */
 void session_set_graph(Session *s, Graph *g, const char *load_args);
+/* The forward graph of the loaded backward (takes ownership; NULL: none). */
+void session_set_forward(Session *s, Graph *fw);
+/* Random inputs for the loaded graph: for a backward with its forward, the primals and saved
+ * tensors from a run of the forward (interp_random_inputs_from_forward; a note on s->err says
+ * so, or why the forward did not run and all are random). */
+int session_random_inputs(Session *s, IValue **in, int *n);
 /* Take ownership of inputs (one per placeholder). */
 void session_set_inputs(Session *s, IValue *in, int n, const char *args);
 /* The example inputs' layouts for the loaded graph (takes ownership; NULL/0 none): the pass

@@ -519,6 +519,7 @@ void meta_init_contiguous(SymCtx *s, TensorMeta *m, Arena *a, DType dt, int ndim
 
 bool meta_equal(const TensorMeta *a, const TensorMeta *b) {
     if (a->dtype != b->dtype || a->ndim != b->ndim || !device_eq(a->device, b->device)) return false;
+    if (a->is_conj != b->is_conj || a->is_neg != b->is_neg) return false;   /* as post_grad.py's same_meta */
     for (int i = 0; i < a->ndim; i++) {
         if (a->size[i] != b->size[i]) return false;
         if (a->stride && b->stride && a->stride[i] != b->stride[i]) return false;

@@ -27,6 +27,9 @@ typedef struct TensorMeta {
     Device device;
     bool has_stride;       /* annotation carried "[..]" strides */
     bool has_device;       /* annotation carried a device */
+    bool is_conj, is_neg;  /* ATen's conjugate / negative bits (is_conj(), is_neg()): set by
+                              _conj / _neg_view, kept by views, cleared by ops that write a
+                              fresh tensor (core/ops/ops_view_bits.c); never printed */
 } TensorMeta;
 
 typedef enum {
@@ -170,7 +173,7 @@ bool value_as_double(const Value *v, double *out);          /* V_INT, V_FLOAT, V
 
 /* TensorMeta helpers */
 void meta_init_contiguous(SymCtx *s, TensorMeta *m, Arena *a, DType dt, int ndim, Expr **size, Device dev);
-bool meta_equal(const TensorMeta *a, const TensorMeta *b);  /* dtype, sizes, strides, device */
+bool meta_equal(const TensorMeta *a, const TensorMeta *b);  /* dtype, sizes, strides, device, conj/neg bits */
 /* Number of elements as an expression. */
 Expr *meta_numel(SymCtx *s, const TensorMeta *m);
 /* Annotation text as PyTorch prints it: "f32[8, 16][16, 1]cpu"; returns buf. */

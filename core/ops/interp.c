@@ -466,3 +466,42 @@ fail:
     *ninputs = 0;
     return -1;
 }
+
+/* The value a graph placeholder of bw named `name` gets from a run of its forward fw: the
+ * forward's input of that name (a primal) or the output of that name (a saved tensor). */
+static const IValue *forward_value(const Graph *fw, const char *name, const IValue *fin, int nfin, const IValue *fout, int nfout) {
+    for (int j = 0; j < graph_num_placeholders(fw) && j < nfin; j++)
+        if (!strcmp(graph_placeholder(fw, j)->name, name)) return &fin[j];
+    int n = 0;
+    const Value *leaves = graph_output_flat(fw, &n);
+    for (int k = 0; k < n && k < nfout; k++)
+        if (leaves[k].kind == V_NODE && !strcmp(leaves[k].node->name, name)) return &fout[k];
+    return NULL;
+}
+
+int interp_random_inputs_from_forward(MiCtx *ctx, const Graph *bw, const Graph *fw, IValue **inputs, int *ninputs, int *taken) {
+    *taken = 0;
+    if (interp_random_inputs(ctx, bw, NULL, 0, inputs, ninputs) < 0) return -1;
+    IValue *fin = NULL, *fout = NULL;
+    int nfin = 0, nfout = 0;
+    if (interp_random_inputs(ctx, fw, NULL, 0, &fin, &nfin) < 0 || interp_run(ctx, fw, fin, nfin, &fout, &nfout) < 0) {
+        interp_free_outputs(fin, nfin);
+        interp_free_outputs(*inputs, *ninputs);
+        *inputs = NULL;
+        *ninputs = 0;
+        return -1;
+    }
+    IValue *in = *inputs;
+    for (int i = 0; i < *ninputs; i++) {
+        const IValue *v = forward_value(fw, graph_placeholder(bw, i)->name, fin, nfin, fout, nfout);
+        if (!v) continue;
+        if (in[i].kind == IV_INT && v->kind == IV_INT) { in[i].i = v->i; ++*taken; continue; }
+        if (in[i].kind != IV_TENSOR || v->kind != IV_TENSOR || in[i].t->dtype != v->t->dtype || in[i].t->ndim != v->t->ndim) continue;
+        bool same = true;
+        for (int d = 0; d < v->t->ndim; d++) same &= in[i].t->size[d] == v->t->size[d];
+        if (same && tensor_copy_into(ctx, in[i].t, v->t) == 0) ++*taken;   /* the placeholder's layout, the forward's values */
+    }
+    interp_free_outputs(fin, nfin);
+    interp_free_outputs(fout, nfout);
+    return 0;
+}

@@ -36,5 +36,11 @@ int interp_resolve_arg(MiCtx *ctx, const Value *v, IValue *out, bool nested, con
  * linalg_ldl_solve): identity pivots 1..n. */
 int interp_random_inputs(MiCtx *ctx, const Graph *g, const SymBinding *syms, int nsyms,
                          IValue **inputs, int *ninputs);
+/* Inputs for a backward graph bw as a training step hands them over: fw (its forward, from the
+ * same compile) runs on random inputs, and bw's placeholders named as fw's placeholders (the
+ * primals) or as fw's outputs (the saved tensors: LU and pivots of a slogdet, a dropout mask)
+ * take those values in their own layouts; the rest (the tangents) are random. *taken counts
+ * the placeholders filled from the forward. -1 with ctx error when the forward does not run. */
+int interp_random_inputs_from_forward(MiCtx *ctx, const Graph *bw, const Graph *fw, IValue **inputs, int *ninputs, int *taken);
 
 #endif

@@ -82,6 +82,7 @@ int ops_resolve_graph(Graph *g) {
         if (!n->op) unknown++;
     }
     for (int s = 0; s < g->nsubs; s++) unknown += ops_resolve_graph(g->subs[s].g);
+    ops_view_bits_graph(g);      /* the conj/neg bits the printed annotations do not show */
     return unknown;
 }
 
@@ -117,7 +118,9 @@ int op_infer_meta(MiCtx *ctx, Graph *g, const Node *n, TensorMeta *out, int *nou
     const OpDef *op = n->op ? n->op : op_lookup(n->target);
     if (!op) return op_unsupported_err(ctx, g, n);
     if (!op->infer_meta) return mi_err(ctx, g->source, n->src_line, 0, "node '%s' (%s): no meta inference for this op", n->name, op->name);
-    return op->infer_meta(ctx, g, n, out, nout);
+    int rc = op->infer_meta(ctx, g, n, out, nout);
+    if (rc == 0 && *nout >= 1 && !(op->flags & OPF_TUPLE)) op_view_bits(n, &out[0].is_conj, &out[0].is_neg);
+    return rc;
 }
 
 int op_infer_node_meta(MiCtx *ctx, Graph *g, Node *n) {

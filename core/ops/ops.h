@@ -99,6 +99,13 @@ int op_count(void);
 const OpDef *op_at(int i);
 /* Resolve node->op for every node of g (and subgraphs). Returns number of unknown ops. */
 int ops_resolve_graph(Graph *g);
+/* ATen's conjugate / negative bits (core/ops/ops_view_bits.c): of n's result from its inputs'
+ * metas; over every op node of g in program order (ops_resolve_graph calls it); and for a
+ * backward graph from its forward's same-named nodes (the saved tensors), then derived over
+ * bw. The last returns how many placeholders got a bit. */
+void op_view_bits(const Node *n, bool *conj, bool *neg);
+void ops_view_bits_graph(Graph *g);
+int ops_view_bits_from_forward(Graph *bw, const Graph *fw);
 /* Infer the meta of node n from its args (used by passes when they create nodes).
  * Sets n->meta/has_meta/annotated. For tuple-returning ops (var_mean, cond) has_meta and
  * annotated are left false, as PyTorch prints them. */

@@ -53,6 +53,44 @@ static int dims2(ShapeArgs *sa, const TensorMeta *x, int64_t *m, int64_t *n) {
     return 0;
 }
 
+/* linalg_lu_solve(LU, pivots, B, *, left, adjoint) as ATen's meta function checks it
+ * (BatchLinearAlgebra.cpp, TORCH_META_FUNC(linalg_lu_solve)): B of LU's dtype, int32 pivots of
+ * shape LU.shape[:-1], B a matrix whose rows (left) or columns (right) match LU's n; X has the
+ * batch dims of B and LU broadcast (_linalg_broadcast_batch_dims) and B's matrix dims,
+ * column-major when left, row-major otherwise. LU is square (checked by the caller).
+ * Example: LU [2, 4, 4], pivots [2, 4], B [4, 3] -> X [2, 4, 3] strides [12, 1, 4]. */
+static int shape_lu_solve(ShapeArgs *sa, TensorMeta *out, const TensorMeta *lu) {
+    TensorMeta *p, *b;
+    if (sa_tensor(sa, sa_arg(sa, 1, "pivots"), "pivots", &p) || sa_tensor(sa, sa_arg(sa, 2, "B"), "B", &b)) return -1;
+    if (b->dtype != lu->dtype)
+        return sa_err(sa, "linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type %s and B of type %s instead",
+                      dtype_abbrev(lu->dtype), dtype_abbrev(b->dtype));
+    if (p->dtype != DT_I32) return sa_err(sa, "linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32");
+    if (b->ndim < 2) return sa_err(sa, "linalg.lu_solve: The input tensor B must have at least 2 dimensions.");
+    bool left = arg_bool(sa_arg(sa, -1, "left"), true);
+    int nl = lu->ndim, nb = b->ndim;
+    if (left ? b->size[nb - 2] != lu->size[nl - 2] : b->size[nb - 1] != lu->size[nl - 1]) {
+        char ls[64], br[64], bc[64];
+        return sa_err(sa, "linalg.lu_solve: Incompatible shapes of A and B for the equation %s (%sx%s and %sx%s)",
+                      left ? "AX = B" : "XA = B", sym_str(lu->size[nl - 2], ls, sizeof ls), ls,
+                      sym_str(b->size[nb - 2], br, sizeof br), sym_str(b->size[nb - 1], bc, sizeof bc));
+    }
+    if (p->ndim < 1 || p->size[p->ndim - 1] != lu->size[nl - 1])
+        return sa_err(sa, "linalg.lu_solve: Number of pivots per batch should be same as the dimension of the matrix");
+    bool same = p->ndim == nl - 1;
+    for (int i = 0; same && i < nl - 1; i++) same = p->size[i] == lu->size[i];
+    if (!same) return sa_err(sa, "linalg.lu_solve: Expected LU.shape[:-1] and pivots.shape to be the same");
+    TensorMeta bb = *b, bl = *lu, bat = *b;
+    bb.ndim = nb - 2;
+    bl.ndim = nl - 2;
+    Expr *size[MI_MAX_DIMS];
+    int nd = 0;
+    if (sa_broadcast(sa, (TensorMeta *const[]){&bb, &bl}, 2, size, &nd)) return -1;
+    bat.size = size;
+    linalg_mat_meta(sa, out, &bat, nd, b->size[nb - 2], b->size[nb - 1], b->dtype, left);
+    return 0;
+}
+
 static int shape_linalg(ShapeArgs *sa, TensorMeta *out, int *nout) {
     int kind = KIND(sa);
     TensorMeta *a, *b;
@@ -69,7 +107,8 @@ static int shape_linalg(ShapeArgs *sa, TensorMeta *out, int *nout) {
     bool square = kind == LA_CHOL || kind == LA_CHOL_INV || kind == LA_DET || kind == LA_SLOGDET || kind == LA_SOLVE ||
                   kind == LA_LU_SOLVE || kind == LA_SOLVE_TRI || (kind == LA_PINV && arg_bool(sa_arg(sa, 3, "hermitian"), false));
     if (square && m != n) return sa_err(sa, "A must be batches of square matrices, but they are %lld by %lld matrices", (long long)m, (long long)n);
-    if (kind == LA_LU_UNPACK || kind == LA_LU_SOLVE || kind == LA_HOUSEHOLDER || kind == LA_ORMQR) {
+    if (kind == LA_LU_SOLVE) return shape_lu_solve(sa, out, a);
+    if (kind == LA_LU_UNPACK || kind == LA_HOUSEHOLDER || kind == LA_ORMQR) {
         /* pivots / tau: an int / float vector per matrix, at least min(m, n) (tau: its own length) long */
         TensorMeta *p;
         if (sa_tensor(sa, sa_arg(sa, 1, kind == LA_HOUSEHOLDER ? "tau" : kind == LA_ORMQR ? "input2" : "pivots"), "pivots", &p)) return -1;
@@ -148,8 +187,8 @@ static int shape_linalg(ShapeArgs *sa, TensorMeta *out, int *nout) {
         return 0;
     default: break;
     }
-    /* ops with a right-hand side B (argument 1, or 2 for lu_solve / ormqr) */
-    int bpos = kind == LA_LU_SOLVE || kind == LA_ORMQR ? 2 : 1;
+    /* ops with a right-hand side B (argument 1, or 2 for ormqr) */
+    int bpos = kind == LA_ORMQR ? 2 : 1;
     if (sa_tensor(sa, sa_arg(sa, bpos, "B"), "B", &b)) return -1;
     if (kind == LA_TRI_SOLVE || kind == LA_CHOL_SOLVE) {   /* (B, A) order: A is the second argument */
         TensorMeta *t = a; a = b; b = t;
@@ -245,6 +284,63 @@ static void lu_unpack(const double *lu, const int *piv, int64_t m, int64_t n, do
 }
 #endif
 
+#ifdef HAVE_LAPACKE
+/* Linear index of the batch of `in` (batch dims right-aligned, size-1 dims broadcast) that batch
+ * ob of out (nbo batch dims) reads. Example: out batches [2, 3], in [3]: ob 4 -> 1. */
+static int64_t bcast_batch(const Tensor *out, int nbo, const Tensor *in, int64_t ob) {
+    int nbi = in->ndim - 2;
+    int64_t idx = 0, mul = 1;
+    for (int d = nbo - 1; d >= 0; d--) {
+        int64_t k = ob % out->size[d];
+        ob /= out->size[d];
+        int di = d - (nbo - nbi);
+        if (di < 0) continue;
+        idx += (in->size[di] == 1 ? 0 : k) * mul;
+        mul *= in->size[di];
+    }
+    return idx;
+}
+
+/* X of linalg_lu_solve into X (laid out by shape_lu_solve): for each batch of X, getrs with
+ * the LU and pivots of the LU batch it broadcasts from, on the B batch it broadcasts from;
+ * adjoint solves LU^T; left=False solves X op(A) = B as op(A)^T X^T = B^T. The pivots are
+ * checked first, as ATen's CPU kernel does (lu_solve_kernel: LAPACK would write out of
+ * bounds), with its messages. Example: LU, pivots = lu_factor(A); B = A @ X0 gives X0. */
+static int lu_solve_eval(ShapeArgs *sa, Tensor *X) {
+    Tensor *LU = ev_tensor(sa_arg(sa, 0, "LU")), *pv = ev_tensor(sa_arg(sa, 1, "pivots")), *B = ev_tensor(sa_arg(sa, 2, "B"));
+    bool adj = arg_bool(sa_arg(sa, -1, "adjoint"), false), left = arg_bool(sa_arg(sa, -1, "left"), true);
+    int64_t n = LU->size[LU->ndim - 1];
+    for (int64_t e = 0; e < tensor_numel(pv); e++) {
+        int64_t v = tensor_get_i(pv, e);
+        if (v < 1) return sa_err(sa, "Pivots given to lu_solve must all be greater or equal to 1. Did you properly pass the result of lu_factor?");
+        if (v > n) return sa_err(sa, "Pivots given to lu_solve must all be smaller or equal to LU.size(-2). Did you properly pass the result of lu_factor?");
+    }
+    int nbo = X->ndim - 2;
+    int64_t r = X->size[nbo], c = X->size[nbo + 1], nout = batches(X, 2);
+    lapack_int *ip = mi_xcalloc((size_t)(n + 1), sizeof *ip);
+    double *bt = mi_xcalloc((size_t)(r * c + 1), sizeof *bt);
+    for (int64_t ob = 0; ob < nout; ob++) {
+        int64_t li = bcast_batch(X, nbo, LU, ob);
+        Mat a = mat_get(LU, li, false), bm = mat_get(B, bcast_batch(X, nbo, B, ob), false);
+        for (int64_t i = 0; i < n; i++) ip[i] = (lapack_int)tensor_get_i(pv, li * n + i);
+        if (n && r && c) {
+            if (left) LAPACKE_dgetrs(LAPACK_ROW_MAJOR, adj ? 'T' : 'N', n, c, a.v, n, ip, bm.v, c);
+            else {
+                transpose(bt, bm.v, r, c);
+                LAPACKE_dgetrs(LAPACK_ROW_MAJOR, adj ? 'N' : 'T', n, r, a.v, n, ip, bt, r);
+                transpose(bm.v, bt, c, r);
+            }
+        }
+        mat_put(X, ob, bm.v, r, c);
+        free(a.v);
+        free(bm.v);
+    }
+    free(ip);
+    free(bt);
+    return 0;
+}
+#endif
+
 static int la_body(ShapeArgs *sa, IValue *out) {
     int kind = KIND(sa), rc = -1, nm = 0;
     TensorMeta m[OP_MAX_OUTS];
@@ -271,6 +367,13 @@ static int la_body(ShapeArgs *sa, IValue *out) {
 #else
     if (ev_shape(sa, m, &nm)) goto done;
     for (int k = 0; k < nm; k++) if (!(o[k] = ev_new(sa, &m[k]))) goto done;
+    if (kind == LA_LU_SOLVE) {
+        if (lu_solve_eval(sa, o[0]) < 0) goto done;
+        ev_out_tensor(out, o[0]);
+        o[0] = NULL;
+        rc = 0;
+        goto done;
+    }
     Tensor *A = ev_tensor(sa_arg(sa, 0, "A"));
     int64_t nbat = batches(A, 2), ar = A->size[A->ndim - 2], ac = A->size[A->ndim - 1], k = ar < ac ? ar : ac;
     for (int64_t bi = 0; bi < nbat || (bi == 0 && kind == LA_SOLVE && nbat == 0); bi++) {
@@ -424,7 +527,7 @@ static int la_body(ShapeArgs *sa, IValue *out) {
             break;
         }
         default: {   /* with a right-hand side */
-            int bpos = kind == LA_LU_SOLVE || kind == LA_ORMQR ? 2 : 1;
+            int bpos = kind == LA_ORMQR ? 2 : 1;
             Tensor *B = ev_tensor(sa_arg(sa, bpos, "B"));
             Mat A2 = a;
             if (kind == LA_TRI_SOLVE || kind == LA_CHOL_SOLVE) {   /* triangular_solve(b, A) / cholesky_solve(b, L): A is arg 1 */
@@ -439,7 +542,7 @@ static int la_body(ShapeArgs *sa, IValue *out) {
                 Mat bm = mat_get(B, which, vec);
                 int64_t n2 = A2.r, nrhs = bm.c;
                 /* the right-hand side must fit the matrix (LAPACK would read past the buffers) */
-                bool left_ = kind == LA_SOLVE || kind == LA_SOLVE_TRI || kind == LA_LU_SOLVE ? arg_bool(sa_arg(sa, -1, "left"), true)
+                bool left_ = kind == LA_SOLVE || kind == LA_SOLVE_TRI ? arg_bool(sa_arg(sa, -1, "left"), true)
                            : kind == LA_ORMQR ? arg_bool(sa_arg(sa, 3, "left"), true) : true;
                 bool square = kind != LA_ORMQR && kind != LA_LSTSQ;
                 int64_t along = left_ || vec ? bm.r : bm.c;
@@ -463,25 +566,6 @@ static int la_body(ShapeArgs *sa, IValue *out) {
                         for (int64_t i = 0; i < n2; i++) tensor_store_i(o[2], tensor_pos(o[2], bi * n2 + i), ip[i]);
                         tensor_store_i(o[3], tensor_pos(o[3], bi), info);
                     }
-                    break;
-                }
-                case LA_LU_SOLVE: {
-                    Tensor *pv = ev_tensor(sa_arg(sa, 1, "pivots"));
-                    bool adj = arg_bool(sa_arg(sa, -1, "adjoint"), false), left = arg_bool(sa_arg(sa, -1, "left"), true);
-                    for (int64_t i = 0; i < n2; i++) ip[i] = (lapack_int)tensor_get_i(pv, bi * n2 + i);
-                    bool bad = false;
-                    for (int64_t i = 0; i < n2; i++) bad |= ip[i] < 1 || ip[i] > n2;
-                    if (bad) { sa_err(sa, "LU, pivots and B do not fit (square LU, pivots in [1, n], B with n rows)"); free(bm.v); free(A2.v); free(w); free(ip); goto done; }
-                    if (left) {
-                        if (n2) info = LAPACKE_dgetrs(LAPACK_ROW_MAJOR, adj ? 'T' : 'N', n2, nrhs, A2.v, n2, ip, bm.v, nrhs);
-                    } else {      /* X op(A) = B  <=>  op(A)^T X^T = B^T */
-                        double *bt = mi_xcalloc((size_t)(bm.r * bm.c + 1), sizeof *bt);
-                        transpose(bt, bm.v, bm.r, bm.c);
-                        if (n2) info = LAPACKE_dgetrs(LAPACK_ROW_MAJOR, adj ? 'N' : 'T', n2, bm.r, A2.v, n2, ip, bt, bm.r);
-                        transpose(bm.v, bt, bm.c, bm.r);
-                        free(bt);
-                    }
-                    mat_put(o[0], which, bm.v, bm.r, bm.c);
                     break;
                 }
                 case LA_SOLVE_TRI: case LA_TRI_SOLVE: {
