@@ -308,6 +308,18 @@ void lw_after_node(Lower *L, const Node *n) {
             if (need_fixed_layout(L, u)) { lv->t = t = lw_require_stride_order_box(L, t, n->meta.stride); break; }
         }
     }
+    if (!t->is_view && t->sb && t->sb->buf && t->sb->buf->kind == BUF_EXTERN && !L->branch && !L->scratch && returned(L, i) &&
+        n->has_meta && n->meta.ndim == t->ndim && t->ndim > 0) {
+        /* run_node: a returned extern result (a convolution laid out channels-last, a
+         * fallback's output) gets its eager strides at its own node (require_exact_strides):
+         * the copy kernel comes right after the extern, not at the graph's output. Example:
+         * glow's forward returns conv2d's output: its NCHW copy precedes the slogdet */
+        Expr *st[MI_MAX_DIMS];
+        memcpy(st, n->meta.stride, sizeof(Expr *) * (size_t)t->ndim);
+        lw_output_channels_last(L, n, st);       /* a saved activation near convolutions stays channels-last */
+        lv->t = lw_require_exact_strides(L, t, st);
+        return;
+    }
     IrStorage *sb = pending_of(t);
     if (!sb) return;
     if (!t->is_view && returned_with_strides(L, n, i, sb)) {
