@@ -512,6 +512,58 @@ static int merge_shape(const Schedule *s, Fx *f, int ga, int gb, bool *full, cha
     return m;
 }
 
+/* The body whose sizes are group g's (FusedSchedulerNode.group: its first reduction node's,
+ * else its first node's) and the smallest order key of its nodes. */
+static const LoopBody *group_body(const Schedule *s, int g, long *first) {
+    const SchedGroup *G = &s->groups[g];
+    const LoopBody *ref = NULL;
+    *first = -1;
+    for (int i = 0; i < G->n; i++) {
+        const LoopBody *b = nbody(s, G->nodes[i]);
+        long k = sched_order_key(s, G->nodes[i]);
+        if (*first < 0 || k < *first) *first = k;
+        if (b->nred && (!ref || !ref->nred)) ref = b;
+        if (!ref) ref = b;
+    }
+    return ref;
+}
+
+static bool ranges_eq(Expr *const *a, int na, Expr *const *b, int nb) {
+    if (na != nb) return false;
+    for (int k = 0; k < na; k++) if (a[k] != b[k]) return false;
+    return true;
+}
+
+/* cpp.py where a reduction shares no outer loop with the other group (a reduction to a
+ * scalar): outer-loop fusion needs a common outer loop (_get_outer_loop_fusion_depth >= 1), so
+ * only _why_fuse_nodes' cases are left, with node1 the earlier group:
+ *   SAME_VARS_REDUCE: two reductions over the same reduction ranges, side by side (a vertical
+ *     pair refuses it: can_fuse_vertical wants `not node1.is_reduction()`);
+ *   COMPATIBLE_REDUCTION: a pointwise node1 walking exactly the ranges node2 reduces.
+ * A reduction never takes a later pointwise group. What is refused still shares the cpp
+ * kernel when nothing external runs between (the kernel group), so this changes the count
+ * only around an extern call. Example: sum(x) and the scalar add of it after a fallback run
+ * in another kernel than the sum. true = may fuse; false with the reason in why. */
+static bool cpp_scalar_reduction_ok(const Schedule *s, Fx *f, int ga, int gb, char *why, size_t wl) {
+    if (s->ir->ctx->target == MI_DEV_CUDA) return true;
+    int ra = f->gred[ga], rb = f->gred[gb];
+    if (!(ra == 0 || rb == 0) || (ra > 0 || rb > 0)) return true;   /* a shared outer loop: outer-loop fusion */
+    long ka, kb;
+    const LoopBody *A = group_body(s, ga, &ka), *B = group_body(s, gb, &kb);
+    if (kb < ka) { const LoopBody *t = A; A = B; B = t; int r = ra; ra = rb; rb = r; }
+    bool vertical = groups_feed(s, f, ga, gb);
+    if (ra == 0 && rb == 0) {
+        if (!vertical && ranges_eq(A->ranges, A->nvars, B->ranges, B->nvars)) return true;
+        snprintf(why, wl, "cpp: %s", vertical ? "a reduction to a scalar feeds the other (no outer loop to share)"
+                                              : "reductions to a scalar over different ranges");
+        return false;
+    }
+    if (ra < 0 && ranges_eq(A->ranges, A->nvars, B->ranges + B->npoint, B->nvars - B->npoint)) return true;
+    snprintf(why, wl, "cpp: %s", ra == 0 ? "a reduction to a scalar before a pointwise group (no outer loop to share)"
+                                         : "the pointwise group walks other ranges than the scalar reduction reduces");
+    return false;
+}
+
 /* The reduction body of group g (Inductor's FusedSchedulerNode.group is its reduction node's):
  * its numel (*n) and rnumel (*r); false when the group has none. */
 static bool group_numels(const Schedule *s, int g, Expr **n, Expr **r) {
@@ -859,6 +911,10 @@ static void fuse_rounds(Schedule *s, Fx *f, int max_rounds) {
                     sched_why_no_fuse(s, A->nodes, A->n, B->nodes, B->n, why, said, sizeof said);
                     record(s, ga, gb, false, score, said);
                 }
+                continue;
+            }
+            if (!cpp_scalar_reduction_ok(s, f, ga, gb, why, sizeof why)) {
+                if (rec) record(s, ga, gb, false, score, why);
                 continue;
             }
             int nouter = merge_shape(s, f, ga, gb, &full, why, sizeof why);
