@@ -8,7 +8,10 @@
  *    (cpu_interp_area_nearest_aa: 2 kernels as Inductor, was 1).
  *  - GraphLowering.run_node's require_exact_strides for a returned extern result: glow's
  *    forward returns conv2d's channels-last output: its NCHW copy is made at the convolution,
- *    so it runs before the slogdet fallback (3 kernels as Inductor, was 2). */
+ *    so it runs before the slogdet fallback (3 kernels as Inductor, was 2).
+ *  - lowering.py's adaptive_max_pool2d: two Pointwise values over the largest window (no
+ *    FallbackKernel up to 25 window positions), ties to the first position as ATen
+ *    (cpu_adaptive_maxpool_replpad_train forward: 2 kernels as Inductor, was 3). */
 #include "tap.h"
 #include "codegen/codegen_c.h"
 #include "lowering/lowering.h"
@@ -134,8 +137,42 @@ static void test_returned_extern(MiCtx *ctx) {
     sched_free(s); ir_free(m); graph_free(g);
 }
 
+/* ties: clamp makes many equal maxima; both outputs are compared with the interpreter (ATen's
+ * kernel: the first position of the max) */
+static const char *adaptive_max = HDR
+    "    def forward(self, arg0_1: \"f32[2, 3, 7, 10][210, 70, 10, 1]cpu\"):\n"
+    "        clamp: \"f32[2, 3, 7, 10][210, 70, 10, 1]cpu\" = torch.ops.aten.clamp.default(arg0_1, -0.5, 0.3)\n"
+    "        p = torch.ops.aten.adaptive_max_pool2d.default(clamp, [3, 4])\n"
+    "        getitem: \"f32[2, 3, 3, 4][36, 12, 4, 1]cpu\" = p[0]\n"
+    "        getitem_1: \"i64[2, 3, 3, 4][36, 12, 4, 1]cpu\" = p[1];  p = None\n"
+    "        return (getitem, getitem_1)\n";
+
+/* 30 rows to 4: windows of up to 9 x 9 positions, more than 25: the FallbackKernel */
+static const char *adaptive_max_big = HDR
+    "    def forward(self, arg0_1: \"f32[1, 2, 30, 30][1800, 900, 30, 1]cpu\"):\n"
+    "        p = torch.ops.aten.adaptive_max_pool2d.default(arg0_1, [4, 4])\n"
+    "        getitem: \"f32[1, 2, 4, 4][32, 16, 4, 1]cpu\" = p[0]\n"
+    "        getitem_1: \"i64[1, 2, 4, 4][32, 16, 4, 1]cpu\" = p[1];  p = None\n"
+    "        return (getitem, getitem_1)\n";
+
+/* the kernel kinds of fx's schedule are `want` (and compiled C agrees with the interpreter) */
+static void expect_kinds(MiCtx *ctx, const char *name, const char *fx, const char *want, const char *what) {
+    Graph *g;
+    IrModule *m;
+    char kinds[32];
+    Schedule *s = sched_of(ctx, name, fx, &g, &m, kinds, sizeof kinds);
+    is_str(kinds, want, "%s", what);
+    sched_free(s); ir_free(m); graph_free(g);
+}
+
+static void test_adaptive_max_pool(MiCtx *ctx) {
+    expect_kinds(ctx, "adaptive_max_pool2d", adaptive_max, "c", "adaptive_max_pool2d 7x10 -> 3x4 (windows of 3 x 4): generated code, no fallback");
+    expect_kinds(ctx, "adaptive_max_pool2d, large windows", adaptive_max_big, "x", "30x30 -> 4x4 (windows of 9 x 9): the FallbackKernel");
+}
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
+    test_adaptive_max_pool(ctx);
     test_scalar_reductions(ctx);
     test_returned_extern(ctx);
     mi_ctx_free(ctx);

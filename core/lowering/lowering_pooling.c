@@ -323,6 +323,28 @@ static int lower_avg_pool(Lower *L, const Node *n, int arg) {
     return lw_set_tbox(L, n, lw_tbox_of_storage(L, lw_storage_new(L, lw_to_dtype(L, out, dt), dt, nd, sum->size, o, no)));
 }
 
+/* Window position (a, b) of adaptive pooling over the last two dims of an nd-d input of
+ * spatial sizes in[] pooled to os[] (lowering.py's _adaptive_pooling_fn with
+ * pad_adaptive_loader): map[] the input index read (clamped inside the input), at[] the
+ * unclamped row and column, and the mask "inside this output's window" (row start i*H // oh,
+ * end ceil((i+1)*H / oh); columns alike). */
+static const IrFn *adaptive_pos(Lower *L, int nd, const int64_t *in, const int64_t *os, int64_t a, int64_t b, Expr **map, Expr **at) {
+    SymCtx *s = L->s;
+    int nb = nd - 2;
+    const IrFn *mask = NULL;
+    for (int d = 0; d < nb; d++) map[d] = lw_var(L, d);
+    for (int i = 0; i < 2; i++) {
+        Expr *o = lw_var(L, nb + i);
+        Expr *st = sym_floordiv(s, sym_mul(s, o, sym_int(s, in[i])), sym_int(s, os[i]));
+        Expr *en = sym_floordiv(s, sym_add(s, sym_mul(s, sym_add(s, o, sym_int(s, 1)), sym_int(s, in[i])), sym_int(s, os[i] - 1)), sym_int(s, os[i]));
+        at[i] = sym_add(s, st, sym_int(s, i ? b : a));
+        map[nb + i] = sym_min(s, at[i], sym_int(s, in[i] - 1));
+        const IrFn *ok = lw_math(L, IOP_LT, DT_BOOL, lw_index_expr(L, at[i], nd, DT_I64), lw_index_expr(L, en, nd, DT_I64), NULL);
+        mask = mask ? lw_math(L, IOP_LOGICAL_AND, DT_BOOL, mask, ok, NULL) : ok;
+    }
+    return mask;
+}
+
 /* _adaptive_avg_pool2d(x, output_size): the identity when sizes agree, avg_pool2d when the input
  * divides evenly, else for each output (i, j) the mean of x over rows [i*H // oh, ceil((i+1)*H /
  * oh)) and the same columns, read through the largest window with masks (more than 25 window
@@ -358,24 +380,58 @@ static int lower_adaptive_avg_pool2d(Lower *L, const Node *n, int arg) {
     const IrFn *sum = NULL, *cnt = NULL;
     for (int64_t a = 0; a < km[0]; a++)
         for (int64_t b = 0; b < km[1]; b++) {
-            Expr *map[MI_MAX_DIMS];
-            const IrFn *mask = NULL;
-            for (int d = 0; d < nb; d++) map[d] = lw_var(L, d);
-            for (int i = 0; i < 2; i++) {
-                Expr *o = lw_var(L, nb + i);
-                Expr *st = sym_floordiv(s, sym_mul(s, o, sym_int(s, in[i])), sym_int(s, os[i]));
-                Expr *en = sym_floordiv(s, sym_add(s, sym_mul(s, sym_add(s, o, sym_int(s, 1)), sym_int(s, in[i])), sym_int(s, os[i] - 1)), sym_int(s, os[i]));
-                Expr *at = sym_add(s, st, sym_int(s, i ? b : a));
-                map[nb + i] = sym_min(s, at, sym_int(s, in[i] - 1));
-                const IrFn *ok = lw_math(L, IOP_LT, DT_BOOL, lw_index_expr(L, at, nd, DT_I64), lw_index_expr(L, en, nd, DT_I64), NULL);
-                mask = mask ? lw_math(L, IOP_LOGICAL_AND, DT_BOOL, mask, ok, NULL) : ok;
-            }
+            Expr *map[MI_MAX_DIMS], *at[2];
+            const IrFn *mask = adaptive_pos(L, nd, in, os, a, b, map, at);
             const IrFn *v = lw_math(L, IOP_WHERE, dt, mask, lw_reindex(L, x->loader, nd, map, nd), lw_const(L, 0, dt));
             const IrFn *c = lw_math(L, IOP_WHERE, dt, mask, lw_const(L, 1, dt), lw_const(L, 0, dt));
             sum = sum ? lw_math(L, IOP_ADD, dt, v, sum, NULL) : v;
             cnt = cnt ? lw_math(L, IOP_ADD, dt, c, cnt, NULL) : c;
         }
     return lw_set_pointwise(L, n, lw_math(L, IOP_TRUEDIV, dt, sum, cnt, NULL), dt, 1);
+}
+
+/* adaptive_max_pool2d(x, output_size) -> (max, int64 index), as lowering.py lowers it: for each
+ * output (i, j) the window rows [i*H // oh, ceil((i+1)*H / oh)) and the same columns, read
+ * through the largest window (h_kernel_max x w_kernel_max, row-major) with the positions
+ * outside the window at -inf (pad_adaptive_loader): the value is maximum(val, max so far)
+ * (NaN propagates), the index (h_start + a) * W + w_start + b of the last position greater
+ * than the max before it (_adaptive_pooling_fn_with_idx). Two Pointwise values. More than 25
+ * window positions, an integer input or an output that divides the input evenly (decomposed
+ * to max_pool2d_with_indices before lowering in Inductor): the FallbackKernel. Example: a
+ * [2, 4, 1, 48] input pooled to [1, 5] reads windows of up to 11 columns. */
+static int lower_adaptive_max_pool2d(Lower *L, const Node *n, int arg) {
+    IrTBox *x = lw_arg_tbox(L, n, 0);
+    int64_t os[2], in[2];
+    if (!x || lw_int_list(lw_arg_or_kw(n, 1, "output_size"), os, 2) != 2 || (x->ndim != 3 && x->ndim != 4))
+        return lw_err(L, n, "'%s' needs a 3-d or 4-d tensor and an output_size of 2", n->target);
+    int nd = x->ndim, nb = nd - 2;
+    if (!sym_is_int(x->size[nb], &in[0]) || !sym_is_int(x->size[nb + 1], &in[1]) || !dtype_is_float(x->dtype) ||
+        os[0] <= 0 || os[1] <= 0 || (in[0] % os[0] == 0 && in[1] % os[1] == 0))
+        return lw_fallback(L, n);
+    int64_t km[2];
+    for (int i = 0; i < 2; i++) km[i] = ((in[i] + os[i] - 1) + os[i] - 1) / os[i];
+    if (km[0] * km[1] > POOL_MAX_WINDOW) return lw_fallback(L, n);
+    lw_realize_hint(L, x);
+    SymCtx *s = L->s;
+    DType dt = x->dtype;
+    const IrFn *maxval = NULL, *maxidx = NULL;
+    for (int64_t a = 0; a < km[0]; a++)
+        for (int64_t b = 0; b < km[1]; b++) {
+            Expr *map[MI_MAX_DIMS], *at[2];
+            const IrFn *mask = adaptive_pos(L, nd, in, os, a, b, map, at);
+            const IrFn *val = lw_math(L, IOP_WHERE, dt, mask, lw_reindex(L, x->loader, nd, map, nd), lw_const(L, -INFINITY, dt));
+            const IrFn *idx = lw_index_expr(L, sym_add(s, sym_mul(s, at[0], sym_int(s, in[1])), at[1]), nd, DT_I64);
+            if (!maxval) { maxval = val; maxidx = idx; continue; }
+            maxidx = lw_math(L, IOP_WHERE, DT_I64, lw_math(L, IOP_GT, DT_BOOL, val, maxval, NULL), idx, maxidx);
+            maxval = lw_math(L, IOP_MAXIMUM, dt, val, maxval, NULL);
+        }
+    Expr *size[MI_MAX_DIMS];
+    for (int d = 0; d < nb; d++) size[d] = x->size[d];
+    size[nb] = sym_int(s, os[0]);
+    size[nb + 1] = sym_int(s, os[1]);
+    IrTBox *items[2] = {lw_pw_box(L, maxval, dt, nd, size, lw_short_name(L, n->target)),
+                        lw_pw_box(L, maxidx, DT_I64, nd, size, lw_short_name(L, n->target))};
+    return lw_set_tuple(L, n, items, 2);
 }
 
 /* ---- the pooling rows of the lowering table ---- */
@@ -388,5 +444,6 @@ const LoweringDef lowering_pooling_table[] = {
     {"aten.max_pool2d_with_indices_backward.default", lower_max_pool2d_backward, 0},
     {"aten.avg_pool2d.default", lower_avg_pool, 2}, {"aten.avg_pool3d.default", lower_avg_pool, 3},
     {"aten._adaptive_avg_pool2d.default", lower_adaptive_avg_pool2d, 0},
+    {"aten.adaptive_max_pool2d.default", lower_adaptive_max_pool2d, 0},
 };
 const int lowering_pooling_count = sizeof lowering_pooling_table / sizeof lowering_pooling_table[0];
