@@ -7,47 +7,22 @@
  * graph is compiled and checked against the interpreter (random inputs, and NaNs where the
  * kernel form has a NaN path); sizes are chosen to leave partial lane blocks and tiles. */
 #include "tap.h"
-#include "codegen/codegen_c.h"
-#include "lowering/lowering.h"
-#include "runtime/runtime.h"
+#include "tests/support/codegen_check.h"
 
-static int count(const char *s, const char *pat) {
-    int n = 0;
-    for (const char *p = s ? strstr(s, pat) : NULL; p; p = strstr(p + 1, pat)) n++;
-    return n;
-}
+#include <stdlib.h>
+#include <string.h>
+
+#define count cg_check_count
 
 /* compile `fx`, check it against the interpreter; nan_at >= 0 puts a NaN into input 0 there.
  * Returns the generated source (caller frees) or NULL. */
 static char *compile_check(MiCtx *ctx, const char *name, const char *fx, long nan_at) {
-    Graph *g = fx_parse(ctx, fx, strlen(fx), name, 1);
-    if (!ok(g != NULL, "%s parses", name)) return NULL;
-    ops_resolve_graph(g);
-    ctx->fusion = true;
-    IrModule *m = ir_lower(ctx, g);
-    Schedule *s = m ? sched_run(ctx, m) : NULL;
-    char *src = s ? codegen_c(ctx, s) : NULL;
-    RtModule *rt = src ? rt_compile(ctx, src) : NULL;
-    IValue *in = NULL;
-    int nin = 0, r = -1;
-    StrBuf rep;
-    sb_init(&rep);
-    if (rt && interp_random_inputs(ctx, g, NULL, 0, &in, &nin) == 0) {
-        if (nan_at >= 0) ((float *)in[0].t->storage->data)[in[0].t->offset + nan_at] = NAN;
-        r = rt_check(ctx, rt, g, in, nin, 1e-4, 1e-5, &rep);
-    }
-    ok(r == 1, "%s%s agrees with the interpreter", name, nan_at >= 0 ? " (with a NaN)" : "");
-    if (r != 1) {
-        char e[600];
-        diag("%s", rep.s ? rep.s : mi_err_str(ctx, e, sizeof e));
-        if (src) diag("%s", src);
-    }
-    sb_free(&rep);
-    if (in) interp_free_outputs(in, nin);
-    rt_free(rt);
-    sched_free(s);
-    ir_free(m);
-    graph_free(g);
+    int agree;
+    char *why;
+    char *src = cg_check_compile(ctx, fx, nan_at, &agree, &why);
+    ok(agree, "%s%s agrees with the interpreter", name, nan_at >= 0 ? " (with a NaN)" : "");
+    if (!agree) diag("%s", why ? why : "");
+    free(why);
     return src;
 }
 

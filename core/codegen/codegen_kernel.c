@@ -32,6 +32,7 @@
 #include "codegen/codegen_stream.h"
 #include "codegen/op_overrides.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -73,10 +74,19 @@ static DType cpp_compute_dtype(DType t) { return half(t) ? DT_F32 : t; }
  * float): to_dtype(x, bf16) -> mi_rbf((float)(x)), to_dtype(x, f8e4m3fn) -> mi_round_f8e4m3fn(...). */
 static bool cpp_to_dtype(StrBuf *out, const char *x, DType dt, DType src) {
     char fn[32];
+    /* float -> integer: C's conversion truncates toward zero, as truncf then the conversion of
+     * the (now integral) value does, bit for bit; spelled (int8_t)truncf(x) because GCC 12 sinks
+     * a bare (int8_t)(x) into the arms of the select that made x (clamp before a quantizing
+     * cast: x = max(min(v, 127), -128)) and then calls the loop "control flow", scalar */
+    if (dtype_is_float(src) && !dtype_is_float(dt) && dt != DT_BOOL && !dtype_is_complex(dt) && !dtype_is_complex(src) && cg_ctype(dt)) {
+        sb_printf(out, "(%s)trunc%s(%s)", cg_ctype(dt), src == DT_F64 ? "" : "f", x);
+        return true;
+    }
     if (!half(dt)) return false;
     sb_printf(out, "%s((float)(%s))", dt == DT_F16 ? "mi_rh" : dt == DT_BF16 ? "mi_rbf" : cg_f8_fn(dt, 'r', fn, sizeof fn), x);
     return true;
 }
+
 
 /* f32 exp / sigmoid / erf through the module's vector-math layer (codegen_c.c: vecmath_src):
  * mi_expf(x) is Sleef's when the module is built with it (as ATen's Vectorized<float> calls
@@ -102,10 +112,22 @@ static const CgOverrides cpp_overrides = {"C", cg_ctype, cpp_compute_dtype, NULL
 /* The C type values of dtype t live in (float for f16 / bf16); NULL when none. */
 static const char *value_ctype(DType t) { return dtype_is_complex(t) ? NULL : cg_ctype(cpp_compute_dtype(t)); }
 
-/* The load of element `ix` of `bn` whose dtype is dt, as a value: bn[ix], mi_h2f(bn[ix]). */
+/* The load of element `ix` of `bn` whose dtype is dt, as a value: bn[ix], mi_h2f(bn[ix]).
+ * A bool element is read as its byte, ((const uint8_t *)bn)[ix], and converted to the _Bool
+ * value (the same 0 / 1): GCC 12 leaves a simd loop scalar when it loads or stores through a
+ * _Bool pointer in some loops (a relu mask `le` stored beside the relu; `where(le, 0, grad)`:
+ * "no vectype for stmt"), and vectorizes the same loop through unsigned char. */
 static void load_rhs(StrBuf *sb, DType dt, const char *bn, const char *ix) {
     char fn[32];
     if (half(dt)) sb_printf(sb, "%s(%s[%s])", dt == DT_F16 ? "mi_h2f" : dt == DT_BF16 ? "mi_bf2f" : cg_f8_fn(dt, 'l', fn, sizeof fn), bn, ix);
+    else if (dt == DT_BOOL) sb_printf(sb, "((const uint8_t *)%s)[%s]", bn, ix);
+    else sb_printf(sb, "%s[%s]", bn, ix);
+}
+
+/* The element `ix` of `bn` as a store's left-hand side: bn[ix]; a bool one through its byte,
+ * ((uint8_t *)bn)[ix] (load_rhs says why). */
+static void store_lhs(StrBuf *sb, DType dt, const char *bn, const char *ix) {
+    if (dt == DT_BOOL) sb_printf(sb, "((uint8_t *)%s)[%s]", bn, ix);
     else sb_printf(sb, "%s[%s]", bn, ix);
 }
 
@@ -147,14 +169,24 @@ static void cse_free(Cse *c) {
     free(c->vals);
     memset(c, 0, sizeof *c);
 }
-/* a store to buffer `name` makes earlier loads of it stale */
+/* Does text s read buffer `name`: `name[` or `name)[` (a bool's byte: ((const uint8_t *)name)[),
+ * name not part of a longer identifier? */
+static bool reads_buf(const char *s, const char *name, size_t L) {
+    for (const char *p = strstr(s, name); p; p = strstr(p + 1, name)) {
+        bool start = p == s || !(p[-1] == '_' || isalnum((unsigned char)p[-1]));
+        if (start && (p[L] == '[' || (p[L] == ')' && p[L + 1] == '['))) return true;
+    }
+    return false;
+}
+/* a store to buffer `name` makes earlier loads of it stale (bn[..], mi_h2f(bn[..]), a bool's
+ * ((const uint8_t *)bn)[..]) */
 static void cse_forget_loads(Cse *c, const char *name) {
     size_t L = strlen(name);
     for (int i = 0; i < c->cap; i++) {
         const char *k = c->keys[i];
         if (!k) continue;
         const char *rhs = strchr(k, ' ');   /* "ctype rhs" */
-        if (rhs && strncmp(rhs + 1, name, L) == 0 && rhs[1 + L] == '[') c->vals[i] = -1;
+        if (rhs && reads_buf(rhs + 1, name, L)) c->vals[i] = -1;
     }
 }
 
@@ -335,7 +367,9 @@ static void c_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
         StrBuf r;
         sb_init(&r);
         store_rhs(&r, buf->layout.dtype, nm(e, v));
-        sb_printf(e->body, "%s    %s[%s] = %s;\n", e->indent, bn, ix.s, r.s);   /* a slice: its cat's storage */
+        sb_printf(e->body, "%s    ", e->indent);   /* a slice: its cat's storage */
+        store_lhs(e->body, buf->layout.dtype, bn, ix.s);
+        sb_printf(e->body, " = %s;\n", r.s);
         sb_free(&r);
     }
     if (ct && dtv(e, v) == buf->layout.dtype) {   /* a later load of the element is this value */
@@ -597,9 +631,13 @@ static IrVal c_scan(OpsHandler *h, IrScanOp op, int flags, const DType *dtypes, 
 }
 static void c_store_red(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     Em *e = h->self;
-    sb_printf(e->post, "%s    %s[", e->oindent, ir_store_target(buf)->name);
-    sym_c_sb(index, e->post);
-    sb_put(e->post, "] = ");
+    StrBuf ix;
+    sb_init(&ix);
+    sym_c_sb(index, &ix);
+    sb_printf(e->post, "%s    ", e->oindent);
+    store_lhs(e->post, buf->layout.dtype, ir_store_target(buf)->name, ix.s);
+    sb_free(&ix);
+    sb_put(e->post, " = ");
     store_rhs(e->post, buf->layout.dtype, nm(e, v));
     sb_put(e->post, ";\n");
 }

@@ -176,6 +176,11 @@ static void cc_command(CcArgs *a) {
      * declare the SIMD variants of expf/tanhf/erff/... (libmvec), so loops calling them
      * vectorize: ~25x on transcendental-heavy pointwise kernels. */
     cc_add_split(a, "-O3 -march=native -fopenmp -fno-math-errno -fno-trapping-math -D__FAST_MATH__ -shared -fPIC");
+    /* -fno-tree-sink: GCC's sinking pass moves a value used by one arm of a select into that
+     * arm (softplus / mish / elu: `x > t ? x : log1pf(expf(x))`), and a call under a branch
+     * leaves the `omp simd` loop scalar ("control flow in loop"); vectorized, both arms are
+     * computed anyway (as ATen's Vectorized blendv does) */
+    cc_add(a, "-fno-tree-sink");
 #if defined(__x86_64__)
     /* GCC on Intel AVX-512 parts (sapphirerapids) prefers 256-bit vectors, so loops and the
      * libmvec calls ran 8 wide; Inductor's Vectorized<float> is 16 wide there. Ignored where
