@@ -1,7 +1,10 @@
 /* test_codegen_vec.c — the C the code generator emits inside `#pragma omp simd` loops is the C
  * GCC vectorizes (core/codegen/codegen_kernel.c): bool elements read and written through their
  * byte, a float -> integer cast as truncf then the cast; and the runtime's -fno-tree-sink keeps a
- * select between x and a call (softplus) vectorizable. Each graph is compiled and checked
+ * select between x and a call (softplus) vectorizable; a costly value of the innermost var alone
+ * (a channels-last batch norm's 1 / sqrt(var + eps)) is computed once per call into an array
+ * (codegen_hoist.c); a copy to channels last runs its width as the simd loop, its 3 channels
+ * inside (codegen_tile.c). Each graph is compiled and checked
  * against the interpreter (random inputs, and a NaN where the ops have a NaN path); with GCC 12 on
  * x86-64 (the compiler these constructs were measured with) the module is built again with
  * -fopt-info-vec-optimized added to the runtime's flags and every simd loop of its kernels must
@@ -55,6 +58,35 @@ static const char *softplus =
     "    def forward(self, arg0_1: \"f32[33, 70][70, 1]cpu\"):\n"
     "        softplus: \"f32[33, 70][70, 1]cpu\" = torch.ops.aten.softplus.default(arg0_1)\n"
     "        return (softplus,)\n";
+
+/* a batch norm over the last dim (channels last): 1 / sqrt(var + eps) depends on the channel
+ * alone; mean and weight are loaded per channel */
+static const char *bn_last =
+    "class <lambda>(torch.nn.Module):\n"
+    "    def forward(self, arg0_1: \"f32[16][1]cpu\", arg1_1: \"f32[40, 16][16, 1]cpu\", arg2_1: \"f32[16][1]cpu\", arg3_1: \"f32[16][1]cpu\"):\n"
+    "        sub: \"f32[40, 16][16, 1]cpu\" = torch.ops.aten.sub.Tensor(arg1_1, arg2_1)\n"
+    "        add: \"f32[16][1]cpu\" = torch.ops.aten.add.Tensor(arg0_1, 1e-05)\n"
+    "        sqrt: \"f32[16][1]cpu\" = torch.ops.aten.sqrt.default(add)\n"
+    "        reciprocal: \"f32[16][1]cpu\" = torch.ops.aten.reciprocal.default(sqrt)\n"
+    "        mul: \"f32[40, 16][16, 1]cpu\" = torch.ops.aten.mul.Tensor(sub, reciprocal)\n"
+    "        mul_1: \"f32[40, 16][16, 1]cpu\" = torch.ops.aten.mul.Tensor(mul, arg3_1)\n"
+    "        add_1: \"f32[40, 16][16, 1]cpu\" = torch.ops.aten.add.Tensor(mul_1, arg2_1)\n"
+    "        relu: \"f32[40, 16][16, 1]cpu\" = torch.ops.aten.relu.default(add_1)\n"
+    "        return (relu,)\n";
+
+/* NCHW -> NHWC of a 3-channel image: the channel loop (3) is innermost, its load strided */
+static const char *to_channels_last =
+    "class <lambda>(torch.nn.Module):\n"
+    "    def forward(self, arg0_1: \"f32[8, 3, 16, 32][1536, 512, 32, 1]cpu\"):\n"
+    "        permute: \"f32[8, 16, 32, 3][1536, 32, 1, 512]cpu\" = torch.ops.aten.permute.default(arg0_1, [0, 2, 3, 1])\n"
+    "        clone: \"f32[8, 16, 32, 3][1536, 96, 3, 1]cpu\" = torch.ops.aten.clone.default(permute, memory_format = torch.contiguous_format)\n"
+    "        return (clone,)\n";
+
+/* The text of the innermost simd loop of src (from its pragma to the end), or "" */
+static const char *simd_body(const char *src) {
+    const char *p = src ? strstr(src, "#pragma omp simd") : NULL;
+    return p ? p : "";
+}
 
 /* Which simd loops of the kernels in `src` has GCC's -fopt-info-vec report `rep` vectorized?
  * A loop is its `for` line after the pragma through its closing brace; vectorized when the
@@ -159,6 +191,24 @@ int main(void) {
         check_vectorized(ctx, "quantize", src);
     }
     free(src);   /* (no NaN in quantize: a NaN cast to int8 is undefined in C, as in ATen's static_cast) */
+    src = compile_check(ctx, "bn_last", bn_last, -1);
+    if (src) {
+        ok(strstr(src, "float mi_h") && strstr(src, "= sqrtf(") && strstr(src, "= sqrtf(") < simd_body(src) &&
+           !strstr(simd_body(src), "sqrtf(") && strstr(simd_body(src), " = mi_h"),
+           "1 / sqrt(var + eps) of the channel is computed once per call into an array the loop reads");
+        check_vectorized(ctx, "bn_last", src);
+    }
+    free(src);
+    free(compile_check(ctx, "bn_last", bn_last, 3));   /* a NaN variance */
+    src = compile_check(ctx, "to_channels_last", to_channels_last, 5);
+    if (src) {
+        const char *b = simd_body(src);
+        ok(!strncmp(b, "#pragma omp simd\n                for (int64_t p2 = 0; p2 < 32LL; p2++)", 69) &&
+           strstr(b, "    for (int64_t p3 = 0; p3 < 3LL; p3++)") && strstr(src, "collapse(2)"),
+           "the width loop is the simd loop, the 3 channels inside it");
+        check_vectorized(ctx, "to_channels_last", src);
+    }
+    free(src);
     src = compile_check(ctx, "softplus", softplus, 3);
     if (src) check_vectorized(ctx, "softplus", src);
     free(src);

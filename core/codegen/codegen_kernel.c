@@ -24,12 +24,18 @@
  *     last output dim is contiguous): the output dim is tiled by 64 and the reduction keeps
  *     a row of 64 partial accumulators, so the innermost loop is contiguous ("col" mode);
  *   - no outer loop (a full reduction): the reduction loop itself is `parallel for reduction`.
- * argmax/argmin stay scalar (first-index ties need the sequential order). */
+ * argmax/argmin stay scalar (first-index ties need the sequential order).
+ * Costly values of the innermost var alone (a channels-last batch norm's 1 / sqrt(var[c] + eps))
+ * are computed once per call into stack arrays before the nest (codegen_hoist.c); a transposing
+ * copy whose innermost loop is shorter than a vector runs the next loop out as its simd loop
+ * (codegen_tile.c). */
 #include "codegen/codegen_kernel.h"
 #include "codegen/codegen_f8.h"
+#include "codegen/codegen_hoist.h"
 #include "codegen/codegen_mem.h"
 #include "codegen/codegen_split.h"
 #include "codegen/codegen_stream.h"
+#include "codegen/codegen_tile.h"
 #include "codegen/op_overrides.h"
 
 #include <ctype.h>
@@ -230,6 +236,13 @@ typedef struct Em {
     /* a streaming row (codegen_stream.c): its stores that go through a staging row */
     const CgRowPlan *plan;
     bool stream_hit[CG_STREAM_MAX], stream_bad[CG_STREAM_MAX];
+    /* values of the innermost var alone (codegen_hoist.c); NULL: not tracked. The value em_tmp
+     * is about to make: its kind lk, operands ldeps, and larr: computed into an array */
+    CgLane *lane;
+    int lk, lnd, ldeps[3];
+    bool larr;
+    Expr *const *others; int nothers;   /* the loop vars other than the innermost */
+    const Schedule *s; const SchedGroup *g;
     bool bad;
     char err[160];
 } Em;
@@ -251,14 +264,28 @@ static IrVal em_tmp(Em *e, DType dt, const char *fmt, ...) {
     vsnprintf(key + cl + 1, (size_t)len + 1, fmt, ap);
     va_end(ap);
     bool inv = e->next_inv && e->hoist;
+    int lk = e->lk;
+    bool larr = e->larr;
     e->next_inv = false;
+    e->lk = CG_LANE_OTHER;
+    e->larr = false;
     int *slot = cse_slot(&e->cse, key);
     if (*slot >= 0) { free(key); return *slot; }
     char nm[32];
-    snprintf(nm, sizeof nm, "tmp%d", (*e->tmp)++);
-    sb_printf(inv ? e->hoist : e->body, "%s    %s %s = %s;\n", inv ? e->oindent : e->indent, ct, nm, key + cl + 1);
-    free(key);
+    int id = (*e->tmp)++;
+    snprintf(nm, sizeof nm, "tmp%d", id);
+    if (larr) sb_printf(e->body, "%s    %s %s = mi_h%d[%s];\n", e->indent, ct, nm, id, e->lane->var);
+    else sb_printf(inv ? e->hoist : e->body, "%s    %s %s = %s;\n", inv ? e->oindent : e->indent, ct, nm, key + cl + 1);
     IrVal v = em_new(e, nm, dt);
+    if (e->lane && lk != CG_LANE_OTHER) {   /* the statement, for the per-nest prologue */
+        StrBuf st;
+        sb_init(&st);
+        sb_printf(&st, "%s %s = %s;", ct, nm, key + cl + 1);
+        cg_lane_set(e->lane, v, lk, st.s, e->ldeps, e->lnd);
+        sb_free(&st);
+        if (larr) cg_lane_array(e->lane, v, id);
+    }
+    free(key);
     e->v.tag[v] = inv;
     *slot = v;
     return v;
@@ -285,6 +312,28 @@ static bool em_writes(const Em *e, const Buffer *b) {
     for (int i = 0; i < e->nwritten; i++)
         if (e->written[i] == b || e->written[i] == ir_store_target(b)) return true;
     return false;
+}
+
+/* The lane kind (codegen_hoist.h) of an index: CG_LANE_VAR when it uses the innermost var and no
+ * other loop var or indirect variable, CG_LANE_NONE when it uses none, else CG_LANE_OTHER. */
+static int em_index_lane(const Em *e, const Expr *x) {
+    if (!e->lane || expr_uses(x, e->others, e->nothers) || expr_uses(x, e->varind, e->nvarind)) return CG_LANE_OTHER;
+    Expr *const lv[1] = {e->inner[e->ninner - 1]};
+    return expr_uses(x, lv, 1) ? CG_LANE_VAR : CG_LANE_NONE;
+}
+/* The lane kind of a value made from operands a[0..n): each must be computable before the nest
+ * (NONE or VAR); VAR when one is. Sets e->ldeps for em_tmp. */
+static int em_lane_of(Em *e, const IrVal *a, int n) {
+    if (!e->lane || n > 3) return CG_LANE_OTHER;
+    int k = CG_LANE_NONE;
+    e->lnd = 0;
+    for (int i = 0; i < n && i < 3; i++) {
+        int ki = cg_lane_kind(e->lane, a[i]);
+        if (ki == CG_LANE_OTHER) return CG_LANE_OTHER;
+        if (ki == CG_LANE_VAR) k = CG_LANE_VAR;
+        e->ldeps[e->lnd++] = a[i];
+    }
+    return k;
 }
 
 /* ---- value ranges inside a piece of a split loop ---- */
@@ -330,6 +379,10 @@ static IrVal c_load(OpsHandler *h, Buffer *buf, Expr *index) {
     sb_init(&ix);
     sym_c_sb(index, &ix);
     e->next_inv = !em_varies(e, index) && !em_writes(e, buf) && !em_writes(e, ir_store_target(buf));
+    if (e->lane && bn != lb && !ir_index_is_indirect(index) && !cg_group_writes(e->s, e->g, ir_store_target(buf))) {
+        e->lk = em_index_lane(e, index);   /* a buffer the nest does not write */
+        e->lnd = 0;
+    }
     StrBuf rhs;
     sb_init(&rhs);
     load_rhs(&rhs, buf->layout.dtype, bn, ix.s);
@@ -430,6 +483,8 @@ static IrVal c_constant(OpsHandler *h, double v, DType dt) {
     Em *e = h->self;
     char *s = cg_constant(&cpp_overrides, v, dt);
     e->next_inv = true;
+    e->lk = e->lane ? CG_LANE_NONE : CG_LANE_OTHER;
+    e->lnd = 0;
     IrVal r = em_tmp(e, dt, "%s", s);
     free(s);
     if (!dtype_is_float(dt) && v == (double)(int64_t)v) vr_set(e, r, (int64_t)v, (int64_t)v);
@@ -442,6 +497,8 @@ static IrVal c_index_expr(OpsHandler *h, Expr *x, DType dt) {
     sb_init(&s);
     sym_c_sb(x, &s);
     e->next_inv = !em_varies(e, x);
+    e->lk = em_index_lane(e, x);
+    e->lnd = 0;
     IrVal r = em_tmp(e, dt, "%s", s.s);
     sb_free(&s);
     int64_t lo, hi;
@@ -451,6 +508,7 @@ static IrVal c_index_expr(OpsHandler *h, Expr *x, DType dt) {
 static IrVal c_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) {
     Em *e = h->self;
     e->next_inv = cg_val_tag(&e->v, v);
+    e->lk = em_lane_of(e, &v, 1);
     char *x = cg_to_dtype(&cpp_overrides, nm(e, v), dt, src);
     IrVal r = em_tmp(e, dt, "%s", x);
     free(x);
@@ -502,6 +560,8 @@ static IrVal c_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
     }
     e->next_inv = true;   /* invariant when every argument is */
     for (int i = 0; i < ir_math_arity(op); i++) e->next_inv &= cg_val_tag(&e->v, a[i]) != 0;
+    e->lk = em_lane_of(e, a, ir_math_arity(op));   /* a costly value of the innermost var alone: once per nest */
+    e->larr = e->lk == CG_LANE_VAR && cg_lane_costly(op) && (dt == DT_F32 || dt == DT_F64);
     const char *args[4];
     for (int i = 0; i < ir_math_arity(op) && i < 4; i++) args[i] = nm(e, a[i]);
     char *x = cg_math(&cpp_overrides, op, cpp_compute_dtype(dtv(e, a[0])), args);
@@ -770,6 +830,7 @@ static bool col_mode(const Schedule *s, const SchedGroup *g, int mo) {
 #define ROWLOC_MAX 16384         /* elements of one row-local array (on the stack) */
 #define ROWLOC_BYTES (192 << 10) /* all of a kernel's row-local arrays */
 #define ROWLOC_N 16
+#define LANE_MAX 1024            /* the largest innermost extent whose values get per-nest arrays */
 
 static bool intermediate(const Buffer *b) {
     return b->kind == BUF_COMPUTED && !b->mutates && b->output_index < 0 && !b->extern_owner;
@@ -850,6 +911,8 @@ typedef struct Seg {
     bool piece;          /* the innermost loop runs [lo, hi) only (a piece of a split loop) */
     int64_t lo, hi;
     bool *streamed;      /* set when a store of the segment streams (the group then fences) */
+    StrBuf *pro;         /* before the group's parallel region: arrays of values of the innermost var */
+    bool simd_outer;     /* the simd loop is the next-to-innermost (a transposition: codegen_tile.c) */
 } Seg;
 
 static void put_ind(StrBuf *sb, int depth) {
@@ -968,6 +1031,20 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
         }
         e.written = written;
     }
+    /* values of the innermost var alone, when its extent is a small constant and other loops
+     * enclose it: the costly ones are computed once per nest (codegen_hoist.c) */
+    CgLane lane = {0};
+    int64_t ln;
+    if (e.hoist && mode == EM_ROW && !sg->piece && sg->pro && (mo >= 1 || nv - mo >= 2) &&
+        sym_is_int(lb->ranges[nv - 1], &ln) && ln > 1 && ln <= LANE_MAX) {
+        lane.var = lb->vars[nv - 1]->name;
+        lane.n = ln;
+        e.lane = &lane;
+        e.others = lb->vars;
+        e.nothers = nv - 1;
+        e.s = s;
+        e.g = g;
+    }
     const Buffer *local[64];
     e.local = local;
     for (int i = sg->a; i < sg->b; i++) {
@@ -1006,6 +1083,8 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
         rc = mi_err(ctx, NULL, 0, 0, "%s (buffer '%s')", e.err, gnode(s, g, sg->a)->buf->name);
         goto done;
     }
+    cg_lane_prune(&lane, &body);
+    cg_lane_emit(&lane, "    ", sg->pro);
     const char *cl = clauses.s ? clauses.s : "";
     /* comment: the nodes and buffers of the segment */
     put_ind(out, d0);
@@ -1071,7 +1150,8 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
                 else if (e.only_clauses && e.simd_ok) { sb_printf(out, "%s#pragma omp parallel for%s%s", li, nv == 1 ? " simd" : "", cl); par_if(out, lb); sb_putc(out, '\n'); prag = true; }
             }
             if (innermost && plan.npf) cg_row_prefetch_open(&plan, li, out);
-            if (!prag && innermost && mode == EM_ROW && e.simd_ok) sb_printf(out, "%s#pragma omp simd%s\n", li, cl);
+            bool simd_here = sg->simd_outer ? v == nv - 2 : innermost;
+            if (!prag && simd_here && mode == EM_ROW && e.simd_ok) sb_printf(out, "%s#pragma omp simd%s\n", li, cl);
             if (innermost && plan.npf) cg_row_chunk_header(&plan, li, out);
             else if (innermost && sg->piece)
                 sb_printf(out, "%sfor (int64_t %s = %lldLL; %s < %lldLL; %s++)\n", li, vn, (long long)sg->lo, vn, (long long)sg->hi, vn);
@@ -1102,6 +1182,7 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
     (void)has_red;
 done:
     sb_free(&pre); sb_free(&body); sb_free(&fin); sb_free(&post); sb_free(&clauses); sb_free(&hoist);
+    cg_lane_free(&lane);
     return rc;
 }
 
@@ -1151,13 +1232,16 @@ static int emit_group(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf
     int tmp = 0;
     int mo = g->nouter;
     const LoopBody *b0 = s->nodes[g->nodes[0]].buf->body;
+    bool tr = cg_tile_transposed(s, g, mo);   /* the last outer loop runs inside, as the simd loop */
+    if (tr) mo--;
     bool col = col_mode(s, g, mo);
     const Buffer *rowloc[ROWLOC_N];
     int64_t rowsz[ROWLOC_N];
     int nrowloc = col ? 0 : find_rowlocals(s, g, mo, rowloc, rowsz);
     char ind[256] = "    ";
-    StrBuf *final = out, nest;   /* the loop nest is written after its parallel pragma is known */
+    StrBuf *final = out, nest, pro;   /* the loop nest is written after its parallel pragma is known */
     sb_init(&nest);
+    sb_init(&pro);
     out = &nest;
     bool streamed = false;
     if (mo > 0) {
@@ -1181,16 +1265,17 @@ static int emit_group(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf
     for (int a = 0; a < g->n;) {
         int b = a + 1;
         while (b < g->n && seg_join(s, g, a, b, mo)) b++;
-        Seg sg = {s, g, a, b, mo, ind, col ? EM_COL : EM_ROW, &tmp, rowloc, nrowloc, false, 0, 0, &streamed};
+        Seg sg = {s, g, a, b, mo, ind, col ? EM_COL : EM_ROW, &tmp, rowloc, nrowloc, false, 0, 0, &streamed, &pro, tr};
         int64_t pts[MAX_PIECES];
         int np = col ? 0 : split_points(&sg, pts);
-        if (np == 0 && emit_segment(ctx, &sg, out) < 0) { sb_free(&nest); return -1; }
+        if (np == 0 && emit_segment(ctx, &sg, out) < 0) { sb_free(&nest); sb_free(&pro); return -1; }
         for (int p = 0; p <= np && np > 0; p++) {   /* one loop per piece: [0, pts[0]), ..., [pts[np-1], n) */
             sg.piece = true;
             sg.lo = p == 0 ? 0 : pts[p - 1];
             if (!sym_is_int(s->nodes[g->nodes[a]].buf->body->ranges[s->nodes[g->nodes[a]].buf->body->nvars - 1], &sg.hi) ||
                 (p < np && (sg.hi = pts[p], false)) || emit_segment(ctx, &sg, out) < 0) {
                 sb_free(&nest);
+                sb_free(&pro);
                 return -1;
             }
         }
@@ -1198,6 +1283,7 @@ static int emit_group(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf
     }
     sb_printf(out, "%s}\n", ind);
     out = final;
+    if (pro.s) sb_printf(out, "    {\n%s", pro.s);   /* the per-nest arrays, in a block of their own */
     if (mo > 0) {   /* streamed stores: each thread fences its non-temporal stores before the region ends */
         sb_put(out, streamed ? "    #pragma omp parallel" : "    #pragma omp parallel for");
         if (!streamed && mo > 1) sb_printf(out, " collapse(%d)", mo);
@@ -1211,7 +1297,9 @@ static int emit_group(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf
     }
     sb_put(out, nest.s ? nest.s : "");
     if (streamed && mo > 0) sb_put(out, "    mi_stream_fence();\n    }\n");
+    if (pro.s) sb_put(out, "    }\n");
     sb_free(&nest);
+    sb_free(&pro);
     return 0;
 }
 
