@@ -4,7 +4,8 @@
  * select between x and a call (softplus) vectorizable; a costly value of the innermost var alone
  * (a channels-last batch norm's 1 / sqrt(var + eps)) is computed once per call into an array
  * (codegen_hoist.c); a copy to channels last runs its width as the simd loop, its 3 channels
- * inside (codegen_tile.c). Each graph is compiled and checked
+ * inside (codegen_tile.c); f16 loads and stores convert without branches (codegen_c.c half_src).
+ * Each graph is compiled and checked
  * against the interpreter (random inputs, and a NaN where the ops have a NaN path); with GCC 12 on
  * x86-64 (the compiler these constructs were measured with) the module is built again with
  * -fopt-info-vec-optimized added to the runtime's flags and every simd loop of its kernels must
@@ -82,6 +83,20 @@ static const char *to_channels_last =
     "        clone: \"f32[8, 16, 32, 3][1536, 96, 3, 1]cpu\" = torch.ops.aten.clone.default(permute, memory_format = torch.contiguous_format)\n"
     "        return (clone,)\n";
 
+/* log_softmax over f16 rows, computed in float: every load and store converts a half */
+static const char *f16_log_softmax =
+    "class <lambda>(torch.nn.Module):\n"
+    "    def forward(self, arg0_1: \"f16[33, 70][70, 1]cpu\"):\n"
+    "        convert_element_type: \"f32[33, 70][70, 1]cpu\" = torch.ops.prims.convert_element_type.default(arg0_1, torch.float32)\n"
+    "        amax: \"f32[33, 1][1, 1]cpu\" = torch.ops.aten.amax.default(convert_element_type, [1], True)\n"
+    "        sub: \"f32[33, 70][70, 1]cpu\" = torch.ops.aten.sub.Tensor(convert_element_type, amax)\n"
+    "        exp: \"f32[33, 70][70, 1]cpu\" = torch.ops.aten.exp.default(sub)\n"
+    "        sum_1: \"f32[33, 1][1, 1]cpu\" = torch.ops.aten.sum.dim_IntList(exp, [1], True)\n"
+    "        log: \"f32[33, 1][1, 1]cpu\" = torch.ops.aten.log.default(sum_1)\n"
+    "        sub_1: \"f32[33, 70][70, 1]cpu\" = torch.ops.aten.sub.Tensor(sub, log)\n"
+    "        convert_element_type_1: \"f16[33, 70][70, 1]cpu\" = torch.ops.prims.convert_element_type.default(sub_1, torch.float16)\n"
+    "        return (convert_element_type_1,)\n";
+
 /* The text of the innermost simd loop of src (from its pragma to the end), or "" */
 static const char *simd_body(const char *src) {
     const char *p = src ? strstr(src, "#pragma omp simd") : NULL;
@@ -140,8 +155,9 @@ static int simd_loops(const char *src, const char *rep, int *nvec, int *first) {
 }
 
 /* Build src again with the runtime's flags plus -fopt-info-vec-optimized into a file (a fresh
- * kernel cache, so cc runs) and check that every simd loop of its kernels is vectorized. */
-static void check_vectorized(MiCtx *ctx, const char *name, const char *src) {
+ * kernel cache, so cc runs) and check that `want` simd loops of its kernels are vectorized
+ * (-1: every one). */
+static void check_vectorized(MiCtx *ctx, const char *name, const char *src, int want) {
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12 && defined(__x86_64__)
     char dir[] = "/tmp/mi_vec_XXXXXX";
     if (!mkdtemp(dir)) { skip(1, "no temporary directory"); return; }
@@ -163,15 +179,16 @@ static void check_vectorized(MiCtx *ctx, const char *name, const char *src) {
     while (f && fgets(line, sizeof line, f)) sb_put(&rep, line);
     if (f) fclose(f);
     int nvec = 0, first = 0, loops = simd_loops(src, rep.s ? rep.s : "", &nvec, &first);
-    ok(rt && loops > 0 && nvec == loops, "%s: GCC vectorizes all %d simd loops of its kernels (%d did)", name, loops, nvec);
-    if (first) diag("first scalar simd loop at line %d of:\n%s", first, src);
+    if (want < 0) want = loops;
+    ok(rt && loops > 0 && nvec >= want, "%s: GCC vectorizes %d of the %d simd loops of its kernels (%d did)", name, want, loops, nvec);
+    if (nvec < want && first) diag("first scalar simd loop at line %d of:\n%s", first, src);
     sb_free(&rep);
     rt_free(rt);
     char cmd[160];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) diag("could not remove %s", dir);
 #else
-    (void)ctx; (void)name; (void)src;
+    (void)ctx; (void)name; (void)src; (void)want;
     skip(1, "the vectorization report is checked with GCC 12 on x86-64 only");
 #endif
 }
@@ -181,14 +198,14 @@ int main(void) {
     char *src = compile_check(ctx, "bools", bools, -1);
     if (src) {
         ok(strstr(src, "((uint8_t *)buf") && strstr(src, "((const uint8_t *)arg2_1)["), "bool elements are stored and loaded through their byte");
-        check_vectorized(ctx, "bools", src);
+        check_vectorized(ctx, "bools", src, -1);
     }
     free(src);
     free(compile_check(ctx, "bools", bools, 5 * 70 + 3));
     src = compile_check(ctx, "quantize", quantize, -1);
     if (src) {
         ok(strstr(src, "(int8_t)truncf(") != NULL, "the cast to int8 truncates with truncf first");
-        check_vectorized(ctx, "quantize", src);
+        check_vectorized(ctx, "quantize", src, -1);
     }
     free(src);   /* (no NaN in quantize: a NaN cast to int8 is undefined in C, as in ATen's static_cast) */
     src = compile_check(ctx, "bn_last", bn_last, -1);
@@ -196,7 +213,7 @@ int main(void) {
         ok(strstr(src, "float mi_h") && strstr(src, "= sqrtf(") && strstr(src, "= sqrtf(") < simd_body(src) &&
            !strstr(simd_body(src), "sqrtf(") && strstr(simd_body(src), " = mi_h"),
            "1 / sqrt(var + eps) of the channel is computed once per call into an array the loop reads");
-        check_vectorized(ctx, "bn_last", src);
+        check_vectorized(ctx, "bn_last", src, -1);
     }
     free(src);
     free(compile_check(ctx, "bn_last", bn_last, 3));   /* a NaN variance */
@@ -206,11 +223,16 @@ int main(void) {
         ok(!strncmp(b, "#pragma omp simd\n                for (int64_t p2 = 0; p2 < 32LL; p2++)", 69) &&
            strstr(b, "    for (int64_t p3 = 0; p3 < 3LL; p3++)") && strstr(src, "collapse(2)"),
            "the width loop is the simd loop, the 3 channels inside it");
-        check_vectorized(ctx, "to_channels_last", src);
+        check_vectorized(ctx, "to_channels_last", src, -1);
     }
     free(src);
+    src = compile_check(ctx, "f16_log_softmax", f16_log_softmax, -1);
+    /* its max and sum loops; the last (sub, round to f16 and store) mixes 16- and 32-bit lanes
+     * in a way GCC 12 does not vectorize ("unsupported data-type float"), with either spelling */
+    if (src) check_vectorized(ctx, "f16_log_softmax", src, 2);
+    free(src);
     src = compile_check(ctx, "softplus", softplus, 3);
-    if (src) check_vectorized(ctx, "softplus", src);
+    if (src) check_vectorized(ctx, "softplus", src, -1);
     free(src);
     mi_ctx_free(ctx);
     return exit_status();
