@@ -61,6 +61,14 @@ int bench_same(MiCtx *ctx, const Graph *g, const IValue *in, int nin, IValue *re
 
 /* ---- figures ---- */
 int fig_stream(BenchOpts *o);     /* STREAM copy / triad */
+/* The triad again, beside a workload (bench/stream.c): arrays as fig_stream's, allocated once;
+ * sample appends `reps` timed passes (seconds) to v[*nv] (64 at most); gbs is the triad of
+ * their median (NAN when none). */
+typedef struct BenchTriad BenchTriad;
+BenchTriad *bench_triad_new(const BenchOpts *o);
+void bench_triad_sample(BenchTriad *t, double *v, int *nv, int reps);
+double bench_triad_gbs(const BenchTriad *t, double *v, int nv);
+void bench_triad_free(BenchTriad *t);
 int fig_kernels(BenchOpts *o);    /* figures 1 and 2 */
 int fig_pipeline(BenchOpts *o);   /* figure 3 */
 int fig_tlparse(BenchOpts *o);    /* figure 4 */

@@ -49,6 +49,7 @@ typedef struct Row {
     const char *name;
     int nkernels;
     double t_fused, t_nofuse, t_interp, bytes, max_abs;
+    double triad_gbs;        /* the STREAM triad measured right before and after the fused timing */
     bool bytes_exact, check_ok, checked;
     BenchSame same;          /* the check (fp64_check.c); same.fp64: decided by the float64 RMSE */
     char why[300];
@@ -61,10 +62,10 @@ static void free_inputs(IValue *in, int n) {
     if (in) interp_free_outputs(in, n);
 }
 
-static int run_workload(BenchOpts *o, MiCtx *ctx, const char *name, Row *r) {
+static int run_workload(BenchOpts *o, MiCtx *ctx, BenchTriad *bt, const char *name, Row *r) {
     memset(r, 0, sizeof *r);
     r->name = name;
-    r->t_fused = r->t_nofuse = r->t_interp = NAN;
+    r->t_fused = r->t_nofuse = r->t_interp = r->triad_gbs = NAN;
     char path[600], err[1200];
     snprintf(path, sizeof path, "%s/%s.py", o->graphs_dir, name);
     size_t len;
@@ -105,8 +106,13 @@ static int run_workload(BenchOpts *o, MiCtx *ctx, const char *name, Row *r) {
     if (pipe_compile(ctx, text, len, path, PIPE_ALL, &c, r->why, sizeof r->why) == 0) {
         r->nkernels = c.nkernels;
         if (c.bytes_moved > 0) { r->bytes = c.bytes_moved; r->bytes_exact = true; }
-        double mn;
-        if (rt_time(ctx, c.mod, c.g, in, nin, o->warmup, o->reps, &r->t_fused, &mn) != 0) {
+        double mn, tv[64];
+        int ntv = 0;
+        bench_triad_sample(bt, tv, &ntv, 3);
+        int trc = rt_time(ctx, c.mod, c.g, in, nin, o->warmup, o->reps, &r->t_fused, &mn);
+        bench_triad_sample(bt, tv, &ntv, 3);
+        r->triad_gbs = bench_triad_gbs(bt, tv, ntv);
+        if (trc != 0) {
             snprintf(r->why, sizeof r->why, "run: %s", mi_err_str(ctx, err, sizeof err));
             r->t_fused = NAN;
         } else if (c.nkernels > 1) {
@@ -171,15 +177,19 @@ int fig_kernels(BenchOpts *o) {
 #endif
     Row rows[16];
     int nrows = 0;
+    BenchTriad *bt = bench_triad_new(o);
     for (int i = 0; WORKLOADS[i]; i++) {
         if (o->workload && strcmp(o->workload, WORKLOADS[i]) != 0) continue;
-        run_workload(o, ctx, WORKLOADS[i], &rows[nrows++]);
+        run_workload(o, ctx, bt, WORKLOADS[i], &rows[nrows++]);
         fflush(stdout);
     }
+    bench_triad_free(bt);
     printf("\nFigure 1+2: compiled kernels (%d threads, median of %d after %d warm-up; STREAM %.1f GB/s)\n",
            threads, o->reps, o->warmup, o->stream_gbs);
-    printf("%-18s %4s %10s %9s %7s %6s | %10s %8s | %10s %8s | %s\n", "workload", "kern", "time ms", "MB moved",
-           "GB/s", "%BW", "interp ms", "x interp", "nofuse ms", "x fusion", "check");
+    printf("%%BW: against the run's STREAM above; %%triad: against the triad measured right before and after\n"
+           "the workload's timed calls (the triad column), what the machine gave while the kernel ran\n");
+    printf("%-18s %4s %10s %9s %7s %6s %6s %6s | %10s %8s | %10s %8s | %s\n", "workload", "kern", "time ms", "MB moved",
+           "GB/s", "%BW", "triad", "%triad", "interp ms", "x interp", "nofuse ms", "x fusion", "check");
     StrBuf j1, j2;
     sb_init(&j1);
     sb_init(&j2);
@@ -191,14 +201,17 @@ int fig_kernels(BenchOpts *o) {
         Row *r = &rows[i];
         double gbs = isnan(r->t_fused) ? NAN : r->bytes / r->t_fused * 1e-9;
         double pct = o->stream_gbs > 0 ? 100.0 * gbs / o->stream_gbs : NAN;
+        double pct_t = r->triad_gbs > 0 ? 100.0 * gbs / r->triad_gbs : NAN;
         double xi = r->t_interp / r->t_fused, xf = r->t_nofuse / r->t_fused;
-        char a[32], b[32], c[32], kern[16], sg[16], sp[16], sxi[16], sxf[16];
+        char a[32], b[32], c[32], kern[16], sg[16], sp[16], sxi[16], sxf[16], st[16], spt[16];
         fmt_ms(a, sizeof a, r->t_fused);
         fmt_ms(b, sizeof b, r->t_interp);
         fmt_ms(c, sizeof c, r->t_nofuse);
         snprintf(kern, sizeof kern, r->nkernels ? "%d" : "?", r->nkernels);
         snprintf(sg, sizeof sg, isnan(gbs) ? "n/a" : "%.1f", gbs);
         snprintf(sp, sizeof sp, isnan(pct) ? "n/a" : "%.0f%%", pct);
+        snprintf(st, sizeof st, isnan(r->triad_gbs) ? "n/a" : "%.1f", r->triad_gbs);
+        snprintf(spt, sizeof spt, isnan(pct_t) ? "n/a" : "%.0f%%", pct_t);
         snprintf(sxi, sizeof sxi, isnan(xi) ? "n/a" : "%.1fx", xi);
         snprintf(sxf, sizeof sxf, isnan(xf) ? "n/a" : "%.2fx", xf);
         char check[120];
@@ -207,8 +220,8 @@ int fig_kernels(BenchOpts *o) {
                      r->max_abs, r->same.res_rmse, r->same.ref_rmse);
         else if (r->checked) snprintf(check, sizeof check, "%s (max abs %.1e)", r->check_ok ? "ok" : "MISMATCH", r->max_abs);
         else snprintf(check, sizeof check, "-");
-        printf("%-18s %4s %10s %8.1f%s %7s %6s | %10s %8s | %10s %8s | %s\n", r->name, kern, a, r->bytes / 1e6,
-               r->bytes_exact ? " " : "*", sg, sp, b, sxi, c, sxf, check);
+        printf("%-18s %4s %10s %8.1f%s %7s %6s %6s %6s | %10s %8s | %10s %8s | %s\n", r->name, kern, a, r->bytes / 1e6,
+               r->bytes_exact ? " " : "*", sg, sp, st, spt, b, sxi, c, sxf, check);
         if (r->why[0]) printf("    %s\n", r->why);
         sb_printf(&j1, "%s{\"workload\": ", i ? ", " : "");
         json_str(&j1, r->name);
@@ -218,6 +231,8 @@ int fig_kernels(BenchOpts *o) {
         sb_printf(&j1, ", \"bytes_exact\": %s", r->bytes_exact ? "true" : "false");
         json_num(&j1, "gbs", gbs);
         json_num(&j1, "pct_of_stream", pct);
+        json_num(&j1, "triad_beside_gbs", r->triad_gbs);
+        json_num(&j1, "pct_of_triad_beside", pct_t);
         sb_printf(&j1, ", \"checked\": %s, \"check_ok\": %s", r->checked ? "true" : "false", r->check_ok ? "true" : "false");
         json_num(&j1, "max_abs", r->max_abs);
         if (r->same.fp64) {

@@ -1,9 +1,12 @@
 /* stream.c — the machine's memory bandwidth, measured in the same run as the kernels so the
  * "% of bandwidth" column compares like with like: STREAM-style copy (c = a) and triad
  * (a = b + s*c) over float arrays far larger than the caches, OpenMP-parallel, median of the
- * repeats. Bytes counted as STREAM does (no write-allocate traffic): copy 8 B/elem, triad 12. */
+ * repeats. Bytes counted as STREAM does (no write-allocate traffic): copy 8 B/elem, triad 12.
+ * BenchTriad measures the triad again beside each workload of figure 1 (a shared machine's
+ * bandwidth changes from one minute to the next: see bench_triad_new). */
 #include "bench.h"
 
+#include <math.h>
 #include <stdlib.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -64,4 +67,43 @@ int fig_stream(BenchOpts *o) {
               copy_gbs, triad_gbs, mc, mt);
     json_emit(o, &j);
     return 0;
+}
+
+/* The triad beside a kernel's timing. On the 2-core machine other agents share, the bandwidth a
+ * kernel can reach changes within seconds (a build on the other core halved it: triad 42.1 GB/s
+ * in one run, 22.4 GB/s in the next): a kernel timed while it was 42 and one timed while it was
+ * 22 were both held against the figure of the run's first second (pointwise_chain 78% in the
+ * quiet run, 118% in the loaded one; its unfused copy, the same loop, 102% a second later).
+ * Measured right before and right after the kernel's timed calls, the triad sees what the
+ * kernel saw. */
+struct BenchTriad { float *a, *b, *c; long n; };
+
+BenchTriad *bench_triad_new(const BenchOpts *o) {
+    BenchTriad *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->n = o->quick ? (1L << 23) : (1L << 25);
+    t->a = malloc((size_t)t->n * sizeof(float));
+    t->b = malloc((size_t)t->n * sizeof(float));
+    t->c = malloc((size_t)t->n * sizeof(float));
+    if (!t->a || !t->b || !t->c) { bench_triad_free(t); return NULL; }
+    float *a = t->a, *b = t->b, *c = t->c;
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < t->n; i++) { a[i] = 1.0f; b[i] = 2.0f; c[i] = 0.0f; }
+    return t;
+}
+
+void bench_triad_sample(BenchTriad *t, double *v, int *nv, int reps) {
+    if (!t) return;
+    stream_triad(t->a, t->b, t->c, 3.0f, t->n);   /* its arrays back in the TLB / page tables */
+    for (int r = 0; r < reps && *nv < 64; r++) v[(*nv)++] = stream_triad(t->a, t->b, t->c, 3.0f, t->n);
+}
+
+double bench_triad_gbs(const BenchTriad *t, double *v, int nv) {
+    return t && nv > 0 ? 12.0 * t->n / bench_median(v, nv) * 1e-9 : NAN;
+}
+
+void bench_triad_free(BenchTriad *t) {
+    if (!t) return;
+    free(t->a); free(t->b); free(t->c);
+    free(t);
 }
