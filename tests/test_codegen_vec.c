@@ -18,17 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* compile `fx`, check it against the interpreter; nan_at >= 0 puts a NaN into input 0 there.
- * Returns the generated source (caller frees) or NULL. */
-static char *compile_check(MiCtx *ctx, const char *name, const char *fx, long nan_at) {
-    int agree;
-    char *why;
-    char *src = cg_check_compile(ctx, fx, nan_at, &agree, &why);
-    ok(agree, "%s%s agrees with the interpreter", name, nan_at >= 0 ? " (with a NaN)" : "");
-    if (!agree) diag("%s", why ? why : "");
-    free(why);
-    return src;
-}
+#define compile_check cg_check   /* one TAP point: agrees with the interpreter (nan_at >= 0: a NaN in input 0) */
 
 /* relu and its mask (a bool store beside a float store: the backward's `le`), where() on a
  * bool input (a bool load), maximum */
