@@ -9,7 +9,7 @@
  * which frees the large grad-input buffer first: two cpp kernels around the extern call.
  *
  * The model, as memory.py's: a buffer computed here is allocated when its node runs and freed
- * after its last reader (graph outputs live to the end); graph inputs other than primals_* /
+ * after its last reader (a graph output is "freed" before step 0, pm_peak); graph inputs other than primals_* /
  * arg* (tangents, saved activations) are "freeable": live from the start, freed after their
  * last reader. Sizes need numbers: a graph with symbolic sizes keeps the baseline (Inductor
  * would use the size hints, which a graph here does not carry). */
@@ -125,7 +125,10 @@ static void pm_free(Pm *p) {
 }
 
 /* memory.py estimate_peak_memory: each buffer allocated at its producer's step (a freeable
- * input at step 0), freed after the step of its last reader (an output: never). */
+ * input at step 0), freed after the step of its last reader. A graph output gets end_step -1
+ * in compute_memory_timeline, so its size is taken off at step 0 (memory[end_step + 1] -=
+ * size_free): it never counts once made, and counts negative before. Example: a bias-grad sum
+ * (an output) reading only the tangent is best run first, as Inductor's DFS order does. */
 static int64_t pm_peak(const Pm *p, const int *order) {
     int n = p->nu;
     int *step = mi_xmalloc(sizeof(int) * (n + 1));
@@ -137,7 +140,7 @@ static int64_t pm_peak(const Pm *p, const int *order) {
         int start = b->producer >= 0 ? step[b->producer] : 0, end = start;
         if (b->producer == -1 && !b->nsucc) continue;
         for (int k = 0; k < b->nsucc; k++) if (step[b->succ[k]] > end) end = step[b->succ[k]];
-        if (b->output) end = n - 1;
+        if (b->output) end = -1;
         delta[start] += b->producer >= 0 ? b->alloc : b->size;
         delta[end + 1] -= b->size;
     }
