@@ -17,6 +17,7 @@
  *     compiled C whose draws stay in [low, high);
  *   - _unsafe_masked_index_put_accumulate's clamp to [-size, size - 1] (decompositions.py);
  *   - random inputs: identity pivots for what a solve reads as pivots;
+ *   - adaptive_max_pool2d lowered as lowering.py does (compiled C = interpreter, nvcc);
  *   - a graph of the fallbacks compiled to C (equal to the interpreter) and to CUDA (nvcc). */
 #include "tap.h"
 #include "codegen/codegen_cuda.h"
@@ -550,6 +551,26 @@ static void test_masked_index_put(void) {
     tensor_unref(x); tensor_unref(m); tensor_unref(i); tensor_unref(v);
 }
 
+/* adaptive_max_pool2d lowered as lowering.py does (a window that does not divide) */
+static void test_adaptive_max_lowering(void) {
+    Graph *g = graph_src("class G(torch.nn.Module):\n    def forward(self, x: \"f32[2, 3, 5, 7][105, 35, 7, 1]cpu\"):\n"
+                         "        p = torch.ops.aten.adaptive_max_pool2d.default(x, [3, 4])\n"
+                         "        v: \"f32[2, 3, 3, 4][36, 12, 4, 1]cpu\" = p[0]\n"
+                         "        i: \"i64[2, 3, 3, 4][36, 12, 4, 1]cpu\" = p[1]\n"
+                         "        r: \"f32[2, 3, 3, 4][36, 12, 4, 1]cpu\" = torch.ops.aten.mul.Tensor(v, 2.0)\n"
+                         "        return (r, i)\n");
+    IrModule *m = g ? ir_lower(ctx, g) : NULL;
+    char *txt = m ? ir_print(m) : NULL;
+    ok(txt && strstr(txt, "ops.gt(") && strstr(txt, "ops.maximum(") && !strstr(txt, "FallbackKernel"),
+       "adaptive_max_pool2d 5x7 -> 3x4 lowers to two Pointwise (maximum, where(gt) of flat indices), no FallbackKernel");
+    free(txt);
+    ir_free(m);
+    Tensor *x = TS(DT_F32, 4, (int64_t[]){2, 3, 5, 7}, 2.3);
+    compiled_agrees("adaptive_max_pool2d lowered", g, &x, 1);
+    graph_free(g);
+    tensor_unref(x);
+}
+
 /* random inputs: pivots that a solve reads are the identity pivots, so a backward graph that gets
  * its LU factorization as an input (Glow's invertible 1x1 conv: slogdet's backward) runs */
 static void test_random_pivots(void) {
@@ -580,6 +601,7 @@ int main(void) {
     test_randint();
     test_masked_index_put();
     test_random_pivots();
+    test_adaptive_max_lowering();
     mi_ctx_free(ctx);
     return done_testing();
 }
