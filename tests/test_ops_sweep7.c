@@ -107,6 +107,15 @@ static void adjoint(const char *name, const char *params, const char *fwd, const
     tensor_unref(gi);
 }
 
+/* g's IR text (ir_print of the lowered module; malloc'd, NULL on failure) */
+static char *ir_text(Graph *g) {
+    IrModule *m = g ? ir_lower(ctx, g) : NULL;
+    char *txt = m ? ir_print(m) : NULL;
+    if (!m) { diag("lowering: %s", ctx->err.msg); mi_clear_err(ctx); }
+    ir_free(m);
+    return txt;
+}
+
 /* g compiled to C: every output equal to the interpreter's */
 static void c_agrees(const char *name, Graph *g, Tensor **ins, int n) {
     int ni = 0, nc = 0;
@@ -195,11 +204,9 @@ static void test_shifts(void) {
                          "        t: \"i32[6][1]cpu\" = torch.ops.aten.__rshift__.Tensor(c, c)\n"
                          "        u: \"i32[6][1]cpu\" = torch.ops.aten.bitwise_left_shift.Scalar_Tensor(3, c)\n"
                          "        return (l, h, s, t, u)\n");
-    IrModule *m = g ? ir_lower(ctx, g) : NULL;
-    char *txt = m ? ir_print(m) : NULL;
+    char *txt = ir_text(g);
     ok(txt && strstr(txt, "ops.bitwise_left_shift(") && strstr(txt, "ops.bitwise_right_shift("), "the IR calls ops.bitwise_left_shift / bitwise_right_shift (Inductor's names)");
     free(txt);
-    ir_free(m);
     compiled_agrees("shifts", g, (Tensor *[]){a, b, c}, 3);
     graph_free(g);
     tensor_unref(a); tensor_unref(b); tensor_unref(c); tensor_unref(u); tensor_unref(k);
@@ -496,13 +503,11 @@ static void test_randint(void) {
                   "        inductor_randint_default: \"i64[8, 50][50, 1]cpu\" = torch.ops.prims.inductor_randint.default(-2, 9, [8, 50], inductor_lookup_seed_default)\n"
                   "        add: \"i64[8, 50][50, 1]cpu\" = torch.ops.aten.add.Tensor(inductor_randint_default, x)\n"
                   "        return (add,)\n");
-    IrModule *m = g ? ir_lower(ctx, g) : NULL;
-    char *ir = m ? ir_print(m) : NULL;
+    char *ir = ir_text(g);
     ok(ir && strstr(ir, "ops.randint64(load, index_expr, index_expr_1, index_expr_2)") && strstr(ir, "torch.int64"),
        "inductor_randint lowers to ops.randint64(seed, offset, low, high) (lowering.py inductor_randint)");
     if (ir && !strstr(ir, "randint64")) diag("%s", ir);
     free(ir);
-    ir_free(m);
     Tensor *x = TD(DT_I64, 2, (int64_t[]){8, 50}, NULL);
     for (int64_t i = 0; i < 400; i++) tensor_set_f(x, i, 0);
     CompiledFx c;
@@ -540,12 +545,10 @@ static void test_masked_index_put(void) {
     Graph *g = graph_src("class G(torch.nn.Module):\n    def forward(self, x: \"f32[4][1]cpu\", m: \"b8[3][1]cpu\", i: \"i64[3][1]cpu\", v: \"f32[3][1]cpu\"):\n"
                          "        r: \"f32[4][1]cpu\" = torch.ops.aten._unsafe_masked_index_put_accumulate.default(x, m, [i], v)\n"
                          "        return (r,)\n");
-    IrModule *mod = g ? ir_lower(ctx, g) : NULL;
-    char *txt = mod ? ir_print(mod) : NULL;
+    char *txt = ir_text(g);
     ok(txt && strstr(txt, "where = ops.where(load_1, load_2, constant)") && strstr(txt, "'atomic_add')") && strstr(txt, "maximum = ops.maximum(load, index_expr)"),
        "lowered as lowering.py does: where(mask, values, 0) stored with atomic_add at clamp(index, -4, 3) into clone(x)");
     free(txt);
-    ir_free(mod);
     compiled_agrees("_unsafe_masked_index_put_accumulate", g, (Tensor *[]){x, m, i, v}, 4);
     graph_free(g);
     tensor_unref(x); tensor_unref(m); tensor_unref(i); tensor_unref(v);
@@ -559,12 +562,10 @@ static void test_adaptive_max_lowering(void) {
                          "        i: \"i64[2, 3, 3, 4][36, 12, 4, 1]cpu\" = p[1]\n"
                          "        r: \"f32[2, 3, 3, 4][36, 12, 4, 1]cpu\" = torch.ops.aten.mul.Tensor(v, 2.0)\n"
                          "        return (r, i)\n");
-    IrModule *m = g ? ir_lower(ctx, g) : NULL;
-    char *txt = m ? ir_print(m) : NULL;
+    char *txt = ir_text(g);
     ok(txt && strstr(txt, "ops.gt(") && strstr(txt, "ops.maximum(") && !strstr(txt, "FallbackKernel"),
        "adaptive_max_pool2d 5x7 -> 3x4 lowers to two Pointwise (maximum, where(gt) of flat indices), no FallbackKernel");
     free(txt);
-    ir_free(m);
     Tensor *x = TS(DT_F32, 4, (int64_t[]){2, 3, 5, 7}, 2.3);
     compiled_agrees("adaptive_max_pool2d lowered", g, &x, 1);
     graph_free(g);
