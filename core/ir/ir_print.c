@@ -55,31 +55,33 @@ static int index_no(PrintH *p, Expr *e) {
         if (p->b->indexes[i] == e) return i;
     return 0;
 }
-static const char *get_index(PrintH *p, Expr *e) {
+/* "get_index_N = self.get_index('indexK')"; returns the name's slot: a later fresh() may move
+ * p->names, so callers read p->names[slot] after it, never a pointer kept across it */
+static int get_index(PrintH *p, Expr *e) {
     const char *g = fresh(p, "get_index");
     sb_printf(p->sb, "        %s = self.get_index('index%d')\n", g, index_no(p, e));
-    return g;
+    return p->n - 1;
 }
 static IrVal p_load(OpsHandler *h, Buffer *buf, Expr *index) {
     PrintH *p = h->self;
-    const char *g = get_index(p, index);
+    int g = get_index(p, index);
     const char *v = fresh(p, "load");
-    sb_printf(p->sb, "        %s = ops.load('%s', %s)\n", v, buf->name, g);
+    sb_printf(p->sb, "        %s = ops.load('%s', %s)\n", v, buf->name, p->names[g]);
     return p->n - 1;
 }
 static void p_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     PrintH *p = h->self;
-    const char *g = get_index(p, index);
+    int g = get_index(p, index);
     p->none_return = false;
     const char *s = fresh(p, "store");
-    sb_printf(p->sb, "        %s = ops.store('%s', %s, %s, None)\n", s, buf->name, g, v >= 0 ? p->names[v] : "?");
+    sb_printf(p->sb, "        %s = ops.store('%s', %s, %s, None)\n", s, buf->name, p->names[g], v >= 0 ? p->names[v] : "?");
 }
 static void p_store_atomic_add(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     PrintH *p = h->self;
-    const char *g = get_index(p, index);
+    int g = get_index(p, index);
     p->none_return = false;
     const char *s = fresh(p, "store");
-    sb_printf(p->sb, "        %s = ops.store('%s', %s, %s, 'atomic_add')\n", s, buf->name, g, v >= 0 ? p->names[v] : "?");
+    sb_printf(p->sb, "        %s = ops.store('%s', %s, %s, 'atomic_add')\n", s, buf->name, p->names[g], v >= 0 ? p->names[v] : "?");
 }
 /* LoopBody's submodule call for an indirect index: "set_indirect0 = self.set_indirect0(load)" */
 static Expr *p_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wrap_neg, Expr *sym) {
@@ -104,9 +106,9 @@ static IrVal p_constant(OpsHandler *h, double v, DType dt) {
 }
 static IrVal p_index_expr(OpsHandler *h, Expr *e, DType dt) {
     PrintH *p = h->self;
-    const char *g = get_index(p, e);
+    int g = get_index(p, e);
     const char *c = fresh(p, "index_expr");
-    sb_printf(p->sb, "        %s = ops.index_expr(%s, %s)\n", c, g, dtype_torch_name(dt));
+    sb_printf(p->sb, "        %s = ops.index_expr(%s, %s)\n", c, p->names[g], dtype_torch_name(dt));
     return p->n - 1;
 }
 static IrVal p_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) {
@@ -138,10 +140,10 @@ static IrVal p_getitem(OpsHandler *h, IrVal v, int k) {
 }
 static void p_store_red(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     PrintH *p = h->self;
-    const char *g = get_index(p, index);
+    int g = get_index(p, index);
     p->none_return = strncmp(p->names[v], "getitem", 7) != 0;
     const char *s = fresh(p, "store_reduction");
-    sb_printf(p->sb, "        %s = ops.store_reduction('%s', %s, %s)\n", s, buf->name, g, p->names[v]);
+    sb_printf(p->sb, "        %s = ops.store_reduction('%s', %s, %s)\n", s, buf->name, p->names[g], p->names[v]);
 }
 
 /* LoopBody's scan submodule call (its combine_fn is the submodule, not printed) and the
