@@ -111,6 +111,21 @@ static void test_random_compare(MiCtx *ctx) {
     ok(r.ok && r.ks < r.ks_limit, "two rand() draws agree in range and distribution (KS %.3f < %.3f)", r.ks, r.ks_limit);
     r = tensor_random_compare(u1, u3);
     ok(!r.ok && (!r.range_ok || !r.ks_ok), "rand() * 1.5 fails (range [%g, %g], KS %.3f)", r.lo_res, r.hi_res, r.ks);
+    /* randint replacing 3 of 20 tokens (where(mask, randint(0, 50), tok)): the draws are not the
+     * reference's, so the result's largest value may be far below the reference's */
+    Tensor *t1 = vec(ctx, DT_I64, 20), *t2 = vec(ctx, DT_I64, 20);
+    for (int64_t i = 0; i < 20; i++) { tensor_set_f(t1, i, (double)((i * 7) % 30)); tensor_set_f(t2, i, (double)((i * 7) % 30)); }
+    tensor_set_f(t1, 3, 48); tensor_set_f(t1, 11, 40); tensor_set_f(t1, 17, 2);
+    tensor_set_f(t2, 3, 34); tensor_set_f(t2, 11, 5); tensor_set_f(t2, 17, 21);
+    r = tensor_random_compare(t1, t2);
+    ok(r.ok && r.hi_res == 34 && r.hi_ref == 48, "3 random ints of 20: a narrower range within the KS limit agrees ([%g, %g] vs [%g, %g])",
+       r.lo_res, r.hi_res, r.lo_ref, r.hi_ref);
+    r = tensor_random_compare(t2, t1);
+    ok(r.ok, "and the other way round: a wider range from 3 draws agrees ([%g, %g] vs [%g, %g])", r.lo_res, r.hi_res, r.lo_ref, r.hi_ref);
+    tensor_set_f(t2, 5, 1000);
+    r = tensor_random_compare(t1, t2);
+    ok(!r.ok && !r.range_ok, "one value far beyond the reference's range fails (an outlier, max %g)", r.hi_res);
+    tensor_unref(t1); tensor_unref(t2);
     tensor_set_f(u2, 7, NAN);
     r = tensor_random_compare(u1, u2);
     ok(!r.ok && !r.finite_ok, "a NaN the reference does not have fails");
