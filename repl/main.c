@@ -19,20 +19,7 @@
 #include "commands.h"
 #include "lineedit.h"
 #include "trace/trace.h"
-
-/* LeakSanitizer's defaults for the shell (read only in a SANITIZE=1 build; the tests' are in
- * tests/tap.h). use_tls=0: its exit scan of thread-local storage crashes once oneDNN's GEMMs ran
- * in the process; libgomp then keeps its team state only in TLS, so its allocations are not
- * reported; nor are the plugin tables Graphviz keeps alive until exit. print_suppressions=0: no
- * count printed at exit. */
-const char *__lsan_default_options(void);
-const char *__lsan_default_options(void) { return "use_tls=0:print_suppressions=0"; }
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void) {
-    return "leak:libgomp.so\nleak:libgvc\nleak:libcgraph\nleak:libcdt\nleak:libgvplugin\nleak:libpango\n"
-           "leak:libfontconfig\nleak:libcairo\nleak:libglib\nleak:libltdl\nleak:libexpat\n"
-           "leak:libreadline\n";
-}
+#include "base/lsan_defaults.h"   /* LeakSanitizer's options and suppressions, as the tests' */
 
 static void usage(FILE *f) {
     fprintf(f,

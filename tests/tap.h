@@ -17,20 +17,7 @@
 #include <string.h>
 #include <math.h>
 
-/* LeakSanitizer's defaults for every test program (read only in a SANITIZE=1 build; the shell has
- * its own in repl/main.c). use_tls=0: the exit scan of thread-local storage crashes ("Tracer
- * caught signal 11" on a garbage DTLS range of an OpenMP worker) once oneDNN's GEMMs ran in the
- * process. With TLS not scanned, what libgomp keeps only in its workers' TLS (their team state)
- * would read as leaks, so libgomp's own allocations are suppressed, as are the plugin tables
- * Graphviz keeps until exit; print_suppressions=0: no count printed at exit (tests comparing a
- * whole output would read it). Every other allocation is still checked. */
-const char *__lsan_default_options(void);
-const char *__lsan_default_options(void) { return "use_tls=0:print_suppressions=0"; }
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void) {
-    return "leak:libgomp.so\nleak:libgvc\nleak:libcgraph\nleak:libcdt\nleak:libgvplugin\nleak:libpango\n"
-           "leak:libfontconfig\nleak:libcairo\nleak:libglib\nleak:libltdl\nleak:libexpat\n";
-}
+#include "base/lsan_defaults.h"   /* LeakSanitizer's options and suppressions, as the shell's */
 
 static int tap_run_, tap_failed_, tap_planned_;
 
