@@ -5,8 +5,8 @@
  * `set device cuda`, `codegen` and TORCH_TRACE inductor_output_code. When nvcc and a GPU are
  * both present, the softmax case also runs and is compared with PyTorch's recorded output. */
 #include "tap.h"
+#include "tests/support/codegen_check.h"
 #include "tests/support/shell_harness.h"
-#include "codegen/codegen_c.h"
 #include "codegen/codegen_cuda.h"
 #include "lowering/lowering.h"
 #include "runtime/runtime.h"
@@ -22,9 +22,9 @@ static const char *root = "tests/fixtures/torch-cases/cuda";
 static char *gen(MiCtx *ctx, Graph *g, MiDeviceKind dev, char *names, size_t nn) {
     ctx->target = dev;
     ops_resolve_graph(g);
-    IrModule *m = ir_lower(ctx, g);
-    if (!m) return NULL;
-    Schedule *s = sched_run(ctx, m);
+    CgBuild b;
+    cg_compile(ctx, g, &b, CG_SOURCE);
+    const Schedule *s = b.s;
     names[0] = 0;
     for (int k = 0; s && k < s->norder; k++) {
         const SchedGroup *grp = &s->groups[s->order[k]];
@@ -33,9 +33,9 @@ static char *gen(MiCtx *ctx, Graph *g, MiDeviceKind dev, char *names, size_t nn)
             strcat(names, " ");
         }
     }
-    char *src = s ? (dev == MI_DEV_CUDA ? codegen_cuda(ctx, s) : codegen_c(ctx, s)) : NULL;
-    sched_free(s);
-    ir_free(m);
+    char *src = b.src;
+    b.src = NULL;
+    cg_free(&b);
     return src;
 }
 

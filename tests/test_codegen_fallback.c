@@ -8,11 +8,9 @@
  * with neither lowering nor reference implementation is still 'unsupported op', and the shell
  * prints the fallback through lower / ir / sched / exec. */
 #include "tap.h"
+#include "tests/support/codegen_check.h"
 #include "tests/support/shell_harness.h"
-#include "codegen/codegen_c.h"
 #include "codegen/codegen_cuda.h"
-#include "lowering/lowering.h"
-#include "runtime/runtime.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,8 +67,10 @@ static void run_case(MiCtx *ctx, const char *path, void (*mk)(MiCtx *, IValue *)
         ctx->fusion = f;
         char what[200];
         snprintf(what, sizeof what, "%s fusion=%s", strrchr(path, '/') + 1, f ? "on" : "off");
-        IrModule *m = ir_lower(ctx, g);
-        if (!ok(m != NULL, "%s: lowers", what)) { diag("%s", ctx->err.msg); continue; }
+        CgBuild b;
+        cg_compile(ctx, g, &b, 0);
+        IrModule *m = b.m;
+        if (!ok(m != NULL, "%s: lowers", what)) { diag("%s", ctx->err.msg); cg_free(&b); continue; }
         char *ir = ir_print(m);
         for (int i = 0; ir_has[i]; i++) ok(has(ir, ir_has[i]), "%s: IR shows '%s'", what, ir_has[i]);
         free(ir);
@@ -80,7 +80,7 @@ static void run_case(MiCtx *ctx, const char *path, void (*mk)(MiCtx *, IValue *)
         if (ok(ir_interp_run(ctx, m, in, 3, &got, &ngot) == 0 && ngot == nwant, "%s: IR interpreter runs", what))
             compare(what, want, got, nwant, exact);
         interp_free_outputs(got, ngot);
-        Schedule *s = sched_run(ctx, m);
+        Schedule *s = b.s;
         ok(s != NULL, "%s: schedules", what);
         int nfb = 0, nfused = 0;
         for (int k = 0; s && k < s->norder; k++) {
@@ -88,11 +88,11 @@ static void run_case(MiCtx *ctx, const char *path, void (*mk)(MiCtx *, IValue *)
             if (gr->is_extern && s->nodes[gr->nodes[0]].buf->ext == EXT_FALLBACK) { nfb++; nfused += gr->n > 1; }
         }
         ok(nfb > 0 && nfused == 0, "%s: %d fallback kernels, each alone in its group", what, nfb);
-        char *src = s ? codegen_c(ctx, s) : NULL;
+        char *src = b.src;
         ok(src != NULL, "%s: C generated", what);
         for (int i = 0; src_has[i]; i++) ok(has(src, src_has[i]), "%s: C has '%s'", what, src_has[i]);
         ok(!has(src, "minductor.h") && !has(src, "#include \"ir.h\""), "%s: the module includes nothing of minductor", what);
-        RtModule *rt = src ? rt_compile(ctx, src) : NULL;
+        RtModule *rt = b.rt;
         if (!ok(rt != NULL && rt->call_fb != NULL, "%s: compiles, exports call_fb", what)) diag("%s", ctx->err.msg);
         got = NULL;
         ngot = 0;
@@ -134,10 +134,7 @@ static void run_case(MiCtx *ctx, const char *path, void (*mk)(MiCtx *, IValue *)
             free(cu);
             ctx->target = t;
         }
-        rt_free(rt);
-        free(src);
-        sched_free(s);
-        ir_free(m);
+        cg_free(&b);
     }
     interp_free_outputs(want, nwant);
     for (int i = 0; i < 3; i++) ivalue_clear(&in[i]);
@@ -150,10 +147,9 @@ static void embedding_values(MiCtx *ctx) {
     if (!g) return;
     ops_resolve_graph(g);
     ctx->fusion = true;
-    IrModule *m = ir_lower(ctx, g);
-    Schedule *s = m ? sched_run(ctx, m) : NULL;
-    char *src = s ? codegen_c(ctx, s) : NULL;
-    RtModule *rt = src ? rt_compile(ctx, src) : NULL;
+    CgBuild b;
+    cg_compile(ctx, g, &b, 0);
+    RtModule *rt = b.rt;
     IValue in[3], *got = NULL;
     int ngot = 0;
     emb_inputs(ctx, in);
@@ -175,10 +171,7 @@ static void embedding_values(MiCtx *ctx) {
        "an out-of-range id fails with the op's error: %s", ctx->err.msg);
     interp_free_outputs(got, ngot);
     for (int i = 0; i < 3; i++) ivalue_clear(&in[i]);
-    rt_free(rt);
-    free(src);
-    sched_free(s);
-    ir_free(m);
+    cg_free(&b);
     graph_free(g);
 }
 
@@ -198,11 +191,10 @@ static void random_op(MiCtx *ctx) {
                      "        add: \"f32[5, 7][7, 1]cpu\" = torch.ops.aten.add.Tensor(rand_like, arg0_1)\n"
                      "        return (add,)\n");
     if (!ok(g != NULL, "random graph parses")) return;
-    IrModule *m = ir_lower(ctx, g);
-    Schedule *s = m ? sched_run(ctx, m) : NULL;
-    char *src = s ? codegen_c(ctx, s) : NULL;
-    RtModule *rt = src ? rt_compile(ctx, src) : NULL;
-    ok(has(src, "torch.ops.aten.rand_like.default"), "rand_like is a FallbackKernel");
+    CgBuild b;
+    cg_compile(ctx, g, &b, 0);
+    RtModule *rt = b.rt;
+    ok(has(b.src, "torch.ops.aten.rand_like.default"), "rand_like is a FallbackKernel");
     IValue *in = NULL;
     int nin = 0;
     StrBuf rep;
@@ -212,10 +204,7 @@ static void random_op(MiCtx *ctx) {
     if (r != 1) diag("%s %s", rep.s ? rep.s : "", ctx->err.msg);
     sb_free(&rep);
     interp_free_outputs(in, nin);
-    rt_free(rt);
-    free(src);
-    sched_free(s);
-    ir_free(m);
+    cg_free(&b);
     graph_free(g);
 }
 
@@ -227,12 +216,12 @@ static void in_cond_branches(MiCtx *ctx) {
     if (!ok(g != NULL, "%s loads", path)) return;
     ops_resolve_graph(g);
     ctx->fusion = true;
-    IrModule *m = ir_lower(ctx, g);
-    Schedule *s = m ? sched_run(ctx, m) : NULL;
-    char *src = s ? codegen_c(ctx, s) : NULL;
-    RtModule *rt = src ? rt_compile(ctx, src) : NULL;
-    ok(has(src, "fb->run(fb->ctx, \"true_graph_0_cumsum\"") && has(src, "fb->run(fb->ctx, \"false_graph_0_cumprod\"") &&
-       has(src, "csyms0, fb)"), "branch fallbacks are called by path, the table passed down");
+    CgBuild b;
+    cg_compile(ctx, g, &b, 0);
+    IrModule *m = b.m;
+    RtModule *rt = b.rt;
+    ok(has(b.src, "fb->run(fb->ctx, \"true_graph_0_cumsum\"") && has(b.src, "fb->run(fb->ctx, \"false_graph_0_cumprod\"") &&
+       has(b.src, "csyms0, fb)"), "branch fallbacks are called by path, the table passed down");
     for (int sign = 1; sign >= -1; sign -= 2) {
         int64_t sz[2] = {4, 4};
         IValue in[2];
@@ -256,10 +245,7 @@ static void in_cond_branches(MiCtx *ctx) {
         interp_free_outputs(want, nwant);
         for (int i = 0; i < 2; i++) ivalue_clear(&in[i]);
     }
-    rt_free(rt);
-    free(src);
-    sched_free(s);
-    ir_free(m);
+    cg_free(&b);
     graph_free(g);
 }
 
@@ -323,16 +309,17 @@ static void effect_only(MiCtx *ctx) {
         graph_free(g);
         return;
     }
-    IrModule *m = ir_lower(ctx, g);
+    CgBuild b;
+    cg_compile(ctx, g, &b, 0);
+    IrModule *m = b.m;
     int nfx = 0;
     for (int i = 0; m && i < m->nbufs; i++) nfx += m->bufs[i]->side_effect;
     ok(m && nfx == 1, "_linalg_check_errors lowers to a FallbackKernel run for its effect");
-    Schedule *s = m ? sched_run(ctx, m) : NULL;
+    Schedule *s = b.s;
     int alive = 0;
     for (int i = 0; s && i < s->nnodes; i++) alive += !s->nodes[i].dead && s->nodes[i].buf->side_effect;
     ok(alive == 1, "the check is not dead code");
-    char *src = s ? codegen_c(ctx, s) : NULL;
-    RtModule *rt = src ? rt_compile(ctx, src) : NULL;
+    RtModule *rt = b.rt;
     ok(rt && rt_run(ctx, rt, g, in, 1, &got, &ngot, NULL) == 0 && ngot == 1 &&
        tensor_compare(got[0].t, want[0].t, 1e-5, 1e-5).ok, "an invertible matrix: the module agrees with the interpreter");
     interp_free_outputs(got, ngot);
@@ -343,10 +330,7 @@ static void effect_only(MiCtx *ctx) {
        "a singular matrix: the module fails with the check's error: %s", ctx->err.msg);
     interp_free_outputs(got, ngot);
     interp_free_outputs(want, nwant);
-    rt_free(rt);
-    free(src);
-    sched_free(s);
-    ir_free(m);
+    cg_free(&b);
     ivalue_clear(&in[0]);
     graph_free(g);
 }

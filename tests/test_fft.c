@@ -7,9 +7,7 @@
 #include "tap.h"
 #include "tests/support/shell_harness.h"
 #include "ops/interp.h"
-#include "codegen/codegen_c.h"
-#include "codegen/codegen_cuda.h"
-#include "lowering/lowering.h"
+#include "tests/support/codegen_check.h"
 #include "fx_passes/functionalize.h"
 
 static MiCtx *ctx;
@@ -184,12 +182,12 @@ static void test_errors(void) {
 /* Lower + schedule + generate for dev; NULL with the error in ctx. */
 static char *gen(Graph *g, MiDeviceKind dev, IrModule **keep) {
     ctx->target = dev;
-    IrModule *m = g ? ir_lower(ctx, g) : NULL;
-    Schedule *s = m ? sched_run(ctx, m) : NULL;
-    char *src = s ? (dev == MI_DEV_CUDA ? codegen_cuda(ctx, s) : codegen_c(ctx, s)) : NULL;
-    sched_free(s);
-    if (keep) *keep = m;
-    else ir_free(m);
+    CgBuild b;
+    cg_compile(ctx, g, &b, CG_SOURCE);
+    char *src = b.src;
+    b.src = NULL;
+    if (keep) { *keep = b.m; b.m = NULL; }
+    cg_free(&b);
     return src;
 }
 

@@ -7,7 +7,7 @@
  * CUDA module's text: Triton's saturating e4m3fn / e5m2 stores, c10's for the fnuz kinds, built
  * by nvcc when it is installed (a real model: the sixth survey batch's scaled fp8 cast). */
 #include "tap.h"
-#include "codegen/codegen_cuda.h"
+#include "tests/support/codegen_check.h"
 #include "compile_fx/compile_fx.h"
 #include "lowering/lowering.h"
 #include "ops/interp.h"
@@ -184,9 +184,9 @@ static void test_cuda_text(void) {
         char src[1024];
         Graph *g = graph_text(cast_graph(f8s[t], src, sizeof src));
         ctx->target = MI_DEV_CUDA;
-        IrModule *m = g ? ir_lower(ctx, g) : NULL;
-        Schedule *s = m ? sched_run(ctx, m) : NULL;
-        char *code = s ? codegen_cuda(ctx, s) : NULL;
+        CgBuild b;
+        cg_compile(ctx, g, &b, CG_SOURCE);
+        const char *code = b.src;
         ctx->target = MI_DEV_CPU;
         char want[160];
         bool fnuz = f8s[t] == DT_F8E4M3FNUZ || f8s[t] == DT_F8E5M2FNUZ;
@@ -202,9 +202,7 @@ static void test_cuda_text(void) {
             if (rm) rt_free(rm);
             mi_clear_err(ctx);
         }
-        free(code);
-        sched_free(s);
-        ir_free(m);
+        cg_free(&b);
         graph_free(g);
     }
 }

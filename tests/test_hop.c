@@ -5,11 +5,9 @@
  * over the branches with their changes named "true_graph_0.view", and the checkpoint_train
  * graphs (no higher-order op left after AOT, but recorded numerics). */
 #include "tap.h"
+#include "tests/support/codegen_check.h"
 #include "tests/support/shell_harness.h"
-#include "codegen/codegen_c.h"
-#include "lowering/lowering.h"
 #include "fx_passes/passes.h"
-#include "runtime/runtime.h"
 #include "viz/viz.h"
 
 #include <unistd.h>
@@ -41,27 +39,12 @@ static double max_abs_diff(const Tensor *a, const Tensor *b) {
     return m;
 }
 
-/* Lower, schedule, generate, compile; NULL on failure (diagnosed). *src gets the C text. */
-typedef struct Built { IrModule *m; Schedule *s; char *src; RtModule *rt; } Built;
-
-static bool build(MiCtx *ctx, const Graph *g, Built *b) {
+/* cg_compile, the stage that failed diagnosed ("lower: ...", "codegen: ...", "compile: ..."). */
+static bool build(MiCtx *ctx, const Graph *g, CgBuild *b) {
+    if (cg_compile(ctx, g, b, 0) == 0) return true;
     char e[1200];
-    memset(b, 0, sizeof *b);
-    b->m = ir_lower(ctx, g);
-    if (!b->m) { diag("lower: %s", mi_err_str(ctx, e, sizeof e)); return false; }
-    b->s = sched_run(ctx, b->m);
-    b->src = codegen_c(ctx, b->s);
-    if (!b->src) { diag("codegen: %s", mi_err_str(ctx, e, sizeof e)); return false; }
-    b->rt = rt_compile(ctx, b->src);
-    if (!b->rt) { diag("compile: %s", mi_err_str(ctx, e, sizeof e)); return false; }
-    return true;
-}
-
-static void built_free(Built *b) {
-    rt_free(b->rt);
-    free(b->src);
-    sched_free(b->s);
-    ir_free(b->m);
+    diag("%s: %s", !b->m ? "lower" : !b->src ? "codegen" : "compile", mi_err_str(ctx, e, sizeof e));
+    return false;
 }
 
 static void test_recorded_cond(MiCtx *ctx) {
@@ -91,7 +74,7 @@ static void test_recorded_cond(MiCtx *ctx) {
     ok(dw < 1e-5, "the recorded output is the %s branch (sum %.3f, max abs err %.3g)", sum > 0 ? "true" : "false", sum, dw);
     const char *which[2] = {"recorded input", "negated input"};
 
-    Built b;
+    CgBuild b;
     bool built = build(ctx, g, &b);
     ok(built, "hop_cond compiles to C");
     if (built) {
@@ -130,7 +113,7 @@ static void test_recorded_cond(MiCtx *ctx) {
             interp_free_outputs(outs, nouts);
         }
     }
-    if (built) built_free(&b);
+    cg_free(&b);
     tensor_unref(expect[0]);
     tensor_unref(expect[1]);
 out:
@@ -151,7 +134,7 @@ static void test_two_results(MiCtx *ctx) {
     ok(printed && text && strcmp(printed, text) == 0, "prints back exactly, nested classes included");
     free(printed);
     free(text);
-    Built b;
+    CgBuild b;
     bool built = build(ctx, g, &b);
     ok(built, "cond_two_results compiles to C");
     for (int sign = 0; sign < 2; sign++) {
@@ -214,7 +197,7 @@ static void test_two_results(MiCtx *ctx) {
         }
         interp_free_outputs(in, nin);
     }
-    if (built) built_free(&b);
+    cg_free(&b);
     graph_free(g);
 }
 
@@ -232,7 +215,7 @@ static void test_nested(MiCtx *ctx) {
     ok(a && bb && strcmp(a, bb) == 0, "nested subgraphs survive the JSON round trip");
     free(js); free(a); free(bb);
     graph_free(h);
-    Built b;
+    CgBuild b;
     bool built = build(ctx, g, &b);
     ok(built && strstr(b.src, "static int true_graph_0_true_graph_0(") &&
        strstr(b.src, "q[0LL] ? true_graph_0_true_graph_0(cin, cout, csyms0) : true_graph_0_false_graph_0(cin, cout, csyms1)"),
@@ -268,7 +251,7 @@ static void test_nested(MiCtx *ctx) {
         tensor_unref(want);
     }
     tensor_unref(x);
-    if (built) built_free(&b);
+    cg_free(&b);
     graph_free(g);
 }
 
@@ -276,7 +259,7 @@ static void test_nested(MiCtx *ctx) {
 static void test_dynamic(MiCtx *ctx) {
     Graph *g = load(ctx, "tests/fixtures/hop/cond_dynamic.py");
     if (!ok(g != NULL, "cond_dynamic loads")) return;
-    Built b;
+    CgBuild b;
     bool built = build(ctx, g, &b);
     ok(built && strstr(b.src, "const int64_t csyms0[] = {s0, 0};"), "the branches take s0 from the caller");
     for (int k = 0; built && k < 3; k++) {
@@ -294,7 +277,7 @@ static void test_dynamic(MiCtx *ctx) {
         sb_free(&rep);
         interp_free_outputs(in, nin);
     }
-    if (built) built_free(&b);
+    cg_free(&b);
     graph_free(g);
 }
 
@@ -499,7 +482,7 @@ static void test_checkpoint_hop(MiCtx *ctx) {
     bool split = false;
     for (int k = 0; st && k < st->nchanges; k++) split |= !strcmp(st->changes[k].node, "wrap_body_0.addmm");
     ok(split, "the body's addmm is split (cuda), named wrap_body_0.addmm");
-    Built b;
+    CgBuild b;
     bool built = build(ctx, pm_graph(pm), &b);
     ok(built, "checkpoint_aten compiles (after the passes)");
     if (built) {
@@ -509,7 +492,7 @@ static void test_checkpoint_hop(MiCtx *ctx) {
         if (rt_run(ctx, b.rt, pm_graph(pm), in, 3, &outs, &nouts, NULL) == 0 && nouts == 1) d = max_abs_diff(outs[0].t, want);
         ok(d < 1e-4, "generated C = PyTorch's forward output (max abs err %.3g)", d);
         interp_free_outputs(outs, nouts);
-        built_free(&b);
+        cg_free(&b);
     }
     pm_free(pm);
     if (want) tensor_unref(want);

@@ -9,10 +9,7 @@
  * convolution_backward FallbackKernel (grouped, transposed) runs with oneDNN in the module and
  * its three gradients agree with the reference interpreter. */
 #include "tap.h"
-#include "codegen/codegen_c.h"
-#include "lowering/lowering.h"
-#include "runtime/runtime.h"
-#include "scheduler/scheduler.h"
+#include "tests/support/codegen_check.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -75,7 +72,7 @@ static void ref_transposed(const Tensor *x, const Tensor *w, const Tensor *bias,
 }
 
 /* One fixture: the graph, its inputs, the lowered module and the compiled one. */
-typedef struct Case { Graph *g; IValue in[16]; int nin; IrModule *m; char *src; RtModule *rt; } Case;
+typedef struct Case { Graph *g; IValue in[16]; int nin; CgBuild b; } Case;
 
 static bool case_open(MiCtx *ctx, Case *c, const char *path) {
     memset(c, 0, sizeof *c);
@@ -83,19 +80,13 @@ static bool case_open(MiCtx *ctx, Case *c, const char *path) {
     if (!ok(c->g != NULL, "%s loads", path)) { diag("%s", ctx->err.msg); return false; }
     ops_resolve_graph(c->g);
     fill_inputs(ctx, c->g, c->in, &c->nin);
-    c->m = ir_lower(ctx, c->g);
-    if (!ok(c->m != NULL, "%s lowers", path)) { diag("%s", ctx->err.msg); return true; }
-    Schedule *s = sched_run(ctx, c->m);
-    c->src = s ? codegen_c(ctx, s) : NULL;
-    c->rt = c->src ? rt_compile(ctx, c->src) : NULL;
-    if (!ok(c->rt != NULL, "%s compiles", path)) diag("%s", ctx->err.msg);
-    sched_free(s);
+    cg_compile(ctx, c->g, &c->b, 0);
+    if (!ok(c->b.m != NULL, "%s lowers", path)) { diag("%s", ctx->err.msg); return true; }
+    if (!ok(c->b.rt != NULL, "%s compiles", path)) diag("%s", ctx->err.msg);
     return true;
 }
 static void case_close(Case *c) {
-    rt_free(c->rt);
-    free(c->src);
-    ir_free(c->m);
+    cg_free(&c->b);
     for (int i = 0; i < c->nin; i++) ivalue_clear(&c->in[i]);
     graph_free(c->g);
 }
@@ -104,14 +95,14 @@ static void against_interp(MiCtx *ctx, Case *c, int n, double tol, const char *w
     IValue *ref = NULL, *got = NULL;
     int nref = 0, ngot = 0;
     ok(interp_run(ctx, c->g, c->in, c->nin, &ref, &nref) == 0 && nref == n, "%s: the reference interpreter runs", what);
-    if (c->rt && ok(rt_run(ctx, c->rt, c->g, c->in, c->nin, &got, &ngot, NULL) == 0 && ngot == n, "%s: the module runs", what))
+    if (c->b.rt && ok(rt_run(ctx, c->b.rt, c->g, c->in, c->nin, &got, &ngot, NULL) == 0 && ngot == n, "%s: the module runs", what))
         for (int j = 0; j < n && j < nref; j++) ok(close_to(got[j].t, ref[j].t, tol, what), "%s: output %d agrees with the interpreter", what, j);
-    else if (c->rt) diag("%s", ctx->err.msg);
-    if (c->m && nref == n) {
+    else if (c->b.rt) diag("%s", ctx->err.msg);
+    if (c->b.m && nref == n) {
         interp_free_outputs(got, ngot);
         got = NULL;
         ngot = 0;
-        if (ok(ir_interp_run(ctx, c->m, c->in, c->nin, &got, &ngot) == 0 && ngot == n, "%s: IR interpreter runs", what))
+        if (ok(ir_interp_run(ctx, c->b.m, c->in, c->nin, &got, &ngot) == 0 && ngot == n, "%s: IR interpreter runs", what))
             for (int j = 0; j < n; j++) ok(close_to(got[j].t, ref[j].t, 1e-5, "IR interp"), "%s: IR interpreter output %d", what, j);
         else diag("%s", ctx->err.msg);
     }
@@ -127,9 +118,9 @@ int main(void) {
     const bool dnnl = false;
 #endif
     Case c;
-    if (case_open(ctx, &c, CONV) && c.m) {
-        ok(count_conv(c.m) == 4, "four extern convolutions (%d)", count_conv(c.m));
-        char *txt = ir_print(c.m);
+    if (case_open(ctx, &c, CONV) && c.b.m) {
+        ok(count_conv(c.b.m) == 4, "four extern convolutions (%d)", count_conv(c.b.m));
+        char *txt = ir_print(c.b.m);
         /* on the cpu a graph with convolutions runs them channels last (decide_layout_opt): the
          * 2-d convolution's contiguous input and weight are copied channels last first (op0, op1),
          * its result is channels last; the returned relu (buf3) has its annotated strides; the 1-d
@@ -143,7 +134,7 @@ int main(void) {
                strstr(txt, "buf7.layout = FixedLayout('cpu', torch.float32, size=[2, 6, 3, 5], stride=[90, 1, 30, 6])"),
            "the IR shows ExternKernelAlloc / extern_kernels.convolution, the channels-last copies and results");
         free(txt);
-        ok(c.src && (dnnl ? strstr(c.src, "mi_conv(&site, 3, 0, 1LL") != NULL : strstr(c.src, "the reference") != NULL),
+        ok(c.b.src && (dnnl ? strstr(c.b.src, "mi_conv(&site, 3, 0, 1LL") != NULL : strstr(c.b.src, "the reference") != NULL),
            "the module calls %s", dnnl ? "oneDNN" : "the reference");
         against_interp(ctx, &c, 4, 1e-5, "convolution");
         against_interp(ctx, &c, 4, 1e-5, "again (the kept primitives)");
@@ -151,11 +142,11 @@ int main(void) {
     case_close(&c);
 
     /* transposed: against the definition written out above */
-    if (case_open(ctx, &c, CONVT) && c.m) {
-        ok(count_conv(c.m) == 2, "transposed: two extern convolutions");
+    if (case_open(ctx, &c, CONVT) && c.b.m) {
+        ok(count_conv(c.b.m) == 2, "transposed: two extern convolutions");
         IValue *got = NULL;
         int ngot = 0;
-        if (c.rt && ok(rt_run(ctx, c.rt, c.g, c.in, c.nin, &got, &ngot, NULL) == 0 && ngot == 2, "transposed: the module runs")) {
+        if (c.b.rt && ok(rt_run(ctx, c.b.rt, c.g, c.in, c.nin, &got, &ngot, NULL) == 0 && ngot == 2, "transposed: the module runs")) {
             int64_t s0[2] = {2, 2}, p0[2] = {0, 1}, d0[2] = {1, 1}, s1[2] = {1, 1}, p1[2] = {0, 0}, d1[2] = {2, 1};
             int64_t y0s[4] = {2, 3, 20, 18}, y1s[4] = {2, 6, 11, 10};
             Tensor *y0 = tensor_new(ctx, DT_F32, 4, y0s), *y1 = tensor_new(ctx, DT_F32, 4, y1s);
@@ -172,9 +163,9 @@ int main(void) {
     case_close(&c);
 
     /* convolution_backward: a FallbackKernel (as Inductor's), run by oneDNN in the module */
-    if (case_open(ctx, &c, CONVB) && c.m) {
-        ok(c.src && (dnnl ? strstr(c.src, "mi_conv_status = mi_conv_bwd(&site, 2, 1, 1LL") != NULL
-                          : strstr(c.src, "FallbackKernel: torch.ops.aten.convolution_backward") != NULL),
+    if (case_open(ctx, &c, CONVB) && c.b.m) {
+        ok(c.b.src && (dnnl ? strstr(c.b.src, "mi_conv_status = mi_conv_bwd(&site, 2, 1, 1LL") != NULL
+                          : strstr(c.b.src, "FallbackKernel: torch.ops.aten.convolution_backward") != NULL),
            "convolution_backward: the module calls %s", dnnl ? "oneDNN (the reference if it refuses)" : "the reference");
         against_interp(ctx, &c, 5, 1e-4, "convolution_backward");
     }

@@ -8,10 +8,7 @@
  * atomic_add store; an index past its dim is an error naming it, in both runners; nearest
  * upsampling lowers to Pointwise kernels with one indirect index per resized dim. */
 #include "tap.h"
-#include "codegen/codegen_c.h"
-#include "lowering/lowering.h"
-#include "runtime/runtime.h"
-#include "scheduler/scheduler.h"
+#include "tests/support/codegen_check.h"
 #include "tests/support/fixture_graph.h"
 
 #include <math.h>
@@ -95,8 +92,10 @@ int main(void) {
         ctx->threads = th;
         char what[64];
         snprintf(what, sizeof what, "threads %s", th ? "1" : "default");
-        IrModule *m = ir_lower(ctx, g);
-        if (!ok(m != NULL, "%s: lowers", what)) { diag("%s", ctx->err.msg); continue; }
+        CgBuild b;
+        cg_compile(ctx, g, &b, 0);
+        IrModule *m = b.m;
+        if (!ok(m != NULL, "%s: lowers", what)) { diag("%s", ctx->err.msg); cg_free(&b); continue; }
         ok(count_kind(m, BUF_EXTERN) == (th ? 0 : 4), "%s: %d extern buffers (FallbackKernels and their MultiOutputs)", what, count_kind(m, BUF_EXTERN));
         IValue *got = NULL;
         int ngot = 0;
@@ -111,9 +110,8 @@ int main(void) {
                "%s: the IR shows the indirect index, the dependency on tmp0 and the Scatter's mutation", what);
             free(txt);
         }
-        Schedule *s = sched_run(ctx, m);
-        char *src = s ? codegen_c(ctx, s) : NULL;
-        RtModule *rt = src ? rt_compile(ctx, src) : NULL;
+        char *src = b.src;
+        RtModule *rt = b.rt;
         if (!ok(rt != NULL, "%s: compiles", what)) diag("%s", ctx->err.msg);
         if (th == 1 && src)
             ok(strstr(src, "mi_atomic_add_float(&") && strstr(src, "mi_index_oob("), "%s: atomic adds and index checks in the C", what);
@@ -137,10 +135,7 @@ int main(void) {
             ok(rc < 0 && strstr(ctx->err.msg, "out of bounds for dimension with size 6"), "... and the IR interpreter (%s)", ctx->err.msg);
             tensor_set_f(in[1].t, 1, -1);
         }
-        rt_free(rt);
-        free(src);
-        sched_free(s);
-        ir_free(m);
+        cg_free(&b);
     }
     interp_free_outputs(ref, nref);
     for (int i = 0; i < NIN; i++) ivalue_clear(&in[i]);

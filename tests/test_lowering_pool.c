@@ -5,10 +5,7 @@
  * compiled C module, fusion on and off — equal PyTorch's definitions, computed here directly
  * (ATen's CPU pooling loops: first maximum wins, indices flat over the input plane). */
 #include "tap.h"
-#include "codegen/codegen_c.h"
-#include "lowering/lowering.h"
-#include "runtime/runtime.h"
-#include "scheduler/scheduler.h"
+#include "tests/support/codegen_check.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -110,8 +107,10 @@ int main(void) {
         ctx->fusion = f;
         char what[64];
         snprintf(what, sizeof what, "fusion %s", f ? "on" : "off");
-        IrModule *m = ir_lower(ctx, g);
-        if (!ok(m != NULL, "%s: lowers", what)) { diag("%s", ctx->err.msg); continue; }
+        CgBuild b;
+        cg_compile(ctx, g, &b, 0);
+        IrModule *m = b.m;
+        if (!ok(m != NULL, "%s: lowers", what)) { diag("%s", ctx->err.msg); cg_free(&b); continue; }
         int nred = 0, nfb = 0;
         for (int i = 0; i < m->nbufs; i++) {
             nred += m->bufs[i]->is_reduction;
@@ -127,9 +126,7 @@ int main(void) {
             for (int j = 0; j < 7; j++) check_out(got[j].t, numel[j], want[j], what, names[j]);
         else diag("%s", ctx->err.msg);
         interp_free_outputs(got, ngot);
-        Schedule *s = sched_run(ctx, m);
-        char *src = s ? codegen_c(ctx, s) : NULL;
-        RtModule *rt = src ? rt_compile(ctx, src) : NULL;
+        RtModule *rt = b.rt;
         if (!ok(rt != NULL, "%s: compiles", what)) diag("%s", ctx->err.msg);
         got = NULL;
         ngot = 0;
@@ -138,10 +135,7 @@ int main(void) {
             for (int j = 0; j < 7; j++) check_out(got[j].t, numel[j], want[j], what, names[j]);
         } else if (rt) diag("%s", ctx->err.msg);
         interp_free_outputs(got, ngot);
-        rt_free(rt);
-        free(src);
-        sched_free(s);
-        ir_free(m);
+        cg_free(&b);
     }
     ivalue_clear(&in[0]);
     ivalue_clear(&in[1]);

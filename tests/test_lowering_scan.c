@@ -8,9 +8,7 @@
  * scheduler makes Inductor's kernels (scans fuse with their pointwise producer and consumer like
  * reductions of the same numel and rnumel), and the CUDA source compiles where nvcc exists. */
 #include "tap.h"
-#include "codegen/codegen_cuda.h"
-#include "lowering/lowering.h"
-#include "scheduler/scheduler.h"
+#include "tests/support/codegen_check.h"
 #include "tests/support/fixture_graph.h"
 
 #include <math.h>
@@ -60,7 +58,9 @@ int main(void) {
     ir_free(m);
 
     ctx->target = MI_DEV_CUDA;
-    m = ir_lower(ctx, g);
+    CgBuild cb;
+    cg_compile(ctx, g, &cb, CG_SOURCE);
+    m = cb.m;
     if (!ok(m != NULL, "cuda: lowers")) { diag("%s", ctx->err.msg); return exit_status(); }
     ok(count_ext(m, EXT_FALLBACK) == 0, "cuda: no FallbackKernel");
     IValue *got = NULL;
@@ -89,7 +89,7 @@ int main(void) {
        "cuda: the IR shows the scan submodule calls and ops.sort, as Inductor's LoopBody");
     free(txt);
 
-    Schedule *s = sched_run(ctx, m);
+    Schedule *s = cb.s;
     if (ok(s != NULL, "cuda: schedules")) {
         static const char *want[] = {"cuda_fused_add_cummax_cumprod_logcumsumexp_sigmoid_sort_0", "cuda_fused_cummin_1",
                                      "cuda_fused_cumsum_2", "cuda_fused_cumsum_3"};
@@ -100,27 +100,13 @@ int main(void) {
         }
         ok(all, "cuda: 4 kernels (%d): the row-0 scans, sort and add in one; cummin over dim 0 (numel 40, rnumel 4) and each cumsum apart",
            sched_num_kernels(s));
-        char *src = codegen_cuda(ctx, s);
+        const char *src = cb.src;
         ok(src && strstr(src, "mi_scan_chunk(MiSP<float>{") && strstr(src, "MiScanArg<1>()") && strstr(src, "MiScanLogAddExp()") &&
                strstr(src, "mi_block_sort<float>(") && strstr(src, "MiSP<int64_t>"),
            "cuda: the kernels scan in block chunks and sort in shared memory");
-        const char *nvcc = tf_find_nvcc();
-        if (!nvcc) skip(1, "nvcc not found (the CUDA source compiles on a machine with the CUDA toolkit)");
-        else if (src) {
-            char dir[] = "/tmp/minductor_scanXXXXXX", cmd[1200], cu[64];
-            if (mkdtemp(dir)) {
-                snprintf(cu, sizeof cu, "%s/k.cu", dir);
-                FILE *f = fopen(cu, "w");
-                if (f) { fputs(src, f); fclose(f); }
-                snprintf(cmd, sizeof cmd, "\"%s\" -c -arch=sm_90 -Wno-deprecated-gpu-targets -diag-suppress 177,550 -o %s/k.o %s > %s/log 2>&1; rc=$?; rm -rf %s; exit $rc",
-                         nvcc, dir, cu, dir, dir);
-                ok(f && system(cmd) == 0, "cuda: nvcc compiles it");
-            }
-        }
-        free(src);
-        sched_free(s);
+        tf_nvcc_ok("cuda", src);
     }
-    ir_free(m);
+    cg_free(&cb);
     interp_free_outputs(ref, nref);
     for (int i = 0; i < NIN; i++) ivalue_clear(&in[i]);
     graph_free(g);

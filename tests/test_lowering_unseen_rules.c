@@ -15,10 +15,8 @@
  *    with sizevars' own simplification) is copied at its node; one it can is not.
  *  - 200 in-place Scatters into graph inputs read by one sum: a StarDep on each, once. */
 #include "tap.h"
-#include "codegen/codegen_c.h"
+#include "tests/support/codegen_check.h"
 #include "codegen/codegen_cuda.h"
-#include "lowering/lowering.h"
-#include "runtime/runtime.h"
 
 /* Lower, schedule and compile `fx` (device cpu), check against the interpreter with rtol/atol.
  * nextern: the extern kernels expected; nloops: the generated kernels expected (-1: at least
@@ -30,8 +28,9 @@ static void one(MiCtx *ctx, const char *name, const char *fx, int nextern, int n
     ops_resolve_graph(g);
     ctx->fusion = true;
     ctx->target = MI_DEV_CPU;
-    IrModule *m = ir_lower(ctx, g);
-    Schedule *s = m ? sched_run(ctx, m) : NULL;
+    CgBuild b;
+    cg_compile(ctx, g, &b, 0);
+    Schedule *s = b.s;
     int next = 0, nloop = 0;
     for (int i = 0; s && i < s->nkernels; i++) {
         if (s->kernels[i].is_extern) next++;
@@ -40,9 +39,8 @@ static void one(MiCtx *ctx, const char *name, const char *fx, int nextern, int n
     ok(s && next == nextern && (nloops < 0 ? nloop >= 1 : nloop == nloops),
        "%s: %d extern kernel(s), %s generated (%d extern, %d generated)", name, nextern, nloops < 0 ? "some" : nloops ? "one" : "none", next, nloop);
     if (!s) { char e[600]; diag("%s", mi_err_str(ctx, e, sizeof e)); }
-    char *src = s ? codegen_c(ctx, s) : NULL;
-    if (csym) ok(src && strstr(src, csym), "%s: the C module calls %s", name, csym);
-    RtModule *rt = src ? rt_compile(ctx, src) : NULL;
+    if (csym) ok(b.src && strstr(b.src, csym), "%s: the C module calls %s", name, csym);
+    RtModule *rt = b.rt;
     IValue *in = NULL;
     int nin = 0, r = -1;
     StrBuf rep;
@@ -52,15 +50,12 @@ static void one(MiCtx *ctx, const char *name, const char *fx, int nextern, int n
     if (r != 1) { char e[600]; diag("%s", rep.s ? rep.s : mi_err_str(ctx, e, sizeof e)); }
     sb_free(&rep);
     if (in) interp_free_outputs(in, nin);
-    rt_free(rt);
-    free(src);
     if (cusym) {
         char *cu = s ? codegen_cuda(ctx, s) : NULL;
         ok(cu && strstr(cu, cusym), "%s: the CUDA source calls %s", name, cusym);
         free(cu);
     }
-    sched_free(s);
-    ir_free(m);
+    cg_free(&b);
     graph_free(g);
 }
 

@@ -26,10 +26,7 @@
 #include "ops/inputs.h"
 #include "ops/ops.h"
 #include "fx/graph.h"
-#include "lowering/lowering.h"
-#include "scheduler/scheduler.h"
-#include "codegen/codegen_c.h"
-#include "runtime/runtime.h"
+#include "tests/support/codegen_check.h"
 #include "ir/ir.h"
 #include "base/same.h"
 
@@ -133,10 +130,7 @@ static int run_case(const char *root, const Case *c, char *res, size_t n) {
     ctx->threads = 1;
     int rc = -1, nin = 0, nref = 0, nf64 = 0;
     IValue *in = NULL, *ref = NULL, *f64 = NULL;
-    IrModule *ir = NULL;
-    Schedule *sc = NULL;
-    char *code = NULL;
-    RtModule *mod = NULL;
+    CgBuild b = {0};
     Graph *g = graph_load_file(ctx, p);
     if (!g) { fail(res, n, "load", ctx); goto done; }
     ops_resolve_graph(g);
@@ -165,21 +159,17 @@ static int run_case(const char *root, const Case *c, char *res, size_t n) {
     for (int k = 0; k < nref; k++)
         if (compare_recorded(ctx, g, in, nin, &f64, &nf64, dir, k, &ref[k], c->random, res, n)) goto done;
     /* exec: the compiled graph against the interpreter */
-    ir = ir_lower(ctx, g);
-    if (!ir) { fail(res, n, "exec (lower)", ctx); goto done; }
-    sc = sched_run(ctx, ir);
-    if (!sc) { fail(res, n, "exec (schedule)", ctx); goto done; }
-    code = codegen_c(ctx, sc);
-    if (!code) { fail(res, n, "exec (codegen)", ctx); goto done; }
-    mod = rt_compile(ctx, code);
-    if (!mod) { fail(res, n, "exec (compile)", ctx); goto done; }
+    if (cg_compile(ctx, g, &b, 0) < 0) {
+        fail(res, n, !b.m ? "exec (lower)" : !b.s ? "exec (schedule)" : !b.src ? "exec (codegen)" : "exec (compile)", ctx);
+        goto done;
+    }
     char what[300];
     snprintf(what, sizeof what, "exec (compiled code of %.250s)", c->ops);
     if (c->random) {
         IValue *outs = NULL;
         int nouts = 0;
         tmp = clone_inputs(in, nin);
-        irc = rt_run(ctx, mod, g, tmp, nin, &outs, &nouts, NULL);
+        irc = rt_run(ctx, b.rt, g, tmp, nin, &outs, &nouts, NULL);
         clear_inputs(tmp, nin);
         if (irc) { fail(res, n, what, ctx); goto done; }
         for (int k = 0; k < nouts && k < nref; k++) {
@@ -193,7 +183,7 @@ static int run_case(const char *root, const Case *c, char *res, size_t n) {
     } else {
         StrBuf rep;
         sb_init(&rep);
-        int ok = rt_check(ctx, mod, g, in, nin, 1e-4, 1e-4, &rep);
+        int ok = rt_check(ctx, b.rt, g, in, nin, 1e-4, 1e-4, &rep);
         if (ok < 0) { sb_free(&rep); fail(res, n, what, ctx); goto done; }
         if (ok == 0) {
             const char *bad = rep.s ? strstr(rep.s, "MISMATCH") : NULL;
@@ -209,10 +199,7 @@ static int run_case(const char *root, const Case *c, char *res, size_t n) {
     snprintf(res, n, "PASS");
     rc = 0;
 done:
-    if (mod) rt_free(mod);
-    free(code);
-    if (sc) sched_free(sc);
-    if (ir) ir_free(ir);
+    cg_free(&b);
     if (ref) interp_free_outputs(ref, nref);
     if (f64) interp_free_outputs(f64, nf64);
     if (in) clear_inputs(in, nin);

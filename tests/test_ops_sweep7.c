@@ -20,14 +20,13 @@
  *   - adaptive_max_pool2d lowered as lowering.py does (compiled C = interpreter, nvcc);
  *   - a graph of the fallbacks compiled to C (equal to the interpreter) and to CUDA (nvcc). */
 #include "tap.h"
-#include "codegen/codegen_cuda.h"
 #include "compile_fx/compile_fx.h"
 #include "ir/ir.h"
 #include "lowering/lowering.h"
 #include "ops/decomp.h"
 #include "ops/interp.h"
 #include "runtime/runtime.h"
-#include "scheduler/scheduler.h"
+#include "tests/support/codegen_check.h"
 #include "tests/support/fixture_graph.h"
 #include "tests/support/op_graph.h"
 
@@ -142,27 +141,12 @@ static void c_agrees(const char *name, Graph *g, Tensor **ins, int n) {
 /* g's CUDA source, built by nvcc where it is installed */
 static void cuda_builds(const char *name, Graph *g) {
     ctx->target = MI_DEV_CUDA;
-    IrModule *m = ir_lower(ctx, g);
-    Schedule *s = m ? sched_run(ctx, m) : NULL;
-    char *src = s ? codegen_cuda(ctx, s) : NULL;
+    CgBuild b;
+    cg_compile(ctx, g, &b, CG_SOURCE);
     ctx->target = MI_DEV_CPU;
-    if (!ok(src != NULL, "%s: CUDA source generated", name)) { diag("%s", ctx->err.msg); mi_clear_err(ctx); }
-    const char *nvcc = tf_find_nvcc();
-    if (!nvcc) skip(1, "nvcc not found (the CUDA source compiles on a machine with the CUDA toolkit)");
-    else if (src) {
-        char dir[] = "/tmp/minductor_sweep7XXXXXX", cmd[1400], cu[64];
-        if (mkdtemp(dir)) {
-            snprintf(cu, sizeof cu, "%s/k.cu", dir);
-            FILE *f = fopen(cu, "w");
-            if (f) { fputs(src, f); fclose(f); }
-            snprintf(cmd, sizeof cmd, "\"%s\" -c -arch=sm_90 -Wno-deprecated-gpu-targets -diag-suppress 177,550 -o %s/k.o %s > %s/log 2>&1; rc=$?; "
-                     "[ $rc -ne 0 ] && head -c 2000 %s/log >&2; rm -rf %s; exit $rc", nvcc, dir, cu, dir, dir, dir);
-            ok(f && system(cmd) == 0, "%s: nvcc compiles the CUDA source", name);
-        }
-    }
-    free(src);
-    sched_free(s);
-    ir_free(m);
+    if (!ok(b.src != NULL, "%s: CUDA source generated", name)) { diag("%s", ctx->err.msg); mi_clear_err(ctx); }
+    tf_nvcc_ok(name, b.src);
+    cg_free(&b);
 }
 
 static void compiled_agrees(const char *name, Graph *g, Tensor **ins, int n) {

@@ -30,9 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "codegen/codegen_c.h"
-#include "lowering/lowering.h"
-#include "runtime/runtime.h"
+#include "tests/support/codegen_check.h"
 
 enum { CHK_FX, CHK_JSON, CHK_PASSES, CHK_PASSES_EXTRA, CHK_LOWERED, CHK_KERNELS, NCHK };
 static const char *chk_name[NCHK] = {"fx round trip", "json round trip", "pass pipeline",
@@ -254,12 +252,11 @@ static int kernels_child(MiCtx *ctx, const Graph *g, const IValue *in, int nin, 
     Graph *h = transformed(ctx, g, CHK_PASSES, in, nin, why, n);
     if (!h) return 2;                          /* the pass check reports it */
     if (graph_device(h).kind != DEV_CPU || !lowering_supported(h, why, n)) return 2;
-    IrModule *m = ir_lower(ctx, h);
-    Schedule *sc = m ? sched_run(ctx, m) : NULL;
-    char *src = sc ? codegen_c(ctx, sc) : NULL;
-    RtModule *rt = src ? rt_compile(ctx, src) : NULL;
+    CgBuild b;   /* a child process: its exit frees it */
+    cg_compile(ctx, h, &b, 0);
+    RtModule *rt = b.rt;
     if (!rt) {
-        snprintf(why, n, "%s: %s", !m ? "ir_lower" : !sc ? "sched_run" : !src ? "codegen_c" : "rt_compile",
+        snprintf(why, n, "%s: %s", !b.m ? "ir_lower" : !b.s ? "sched_run" : !b.src ? "codegen_c" : "rt_compile",
                  mi_err_str(ctx, err, sizeof err));
         return strstr(ctx->err.msg, "not implemented") ? 3 : 1;
     }

@@ -13,9 +13,7 @@
  *    FallbackKernel up to 25 window positions), ties to the first position as ATen
  *    (cpu_adaptive_maxpool_replpad_train forward: 2 kernels as Inductor, was 3). */
 #include "tap.h"
-#include "codegen/codegen_c.h"
-#include "lowering/lowering.h"
-#include "runtime/runtime.h"
+#include "tests/support/codegen_check.h"
 
 #define HDR "class <lambda>(torch.nn.Module):\n"
 
@@ -30,10 +28,11 @@ static Schedule *sched_of(MiCtx *ctx, const char *name, const char *fx, Graph **
     ops_resolve_graph(g);
     ctx->fusion = true;
     ctx->target = MI_DEV_CPU;
-    IrModule *m = ir_lower(ctx, g);
-    *m_out = m;
-    Schedule *s = m ? sched_run(ctx, m) : NULL;
-    if (!s) { char e[600]; diag("%s", mi_err_str(ctx, e, sizeof e)); return NULL; }
+    CgBuild b;
+    cg_compile(ctx, g, &b, 0);
+    *m_out = b.m;   /* the module and the schedule are the caller's */
+    Schedule *s = b.s;
+    if (!s) { char e[600]; diag("%s", mi_err_str(ctx, e, sizeof e)); free(b.src); return NULL; }
     size_t k = 0;
     for (int i = 0; i < s->nkernels && k + 1 < nk; i++) {
         const SchedKernel *K = &s->kernels[i];
@@ -41,8 +40,7 @@ static Schedule *sched_of(MiCtx *ctx, const char *name, const char *fx, Graph **
         kinds[k++] = K->is_extern ? 'x' : 'c';
     }
     kinds[k] = 0;
-    char *src = codegen_c(ctx, s);
-    RtModule *rt = src ? rt_compile(ctx, src) : NULL;
+    RtModule *rt = b.rt;
     IValue *in = NULL;
     int nin = 0, r = -1;
     StrBuf rep;
@@ -53,7 +51,7 @@ static Schedule *sched_of(MiCtx *ctx, const char *name, const char *fx, Graph **
     sb_free(&rep);
     if (in) interp_free_outputs(in, nin);
     rt_free(rt);
-    free(src);
+    free(b.src);
     return s;
 }
 

@@ -8,10 +8,8 @@
 #include "ops/interp.h"
 #include "fx_passes/passes.h"
 #include "base/symbool.h"
-#include "codegen/codegen_c.h"
-#include "lowering/lowering.h"
-#include "runtime/runtime.h"
 #include "tap.h"
+#include "tests/support/codegen_check.h"
 #include "tests/support/shell_harness.h"
 
 #define FIX "tests/fixtures/fx/cpu_symbool_asserts_post_grad_graph.py"
@@ -191,10 +189,10 @@ static void lowered(MiCtx *ctx) {
     ops_resolve_graph(g);
     char why[512] = "";
     ok(lowering_supported(g, why, sizeof why), "lowering accepts SymBools and _assert_scalar %s", why);
-    IrModule *m = ir_lower(ctx, g);
-    Schedule *s = m ? sched_run(ctx, m) : NULL;
-    char *src = s ? codegen_c(ctx, s) : NULL;
-    RtModule *rt = src ? rt_compile(ctx, src) : NULL;
+    CgBuild b;
+    cg_compile(ctx, g, &b, 0);
+    RtModule *rt = b.rt;
+    const char *src = b.src;
     if (ok(rt != NULL, "assert graph compiles: %s", rt ? "" : ctx->err.msg)) {
         ok(strstr(src, "const char *mi_guards[] = {\"s0 >= 1\", \"s1 >= 1\", \"s0 >= 2\", \"s1 <= 64\", \"s0 != 5\", NULL};") != NULL,
            "the asserts are module guards");
@@ -223,10 +221,7 @@ static void lowered(MiCtx *ctx) {
             tensor_unref(in[3].t);
         }
     }
-    rt_free(rt);
-    free(src);
-    sched_free(s);
-    ir_free(m);
+    cg_free(&b);
     graph_free(g);
 }
 

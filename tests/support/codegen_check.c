@@ -1,9 +1,12 @@
-/* codegen_check.c — the compile-and-compare step of the C code generator's tests (see
- * codegen_check.h): FX text -> IR -> schedule -> C -> module, checked against the interpreter. */
+/* codegen_check.c — a graph's compile chain in one call, and the compile-and-compare step of
+ * the C code generator's tests (see codegen_check.h): FX text -> IR -> schedule -> C -> module,
+ * checked against the interpreter. */
 #include "tests/support/codegen_check.h"
 #include "codegen/codegen_c.h"
+#include "codegen/codegen_cuda.h"
 #include "lowering/lowering.h"
 #include "runtime/runtime.h"
+#include "scheduler/scheduler.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +17,26 @@ int cg_check_count(const char *s, const char *pat) {
     int n = 0;
     for (const char *p = s ? strstr(s, pat) : NULL; p; p = strstr(p + 1, pat)) n++;
     return n;
+}
+
+int cg_compile(MiCtx *ctx, const Graph *g, CgBuild *b, unsigned flags) {
+    *b = (CgBuild){0};
+    b->m = g ? ir_lower(ctx, g) : NULL;
+    b->s = b->m ? sched_run(ctx, b->m) : NULL;
+    bool cuda = ctx->target == MI_DEV_CUDA;
+    b->src = !b->s ? NULL : cuda ? codegen_cuda(ctx, b->s) : codegen_c(ctx, b->s);
+    if (!b->src) return -1;
+    if (cuda || (flags & CG_SOURCE)) return 0;
+    b->rt = rt_compile(ctx, b->src);
+    return b->rt ? 0 : -1;
+}
+
+void cg_free(CgBuild *b) {
+    rt_free(b->rt);
+    free(b->src);
+    sched_free(b->s);
+    ir_free(b->m);
+    *b = (CgBuild){0};
 }
 
 char *cg_check_compile(MiCtx *ctx, const char *fx, long nan_at, int *agree, char **report) {
@@ -27,10 +50,11 @@ char *cg_check_compile(MiCtx *ctx, const char *fx, long nan_at, int *agree, char
     }
     ops_resolve_graph(g);
     ctx->fusion = true;
-    IrModule *m = ir_lower(ctx, g);
-    Schedule *s = m ? sched_run(ctx, m) : NULL;
-    char *src = s ? codegen_c(ctx, s) : NULL;
-    RtModule *rt = src ? rt_compile(ctx, src) : NULL;
+    CgBuild b;
+    cg_compile(ctx, g, &b, 0);
+    RtModule *rt = b.rt;
+    char *src = b.src;
+    b.src = NULL;   /* the caller's */
     IValue *in = NULL;
     int nin = 0, r = -1;
     StrBuf rep;
@@ -49,9 +73,7 @@ char *cg_check_compile(MiCtx *ctx, const char *fx, long nan_at, int *agree, char
     }
     sb_free(&rep);
     if (in) interp_free_outputs(in, nin);
-    rt_free(rt);
-    sched_free(s);
-    ir_free(m);
+    cg_free(&b);
     graph_free(g);
     return src;
 }

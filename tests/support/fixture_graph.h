@@ -20,5 +20,19 @@ Graph *tf_load_ref(MiCtx *ctx, const char *path, IValue *in, int nin, IValue **r
 /* nvcc as the runtime finds it: $MINDUCTOR_NVCC, nvcc on PATH, /usr/local/cuda/bin/nvcc; NULL
  * when there is none (CI). */
 const char *tf_find_nvcc(void);
+/* `nvcc -c -arch=sm_90` of a CUDA source in a fresh temporary folder (removed after): 1 when it
+ * compiles, 0 when it does not (nvcc's first 2000 bytes of output on stderr), -1 when there is
+ * no nvcc. */
+int tf_nvcc_compiles(const char *src);
+
+#ifdef TAP_H
+/* tf_nvcc_compiles as one TAP point ("NAME: nvcc compiles the CUDA source"), a skip without
+ * nvcc; a NULL src fails the point. */
+static inline void tf_nvcc_ok(const char *name, const char *src) {
+    int r = src ? tf_nvcc_compiles(src) : 0;
+    if (r < 0) skip(1, "nvcc not found (the CUDA source compiles on a machine with the CUDA toolkit)");
+    else ok(r == 1, "%s: nvcc compiles the CUDA source", name);
+}
+#endif
 
 #endif
