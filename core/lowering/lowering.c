@@ -30,6 +30,7 @@ static const struct { const LoweringDef *rows; const int *n; } families[] = {
     {lowering_indexing_table, &lowering_indexing_count},
     {lowering_extern_table, &lowering_extern_count},
     {lowering_pooling_table, &lowering_pooling_count},
+    {lowering_pooling_backward_table, &lowering_pooling_backward_count},
     {lowering_gather_table, &lowering_gather_count},
     {lowering_scan_table, &lowering_scan_count},
     {lowering_random_table, &lowering_random_count},

@@ -227,6 +227,32 @@ IrTBox *lw_require_exact_strides(Lower *L, IrTBox *t, Expr *const *stride);
 IrStorage *lw_reduction(Lower *L, const Node *n, IrTBox *x, const bool *red, bool keepdim,
                         IrReduceType rt, DType out_dt, int welford_item, const char *oname);
 
+/* ---- pooling (lowering_pooling.c; its backwards: lowering_pooling_backward.c) ---- */
+#define LW_POOL_MAX_WINDOW 25   /* Inductor's limit for inlined windows */
+/* The pooling arguments, each padded to n entries as pad_listlike does. */
+typedef struct PoolArgs {
+    int n;                                  /* spatial dims (2 or 3) */
+    int64_t k[3], s[3], p[3], d[3];         /* kernel, stride, padding, dilation */
+    bool ceil;
+} PoolArgs;
+/* max_pool_checks / _avg_poolnd's argument normalization of n's arguments from position argi:
+ * kernel_size, stride (default: the kernel), padding (0), [dilation (1),] ceil_mode. */
+int lw_pool_args(Lower *L, const Node *n, int argi, int nd, bool has_dilation, PoolArgs *pa);
+/* pooling_size: the pooled extent of spatial dim i of extent x (*ceil: ceil_mode added a window). */
+Expr *lw_pool_out_size(Lower *L, Expr *x, const PoolArgs *pa, int i, bool *ceil);
+/* The most pooled positions along one dim whose windows (kernel k, stride s) cover one input
+ * position (the h_window_size of the pooling backwards). */
+int64_t lw_pool_cover(int64_t k, int64_t s);
+/* _avg_poolnd: x (batch dims, then pa->n spatial) average-pooled; divisor 0: the window size or
+ * the covered count (cip: count_include_pad). A pending value with n's origins. */
+IrTBox *lw_avg_pool(Lower *L, const Node *n, IrTBox *x, const PoolArgs *pa, bool cip, double divisor);
+/* Window position (a, b) of adaptive pooling of the last two dims (sizes in[] -> os[]): the
+ * mask "inside the window", map[] the (clamped) index read, at[] the unclamped row / column;
+ * ceil: CeilDiv windows (upsample_nearest2d_backward) instead of the floor / ceil ones. */
+const IrFn *lw_adaptive_pos(Lower *L, int nd, const int64_t *in, const int64_t *os, int64_t a, int64_t b, bool ceil,
+                            Expr **map, Expr **at);
+extern const LoweringDef lowering_pooling_backward_table[]; extern const int lowering_pooling_backward_count;
+
 /* Closure costs add up over a DAG (a value used twice counts twice), so they can grow
  * exponentially with the graph: saturate instead of overflowing. Any cost past
  * LOWER_MAX_INLINE_COST realizes the storage anyway. */

@@ -5,22 +5,16 @@
  * flat input indices), avg pooling a sum Reduction divided by the window size or the count of
  * covered elements, the backward of max pooling a Pointwise that gathers the gradient of every
  * pooled position whose window covers an input element, adaptive avg pooling a Pointwise over
- * the largest window. Windows too large to inline (> 25 elements) and dilated backward fall
- * back, as Inductor does. */
+ * the largest window, fractional max pooling a max and an argmax over windows that start where
+ * its random samples put them. Windows too large to inline (> 25 elements) and dilated backward
+ * fall back, as Inductor does. The avg / nearest-upsampling backwards: lowering_pooling_backward.c. */
 #include "lowering/lowering_impl.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
-#define POOL_MAX_WINDOW 25   /* Inductor's limit for inlined windows */
-
-/* The pooling arguments, each padded to n entries as pad_listlike does. */
-typedef struct PoolArgs {
-    int n;                                  /* spatial dims (2 or 3) */
-    int64_t k[3], s[3], p[3], d[3];         /* kernel, stride, padding, dilation */
-    bool ceil;
-} PoolArgs;
+#define POOL_MAX_WINDOW LW_POOL_MAX_WINDOW
 
 /* An int list argument padded to n entries (one entry repeats; empty: dflt[], or 0). */
 static int pool_list(const Node *n, int i, const char *kw, int nd, const int64_t *dflt, int64_t *out) {
@@ -34,7 +28,7 @@ static int pool_list(const Node *n, int i, const char *kw, int nd, const int64_t
 
 /* max_pool_checks / _avg_poolnd's argument normalization: stride defaults to the kernel, padding
  * to 0, dilation to 1. Positions: kernel_size at argi, then stride, padding, [dilation,] ceil. */
-static int pool_args(Lower *L, const Node *n, int argi, int nd, bool has_dilation, PoolArgs *pa) {
+int lw_pool_args(Lower *L, const Node *n, int argi, int nd, bool has_dilation, PoolArgs *pa) {
     static const int64_t ones[3] = {1, 1, 1};
     pa->n = nd;
     if (pool_list(n, argi, "kernel_size", nd, NULL, pa->k) < 0 || pool_list(n, argi + 1, "stride", nd, pa->k, pa->s) < 0 ||
@@ -52,7 +46,7 @@ static int pool_args(Lower *L, const Node *n, int argi, int nd, bool has_dilatio
 
 /* pooling_size: out = (x + 2p - d(k-1) + (s-1)) // s; with ceil_mode one more window when it
  * starts inside the input or the left padding (then *ceil stays true, else it is a no-op). */
-static Expr *pool_out_size(Lower *L, Expr *x, const PoolArgs *pa, int i, bool *ceil) {
+Expr *lw_pool_out_size(Lower *L, Expr *x, const PoolArgs *pa, int i, bool *ceil) {
     SymCtx *s = L->s;
     int64_t base = 2 * pa->p[i] - pa->d[i] * (pa->k[i] - 1);
     Expr *out = sym_floordiv(s, sym_add(s, x, sym_int(s, base + pa->s[i] - 1)), sym_int(s, pa->s[i]));
@@ -117,7 +111,7 @@ static int max_pool_offsets(Lower *L, const Node *n, IrTBox *x, const PoolArgs *
     bool any_ceil = false, pad = false;
     for (int i = 0; i < pa->n; i++) {
         bool c;
-        osize[i] = pool_out_size(L, x->size[nb + i], pa, i, &c);
+        osize[i] = lw_pool_out_size(L, x->size[nb + i], pa, i, &c);
         any_ceil |= c;
         pad |= pa->p[i] != 0 || pa->d[i] > 1;
     }
@@ -165,7 +159,7 @@ static int lower_max_pool_offsets(Lower *L, const Node *n, int arg) {
     int64_t kl[8];
     int nk = lw_int_list(lw_arg_or_kw(n, 1, "kernel_size"), kl, 8);
     if (nk != 2 && nk != 3) return lw_err(L, n, "'%s': kernel_size must have 2 or 3 entries", n->target);
-    if (pool_args(L, n, 1, nk, true, &pa) < 0) return -1;
+    if (lw_pool_args(L, n, 1, nk, true, &pa) < 0) return -1;
     IrTBox *items[2];
     if (max_pool_offsets(L, n, x, &pa, &items[0], &items[1]) < 0) return -1;
     items[1] = lw_pw_box(L, lw_to_dtype(L, items[1]->loader, DT_I8), DT_I8, items[1]->ndim, items[1]->size,
@@ -203,7 +197,7 @@ static int lower_max_pool_with_indices(Lower *L, const Node *n, int arg) {
     IrTBox *x = lw_arg_tbox(L, n, 0);
     PoolArgs pa;
     if (!x) return lw_err(L, n, "'%s' needs a tensor", n->target);
-    if (pool_args(L, n, 1, arg, true, &pa) < 0) return -1;
+    if (lw_pool_args(L, n, 1, arg, true, &pa) < 0) return -1;
     IrTBox *items[2], *offs;
     if (max_pool_offsets(L, n, x, &pa, &items[0], &offs) < 0) return -1;
     items[1] = pool_offsets_to_indices(L, offs, &pa, x->size + x->ndim - arg, lw_short_name(L, n->target));
@@ -211,7 +205,7 @@ static int lower_max_pool_with_indices(Lower *L, const Node *n, int arg) {
 }
 
 /* The most pooled positions along one dim whose windows cover one input position. */
-static int64_t pool_cover(int64_t k, int64_t s) {
+int64_t lw_pool_cover(int64_t k, int64_t s) {
     int64_t best = 1;
     for (int64_t h = 0; h < 2 * k; h++) {
         int64_t lo = h - k < 0 ? 0 : (h - k) / s;   /* FloorDiv of a non-negative value */
@@ -232,8 +226,8 @@ static int lower_max_pool2d_backward(Lower *L, const Node *n, int arg) {
     PoolArgs pa;
     if (!go || !x || !ix || !m) return lw_err(L, n, "'%s' needs grad_output, self, indices and a shape", n->target);
     if (x->ndim != 3 && x->ndim != 4) return lw_err(L, n, "'%s' needs a 3-d or 4-d input", n->target);
-    if (pool_args(L, n, 2, 2, true, &pa) < 0) return -1;
-    int64_t wh = pool_cover(pa.k[0], pa.s[0]), ww = pool_cover(pa.k[1], pa.s[1]);
+    if (lw_pool_args(L, n, 2, 2, true, &pa) < 0) return -1;
+    int64_t wh = lw_pool_cover(pa.k[0], pa.s[0]), ww = lw_pool_cover(pa.k[1], pa.s[1]);
     if (pa.d[0] != 1 || pa.d[1] != 1 || wh * ww > POOL_MAX_WINDOW) return lw_fallback(L, n);
     lw_realize_hint(L, go);
     SymCtx *s = L->s;
@@ -267,37 +261,28 @@ static int lower_max_pool2d_backward(Lower *L, const Node *n, int arg) {
     return lw_set_pointwise(L, n, grad, dt, 2);
 }
 
-/* avg_pool2d / avg_pool3d(x, kernel_size, stride, padding, ceil_mode, count_include_pad,
- * divisor_override): a sum over the window (padding reads 0) in the computation dtype, divided
- * by divisor_override, the window size, or (with padding) the number of positions the window
- * covers (clipped to the input unless count_include_pad), cast back. arg: spatial dims. */
-static int lower_avg_pool(Lower *L, const Node *n, int arg) {
-    IrTBox *x = lw_arg_tbox(L, n, 0);
-    PoolArgs pa;
-    if (!x) return lw_err(L, n, "'%s' needs a tensor", n->target);
-    if (pool_args(L, n, 1, arg, false, &pa) < 0) return -1;
-    int nb = x->ndim - arg, nd = x->ndim;
-    if (nb < 1 || nb > 2) return lw_err(L, n, "'%s' needs a %d-d or %d-d input", n->target, arg + 1, arg + 2);
-    int64_t cip = 1, window = 1;
-    lw_arg_int(n, 5, "count_include_pad", &cip);
-    const Value *dv = lw_arg_or_kw(n, 6, "divisor_override");
-    double divisor = 0;
-    if (dv && dv->kind != V_NONE && !value_as_double(dv, &divisor)) return lw_err(L, n, "'%s': bad divisor_override", n->target);
+/* _avg_poolnd's body for x pooled by pa (window <= 25 or kernel == stride; the caller checks):
+ * a sum over the window (padding reads 0) in the computation dtype, divided by `divisor` when
+ * non-zero (divisor_override), else the window size, or (with padding or a ceil_mode window)
+ * the number of positions the window covers (clipped to the input unless count_include_pad),
+ * cast back. A pending value; origins: n's op. Example: upsample_nearest2d_backward of a 2x
+ * upsampling is x pooled 2x2 with divisor 1. */
+IrTBox *lw_avg_pool(Lower *L, const Node *n, IrTBox *x, const PoolArgs *pa, bool cip, double divisor) {
+    int nd = x->ndim, nb = nd - pa->n;
     Expr *osize[3];
-    bool pad = false, same = true;
-    for (int i = 0; i < arg; i++) {
+    bool pad = false;
+    int64_t window = 1;
+    for (int i = 0; i < pa->n; i++) {
         bool c;
-        osize[i] = pool_out_size(L, x->size[nb + i], &pa, i, &c);
-        pad |= c || pa.p[i] != 0;
-        window *= pa.k[i];
-        same &= pa.k[i] == pa.s[i];
+        osize[i] = lw_pool_out_size(L, x->size[nb + i], pa, i, &c);
+        pad |= c || pa->p[i] != 0;
+        window *= pa->k[i];
     }
-    if (window > POOL_MAX_WINDOW && !same) return lw_fallback(L, n);
     lw_realize_hint(L, x);
     DType dt = x->dtype, cdt = dt == DT_F16 || dt == DT_BF16 ? DT_F32 : dt;
-    IrTBox *w = pool_window(L, x, &pa, osize, pad, 0);
+    IrTBox *w = pool_window(L, x, pa, osize, pad, 0);
     bool red[MI_MAX_DIMS] = {0};
-    for (int i = 0; i < arg; i++) red[nb + arg + i] = true;
+    for (int i = 0; i < pa->n; i++) red[nb + pa->n + i] = true;
     int saved = L->unroll_threshold;
     L->unroll_threshold = POOL_MAX_WINDOW + 1;   /* _avg_poolnd sums windows of up to 25 unrolled (fn_sum) */
     IrTBox *sum = lw_tbox_of_storage(L, lw_reduction(L, n, w, red, false, RED_SUM, cdt, 0, NULL));
@@ -307,10 +292,10 @@ static int lower_avg_pool(Lower *L, const Node *n, int arg) {
     else {   /* the count of positions each window covers */
         SymCtx *s = L->s;
         div = NULL;
-        for (int i = 0; i < arg; i++) {
+        for (int i = 0; i < pa->n; i++) {
             Expr *xs = x->size[nb + i];
-            Expr *hs = sym_sub(s, sym_mul(s, lw_var(L, nb + i), sym_int(s, pa.s[i])), sym_int(s, pa.p[i]));
-            Expr *he = sym_min(s, sym_add(s, hs, sym_int(s, pa.k[i])), sym_add(s, xs, sym_int(s, pa.p[i])));
+            Expr *hs = sym_sub(s, sym_mul(s, lw_var(L, nb + i), sym_int(s, pa->s[i])), sym_int(s, pa->p[i]));
+            Expr *he = sym_min(s, sym_add(s, hs, sym_int(s, pa->k[i])), sym_add(s, xs, sym_int(s, pa->p[i])));
             if (!cip) { hs = sym_max(s, hs, sym_int(s, 0)); he = sym_min(s, he, xs); }
             const IrFn *f = lw_to_dtype(L, lw_index_expr(L, sym_sub(s, he, hs), nd, DT_I64), cdt);
             div = div ? lw_math(L, IOP_MUL, cdt, div, f, NULL) : f;
@@ -320,23 +305,51 @@ static int lower_avg_pool(Lower *L, const Node *n, int arg) {
     const char **o = NULL;
     int no = 0;
     lw_origins_add(L, &o, &no, lw_short_name(L, n->target));
-    return lw_set_tbox(L, n, lw_tbox_of_storage(L, lw_storage_new(L, lw_to_dtype(L, out, dt), dt, nd, sum->size, o, no)));
+    return lw_tbox_of_storage(L, lw_storage_new(L, lw_to_dtype(L, out, dt), dt, nd, sum->size, o, no));
+}
+
+/* avg_pool2d / avg_pool3d(x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+ * divisor_override): lw_avg_pool; a window of more than 25 positions (kernel != stride): the
+ * FallbackKernel. arg: spatial dims. */
+static int lower_avg_pool(Lower *L, const Node *n, int arg) {
+    IrTBox *x = lw_arg_tbox(L, n, 0);
+    PoolArgs pa;
+    if (!x) return lw_err(L, n, "'%s' needs a tensor", n->target);
+    if (lw_pool_args(L, n, 1, arg, false, &pa) < 0) return -1;
+    int nb = x->ndim - arg;
+    if (nb < 1 || nb > 2) return lw_err(L, n, "'%s' needs a %d-d or %d-d input", n->target, arg + 1, arg + 2);
+    int64_t cip = 1, window = 1;
+    lw_arg_int(n, 5, "count_include_pad", &cip);
+    const Value *dv = lw_arg_or_kw(n, 6, "divisor_override");
+    double divisor = 0;
+    if (dv && dv->kind != V_NONE && !value_as_double(dv, &divisor)) return lw_err(L, n, "'%s': bad divisor_override", n->target);
+    bool same = true;
+    for (int i = 0; i < arg; i++) {
+        window *= pa.k[i];
+        same &= pa.k[i] == pa.s[i];
+    }
+    if (window > POOL_MAX_WINDOW && !same) return lw_fallback(L, n);
+    return lw_set_tbox(L, n, lw_avg_pool(L, n, x, &pa, cip != 0, divisor));
 }
 
 /* Window position (a, b) of adaptive pooling over the last two dims of an nd-d input of
  * spatial sizes in[] pooled to os[] (lowering.py's _adaptive_pooling_fn with
  * pad_adaptive_loader): map[] the input index read (clamped inside the input), at[] the
  * unclamped row and column, and the mask "inside this output's window" (row start i*H // oh,
- * end ceil((i+1)*H / oh); columns alike). */
-static const IrFn *adaptive_pos(Lower *L, int nd, const int64_t *in, const int64_t *os, int64_t a, int64_t b, Expr **map, Expr **at) {
+ * end ceil((i+1)*H / oh); columns alike). `ceil`: upsample_nearest2d_backward's windows, start
+ * ceil(i*H / oh) and end ceil((i+1)*H / oh) (CeilDiv). */
+const IrFn *lw_adaptive_pos(Lower *L, int nd, const int64_t *in, const int64_t *os, int64_t a, int64_t b, bool ceil,
+                            Expr **map, Expr **at) {
     SymCtx *s = L->s;
     int nb = nd - 2;
     const IrFn *mask = NULL;
     for (int d = 0; d < nb; d++) map[d] = lw_var(L, d);
     for (int i = 0; i < 2; i++) {
-        Expr *o = lw_var(L, nb + i);
-        Expr *st = sym_floordiv(s, sym_mul(s, o, sym_int(s, in[i])), sym_int(s, os[i]));
-        Expr *en = sym_floordiv(s, sym_add(s, sym_mul(s, sym_add(s, o, sym_int(s, 1)), sym_int(s, in[i])), sym_int(s, os[i] - 1)), sym_int(s, os[i]));
+        Expr *o = lw_var(L, nb + i), *I = sym_int(s, in[i]), *O = sym_int(s, os[i]);
+        Expr *o1 = sym_add(s, o, sym_int(s, 1));
+        Expr *st = ceil ? sym_ceildiv(s, sym_mul(s, o, I), O) : sym_floordiv(s, sym_mul(s, o, I), O);
+        Expr *en = ceil ? sym_ceildiv(s, sym_mul(s, o1, I), O)
+                        : sym_floordiv(s, sym_add(s, sym_mul(s, o1, I), sym_int(s, os[i] - 1)), O);
         at[i] = sym_add(s, st, sym_int(s, i ? b : a));
         map[nb + i] = sym_min(s, at[i], sym_int(s, in[i] - 1));
         const IrFn *ok = lw_math(L, IOP_LT, DT_BOOL, lw_index_expr(L, at[i], nd, DT_I64), lw_index_expr(L, en, nd, DT_I64), NULL);
@@ -381,7 +394,7 @@ static int lower_adaptive_avg_pool2d(Lower *L, const Node *n, int arg) {
     for (int64_t a = 0; a < km[0]; a++)
         for (int64_t b = 0; b < km[1]; b++) {
             Expr *map[MI_MAX_DIMS], *at[2];
-            const IrFn *mask = adaptive_pos(L, nd, in, os, a, b, map, at);
+            const IrFn *mask = lw_adaptive_pos(L, nd, in, os, a, b, false, map, at);
             const IrFn *v = lw_math(L, IOP_WHERE, dt, mask, lw_reindex(L, x->loader, nd, map, nd), lw_const(L, 0, dt));
             const IrFn *c = lw_math(L, IOP_WHERE, dt, mask, lw_const(L, 1, dt), lw_const(L, 0, dt));
             sum = sum ? lw_math(L, IOP_ADD, dt, v, sum, NULL) : v;
@@ -418,7 +431,7 @@ static int lower_adaptive_max_pool2d(Lower *L, const Node *n, int arg) {
     for (int64_t a = 0; a < km[0]; a++)
         for (int64_t b = 0; b < km[1]; b++) {
             Expr *map[MI_MAX_DIMS], *at[2];
-            const IrFn *mask = adaptive_pos(L, nd, in, os, a, b, map, at);
+            const IrFn *mask = lw_adaptive_pos(L, nd, in, os, a, b, false, map, at);
             const IrFn *val = lw_math(L, IOP_WHERE, dt, mask, lw_reindex(L, x->loader, nd, map, nd), lw_const(L, -INFINITY, dt));
             const IrFn *idx = lw_index_expr(L, sym_add(s, sym_mul(s, at[0], sym_int(s, in[1])), at[1]), nd, DT_I64);
             if (!maxval) { maxval = val; maxidx = idx; continue; }
@@ -434,6 +447,122 @@ static int lower_adaptive_max_pool2d(Lower *L, const Node *n, int arg) {
     return lw_set_tuple(L, n, items, 2);
 }
 
+/* ---- fractional max pooling: lowering.py's _fractional_max_pool ---- */
+
+/* The window start of output position o along spatial dim d of fractional pooling
+ * (_fractional_pooling_offsets): with u = random_samples[b, c, sample of d] and alpha = (in - k) /
+ * (out - 1) in float64 (0 when out is 1), start = trunc((o + u) * alpha) - trunc(u * alpha),
+ * except the last position, which starts at in - k; an index symbol (indirect_indexing over
+ * the input's extent). f: the closure (a[1] the samples' loader, isize[3d..3d+2] in, out and
+ * kernel of dim d, start the batch dims, rank the spatial dims). */
+static Expr *frac_start(const IrFn *f, OpsHandler *h, Expr *const *idx, int d) {
+    SymCtx *s = f->sym;
+    int nb = f->start, n = f->rank;
+    Expr *in = f->isize[3 * d], *out = f->isize[3 * d + 1], *k = f->isize[3 * d + 2];
+    /* 2-d: samples (W, H) as lowering.py reads them (n - 1 - d). 3-d: ATen's kernels read (T, H,
+     * W) = samples 0, 1, 2 while lowering.py's n - 1 - d would take T from sample 2; the values
+     * follow ATen (eager) here, the kernel is the same */
+    Expr *sidx[3] = {idx[0], idx[1], sym_int(s, n == 2 ? n - 1 - d : d)};
+    DType sdt = f->a[1]->dtype;
+    IrVal u = f->a[1]->call(f->a[1], h, sidx);
+    IrVal i = h->index_expr(h, idx[nb + d], sdt);
+    IrVal diff = h->index_expr(h, sym_sub(s, in, k), DT_I64);
+    IrVal last = h->index_expr(h, sym_sub(s, out, sym_int(s, 1)), DT_I64);
+    IrVal alpha = ops_div(h, h->to_dtype(h, diff, DT_F64, DT_I64), h->to_dtype(h, last, DT_F64, DT_I64), DT_F64);
+    alpha = ops_where(h, ops_binary(h, IOP_EQ, last, h->constant(h, 0, DT_I64), DT_BOOL), h->constant(h, 0, DT_F64), alpha, DT_F64);
+    IrVal a = ops_mul(h, h->to_dtype(h, ops_add(h, i, u, sdt), DT_F64, sdt), alpha, DT_F64);
+    IrVal b = ops_mul(h, h->to_dtype(h, u, DT_F64, sdt), alpha, DT_F64);
+    IrVal seq = ops_sub(h, ops_unary(h, IOP_TRUNC, a, DT_F64), ops_unary(h, IOP_TRUNC, b, DT_F64), DT_F64);
+    seq = h->to_dtype(h, seq, DT_I64, DT_F64);
+    IrVal mask = ops_binary(h, IOP_LT, h->index_expr(h, idx[nb + d], DT_I64), last, DT_BOOL);
+    return ops_indirect_indexing(h, ops_where(h, mask, seq, diff, DT_I64), in, true, true);
+}
+
+/* x read at window element r of output o (index [*batch, *o, *r]): x[*batch, start_d(o_d) + r_d]
+ * (fn_inner / increments_to_index). a[0]: x's loader. */
+static IrVal call_frac_window(const IrFn *f, OpsHandler *h, Expr *const *idx) {
+    int nb = f->start, n = f->rank;
+    Expr *in[MI_MAX_DIMS];
+    for (int d = 0; d < nb; d++) in[d] = idx[d];
+    for (int d = 0; d < n; d++) in[nb + d] = sym_add(f->sym, frac_start(f, h, idx, d), idx[nb + n + d]);
+    return f->a[0]->call(f->a[0], h, in);
+}
+
+/* The flat index into the input plane of the argmax offset at output o (_pool_offsets_to_indices
+ * with increments_to_index): the offset as an index symbol over the window, split row-major
+ * into r (_flattened_index_to_nd), start_d(o_d) + r_d flattened over the input's spatial sizes
+ * (_flatten_index). a[0]: the offsets' loader. */
+static IrVal call_frac_indices(const IrFn *f, OpsHandler *h, Expr *const *idx) {
+    SymCtx *s = f->sym;
+    int n = f->rank;
+    Expr *window = sym_int(s, 1);
+    for (int d = 0; d < n; d++) window = sym_mul(s, window, f->isize[3 * d + 2]);
+    Expr *rest = ops_indirect_indexing(h, f->a[0]->call(f->a[0], h, idx), window, true, true), *flat = NULL;
+    for (int d = 0; d < n; d++) {
+        Expr *m = sym_int(s, 1);
+        for (int j = d + 1; j < n; j++) m = sym_mul(s, m, f->isize[3 * j + 2]);
+        Expr *r = d == n - 1 ? rest : sym_floordiv(s, rest, m);
+        if (d < n - 1) rest = sym_sub(s, rest, sym_mul(s, r, m));
+        Expr *at = sym_add(s, frac_start(f, h, idx, d), r);
+        flat = flat ? sym_add(s, sym_mul(s, f->isize[3 * d], flat), at) : at;
+    }
+    return h->index_expr(h, flat, DT_I64);
+}
+
+/* fractional_max_pool2d / fractional_max_pool3d(x, kernel_size, output_size, random_samples)
+ * -> (max, int64 index) as lowering.py's _fractional_max_pool: max and argmax Reductions over
+ * the kernel window at each output's interval start (unrolled below 25 window positions, as
+ * there: config.patch(unroll_reductions_threshold=25)), then the offsets turned into flat
+ * indices. An input without a batch dim, or sizes that are not ints: the FallbackKernel.
+ * Example: 7 -> 3 rows with kernel 2 and u = 0.5: alpha 2.5, starts 0, 2 and 5. arg: spatial
+ * dims. */
+static int lower_fractional_max_pool(Lower *L, const Node *n, int arg) {
+    IrTBox *x = lw_arg_tbox(L, n, 0), *rs = lw_arg_tbox(L, n, 3);
+    int64_t k[3], os[3];
+    if (!x || !rs || lw_int_list(lw_arg_or_kw(n, 1, "kernel_size"), k, 3) != arg ||
+        lw_int_list(lw_arg_or_kw(n, 2, "output_size"), os, 3) != arg)
+        return lw_err(L, n, "'%s' needs a tensor, a kernel_size and an output_size of %d and random_samples", n->target, arg);
+    int nd = x->ndim, nb = nd - arg;
+    if (nb != 2 || rs->ndim != 3) return lw_fallback(L, n);
+    SymCtx *s = L->s;
+    lw_realize_hint(L, x);
+    Expr **isz = lw_alloc(L, 3 * arg * sizeof *isz), *size[MI_MAX_DIMS];
+    for (int d = 0; d < arg; d++) {
+        isz[3 * d] = x->size[nb + d];
+        isz[3 * d + 1] = sym_int(s, os[d]);
+        isz[3 * d + 2] = sym_int(s, k[d]);
+    }
+    IrFn *w = lw_fn(L, call_frac_window, x->dtype);
+    w->a[0] = x->loader;
+    w->a[1] = rs->loader;
+    w->na = 2;
+    w->nin = nd + arg;
+    w->start = nb;
+    w->rank = arg;
+    w->isize = isz;
+    w->cost = lw_cost_add(x->loader->cost, lw_cost_add(rs->loader->cost, 12 * arg));
+    for (int d = 0; d < nb; d++) size[d] = x->size[d];
+    for (int d = 0; d < arg; d++) { size[nb + d] = isz[3 * d + 1]; size[nb + arg + d] = isz[3 * d + 2]; }
+    IrTBox *win = lw_tbox_new(L, x->dtype, nd + arg, size, w);
+    lw_origins_merge(L, &win->origins, &win->norigins, x);
+    bool red[MI_MAX_DIMS] = {0};
+    for (int d = 0; d < arg; d++) red[nb + arg + d] = true;
+    int saved = L->unroll_threshold;
+    L->unroll_threshold = POOL_MAX_WINDOW;
+    IrTBox *vals = lw_tbox_of_storage(L, lw_reduction(L, n, win, red, false, RED_MAX, x->dtype, 0, NULL));
+    IrTBox *offs = lw_tbox_of_storage(L, lw_reduction(L, n, win, red, false, RED_ARGMAX, DT_I64, 0, NULL));
+    L->unroll_threshold = saved;
+    IrFn *ix = lw_fn(L, call_frac_indices, DT_I64);
+    *ix = *w;
+    ix->call = call_frac_indices;
+    ix->dtype = DT_I64;
+    ix->a[0] = offs->loader;
+    ix->nin = nd;
+    ix->cost = lw_cost_add(offs->loader->cost, lw_cost_add(rs->loader->cost, 12 * arg));
+    IrTBox *items[2] = {vals, lw_pw_box(L, ix, DT_I64, nd, vals->size, lw_short_name(L, n->target))};
+    return lw_set_tuple(L, n, items, 2);
+}
+
 /* ---- the pooling rows of the lowering table ---- */
 
 const LoweringDef lowering_pooling_table[] = {
@@ -445,5 +574,7 @@ const LoweringDef lowering_pooling_table[] = {
     {"aten.avg_pool2d.default", lower_avg_pool, 2}, {"aten.avg_pool3d.default", lower_avg_pool, 3},
     {"aten._adaptive_avg_pool2d.default", lower_adaptive_avg_pool2d, 0},
     {"aten.adaptive_max_pool2d.default", lower_adaptive_max_pool2d, 0},
+    {"aten.fractional_max_pool2d.default", lower_fractional_max_pool, 2},
+    {"aten.fractional_max_pool3d.default", lower_fractional_max_pool, 3},
 };
 const int lowering_pooling_count = sizeof lowering_pooling_table / sizeof lowering_pooling_table[0];
