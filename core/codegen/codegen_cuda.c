@@ -36,6 +36,11 @@ static const char *prelude_defs =
     "MI_HD int64_t mi_max(int64_t a, int64_t b) { return a > b ? a : b; }\n\n"
     "/* ---- block reductions: warp shuffles (__shfl_xor_sync), then one value per warp through shared memory ---- */\n"
     "template <class T> __device__ __forceinline__ T mi_max_nan(T a, T b) { return (b != b || b > a) ? b : a; }\n"
+    /* ops.bucketize: ATen's cus_lower_bound / cus_upper_bound over b[off + i * st], i < len */
+    "template <class T, class V> __device__ __forceinline__ int64_t mi_bucketize(const T *b, int64_t off, int64_t len, int64_t st, V v, bool right) {\n"
+    "    int64_t lo = 0, hi = len;\n"
+    "    while (lo < hi) { int64_t mid = lo + (hi - lo) / 2; V m = (V)b[off + mid * st]; if (right ? !(m > v) : !(m >= v)) lo = mid + 1; else hi = mid; }\n"
+    "    return lo;\n}\n"
     "template <class T> __device__ __forceinline__ T mi_min_nan(T a, T b) { return (b != b || b < a) ? b : a; }\n"
     "struct MiSum { template <class T> __device__ T operator()(T a, T b) const { return a + b; } };\n"
     "struct MiProd { template <class T> __device__ T operator()(T a, T b) const { return a * b; } };\n"

@@ -265,6 +265,23 @@ static Expr *cu_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wr
     e->vec_fail |= e->vec;   /* gathers: the scalar path */
     return sym_symbol(e->sy, nm(e, v));
 }
+/* ops.bucketize: mi_bucketize's binary search (Triton's bucketize_binary_search) over the run
+ * of the boundaries buffer (a kernel argument through its StarDep) at the value's offset:
+ * "int64_t tmp3 = (int64_t)mi_bucketize(buf0, (int64_t)tmp2, 4LL, 1LL, tmp1, true);" */
+static IrVal cu_bucketize(OpsHandler *h, IrVal v, const IrBoundaries *b, IrVal off) {
+    Cu *e = h->self;
+    StrBuf len, st;
+    sb_init(&len);
+    sb_init(&st);
+    ex(&len, b->len);
+    ex(&st, b->stride);
+    IrVal r = cu_tmp(e, b->index_dtype, "(%s)mi_bucketize(%s, (int64_t)%s, %s, %s, %s, %s)", cu_type(b->index_dtype),
+                     ir_store_target(b->buf)->name, nm(e, off), len.s, st.s, nm(e, v), b->right ? "true" : "false");
+    sb_free(&len);
+    sb_free(&st);
+    e->vec_fail |= e->vec;   /* a gather: the scalar path */
+    return r;
+}
 /* ops.store(..., mode="atomic_add"): atomicAdd (int64 through unsigned long long) */
 static void cu_store_atomic_add(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     Cu *e = h->self;
@@ -477,7 +494,7 @@ static void cu_init(Cu *e, int *tmp, StrBuf *pre, StrBuf *body, StrBuf *mid, Str
     e->red_guard = "threadIdx.x == 0";
     e->scan_tuple = -1;
     e->h = (OpsHandler){e, cu_load, cu_store, cu_constant, cu_index_expr, cu_to_dtype, cu_math,
-                        cu_reduction, cu_getitem, cu_store_red, cu_indirect, cu_store_atomic_add, cu_scan};
+                        cu_reduction, cu_getitem, cu_store_red, cu_indirect, cu_store_atomic_add, cu_scan, cu_bucketize};
 }
 static void cu_done(Cu *e) { cg_vals_free(&e->v); }
 

@@ -689,6 +689,14 @@ static IrVal c_scan(OpsHandler *h, IrScanOp op, int flags, const DType *dtypes, 
              op == SCAN_SORT ? "sort" : "scan");
     return em_new(e, "0", dtypes[0]);
 }
+/* ops.bucketize: lowered for GPUs only (BackendFeature.BUCKETIZE: Inductor's cpp backend calls
+ * ATen's bucketize / searchsorted), as ops.scan */
+static IrVal c_bucketize(OpsHandler *h, IrVal v, const IrBoundaries *b, IrVal off) {
+    Em *e = h->self;
+    e->bad = true;
+    snprintf(e->err, sizeof e->err, "ops.bucketize is not supported by the C code generator (a GPU lowering: lower the graph for the CPU)");
+    return em_new(e, "0", b->index_dtype);
+}
 static void c_store_red(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     Em *e = h->self;
     StrBuf ix;
@@ -1063,7 +1071,7 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
         e.plan = &plan;
     }
     e.h = (OpsHandler){&e, c_load, c_store, c_constant, c_index_expr, c_to_dtype, c_math,
-                       c_reduction, c_getitem, c_store_red, c_indirect, c_store_atomic_add, c_scan};
+                       c_reduction, c_getitem, c_store_red, c_indirect, c_store_atomic_add, c_scan, c_bucketize};
     for (int i = sg->a; i < sg->b && !e.bad; i++) loop_body_run(gnode(s, g, i)->buf->body, &e.h);
     for (int k = plan.nstream - 1; k >= 0; k--) {   /* keep the streamed stores the body made */
         if (e.stream_hit[k] && e.stream_bad[k] && !e.bad) {

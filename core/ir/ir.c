@@ -258,6 +258,9 @@ static IrVal rec_scan(OpsHandler *h, IrScanOp op, int flags, const DType *dtypes
     for (int k = 0; k < n && k < 2; k++) o.args[k] = vals[k];
     return rec_push(h->self, o);
 }
+static IrVal rec_bucketize(OpsHandler *h, IrVal v, const IrBoundaries *b, IrVal offset) {
+    return rec_push(h->self, (LoopOp){.kind = LOP_BUCKETIZE, .dtype = b->index_dtype, .bnd = b, .args = {v, offset, -1}});
+}
 static void rec_store_reduction(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     Recorder *r = h->self;
     LoopOp op = {.kind = LOP_STORE_REDUCTION, .buf = buf, .dtype = rec_dtype(r, v), .args = {v}};
@@ -291,7 +294,7 @@ static void recorder_init(Recorder *r, IrModule *m, LoopBody *b) {
     b->sym = m->ctx->sym;
     r->h = (OpsHandler){r, rec_load, rec_store, rec_constant, rec_index_expr, rec_to_dtype,
                         rec_math, rec_reduction, rec_getitem, rec_store_reduction, rec_indirect,
-                        rec_store_atomic_add, rec_scan};
+                        rec_store_atomic_add, rec_scan, rec_bucketize};
 }
 
 bool ir_index_is_indirect(const Expr *e) {
@@ -474,6 +477,7 @@ IrVal loop_body_run(const LoopBody *b, OpsHandler *h) {
             vals[i] = h->scan ? h->scan(h, o->sop, o->sflags, dts, a, o->nargs) : -1;
             break;
         }
+        case LOP_BUCKETIZE: vals[i] = h->bucketize(h, a[0], o->bnd, a[1]); break;
         case LOP_STORE_REDUCTION:
             h->store_reduction(h, o->buf, replay_index(b, o, from, to, nsub), a[0]);
             vals[i] = -1;
@@ -511,6 +515,7 @@ static IrVal pr_red(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v
 static IrVal pr_getitem(OpsHandler *h, IrVal v, int k) { ((Probe *)h->self)->bad = true; return 1; }
 static void pr_store_red(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) { ((Probe *)h->self)->bad = true; }
 static IrVal pr_scan(OpsHandler *h, IrScanOp op, int flags, const DType *dt, const IrVal *v, int n) { ((Probe *)h->self)->bad = true; return 1; }
+static IrVal pr_bucketize(OpsHandler *h, IrVal v, const IrBoundaries *b, IrVal off) { ((Probe *)h->self)->bad = true; return 1; }
 static Expr *pr_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wrap_neg, Expr *sym) {
     Probe *p = h->self;
     p->bad = true;
@@ -551,7 +556,7 @@ bool ir_probe_strided(IrModule *m, const IrFn *loader, int ndim, Expr **size, Bu
     SymCtx *s = m->ctx->sym;
     Probe p = {0};
     p.h = (OpsHandler){&p, pr_load, pr_store, pr_constant, pr_index_expr, pr_to_dtype, pr_math,
-                       pr_red, pr_getitem, pr_store_red, pr_indirect, pr_store, pr_scan};
+                       pr_red, pr_getitem, pr_store_red, pr_indirect, pr_store, pr_scan, pr_bucketize};
     Expr *q[MI_MAX_DIMS];
     const char *names[MI_MAX_DIMS];
     for (int d = 0; d < ndim; d++) {

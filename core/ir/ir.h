@@ -37,7 +37,7 @@ typedef struct Layout {
 /* ---- recorded loop bodies ---- */
 typedef enum {
     LOP_LOAD, LOP_STORE, LOP_CONST, LOP_INDEX_EXPR, LOP_TO_DTYPE, LOP_MATH,
-    LOP_REDUCTION, LOP_GETITEM, LOP_STORE_REDUCTION, LOP_INDIRECT, LOP_SCAN
+    LOP_REDUCTION, LOP_GETITEM, LOP_STORE_REDUCTION, LOP_INDIRECT, LOP_SCAN, LOP_BUCKETIZE
 } LoopOpKind;
 
 typedef struct LoopOp {
@@ -58,6 +58,8 @@ typedef struct LoopOp {
     bool check, wrap_neg;
     /* scan / sort: args[0..nargs) the values, dtype / src_dtype their dtypes */
     IrScanOp sop; int sflags, nargs;
+    /* bucketize: args[0] the value, args[1] the run's offset */
+    const IrBoundaries *bnd;
 } LoopOp;
 
 typedef struct LoopBody {
@@ -105,6 +107,8 @@ struct IrFn {
      * rank: dims of the (broadcast) index tensors; start: output dim where they begin */
     const IrFn **ia; Expr **isize; int nia, rank, start;
     bool check, wrap_neg;
+    /* bucketize (core/lowering/lowering_bucketize.c): the boundaries ops.bucketize searches */
+    const IrBoundaries *bnd;
     /* an output indexer (Scatter): fills out[] with the element that iteration idx writes */
     void (*index_call)(const IrFn *f, OpsHandler *h, Expr *const *idx, Expr **out);
 };

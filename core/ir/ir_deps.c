@@ -32,6 +32,13 @@ static IrVal d_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) { retu
 static IrVal d_red(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v) { return 0; }
 static IrVal d_getitem(OpsHandler *h, IrVal v, int k) { return 0; }
 static IrVal d_scan(OpsHandler *h, IrScanOp op, int flags, const DType *dt, const IrVal *v, int n) { return 0; }
+/* ops.bucketize reads its whole boundaries buffer: a StarDep, as Inductor's
+ * _RecordLoadStoreInner.bucketize records */
+static IrVal d_bucketize(OpsHandler *h, IrVal v, const IrBoundaries *b, IrVal off) {
+    DepH *s = h->self;
+    add_dep(&s->d->reads, &s->d->nreads, (Dep){DEP_STAR, b->buf, NULL, false});
+    return 0;
+}
 /* indirectK reads as tmpK, as Inductor's extract_read_writes names indirect variables
  * ("MemoryDep('primals_1', c1 + 64*tmp0, {c0: 32, c1: 64})") */
 static Expr *d_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wrap_neg, Expr *sym) {
@@ -143,7 +150,7 @@ static void ir_deps_collect_own(const IrModule *m, const Buffer *b, DepSet *out)
     if (!b->body) return;
     DepH s = {{0}, out, m->ctx->sym};
     s.h = (OpsHandler){&s, d_load, d_store, d_constant, d_index_expr, d_to_dtype, d_math, d_red,
-                       d_getitem, d_store, d_indirect, d_store, d_scan};
+                       d_getitem, d_store, d_indirect, d_store, d_scan, d_bucketize};
     loop_body_run(b->body, &s.h);
     /* a Scatter mutating an intermediate (index_put's clone) runs after what wrote it: a
      * StarDep on it, as Inductor's scheduler adds for a mutation (never fused with its writer) */

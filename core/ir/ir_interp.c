@@ -240,6 +240,27 @@ static IrVal i_scan(OpsHandler *h, IrScanOp op, int flags, const DType *dtypes, 
     for (int k = 0; it->scan_phase == 1 && k < n; k++) it->row[k][it->at] = it->vals[v[k]];
     return push(it, 0);
 }
+/* ops.bucketize: ATen's cus_lower_bound / cus_upper_bound over the run of len elements from
+ * element `off` of b->buf (stride apart): the first position whose boundary is not < v (right:
+ * not <= v); a NaN v lands past the end */
+static IrVal i_bucketize(OpsHandler *h, IrVal v, const IrBoundaries *b, IrVal off) {
+    Interp *it = h->self;
+    int64_t len = ev(it, b->len), st = ev(it, b->stride), o = (int64_t)it->vals[off], lo = 0, hi = len;
+    const Buffer *t = ir_store_target(b->buf);
+    const double *d = storage_of(it, b->buf), x = it->vals[v];
+    if (o < 0 || o + (len - 1) * st >= it->store_len[t->id]) {
+        if (!it->err) mi_err(it->ctx, NULL, 0, 0, "IR interpreter: bucketize of %s at %lld out of bounds", t->name, (long long)o);
+        it->err = true;
+        return push(it, 0);
+    }
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        double m = d[o + mid * st];
+        if (b->right ? !(m > x) : !(m >= x)) lo = mid + 1;
+        else hi = mid;
+    }
+    return push(it, (double)lo);
+}
 static void i_store_red(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
     Interp *it = h->self;
     it->red_target[it->nred_pending] = ev(it, index);
@@ -490,7 +511,7 @@ int ir_interp_run(MiCtx *ctx, IrModule *m, IValue *inputs, int ninputs, IValue *
     it.ctx = ctx;
     it.m = m;
     it.h = (OpsHandler){&it, i_load, i_store, i_constant, i_index_expr, i_to_dtype, i_math, i_reduction, i_getitem, i_store_red,
-                        i_indirect, i_store_atomic_add, i_scan};
+                        i_indirect, i_store_atomic_add, i_scan, i_bucketize};
     it.capbind = m->nsyms + 2 * MI_MAX_DIMS + 64;
     it.bind = mi_xcalloc(it.capbind + 1, sizeof(SymBinding));
     /* bind symbols from SymInt inputs and input shapes */

@@ -165,6 +165,23 @@ static IrVal p_scan(OpsHandler *h, IrScanOp op, int flags, const DType *dtypes, 
     return p->n - 1;
 }
 
+/* ops.bucketize as Inductor's LoopBody prints it: the boundaries tuple (name, size[-1],
+ * numel, stride[-1]) with the run's length for the numel (our buffers of several runs print
+ * their own length), the offset, the index dtype, right:
+ * "bucketize = ops.bucketize(index_expr, ('buf0', 4, 4, 1), constant, torch.int64, True)" */
+static IrVal p_bucketize(OpsHandler *h, IrVal v, const IrBoundaries *b, IrVal off) {
+    PrintH *p = h->self;
+    const char *c = fresh(p, "bucketize");
+    sb_printf(p->sb, "        %s = ops.bucketize(%s, ('%s', ", c, p->names[v], ir_store_target(b->buf)->name);
+    sym_str_sb(b->len, p->sb);
+    sb_put(p->sb, ", ");
+    sym_str_sb(b->len, p->sb);
+    sb_put(p->sb, ", ");
+    sym_str_sb(b->stride, p->sb);
+    sb_printf(p->sb, "), %s, %s, %s)\n", p->names[off], dtype_torch_name(b->index_dtype), b->right ? "True" : "False");
+    return p->n - 1;
+}
+
 void ir_print_body(const LoopBody *b, const char *opname, StrBuf *sb) {
     sb_printf(sb, "class %s_loop_body:\n    var_ranges = {", opname);
     for (int i = 0; i < b->nvars; i++) {
@@ -183,7 +200,7 @@ void ir_print_body(const LoopBody *b, const char *opname, StrBuf *sb) {
     p.sb = sb;
     p.b = b;
     p.h = (OpsHandler){&p, p_load, p_store, p_constant, p_index_expr, p_to_dtype, p_math, p_red, p_getitem, p_store_red,
-                       p_indirect, p_store_atomic_add, p_scan};
+                       p_indirect, p_store_atomic_add, p_scan, p_bucketize};
     loop_body_run(b, &p.h);
     /* Inductor's bodies return their last store; one ending in a store_reduction of a plain
      * reduction returns None (one storing a welford getitem returns the store_reduction) */

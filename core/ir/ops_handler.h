@@ -63,6 +63,12 @@ typedef enum { SCAN_SUM, SCAN_PROD, SCAN_LOGADDEXP, SCAN_MAX, SCAN_MIN, SCAN_SOR
 const char *ir_scan_name(IrScanOp op);        /* "add", "mul", "logaddexp", "max", "min", "sort" */
 enum { SCAN_STABLE = 1, SCAN_DESCENDING = 2 };  /* ops.sort's flags */
 
+/* The boundaries of ops.bucketize (Inductor's (name, size[-1], numel, stride[-1]) tuple and the
+ * op's other constants): runs of `len` sorted elements of buffer `buf`, `stride` apart; the
+ * result (of dtype index_dtype) counts the elements < v (right: <= v), as ATen's
+ * cus_lower_bound / cus_upper_bound (a NaN v counts them all). */
+typedef struct IrBoundaries { Buffer *buf; Expr *len, *stride; DType index_dtype; bool right; } IrBoundaries;
+
 typedef struct OpsHandler OpsHandler;
 struct OpsHandler {
     void *self;
@@ -94,6 +100,10 @@ struct OpsHandler {
      * one reduction var) / sorted along it; a tuple, read with getitem k. flags: SCAN_STABLE,
      * SCAN_DESCENDING (sort only). */
     IrVal (*scan)(OpsHandler *h, IrScanOp op, int flags, const DType *dtypes, const IrVal *vals, int n);
+    /* ops.bucketize(v, boundaries, boundary_indices, indexing_dtype, right) (Inductor's, for
+     * bucketize / searchsorted on a GPU): the insertion point of v in the run of b that starts
+     * at element `offset` (an int64 value) of b->buf. */
+    IrVal (*bucketize)(OpsHandler *h, IrVal v, const IrBoundaries *b, IrVal offset);
 };
 
 /* Short forms used by lowerings. */

@@ -31,6 +31,7 @@ static const struct { const LoweringDef *rows; const int *n; } families[] = {
     {lowering_extern_table, &lowering_extern_count},
     {lowering_pooling_table, &lowering_pooling_count},
     {lowering_pooling_backward_table, &lowering_pooling_backward_count},
+    {lowering_bucketize_table, &lowering_bucketize_count},
     {lowering_gather_table, &lowering_gather_count},
     {lowering_scan_table, &lowering_scan_count},
     {lowering_random_table, &lowering_random_count},
@@ -68,6 +69,10 @@ const LoweringDef *lowering_find(const char *name) {
     }
     if (!strncmp(name, "aten._foreach_", 14) && op_lookup(name)) return &lowering_foreach_row;   /* every foreach op of the registry */
     return NULL;
+}
+
+bool lw_gpu_backend(Lower *L, const Node *n) {
+    return (n->has_meta ? n->meta.device : L->dev).kind != DEV_CPU && L->ctx->target == MI_DEV_CUDA;
 }
 
 /* aten._assert_scalar and the range hints of unbacked SymInts: no kernel; the assert becomes

@@ -71,7 +71,7 @@ static bool inline_on_load(const IrStorage *sb) {
     const Buffer *b = sb->buf;
     if (!sb->fn0 || b->kind != BUF_COMPUTED || b->is_reduction || b->mutated || b->mutates || !b->body) return false;
     for (int i = 0; i < b->body->nops; i++)
-        if (b->body->ops[i].kind == LOP_LOAD) return false;
+        if (b->body->ops[i].kind == LOP_LOAD || b->body->ops[i].kind == LOP_BUCKETIZE) return false;   /* num_reads() */
     return true;
 }
 

@@ -151,7 +151,8 @@ static int lower_items(Lower *L, const Node *n, const Scratch *s, IrTBox **items
 static bool fully_lowerable(Lower *L, const Graph *g, int depth) {
     for (int i = 0; i < g->n; i++) {
         const Node *x = g->nodes[i];
-        if (x->kind != N_CALL_FUNCTION || lowering_find(x->target)) continue;
+        const LoweringDef *d = x->kind == N_CALL_FUNCTION ? lowering_find(x->target) : NULL;
+        if (x->kind != N_CALL_FUNCTION || (d && !(d->gpu_only && !lw_gpu_backend(L, x)))) continue;   /* a row that would fall back: not lowerable */
         if (depth >= 8 || !lw_lowers_by_decomposition(x)) return false;
         Scratch s = {0};
         Graph *sub = build_items(L, x, x->target, &s);

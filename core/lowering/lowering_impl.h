@@ -49,7 +49,12 @@ typedef struct LoweringDef {
     const char *name;    /* "aten.add.Tensor" */
     LowerFn fn;
     int arg;             /* per-row variant: IrMathOp, ExternKind, mode, ... */
+    bool gpu_only;       /* lowered for a GPU backend only (Inductor's BackendFeature.SCAN / SORT /
+                            BUCKETIZE, which the cpp backend lacks); elsewhere a FallbackKernel */
 } LoweringDef;
+/* V.graph.has_feature(node's device, BackendFeature.SCAN...): the node's device is a GPU and the
+ * session compiles for one (a cuda graph compiled for the CPU is C). */
+bool lw_gpu_backend(Lower *L, const Node *n);
 
 extern const LoweringDef lowering_pointwise_table[];  extern const int lowering_pointwise_count;
 extern const LoweringDef lowering_views_table[];      extern const int lowering_views_count;
@@ -252,6 +257,7 @@ IrTBox *lw_avg_pool(Lower *L, const Node *n, IrTBox *x, const PoolArgs *pa, bool
 const IrFn *lw_adaptive_pos(Lower *L, int nd, const int64_t *in, const int64_t *os, int64_t a, int64_t b, bool ceil,
                             Expr **map, Expr **at);
 extern const LoweringDef lowering_pooling_backward_table[]; extern const int lowering_pooling_backward_count;
+extern const LoweringDef lowering_bucketize_table[]; extern const int lowering_bucketize_count;   /* lowering_bucketize.c */
 
 /* Closure costs add up over a DAG (a value used twice counts twice), so they can grow
  * exponentially with the graph: saturate instead of overflowing. Any cost past

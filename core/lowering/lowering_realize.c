@@ -127,6 +127,20 @@ static IrVal oc_getitem(OpsHandler *h, IrVal v, int i) {
     return oc_value(h->self, &k, NULL);
 }
 static void oc_store_reduction(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) { (void)h; (void)buf; (void)index; (void)v; }
+/* ops.bucketize: an op that reads its boundaries buffer */
+static IrVal oc_bucketize(OpsHandler *h, IrVal v, const IrBoundaries *b, IrVal off) {
+    OpCounter *c = h->self;
+    OcKey k = oc_key(OC_MATH);
+    k.op = IOP_COUNT;   /* no math op: a key of its own */
+    k.a[0] = v;
+    k.a[1] = off;
+    k.buf = b->buf;
+    k.dt = b->index_dtype;
+    bool fresh;
+    IrVal r = oc_value(c, &k, &fresh);
+    if (fresh) { c->reads++; c->nontrivial_reads++; }
+    return r;
+}
 static Expr *oc_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wrap_neg, Expr *sym) {
     OpCounter *c = h->self;
     (void)x; (void)size; (void)check; (void)wrap_neg;
@@ -147,7 +161,7 @@ static OpCount opcount(Lower *L, const IrStorage *sb) {
     c.h = (OpsHandler){.self = &c, .load = oc_load, .store = oc_store, .constant = oc_constant,
                        .index_expr = oc_index_expr, .to_dtype = oc_to_dtype, .math = oc_math,
                        .reduction = oc_reduction, .getitem = oc_getitem, .store_reduction = oc_store_reduction,
-                       .indirect_indexing = oc_indirect, .store_atomic_add = oc_store};
+                       .indirect_indexing = oc_indirect, .store_atomic_add = oc_store, .bucketize = oc_bucketize};
     Expr *idx[MI_MAX_DIMS];
     for (int d = 0; d < sb->ndim && d < MI_MAX_DIMS; d++) {
         int64_t one;

@@ -29,6 +29,7 @@ static IrVal ri_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) { (void)h;
 static IrVal ri_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) { (void)h; (void)op; (void)a; (void)dt; return 0; }
 static IrVal ri_red(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v) { (void)h; (void)dt; (void)src; (void)rt; (void)v; return 0; }
 static IrVal ri_getitem(OpsHandler *h, IrVal v, int k) { (void)h; (void)v; (void)k; return 0; }
+static IrVal ri_bucketize(OpsHandler *h, IrVal v, const IrBoundaries *b, IrVal off) { (void)h; (void)v; (void)b; (void)off; return 0; }
 static Expr *ri_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wrap_neg, Expr *sym) {
     (void)h; (void)x; (void)check; (void)wrap_neg;
     return sym ? sym : size;
@@ -51,7 +52,7 @@ static bool scan_splits(Lower *L, const IrFn *f, int ndim, Expr **size, int axis
     if (rn <= 32 || numel >= GPU_NUM_SM * 2 * 32) return false;
     ReadIdx r = {0};
     r.h = (OpsHandler){&r, ri_load, ri_store, ri_constant, ri_index_expr, ri_to_dtype, ri_math, ri_red, ri_getitem,
-                       ri_store, ri_indirect, ri_store, NULL};
+                       ri_store, ri_indirect, ri_store, NULL, ri_bucketize};
     Expr *idx[MI_MAX_DIMS], *zero[MI_MAX_DIMS];
     const char *names[MI_MAX_DIMS];
     int nv = 0;
@@ -91,8 +92,7 @@ static bool scan_splits(Lower *L, const IrFn *f, int ndim, Expr **size, int axis
 static bool scan_create(Lower *L, const Node *n, IrTBox *x, IrScan proto, int ndim, Expr **size, IrTBox **out) {
     /* V.graph.has_feature(device, BackendFeature.SCAN / SORT): Triton has them, the cpp backend
      * not; here the backend is the session's target (a cuda graph compiled for the CPU is C) */
-    bool gpu = (n->has_meta ? n->meta.device : L->dev).kind != DEV_CPU && L->ctx->target == MI_DEV_CUDA;
-    if (!gpu) return false;
+    if (!lw_gpu_backend(L, n)) return false;
     int64_t len;
     bool known = sym_is_int(size[proto.axis], &len);
     if (proto.op == SCAN_SORT && !(known && len <= 512)) return false;   /* persistent kernels only */
@@ -200,9 +200,9 @@ static int lower_sort(Lower *L, const Node *n, int arg) {
 /* ---- the scan rows of the lowering table ---- */
 
 const LoweringDef lowering_scan_table[] = {
-    {"aten.cumsum.default", lower_scan, SCAN_SUM}, {"aten.cumprod.default", lower_scan, SCAN_PROD},
-    {"aten.logcumsumexp.default", lower_scan, SCAN_LOGADDEXP}, {"aten.cummax.default", lower_scan, SCAN_MAX},
-    {"aten.cummin.default", lower_scan, SCAN_MIN}, {"aten.sort.default", lower_sort, 0},
-    {"aten.sort.stable", lower_sort, 1},
+    {"aten.cumsum.default", lower_scan, SCAN_SUM, true}, {"aten.cumprod.default", lower_scan, SCAN_PROD, true},
+    {"aten.logcumsumexp.default", lower_scan, SCAN_LOGADDEXP, true}, {"aten.cummax.default", lower_scan, SCAN_MAX, true},
+    {"aten.cummin.default", lower_scan, SCAN_MIN, true}, {"aten.sort.default", lower_sort, 0, true},
+    {"aten.sort.stable", lower_sort, 1, true},
 };
 const int lowering_scan_count = sizeof lowering_scan_table / sizeof lowering_scan_table[0];

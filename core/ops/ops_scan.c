@@ -349,8 +349,8 @@ static int search_fill(ShapeArgs *sa, Tensor *o) {
             int64_t mid = (lo + hi) / 2;
             int64_t at = row * n + (sorter ? tensor_load_i(sorter, tensor_pos(sorter, row * n + mid)) : mid);
             double s = load(seq, tensor_pos(seq, at));
-            bool go_right = right ? !(x < s) : (s < x);
-            if (isnan(s)) go_right = false;
+            /* ATen's cus_lower_bound / cus_upper_bound: a NaN (or +inf) value lands at the end */
+            bool go_right = right ? !(s > x) : !(s >= x);
             if (go_right) lo = mid + 1; else hi = mid;
         }
         tensor_store_i(o, tensor_pos(o, e), lo);
