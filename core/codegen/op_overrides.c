@@ -107,6 +107,14 @@ static bool math_spelling(const CgOverrides *ov, StrBuf *out, IrMathOp op, DType
     case IOP_POLYGAMMA: sb_printf(out, "mi_sf_polygamma(%s, %s)", x, y); return true;
     case IOP_ZETA: sb_printf(out, "mi_sf_zeta(%s, %s)", x, y); return true;
     case IOP_TRUNC: sb_printf(out, "trunc%s(%s)", sf, x); return true;
+    /* std::frexp without the out-parameter (C and CUDA alike): ilogb's exponent + 1, the
+     * mantissa scaled by it; 0, inf and NaN keep x and exponent 0 (glibc's frexp) */
+    case IOP_FREXP_MANTISSA:
+        sb_printf(out, "(%s == 0 || !isfinite(%s)) ? %s : scalbn%s(%s, -(ilogb%s(%s) + 1))", x, x, x, sf, x, sf, x);
+        return true;
+    case IOP_FREXP_EXPONENT:
+        sb_printf(out, "(%s == 0 || !isfinite(%s)) ? %s : (%s)(ilogb%s(%s) + 1)", x, x, f32 ? "0.0f" : "0.0", f32 ? "float" : "double", sf, x);
+        return true;
     case IOP_SIGNBIT: if (fl) sb_printf(out, "signbit(%s) != 0", x); else sb_printf(out, "%s < 0", x); return true;
     case IOP_BITWISE_NOT: if (at == DT_BOOL) sb_printf(out, "!%s", x); else sb_printf(out, "~%s", x); return true;
     case IOP_ABS:

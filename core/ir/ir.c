@@ -21,7 +21,7 @@ static const struct { const char *name; int arity; } math_ops[IOP_COUNT] = {
     [IOP_ATAN] = {"atan", 1}, [IOP_SINH] = {"sinh", 1}, [IOP_COSH] = {"cosh", 1}, [IOP_ASINH] = {"asinh", 1},
     [IOP_ACOSH] = {"acosh", 1}, [IOP_ATANH] = {"atanh", 1}, [IOP_EXP2] = {"exp2", 1}, [IOP_LOG2] = {"log2", 1},
     [IOP_LOG10] = {"log10", 1}, [IOP_ERFC] = {"erfc", 1}, [IOP_TRUNC] = {"trunc", 1}, [IOP_SIGNBIT] = {"signbit", 1},
-    [IOP_BITWISE_NOT] = {"bitwise_not", 1},
+    [IOP_BITWISE_NOT] = {"bitwise_not", 1}, [IOP_FREXP_MANTISSA] = {"frexp_mantissa", 1}, [IOP_FREXP_EXPONENT] = {"frexp_exponent", 1},
     [IOP_ERFINV] = {"erfinv", 1}, [IOP_I0] = {"i0", 1}, [IOP_I0E] = {"i0e", 1}, [IOP_I1] = {"i1", 1}, [IOP_I1E] = {"i1e", 1},
     [IOP_DIGAMMA] = {"digamma", 1}, [IOP_ERFCX] = {"erfcx", 1}, [IOP_NDTRI] = {"ndtri", 1}, [IOP_LOG_NDTR] = {"log_ndtr", 1},
     [IOP_BESSEL_J0] = {"bessel_j0", 1}, [IOP_BESSEL_J1] = {"bessel_j1", 1}, [IOP_BESSEL_Y0] = {"bessel_y0", 1},

@@ -158,6 +158,12 @@ static IrVal i_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
     case IOP_POLYGAMMA: r = sf_polygamma(x, y); break;
     case IOP_ZETA: r = sf_zeta(x, y); break;
     case IOP_TRUNC: r = trunc(x); break;
+    case IOP_FREXP_MANTISSA: case IOP_FREXP_EXPONENT: {
+        int e = 0;
+        double mt = isfinite(x) ? (dt == DT_F32 ? (double)frexpf((float)x, &e) : frexp(x, &e)) : x;
+        r = op == IOP_FREXP_MANTISSA ? mt : (double)e;
+        break;
+    }
     case IOP_SIGNBIT: r = signbit(x) != 0; break;
     case IOP_BITWISE_NOT: r = dt == DT_BOOL ? !x : (double)~(int64_t)x; break;
     case IOP_ATAN2: r = atan2(x, y); break;

@@ -26,6 +26,9 @@ typedef enum {
     IOP_LOGICAL_NOT, IOP_SIGN, IOP_TAN, IOP_ROUND, IOP_ASIN, IOP_ACOS, IOP_LGAMMA,
     IOP_ATAN, IOP_SINH, IOP_COSH, IOP_ASINH, IOP_ACOSH, IOP_ATANH, IOP_EXP2, IOP_LOG2, IOP_LOG10,
     IOP_ERFC, IOP_TRUNC, IOP_SIGNBIT, IOP_BITWISE_NOT,
+    /* the two results of ops.frexp(x) (std::frexp): the mantissa in [0.5, 1) and the exponent
+     * (in x's float dtype, exact); 0, inf and NaN give (x, 0) */
+    IOP_FREXP_MANTISSA, IOP_FREXP_EXPONENT,
     /* the special functions of Inductor's pointwise_overrides_data (codegen/common.py) and
      * erfinv: C kernels call codegen/special_src.c's functions, CUDA ones libdevice's */
     IOP_ERFINV, IOP_I0, IOP_I0E, IOP_I1, IOP_I1E, IOP_DIGAMMA, IOP_ERFCX, IOP_NDTRI, IOP_LOG_NDTR,

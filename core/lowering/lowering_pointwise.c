@@ -327,6 +327,25 @@ static int lower_rev(Lower *L, const Node *n, int arg) {
 
 /* ---- the pointwise rows of the lowering table ---- */
 
+/* frexp.Tensor(x) -> (mantissa, int32 exponent), as lowering.py lowers it: two Pointwise values
+ * over x, ops.frexp's items (here two ops: the mantissa, and the exponent computed in x's float
+ * dtype, exact, then cast). An integer x stays the FallbackKernel. Example: frexp(12.0) =
+ * (0.75, 4). */
+static int lower_frexp(Lower *L, const Node *n, int arg) {
+    (void)arg;
+    IrTBox *x = lw_arg_tbox(L, n, 0);
+    if (!x) return lw_err(L, n, "'%s' needs a tensor argument", n->target);
+    if (!dtype_is_float(x->dtype)) return lw_fallback(L, n);
+    DType dt = x->dtype;
+    const char *nm = lw_short_name(L, n->target);
+    const IrFn *m = lw_math(L, IOP_FREXP_MANTISSA, dt, x->loader, NULL, NULL);
+    const IrFn *e = lw_to_dtype(L, lw_math(L, IOP_FREXP_EXPONENT, dt, x->loader, NULL, NULL), DT_I32);
+    IrTBox *items[2] = {lw_pw_box(L, m, dt, x->ndim, x->size, nm), lw_pw_box(L, e, DT_I32, x->ndim, x->size, nm)};
+    lw_origins_merge(L, &items[0]->origins, &items[0]->norigins, x);
+    lw_origins_merge(L, &items[1]->origins, &items[1]->norigins, x);
+    return lw_set_tuple(L, n, items, 2);
+}
+
 const LoweringDef lowering_pointwise_table[] = {
     {"aten.add.Tensor", lower_pointwise, IOP_ADD}, {"aten.add.Scalar", lower_pointwise, IOP_ADD},
     {"aten.sub.Tensor", lower_pointwise, IOP_SUB}, {"aten.sub.Scalar", lower_pointwise, IOP_SUB},
@@ -393,6 +412,7 @@ const LoweringDef lowering_pointwise_table[] = {
     {"aten.acosh.default", lower_pointwise, IOP_ACOSH}, {"aten.atanh.default", lower_pointwise, IOP_ATANH},
     {"aten.exp2.default", lower_pointwise, IOP_EXP2}, {"aten.log2.default", lower_pointwise, IOP_LOG2},
     {"aten.log10.default", lower_pointwise, IOP_LOG10}, {"aten.erfc.default", lower_pointwise, IOP_ERFC},
+    {"aten.frexp.Tensor", lower_frexp, 0},
     {"aten.signbit.default", lower_pointwise, IOP_SIGNBIT}, {"aten.atan2.default", lower_pointwise, IOP_ATAN2},
     {"aten.copysign.Tensor", lower_pointwise, IOP_COPYSIGN}, {"aten.copysign.Scalar", lower_pointwise, IOP_COPYSIGN},
     {"aten.hypot.default", lower_pointwise, IOP_HYPOT}, {"aten.nextafter.default", lower_pointwise, IOP_NEXTAFTER},
