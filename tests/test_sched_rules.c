@@ -9,7 +9,8 @@
  *   - tuned_bmm on cpu: a bmm of one row or one column is a sum reduction, no extern call;
  *   - GraphLowering.run_node realizes a returned value at its own node;
  *   - memory.py reorder_for_peak_memory: the fused kernels in LPMF's order when it peaks lower;
- *   - index_put_ (reinplace's) scatters into its first argument's buffer.
+ *   - index_put_ (reinplace's) scatters into its first argument's buffer;
+ *   - score_fusion_memory on normalized deps for vertical pairs too; memory.py's get_numel sizes.
  * Values of these graphs against the interpreter: tests/test_codegen.c (tests/fixtures/codegen:
  * unrolled_small_reductions, cpu_bmm_one_row, foreach_inplace_read_after). */
 #include "tap.h"
@@ -157,12 +158,44 @@ static void peak_memory(MiCtx *ctx) {
     free(k); free(d);
 }
 
+/* The eighth unseen batch's cumprod / diff / trapezoid forward (cumprod_diff_trapz.py):
+ * score_fusion_memory is one rule for both kinds of pair on the CPU (normalized MemoryDeps both
+ * sides have; a vertical pair sharing none is refused by choices.py can_fuse), and memory.py
+ * sizes buffers by get_numel() (a cat slice [5, 1] of stride 9: 5 elements) with a fallback's
+ * MultiOutputLayout buffer allocating its item: LPMF runs both fallbacks after the cpp kernel,
+ * so the kernel group is one function, as Inductor's cpp_fused_add_cat_mul_select_sigmoid_slice_sub_sum_0. */
+static void cumprod_forward(MiCtx *ctx) {
+    char *k, *d;
+    int n = sched_text(ctx, "tests/fixtures/sched_rules/cumprod_diff_trapz.py", MI_DEV_CPU, &k, &d, NULL);
+    is_int(n, 7, "cumprod forward: mm, one cpp kernel, the cat (nop), cumsum and cumprod with their items");
+    is_str(k, "extern_mm: op0\n"
+              "cpp_fused_add_mul_select_sigmoid_slice_sub_0: op1 op5 op8 | op4 op9 | op7 | op10\n"
+              "nop_concat_buf6: op6\n"
+              "fallback_cumsum: op11\nextern_multi_output_buf11: op12\n"
+              "fallback_cumprod: op2\nextern_multi_output_buf2: op3\n",
+           "sigmoid + add, the cat slice and the row sum in one loop nest; the [5] epilogue beside it");
+    ok(d && strstr(d, "fuse op1 + op5_op8 score=160: vertical: producer into consumer\n") &&
+       strstr(d, "skip op1_op5_op8 + op9 score=20: memory deps did not match; buf1 read at a different index than op1 writes it\n"),
+       "the sum joins its producer on 160 shared bytes before the epilogue (20 bytes) could take it");
+    free(k); free(d);
+    Graph *g = graph_load_file(ctx, "tests/fixtures/sched_rules/cumprod_diff_trapz.py");
+    ops_resolve_graph(g);
+    IrModule *m = g ? ir_lower(ctx, g) : NULL;
+    Schedule *s = m ? sched_run(ctx, m) : NULL;
+    /* creation order: cumprod's 160-byte result (an output, counted from step 0 as memory.py
+     * does) is made early, so cumsum's step, with its 128-byte input and result, peaks at 128;
+     * LPMF runs cumsum before cumprod: 0 */
+    is_str(s ? s->mem_note : NULL, "reordered for peak memory (lpmf): 128 -> 0 bytes", "cumprod forward: LPMF's order peaks lower");
+    sched_free(s); ir_free(m); graph_free(g);
+}
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
     foreach_lists(ctx);
     lowering_rules(ctx);
     peak_memory(ctx);
     index_put_inplace(ctx);
+    cumprod_forward(ctx);
     mi_ctx_free(ctx);
     return done_testing();
 }

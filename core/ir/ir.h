@@ -143,6 +143,10 @@ typedef struct IrFallback {
     const Node *node;              /* the graph node (its args, kwargs and op) */
     const char *kernel;            /* "aten.embedding.default" */
     bool tuple;                    /* the op returns a tuple: outs[k] is item k */
+    bool on_clone;                 /* Inductor runs the in-place form on clone(argument 0)
+                                      (ScatterFallback / IndexPutFallback: scatter_reduce ->
+                                      scatter_reduce_(clone(x), ...)): the result is that
+                                      clone's storage, mutated (memory.py: a rename, no cost) */
     struct Buffer **outs; int nouts;
 } IrFallback;
 

@@ -568,6 +568,21 @@ static int fallback(Lower *L, const Node *n, bool out_kernel) {
 }
 
 int lw_fallback(Lower *L, const Node *n) { return fallback(L, n, false); }
+
+/* lw_fallback for an op Inductor lowers as its in-place form on clone(x) and then falls back
+ * on (lowering.py scatter_ / scatter_reduce_ / index_put_: scatter_fallback, index_put_fallback:
+ * ir.ScatterFallback / IndexPutFallback mutate the clone, NoneLayout): the call is the same
+ * functional fallback here, marked so the peak-memory estimate counts its result as the
+ * clone's storage (core/scheduler/sched_memory.c). */
+int lw_fallback_on_clone(Lower *L, const Node *n) {
+    int rc = fallback(L, n, false);
+    if (rc < 0) return rc;
+    for (int i = L->m->nbufs - 1; i >= 0; i--) {
+        Buffer *b = L->m->bufs[i];
+        if (b->kind == BUF_EXTERN && b->ext == EXT_FALLBACK && b->fb && b->fb->node == n) { b->fb->on_clone = true; break; }
+    }
+    return rc;
+}
 int lw_extern_out(Lower *L, const Node *n) { return fallback(L, n, true); }
 
 /* ---- convolution: extern_kernels.convolution (Inductor's ir.Convolution) ---- */

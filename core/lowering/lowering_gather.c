@@ -337,14 +337,14 @@ static int lower_index_put(Lower *L, const Node *n, int mode) {
         if (acc) val = lw_math(L, IOP_ADD, x->dtype, x->loader, val, NULL);
         return lw_set_pointwise(L, n, lw_math(L, IOP_WHERE, x->dtype, mk, val, x->loader), x->dtype, 3);
     }
-    if (has_bool) return lw_fallback(L, n);
+    if (has_bool) return lw_fallback_on_clone(L, n);
     return index_put_impl(L, n, x, t, nt, v, acc, check, in_place);
 }
 
 /* index_put_impl_(x or clone(x), indices t[0..nt), values v, accumulate) after the mask case */
 static int index_put_impl(Lower *L, const Node *n, IrTBox *x, IrTBox **t, int nt, IrTBox *v, bool acc, bool check, bool in_place) {
     if (acc && (x->dtype == DT_I64 || x->dtype == DT_BOOL || x->dtype == DT_BF16))
-        return lw_fallback(L, n);   /* needs_fallback_due_to_atomic_add_limitations */
+        return lw_fallback_on_clone(L, n);   /* needs_fallback_due_to_atomic_add_limitations */
     int xnd, ond;
     Expr *xs[MI_MAX_DIMS], *os[MI_MAX_DIMS];
     shape_of(L, x, &xnd, xs);
@@ -465,10 +465,10 @@ static int lower_scatter_op(Lower *L, const Node *n, int arg) {
     const IrFn *src = scatter_src(L, n, x, &src_tensor, &sdt);
     if (!src) return lw_err(L, n, "'%s': src must be a tensor or a number", n->target);
     if (red && strcmp(red, "add") != 0 && strcmp(red, "multiply") != 0) return lw_err(L, n, "'%s': reduce must be 'add' or 'multiply'", n->target);
-    if (!red && scatter_fallback(L, n, false, NULL, x->dtype, sdt, src_tensor)) return lw_fallback(L, n);
+    if (!red && scatter_fallback(L, n, false, NULL, x->dtype, sdt, src_tensor)) return lw_fallback_on_clone(L, n);
     if (red) {   /* scatter_reduce_ with "sum" / "prod"; a number src became full_like (a tensor) */
         const char *r2 = strcmp(red, "add") == 0 ? "sum" : "prod";
-        if (scatter_fallback(L, n, true, r2, x->dtype, sdt, true)) return lw_fallback(L, n);
+        if (scatter_fallback(L, n, true, r2, x->dtype, sdt, true)) return lw_fallback_on_clone(L, n);
         return scatter_lowered(L, n, x, dim, index, src, true, true);
     }
     return scatter_lowered(L, n, x, dim, index, src, false, true);
@@ -483,7 +483,7 @@ static int lower_scatter_add(Lower *L, const Node *n, int arg) {
     DType sdt;
     const IrFn *src = scatter_src(L, n, x, &src_tensor, &sdt);
     if (!src || !src_tensor) return lw_err(L, n, "scatter_add: src must be a tensor");
-    if (scatter_fallback(L, n, true, "sum", x->dtype, sdt, true)) return lw_fallback(L, n);
+    if (scatter_fallback(L, n, true, "sum", x->dtype, sdt, true)) return lw_fallback_on_clone(L, n);
     return scatter_lowered(L, n, x, dim, index, src, true, true);
 }
 
@@ -500,7 +500,7 @@ static int lower_scatter_reduce(Lower *L, const Node *n, int arg) {
     if (!src) return lw_err(L, n, "scatter_reduce: src must be a tensor");
     const Value *iv = lw_arg_or_kw(n, -1, "include_self");
     bool include_self = !(iv && iv->kind == V_BOOL && !iv->b);
-    if (scatter_fallback(L, n, true, rv->s, x->dtype, sdt, src_tensor)) return lw_fallback(L, n);
+    if (scatter_fallback(L, n, true, rv->s, x->dtype, sdt, src_tensor)) return lw_fallback_on_clone(L, n);
     return scatter_lowered(L, n, x, dim, index, src, strcmp(rv->s, "sum") == 0, include_self);
 }
 

@@ -82,6 +82,8 @@ IrModule *lw_lower_branch(MiCtx *ctx, const Graph *g);
 /* An op with a reference implementation but no lowering: a FallbackKernel (lowering_extern.c):
  * one node of MultiOutputLayout, then one MultiOutput node per tensor result. */
 int lw_fallback(Lower *L, const Node *n);
+/* lw_fallback for scatter / index_put, which Inductor runs in place on clone(x) (IrFallback.on_clone) */
+int lw_fallback_on_clone(Lower *L, const Node *n);
 /* aten.cat on the CPU: ir.ConcatKernel, its inputs realized into slices of its buffer
  * (lowering_concat.c); m the output meta, lst the list argument, dim normalized. */
 int lw_concat_kernel(Lower *L, const Node *n, const TensorMeta *m, const Value *lst, int64_t dim);

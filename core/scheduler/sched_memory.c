@@ -8,8 +8,9 @@
  * whose per-channel sums only feed outputs runs them after the convolution_backward call,
  * which frees the large grad-input buffer first: two cpp kernels around the extern call.
  *
- * The model, as memory.py's: a buffer computed here is allocated when its node runs and freed
- * after its last reader (a graph output is "freed" before step 0, pm_peak); graph inputs other than primals_* /
+ * The model, as memory.py's: a buffer computed here (get_numel() elements; a fallback's
+ * MultiOutputLayout buffer allocates its items, each item frees its own) is allocated when
+ * its node runs and freed after its last reader (a graph output is "freed" before step 0, pm_peak); graph inputs other than primals_* /
  * arg* (tangents, saved activations) are "freeable": live from the start, freed after their
  * last reader. Sizes need numbers: a graph with symbolic sizes keeps the baseline (Inductor
  * would use the size hints, which a graph here does not carry). */
@@ -44,12 +45,56 @@ static void push(int **a, int *n, int v) {
     (*a)[(*n)++] = v;
 }
 
-/* bytes of b's storage; false when symbolic */
-static bool buf_size(const Buffer *b, SymCtx *sy, int64_t *out) {
+/* memory.py compute_size_for_scheduler_buffer: bytes of b's elements (get_numel() times the
+ * element size, not the storage extent: a ConcatKernel's [5, 1] slice with stride 9 counts 5
+ * elements); false when symbolic. A MultiOutputLayout buffer holds no elements of its own: it
+ * costs the sum of its MultiOutput items when made (size_alloc) and gives nothing back
+ * (size_free 0); an item costs nothing when made and gives back its own size. Example: a
+ * cumprod fallback's buffer allocates its one [5, 8] f32 result, 160 bytes; the item frees
+ * them after its last reader. */
+static bool buf_bytes(const Buffer *b, SymCtx *sy, int64_t *out) {
     int64_t n;
-    if (!sym_is_int(layout_storage_size(sy, &b->layout), &n)) return false;
+    if (!sym_is_int(layout_numel(sy, &b->layout), &n)) return false;
     *out = n * (int64_t)dtype_size(b->layout.dtype);
     return true;
+}
+static bool buf_size(const Buffer *b, SymCtx *sy, int64_t *alloc, int64_t *free_) {
+    *alloc = *free_ = 0;
+    if (b->kind == BUF_COMPUTED && b->mutates) return true;   /* stores into an input (MutationLayout) */
+    if (b->layout.multi) {
+        for (int k = 0; k < b->nitems; k++) {
+            int64_t x;
+            if (!b->items[k]) continue;
+            if (!buf_bytes(b->items[k], sy, &x)) return false;
+            *alloc += x;
+        }
+        return true;
+    }
+    if (!buf_bytes(b, sy, free_)) return false;
+    if (!(b->kind == BUF_EXTERN && b->ext == EXT_MULTI_OUTPUT && b->mo_of)) *alloc = *free_;
+    return true;
+}
+
+/* The clone whose storage an on-clone fallback's result is (IrFallback.on_clone: Inductor's
+ * ScatterFallback mutates clone(x) in place), for b that fallback's own buffer or its item:
+ * argument 0 when it is a buffer computed here that nothing else reads (the clone Inductor
+ * would realize for it); NULL otherwise (then the result counts as a buffer of its own).
+ * Then the fallback's buffer and item cost nothing (the NoneLayout buffer of a mutation),
+ * and the clone is freed after the fallback, its last reader: the readers of the mutated
+ * value read the mutation's 0-byte name. (The newest memory.py forwards them to the clone
+ * through mutation_real_name; the PyTorch 2.11 compiles of the unseen logs behave as without
+ * it: gat's scatter_reduce amax keeps its eq reader last, after the matmul, two kernels.) */
+static const Buffer *clone_of(const Schedule *s, const Buffer *b) {
+    const Buffer *o = b->kind == BUF_EXTERN && b->ext == EXT_MULTI_OUTPUT && b->mo_of ? b->mo_of : b;
+    if (o->kind != BUF_EXTERN || o->ext != EXT_FALLBACK || !o->fb || !o->fb->on_clone || o->neargs < 1) return NULL;
+    const Buffer *c = o->eargs[0].buf;
+    if (!c || c->kind == BUF_INPUT || c->layout.multi) return NULL;
+    for (int i = 0; i < s->nnodes; i++) {
+        if (s->nodes[i].dead || s->nodes[i].buf == o) continue;
+        for (int r = 0; r < s->nodes[i].deps.nreads; r++)
+            if (s->nodes[i].deps.reads[r].buf == c) return NULL;
+    }
+    return c;
 }
 
 /* The units' buffers and edges; false when a size is symbolic. */
@@ -67,26 +112,26 @@ static bool pm_build(const Schedule *s, int nu, const int *ustart, const int *ss
     p->su = su;
     for (int i = 0; i < p->nb; i++) p->b[i].producer = -2;   /* -2: not a planned buffer */
     bool ok = true;
-    /* producers: the first unit writing a computed / extern buffer */
-    for (int u = 0; u < nu; u++)
-        for (int q = ustart[u]; q < ustart[u + 1]; q++) {
-            const SchedGroup *g = &s->groups[s->order[q]];
-            for (int i = 0; i < g->n; i++) {
-                const DepSet *d = &s->nodes[g->nodes[i]].deps;
-                for (int w = 0; w < d->nwrites; w++) {
-                    const Buffer *b = d->writes[w].buf;
-                    PmBuf *pb = &p->b[b->id];
-                    if (b->kind == BUF_INPUT || pb->producer != -2) continue;
-                    pb->producer = u;
-                    pb->output = b->output_index >= 0;
-                    int64_t sz = 0;
-                    if (b->kind == BUF_COMPUTED && b->mutates) sz = 0;   /* stores into an input (MutationLayout) */
-                    else if (!buf_size(b, sy, &sz)) ok = false;
-                    pb->alloc = pb->size = sz;
-                    p->size[u] += sz;
+    /* producers: a node's own buffer is made by its unit (a MultiOutput item by its own node,
+     * though the fallback's call writes it); other buffers by the first unit writing them */
+    for (int pass = 0; pass < 2; pass++)
+        for (int u = 0; u < nu; u++)
+            for (int q = ustart[u]; q < ustart[u + 1]; q++) {
+                const SchedGroup *g = &s->groups[s->order[q]];
+                for (int i = 0; i < g->n; i++) {
+                    const DepSet *d = &s->nodes[g->nodes[i]].deps;
+                    for (int w = pass ? 0 : -1; w < (pass ? d->nwrites : 0); w++) {
+                        const Buffer *b = w < 0 ? s->nodes[g->nodes[i]].buf : d->writes[w].buf;
+                        PmBuf *pb = &p->b[b->id];
+                        if (b->kind == BUF_INPUT || pb->producer != -2) continue;
+                        pb->producer = u;
+                        pb->output = b->output_index >= 0;
+                        if (!buf_size(b, sy, &pb->alloc, &pb->size)) ok = false;
+                        if (clone_of(s, b)) pb->alloc = pb->size = 0;   /* the mutated clone: a rename */
+                        p->size[u] += pb->alloc;
+                    }
                 }
             }
-        }
     /* readers: successors of a buffer, predecessor buffers of a unit; freeable inputs */
     for (int u = 0; u < nu && ok; u++)
         for (int q = ustart[u]; q < ustart[u + 1]; q++) {
@@ -102,7 +147,7 @@ static bool pm_build(const Schedule *s, int nu, const int *ustart, const int *ss
                             pb->producer = -1;
                             pb->output = false;
                             for (int j = 0; j < m->noutputs; j++) pb->output |= m->outputs[j] == b;
-                            if (!buf_size(b, sy, &pb->size)) ok = false;
+                            if (!buf_bytes(b, sy, &pb->size)) ok = false;
                         }
                     } else if (pb->producer < 0 || pb->producer == u) continue;
                     push(&pb->succ, &pb->nsucc, u);

@@ -405,7 +405,17 @@ static bool groups_feed(const Schedule *s, const Fx *f, int ga, int gb) {
 /* bytes of the buffers both groups touch (walks the smaller group). A horizontal pair (neither
  * feeds the other) is scored by the dependencies both have exactly (sched_score.c), 0 below
  * Inductor's threshold (can_fuse_horizontal: "score_fusion_memory_threshold") unless, on the
- * GPU, a loop reorder of one side could make a read shared. */
+ * GPU, a loop reorder of one side could make a read shared. On the CPU a vertical pair is
+ * scored the same way (score_fusion_memory is one rule: the normalized MemoryDeps both
+ * sides have; the cpp backend's deps are normalized, extract_read_writes(normalize=True)),
+ * and one that shares none is refused (choices.py can_fuse: shared_data_score == 0). So the
+ * sum over [5, 8] (its read of x normalizes to x's write, 160 bytes) joins x's producer before
+ * the [5] epilogue reading x[:, 0] and x[:, 7] joins the sum (20 bytes of the sum's result):
+ * the epilogue then reads x at other indexes than the fused node writes it and stays apart.
+ * The GPU keeps the touched-buffer bytes for a vertical pair: its deps are not normalized
+ * (loop_ordering_after_fusion) and the loop reorder / re-tiling of sched_reshape.c stands in
+ * for shared_data_after_reordering_loop there. Returns -1 for that refused vertical pair (0
+ * for a horizontal pair under the threshold), so that the refusal can be shown. */
 static int64_t pair_score(const Schedule *s, Fx *f, int ga, int gb) {
     if (s->groups[ga].n > s->groups[gb].n) { int t = ga; ga = gb; gb = t; }
     const SchedGroup *S = &s->groups[ga];
@@ -420,10 +430,13 @@ static int64_t pair_score(const Schedule *s, Fx *f, int ga, int gb) {
             if (group_touches_buf(s, f, gb, b->id)) score += f->bytes[b->id];
         }
     }
-    if (score <= 0 || groups_feed(s, f, ga, gb)) return score;
+    if (score <= 0) return score;
+    bool vertical = groups_feed(s, f, ga, gb), cuda = s->ir->ctx->target == MI_DEV_CUDA;
+    if (vertical && cuda) return score;
     bool reorder = false;
     int64_t exact = sched_shared_dep_bytes(s, S->nodes, S->n, s->groups[gb].nodes, s->groups[gb].n, false, &reorder);
-    if (exact >= SCORE_FUSION_MEMORY_THRESHOLD) return exact;
+    if (exact >= SCORE_FUSION_MEMORY_THRESHOLD || (vertical && exact > 0)) return exact;
+    if (vertical) return -1;   /* choices.py can_fuse: shared_data_score == 0 (recorded) */
     /* shared_data_after_reordering_loop reorders a pointwise side only ("Don't reorder loops
      * since both nodes are reductions"): two reductions sharing no dependency stay apart */
     bool pointwise_side = f->gred[ga] < 0 || f->gred[gb] < 0;
@@ -890,9 +903,12 @@ static void fuse_rounds(Schedule *s, Fx *f, int max_rounds) {
             if (ga > gb) { int t = ga; ga = gb; gb = t; }
             SchedGroup *A = &s->groups[ga], *B = &s->groups[gb];
             int64_t score = fused ? pair_score(s, f, ga, gb) : c[i].score;
+            bool rec = s->ndecisions < MAX_DECISIONS, full = false;
+            if (score < 0 && rec)
+                record(s, ga, gb, false, 0, "no shared data: the consumer reads the producer's buffers at other (normalized) "
+                                            "indexes than it writes them (choices.py can_fuse: shared_data_score 0)");
             if (score <= 0) continue;
             char why[160];
-            bool rec = s->ndecisions < MAX_DECISIONS, full = false;
             if (!rec) s->decisions_full = true;
             int fe = s->combo_of ? sched_foreach_pair(s, ga, gb, why, sizeof why) : 0;
             if (fe == -2) continue;
