@@ -3,7 +3,7 @@
 #include "tap.h"
 
 /* the refusal of a vertical pair that shares no normalized MemoryDep (scheduler.c pair_score) */
-#define NO_SHARED "no shared data: the consumer reads the producer's buffers at other (normalized) indexes than it writes them (choices.py can_fuse: shared_data_score 0)"
+#define NO_SHARED "no shared data; every buffer of the producer is read at other (normalized) indexes than it is written (choices.py can_fuse: shared_data_score 0)"
 #include "scheduler/scheduler.h"
 #include "lowering/lowering.h"
 #include "codegen/codegen_c.h"

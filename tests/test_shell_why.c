@@ -29,13 +29,14 @@ int main(void) {
            has(o, "not fused: buf0 is in extern_mm, buf1 in cpp_fused_relu_0\n") &&
            has(o, "rule: buf0 is an extern kernel call (extern_mm)"), "why: an extern kernel never fuses");
     free(o);
-    /* a refusal: the scheduler's reason; the fusion picture's edge carries it */
+    /* a refusal: the scheduler's reason (the transposed read shares no normalized dependency
+     * with the reductions' writes: choices.py can_fuse); the fusion picture's edge carries it */
     o = sh("load tests/fixtures/codegen/sched_split_outer_permuted_view.py; why buf0 buf2; show fusion", &st);
-    ok(has(o, "refused: op0_op1 + op2 (score 1152 bytes): memory deps did not match; outer sizes differ: [4, 6] vs [24, 10]"),
+    ok(has(o, "refused: op0_op1 + op2 (score 0 bytes): no shared data; every buffer of the producer is read at other (normalized) indexes than it is written (choices.py can_fuse: shared_data_score 0)\n"),
        "why: the refusal and its reason");
     ok(has(o, "buf0 -> buf2\t[color=\"#cc4125\",\n\t\tfontcolor=\"#cc4125\",\n\t\tfontname=Helvetica,\n\t\tfontsize=10,\n"
-              "\t\tlabel=\"memory deps did not match\",\n"
-              "\t\tlabeltooltip=\"refused: op0_op1 + op2 (score 1152 bytes): memory deps did not match; outer sizes differ: [4, 6] vs [24, 10]"),
+              "\t\tlabel=\"no shared data\",\n"
+              "\t\tlabeltooltip=\"refused: op0_op1 + op2 (score 0 bytes): no shared data; every buffer of the producer is read at other (normalized) indexes than"),
        "the fusion picture: the refusal's head on the edge, the decision and Inductor's whole text as its tooltip");
     free(o);
     /* the SVG: the short text drawn, the full text as the edge's title (hover) */
@@ -47,9 +48,8 @@ int main(void) {
     char svgpath[200];
     snprintf(svgpath, sizeof svgpath, "%s/f.svg", env.tmpdir);
     char *svg = mi_read_file(vc, svgpath, NULL);
-    ok(svg && strstr(svg, "<a xlink:title=\"refused: op0_op1 + op2 (score 1152 bytes): memory deps did not match; outer sizes differ: "
-                          "[4, 6] vs [24, 10] (split to one shape: buf0 read at a different index than op0 writes it)\">") &&
-           strstr(svg, "fill=\"#cc4125\">memory deps did not match</text>"),
+    ok(svg && strstr(svg, "<a xlink:title=\"refused: op0_op1 + op2 (score 0 bytes): no shared data; every buffer of the producer is read at other (normalized) indexes than it is written (choices.py can_fuse: shared_data_score 0)\">") &&
+           strstr(svg, "fill=\"#cc4125\">no shared data</text>"),
        "SVG: the edge's label is the short reason, its title the decision with the full text");
     free(svg);
     mi_ctx_free(vc);
@@ -76,11 +76,11 @@ int main(void) {
     ok(w0 && w1, "the shell's why text");
     StrBuf want;
     sb_init(&want);
-    sb_put(&want, "<tr id=\"s1-d4\" class=\"refused\"><td>4</td><td>refused</td><td class=\"side\">buf0 (op0): <b>var_mean</b><br>"
+    sb_put(&want, "<tr id=\"s1-d2\" class=\"refused\"><td>2</td><td>refused</td><td class=\"side\">buf0 (op0): <b>var_mean</b><br>"
                   "buf1 (op1): <b>var_mean</b></td><td class=\"side\">buf2 (op2): <b>sub</b>, <b>mul</b>, "
-                  "<b>permute</b>, <b>clone</b>, <b>view</b>, <b>add</b></td><td>1152</td><td>"
-                  "memory deps did not match; outer sizes differ: [4, 6] vs [24, 10] (split to one shape: buf0 read at a different "
-                  "index than op0 writes it)<details><summary>why buf0 buf2</summary><pre>");
+                  "<b>permute</b>, <b>clone</b>, <b>view</b>, <b>add</b></td><td>0</td><td>"
+                  "no shared data; every buffer of the producer is read at other (normalized) indexes than it is written "
+                  "(choices.py can_fuse: shared_data_score 0)<details><summary>why buf0 buf2</summary><pre>");
     if (w0 && w1) html_escn(&want, w0, (size_t)(w1 + 1 - w0));
     sb_put(&want, "</pre></details></td></tr>\n");
     free(o);
@@ -89,12 +89,12 @@ int main(void) {
     snprintf(pp, sizeof pp, "%s/rep/minductor/why_-_0_0_0.html", env.tmpdir);
     char *wpage = mi_read_file(pc, pp, NULL), *page = wpage;
     ok(page && strstr(page, "<h2>Why: fusion decisions of compile 0/0</h2>") &&
-           strstr(page, "cpu): 1 kernel(s), 4 decision(s): 1 fused, 3 refused</h2>"), "why page: title and the schedule's counts");
+           strstr(page, "cpu): 1 kernel(s), 2 decision(s): 1 fused, 1 refused</h2>"), "why page: title and the schedule's counts");
     ok(page && strstr(page, want.s), "why page: the refused pair, both sides' FX nodes, Inductor's words, and exactly the shell's why text");
-    ok(page && strstr(page, "<tr id=\"s1-d3\" class=\"fused\"><td>3</td><td>fused</td><td class=\"side\">buf0 (op0): <b>var_mean</b></td>"
+    ok(page && strstr(page, "<tr id=\"s1-d1\" class=\"fused\"><td>1</td><td>fused</td><td class=\"side\">buf0 (op0): <b>var_mean</b></td>"
                             "<td class=\"side\">buf1 (op1): <b>var_mean</b></td><td>960</td><td>horizontal: shared reads<details>"),
        "why page: the fused pair and its rule");
-    ok(page && strstr(page, "<svg") && strstr(page, "fill=\"#cc4125\">memory deps did not match</text>") &&
+    ok(page && strstr(page, "<svg") && strstr(page, "fill=\"#cc4125\">no shared data</text>") &&
            strstr(page, "<tr><td>cpp_fused_add_clone_mul_permute_reshape_sub_0</td><td>buf0 buf1 buf2</td></tr>"),
        "why page: the fusion picture inline with the refused edges labelled; the kernels");
     free(page);
@@ -114,7 +114,7 @@ int main(void) {
     free(o);
     snprintf(pp, sizeof pp, "%s/rep2/minductor/why_-_0_0_0.html", env.tmpdir);
     page = mi_read_file(pc, pp, NULL);
-    ok(page && strstr(page, "cpu): 1 kernel(s), 4 decision(s): 1 fused, 3 refused</h2>") &&
+    ok(page && strstr(page, "cpu): 1 kernel(s), 2 decision(s): 1 fused, 1 refused</h2>") &&
            strstr(page, "cpu): 1 kernel(s), 0 decision(s): 0 fused, 0 refused</h2>") &&
            strstr(page, "<p>No pair was tried (fusion off, or no two groups share a buffer).</p>") && !strstr(page, "<svg"),
        "why page: one section per schedule; a picture past limit draw_nodes is left out, the decisions stay");

@@ -905,8 +905,8 @@ static void fuse_rounds(Schedule *s, Fx *f, int max_rounds) {
             int64_t score = fused ? pair_score(s, f, ga, gb) : c[i].score;
             bool rec = s->ndecisions < MAX_DECISIONS, full = false;
             if (score < 0 && rec)
-                record(s, ga, gb, false, 0, "no shared data: the consumer reads the producer's buffers at other (normalized) "
-                                            "indexes than it writes them (choices.py can_fuse: shared_data_score 0)");
+                record(s, ga, gb, false, 0, "no shared data; every buffer of the producer is read at other (normalized) "
+                                            "indexes than it is written (choices.py can_fuse: shared_data_score 0)");
             if (score <= 0) continue;
             char why[160];
             if (!rec) s->decisions_full = true;
