@@ -217,9 +217,9 @@ int main(void) {
     }
     free(src);
     src = compile_check(ctx, "f16_log_softmax", f16_log_softmax, -1);
-    /* its max and sum loops; the last (sub, round to f16 and store) mixes 16- and 32-bit lanes
-     * in a way GCC 12 does not vectorize ("unsupported data-type float"), with either spelling */
-    if (src) check_vectorized(ctx, "f16_log_softmax", src, 2);
+    /* its max and sum loops, and the last (sub, round to f16 and store): mi_f2h has no fminf
+     * and no _Bool arithmetic, which GCC 12 left scalar */
+    if (src) check_vectorized(ctx, "f16_log_softmax", src, -1);
     free(src);
     src = compile_check(ctx, "softplus", softplus, 3);
     if (src) check_vectorized(ctx, "softplus", src, -1);

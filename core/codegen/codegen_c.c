@@ -154,7 +154,11 @@ static const char *half_src =
     "static inline uint32_t mi_f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }\n"
     /* branch-free, so loops over f16 data vectorize: every case computed, one selected (the
      * earlier if/return forms gave the same bits for all 2^16 halves and all 2^32 floats, with
-     * and without FTZ/DAZ, checked exhaustively; a subnormal half is m * 2^-24, a normal float) */
+     * and without FTZ/DAZ, checked exhaustively; a subnormal half is m * 2^-24, a normal float).
+     * No fminf and no _Bool arithmetic in mi_f2h: GCC 12 vectorizes neither (fminf's NaN rule
+     * has no instruction; `(r == 0x1000) & (h & 1)` is bit-precision), which left every f16
+     * round-then-store loop scalar; these forms gave the old bits for all 2^32 floats, with
+     * and without FTZ/DAZ. */
     "static inline float mi_h2f(uint16_t h) {\n"
     "    uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;\n"
     "    uint32_t sub = mi_f2u((float)m * 5.9604644775390625e-08f) | s;\n"
@@ -162,9 +166,9 @@ static const char *half_src =
     "    return mi_u2f(e == 0 ? sub : e == 31 ? big : nrm);\n}\n"
     "static inline uint16_t mi_f2h(float f) {\n"
     "    uint32_t u = mi_f2u(f), s = (u >> 16) & 0x8000; float a = fabsf(f);\n"
-    "    uint32_t sub = s | (uint32_t)(int32_t)nearbyintf(fminf(a, 6.103515625e-05f) * 16777216.0f);\n"
+    "    uint32_t sub = s | (uint32_t)(int32_t)nearbyintf((a < 6.103515625e-05f ? a : 6.103515625e-05f) * 16777216.0f);\n"
     "    uint32_t e = ((u >> 23) & 0xff) - 112, m = u & 0x7fffff, h = (e << 10) | (m >> 13), r = m & 0x1fff;\n"
-    "    h += (r > 0x1000) | ((r == 0x1000) & (h & 1));\n"
+    "    h += (uint32_t)(r + (h & 1) > 0x1000);   /* to nearest even: r > half, or r == half and h odd */\n"
     "    return (uint16_t)(f != f ? s | 0x7e00 : a >= 65520.0f ? s | 0x7c00 : a < 6.103515625e-05f ? sub : s | h);\n}\n"
     "static inline float mi_bf2f(uint16_t h) { return mi_u2f((uint32_t)h << 16); }\n"
     "static inline uint16_t mi_f2bf(float f) {\n"
