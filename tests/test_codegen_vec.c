@@ -12,7 +12,12 @@
  * be reported vectorized. */
 #include "tap.h"
 #include "tests/support/codegen_check.h"
+#include "codegen/codegen_c.h"
+#include "fx/graph.h"
+#include "lowering/lowering.h"
+#include "ops/interp.h"
 #include "runtime/runtime.h"
+#include "scheduler/scheduler.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +91,18 @@ static const char *f16_log_softmax =
     "        sub_1: \"f32[33, 70][70, 1]cpu\" = torch.ops.aten.sub.Tensor(sub, log)\n"
     "        convert_element_type_1: \"f16[33, 70][70, 1]cpu\" = torch.ops.prims.convert_element_type.default(sub_1, torch.float16)\n"
     "        return (convert_element_type_1,)\n";
+
+/* gather along the rows: the index changes with the simd loop's var, so its bounds check is
+ * inside the loop (a min reduction of the bad indexes, codegen_kernel.c c_indirect), and
+ * index_select with a per-row index beside it (its check is hoisted out of the loop) */
+static const char *gather_rows =
+    "class <lambda>(torch.nn.Module):\n"
+    "    def forward(self, arg0_1: \"f32[33, 70][70, 1]cpu\", arg1_1: \"i64[33, 70][70, 1]cpu\", arg2_1: \"i64[33][1]cpu\"):\n"
+    "        gather: \"f32[33, 70][70, 1]cpu\" = torch.ops.aten.gather.default(arg0_1, 1, arg1_1)\n"
+    "        mul: \"f32[33, 70][70, 1]cpu\" = torch.ops.aten.mul.Tensor(gather, 2)\n"
+    "        index_select: \"f32[33, 70][70, 1]cpu\" = torch.ops.aten.index_select.default(arg0_1, 0, arg2_1)\n"
+    "        add: \"f32[33, 70][70, 1]cpu\" = torch.ops.aten.add.Tensor(mul, index_select)\n"
+    "        return (add,)\n";
 
 /* The text of the innermost simd loop of src (from its pragma to the end), or "" */
 static const char *simd_body(const char *src) {
@@ -183,8 +200,62 @@ static void check_vectorized(MiCtx *ctx, const char *name, const char *src, int 
 #endif
 }
 
+/* gather_rows compiled and run on indexes of every kind: in range, negative (wrapped), and
+ * then past the dim: the module agrees with the interpreter, GCC vectorizes its simd loop,
+ * and a bad index is reported by value (the smallest bad one of the loop), as before */
+static void gather_check(MiCtx *ctx) {
+    Graph *g = fx_parse(ctx, gather_rows, strlen(gather_rows), "gather_rows", 1);
+    if (!ok(g != NULL, "gather_rows parses")) return;
+    ops_resolve_graph(g);
+    ctx->fusion = true;
+    IrModule *m = ir_lower(ctx, g);
+    Schedule *s = m ? sched_run(ctx, m) : NULL;
+    char *src = s ? codegen_c(ctx, s) : NULL;
+    RtModule *rt = src ? rt_compile(ctx, src) : NULL;
+    IValue *in = NULL;
+    int nin = 0;
+    if (!ok(rt && interp_random_inputs(ctx, g, NULL, 0, &in, &nin) == 0 && nin == 3, "gather_rows compiles")) {
+        diag("%s", ctx->err.msg);
+        goto out;
+    }
+    for (int64_t k = 0; k < 33 * 70; k++) tensor_set_f(in[1].t, k, (double)((k * 37) % 140 - 70));   /* -70 .. 69 */
+    for (int64_t k = 0; k < 33; k++) tensor_set_f(in[2].t, k, (double)((k * 5) % 66 - 33));         /* -33 .. 32 */
+    StrBuf rep;
+    sb_init(&rep);
+    int r = rt_check(ctx, rt, g, in, nin, 1e-6, 1e-6, &rep);
+    ok(r == 1, "gather_rows (negative and positive indexes) agrees with the interpreter");
+    if (r != 1) diag("%s%s", rep.s ? rep.s : "", ctx->err.msg);
+    sb_free(&rep);
+    ok(strstr(src, "#pragma omp simd reduction(min:mi_oob") && strstr(src, "mi_index_oob(mi_oob") &&
+       strstr(simd_body(src), "if (!(0 <=") == NULL,
+       "the gather's check in the simd loop is a min reduction reported after the loop, no branch");
+    check_vectorized(ctx, "gather_rows", src, -1);
+    tensor_set_f(in[1].t, 5 * 70 + 9, 75);   /* past the row's 70: two of them, 72 the smaller */
+    tensor_set_f(in[1].t, 5 * 70 + 3, 72);
+    IValue *got = NULL;
+    int ngot = 0;
+    r = rt_run(ctx, rt, g, in, nin, &got, &ngot, NULL);
+    ok(r < 0 && strstr(ctx->err.msg, "index 72 is out of bounds for dimension with size 70"), "an index past the dim is reported (%s)", ctx->err.msg);
+    interp_free_outputs(got, ngot);
+    tensor_set_f(in[1].t, 5 * 70 + 9, 0);
+    tensor_set_f(in[1].t, 5 * 70 + 3, -71);   /* wraps to -1: still outside */
+    got = NULL;
+    ngot = 0;
+    r = rt_run(ctx, rt, g, in, nin, &got, &ngot, NULL);
+    ok(r < 0 && strstr(ctx->err.msg, "index -1 is out of bounds for dimension with size 70"), "an index below -size is reported after the wrap (%s)", ctx->err.msg);
+    interp_free_outputs(got, ngot);
+out:
+    if (in) interp_free_outputs(in, nin);
+    rt_free(rt);
+    free(src);
+    sched_free(s);
+    ir_free(m);
+    graph_free(g);
+}
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
+    gather_check(ctx);
     char *src = compile_check(ctx, "bools", bools, -1);
     if (src) {
         ok(strstr(src, "((uint8_t *)buf") && strstr(src, "((const uint8_t *)arg2_1)["), "bool elements are stored and loaded through their byte");

@@ -188,7 +188,14 @@ static const char *indirect_src =
     "static void mi_index_oob(int64_t i, int64_t n) {\n"
     "    int64_t z = 0;\n"
     "    if (__atomic_compare_exchange_n(&mi_index_oob_info[0], &z, 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {\n"
-    "        mi_index_oob_info[1] = i; mi_index_oob_info[2] = n;\n    }\n}\n\n";
+    "        mi_index_oob_info[1] = i; mi_index_oob_info[2] = n;\n    }\n}\n"
+    /* the branch-free check of a simd loop (codegen_kernel.c c_indirect): is i in [0, n), and
+     * the running minimum of the bad ones (INT64_MAX: none; an index of INT64_MAX counts as
+     * INT64_MAX - 1, out of bounds as well) */
+    "static inline int mi_oob_ok(int64_t i, int64_t n) { return (uint64_t)i < (uint64_t)n; }\n"
+    "static inline int64_t mi_oob_min(int64_t m, int64_t i, int64_t n) {\n"
+    "    int64_t k = mi_oob_ok(i, n) ? INT64_MAX : i < INT64_MAX ? i : INT64_MAX - 1;\n"
+    "    return k < m ? k : m;\n}\n\n";
 /* ops.store(..., mode="atomic_add") from any thread: a compare-and-swap loop on the bits for
  * floats (as Inductor's cpp atomic_add), fetch_add for ints; f16/bf16 add in float and round */
 static const char *atomic_src =

@@ -458,6 +458,15 @@ static void c_store_atomic_add(OpsHandler *h, Buffer *buf, Expr *index, IrVal v)
  * bounds), then a C variable that the following indexes use by name:
  *     int64_t tmp5 = tmp4 < 0 ? tmp4 + 64LL : tmp4;
  *     if (!(0 <= tmp5 && tmp5 < 64LL)) { mi_index_oob(tmp5, 64LL); tmp5 = 0; }
+ * Inside a simd loop (row mode with inner loops) the check is branch-free, as Inductor's
+ * CppVecKernel.indirect_assert checks a whole vector of indexes at once: the smallest bad
+ * index is a min reduction of the loop (a clause beside the accumulators'), reported after
+ * the loops, and the index is clamped with a select; GCC left every loop with the `if`
+ * (a call on one path) scalar:
+ *     int64_t mi_oob5 = INT64_MAX;                                         (before the loops)
+ *     int64_t tmp5 = tmp4 < 0 ? tmp4 + 64LL : tmp4;
+ *     mi_oob5 = mi_oob_min(mi_oob5, tmp5, 64LL); tmp5 = mi_oob_ok(tmp5, 64LL) ? tmp5 : 0;
+ *     if (mi_oob5 != INT64_MAX) mi_index_oob(mi_oob5, 64LL);               (after them)
  * Inductor checks only check=True indexes (TORCH_CHECK); here every one is checked: an
  * _unsafe_index past its dim must not crash the session. */
 static Expr *c_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wrap_neg, Expr *sym) {
@@ -471,11 +480,18 @@ static Expr *c_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wra
     IrVal v = wrap_neg ? em_tmp(e, DT_I64, "%s < 0 ? (int64_t)%s + %s : (int64_t)%s", xv, xv, sz.s, xv)
                        : em_tmp(e, DT_I64, "(int64_t)%s", xv);
     bool inv = cg_val_tag(&e->v, v) != 0;
-    if (*e->tmp != before)   /* a new variable (not a value numbered earlier): check it */
+    const char *t = nm(e, v);
+    if (*e->tmp != before && !inv && e->hoist && e->mode == EM_ROW) {   /* inside the simd loop */
+        sb_printf(e->pre, "%s    int64_t mi_oob%s = INT64_MAX;\n", e->oindent, t + 3);
+        sb_printf(e->clauses, " reduction(min:mi_oob%s)", t + 3);
+        sb_printf(e->body, "%s    mi_oob%s = mi_oob_min(mi_oob%s, %s, %s); %s = mi_oob_ok(%s, %s) ? %s : 0;\n",
+                  e->indent, t + 3, t + 3, t, sz.s, t, t, sz.s, t);
+        sb_printf(e->fin, "%s    if (mi_oob%s != INT64_MAX) mi_index_oob(mi_oob%s, %s);\n", e->oindent, t + 3, t + 3, sz.s);
+    } else if (*e->tmp != before)   /* a new variable (not a value numbered earlier): check it */
         sb_printf(inv ? e->hoist : e->body, "%s    if (!(0 <= %s && %s < %s)) { mi_index_oob(%s, %s); %s = 0; }\n",
-                  inv ? e->oindent : e->indent, nm(e, v), nm(e, v), sz.s, nm(e, v), sz.s, nm(e, v));
+                  inv ? e->oindent : e->indent, t, t, sz.s, t, sz.s, t);
     sb_free(&sz);
-    Expr *r = sym_symbol(e->sy, nm(e, v));
+    Expr *r = sym_symbol(e->sy, t);
     if (!inv && e->nvarind < 64) e->varind[e->nvarind++] = r;
     return r;
 }
@@ -1154,7 +1170,7 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
             snprintf(li, sizeof li, "%*s", 4 * d > 250 ? 250 : 4 * d, "");
             bool prag = false;
             if (mode == EM_ROW && mo == 0 && v == 0) {   /* no outer loop: parallelize this one */
-                if (!has_red) { sb_printf(out, "%s#pragma omp parallel for%s", li, nv == 1 ? " simd" : ""); par_if(out, lb); sb_putc(out, '\n'); prag = true; }
+                if (!has_red) { sb_printf(out, "%s#pragma omp parallel for%s%s", li, nv == 1 ? " simd" : "", cl); par_if(out, lb); sb_putc(out, '\n'); prag = true; }
                 else if (e.only_clauses && e.simd_ok) { sb_printf(out, "%s#pragma omp parallel for%s%s", li, nv == 1 ? " simd" : "", cl); par_if(out, lb); sb_putc(out, '\n'); prag = true; }
             }
             if (innermost && plan.npf) cg_row_prefetch_open(&plan, li, out);
