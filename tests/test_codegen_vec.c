@@ -4,7 +4,9 @@
  * select between x and a call (softplus) vectorizable; a costly value of the innermost var alone
  * (a channels-last batch norm's 1 / sqrt(var + eps)) is computed once per call into an array
  * (codegen_hoist.c); a copy to channels last runs its width as the simd loop, its 3 channels
- * inside (codegen_tile.c); f16 loads and stores convert without branches (codegen_c.c half_src).
+ * inside (codegen_tile.c); f16 loads and stores convert without branches (codegen_c.c half_src);
+ * an indirect index's bounds check in a simd loop is a min reduction (c_indirect); a
+ * channels-last mean vectorizes along the channels with its division (column mode).
  * Each graph is compiled and checked
  * against the interpreter (random inputs, and a NaN where the ops have a NaN path); with GCC 12 on
  * x86-64 (the compiler these constructs were measured with) the module is built again with
@@ -103,6 +105,18 @@ static const char *gather_rows =
     "        index_select: \"f32[33, 70][70, 1]cpu\" = torch.ops.aten.index_select.default(arg0_1, 0, arg2_1)\n"
     "        add: \"f32[33, 70][70, 1]cpu\" = torch.ops.aten.add.Tensor(mul, index_select)\n"
     "        return (add,)\n";
+
+/* a mean over H and W of a channels-last activation (the cnn's pooling head): the sum walks
+ * the channels as its simd tile (column mode), and the division by H*W after it runs over the
+ * same tile; and a column sum over 70 columns (a full tile of 64 and one of 6) times 2 */
+static const char *mean_channels_last =
+    "class <lambda>(torch.nn.Module):\n"
+    "    def forward(self, arg0_1: \"f32[4, 16, 6, 6][576, 1, 96, 16]cpu\", arg1_1: \"f32[100, 70][70, 1]cpu\"):\n"
+    "        relu: \"f32[4, 16, 6, 6][576, 1, 96, 16]cpu\" = torch.ops.aten.relu.default(arg0_1)\n"
+    "        mean: \"f32[4, 16, 1, 1][16, 1, 1, 1]cpu\" = torch.ops.aten.mean.dim(relu, [-1, -2], True)\n"
+    "        sum_1: \"f32[70][1]cpu\" = torch.ops.aten.sum.dim_IntList(arg1_1, [0])\n"
+    "        mul: \"f32[70][1]cpu\" = torch.ops.aten.mul.Tensor(sum_1, 2)\n"
+    "        return (mean, mul)\n";
 
 /* The text of the innermost simd loop of src (from its pragma to the end), or "" */
 static const char *simd_body(const char *src) {
@@ -291,6 +305,14 @@ int main(void) {
     /* its max and sum loops, and the last (sub, round to f16 and store): mi_f2h has no fminf
      * and no _Bool arithmetic, which GCC 12 left scalar */
     if (src) check_vectorized(ctx, "f16_log_softmax", src, -1);
+    free(src);
+    src = compile_check(ctx, "mean_channels_last", mean_channels_last, 5);
+    if (src) {
+        ok(cg_check_count(src, "#pragma omp simd\n") == 4 && !strstr(src, "reduction(") &&
+           cg_check_count(src, "for (int64_t mi_l = 0; mi_l < mi_n; mi_l++) {") == 6,
+           "the channels-last mean and the column sum run their output tile as the simd loop, their epilogues too");
+        check_vectorized(ctx, "mean_channels_last", src, -1);
+    }
     free(src);
     src = compile_check(ctx, "softplus", softplus, 3);
     if (src) check_vectorized(ctx, "softplus", src, -1);

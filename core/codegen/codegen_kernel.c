@@ -825,21 +825,25 @@ static bool is_one(Expr *e) {
     return e && sym_is_int(e, &v) && v == 1;
 }
 
-/* Column mode: the kernel is one segment of sum/prod/max/min reductions whose loads are
- * contiguous along the last output dim and not along the innermost reduction dim. */
+/* Column mode: the group is segments of sum/prod/max/min reductions whose loads are
+ * contiguous along the last output dim and not along the innermost reduction dim, and
+ * pointwise nodes at the output's index (a mean's division: Inductor's cpp kernel
+ * vectorizes such a channels-last mean along the channels, its outer-loop tiling). */
 static bool col_mode(const Schedule *s, const SchedGroup *g, int mo) {
     if (mo < 1) return false;
     SymCtx *sy = s->ir->ctx->sym;
     const LoopBody *b0 = gnode(s, g, 0)->buf->body;
-    const char *vo = b0->vars[mo - 1]->name, *vi = b0->vars[b0->nvars - 1]->name;
+    if (!b0->nred) return false;
     bool found = false;
     for (int i = 0; i < g->n; i++) {
         const SchedNode *n = gnode(s, g, i);
         const LoopBody *b = n->buf->body;
+        if (!b->nred && b->nvars == mo) continue;   /* an epilogue: one tile of its own */
         if (!b->nred || b->npoint != mo) return false;
         IrReduceType rt = n->buf->rtype;
         if (rt != RED_SUM && rt != RED_PROD && rt != RED_MAX && rt != RED_MIN) return false;
-        if (i > 0 && !seg_join(s, g, 0, i, mo)) return false;
+        /* each segment (reductions with equal loops) runs its own loops inside the tile */
+        const char *vo = b->vars[mo - 1]->name, *vi = b->vars[b->nvars - 1]->name;
         for (int r = 0; r < n->deps.nreads; r++) {
             const Dep *d = &n->deps.reads[r];
             if (d->kind != DEP_MEMORY || !d->index) continue;
@@ -1021,7 +1025,9 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
     sb_init(&pre); sb_init(&body); sb_init(&fin); sb_init(&post); sb_init(&clauses);
     Em e = {0};
     e.pre = &pre; e.body = &body; e.fin = &fin; e.post = &post; e.clauses = &clauses;
-    e.indent = nv > mo ? bind : oind;
+    char cind[256];   /* a column-mode epilogue's body: inside its tile loop */
+    snprintf(cind, sizeof cind, "%*s", 4 * (d0 + 1) > 250 ? 250 : 4 * (d0 + 1), "");
+    e.indent = nv > mo ? bind : mode == EM_COL ? cind : oind;
     e.oindent = oind;
     e.tmp = sg->tmp;
     e.mode = mode;
@@ -1191,14 +1197,22 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
         }
         { char si[256]; snprintf(si, sizeof si, "%*s", 4 * d > 250 ? 250 : 4 * d, ""); cg_row_stream_out(&plan, si, out); }
         if (e.welford && mode == EM_ROW) sb_put(out, wf_undef);
+    } else if (mode == EM_COL) {   /* a pointwise epilogue of column mode: the tile as its simd loop */
+        line(out, d0 + 1, "#pragma omp simd");
+        line(out, d0 + 1, "for (int64_t mi_l = 0; mi_l < mi_n; mi_l++) {");
+        line(out, d0 + 2, "const int64_t %s = mi_t * %d + mi_l;", lb->vars[mo - 1]->name, COL_TILE);
+        sb_put(out, B);
+        if (fin.s) sb_put(out, fin.s);
+        if (post.s) sb_put(out, post.s);
+        line(out, d0 + 1, "}");
     } else sb_put(out, B);
-    if (mode == EM_COL) {
+    if (mode == EM_COL && nv > mo) {
         line(out, d0 + 1, "for (int64_t mi_l = 0; mi_l < mi_n; mi_l++) {");
         line(out, d0 + 2, "const int64_t %s = mi_t * %d + mi_l;", lb->vars[mo - 1]->name, COL_TILE);
         if (fin.s) sb_put(out, fin.s);
         if (post.s) sb_put(out, post.s);
         line(out, d0 + 1, "}");
-    } else {
+    } else if (mode != EM_COL) {
         if (fin.s) sb_put(out, fin.s);
         if (post.s) sb_put(out, post.s);
     }
