@@ -1152,17 +1152,21 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
                 sym_c_sb(lb->ranges[v], &r);
                 line(out, d, "{");
                 line(out, d + 1, "const int64_t mi_nb = %s / %d;", r.s, WF_LANES);
-                line(out, d + 1, "for (int64_t mi_b = 0; mi_b < mi_nb; mi_b++) {");
-                if (e.welford)
-                    line(out, d + 2, "mi_wk += 1; const float mi_rn = 1.0f / (float)mi_wk; const double mi_rnd = 1.0 / (double)mi_wk; (void)mi_rn; (void)mi_rnd;");
-                if (e.welford) sb_put(out, wf_lane_macros);
-                line(out, d + 2, "#pragma omp simd");
-                line(out, d + 2, "for (int64_t mi_l = 0; mi_l < %d; mi_l++) {", WF_LANES);
-                line(out, d + 3, "const int64_t %s = mi_b * %d + mi_l;", vn, WF_LANES);
-                sb_put(out, B);
-                line(out, d + 2, "}");
-                line(out, d + 1, "}");
-                if (e.welford) { sb_put(out, wf_undef); sb_put(out, wf_scalar_macros); }
+                int64_t ext;   /* a constant extent below one block: the tail alone */
+                if (!sym_is_int(lb->ranges[v], &ext) || ext >= WF_LANES) {
+                    line(out, d + 1, "for (int64_t mi_b = 0; mi_b < mi_nb; mi_b++) {");
+                    if (e.welford)
+                        line(out, d + 2, "mi_wk += 1; const float mi_rn = 1.0f / (float)mi_wk; const double mi_rnd = 1.0 / (double)mi_wk; (void)mi_rn; (void)mi_rnd;");
+                    if (e.welford) sb_put(out, wf_lane_macros);
+                    line(out, d + 2, "#pragma omp simd");
+                    line(out, d + 2, "for (int64_t mi_l = 0; mi_l < %d; mi_l++) {", WF_LANES);
+                    line(out, d + 3, "const int64_t %s = mi_b * %d + mi_l;", vn, WF_LANES);
+                    sb_put(out, B);
+                    line(out, d + 2, "}");
+                    line(out, d + 1, "}");
+                    if (e.welford) sb_put(out, wf_undef);
+                }
+                if (e.welford) sb_put(out, wf_scalar_macros);
                 line(out, d + 1, "for (int64_t %s = mi_nb * %d; %s < %s; %s++) {", vn, WF_LANES, vn, r.s, vn);
                 line(out, d + 2, "const int64_t mi_l = 0; (void)mi_l;");
                 sb_put(out, B);
