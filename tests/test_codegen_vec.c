@@ -14,12 +14,9 @@
  * be reported vectorized. */
 #include "tap.h"
 #include "tests/support/codegen_check.h"
-#include "codegen/codegen_c.h"
 #include "fx/graph.h"
-#include "lowering/lowering.h"
 #include "ops/interp.h"
 #include "runtime/runtime.h"
-#include "scheduler/scheduler.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -222,13 +219,13 @@ static void gather_check(MiCtx *ctx) {
     if (!ok(g != NULL, "gather_rows parses")) return;
     ops_resolve_graph(g);
     ctx->fusion = true;
-    IrModule *m = ir_lower(ctx, g);
-    Schedule *s = m ? sched_run(ctx, m) : NULL;
-    char *src = s ? codegen_c(ctx, s) : NULL;
-    RtModule *rt = src ? rt_compile(ctx, src) : NULL;
+    CgBuild b;
+    int rc = cg_compile(ctx, g, &b, 0);
+    RtModule *rt = b.rt;
+    const char *src = b.src;
     IValue *in = NULL;
     int nin = 0;
-    if (!ok(rt && interp_random_inputs(ctx, g, NULL, 0, &in, &nin) == 0 && nin == 3, "gather_rows compiles")) {
+    if (!ok(rc == 0 && interp_random_inputs(ctx, g, NULL, 0, &in, &nin) == 0 && nin == 3, "gather_rows compiles")) {
         diag("%s", ctx->err.msg);
         goto out;
     }
@@ -260,10 +257,7 @@ static void gather_check(MiCtx *ctx) {
     interp_free_outputs(got, ngot);
 out:
     if (in) interp_free_outputs(in, nin);
-    rt_free(rt);
-    free(src);
-    sched_free(s);
-    ir_free(m);
+    cg_free(&b);
     graph_free(g);
 }
 
