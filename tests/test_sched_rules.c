@@ -10,7 +10,8 @@
  *   - GraphLowering.run_node realizes a returned value at its own node;
  *   - memory.py reorder_for_peak_memory: the fused kernels in LPMF's order when it peaks lower;
  *   - index_put_ (reinplace's) scatters into its first argument's buffer;
- *   - score_fusion_memory on normalized deps for vertical pairs too; memory.py's get_numel sizes.
+ *   - score_fusion_memory on normalized deps for vertical pairs too; memory.py's get_numel sizes;
+ *   - the loop order Inductor picks from a body's stores and loads (CPU).
  * Values of these graphs against the interpreter: tests/test_codegen.c (tests/fixtures/codegen:
  * unrolled_small_reductions, cpu_bmm_one_row, foreach_inplace_read_after). */
 #include "tap.h"
@@ -189,6 +190,34 @@ static void cumprod_forward(MiCtx *ctx) {
     sched_free(s); ir_free(m); graph_free(g);
 }
 
+/* ComputedBuffer.simplify_and_reorder (_apply_loop_reordering: pick_loop_order over the stores
+ * and the loads) on the CPU: the NCHW clone of a channels-last sum walks (n, h, w, c), and the
+ * mean over all of a channels-last product reduces in that order too (the start tree walked
+ * both in the store's / the dims' order, [2, 3, 4, 4]). */
+static void loop_order(MiCtx *ctx) {
+    Graph *g = graph_load_file(ctx, "tests/fixtures/codegen/loop_order_channels_last.py");
+    ops_resolve_graph(g);
+    ctx->target = MI_DEV_CPU;
+    IrModule *m = g ? ir_lower(ctx, g) : NULL;
+    StrBuf sb;
+    sb_init(&sb);
+    for (int i = 0; m && i < m->nbufs; i++) {
+        const Buffer *b = m->bufs[i];
+        if (b->kind != BUF_COMPUTED || !b->body) continue;
+        sb_printf(&sb, "%s:", b->name);   /* the loop ranges, outermost first; '|' before the reduced ones */
+        for (int k = 0; k < b->body->nvars; k++) {
+            char t[32];
+            sb_printf(&sb, "%s %s", k == b->body->npoint ? " |" : "", sym_str(b->body->ranges[k], t, sizeof t));
+        }
+        sb_putc(&sb, '\n');
+    }
+    char *got = sb_take(&sb);
+    is_str(got, "buf0: 2 4 4 3\nbuf1: | 2 4 4 3\nbuf2:\n",
+           "the clone walks (n, h, w, c); the mean reduces in (n, h, w, c)");
+    free(got);
+    ir_free(m); graph_free(g);
+}
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
     foreach_lists(ctx);
@@ -196,6 +225,7 @@ int main(void) {
     peak_memory(ctx);
     index_put_inplace(ctx);
     cumprod_forward(ctx);
+    loop_order(ctx);
     mi_ctx_free(ctx);
     return done_testing();
 }

@@ -353,8 +353,36 @@ LoopBody *ir_trace_scatter(IrModule *m, Buffer *buf, const IrFn *fn, const IrFn 
     return b;
 }
 
+static LoopBody *trace_body(IrModule *m, Buffer *buf, const IrFn *fn, int ndim, Expr **size, const int *order,
+                            int nred, Expr **rsize, const int *rorder, IrReduceType rt, int welford_item);
+
+/* A body is recorded again in the loop order Inductor picks from all its memory accesses
+ * (ComputedBuffer.simplify_and_reorder's _apply_loop_reordering, ir_pick_dims_order) when that
+ * differs from the one it was recorded in: the output dims (a pointwise body's store order,
+ * `order`; a reduction's dims in order) and, separately, a reduction's reduced dims (in order).
+ * argmax / argmin keep their reduced dims in order: their index is the loop's row-major count.
+ * Example: a pointwise [2, 3, 10, 10] storing NCHW from channels-last loads walks (n, h, w, c);
+ * the mean over all of a channels-last [2, 3, 10, 10] reduces in (n, h, w, c) order too.
+ * CPU only: the GPU keeps the store order, its scheduler reorders and re-tiles loops at fusion
+ * (sched_reshape.c, for shared_data_after_reordering_loop), tuned on that order. */
 LoopBody *ir_trace_body(IrModule *m, Buffer *buf, const IrFn *fn, int ndim, Expr **size,
                         const int *order, int nred, Expr **rsize, IrReduceType rt, int welford_item) {
+    LoopBody *b = trace_body(m, buf, fn, ndim, size, order, nred, rsize, NULL, rt, welford_item);
+    if (ndim > MI_MAX_DIMS || nred > MI_MAX_DIMS || buf->layout.device.kind == DEV_CUDA) return b;
+    int po[MI_MAX_DIMS], ro[MI_MAX_DIMS];
+    bool pick_p = (order || nred) && ndim >= 2 && ir_pick_dims_order(m, b, 0, ndim, 0, b->npoint, size, po);
+    bool pick_r = nred >= 2 && rt != RED_ARGMAX && rt != RED_ARGMIN && ir_pick_dims_order(m, b, ndim, nred, b->npoint, b->nvars, rsize, ro);
+    bool same = true;
+    for (int k = 0; pick_p && k < ndim; k++) same &= po[k] == (order ? order[k] : k);
+    for (int k = 0; pick_r && k < nred; k++) same &= ro[k] == k;
+    if (same) return b;
+    b = trace_body(m, buf, fn, ndim, size, pick_p ? po : order, nred, rsize, pick_r ? ro : NULL, rt, welford_item);
+    buf->trace->by_layout = order != NULL;   /* a retrace starts from the caller's order again */
+    return b;
+}
+
+static LoopBody *trace_body(IrModule *m, Buffer *buf, const IrFn *fn, int ndim, Expr **size, const int *order,
+                            int nred, Expr **rsize, const int *rorder, IrReduceType rt, int welford_item) {
     SymCtx *s = m->ctx->sym;
     LoopBody *b = arena_alloc(&m->arena, sizeof *b);
     b->vars = arena_alloc(&m->arena, sizeof(Expr *) * (ndim + nred + 1));
@@ -365,7 +393,10 @@ LoopBody *ir_trace_body(IrModule *m, Buffer *buf, const IrFn *fn, int ndim, Expr
         idx[d] = body_var(m, b, size[d], d);
     }
     b->npoint = b->nvars;
-    for (int k = 0; k < nred; k++) idx[ndim + k] = body_var(m, b, rsize[k], ndim + k);
+    for (int k = 0; k < nred; k++) {
+        int d = rorder ? rorder[k] : k;
+        idx[ndim + d] = body_var(m, b, rsize[d], ndim + d);
+    }
     if (nred > 0 && b->nvars == b->npoint) {
         /* every reduced dim has size 1: keep one reduction loop of range 1, so the body is
          * still a reduction (its accumulator is per output element, not across the outer loop) */

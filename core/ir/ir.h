@@ -409,6 +409,12 @@ Buffer *ir_new_buffer(IrModule *m, BufKind kind, const Layout *l);
 void ir_add_guard(IrModule *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Record a body: ranges of the output (`ndim` sizes, with `order` giving loop nesting of output
  * dims by decreasing stride) and reduction ranges; fn gets the concatenated index. */
+/* Inductor's loop order of a pointwise body (pick_loop_order over its stores and loads):
+ * order[k] the output dim at nesting level k; false when it has no memory access. */
+bool ir_pick_loop_order(IrModule *m, const LoopBody *b, int ndim, Expr *const *size, int *order);
+/* The same over the dims d0.. d0 + ndim - 1 walked by the vars k0 <= k < k1 (a reduction's
+ * reduced dims: d0 its output rank, the vars after npoint). */
+bool ir_pick_dims_order(IrModule *m, const LoopBody *b, int d0, int ndim, int k0, int k1, Expr *const *size, int *order);
 LoopBody *ir_trace_body(IrModule *m, Buffer *buf, const IrFn *fn, int ndim, Expr **size,
                         const int *order, int nred, Expr **rsize, IrReduceType rt, int welford_item);
 /* Record a Scatter body (Inductor's ir.Scatter store_output): for each point p of `size`

@@ -127,10 +127,15 @@ void ir_retrace_all(IrModule *m) {
         if (m->bufs[i]->kind == BUF_COMPUTED) retrace(m, m->bufs[i]);
 }
 
-/* sizevars.stride_hints of one read: per output dim d, index(var_d = 1) - index(all vars 0),
- * the other vars (reduction ones included) at 0 and indirect symbols at 0; 0 where that is not
- * a number or the dim has no loop variable (size 1). */
+/* sizevars.stride_hints of one access: per dim d0 + d (d < ndim) of the vars k0 <= k < k1,
+ * index(var = 1) - index(all vars 0), the other vars and indirect symbols at 0; 0 where that
+ * is not a number or the dim has no loop variable (size 1). */
+static void access_strides(SymCtx *s, const LoopBody *b, Expr *index, int d0, int ndim, int k0, int k1, int64_t *out);
+/* read_strides over the output dims (the pointwise vars) */
 static void read_strides(SymCtx *s, const LoopBody *b, Expr *index, int ndim, int64_t *out) {
+    access_strides(s, b, index, 0, ndim, 0, b->npoint, out);
+}
+static void access_strides(SymCtx *s, const LoopBody *b, Expr *index, int d0, int ndim, int k0, int k1, int64_t *out) {
     const char *names[MI_MAX_DIMS * 2 + 64];
     Expr *zero[MI_MAX_DIMS * 2 + 64];
     int nn = 0;
@@ -144,8 +149,8 @@ static void read_strides(SymCtx *s, const LoopBody *b, Expr *index, int ndim, in
     Expr *base = sym_simplify(s, sym_subst(s, index, names, zero, nn), NULL, 0);
     for (int d = 0; d < ndim; d++) {
         out[d] = 0;
-        for (int k = 0; k < b->npoint; k++) {
-            if (b->dim_of_var[k] != d) continue;
+        for (int k = k0; k < k1; k++) {
+            if (b->dim_of_var[k] != d0 + d) continue;
             zero[k] = sym_int(s, 1);
             Expr *at = sym_simplify(s, sym_sub(s, sym_subst(s, index, names, zero, nn), base), NULL, 0);
             zero[k] = sym_int(s, 0);
@@ -190,6 +195,39 @@ static bool fill_order_of(IrModule *m, const Buffer *buf, int *fill) {
         for (int j = i; j > 0 && index_cmp(fill[j], fill[j - 1], sl, nreads, buf->layout.size) < 0; j--) {
             int t = fill[j]; fill[j] = fill[j - 1]; fill[j - 1] = t;
         }
+    free(sl);
+    return true;
+}
+
+/* ComputedBuffer.simplify_and_reorder's _apply_loop_reordering for the pointwise body b of
+ * `ndim` output dims (sizes `size`): pick_loop_order over the strides of every memory access,
+ * the stores first, then the loads (each ops.load once, as LoopBody.get_read_exprs; only
+ * Halide has PREFER_STORE_LOOP_ORDER, so the cpp and Triton backends count the reads), then
+ * reversed: order[k] is the output dim at nesting level k, outermost first. Example: a
+ * pointwise node storing one contiguous NCHW [2, 3, 10, 10] buffer from three channels-last
+ * loads walks (n, h, w, c), the loads' order, as Inductor's op1.sizes ([2, 100, 3]) show;
+ * two NCHW and two channels-last accesses tie and keep NCHW. False when b has no access. */
+bool ir_pick_loop_order(IrModule *m, const LoopBody *b, int ndim, Expr *const *size, int *order) {
+    return ir_pick_dims_order(m, b, 0, ndim, 0, b->npoint, size, order);
+}
+
+bool ir_pick_dims_order(IrModule *m, const LoopBody *b, int d0, int ndim, int k0, int k1, Expr *const *size, int *order) {
+    int n = 0;
+    for (int i = 0; i < b->nops; i++) n += b->ops[i].kind == LOP_LOAD || b->ops[i].kind == LOP_STORE || b->ops[i].kind == LOP_STORE_REDUCTION;
+    if (n == 0 || ndim == 0) return false;
+    int64_t (*sl)[MI_MAX_DIMS] = mi_xcalloc((size_t)n, sizeof *sl);
+    int r = 0;
+    for (int pass = 0; pass < 2; pass++)   /* get_write_exprs, then get_read_exprs */
+        for (int i = 0; i < b->nops; i++)
+            if (pass ? b->ops[i].kind == LOP_LOAD : b->ops[i].kind == LOP_STORE || b->ops[i].kind == LOP_STORE_REDUCTION)
+                access_strides(m->ctx->sym, b, b->indexes[b->ops[i].index], d0, ndim, k0, k1, sl[r++]);
+    int fill[MI_MAX_DIMS];
+    for (int d = 0; d < ndim; d++) fill[d] = ndim - 1 - d;
+    for (int i = 1; i < ndim; i++)   /* stable insertion sort, as Python's list.sort */
+        for (int j = i; j > 0 && index_cmp(fill[j], fill[j - 1], sl, n, size) < 0; j--) {
+            int t = fill[j]; fill[j] = fill[j - 1]; fill[j - 1] = t;
+        }
+    for (int k = 0; k < ndim; k++) order[k] = fill[ndim - 1 - k];
     free(sl);
     return true;
 }
