@@ -58,13 +58,20 @@ static bool buf_bytes(const Buffer *b, SymCtx *sy, int64_t *out) {
     *out = n * (int64_t)dtype_size(b->layout.dtype);
     return true;
 }
-static bool buf_size(const Buffer *b, SymCtx *sy, int64_t *alloc, int64_t *free_) {
+/* Is the scheduler node of buffer b alive (dead_node_elimination drops an unused MultiOutput,
+ * and with it the item from its fallback's users)? */
+static bool node_alive(const Schedule *s, const Buffer *b) {
+    for (int i = 0; i < s->nnodes; i++)
+        if (s->nodes[i].buf == b) return !s->nodes[i].dead;
+    return false;
+}
+static bool buf_size(const Schedule *s, const Buffer *b, SymCtx *sy, int64_t *alloc, int64_t *free_) {
     *alloc = *free_ = 0;
     if (b->kind == BUF_COMPUTED && b->mutates) return true;   /* stores into an input (MutationLayout) */
     if (b->layout.multi) {
         for (int k = 0; k < b->nitems; k++) {
             int64_t x;
-            if (!b->items[k]) continue;
+            if (!b->items[k] || !node_alive(s, b->items[k])) continue;   /* a dead item is no user */
             if (!buf_bytes(b->items[k], sy, &x)) return false;
             *alloc += x;
         }
@@ -124,9 +131,10 @@ static bool pm_build(const Schedule *s, int nu, const int *ustart, const int *ss
                         const Buffer *b = w < 0 ? s->nodes[g->nodes[i]].buf : d->writes[w].buf;
                         PmBuf *pb = &p->b[b->id];
                         if (b->kind == BUF_INPUT || pb->producer != -2) continue;
+                        if (b->kind == BUF_EXTERN && b->ext == EXT_MULTI_OUTPUT && !node_alive(s, b)) continue;   /* removed */
                         pb->producer = u;
                         pb->output = b->output_index >= 0;
-                        if (!buf_size(b, sy, &pb->alloc, &pb->size)) ok = false;
+                        if (!buf_size(s, b, sy, &pb->alloc, &pb->size)) ok = false;
                         if (clone_of(s, b)) pb->alloc = pb->size = 0;   /* the mutated clone: a rename */
                         p->size[u] += pb->alloc;
                     }
