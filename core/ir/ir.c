@@ -376,6 +376,8 @@ LoopBody *ir_trace_body(IrModule *m, Buffer *buf, const IrFn *fn, int ndim, Expr
     for (int k = 0; pick_p && k < ndim; k++) same &= po[k] == (order ? order[k] : k);
     for (int k = 0; pick_r && k < nred; k++) same &= ro[k] == k;
     if (same) return b;
+    free(b->ops);       /* the first recording is dropped (the arena keeps the rest, as retrace's) */
+    free(b->indexes);
     b = trace_body(m, buf, fn, ndim, size, pick_p ? po : order, nred, rsize, pick_r ? ro : NULL, rt, welford_item);
     buf->trace->by_layout = order != NULL;   /* a retrace starts from the caller's order again */
     return b;
