@@ -117,22 +117,77 @@ int main(void) {
     free(c);
     graph_free(g);
 
-    /* softmax: one persistent block per row, block reductions with warp shuffles */
+    /* softmax (rows of 1000): a warp per row, 4 rows per block, reductions with warp shuffles */
     char *sm = gen_case(ctx, "softmax", names, sizeof names);
-    ok(has(sm, "/* persistent rows: one block per row, the row stays in registers */\n"
-               "__global__ void __launch_bounds__(128) cuda_fused_div_exp_prepare_softmax_online_sub_0("), "softmax: persistent row kernel, 128 threads for 1000 columns");
+    ok(has(sm, "/* persistent rows: a warp per row (blockDim.y rows per block), the row stays in registers */\n"
+               "__global__ void __launch_bounds__(128) cuda_fused_div_exp_prepare_softmax_online_sub_0("), "softmax: persistent row kernel, a warp per row of 1000 columns");
+    ok(has(sm, "for (int64_t mi_row = (int64_t)blockIdx.x * blockDim.y + threadIdx.y; mi_row < mi_rows; mi_row += (int64_t)gridDim.x * blockDim.y) {") &&
+       has(sm, "const int64_t mi_r = threadIdx.x + (int64_t)mi_j * 32;") && !has(sm, "float4 groups"),
+       "warp threadIdx.y takes its row; 1000 is not 32 x a multiple of 4: scalar slots");
     ok(has(sm, "for (int o = 16; o > 0; o >>= 1) v = op(v, mi_shfl(v, o));") && has(sm, "__shfl_xor_sync(0xffffffffu, v, o)"),
        "warp shuffle reduction");
     ok(has(sm, "acc1 = mi_block_reduce(acc1, MiMax(), mi_shared);") && has(sm, "mi_block_reduce(acc6, MiSum(), mi_shared);"),
        "max and sum finish with mi_block_reduce");
     ok(has(sm, "                    float tmp2 = mi_c0[mi_j];\n"), "the row is read once: later nodes use registers");
-    ok(has(sm, "<<<mi_blocks(mi_rows, 65535LL * 32), 128, 0, mi_st>>>"), "launch: one block per row");
+    ok(has(sm, "<<<mi_blocks((mi_rows + 3) / 4, 65535LL * 32), dim3(32, 4), 0, mi_st>>>"), "launch: a block per 4 rows, 32 x 4 threads");
+    ok(!has(sm, "MI_GDC_LAUNCH();\n") && !has(sm, "MI_PDL_WAIT(mi_sy") && !has(sm, "MI_PDL_WAIT_WARP(mi_sy"),
+       "a module of one kernel: no PDL instruction in it");
 
     /* var_mean: welford (two passes over registers in a persistent row), column sum */
     char *rd = gen_case(ctx, "reductions", names, sizeof names);
     ok(has(rd, "const MiWelford acc") && has(rd, "= mi_block_reduce(acc1_q, MiSum(), mi_shared);"), "reductions: var_mean as welford (mean, m2, n)");
     ok(has(rd, "mi_col_reduce(") && has(rd, "dim3(8, 128)"), "reductions: sum over dim 0 as a column reduction (8 x 128 blocks)");
+    setenv("MINDUCTOR_CUDA_COLVEC", "1", 1);
+    char *rdv = gen_case(ctx, "reductions", names, sizeof names);
+    unsetenv("MINDUCTOR_CUDA_COLVEC");
+    ok(has(rdv, "split column reduction, float4: 128 outputs (4 per thread)") &&
+       has(rdv, "float vc0[4]; *reinterpret_cast<float4 *>(vc0) = *reinterpret_cast<const float4 *>(&arg0_1[(p0 + (96LL*p1))]);") &&
+       has(rdv, "acc1[mi_k] += tmp0;") && has(rdv, "mi_col_reduce32x4(acc1, MiSum(), mi_shared);") &&
+       has(rdv, "<<<dim3((unsigned)((mi_rows + 127) / 128), 2), dim3(32, 8), 0, mi_st>>>"),
+       "MINDUCTOR_CUDA_COLVEC=1: sum over dim 0 as a split column reduction, a float4 of 4 outputs per thread and step");
+    ok(has(rdv, "for (int mi_s = threadIdx.y; mi_s < (int)gridDim.y; mi_s += blockDim.y) {"),
+       "the tile's last block combines the splits over its 8 lanes, in a fixed order");
+    free(rdv);
+    {   /* PDL: the first kernel lets the second start early, the second waits (per warp) */
+        const char *k1 = rd ? strstr(rd, "cuda_fused_add_amax_div_sqrt_sub_var_mean_1(const") : NULL;
+        const char *k0 = rd ? strstr(rd, "cuda_fused_sum_0(const") : NULL;
+        const char *w0 = k0 ? strstr(k0, "MI_PDL_WAIT(mi_sy") : NULL;
+        ok(k0 && k1 && k0 < k1 && strstr(k0, "MI_GDC_LAUNCH();\n") < k1 && !strstr(k1, "MI_GDC_LAUNCH();\n") &&
+           strstr(k1, "MI_PDL_WAIT_WARP(mi_sy, 1);") && w0 > k1,
+           "PDL: launch_dependents in the first kernel only, the wait in the second only");
+    }
     ok(has(rd, "= mi_red0.m2;") || has(rd, "= mi_red1.m2;"), "the second welford output reuses the first reduction");
+
+    /* rows of 1024 (ln_gelu): float4 slot groups, one 16-byte load per group of 4 slots and one
+     * 16-byte store; the weight, read by the column alone, too */
+    const char *lng = "class G(torch.nn.Module):\n    def forward(self, w: \"f32[1024][1]cuda:0\", x: \"f32[64, 1024][1024, 1]cuda:0\"):\n"
+        "        var_mean = torch.ops.aten.var_mean.correction(x, [1], correction = 0, keepdim = True)\n"
+        "        getitem: \"f32[64, 1][1, 1]cuda:0\" = var_mean[0]\n        getitem_1: \"f32[64, 1][1, 1]cuda:0\" = var_mean[1];  var_mean = None\n"
+        "        sub: \"f32[64, 1024][1024, 1]cuda:0\" = torch.ops.aten.sub.Tensor(x, getitem_1)\n"
+        "        mul: \"f32[64, 1024][1024, 1]cuda:0\" = torch.ops.aten.mul.Tensor(sub, w)\n        return (mul,)\n";
+    char *ln = gen_text(ctx, lng);
+    ok(has(ln, "const int64_t mi_r = 4 * (threadIdx.x + (int64_t)(mi_j >> 2) * 32) + (mi_j & 3);   /* float4 groups */") &&
+       has(ln, "if ((mi_j & 3) == 0) { const float4 mi_q = *reinterpret_cast<const float4 *>(&x[((1024LL*p0) + p1)]); mi_c0[mi_j] = mi_q.x;") &&
+       has(ln, "*reinterpret_cast<const float4 *>(&w[p1]);") && has(ln, "if ((mi_j & 3) == 3) *reinterpret_cast<float4 *>(&buf"),
+       "rows of 1024: float4 loads (x and the weight) and float4 stores of slot groups");
+    ok(has(ln, "/* buf0 is only read inside this kernel, from registers: not stored */") &&
+       has(ln, "    float *buf0 = NULL;   /* only in registers of its kernel, never stored */\n") && !has(ln, "cudaMallocAsync((void **)&buf0"),
+       "the mean, read only in its own kernel's registers: neither stored nor allocated");
+    free(ln);
+    setenv("MINDUCTOR_CUDA_WARP_ROW", "0", 1);
+    ln = gen_text(ctx, lng);
+    unsetenv("MINDUCTOR_CUDA_WARP_ROW");
+    ok(has(ln, "/* persistent rows: one block per row, the row stays in registers */\n__global__ void __launch_bounds__(128, 16) ") &&
+       has(ln, "const int64_t mi_r = 4 * (threadIdx.x + (int64_t)(mi_j >> 2) * 128) + (mi_j & 3);") && has(ln, "<<<mi_blocks(mi_rows, 65535LL * 32), 128, 0, mi_st>>>"),
+       "MINDUCTOR_CUDA_WARP_ROW=0: a block of 128 per row (registers for 16 blocks per SM), float4 groups of its 8 slots");
+    free(ln);
+
+    /* seed_example (x.permute(1, 0) + x[2, :]): the float4 path splits its index once per float4,
+     * so the broadcast load is one load per 4 lanes */
+    char *se = gen_case(ctx, "seed_example", names, sizeof names);
+    ok(has(se, "const int64_t mi_q = (4 * mi_v) / 64LL, mi_l0 = 4 * mi_v - mi_q * 64LL;") && has(se, "= mi_l0 + mi_k;"),
+       "seed_example: the outer index once per float4, the inner one + lane");
+    free(se);
 
     /* higher_order.cond: branch launch functions, the predicate read back from the GPU */
     char *cd = gen_case(ctx, "hop_cond", names, sizeof names);

@@ -100,7 +100,18 @@ static const char *prelude_defs =
     "    __syncthreads();\n"
     "    if (threadIdx.y == 0)\n"
     "        for (int k = 1; k < (int)blockDim.y; k++) v = op(v, sh[k * 32 + threadIdx.x]);\n"
-    "    return v;\n}\n\n"
+    "    return v;\n}\n"
+    "/* the same for 4 values at once (float4: the float4 split column reduction), ny <= 12 */\n"
+    "template <class Op> __device__ void mi_col_reduce32x4(float *a, Op op, double *shared) {\n"
+    "    float4 *sh = reinterpret_cast<float4 *>(shared);\n"
+    "    __syncthreads();\n"
+    "    sh[threadIdx.y * 32 + threadIdx.x] = make_float4(a[0], a[1], a[2], a[3]);\n"
+    "    __syncthreads();\n"
+    "    if (threadIdx.y == 0)\n"
+    "        for (int k = 1; k < (int)blockDim.y; k++) {\n"
+    "            const float4 w = sh[k * 32 + threadIdx.x];\n"
+    "            a[0] = op(a[0], w.x); a[1] = op(a[1], w.y); a[2] = op(a[2], w.z); a[3] = op(a[3], w.w);\n"
+    "        }\n}\n\n"
     "static char mi_errbuf[512];\n"
     "extern \"C\" const char *mi_cuda_error(void) { return mi_errbuf; }\n"
     "static int mi_fail(cudaError_t e, const char *what) {\n"
@@ -343,7 +354,7 @@ static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool
     /* every intermediate is allocated before the first launch (all are freed at the end): a
      * stream-ordered allocation between two kernels puts a gap between them (bench/cuda/
      * reduction_lab.cu) and keeps the second from starting early (PDL) */
-    bool *allocated = mi_xcalloc(m->nbufs + 1, 1);
+    bool *allocated = mi_xcalloc(m->nbufs + 1, 1), *own = mi_xcalloc(m->nbufs + 1, 1), *unstored = mi_xcalloc(m->nbufs + 1, 1);
     for (int k = 0; k < s->norder; k++) {
         const SchedGroup *g = &s->groups[s->order[k]];
         for (int i = 0; i < m->nbufs; i++) {
@@ -351,9 +362,13 @@ static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool
             if (!needs_alloc(b) || allocated[i] || !cg_group_writes(s, g, b)) continue;
             allocated[i] = true;
             const char *ct = cu_type(b->layout.dtype);
-            if (s->reuse_of[i] >= 0) {
+            if (cu_buffer_unstored(s, b)) {   /* kept in registers by its kernel: no memory */
+                unstored[i] = true;
+                sb_printf(&out, "    %s *%s = NULL;   /* only in registers of its kernel, never stored */\n", ct, b->name);
+            } else if (s->reuse_of[i] >= 0 && !unstored[s->reuse_of[i]]) {
                 sb_printf(&out, "    %s *%s = (%s *)%s;   /* reuses the freed %s */\n", ct, b->name, ct, m->bufs[s->reuse_of[i]]->name, m->bufs[s->reuse_of[i]]->name);
             } else {
+                own[i] = true;
                 sb_printf(&out, "    %s *%s = NULL;\n    MI_CK(cudaMallocAsync((void **)&%s, ", ct, b->name, b->name);
                 emit_bytes(m, b, &out);
                 sb_put(&out, " + 16, mi_st));\n");
@@ -369,7 +384,7 @@ static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool
         else if (eb && eb->ext == EXT_CONCAT) cg_emit_concat(eb, &out);
         else if (eb && eb->ext == EXT_COND) {
             CondHow how = {cu_type(eb->eargs[0].buf->layout.dtype), fb};
-            if (cg_emit_cond_call(ctx, s, eb, cond_tail, &how, &out) < 0) { free(allocated); sb_free(&out); return -1; }
+            if (cg_emit_cond_call(ctx, s, eb, cond_tail, &how, &out) < 0) { free(allocated); free(own); free(unstored); sb_free(&out); return -1; }
         } else if (eb && codegen_cuda_on_host(eb)) emit_host_call(s, eb, &out);
         else if (eb) cg_cuda_emit_extern(eb, &out);
         else if (s->kernels[sched_kernel_of_pos(s, k)].combo) {   /* launched at its last group */
@@ -386,9 +401,9 @@ static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool
     }
     sb_put(&out, "    MI_CK(cudaGetLastError());\n");
     for (int i = 0; i < m->nbufs; i++)
-        if (allocated[i] && s->reuse_of[i] < 0) sb_printf(&out, "    MI_CK(cudaFreeAsync(%s, mi_st));\n", m->bufs[i]->name);
+        if (own[i]) sb_printf(&out, "    MI_CK(cudaFreeAsync(%s, mi_st));\n", m->bufs[i]->name);
     sb_put(&out, "    (void)mi_sms;\n    return 0;\n}\n\n");
-    free(allocated);
+    free(allocated); free(own); free(unstored);
     sb_put(outp, out.s);
     sb_free(&out);
     return 0;
@@ -434,7 +449,9 @@ char *codegen_cuda(MiCtx *ctx, const Schedule *s) {
                     "   (bench/cuda/reduction_lab.cu: 2.5 us over the 16384 warps of a 4096-row kernel), so one\n"
                     "   warp per block, and none in an ordinary launch. Where it waits is decided at the launch\n"
                     "   (MiSyms.pdl), so kernels of the same text stay one definition. */\n"
-                    "#define MI_PDL_WAIT(sy, when) do { if ((sy).pdl & (when)) { if (threadIdx.x + threadIdx.y + threadIdx.z == 0) MI_GDC_WAIT(); __syncthreads(); } } while (0)\n\n", nsyms);
+                    "#define MI_PDL_WAIT(sy, when) do { if ((sy).pdl & (when)) { if (threadIdx.x + threadIdx.y + threadIdx.z == 0) MI_GDC_WAIT(); __syncthreads(); } } while (0)\n"
+                    "/* the same for a warp that owns its row (one lane waits, then the warp) */\n"
+                    "#define MI_PDL_WAIT_WARP(sy, when) do { if ((sy).pdl & (when)) { if (threadIdx.x == 0) MI_GDC_WAIT(); __syncwarp(); } } while (0)\n\n", nsyms);
     cg_cuda_extern_sources(&xs, &out);
     if (emit_kernels(ctx, s, has_fb, &out) < 0) { sb_free(&out); return NULL; }
     /* ABI symbols */

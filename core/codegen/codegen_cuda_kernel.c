@@ -3,8 +3,11 @@
  *
  *   pointwise group   -> flat grid-stride loop over all elements; float4 vector path when every
  *                        store (and the loads that can) are contiguous f32, then a scalar tail
- *   reduction group   -> see RowPlan: persistent rows (row in registers, block reductions with
- *                        warp shuffles), generic block-per-row, or column reductions
+ *   reduction group   -> see RowPlan: persistent rows (row in registers: a warp per row up to
+ *                        1024 elements, else a block; slots in float4 groups where the row
+ *                        allows), generic block-per-row, or column reductions (split ones)
+ * A kernel carries the programmatic-dependent-launch instructions only where a generated kernel
+ * is launched right before (the wait) or right after it (launch_dependents): pdl_neighbours.
  *
  * The file around the kernels (prelude, extern kernels, host wrapper) is core/codegen/codegen_cuda.c. */
 #include "codegen/codegen_cuda_kernel.h"
@@ -103,6 +106,7 @@ typedef struct RowCache {
     int nred;
     int slots, threads;
     bool exact;
+    bool vec4;                         /* slots in groups of 4 consecutive elements (vec4_access) */
     bool shared_rw;                    /* some node loads, from memory, what this kernel wrote */
     const Schedule *s;
     const SchedGroup *g;
@@ -122,11 +126,21 @@ typedef struct Cu {
     bool vec_fail;
     StrBuf *vpre, *vpost;
     RowCache *rc;                      /* persistent row kernel, else NULL */
+    const LoopBody *lb;                /* the body being replayed (persistent rows, colvec) */
+    /* float4 split column reduction (emit_colvec): 4 consecutive outputs per thread (lane
+     * mi_k, the output var colvec_var steps by 1); loads that can go as one float4 per step of
+     * the reduced dim go to cv_pre (vc_N[4]), the accumulators are arrays acc[4] */
+    bool colvec;
+    int colvec_var;
+    StrBuf *cv_pre;
+    int ncv;
     const char *reducer;               /* mi_block_reduce (row per block) / mi_col_reduce */
     const char *red_guard;             /* who stores a reduced value */
     char split_acc[40];                /* split column reduction: the accumulator and its combiner */
+    char split_init[48];               /* (colvec: the combiner's identity) */
     const char *split_op;
     SymCtx *sy;                        /* indirect indexes name their variables in it */
+    MiCtx *sy_ctx;                     /* (colvec: static evaluation of index coefficients) */
     /* scan / sort nodes (codegen_cuda_scan.c): stores guarded by store_guard ("mi_in": the
      * element is in the row, the chunk's lanes past it only take part in the block scan);
      * a sort's tail (getitem, store) goes to `after`, the loop over the sorted row */
@@ -166,6 +180,9 @@ static VecBuf *vec_buf(Cu *e, const char *name) {
     return v;
 }
 
+static bool vec4_access(const RowCache *rc, const LoopBody *b, Expr *idx, DType dt);
+static bool vec4_index(MiCtx *ctx, const LoopBody *b, Expr *idx, int var);
+static bool static_int(MiCtx *ctx, Expr *e, int64_t *v);
 static IrVal cu_load(OpsHandler *h, Buffer *buf, Expr *index) {
     Cu *e = h->self;
     const char *name = ir_store_target(buf)->name;
@@ -181,6 +198,13 @@ static IrVal cu_load(OpsHandler *h, Buffer *buf, Expr *index) {
             return cu_tmp(e, DT_F32, "vi_%s[mi_k]", name);
         }
     }
+    if (e->colvec && buf->layout.dtype == DT_F32 && vec4_index(e->sy_ctx, e->lb, index, e->colvec_var)) {
+        int id = e->ncv++;
+        sb_printf(e->cv_pre, "                float vc%d[4]; *reinterpret_cast<float4 *>(vc%d) = *reinterpret_cast<const float4 *>(&%s[", id, id, name);
+        ex(e->cv_pre, index);
+        sb_put(e->cv_pre, "]);\n");
+        return cu_tmp(e, DT_F32, "vc%d[mi_k]", id);
+    }
     RowCache *rc = e->rc;
     const Buffer *tb = ir_store_target(buf);
     bool cacheable = rc && cu_type(buf->layout.dtype) && !cg_group_writes(rc->s, rc->g, tb);
@@ -192,6 +216,19 @@ static IrVal cu_load(OpsHandler *h, Buffer *buf, Expr *index) {
                 return r;
             }
     if (rc && !cacheable) rc->shared_rw = true;
+    if (cacheable && rc->n < 64 && vec4_access(rc, e->lb, index, buf->layout.dtype)) {
+        /* the group's first slot loads all 4 (one 16-byte load), every slot reads its own */
+        int id = rc->n;
+        rc->e[rc->n].buf = tb; rc->e[rc->n].idx = index; rc->e[rc->n].id = id; rc->e[rc->n].scalar = false; rc->n++;
+        sb_printf(&rc->decls, "        float mi_c%d[%d];\n", id, rc->slots);
+        sb_printf(e->body, "%sif ((mi_j & 3) == 0) { const float4 mi_q = *reinterpret_cast<const float4 *>(&%s[", e->indent, name);
+        ex(e->body, index);
+        sb_printf(e->body, "]); mi_c%d[mi_j] = mi_q.x; mi_c%d[mi_j + 1] = mi_q.y; mi_c%d[mi_j + 2] = mi_q.z; mi_c%d[mi_j + 3] = mi_q.w; }\n",
+                  id, id, id, id);
+        IrVal r = cu_tmp(e, DT_F32, "mi_c%d[mi_j]", id);
+        e->v.tag[r] = id;
+        return r;
+    }
     StrBuf ix, el;
     sb_init(&ix);
     sb_init(&el);
@@ -213,7 +250,8 @@ static IrVal cu_load(OpsHandler *h, Buffer *buf, Expr *index) {
     }
     return r;
 }
-static bool group_local(const Schedule *s, const SchedGroup *g, const Buffer *b, const Expr *store_idx);
+static bool group_local_any(const Schedule *s, const SchedGroup *g, const Buffer *b, const Expr *store_idx, bool red);
+static bool group_local(const Schedule *s, const SchedGroup *g, const Buffer *b, const Expr *store_idx) { return group_local_any(s, g, b, store_idx, false); }
 /* The array a store names: a ConcatKernel input's NonOwningLayout slice is stored into the
  * cat's storage (its index already carries the slice's offset and strides). */
 static const char *store_name(const Buffer *buf) { return buf->alias_of ? buf->alias_of->name : buf->name; }
@@ -227,6 +265,12 @@ static void cu_store(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
         sb_printf(e->body, "%smi_c%d[mi_j] = %s;\n", e->indent, id, nm(e, v));
         if (group_local(rc->s, rc->g, buf, index)) {
             sb_printf(e->body, "%s/* %s is only read inside this kernel, from registers: not stored */\n", e->indent, buf->name);
+            return;
+        }
+        if (!e->store_guard && vec4_access(rc, e->lb, index, buf->layout.dtype)) {   /* the group's last slot stores all 4 */
+            sb_printf(e->body, "%sif ((mi_j & 3) == 3) *reinterpret_cast<float4 *>(&%s[(", e->indent, store_name(buf));
+            ex(e->body, index);
+            sb_printf(e->body, ") - 3]) = make_float4(mi_c%d[mi_j - 3], mi_c%d[mi_j - 2], mi_c%d[mi_j - 1], mi_c%d[mi_j]);\n", id, id, id, id);
             return;
         }
     }
@@ -385,6 +429,21 @@ static IrVal cu_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, I
         if (src_id >= 0) sb_printf(e->mid, "%smi_red%d = %s;\n", ind, rc->nred - 1, acc);
         return cu_new(e, out, dt);
     }
+    if (e->colvec && (rt == RED_SUM || rt == RED_PROD || rt == RED_MAX || rt == RED_MIN)) {
+        /* 4 accumulators, lane mi_k; each reduced over the block's lanes (threadIdx.y) */
+        static const char *ops[] = {"MiSum", "MiProd", "MiMax", "MiMin"};
+        int o = rt == RED_SUM ? 0 : rt == RED_PROD ? 1 : rt == RED_MAX ? 2 : 3;
+        const char *init = o == 0 ? "0" : o == 1 ? "1" : cg_red_init(dt, o == 2);
+        snprintf(e->split_acc, sizeof e->split_acc, "%s", acc);
+        e->split_op = ops[o];
+        snprintf(e->split_init, sizeof e->split_init, "%s", init);
+        sb_printf(e->pre, "%s%s %s[4] = {%s, %s, %s, %s};\n", ind, ct, acc, init, init, init, init);
+        if (o < 2) sb_printf(e->body, "%s%s[mi_k] %s= %s;\n", e->indent, acc, o == 0 ? "+" : "*", x);
+        else sb_printf(e->body, "%s%s[mi_k] = %s(%s[mi_k], %s);\n", e->indent, acc, o == 2 ? "mi_max_nan" : "mi_min_nan", acc, x);
+        sb_printf(e->mid, "%smi_col_reduce32x4(%s, %s(), mi_shared);\n", ind, acc, ops[o]);
+        snprintf(out, sizeof out, "%s[mi_k]", acc);
+        return cu_new(e, out, dt);
+    }
     switch (rt) {
     case RED_SUM:
         snprintf(e->split_acc, sizeof e->split_acc, "%s", acc); e->split_op = "MiSum";
@@ -442,6 +501,10 @@ static void cu_store_red(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) {
         rc->e[rc->n].buf = tb; rc->e[rc->n].idx = index; rc->e[rc->n].id = id; rc->e[rc->n].scalar = true; rc->n++;
         sb_printf(&rc->decls, "        %s mi_c%d;\n", cu_vtype(buf->layout.dtype), id);
         sb_printf(e->post, "            mi_c%d = %s;\n", id, nm(e, v));
+        if (group_local_any(rc->s, rc->g, tb, index, true)) {   /* (cu_buffer_unstored) */
+            sb_printf(e->post, "            /* %s is only read inside this kernel, from registers: not stored */\n", tb->name);
+            return;
+        }
     }
     sb_printf(e->post, "            if (%s) %s[", e->red_guard, ir_store_target(buf)->name);
     ex(e->post, index);
@@ -500,10 +563,11 @@ static void cu_done(Cu *e) { cg_vals_free(&e->v); }
 
 /* ---- kernels ---- */
 
+
 /* A buffer this group writes at store_idx that nobody else reads and that the group only reads
  * back at that same index: its values can live in registers alone (persistent rows). */
-static bool group_local(const Schedule *s, const SchedGroup *g, const Buffer *b, const Expr *store_idx) {
-    if (b->kind != BUF_COMPUTED || b->mutates || b->alias_of || b->output_index >= 0 || b->is_reduction) return false;
+static bool group_local_any(const Schedule *s, const SchedGroup *g, const Buffer *b, const Expr *store_idx, bool red) {
+    if (b->kind != BUF_COMPUTED || b->mutates || b->alias_of || b->output_index >= 0 || (b->is_reduction && !red)) return false;
     for (int k = 0; k < s->nnodes; k++) {
         const SchedNode *sn = &s->nodes[k];
         bool in_g = false;
@@ -630,9 +694,20 @@ static int emit_flat_loops(MiCtx *ctx, const Schedule *s, const SchedGroup *g, S
                     "    const int64_t mi_nv = mi_n / 4;\n"
                     "    for (int64_t mi_v = mi_start; mi_v < mi_nv; mi_v += mi_step) {\n");
         sb_put(out, vpre.s);
+        /* innermost range a static multiple of 4: the 4 lanes share the outer vars, decomposed
+         * once per float4 (and a load of those alone, x[2, :] in seed_example, is the same
+         * load in every lane) */
+        int64_t last = 0;
+        int nv = b0->nvars;
+        bool hoist = nv > 1 && static_int(ctx, b0->ranges[nv - 1], &last) && last > 0 && last % 4 == 0;
+        if (hoist) {
+            sb_printf(out, "            const int64_t mi_q = (4 * mi_v) / %lldLL, mi_l0 = 4 * mi_v - mi_q * %lldLL;\n", (long long)last, (long long)last);
+            emit_decompose(out, "            ", b0, 0, nv - 1, "mi_q");
+        }
         sb_put(out, "            #pragma unroll\n            for (int mi_k = 0; mi_k < 4; mi_k++) {\n"
                     "                const int64_t mi_x = 4 * mi_v + mi_k;\n");
-        emit_decompose(out, "                ", b0, 0, b0->nvars, "mi_x");
+        if (hoist) sb_printf(out, "                const int64_t %s = mi_l0 + mi_k; (void)%s; (void)mi_x;\n", b0->vars[nv - 1]->name, b0->vars[nv - 1]->name);
+        else emit_decompose(out, "                ", b0, 0, nv, "mi_x");
         sb_put(out, vbody.s);
         sb_put(out, "            }\n");
         sb_put(out, vpost.s);
@@ -658,6 +733,34 @@ static int emit_flat_loops(MiCtx *ctx, const Schedule *s, const SchedGroup *g, S
     return 0;
 }
 
+/* Where group g stands in mi_launch's order (emit_launch_fn in codegen_cuda.c): in, a
+ * generated kernel is launched right before it (so it may be launched with PDL and then
+ * waits: MI_PDL_WAIT); out, one is launched right after it (so it lets it start early:
+ * MI_GDC_LAUNCH). A module of one kernel has neither: its kernel carries no PDL instruction
+ * (ln_gelu, bench/cuda/run_ab.sh at 09:11: 23.8 us without, 24.3 with them). */
+static void pdl_neighbours(const Schedule *s, const SchedGroup *g, bool *in, bool *out) {
+    *in = *out = false;
+    for (int k = 0; k < s->norder; k++)
+        if (&s->groups[s->order[k]] == g) {
+            *in = k > 0 && !s->groups[s->order[k - 1]].is_extern;
+            *out = k + 1 < s->norder && !s->groups[s->order[k + 1]].is_extern;
+            return;
+        }
+    *in = *out = true;   /* not in the order (not expected): keep both */
+}
+
+/* Rows of at most this many elements get a warp each (ROW_PERSIST; MINDUCTOR_CUDA_WARP_ROW
+ * overrides, 0: never), cu_warp_block() rows per block (MINDUCTOR_CUDA_WARP_BLOCK, 1..32).
+ * Both are read when the code is generated. */
+static int env_int(const char *name, int dflt, int lo, int hi) {
+    const char *e = getenv(name);
+    char *end;
+    long v = e && *e ? strtol(e, &end, 10) : dflt;
+    return e && *e && *end ? dflt : v < lo ? lo : v > hi ? hi : (int)v;
+}
+static int cu_warp_row_max(void) { return env_int("MINDUCTOR_CUDA_WARP_ROW", 1024, 0, 1024); }
+static int cu_warp_block(void) { return env_int("MINDUCTOR_CUDA_WARP_BLOCK", 4, 1, 32); }
+
 /* Flat pointwise kernel: all nodes share the iteration space (scheduler guarantees it). */
 static int emit_flat(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *out) {
     const LoopBody *b0 = s->nodes[g->nodes[0]].buf->body;
@@ -665,9 +768,12 @@ static int emit_flat(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
     if (kernel_params(ctx, s, g, out) < 0) return -1;
     sb_put(out, "    const int64_t mi_n = ");
     emit_numel(out, b0, 0, b0->nvars);
+    bool pdl_in, pdl_out;
+    pdl_neighbours(s, g, &pdl_in, &pdl_out);
     sb_put(out, ";\n    const int64_t mi_start = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
-                "    const int64_t mi_step = (int64_t)gridDim.x * blockDim.x;\n"
-                "    MI_GDC_LAUNCH();\n    MI_PDL_WAIT(mi_sy, 3);   /* (PDL) the kernel before is done */\n");
+                "    const int64_t mi_step = (int64_t)gridDim.x * blockDim.x;\n");
+    if (pdl_out) sb_put(out, "    MI_GDC_LAUNCH();\n");
+    if (pdl_in) sb_put(out, "    MI_PDL_WAIT(mi_sy, 3);   /* (PDL) the kernel before is done */\n");
     if (emit_flat_loops(ctx, s, g, out) < 0) return -1;
     sb_put(out, "}\n\n");
     return 0;
@@ -738,7 +844,17 @@ void cu_emit_combo_launch(const Schedule *s, const SchedKernel *k, StrBuf *out) 
 /* How a group with reductions maps onto the GPU.
  *   ROW_GENERIC    one block per row, threads stride the row (row length symbolic or large)
  *   ROW_PERSIST    one block of `threads` per row, each thread owns `slots` elements of the row
- *                  (unrolled), loads of read-only buffers stay in registers across the nodes
+ *                  (unrolled), loads of read-only buffers stay in registers across the nodes;
+ *                  warp: rows of at most 1024 (cu_warp_row_max) get a warp each, 4 rows per
+ *                  block (blockDim (32, 4)), reductions by shuffles alone, no __syncthreads;
+ *                  vec4: exact rows of slots in groups of 4, slot j of a thread is element
+ *                  4*(thread + (j/4)*threads) + j%4, so a group's loads and stores of a
+ *                  contiguous f32 buffer are one 16-byte access (vec4_access). Measured on an
+ *                  H200 (bench/results/cuda-ab-2026-11-26T1216.log, cudabench --reps 50):
+ *                  ln_gelu (8192 rows of 1024) 24.4 -> 21.8 us, softmax (4096 of 4096, a block
+ *                  of 512) 38.9 -> 37.4, reductions 23.6 -> 22.3 (21.0 with a block per row:
+ *                  MINDUCTOR_CUDA_WARP_ROW=0: its 4096 rows make about 1.3 waves as warps of
+ *                  80 registers, 1.9 as blocks of 32, by ptxas' register counts)
  *   ROW_COLUMNS    the reduced dim is strided and the last outer dim contiguous (x.sum(dim=0)):
  *                  blocks of 8 rows x 128 reduction lanes, so a warp reads 4 x 32 contiguous bytes
  *                  split > 1 (a split reduction): blocks of `tile` (32) outputs x 8 lanes (a warp
@@ -750,6 +866,8 @@ void cu_emit_combo_launch(const Schedule *s, const SchedKernel *k, StrBuf *out) 
 typedef enum { ROW_GENERIC, ROW_PERSIST, ROW_COLUMNS } RowMode;
 typedef struct RowPlan {
     RowMode mode; int threads, slots; bool exact;   /* threads * slots == row */
+    bool vec4, warp;                                /* ROW_PERSIST: slots in float4 groups (vec4_access); a warp per row */
+    bool colvec;                                    /* ROW_COLUMNS split: float4 of outputs per thread (emit_colvec) */
     int split, tile; int64_t outs, inner;           /* ROW_COLUMNS split: outputs per block, static output count and reduced length */
     IrReduceType rt; DType dt;                      /* ... its one reduction */
 } RowPlan;
@@ -759,6 +877,32 @@ static bool static_int(MiCtx *ctx, Expr *e, int64_t *v) {
     int rc = sym_eval(ctx, e, NULL, 0, v);
     mi_clear_err(ctx);
     return rc == 0;
+}
+/* Persistent rows in vec4 mode (RowCache.vec4: slot j of a thread is element
+ * 4*(threadIdx.x + (j/4)*threads) + j%4 of the row, and the innermost var's range is a multiple
+ * of 4, so the 4 slots of a group step that var by 1 and keep the others): can the group's 4
+ * elements of an f32 buffer at idx be one 16-byte access? Yes when idx is linear in every var
+ * with static coefficients, 1 for the innermost var and multiples of 4 for the others, and its
+ * constant part is a multiple of 4 (buffers start 256-byte aligned: cudaMalloc). Example, rows
+ * of 1024: x[1024*p0 + p1] and w[p1] yes; x[p1 + 1], x[2*p1] or x[p1 // 2] no (scalar). */
+static bool vec4_access(const RowCache *rc, const LoopBody *b, Expr *idx, DType dt) {
+    if (!rc || !rc->vec4 || !b || dt != DT_F32) return false;
+    return vec4_index(rc->s->ir->ctx, b, idx, b->nvars - 1);
+}
+/* The index test of vec4_access for the 4 consecutive values of var `var` (the others fixed). */
+static bool vec4_index(MiCtx *ctx, const LoopBody *b, Expr *idx, int var) {
+    if (!ctx || !b || b->nvars < 1 || b->nvars > 32 || var < 0 || var >= b->nvars) return false;
+    const char *names[32];
+    Expr *zero[32];
+    for (int v = 0; v < b->nvars; v++) {
+        Expr *c = sym_coeff(ctx->sym, idx, b->vars[v]->name);
+        int64_t cv;
+        if (!c || !static_int(ctx, c, &cv) || (v == var ? cv != 1 : cv % 4 != 0)) return false;
+        names[v] = b->vars[v]->name;
+        zero[v] = sym_int(ctx->sym, 0);
+    }
+    int64_t k;
+    return static_int(ctx, sym_subst(ctx->sym, idx, names, zero, b->nvars), &k) && k % 4 == 0;
 }
 static Expr *inner_numel(MiCtx *ctx, const LoopBody *b, int mo) {
     Expr *n = sym_int(ctx->sym, 1);
@@ -824,17 +968,34 @@ static void split_plan(MiCtx *ctx, const Schedule *s, const SchedGroup *g, RowPl
     Expr *outs = sym_int(ctx->sym, 1), *inner = inner_numel(ctx, b, g->nouter);
     for (int v = 0; v < g->nouter; v++) outs = sym_mul(ctx->sym, outs, b->ranges[v]);
     if (!inner || !static_int(ctx, outs, &p->outs) || !static_int(ctx, inner, &p->inner) || p->outs < 1) return;
-    int64_t tiles = (p->outs + 31) / 32, sp = 512 / tiles;
-    if (sp > p->inner / 256) sp = p->inner / 256;
+    /* colvec (MINDUCTOR_CUDA_COLVEC=1; off by default): f32, the output var's range (the last
+     * outer var) a static multiple of 4 and some load of the input one float4 over 4
+     * consecutive outputs (vec4_index). Measured on an H200 in bench/graphs/reductions.py, where
+     * the column sum runs before the row kernel (PDL): the pair took 22.9 us with it against
+     * 22.3 without, 21.8 against 21.1 with block-per-row rows (bench/results/
+     * cuda-ab-2026-11-26T1210.log; cuda-ab-2026-11-26T1159.log: 25.5 against 22.5 with its
+     * first version), though the lab's float4 twin alone was faster (9.8 against 11.9 us) */
+    int64_t last;
+    p->colvec = p->dt == DT_F32 && env_int("MINDUCTOR_CUDA_COLVEC", 0, 0, 1) && g->nouter >= 1 &&
+                static_int(ctx, b->ranges[g->nouter - 1], &last) && last % 4 == 0;
+    bool any = false;
+    for (int k = 0; k < b->nops && p->colvec; k++)
+        if (b->ops[k].kind == LOP_LOAD && b->ops[k].buf && vec4_index(ctx, b, b->indexes[b->ops[k].index], g->nouter - 1)) any = true;
+    p->colvec = p->colvec && any;
+    /* ~512 blocks; each split >= 256 reduced elements (32 per lane) scalar, >= 64 (8 float4
+     * steps per lane) with float4 (bench/cuda/reduction_lab.cu: v<32,8> S=64 9.8 us, the best) */
+    int64_t tiles = (p->outs + (p->colvec ? 127 : 31)) / (p->colvec ? 128 : 32), sp = 512 / tiles;
+    if (sp > p->inner / (p->colvec ? 64 : 256)) sp = p->inner / (p->colvec ? 64 : 256);
     if (sp > 64) sp = 64;
-    if (sp < 2 || tiles > 65535 || (double)sp * (double)p->outs * 8 > 4e6) return;
+    if (sp < 2 || tiles > 65535 || (double)sp * (double)p->outs * 8 > 4e6) { p->colvec = false; return; }
     p->split = (int)sp;
-    p->tile = 32;
+    p->tile = p->colvec ? 128 : 32;
     p->threads = 32 * 8;
 }
 
 static void row_plan(MiCtx *ctx, const Schedule *s, const SchedGroup *g, RowPlan *p) {
     p->mode = ROW_GENERIC; p->threads = 0; p->slots = 0; p->exact = false; p->split = 1; p->tile = 8;
+    p->vec4 = p->warp = p->colvec = false;
     if (cu_group_has_scan(s, g)) return;   /* a block per row, scanned in chunks of blockDim.x */
     if (columns_pattern(ctx, s, g)) {
         p->mode = ROW_COLUMNS; p->threads = 8 * 128;
@@ -852,10 +1013,20 @@ static void row_plan(MiCtx *ctx, const Schedule *s, const SchedGroup *g, RowPlan
     if (!n0 || !static_int(ctx, n0, &n) || n < 1 || n > 16384) return;
     int t = 32;
     while (t < 1024 && (int64_t)t * 8 < n) t *= 2;
+    p->warp = n <= cu_warp_row_max();
+    if (p->warp) t = 32;
     p->mode = ROW_PERSIST;
     p->threads = t;
     p->slots = (int)((n + t - 1) / t);
     p->exact = (int64_t)p->slots * t == n;
+    /* vec4: every node's innermost range a static multiple of 4 (a group of 4 slots stays
+     * inside one value of the other vars) */
+    p->vec4 = p->exact && p->slots % 4 == 0 && env_int("MINDUCTOR_CUDA_VEC4", 1, 0, 1);
+    for (int i = 0; i < g->n && p->vec4; i++) {
+        const LoopBody *b = s->nodes[g->nodes[i]].buf->body;
+        int64_t last;
+        p->vec4 = b->nvars > g->nouter && static_int(ctx, b->ranges[b->nvars - 1], &last) && last % 4 == 0;
+    }
 }
 
 /* Does the body load a buffer other than a graph input nobody writes? Such a load must come
@@ -878,6 +1049,95 @@ static int row_pdl_wait(const Schedule *s, const SchedGroup *g) {
     return pdl_loads_unstable(b) ? 2 : 1;
 }
 
+/* The split column reduction with a float4 of outputs per thread (RowPlan.colvec; one node,
+ * one reduction): blocks of 32 x 8 threads own 128 consecutive outputs over 1/split of the
+ * reduced dim; thread x keeps outputs 4x..4x+3 (lane mi_k: the output var + mi_k), each step of
+ * the reduced dim reads its input as one float4 (vc0) and the 8 lanes of y are reduced in
+ * shared memory. Each block writes its 128 partials (float4), the tile's last block to finish
+ * combines them: lane y takes splits y, y + 8, ... in order, then the lanes in order, so the
+ * result does not depend on which block finished last. x.sum(dim=0) of 4096 x 1024:
+ * vc0 = x[1024*p1 + p0 .. p0 + 3] for p0 = 4x. */
+static int emit_colvec(MiCtx *ctx, const Schedule *s, const SchedGroup *g, const RowPlan *plan, StrBuf *out) {
+    const SchedNode *sn = &s->nodes[g->nodes[0]];
+    const LoopBody *b = sn->buf->body;
+    const int mo = g->nouter, split = plan->split;
+    const char *K = g->kernel_name, *last = b->vars[mo - 1]->name;
+    bool pdl_in, pdl_out;
+    pdl_neighbours(s, g, &pdl_in, &pdl_out);
+    StrBuf pre, body, mid, post, cv;
+    sb_init(&pre); sb_init(&body); sb_init(&mid); sb_init(&post); sb_init(&cv);
+    int tmp = 0;
+    Cu e;
+    cu_init(&e, &tmp, &pre, &body, &mid, &post, "                    ");
+    e.sy = ctx->sym;
+    e.sy_ctx = ctx;
+    e.lb = b;
+    e.colvec = true;
+    e.colvec_var = mo - 1;
+    e.cv_pre = &cv;
+    e.reducer = "mi_col_reduce32";
+    e.red_guard = "threadIdx.y == 0 && mi_valid";
+    loop_body_run(b, &e.h);
+    cu_done(&e);
+    int rc = 0;
+    if (e.bad || !e.split_acc[0] || !e.split_op) {
+        rc = mi_err(ctx, NULL, 0, 0, "%s (buffer '%s')", e.bad ? e.err : "no reduction in a split column kernel", sn->buf->name);
+        goto done;
+    }
+    const char *A = e.split_acc, *op = e.split_op, *I = e.split_init;
+    sb_printf(out, "__device__ __align__(16) float %s_part[%lld];\n__device__ unsigned %s_done[%lld];\n", K,
+              (long long)(split * plan->outs), K, (long long)((plan->outs + 127) / 128));
+    sb_printf(out, "/* split column reduction, float4: 128 outputs (4 per thread) x 8 lanes per block over a part of the reduced dim, the last block of a tile combines the parts */\n"
+                   "__global__ void __launch_bounds__(256) %s(", K);
+    if (kernel_params(ctx, s, g, out) < 0) { rc = -1; goto done; }
+    sb_printf(out, "    __shared__ double mi_shared[3 * 256];   /* block reductions */\n    __shared__ bool mi_last;\n%s%s",
+              pdl_out ? "    MI_GDC_LAUNCH();\n" : "", pdl_in ? "    MI_PDL_WAIT(mi_sy, 3);   /* (PDL) the kernel before is done */\n" : "");
+    sb_put(out, "    const int64_t mi_rows = ");
+    emit_numel(out, b, 0, mo);
+    sb_printf(out, ";\n    const int64_t mi_per = %lldLL;   /* reduced elements per split */\n"
+                   "    for (int64_t mi_row0 = (int64_t)blockIdx.x * 128; mi_row0 < mi_rows; mi_row0 += (int64_t)gridDim.x * 128) {\n"
+                   "        const int64_t mi_rowb = mi_row0 + 4 * threadIdx.x;   /* this thread's first output */\n"
+                   "        const bool mi_valid = mi_rowb < mi_rows;\n", (long long)((plan->inner + split - 1) / split));
+    emit_decompose(out, "        ", b, 0, mo, "mi_rowb");
+    sb_printf(out, "        /* %s: %s (reduction) */\n        {\n", sn->name, sn->buf->name);
+    if (pre.s) sb_put(out, pre.s);
+    sb_put(out, "            const int64_t mi_inner = ");
+    emit_numel(out, b, mo, b->nvars);
+    sb_put(out, ";\n            const int64_t mi_r1 = mi_inner < (blockIdx.y + 1) * mi_per ? mi_inner : (blockIdx.y + 1) * mi_per;\n"
+                "            if (mi_valid)\n            #pragma unroll 4\n"
+                "            for (int64_t mi_r = blockIdx.y * mi_per + threadIdx.y; mi_r < mi_r1; mi_r += blockDim.y) {\n");
+    emit_decompose(out, "                ", b, mo, b->nvars, "mi_r");
+    if (cv.s) sb_put(out, cv.s);
+    sb_printf(out, "                #pragma unroll\n                for (int mi_k = 0; mi_k < 4; mi_k++) {\n"
+                   "                    const int64_t mi_pk = %s + mi_k;\n                    {\n                    const int64_t %s = mi_pk; (void)%s;\n", last, last, last);
+    if (body.s) sb_put(out, body.s);
+    sb_put(out, "                    }\n                }\n            }\n");
+    if (mid.s) sb_put(out, mid.s);
+    sb_printf(out, "            if (threadIdx.y == 0 && mi_valid) *reinterpret_cast<float4 *>(&%s_part[(int64_t)blockIdx.y * mi_rows + mi_rowb]) = make_float4(%s[0], %s[1], %s[2], %s[3]);\n"
+                   "            __threadfence();\n            __syncthreads();\n"
+                   "            if (threadIdx.x == 0 && threadIdx.y == 0) mi_last = atomicAdd(&%s_done[mi_row0 / 128], 1u) == gridDim.y - 1;\n"
+                   "            __syncthreads();\n            if (!mi_last) continue;\n"
+                   "            if (threadIdx.x == 0 && threadIdx.y == 0) %s_done[mi_row0 / 128] = 0;\n"
+                   "            {   /* lane y: splits y, y + 8, ... in order; then the lanes in order */\n"
+                   "                float4 mi_t = make_float4(%s, %s, %s, %s);\n"
+                   "                if (mi_valid)\n"
+                   "                    for (int mi_s = threadIdx.y; mi_s < (int)gridDim.y; mi_s += blockDim.y) {\n"
+                   "                        const float4 mi_p = __ldcg(reinterpret_cast<const float4 *>(&%s_part[(int64_t)mi_s * mi_rows + mi_rowb]));\n"
+                   "                        mi_t.x = %s()(mi_t.x, mi_p.x); mi_t.y = %s()(mi_t.y, mi_p.y); mi_t.z = %s()(mi_t.z, mi_p.z); mi_t.w = %s()(mi_t.w, mi_p.w);\n"
+                   "                    }\n"
+                   "                %s[0] = mi_t.x; %s[1] = mi_t.y; %s[2] = mi_t.z; %s[3] = mi_t.w;\n"
+                   "                mi_col_reduce32x4(%s, %s(), mi_shared);\n"
+                   "            }\n"
+                   "            #pragma unroll\n            for (int mi_k = 0; mi_k < 4; mi_k++) {\n"
+                   "                const int64_t mi_pk = %s + mi_k;\n                {\n                const int64_t %s = mi_pk; (void)%s;\n",
+              K, A, A, A, A, K, K, I, I, I, I, K, op, op, op, op, A, A, A, A, A, op, last, last, last);
+    if (post.s) sb_put(out, post.s);
+    sb_put(out, "                }\n            }\n        }\n        __syncthreads();\n    }\n}\n\n");
+done:
+    sb_free(&pre); sb_free(&body); sb_free(&mid); sb_free(&post); sb_free(&cv);
+    return rc;
+}
+
 /* Row kernel (see RowPlan): grid-stride over rows of the shared outer dims; every node walks its
  * inner range, reductions finish with a block reduction; __syncthreads() between nodes. */
 static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *out) {
@@ -885,21 +1145,35 @@ static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
     int mo = g->nouter;
     RowPlan plan;
     row_plan(ctx, s, g, &plan);
-    bool cols = plan.mode == ROW_COLUMNS, persist = plan.mode == ROW_PERSIST;
+    if (plan.mode == ROW_COLUMNS && plan.split > 1 && plan.colvec) return emit_colvec(ctx, s, g, &plan, out);
+    bool cols = plan.mode == ROW_COLUMNS, persist = plan.mode == ROW_PERSIST, warp = persist && plan.warp;
+    bool pdl_in, pdl_out;
+    pdl_neighbours(s, g, &pdl_in, &pdl_out);
+    /* a warp per row: only the warp's own lanes meet (a per-warp PDL wait, __syncwarp) */
+    const char *wait1 = !pdl_in ? "" : warp ? "            MI_PDL_WAIT_WARP(mi_sy, 1);   /* (PDL) the kernel before is done */\n"
+                                            : "            MI_PDL_WAIT(mi_sy, 1);   /* (PDL) the kernel before is done */\n";
     int split = cols ? plan.split : 1, tile = split > 1 ? plan.tile : 8;
     const char *ct = split > 1 ? cu_vtype(plan.dt) : NULL;
     if (split > 1)   /* the split partials and the per-tile counters (zero at load; the last block resets its own) */
         sb_printf(out, "__device__ %s %s_part[%lld];\n__device__ unsigned %s_done[%lld];\n", ct, g->kernel_name,
                   (long long)(split * plan.outs), g->kernel_name, (long long)((plan.outs + 31) / 32));
-    sb_printf(out, "/* %s */\n__global__ void __launch_bounds__(%d) %s(", split > 1 ? "split column reduction: 32 outputs x 8 lanes per block over a part of the reduced dim, the last block of a tile combines the parts" :
+    /* A block-per-row persistent kernel with at most 8 slots per thread asks nvcc for full
+     * occupancy (2048 / threads blocks per SM: 32 registers): softmax's rows of 4096 (512 x 8)
+     * took 35 registers with float4 slot groups, 3 blocks per SM, 41.5 us; 38.5 us with the
+     * bound (bench/results/cuda-ab-2026-11-26T1159.log; MINDUCTOR_CUDA_ROW_OCC=0: without) */
+    char minb[16] = "";
+    if (persist && !warp && plan.slots <= 8 && env_int("MINDUCTOR_CUDA_ROW_OCC", 1, 0, 1)) snprintf(minb, sizeof minb, ", %d", 2048 / plan.threads);
+    sb_printf(out, "/* %s */\n__global__ void __launch_bounds__(%d%s) %s(", split > 1 ? "split column reduction: 32 outputs x 8 lanes per block over a part of the reduced dim, the last block of a tile combines the parts" :
               cols ? "column reduction: 8 rows x 128 reduction lanes per block" :
+              warp ? "persistent rows: a warp per row (blockDim.y rows per block), the row stays in registers" :
               persist ? "persistent rows: one block per row, the row stays in registers" : "one block per row",
-              plan.threads ? plan.threads : 1024, g->kernel_name);
+              warp ? 32 * cu_warp_block() : plan.threads ? plan.threads : 1024, minb, g->kernel_name);
     if (kernel_params(ctx, s, g, out) < 0) return -1;
     if (cu_group_has_scan(s, g))
         sb_printf(out, "    __shared__ __align__(16) unsigned char mi_sh_scan[%d];   /* block scans and sorts */\n", CU_SCAN_SHARED_BYTES);
-    sb_printf(out, "    __shared__ double mi_shared[%s];   /* block reductions */\n    MI_GDC_LAUNCH();\n"
-                   "    MI_PDL_WAIT(mi_sy, 2);   /* (PDL) it loads early what the kernel before writes */\n    const int64_t mi_rows = ", cols ? "3 * 256" : "3 * 32");
+    sb_printf(out, "    __shared__ double mi_shared[%s];   /* block reductions */\n%s%s    const int64_t mi_rows = ", cols ? "3 * 256" : "3 * 32",
+              pdl_out ? "    MI_GDC_LAUNCH();\n" : "",
+              pdl_in ? "    MI_PDL_WAIT(mi_sy, 2);   /* (PDL) it loads early what the kernel before writes */\n" : "");
     emit_numel(out, b0, 0, mo);
     sb_put(out, ";\n");
     if (split > 1)
@@ -909,7 +1183,9 @@ static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
         sb_printf(out, "    for (int64_t mi_row0 = (int64_t)blockIdx.x * %d; mi_row0 < mi_rows; mi_row0 += (int64_t)gridDim.x * %d) {\n"
                        "        const int64_t mi_row = mi_row0 + threadIdx.x;\n"
                        "        const bool mi_valid = mi_row < mi_rows;\n", tile, tile);
-    } else
+    } else if (warp)   /* blockDim (32, rows per block): warp threadIdx.y of block b takes row b * blockDim.y + threadIdx.y */
+        sb_put(out, "    for (int64_t mi_row = (int64_t)blockIdx.x * blockDim.y + threadIdx.y; mi_row < mi_rows; mi_row += (int64_t)gridDim.x * blockDim.y) {\n");
+    else
         sb_put(out, "    for (int64_t mi_row = blockIdx.x; mi_row < mi_rows; mi_row += gridDim.x) {\n");
     emit_decompose(out, "        ", b0, 0, mo, "mi_row");
     RowCache rc;
@@ -918,6 +1194,7 @@ static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
     rc.slots = plan.slots;
     rc.threads = plan.threads;
     rc.exact = plan.exact;
+    rc.vec4 = persist && plan.vec4;
     rc.s = s; rc.g = g;
     StrBuf nodes;
     sb_init(&nodes);
@@ -936,6 +1213,7 @@ static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
         if (scan) e.store_guard = "if (mi_in)";
         if (sort) e.after = &after;
         if (persist) e.rc = &rc;
+        e.lb = b;
         if (cols) { e.reducer = split > 1 ? "mi_col_reduce32" : "mi_col_reduce"; e.red_guard = "threadIdx.y == 0 && mi_valid"; }
         loop_body_run(b, &e.h);
         cu_done(&e);
@@ -946,17 +1224,22 @@ static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
         if (i) sb_put(&nodes, "        MI_NODE_SYNC\n");
         sb_printf(&nodes, "        /* %s: %s%s */\n        {\n", s->nodes[g->nodes[i]].name, bf->name, b->nred ? " (reduction)" : "");
         if (!waited && (!b->nred || sop)) {   /* it stores in its loop */
-            sb_put(&nodes, "            MI_PDL_WAIT(mi_sy, 1);   /* (PDL) the kernel before is done */\n");
+            sb_put(&nodes, wait1);
             waited = true;
         }
         if (pre.s) sb_put(&nodes, pre.s);
         sb_put(&nodes, "            const int64_t mi_inner = ");
         emit_numel(&nodes, b, mo, b->nvars);
         if (persist) {
-            sb_printf(&nodes, ";\n            #pragma unroll\n            for (int mi_j = 0; mi_j < %d; mi_j++) {\n"
-                              "                const int64_t mi_r = threadIdx.x + (int64_t)mi_j * %d;\n"
-                              "                if (%s) {\n", plan.slots, plan.threads,
-                      plan.exact ? "true /* the row is exactly threads x slots */" : "mi_r < mi_inner");
+            if (plan.vec4)
+                sb_printf(&nodes, ";\n            #pragma unroll\n            for (int mi_j = 0; mi_j < %d; mi_j++) {\n"
+                                  "                const int64_t mi_r = 4 * (threadIdx.x + (int64_t)(mi_j >> 2) * %d) + (mi_j & 3);   /* float4 groups */\n"
+                                  "                if (true /* the row is exactly threads x slots */) {\n", plan.slots, plan.threads);
+            else
+                sb_printf(&nodes, ";\n            #pragma unroll\n            for (int mi_j = 0; mi_j < %d; mi_j++) {\n"
+                                  "                const int64_t mi_r = threadIdx.x + (int64_t)mi_j * %d;\n"
+                                  "                if (%s) {\n", plan.slots, plan.threads,
+                          plan.exact ? "true /* the row is exactly threads x slots */" : "mi_r < mi_inner");
             emit_decompose(&nodes, "                    ", b, mo, b->nvars, "mi_r");
             if (body.s) sb_put(&nodes, body.s);
             sb_put(&nodes, "                }\n            }\n");
@@ -982,7 +1265,7 @@ static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
             sb_put(&nodes, "            }\n");
         }
         if (!waited) {   /* a reduction: its loads are done, its stores follow */
-            sb_put(&nodes, "            MI_PDL_WAIT(mi_sy, 1);   /* (PDL) the kernel before is done */\n");
+            sb_put(&nodes, wait1);
             waited = true;
         }
         if (split > 1 && e.split_acc[0]) {   /* partial out; the tile's last block combines in split order */
@@ -1006,7 +1289,8 @@ static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
     /* between nodes (and rows) a barrier is needed only when a node reads from memory what
      * another thread of the block wrote; persistent rows usually read registers only */
     bool sync = !persist || rc.shared_rw;
-    const char *sync_line = sync ? "        __syncthreads();\n" : "        /* no barrier: every value read here comes from this thread's registers */\n";
+    const char *bar = warp ? "        __syncwarp();\n" : "        __syncthreads();\n";
+    const char *sync_line = sync ? bar : "        /* no barrier: every value read here comes from this thread's registers */\n";
     for (const char *q = nodes.s; q && *q;) {
         const char *t = strstr(q, "        MI_NODE_SYNC\n");
         if (!t) { sb_put(out, q); break; }
@@ -1014,7 +1298,7 @@ static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
         sb_put(out, sync_line);
         q = t + strlen("        MI_NODE_SYNC\n");
     }
-    sb_printf(out, "%s    }\n}\n\n", sync ? "        __syncthreads();\n" : "");
+    sb_printf(out, "%s    }\n}\n\n", sync ? bar : "");
     sb_free(&nodes);
     sb_free(&rc.decls);
     return 0;
@@ -1044,12 +1328,16 @@ void cu_emit_launch(const Schedule *s, const SchedGroup *g, bool pdl, StrBuf *ou
         row_plan(s->ir->ctx, s, g, &plan);
         when = row_pdl_wait(s, g);
         if (plan.mode != ROW_GENERIC) sb_put(out, "        (void)mi_inner;\n");
-        if (plan.mode == ROW_COLUMNS && plan.split > 1) {
+        if (plan.mode == ROW_COLUMNS && plan.split > 1) {   /* colvec: tiles of 128 outputs, 32 x 8 threads */
             snprintf(grid, sizeof grid, "dim3((unsigned)((mi_rows + %d) / %d), %d)", plan.tile - 1, plan.tile, plan.split);
-            snprintf(block, sizeof block, "dim3(%d, %d)", plan.tile, plan.threads / plan.tile);
+            snprintf(block, sizeof block, "dim3(%d, %d)", plan.colvec ? 32 : plan.tile, plan.threads / (plan.colvec ? 32 : plan.tile));
         } else if (plan.mode == ROW_COLUMNS) {
             snprintf(grid, sizeof grid, "mi_blocks((mi_rows + 7) / 8, 65535LL * 32)");
             snprintf(block, sizeof block, "dim3(8, 128)");
+        } else if (plan.mode == ROW_PERSIST && plan.warp) {
+            int w = cu_warp_block();
+            snprintf(grid, sizeof grid, "mi_blocks((mi_rows + %d) / %d, 65535LL * 32)", w - 1, w);
+            snprintf(block, sizeof block, "dim3(32, %d)", w);
         } else if (plan.mode == ROW_PERSIST) {
             snprintf(grid, sizeof grid, "mi_blocks(mi_rows, 65535LL * 32)");
             snprintf(block, sizeof block, "%d", plan.threads);
@@ -1082,6 +1370,35 @@ void cu_emit_launch(const Schedule *s, const SchedGroup *g, bool pdl, StrBuf *ou
     else
         sb_printf(out, "        %s%s<<<%s, %s, 0, mi_st>>>(%s);\n    }\n", guard, g->kernel_name, grid, block, args.s);
     sb_free(&args);
+}
+
+/* Is buffer b never stored (no memory needed): written by a persistent row kernel that keeps
+ * it in registers alone (cu_store / cu_store_red: group_local), its group small enough that
+ * the register cache never fills (fewer than 64 loads and stores)? ln_gelu's normalized row
+ * (32 MB at 8192 x 1024) and its mean and m2 are such. */
+bool cu_buffer_unstored(const Schedule *s, const Buffer *b) {
+    for (int k = 0; k < s->norder; k++) {
+        const SchedGroup *g = &s->groups[s->order[k]];
+        if (g->is_extern || !cg_group_writes(s, g, b)) continue;
+        if (s->kernels[sched_kernel_of_pos(s, k)].combo || !cu_group_has_reduction(s, g) || !cu_type(b->layout.dtype)) return false;
+        RowPlan p;
+        row_plan(s->ir->ctx, s, g, &p);
+        if (p.mode != ROW_PERSIST) return false;
+        int nls = 0;
+        const Expr *idx = NULL;
+        for (int i = 0; i < g->n; i++) {
+            const LoopBody *body = s->nodes[g->nodes[i]].buf->body;
+            for (int o = 0; o < body->nops; o++) {
+                const LoopOp *op = &body->ops[o];
+                if (op->kind != LOP_LOAD && op->kind != LOP_STORE && op->kind != LOP_STORE_REDUCTION) continue;
+                if (op->kind == LOP_STORE && op->atomic_add && op->buf == b) return false;   /* stored by atomicAdd */
+                nls++;
+                if (op->kind != LOP_LOAD && op->buf == b) idx = body->indexes[op->index];
+            }
+        }
+        return nls < 64 && idx && group_local_any(s, g, b, idx, true);
+    }
+    return false;
 }
 
 int cu_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *out) {

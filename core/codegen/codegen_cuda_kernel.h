@@ -17,6 +17,9 @@ int cu_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *o
  * scope); pdl: a generated kernel was launched just before, so this one may start early
  * (programmatic dependent launch, when mi_pdl). */
 void cu_emit_launch(const Schedule *s, const SchedGroup *g, bool pdl, StrBuf *out);
+/* Is buffer b never stored by the kernel that writes it (a persistent row kernel keeps it in
+ * registers alone)? Then the launch function allocates nothing for it. */
+bool cu_buffer_unstored(const Schedule *s, const Buffer *b);
 /* A combo kernel (the subnodes of a foreach node, SchedKernel.combo): one __global__ whose
  * blocks each run one sub-kernel's flat loops (pointwise groups only), and its launch. */
 int cu_emit_combo(MiCtx *ctx, const Schedule *s, const SchedKernel *k, StrBuf *out);
