@@ -736,17 +736,26 @@ static int emit_flat_loops(MiCtx *ctx, const Schedule *s, const SchedGroup *g, S
 /* Where group g stands in mi_launch's order (emit_launch_fn in codegen_cuda.c): in, a
  * generated kernel is launched right before it (so it may be launched with PDL and then
  * waits: MI_PDL_WAIT); out, one is launched right after it (so it lets it start early:
- * MI_GDC_LAUNCH). A module of one kernel has neither: its kernel carries no PDL instruction
- * (ln_gelu, bench/cuda/run_ab.sh at 09:11: 23.8 us without, 24.3 with them). */
+ * MI_GDC_LAUNCH). A kernel defined once for several groups (codegen_reuse: same_as; it compares
+ * the text without these lines) takes the union over them. A module of one kernel has
+ * neither: its kernel carries no PDL instruction (ln_gelu, bench/cuda/run_ab.sh at 09:11:
+ * 23.8 us without, 24.3 with them). */
+static int kernel_class(const Schedule *s, int k) {
+    int ki = sched_kernel_of_pos(s, k);
+    return s->kernels[ki].same_as >= 0 ? s->kernels[ki].same_as : ki;
+}
 static void pdl_neighbours(const Schedule *s, const SchedGroup *g, bool *in, bool *out) {
     *in = *out = false;
-    for (int k = 0; k < s->norder; k++)
-        if (&s->groups[s->order[k]] == g) {
-            *in = k > 0 && !s->groups[s->order[k - 1]].is_extern;
-            *out = k + 1 < s->norder && !s->groups[s->order[k + 1]].is_extern;
-            return;
-        }
-    *in = *out = true;   /* not in the order (not expected): keep both */
+    int kg = -1;
+    for (int k = 0; k < s->norder && kg < 0; k++)
+        if (&s->groups[s->order[k]] == g) kg = k;
+    if (kg < 0) { *in = *out = true; return; }   /* not in the order (not expected): keep both */
+    int c = kernel_class(s, kg);
+    for (int k = 0; k < s->norder; k++) {
+        if (s->groups[s->order[k]].is_extern || kernel_class(s, k) != c) continue;
+        *in |= k > 0 && !s->groups[s->order[k - 1]].is_extern;
+        *out |= k + 1 < s->norder && !s->groups[s->order[k + 1]].is_extern;
+    }
 }
 
 /* Rows of at most this many elements get a warp each (ROW_PERSIST; MINDUCTOR_CUDA_WARP_ROW

@@ -63,6 +63,24 @@ static char *canonical(const IrModule *m, const char *src, const char *kname) {
     return sb_take(&sb);
 }
 
+/* Drop the lines with a CUDA kernel's PDL instructions (MI_GDC_LAUNCH, MI_PDL_WAIT): they depend
+ * on the kernel's neighbours in the launch order, and a kernel defined once for several groups
+ * gets those of all of them (codegen_cuda_kernel.c, pdl_neighbours). */
+static void strip_pdl_lines(StrBuf *sb) {
+    if (!sb->s) return;
+    char *w = sb->s;
+    for (const char *p = sb->s; *p;) {
+        const char *e = strchr(p, '\n');
+        size_t n = e ? (size_t)(e - p) + 1 : strlen(p);
+        bool pdl = false;
+        for (const char *q = p; q < p + n && !pdl; q++) pdl = !strncmp(q, "MI_GDC_LAUNCH();", 16) || !strncmp(q, "MI_PDL_WAIT", 11);
+        if (!pdl) { memmove(w, p, n); w += n; }
+        p += n;
+    }
+    *w = 0;
+    sb->len = (size_t)(w - sb->s);
+}
+
 /* Kernel k of s as the backend writes it; NULL when it cannot (the ctx error is cleared:
  * codegen reports it). mem: the C module's memory plan (its in-place arguments are part of the
  * source), NULL on CUDA. */
@@ -70,8 +88,10 @@ static char *kernel_source(MiCtx *ctx, const Schedule *s, const SchedKernel *k, 
     StrBuf sb;
     sb_init(&sb);
     int rc = 0;
-    if (ctx->target == MI_DEV_CUDA)
+    if (ctx->target == MI_DEV_CUDA) {
         for (int p = 0; p < k->n && rc == 0; p++) rc = cu_emit_kernel(ctx, s, &s->groups[s->order[k->first + p]], &sb);
+        if (rc == 0) strip_pdl_lines(&sb);
+    }
     else rc = cg_emit_kernel(ctx, s, k, mem, &sb);
     if (rc < 0) {
         mi_clear_err(ctx);
