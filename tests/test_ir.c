@@ -131,6 +131,63 @@ static void compare_with_inductor(MiCtx *ctx) {
     }
 }
 
+/* The "opK.group.iteration = ..." values of an IR text, op names dropped, one per line. */
+static char *group_lines(const char *t) {
+    StrBuf sb;
+    sb_init(&sb);
+    sb_put(&sb, "");
+    for (const char *p = t; p && (p = strstr(p, ".group.iteration = ")); p++) {
+        const char *e = strchr(p, '\n');
+        sb_printf(&sb, "%.*s\n", (int)(e ? e - p : (ptrdiff_t)strlen(p)), p);
+    }
+    return sb_take(&sb);
+}
+
+/* The C++ backend's group of every node (ComputedBuffer.simplify_and_reorder: each loop set
+ * reordered by pick_loop_order, then merged; core/ir/ir_loop_order.c) as Inductor printed it
+ * in ir_pre_fusion.txt, node by node, on every recorded cpu graph that has one; and the
+ * channels-last copies of the recorded cnn (Inductor's text: the copy's loops stay in the
+ * logical dim order [4, 3, 1024], not the stores' [4, 1024, 3]). */
+static void cpp_groups_as_inductor(MiCtx *ctx) {
+    static const struct { const char *c, *model; int graph; } cases[] = {
+        {"seed_example", "model__0_inference_0.0", 0}, {"graph_break", "model__0_inference_0.0", 0},
+        {"graph_break", "model__1_inference_1.1", 1}, {"softmax", "model__0_inference_0.0", 0},
+        {"recompile", "model__0_inference_0.0", 0}, {"mlp_train", "model__0_backward_3.1", 1},
+        {"mlp_train", "model__0_forward_1.0", 0}, {"mlp", "model__0_inference_0.0", 0},
+        {"pointwise_chain", "model__0_inference_0.0", 0}, {"dynamic_pointwise", "model__0_inference_0.0", 0},
+        {"ln_gelu", "model__0_inference_0.0", 0}, {"reductions", "model__0_inference_0.0", 0},
+        {"input_mutation", "model__0_inference_0.0", 0},
+        {"view_mutation", "model__0_inference_0.0", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s%s/graph%d/post_post_grad.py", C, cases[i].c, cases[i].graph);
+        Graph *g = graph_load_file(ctx, path);
+        if (g) ops_resolve_graph(g);
+        IrModule *m = g ? ir_lower(ctx, g) : NULL;
+        char *t = m ? ir_print(m) : NULL;
+        snprintf(path, sizeof path, "%s%s/debug/%s/ir_pre_fusion.txt", C, cases[i].c, cases[i].model);
+        char *theirs = mi_read_file(ctx, path, NULL);
+        char *a = group_lines(t), *b = group_lines(theirs);
+        ok(t && theirs && *b && !strcmp(a, b), "%s graph%d: every node's group.iteration is Inductor's", cases[i].c, cases[i].graph);
+        if (strcmp(a, b)) diag("ours:\n%stheirs:\n%s", a, b);
+        free(a); free(b); free(t); free(theirs);
+        ir_free(m);
+        graph_free(g);
+    }
+    Graph *g = graph_load_file(ctx, "tests/fixtures/torch-cases-b2/cpu/cnn/graph0/post_post_grad.py");
+    if (g) ops_resolve_graph(g);
+    IrModule *m = g ? ir_lower(ctx, g) : NULL;
+    char *t = m ? ir_print(m) : NULL, *a = group_lines(t);
+    ok(strstr(a, ".group.iteration = ((4, 3, 1024), ())\n.group.iteration = ((16, 3, 9), ())\n") &&
+           strstr(a, ".group.iteration = ((32, 16, 9), ())\n"),
+       "cnn: the channels-last copies keep the logical loop order, merged, as Inductor's ir_pre_fusion.txt");
+    if (!strstr(a, "((4, 3, 1024), ())")) diag("%s", a);
+    free(a); free(t);
+    ir_free(m);
+    graph_free(g);
+}
+
 /* ops.rand: Philox-4x32-10 gives Random123's known answer for counter 0, key 0 (kat_vectors:
  * 6627e8d5 e169c58d bc57ac4c 9b00dbd8); uniform draws average 1/2; the training dropout graph
  * lowers inductor_random to ops.rand inline (a Pointwise, not an extern call) and the seed
@@ -157,6 +214,7 @@ int main(void) {
     const char *cases[] = {"seed_example", "pointwise_chain", "softmax", "ln_gelu", "reductions", "mlp",
                            "input_mutation", "view_mutation", "graph_break"};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) interp_agrees(ctx, cases[i]);
+    cpp_groups_as_inductor(ctx);
     Graph *g = NULL;
     IrModule *m = lower(ctx, "seed_example", &g);
     ok(m != NULL, "seed_example lowers");

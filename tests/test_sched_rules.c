@@ -154,7 +154,9 @@ static void peak_memory(MiCtx *ctx) {
     is_int(n, 3, "peak_memory_order: three kernels");
     /* relu has two users, one an mm (run_node's need_fixed_layout): it is realized at its node
      * in its eager stride order, so it is buf0 and the sum buf1 */
-    is_str(k, "cpp_fused_relu_sum_0: op0 op1\nextern_mm: op3\ncpp_fused_exp_1: op2\n",
+    /* (relu's contiguous loops merge to ((4096,), ()), the sum is ((64,), (64,)): two loop
+     * nests of one C function, cpp.py's _why_fuse_nodes has no case for them) */
+    is_str(k, "cpp_fused_relu_sum_0: op0 | op1\nextern_mm: op3\ncpp_fused_exp_1: op2\n",
            "the mm runs before exp, so the cpp kernel group is flushed there: relu/sum, mm, exp");
     free(k); free(d);
 }
@@ -175,8 +177,10 @@ static void cumprod_forward(MiCtx *ctx) {
               "fallback_cumsum: op11\nextern_multi_output_buf11: op12\n"
               "fallback_cumprod: op2\nextern_multi_output_buf2: op3\n",
            "sigmoid + add, the cat slice and the row sum in one loop nest; the [5] epilogue beside it");
-    ok(d && strstr(d, "fuse op1 + op5_op8 score=160: vertical: producer into consumer\n") &&
-       strstr(d, "skip op1_op5_op8 + op9 score=20: memory deps did not match; buf1 read at a different index than op1 writes it\n"),
+    /* (the pointwise pair first, a _why_fuse_nodes fusion; the sum joins by outer-loop fusion) */
+    ok(d && strstr(d, "fuse op1 + op5 score=160: vertical: producer into consumer\n") &&
+       strstr(d, "fuse op1_op5 + op8 score=160: vertical: producer into consumer\n") &&
+       strstr(d, "skip op1_op5_op8 + op4_op9 score=20: memory deps did not match; buf1 read at a different index than op1 writes it\n"),
        "the sum joins its producer on 160 shared bytes before the epilogue (20 bytes) could take it");
     free(k); free(d);
     Graph *g = graph_load_file(ctx, "tests/fixtures/sched_rules/cumprod_diff_trapz.py");
@@ -218,8 +222,39 @@ static void loop_order(MiCtx *ctx) {
     ir_free(m); graph_free(g);
 }
 
+/* cpp.py CppScheduling on the groups simplify_and_reorder leaves (ir_cpp_group), and
+ * scheduler.py's order of the fused nodes */
+static void cpp_rules(MiCtx *ctx) {
+    char *k, *d;
+    /* ln_gelu (Inductor's ir_post_fusion.txt: OuterLoopFusedSchedulerNode(op0, op1, op3, op4)):
+     * first the pairs of _why_fuse_nodes (priority 0): the two var_mean reductions side by side
+     * (SAME_VARS_REDUCE) and the normalize ((64, 256),) with the gelu, flattened to ((16384,),)
+     * but of the same buffer size (COMPATIBLE_RANGES_NO_REDUCTION); only then the outer-loop
+     * fusion of the two (priority 1, get_fusion_pair_priority) */
+    int n = sched_text(ctx, "tests/fixtures/torch-cases/cpu/ln_gelu/graph0/post_post_grad.py", MI_DEV_CPU, &k, &d, NULL);
+    is_int(n, 1, "ln_gelu: one kernel");
+    is_str(d, "fuse op0 + op1 score=65536: horizontal: shared reads\n"
+              "fuse op2 + op3 score=65536: vertical: producer into consumer\n"
+              "fuse op0_op1 + op2_op3 score=66048: vertical: producer into consumer\n",
+           "ln_gelu: the reductions and the two pointwise nodes pair first, the outer-loop fusion last");
+    free(k); free(d);
+    /* a pointwise node whose contiguous loops merge ((4096,),) and its row sum ((64,), (64,))
+     * share no loop: two loop nests of one kernel */
+    sched_text(ctx, "tests/fixtures/sched_rules/peak_memory_order.py", MI_DEV_CPU, &k, &d, NULL);
+    ok(d && strstr(d, "skip op0 + op1 score=16384: cpp: ((4096,), ()) vs ((64,), (64,)) (no shared outer loop)\n"),
+       "relu and its row sum: refused in cpp.py's terms");
+    free(k); free(d);
+    /* the fused sums (min_order 0) are visited first and pull in the mm they wait for */
+    n = sched_text(ctx, "tests/fixtures/sched_rules/topo_pull.py", MI_DEV_CPU, &k, &d, NULL);
+    is_int(n, 2, "topo_pull: two kernels");
+    is_str(k, "extern_mm: op2\ncpp_fused_mul_relu_sum_0: op0 op3 | op1\n",
+           "topological_sort_schedule: mm, then the fused sums and the relu in one cpp kernel");
+    free(k); free(d);
+}
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
+    cpp_rules(ctx);
     foreach_lists(ctx);
     lowering_rules(ctx);
     peak_memory(ctx);

@@ -332,6 +332,10 @@ int ir_origin_nodes(const IrModule *m, const Buffer *b, const Node ***out);
 void ir_source_nodes_comment(const IrModule *m, const Buffer *const *bufs, int nb, StrBuf *names, StrBuf *aten);
 /* One buffer's block. */
 void ir_print_buffer(const IrModule *m, const Buffer *b, const char *opname, StrBuf *sb);
+/* ir_print_buffer with the group lines chosen: cpp_group prints the C++ backend's simplified
+ * group (ir_cpp_group; ir_pre_fusion.txt), false the body's own loops (a fused node's members
+ * in ir_post_fusion.txt, whose loops the fusion may have re-split) */
+void ir_print_buffer_as(const IrModule *m, const Buffer *b, const char *opname, bool cpp_group, StrBuf *sb);
 void ir_print_layout(const Layout *l, StrBuf *sb);
 /* Dependency texts as Inductor's pformat prints a set (sorts and dedups `items` in place). */
 void ir_print_dep_list(char **items, int n, StrBuf *sb);
@@ -451,5 +455,20 @@ void ir_retrace_all(IrModule *m);
  * every layout is fixed. True when some layout changed (bodies need ir_retrace_all). */
 bool ir_decide_layouts(IrModule *m);
 Expr *ir_simplify(IrModule *m, Expr *e, const LoopBody *b);
+
+/* A C++ scheduler node's loop sizes as Inductor sees them (SchedulerNode.group after
+ * ComputedBuffer.simplify_and_reorder: each loop set reordered by pick_loop_order, then
+ * neighbours the indexes walk as one merged; core/ir/ir_loop_order.c). A sum over [2, 9] x [16]
+ * whose indexes are 144*p0 + 16*p1 + p2 and 9*p0 + p1 is ((18,), (16,)). */
+typedef struct IrGroup { int nv, nr; Expr *v[MI_MAX_DIMS * 2], *r[MI_MAX_DIMS * 2]; } IrGroup;
+bool ir_cpp_group(SymCtx *S, const LoopBody *b, IrGroup *g);
+/* scheduler.pick_loop_order: the n dims (0..n-1) fastest first into v, by the absolute stride
+ * hints sl[a][dim] of na memory accesses (the dim with the smaller stride in more accesses
+ * first, size-1 dims last, ties the later dim first), sorted as CPython's list.sort does. */
+void ir_pick_loop_sort(int *v, int n, int64_t (*sl)[MI_MAX_DIMS * 2], int na, Expr *const *sizes);
+/* two size lists equal (interned expressions) */
+bool ir_group_eq(const Expr *const *a, int na, const Expr *const *b, int nb);
+/* "((18,), (16,))" as ir_pre_fusion.txt prints a group's iteration */
+void ir_group_print(const IrGroup *g, StrBuf *sb);
 
 #endif

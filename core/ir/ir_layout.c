@@ -160,25 +160,6 @@ static void access_strides(SymCtx *s, const LoopBody *b, Expr *index, int d0, in
     }
 }
 
-static bool size_is_one(Expr *e) {
-    int64_t one;
-    return sym_is_int(e, &one) && one == 1;
-}
-
-/* scheduler.pick_loop_order's index_cmp: size-1 dims last; else the dim with the smaller
- * stride in more reads first (a stride of 0 counts for the other dim); ties: the later dim. */
-static int index_cmp(int a, int b, int64_t (*sl)[MI_MAX_DIMS], int nreads, Expr *const *size) {
-    bool a1 = size_is_one(size[a]), b1 = size_is_one(size[b]);
-    if (a1 || b1) return (int)a1 - (int)b1;
-    int af = 0, bf = 0;
-    for (int r = 0; r < nreads; r++) {
-        af += sl[r][b] == 0 || sl[r][a] < sl[r][b];
-        bf += sl[r][a] == 0 || sl[r][b] < sl[r][a];
-    }
-    if (af != bf) return af > bf ? -1 : 1;
-    return (b > a) - (b < a);
-}
-
 /* ComputedBuffer.get_fill_order: the dims from fastest to slowest, by pick_loop_order over the
  * strides of the body's reads; false when it reads nothing. */
 static bool fill_order_of(IrModule *m, const Buffer *buf, int *fill) {
@@ -186,15 +167,11 @@ static bool fill_order_of(IrModule *m, const Buffer *buf, int *fill) {
     int n = buf->layout.ndim, nreads = 0;
     for (int i = 0; i < b->nops; i++) nreads += b->ops[i].kind == LOP_LOAD;
     if (nreads == 0 || n == 0) return false;
-    int64_t (*sl)[MI_MAX_DIMS] = mi_xcalloc((size_t)nreads, sizeof *sl);
+    int64_t (*sl)[MI_MAX_DIMS * 2] = mi_xcalloc((size_t)nreads, sizeof *sl);
     int r = 0;
     for (int i = 0; i < b->nops; i++)
         if (b->ops[i].kind == LOP_LOAD) read_strides(m->ctx->sym, b, b->indexes[b->ops[i].index], n, sl[r++]);
-    for (int d = 0; d < n; d++) fill[d] = n - 1 - d;
-    for (int i = 1; i < n; i++)   /* stable insertion sort, as Python's list.sort */
-        for (int j = i; j > 0 && index_cmp(fill[j], fill[j - 1], sl, nreads, buf->layout.size) < 0; j--) {
-            int t = fill[j]; fill[j] = fill[j - 1]; fill[j - 1] = t;
-        }
+    ir_pick_loop_sort(fill, n, sl, nreads, buf->layout.size);
     free(sl);
     return true;
 }
@@ -215,18 +192,14 @@ bool ir_pick_dims_order(IrModule *m, const LoopBody *b, int d0, int ndim, int k0
     int n = 0;
     for (int i = 0; i < b->nops; i++) n += b->ops[i].kind == LOP_LOAD || b->ops[i].kind == LOP_STORE || b->ops[i].kind == LOP_STORE_REDUCTION;
     if (n == 0 || ndim == 0) return false;
-    int64_t (*sl)[MI_MAX_DIMS] = mi_xcalloc((size_t)n, sizeof *sl);
+    int64_t (*sl)[MI_MAX_DIMS * 2] = mi_xcalloc((size_t)n, sizeof *sl);
     int r = 0;
     for (int pass = 0; pass < 2; pass++)   /* get_write_exprs, then get_read_exprs */
         for (int i = 0; i < b->nops; i++)
             if (pass ? b->ops[i].kind == LOP_LOAD : b->ops[i].kind == LOP_STORE || b->ops[i].kind == LOP_STORE_REDUCTION)
                 access_strides(m->ctx->sym, b, b->indexes[b->ops[i].index], d0, ndim, k0, k1, sl[r++]);
-    int fill[MI_MAX_DIMS];
-    for (int d = 0; d < ndim; d++) fill[d] = ndim - 1 - d;
-    for (int i = 1; i < ndim; i++)   /* stable insertion sort, as Python's list.sort */
-        for (int j = i; j > 0 && index_cmp(fill[j], fill[j - 1], sl, n, size) < 0; j--) {
-            int t = fill[j]; fill[j] = fill[j - 1]; fill[j - 1] = t;
-        }
+    int fill[MI_MAX_DIMS * 2];
+    ir_pick_loop_sort(fill, ndim, sl, n, size);
     for (int k = 0; k < ndim; k++) order[k] = fill[ndim - 1 - k];
     free(sl);
     return true;

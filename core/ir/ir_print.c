@@ -324,6 +324,10 @@ void ir_print_buffer_output(const IrModule *m, const Buffer *b, StrBuf *sb) {
 }
 
 void ir_print_buffer(const IrModule *m, const Buffer *b, const char *opname, StrBuf *sb) {
+    ir_print_buffer_as(m, b, opname, true, sb);
+}
+
+void ir_print_buffer_as(const IrModule *m, const Buffer *b, const char *opname, bool cpp_group, StrBuf *sb) {
     const char *kind = b->kind == BUF_EXTERN ? (b->ext == EXT_CONCAT ? "NopKernelSchedulerNode" : "ExternKernelSchedulerNode") : "SchedulerNode";
     const char *bk = buffer_kind(b);
     sb_printf(sb, "%s: %s(%s)\n", opname, kind, bk);
@@ -378,15 +382,21 @@ void ir_print_buffer(const IrModule *m, const Buffer *b, const char *opname, Str
     char dev[32];
     sb_printf(sb, "%s.group.device = %s\n", opname, device_str(b->layout.device, dev, sizeof dev));
     const LoopBody *lb = b->body;
-    sb_printf(sb, "%s.group.iteration = ((", opname);
-    for (int i = 0; i < lb->npoint; i++) { if (i) sb_put(sb, ", "); sym_str_sb(lb->ranges[i], sb); }
-    sb_put(sb, lb->npoint == 1 ? ",), (" : "), (");
-    for (int i = lb->npoint; i < lb->nvars; i++) { if (i > lb->npoint) sb_put(sb, ", "); sym_str_sb(lb->ranges[i], sb); }
-    sb_put(sb, lb->nred == 1 ? ",))\n" : "))\n");
-    sb_printf(sb, "%s.sizes = ([", opname);
-    for (int i = 0; i < lb->npoint; i++) { if (i) sb_put(sb, ", "); sym_str_sb(lb->ranges[i], sb); }
+    /* the C++ backend's group is the simplified, reordered loop sizes (ir_cpp_group); the
+     * GPU's keeps our loops (its loops merge only after fusion) */
+    IrGroup grp;
+    if (!cpp_group || m->ctx->target == MI_DEV_CUDA || !ir_cpp_group(m->ctx->sym, lb, &grp)) {
+        grp.nv = lb->npoint < MI_MAX_DIMS * 2 ? lb->npoint : 0;
+        grp.nr = lb->nred < MI_MAX_DIMS * 2 ? lb->nred : 0;
+        for (int i = 0; i < grp.nv; i++) grp.v[i] = lb->ranges[i];
+        for (int i = 0; i < grp.nr; i++) grp.r[i] = lb->ranges[lb->npoint + i];
+    }
+    sb_printf(sb, "%s.group.iteration = ", opname);
+    ir_group_print(&grp, sb);
+    sb_printf(sb, "\n%s.sizes = ([", opname);
+    for (int i = 0; i < grp.nv; i++) { if (i) sb_put(sb, ", "); sym_str_sb(grp.v[i], sb); }
     sb_put(sb, "], [");
-    for (int i = lb->npoint; i < lb->nvars; i++) { if (i > lb->npoint) sb_put(sb, ", "); sym_str_sb(lb->ranges[i], sb); }
+    for (int i = 0; i < grp.nr; i++) { if (i) sb_put(sb, ", "); sym_str_sb(grp.r[i], sb); }
     sb_put(sb, "])\n");
     /* a layout line per dependency, as Inductor's debug_str_extra: reads in load order (one per
      * distinct normalized dep, so a buffer read at two indexes shows twice), then writes */

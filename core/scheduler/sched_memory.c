@@ -104,6 +104,36 @@ static const Buffer *clone_of(const Schedule *s, const Buffer *b) {
     return c;
 }
 
+/* graph.get_dep_size_hint of a read: the elements the dependency walks (MemoryDep.get_numel:
+ * the ranges of the vars its index uses; an indirect or star dep the whole buffer) times the
+ * dtype size; false when symbolic. A freeable input is sized by its last read, as
+ * get_freeable_input_buf keeps the last dep seen per name. */
+static bool dep_bytes(const Dep *d, const LoopBody *body, SymCtx *sy, int64_t *out) {
+    const Buffer *b = d->buf;
+    if (d->kind != DEP_MEMORY || !d->index || !body || ir_index_is_indirect(d->index)) {
+        int64_t n = 1, v;
+        for (int i = 0; i < b->layout.ndim; i++) { if (!sym_is_int(b->layout.size[i], &v)) return false; n *= v; }
+        *out = n * (int64_t)dtype_size(b->layout.dtype);
+        return true;
+    }
+    Expr *vars[MI_MAX_DIMS * 2], *sizes[MI_MAX_DIMS * 2];
+    int nv = 0;
+    Expr *idx = dep_normalize(sy, d->index, body, vars, sizes, &nv);
+    const char *used[64];
+    int nu = sym_free_symbols(idx, used, 64);
+    int64_t n = 1;
+    for (int i = 0; i < nv; i++) {
+        bool in = false;
+        for (int u = 0; u < nu; u++) in |= strcmp(used[u], vars[i]->name) == 0;
+        int64_t v;
+        if (!in) continue;
+        if (!sym_is_int(sizes[i], &v)) return false;
+        n *= v;
+    }
+    *out = n * (int64_t)dtype_size(b->layout.dtype);
+    return true;
+}
+
 /* The units' buffers and edges; false when a size is symbolic. */
 static bool pm_build(const Schedule *s, int nu, const int *ustart, const int *ss, const int *su, Pm *p) {
     const IrModule *m = s->ir;
@@ -155,8 +185,8 @@ static bool pm_build(const Schedule *s, int nu, const int *ustart, const int *ss
                             pb->producer = -1;
                             pb->output = false;
                             for (int j = 0; j < m->noutputs; j++) pb->output |= m->outputs[j] == b;
-                            if (!buf_bytes(b, sy, &pb->size)) ok = false;
                         }
+                        if (pb->producer == -1 && !dep_bytes(&d->reads[r], s->nodes[g->nodes[i]].buf->body, sy, &pb->size)) ok = false;
                     } else if (pb->producer < 0 || pb->producer == u) continue;
                     push(&pb->succ, &pb->nsucc, u);
                     push(&p->pred_bufs[u], &p->npred_bufs[u], b->id);

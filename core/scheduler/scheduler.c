@@ -379,24 +379,23 @@ static bool group_touches_buf(const Schedule *s, const Fx *f, int g, int b) {
     for (int k = f->wr_start[b]; k < f->wr_start[b + 1]; k++) if (s->nodes[f->wr[k]].group == g) return true;
     return false;
 }
-/* Does one group read what the other writes (a vertical pair)? Walks the smaller group. */
-static bool groups_feed(const Schedule *s, const Fx *f, int ga, int gb) {
-    int gsm = s->groups[ga].n <= s->groups[gb].n ? ga : gb, glg = gsm == ga ? gb : ga;
-    const SchedGroup *S = &s->groups[gsm];
-    for (int k = 0; k < S->n; k++) {
-        const DepSet *d = &s->nodes[S->nodes[k]].deps;
+/* Does group ga write something group gb reads (ga a producer of gb)? */
+static bool group_feeds_into(const Schedule *s, const Fx *f, int ga, int gb) {
+    const SchedGroup *B = &s->groups[gb];
+    for (int k = 0; k < B->n; k++) {
+        const DepSet *d = &s->nodes[B->nodes[k]].deps;
         for (int r = 0; r < d->nreads; r++) {
             int b = d->reads[r].buf->id;
             for (int w = f->wr_start[b]; w < f->wr_start[b + 1]; w++)
-                if (s->nodes[f->wr[w]].group == glg) return true;
-        }
-        for (int w = 0; w < d->nwrites; w++) {
-            int b = d->writes[w].buf->id;
-            for (int r = f->rd_start[b]; r < f->rd_start[b + 1]; r++)
-                if (s->nodes[f->rd[r]].group == glg) return true;
+                if (s->nodes[f->wr[w]].group == ga) return true;
         }
     }
     return false;
+}
+
+/* Does one group read what the other writes (a vertical pair)? */
+static bool groups_feed(const Schedule *s, const Fx *f, int ga, int gb) {
+    return group_feeds_into(s, f, ga, gb) || group_feeds_into(s, f, gb, ga);
 }
 
 /* config.score_fusion_memory_threshold (bytes) */
@@ -750,17 +749,40 @@ static bool unit_cycle(const Schedule *s, Fx *f, int ga, int gb) {
     return cycle;
 }
 
-typedef struct Cand { int a, b; int64_t score; int prox; } Cand;   /* a, b: first nodes of the groups */
-/* Best first: Inductor's score_fusion sorts by memory score, then by proximity_score =
- * -max(|min_order1 - max_order2|, |min_order2 - max_order1|) (nearer pairs first), then our
- * node order. Example: an add reading three scalar reductions op2, op3, op4 (4 bytes each)
- * joins op4, the nearest. */
-static int cmp_cand(const void *x, const void *y) {
+typedef struct Cand { int a, b; int64_t score; int prox; bool same_type; } Cand;   /* a, b: first nodes of the groups */
+/* Strict-weak order for the dedup sort: the node pair. */
+static int cmp_pair(const void *x, const void *y) {
     const Cand *p = x, *q = y;
-    if (p->score != q->score) return p->score > q->score ? -1 : 1;
-    if (p->prox != q->prox) return p->prox > q->prox ? -1 : 1;
     if (p->a != q->a) return p->a < q->a ? -1 : 1;
     return (p->b > q->b) - (p->b < q->b);
+}
+/* choices.py FusionScore.__lt__ (p worse than q): the memory scores alone when one is more
+ * than 16 times the other, else (type_score, memory_score, proximity_score) in turn, where
+ * type_score holds when both sides are reductions or both are not (and they share memory) and
+ * proximity_score = -max(|min_order1 - max_order2|, |min_order2 - max_order1|). Example: a
+ * pointwise pair sharing 64 bytes goes before a reduction feeding a pointwise node through
+ * 1024 bytes (not more than 16 times as much). */
+static bool fusion_score_lt(const Cand *p, const Cand *q) {
+    int64_t hi = p->score > q->score ? p->score : q->score, lo = p->score < q->score ? p->score : q->score;
+    if (hi > lo * 16) return p->score < q->score;
+    if (p->same_type != q->same_type) return !p->same_type;
+    if (p->score != q->score) return p->score < q->score;
+    return p->prox < q->prox;
+}
+/* possible_fusions.sort(key=score_fusion_key, reverse=True): best first, a stable merge sort
+ * (the order is not transitive across the 16x rule; equal pairs keep their node order) */
+static void sort_candidates(Cand *c, int n) {
+    qsort(c, (size_t)n, sizeof(Cand), cmp_pair);
+    Cand *t = mi_xmalloc(sizeof(Cand) * (size_t)(n + 1));
+    for (int w = 1; w < n; w *= 2)
+        for (int lo = 0; lo < n - w; lo += 2 * w) {
+            int mid = lo + w, hi = lo + 2 * w < n ? lo + 2 * w : n, i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) t[k++] = fusion_score_lt(&c[i], &c[j]) ? c[j++] : c[i++];
+            while (i < mid) t[k++] = c[i++];
+            while (j < hi) t[k++] = c[j++];
+            memcpy(c + lo, t + lo, sizeof(Cand) * (size_t)(hi - lo));
+        }
+    free(t);
 }
 
 /* The node lists of groups ga and gb merged in execution order (malloc'd, *n nodes). */
@@ -884,8 +906,7 @@ static void fuse_rounds(Schedule *s, Fx *f, int max_rounds) {
         }
         /* unique pairs, scored, best first */
         if (!nc) { free(c); break; }
-        for (int i = 0; i < nc; i++) c[i].score = 0;
-        qsort(c, nc, sizeof(Cand), cmp_cand);
+        qsort(c, nc, sizeof(Cand), cmp_pair);
         int nu = 0;
         for (int i = 0; i < nc; i++)
             if (!nu || c[nu - 1].a != c[i].a || c[nu - 1].b != c[i].b) c[nu++] = c[i];
@@ -894,9 +915,16 @@ static void fuse_rounds(Schedule *s, Fx *f, int max_rounds) {
             int ga = s->nodes[c[i].a].group, gb = s->nodes[c[i].b].group;
             c[i].score = pair_score(s, f, ga, gb);
             c[i].prox = proximity(s, ga, gb);
+            c[i].same_type = (f->gred[ga] >= 0) == (f->gred[gb] >= 0) && c[i].score > 0;
         }
-        qsort(c, nc, sizeof(Cand), cmp_cand);
+        sort_candidates(c, nc);
         int fused = 0;
+        /* cpu: Scheduler.get_possible_fusions_with_highest_priority: a round tries only the pairs
+         * of the best priority CppScheduling.get_fusion_pair_priority gives (0: a fusion of
+         * _why_fuse_nodes, 1: an outer-loop fusion); the outer-loop pairs get a round only when
+         * no other pair can fuse. (A pair that would close a cycle is no candidate at all:
+         * can_fuse_vertical's "intermediate nodes between node1 & node2".) */
+        for (int prio = 0; prio < (s->cpp ? 2 : 1) && !fused; prio++)
         for (int i = 0; i < nc; i++) {
             int ga = s->nodes[c[i].a].group, gb = s->nodes[c[i].b].group;
             if (ga == gb) continue;
@@ -908,6 +936,13 @@ static void fuse_rounds(Schedule *s, Fx *f, int max_rounds) {
                 record(s, ga, gb, false, 0, "no shared data; every buffer of the producer is read at other (normalized) "
                                             "indexes than it is written (choices.py can_fuse: shared_data_score 0)");
             if (score <= 0) continue;
+            /* the C++ backend's own rule (sched_cpp.c); said only where our loop checks below
+             * would have fused, so a refusal both make keeps our finer reason */
+            bool feeds = groups_feed(s, f, ga, gb), a_feeds = feeds && group_feeds_into(s, f, ga, gb);
+            char cwhy[160];
+            int pr = sched_cpp_priority(s, ga, gb, feeds, a_feeds, cwhy, sizeof cwhy);
+            if (s->cpp && (pr >= 0 ? pr != prio : prio == 1)) continue;
+            bool cpp_ok = pr >= 0;
             char why[160];
             if (!rec) s->decisions_full = true;
             int fe = s->combo_of ? sched_foreach_pair(s, ga, gb, why, sizeof why) : 0;
@@ -951,6 +986,7 @@ static void fuse_rounds(Schedule *s, Fx *f, int max_rounds) {
                 bool can = false;
                 reorder_first = sched_shared_dep_bytes(s, A->nodes, A->n, B->nodes, B->n, true, &can) < SCORE_FUSION_MEMORY_THRESHOLD && can;
             }
+            bool pushed = false;
             for (int t = 0; t < 2 && nouter < 0; t++) {
                 bool reorder = (t == 0) == reorder_first;
                 if (reorder && !cuda) continue;
@@ -963,6 +999,7 @@ static void fuse_rounds(Schedule *s, Fx *f, int max_rounds) {
                     nouter = no2;
                     s->reshapes = mi_xrealloc(s->reshapes, sizeof *s->reshapes * (size_t)(s->nreshapes + 1));
                     s->reshapes[s->nreshapes++] = u;
+                    pushed = true;
                 } else {
                     sched_reshape_undo(s, u, true);
                     if ((u || note[0]) && !reorder) {   /* say why the common shape did not help either */
@@ -973,6 +1010,12 @@ static void fuse_rounds(Schedule *s, Fx *f, int max_rounds) {
                     note[0] = 0;
                 }
             }
+            if (nouter >= 0 && !cpp_ok) {
+                if (pushed) sched_reshape_undo(s, s->reshapes[--s->nreshapes], true);
+                if (rec) record(s, ga, gb, false, score, cwhy);
+                free(tmp);
+                continue;
+            }
             if (nouter < 0) {
                 if (rec) {
                     char said[256];
@@ -982,14 +1025,15 @@ static void fuse_rounds(Schedule *s, Fx *f, int max_rounds) {
                 free(tmp);
                 continue;
             }
-            bool vertical = groups_feed(s, f, ga, gb);
+            bool vertical = feeds;
             if (rec) {
                 char acc[200];
                 snprintf(acc, sizeof acc, "%s%s%s", vertical ? "vertical: producer into consumer" : "horizontal: shared reads", note,
                          fe == 1 ? "; into a subnode of the foreach node" : "");
                 record(s, ga, gb, true, score, acc);
             }
-            merge_groups(s, f, ga, gb, tmp, n, nouter);
+            sched_cpp_prepare(s, ga, gb, feeds, a_feeds);
+            sched_cpp_commit(s, merge_groups(s, f, ga, gb, tmp, n, nouter));
             fused++;
         }
         free(c);
@@ -1001,26 +1045,18 @@ static void fuse_rounds(Schedule *s, Fx *f, int max_rounds) {
 /* kernels in dependency order; among ready kernels the one with the earliest node first. A
  * foreach node is one unit (Inductor orders the ForeachKernelSchedulerNode as one node): its
  * subnodes come out together, in list order, once everything any of them needs is done. */
-static int unit_of(const Schedule *s, int g) { return s->combo_of && s->combo_of[g] >= 0 ? s->ngroups + s->combo_of[g] : g; }
-static int unit_key(const Schedule *s, int u) {
-    if (u < s->ngroups) return s->groups[u].nodes[0];
-    const SchedCombo *c = &s->combos[u - s->ngroups];
-    int k = s->nnodes;
-    for (int i = 0; i < c->n; i++) if (s->groups[c->groups[i]].nodes[0] < k) k = s->groups[c->groups[i]].nodes[0];
-    return k;
-}
 static void topo_order(Schedule *s, Fx *f) {
     int G = s->ngroups, U = G + s->ncombos;
     int *indeg = mi_xcalloc(U + 1, sizeof(int)), *key = mi_xmalloc(sizeof(int) * (U + 1));
     bool *live = mi_xcalloc(U + 1, 1);
-    for (int g = 0; g < G; g++) live[unit_of(s, g)] |= s->groups[g].alive;
-    for (int u = 0; u < U; u++) key[u] = live[u] ? unit_key(s, u) : 0;
+    for (int g = 0; g < G; g++) live[sched_unit_of(s, g)] |= s->groups[g].alive;
+    for (int u = 0; u < U; u++) key[u] = live[u] ? sched_unit_key(s, u) : 0;
     for (int u = 0; u < s->nnodes; u++) {
         int gu = s->nodes[u].group;
         if (!s->groups[gu].alive) continue;
         for (int k = f->succ_start[u]; k < f->succ_start[u + 1]; k++) {
             int gv = s->nodes[f->succ[k]].group;
-            if (unit_of(s, gv) != unit_of(s, gu) && s->groups[gv].alive) indeg[unit_of(s, gv)]++;
+            if (sched_unit_of(s, gv) != sched_unit_of(s, gu) && s->groups[gv].alive) indeg[sched_unit_of(s, gv)]++;
         }
     }
     /* binary min-heap of ready units keyed by their first node */
@@ -1051,7 +1087,7 @@ static void topo_order(Schedule *s, Fx *f) {
             for (int i = 0; i < A->n; i++) {
                 int u = A->nodes[i];
                 for (int k = f->succ_start[u]; k < f->succ_start[u + 1]; k++) {
-                    int gv = s->nodes[f->succ[k]].group, uv = unit_of(s, gv);
+                    int gv = s->nodes[f->succ[k]].group, uv = sched_unit_of(s, gv);
                     if (uv != un && s->groups[gv].alive && --indeg[uv] == 0) PUSH(uv);
                 }
             }
@@ -1071,9 +1107,9 @@ static void peak_memory_order(Schedule *s, Fx *f) {
     int n = s->norder, G = s->ngroups, nu = 0;
     int *ustart = mi_xmalloc(sizeof(int) * (n + 2)), *uof = mi_xmalloc(sizeof(int) * (G + 1));
     for (int p = 0; p < n;) {
-        int un = unit_of(s, s->order[p]);
+        int un = sched_unit_of(s, s->order[p]);
         ustart[nu] = p;
-        while (p < n && unit_of(s, s->order[p]) == un) uof[s->order[p++]] = nu;
+        while (p < n && sched_unit_of(s, s->order[p]) == un) uof[s->order[p++]] = nu;
         nu++;
     }
     ustart[nu] = n;
@@ -1221,6 +1257,7 @@ Schedule *sched_run(MiCtx *ctx, IrModule *m) {
     fx_edges(s, &fx);
     s->groups = mi_xcalloc(s->nnodes + 1, sizeof(SchedGroup));
     init_groups(s);
+    if (ctx->fusion) sched_cpp_init(s);       /* the C++ backend's groups, from the lowered bodies */
     if (ctx->fusion) sched_foreach_init(s);   /* Scheduler.create_foreach_nodes, before fusion */
     if (ctx->fusion) fuse_rounds(s, &fx, ctx->limits.fusion_rounds);
     topo_order(s, &fx);
@@ -1233,6 +1270,8 @@ Schedule *sched_run(MiCtx *ctx, IrModule *m) {
         s->order = NULL;
         s->ndecisions = 0;
         init_groups(s);
+        sched_cpp_free(s);
+        sched_cpp_init(s);
         sched_foreach_init(s);
         fx.exact = true;
         fuse_rounds(s, &fx, ctx->limits.fusion_rounds);
@@ -1240,6 +1279,7 @@ Schedule *sched_run(MiCtx *ctx, IrModule *m) {
         nalive = 0;
         for (int g = 0; g < s->ngroups; g++) nalive += s->groups[g].alive;
     }
+    if (s->norder == nalive && ctx->fusion) sched_inductor_order(s, fx.succ_start, fx.succ);
     if (s->norder != nalive) {   /* a cycle between kernels: never drop kernels silently */
         mi_err(ctx, NULL, 0, 0, "scheduler: %d of %d kernels are in a dependency cycle (a fusion bug)", nalive - s->norder, nalive);
         fx_free(&fx);
@@ -1270,6 +1310,7 @@ Schedule *sched_run(MiCtx *ctx, IrModule *m) {
 void sched_free(Schedule *s) {
     if (!s) return;
     undo_reshapes(s, false);
+    sched_cpp_free(s);
     for (int i = 0; i < s->nnodes; i++) dep_set_free(&s->nodes[i].deps);
     for (int i = 0; i < s->ngroups; i++) free(s->groups[i].nodes);
     free(s->nodes);
@@ -1372,7 +1413,7 @@ char *sched_print(const Schedule *s) {
             sb_printf(&sb, "%s.kernel = %s\n%s.outer_loops = %d\n", nm, g->kernel_name, nm, g->nouter);
             for (int i = 0; i < g->n; i++) {
                 sb_printf(&sb, "%s.snodes[%d] =\n", nm, i);
-                ir_print_buffer(s->ir, s->nodes[g->nodes[i]].buf, s->nodes[g->nodes[i]].name, &sb);
+                ir_print_buffer_as(s->ir, s->nodes[g->nodes[i]].buf, s->nodes[g->nodes[i]].name, false, &sb);
             }
         } else {
             ir_print_buffer(s->ir, s->nodes[g->nodes[0]].buf, s->nodes[g->nodes[0]].name, &sb);

@@ -91,6 +91,7 @@ typedef struct Schedule {
     struct SchedReshape **reshapes; int nreshapes;   /* kept outer-loop splits (core/scheduler/sched_reshape.c):
                                   they rewrite the buffers' bodies while the schedule lives;
                                   sched_free puts the lowered bodies back */
+    struct SchedCpp *cpp;      /* cpu: the C++ backend's view of each group (core/scheduler/sched_cpp.c); NULL on cuda */
     Arena arena;
 } Schedule;
 
@@ -193,6 +194,30 @@ void sched_foreach_join(Schedule *s, int keep, int drop, const int *survivors);
 int sched_foreach_rw_count(const Schedule *s, int g);
 /* Undo (bodies, and the nodes' deps when `deps`) and free u. */
 void sched_reshape_undo(Schedule *s, SchedReshape *u, bool deps);
+
+/* The C++ backend's fusion rule (core/scheduler/sched_cpp.c, cpp.py CppScheduling) on the
+ * groups' simplified loop sizes (ir_cpp_group). init: one state per group (cpu target; s->cpp
+ * stays NULL on cuda), after the groups are made; free: drop it. priority: may groups ga and gb
+ * fuse (vertical: one reads what the other writes, a_feeds_b: ga is the producer), and at which
+ * CppScheduling.get_fusion_pair_priority: 0 a FusedSchedulerNode, 1 an outer-loop fusion, -1
+ * refused with Inductor's view in why (always 0 on cuda). prepare / commit: before merging the
+ * pair, after it into survivor. */
+typedef struct SchedCpp SchedCpp;
+void sched_cpp_init(Schedule *s);
+void sched_cpp_free(Schedule *s);
+int sched_cpp_priority(const Schedule *s, int ga, int gb, bool vertical, bool a_feeds_b, char *why, size_t wl);
+void sched_cpp_prepare(Schedule *s, int ga, int gb, bool vertical, bool a_feeds_b);
+void sched_cpp_commit(Schedule *s, int survivor);
+
+/* Scheduler.fuse_nodes_once's order of the fused groups in s->order (already a topological
+ * order): by first node, then topological_sort_schedule's depth-first walk over the node
+ * dependency edges succ[succ_start[n] .. succ_start[n + 1]) (core/scheduler/sched_order.c). */
+void sched_inductor_order(Schedule *s, const int *succ_start, const int *succ);
+/* Ordering units: a group, or a foreach node (ncombos after the groups) whose subnodes stay
+ * together (Inductor orders the ForeachKernelSchedulerNode as one node); a unit's key is its
+ * smallest first node (min_order). */
+int sched_unit_of(const Schedule *s, int g);
+int sched_unit_key(const Schedule *s, int u);
 
 /* Bytes of the normalized MemoryDeps that nodes a[] and b[] both read or write (Inductor's
  * score_fusion_memory, core/scheduler/sched_score.c); *reorderable when some buffer is read
