@@ -27,6 +27,7 @@
 #include "ops/interp.h"
 #include "runtime/runtime.h"
 #include "tests/support/codegen_check.h"
+#include "tests/support/compiled_check.h"
 #include "tests/support/fixture_graph.h"
 #include "tests/support/op_graph.h"
 
@@ -58,19 +59,7 @@ static Graph *graph_src(const char *src) {
 }
 
 /* interpreter outputs of g on ins (borrowed), NULL on failure (diagnosed) */
-static IValue *interp(Graph *g, Tensor **ins, int n, int *nout) {
-    IValue in[8] = {0}, *outs = NULL;
-    for (int i = 0; i < n; i++) { in[i].kind = IV_TENSOR; in[i].t = tensor_ref(ins[i]); }
-    *nout = 0;
-    if (!g || interp_run(ctx, g, in, n, &outs, nout) != 0) {
-        char e[2048];
-        diag("run failed: %s", mi_err_str(ctx, e, sizeof e));
-        mi_clear_err(ctx);
-        outs = NULL;
-    }
-    for (int i = 0; i < n; i++) tensor_unref(in[i].t);
-    return outs;
-}
+static IValue *interp(Graph *g, Tensor **ins, int n, int *nout) { return cc_interp(ctx, g, ins, n, nout); }
 
 /* the one output of `body` (which assigns r) on ins: a new reference or NULL */
 static Tensor *run1(const char *params, const char *body, Tensor **ins, int n) {
@@ -117,25 +106,7 @@ static char *ir_text(Graph *g) {
 
 /* g compiled to C: every output equal to the interpreter's */
 static void c_agrees(const char *name, Graph *g, Tensor **ins, int n) {
-    int ni = 0, nc = 0;
-    IValue *io = interp(g, ins, n, &ni), *co = NULL, in[8] = {0};
-    for (int i = 0; i < n; i++) { in[i].kind = IV_TENSOR; in[i].t = tensor_ref(ins[i]); }
-    CompiledFx c;
-    compile_fx_init(&c, g);
-    int rc = compile_fx(ctx, &c, CFX_BUILT);
-    if (rc == 0) rc = rt_run(ctx, c.mod, g, in, n, &co, &nc, NULL);
-    if (rc) { char e[1024]; diag("compiled: %s", mi_err_str(ctx, e, sizeof e)); mi_clear_err(ctx); }
-    bool same = rc == 0 && io && nc == ni;
-    for (int k = 0; same && k < nc; k++) {
-        if (co[k].kind != IV_TENSOR) continue;
-        CompareResult cr = tensor_compare(co[k].t, io[k].t, 1e-6, 1e-6);
-        if (!cr.ok) { diag("output %d differs by %g", k, cr.max_abs); same = false; }
-    }
-    ok(same, "%s: the compiled C module agrees with the interpreter (%d outputs)", name, nc);
-    if (co) interp_free_outputs(co, nc);
-    if (io) interp_free_outputs(io, ni);
-    for (int i = 0; i < n; i++) tensor_unref(in[i].t);
-    compile_fx_free(&c);
+    ok(cc_c_agrees(ctx, g, ins, n, 1e-6), "%s: the compiled C module agrees with the interpreter", name);
 }
 
 /* g's CUDA source, built by nvcc where it is installed */

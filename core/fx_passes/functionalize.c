@@ -39,10 +39,10 @@ static Node *arg_node(const Node *n, int i) {
 typedef struct Uses { const Node *a, *b; bool hit; } Uses;
 static void note_use(Node *x, void *ud) { Uses *u = ud; if (x == u->a || x == u->b) u->hit = true; }
 
-/* Some node after position i reads a or b (the output node included). */
-static bool used_after(const Graph *g, int i, const Node *a, const Node *b) {
+/* Some node after position i and before position end reads a or b. */
+static bool used_between(const Graph *g, int i, int end, const Node *a, const Node *b) {
     Uses u = {a, b, false};
-    for (int j = i + 1; j < g->n && !u.hit; j++) {
+    for (int j = i + 1; j < end && !u.hit; j++) {
         const Node *x = g->nodes[j];
         for (int k = 0; k < x->nargs; k++) value_for_each_node(&x->args[k], note_use, &u);
         for (int k = 0; k < x->nkwargs; k++) value_for_each_node(&x->kwargs[k].v, note_use, &u);
@@ -50,12 +50,21 @@ static bool used_after(const Graph *g, int i, const Node *a, const Node *b) {
     return u.hit;
 }
 
+/* Some node after position i reads a or b (the output node included). */
+static bool used_after(const Graph *g, int i, const Node *a, const Node *b) { return used_between(g, i, g->n, a, b); }
+
+/* copy_(input, value) that AOTAutograd leaves at the end of a graph for a mutated input
+ * (keep_input_mutations): nothing after it reads the input or the copy_, except the graph's
+ * output, which may return the copy_ -- a mutated input the model also returns
+ * (`return (add_3, copy_)` for `self.count += 1; return ..., self.count`). */
 bool functionalize_copy_is_epilogue(const Graph *g, const Node *n) {
     Node *dst = arg_node(n, 0);
     if (n->kind != N_CALL_FUNCTION || strcmp(n->target, "aten.copy_.default") != 0 || !dst || dst->kind != N_PLACEHOLDER)
         return false;
     int i = graph_index_of(g, n);
-    return i >= 0 && !used_after(g, i, dst, n);
+    if (i < 0) return false;
+    const Node *out = graph_output(g);
+    return !used_between(g, i, out ? graph_index_of(g, out) : g->n, dst, n);
 }
 
 bool functionalize_foreach_is_epilogue(const Graph *g, const Node *n) {

@@ -1,6 +1,7 @@
 /* pass_misc.c — the small steps of Inductor's compile_fx / post_grad_passes, each as in
  * torch/_inductor/fx_passes/post_grad.py: view_to_reshape, remove_profiler_ops,
- * remove_assert_ops and move_constructors_to_cuda (ConstructorMoverPass). */
+ * remove_assert_ops, move_constructors_to_cuda (ConstructorMoverPass) and the get_attr clean-up of
+ * decompose_auto_functionalized. */
 #include "fx_passes/passes.h"
 #include "ops/ops.h"
 
@@ -56,6 +57,27 @@ int pass_remove_profiler_ops(PassCtx *pc, Graph *g) {
 int pass_remove_assert_ops(PassCtx *pc, Graph *g) {
     static const char *const t[] = {"aten._assert_tensor_metadata.default", NULL};
     return erase_targets(pc, g, t, "assert op");
+}
+
+/* decompose_auto_functionalized: after rewriting auto_functionalized HOPs (none here) it erases
+ * every get_attr node without users ("we need to remove the get_attr registered for
+ * _constant_schema ..."): a constant whose only reader the joint graph's constant folding
+ * replaced by a full() goes with it. Example: `_tensor_constant0 = self._tensor_constant0`
+ * left unread after lift_fresh_copy became full([], -1.0). */
+int pass_decompose_auto_functionalized(PassCtx *pc, Graph *g) {
+    graph_compute_users(g);
+    bool *dead = mi_xcalloc(g->n + 1, sizeof(bool));
+    int c = 0;
+    for (int i = 0; i < g->n; i++) {
+        Node *n = g->nodes[i];
+        if (n->kind != N_GET_ATTR || n->nusers) continue;
+        dead[i] = true;
+        c++;
+        pass_note(pc, '-', n->name, "get_attr without users");
+    }
+    if (c) pu_remove_nodes(g, dead);
+    free(dead);
+    return 0;
 }
 
 /* ---- move_constructors_to_cuda (ConstructorMoverPass("cuda")) ---- */

@@ -168,6 +168,20 @@ void nameset_add_graph(NameSet *s, const Graph *g) {
     }
 }
 
+/* An inference graph comes straight from make_fx's tracer, whose namespace hands out a stem's
+ * plain name before stem_1, stem_2, ...: its stem_N means the plain stem was taken, even when the
+ * node that had it was erased before the graph was printed (sort's unused values[0] `getitem`
+ * beside getitem_1). A training graph's forward and backward are copies of the joint graph's
+ * nodes under their joint names (the partitioner's node_copy), so there a plain name missing
+ * from the graph is free. Example: inference graph with getitem_1 -> the next getitem is getitem_2. */
+void nameset_add_traced_stems(NameSet *s, const Graph *g) {
+    for (int i = 0; i < g->n; i++) {
+        char stem[400];
+        long num;
+        if (name_suffix(g->nodes[i]->name, stem, sizeof stem, &num) && num >= 1) ns_get(s, stem, true);
+    }
+}
+
 void nameset_free(NameSet *s) {
     if (!s) return;
     for (size_t i = 0; i < s->cap; i++) free(s->e[i].key);

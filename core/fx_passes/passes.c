@@ -32,7 +32,7 @@ static const PassDef PASS_TABLE[] = {
     {"move_constructors_to_cuda", "move cpu constructors feeding cuda ops to cuda", pass_move_constructors_to_cuda},
     {"reinplace_inplaceable_ops", "canonicalize view scatters; reinplace scatters, index_put, foreach ops when the input is dead", pass_reinplace},
     {"decompose_triton_kernel_wrapper_functional", "(no user triton kernels here)", pass_nothing},
-    {"decompose_auto_functionalized", "(no auto_functionalized ops here)", pass_nothing},
+    {"decompose_auto_functionalized", "(no auto_functionalized ops here) then erase get_attr nodes nobody reads", pass_decompose_auto_functionalized},
     {"decompose_scan_to_while_loop", "(no scan here)", pass_nothing},
     {"decompose_map_to_while_loop", "(no map here)", pass_nothing},
     {"post_grad_custom_post_pass", "user hook (none by default)", pass_nothing},
@@ -86,6 +86,7 @@ const char *pass_node_name_for(PassCtx *pc, Graph *g, const char *target) {
         pc->names = nameset_new();
         for (int h = 0; h < pc->nhistory; h++) nameset_add_graph(pc->names, pc->history[h]);
         nameset_add_graph(pc->names, g);
+        if (pc->inference) nameset_add_traced_stems(pc->names, pc->nhistory ? pc->history[0] : g);
     }
     return nameset_fresh(pc->names, g, buf);
 }

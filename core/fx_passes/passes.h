@@ -83,6 +83,7 @@ int pass_fake_tensor_prop(PassCtx *pc, Graph *g);
 int pass_reorder_for_locality(PassCtx *pc, Graph *g);
 int pass_remove_profiler_ops(PassCtx *pc, Graph *g);
 int pass_remove_assert_ops(PassCtx *pc, Graph *g);
+int pass_decompose_auto_functionalized(PassCtx *pc, Graph *g);   /* erases get_attr nodes nobody reads */
 int pass_remove_noop_ops(PassCtx *pc, Graph *g);
 int pass_pattern_0(PassCtx *pc, Graph *g);
 int pass_pattern_1(PassCtx *pc, Graph *g);
@@ -102,6 +103,8 @@ const char *pass_node_name_for(PassCtx *pc, Graph *g, const char *target);
 /* Set of names with FX-style fresh-name generation ("add" -> "add_1", "add_2", ...). */
 NameSet *nameset_new(void);
 void nameset_add_graph(NameSet *s, const Graph *g);
+/* An inference graph (make_fx's own names): each stem_N of g marks the plain stem taken. */
+void nameset_add_traced_stems(NameSet *s, const Graph *g);
 const char *nameset_fresh(NameSet *s, Graph *g, const char *base);   /* copy in g's arena */
 void nameset_free(NameSet *s);
 /* True when n is an in-place op that is not a copy_ of the final input-mutation epilogue. */

@@ -80,6 +80,17 @@ static int copy_out(MiCtx *ctx, const Node *n, Tensor *dst, const IValue *v, int
     return tensor_copy_into(ctx, dst, v->t);
 }
 
+/* The results of a tuple in the order of the fallback's outputs: a list inside the tuple
+ * (_amp_foreach_non_finite_check_and_unscale's self_out) gives its items in place. */
+static void flatten(const IValue *v, const IValue **out, int max, int *n) {
+    if (v->kind == IV_TUPLE) {
+        for (int i = 0; i < v->n; i++) flatten(&v->items[i], out, max, n);
+        return;
+    }
+    if (*n < max) out[*n] = v;
+    (*n)++;
+}
+
 int ir_fallback_eval(MiCtx *ctx, const Graph *g, const Node *n, Tensor *const *args, int nargs,
                      Tensor *const *outs, int nouts, const SymBinding *syms, int nsyms) {
     const OpDef *op = n->op ? n->op : op_lookup(n->target);
@@ -114,9 +125,13 @@ int ir_fallback_eval(MiCtx *ctx, const Graph *g, const Node *n, Tensor *const *a
     }
     if (rc == 0) {
         if (res.kind == IV_TUPLE) {
+            const IValue **flat = mi_xcalloc((size_t)(nouts + 1), sizeof *flat);
+            int nflat = 0;
+            for (int i = 0; i < res.n; i++) flatten(&res.items[i], flat, nouts, &nflat);
             for (int k = 0; k < nouts && rc == 0; k++)
-                if (outs[k]) rc = k < res.n ? copy_out(ctx, n, outs[k], &res.items[k], k)
+                if (outs[k]) rc = k < nflat ? copy_out(ctx, n, outs[k], flat[k], k)
                                             : mi_err(ctx, NULL, n->src_line, 0, "fallback '%s': no result %d (node '%s')", n->target, k, n->name);
+            free(flat);
         } else if (nouts > 0) rc = copy_out(ctx, n, outs[0], &res, 0);
     }
     ivalue_clear(&res);

@@ -388,10 +388,18 @@ const IrFn *lw_broadcast(Lower *L, const IrFn *f, int tnd, Expr **tsize, int ndi
     return lw_reindex(L, f, ndim, map, tnd);
 }
 
+/* The loader of argument i broadcast to `size`, in dtype dt: a number is a constant, a SymInt
+ * (a placeholder Sym(s0) or a sym expression node) Inductor's IndexingConstant (promote_constants:
+ * ops.index_expr(s0, dtype) expanded to the output), a tensor its loader broadcast.
+ * Example: div(arange(n).float(), n) reads ops.index_expr(s77, float32) as its divisor. */
 const IrFn *lw_arg_loader(Lower *L, const Node *n, int i, int ndim, Expr **size, DType dt) {
     const Value *v = &n->args[i];
     double d;
     if (v->kind != V_NODE && value_as_double(v, &d)) return lw_const(L, d, dt);
+    if (v->kind == V_SYM || (v->kind == V_NODE && !lw_arg_tbox(L, n, i))) {
+        Expr *e = lw_value_expr(L, v);
+        if (e) return lw_index_expr(L, e, ndim, dt);
+    }
     IrTBox *t = lw_arg_tbox(L, n, i);
     if (!t) return NULL;
     lw_mark_reuse(L, t, ndim, size);   /* broadcast_tensors -> expand -> mark_reuse */
@@ -404,8 +412,9 @@ DType lw_arg_dtype(Lower *L, const Node *n, int i) {
     if (!v) return DT_INVALID;
     if (v->kind == V_NODE) {
         IrTBox *t = lw_arg_tbox(L, n, i);
-        return t ? t->dtype : DT_INVALID;
+        return t ? t->dtype : lw_value_expr(L, v) ? DT_I64 : DT_INVALID;
     }
+    if (v->kind == V_SYM) return DT_I64;
     if (v->kind == V_FLOAT) return DT_F32;
     if (v->kind == V_BOOL) return DT_BOOL;
     if (v->kind == V_INT) return DT_I64;

@@ -291,11 +291,28 @@ static IrTBox *clone_realized(Lower *L, const Node *n, IrTBox *x) {
     return lw_tbox_of_storage(L, sb);
 }
 
+/* self.realize() of a pending x that index_put_ then mutates: the readers lowered while x was
+ * pending hold its inner function (make_loader of a Pointwise is the function itself) and keep
+ * computing the old values, while the mutation writes the buffer x becomes. So x's node gets a
+ * fresh storage with the same function, realized, and the pending one stays with its readers.
+ * Example: z = zeros; a = z + t (pending); index_put_(z, [i], v, True); a + z_new: a still
+ * adds 0, not the scattered values. */
+static IrTBox *realize_for_mutation(Lower *L, const Node *n, IrTBox *x) {
+    IrStorage *sb = lw_storage_new(L, x->sb->fn, x->dtype, x->ndim, x->size, x->origins, x->norigins);
+    sb->node = x->sb->node;
+    lw_realize(L, sb, NULL);
+    IrTBox *t = lw_tbox_of_storage(L, sb);
+    LVal *lv = n->nargs > 0 && n->args[0].kind == V_NODE ? lw_node_val(L, n->args[0].node) : NULL;
+    if (lv && lv->kind == LV_TBOX && lv->t == x) lv->t = t;   /* x's node now names the mutated buffer */
+    return t;
+}
+
 /* ir.Scatter into base's buffer: ComputedBuffer mutating it (MutationLayoutSHOULDREMOVE),
  * iterating `size` (ndim dims), value fn, element indexer->index_call. */
 static Buffer *add_scatter(Lower *L, const Node *n, IrTBox *base, const IrFn *fn, const IrFn *indexer, int ndim,
                            Expr **size, bool atomic_add) {
     Buffer *target = base->sb->buf;
+    lw_mark_buffer_mutated(L, target);   /* MutationLayoutSHOULDREMOVE(target) */
     Layout lay = target->layout;
     Buffer *b = lw_new_buffer(L, BUF_COMPUTED, &lay);
     b->mutates = target;
@@ -356,8 +373,7 @@ static int index_put_impl(Lower *L, const Node *n, IrTBox *x, IrTBox **t, int nt
     if (in_place && !(functionalize_scatter_in_place(L->g, n) && x->sb && !x->is_view))
         return lw_err(L, n, "index_put_ is lowered in place only into a tensor (no view) not read after it");
     bool into_input = in_place && x->sb->buf && x->sb->buf->kind == BUF_INPUT;
-    if (in_place && !x->sb->buf) lw_realize(L, x->sb, NULL);
-    IrTBox *out = in_place ? x : clone_realized(L, n, x);
+    IrTBox *out = in_place ? x->sb->buf ? x : realize_for_mutation(L, n, x) : clone_realized(L, n, x);
     Buffer *sc = add_scatter(L, n, out, val, ix, ond, os, acc);
     if (into_input) {   /* readers of the input made after it depend on it (ir_deps_collect) */
         out->sb->buf->mutated = true;

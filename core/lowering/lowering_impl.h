@@ -151,6 +151,9 @@ bool lw_alias_into_input(Lower *L, IrTBox *dst, IrTBox *src);
 /* Inductor's realize_hint: realize the pending storage of t (a view's: the one it looks at)
  * when it reads more than one buffer at a non-constant index (lowering_realize.c). */
 void lw_realize_hint(Lower *L, IrTBox *t);
+/* GraphLowering.mark_buffer_mutated: pending values that load b are realized before the
+ * mutation of b is recorded (lowering_realize.c). */
+void lw_mark_buffer_mutated(Lower *L, const Buffer *b);
 /* TensorBox.mark_reuse before broadcasting t to size[ndim] (expand, broadcast_tensors). */
 void lw_mark_reuse(Lower *L, IrTBox *t, int ndim, Expr *const *size);
 /* inner_fn_opcount().num_ops of a pending storage, and whether it loads a realized reduction's

@@ -47,6 +47,8 @@ typedef struct OpCounter {
     int reads, nontrivial_reads;
     bool heavy_cpu;          /* exp or sigmoid among the ops */
     bool reads_reduction;    /* loads a realized reduction's buffer */
+    const Buffer *want;      /* lw_mark_buffer_mutated: does it load this buffer? */
+    bool loads_want;
     int nindirect;
     SymCtx *s;
 } OpCounter;
@@ -76,6 +78,7 @@ static IrVal oc_load(OpsHandler *h, Buffer *buf, Expr *index) {
     bool fresh;
     IrVal v = oc_value(c, &k, &fresh);
     if (buf && buf->is_reduction) c->reads_reduction = true;
+    if (buf && buf == c->want) c->loads_want = true;
     if (fresh) {   /* a read at a constant index (a broadcast scalar) is a trivial one */
         int64_t cst;
         c->reads++;
@@ -154,10 +157,11 @@ static Expr *oc_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wr
  * over index symbols (0 for a dim of size 1, as Loops._index makes them). */
 typedef struct OpCount { int num_ops, reads, nontrivial_reads; bool heavy_cpu, reads_reduction; } OpCount;
 
-static OpCount opcount(Lower *L, const IrStorage *sb) {
+static OpCount opcount_of(Lower *L, const IrStorage *sb, const Buffer *want, bool *loads_want) {
     OpCounter c;
     memset(&c, 0, sizeof c);
     c.s = L->s;
+    c.want = want;
     c.h = (OpsHandler){.self = &c, .load = oc_load, .store = oc_store, .constant = oc_constant,
                        .index_expr = oc_index_expr, .to_dtype = oc_to_dtype, .math = oc_math,
                        .reduction = oc_reduction, .getitem = oc_getitem, .store_reduction = oc_store_reduction,
@@ -171,9 +175,11 @@ static OpCount opcount(Lower *L, const IrStorage *sb) {
     }
     sb->fn->call(sb->fn, &c.h, idx);
     OpCount r = {c.n, c.reads, c.nontrivial_reads, c.heavy_cpu, c.reads_reduction};
+    if (loads_want) *loads_want = c.loads_want;
     free(c.keys);
     return r;
 }
+static OpCount opcount(Lower *L, const IrStorage *sb) { return opcount_of(L, sb, NULL, NULL); }
 
 static bool pending(const IrStorage *sb) { return sb && !sb->buf && sb->fn; }
 
@@ -197,6 +203,30 @@ int lw_pending_opcount(Lower *L, const IrStorage *sb, bool *reads_reduction) {
 void lw_realize_hint(Lower *L, IrTBox *t) {
     IrStorage *sb = pending_of(t);
     if (sb) realize_hint(L, sb);
+}
+
+/* GraphLowering.mark_buffer_mutated(name), which MutationLayoutSHOULDREMOVE and MutationOutput
+ * call: "when a buffer is mutated we need to make sure all the reads to the old version are
+ * realized before the mutation happens" -- every node value still pending (or a view of a
+ * pending value) that loads b is realized now, so its kernel is scheduled before the store that
+ * overwrites b (add_scatter calls it for the Scatter's MutationLayoutSHOULDREMOVE; a copy_
+ * into a graph input keeps lw_mutate_input's own order). Example: x realized, y = x + 1
+ * pending, index_put_(x, i, v): y becomes a buffer before the scatter, and reads x's old values. */
+void lw_mark_buffer_mutated(Lower *L, const Buffer *b) {
+    if (!b) return;
+    for (int i = 0; i < L->g->n; i++) {
+        LVal *lv = &L->vals[i];
+        IrTBox *one = lv->kind == LV_TBOX ? lv->t : NULL;
+        int nt = lv->kind == LV_TUPLE ? lv->n : one != NULL;
+        for (int k = 0; k < nt; k++) {
+            IrTBox *t = lv->kind == LV_TUPLE ? lv->items[k] : one;
+            IrStorage *sb = t ? pending_of(t) : NULL;
+            bool loads = false;
+            if (!sb) continue;
+            opcount_of(L, sb, b, &loads);
+            if (loads) lw_realize(L, sb, NULL);
+        }
+    }
 }
 
 /* StorageBox.should_realize_on_reuse(users) */

@@ -301,11 +301,19 @@ static int lower_split(Lower *L, const Node *n, int arg) {
     return lw_set_tuple(L, n, items, (int)k);
 }
 
+/* getitem(x, k): item k of a tuple value. A tuple op's value holds its flat results; for an op
+ * whose item 0 is a list (OPF_LIST_FIRST) getitem(op, 0) is that list, a tuple of its results,
+ * and getitem(op, i > 0) the flat result after it (op_result_item). */
 static int lower_getitem(Lower *L, const Node *n, int arg) {
     int64_t k;
+    int first, count;
     if (n->nargs < 2 || n->args[0].kind != V_NODE || !value_as_int(&n->args[1], &k))
         return lw_err(L, n, "getitem needs a node and an index");
     LVal *src = lw_node_val(L, n->args[0].node);
+    if (src && src->kind == LV_TUPLE && op_result_item(n->args[0].node, k, &first, &count)) {
+        if (count >= 0 && first + count <= src->n) return lw_set_tuple(L, n, src->items + first, count);
+        k = first;
+    }
     if (!src || src->kind != LV_TUPLE || k < 0 || k >= src->n)
         return lw_err(L, n, "getitem of something that is not a tuple of tensors");
     if (!src->items[k]) {   /* None or an int (attention's cum_seq_q, max_q): a node that reads it says so */

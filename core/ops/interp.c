@@ -127,7 +127,7 @@ static int bind_tensor_input(Interp *in, const Node *ph, const Tensor *t, int k)
 
 /* ---- values ---- */
 
-static void ivalue_copy(IValue *dst, const IValue *src) {
+void ivalue_copy(IValue *dst, const IValue *src) {
     *dst = *src;
     if (src->kind == IV_TENSOR) tensor_ref(src->t);
     if (src->kind == IV_TUPLE) {

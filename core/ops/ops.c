@@ -30,6 +30,7 @@ static const struct { const OpDef *rows; const int *n; } families[] = {
     {ops_rnn_cell_table, &ops_rnn_cell_count},
     {ops_sample_table, &ops_sample_count},
     {ops_grid_backward_table, &ops_grid_backward_count},
+    {ops_amp_table, &ops_amp_count},
     {ops_lowp_mm_table, &ops_lowp_mm_count},
     {ops_upsample_backward_table, &ops_upsample_backward_count},
     {ops_embedding_bag_backward_table, &ops_embedding_bag_backward_count},

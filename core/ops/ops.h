@@ -10,7 +10,7 @@
  * ops_sample.c (grid_sampler_3d, antialiased resize, fractional max pool), ops_grid_backward.c,
  * ops_upsample_backward.c, ops_lowp_mm.c (_scaled_mm, _int_mm, _weight_int8pack_mm), ops_segment.c, ops_ctc.c,
  * ops_embedding_bag_backward.c, ops_pool_backward.c (adaptive / fractional max pool and replication
- * pad gradients), ops_repeat_interleave.c,
+ * pad gradients), ops_repeat_interleave.c, ops_amp.c (GradScaler's unscale and scale update),
  * ops_histogram.c, ops_unique.c (data-dependent sizes), and the ops implemented by their
  * PyTorch decomposition, written once in decomp_pointwise.c, decomp_shape.c, decomp_reduce.c,
  * decomp_nn.c, decomp_foreach.c, decomp_range.c (core/ops/decomp.h: the interpreter, meta inference and
@@ -37,6 +37,8 @@ enum {
     OPF_SCATTER     = 1 << 8,   /* functional scatter: slice_scatter, select_scatter, index_put */
     OPF_HOP         = 1 << 9,   /* higher-order op with subgraph arguments */
     OPF_NOEFFECT    = 1 << 10,  /* profiler / assert ops removed by passes */
+    OPF_LIST_FIRST  = 1 << 11,  /* a tuple whose item 0 is a list, one tensor per tensor of
+                                   argument 0 (_amp_foreach_non_finite_check_and_unscale) */
 };
 
 /* A runtime value in the interpreter. */
@@ -114,6 +116,16 @@ int op_infer_node_meta(MiCtx *ctx, Graph *g, Node *n);
  * on entry *nout is the capacity of out (use OP_MAX_OUTS). Tuple ops give one meta per item
  * (an item that is not a tensor gets dtype DT_INVALID). -1 with ctx error naming the node. */
 int op_infer_meta(MiCtx *ctx, Graph *g, const Node *n, TensorMeta *out, int *nout);
+/* Where item idx of tuple op n's result lies among its flat results (the metas op_infer_meta
+ * gives, the tensors a FallbackKernel writes): *first, and *count for a list item (-1 for a
+ * tensor item). Flat ops: idx itself. An OPF_LIST_FIRST op: item 0 is results [0, L) (L the
+ * length of argument 0's list), item i > 0 is result L + i - 1. False for an index out of range. */
+bool op_result_item(const Node *n, int64_t idx, int *first, int *count);
+/* The getitem chain of n down to its op: getitem(getitem(op, 0), k) -> op, with its flat result
+ * index in *flat; n itself with *flat = -1 when n is no getitem of a tuple op's item. */
+const Node *op_getitem_source(const Node *n, int *flat);
+/* A deep copy of src into dst (tensors referenced, tuples copied item by item). */
+void ivalue_copy(IValue *dst, const IValue *src);
 /* 1 when n is a reshape/_unsafe_view that has to copy (its input's strides allow no view),
  * 0 for every other node, -1 with ctx error when its meta cannot be inferred. */
 int op_reshape_copies(MiCtx *ctx, Graph *g, const Node *n);

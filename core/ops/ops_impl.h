@@ -138,6 +138,7 @@ extern const OpDef ops_pool_table[];      extern const int ops_pool_count;
 extern const OpDef ops_linalg_table[];    extern const int ops_linalg_count;
 extern const OpDef ops_fft_table[];       extern const int ops_fft_count;
 extern const OpDef ops_distance_table[];  extern const int ops_distance_count;
+extern const OpDef ops_amp_table[];       extern const int ops_amp_count;
 extern const OpDef ops_scatter_table[];   extern const int ops_scatter_count;
 extern const OpDef ops_embedding_bag_table[]; extern const int ops_embedding_bag_count;
 extern const OpDef ops_embedding_bag_backward_table[]; extern const int ops_embedding_bag_backward_count;

@@ -668,3 +668,36 @@ Expr *sa_traced_size(ShapeArgs *sa, int k, int dim) {
     }
     return NULL;
 }
+
+static bool is_getitem(const Node *n) {
+    return n && n->kind == N_CALL_FUNCTION && n->target && !strcmp(n->target, "operator.getitem") && n->nargs >= 2 &&
+           n->args[0].kind == V_NODE;
+}
+
+bool op_result_item(const Node *n, int64_t idx, int *first, int *count) {
+    const OpDef *op = n->op ? n->op : (n->kind == N_CALL_FUNCTION && n->target ? op_lookup(n->target) : NULL);
+    *count = -1;
+    if (idx < 0) return false;
+    if (!op || !(op->flags & OPF_LIST_FIRST)) { *first = (int)idx; return true; }
+    int len = n->nargs > 0 && (n->args[0].kind == V_LIST || n->args[0].kind == V_TUPLE) ? n->args[0].list.n : 0;
+    if (idx == 0) { *first = 0; *count = len; return true; }
+    *first = len + (int)idx - 1;
+    return true;
+}
+
+const Node *op_getitem_source(const Node *n, int *flat) {
+    int64_t i, k;
+    int first, count;
+    *flat = -1;
+    if (!is_getitem(n) || !value_as_int(&n->args[1], &k)) return n;
+    const Node *src = n->args[0].node;
+    if (is_getitem(src) && value_as_int(&src->args[1], &i)) {   /* getitem(getitem(op, i), k): item k of a list */
+        const Node *op = src->args[0].node;
+        if (!op_result_item(op, i, &first, &count) || count < 0 || k < 0 || k >= count) return n;
+        *flat = first + (int)k;
+        return op;
+    }
+    if (!op_result_item(src, k, &first, &count) || count >= 0) return n;
+    *flat = first;
+    return src;
+}

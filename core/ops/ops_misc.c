@@ -199,6 +199,9 @@ static int copy_eval(const OpCall *c, IValue *out) { return ev_run(c, out, copy_
 
 /* ---- operator.getitem ---- */
 
+/* getitem(x, i): item i of tuple op x's result metas; getitem(getitem(op, 0), k) of an op whose
+ * item 0 is a list (OPF_LIST_FIRST) is the list's item k; the list itself is no tensor
+ * (DT_INVALID: PyTorch prints it unannotated). */
 static int shape_getitem(ShapeArgs *sa, TensorMeta *out, int *nout) {
     ArgRef a = sa_arg(sa, 0, NULL);
     int64_t idx;
@@ -207,10 +210,18 @@ static int shape_getitem(ShapeArgs *sa, TensorMeta *out, int *nout) {
     if (sa_const_int(sa, sa_arg(sa, 1, NULL), "index", &idx)) return -1;
     const Node *src = a.v->node;
     TensorMeta *outs = arena_alloc(sa->arena, OP_MAX_OUTS * sizeof *outs);
-    int n = OP_MAX_OUTS;
+    int n = OP_MAX_OUTS, flat, first, count;
     if (src->kind != N_CALL_FUNCTION) return sa_err(sa, "getitem of '%s', which is not an op call", src->name);
     if (sa->eval) return sa_err(sa, "getitem has no shape at run time");
+    const Node *op = op_getitem_source(sa->node, &flat);   /* an item of a list inside the tuple */
+    if (op != sa->node) src = op;
     if (op_infer_meta(sa->ctx, (Graph *)sa->graph, src, outs, &n)) return -1;
+    if (op != sa->node) idx = flat;
+    else if (op_result_item(src, idx, &first, &count) && count >= 0) {   /* the list itself: no tensor */
+        memset(out, 0, sizeof *out);
+        out->dtype = DT_INVALID;
+        return 0;
+    }
     if (idx < 0) idx += n;
     if (idx < 0 || idx >= n) return sa_err(sa, "index %lld out of range for a tuple of %d", (long long)idx, n);
     *out = outs[idx];
@@ -224,10 +235,7 @@ static int getitem_body(ShapeArgs *sa, IValue *out) {
     if (!a.iv || a.iv->kind != IV_TUPLE) { sa_err(sa, "getitem expects a tuple value"); return -1; }
     if (idx < 0) idx += a.iv->n;
     if (idx < 0 || idx >= a.iv->n) { sa_err(sa, "index %lld out of range for a tuple of %d", (long long)idx, a.iv->n); return -1; }
-    const IValue *it = &a.iv->items[idx];
-    *out = *it;
-    if (it->kind == IV_TENSOR) tensor_ref(it->t);
-    if (it->kind == IV_TUPLE) { sa_err(sa, "nested tuples are not supported"); memset(out, 0, sizeof *out); return -1; }
+    ivalue_copy(out, &a.iv->items[idx]);   /* a list inside the tuple comes out whole */
     return 0;
 }
 static int getitem_eval(const OpCall *c, IValue *out) { return ev_call(c, out, getitem_body); }

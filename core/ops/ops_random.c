@@ -1,6 +1,6 @@
-/* ops_random.c — random ops (rand, randn, randint, *_like, bernoulli, native_dropout and
- * Inductor's prims.inductor_seeds / inductor_lookup_seed / inductor_random / inductor_randint). They cannot reproduce
- * PyTorch's random streams; they draw from a generator seeded by the session seed and the
+/* ops_random.c — random ops (rand, randn, randint, *_like, bernoulli, native_dropout, prims.normal
+ * and Inductor's prims.inductor_seeds / inductor_lookup_seed / inductor_random / inductor_randint).
+ * They cannot reproduce PyTorch's random streams; they draw from a generator seeded by the session seed and the
  * node's name, so a run is repeatable and two random nodes differ. Numerics checks of graphs
  * with these ops compare distributions, not values. */
 #include "ops/decomp.h"
@@ -32,7 +32,7 @@ static double normal(uint64_t *s) {
 }
 
 enum { RD_RAND, RD_RANDN, RD_RAND_LIKE, RD_RANDN_LIKE, RD_BERNOULLI, RD_DROPOUT, RD_SEEDS, RD_LOOKUP, RD_IRANDOM, RD_RANDPERM,
-       RD_RANDINT, RD_RANDINT_LOW, RD_IRANDINT };
+       RD_RANDINT, RD_RANDINT_LOW, RD_IRANDINT, RD_PNORMAL };
 typedef struct RandSpec { int kind; } RandSpec;
 
 static int shape_random(ShapeArgs *sa, TensorMeta *out, int *nout) {
@@ -44,7 +44,7 @@ static int shape_random(ShapeArgs *sa, TensorMeta *out, int *nout) {
     Device dev = sa->eval ? cpu : arg_device(sa_arg(sa, -1, "device"), cpu);
     *nout = 1;
     switch (sp->kind) {
-    case RD_RAND: case RD_RANDN: case RD_IRANDOM:
+    case RD_RAND: case RD_RANDN: case RD_IRANDOM: case RD_PNORMAL:
         if (sa_int_list(sa, sa_arg(sa, 0, "size"), "size", size, &n, MI_MAX_DIMS)) return -1;
         meta_alloc(sa, out, arg_dtype(sa_arg(sa, -1, "dtype"), default_float()), n, dev);
         for (int i = 0; i < n; i++) out->size[i] = size[i];
@@ -154,7 +154,12 @@ static int random_body(ShapeArgs *sa, IValue *out) {
         for (int64_t k = 0; k < total; k++) tensor_set_f(o[0], k, floor(lo + (hi - lo) * uniform(&s)));
         goto ok_out;
     }
-    bool normal_mode = sp->kind == RD_RANDN || sp->kind == RD_RANDN_LIKE ||
+    double mean = 0, std = 1;
+    if (sp->kind == RD_PNORMAL) {   /* prims.normal(shape, *, mean, std, dtype, device, requires_grad) */
+        if (sa_scalar(sa, sa_arg(sa, -1, "mean"), "mean", &mean, &t) || sa_scalar(sa, sa_arg(sa, -1, "std"), "std", &std, &t)) goto done;
+        if (std < 0) { sa_err(sa, "normal expects std >= 0.0, but found std %g", std); goto done; }
+    }
+    bool normal_mode = sp->kind == RD_RANDN || sp->kind == RD_PNORMAL || sp->kind == RD_RANDN_LIKE ||
                        (sp->kind == RD_IRANDOM && !strcmp(arg_str(sa_arg(sa, 2, "mode"), "rand"), "randn"));
     for (int64_t k = 0; k < total; k++) {
         switch (sp->kind) {
@@ -166,7 +171,7 @@ static int random_body(ShapeArgs *sa, IValue *out) {
             tensor_set_f(o[1], k, keep);
             break;
         }
-        default: tensor_set_f(o[0], k, normal_mode ? normal(&s) : uniform(&s)); break;
+        default: tensor_set_f(o[0], k, normal_mode ? mean + std * normal(&s) : uniform(&s)); break;
         }
     }
 ok_out:
@@ -326,13 +331,14 @@ int decomp_randint_default(DecompB *b, Value *outs, int *nout) {
 
 static const RandSpec r_rand = {RD_RAND}, r_randn = {RD_RANDN}, r_rand_like = {RD_RAND_LIKE}, r_randn_like = {RD_RANDN_LIKE},
     r_bern = {RD_BERNOULLI}, r_drop = {RD_DROPOUT}, r_seeds = {RD_SEEDS}, r_lookup = {RD_LOOKUP}, r_irandom = {RD_IRANDOM}, r_randperm = {RD_RANDPERM},
-    r_randint = {RD_RANDINT}, r_randint_low = {RD_RANDINT_LOW}, r_irandint = {RD_IRANDINT};
+    r_randint = {RD_RANDINT}, r_randint_low = {RD_RANDINT_LOW}, r_irandint = {RD_IRANDINT}, r_pnormal = {RD_PNORMAL};
 
 #define RND(name, flags, spec, doc) {name, OPF_RANDOM | (flags), op_infer_generic, random_eval, doc, shape_random, &spec}
 
 const OpDef ops_random_table[] = {
     RND("aten.rand.default", OPF_CONSTRUCTOR, r_rand, "uniform [0, 1) of size"),
     RND("aten.randn.default", OPF_CONSTRUCTOR, r_randn, "standard normal of size"),
+    RND("prims.normal.default", OPF_CONSTRUCTOR, r_pnormal, "normal(mean, std) of shape (randn's prim; a FallbackKernel in Inductor)"),
     RND("aten.rand_like.default", 0, r_rand_like, "uniform [0, 1) like self"),
     RND("aten.randn_like.default", 0, r_randn_like, "standard normal like self"),
     RND("aten.bernoulli.p", 0, r_bern, "1 with probability p, like self"),

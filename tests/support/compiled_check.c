@@ -1,0 +1,75 @@
+/* compiled_check.c — interpreter, compiled C and nvcc checks of one graph on the test's inputs
+ * (see compiled_check.h). */
+#include "tests/support/compiled_check.h"
+#include "tests/support/codegen_check.h"
+#include "tests/support/fixture_graph.h"
+#include "compile_fx/compile_fx.h"
+#include "runtime/runtime.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void say(const char *what, MiCtx *ctx) {
+    char e[2048];
+    fprintf(stderr, "# %s: %s\n", what, mi_err_str(ctx, e, sizeof e));
+    mi_clear_err(ctx);
+}
+
+/* fresh copies of ins as interpreter inputs (a run may mutate them) */
+static void copies(MiCtx *ctx, Tensor **ins, int n, IValue *in) {
+    for (int i = 0; i < n && i < 8; i++) {
+        in[i].kind = IV_TENSOR;
+        in[i].t = tensor_clone(ctx, ins[i]);
+    }
+}
+
+static void drop(IValue *in, int n) {
+    for (int i = 0; i < n && i < 8; i++) tensor_unref(in[i].t);
+}
+
+IValue *cc_interp(MiCtx *ctx, Graph *g, Tensor **ins, int n, int *nout) {
+    IValue in[8] = {0}, *outs = NULL;
+    *nout = 0;
+    copies(ctx, ins, n, in);
+    if (!g || interp_run(ctx, g, in, n, &outs, nout) != 0) {
+        say("run failed", ctx);
+        outs = NULL;
+    }
+    drop(in, n);
+    return outs;
+}
+
+bool cc_c_agrees(MiCtx *ctx, Graph *g, Tensor **ins, int n, double tol) {
+    int ni = 0, nc = 0;
+    IValue *io = cc_interp(ctx, g, ins, n, &ni), *co = NULL, in[8] = {0};
+    copies(ctx, ins, n, in);
+    CompiledFx c;
+    compile_fx_init(&c, g);
+    int rc = compile_fx(ctx, &c, CFX_BUILT);
+    if (rc == 0) rc = rt_run(ctx, c.mod, g, in, n, &co, &nc, NULL);
+    if (rc) say("compiled", ctx);
+    bool same = rc == 0 && io && nc == ni;
+    for (int k = 0; same && k < nc; k++) {
+        if (co[k].kind != IV_TENSOR) continue;
+        CompareResult cr = tensor_compare(co[k].t, io[k].t, tol, tol);
+        if (!cr.ok) { fprintf(stderr, "# output %d differs by %g\n", k, cr.max_abs); same = false; }
+    }
+    if (co) interp_free_outputs(co, nc);
+    if (io) interp_free_outputs(io, ni);
+    drop(in, n);
+    compile_fx_free(&c);
+    return same;
+}
+
+int cc_cuda_builds(MiCtx *ctx, Graph *g) {
+    MiDeviceKind target = ctx->target;
+    ctx->target = MI_DEV_CUDA;
+    CgBuild b;
+    cg_compile(ctx, g, &b, CG_SOURCE);
+    ctx->target = target;
+    if (!b.src) say("CUDA source", ctx);
+    int rc = b.src ? tf_nvcc_compiles(b.src) : 0;
+    cg_free(&b);
+    return rc;
+}

@@ -1,0 +1,27 @@
+/* compiled_check.h — what the op tests share to check a graph end to end on their own inputs:
+ * the reference interpreter's outputs, the compiled C module (compile_fx) against them, and the
+ * CUDA source built by nvcc (tests/test_ops_sweep7.c, tests/test_unseen8.c).
+ *
+ *     int n = 0;
+ *     IValue *o = cc_interp(ctx, g, (Tensor *[]){x}, 1, &n);
+ *     ok(cc_c_agrees(ctx, g, (Tensor *[]){x}, 1, 1e-6), "compiled C = interpreter");
+ *
+ * Test support only (tests/support/ -> libtestsupport.a); nothing here is part of the product. */
+#ifndef COMPILED_CHECK_H
+#define COMPILED_CHECK_H
+
+#include "ops/interp.h"
+
+/* The interpreter's outputs of g on ins[0..n) (borrowed; at most 8): interp_free_outputs them;
+ * NULL with a diagnostic line when it fails. */
+IValue *cc_interp(MiCtx *ctx, Graph *g, Tensor **ins, int n, int *nout);
+/* g compiled to C (compile_fx) and run on ins: every tensor output within tol (rtol = atol) of
+ * the interpreter's; false with a diagnostic line when not. ins are not mutated (both runs get
+ * copies). */
+bool cc_c_agrees(MiCtx *ctx, Graph *g, Tensor **ins, int n, double tol);
+/* g lowered, scheduled and generated for CUDA (cg_compile), the source compiled by nvcc -c
+ * (tf_nvcc_compiles): 1 when it
+ * builds, 0 when not (diagnosed), -1 when there is no nvcc (CI). Restores ctx->target. */
+int cc_cuda_builds(MiCtx *ctx, Graph *g);
+
+#endif
