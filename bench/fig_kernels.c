@@ -51,6 +51,7 @@ typedef struct Row {
     double t_fused, t_nofuse, t_interp, bytes, max_abs;
     double triad_gbs;        /* the STREAM triad measured right before and after the fused timing */
     bool bytes_exact, check_ok, checked;
+    bool nofuse_same;        /* fusion off generated the very same C: one module timed twice */
     BenchSame same;          /* the check (fp64_check.c); same.fp64: decided by the float64 RMSE */
     char why[300];
     int nprof;               /* per-kernel profile (rt_profile), 0 when not taken */
@@ -138,15 +139,18 @@ static int run_workload(BenchOpts *o, MiCtx *ctx, BenchTriad *bt, const char *na
                 interp_free_outputs(outs, nouts);
             }
         }
+        char *fused_src = c.c_source ? strdup(c.c_source) : NULL;
         pipe_free(&c);
         /* fusion off */
         ctx->fusion = false;
         char why2[300];
         if (pipe_compile(ctx, text, len, path, PIPE_ALL, &c, why2, sizeof why2) == 0) {
             double mn2;
+            r->nofuse_same = fused_src && c.c_source && !strcmp(fused_src, c.c_source);
             if (rt_time(ctx, c.mod, c.g, in, nin, o->warmup, o->reps, &r->t_nofuse, &mn2) != 0) r->t_nofuse = NAN;
             pipe_free(&c);
         }
+        free(fused_src);
         ctx->fusion = true;
     }
     if (ref) interp_free_outputs(ref, nref);
@@ -223,6 +227,8 @@ int fig_kernels(BenchOpts *o) {
         printf("%-18s %4s %10s %8.1f%s %7s %6s %6s %6s | %10s %8s | %10s %8s | %s\n", r->name, kern, a, r->bytes / 1e6,
                r->bytes_exact ? " " : "*", sg, sp, st, spt, b, sxi, c, sxf, check);
         if (r->why[0]) printf("    %s\n", r->why);
+        if (r->nofuse_same)   /* e.g. pointwise_chain: lowering inlines the whole chain into one buffer */
+            printf("    fusion off generates the same C: 'nofuse' times the same module again (x fusion is the machine's noise)\n");
         sb_printf(&j1, "%s{\"workload\": ", i ? ", " : "");
         json_str(&j1, r->name);
         sb_printf(&j1, ", \"kernels\": %d", r->nkernels);
@@ -260,6 +266,7 @@ int fig_kernels(BenchOpts *o) {
         json_num(&j2, "nofuse_s", r->t_nofuse);
         json_num(&j2, "speedup_interp", xi);
         json_num(&j2, "speedup_fusion", xf);
+        sb_printf(&j2, ", \"nofuse_same_source\": %s", r->nofuse_same ? "true" : "false");
         sb_put(&j2, "}");
     }
     for (int i = 0; i < nrows; i++) {   /* where each module's time goes */

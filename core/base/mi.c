@@ -227,14 +227,26 @@ void sb_put(StrBuf *b, const char *s) { sb_putn(b, s, strlen(s)); }
 
 void sb_putc(StrBuf *b, char c) { sb_putn(b, &c, 1); }
 
+/* Formats straight into the free room (at least 64 bytes made first) and again only when the
+ * text did not fit: one vsnprintf per call, not a sizing pass then the real one (formatting
+ * was a third of code generation's time). The arguments must not point into b itself. */
 void sb_printf(StrBuf *b, const char *fmt, ...) {
     va_list ap, ap2;
     va_start(ap, fmt);
     va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    sb_grow(b, 64);
+    size_t room = b->cap - b->len;
+    int n = vsnprintf(b->s + b->len, room, fmt, ap);
     va_end(ap);
-    sb_grow(b, (size_t)n);
-    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap2);
+    if (n < 0) {
+        b->s[b->len] = 0;
+        va_end(ap2);
+        return;
+    }
+    if ((size_t)n >= room) {
+        sb_grow(b, (size_t)n);
+        vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap2);
+    }
     va_end(ap2);
     b->len += (size_t)n;
 }

@@ -80,6 +80,8 @@ typedef struct MiCtx {
     void (*progress)(void *ud, const char *what, long done, long total);
     void *progress_ud;
     uint64_t progress_last_ns;   /* mi_progress's rate limit */
+    int64_t llc_bytes;      /* the last-level cache's size as codegen_stream.c read it from /sys
+                             * once (16 files a read: it was 12% of codegen's time); 0 = not yet */
     /* The loaded graph's tensor constants (get_attr targets such as self._tensor_constant0, the
      * GraphModule attributes PyTorch keeps beside the code), by name: mi_const_* in
      * core/base/tensor.c; the interpreter and the compiled module's call read them. */

@@ -81,11 +81,14 @@ static int64_t llc_bytes(void) {
     return l3 > 0 ? l3 : -1;
 }
 
-/* Bytes above which a store streams: MINDUCTOR_STREAM_BYTES, else the LLC's size; -1: never. */
-static int64_t stream_threshold(void) {
+/* Bytes above which a store streams: MINDUCTOR_STREAM_BYTES, else the LLC's size (read once
+ * per session into ctx->llc_bytes); -1: never. */
+static int64_t stream_threshold(MiCtx *ctx) {
     const char *e = getenv("MINDUCTOR_STREAM_BYTES");
     if (e && *e) return strtoll(e, NULL, 10);
-    return llc_bytes();
+    if (!ctx) return llc_bytes();
+    if (!ctx->llc_bytes) ctx->llc_bytes = llc_bytes();
+    return ctx->llc_bytes;
 }
 
 static bool is_one(Expr *e) {
@@ -168,7 +171,6 @@ static Expr *stream_store(const Schedule *s, int gi, const Dep *d, const char *i
 
 void cg_row_plan(MiCtx *ctx, const Schedule *s, const SchedGroup *g, int a, int b, int mo,
                  const Buffer *const *skip, int nskip, CgRowPlan *p) {
-    (void)ctx;
     memset(p, 0, sizeof *p);
     const LoopBody *lb = s->nodes[g->nodes[a]].buf->body;
     if (mo < 1 || lb->nvars != mo + 1 || !sym_is_int(lb->ranges[mo], &p->n)) return;
@@ -177,7 +179,7 @@ void cg_row_plan(MiCtx *ctx, const Schedule *s, const SchedGroup *g, int a, int 
     p->inner = lb->vars[mo]->name;
     p->outer = lb->vars[mo - 1]->name;
     p->outer_range = lb->ranges[mo - 1];
-    int64_t limit = reads_cached_only(s, g, a, b, mo, skip, nskip) ? stream_threshold() : -1;
+    int64_t limit = reads_cached_only(s, g, a, b, mo, skip, nskip) ? stream_threshold(ctx) : -1;
     for (int i = a; i < b && limit >= 0; i++) {
         const SchedNode *nd = &s->nodes[g->nodes[i]];
         for (int w = 0; w < nd->deps.nwrites && p->nstream < CG_STREAM_MAX; w++) {

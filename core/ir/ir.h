@@ -326,6 +326,12 @@ char *ir_print(const IrModule *m);
 /* Provenance (core/ir/ir_origins.c). The FX nodes buffer b was made from (Inductor's origins):
  * b->origin and the nodes inlined into it, graph order; *out malloc'd, count returned. */
 int ir_origin_nodes(const IrModule *m, const Buffer *b, const Node ***out);
+/* The same for many buffers of one module: the module's producers are counted once
+ * (ir_origins_new), each ir_origins_of then costs the nodes its walk visits. */
+typedef struct IrOrigins IrOrigins;
+IrOrigins *ir_origins_new(const IrModule *m);
+int ir_origins_of(IrOrigins *w, const Buffer *b, const Node ***out);
+void ir_origins_free(IrOrigins *w);
 /* For a kernel made of bufs: the source node names ("add, relu") into names and the ATen
  * overload packets ("aten.add, aten.relu") into aten, as Inductor's "Topologically Sorted
  * Source Nodes: [...], Original ATen: [...]" comment lists them. */

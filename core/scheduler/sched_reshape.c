@@ -192,6 +192,7 @@ static bool sides_merge(Schedule *s, const int *na, int nA, int ka, const int *c
 
 static void recollect(Schedule *s, int node) {
     SchedNode *n = &s->nodes[node];
+    sched_node_forget_ndeps(n);
     dep_set_free(&n->deps);
     ir_deps_collect(s->ir, n->buf, &n->deps);
 }

@@ -1311,7 +1311,10 @@ void sched_free(Schedule *s) {
     if (!s) return;
     undo_reshapes(s, false);
     sched_cpp_free(s);
-    for (int i = 0; i < s->nnodes; i++) dep_set_free(&s->nodes[i].deps);
+    for (int i = 0; i < s->nnodes; i++) {
+        sched_node_forget_ndeps(&s->nodes[i]);
+        dep_set_free(&s->nodes[i].deps);
+    }
     for (int i = 0; i < s->ngroups; i++) free(s->groups[i].nodes);
     free(s->nodes);
     free(s->groups);

@@ -21,6 +21,10 @@ typedef struct SchedNode {
     DepSet deps;
     int group;
     bool dead;                 /* result never used: removed */
+    /* sched_score.c's normalized deps (one per entry of deps.reads then deps.writes; [0]
+     * dep_normalize, [1] sched_dep_canon), made on first use and dropped by
+     * sched_node_forget_ndeps whenever deps is collected again (a reshaped body) */
+    struct NDep *ndeps[2];
 } SchedNode;
 
 typedef struct SchedGroup {
@@ -226,5 +230,8 @@ int64_t sched_shared_dep_bytes(const Schedule *s, const int *a, int na, const in
 /* A MemoryDep as GPU nodes carry it (canon: not normalized, sched_score.c): the index over the
  * body's vars of range > 1 renamed c0.., *nv and sizes[] their ranges. */
 Expr *sched_dep_canon(SymCtx *S, Expr *index, const LoopBody *b, Expr **sizes, int *nv);
+/* Drop node n's normalized deps (SchedNode.ndeps): call it before n->deps is freed or
+ * collected again. */
+void sched_node_forget_ndeps(SchedNode *n);
 
 #endif
