@@ -51,7 +51,7 @@ static void add_sub_edges(VizGraph *vg, const Graph *g, const char *prefix) {
             Node *stack[64];
             int ns = 0;
             if (v->kind == V_NODE) stack[ns++] = v->node;
-            else if (v->kind == V_LIST || v->kind == V_TUPLE)
+            else if (VALUE_IS_SEQ(v))
                 for (int k = 0; k < v->list.n && ns < 64; k++)
                     if (v->list.items[k].kind == V_NODE) stack[ns++] = v->list.items[k].node;
             for (int k = 0; k < ns; k++) {

@@ -357,6 +357,45 @@ static int parse_seq(Parser *p, char close, ValueKind kind, Value *out) {
     return 0;
 }
 
+/* dict := '{' [value ':' value (',' value ':' value)* [',']] '}'
+ * A Python dict literal, as FX prints a HOP's dict argument (flex_attention's kernel_options
+ * "{'BACKEND': 'AUTO', 'PRESCALE_QK': False}"); keys are constants (strings, numbers). Kept in
+ * the printed order; a repeated key is an error, as it would silently drop a value. */
+static int parse_dict(Parser *p, Value *out) {
+    size_t start = p->pos;
+    advance(p);   /* '{' */
+    Value *kv = NULL;
+    int n = 0, cap = 0;
+    skip_ws_nl(p);
+    while (peek(p) != '}') {
+        char b[64];
+        if (at_end(p)) { free(kv); return perr_at(p, start, "unbalanced '{': expected '}' before end of file"); }
+        if (n + 2 > cap) { cap = cap ? cap * 2 : 16; kv = mi_xrealloc(kv, cap * sizeof *kv); }
+        size_t kpos = p->pos;
+        if (parse_value(p, &kv[n]) < 0) { free(kv); return -1; }
+        ValueKind kk = kv[n].kind;
+        if (kk != V_STR && kk != V_INT && kk != V_BOOL && kk != V_FLOAT && kk != V_NONE) {
+            free(kv);
+            return perr_at(p, kpos, "a dict key must be a constant (a string or a number)");
+        }
+        for (int i = 0; i < n; i += 2)
+            if (value_equal(&kv[i], &kv[n])) { free(kv); return perr_at(p, kpos, "repeated key in a dict"); }
+        skip_ws_nl(p);
+        if (peek(p) != ':') { free(kv); return perr(p, "expected ':' after a dict key, found %s", found(p, b, sizeof b)); }
+        advance(p);
+        skip_ws_nl(p);
+        if (parse_value(p, &kv[n + 1]) < 0) { free(kv); return -1; }
+        n += 2;
+        skip_ws_nl(p);
+        if (peek(p) == ',') { advance(p); skip_ws_nl(p); continue; }
+        if (peek(p) != '}') { free(kv); return perr(p, "expected ',' or '}' in dict, found %s", found(p, b, sizeof b)); }
+    }
+    advance(p);
+    *out = value_dict(p->g, kv, n);
+    free(kv);
+    return 0;
+}
+
 /* device(type='cuda', index=0) */
 static int parse_device(Parser *p, Value *out) {
     size_t start = p->pos;
@@ -406,6 +445,7 @@ static int parse_value(Parser *p, Value *out) {
     size_t start = p->pos;
     if (c == '[') rc = parse_seq(p, ']', V_LIST, out);
     else if (c == '(') rc = parse_seq(p, ')', V_TUPLE, out);
+    else if (c == '{') rc = parse_dict(p, out);
     else if (c == '\'' || c == '"') rc = parse_string(p, out);
     else if (isdigit(c) || c == '-' || c == '+' || c == '.') rc = parse_number(p, out);
     else if (is_id_start(c)) {
@@ -795,9 +835,17 @@ static const char *accept_binop(Parser *p) {
     return NULL;
 }
 
+/* A Python function of a torch module as FX's code names its global: the qualified name with
+ * '.' as '_' and no dot left ("torch__inductor_fx_passes_mkldnn_fusion_fn", the handler of a
+ * lowering pattern). Other bare names stay errors (a typo, an undefined function). */
+bool fx_is_global_fn(const char *target) {
+    return strncmp(target, "torch_", 6) == 0 && !strchr(target, '.') && target[6];
+}
+
 /* "name[: ann] = rhs[;  x = None]" where rhs is
  *   torch.ops.<ns>.<op>.<overload>(args)    call_function (target without "torch.ops.")
  *   torch.<fn>(args), operator.<fn>(args)   call_function (target as written)
+ *   torch_<module>_<fn>(args)               call_function of a module's function (fx_is_global_fn)
  *   x.<method>(args)                        call_method (Dynamo-level graphs)
  *   x[i]                                    operator.getitem
  *   a <op> b, -a                            Python operators (operator.add, operator.neg, ...)
@@ -891,7 +939,7 @@ static int parse_assignment(Parser *p) {
                         return perr_at(p, rhs, "'torch.ops.%.*s' names no op namespace (expected torch.ops.aten.*, prims.*, ...)",
                                        (int)strcspn(callee, "("), callee);
                 } else if (!(strncmp(callee, "torch.", 6) == 0 || strncmp(callee, "operator.", 9) == 0 ||
-                           strncmp(callee, "_operator.", 10) == 0)) {
+                           strncmp(callee, "_operator.", 10) == 0 || fx_is_global_fn(callee))) {
                     if (dot) return perr_at(p, rhs, "use of undefined name '%.*s'", (int)strcspn(callee, "."), callee);
                     return perr_at(p, rhs, "unsupported call target '%s'; expected torch.ops.*", callee);
                 }

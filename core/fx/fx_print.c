@@ -96,6 +96,16 @@ void value_print_sb(const Value *v, StrBuf *sb) {
         if (v->kind == V_TUPLE && v->list.n == 1) sb_putc(sb, ',');
         sb_putc(sb, v->kind == V_LIST ? ']' : ')');
         break;
+    case V_DICT:   /* Python's dict repr: {'BACKEND': 'AUTO', 'PRESCALE_QK': False} */
+        sb_putc(sb, '{');
+        for (int i = 0; i + 1 < v->list.n; i += 2) {
+            if (i) sb_put(sb, ", ");
+            value_print_sb(&v->list.items[i], sb);
+            sb_put(sb, ": ");
+            value_print_sb(&v->list.items[i + 1], sb);
+        }
+        sb_putc(sb, '}');
+        break;
     }
 }
 
@@ -123,7 +133,7 @@ void node_comment_sb(const Node *n, StrBuf *sb) {
 /* "torch.ops." is dropped from ATen/prims/... targets; other callables keep their full name. */
 static void put_target(StrBuf *sb, const char *t) {
     if (!t) { sb_put(sb, "<null>"); return; }
-    if (strncmp(t, "torch.", 6) != 0 && strncmp(t, "operator.", 9) != 0 && strncmp(t, "_operator.", 10) != 0)
+    if (strncmp(t, "torch.", 6) != 0 && strncmp(t, "operator.", 9) != 0 && strncmp(t, "_operator.", 10) != 0 && !fx_is_global_fn(t))
         sb_put(sb, "torch.ops.");
     sb_put(sb, t);
 }

@@ -139,7 +139,7 @@ void graph_set_meta(Graph *g, Node *n, const TensorMeta *m) {
 static bool replace_in_value(Value *v, Node *from, Node *to, int *count) {
     bool changed = false;
     if (v->kind == V_NODE && v->node == from) { v->node = to; ++*count; changed = true; }
-    else if (v->kind == V_LIST || v->kind == V_TUPLE)
+    else if (VALUE_IS_SEQ(v))
         for (int i = 0; i < v->list.n; i++) changed |= replace_in_value(&v->list.items[i], from, to, count);
     return changed;
 }
@@ -355,7 +355,7 @@ static Value clone_value(const Graph *src, Graph *dst, const Value *v) {
     switch (v->kind) {
     case V_NODE: r.node = map_node(src, dst, v->node); break;
     case V_STR: case V_TORCH: r.s = gdup(dst, v->s); break;
-    case V_LIST: case V_TUPLE:
+    case V_LIST: case V_TUPLE: case V_DICT:
         r.list.items = v->list.n ? arena_alloc(&dst->arena, v->list.n * sizeof(Value)) : NULL;
         for (int i = 0; i < v->list.n; i++) r.list.items[i] = clone_value(src, dst, &v->list.items[i]);
         break;
@@ -393,6 +393,7 @@ static Graph *clone_into(const Graph *g, Graph *parent) {
         d->stack = gdup(c, s->stack);
         d->comment = gdup(c, s->comment);
         d->ph_comment = gdup(c, s->ph_comment);
+        d->fused_unary = gdup(c, s->fused_unary);
         d->symbool = gdup(c, s->symbool);
         d->users = NULL;
         d->nusers = 0;
@@ -440,11 +441,21 @@ static Value make_seq(Graph *g, ValueKind k, const Value *items, int n) {
 }
 Value value_list(Graph *g, const Value *items, int n) { return make_seq(g, V_LIST, items, n); }
 Value value_tuple(Graph *g, const Value *items, int n) { return make_seq(g, V_TUPLE, items, n); }
+Value value_dict(Graph *g, const Value *kv, int n) { return make_seq(g, V_DICT, kv, n); }
+
+/* {'OUTPUT_LOGSUMEXP': True, ...}["OUTPUT_LOGSUMEXP"] -> the True value; NULL when d is not a
+ * dict or has no such string key. */
+const Value *value_dict_get(const Value *d, const char *key) {
+    if (!d || d->kind != V_DICT) return NULL;
+    for (int i = 0; i + 1 < d->list.n; i += 2)
+        if (d->list.items[i].kind == V_STR && !strcmp(d->list.items[i].s, key)) return &d->list.items[i + 1];
+    return NULL;
+}
 
 Value value_copy(Graph *g, const Value *v) {
     switch (v->kind) {
     case V_STR: case V_TORCH: { Value r = *v; r.s = gdup(g, v->s); return r; }
-    case V_LIST: case V_TUPLE: return make_seq(g, v->kind, v->list.items, v->list.n);
+    case V_LIST: case V_TUPLE: case V_DICT: return make_seq(g, v->kind, v->list.items, v->list.n);
     default: return *v;
     }
 }
@@ -461,7 +472,7 @@ bool value_equal(const Value *a, const Value *b) {
     case V_DTYPE: return a->dtype == b->dtype;
     case V_DEVICE: return device_eq(a->device, b->device);
     case V_SYM: return a->sym == b->sym;
-    case V_LIST: case V_TUPLE:
+    case V_LIST: case V_TUPLE: case V_DICT:
         if (a->list.n != b->list.n) return false;
         for (int i = 0; i < a->list.n; i++)
             if (!value_equal(&a->list.items[i], &b->list.items[i])) return false;
@@ -472,7 +483,7 @@ bool value_equal(const Value *a, const Value *b) {
 
 void value_for_each_node(const Value *v, void (*fn)(Node *, void *), void *ud) {
     if (v->kind == V_NODE) fn(v->node, ud);
-    else if (v->kind == V_LIST || v->kind == V_TUPLE)
+    else if (VALUE_IS_SEQ(v))
         for (int i = 0; i < v->list.n; i++) value_for_each_node(&v->list.items[i], fn, ud);
 }
 

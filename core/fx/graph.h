@@ -39,7 +39,13 @@ typedef enum {
     V_LIST,      /* [a, b] */
     V_TUPLE,     /* (a, b) */
     V_SYM,       /* symbolic integer expression (built by passes; the text form uses nodes) */
+    V_DICT,      /* {'k': v, ...}: list.items alternates key, value (list.n = 2 x pairs), in the
+                    printed order; flex_attention's kernel_options */
 } ValueKind;
+
+/* A value holding other values in list.items: a list, a tuple or a dict (whose keys sit between
+ * its values; walkers looking for node references may visit the keys too, they are constants). */
+#define VALUE_IS_SEQ(v) ((v)->kind == V_LIST || (v)->kind == V_TUPLE || (v)->kind == V_DICT)
 
 typedef struct Value Value;
 struct Value {
@@ -88,6 +94,11 @@ struct Node {
     bool group_start;       /* a comment line was printed right above it even if the text
                                equals the previous group's (PyTorch compares whole stacks) */
     const char *ph_comment; /* placeholder in a multi-line forward(): "PlainAOTInput(idx=0)" */
+    const char *fused_unary;/* a lowering pattern's handler node (register_lowering_pattern prints it
+                               as its function, "torch__inductor_fx_passes_mkldnn_fusion_fn", with
+                               the matched arguments): the unary attr its lowering passes to the
+                               computation op ("relu", "gelu|tanh": name|algorithm). Set by
+                               core/fx_passes/mkldnn_fusion.c, not printed: NULL when loaded from text */
     bool pytree_leaf;       /* placeholder declared as a leaf of a pytree parameter */
     bool is_method;         /* call_method (Dynamo-level graphs): target is the method name,
                                args[0] the object ("x.transpose(-2, -1)") */
@@ -163,6 +174,8 @@ Value value_bool(bool b);
 Value value_str(Graph *g, const char *s);
 Value value_list(Graph *g, const Value *items, int n);  /* copies items */
 Value value_tuple(Graph *g, const Value *items, int n);
+Value value_dict(Graph *g, const Value *kv, int n);     /* n = 2 x pairs: key, value, key, ... (copied) */
+const Value *value_dict_get(const Value *d, const char *key);  /* the value of a string key, NULL if absent */
 Value value_copy(Graph *g, const Value *v);             /* deep copy into g's arena */
 bool value_equal(const Value *a, const Value *b);       /* structural; nodes by pointer */
 /* Calls fn for every node referenced by v (recursing into lists). */
@@ -201,6 +214,8 @@ int graph_lint(MiCtx *ctx, Graph *g, StrBuf *report);
 /* Parse print_readable text. `source` names the file for messages; `first_line` is the line
  * number of text[0] in that file (1 for a file; >1 for a payload inside a log). */
 Graph *fx_parse(MiCtx *ctx, const char *text, size_t len, const char *source, int first_line);
+/* A call target FX prints as a bare global ("torch__inductor_fx_passes_mkldnn_fusion_fn"). */
+bool fx_is_global_fn(const char *target);
 Graph *fx_load_file(MiCtx *ctx, const char *path);
 /* Print as print_readable would (with "# File:" comments when with_stack). malloc'd. */
 char *fx_print(const Graph *g, bool with_stack);

@@ -136,6 +136,16 @@ static void value_sb(const Value *v, StrBuf *sb) {
         }
         sb_putc(sb, v->kind == V_LIST ? ']' : ')');
         break;
+    case V_DICT:
+        sb_putc(sb, '{');
+        for (int i = 0; i + 1 < v->list.n; i += 2) {
+            if (i) sb_put(sb, ", ");
+            value_sb(&v->list.items[i], sb);
+            sb_put(sb, ": ");
+            value_sb(&v->list.items[i + 1], sb);
+        }
+        sb_putc(sb, '}');
+        break;
     }
 }
 

@@ -59,10 +59,10 @@ static cJSON *value_json(const Value *v) {
     case V_DEVICE: return tagged("device", cJSON_CreateString(device_str(v->device, buf, sizeof buf)));
     case V_TORCH: return tagged("torch", cJSON_CreateString(v->s ? v->s : ""));
     case V_SYM: return tagged("sym", expr_json(v->sym));
-    case V_LIST: case V_TUPLE: {
+    case V_LIST: case V_TUPLE: case V_DICT: {   /* a dict: {"dict": [key, value, key, value, ...]} */
         cJSON *a = cJSON_CreateArray();
         for (int i = 0; i < v->list.n; i++) cJSON_AddItemToArray(a, value_json(&v->list.items[i]));
-        return tagged(v->kind == V_LIST ? "list" : "tuple", a);
+        return tagged(v->kind == V_LIST ? "list" : v->kind == V_TUPLE ? "tuple" : "dict", a);
     }
     }
     return cJSON_CreateNull();
@@ -123,6 +123,7 @@ static cJSON *graph_json(const Graph *g) {
         if (n->comment) cJSON_AddStringToObject(j, "comment", n->comment);
         if (n->group_start) cJSON_AddBoolToObject(j, "group_start", true);
         if (n->ph_comment) cJSON_AddStringToObject(j, "ph_comment", n->ph_comment);
+        if (n->fused_unary) cJSON_AddStringToObject(j, "fused_unary", n->fused_unary);
         if (n->pytree_leaf) cJSON_AddBoolToObject(j, "pytree_leaf", true);
         cJSON_AddItemToArray(nodes, j);
     }
@@ -274,14 +275,15 @@ static int read_value(JR *r, Graph *g, const cJSON *j, Value *out, int depth) {
         out->sym = e;
         return 0;
     }
-    if (strcmp(tag, "list") == 0 || strcmp(tag, "tuple") == 0) {
+    if (strcmp(tag, "list") == 0 || strcmp(tag, "tuple") == 0 || strcmp(tag, "dict") == 0) {
         if (!cJSON_IsArray(c)) return jerr(r, "\"%s\" must be an array", tag);
         int n = cJSON_GetArraySize(c);
+        if (tag[0] == 'd' && n % 2) return jerr(r, "\"dict\" must alternate keys and values (an even count, got %d)", n);
         Value *items = n ? mi_xcalloc(n, sizeof *items) : NULL;
         int i = 0;
         for (const cJSON *it = c->child; it; it = it->next, i++)
             if (read_value(r, g, it, &items[i], depth + 1) < 0) { free(items); return -1; }
-        *out = tag[0] == 'l' ? value_list(g, items, n) : value_tuple(g, items, n);
+        *out = tag[0] == 'l' ? value_list(g, items, n) : tag[0] == 'd' ? value_dict(g, items, n) : value_tuple(g, items, n);
         free(items);
         return 0;
     }
@@ -405,6 +407,7 @@ static int read_graph(JR *r, Graph *g, const cJSON *o, int depth) {
         n->stack = opt_str(r, g, j, "stack", &bad);
         n->comment = opt_str(r, g, j, "comment", &bad);
         n->ph_comment = opt_str(r, g, j, "ph_comment", &bad);
+        n->fused_unary = opt_str(r, g, j, "fused_unary", &bad);
         if (bad) return -1;
         n->group_start = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "group_start"));
         n->pytree_leaf = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "pytree_leaf"));

@@ -58,8 +58,11 @@ static void reinfer(PassCtx *pc, Graph *g, Node *n) {
     free(out);
 }
 
+/* The example inputs are the top graph's: a subgraph (a cond branch, a score_mod) has placeholders
+ * of its own, often with the same names ("arg0_1"), that FakeTensorProp never sees (the HOP's fake
+ * impl traces its branch on the operands). So only g without a parent is matched. */
 int pass_fake_tensor_prop(PassCtx *pc, Graph *g) {
-    if (!pc->nlayouts) return 0;
+    if (!pc->nlayouts || g->parent) return 0;
     int changed = 0;
     for (int i = 0; i < g->n; i++) {
         Node *n = g->nodes[i];

@@ -22,7 +22,7 @@ static int remap_value(Value *v, Node **map, const Graph *g) {
             v->node = resolve(map, n);
             c++;
         }
-    } else if (v->kind == V_LIST || v->kind == V_TUPLE) {
+    } else if (VALUE_IS_SEQ(v)) {
         for (int i = 0; i < v->list.n; i++) c += remap_value(&v->list.items[i], map, g);
     }
     return c;

@@ -515,7 +515,7 @@ void pm_set_inputs(PassManager *pm, const IValue *inputs, int ninputs) {
 static bool values_same(const Value *a, const Value *b) {
     if (a->kind != b->kind) return false;
     if (a->kind == V_NODE) return a->node && b->node && a->node->id == b->node->id && !strcmp(a->node->name, b->node->name);
-    if (a->kind == V_LIST || a->kind == V_TUPLE) {
+    if (VALUE_IS_SEQ(a)) {
         if (a->list.n != b->list.n) return false;
         for (int i = 0; i < a->list.n; i++) if (!values_same(&a->list.items[i], &b->list.items[i])) return false;
         return true;

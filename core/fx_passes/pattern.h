@@ -91,6 +91,12 @@ typedef struct GraphPatternEntry {
     int (*replace)(PassCtx *pc, Graph *g, PatMatch *m);
 } GraphPatternEntry;
 
+/* mkldnn_fusion.py's unary lowering patterns (core/fx_passes/mkldnn_fusion.c): the match of
+ * unary(mkldnn._convolution_pointwise(..., 'none', [], '')) from the unary node, and its
+ * replacement by the handler node "fn". */
+bool mkldnn_match_unary(PassCtx *pc, Graph *g, Node *anchor, PatMatch *m);
+int mkldnn_replace_unary(PassCtx *pc, Graph *g, PatMatch *m);
+
 /* The entries of pass_patterns[group] in registration order (NULL, *n = 0 for none). */
 const GraphPatternEntry *post_grad_pattern_entries(int group, int *n);
 /* PatternMatcherPass.apply: every node whose target anchors some entry, last node first

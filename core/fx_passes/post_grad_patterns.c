@@ -1,7 +1,8 @@
 /* post_grad_patterns.c — the graph patterns Inductor registers in its post-grad pattern
  * passes (torch/_inductor/fx_passes/post_grad.py), each written after its Python source:
  *
- *   pass_patterns[1]: prepare_softmax (register_replacement of amax/sub/exp/sum by
+ *   pass_patterns[1]: mkldnn_fusion's unary lowering patterns (core/fx_passes/mkldnn_fusion.c),
+ *                     prepare_softmax (register_replacement of amax/sub/exp/sum by
  *                     prims.prepare_softmax_online, cuda + triton only);
  *   pass_patterns[2]: unfuse_bias_add_to_pointwise (addmm -> mm + add on a GPU when every use
  *                     is pointwise), addmm (add(mm(a, b), inp) -> addmm(inp, a, b) otherwise),
@@ -312,6 +313,10 @@ static int replace_softmax(PassCtx *pc, Graph *g, PatMatch *m) {
 
 /* The entries of each pass_patterns[i], in Inductor's registration order. */
 static const GraphPatternEntry GROUP1[] = {
+    /* lazy_init: _mkldnn_fusion_init first (the float _combined_fusion entries relu, sigmoid, tanh) */
+    {"mkldnn_unary_fusion", {"aten.relu.default", NULL}, mkldnn_match_unary, mkldnn_replace_unary},
+    {"mkldnn_unary_fusion", {"aten.sigmoid.default", NULL}, mkldnn_match_unary, mkldnn_replace_unary},
+    {"mkldnn_unary_fusion", {"aten.tanh.default", NULL}, mkldnn_match_unary, mkldnn_replace_unary},
     {"prepare_softmax", {"aten.amax.default", NULL}, match_softmax, replace_softmax},
 };
 static const GraphPatternEntry GROUP2[] = {

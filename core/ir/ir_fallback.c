@@ -14,6 +14,12 @@ bool ir_fallback_ok(const OpDef *op) {
     return op && op->eval && !(op->flags & (OPF_INPLACE | OPF_HOP));
 }
 
+/* What ir_fallback_eval can run: ir_fallback_ok's ops, and the higher-order ops a lowering row
+ * sends to a FallbackKernel explicitly (flex_attention: its subgraphs are the graph's). */
+static bool fallback_runnable(const OpDef *op) {
+    return op && op->eval && !(op->flags & OPF_INPLACE);
+}
+
 Tensor *ir_fallback_wrap(void *data, DType dt, int ndim, const int64_t *size, const int64_t *stride, int64_t offset) {
     Storage *s = mi_xcalloc(1, sizeof *s);
     s->refs = 2;             /* one is ours: tensor_unref never frees the caller's memory */
@@ -56,6 +62,7 @@ static int fallback_node_value(void *env, const Node *x, IValue *out) {
         out->kind = IV_INT;
         return sym_eval(r->ctx, x->sym_val, r->syms, r->nsyms, &out->i) ? -1 : 0;
     }
+    if (x->kind == N_GET_ATTR && r->g && graph_subgraph(r->g, x->target)) { out->kind = IV_OTHER; return 0; }   /* a subgraph */
     if (r->next >= r->nargs)
         return mi_err(r->ctx, r->g ? r->g->source : NULL, r->n->src_line, 0,
                       "fallback '%s': more tensor arguments than the %d passed (node '%s')", r->n->target, r->nargs, r->n->name);
@@ -94,7 +101,7 @@ static void flatten(const IValue *v, const IValue **out, int max, int *n) {
 int ir_fallback_eval(MiCtx *ctx, const Graph *g, const Node *n, Tensor *const *args, int nargs,
                      Tensor *const *outs, int nouts, const SymBinding *syms, int nsyms) {
     const OpDef *op = n->op ? n->op : op_lookup(n->target);
-    if (!ir_fallback_ok(op))
+    if (!fallback_runnable(op))
         return op_unsupported_err(ctx, g, n);
     /* extern_kernels.convolution with its bias peeled off (lowering_extern.c: off the cpu the bias
      * is a separate add, as Inductor's convolution lowering does): only the input and the weight

@@ -81,7 +81,7 @@ static void visit(IrOrigins *w, const Node *n, bool root);
 
 static void visit_value(IrOrigins *w, const Value *v) {
     if (v->kind == V_NODE && v->node) visit(w, v->node, false);
-    else if (v->kind == V_LIST || v->kind == V_TUPLE)
+    else if (VALUE_IS_SEQ(v))
         for (int i = 0; i < v->list.n; i++) visit_value(w, &v->list.items[i]);
 }
 

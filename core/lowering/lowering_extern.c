@@ -436,6 +436,7 @@ static void fb_collect(FbArgs *a, const Value *v) {
     }
     if (v->kind != V_NODE) return;
     if (v->node->is_sym && v->node->sym_val) return;   /* a SymInt: evaluated at run time */
+    if (v->node->kind == N_GET_ATTR && graph_subgraph(a->L->g, v->node->target)) return;   /* a HOP's subgraph: run by the eval */
     LVal *lv = lw_node_val(a->L, v->node);
     if (!lv || lv->kind != LV_TBOX || !lv->t) {
         a->rc = lw_err(a->L, a->n, "fallback '%s': argument '%s' is not a tensor", a->n->target, v->node->name);
@@ -680,6 +681,17 @@ static int lower_convolution(Lower *L, const Node *n, int arg) {
     return lw_set_pending(L, n, f, m->dtype, o, no);
 }
 
+/* ---- higher_order.flex_attention: a FallbackKernel running the math reference ----
+ * Inductor lowers it to its flex_attention template (kernel/flex_attention.py: a Triton kernel
+ * on the GPU, a C++ template on the CPU) with the score_mod / mask_mod subgraphs inlined; here
+ * it is a FallbackKernel whose run calls the registry's sdpa_dense (core/ops/ops_flex_attention.c)
+ * with the subgraphs, on the host (the CUDA backend copies its tensors there and back). Its
+ * results are the three MultiOutputs of the fake impl (out, lse, max_scores). */
+static int lower_flex_attention(Lower *L, const Node *n, int arg) {
+    (void)arg;
+    return lw_fallback(L, n);
+}
+
 /* ---- higher_order.cond: each branch lowered as its own module (core/ir/ir_cond.c) ---- */
 
 static bool layouts_same(const Layout *a, const Layout *b) {
@@ -770,6 +782,6 @@ const LoweringDef lowering_extern_table[] = {
     {"aten.bmm.default", lower_matmul, EXT_BMM},
     {"aten._scaled_dot_product_flash_attention_for_cpu.default", lower_sdpa, SDPA_FLASH_CPU},
     {"aten._scaled_dot_product_efficient_attention.default", lower_sdpa, SDPA_EFFICIENT},
-    {"higher_order.cond", lower_cond, 0}, {"aten.convolution.default", lower_convolution, 0},
+    {"higher_order.cond", lower_cond, 0}, {"higher_order.flex_attention", lower_flex_attention, 0}, {"aten.convolution.default", lower_convolution, 0},
 };
 const int lowering_extern_count = sizeof lowering_extern_table / sizeof lowering_extern_table[0];

@@ -23,6 +23,7 @@ typedef struct Interp {
     SymBinding *syms;
     int nsyms, symcap;
     bool fp64;               /* float64 reference run (interp_run_fp64) */
+    bool bcast;              /* interp_run_sub_bcast: placeholders take tensors of any shape */
 } Interp;
 
 /* ---- node positions ---- */
@@ -100,7 +101,7 @@ static int sym_bind(Interp *in, const Node *where, const char *name, int64_t v) 
 
 /* Check a tensor input against its placeholder's annotation; bind plain symbols. */
 static int bind_tensor_input(Interp *in, const Node *ph, const Tensor *t, int k) {
-    if (!ph->has_meta) return 0;
+    if (!ph->has_meta || in->bcast) return 0;
     const TensorMeta *m = &ph->meta;
     char want[256], got[256];
     DType want_dt = m->dtype;
@@ -258,10 +259,11 @@ static void interp_free(Interp *in) {
     free(in->syms);
 }
 
-static int run_graph(MiCtx *ctx, const Graph *g, IValue *inputs, int ninputs, IValue **outs, int *nouts, bool fp64) {
+static int run_graph(MiCtx *ctx, const Graph *g, IValue *inputs, int ninputs, IValue **outs, int *nouts, bool fp64,
+                     bool bcast) {
     *outs = NULL;
     *nouts = 0;
-    Interp in = {.ctx = ctx, .g = g, .fp64 = fp64};
+    Interp in = {.ctx = ctx, .g = g, .fp64 = fp64, .bcast = bcast};
     int nph = graph_num_placeholders(g);
     if (ninputs != nph)
         return mi_err(ctx, g->source, 0, 0, "graph has %d placeholders but %d inputs were given", nph, ninputs);
@@ -341,11 +343,18 @@ static int run_graph(MiCtx *ctx, const Graph *g, IValue *inputs, int ninputs, IV
 }
 
 int interp_run(MiCtx *ctx, const Graph *g, IValue *inputs, int ninputs, IValue **outs, int *nouts) {
-    return run_graph(ctx, g, inputs, ninputs, outs, nouts, false);
+    return run_graph(ctx, g, inputs, ninputs, outs, nouts, false, false);
 }
 
 int interp_run_sub(const OpCall *c, const Graph *g, IValue *inputs, int ninputs, IValue **outs, int *nouts) {
-    return run_graph(c->ctx, g, inputs, ninputs, outs, nouts, c->fp64);
+    return run_graph(c->ctx, g, inputs, ninputs, outs, nouts, c->fp64, false);
+}
+
+/* vmap by broadcasting: the subgraph's 0-dim placeholders take tensors of any shape, so its
+ * pointwise ops run once over all of them (flex_attention's score_mod over [B, H, M, N] scores
+ * and [B,1,1,1] / [1,H,1,1] / ... index tensors, as _vmap_for_bhqkv maps it per element). */
+int interp_run_sub_bcast(const OpCall *c, const Graph *g, IValue *inputs, int ninputs, IValue **outs, int *nouts) {
+    return run_graph(c->ctx, g, inputs, ninputs, outs, nouts, c->fp64, true);
 }
 
 /* Float inputs are cloned up to f64 (complex to c128), the others cloned as they are, keeping
@@ -365,7 +374,7 @@ int interp_run_fp64(MiCtx *ctx, const Graph *g, const IValue *inputs, int ninput
             in[i].kind = IV_NONE;            /* graph inputs are never tuples */
         }
     }
-    if (rc == 0) rc = run_graph(ctx, g, in, ninputs, outs, nouts, true);
+    if (rc == 0) rc = run_graph(ctx, g, in, ninputs, outs, nouts, true, false);
     if (rc == 0 && inputs_after) *inputs_after = in;
     else interp_free_outputs(in, ninputs);
     return rc;

@@ -19,6 +19,9 @@ int interp_run_fp64(MiCtx *ctx, const Graph *g, const IValue *inputs, int ninput
                     IValue **inputs_after);
 /* Run a subgraph of a higher-order op from inside an op's eval, in the caller's mode. */
 int interp_run_sub(const OpCall *c, const Graph *g, IValue *inputs, int ninputs, IValue **outs, int *nouts);
+/* interp_run_sub without the placeholder checks: tensors of any shape broadcast through the
+ * subgraph's ops (a vmap of a 0-dim function, for pointwise bodies: flex_attention's score_mod). */
+int interp_run_sub_bcast(const OpCall *c, const Graph *g, IValue *inputs, int ninputs, IValue **outs, int *nouts);
 void interp_free_outputs(IValue *outs, int n);
 
 /* An argument's run-time value as ops' eval functions take it (core/ops/ops.h OpCall.argv): node

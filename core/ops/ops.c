@@ -38,6 +38,8 @@ static const struct { const OpDef *rows; const int *n; } families[] = {
     {ops_repeat_interleave_table, &ops_repeat_interleave_count},
     {ops_segment_table, &ops_segment_count},
     {ops_ctc_table, &ops_ctc_count},
+    {ops_flex_attention_table, &ops_flex_attention_count},
+    {ops_mkldnn_table, &ops_mkldnn_count},
     {ops_histogram_table, &ops_histogram_count},
     {ops_unique_table, &ops_unique_count},
     {ops_linalg_ext_table, &ops_linalg_ext_count},

@@ -184,6 +184,22 @@ static int conv_fill(ShapeArgs *sa, Tensor *o) {
 }
 static int conv_eval(const OpCall *call, IValue *out) { return ev_run(call, out, conv_fill); }
 
+void ops_conv_forward(const Tensor *x, const Tensor *w, const Tensor *b, int nsp, const int64_t *stride, const int64_t *pad,
+                      const int64_t *dil, int64_t groups, Tensor *o) {
+    ConvArgs c = {.nsp = nsp, .groups = groups};
+    for (int i = 0; i < nsp; i++) { c.stride[i] = stride[i]; c.pad[i] = pad[i]; c.dil[i] = dil[i]; }
+    Geo g;
+    geo_of(&g, &c, x, w, o);
+    double *xv = to_doubles(x), *wv = to_doubles(w), *ov = zeros(tensor_numel(o));
+    conv_run(&g, CV_FWD, xv, wv, ov);
+    if (b) {
+        int64_t C = o->size[1], sp = C ? tensor_numel(o) / (o->size[0] ? o->size[0] : 1) / C : 0;
+        for (int64_t e = 0; e < tensor_numel(o); e++) ov[e] += tensor_get_f(b, (e / sp) % C);
+    }
+    from_doubles(o, ov);
+    free(xv); free(wv); free(ov);
+}
+
 /* convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
  * transposed, output_padding, groups, output_mask) -> (grad_input, grad_weight, grad_bias) */
 static int conv_bwd_args(ShapeArgs *sa, ConvArgs *c, TensorMeta **go, bool mask[3]) {

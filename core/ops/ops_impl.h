@@ -122,6 +122,11 @@ int ev_run_n(const OpCall *c, IValue *out, EvFillN fill);
 void sa_from_call(ShapeArgs *sa, const OpCall *c);
 void ev_end(ShapeArgs *sa);
 
+/* o = x (*) w (+ b), a regular convolution of concrete tensors with nsp spatial dims, computed
+ * in double (core/ops/ops_conv.c; the mkldnn convolutions of core/ops/ops_mkldnn.c share it). */
+void ops_conv_forward(const Tensor *x, const Tensor *w, const Tensor *b, int nsp, const int64_t *stride, const int64_t *pad,
+                      const int64_t *dil, int64_t groups, Tensor *o);
+
 /* ---- family tables ---- */
 extern const OpDef ops_pointwise_table[]; extern const int ops_pointwise_count;
 extern const OpDef ops_view_table[];      extern const int ops_view_count;
@@ -153,6 +158,8 @@ extern const OpDef ops_lowp_mm_table[];   extern const int ops_lowp_mm_count;
 extern const OpDef ops_upsample_backward_table[]; extern const int ops_upsample_backward_count;
 extern const OpDef ops_segment_table[];   extern const int ops_segment_count;
 extern const OpDef ops_ctc_table[];       extern const int ops_ctc_count;
+extern const OpDef ops_flex_attention_table[]; extern const int ops_flex_attention_count;
+extern const OpDef ops_mkldnn_table[];      extern const int ops_mkldnn_count;
 extern const OpDef ops_histogram_table[]; extern const int ops_histogram_count;
 extern const OpDef ops_unique_table[];    extern const int ops_unique_count;
 extern const OpDef ops_linalg_ext_table[]; extern const int ops_linalg_ext_count;
