@@ -16,7 +16,7 @@ typedef struct ConvArgs {
     bool transposed;
 } ConvArgs;
 
-static int conv_list(ShapeArgs *sa, ArgRef a, const char *what, int nsp, int64_t dflt, int64_t *out) {
+int ops_conv_list(ShapeArgs *sa, ArgRef a, const char *what, int nsp, int64_t dflt, int64_t *out) {
     int64_t v[8];
     int n = 0;
     for (int i = 0; i < nsp; i++) out[i] = dflt;
@@ -35,9 +35,9 @@ static int conv_parse(ShapeArgs *sa, ConvArgs *c) {
     c->nsp = c->x->ndim - 2;
     if (c->nsp < 1 || c->nsp > 3) return sa_err(sa, "expects a 3-D, 4-D or 5-D input [N, C, ...], got %d-D", c->x->ndim);
     if (c->w->ndim != c->x->ndim) return sa_err(sa, "weight has rank %d but the input has rank %d", c->w->ndim, c->x->ndim);
-    if (conv_list(sa, sa_arg(sa, 3, "stride"), "stride", c->nsp, 1, c->stride) ||
-        conv_list(sa, sa_arg(sa, 4, "padding"), "padding", c->nsp, 0, c->pad) ||
-        conv_list(sa, sa_arg(sa, 5, "dilation"), "dilation", c->nsp, 1, c->dil)) return -1;
+    if (ops_conv_list(sa, sa_arg(sa, 3, "stride"), "stride", c->nsp, 1, c->stride) ||
+        ops_conv_list(sa, sa_arg(sa, 4, "padding"), "padding", c->nsp, 0, c->pad) ||
+        ops_conv_list(sa, sa_arg(sa, 5, "dilation"), "dilation", c->nsp, 1, c->dil)) return -1;
     c->groups = 1;
     ArgRef ag = sa_arg(sa, 8, "groups");
     if (arg_present(ag) && sa_const_int(sa, ag, "groups", &c->groups)) return -1;
@@ -49,7 +49,7 @@ static int conv_parse(ShapeArgs *sa, ConvArgs *c) {
         return sa_err(sa, "channel counts must be constants");
     c->transposed = arg_bool(sa_arg(sa, 6, "transposed"), false);
     if (c->transposed) {          /* weight [Cin, Cout / groups, k...] */
-        if (conv_list(sa, sa_arg(sa, 7, "output_padding"), "output_padding", c->nsp, 0, c->outpad)) return -1;
+        if (ops_conv_list(sa, sa_arg(sa, 7, "output_padding"), "output_padding", c->nsp, 0, c->outpad)) return -1;
         if (cin != cout || cin % c->groups) return sa_err(sa, "transposed: input has %lld channels but weight has %lld", (long long)cin, (long long)cout);
         if (c->b && (c->b->ndim != 1 || !ex_eq_int(c->b->size[0], wcin * c->groups))) return sa_err(sa, "bias must have %lld elements", (long long)(wcin * c->groups));
         if (c->w->dtype != c->x->dtype) return sa_err(sa, "input and weight dtypes differ");
@@ -163,17 +163,15 @@ static int conv_fill(ShapeArgs *sa, Tensor *o) {
     if (conv_parse(sa, &c)) return -1;
     Tensor *x = ev_tensor(sa_arg(sa, 0, "input")), *w = ev_tensor(sa_arg(sa, 1, "weight"));
     Tensor *b = c.b ? ev_tensor(sa_arg(sa, 2, "bias")) : NULL;
-    Geo g;
-    double *xv = to_doubles(x), *wv = to_doubles(w), *ov;
-    if (c.transposed) {           /* the input gradient of the regular conv whose output space is x */
-        geo_of(&g, &c, o, w, x);
-        ov = zeros(tensor_numel(o));
-        conv_run(&g, CV_GRAD_X, ov, wv, xv);
-    } else {
-        geo_of(&g, &c, x, w, o);
-        ov = zeros(tensor_numel(o));
-        conv_run(&g, CV_FWD, xv, wv, ov);
+    if (!c.transposed) {
+        ops_conv_forward(x, w, b, c.nsp, c.stride, c.pad, c.dil, c.groups, o);
+        return 0;
     }
+    /* transposed: the input gradient of the regular conv whose output space is x */
+    Geo g;
+    double *xv = to_doubles(x), *wv = to_doubles(w), *ov = zeros(tensor_numel(o));
+    geo_of(&g, &c, o, w, x);
+    conv_run(&g, CV_GRAD_X, ov, wv, xv);
     if (b) {
         int64_t C = o->size[1], sp = C ? tensor_numel(o) / (o->size[0] ? o->size[0] : 1) / C : 0;
         for (int64_t e = 0; e < tensor_numel(o); e++) ov[e] += tensor_get_f(b, (e / sp) % C);
@@ -213,10 +211,10 @@ static int conv_bwd_args(ShapeArgs *sa, ConvArgs *c, TensorMeta **go, bool mask[
     c->nsp = c->x->ndim - 2;
     if (c->nsp < 1 || c->nsp > 3 || c->w->ndim != c->x->ndim || (*go)->ndim != c->x->ndim)
         return sa_err(sa, "expects 3-D to 5-D input, weight and grad_output of the same rank");
-    if (conv_list(&s2, sa_arg(&s2, 3, "stride"), "stride", c->nsp, 1, c->stride) ||
-        conv_list(&s2, sa_arg(&s2, 4, "padding"), "padding", c->nsp, 0, c->pad) ||
-        conv_list(&s2, sa_arg(&s2, 5, "dilation"), "dilation", c->nsp, 1, c->dil) ||
-        conv_list(&s2, sa_arg(&s2, 7, "output_padding"), "output_padding", c->nsp, 0, c->outpad)) return -1;
+    if (ops_conv_list(&s2, sa_arg(&s2, 3, "stride"), "stride", c->nsp, 1, c->stride) ||
+        ops_conv_list(&s2, sa_arg(&s2, 4, "padding"), "padding", c->nsp, 0, c->pad) ||
+        ops_conv_list(&s2, sa_arg(&s2, 5, "dilation"), "dilation", c->nsp, 1, c->dil) ||
+        ops_conv_list(&s2, sa_arg(&s2, 7, "output_padding"), "output_padding", c->nsp, 0, c->outpad)) return -1;
     c->transposed = arg_bool(sa_arg(&s2, 6, "transposed"), false);
     c->groups = 1;
     ArgRef ag = sa_arg(&s2, 8, "groups");
@@ -314,11 +312,11 @@ typedef struct Fold { int64_t k[2], d[2], p[2], s[2], out[2], blocks[2]; } Fold;
  * dilation, padding, stride): the block counts 1 + (size + 2p - d(k-1) - 1) / s per spatial dim */
 static int fold_args(ShapeArgs *sa, bool col2im, const TensorMeta *x, Fold *f) {
     int b = col2im ? 1 : 0;
-    if ((col2im && conv_list(sa, sa_arg(sa, 1, "output_size"), "output_size", 2, 0, f->out)) ||
-        conv_list(sa, sa_arg(sa, 1 + b, "kernel_size"), "kernel_size", 2, 0, f->k) ||
-        conv_list(sa, sa_arg(sa, 2 + b, "dilation"), "dilation", 2, 1, f->d) ||
-        conv_list(sa, sa_arg(sa, 3 + b, "padding"), "padding", 2, 0, f->p) ||
-        conv_list(sa, sa_arg(sa, 4 + b, "stride"), "stride", 2, 1, f->s)) return -1;
+    if ((col2im && ops_conv_list(sa, sa_arg(sa, 1, "output_size"), "output_size", 2, 0, f->out)) ||
+        ops_conv_list(sa, sa_arg(sa, 1 + b, "kernel_size"), "kernel_size", 2, 0, f->k) ||
+        ops_conv_list(sa, sa_arg(sa, 2 + b, "dilation"), "dilation", 2, 1, f->d) ||
+        ops_conv_list(sa, sa_arg(sa, 3 + b, "padding"), "padding", 2, 0, f->p) ||
+        ops_conv_list(sa, sa_arg(sa, 4 + b, "stride"), "stride", 2, 1, f->s)) return -1;
     if (!col2im) {
         if (x->ndim != 3 && x->ndim != 4) return sa_err(sa, "Expected 3D or 4D (batch mode) tensor for input, got %dD", x->ndim);
         for (int i = 0; i < 2; i++) if (!sym_is_int(x->size[x->ndim - 2 + i], &f->out[i])) return sa_err(sa, "symbolic image size");

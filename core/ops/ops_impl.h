@@ -122,6 +122,8 @@ int ev_run_n(const OpCall *c, IValue *out, EvFillN fill);
 void sa_from_call(ShapeArgs *sa, const OpCall *c);
 void ev_end(ShapeArgs *sa);
 
+/* A convolution's int list argument (stride, padding, ...): 1 or nsp values, dflt when absent. */
+int ops_conv_list(ShapeArgs *sa, ArgRef a, const char *what, int nsp, int64_t dflt, int64_t *out);
 /* o = x (*) w (+ b), a regular convolution of concrete tensors with nsp spatial dims, computed
  * in double (core/ops/ops_conv.c; the mkldnn convolutions of core/ops/ops_mkldnn.c share it). */
 void ops_conv_forward(const Tensor *x, const Tensor *w, const Tensor *b, int nsp, const int64_t *stride, const int64_t *pad,

@@ -35,15 +35,7 @@ typedef struct PwConv {
 } PwConv;
 
 static int int_list(ShapeArgs *sa, int pos, const char *what, int nsp, int64_t dflt, int64_t *out) {
-    int64_t v[8];
-    int n = 0;
-    for (int i = 0; i < nsp; i++) out[i] = dflt;
-    ArgRef a = sa_arg(sa, pos, what);
-    if (!arg_present(a)) return 0;
-    if (sa_const_int_list(sa, a, what, v, &n, 8)) return -1;
-    if (n != 1 && n != nsp) return sa_err(sa, "'%s' needs 1 or %d values, got %d", what, nsp, n);
-    for (int i = 0; i < nsp; i++) out[i] = v[n == 1 ? 0 : i];
-    return 0;
+    return ops_conv_list(sa, sa_arg(sa, pos, what), what, nsp, dflt, out);
 }
 
 static int pw_parse(ShapeArgs *sa, PwConv *c) {

@@ -3,7 +3,8 @@
 # survey_logs.sh surveys the passes: for each compiled graph, the number of kernels Inductor
 # generated (definitions of cpp_fused_* / triton_* in the log's inductor_output_code; extern calls
 # excluded, a kernel defined once and called twice counts once) against the kernels `sched` here
-# defines (extern and fallback calls, nop nodes (a CPU ConcatKernel) and kernels marked "[same source as kernel N" left out). One line per graph ("same" or "differs: ours N, Inductor M"), then the count.
+# defines (extern and fallback calls, nop nodes (a CPU ConcatKernel) and kernels marked "[same source as kernel N" left out;
+# a cond's branch kernels, listed under "  subgraph", count too: Inductor defines them in the same output code). One line per graph ("same" or "differs: ours N, Inductor M"), then the count.
 #   tests/tools/survey_kernels.sh DIR [MINDUCTOR]
 dir=${1:?usage: survey_kernels.sh DIR [MINDUCTOR]}
 bin=${2:-./minductor}
@@ -26,7 +27,7 @@ for log in $(find "$dir" -name '*.log' | sort); do
             part=""; [ $k = 2 ] && part=" backward"
             theirs=$(grep -c '^cpp_fused_[A-Za-z0-9_]* = async_compile\|^triton_[A-Za-z0-9_]* = async_compile' "$code")
             ours=$("$bin" -q -c "${dev}load $log $cid$part; run; lower; sched" 2>/dev/null |
-                   awk '/kernels? \(fusion/ {on = 1; next} on && /^  [a-z]/ && $1 !~ /^(extern|fallback|nop)_/ && !/\[same source as kernel/ {c++} on && !/^  / {on = 0} END {print c + 0}')
+                   awk '/^  subgraph / {insub = 1; on = 0; next} insub && /^      [a-z]/ && $1 !~ /(^|_)(extern|fallback|nop)_/ && !/\[same source as kernel/ {c++; next} insub && !/^      / {insub = 0} /kernels? \(fusion/ {on = 1; next} on && /^  [a-z]/ && $1 !~ /^(extern|fallback|nop)_/ && !/\[same source as kernel/ {c++} on && !/^  / {on = 0} END {print c + 0}')
             n=$((n + 1))
             if [ "$ours" = "$theirs" ]; then same=$((same + 1)); echo "same     $b $cid$part ($ours)"
             else echo "differs  $b $cid$part: ours $ours, Inductor $theirs"; fi
