@@ -2,7 +2,8 @@
  * GCC vectorizes (core/codegen/codegen_kernel.c): bool elements read and written through their
  * byte, a float -> integer cast as truncf then the cast; and the runtime's -fno-tree-sink keeps a
  * select between x and a call (softplus) vectorizable; a costly value of the innermost var alone
- * (a channels-last batch norm's 1 / sqrt(var + eps)) is computed once per call into an array
+ * (a channels-last batch norm's 1 / sqrt(var + eps)), or of it and one outer var (RoPE's cos / sin
+ * of position and frequency), is computed once per call into an array
  * (codegen_hoist.c); a copy to channels last runs its width as the simd loop, its 3 channels
  * inside (codegen_tile.c); f16 loads and stores convert without branches (codegen_c.c half_src);
  * an indirect index's bounds check in a simd loop is a min reduction (c_indirect); a
@@ -68,6 +69,29 @@ static const char *bn_last =
     "        add_1: \"f32[40, 16][16, 1]cpu\" = torch.ops.aten.add.Tensor(mul_1, arg2_1)\n"
     "        relu: \"f32[40, 16][16, 1]cpu\" = torch.ops.aten.relu.default(add_1)\n"
     "        return (relu,)\n";
+
+/* rotary embedding as llama's graph computes it: cos / sin of position p1 times the frequency of
+ * p3, applied to q in a (batch, position, head, 16) nest: the angle depends on (p1, p3) alone */
+static const char *rope =
+    "class <lambda>(torch.nn.Module):\n"
+    "    def forward(self, arg0_1: \"f32[4, 64, 4, 16][4096, 64, 16, 1]cpu\"):\n"
+    "        iota: \"i64[64][1]cpu\" = torch.ops.prims.iota.default(64, start = 0, step = 1, dtype = torch.int64, device = device(type='cpu'), requires_grad = False)\n"
+    "        convert_element_type: \"f32[64][1]cpu\" = torch.ops.prims.convert_element_type.default(iota, torch.float32)\n"
+    "        iota_1: \"i64[16][1]cpu\" = torch.ops.prims.iota.default(16, start = 0, step = 1, dtype = torch.int64, device = device(type='cpu'), requires_grad = False)\n"
+    "        convert_element_type_1: \"f32[16][1]cpu\" = torch.ops.prims.convert_element_type.default(iota_1, torch.float32)\n"
+    "        div: \"f32[16][1]cpu\" = torch.ops.aten.div.Tensor(convert_element_type_1, 16)\n"
+    "        pow_1: \"f32[16][1]cpu\" = torch.ops.aten.pow.Scalar(10000.0, div)\n"
+    "        reciprocal: \"f32[16][1]cpu\" = torch.ops.aten.reciprocal.default(pow_1)\n"
+    "        unsqueeze: \"f32[64, 1][1, 1]cpu\" = torch.ops.aten.unsqueeze.default(convert_element_type, 1)\n"
+    "        mul: \"f32[64, 16][16, 1]cpu\" = torch.ops.aten.mul.Tensor(unsqueeze, reciprocal)\n"
+    "        cos: \"f32[64, 16][16, 1]cpu\" = torch.ops.aten.cos.default(mul)\n"
+    "        sin: \"f32[64, 16][16, 1]cpu\" = torch.ops.aten.sin.default(mul)\n"
+    "        unsqueeze_1: \"f32[64, 1, 16][16, 16, 1]cpu\" = torch.ops.aten.unsqueeze.default(cos, 1)\n"
+    "        unsqueeze_2: \"f32[64, 1, 16][16, 16, 1]cpu\" = torch.ops.aten.unsqueeze.default(sin, 1)\n"
+    "        mul_1: \"f32[4, 64, 4, 16][4096, 64, 16, 1]cpu\" = torch.ops.aten.mul.Tensor(arg0_1, unsqueeze_1)\n"
+    "        mul_2: \"f32[4, 64, 4, 16][4096, 64, 16, 1]cpu\" = torch.ops.aten.mul.Tensor(arg0_1, unsqueeze_2)\n"
+    "        add: \"f32[4, 64, 4, 16][4096, 64, 16, 1]cpu\" = torch.ops.aten.add.Tensor(mul_1, mul_2)\n"
+    "        return (add,)\n";
 
 /* NCHW -> NHWC of a 3-channel image: the channel loop (3) is innermost, its load strided */
 static const char *to_channels_last =
@@ -286,6 +310,16 @@ int main(void) {
     }
     free(src);
     free(compile_check(ctx, "bn_last", bn_last, 3));   /* a NaN variance */
+    src = compile_check(ctx, "rope", rope, -1);
+    if (src) {
+        const char *nest = strstr(src, "#pragma omp parallel for collapse(3)");   /* after the prologue */
+        const char *cosv = strstr(src, " = mi_cosf("), *sinv = strstr(src, " = mi_sinf(");
+        ok(nest && strstr(src, "[1024];   /* a value of (p1, p3) alone") && cosv && cosv < nest && sinv && sinv < nest &&
+           !strstr(nest, "mi_cosf(") && !strstr(nest, "mi_sinf(") && strstr(nest, "[p1*16LL + p3]"),
+           "cos / sin of (position, frequency) are a 64 x 16 table computed once per call, read by the loop");
+        check_vectorized(ctx, "rope", src, -1);
+    }
+    free(src);
     src = compile_check(ctx, "to_channels_last", to_channels_last, 5);
     if (src) {
         const char *b = simd_body(src);

@@ -274,7 +274,9 @@ static IrVal em_tmp(Em *e, DType dt, const char *fmt, ...) {
     char nm[32];
     int id = (*e->tmp)++;
     snprintf(nm, sizeof nm, "tmp%d", id);
-    if (larr) sb_printf(e->body, "%s    %s %s = mi_h%d[%s];\n", e->indent, ct, nm, id, e->lane->var);
+    char lix[64] = "";
+    if (larr) cg_lane_index(e->lane, lk, lix, sizeof lix);
+    if (larr) sb_printf(e->body, "%s    %s %s = mi_h%d[%s];\n", e->indent, ct, nm, id, lix);
     else sb_printf(inv ? e->hoist : e->body, "%s    %s %s = %s;\n", inv ? e->oindent : e->indent, ct, nm, key + cl + 1);
     IrVal v = em_new(e, nm, dt);
     if (e->lane && lk != CG_LANE_OTHER) {   /* the statement, for the per-nest prologue */
@@ -283,7 +285,7 @@ static IrVal em_tmp(Em *e, DType dt, const char *fmt, ...) {
         sb_printf(&st, "%s %s = %s;", ct, nm, key + cl + 1);
         cg_lane_set(e->lane, v, lk, st.s, e->ldeps, e->lnd);
         sb_free(&st);
-        if (larr) cg_lane_array(e->lane, v, id);
+        if (larr) cg_lane_array(e->lane, v, id, dt == DT_F64 ? 8 : 4);
     }
     free(key);
     e->v.tag[v] = inv;
@@ -314,15 +316,17 @@ static bool em_writes(const Em *e, const Buffer *b) {
     return false;
 }
 
-/* The lane kind (codegen_hoist.h) of an index: CG_LANE_VAR when it uses the innermost var and no
- * other loop var or indirect variable, CG_LANE_NONE when it uses none, else CG_LANE_OTHER. */
+/* The lane mask (codegen_hoist.h) of an index: the nest's loop vars it uses (bit i: var i, the
+ * innermost last), CG_LANE_OTHER when it uses an indirect variable. */
 static int em_index_lane(const Em *e, const Expr *x) {
-    if (!e->lane || expr_uses(x, e->others, e->nothers) || expr_uses(x, e->varind, e->nvarind)) return CG_LANE_OTHER;
-    Expr *const lv[1] = {e->inner[e->ninner - 1]};
-    return expr_uses(x, lv, 1) ? CG_LANE_VAR : CG_LANE_NONE;
+    if (!e->lane || expr_uses(x, e->varind, e->nvarind)) return CG_LANE_OTHER;
+    int m = 0;
+    for (int i = 0; i <= e->nothers; i++)   /* others[nothers] is the innermost var */
+        if (expr_uses(x, e->others + i, 1)) m |= 1 << i;
+    return m;
 }
-/* The lane kind of a value made from operands a[0..n): each must be computable before the nest
- * (NONE or VAR); VAR when one is. Sets e->ldeps for em_tmp. */
+/* The lane mask of a value made from operands a[0..n): each must be computable before the nest;
+ * the union of theirs. Sets e->ldeps for em_tmp. */
 static int em_lane_of(Em *e, const IrVal *a, int n) {
     if (!e->lane || n > 3) return CG_LANE_OTHER;
     int k = CG_LANE_NONE;
@@ -330,7 +334,7 @@ static int em_lane_of(Em *e, const IrVal *a, int n) {
     for (int i = 0; i < n && i < 3; i++) {
         int ki = cg_lane_kind(e->lane, a[i]);
         if (ki == CG_LANE_OTHER) return CG_LANE_OTHER;
-        if (ki == CG_LANE_VAR) k = CG_LANE_VAR;
+        k |= ki;
         e->ldeps[e->lnd++] = a[i];
     }
     return k;
@@ -576,8 +580,8 @@ static IrVal c_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
     }
     e->next_inv = true;   /* invariant when every argument is */
     for (int i = 0; i < ir_math_arity(op); i++) e->next_inv &= cg_val_tag(&e->v, a[i]) != 0;
-    e->lk = em_lane_of(e, a, ir_math_arity(op));   /* a costly value of the innermost var alone: once per nest */
-    e->larr = e->lk == CG_LANE_VAR && cg_lane_costly(op) && (dt == DT_F32 || dt == DT_F64);
+    e->lk = em_lane_of(e, a, ir_math_arity(op));   /* a costly value of the innermost var (and one outer): once per nest */
+    e->larr = (dt == DT_F32 || dt == DT_F64) && cg_lane_costly(op) && e->lane && cg_lane_hoistable(e->lane, e->lk, dt == DT_F64 ? 8 : 4);
     const char *args[4];
     for (int i = 0; i < ir_math_arity(op) && i < 4; i++) args[i] = nm(e, a[i]);
     char *x = cg_math(&cpp_overrides, op, cpp_compute_dtype(dtv(e, a[0])), args);
@@ -1066,9 +1070,16 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
     CgLane lane = {0};
     int64_t ln;
     if (e.hoist && mode == EM_ROW && !sg->piece && sg->pro && (mo >= 1 || nv - mo >= 2) &&
-        sym_is_int(lb->ranges[nv - 1], &ln) && ln > 1 && ln <= LANE_MAX) {
+        sym_is_int(lb->ranges[nv - 1], &ln) && ln > 1 && ln <= LANE_MAX && nv <= CG_LANE_VARS) {
         lane.var = lb->vars[nv - 1]->name;
         lane.n = ln;
+        lane.nvars = nv;
+        lane.total = 1;
+        for (int v = 0; v < lane.nvars; v++) {
+            lane.vname[v] = lb->vars[v]->name;
+            if (!sym_is_int(lb->ranges[v], &lane.ext[v]) || lane.ext[v] <= 0) lane.ext[v] = 0, lane.total = 0;
+            else if (lane.total) lane.total = lane.ext[v] > INT64_MAX / lane.total ? 0 : lane.total * lane.ext[v];
+        }
         e.lane = &lane;
         e.others = lb->vars;
         e.nothers = nv - 1;
