@@ -11,7 +11,8 @@
  *   - memory.py reorder_for_peak_memory: the fused kernels in LPMF's order when it peaks lower;
  *   - index_put_ (reinplace's) scatters into its first argument's buffer;
  *   - score_fusion_memory on normalized deps for vertical pairs too; memory.py's get_numel sizes;
- *   - the loop order Inductor picks from a body's stores and loads (CPU).
+ *   - the loop order Inductor picks from a body's stores and loads (CPU);
+ *   - as_strided as a ReinterpretView; channels-last realization of a pool near convolutions.
  * Values of these graphs against the interpreter: tests/test_codegen.c (tests/fixtures/codegen:
  * unrolled_small_reductions, cpu_bmm_one_row, foreach_inplace_read_after). */
 #include "tap.h"
@@ -252,6 +253,30 @@ static void cpp_rules(MiCtx *ctx) {
     free(k); free(d);
 }
 
+/* lowering.py as_strided: a ReinterpretView of the realized storage under its input, no
+ * fallback (cpu_groupnorm_bf16_train's forward: 2 kernels as Inductor, was 3); run_node's
+ * maybe_apply_channels_last_stride_order: a max pool with more reads than
+ * realize_acc_reads_threshold near convolutions is realized channels-last and fuses with the
+ * avg pool beside it (cpu_inception_branches_eval: 4 kernels as Inductor, was 5) */
+static void view_and_layout_rules(MiCtx *ctx) {
+    char *k, *d, *ir;
+    int n = sched_text(ctx, "tests/fixtures/codegen/as_strided_group_norm_bf16.py", MI_DEV_CPU, &k, &d, &ir);
+    is_int(n, 3, "bf16 group norm: 3 kernels (2 cpp + the convolution)");
+    is_str(ir, "buf0 pointwise\nbuf1 pointwise\nbuf2 extern\nbuf3 reduction\nbuf4 reduction\nbuf5 pointwise\n"
+               "buf6 pointwise\nbuf7 pointwise\nbuf8 pointwise\n",
+           "as_strided of mul / add_1 is no buffer: a strided read of theirs");
+    is_str(k, "cpp_fused_0: op0 | op1\nextern_convolution: op2\n"
+              "cpp_fused_add_as_strided_convert_element_type_div_exp_mul_1: op3 op4 | op5 | op6 op7 | op8\n",
+           "group norm: one cpp kernel after the convolution, as Inductor's output code");
+    free(k); free(d); free(ir);
+    n = sched_text(ctx, "tests/fixtures/codegen/inception_pool_channels_last.py", MI_DEV_CPU, &k, &d, NULL);
+    ok(k && !strncmp(k, "cpp_fused__low_memory_max_pool_with_offsets_avg_pool2d_convolution_0: op0 op10 | op1 op3\n", 87),
+       "inception: max pool and avg pool fused in the first kernel with the two input copies");
+    ok(d && strstr(d, "fuse op0 + op10 score="), "the channels-last max pool and avg pool fuse (same loops)");
+    is_int(n, 10, "inception: 4 cpp kernels, 5 convolutions, the concat's nop");
+    free(k); free(d);
+}
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
     cpp_rules(ctx);
@@ -261,6 +286,7 @@ int main(void) {
     index_put_inplace(ctx);
     cumprod_forward(ctx);
     loop_order(ctx);
+    view_and_layout_rules(ctx);
     mi_ctx_free(ctx);
     return done_testing();
 }

@@ -328,6 +328,27 @@ static bool returned(Lower *L, int i) {
     return false;
 }
 
+/* run_node's maybe_apply_channels_last_stride_order, applied before a value is realized for
+ * reuse (should_realize_on_reuse) or for its accumulated reads (has_exceeded_max_reads): a dense
+ * 4-d value of nodes_prefer_channels_last, not user visible and not read by an as_strided op, is
+ * required channels-last (require_stride_order realizes a pending one in that order). True when
+ * applied. Example: an inception block's 3x3 max pool (9 reads of the input) feeding only a cat is
+ * realized [486, 1, 54, 6] next to the pools the convolutions read, and fuses with them. */
+static bool channels_last_first(Lower *L, const Node *n, int i, LVal *lv) {
+    Expr *st[4];
+    int order[4];
+    if (lv->t->ndim != 4 || !lw_output_channels_last(L, n, st) || !ir_stride_order(st, 4, order)) return false;
+    for (int k = 0; k < L->nusers[i]; k++) {
+        const char *u = L->users[i][k]->target;
+        if (u && (!strcmp(u, "aten.as_strided.default") || !strcmp(u, "aten.as_strided_.default") ||
+                  !strcmp(u, "aten.as_strided_scatter.default") || !strcmp(u, "aten.resize.default") ||
+                  !strcmp(u, "aten.resize_as.default")))
+            return false;   /* is_input_for_as_strided */
+    }
+    lv->t = lw_require_stride_order(L, lv->t, order);
+    return true;
+}
+
 void lw_after_node(Lower *L, const Node *n) {
     LVal *lv = lw_node_val(L, n);
     if (!lv || lv->kind != LV_TBOX || !lv->t) return;
@@ -386,11 +407,13 @@ void lw_after_node(Lower *L, const Node *n) {
             if (needs_realized_inputs(u)) realize_hint(L, sb);
             if (u->kind == N_OUTPUT && !t->is_view) lw_realize(L, sb, NULL);
         }
-        if (pending(sb) && realize_on_reuse(L, sb, users)) lw_realize(L, sb, NULL);
+        if (pending(sb) && realize_on_reuse(L, sb, users) && !channels_last_first(L, n, i, lv)) lw_realize(L, sb, NULL);
+        if (lv->t != t) return;
     }
     if (t->is_view || !pending(sb)) return;
     OpCount c = opcount(L, sb);
     if (c.reads > REALIZE_ACC_READS_THRESHOLD || c.num_ops > REALIZE_OPCOUNT_THRESHOLD) {   /* has_exceeded_max_reads */
+        if (channels_last_first(L, n, i, lv)) return;
         if (c.nontrivial_reads > 1) lw_realize(L, sb, NULL);
     }
     if (pending(sb) && c.num_ops > REALIZE_OPCOUNT_THRESHOLD) lw_realize(L, sb, NULL);   /* has_large_inner_fn */

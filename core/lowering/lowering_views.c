@@ -347,6 +347,43 @@ static int lower_repeat(Lower *L, const Node *n, int arg) {
     return lw_set_pointwise(L, n, lw_reindex(L, x->loader, nr, map, x->ndim), x->dtype, 1);
 }
 
+/* lowering.py as_strided(x, size, stride, storage_offset): "as_strided ignores views" — the
+ * storage under x (x.data.unwrap_view()) is realized, its layout frozen, and the result is a
+ * ReinterpretView of that storage with FixedLayout(size, stride, storage_offset or 0): a strided
+ * load, no kernel. Example: group norm's as_strided(mul[2, 4, 2, 1], [2, 8], [8, 1]) reads
+ * mul's buffer at 8*i + j. A view whose storage is unknown stays a fallback. */
+static int lower_as_strided(Lower *L, const Node *n, int arg) {
+    IrTBox *x = lw_arg_tbox(L, n, 0);
+    const Value *sz = lw_arg_or_kw(n, 1, "size"), *st = lw_arg_or_kw(n, 2, "stride");
+    const Value *off = lw_arg_or_kw(n, 3, "storage_offset");
+    IrStorage *base = x ? (x->is_view ? x->view_of : x->sb) : NULL;
+    if (!x || !base || !sz || !st || (sz->kind != V_LIST && sz->kind != V_TUPLE) ||
+        (st->kind != V_LIST && st->kind != V_TUPLE) || sz->list.n != st->list.n || sz->list.n > MI_MAX_DIMS)
+        return lw_fallback(L, n);
+    int nd = sz->list.n;
+    Layout *vl = lw_alloc(L, sizeof *vl);
+    vl->size = lw_alloc(L, sizeof(Expr *) * (nd + 1));
+    vl->stride = lw_alloc(L, sizeof(Expr *) * (nd + 1));
+    for (int d = 0; d < nd; d++) {
+        vl->size[d] = lw_value_expr(L, &sz->list.items[d]);
+        vl->stride[d] = lw_value_expr(L, &st->list.items[d]);
+        if (!vl->size[d] || !vl->stride[d]) return lw_fallback(L, n);
+    }
+    vl->offset = off && off->kind != V_NONE ? lw_value_expr(L, off) : sym_int(L->s, 0);
+    if (!vl->offset) return lw_fallback(L, n);
+    Buffer *b = base->buf ? base->buf : lw_realize(L, base, NULL);   /* x.realize() */
+    if (!b || b->layout.multi) return lw_fallback(L, n);
+    b->layout.fixed = true;   /* as_storage_and_layout(x, freeze=True) */
+    vl->fixed = true;
+    vl->ndim = nd;
+    vl->dtype = x->dtype;
+    vl->device = b->layout.device;
+    IrFn *f = lw_fn(L, lw_call_buf_load, x->dtype);
+    f->buf = b;
+    f->view = vl;
+    return lw_set_view(L, n, x, f, nd, vl->size);
+}
+
 /* ---- the views rows of the lowering table ---- */
 
 const LoweringDef lowering_views_table[] = {
@@ -362,5 +399,6 @@ const LoweringDef lowering_views_table[] = {
     {"aten.lift_fresh.default", lower_view_op, 0}, {"aten.t.default", lower_view_op, 0},
     {"aten.transpose.int", lower_view_op, 0}, {"operator.getitem", lower_getitem, 0},
     {"aten.diagonal.default", lower_view_op, 0}, {"aten.repeat.default", lower_repeat, 0},
+    {"aten.as_strided.default", lower_as_strided, 0},
 };
 const int lowering_views_count = sizeof lowering_views_table / sizeof lowering_views_table[0];
