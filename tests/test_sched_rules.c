@@ -12,7 +12,8 @@
  *   - index_put_ (reinplace's) scatters into its first argument's buffer;
  *   - score_fusion_memory on normalized deps for vertical pairs too; memory.py's get_numel sizes;
  *   - the loop order Inductor picks from a body's stores and loads (CPU);
- *   - as_strided as a ReinterpretView; channels-last realization of a pool near convolutions.
+ *   - as_strided as a ReinterpretView, unfold as a GenericView; channels-last realization of a
+ *     pool near convolutions.
  * Values of these graphs against the interpreter: tests/test_codegen.c (tests/fixtures/codegen:
  * unrolled_small_reductions, cpu_bmm_one_row, foreach_inplace_read_after). */
 #include "tap.h"
@@ -275,6 +276,13 @@ static void view_and_layout_rules(MiCtx *ctx) {
     ok(d && strstr(d, "fuse op0 + op10 score="), "the channels-last max pool and avg pool fuse (same loops)");
     is_int(n, 10, "inception: 4 cpp kernels, 5 convolutions, the concat's nop");
     free(k); free(d);
+    /* lowering.py unfold: a GenericView, no fallback (cpu_tensor_unfold_windows_train: 1 kernel
+     * as Inductor's cpp_fused_amax_mul_sum_unfold_0, was 2 and three fallback calls) */
+    n = sched_text(ctx, "tests/fixtures/codegen/unfold_windows.py", MI_DEV_CPU, &k, &d, &ir);
+    is_int(n, 1, "unfold windows: one kernel");
+    is_str(k, "cpp_fused_amax_mul_sum_unfold_0: op0 | op1\n", "the windowed sum and the amax in one cpp kernel");
+    is_str(ir, "buf0 pointwise\nbuf1 pointwise\n", "unfold is no buffer: the two results read the input through it");
+    free(k); free(d); free(ir);
 }
 
 int main(void) {

@@ -272,9 +272,38 @@ IrStorage *lw_storage_new(Lower *L, const IrFn *fn, DType dt, int ndim, Expr **s
  * pending value realizes that value first, then is read through it (ExternKernel.realize_input:
  * x.realize() on the view, then convert_to_reinterpret_view, else copy_input): the transpose
  * of where(...) handed to mm is a ReinterpretView of where's buffer, which sum(where) reads too. */
+/* convert_to_reinterpret_view's first step on the buffer under a view: its FlexibleLayout is
+ * frozen as it stands (contiguous), or channels-last when the producing node's eager value is
+ * channels-last contiguous (freeze_layout_with_same_order) -- whether or not the view then
+ * turns out to be strided. Example: mm of reshape(permute(pow)) freezes pow's buffer
+ * contiguous and copies the non-strided view; pow is not laid out after its own read. */
+static void freeze_under_view(Lower *L, Buffer *b) {
+    if (b->layout.fixed || b->kind != BUF_COMPUTED || b->mutates) return;
+    const Node *o = b->producer;
+    int nd = b->layout.ndim;
+    if (o && o->has_meta && o->meta.ndim == nd && (nd == 4 || nd == 5)) {
+        static const int cl4[4] = {3, 0, 2, 1}, cl5[5] = {4, 0, 3, 2, 1};
+        Expr *st[5];
+        int64_t one;
+        ir_strides_for_order(L->s, o->meta.size, nd, nd == 4 ? cl4 : cl5, st);
+        bool cl = true;
+        for (int d = 0; d < nd; d++)
+            cl &= (sym_is_int(o->meta.size[d], &one) && one == 1) || o->meta.stride[d] == st[d];
+        bool contig = true;
+        Layout c = layout_contiguous(L->m, b->layout.dtype, b->layout.device, nd, b->layout.size);
+        for (int d = 0; d < nd; d++) contig &= (sym_is_int(o->meta.size[d], &one) && one == 1) || o->meta.stride[d] == c.stride[d];
+        if (cl && !contig) {
+            ir_strides_for_order(L->s, b->layout.size, nd, nd == 4 ? cl4 : cl5, st);
+            ir_relayout(L->m, b, st);
+        }
+    }
+    b->layout.fixed = true;
+}
+
 Buffer *lw_as_strided(Lower *L, IrTBox *t, Layout *view) {
     IrStorage *base = t->is_view ? t->view_of : t->sb;
     if (base && !base->buf && base->fn) lw_realize(L, base, NULL);
+    if (t->is_view && base && base->buf) freeze_under_view(L, base->buf);
     Buffer *b;
     if (ir_probe_strided(L->m, t->loader, t->ndim, t->size, &b, view)) {
         b->layout.fixed = true;   /* a ReinterpretView freezes the layout it reads through */

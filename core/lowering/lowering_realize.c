@@ -254,8 +254,14 @@ void lw_mark_reuse(Lower *L, IrTBox *t, int ndim, Expr *const *size) {
         if (!sym_is_int(size[d], &v)) return;
         to *= v;
     }
-    if (from > 0 && to / from > 1 && realize_on_reuse(L, sb, (int)(to / from > 1 << 20 ? 1 << 20 : to / from)))
-        lw_realize(L, sb, NULL);
+    if (from > 0 && to / from > 1) lw_mark_reuse_users(L, t, to / from);
+}
+
+/* TensorBox.mark_reuse(users) with the count given (lowering.py's unfold: ceil(windows * size /
+ * dim size) reads of each element): a pending value that costs is realized. */
+void lw_mark_reuse_users(Lower *L, IrTBox *t, int64_t users) {
+    IrStorage *sb = pending_of(t);
+    if (sb && users > 1 && realize_on_reuse(L, sb, (int)(users > 1 << 20 ? 1 << 20 : users))) lw_realize(L, sb, NULL);
 }
 
 /* lowering.py's needs_realized_inputs: the ops registered with add_needs_realized_inputs, and

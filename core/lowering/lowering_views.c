@@ -384,6 +384,35 @@ static int lower_as_strided(Lower *L, const Node *n, int arg) {
     return lw_set_view(L, n, x, f, nd, vl->size);
 }
 
+/* lowering.py unfold(x, dimension, size, step): a GenericView, out [.., (n - size) // step + 1,
+ * .., size] reading x[.., idx[-1] + idx[dim] * step, ..]; x is marked for reuse by the
+ * ceil(windows * size / n) reads of each element; a 0-d x is slice(unsqueeze(x, 0), end=size).
+ * Example: unfold(x[3, 9, 16], -1, 5, 2) is [3, 9, 6, 5] reading x[i, j, 2k + w]. */
+static int lower_unfold(Lower *L, const Node *n, int arg) {
+    IrTBox *x = lw_arg_tbox(L, n, 0);
+    const TensorMeta *m = lw_out_meta(n);
+    int64_t dim, size, step;
+    if (!x || !m) return lw_err(L, n, "unfold needs a tensor argument and a shape annotation");
+    if (!lw_arg_int(n, 1, "dimension", &dim) || !lw_arg_int(n, 2, "size", &size) || !lw_arg_int(n, 3, "step", &step) || step <= 0)
+        return lw_err(L, n, "unfold: bad dimension, size or step");
+    SymCtx *s = L->s;
+    Expr *map[MI_MAX_DIMS];
+    if (x->ndim == 0) {
+        if (m->ndim != 1) return lw_err(L, n, "unfold of a 0-d tensor: the result must have 1 dim");
+        return lw_set_view(L, n, x, lw_reindex(L, x->loader, 1, map, 0), 1, m->size);
+    }
+    if (dim < 0) dim += x->ndim;
+    if (dim < 0 || dim >= x->ndim || m->ndim != x->ndim + 1) return lw_err(L, n, "unfold: bad dimension");
+    int64_t dsz, windows;
+    if (sym_is_int(x->size[dim], &dsz) && dsz > 0 && sym_is_int(m->size[dim], &windows))
+        lw_mark_reuse_users(L, x, (windows * size + dsz - 1) / dsz);
+    for (int d = 0; d < x->ndim; d++)
+        map[d] = d == dim ? sym_add(s, lw_var(L, x->ndim), sym_mul(s, lw_var(L, d), sym_int(s, step))) : lw_var(L, d);
+    int rc = lw_set_view(L, n, x, lw_reindex(L, x->loader, m->ndim, map, x->ndim), m->ndim, m->size);
+    if (!rc) lw_node_val(L, n)->t->generic = true;   /* GenericView.create */
+    return rc;
+}
+
 /* ---- the views rows of the lowering table ---- */
 
 const LoweringDef lowering_views_table[] = {
@@ -399,6 +428,6 @@ const LoweringDef lowering_views_table[] = {
     {"aten.lift_fresh.default", lower_view_op, 0}, {"aten.t.default", lower_view_op, 0},
     {"aten.transpose.int", lower_view_op, 0}, {"operator.getitem", lower_getitem, 0},
     {"aten.diagonal.default", lower_view_op, 0}, {"aten.repeat.default", lower_repeat, 0},
-    {"aten.as_strided.default", lower_as_strided, 0},
+    {"aten.as_strided.default", lower_as_strided, 0}, {"aten.unfold.default", lower_unfold, 0},
 };
 const int lowering_views_count = sizeof lowering_views_table / sizeof lowering_views_table[0];
