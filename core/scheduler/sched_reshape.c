@@ -312,7 +312,7 @@ SchedReshape *sched_reshape_pair(Schedule *s, const int *na, int nA, int redA, c
     bool gpu = s->ir->ctx->target == MI_DEV_CUDA;
     /* (a pointwise-only pair keeps the plain split: our lowering realizes some views Inductor
      * inlines, and the split is what lets their two kernels meet again, swin's rolled clone) */
-    if (gpu && (redA >= 0 || redB >= 0 || getenv("K9PW")) && !gpu_deps_match(s, sides, ns, note, nn)) return NULL;   /* note: why */
+    if (gpu && (redA >= 0 || redB >= 0) && !gpu_deps_match(s, sides, ns, note, nn)) return NULL;   /* note: why */
     int nri = (redA >= 0 || redB >= 0) && gpu ? inner_refinement(s, sides, ns, ks, RI) : 0;
     if (nri < 0) nri = 0;
     if (nr == ka && nr == kb && !nri) return NULL;   /* nothing to split: the shapes already agree */
