@@ -80,8 +80,11 @@ static void run_both(MiCtx *ctx, Graph *g, IValue *in, int nin, const IValue *re
     ctx->target = MI_DEV_CPU;
 }
 
-/* outputs (a, fa, b, fb, c, fc, d, fd, e, fe, f, ff, z, h) of BWD: each backward against its
- * forward; inputs (x, g, x3, g3, u, v) */
+/* outputs (a, fa, b, fb, c, fc, d, fd, e, fe, f, ff, z, h, k, fk) of BWD: each backward against
+ * its forward; inputs (x, g, x3, g3, u, v). k's corners by hand: ATen's pool_size for
+ * ceil_mode with count_include_pad is the window clipped to the (padded) input, so x[6][6]
+ * (window [6, 8) x [6, 8) over 7 x 7) takes g[3][3] / 1, x[0][6] g[0][3] / 2, x[0][0]
+ * g[0][0] / 4 (Inductor's lowering.py divides all by 4: pytorch/pytorch#198119). */
 static void check_backward(const IrModule *m, const IValue *in, const IValue *o, const char *what) {
     static const struct { int bwd, fwd, x, g; const char *name; } adj[] = {
         {0, 1, 0, 1, "avg_pool2d_backward (padding, covered count)"},
@@ -90,16 +93,25 @@ static void check_backward(const IrModule *m, const IValue *in, const IValue *o,
         {6, 7, 2, 3, "avg_pool3d_backward"},
         {8, 9, 0, 4, "upsample_nearest2d_backward 7 -> 14"},
         {10, 11, -12, 5, "upsample_nearest2d_backward 5x7 -> 7x9"},
+        {14, 15, 0, 1, "avg_pool2d_backward (ceil_mode, count_include_pad)"},
     };
-    for (int k = 0; k < 6; k++) {
+    for (int k = 0; k < 7; k++) {
         const Tensor *x = adj[k].x < 0 ? o[-adj[k].x].t : in[adj[k].x].t;
         double l = dot(in[adj[k].g].t, o[adj[k].fwd].t), r = dot(o[adj[k].bwd].t, x);
         ok(fabs(l - r) <= 1e-5 * (1 + fabs(l)), "%s: %s is the adjoint of its forward (%.9g, %.9g)", what, adj[k].name, l, r);
     }
-    /* 13 Pointwise (the avg pools, unrolled, and the upsamplings), the 6x6 backward a
+    const Tensor *gk = in[1].t, *xk = o[14].t;
+    int bad = 0;
+    for (int p = 0; p < 6; p++) {   /* planes (b, c) */
+        static const struct { int xi, gi; double div; } c[] = {{48, 15, 1}, {6, 3, 2}, {42, 12, 2}, {0, 0, 4}, {7, 0, 4}};
+        for (int q = 0; q < 5; q++)
+            bad += fabs(tensor_get_f(xk, p * 49 + c[q].xi) - tensor_get_f(gk, p * 16 + c[q].gi) / c[q].div) > 1e-6;
+    }
+    ok(bad == 0, "%s: ceil_mode + count_include_pad: the overhanging windows divide by the rows and columns they cover (%d wrong)", what, bad);
+    /* 15 Pointwise (the avg pools, unrolled, and the upsamplings), the 6x6 backward a
      * FallbackKernel and its MultiOutput */
     int ncomp = count_kind(m, BUF_COMPUTED), next = count_kind(m, BUF_EXTERN);
-    ok(ncomp == 13 && next == 2, "%s: 13 computed buffers (%d), 2 extern: the FallbackKernel of the 36-position window (%d)", what, ncomp, next);
+    ok(ncomp == 15 && next == 2, "%s: 15 computed buffers (%d), 2 extern: the FallbackKernel of the 36-position window (%d)", what, ncomp, next);
 }
 
 /* fixture `path` on in[0..nin) (taken): the reference interpreter's nout outputs, then run_both */
@@ -123,7 +135,7 @@ static void pool_backward(MiCtx *ctx) {
     IValue in[6] = {{.kind = IV_TENSOR, .t = mk(ctx, 4, sx, 1)},   {.kind = IV_TENSOR, .t = mk(ctx, 4, sg, 0.5)},
                     {.kind = IV_TENSOR, .t = mk(ctx, 5, sx3, 1)},  {.kind = IV_TENSOR, .t = mk(ctx, 5, sg3, -0.25)},
                     {.kind = IV_TENSOR, .t = mk(ctx, 4, su, 0.1)}, {.kind = IV_TENSOR, .t = mk(ctx, 4, sv, 2)}};
-    fixture(ctx, BWD, in, 6, 14, "pooling backwards", check_backward);
+    fixture(ctx, BWD, in, 6, 16, "pooling backwards", check_backward);
 }
 
 /* ATen's generate_intervals as Inductor computes it: alpha = (in - k) / (out - 1) in float64,

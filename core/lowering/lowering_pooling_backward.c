@@ -34,11 +34,12 @@ static int lower_avg_pool_backward(Lower *L, const Node *n, int arg) {
     if (dv && dv->kind != V_NONE && (!value_as_double(dv, &divisor) || divisor == 0))
         return lw_err(L, n, "'%s': divisor must be not zero", n->target);
     int64_t win[3], window = 1, kprod = 1;
-    bool had_padding = false;
+    bool had_padding = false, had_ceil = false;
     for (int i = 0; i < arg; i++) {
         bool c;
         lw_pool_out_size(L, x->size[nb + i], &pa, i, &c);
         had_padding |= c || pa.p[i] != 0;
+        had_ceil |= c;
         win[i] = lw_pool_cover(pa.k[i], pa.s[i]);
         window *= win[i];
         kprod *= pa.k[i];
@@ -55,7 +56,7 @@ static int lower_avg_pool_backward(Lower *L, const Node *n, int arg) {
     }
     const IrFn *grad = NULL;
     for (int64_t w = 0; w < window; w++) {
-        Expr *map[MI_MAX_DIMS], *factor = sym_int(s, 1);
+        Expr *map[MI_MAX_DIMS], *factor = sym_int(s, 1), *padded = sym_int(s, 1);
         const IrFn *mask = NULL;
         for (int d = 0; d < nb; d++) map[d] = lw_var(L, d);
         for (int i = 0, rest = (int)w; i < arg; i++) {
@@ -70,11 +71,19 @@ static int lower_avg_pool_backward(Lower *L, const Node *n, int arg) {
              * (count_include_pad=False) to the input */
             Expr *st = sym_sub(s, sym_mul(s, p, sym_int(s, pa.s[i])), sym_int(s, pa.p[i]));
             Expr *en = sym_min(s, sym_add(s, st, sym_int(s, pa.k[i])), sym_add(s, x->size[nb + i], sym_int(s, pa.p[i])));
+            padded = sym_mul(s, padded, sym_sub(s, en, st));
             st = sym_max(s, st, sym_int(s, 0));
             en = sym_min(s, en, x->size[nb + i]);
             factor = sym_mul(s, factor, sym_sub(s, en, st));
         }
+        /* count_include_pad with a ceil_mode window past the padded input: ATen's pool_size
+         * (AvgPoolKernel.cpp: hend = min(hstart + kH, H + padH), pool_size = hend - hstart)
+         * and Inductor's forward lowering divide by the window clipped to the padded input;
+         * lowering.py's backward divides by kH * kW there (pytorch/pytorch#198119, a wrong
+         * gradient), so here the backward follows ATen. Example: 15 columns, kernel 4, stride
+         * 3, ceil_mode: the last window [12, 16) covers 3 columns and divides by 3. */
         const IrFn *scale = divisor != 0 ? lw_const(L, divisor, dt)
+                            : cip && had_ceil ? lw_to_dtype(L, lw_index_expr(L, padded, nd, DT_I64), dt)
                             : cip || !had_padding ? lw_const(L, (double)kprod, dt)
                                                   : lw_to_dtype(L, lw_index_expr(L, factor, nd, DT_I64), dt);
         const IrFn *part = lw_math(L, IOP_TRUEDIV, dt, lw_to_dtype(L, lw_reindex(L, go->loader, nd, map, nd), dt), scale, NULL);
