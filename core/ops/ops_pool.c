@@ -181,6 +181,17 @@ static int adaptive_params(ShapeArgs *sa, const PoolSpec *sp, const TensorMeta *
     return list_arg(sa, 1, "output_size", sp->nsp, NULL, P->out);
 }
 
+/* _adaptive_avg_pool{2,3}d_backward(grad_output, self): the schema has no output_size, the
+ * pooled sizes are grad_output's spatial sizes. Example: grad [2, 6, 3, 4] over self
+ * [2, 6, 7, 9] pools 7 x 9 onto 3 x 4. */
+static int adaptive_bwd_params(ShapeArgs *sa, const PoolSpec *sp, const TensorMeta *x, const TensorMeta *g, Pool *P) {
+    memset(P, 0, sizeof *P);
+    P->nsp = sp->nsp;
+    if (spatial_in(sa, x, sp->nsp, P->in) || spatial_in(sa, g, sp->nsp, P->out)) return -1;
+    if (g->ndim != x->ndim) return sa_err(sa, "grad_output and self must have the same number of dimensions");
+    return 0;
+}
+
 /* ---- shapes ---- */
 
 static int shape_pool(ShapeArgs *sa, TensorMeta *out, int *nout) {
@@ -567,11 +578,9 @@ static int pool_body(ShapeArgs *sa, IValue *out) {
                 : sp->kind == PK_MAX_OFFSETS ? pool_params(sa, sp, xm, xm, &P)
                 : sp->kind >= PK_NEAREST ? resample_params(sa, sp, xm, &P)
                 : sp->kind == PK_ADAPT_AVG || sp->kind == PK_ADAPT_MAX ? adaptive_params(sa, sp, xm, &P)
-                : sp->kind == PK_ADAPT_AVG_BWD ? adaptive_params(sa, sp, xm, &P)
+                : sp->kind == PK_ADAPT_AVG_BWD ? adaptive_bwd_params(sa, sp, xm, gm, &P)
                 : pool_params(sa, sp, bwd ? gm : xm, xm, &P);
         if (krc) goto done;
-        if (sp->kind == PK_ADAPT_AVG_BWD)
-            for (int i = 0; i < sp->nsp; i++) P.out[i] = g->size[g->ndim - sp->nsp + i];
         pl.isz = pl.osz = 1;
         for (int i = 0; i < sp->nsp; i++) { pl.isz *= P.in[i]; pl.osz *= P.out[i]; }
         pl.n = pl.isz ? tensor_numel(x) / pl.isz : 0;

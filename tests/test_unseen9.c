@@ -1,0 +1,76 @@
+/* test_unseen9.c — the rules the ninth batch of unseen models needed, each checked on computed
+ * values (hand values from PyTorch's definitions, the interpreter, the compiled C module, nvcc
+ * on the CUDA source):
+ *   - _adaptive_avg_pool2d_backward(grad_output, self) takes the pooled sizes from grad_output
+ *     (cpu_adaptive_avgpool_nondivisible_train: the interpreter read `self` as output_size). */
+#include "tap.h"
+#include "fx_passes/passes.h"
+#include "ir/ir.h"
+#include "lowering/lowering.h"
+#include "ops/interp.h"
+#include "tests/support/codegen_check.h"
+#include "tests/support/compiled_check.h"
+#include "tests/support/op_graph.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static MiCtx *ctx;
+
+static Tensor *TD(DType dt, int ndim, const int64_t *size, const double *vals) {
+    Tensor *t = tensor_new(ctx, dt, ndim, size);
+    for (int64_t i = 0; i < tensor_numel(t); i++) tensor_set_f(t, i, vals ? vals[i] : (double)i);
+    return t;
+}
+
+/* g's CUDA source built by nvcc (a skip without nvcc) */
+static void nvcc_builds(const char *name, Graph *g) {
+    int rc = cc_cuda_builds(ctx, g);
+    if (rc < 0) skip(1, "nvcc not found (the CUDA source compiles on a machine with the CUDA toolkit)");
+    else ok(rc == 1, "%s: nvcc compiles the CUDA source", name);
+}
+
+/* the graph of FX text fx, its ops resolved (NULL, diagnosed, when it does not parse) */
+static Graph *parsed(const char *fx) {
+    Graph *g = fx_parse(ctx, fx, strlen(fx), "unseen9.py", 1);
+    if (g) ops_resolve_graph(g);
+    else { diag("parse: %s", ctx->err.msg); mi_clear_err(ctx); }
+    return g;
+}
+
+/* the interpreter's output 0 of g on ins equals want[0..n) within tol; `what` names the case */
+static void interp_is(Graph *g, Tensor **ins, int nin, const double *want, int64_t n, double tol, const char *what) {
+    int no = 0;
+    IValue *o = g ? cc_interp(ctx, g, ins, nin, &no) : NULL;
+    ok(o && no >= 1 && o[0].kind == IV_TENSOR && og_values(o[0].t, want, n, tol), "%s", what);
+    if (o) interp_free_outputs(o, no);
+}
+
+/* ---- _adaptive_avg_pool2d_backward ---- */
+static void test_adaptive_avg_backward(void) {
+    const char *fx =
+        "class G(torch.nn.Module):\n"
+        "    def forward(self, g: \"f32[1, 1, 2, 2][4, 4, 2, 1]cpu\", x: \"f32[1, 1, 3, 3][9, 9, 3, 1]cpu\"):\n"
+        "        b: \"f32[1, 1, 3, 3][9, 9, 3, 1]cpu\" = torch.ops.aten._adaptive_avg_pool2d_backward.default(g, x)\n"
+        "        return (b,)\n";
+    Graph *g = parsed(fx);
+    Tensor *gr = TD(DT_F32, 4, (int64_t[]){1, 1, 2, 2}, (double[]){1, 2, 3, 4}), *x = TD(DT_F32, 4, (int64_t[]){1, 1, 3, 3}, NULL);
+    /* 3 -> 2 adaptive windows: rows [0, 2) and [1, 3) (floor(i * 3 / 2), ceil((i + 1) * 3 / 2)),
+     * the same columns; each window has 4 elements, so x[i][j] = sum of g / 4 over the windows
+     * covering it: the middle (1+2+3+4)/4, the corner 1/4 */
+    interp_is(g, (Tensor *[]){gr, x}, 2, (double[]){0.25, 0.75, 0.5, 1.0, 2.5, 1.5, 0.75, 1.75, 1.0}, 9, 1e-6,
+              "_adaptive_avg_pool2d_backward 3x3 <- 2x2 (non-divisible windows) by hand");
+    ok(g && cc_c_agrees(ctx, g, (Tensor *[]){gr, x}, 2, 1e-6), "... the compiled C module (its FallbackKernel) agrees");
+    tensor_unref(gr);
+    tensor_unref(x);
+    graph_free(g);
+}
+
+int main(void) {
+    ctx = mi_ctx_new();
+    test_adaptive_avg_backward();
+    mi_ctx_free(ctx);
+    return done_testing();
+}
