@@ -2,7 +2,9 @@
  * values (hand values from PyTorch's definitions, the interpreter, the compiled C module, nvcc
  * on the CUDA source):
  *   - _adaptive_avg_pool2d_backward(grad_output, self) takes the pooled sizes from grad_output
- *     (cpu_adaptive_avgpool_nondivisible_train: the interpreter read `self` as output_size). */
+ *     (cpu_adaptive_avgpool_nondivisible_train: the interpreter read `self` as output_size);
+ *   - full with a SymInt fill value lowers as lowering.py's _full: ops.index_expr(value, dtype)
+ *     (cpu_dynamic_reshape_chain: `new_zeros(b, t).fill_(t)`). */
 #include "tap.h"
 #include "fx_passes/passes.h"
 #include "ir/ir.h"
@@ -68,9 +70,49 @@ static void test_adaptive_avg_backward(void) {
     graph_free(g);
 }
 
+/* ---- full with a SymInt fill value ---- */
+static void test_full_symint(void) {
+    const char *fx =
+        "class G(torch.nn.Module):\n"
+        "    def forward(self, s0: \"Sym(s0)\", s1: \"Sym(s1)\", x: \"f32[s0, s1][s1, 1]cpu\"):\n"
+        "        full: \"f32[s0, s1][s1, 1]cpu\" = torch.ops.aten.full.default([s0, s1], s1, dtype = torch.float32, layout = torch.strided, device = device(type='cpu'), pin_memory = False)\n"
+        "        add: \"f32[s0, s1][s1, 1]cpu\" = torch.ops.aten.add.Tensor(full, x)\n"
+        "        mul: \"Sym(s0*s1)\" = s0 * s1\n"
+        "        full_1: \"i64[s0][1]cpu\" = torch.ops.aten.full.default([s0], mul, dtype = torch.int64, layout = torch.strided, device = device(type='cpu'), pin_memory = False)\n"
+        "        return (add, full_1)\n";
+    Graph *g = parsed(fx);
+    IValue in[3] = {{.kind = IV_INT, .i = 2}, {.kind = IV_INT, .i = 3},
+                    {.kind = IV_TENSOR, .t = TD(DT_F32, 2, (int64_t[]){2, 3}, (double[]){0.5, -1, 2, 0, 4, -3})}};
+    IValue *o = NULL;
+    int no = 0;
+    bool ran = g && interp_run(ctx, g, in, 3, &o, &no) == 0 && no == 2;
+    /* full(s1) + x: 3 + x; full([s0], s0 * s1): 6, 6 */
+    ok(ran && og_values(o[0].t, (double[]){3.5, 2, 5, 3, 7, 0}, 6, 1e-6) && og_values(o[1].t, (double[]){6, 6}, 2, 0),
+       "full with a SymInt fill value (s1, s0 * s1) by hand");
+    if (o) interp_free_outputs(o, no);
+    char why[256] = "";
+    ok(g && lowering_supported(g, why, sizeof why), "full with a SymInt fill lowers (%s)", why);
+    if (g) {
+        CgBuild b;
+        IValue *got = NULL;
+        int ngot = 0;
+        bool built = cg_compile(ctx, g, &b, 0) == 0;
+        if (!built) diag("%s", ctx->err.msg);
+        ok(built && rt_run(ctx, b.rt, g, in, 3, &got, &ngot, NULL) == 0 && ngot == 2 &&
+               og_values(got[0].t, (double[]){3.5, 2, 5, 3, 7, 0}, 6, 1e-6) && og_values(got[1].t, (double[]){6, 6}, 2, 0),
+           "... the compiled C module computes the same (the fill read from the sizes at run time)");
+        interp_free_outputs(got, ngot);
+        cg_free(&b);
+        nvcc_builds("full with a SymInt fill", g);
+    }
+    ivalue_clear(&in[2]);
+    graph_free(g);
+}
+
 int main(void) {
     ctx = mi_ctx_new();
     test_adaptive_avg_backward();
+    test_full_symint();
     mi_ctx_free(ctx);
     return done_testing();
 }

@@ -166,7 +166,11 @@ static int lower_full(Lower *L, const Node *n, int arg) {
         if (!sv || !value_as_double(sv, &v)) return lw_err(L, n, "scalar_tensor needs a number");
     } else if (strstr(n->target, "full")) {
         const Value *fv = lw_arg_or_kw(n, strncmp(n->target, "aten.new_full", 13) == 0 ? 2 : 1, "fill_value");
-        if (!fv || !value_as_double(fv, &v)) return lw_err(L, n, "full needs a number fill value");
+        Expr *e = fv && !value_as_double(fv, &v) ? lw_value_expr(L, fv) : NULL;
+        /* lowering.py's _full: a sympy fill value (a SymInt) is ops.index_expr(value, dtype).
+         * Example: full([s77, s27], s27) fills with index_expr(s27) cast to float32 */
+        if (e) return lw_set_pointwise(L, n, lw_index_expr(L, e, m->ndim, m->dtype), m->dtype, 0);
+        if (!fv || fv->kind == V_NODE || fv->kind == V_SYM) return lw_err(L, n, "full needs a number or SymInt fill value");
     }
     return lw_set_pointwise(L, n, lw_const(L, v, m->dtype), m->dtype, 0);
 }
