@@ -4,7 +4,9 @@
  *   - _adaptive_avg_pool2d_backward(grad_output, self) takes the pooled sizes from grad_output
  *     (cpu_adaptive_avgpool_nondivisible_train: the interpreter read `self` as output_size);
  *   - full with a SymInt fill value lowers as lowering.py's _full: ops.index_expr(value, dtype)
- *     (cpu_dynamic_reshape_chain: `new_zeros(b, t).fill_(t)`). */
+ *     (cpu_dynamic_reshape_chain: `new_zeros(b, t).fill_(t)`);
+ *   - masked_scatter_backward (cpu_index_copy_fill_masked_scatter_train): ATen's
+ *     masked_scatter_backward_symint, a FallbackKernel as in Inductor. */
 #include "tap.h"
 #include "fx_passes/passes.h"
 #include "ir/ir.h"
@@ -109,10 +111,38 @@ static void test_full_symint(void) {
     graph_free(g);
 }
 
+/* ---- masked_scatter_backward ---- */
+static void test_masked_scatter_backward(void) {
+    const char *fx =
+        "class G(torch.nn.Module):\n"
+        "    def forward(self, g: \"f32[2, 2][2, 1]cpu\", m: \"b8[2, 2][2, 1]cpu\", r: \"b8[2][1]cpu\"):\n"
+        "        a: \"f32[3][1]cpu\" = torch.ops.aten.masked_scatter_backward.default(g, m, [3])\n"
+        "        b: \"f32[2, 2][2, 1]cpu\" = torch.ops.aten.masked_scatter_backward.default(g, r, [2, 2])\n"
+        "        c: \"f32[2, 2][2, 1]cpu\" = torch.ops.aten.mul.Tensor(b, 3)\n"
+        "        return (a, c)\n";
+    Graph *g = parsed(fx);
+    Tensor *gr = TD(DT_F32, 2, (int64_t[]){2, 2}, (double[]){1, 2, 3, 4}), *m = TD(DT_BOOL, 2, (int64_t[]){2, 2}, (double[]){1, 0, 0, 1}),
+           *r = TD(DT_BOOL, 1, (int64_t[]){2}, (double[]){0, 1});
+    int no = 0;
+    IValue *o = g ? cc_interp(ctx, g, (Tensor *[]){gr, m, r}, 3, &no) : NULL;
+    /* grad.masked_select(mask) = [1, 4], one zero appended to numel 3; the row mask [0, 1]
+     * broadcast selects column 1: [2, 4], zeros to 4, viewed [2, 2], times 3 */
+    ok(o && no == 2 && og_values(o[0].t, (double[]){1, 4, 0}, 3, 0) && og_values(o[1].t, (double[]){6, 12, 0, 0}, 4, 0),
+       "masked_scatter_backward: the selected gradient, zero-padded to sizes (a broadcast mask too) by hand");
+    if (o) interp_free_outputs(o, no);
+    ok(g && cc_c_agrees(ctx, g, (Tensor *[]){gr, m, r}, 3, 0), "... the compiled C module (a FallbackKernel, then a Pointwise) agrees");
+    if (g) nvcc_builds("masked_scatter_backward", g);
+    tensor_unref(gr);
+    tensor_unref(m);
+    tensor_unref(r);
+    graph_free(g);
+}
+
 int main(void) {
     ctx = mi_ctx_new();
     test_adaptive_avg_backward();
     test_full_symint();
+    test_masked_scatter_backward();
     mi_ctx_free(ctx);
     return done_testing();
 }

@@ -151,6 +151,54 @@ static int masked_scatter_fill(ShapeArgs *sa, Tensor *o) {
 }
 static int masked_scatter_eval(const OpCall *c, IValue *out) { return ev_run(c, out, masked_scatter_fill); }
 
+/* masked_scatter_backward(grad_output, mask, sizes): source's gradient, as ATen's
+ * masked_scatter_backward_symint (Tensor.cpp): grad_output.masked_select(mask) (the two
+ * broadcast), zeros appended up to numel(sizes), viewed as sizes; contiguous, grad's dtype.
+ * Inductor keeps it a FallbackKernel (make_fallback). Example: grad [[1, 2], [3, 4]], mask
+ * [[1, 0], [0, 1]], sizes [3] -> [1, 4, 0]. */
+static int shape_masked_scatter_backward(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    TensorMeta *g;
+    Expr *size[MI_MAX_DIMS];
+    int n;
+    if (sa_tensor(sa, sa_arg(sa, 0, "grad_output"), "grad_output", &g) ||
+        sa_int_list(sa, sa_arg(sa, 2, "sizes"), "sizes", size, &n, MI_MAX_DIMS)) return -1;
+    meta_alloc(sa, out, g->dtype, n, g->device);
+    for (int i = 0; i < n; i++) out->size[i] = size[i];
+    meta_contiguous_strides(sa, out);
+    *nout = 1;
+    return 0;
+}
+
+static int masked_scatter_backward_fill(ShapeArgs *sa, Tensor *o) {
+    Tensor *g = ev_tensor(sa_arg(sa, 0, "grad_output")), *mask = ev_tensor(sa_arg(sa, 1, "mask"));
+    if (!g || !mask) { sa_err(sa, "needs tensors grad_output and mask"); return -1; }
+    int nd = g->ndim > mask->ndim ? g->ndim : mask->ndim;
+    int64_t bs[MI_MAX_DIMS], total = 1, next = 0, no = tensor_numel(o);
+    for (int i = 0; i < nd; i++) {   /* masked_select broadcasts grad_output and mask */
+        int jg = i - (nd - g->ndim), jm = i - (nd - mask->ndim);
+        int64_t a = jg >= 0 ? g->size[jg] : 1, b = jm >= 0 ? mask->size[jm] : 1;
+        if (a != b && a != 1 && b != 1) { sa_err(sa, "grad_output and mask do not broadcast"); return -1; }
+        bs[i] = a == 1 ? b : a;
+        total *= bs[i];
+    }
+    for (int64_t e = 0; e < total; e++) {
+        int64_t rem = e, gp = g->offset, mp = mask->offset;
+        for (int i = nd - 1; i >= 0; i--) {
+            int64_t ci = rem % bs[i];
+            rem /= bs[i];
+            int jg = i - (nd - g->ndim), jm = i - (nd - mask->ndim);
+            if (jg >= 0 && g->size[jg] != 1) gp += ci * g->stride[jg];
+            if (jm >= 0 && mask->size[jm] != 1) mp += ci * mask->stride[jm];
+        }
+        if (!tensor_load_i(mask, mp)) continue;
+        if (next >= no) { sa_err(sa, "masked_scatter_backward: the mask selects more than the %lld elements of sizes", (long long)no); return -1; }
+        st(o, tensor_pos(o, next++), ld(g, gp));
+    }
+    for (; next < no; next++) st(o, tensor_pos(o, next), 0);
+    return 0;
+}
+static int masked_scatter_backward_eval(const OpCall *c, IValue *out) { return ev_run(c, out, masked_scatter_backward_fill); }
+
 /* ---- decompositions ---- */
 
 static int one(Value *outs, int *nout, Node *x) { outs[0] = value_node(x); *nout = 1; return 0; }
@@ -278,6 +326,8 @@ const OpDef ops_scatter_table[] = {
     {"aten.scatter.value_reduce", OPF_SCATTER, op_infer_generic, scatter_reduce_eval, "clone of self; self[index] add/multiply= value", shape_self, NULL},
     {"aten.index_reduce.default", OPF_SCATTER, op_infer_generic, scatter_reduce_eval, "clone of self; rows index[i] reduce= source rows i", shape_self, NULL},
     {"aten.masked_scatter.default", OPF_SCATTER, op_infer_generic, masked_scatter_eval, "self with mask-true elements taken from source in order", shape_self, NULL},
+    {"aten.masked_scatter_backward.default", 0, op_infer_generic, masked_scatter_backward_eval,
+     "source's grad: grad_output's mask-true elements in order, zeros after, viewed as sizes", shape_masked_scatter_backward, NULL},
     D("aten.index_add.default", OPF_SCATTER, dc_index_add, true, "clone of self; rows index[i] += alpha * source rows i"),
     D("aten.index_copy.default", OPF_SCATTER, dc_index_copy, true, "clone of self; rows index[i] = source rows i"),
     D("aten.index_fill.int_Scalar", OPF_SCATTER, dc_index_fill, true, "clone of self; rows index = value"),
