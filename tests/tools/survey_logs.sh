@@ -15,12 +15,20 @@ for log in $(find "$dir" -name '*.log' | sort); do
         k=0
         for part in "" " backward"; do
             k=$((k + 1))
-            has=$("$bin" -q -c "load $log $cid$part" 2>&1 | grep -c '^loaded')
-            [ "$has" = 1 ] || continue
-            if [ -n "$part" ] && "$bin" -q -c "load $log $cid" 2>&1 | grep -q "(inference)"; then continue; fi
+            loaded=$("$bin" -q -c "load $log $cid$part" 2>&1)
+            has=$(printf '%s\n' "$loaded" | grep -c '^loaded')
             b=$(basename "$log" .log)
             case $b in dedicated_log_torch_trace_*) b=$(basename "$(dirname "$log")") ;; esac   # TORCH_TRACE's own name
             name="$b $cid${part:+ backward}"
+            # the listing said the compile has a graph: a forward that does not load is a failure
+            # (a compile without a backward has nothing to load for " backward")
+            if [ "$has" != 1 ] && [ -z "$part" ]; then
+                n=$((n + 1))
+                echo "FAIL  $name (does not load): $(printf '%s\n' "$loaded" | grep -m1 'error' | cut -c1-300)"
+                continue
+            fi
+            [ "$has" = 1 ] || continue
+            if [ -n "$part" ] && "$bin" -q -c "load $log $cid" 2>&1 | grep -q "(inference)"; then continue; fi
             theirs=$("$bin" -q -c "load $log $cid inductor_post_grad_graph#$k; graph" 2>/dev/null | sed -n '/^class /,$p')
             [ -n "$theirs" ] || [ $k = 2 ] || theirs=$("$bin" -q -c "load $log $cid inductor_post_grad_graph; graph" 2>/dev/null | sed -n '/^class /,$p')
             [ -n "$theirs" ] || [ $k = 1 ] || continue   # a backward Inductor never compiled (no backward call)
