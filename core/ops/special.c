@@ -1,9 +1,9 @@
 /* special.c — the scalar special functions of special.h. Where a well-kept library has the
- * function it is used: libm (Bessel J/Y, erf), GSL (modified Bessel I/K and their scaled forms,
- * Airy Ai, regularized incomplete gamma, normal quantile, log erfc). Where ATen itself uses
- * Cephes (digamma, Hurwitz zeta -> polygamma) or a recurrence (the orthogonal polynomials),
- * the same algorithm is written here, as aten/src/ATen/native/Math.h does. Domain edges (zeros,
- * negative integers, infinities) follow ATen's results. */
+ * function it is used: libm (Bessel J/Y, erf), GSL (modified Bessel K and its scaled form, Airy
+ * Ai, regularized incomplete gamma). Where ATen itself uses Cephes (digamma, Hurwitz zeta ->
+ * polygamma; I0 / I1, ndtri, erfinv, log_ndtr in special_cephes.c) or a recurrence (the
+ * orthogonal polynomials), the same algorithm is written here, as aten/src/ATen/native/Math.h
+ * does. Domain edges (zeros, negative integers, infinities) follow ATen's results. */
 #include "ops/special.h"
 
 #include <math.h>
@@ -13,9 +13,7 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_sf_airy.h>
 #include <gsl/gsl_sf_bessel.h>
-#include <gsl/gsl_sf_erf.h>
 #include <gsl/gsl_sf_gamma.h>
-#include <gsl/gsl_cdf.h>
 /* GSL's default error handler aborts; every call goes through the _e form (status checked) */
 static double gsl_or_nan(int status, double v) { return status == GSL_SUCCESS || status == GSL_EUNDRFLW ? v : NAN; }
 #define GSL1(fn, x) ({ gsl_sf_result r_; gsl_set_error_handler_off(); int s_ = fn(x, &r_); gsl_or_nan(s_, r_.val); })
@@ -108,56 +106,18 @@ double sf_polygamma(double n, double x) {
     return ((k % 2) ? 1.0 : -1.0) * exp(lgamma((double)k + 1.0)) * sf_zeta((double)k + 1, x);
 }
 
-/* erfinv: the normal quantile, polished by two Newton steps on erf */
-double sf_erfinv(double x) {
-    if (isnan(x) || x < -1 || x > 1) return NAN;
-    if (x == 1) return INFINITY;
-    if (x == -1) return -INFINITY;
-    double y;
-#ifdef HAVE_GSL
-    y = gsl_cdf_ugaussian_Pinv((x + 1) / 2) * M_SQRT1_2;
-#else
-    y = 0;
-#endif
-    for (int i = 0; i < 2 + (special_have_gsl() ? 0 : 60); i++) y -= (erf(y) - x) / (M_2_SQRTPI * exp(-y * y));
-    return y;
-}
-
+/* erfcx = exp(x^2) erfc(x): directly below 26 (exp(x^2) still finite, erfc keeps its relative
+ * accuracy), beyond it the asymptotic series 1 / (x sqrt(pi)) sum (-1)^k (2k-1)!! / (2x^2)^k
+ * to 8 terms (below 1e-16 there; the generated C's mi_sf_erfcx is the same).
+ * Example: erfcx(30) = 0.018795888861416751. */
 double sf_erfcx(double x) {
     if (isnan(x)) return x;
     if (x < 26) return exp(x * x) * erfc(x);
-#ifdef HAVE_GSL
-    return exp(x * x + gsl_sf_log_erfc(x));
-#else
-    /* asymptotic: 1 / (x sqrt(pi)) (1 - 1/(2x^2) + 3/(4x^4)) */
-    double z = 1 / (x * x);
-    return (1 - z / 2 + 0.75 * z * z) / (x * sqrt(M_PI));
-#endif
+    double z = 1 / (2 * x * x), t = 1, s = 1;
+    for (int k = 1; k < 8; k++) { t *= -(double)(2 * k - 1) * z; s += t; }
+    return s / (x * 1.7724538509055160273);
 }
 
-double sf_ndtri(double p) {
-    if (isnan(p) || p < 0 || p > 1) return NAN;
-    if (p == 0) return -INFINITY;
-    if (p == 1) return INFINITY;
-#ifdef HAVE_GSL
-    return gsl_cdf_ugaussian_Pinv(p);
-#else
-    return NAN;
-#endif
-}
-
-/* log of the normal CDF: log(erfc(-x / sqrt 2) / 2), through log_erfc far in the lower tail */
-double sf_log_ndtr(double x) {
-    if (isnan(x)) return x;
-    double t = x * M_SQRT1_2;
-    if (x < -1) return GSL1(gsl_sf_log_erfc_e, -t) - M_LN2;
-    return log1p(-erfc(t) / 2);
-}
-
-double sf_i0(double x) { return GSL1(gsl_sf_bessel_I0_e, x); }
-double sf_i0e(double x) { return GSL1(gsl_sf_bessel_I0_scaled_e, x); }
-double sf_i1(double x) { return GSL1(gsl_sf_bessel_I1_e, x); }
-double sf_i1e(double x) { return GSL1(gsl_sf_bessel_I1_scaled_e, x); }
 /* K0/K1: inf at 0, nan below (ATen) */
 static double kfun(double x, int which) {
     if (isnan(x) || x < 0) return NAN;
