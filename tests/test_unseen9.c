@@ -6,7 +6,9 @@
  *   - full with a SymInt fill value lowers as lowering.py's _full: ops.index_expr(value, dtype)
  *     (cpu_dynamic_reshape_chain: `new_zeros(b, t).fill_(t)`);
  *   - masked_scatter_backward (cpu_index_copy_fill_masked_scatter_train): ATen's
- *     masked_scatter_backward_symint, a FallbackKernel as in Inductor. */
+ *     masked_scatter_backward_symint, a FallbackKernel as in Inductor;
+ *   - the window factories (cpu_stft_istft's hann_window): ATen's TensorFactories.cpp, periodic
+ *     and symmetric, run as implicit FallbackKernels. */
 #include "tap.h"
 #include "fx_passes/passes.h"
 #include "ir/ir.h"
@@ -138,11 +140,48 @@ static void test_masked_scatter_backward(void) {
     graph_free(g);
 }
 
+/* ---- window factories ---- */
+static void test_windows(void) {
+    const char *fx =
+        "class G(torch.nn.Module):\n"
+        "    def forward(self, x: \"f32[4][1]cpu\"):\n"
+        "        a: \"f32[4][1]cpu\" = torch.ops.aten.hann_window.default(4, device = device(type='cpu'), pin_memory = False)\n"
+        "        b: \"f32[5][1]cpu\" = torch.ops.aten.hann_window.periodic(5, False, device = device(type='cpu'), pin_memory = False)\n"
+        "        c: \"f32[4][1]cpu\" = torch.ops.aten.hamming_window.default(4, device = device(type='cpu'), pin_memory = False)\n"
+        "        d: \"f32[3][1]cpu\" = torch.ops.aten.blackman_window.periodic(3, False, device = device(type='cpu'), pin_memory = False)\n"
+        "        e: \"f32[5][1]cpu\" = torch.ops.aten.bartlett_window.periodic(5, False, device = device(type='cpu'), pin_memory = False)\n"
+        "        f: \"f32[4][1]cpu\" = torch.ops.aten.bartlett_window.default(4, device = device(type='cpu'), pin_memory = False)\n"
+        "        g: \"f32[3][1]cpu\" = torch.ops.aten.kaiser_window.beta(3, False, 1.0, device = device(type='cpu'), pin_memory = False)\n"
+        "        h: \"f32[1][1]cpu\" = torch.ops.aten.hann_window.default(1, device = device(type='cpu'), pin_memory = False)\n"
+        "        m: \"f32[4][1]cpu\" = torch.ops.aten.mul.Tensor(x, a)\n"
+        "        return (m, b, c, d, e, f, g, h)\n";
+    Graph *g = parsed(fx);
+    Tensor *x = TD(DT_F32, 1, (int64_t[]){4}, (double[]){2, 4, 6, 8});
+    int no = 0;
+    IValue *o = g ? cc_interp(ctx, g, &x, 1, &no) : NULL;
+    /* periodic N: the symmetric window of N + 1 without its last point. hann(4) = 0.5 - 0.5 cos(pi k / 2)
+     * = 0, .5, 1, .5 (times x); symmetric hann(5) 0, .5, 1, .5, 0; hamming(4) 0.54 - 0.46 cos(pi k / 2);
+     * symmetric blackman(3) 0.42 - 0.5 cos(pi k) + 0.08 cos(2 pi k) = 0, 1, 0; bartlett 2k / (m - 1)
+     * then 2 - 2k / (m - 1); kaiser(3, beta 1) I0(sqrt(1 - (k - 1)^2)) / I0(1) = 1 / I0(1) at the
+     * ends (I0(1) = 1.2660658777520082); a window of 1 is [1] */
+    const double ke = 1 / 1.2660658777520082;
+    ok(o && no == 8 && og_values(o[0].t, (double[]){0, 2, 6, 4}, 4, 1e-6) && og_values(o[1].t, (double[]){0, 0.5, 1, 0.5, 0}, 5, 1e-6) &&
+           og_values(o[2].t, (double[]){0.08, 0.54, 1, 0.54}, 4, 1e-6) && og_values(o[3].t, (double[]){0, 1, 0}, 3, 1e-6) &&
+           og_values(o[4].t, (double[]){0, 0.5, 1, 0.5, 0}, 5, 1e-6) && og_values(o[5].t, (double[]){0, 0.5, 1, 0.5}, 4, 1e-6) &&
+           og_values(o[6].t, (double[]){ke, 1, ke}, 3, 1e-6) && og_values(o[7].t, (double[]){1}, 1, 0),
+       "hann / hamming / blackman / bartlett / kaiser windows, periodic and symmetric, by hand");
+    if (o) interp_free_outputs(o, no);
+    ok(g && cc_c_agrees(ctx, g, &x, 1, 0), "... the compiled C module (implicit FallbackKernels) agrees");
+    tensor_unref(x);
+    graph_free(g);
+}
+
 int main(void) {
     ctx = mi_ctx_new();
     test_adaptive_avg_backward();
     test_full_symint();
     test_masked_scatter_backward();
+    test_windows();
     mi_ctx_free(ctx);
     return done_testing();
 }

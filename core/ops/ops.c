@@ -43,6 +43,7 @@ static const struct { const OpDef *rows; const int *n; } families[] = {
     {ops_histogram_table, &ops_histogram_count},
     {ops_unique_table, &ops_unique_count},
     {ops_linalg_ext_table, &ops_linalg_ext_count},
+    {ops_window_table, &ops_window_count},
     {ops_decomp_pointwise_table, &ops_decomp_pointwise_count},
     {ops_decomp_shape_table, &ops_decomp_shape_count},
     {ops_decomp_reduce_table, &ops_decomp_reduce_count},

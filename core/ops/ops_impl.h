@@ -165,6 +165,7 @@ extern const OpDef ops_mkldnn_table[];      extern const int ops_mkldnn_count;
 extern const OpDef ops_histogram_table[]; extern const int ops_histogram_count;
 extern const OpDef ops_unique_table[];    extern const int ops_unique_count;
 extern const OpDef ops_linalg_ext_table[]; extern const int ops_linalg_ext_count;
+extern const OpDef ops_window_table[];    extern const int ops_window_count;
 /* ops implemented by their decomposition (core/ops/decomp_*.c, see decomp.h) */
 extern const OpDef ops_decomp_pointwise_table[]; extern const int ops_decomp_pointwise_count;
 extern const OpDef ops_decomp_shape_table[];     extern const int ops_decomp_shape_count;
