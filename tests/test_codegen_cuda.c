@@ -6,6 +6,7 @@
  * both present, the softmax case also runs and is compared with PyTorch's recorded output. */
 #include "tap.h"
 #include "tests/support/codegen_check.h"
+#include "tests/support/fixture_graph.h"
 #include "tests/support/shell_harness.h"
 #include "codegen/codegen_cuda.h"
 #include "lowering/lowering.h"
@@ -49,6 +50,17 @@ static char *gen_case(MiCtx *ctx, const char *name, char *names, size_t nn) {
     return src;
 }
 
+/* A layer-norm-like graph over rows x cols (x - mean(x, 1)) * w, written into buf. */
+static const char *ln_graph(char *buf, size_t n, int rows, int cols) {
+    snprintf(buf, n, "class G(torch.nn.Module):\n    def forward(self, w: \"f32[%d][1]cuda:0\", x: \"f32[%d, %d][%d, 1]cuda:0\"):\n"
+             "        var_mean = torch.ops.aten.var_mean.correction(x, [1], correction = 0, keepdim = True)\n"
+             "        getitem: \"f32[%d, 1][1, 1]cuda:0\" = var_mean[0]\n        getitem_1: \"f32[%d, 1][1, 1]cuda:0\" = var_mean[1];  var_mean = None\n"
+             "        sub: \"f32[%d, %d][%d, 1]cuda:0\" = torch.ops.aten.sub.Tensor(x, getitem_1)\n"
+             "        mul: \"f32[%d, %d][%d, 1]cuda:0\" = torch.ops.aten.mul.Tensor(sub, w)\n        return (mul,)\n",
+             cols, rows, cols, cols, rows, rows, rows, cols, cols, rows, cols, cols);
+    return buf;
+}
+
 static char *gen_text(MiCtx *ctx, const char *text) {
     Graph *g = fx_parse(ctx, text, strlen(text), "inline.py", 1);
     if (!g) return NULL;
@@ -80,7 +92,7 @@ int main(void) {
     char tmp[] = "/tmp/mi_cuda_test_XXXXXX";
     if (!mkdtemp(tmp)) { printf("Bail out! mkdtemp\n"); return 1; }
     snprintf(ctx->cache_dir, sizeof ctx->cache_dir, "%s/cache", tmp);
-    char names[1024];
+    char names[1024], lng[2048];
 
     /* A graph input named x (or v, k) is a kernel parameter: the flat kernel's own index and
      * lane variables live in the mi_ namespace (found by a device run: `x[...]` indexed the loop
@@ -98,10 +110,11 @@ int main(void) {
     ok(has(pw, "__global__ void __launch_bounds__(256) cuda_fused_add_mul_relu_sigmoid_sub_tanh_0(const float *__restrict__ arg0_1, "
                "const float *__restrict__ arg1_1, float *buf0, MiSyms mi_sy)"), "the kernel's __global__ signature (__restrict__ on what it only reads)");
     ok(has(pw, "    for (int64_t mi_x = mi_nv * 4 + mi_start; mi_x < mi_n; mi_x += mi_step) {\n"), "grid-stride loop (scalar tail)");
-    ok(has(pw, "    for (int64_t mi_v = mi_start; mi_v < mi_nv; mi_v += mi_step) {\n") &&
+    ok(has(pw, "    for (int64_t mi_t = mi_start - threadIdx.x; mi_t < mi_nv; mi_t += mi_step) {\n"
+               "        const int64_t mi_v = mi_t + threadIdx.x;\n        if (mi_v < mi_nv) {\n") &&
        has(pw, "float vi_arg0_1[4]; *reinterpret_cast<float4 *>(vi_arg0_1) = *reinterpret_cast<const float4 *>(arg0_1 + 4 * mi_v);") &&
        has(pw, "*reinterpret_cast<float4 *>(buf0 + 4 * mi_v) = *reinterpret_cast<const float4 *>(vo_buf0);"),
-       "contiguous f32 loads and stores go through float4");
+       "contiguous f32 loads and stores go through float4, in a loop whose condition is the block's");
     ok(has(pw, "                float tmp6 = 1.0f / (1.0f + expf(-tmp5));\n"), "sigmoid in f32 math");
     ok(has(pw, "extern \"C\" int call(void *const *inputs, void *const *outputs, const int64_t *syms)") &&
        has(pw, "cudaMemcpyHostToDevice") && has(pw, "extern \"C\" int mi_cuda_time(") &&
@@ -117,37 +130,27 @@ int main(void) {
     free(c);
     graph_free(g);
 
-    /* softmax (rows of 1000): a warp per row, 4 rows per block, reductions with warp shuffles */
+    /* softmax (64 rows of 1000): fewer than 1024 rows, so a block per row (Inductor's
+     * persistent_reduction: xnumel // 8 < 128 -> XBLOCK 1), 128 threads x 8 slots */
     char *sm = gen_case(ctx, "softmax", names, sizeof names);
-    ok(has(sm, "/* persistent rows: a warp per row (blockDim.y rows per block), the row stays in registers */\n"
-               "__global__ void __launch_bounds__(128) cuda_fused_div_exp_prepare_softmax_online_sub_0("), "softmax: persistent row kernel, a warp per row of 1000 columns");
-    ok(has(sm, "for (int64_t mi_row = (int64_t)blockIdx.x * blockDim.y + threadIdx.y; mi_row < mi_rows; mi_row += (int64_t)gridDim.x * blockDim.y) {") &&
-       has(sm, "const int64_t mi_r = threadIdx.x + (int64_t)mi_j * 32;") && !has(sm, "float4 groups"),
-       "warp threadIdx.y takes its row; 1000 is not 32 x a multiple of 4: scalar slots");
+    ok(has(sm, "/* persistent rows: one block per row, the row stays in registers */\n"
+               "__global__ void __launch_bounds__(128, 16) cuda_fused_div_exp_prepare_softmax_online_sub_0("), "softmax: persistent row kernel, a block per row of 1000 columns");
+    ok(has(sm, "for (int64_t mi_row = blockIdx.x; mi_row < mi_rows; mi_row += gridDim.x) {") &&
+       has(sm, "const int64_t mi_r = threadIdx.x + (int64_t)mi_j * 128;") && has(sm, "if (mi_r < mi_inner) {") && !has(sm, "float4 groups") &&
+       !has(sm, "_blk("), "block b takes row b; 1000 is not 128 x 8: scalar slots, the last ones guarded; no twin");
     ok(has(sm, "for (int o = 16; o > 0; o >>= 1) v = op(v, mi_shfl(v, o));") && has(sm, "__shfl_xor_sync(0xffffffffu, v, o)"),
        "warp shuffle reduction");
     ok(has(sm, "acc1 = mi_block_reduce(acc1, MiMax(), mi_shared);") && has(sm, "mi_block_reduce(acc6, MiSum(), mi_shared);"),
        "max and sum finish with mi_block_reduce");
     ok(has(sm, "                    float tmp2 = mi_c0[mi_j];\n"), "the row is read once: later nodes use registers");
-    ok(has(sm, "<<<mi_blocks((mi_rows + 3) / 4, 65535LL * 32), dim3(32, 4), 0, mi_st>>>"), "launch: a block per 4 rows, 32 x 4 threads");
+    ok(has(sm, "<<<mi_blocks(mi_rows, 65535LL * 32), 128, 0, mi_st>>>") && !has(sm, "mi_rows_by_block(mi_rows"), "launch: a block per row, 128 threads");
     ok(!has(sm, "MI_GDC_LAUNCH();\n") && !has(sm, "MI_PDL_WAIT(mi_sy") && !has(sm, "MI_PDL_WAIT_WARP(mi_sy"),
        "a module of one kernel: no PDL instruction in it");
 
     /* var_mean: welford (two passes over registers in a persistent row), column sum */
     char *rd = gen_case(ctx, "reductions", names, sizeof names);
     ok(has(rd, "const MiWelford acc") && has(rd, "= mi_block_reduce(acc1_q, MiSum(), mi_shared);"), "reductions: var_mean as welford (mean, m2, n)");
-    ok(has(rd, "mi_col_reduce(") && has(rd, "dim3(8, 128)"), "reductions: sum over dim 0 as a column reduction (8 x 128 blocks)");
-    setenv("MINDUCTOR_CUDA_COLVEC", "1", 1);
-    char *rdv = gen_case(ctx, "reductions", names, sizeof names);
-    unsetenv("MINDUCTOR_CUDA_COLVEC");
-    ok(has(rdv, "split column reduction, float4: 128 outputs (4 per thread)") &&
-       has(rdv, "float vc0[4]; *reinterpret_cast<float4 *>(vc0) = *reinterpret_cast<const float4 *>(&arg0_1[(p0 + (96LL*p1))]);") &&
-       has(rdv, "acc1[mi_k] += tmp0;") && has(rdv, "mi_col_reduce32x4(acc1, MiSum(), mi_shared);") &&
-       has(rdv, "<<<dim3((unsigned)((mi_rows + 127) / 128), 2), dim3(32, 8), 0, mi_st>>>"),
-       "MINDUCTOR_CUDA_COLVEC=1: sum over dim 0 as a split column reduction, a float4 of 4 outputs per thread and step");
-    ok(has(rdv, "for (int mi_s = threadIdx.y; mi_s < (int)gridDim.y; mi_s += blockDim.y) {"),
-       "the tile's last block combines the splits over its 8 lanes, in a fixed order");
-    free(rdv);
+    ok(has(rd, "mi_col_reduce(") && has(rd, "dim3(8, 128)") && !has(rd, "float4: 128 outputs"), "reductions: sum over dim 0 as a column reduction (8 x 128 blocks)");
     {   /* PDL: the first kernel lets the second start early, the second waits (per warp) */
         const char *k1 = rd ? strstr(rd, "cuda_fused_add_amax_div_sqrt_sub_var_mean_1(const") : NULL;
         const char *k0 = rd ? strstr(rd, "cuda_fused_sum_0(const") : NULL;
@@ -160,26 +163,43 @@ int main(void) {
 
     /* rows of 1024 (ln_gelu): float4 slot groups, one 16-byte load per group of 4 slots and one
      * 16-byte store; the weight, read by the column alone, too */
-    const char *lng = "class G(torch.nn.Module):\n    def forward(self, w: \"f32[1024][1]cuda:0\", x: \"f32[64, 1024][1024, 1]cuda:0\"):\n"
-        "        var_mean = torch.ops.aten.var_mean.correction(x, [1], correction = 0, keepdim = True)\n"
-        "        getitem: \"f32[64, 1][1, 1]cuda:0\" = var_mean[0]\n        getitem_1: \"f32[64, 1][1, 1]cuda:0\" = var_mean[1];  var_mean = None\n"
-        "        sub: \"f32[64, 1024][1024, 1]cuda:0\" = torch.ops.aten.sub.Tensor(x, getitem_1)\n"
-        "        mul: \"f32[64, 1024][1024, 1]cuda:0\" = torch.ops.aten.mul.Tensor(sub, w)\n        return (mul,)\n";
-    char *ln = gen_text(ctx, lng);
-    ok(has(ln, "const int64_t mi_r = 4 * (threadIdx.x + (int64_t)(mi_j >> 2) * 32) + (mi_j & 3);   /* float4 groups */") &&
-       has(ln, "if ((mi_j & 3) == 0) { const float4 mi_q = *reinterpret_cast<const float4 *>(&x[((1024LL*p0) + p1)]); mi_c0[mi_j] = mi_q.x;") &&
+    char *ln = gen_text(ctx, ln_graph(lng, sizeof lng, 64, 1024));
+    ok(has(ln, "/* persistent rows: one block per row, the row stays in registers */\n__global__ void __launch_bounds__(128, 16) ") &&
+       has(ln, "const int64_t mi_r = 4 * (threadIdx.x + (int64_t)(mi_j >> 2) * 128) + (mi_j & 3);   /* float4 groups */") &&
+       has(ln, "<<<mi_blocks(mi_rows, 65535LL * 32), 128, 0, mi_st>>>") && !has(ln, "_blk(") && !has(ln, "mi_rows_by_block(mi_rows"),
+       "64 rows of 1024 (fewer than 1024 rows): a block of 128 per row (registers for 16 blocks per SM), no warp twin");
+    ok(has(ln, "if ((mi_j & 3) == 0) { const float4 mi_q = *reinterpret_cast<const float4 *>(&x[((1024LL*p0) + p1)]); mi_c0[mi_j] = mi_q.x;") &&
        has(ln, "*reinterpret_cast<const float4 *>(&w[p1]);") && has(ln, "if ((mi_j & 3) == 3) *reinterpret_cast<float4 *>(&buf"),
        "rows of 1024: float4 loads (x and the weight) and float4 stores of slot groups");
     ok(has(ln, "/* buf0 is only read inside this kernel, from registers: not stored */") &&
        has(ln, "    float *buf0 = NULL;   /* only in registers of its kernel, never stored */\n") && !has(ln, "cudaMallocAsync((void **)&buf0"),
        "the mean, read only in its own kernel's registers: neither stored nor allocated");
     free(ln);
-    setenv("MINDUCTOR_CUDA_WARP_ROW", "0", 1);
-    ln = gen_text(ctx, lng);
-    unsetenv("MINDUCTOR_CUDA_WARP_ROW");
-    ok(has(ln, "/* persistent rows: one block per row, the row stays in registers */\n__global__ void __launch_bounds__(128, 16) ") &&
-       has(ln, "const int64_t mi_r = 4 * (threadIdx.x + (int64_t)(mi_j >> 2) * 128) + (mi_j & 3);") && has(ln, "<<<mi_blocks(mi_rows, 65535LL * 32), 128, 0, mi_st>>>"),
-       "MINDUCTOR_CUDA_WARP_ROW=0: a block of 128 per row (registers for 16 blocks per SM), float4 groups of its 8 slots");
+    /* 4096 rows of 1024: Inductor gives each row a warp; the block-per-row twin is generated too
+     * and the launch takes the one whose last wave of rows is fuller (resident blocks per SM
+     * from cudaOccupancyMaxActiveBlocksPerMultiprocessor) */
+    ln = gen_text(ctx, ln_graph(lng, sizeof lng, 4096, 1024));
+    const char *kw = ln ? strstr(ln, "/* persistent rows: a warp per row (blockDim.y rows per block), the row stays in registers */\n__global__ void __launch_bounds__(128) cuda_fused_") : NULL;
+    const char *kb = ln ? strstr(ln, "/* persistent rows: one block per row, the row stays in registers */\n__global__ void __launch_bounds__(128, 16) cuda_fused_") : NULL;
+    ok(kw && kb && kw < kb && strstr(kw, "const int64_t mi_r = 4 * (threadIdx.x + (int64_t)(mi_j >> 2) * 32) + (mi_j & 3);   /* float4 groups */") < kb &&
+       strstr(kb, "_0_blk(") && strstr(kb, "const int64_t mi_r = 4 * (threadIdx.x + (int64_t)(mi_j >> 2) * 128) + (mi_j & 3);"),
+       "4096 rows of 1024: a warp-per-row kernel (32 x 32 slots) and its block-per-row twin _blk (128 x 8)");
+    ok(has(ln, "static int mi_occ_w = -1, mi_occ_b = -1;") &&
+       has(ln, "MI_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&mi_occ_b, cuda_fused_mul_sub_var_mean_0_blk, 128, 0));") &&
+       has(ln, "        if (mi_rows_by_block(mi_rows, mi_sms, 4 * mi_occ_w, mi_occ_b))\n"
+               "        cuda_fused_mul_sub_var_mean_0_blk<<<mi_blocks(mi_rows, 65535LL * 32), 128, 0, mi_st>>>(") &&
+       has(ln, "        else\n        cuda_fused_mul_sub_var_mean_0<<<mi_blocks((mi_rows + 3) / 4, 65535LL * 32), dim3(32, 4), 0, mi_st>>>("),
+       "the launch picks one of the two by occupancy");
+    ok(has(ln, "    float *buf0 = NULL;   /* only in registers of its kernel, never stored */\n"), "the mean stays in registers in both");
+    tf_nvcc_ok("the two row kernels and the occupancy choice", ln);
+    free(ln);
+    ln = gen_text(ctx, ln_graph(lng, sizeof lng, 4096, 256));
+    ok(has(ln, "__global__ void __launch_bounds__(128) cuda_fused_") && !has(ln, "_blk(") && !has(ln, "mi_rows_by_block(mi_rows"),
+       "rows of 256: a warp per row alone (a block of ~8 elements per thread would be one warp too)");
+    free(ln);
+    ln = gen_text(ctx, ln_graph(lng, sizeof lng, 4096, 2048));
+    ok(has(ln, "__global__ void __launch_bounds__(256, 8) cuda_fused_") && !has(ln, "_blk(") && has(ln, "<<<mi_blocks(mi_rows, 65535LL * 32), 256, 0, mi_st>>>"),
+       "rows of 2048: a block of 256 per row alone (Inductor: rows over 1024 elements take XBLOCK 1)");
     free(ln);
 
     /* seed_example (x.permute(1, 0) + x[2, :]): the float4 path splits its index once per float4,
@@ -279,7 +299,7 @@ int main(void) {
     snprintf(args, sizeof args, "--device cuda %s/softmax/graph0/post_post_grad.py -c 'sched; codegen cuda_fused_div_exp_prepare_softmax_online_sub_0'", root);
     char *out = run_shell(args);
     ok(has(out, "cuda_fused_div_exp_prepare_softmax_online_sub_0 buf0(op0) buf1(op1) buf2(op2)") &&
-       has(out, "__global__ void __launch_bounds__(128) cuda_fused_div_exp_prepare_softmax_online_sub_0(") &&
+       has(out, "__global__ void __launch_bounds__(128, 16) cuda_fused_div_exp_prepare_softmax_online_sub_0(") &&
        !has(out, "extern \"C\" int call("), "--device cuda: sched names and codegen KERNEL show the CUDA kernel alone");
     free(out);
     snprintf(args, sizeof args, "-k %s/softmax/graph0/post_post_grad.py -c 'set device cuda; codegen; set device cpu; codegen'", root);

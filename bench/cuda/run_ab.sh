@@ -2,7 +2,7 @@
 # run_ab.sh — one device call comparing a baseline build of cudabench with the current one on
 # the same GPU (issue 18's CUDA items): every bench/graphs workload with the baseline, the
 # current code, the current code under each of VARIANTS (';'-separated environment settings,
-# e.g. "MINDUCTOR_CUDA_WARP_ROW=0;MINDUCTOR_CUDA_PDL=0": read when the code is generated or at
+# e.g. "MINDUCTOR_CUDA_PDL=0": read at
 # launch), baseline and current again; the recorded cuda cases (correctness vs PyTorch); the
 # reduction labs of both trees when carried (--quick unless LAB_ARGS says otherwise); then
 # vs_triton.py on the current code (VS_TRITON=0: not). Run from the repository root on the

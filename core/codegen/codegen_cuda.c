@@ -101,17 +101,7 @@ static const char *prelude_defs =
     "    if (threadIdx.y == 0)\n"
     "        for (int k = 1; k < (int)blockDim.y; k++) v = op(v, sh[k * 32 + threadIdx.x]);\n"
     "    return v;\n}\n"
-    "/* the same for 4 values at once (float4: the float4 split column reduction), ny <= 12 */\n"
-    "template <class Op> __device__ void mi_col_reduce32x4(float *a, Op op, double *shared) {\n"
-    "    float4 *sh = reinterpret_cast<float4 *>(shared);\n"
-    "    __syncthreads();\n"
-    "    sh[threadIdx.y * 32 + threadIdx.x] = make_float4(a[0], a[1], a[2], a[3]);\n"
-    "    __syncthreads();\n"
-    "    if (threadIdx.y == 0)\n"
-    "        for (int k = 1; k < (int)blockDim.y; k++) {\n"
-    "            const float4 w = sh[k * 32 + threadIdx.x];\n"
-    "            a[0] = op(a[0], w.x); a[1] = op(a[1], w.y); a[2] = op(a[2], w.z); a[3] = op(a[3], w.w);\n"
-    "        }\n}\n\n"
+    "\n"
     "static char mi_errbuf[512];\n"
     "extern \"C\" const char *mi_cuda_error(void) { return mi_errbuf; }\n"
     "static int mi_fail(cudaError_t e, const char *what) {\n"
@@ -145,7 +135,16 @@ static const char *prelude_defs =
     "/* blocks of one sub-kernel of a combo kernel (host and device agree on the split) */\n"
     "__host__ __device__ static inline int64_t mi_combo_blocks(int64_t n) { int64_t b = (n / 4 + 255) / 256; return b < 1 ? 1 : b > 4096 ? 4096 : b; }\n"
     "/* threads per block for a row of `inner` elements: a power of two in [32, 1024], ~4 elements each */\n"
-    "static unsigned mi_row_threads(int64_t inner) { unsigned t = 32; while (t < 1024 && (int64_t)t * 4 < inner) t *= 2; return t; }\n\n";
+    "static unsigned mi_row_threads(int64_t inner) { unsigned t = 32; while (t < 1024 && (int64_t)t * 4 < inner) t *= 2; return t; }\n"
+    "/* rows given a warp each or a block each (a row kernel generated both ways): on sms SMs that keep\n"
+    "   w (warp kernel) or b (block kernel) rows each resident, the rows run in waves; the block kernel\n"
+    "   when the last wave it leaves is fuller (waves / ceil(waves) larger), else the warp kernel. 4096\n"
+    "   rows of 1024 on 132 SMs: warps of 80 registers 24 rows per SM, 1.29 waves (0.65); blocks of 128\n"
+    "   threads 16, 1.94 waves (0.97): blocks. 8192 rows: 3.88 waves either way: warps. */\n"
+    "static bool mi_rows_by_block(int64_t rows, int sms, int w, int b) {\n"
+    "    if (rows < 1 || sms < 1 || b < 1) return false;\n    if (w < 1) return true;\n"
+    "    const double ww = (double)rows / ((double)sms * w), wb = (double)rows / ((double)sms * b);\n"
+    "    return wb / ceil(wb) > ww / ceil(ww);\n}\n\n";
 
 static bool needs_alloc(const Buffer *b) {
     return (b->kind == BUF_COMPUTED && !b->mutates && b->output_index < 0) ||

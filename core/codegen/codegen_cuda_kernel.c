@@ -1,10 +1,12 @@
 /* codegen_cuda_kernel.c — the CUDA emitting handler (LoopBodies replayed into CUDA C++) and the
  * kernel shapes of core/codegen/codegen_cuda.h:
  *
- *   pointwise group   -> flat grid-stride loop over all elements; float4 vector path when every
+ *   pointwise group   -> flat grid-stride loop over all elements (the float4 path's loop steps
+ *                        per block); float4 vector path when every
  *                        store (and the loads that can) are contiguous f32, then a scalar tail
- *   reduction group   -> see RowPlan: persistent rows (row in registers: a warp per row up to
- *                        1024 elements, else a block; slots in float4 groups where the row
+ *   reduction group   -> see RowPlan: persistent rows (row in registers: a warp or a block per
+ *                        row by Inductor's persistent_reduction rule, both kernels where the
+ *                        launch decides by occupancy; slots in float4 groups where the row
  *                        allows), generic block-per-row, or column reductions (split ones)
  * A kernel carries the programmatic-dependent-launch instructions only where a generated kernel
  * is launched right before (the wait) or right after it (launch_dependents): pdl_neighbours.
@@ -126,21 +128,12 @@ typedef struct Cu {
     bool vec_fail;
     StrBuf *vpre, *vpost;
     RowCache *rc;                      /* persistent row kernel, else NULL */
-    const LoopBody *lb;                /* the body being replayed (persistent rows, colvec) */
-    /* float4 split column reduction (emit_colvec): 4 consecutive outputs per thread (lane
-     * mi_k, the output var colvec_var steps by 1); loads that can go as one float4 per step of
-     * the reduced dim go to cv_pre (vc_N[4]), the accumulators are arrays acc[4] */
-    bool colvec;
-    int colvec_var;
-    StrBuf *cv_pre;
-    int ncv;
+    const LoopBody *lb;                /* the body being replayed (persistent rows) */
     const char *reducer;               /* mi_block_reduce (row per block) / mi_col_reduce */
     const char *red_guard;             /* who stores a reduced value */
     char split_acc[40];                /* split column reduction: the accumulator and its combiner */
-    char split_init[48];               /* (colvec: the combiner's identity) */
     const char *split_op;
     SymCtx *sy;                        /* indirect indexes name their variables in it */
-    MiCtx *sy_ctx;                     /* (colvec: static evaluation of index coefficients) */
     /* scan / sort nodes (codegen_cuda_scan.c): stores guarded by store_guard ("mi_in": the
      * element is in the row, the chunk's lanes past it only take part in the block scan);
      * a sort's tail (getitem, store) goes to `after`, the loop over the sorted row */
@@ -197,13 +190,6 @@ static IrVal cu_load(OpsHandler *h, Buffer *buf, Expr *index) {
             }
             return cu_tmp(e, DT_F32, "vi_%s[mi_k]", name);
         }
-    }
-    if (e->colvec && buf->layout.dtype == DT_F32 && vec4_index(e->sy_ctx, e->lb, index, e->colvec_var)) {
-        int id = e->ncv++;
-        sb_printf(e->cv_pre, "                float vc%d[4]; *reinterpret_cast<float4 *>(vc%d) = *reinterpret_cast<const float4 *>(&%s[", id, id, name);
-        ex(e->cv_pre, index);
-        sb_put(e->cv_pre, "]);\n");
-        return cu_tmp(e, DT_F32, "vc%d[mi_k]", id);
     }
     RowCache *rc = e->rc;
     const Buffer *tb = ir_store_target(buf);
@@ -427,21 +413,6 @@ static IrVal cu_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, I
                   ind, acc, acc, ind, acc, acc, ind, acc, ind, ind, rc->slots, ind, rc->threads, rc->exact, acc, acc, acc,
                   ind, acc, acc, ind, acc, acc, acc);
         if (src_id >= 0) sb_printf(e->mid, "%smi_red%d = %s;\n", ind, rc->nred - 1, acc);
-        return cu_new(e, out, dt);
-    }
-    if (e->colvec && (rt == RED_SUM || rt == RED_PROD || rt == RED_MAX || rt == RED_MIN)) {
-        /* 4 accumulators, lane mi_k; each reduced over the block's lanes (threadIdx.y) */
-        static const char *ops[] = {"MiSum", "MiProd", "MiMax", "MiMin"};
-        int o = rt == RED_SUM ? 0 : rt == RED_PROD ? 1 : rt == RED_MAX ? 2 : 3;
-        const char *init = o == 0 ? "0" : o == 1 ? "1" : cg_red_init(dt, o == 2);
-        snprintf(e->split_acc, sizeof e->split_acc, "%s", acc);
-        e->split_op = ops[o];
-        snprintf(e->split_init, sizeof e->split_init, "%s", init);
-        sb_printf(e->pre, "%s%s %s[4] = {%s, %s, %s, %s};\n", ind, ct, acc, init, init, init, init);
-        if (o < 2) sb_printf(e->body, "%s%s[mi_k] %s= %s;\n", e->indent, acc, o == 0 ? "+" : "*", x);
-        else sb_printf(e->body, "%s%s[mi_k] = %s(%s[mi_k], %s);\n", e->indent, acc, o == 2 ? "mi_max_nan" : "mi_min_nan", acc, x);
-        sb_printf(e->mid, "%smi_col_reduce32x4(%s, %s(), mi_shared);\n", ind, acc, ops[o]);
-        snprintf(out, sizeof out, "%s[mi_k]", acc);
         return cu_new(e, out, dt);
     }
     switch (rt) {
@@ -690,9 +661,16 @@ static int emit_flat_loops(MiCtx *ctx, const Schedule *s, const SchedGroup *g, S
     bool vec_ok = !e.vec_fail && !e.bad && vpost.s && b0->nvars > 0;
     cu_done(&e);
     if (vec_ok) {
+        /* the loop runs per block (its condition the same in all threads of the block), a lane
+         * past the end skips its float4: bench/cuda/pointwise_lab.cu on an H200, seed_example's
+         * kernel with the same grid (a float4 per thread) 36.7-36.9 us as a per-thread
+         * grid-stride loop, 36.0-36.2 so (cuda-pointwise-lab-2026-11-26T1503.log; a copy of its
+         * bytes 35.8; 2 float4s per thread or 32-bit indices no faster) */
         sb_put(out, "    /* float4 path: 4 consecutive elements per thread and step */\n"
                     "    const int64_t mi_nv = mi_n / 4;\n"
-                    "    for (int64_t mi_v = mi_start; mi_v < mi_nv; mi_v += mi_step) {\n");
+                    "    for (int64_t mi_t = mi_start - threadIdx.x; mi_t < mi_nv; mi_t += mi_step) {\n"
+                    "        const int64_t mi_v = mi_t + threadIdx.x;\n"
+                    "        if (mi_v < mi_nv) {\n");
         sb_put(out, vpre.s);
         /* innermost range a static multiple of 4: the 4 lanes share the outer vars, decomposed
          * once per float4 (and a load of those alone, x[2, :] in seed_example, is the same
@@ -711,7 +689,7 @@ static int emit_flat_loops(MiCtx *ctx, const Schedule *s, const SchedGroup *g, S
         sb_put(out, vbody.s);
         sb_put(out, "            }\n");
         sb_put(out, vpost.s);
-        sb_put(out, "    }\n");
+        sb_put(out, "        }\n    }\n");
     }
     sb_free(&vbody); sb_free(&vpre); sb_free(&vpost);
     /* scalar grid-stride loop (the tail after the vector path, or everything) */
@@ -758,17 +736,8 @@ static void pdl_neighbours(const Schedule *s, const SchedGroup *g, bool *in, boo
     }
 }
 
-/* Rows of at most this many elements get a warp each (ROW_PERSIST; MINDUCTOR_CUDA_WARP_ROW
- * overrides, 0: never), cu_warp_block() rows per block (MINDUCTOR_CUDA_WARP_BLOCK, 1..32).
- * Both are read when the code is generated. */
-static int env_int(const char *name, int dflt, int lo, int hi) {
-    const char *e = getenv(name);
-    char *end;
-    long v = e && *e ? strtol(e, &end, 10) : dflt;
-    return e && *e && *end ? dflt : v < lo ? lo : v > hi ? hi : (int)v;
-}
-static int cu_warp_row_max(void) { return env_int("MINDUCTOR_CUDA_WARP_ROW", 1024, 0, 1024); }
-static int cu_warp_block(void) { return env_int("MINDUCTOR_CUDA_WARP_BLOCK", 4, 1, 32); }
+/* A warp-per-row kernel's rows per block (blockDim (32, 4)): 4 warps, a warp per row. */
+enum { CU_WARP_ROWS = 4 };
 
 /* Flat pointwise kernel: all nodes share the iteration space (scheduler guarantees it). */
 static int emit_flat(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *out) {
@@ -854,16 +823,17 @@ void cu_emit_combo_launch(const Schedule *s, const SchedKernel *k, StrBuf *out) 
  *   ROW_GENERIC    one block per row, threads stride the row (row length symbolic or large)
  *   ROW_PERSIST    one block of `threads` per row, each thread owns `slots` elements of the row
  *                  (unrolled), loads of read-only buffers stay in registers across the nodes;
- *                  warp: rows of at most 1024 (cu_warp_row_max) get a warp each, 4 rows per
- *                  block (blockDim (32, 4)), reductions by shuffles alone, no __syncthreads;
+ *                  warp: a warp per row (row_plan says when), 4 rows per block (blockDim
+ *                  (32, 4)), reductions by shuffles alone, no __syncthreads; dual: a block-per-row
+ *                  twin `<kernel>_blk` too, the launch picks one by occupancy;
  *                  vec4: exact rows of slots in groups of 4, slot j of a thread is element
  *                  4*(thread + (j/4)*threads) + j%4, so a group's loads and stores of a
  *                  contiguous f32 buffer are one 16-byte access (vec4_access). Measured on an
  *                  H200 (bench/results/cuda-ab-2026-11-26T1216.log, cudabench --reps 50):
  *                  ln_gelu (8192 rows of 1024) 24.4 -> 21.8 us, softmax (4096 of 4096, a block
  *                  of 512) 38.9 -> 37.4, reductions 23.6 -> 22.3 (21.0 with a block per row:
- *                  MINDUCTOR_CUDA_WARP_ROW=0: its 4096 rows make about 1.3 waves as warps of
- *                  80 registers, 1.9 as blocks of 32, by ptxas' register counts)
+ *                  its 4096 rows make about 1.3 waves as warps of 80 registers, 1.9 as blocks
+ *                  of 32, by ptxas' register counts; ln_gelu's 8192 3.9 either way)
  *   ROW_COLUMNS    the reduced dim is strided and the last outer dim contiguous (x.sum(dim=0)):
  *                  blocks of 8 rows x 128 reduction lanes, so a warp reads 4 x 32 contiguous bytes
  *                  split > 1 (a split reduction): blocks of `tile` (32) outputs x 8 lanes (a warp
@@ -875,9 +845,8 @@ void cu_emit_combo_launch(const Schedule *s, const SchedKernel *k, StrBuf *out) 
 typedef enum { ROW_GENERIC, ROW_PERSIST, ROW_COLUMNS } RowMode;
 typedef struct RowPlan {
     RowMode mode; int threads, slots; bool exact;   /* threads * slots == row */
-    bool vec4, warp;                                /* ROW_PERSIST: slots in float4 groups (vec4_access); a warp per row */
-    bool colvec;                                    /* ROW_COLUMNS split: float4 of outputs per thread (emit_colvec) */
-    int split, tile; int64_t outs, inner;           /* ROW_COLUMNS split: outputs per block, static output count and reduced length */
+    bool vec4, warp, dual;                          /* ROW_PERSIST: slots in float4 groups (vec4_access); a warp per row; and a block-per-row twin */
+    int split, tile; int64_t outs, inner;           /* ROW_COLUMNS split: outputs per block, static output count; reduced length (ROW_PERSIST: the row) */
     IrReduceType rt; DType dt;                      /* ... its one reduction */
 } RowPlan;
 
@@ -977,34 +946,50 @@ static void split_plan(MiCtx *ctx, const Schedule *s, const SchedGroup *g, RowPl
     Expr *outs = sym_int(ctx->sym, 1), *inner = inner_numel(ctx, b, g->nouter);
     for (int v = 0; v < g->nouter; v++) outs = sym_mul(ctx->sym, outs, b->ranges[v]);
     if (!inner || !static_int(ctx, outs, &p->outs) || !static_int(ctx, inner, &p->inner) || p->outs < 1) return;
-    /* colvec (MINDUCTOR_CUDA_COLVEC=1; off by default): f32, the output var's range (the last
-     * outer var) a static multiple of 4 and some load of the input one float4 over 4
-     * consecutive outputs (vec4_index). Measured on an H200 in bench/graphs/reductions.py, where
-     * the column sum runs before the row kernel (PDL): the pair took 22.9 us with it against
-     * 22.3 without, 21.8 against 21.1 with block-per-row rows (bench/results/
-     * cuda-ab-2026-11-26T1210.log; cuda-ab-2026-11-26T1159.log: 25.5 against 22.5 with its
-     * first version), though the lab's float4 twin alone was faster (9.8 against 11.9 us) */
-    int64_t last;
-    p->colvec = p->dt == DT_F32 && env_int("MINDUCTOR_CUDA_COLVEC", 0, 0, 1) && g->nouter >= 1 &&
-                static_int(ctx, b->ranges[g->nouter - 1], &last) && last % 4 == 0;
-    bool any = false;
-    for (int k = 0; k < b->nops && p->colvec; k++)
-        if (b->ops[k].kind == LOP_LOAD && b->ops[k].buf && vec4_index(ctx, b, b->indexes[b->ops[k].index], g->nouter - 1)) any = true;
-    p->colvec = p->colvec && any;
-    /* ~512 blocks; each split >= 256 reduced elements (32 per lane) scalar, >= 64 (8 float4
-     * steps per lane) with float4 (bench/cuda/reduction_lab.cu: v<32,8> S=64 9.8 us, the best) */
-    int64_t tiles = (p->outs + (p->colvec ? 127 : 31)) / (p->colvec ? 128 : 32), sp = 512 / tiles;
-    if (sp > p->inner / (p->colvec ? 64 : 256)) sp = p->inner / (p->colvec ? 64 : 256);
+    /* ~512 blocks; each split >= 256 reduced elements (32 per lane). A float4 of 4 outputs per
+     * thread and step (128 outputs x 8 lanes per block) was tried (bench/cuda/reduction_lab.cu:
+     * 9.8 us alone against 11.9) and lost in bench/graphs/reductions.py's pair with the row
+     * kernel (22.9 against 22.3 us, 21.8 against 21.1: cuda-ab-2026-11-26T1210.log), so it went */
+    int64_t tiles = (p->outs + 31) / 32, sp = 512 / tiles;
+    if (sp > p->inner / 256) sp = p->inner / 256;
     if (sp > 64) sp = 64;
-    if (sp < 2 || tiles > 65535 || (double)sp * (double)p->outs * 8 > 4e6) { p->colvec = false; return; }
+    if (sp < 2 || tiles > 65535 || (double)sp * (double)p->outs * 8 > 4e6) return;
     p->split = (int)sp;
-    p->tile = p->colvec ? 128 : 32;
+    p->tile = 32;
     p->threads = 32 * 8;
 }
 
+/* Threads and slots of a persistent row of n elements: a warp (32 threads), or a block of a
+ * power of two threads giving about 8 elements each (n = 1024: 128 x 8; 4096: 512 x 8). vec4
+ * when the row is exactly threads x slots, slots a multiple of 4 and every node's innermost
+ * range a static multiple of 4 (a group of 4 slots stays inside one value of the other vars). */
+static void persist_shape(MiCtx *ctx, const Schedule *s, const SchedGroup *g, int64_t n, bool warp, RowPlan *p) {
+    int t = 32;
+    while (!warp && t < 1024 && (int64_t)t * 8 < n) t *= 2;
+    p->warp = warp;
+    p->threads = t;
+    p->slots = (int)((n + t - 1) / t);
+    p->exact = (int64_t)p->slots * t == n;
+    p->vec4 = p->exact && p->slots % 4 == 0;
+    for (int i = 0; i < g->n && p->vec4; i++) {
+        const LoopBody *b = s->nodes[g->nodes[i]].buf->body;
+        int64_t last;
+        p->vec4 = b->nvars > g->nouter && static_int(ctx, b->ranges[b->nvars - 1], &last) && last % 4 == 0;
+    }
+}
+
+/* The plan of a reduction group. Persistent rows follow Inductor's persistent_reduction for an
+ * inner reduction (triton_heuristics._persistent_reduction_configs, not max-autotune): rows of
+ * 256..1024 elements, when there are at least 1024 of them (xnumel // 8 >= 128), get one warp
+ * each (num_warps 1, XBLOCK min(1024 // rnumel, 8)); fewer or longer rows one block each
+ * (XBLOCK 1; our block keeps ~8 elements per thread); shorter rows, which Inductor autotunes
+ * over XBLOCK 1..128, a warp each. Where Inductor takes warps for rows of 257..1024 the block
+ * kernel is generated too (dual) and the launch takes the one whose last wave of rows is fuller
+ * (mi_rows_by_block: SM count x resident blocks from cudaOccupancyMaxActiveBlocksPerMultiprocessor,
+ * which knows ptxas' registers). */
 static void row_plan(MiCtx *ctx, const Schedule *s, const SchedGroup *g, RowPlan *p) {
     p->mode = ROW_GENERIC; p->threads = 0; p->slots = 0; p->exact = false; p->split = 1; p->tile = 8;
-    p->vec4 = p->warp = p->colvec = false;
+    p->vec4 = p->warp = p->dual = false;
     if (cu_group_has_scan(s, g)) return;   /* a block per row, scanned in chunks of blockDim.x */
     if (columns_pattern(ctx, s, g)) {
         p->mode = ROW_COLUMNS; p->threads = 8 * 128;
@@ -1017,25 +1002,16 @@ static void row_plan(MiCtx *ctx, const Schedule *s, const SchedGroup *g, RowPlan
         if (b->nvars != b0->nvars) return;
         for (int v = g->nouter; v < b->nvars; v++) if (b->ranges[v] != b0->ranges[v]) return;
     }
-    Expr *n0 = inner_numel(ctx, b0, g->nouter);
-    int64_t n;
+    Expr *n0 = inner_numel(ctx, b0, g->nouter), *r0 = sym_int(ctx->sym, 1);
+    int64_t n, rows;
     if (!n0 || !static_int(ctx, n0, &n) || n < 1 || n > 16384) return;
-    int t = 32;
-    while (t < 1024 && (int64_t)t * 8 < n) t *= 2;
-    p->warp = n <= cu_warp_row_max();
-    if (p->warp) t = 32;
+    for (int v = 0; v < g->nouter; v++) r0 = sym_mul(ctx->sym, r0, b0->ranges[v]);
+    bool few = static_int(ctx, r0, &rows) && rows < 1024;   /* Inductor: xnumel // 8 < 128 */
     p->mode = ROW_PERSIST;
-    p->threads = t;
-    p->slots = (int)((n + t - 1) / t);
-    p->exact = (int64_t)p->slots * t == n;
-    /* vec4: every node's innermost range a static multiple of 4 (a group of 4 slots stays
-     * inside one value of the other vars) */
-    p->vec4 = p->exact && p->slots % 4 == 0 && env_int("MINDUCTOR_CUDA_VEC4", 1, 0, 1);
-    for (int i = 0; i < g->n && p->vec4; i++) {
-        const LoopBody *b = s->nodes[g->nodes[i]].buf->body;
-        int64_t last;
-        p->vec4 = b->nvars > g->nouter && static_int(ctx, b->ranges[b->nvars - 1], &last) && last % 4 == 0;
-    }
+    p->inner = n;
+    p->warp = n <= 1024 && (n < 256 || !few);
+    p->dual = p->warp && n > 256;   /* a block has 64 or 128 threads (256: one warp either way) */
+    persist_shape(ctx, s, g, n, p->warp, p);
 }
 
 /* Does the body load a buffer other than a graph input nobody writes? Such a load must come
@@ -1058,103 +1034,13 @@ static int row_pdl_wait(const Schedule *s, const SchedGroup *g) {
     return pdl_loads_unstable(b) ? 2 : 1;
 }
 
-/* The split column reduction with a float4 of outputs per thread (RowPlan.colvec; one node,
- * one reduction): blocks of 32 x 8 threads own 128 consecutive outputs over 1/split of the
- * reduced dim; thread x keeps outputs 4x..4x+3 (lane mi_k: the output var + mi_k), each step of
- * the reduced dim reads its input as one float4 (vc0) and the 8 lanes of y are reduced in
- * shared memory. Each block writes its 128 partials (float4), the tile's last block to finish
- * combines them: lane y takes splits y, y + 8, ... in order, then the lanes in order, so the
- * result does not depend on which block finished last. x.sum(dim=0) of 4096 x 1024:
- * vc0 = x[1024*p1 + p0 .. p0 + 3] for p0 = 4x. */
-static int emit_colvec(MiCtx *ctx, const Schedule *s, const SchedGroup *g, const RowPlan *plan, StrBuf *out) {
-    const SchedNode *sn = &s->nodes[g->nodes[0]];
-    const LoopBody *b = sn->buf->body;
-    const int mo = g->nouter, split = plan->split;
-    const char *K = g->kernel_name, *last = b->vars[mo - 1]->name;
-    bool pdl_in, pdl_out;
-    pdl_neighbours(s, g, &pdl_in, &pdl_out);
-    StrBuf pre, body, mid, post, cv;
-    sb_init(&pre); sb_init(&body); sb_init(&mid); sb_init(&post); sb_init(&cv);
-    int tmp = 0;
-    Cu e;
-    cu_init(&e, &tmp, &pre, &body, &mid, &post, "                    ");
-    e.sy = ctx->sym;
-    e.sy_ctx = ctx;
-    e.lb = b;
-    e.colvec = true;
-    e.colvec_var = mo - 1;
-    e.cv_pre = &cv;
-    e.reducer = "mi_col_reduce32";
-    e.red_guard = "threadIdx.y == 0 && mi_valid";
-    loop_body_run(b, &e.h);
-    cu_done(&e);
-    int rc = 0;
-    if (e.bad || !e.split_acc[0] || !e.split_op) {
-        rc = mi_err(ctx, NULL, 0, 0, "%s (buffer '%s')", e.bad ? e.err : "no reduction in a split column kernel", sn->buf->name);
-        goto done;
-    }
-    const char *A = e.split_acc, *op = e.split_op, *I = e.split_init;
-    sb_printf(out, "__device__ __align__(16) float %s_part[%lld];\n__device__ unsigned %s_done[%lld];\n", K,
-              (long long)(split * plan->outs), K, (long long)((plan->outs + 127) / 128));
-    sb_printf(out, "/* split column reduction, float4: 128 outputs (4 per thread) x 8 lanes per block over a part of the reduced dim, the last block of a tile combines the parts */\n"
-                   "__global__ void __launch_bounds__(256) %s(", K);
-    if (kernel_params(ctx, s, g, out) < 0) { rc = -1; goto done; }
-    sb_printf(out, "    __shared__ double mi_shared[3 * 256];   /* block reductions */\n    __shared__ bool mi_last;\n%s%s",
-              pdl_out ? "    MI_GDC_LAUNCH();\n" : "", pdl_in ? "    MI_PDL_WAIT(mi_sy, 3);   /* (PDL) the kernel before is done */\n" : "");
-    sb_put(out, "    const int64_t mi_rows = ");
-    emit_numel(out, b, 0, mo);
-    sb_printf(out, ";\n    const int64_t mi_per = %lldLL;   /* reduced elements per split */\n"
-                   "    for (int64_t mi_row0 = (int64_t)blockIdx.x * 128; mi_row0 < mi_rows; mi_row0 += (int64_t)gridDim.x * 128) {\n"
-                   "        const int64_t mi_rowb = mi_row0 + 4 * threadIdx.x;   /* this thread's first output */\n"
-                   "        const bool mi_valid = mi_rowb < mi_rows;\n", (long long)((plan->inner + split - 1) / split));
-    emit_decompose(out, "        ", b, 0, mo, "mi_rowb");
-    sb_printf(out, "        /* %s: %s (reduction) */\n        {\n", sn->name, sn->buf->name);
-    if (pre.s) sb_put(out, pre.s);
-    sb_put(out, "            const int64_t mi_inner = ");
-    emit_numel(out, b, mo, b->nvars);
-    sb_put(out, ";\n            const int64_t mi_r1 = mi_inner < (blockIdx.y + 1) * mi_per ? mi_inner : (blockIdx.y + 1) * mi_per;\n"
-                "            if (mi_valid)\n            #pragma unroll 4\n"
-                "            for (int64_t mi_r = blockIdx.y * mi_per + threadIdx.y; mi_r < mi_r1; mi_r += blockDim.y) {\n");
-    emit_decompose(out, "                ", b, mo, b->nvars, "mi_r");
-    if (cv.s) sb_put(out, cv.s);
-    sb_printf(out, "                #pragma unroll\n                for (int mi_k = 0; mi_k < 4; mi_k++) {\n"
-                   "                    const int64_t mi_pk = %s + mi_k;\n                    {\n                    const int64_t %s = mi_pk; (void)%s;\n", last, last, last);
-    if (body.s) sb_put(out, body.s);
-    sb_put(out, "                    }\n                }\n            }\n");
-    if (mid.s) sb_put(out, mid.s);
-    sb_printf(out, "            if (threadIdx.y == 0 && mi_valid) *reinterpret_cast<float4 *>(&%s_part[(int64_t)blockIdx.y * mi_rows + mi_rowb]) = make_float4(%s[0], %s[1], %s[2], %s[3]);\n"
-                   "            __threadfence();\n            __syncthreads();\n"
-                   "            if (threadIdx.x == 0 && threadIdx.y == 0) mi_last = atomicAdd(&%s_done[mi_row0 / 128], 1u) == gridDim.y - 1;\n"
-                   "            __syncthreads();\n            if (!mi_last) continue;\n"
-                   "            if (threadIdx.x == 0 && threadIdx.y == 0) %s_done[mi_row0 / 128] = 0;\n"
-                   "            {   /* lane y: splits y, y + 8, ... in order; then the lanes in order */\n"
-                   "                float4 mi_t = make_float4(%s, %s, %s, %s);\n"
-                   "                if (mi_valid)\n"
-                   "                    for (int mi_s = threadIdx.y; mi_s < (int)gridDim.y; mi_s += blockDim.y) {\n"
-                   "                        const float4 mi_p = __ldcg(reinterpret_cast<const float4 *>(&%s_part[(int64_t)mi_s * mi_rows + mi_rowb]));\n"
-                   "                        mi_t.x = %s()(mi_t.x, mi_p.x); mi_t.y = %s()(mi_t.y, mi_p.y); mi_t.z = %s()(mi_t.z, mi_p.z); mi_t.w = %s()(mi_t.w, mi_p.w);\n"
-                   "                    }\n"
-                   "                %s[0] = mi_t.x; %s[1] = mi_t.y; %s[2] = mi_t.z; %s[3] = mi_t.w;\n"
-                   "                mi_col_reduce32x4(%s, %s(), mi_shared);\n"
-                   "            }\n"
-                   "            #pragma unroll\n            for (int mi_k = 0; mi_k < 4; mi_k++) {\n"
-                   "                const int64_t mi_pk = %s + mi_k;\n                {\n                const int64_t %s = mi_pk; (void)%s;\n",
-              K, A, A, A, A, K, K, I, I, I, I, K, op, op, op, op, A, A, A, A, A, op, last, last, last);
-    if (post.s) sb_put(out, post.s);
-    sb_put(out, "                }\n            }\n        }\n        __syncthreads();\n    }\n}\n\n");
-done:
-    sb_free(&pre); sb_free(&body); sb_free(&mid); sb_free(&post); sb_free(&cv);
-    return rc;
-}
-
-/* Row kernel (see RowPlan): grid-stride over rows of the shared outer dims; every node walks its
- * inner range, reductions finish with a block reduction; __syncthreads() between nodes. */
-static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *out) {
+/* Row kernel `kname` of plan pp (see RowPlan): grid-stride over rows of the shared outer dims;
+ * every node walks its inner range, reductions finish with a block reduction; __syncthreads()
+ * between nodes. */
+static int emit_rows_as(MiCtx *ctx, const Schedule *s, const SchedGroup *g, const RowPlan *pp, const char *kname, StrBuf *out) {
     const LoopBody *b0 = s->nodes[g->nodes[0]].buf->body;
     int mo = g->nouter;
-    RowPlan plan;
-    row_plan(ctx, s, g, &plan);
-    if (plan.mode == ROW_COLUMNS && plan.split > 1 && plan.colvec) return emit_colvec(ctx, s, g, &plan, out);
+    const RowPlan plan = *pp;
     bool cols = plan.mode == ROW_COLUMNS, persist = plan.mode == ROW_PERSIST, warp = persist && plan.warp;
     bool pdl_in, pdl_out;
     pdl_neighbours(s, g, &pdl_in, &pdl_out);
@@ -1164,19 +1050,19 @@ static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
     int split = cols ? plan.split : 1, tile = split > 1 ? plan.tile : 8;
     const char *ct = split > 1 ? cu_vtype(plan.dt) : NULL;
     if (split > 1)   /* the split partials and the per-tile counters (zero at load; the last block resets its own) */
-        sb_printf(out, "__device__ %s %s_part[%lld];\n__device__ unsigned %s_done[%lld];\n", ct, g->kernel_name,
-                  (long long)(split * plan.outs), g->kernel_name, (long long)((plan.outs + 31) / 32));
+        sb_printf(out, "__device__ %s %s_part[%lld];\n__device__ unsigned %s_done[%lld];\n", ct, kname,
+                  (long long)(split * plan.outs), kname, (long long)((plan.outs + 31) / 32));
     /* A block-per-row persistent kernel with at most 8 slots per thread asks nvcc for full
      * occupancy (2048 / threads blocks per SM: 32 registers): softmax's rows of 4096 (512 x 8)
      * took 35 registers with float4 slot groups, 3 blocks per SM, 41.5 us; 38.5 us with the
-     * bound (bench/results/cuda-ab-2026-11-26T1159.log; MINDUCTOR_CUDA_ROW_OCC=0: without) */
+     * bound (bench/results/cuda-ab-2026-11-26T1159.log) */
     char minb[16] = "";
-    if (persist && !warp && plan.slots <= 8 && env_int("MINDUCTOR_CUDA_ROW_OCC", 1, 0, 1)) snprintf(minb, sizeof minb, ", %d", 2048 / plan.threads);
+    if (persist && !warp && plan.slots <= 8) snprintf(minb, sizeof minb, ", %d", 2048 / plan.threads);
     sb_printf(out, "/* %s */\n__global__ void __launch_bounds__(%d%s) %s(", split > 1 ? "split column reduction: 32 outputs x 8 lanes per block over a part of the reduced dim, the last block of a tile combines the parts" :
               cols ? "column reduction: 8 rows x 128 reduction lanes per block" :
               warp ? "persistent rows: a warp per row (blockDim.y rows per block), the row stays in registers" :
               persist ? "persistent rows: one block per row, the row stays in registers" : "one block per row",
-              warp ? 32 * cu_warp_block() : plan.threads ? plan.threads : 1024, minb, g->kernel_name);
+              warp ? 32 * CU_WARP_ROWS : plan.threads ? plan.threads : 1024, minb, kname);
     if (kernel_params(ctx, s, g, out) < 0) return -1;
     if (cu_group_has_scan(s, g))
         sb_printf(out, "    __shared__ __align__(16) unsigned char mi_sh_scan[%d];   /* block scans and sorts */\n", CU_SCAN_SHARED_BYTES);
@@ -1278,7 +1164,7 @@ static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
             waited = true;
         }
         if (split > 1 && e.split_acc[0]) {   /* partial out; the tile's last block combines in split order */
-            const char *A = e.split_acc, *K = g->kernel_name;
+            const char *A = e.split_acc, *K = kname;
             sb_printf(&nodes, "            if (threadIdx.y == 0 && mi_valid) %s_part[(int64_t)blockIdx.y * mi_rows + mi_row] = %s;\n"
                               "            __threadfence();\n            __syncthreads();\n"
                               "            if (threadIdx.x == 0 && threadIdx.y == 0) mi_last = atomicAdd(&%s_done[mi_row0 / %d], 1u) == gridDim.y - 1;\n"
@@ -1313,6 +1199,33 @@ static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf 
     return 0;
 }
 
+/* The kernel(s) of a reduction group: its plan's, and for a dual plan (row_plan) the
+ * block-per-row twin `<kernel>_blk` of the same rows. */
+static int emit_rows(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *out) {
+    RowPlan plan;
+    row_plan(ctx, s, g, &plan);
+    if (emit_rows_as(ctx, s, g, &plan, g->kernel_name, out) < 0) return -1;
+    if (!plan.dual) return 0;
+    RowPlan blk = plan;
+    persist_shape(ctx, s, g, plan.inner, false, &blk);
+    char *name = mi_xmalloc(strlen(g->kernel_name) + 8);
+    sprintf(name, "%s_blk", g->kernel_name);
+    int rc = emit_rows_as(ctx, s, g, &blk, name, out);
+    free(name);
+    return rc;
+}
+
+/* One launch statement of kernel `name` (a generated kernel launched right after another one:
+ * with PDL when the device has it, mi_pdl; see the prelude). */
+static void launch_stmt(StrBuf *out, const char *guard, bool pdl, int when, const char *name, const char *grid, const char *block, const char *args) {
+    if (pdl)
+        sb_printf(out, "        %s{\n            if (mi_pdl) {\n                mi_sy.pdl = %d;\n                MI_CK(mi_launch_pdl(%s, dim3(%s), dim3(%s), mi_st, %s));\n"
+                       "                mi_sy.pdl = 0;\n            } else %s<<<%s, %s, 0, mi_st>>>(%s);\n        }\n",
+                  guard, when, name, grid, block, args, name, grid, block, args);
+    else
+        sb_printf(out, "        %s%s<<<%s, %s, 0, mi_st>>>(%s);\n", guard, name, grid, block, args);
+}
+
 /* Launch of one fused group from the host wrapper: `kernel<<<grid, block, 0, mi_st>>>(...)`;
  * with pdl (a generated kernel was launched just before) also the programmatic dependent launch
  * of the same grid, taken when the device has it (mi_pdl, see the prelude). */
@@ -1322,6 +1235,7 @@ void cu_emit_launch(const Schedule *s, const SchedGroup *g, bool pdl, StrBuf *ou
     char grid[96], block[48];
     const char *guard = "";
     int when = 1;   /* MiSyms.pdl of a PDL launch */
+    int dual_threads = 0;   /* a dual plan: the block-per-row twin's threads */
     sb_put(out, "    {\n");
     if (cu_group_has_reduction(s, g)) {
         sb_put(out, "        const int64_t mi_rows = ");
@@ -1337,16 +1251,25 @@ void cu_emit_launch(const Schedule *s, const SchedGroup *g, bool pdl, StrBuf *ou
         row_plan(s->ir->ctx, s, g, &plan);
         when = row_pdl_wait(s, g);
         if (plan.mode != ROW_GENERIC) sb_put(out, "        (void)mi_inner;\n");
-        if (plan.mode == ROW_COLUMNS && plan.split > 1) {   /* colvec: tiles of 128 outputs, 32 x 8 threads */
+        if (plan.mode == ROW_COLUMNS && plan.split > 1) {   /* tiles of 32 outputs, 32 x 8 threads */
             snprintf(grid, sizeof grid, "dim3((unsigned)((mi_rows + %d) / %d), %d)", plan.tile - 1, plan.tile, plan.split);
-            snprintf(block, sizeof block, "dim3(%d, %d)", plan.colvec ? 32 : plan.tile, plan.threads / (plan.colvec ? 32 : plan.tile));
+            snprintf(block, sizeof block, "dim3(%d, %d)", plan.tile, plan.threads / plan.tile);
         } else if (plan.mode == ROW_COLUMNS) {
             snprintf(grid, sizeof grid, "mi_blocks((mi_rows + 7) / 8, 65535LL * 32)");
             snprintf(block, sizeof block, "dim3(8, 128)");
         } else if (plan.mode == ROW_PERSIST && plan.warp) {
-            int w = cu_warp_block();
-            snprintf(grid, sizeof grid, "mi_blocks((mi_rows + %d) / %d, 65535LL * 32)", w - 1, w);
-            snprintf(block, sizeof block, "dim3(32, %d)", w);
+            snprintf(grid, sizeof grid, "mi_blocks((mi_rows + %d) / %d, 65535LL * 32)", CU_WARP_ROWS - 1, CU_WARP_ROWS);
+            snprintf(block, sizeof block, "dim3(32, %d)", CU_WARP_ROWS);
+            if (plan.dual) {   /* the block-per-row twin when its last wave of rows is fuller */
+                RowPlan blk = plan;
+                persist_shape(s->ir->ctx, s, g, plan.inner, false, &blk);
+                dual_threads = blk.threads;
+                sb_printf(out, "        static int mi_occ_w = -1, mi_occ_b = -1;   /* resident blocks per SM of the two kernels */\n"
+                               "        if (mi_occ_w < 0) {\n"
+                               "            MI_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&mi_occ_w, %s, %d, 0));\n"
+                               "            MI_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&mi_occ_b, %s_blk, %d, 0));\n"
+                               "        }\n", g->kernel_name, 32 * CU_WARP_ROWS, g->kernel_name, blk.threads);
+            }
         } else if (plan.mode == ROW_PERSIST) {
             snprintf(grid, sizeof grid, "mi_blocks(mi_rows, 65535LL * 32)");
             snprintf(block, sizeof block, "%d", plan.threads);
@@ -1372,12 +1295,16 @@ void cu_emit_launch(const Schedule *s, const SchedGroup *g, bool pdl, StrBuf *ou
         if (cg_group_touches(s, g, b)) sb_printf(&args, "%s, ", b->name);
     }
     sb_put(&args, "mi_sy");
-    if (pdl)
-        sb_printf(out, "        %s{\n            if (mi_pdl) {\n                mi_sy.pdl = %d;\n                MI_CK(mi_launch_pdl(%s, dim3(%s), dim3(%s), mi_st, %s));\n"
-                       "                mi_sy.pdl = 0;\n            } else %s<<<%s, %s, 0, mi_st>>>(%s);\n        }\n    }\n",
-                  guard, when, g->kernel_name, grid, block, args.s, g->kernel_name, grid, block, args.s);
-    else
-        sb_printf(out, "        %s%s<<<%s, %s, 0, mi_st>>>(%s);\n    }\n", guard, g->kernel_name, grid, block, args.s);
+    if (dual_threads) {
+        char blk_name[256], blk_block[16];
+        snprintf(blk_name, sizeof blk_name, "%s_blk", g->kernel_name);
+        snprintf(blk_block, sizeof blk_block, "%d", dual_threads);
+        sb_printf(out, "        if (mi_rows_by_block(mi_rows, mi_sms, %d * mi_occ_w, mi_occ_b))\n", CU_WARP_ROWS);
+        launch_stmt(out, guard, pdl, when, blk_name, "mi_blocks(mi_rows, 65535LL * 32)", blk_block, args.s);
+        sb_put(out, "        else\n");
+    }
+    launch_stmt(out, guard, pdl, when, g->kernel_name, grid, block, args.s);
+    sb_put(out, "    }\n");
     sb_free(&args);
 }
 
