@@ -9,6 +9,9 @@
 //   unroll U   grid-stride, U float4 loads issued before any math (more bytes in flight)
 //   cs         gen with streaming cache hints (__ldcs / __stcs: evict-first)
 //   fastexp    gen with __expf in the sigmoid (what Triton's tl.exp lowers to: ex2.approx)
+//   tile T x U seed_example as blocks of T threads over tiles of T * U float4s, the loop's condition
+//              the block's (the generated shape since 2026-11-26 15:10 is tile 256 x 1)
+//   hint       tile 256 x 1 with L2 / L1 cache hints on the broadcast and the streamed load
 // Also a plain float4 copy of the same bytes. Each time: median of 50 after a 256 MB memset
 // (L2 evicted, as cudabench's mi_cuda_time). Outputs are compared with gen's.
 //   nvcc -O3 -arch=sm_90 -o plab bench/cuda/pointwise_lab.cu && ./plab
@@ -92,6 +95,38 @@ __global__ void __launch_bounds__(T) k_seed_tile(const float *__restrict__ x, fl
         }
     }
 }
+// Cache hints on the generated tile 256 x 1 shape: BH the broadcast load x[8192 + row] with an L2
+// evict_last policy (Inductor marks a broadcast load evict_last; Triton lowers it to createpolicy +
+// ld.global.L2::cache_hint), MH the main float4 load: 1 L1::no_allocate, 2 L2 evict_first policy
+// (read once).
+__device__ __forceinline__ float ld_evict_last(const float *p) {
+    float v;
+    asm volatile("{\n\t.reg .b64 pol;\n\tcreatepolicy.fractional.L2::evict_last.b64 pol, 1.0;\n\t"
+                 "ld.global.nc.L2::cache_hint.f32 %0, [%1], pol;\n\t}" : "=f"(v) : "l"(p));
+    return v;
+}
+template <int MH> __device__ __forceinline__ float4 ld4_hint(const float *p) {
+    float4 v;
+    if (MH == 1)
+        asm volatile("ld.global.nc.L1::no_allocate.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+    else if (MH == 2)
+        asm volatile("{\n\t.reg .b64 pol;\n\tcreatepolicy.fractional.L2::evict_first.b64 pol, 1.0;\n\t"
+                     "ld.global.nc.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], pol;\n\t}" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+    else v = *reinterpret_cast<const float4 *>(p);
+    return v;
+}
+template <bool BH, int MH>
+__global__ void __launch_bounds__(256) k_seed_hint(const float *__restrict__ x, float *o) {
+    const int64_t nv = N / 4;
+    for (int64_t t0 = (int64_t)blockIdx.x * 256; t0 < nv; t0 += (int64_t)gridDim.x * 256) {
+        const int64_t v = t0 + threadIdx.x;
+        if (v < nv) {
+            const float4 q = ld4_hint<MH>(x + 4 * v);
+            const float s = BH ? ld_evict_last(x + (4 * v) / R + 8192) : x[(4 * v) / R + 8192];
+            *reinterpret_cast<float4 *>(o + 4 * v) = make_float4(q.x + s, q.y + s, q.z + s, q.w + s);
+        }
+    }
+}
 __global__ void k_copy(const float4 *__restrict__ a, float4 *__restrict__ o, int64_t nv) {
     for (int64_t v = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; v < nv; v += (int64_t)gridDim.x * blockDim.x) o[v] = a[v];
 }
@@ -165,6 +200,12 @@ int main() {
         {"tile 128 x 1", [&] { k_seed_tile<128, 1, true, false><<<full * 2, 128>>>(a, o); }},
         {"tile 128 x 4 seq", [&] { k_seed_tile<128, 4, true, false><<<full / 4, 128>>>(a, o); }},
         {"tile 256 x 1 i32", [&] { k_seed_tile<256, 1, true, true><<<full, 256>>>(a, o); }},
+        {"hint: none (= tile 256 x 1)", [&] { k_seed_hint<false, 0><<<full, 256>>>(a, o); }},
+        {"hint: bcast evict_last", [&] { k_seed_hint<true, 0><<<full, 256>>>(a, o); }},
+        {"hint: main L1 no_allocate", [&] { k_seed_hint<false, 1><<<full, 256>>>(a, o); }},
+        {"hint: main L2 evict_first", [&] { k_seed_hint<false, 2><<<full, 256>>>(a, o); }},
+        {"hint: both (el + no_alloc)", [&] { k_seed_hint<true, 1><<<full, 256>>>(a, o); }},
+        {"hint: both (el + ef)", [&] { k_seed_hint<true, 2><<<full, 256>>>(a, o); }},
         {"float4 copy (same bytes)", [&] { k_copy<<<full, 256>>>((const float4 *)a, (float4 *)o, N / 4); }},
     };
     printf("seed_example (134 MB):\n");
