@@ -9,10 +9,13 @@
  *     values as before the pass; not when the conv has two users or an attr already;
  *   - the handler node loaded from a printed post-grad graph cannot run (its attr is not in the
  *     text): a clear error;
- *   - frozen parameters (get_attr constants) through the compiled C module = the interpreter. */
+ *   - frozen parameters (get_attr constants) through the compiled C module = the interpreter;
+ *   - lowering as mkldnn_lowerings.py: the convolution's input required channels-last, the
+ *     packed linear's bias added after it, force_stride_order a copy only when needed. */
 #include "tap.h"
 #include "fx_passes/passes.h"
 #include "ops/interp.h"
+#include "tests/support/codegen_check.h"
 #include "tests/support/compiled_check.h"
 
 #include <math.h>
@@ -131,6 +134,13 @@ static void test_linear_and_stride(void) {
     ok(r && no == 1 && r[0].t->stride[0] == 1 && r[0].t->stride[1] == 2, "inductor_force_stride_order gives strides (1, 2)");
     if (r) interp_free_outputs(r, no);
     ok(g && cc_c_agrees(ctx, g, (Tensor *[]){x, p, w, b}, 4, 0), "compiled C (extern kernels) = interpreter");
+    CgBuild cb;
+    int rc = g ? cg_compile(ctx, g, &cb, CG_SOURCE) : -1;
+    ok(rc == 0 && strstr(cb.src, "fb->run(fb->ctx, \"y\", 3,") && !strstr(cb.src, "fb->run(fb->ctx, \"z\""),
+       "MKLPackedLinear gets 3 tensors (its bias is a pointwise add after it, mkl_packed_linear) and force_stride_order is no extern call");
+    if (rc) diag("%s", ctx->err.msg);
+    mi_clear_err(ctx);
+    cg_free(&cb);
     graph_free(g);
     tensor_unref(x); tensor_unref(p); tensor_unref(w); tensor_unref(b);
 }
@@ -190,6 +200,11 @@ static void test_unary_pattern(void) {
     if (a) interp_free_outputs(a, n0);
     if (c) interp_free_outputs(c, n1);
     ok(r && cc_c_agrees(ctx, (Graph *)r, (Tensor *[]){x}, 1, 1e-6), "compiled C (frozen constants, the fused conv as an extern kernel) = interpreter");
+    CgBuild cb;
+    int crc = r ? cg_compile(ctx, r, &cb, CG_SOURCE) : -1;
+    ok(crc == 0 && cb.s && sched_num_kernels(cb.s) >= 2 && strstr(cb.src, "cpp_fused_torch__inductor_fx_passes_mkldnn_fusion_fn_0"),
+       "the convolution's input is copied to channels-last by a kernel first (ConvolutionUnary's require_stride_order)");
+    cg_free(&cb);
     pm_free(pm);
     graph_free(g);
 

@@ -103,19 +103,25 @@ int ir_fallback_eval(MiCtx *ctx, const Graph *g, const Node *n, Tensor *const *a
     const OpDef *op = n->op ? n->op : op_lookup(n->target);
     if (!fallback_runnable(op))
         return op_unsupported_err(ctx, g, n);
-    /* extern_kernels.convolution with its bias peeled off (lowering_extern.c: off the cpu the bias
-     * is a separate add, as Inductor's convolution lowering does): only the input and the weight
-     * are passed, and the node runs with bias None */
+    /* a bias the lowering adds as a pointwise op instead: fewer tensors are passed than the node
+     * references, and the node runs with None there. extern_kernels.convolution off the cpu
+     * (kernel/conv.py, lowering_extern.c) and mkl._mkl_linear (mkldnn_lowerings.py
+     * mkl_packed_linear: MKLPackedLinear without the bias, then add) */
+    static const struct { const char *target; int pos, passed; } peel[] = {
+        {"aten.convolution.default", 2, 2}, {"mkl._mkl_linear", 3, 3},
+    };
     Node peeled;
     Value pargs[16];
-    if (n->target && !strcmp(n->target, "aten.convolution.default") && nargs == 2 && n->nargs > 2 && n->nargs <= 16 &&
-        n->args[2].kind == V_NODE) {
-        peeled = *n;
-        memcpy(pargs, n->args, sizeof(Value) * (size_t)n->nargs);
-        pargs[2] = (Value){.kind = V_NONE};
-        peeled.args = pargs;
-        n = &peeled;
-    }
+    for (size_t k = 0; n->target && k < sizeof peel / sizeof peel[0]; k++)
+        if (!strcmp(n->target, peel[k].target) && nargs == peel[k].passed && n->nargs > peel[k].pos && n->nargs <= 16 &&
+            n->args[peel[k].pos].kind == V_NODE) {
+            peeled = *n;
+            memcpy(pargs, n->args, sizeof(Value) * (size_t)n->nargs);
+            pargs[peel[k].pos] = (Value){.kind = V_NONE};
+            peeled.args = pargs;
+            n = &peeled;
+            break;
+        }
     Resolver r = {ctx, g, n, args, nargs, 0, syms, nsyms};
     IValue *argv = mi_xcalloc((size_t)(n->nargs + n->nkwargs + 1), sizeof(IValue));
     IValue *kwargv = argv + n->nargs;

@@ -36,6 +36,7 @@ static const struct { const LoweringDef *rows; const int *n; } families[] = {
     {lowering_scan_table, &lowering_scan_count},
     {lowering_random_table, &lowering_random_count},
     {lowering_decomp_table, &lowering_decomp_count},
+    {lowering_mkldnn_table, &lowering_mkldnn_count},
 };
 #define NFAM ((int)(sizeof families / sizeof families[0]))
 #define NDRIVER ((int)(sizeof driver_rows / sizeof driver_rows[0]))

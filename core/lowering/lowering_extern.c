@@ -419,7 +419,12 @@ static int lower_sdpa(Lower *L, const Node *n, int arg) {
 
 /* ---- FallbackKernel: an op with a reference implementation but no lowering ---- */
 
-typedef struct FbArgs { Lower *L; const Node *n; ExternArg *ea; int nea, cap; int rc; int idx; bool sdpa; bool fx_strides; } FbArgs;
+typedef struct FbArgs {
+    Lower *L; const Node *n; ExternArg *ea; int nea, cap; int rc; int idx; bool sdpa; bool fx_strides;
+    int skip;              /* argument position not passed (the run sees None there), -1 none */
+    const int *order0;     /* stride order argument 0 is required in (an mkldnn convolution's
+                              channels-last input), NULL none */
+} FbArgs;
 
 /* The fallbacks lowering.py registers with constrain_to_fx_strides: each tensor argument is
  * required in the stride order of its FX node's strides (a channels-last gradient stays so) */
@@ -443,6 +448,7 @@ static void fb_collect(FbArgs *a, const Value *v) {
         return;
     }
     IrTBox *t = lv->t;
+    if (a->order0 && a->idx == 0) t = lw_require_stride_order(a->L, t, a->order0);
     if (a->fx_strides && v->node->has_meta && v->node->meta.ndim == t->ndim) {
         int order[MI_MAX_DIMS];
         if (ir_stride_order(v->node->meta.stride, v->node->meta.ndim, order)) t = lw_require_stride_order(a->L, t, order);
@@ -462,7 +468,10 @@ static void fb_collect(FbArgs *a, const Value *v) {
 static void fb_collect_all(FbArgs *a) {
     a->sdpa = is_sdpa_op(a->n);
     a->fx_strides = constrain_to_fx_strides(a->n);
-    for (int i = 0; i < a->n->nargs; i++) { a->idx = i; fb_collect(a, &a->n->args[i]); }
+    for (int i = 0; i < a->n->nargs; i++) {
+        a->idx = i;
+        if (i != a->skip) fb_collect(a, &a->n->args[i]);
+    }
     a->idx = -1;
     for (int i = 0; i < a->n->nkwargs; i++) fb_collect(a, &a->n->kwargs[i].v);
 }
@@ -502,8 +511,9 @@ static Buffer *fb_node(Lower *L, const Layout *l, IrFallback *fb, const FbArgs *
     return b;
 }
 
-/* lw_fallback, or with out_kernel the ExternKernelOut form (lw_extern_out) */
-static int fallback(Lower *L, const Node *n, bool out_kernel) {
+/* lw_fallback, or with out_kernel the ExternKernelOut form (lw_extern_out); skip and order0 as
+ * lw_fallback_with */
+static int fallback(Lower *L, const Node *n, bool out_kernel, int skip, const int *order0) {
     if (L->scratch)   /* a row that falls back inside a decomposition (dropout in attention, ...) */
         return lw_err(L, n, "'%s' inside a decomposition would run as a FallbackKernel, which cannot name its node", n->target);
     const OpDef *op = n->op ? n->op : op_lookup(n->target);
@@ -516,7 +526,7 @@ static int fallback(Lower *L, const Node *n, bool out_kernel) {
     /* the graph's annotation (PyTorch's fake tensor) decides the result dtype, as the
      * FallbackKernel's layout does in Inductor; the result is converted into it */
     if (!tuple && n->has_meta && n->meta.dtype != DT_INVALID && metas[0].dtype != DT_INVALID) metas[0].dtype = n->meta.dtype;
-    FbArgs a = {L, n, NULL, 0, 0, 0, 0, false};
+    FbArgs a = {L, n, NULL, 0, 0, 0, 0, false, false, skip, order0};
     fb_collect_all(&a);
     if (a.rc) return a.rc;
     IrFallback *fb = lw_alloc(L, sizeof *fb);
@@ -568,7 +578,8 @@ static int fallback(Lower *L, const Node *n, bool out_kernel) {
     return lw_set_tuple(L, n, items, nm);
 }
 
-int lw_fallback(Lower *L, const Node *n) { return fallback(L, n, false); }
+int lw_fallback(Lower *L, const Node *n) { return fallback(L, n, false, -1, NULL); }
+int lw_fallback_with(Lower *L, const Node *n, int skip, const int *order0) { return fallback(L, n, false, skip, order0); }
 
 /* lw_fallback for an op Inductor lowers as its in-place form on clone(x) and then falls back
  * on (lowering.py scatter_ / scatter_reduce_ / index_put_: scatter_fallback, index_put_fallback:
@@ -576,7 +587,7 @@ int lw_fallback(Lower *L, const Node *n) { return fallback(L, n, false); }
  * functional fallback here, marked so the peak-memory estimate counts its result as the
  * clone's storage (core/scheduler/sched_memory.c). */
 int lw_fallback_on_clone(Lower *L, const Node *n) {
-    int rc = fallback(L, n, false);
+    int rc = fallback(L, n, false, -1, NULL);
     if (rc < 0) return rc;
     for (int i = L->m->nbufs - 1; i >= 0; i--) {
         Buffer *b = L->m->bufs[i];
@@ -584,7 +595,7 @@ int lw_fallback_on_clone(Lower *L, const Node *n) {
     }
     return rc;
 }
-int lw_extern_out(Lower *L, const Node *n) { return fallback(L, n, true); }
+int lw_extern_out(Lower *L, const Node *n) { return fallback(L, n, true, -1, NULL); }
 
 /* ---- convolution: extern_kernels.convolution (Inductor's ir.Convolution) ---- */
 

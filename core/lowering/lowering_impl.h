@@ -82,6 +82,10 @@ IrModule *lw_lower_branch(MiCtx *ctx, const Graph *g);
 /* An op with a reference implementation but no lowering: a FallbackKernel (lowering_extern.c):
  * one node of MultiOutputLayout, then one MultiOutput node per tensor result. */
 int lw_fallback(Lower *L, const Node *n);
+/* lw_fallback with argument `skip` not passed (its run sees None there: a bias the lowering adds
+ * as a pointwise op; ir_fallback_eval knows which ops peel which argument) and argument 0
+ * required in stride order `order0` (NULL: as it is). */
+int lw_fallback_with(Lower *L, const Node *n, int skip, const int *order0);
 /* lw_fallback for scatter / index_put, which Inductor runs in place on clone(x) (IrFallback.on_clone) */
 int lw_fallback_on_clone(Lower *L, const Node *n);
 /* aten.cat on the CPU: ir.ConcatKernel, its inputs realized into slices of its buffer
@@ -265,6 +269,7 @@ const IrFn *lw_adaptive_pos(Lower *L, int nd, const int64_t *in, const int64_t *
                             Expr **map, Expr **at);
 extern const LoweringDef lowering_pooling_backward_table[]; extern const int lowering_pooling_backward_count;
 extern const LoweringDef lowering_bucketize_table[]; extern const int lowering_bucketize_count;   /* lowering_bucketize.c */
+extern const LoweringDef lowering_mkldnn_table[]; extern const int lowering_mkldnn_count;   /* lowering_mkldnn.c */
 
 /* Closure costs add up over a DAG (a value used twice counts twice), so they can grow
  * exponentially with the graph: saturate instead of overflowing. Any cost past
