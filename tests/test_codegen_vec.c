@@ -7,7 +7,8 @@
  * (codegen_hoist.c); a copy to channels last runs its width as the simd loop, its 3 channels
  * inside (codegen_tile.c); f16 loads and stores convert without branches (codegen_c.c half_src);
  * an indirect index's bounds check in a simd loop is a min reduction (c_indirect); a
- * channels-last mean vectorizes along the channels with its division (column mode).
+ * channels-last mean vectorizes along the channels with its division (column mode); make bench's
+ * pointwise_chain is one row-contiguous simd loop, the same C with fusion off.
  * Each graph is compiled and checked
  * against the interpreter (random inputs, and a NaN where the ops have a NaN path); with GCC 12 on
  * x86-64 (the compiler these constructs were measured with) the module is built again with
@@ -285,9 +286,42 @@ out:
     graph_free(g);
 }
 
+/* bench/graphs/pointwise_chain.py, make bench's first workload: lowering inlines the whole chain
+ * into one buffer, so fusion on and off generate the same C (make bench's "x fusion" then times
+ * one module twice, and fig_kernels.c says so); its one simd loop is the row, p1, with contiguous
+ * loads and store, and GCC vectorizes it. The C is byte-identical to the 10:52 run's tree
+ * (5b98d50), where the kernel ran at 114% of the triad. */
+static void pointwise_chain_check(MiCtx *ctx) {
+    const char *path = "bench/graphs/pointwise_chain.py";
+    size_t len;
+    char *text = mi_read_file(ctx, path, &len);
+    Graph *g = text ? fx_parse(ctx, text, len, path, 1) : NULL;
+    free(text);
+    if (!ok(g != NULL, "%s parses", path)) return;
+    ops_resolve_graph(g);
+    CgBuild on, off;
+    ctx->fusion = false;
+    int rc = cg_compile(ctx, g, &off, CG_SOURCE);
+    ctx->fusion = true;
+    rc |= cg_compile(ctx, g, &on, CG_SOURCE);
+    ok(rc == 0 && on.src && off.src && !strcmp(on.src, off.src), "pointwise_chain: fusion on and off generate the same C");
+    const char *b = simd_body(on.src);
+    const char *f = strchr(b, '\n');
+    f = f ? f + 1 + strspn(f + 1, " ") : "";
+    ok(cg_check_count(on.src, "#pragma omp simd") == 1 && !strncmp(f, "for (int64_t p1 = 0; p1 < 4096LL; p1++)", 39) &&
+       strstr(b, "= arg0_1[((4096LL*p0) + p1)];") && strstr(b, "= arg1_1[((4096LL*p0) + p1)];") &&
+       strstr(b, "buf0[((4096LL*p0) + p1)] = "),
+       "pointwise_chain: one simd loop, over the row (p1), its loads and store contiguous along it");
+    if (on.src) check_vectorized(ctx, "pointwise_chain", on.src, -1);
+    cg_free(&on);
+    cg_free(&off);
+    graph_free(g);
+}
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
     gather_check(ctx);
+    pointwise_chain_check(ctx);
     char *src = compile_check(ctx, "bools", bools, -1);
     if (src) {
         ok(strstr(src, "((uint8_t *)buf") && strstr(src, "((const uint8_t *)arg2_1)["), "bool elements are stored and loaded through their byte");
