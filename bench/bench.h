@@ -47,6 +47,8 @@ typedef struct Compiled {
 int pipe_compile(MiCtx *ctx, const char *text, size_t len, const char *name, int upto,
                  Compiled *out, char *why, size_t nwhy);
 void pipe_free(Compiled *c);
+/* MINDUCTOR_PROFILE_CLOCK=cpu: pipe_compile times parse .. codegen by the thread's CPU clock. */
+bool pipe_cpu_clock(void);
 /* One line saying which pipeline stages this build has ("parse passes lower sched codegen"). */
 const char *pipe_available(void);
 

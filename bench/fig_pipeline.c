@@ -164,13 +164,14 @@ int fig_pipeline(BenchOpts *o) {
     rm_rf(ctx->cache_dir);
 
     printf("\nFigure 3: pipeline time per stage, ms (synthetic ln/gelu/residual chains, f32[64, 256]; median of 3 up to 1000 nodes)\n");
+    if (pipe_cpu_clock()) printf("parse .. codegen: CPU time of the compiling thread (MINDUCTOR_PROFILE_CLOCK=cpu); cc, load: wall\n");
     printf("%-9s", "nodes");
     for (int s = 0; s < nsizes; s++) printf(" %11d", sizes[s]);
     for (int s = 1; s < nsizes; s++) printf("  growth x%d", s);
     printf("\n");
     StrBuf j;
     sb_init(&j);
-    sb_printf(&j, "{\"figure\": 3, \"name\": \"pipeline time per stage\", \"sizes\": [");
+    sb_printf(&j, "{\"figure\": 3, \"name\": \"pipeline time per stage\", \"clock\": \"%s\", \"sizes\": [", pipe_cpu_clock() ? "cpu" : "wall");
     for (int s = 0; s < nsizes; s++) sb_printf(&j, "%s%d", s ? ", " : "", sizes[s]);
     sb_put(&j, "], \"stages\": {");
     for (int i = 0; i < NSTAGES; i++) {
