@@ -13,7 +13,7 @@
  *   - score_fusion_memory on normalized deps for vertical pairs too; memory.py's get_numel sizes;
  *   - the loop order Inductor picks from a body's stores and loads (CPU);
  *   - as_strided as a ReinterpretView, unfold as a GenericView; channels-last realization of a
- *     pool near convolutions.
+ *     pool near convolutions; the GPU's loop reorder on unnormalized deps and select_tiling.
  * Values of these graphs against the interpreter: tests/test_codegen.c (tests/fixtures/codegen:
  * unrolled_small_reductions, cpu_bmm_one_row, foreach_inplace_read_after). */
 #include "tap.h"
@@ -282,6 +282,15 @@ static void view_and_layout_rules(MiCtx *ctx) {
     is_int(n, 1, "unfold windows: one kernel");
     is_str(k, "cpp_fused_amax_mul_sum_unfold_0: op0 | op1\n", "the windowed sum and the amax in one cpp kernel");
     is_str(ir, "buf0 pointwise\nbuf1 pointwise\n", "unfold is no buffer: the two results read the input through it");
+    free(k); free(d); free(ir);
+    /* the GPU: a permuted output of a channels-last value is a view of its buffer; the normalize
+     * joins the per-channel sum after a loop reorder, its tiling being the sum's (6, 30) */
+    n = sched_text(ctx, "tests/fixtures/sched_rules/uint8_normalize_cuda.py", MI_DEV_CUDA, &k, &d, &ir);
+    is_int(n, 1, "uint8 normalize on cuda: one kernel");
+    is_str(ir, "buf0 pointwise\nbuf1 pointwise\nbuf2 reduction\n", "no copy for the permuted u8 output");
+    is_str(d, "fuse op0 + op1 score=744: vertical: producer into consumer\n"
+              "fuse op0_op1 + op2 score=180: horizontal: shared reads; loops of op0 reordered to [2, 3, 5, 6]\n",
+           "the normalize and the sum fuse after the pointwise loops are reordered");
     free(k); free(d); free(ir);
 }
 

@@ -264,10 +264,13 @@ static IrTBox *require(Lower *L, IrTBox *t, const int *order, Expr *const *exact
         if (ok) return t;
         return copy_into(L, t, want);
     }
-    /* a view: a ReinterpretView when its strides already fit (convert_to_reinterpret_view) */
+    /* a view: a ReinterpretView when its strides already fit (convert_to_reinterpret_view, which
+     * first freezes the buffer under it: channels-last where the eager value is, so a permute of
+     * a channels-last value returned in NHWC order is a view of it, not a copy) */
     Buffer *b;
     Layout v;
     IrStorage *base = t->view_of;
+    if (base && base->buf) lw_freeze_under_view(L, base->buf);
     if (base && base->buf && ir_probe_strided(L->m, t->loader, t->ndim, t->size, &b, &v) &&
         (order ? ir_layout_stride_ordered(&v, order) : strides_match(&v, want))) {
         b->layout.fixed = true;

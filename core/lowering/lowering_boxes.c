@@ -277,7 +277,7 @@ IrStorage *lw_storage_new(Lower *L, const IrFn *fn, DType dt, int ndim, Expr **s
  * channels-last contiguous (freeze_layout_with_same_order) -- whether or not the view then
  * turns out to be strided. Example: mm of reshape(permute(pow)) freezes pow's buffer
  * contiguous and copies the non-strided view; pow is not laid out after its own read. */
-static void freeze_under_view(Lower *L, Buffer *b) {
+void lw_freeze_under_view(Lower *L, Buffer *b) {
     if (b->layout.fixed || b->kind != BUF_COMPUTED || b->mutates) return;
     const Node *o = b->producer;
     int nd = b->layout.ndim;
@@ -303,7 +303,7 @@ static void freeze_under_view(Lower *L, Buffer *b) {
 Buffer *lw_as_strided(Lower *L, IrTBox *t, Layout *view) {
     IrStorage *base = t->is_view ? t->view_of : t->sb;
     if (base && !base->buf && base->fn) lw_realize(L, base, NULL);
-    if (t->is_view && base && base->buf) freeze_under_view(L, base->buf);
+    if (t->is_view && base && base->buf) lw_freeze_under_view(L, base->buf);
     Buffer *b;
     if (ir_probe_strided(L->m, t->loader, t->ndim, t->size, &b, view)) {
         b->layout.fixed = true;   /* a ReinterpretView freezes the layout it reads through */

@@ -250,6 +250,7 @@ IrTBox *lw_require_stride_order_box(Lower *L, IrTBox *t, Expr *const *stride) {
     }
     Buffer *b;
     Layout v;
+    if (t->is_view && t->view_of && t->view_of->buf) lw_freeze_under_view(L, t->view_of->buf);   /* its first step */
     if (ir_probe_strided(L->m, t->loader, t->ndim, t->size, &b, &v) && is_stride_ordered(L, &v, order)) {
         t->generic = false;   /* x.data = convert_to_reinterpret_view(x.data) */
         return t;

@@ -146,6 +146,9 @@ IrStorage *lw_storage_new(Lower *L, const IrFn *fn, DType dt, int ndim, Expr **s
 /* A TensorBox as a buffer an extern kernel or an output can take: a strided view of a realized
  * buffer when possible, else realized into a fresh contiguous buffer (*view: its layout). */
 Buffer *lw_as_strided(Lower *L, IrTBox *t, Layout *view);
+/* ExternKernel.convert_to_reinterpret_view's freeze of the computed buffer under a view: its
+ * current (contiguous) layout, or channels-last when its producer's eager value is */
+void lw_freeze_under_view(Lower *L, Buffer *b);
 /* Write src into graph input dst (copy_ into an input, an in-place foreach op): a buffer that
  * mutates the input (lowering_indexing.c). -1 with ctx error naming n. */
 int lw_mutate_input(Lower *L, const Node *n, IrTBox *dst, IrTBox *src);

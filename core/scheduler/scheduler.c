@@ -439,7 +439,9 @@ static int64_t pair_score(const Schedule *s, Fx *f, int ga, int gb) {
     /* shared_data_after_reordering_loop reorders a pointwise side only ("Don't reorder loops
      * since both nodes are reductions"): two reductions sharing no dependency stay apart */
     bool pointwise_side = f->gred[ga] < 0 || f->gred[gb] < 0;
-    return reorder && pointwise_side && s->ir->ctx->target == MI_DEV_CUDA ? score : 0;
+    if (!reorder && pointwise_side && cuda)   /* the GPU nodes' own deps (not normalized under loop_ordering_after_fusion) */
+        sched_shared_dep_bytes(s, S->nodes, S->n, s->groups[gb].nodes, s->groups[gb].n, true, &reorder);
+    return reorder && pointwise_side && cuda ? score : 0;
 }
 
 long sched_order_key(const Schedule *s, int n) {
@@ -636,6 +638,23 @@ static bool simd_numel_ok(const Schedule *s, const Fx *f, int ga, int gb, char *
     snprintf(why, wl, "pointwise numel %s is neither the reduction's numel %s nor numel * rnumel %s",
              sym_str(n2, a, sizeof a), sym_str(n1, b, sizeof b), sym_str(sym_mul(S, n1, r1), c, sizeof c));
     return false;
+}
+
+/* simd.py can_fuse for a pointwise group over numel * rnumel elements and a reduction kernel
+ * (config.triton.tiling_prevents_reduction_fusion; sched_tiling.c). */
+static bool reduction_tiling_ok(const Schedule *s, const Fx *f, int ga, int gb) {
+    if ((f->gred[ga] >= 0) == (f->gred[gb] >= 0)) return true;
+    int gr = f->gred[ga] >= 0 ? ga : gb, gp = gr == ga ? gb : ga;
+    Expr *n, *r;
+    int64_t nn, rr, pn = 1, v;
+    if (!group_numels(s, gr, &n, &r) || !sym_is_int(n, &nn) || !sym_is_int(r, &rr)) return true;
+    const LoopBody *p = nbody(s, s->groups[gp].nodes[0]);
+    for (int k = 0; p && k < p->nvars; k++) {
+        if (!sym_is_int(p->ranges[k], &v)) return true;
+        pn *= v;
+    }
+    if (!p || pn != nn * rr || rr == 1) return true;   /* an epilogue per row: no tiling rule */
+    return sched_reduction_tiling_ok(s, s->groups[gp].nodes, s->groups[gp].n, nn, rr);
 }
 
 /* Would merging ga and gb close a cycle: a path that leaves the pair and comes back?
@@ -1013,6 +1032,12 @@ static void fuse_rounds(Schedule *s, Fx *f, int max_rounds) {
             if (nouter >= 0 && !cpp_ok) {
                 if (pushed) sched_reshape_undo(s, s->reshapes[--s->nreshapes], true);
                 if (rec) record(s, ga, gb, false, score, cwhy);
+                free(tmp);
+                continue;
+            }
+            if (nouter >= 0 && cuda && !reduction_tiling_ok(s, f, ga, gb)) {
+                if (pushed) sched_reshape_undo(s, s->reshapes[--s->nreshapes], true);
+                if (rec) record(s, ga, gb, false, score, "invalid tiling for reduction (simd.py can_fuse: the pointwise group's select_tiling is neither 1-d nor the reduction's (numel, rnumel))");
                 free(tmp);
                 continue;
             }

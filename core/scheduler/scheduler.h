@@ -226,6 +226,10 @@ int sched_unit_key(const Schedule *s, int u);
 /* Bytes of the normalized MemoryDeps that nodes a[] and b[] both read or write (Inductor's
  * score_fusion_memory, core/scheduler/sched_score.c); *reorderable when some buffer is read
  * by both at indexes that differ only by loop order (normalize_with_stride_order). */
+/* simd.py can_fuse, tiling_prevents_reduction_fusion (sched_tiling.c): may the pointwise nodes
+ * pw[0..npw) (numel * rnumel elements) join a reduction kernel of (numel, rnumel)? Their
+ * select_tiling must be 1-d or exactly (numel, rnumel). */
+bool sched_reduction_tiling_ok(const Schedule *s, const int *pw, int npw, int64_t numel, int64_t rnumel);
 int64_t sched_shared_dep_bytes(const Schedule *s, const int *a, int na, const int *b, int nb, bool canon, bool *reorderable);
 /* A MemoryDep as GPU nodes carry it (canon: not normalized, sched_score.c): the index over the
  * body's vars of range > 1 renamed c0.., *nv and sizes[] their ranges. */
