@@ -134,7 +134,7 @@ static bool save_node(Schedule *s, SchedReshape *u, int node) {
 
 /* Inductor's stride_vars for loop var v of body b: index f with the other pointwise vars and
  * v set to 0 subtracted from f with the other pointwise vars 0 and v = 1. */
-static Expr *var_stride(SymCtx *S, const LoopBody *b, Expr *f, int v) {
+Expr *sched_var_stride(SymCtx *S, const LoopBody *b, Expr *f, int v) {
     const char *names[MAXV];
     Expr *one[MAXV], *zero[MAXV];
     int k = 0;
@@ -163,7 +163,7 @@ static bool mergeable(Schedule *s, const int *nodes, int n, int lo, int hi) {
             const char *nm[2] = {b->vars[hi]->name, b->vars[j]->name};
             for (int k = 0; k < b->nindexes; k++) {
                 Expr *f = b->indexes[k];
-                if (sym_mul(S, var_stride(S, b, f, hi), acc) != var_stride(S, b, f, j)) return false;
+                if (sym_mul(S, sched_var_stride(S, b, f, hi), acc) != sched_var_stride(S, b, f, j)) return false;
                 Expr *r1[2] = {sym_mul(S, m1, acc), m2}, *r2[2] = {sym_int(S, 0), sym_add(S, m1, m2)};
                 if (sym_subst(S, f, nm, r1, 2) != sym_subst(S, f, nm, r2, 2)) return false;
             }

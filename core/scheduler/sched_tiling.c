@@ -20,17 +20,9 @@
 #define MAXV (MI_MAX_DIMS * 2)
 #define MAXT 64
 
-/* the stride hint of var v in index e: e(v = 1, others 0) - e(all 0); false if not a number */
+/* the stride hint of var v in index e (stride_hints); false if not a number */
 static bool stride_hint(SymCtx *S, const LoopBody *b, Expr *e, int v, int64_t *out) {
-    const char *names[MAXV];
-    Expr *one[MAXV], *zero[MAXV];
-    int k = 0;
-    for (int i = 0; i < b->npoint && k < MAXV; i++, k++) {
-        names[k] = b->vars[i]->name;
-        zero[k] = sym_int(S, 0);
-        one[k] = sym_int(S, i == v ? 1 : 0);
-    }
-    return sym_is_int(sym_sub(S, sym_subst(S, e, names, one, k), sym_subst(S, e, names, zero, k)), out);
+    return sym_is_int(sched_var_stride(S, b, e, v), out);
 }
 
 static bool good_size(int64_t s) { return s >= 32 && s % 32 == 0; }

@@ -226,6 +226,9 @@ int sched_unit_key(const Schedule *s, int u);
 /* Bytes of the normalized MemoryDeps that nodes a[] and b[] both read or write (Inductor's
  * score_fusion_memory, core/scheduler/sched_score.c); *reorderable when some buffer is read
  * by both at indexes that differ only by loop order (normalize_with_stride_order). */
+/* Inductor's stride_vars for pointwise loop var v of body b in index f: f(v = 1, other vars 0)
+ * - f(all 0) (sched_reshape.c). Example: 90*p0 + p1 + 18*p2 + 3*p3 gives 18 for v = 2. */
+Expr *sched_var_stride(SymCtx *S, const LoopBody *b, Expr *f, int v);
 /* simd.py can_fuse, tiling_prevents_reduction_fusion (sched_tiling.c): may the pointwise nodes
  * pw[0..npw) (numel * rnumel elements) join a reduction kernel of (numel, rnumel)? Their
  * select_tiling must be 1-d or exactly (numel, rnumel). */
