@@ -6,6 +6,7 @@
 #include "codegen/codegen_f8.h"
 #include "codegen/codegen_stream.h"
 #include "codegen/codegen_mem.h"
+#include "codegen/codegen_unbacked.h"
 #include "codegen/codegen_fallback.h"
 #include "codegen/codegen_conv.h"
 #include "codegen/codegen_gemm.h"
@@ -354,7 +355,7 @@ static void ex(StrBuf *sb, Expr *e) { sym_c_sb(e, sb); }
 
 /* A FallbackKernel: describe the argument and result buffers, call back into minductor
  * (core/codegen/codegen_fallback.h). */
-static void emit_fallback_call(const Schedule *s, const Buffer *b, const char *cleanup, bool flush, StrBuf *sb) {
+static void emit_fallback_call(const Schedule *s, const Buffer *b, const char *cleanup, bool flush, const int *ub_of, StrBuf *sb) {
     sb_printf(sb, "    {   /* %s: torch.ops.%s (node '%s')%s */\n", b->ext == EXT_CONV ? "extern_kernels.convolution" : "FallbackKernel",
               b->fb->kernel, b->fb->node->name, b->ext == EXT_CONV ? ", the reference (no oneDNN, or it refused)" : "");
     cg_emit_fallback_descs(sb, s->ir, b, NULL, NULL);
@@ -364,6 +365,7 @@ static void emit_fallback_call(const Schedule *s, const Buffer *b, const char *c
     sb_put(sb, "        if (");
     cg_emit_fallback_run(sb, s->ir, b);
     sb_printf(sb, ") {%s return MI_FALLBACK_FAILED; }\n", cleanup);
+    if (ub_of) cg_unbacked_fresh_results(s->ir, b, ub_of, sb);
     sb_put(sb, flush ? "        mi_fp_set(mi_fp_k);\n    }\n" : "    }\n");
 }
 
@@ -516,6 +518,9 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     cg_special_src(&out, m);
     bool has_mm = false, has_sdpa = false, has_fb = false, has_conv = false, has_conv_bwd = false;
     if (scan_externs(ctx, s, &has_mm, &has_sdpa, &has_fb, &has_conv, &has_conv_bwd) < 0) { sb_free(&out); return NULL; }
+    for (int j = 0; j < m->noutputs; j++)   /* an output sized by an unbacked symbol: fb->alloc_out */
+        has_fb |= m->outputs[j] && m->outputs[j]->kind != BUF_INPUT && ir_layout_unbacked(m, &m->outputs[j]->layout, false);
+    if (m->nunbacked) sb_put(&out, cg_unbacked_src);
     bool has_ind = false, has_atomic = false;
     scan_indirect(s, &has_ind, &has_atomic);
     if (has_half(s)) sb_put(&out, half_src);
@@ -590,7 +595,7 @@ static void emit_profile_tables(const Schedule *s, StrBuf *out) {
 
 /* One guard "LHS OP RHS" (ir_add_guard's text) as a C check returning MI_GUARD_FAILED + k.
  * A guard whose sides do not parse is left out (the module then cannot check it). */
-static void emit_guard(MiCtx *ctx, const char *g, int k, StrBuf *out) {
+static void emit_guard(MiCtx *ctx, const IrModule *m, const char *g, int k, StrBuf *out) {
     static const char *const rel[] = {" == ", " != ", " >= ", " <= ", " < ", " > "};
     for (size_t r = 0; r < sizeof rel / sizeof rel[0]; r++) {
         const char *at = strstr(g, rel[r]);
@@ -601,6 +606,8 @@ static void emit_guard(MiCtx *ctx, const char *g, int k, StrBuf *out) {
         Expr *a = sym_parse(ctx, lhs, NULL), *b = sym_parse(ctx, at + strlen(rel[r]), NULL);
         mi_try_end(&tentative);
         if (!a || !b) return;
+        Layout probe = {.ndim = 2, .size = (Expr *[]){a, b}, .stride = (Expr *[]){a, b}};
+        if (ir_layout_unbacked(m, &probe, false)) return;   /* u0 is not known on entry */
         sb_put(out, "    if (!(");
         sym_c_sb(a, out);
         sb_printf(out, "%s", rel[r]);
@@ -629,6 +636,45 @@ static void emit_arena_take(const CgMemPlan *mem, const char *fname, StrBuf *out
     sb_put(out, "    if (!mi_ar) return 1;\n");
 }
 
+/* Storage of buffer b, first written by group g, whose size an unbacked symbol gives (known by
+ * now: its definer ran first, ir_deps.c): a graph output from the caller (fb->alloc_out), a
+ * data-dependent FallbackKernel result from that call (NULL until it returns), any other
+ * buffer malloc'd into mi_ub (freed when the call returns). Example: `buf2 = (float
+ * *)fb->alloc_out(fb->ctx, 1, 1, mi_sym_names, syms);` for full([u1]) returned. */
+static int emit_unbacked_alloc(MiCtx *ctx, const Schedule *s, const Buffer *b, const SchedGroup *g, const int *ub_of, bool fb,
+                               const char *cleanup, StrBuf *out) {
+    const IrModule *m = s->ir;
+    const char *ct = cg_ctype(b->layout.dtype);
+    if (!ct) return mi_err(ctx, NULL, 0, 0, "buffer '%s': dtype %s is not supported", b->name, dtype_abbrev(b->layout.dtype));
+    const Buffer *eb = g->is_extern ? s->nodes[g->nodes[0]].buf : NULL, *outs[64];
+    bool fresh = false;
+    for (int k = 0, n = eb && eb->ext == EXT_FALLBACK ? cg_fallback_outs(eb, outs, 64) : 0; k < n; k++) fresh |= outs[k] == b;
+    fresh = fresh && ir_defines_unbacked_size(m, b);
+    if (b->output_index >= 0) {
+        if (fresh || !fb)
+            return mi_err(ctx, NULL, 0, 0, "output '%s': a data-dependent result returned as it is (its size %s) is not supported by the compiled module",
+                          b->name, "comes back from the fallback's call");
+        sb_printf(out, "    %s = (%s *)fb->alloc_out(fb->ctx, %d, %d, mi_sym_names, syms);   /* sized by an unbacked symbol */\n",
+                  b->name, ct, b->output_index, m->nsyms);
+        sb_printf(out, "    if (!%s) {%s return MI_FALLBACK_FAILED; }\n", b->name, cleanup);
+        return 0;
+    }
+    if (fresh) {   /* the call hands it back contiguous (rt_fallback_run) */
+        Layout c = layout_contiguous((IrModule *)m, b->layout.dtype, b->layout.device, b->layout.ndim, b->layout.size);
+        for (int d = 0; d < b->layout.ndim; d++) {
+            int64_t one = 0;
+            if (b->layout.stride[d] != c.stride[d] && !(sym_is_int(b->layout.size[d], &one) && one == 1))
+                return mi_err(ctx, NULL, 0, 0, "buffer '%s': a data-dependent FallbackKernel result must be contiguous here", b->name);
+        }
+        sb_printf(out, "    %s *%s = NULL;   /* allocated by its FallbackKernel's call */\n", ct, b->name);
+        return 0;
+    }
+    sb_printf(out, "    %s *%s = (%s *)mi_ub_alloc(&mi_ub[%d], (size_t)(", ct, b->name, ct, ub_of[b->id]);
+    ex(out, layout_storage_size(m->ctx->sym, &b->layout));
+    sb_printf(out, ") * %zu);\n    if (!%s) {%s return 1; }\n", dtype_size(b->layout.dtype), b->name, cleanup);
+    return 0;
+}
+
 /* `int NAME(inputs, outputs, syms)`: take the arena, run the kernels in order, give it back.
  * Intermediates are pointers into the arena at their first writer, as Inductor's
  * AllocateLine / ReuseLine / in-place reuse place them (mem). */
@@ -641,35 +687,46 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const CgMemPlan *mem, con
         sb_printf(outp, "static mi_arena mi_arena_%s;\n__attribute__((destructor)) static void mi_arena_%s_fini(void) { mi_big_free(mi_arena_%s.p); }\n",
                   fname, fname, fname);
     if (!entry) sb_put(&out, "static ");
-    if (fb) sb_printf(&out, "int %s(void *const *inputs, void *const *outputs, const int64_t *syms, const MiFb *fb)\n{\n    (void)fb;\n", fname);
-    else sb_printf(&out, "int %s(void *const *inputs, void *const *outputs, const int64_t *syms)\n{\n", fname);
+    /* unbacked symbols: the call's own copy of syms, where it stores them once defined */
+    const char *sy = m->nunbacked ? "mi_syms_in" : "syms";
+    if (fb) sb_printf(&out, "int %s(void *const *inputs, void *const *outputs, const int64_t *%s, const MiFb *fb)\n{\n    (void)fb;\n", fname, sy);
+    else sb_printf(&out, "int %s(void *const *inputs, void *const *outputs, const int64_t *%s)\n{\n", fname, sy);
+    int nub = 0, *ub_of = cg_unbacked_slots(s, mem, &nub);
+    if (m->nunbacked)
+        sb_printf(&out, "    int64_t syms[%d];\n    for (int mi_i = 0; mi_i < %d; mi_i++) syms[mi_i] = mi_syms_in[mi_i];\n    void *mi_ub[%d] = {0}; (void)mi_ub;\n",
+                  m->nsyms, m->nsyms, nub + 1);
     sb_put(&out, "    (void)inputs; (void)outputs; (void)syms;\n");
     bool ind = false, atomic = false;
     scan_indirect(s, &ind, &atomic);
     if (ind) sb_put(&out, "    mi_index_oob_info[0] = 0;\n");
     bool prof = !m->name_prefix;   /* the top-level module; a cond branch is timed as one call */
     if (prof) sb_put(&out, "    int64_t mi_t = 0; (void)mi_t;\n");
-    for (int i = 0; i < m->nsyms; i++) sb_printf(&out, "    const int64_t %s = syms[%d]; (void)%s;\n", m->sym_names[i], i, m->sym_names[i]);
+    for (int i = 0; i < m->nsyms; i++)
+        if (ir_unbacked_find(m, m->sym_names[i])) sb_printf(&out, "    int64_t %s = 0; (void)%s;\n", m->sym_names[i], m->sym_names[i]);
+        else sb_printf(&out, "    const int64_t %s = syms[%d]; (void)%s;\n", m->sym_names[i], i, m->sym_names[i]);
     /* the size relations this module was generated for (branches share them). "s0 >= 1" is
      * recorded but not checked: an empty tensor runs no loop iteration, so size 0 still works */
     if (!m->name_prefix)
         for (int i = 0; i < m->nguards; i++) {
             const char *g = m->guards[i], *ge = strstr(g, " >= 1");
             if (ge && ge[5] == 0 && (size_t)(ge - g) == strcspn(g, " +*-(")) continue;
-            emit_guard(ctx, g, i, &out);
+            emit_guard(ctx, m, g, i, &out);
         }
     for (int i = 0; i < m->ninputs; i++) {
         const Buffer *b = m->inputs[i];
         const char *ct = cg_ctype(b->layout.dtype);
-        if (!ct) { sb_free(&out); return mi_err(ctx, NULL, 0, 0, "input '%s': dtype %s is not supported", b->name, dtype_abbrev(b->layout.dtype)); }
+        if (!ct) { free(ub_of); sb_free(&out); return mi_err(ctx, NULL, 0, 0, "input '%s': dtype %s is not supported", b->name, dtype_abbrev(b->layout.dtype)); }
         sb_printf(&out, "    %s *%s = (%s *)inputs[%d]; (void)%s;\n", ct, b->name, ct, i, b->name);
     }
+    for (int i = 0; i < m->ninputs; i++) cg_unbacked_item_defs(m, m->inputs[i], &out);   /* item() of an input: on entry */
     for (int i = 0; i < m->nbufs; i++) {
         const Buffer *b = m->bufs[i];
         if (b->output_index >= 0 && b->kind != BUF_INPUT) {
             const char *ct = cg_ctype(b->layout.dtype);
-            if (!ct) { sb_free(&out); return mi_err(ctx, NULL, 0, 0, "output '%s': dtype %s is not supported", b->name, dtype_abbrev(b->layout.dtype)); }
-            sb_printf(&out, "    %s *%s = (%s *)outputs[%d];\n", ct, b->name, ct, b->output_index);
+            if (!ct) { free(ub_of); sb_free(&out); return mi_err(ctx, NULL, 0, 0, "output '%s': dtype %s is not supported", b->name, dtype_abbrev(b->layout.dtype)); }
+            /* sized by an unbacked symbol: the caller allocates it once that is known (alloc_out) */
+            if (ir_layout_unbacked(m, &b->layout, false)) sb_printf(&out, "    %s *%s = NULL;\n", ct, b->name);
+            else sb_printf(&out, "    %s *%s = (%s *)outputs[%d];\n", ct, b->name, ct, b->output_index);
         }
     }
     char cleanup[160] = "";   /* what an early return runs */
@@ -677,6 +734,7 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const CgMemPlan *mem, con
         emit_arena_take(mem, fname, &out);
         snprintf(cleanup, sizeof cleanup, " mi_arena_give(&mi_arena_%s, mi_ar);", fname);
     }
+    if (nub) snprintf(cleanup + strlen(cleanup), sizeof cleanup - strlen(cleanup), " mi_ub_free(mi_ub, %d);", nub);
     bool *allocated = mi_xcalloc(m->nbufs + 1, 1);
     for (int k = 0; k < s->nkernels; k++) {
         const SchedKernel *kn = &s->kernels[k];
@@ -688,7 +746,13 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const CgMemPlan *mem, con
             int i = gids[q];
             const Buffer *b = m->bufs[i];
             int sl = mem->slot[i];
-            if (sl < 0 || allocated[i] || !gwr[q]) continue;
+            if (allocated[i] || !gwr[q]) continue;
+            if (sl < 0 && (ub_of[i] >= 0 || (b->output_index >= 0 && b->kind != BUF_INPUT && ir_layout_unbacked(m, &b->layout, false)))) {
+                allocated[i] = true;
+                if (emit_unbacked_alloc(ctx, s, b, g, ub_of, fb, cleanup, &out) < 0) { free(ub_of); free(gids); free(gwr); free(allocated); sb_free(&out); return -1; }
+                continue;
+            }
+            if (sl < 0) continue;
             allocated[i] = true;
             const char *ct = cg_ctype(b->layout.dtype);
             if (!ct) { free(gids); free(gwr); free(allocated); sb_free(&out); return mi_err(ctx, NULL, 0, 0, "buffer '%s': dtype %s is not supported", b->name, dtype_abbrev(b->layout.dtype)); }
@@ -713,8 +777,8 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const CgMemPlan *mem, con
             if (eb->ext == EXT_CONV) cg_emit_conv_call(&out, eb);
             else cg_emit_conv_bwd_call(&out, eb);
             sb_put(&out, "    if (mi_conv_status)\n");
-            emit_fallback_call(s, eb, cleanup, ctx->flush_denormal, &out);
-        } else if (eb && (eb->ext == EXT_FALLBACK || eb->ext == EXT_CONV)) emit_fallback_call(s, eb, cleanup, ctx->flush_denormal, &out);
+            emit_fallback_call(s, eb, cleanup, ctx->flush_denormal, ub_of, &out);
+        } else if (eb && (eb->ext == EXT_FALLBACK || eb->ext == EXT_CONV)) emit_fallback_call(s, eb, cleanup, ctx->flush_denormal, ub_of, &out);
         else if (eb) emit_extern_call(s, eb, &out);
         else {
             sb_printf(&out, "    %s(", kn->name);
@@ -726,11 +790,14 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const CgMemPlan *mem, con
                 sb_printf(&out, "    if (mi_index_oob_info[0]) {%s return MI_INDEX_OOB; }\n", cleanup);
         }
         if (prof) sb_printf(&out, "    if (mi_profile) mi_prof_ns[%d] += mi_ns() - mi_t;\n", k);
+        for (int q = 0; m->nunbacked && q < ngid; q++)   /* item() of a buffer this kernel wrote */
+            if (gwr[q]) cg_unbacked_item_defs(m, m->bufs[gids[q]], &out);
         free(gids);
         free(gwr);
     }
-    if (mem->nslots) sb_printf(&out, "   %s\n", cleanup);
+    if (mem->nslots || nub) sb_printf(&out, "   %s\n", cleanup);
     free(allocated);
+    free(ub_of);
     sb_put(&out, "    return 0;\n}\n");
     sb_put(outp, out.s);
     sb_free(&out);

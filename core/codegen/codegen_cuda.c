@@ -424,6 +424,15 @@ static void put_subst(StrBuf *out, const char *text, const char *a1, const char 
 
 char *codegen_cuda(MiCtx *ctx, const Schedule *s) {
     const IrModule *m = s->ir;
+    /* the host staging (mi_sizes) sizes every output before the launch, and a device buffer
+     * cannot be read for an item() in the middle of it: unbacked symbols are defined by the C
+     * backend only (codegen_unbacked.c) */
+    if (m->nunbacked) {
+        const IrUnbacked *u = &m->unbacked[0];
+        mi_err(ctx, NULL, 0, 0, "the CUDA backend does not define unbacked SymInts yet: %s (%s of %s) is known only at run time; the C backend runs this graph",
+               u->name, u->dim < 0 ? "the item() of" : "a data-dependent size of", u->buf->name);
+        return NULL;
+    }
     StrBuf out;
     sb_init(&out);
     sb_put(&out, CODEGEN_CUDA_MARKER ": one __global__ kernel per fused group, then call() */\n");

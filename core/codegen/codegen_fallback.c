@@ -10,8 +10,9 @@ const char cg_fallback_abi[] =
     "typedef struct MiFbTensor { void *data; int32_t dtype, ndim; int64_t offset; int64_t size[16], stride[16]; } MiFbTensor;\n"
     "typedef struct MiFb {\n"
     "    void *ctx;\n"
-    "    int (*run)(void *ctx, const char *node, int nargs, const MiFbTensor *args, int nouts, const MiFbTensor *outs,\n"
+    "    int (*run)(void *ctx, const char *node, int nargs, const MiFbTensor *args, int nouts, MiFbTensor *outs,\n"
     "               int nsyms, const char *const *sym_names, const int64_t *syms);\n"
+    "    void *(*alloc_out)(void *ctx, int j, int nsyms, const char *const *sym_names, const int64_t *syms);\n"
     "} MiFb;\n\n";
 
 int cg_fallback_outs(const Buffer *b, const Buffer **outs, int max) {
@@ -68,12 +69,15 @@ void cg_emit_fallback_descs(StrBuf *sb, const IrModule *m, const Buffer *b, cons
         fb_tensor(sb, arg_data ? arg_data[i] : b->eargs[i].buf->name, &b->eargs[i].view);
     }
     if (!b->neargs) sb_put(sb, "{0}");
-    sb_put(sb, "};\n        const MiFbTensor fo[] = {");
+    sb_put(sb, "};\n        MiFbTensor fo[] = {");
     const Buffer *outs[64];
     int nouts = cg_fallback_outs(b, outs, 64);
     for (int k = 0; k < nouts; k++) {
         if (k) sb_put(sb, ",\n            ");
-        fb_tensor(sb, !outs[k] ? NULL : out_data ? out_data[k] : outs[k]->name, outs[k] ? &outs[k]->layout : NULL);
+        /* a result whose size the call decides (an unbacked u0): offset -1 asks it to allocate
+         * the storage and write back data, sizes and strides */
+        if (outs[k] && ir_defines_unbacked_size(m, outs[k])) sb_printf(sb, "{NULL, %d, %d, -1, {0}, {0}}", (int)outs[k]->layout.dtype, outs[k]->layout.ndim);
+        else fb_tensor(sb, !outs[k] ? NULL : out_data ? out_data[k] : outs[k]->name, outs[k] ? &outs[k]->layout : NULL);
     }
     sb_put(sb, "};\n        const char *const fsn[] = {");
     for (int i = 0; i < m->nsyms; i++) sb_printf(sb, "\"%s\", ", m->sym_names[i]);

@@ -23,9 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool is_intermediate(const Buffer *b) {
-    return (b->kind == BUF_COMPUTED && !b->mutates && b->output_index < 0) ||
-           (b->kind == BUF_EXTERN && b->output_index < 0 && !b->layout.multi);   /* MultiOutputLayout: no storage */
+/* an intermediate with storage of its own in the arena; one whose size an unbacked symbol
+ * defined inside the module gives is allocated once it is known (codegen_c.c), not here */
+static bool is_intermediate(const IrModule *m, const Buffer *b) {
+    return ((b->kind == BUF_COMPUTED && !b->mutates && b->output_index < 0) ||
+            (b->kind == BUF_EXTERN && b->output_index < 0 && !b->layout.multi)) &&   /* MultiOutputLayout: no storage */
+           !ir_layout_unbacked(m, &b->layout, true);
 }
 
 /* Nodes of kernel k, in order (pointer array, malloc'd; count in *nn). */
@@ -139,7 +142,7 @@ CgMemPlan *cg_mem_plan(const Schedule *s) {
             for (int w = 0; w < v[i]->deps.nwrites; w++) {
                 const Buffer *b = v[i]->deps.writes[w].buf;
                 if (b->alias_of) b = b->alias_of;   /* a slice: allocate the cat's storage here */
-                if (!is_intermediate(b) || p->slot[b->id] >= 0) continue;
+                if (!is_intermediate(m, b) || p->slot[b->id] >= 0) continue;
                 int sl = -1;
                 if (!kn->is_extern)   /* in place of an input that dies in this kernel */
                     for (int r = 0; r < v[i]->deps.nreads && sl < 0; r++) {

@@ -149,6 +149,38 @@ void ir_add_guard(IrModule *m, const char *fmt, ...) {
     m->guards[m->nguards++] = arena_strdup(&m->arena, buf);
 }
 
+/* The definition of unbacked symbol `name` in m, or NULL (a backed symbol, or none). */
+const IrUnbacked *ir_unbacked_find(const IrModule *m, const char *name) {
+    for (int i = 0; name && i < m->nunbacked; i++)
+        if (!strcmp(m->unbacked[i].name, name)) return &m->unbacked[i];
+    return NULL;
+}
+
+/* Does e name an unbacked symbol of m; `late`: only those a kernel or fallback of the module
+ * defines (not an item() of a graph input, which is known on entry)? */
+static bool names_unbacked(const IrModule *m, const Expr *e, bool late) {
+    const char *names[16];
+    int k = e ? sym_free_symbols(e, names, 16) : 0;
+    for (int i = 0; i < k && i < 16; i++) {
+        const IrUnbacked *u = ir_unbacked_find(m, names[i]);
+        if (u && (!late || u->buf->kind != BUF_INPUT)) return true;
+    }
+    return false;
+}
+
+bool ir_defines_unbacked_size(const IrModule *m, const Buffer *b) {
+    for (int i = 0; b && i < m->nunbacked; i++)
+        if (m->unbacked[i].buf == b && m->unbacked[i].dim >= 0) return true;
+    return false;
+}
+
+bool ir_layout_unbacked(const IrModule *m, const Layout *l, bool late) {
+    if (!m->nunbacked) return false;
+    for (int d = 0; d < l->ndim; d++)
+        if (names_unbacked(m, l->size[d], late) || names_unbacked(m, l->stride[d], late)) return true;
+    return names_unbacked(m, l->offset, late);
+}
+
 void ir_free(IrModule *m) {
     if (!m) return;
     for (int i = 0; i < m->nbufs; i++) {

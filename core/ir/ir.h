@@ -268,6 +268,13 @@ typedef struct IrTBox {
 /* One foreach op's realized items, in item order (arena memory). */
 typedef struct IrList { Buffer **bufs; int n; const Node *node; } IrList;
 
+/* An unbacked SymInt (u0) and where its value comes from (Inductor's unbacked_bindings): the
+ * one element of `buf` (dim -1: `.item()`, aten._local_scalar_dense, Inductor's DynamicScalar)
+ * or buf's size along `dim` after the FallbackKernel that writes it ran (nonzero,
+ * masked_select). Generated code defines it there, as codegen_unbacked_symbol_defs does
+ * (core/lowering/lowering_unbacked.c). */
+typedef struct IrUnbacked { const char *name; Buffer *buf; int dim; Expr *offset; } IrUnbacked;
+
 /* ---- the module ---- */
 typedef struct IrModule {
     MiCtx *ctx;
@@ -281,6 +288,8 @@ typedef struct IrModule {
                                                    place (bias grad [1, 128] returned as [128]); NULL
                                                    entries: the buffer's own layout */
     const char **sym_names; int nsyms;          /* order of the syms argument */
+    IrUnbacked *unbacked; int nunbacked;        /* the unbacked ones among them (also in
+                                                   sym_names: kernels read them from syms) */
     const char **guards; int nguards, capguards;/* what the compiled module assumes */
     int next_buf;                               /* bufN counter */
     const char *name_prefix;                    /* cond branch: "true_graph_0_" (buffers, ops,
@@ -298,6 +307,15 @@ typedef struct IrModule {
                                                    Scatters into it (built on first use, again
                                                    after buffers were added) */
 } IrModule;
+
+/* The definition of unbacked symbol `name` in m, or NULL (a backed symbol, or none). */
+const IrUnbacked *ir_unbacked_find(const IrModule *m, const char *name);
+/* Does layout l (of a buffer of m) name an unbacked symbol; `late`: one defined inside the
+ * module (its storage is allocated once it is known, not from the arena taken on entry)?
+ * Example: masked_select's f32[u0], full([u0]) after it. */
+bool ir_layout_unbacked(const IrModule *m, const Layout *l, bool late);
+/* Is b a FallbackKernel result whose size its call decides (it defines an unbacked u0)? */
+bool ir_defines_unbacked_size(const IrModule *m, const Buffer *b);
 
 /* Some buffer body of m (not its cond branches) uses math op `op` (codegen emits helpers only
  * for what is used: the Philox generator of ops.rand). */
@@ -409,6 +427,10 @@ bool ir_fallback_ok(const struct OpDef *op);
  * not wanted). -1 + ctx error naming the node. */
 int ir_fallback_eval(MiCtx *ctx, const Graph *g, const Node *n, Tensor *const *args, int nargs,
                      Tensor *const *outs, int nouts, const SymBinding *syms, int nsyms);
+/* The same, and each result k with no buffer (outs[k] NULL) handed back in fresh[k] (a new
+ * reference; fresh may be NULL): a result whose size only the call knows (nonzero's u0). */
+int ir_fallback_eval_fresh(MiCtx *ctx, const Graph *g, const Node *n, Tensor *const *args, int nargs,
+                           Tensor *const *outs, int nouts, const SymBinding *syms, int nsyms, Tensor **fresh);
 /* A tensor over caller memory (not freed by tensor_unref; the caller frees it with
  * ir_fallback_unwrap, which reports -1 + ctx error if the op kept a reference). */
 Tensor *ir_fallback_wrap(void *data, DType dt, int ndim, const int64_t *size, const int64_t *stride, int64_t offset);

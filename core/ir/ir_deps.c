@@ -128,10 +128,42 @@ static void add_mutation_deps(const IrModule *m, const Buffer *b, DepSet *out) {
 
 static void ir_deps_collect_own(const IrModule *m, const Buffer *b, DepSet *out);
 
+/* StarDeps on the definers of the unbacked symbols e names (u0 defined by a fallback's result
+ * or an item() of a computed buffer), as Inductor's scheduler adds a dependency on the node
+ * whose unbacked_bindings define a symbol a node uses (get_unbacked_symbol_uses); an item() of a
+ * graph input is defined on entry, nothing to wait for. */
+static void add_unbacked_deps_of(const IrModule *m, const Buffer *b, const Expr *e, DepSet *out) {
+    const char *names[16];
+    int k = e ? sym_free_symbols(e, names, 16) : 0;
+    for (int i = 0; i < k && i < 16; i++) {
+        const IrUnbacked *u = ir_unbacked_find(m, names[i]);
+        if (u && u->buf != b && u->buf->kind != BUF_INPUT) add_dep(&out->reads, &out->nreads, (Dep){DEP_STAR, u->buf, NULL, false});
+    }
+}
+
+/* b's sizes, strides, loop ranges, index expressions and extern views, looked at for unbacked
+ * symbols. Example: full([u1]) * x after u1 = buf0.item(): a StarDep on buf0. */
+static void add_unbacked_deps(const IrModule *m, const Buffer *b, DepSet *out) {
+    if (!m->nunbacked) return;
+    for (int d = 0; d < b->layout.ndim; d++) {
+        add_unbacked_deps_of(m, b, b->layout.size[d], out);
+        add_unbacked_deps_of(m, b, b->layout.stride[d], out);
+    }
+    add_unbacked_deps_of(m, b, b->layout.offset, out);
+    for (int i = 0; b->body && i < b->body->nvars; i++) add_unbacked_deps_of(m, b, b->body->ranges[i], out);
+    for (int i = 0; b->body && i < b->body->nindexes; i++) add_unbacked_deps_of(m, b, b->body->indexes[i], out);
+    for (int i = 0; i < b->neargs; i++)
+        for (int d = 0; d < b->eargs[i].view.ndim; d++) {
+            add_unbacked_deps_of(m, b, b->eargs[i].view.size[d], out);
+            add_unbacked_deps_of(m, b, b->eargs[i].view.stride[d], out);
+        }
+}
+
 void ir_deps_collect(const IrModule *m, const Buffer *b, DepSet *out) {
     *out = (DepSet){0};
     ir_deps_collect_own(m, b, out);
     add_mutation_deps(m, b, out);
+    add_unbacked_deps(m, b, out);
 }
 
 /* The reads and writes of b's own body (or extern call). */

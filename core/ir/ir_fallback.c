@@ -98,8 +98,19 @@ static void flatten(const IValue *v, const IValue **out, int max, int *n) {
     (*n)++;
 }
 
+/* A result nobody gave a buffer for, kept for the caller (fresh[k], a new reference) when it
+ * asked: a data-dependent size the call decides (nonzero). */
+static void keep_fresh(Tensor **fresh, int k, const IValue *v) {
+    if (fresh && v && v->kind == IV_TENSOR && v->t) fresh[k] = tensor_ref(v->t);
+}
+
 int ir_fallback_eval(MiCtx *ctx, const Graph *g, const Node *n, Tensor *const *args, int nargs,
                      Tensor *const *outs, int nouts, const SymBinding *syms, int nsyms) {
+    return ir_fallback_eval_fresh(ctx, g, n, args, nargs, outs, nouts, syms, nsyms, NULL);
+}
+
+int ir_fallback_eval_fresh(MiCtx *ctx, const Graph *g, const Node *n, Tensor *const *args, int nargs,
+                           Tensor *const *outs, int nouts, const SymBinding *syms, int nsyms, Tensor **fresh) {
     const OpDef *op = n->op ? n->op : op_lookup(n->target);
     if (!fallback_runnable(op))
         return op_unsupported_err(ctx, g, n);
@@ -144,8 +155,10 @@ int ir_fallback_eval(MiCtx *ctx, const Graph *g, const Node *n, Tensor *const *a
             for (int k = 0; k < nouts && rc == 0; k++)
                 if (outs[k]) rc = k < nflat ? copy_out(ctx, n, outs[k], flat[k], k)
                                             : mi_err(ctx, NULL, n->src_line, 0, "fallback '%s': no result %d (node '%s')", n->target, k, n->name);
+                else if (k < nflat) keep_fresh(fresh, k, flat[k]);
             free(flat);
-        } else if (nouts > 0) rc = copy_out(ctx, n, outs[0], &res, 0);
+        } else if (nouts > 0 && outs[0]) rc = copy_out(ctx, n, outs[0], &res, 0);
+        else if (nouts > 0) keep_fresh(fresh, 0, &res);
     }
     ivalue_clear(&res);
     for (int a = 0; a < n->nargs + n->nkwargs; a++) ivalue_clear(&argv[a]);

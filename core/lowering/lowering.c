@@ -484,10 +484,14 @@ static IrModule *lower_module(MiCtx *ctx, const Graph *g, bool branch) {
         mi_progress(ctx, "lowering", i + 1, g->n);
         /* sym_size / operator.mul ... on sizes: the annotation ("Sym(2*s0)") is the value; views
          * and factories read sizes from their own annotations */
-        if (n->is_sym && n->sym_val) { L.vals[i].kind = LV_SYM; L.vals[i].sym = n->sym_val; continue; }
+        if (n->is_sym && n->sym_val) {
+            if (lw_unbacked_item(&L, n) < 0) goto fail;   /* .item(): defines an unbacked u1 */
+            L.vals[i].kind = LV_SYM; L.vals[i].sym = n->sym_val; continue;
+        }
         if (n->symbool) continue;
         if (is_sym_check(n->target)) { lower_assert_scalar(m, ctx, n); continue; }
         if (lw_lower_node(&L, n) < 0) goto fail;
+        lw_unbacked_sizes(&L, n, i);   /* nonzero, masked_select: their result's size u0 */
     }
     /* GraphLowering.finalize: the layouts still flexible follow their reads; bodies recorded
      * before a layout they read was decided are recorded again */

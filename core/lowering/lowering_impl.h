@@ -186,6 +186,10 @@ IrTBox *lw_require_stride_order_box(Lower *L, IrTBox *t, Expr *const *stride);
 LVal *lw_node_val(Lower *L, const Node *n);
 /* The TensorBox of positional argument i (NULL when it is not a tensor node). */
 IrTBox *lw_arg_tbox(Lower *L, const Node *n, int i);
+/* Unbacked SymInts (lowering_unbacked.c): `.item()` of a tensor (1 recorded, 0 not such a
+ * node, -1 error), and the fresh sizes a FallbackKernel's result defines (node at `pos`). */
+int lw_unbacked_item(Lower *L, const Node *n);
+void lw_unbacked_sizes(Lower *L, const Node *n, int pos);
 /* Positional argument i, else keyword kw (i < 0: keyword only); NULL when absent. */
 const Value *lw_arg_or_kw(const Node *n, int i, const char *kw);
 bool lw_arg_int(const Node *n, int i, const char *kw, int64_t *out);

@@ -703,6 +703,24 @@ static int output_as_view(MiCtx *ctx, RtModule *m, Prepared *pp, IValue *inputs,
     return 0;
 }
 
+/* Inductor's unbacked SymInts are u0, u1, ...: no input binds them, the call defines them */
+static bool unbacked_name(const char *s) {
+    if (!s || s[0] != 'u' || !s[1]) return false;
+    for (const char *c = s + 1; *c; c++) if (*c < '0' || *c > '9') return false;
+    return true;
+}
+
+/* Does meta m name a symbol bs does not bind (an unbacked u1: the output is allocated by the
+ * call, through alloc_out, once u1 is known)? */
+static bool meta_names_unbound(const TensorMeta *m, const Bindings *bs) {
+    for (int d = 0; d < m->ndim; d++) {
+        const char *names[16];
+        int k = sym_free_symbols(m->size[d], names, 16);
+        for (int i = 0; i < k && i < 16; i++) if (!bind_find(bs, names[i])) return true;
+    }
+    return false;
+}
+
 static int prepare(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs, Prepared *pp) {
     memset(pp, 0, sizeof *pp);
     pp->g = g;
@@ -711,6 +729,7 @@ static int prepare(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int 
     pp->syms = mi_xcalloc((size_t)m->nsyms + 1, sizeof *pp->syms);
     for (int i = 0; i < m->nsyms; i++) {
         const SymBinding *b = bind_find(&pp->bs, m->sym_names[i]);
+        if (!b && unbacked_name(m->sym_names[i])) continue;   /* the call defines it (0 until then) */
         if (!b) {
             mi_err(ctx, g->source, 0, 0, "module needs size symbol '%s' that no input binds", m->sym_names[i]);
             goto fail;
@@ -798,6 +817,7 @@ static int prepare(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int 
             goto fail;
         }
         const Node *n = v->node;
+        if (!n->is_sym && n->has_meta && meta_names_unbound(&n->meta, &pp->bs)) continue;   /* the call asks alloc_out */
         int alias = m->output_alias ? m->output_alias[j] : -1;
         int64_t view[3 + 2 * MI_MAX_DIMS];
         if (n->has_meta && n->meta.ndim <= MI_MAX_DIMS && m->output_view && m->output_view(j, pp->syms, view)) {
@@ -842,6 +862,7 @@ static int prepare(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int 
         const Node *n = vals[j].kind == V_NODE ? vals[j].node : NULL;
         int64_t view[3 + 2 * MI_MAX_DIMS];
         if (!n || pp->outs[j].kind == IV_TENSOR || !n->has_meta || n->meta.ndim > MI_MAX_DIMS || !m->output_view ||
+            meta_names_unbound(&n->meta, &pp->bs) ||
             !m->output_view(j, pp->syms, view))
             continue;
         int k = (int)view[0];
@@ -858,12 +879,47 @@ fail:
     return -1;
 }
 
+/* MiFb.alloc_out: output j of the call, sized by unbacked symbols now known (syms: the call's
+ * own, in the order of names): its annotation evaluated with them and the inputs' bindings,
+ * the module's strides (output_strides) when it lays it out. The tensor becomes the call's
+ * output j; NULL + ctx error (the call then fails). */
+static void *rt_alloc_out(void *vctx, int j, int nsyms, const char *const *names, const int64_t *syms) {
+    RtFbCtx *fc = vctx;
+    Prepared *pp = fc->pp;
+    const RtModule *m = fc->mod;
+    const Value *vals;
+    int nv;
+    output_values(pp->g, &vals, &nv);
+    if (j < 0 || j >= nv || j >= pp->nouts || vals[j].kind != V_NODE || !vals[j].node->has_meta) {
+        fc->failed = true;
+        mi_err(fc->ctx, pp->g->source, 0, 0, "compiled module: alloc_out of output %d, which is no tensor output", j);
+        return NULL;
+    }
+    const Node *n = vals[j].node;
+    Bindings bs = {0};
+    for (int i = 0; i < pp->bs.n; i++) bind_add(&bs, pp->bs.b[i].name, pp->bs.b[i].value);
+    for (int i = 0; i < nsyms; i++) bind_add(&bs, names[i], syms[i]);
+    int64_t size[MI_MAX_DIMS], stride[MI_MAX_DIMS], off;
+    Tensor *t = NULL;
+    if (eval_layout(fc->ctx, &n->meta, &bs, size, stride, &off) == 0) {
+        if (m->output_strides) m->output_strides(j, syms, stride);
+        t = tensor_new_strided(fc->ctx, n->meta.dtype, n->meta.ndim, size, stride, 0);
+    }
+    free(bs.b);
+    if (!t) { fc->failed = true; return NULL; }
+    ivalue_clear(&pp->outs[j]);
+    pp->outs[j].kind = IV_TENSOR;
+    pp->outs[j].t = t;
+    pp->out_ptrs[j] = data_ptr(t);
+    return pp->out_ptrs[j];
+}
+
 static int invoke(MiCtx *ctx, RtModule *m, Prepared *pp) {
 #ifdef _OPENMP
     if (omp_get_max_threads() != pp->threads) omp_set_num_threads(pp->threads);
 #endif
-    RtFbCtx fc = {ctx, pp->g, false, NULL};
-    RtFb fb = {&fc, rt_fallback_run};
+    RtFbCtx fc = {ctx, pp->g, false, NULL, pp, m};
+    RtFb fb = {&fc, rt_fallback_run, rt_alloc_out};
     int rc = m->call_fb ? m->call_fb(pp->in_ptrs, pp->out_ptrs, pp->syms, &fb) : m->call(pp->in_ptrs, pp->out_ptrs, pp->syms);
     if (fc.fg) graph_free(fc.fg);
     if (rc != 0 && fc.failed) return -1;   /* rt_fallback_run's error is in ctx */
@@ -1196,7 +1252,27 @@ static Tensor *wrap_fb(MiCtx *ctx, const RtFbTensor *t, const char *node, int k)
     return ir_fallback_wrap(t->data, (DType)t->dtype, t->ndim, t->size, t->stride, t->offset);
 }
 
-int rt_fallback_run(void *vctx, const char *node, int nargs, const RtFbTensor *args, int nouts, const RtFbTensor *outs,
+/* Result k of node n, which the call sized (an unbacked u0): storage malloc'd for it,
+ * contiguous (the layout the module's buffer has: codegen_c.c checks it), the values copied
+ * in, and described in *d for the module (which frees data). 0, or -1 + ctx error. Example:
+ * nonzero of a 6 x 3 mask with 4 true elements: i64[4, 2] strides [2, 1]. */
+static int give_fresh(MiCtx *ctx, const Node *n, const Tensor *r, RtFbTensor *d) {
+    if (r->ndim > 16) return mi_err(ctx, NULL, n->src_line, 0, "fallback '%s': a data-dependent result of %d dims", n->name, r->ndim);
+    int64_t stride[MI_MAX_DIMS], numel = 1;
+    for (int k = r->ndim - 1; k >= 0; k--) { stride[k] = numel; numel *= r->size[k]; }
+    d->data = malloc((size_t)(numel ? numel : 1) * dtype_size(r->dtype));
+    if (!d->data) return mi_err(ctx, NULL, n->src_line, 0, "fallback '%s': out of memory for its result", n->name);
+    d->dtype = (int32_t)r->dtype;
+    d->ndim = r->ndim;
+    d->offset = 0;
+    for (int k = 0; k < r->ndim; k++) { d->size[k] = r->size[k]; d->stride[k] = stride[k]; }
+    Tensor *v = ir_fallback_wrap(d->data, r->dtype, r->ndim, r->size, stride, 0);
+    copy_elems(v, r);
+    ir_fallback_unwrap(v);
+    return 0;
+}
+
+int rt_fallback_run(void *vctx, const char *node, int nargs, const RtFbTensor *args, int nouts, RtFbTensor *outs,
                     int nsyms, const char *const *sym_names, const int64_t *syms) {
     RtFbCtx *fc = vctx;
     MiCtx *ctx = fc->ctx;
@@ -1216,7 +1292,15 @@ int rt_fallback_run(void *vctx, const char *node, int nargs, const RtFbTensor *a
         if (!(a[i] = wrap_fb(ctx, &args[i], node, i))) rc = mi_err(ctx, NULL, 0, 0, "fallback '%s': argument %d has no data", node, i);
     for (int k = 0; k < nouts && rc == 0; k++)
         if (outs[k].data && !(o[k] = wrap_fb(ctx, &outs[k], node, k))) rc = -1;
-    if (rc == 0) rc = ir_fallback_eval(ctx, eg, n, a, nargs, o, nouts, b, nsyms);
+    Tensor **fresh = mi_xcalloc((size_t)nouts + 1, sizeof *fresh);
+    if (rc == 0) rc = ir_fallback_eval_fresh(ctx, eg, n, a, nargs, o, nouts, b, nsyms, fresh);
+    for (int k = 0; k < nouts; k++) {   /* the results whose size the call decided */
+        if (rc == 0 && !outs[k].data && outs[k].offset == -1)
+            rc = fresh[k] ? give_fresh(ctx, n, fresh[k], &outs[k])
+                          : mi_err(ctx, NULL, n->src_line, 0, "fallback '%s': result %d is no tensor", node, k);
+        if (fresh[k]) tensor_unref(fresh[k]);
+    }
+    free(fresh);
     for (int i = 0; i < nargs; i++) ir_fallback_unwrap(a[i]);
     for (int k = 0; k < nouts; k++) ir_fallback_unwrap(o[k]);
     free(a);

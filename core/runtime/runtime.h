@@ -44,8 +44,11 @@
  * args, nouts, outs, nsyms, sym_names, syms)}: `node` is the graph node's name, args/outs are
  * MiFbTensor {data, dtype (a DType value), ndim, offset, size[16], stride[16]} describing the
  * argument buffers (in the order the node references tensors) and the result buffers (data NULL:
- * result not wanted); run returns 0 on success. The .so never links libminductor: rt_run /
- * rt_time / rt_check pass a table whose run() finds the node in the graph they were given (or
+ * result not wanted; offset -1: allocate it, see rt_fallback_run); run returns 0 on success.
+ * A module with an output whose size is an unbacked SymInt (u1 = x.item(), defined inside the
+ * call) leaves outputs[j] unused and asks alloc_out(ctx, j, nsyms, mi_sym_names, syms) for the
+ * storage once u1 is known (syms: the call's own, with the unbacked values set).
+ * The .so never links libminductor: rt_run / rt_time / rt_check pass a table whose run() finds the node in the graph they were given (or
  * one of its subgraphs, by name) and runs its reference implementation on
  * tensors wrapping those pointers (rt_fallback_run). A node of a cond branch is named by its path,
  * as its buffers are: "true_graph_0_embedding".
@@ -69,17 +72,22 @@ typedef int (*RtCallFn)(void *const *inputs, void *const *outputs, const int64_t
 typedef struct RtFbTensor { void *data; int32_t dtype, ndim; int64_t offset; int64_t size[16], stride[16]; } RtFbTensor;
 typedef struct RtFb {
     void *ctx;
-    int (*run)(void *ctx, const char *node, int nargs, const RtFbTensor *args, int nouts, const RtFbTensor *outs,
+    int (*run)(void *ctx, const char *node, int nargs, const RtFbTensor *args, int nouts, RtFbTensor *outs,
                int nsyms, const char *const *sym_names, const int64_t *syms);
+    void *(*alloc_out)(void *ctx, int j, int nsyms, const char *const *sym_names, const int64_t *syms);
 } RtFb;
 typedef int (*RtCallFbFn)(void *const *inputs, void *const *outputs, const int64_t *syms, const RtFb *fb);
 /* What rt_fallback_run needs: the session and the graph the module was generated from. */
 /* g: the graph the module was run with; fg: its functional form, made on the first fallback node
  * g lacks (ir_lower lowers a graph with in-place ops through functionalize, whose new nodes,
  * 'bitwise_and' for 'bitwise_and_', are the ones the module names); freed after the call. */
-typedef struct RtFbCtx { MiCtx *ctx; const Graph *g; bool failed; Graph *fg; } RtFbCtx;
-/* The `run` of the table: ctx is an RtFbCtx. 0, or -1 with its ctx error set. */
-int rt_fallback_run(void *ctx, const char *node, int nargs, const RtFbTensor *args, int nouts, const RtFbTensor *outs,
+/* pp / mod: the call's prepared outputs and its module, for alloc_out (runtime.c). */
+typedef struct RtFbCtx { MiCtx *ctx; const Graph *g; bool failed; Graph *fg; void *pp; const struct RtModule *mod; } RtFbCtx;
+/* The `run` of the table: ctx is an RtFbCtx. 0, or -1 with its ctx error set. A result marked
+ * data NULL, offset -1 (its size is an unbacked u0 only the call knows) comes back in storage
+ * malloc'd here, laid out as the node's annotation says, described in outs[k] (the module
+ * frees it). */
+int rt_fallback_run(void *ctx, const char *node, int nargs, const RtFbTensor *args, int nouts, RtFbTensor *outs,
                     int nsyms, const char *const *sym_names, const int64_t *syms);
 
 typedef struct RtModule {

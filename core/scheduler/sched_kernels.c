@@ -114,6 +114,17 @@ static void defer_nops(Schedule *s) {
     free(held);
 }
 
+/* Does group g write a buffer whose item() defines an unbacked symbol? Inductor's DynamicScalar
+ * is an ExternKernel node there, which flushes the open cpp kernel: the value is read between
+ * the kernel that writes it and the kernels that use it (codegen_unbacked.c). */
+static bool defines_item(const Schedule *s, const SchedGroup *g) {
+    const IrModule *m = s->ir;
+    for (int i = 0; m->nunbacked && i < g->n; i++)
+        for (int u = 0; u < m->nunbacked; u++)
+            if (m->unbacked[u].dim < 0 && m->unbacked[u].buf == s->nodes[g->nodes[i]].buf) return true;
+    return false;
+}
+
 void sched_make_kernels(Schedule *s) {
     bool cpp = !(s->ir->ctx && s->ir->ctx->target == MI_DEV_CUDA);
     if (cpp) defer_nops(s);
@@ -125,7 +136,7 @@ void sched_make_kernels(Schedule *s) {
         SchedKernel *cur = s->nkernels ? &s->kernels[s->nkernels - 1] : NULL;
         /* join the open cpp kernel group unless it was flushed: an extern on either side, or
          * the group before pushed it past the argument limit */
-        bool join = cpp && cur && !cur->is_extern && !g->is_extern &&
+        bool join = cpp && cur && !cur->is_extern && !g->is_extern && !defines_item(s, &s->groups[s->order[k - 1]]) &&
                     kernel_args(s, cur->first, cur->n, stamp, ++mark) <= MAX_FUSED_KERNEL_ARGS_NUM;
         /* GPU: the subnodes of one foreach node are one combo kernel, split where the next
          * would pass the argument limit (ComboKernel._base_horizontal_partition) */
