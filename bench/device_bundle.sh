@@ -5,7 +5,7 @@
 #   build-perf/minibench-portable   generic x86-64-v2 minibench (make -C bench portable), linked
 #                                   against a library built with Sleef and oneDNN but without
 #                                   LAPACKE / FFTW / GSL (the device lacks them; no workload uses them)
-#   build-perf/lib/                 libcjson, libmd, libsleef (+ sleef.h) that machine may lack, and
+#   build-perf/lib/                 libcjson, libmd, libsleef (+ sleef.h, both xz-compressed) that machine may lack, and
 #                                   oneDNN's libdnnl.so.2 xz-compressed (40 MB -> a few)
 #   build-perf/dnnl/oneapi/         oneDNN's headers, for the modules compiled there
 # Run from the repository root:  sh bench/device_bundle.sh
@@ -26,4 +26,8 @@ cp -r "$inc" build-perf/dnnl/
 lib=$(ldconfig -p | awk '/libdnnl\.so\.[0-9]+ / {print $NF; exit}')
 [ -n "$lib" ] || { echo "device_bundle: no libdnnl.so.N found by ldconfig" >&2; exit 1; }
 xz -T2 -c "$(readlink -f "$lib")" > "build-perf/lib/$(basename "$lib").xz"
+# Sleef and its header compressed too (bench/device_env.sh unpacks every lib/*.xz): the tracked tree
+# is 54 MB of the device tool's 64 MiB
+for f in build-perf/lib/libsleef.so.3 build-perf/lib/sleef.h; do [ -e "$f" ] && xz -9 -f "$f"; done
+rm -f build-perf/lib/libsleef.so
 du -sh build-perf

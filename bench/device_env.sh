@@ -7,6 +7,7 @@
 b=$PWD/build-perf
 for z in "$b"/lib/*.xz; do [ -e "$z" ] && xz -d -f "$z"; done
 for l in "$b"/lib/libdnnl.so.[0-9]*; do [ -e "$l" ] && ln -sf "$(basename "$l")" "$b/lib/libdnnl.so"; done
+[ -e "$b/lib/libsleef.so.3" ] && ln -sf libsleef.so.3 "$b/lib/libsleef.so"
 export LD_LIBRARY_PATH="$b/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export MINDUCTOR_SLEEF_DIR="$b/lib" MINDUCTOR_BLAS_CORETYPE=cpuid
 export MINDUCTOR_CFLAGS="-I$b/dnnl -L$b/lib"

@@ -34,4 +34,7 @@ rm -rf $B/lib; mkdir -p $B/lib
 for l in $(LD_LIBRARY_PATH=$REF_PATH ldd $B/cudabench | awk '/=>/ {print $3}'); do
     case $(basename $l) in libc.so*|libm.so*|libdl.so*|libpthread.so*|ld-linux*) ;; *) cp -L $l $B/lib/ ;; esac
 done
-ls $B/lib
+# the libraries xz-compressed for the device tool's carry (the tracked tree is 54 MB of its 64 MiB):
+# carry $B/lib.tar.xz, and on the device `tar xJf $B/lib.tar.xz -C $B` before using $B/lib
+tar cJf $B/lib.tar.xz -C $B lib
+ls $B/lib; du -h $B/lib.tar.xz

@@ -429,7 +429,7 @@ char *codegen_cuda(MiCtx *ctx, const Schedule *s) {
      * backend only (codegen_unbacked.c) */
     if (m->nunbacked) {
         const IrUnbacked *u = &m->unbacked[0];
-        mi_err(ctx, NULL, 0, 0, "the CUDA backend does not define unbacked SymInts yet: %s (%s of %s) is known only at run time; the C backend runs this graph",
+        mi_err(ctx, NULL, 0, 0, "the CUDA backend does not define unbacked SymInts yet: %s (%s %s) is known only at run time; the C backend runs this graph",
                u->name, u->dim < 0 ? "the item() of" : "a data-dependent size of", u->buf->name);
         return NULL;
     }
