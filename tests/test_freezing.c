@@ -25,12 +25,7 @@
 
 static MiCtx *ctx;
 
-static Graph *parsed(const char *fx) {
-    Graph *g = fx_parse(ctx, fx, strlen(fx), "freezing.py", 1);
-    if (g) ops_resolve_graph(g);
-    else { diag("parse: %s", ctx->err.msg); mi_clear_err(ctx); }
-    return g;
-}
+#define parsed(fx) cc_parsed(ctx, fx, "freezing.py")
 
 static Tensor *T(int ndim, const int64_t *size, const double *v) {
     Tensor *t = tensor_new(ctx, DT_F32, ndim, size);

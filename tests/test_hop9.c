@@ -20,12 +20,7 @@
 
 static MiCtx *ctx;
 
-static Graph *parsed(const char *fx) {
-    Graph *g = fx_parse(ctx, fx, strlen(fx), "hop9.py", 1);
-    if (g) ops_resolve_graph(g);
-    else { diag("parse: %s", ctx->err.msg); mi_clear_err(ctx); }
-    return g;
-}
+#define parsed(fx) cc_parsed(ctx, fx, "hop9.py")
 
 /* ---- cond: the example inputs belong to the top graph ---- */
 

@@ -29,26 +29,13 @@
 
 static MiCtx *ctx;
 
-static Tensor *TD(DType dt, int ndim, const int64_t *size, const double *vals) {
-    Tensor *t = tensor_new(ctx, dt, ndim, size);
-    for (int64_t i = 0; i < tensor_numel(t); i++) tensor_set_f(t, i, vals ? vals[i] : (double)i);
-    return t;
-}
+#define TD(...) cc_tensor(ctx, __VA_ARGS__)
 
 /* g's CUDA source built by nvcc (a skip without nvcc) */
-static void nvcc_builds(const char *name, Graph *g) {
-    int rc = cc_cuda_builds(ctx, g);
-    if (rc < 0) skip(1, "nvcc not found (the CUDA source compiles on a machine with the CUDA toolkit)");
-    else ok(rc == 1, "%s: nvcc compiles the CUDA source", name);
-}
+#define nvcc_builds(name, g) CC_NVCC_POINT(ctx, name, g)
 
 /* the graph of FX text fx, its ops resolved (NULL, diagnosed, when it does not parse) */
-static Graph *parsed(const char *fx) {
-    Graph *g = fx_parse(ctx, fx, strlen(fx), "unseen9.py", 1);
-    if (g) ops_resolve_graph(g);
-    else { diag("parse: %s", ctx->err.msg); mi_clear_err(ctx); }
-    return g;
-}
+#define parsed(fx) cc_parsed(ctx, fx, "unseen9.py")
 
 /* the interpreter's output 0 of g on ins equals want[0..n) within tol; `what` names the case */
 static void interp_is(Graph *g, Tensor **ins, int nin, const double *want, int64_t n, double tol, const char *what) {

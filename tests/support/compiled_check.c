@@ -73,3 +73,16 @@ int cc_cuda_builds(MiCtx *ctx, Graph *g) {
     cg_free(&b);
     return rc;
 }
+
+Graph *cc_parsed(MiCtx *ctx, const char *fx, const char *file) {
+    Graph *g = fx_parse(ctx, fx, strlen(fx), file, 1);
+    if (g) ops_resolve_graph(g);
+    else say("parse", ctx);
+    return g;
+}
+
+Tensor *cc_tensor(MiCtx *ctx, DType dt, int ndim, const int64_t *size, const double *vals) {
+    Tensor *t = tensor_new(ctx, dt, ndim, size);
+    for (int64_t i = 0; i < tensor_numel(t); i++) tensor_set_f(t, i, vals ? vals[i] : (double)i);
+    return t;
+}

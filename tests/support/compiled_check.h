@@ -1,6 +1,7 @@
 /* compiled_check.h — what the op tests share to check a graph end to end on their own inputs:
  * the reference interpreter's outputs, the compiled C module (compile_fx) against them, and the
- * CUDA source built by nvcc (tests/test_ops_sweep7.c, tests/test_unseen8.c).
+ * CUDA source built by nvcc, and the graphs and tensors such tests build (tests/test_ops_sweep7.c,
+ * tests/test_unseen8.c, test_unseen9.c, test_hop9.c, test_freezing.c).
  *
  *     int n = 0;
  *     IValue *o = cc_interp(ctx, g, (Tensor *[]){x}, 1, &n);
@@ -23,5 +24,18 @@ bool cc_c_agrees(MiCtx *ctx, Graph *g, Tensor **ins, int n, double tol);
  * (tf_nvcc_compiles): 1 when it
  * builds, 0 when not (diagnosed), -1 when there is no nvcc (CI). Restores ctx->target. */
 int cc_cuda_builds(MiCtx *ctx, Graph *g);
+/* One TAP point (for tests that include tap.h): g's CUDA source builds with nvcc; a skip where
+ * there is no nvcc (CI). */
+#define CC_NVCC_POINT(ctx, name, g) do { \
+        int cc_rc_ = cc_cuda_builds(ctx, g); \
+        if (cc_rc_ < 0) skip(1, "nvcc not found (the CUDA source compiles on a machine with the CUDA toolkit)"); \
+        else ok(cc_rc_ == 1, "%s: nvcc compiles the CUDA source", name); \
+    } while (0)
+/* The graph of FX text fx (file: the name its errors carry), its ops resolved; NULL with a
+ * diagnostic line ("# parse: ...") when it does not parse. */
+Graph *cc_parsed(MiCtx *ctx, const char *fx, const char *file);
+/* A tensor of dtype dt and the given sizes holding vals (row-major), or 0, 1, 2, ... when vals
+ * is NULL. */
+Tensor *cc_tensor(MiCtx *ctx, DType dt, int ndim, const int64_t *size, const double *vals);
 
 #endif
