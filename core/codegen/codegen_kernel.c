@@ -316,6 +316,13 @@ static bool em_writes(const Em *e, const Buffer *b) {
     return false;
 }
 
+/* Mask m, or CG_LANE_OTHER when it uses two or more outer vars: no value made from it can get
+ * an array (cg_lane_hoistable takes the innermost var and at most one other), so its statement
+ * is not recorded. */
+static int em_lane_clip(const Em *e, int m) {
+    int outer = m & ~(1 << e->nothers);
+    return outer & (outer - 1) ? CG_LANE_OTHER : m;
+}
 /* The lane mask (codegen_hoist.h) of an index: the nest's loop vars it uses (bit i: var i, the
  * innermost last), CG_LANE_OTHER when it uses an indirect variable. */
 static int em_index_lane(const Em *e, const Expr *x) {
@@ -323,7 +330,7 @@ static int em_index_lane(const Em *e, const Expr *x) {
     int m = 0;
     for (int i = 0; i <= e->nothers; i++)   /* others[nothers] is the innermost var */
         if (expr_uses(x, e->others + i, 1)) m |= 1 << i;
-    return m;
+    return em_lane_clip(e, m);
 }
 /* The lane mask of a value made from operands a[0..n): each must be computable before the nest;
  * the union of theirs. Sets e->ldeps for em_tmp. */
@@ -337,7 +344,7 @@ static int em_lane_of(Em *e, const IrVal *a, int n) {
         k |= ki;
         e->ldeps[e->lnd++] = a[i];
     }
-    return k;
+    return em_lane_clip(e, k);
 }
 
 /* ---- value ranges inside a piece of a split loop ---- */
