@@ -109,12 +109,23 @@ int main(void) {
     is_str(names, "cuda_fused_add_mul_relu_sigmoid_sub_tanh_0 ", "kernel named cuda_fused_<origins>_<n>");
     ok(has(pw, "__global__ void __launch_bounds__(256) cuda_fused_add_mul_relu_sigmoid_sub_tanh_0(const float *__restrict__ arg0_1, "
                "const float *__restrict__ arg1_1, float *buf0, MiSyms mi_sy)"), "the kernel's __global__ signature (__restrict__ on what it only reads)");
-    ok(has(pw, "    for (int64_t mi_x = mi_nv * 4 + mi_start; mi_x < mi_n; mi_x += mi_step) {\n"), "grid-stride loop (scalar tail)");
-    ok(has(pw, "    for (int64_t mi_t = mi_start - threadIdx.x; mi_t < mi_nv; mi_t += mi_step) {\n"
-               "        const int64_t mi_v = mi_t + threadIdx.x;\n        if (mi_v < mi_nv) {\n") &&
+    /* 128 x 256 elements: a multiple of 1024 below 2^31, so the grid covers the float4s exactly
+     * (Inductor: no mask where xnumel % XBLOCK == 0, int32 indices where numel fits) */
+    ok(has(pw, "    {\n        const int mi_v = (int)blockIdx.x * 256 + (int)threadIdx.x;\n        {\n") &&
+       !has(pw, "mi_step") && !has(pw, "mi_start") && !has(pw, "for (int64_t mi_x") &&
        has(pw, "float vi_arg0_1[4]; *reinterpret_cast<float4 *>(vi_arg0_1) = *reinterpret_cast<const float4 *>(arg0_1 + 4 * mi_v);") &&
        has(pw, "*reinterpret_cast<float4 *>(buf0 + 4 * mi_v) = *reinterpret_cast<const float4 *>(vo_buf0);"),
-       "contiguous f32 loads and stores go through float4, in a loop whose condition is the block's");
+       "an exact static size: a float4 per thread, 32-bit index, no loop, guard or scalar tail");
+    /* 1000 x 4: not a multiple of 1024, so the block-strided float4 loop and the scalar tail */
+    char *pt = gen_text(ctx, "class G(torch.nn.Module):\n    def forward(self, a: \"f32[1000, 4][4, 1]cuda:0\", b: \"f32[1000, 4][4, 1]cuda:0\"):\n"
+                             "        c: \"f32[1000, 4][4, 1]cuda:0\" = torch.ops.aten.add.Tensor(a, b)\n        return (c,)\n");
+    ok(has(pt, "    const int64_t mi_start = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n") &&
+       has(pt, "    for (int64_t mi_x = mi_nv * 4 + mi_start; mi_x < mi_n; mi_x += mi_step) {\n"), "4000 elements: grid-stride loop (scalar tail)");
+    ok(has(pt, "    for (int64_t mi_t = mi_start - threadIdx.x; mi_t < mi_nv; mi_t += mi_step) {\n"
+               "        const int64_t mi_v = mi_t + threadIdx.x;\n        if (mi_v < mi_nv) {\n") &&
+       has(pt, "*reinterpret_cast<const float4 *>(a + 4 * mi_v)") && !has(pt, "const int mi_v"),
+       "4000 elements: float4 loads and stores in a loop whose condition is the block's");
+    free(pt);
     ok(has(pw, "                float tmp6 = 1.0f / (1.0f + expf(-tmp5));\n"), "sigmoid in f32 math");
     ok(has(pw, "extern \"C\" int call(void *const *inputs, void *const *outputs, const int64_t *syms)") &&
        has(pw, "cudaMemcpyHostToDevice") && has(pw, "extern \"C\" int mi_cuda_time(") &&
@@ -205,9 +216,20 @@ int main(void) {
     /* seed_example (x.permute(1, 0) + x[2, :]): the float4 path splits its index once per float4,
      * so the broadcast load is one load per 4 lanes */
     char *se = gen_case(ctx, "seed_example", names, sizeof names);
-    ok(has(se, "const int64_t mi_q = (4 * mi_v) / 64LL, mi_l0 = 4 * mi_v - mi_q * 64LL;") && has(se, "= mi_l0 + mi_k;"),
+    ok(has(se, "const int mi_q = (4 * mi_v) / 64, mi_l0 = 4 * mi_v - mi_q * 64;") && has(se, "= mi_l0 + mi_k;"),
        "seed_example: the outer index once per float4, the inner one + lane");
     free(se);
+
+    /* intermediates in the launch function's workspace (one allocation kept between calls, as
+     * Inductor's caching allocator does), no stream-ordered allocation per call: the recorded
+     * reductions case's column sums (96 floats) at offset 0 of it */
+    char *wsr = gen_case(ctx, "reductions", names, sizeof names);
+    ok(has(wsr, "    size_t mi_ws_need = 0;\n    const size_t mi_o_buf3 = mi_ws_need; mi_ws_need += (sizeof(float) * (size_t)(96LL) + 16 + 255) & ~(size_t)255;\n"
+               "    static void *mi_ws = NULL;\n    static size_t mi_ws_cap = 0;\n    MI_CK(mi_workspace(&mi_ws, &mi_ws_cap, mi_ws_need));\n"
+               "    float *buf3 = (float *)((char *)mi_ws + mi_o_buf3);\n") &&
+       !has(wsr, "cudaMallocAsync((void") && !has(wsr, "cudaFreeAsync(buf") && has(wsr, "extern \"C\" void mi_cuda_release(void) {"),
+       "reductions: the column sums in the module's workspace, no cudaMallocAsync / cudaFreeAsync per call");
+    free(wsr);
 
     /* higher_order.cond: branch launch functions, the predicate read back from the GPU */
     char *cd = gen_case(ctx, "hop_cond", names, sizeof names);

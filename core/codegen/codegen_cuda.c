@@ -112,6 +112,25 @@ static const char *prelude_defs =
     "    if (e != cudaSuccess) { snprintf(msg, n, \"cudaGetDeviceCount: %s\", cudaGetErrorString(e)); return -1; }\n"
     "    if (count == 0) { snprintf(msg, n, \"cudaGetDeviceCount found 0 devices\"); return -1; }\n"
     "    return 0;\n}\n"
+    "/* The workspace of a launch function: its intermediates in one device allocation that stays\n"
+    "   between calls (*ws, *cap: the function's static pointer and size) and grows when a call needs\n"
+    "   more (after the device is idle: kernels of an earlier call may still use the old one). What\n"
+    "   Inductor gets from PyTorch's caching allocator; a stream-ordered cudaMallocAsync +\n"
+    "   cudaFreeAsync pair per call cost reductions 2.2 us of 21 (cuda-lab-2026-11-26T1806.log).\n"
+    "   Calls of one module are serialized (one stream, one host thread), as its __device__\n"
+    "   split-reduction buffers already require. mi_cuda_release frees them all (the runtime calls\n"
+    "   it before it unloads the module). */\n"
+    "static void **mi_ws_reg[64];\nstatic size_t *mi_ws_capreg[64];\nstatic int mi_ws_nreg;\n"
+    "static cudaError_t mi_workspace(void **ws, size_t *cap, size_t need) {\n"
+    "    if (need <= *cap) return cudaSuccess;\n"
+    "    if (*ws) { cudaError_t e = cudaDeviceSynchronize(); if (e != cudaSuccess) return e; cudaFree(*ws); *ws = NULL; *cap = 0; }\n"
+    "    else if (mi_ws_nreg < 64) { mi_ws_reg[mi_ws_nreg] = ws; mi_ws_capreg[mi_ws_nreg++] = cap; }\n"
+    "    cudaError_t e = cudaMalloc(ws, need);\n"
+    "    if (e == cudaSuccess) *cap = need;\n"
+    "    return e;\n}\n"
+    "extern \"C\" void mi_cuda_release(void) {\n"
+    "    for (int i = 0; i < mi_ws_nreg; i++) { if (*mi_ws_reg[i]) cudaFree(*mi_ws_reg[i]); *mi_ws_reg[i] = NULL; *mi_ws_capreg[i] = 0; }\n"
+    "    mi_ws_nreg = 0;\n}\n"
     "static unsigned mi_blocks(int64_t want, int64_t cap) { if (want < 1) want = 1; return (unsigned)(want < cap ? want : cap); }\n"
     "/* Programmatic dependent launch (sm_90+): a kernel launched with mi_launch_pdl may start while\n"
     "   the kernel before it in the stream still runs. Every generated kernel lets its dependents\n"
@@ -325,7 +344,7 @@ static void cond_tail(void *arg, const char *pred, const char *index, const char
 }
 
 /* `static int NAME(d_in, d_out, syms, stream[, fb])`: every kernel of s in order on device
- * pointers, intermediates from the stream-ordered pool; with host round trips (fb) the callback
+ * pointers, intermediates in the function's workspace (mi_workspace); with host round trips (fb) the callback
  * table too. */
 static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool fb, StrBuf *outp) {
     const IrModule *m = s->ir;
@@ -350,10 +369,15 @@ static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool
             sb_printf(&out, "    %s *%s = (%s *)d_out[%d];\n", ct, b->name, ct, b->output_index);
         }
     }
-    /* every intermediate is allocated before the first launch (all are freed at the end): a
-     * stream-ordered allocation between two kernels puts a gap between them (bench/cuda/
-     * reduction_lab.cu) and keeps the second from starting early (PDL) */
+    /* every intermediate lives in the function's workspace (mi_workspace), set up before the
+     * first launch: an allocation between two kernels puts a gap between them (bench/cuda/
+     * reduction_lab.cu) and keeps the second from starting early (PDL); each at a 256-byte
+     * offset (as cudaMalloc aligns). The sizes first, then the pointers in the order of their
+     * first writer (a reused buffer names the one it reuses). */
     bool *allocated = mi_xcalloc(m->nbufs + 1, 1), *own = mi_xcalloc(m->nbufs + 1, 1), *unstored = mi_xcalloc(m->nbufs + 1, 1);
+    StrBuf decls;
+    sb_init(&decls);
+    int nown = 0;
     for (int k = 0; k < s->norder; k++) {
         const SchedGroup *g = &s->groups[s->order[k]];
         for (int i = 0; i < m->nbufs; i++) {
@@ -363,17 +387,24 @@ static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool
             const char *ct = cu_type(b->layout.dtype);
             if (cu_buffer_unstored(s, b)) {   /* kept in registers by its kernel: no memory */
                 unstored[i] = true;
-                sb_printf(&out, "    %s *%s = NULL;   /* only in registers of its kernel, never stored */\n", ct, b->name);
+                sb_printf(&decls, "    %s *%s = NULL;   /* only in registers of its kernel, never stored */\n", ct, b->name);
             } else if (s->reuse_of[i] >= 0 && !unstored[s->reuse_of[i]]) {
-                sb_printf(&out, "    %s *%s = (%s *)%s;   /* reuses the freed %s */\n", ct, b->name, ct, m->bufs[s->reuse_of[i]]->name, m->bufs[s->reuse_of[i]]->name);
+                sb_printf(&decls, "    %s *%s = (%s *)%s;   /* reuses the freed %s */\n", ct, b->name, ct, m->bufs[s->reuse_of[i]]->name, m->bufs[s->reuse_of[i]]->name);
             } else {
                 own[i] = true;
-                sb_printf(&out, "    %s *%s = NULL;\n    MI_CK(cudaMallocAsync((void **)&%s, ", ct, b->name, b->name);
+                if (nown++ == 0) sb_put(&out, "    size_t mi_ws_need = 0;\n");
+                sb_printf(&out, "    const size_t mi_o_%s = mi_ws_need; mi_ws_need += (", b->name);
                 emit_bytes(m, b, &out);
-                sb_put(&out, " + 16, mi_st));\n");
+                sb_put(&out, " + 16 + 255) & ~(size_t)255;\n");
+                sb_printf(&decls, "    %s *%s = (%s *)((char *)mi_ws + mi_o_%s);\n", ct, b->name, ct, b->name);
             }
         }
     }
+    if (nown)
+        sb_put(&out, "    static void *mi_ws = NULL;\n    static size_t mi_ws_cap = 0;\n"
+                     "    MI_CK(mi_workspace(&mi_ws, &mi_ws_cap, mi_ws_need));\n");
+    if (decls.s) sb_put(&out, decls.s);
+    sb_free(&decls);
     /* the launches; a generated kernel right after another one may start early (PDL) */
     bool after_kernel = false;
     for (int k = 0; k < s->norder; k++) {
@@ -399,8 +430,6 @@ static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool
         after_kernel = false;
     }
     sb_put(&out, "    MI_CK(cudaGetLastError());\n");
-    for (int i = 0; i < m->nbufs; i++)
-        if (own[i]) sb_printf(&out, "    MI_CK(cudaFreeAsync(%s, mi_st));\n", m->bufs[i]->name);
     sb_put(&out, "    (void)mi_sms;\n    return 0;\n}\n\n");
     free(allocated); free(own); free(unstored);
     sb_put(outp, out.s);

@@ -514,6 +514,11 @@ fail:
 
 void rt_free(RtModule *m) {
     if (!m) return;
+    if (m->handle && m->is_cuda) {   /* the module's device workspaces (codegen_cuda.c: mi_workspace) */
+        void (*release)(void);
+        *(void **)&release = dlsym(m->handle, "mi_cuda_release");
+        if (release) release();
+    }
     if (m->handle) dlclose(m->handle);
     free(m);
 }
