@@ -220,6 +220,23 @@ int main(void) {
        "seed_example: the outer index once per float4, the inner one + lane");
     free(se);
 
+    /* a persistent row's slots reduce into 4 partial accumulators (slot j into j % 4), combined
+     * pairwise: chains of slots / 4 (the recorded softmax: its max and its sum of exp) */
+    char *sm4 = gen_case(ctx, "softmax", names, sizeof names);
+    ok(has(sm4, "float acc1_p[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};\n") &&
+       has(sm4, "acc1_p[mi_j & 3] = mi_max_nan(acc1_p[mi_j & 3], tmp0);\n") &&
+       has(sm4, "float acc1 = mi_max_nan(mi_max_nan(acc1_p[0], acc1_p[1]), mi_max_nan(acc1_p[2], acc1_p[3]));\n") &&
+       has(sm4, "acc6_p[mi_j & 3] += tmp5;\n") && has(sm4, "float acc6 = (acc6_p[0] + acc6_p[1]) + (acc6_p[2] + acc6_p[3]);\n"),
+       "softmax: max and sum over 4 partial accumulators per thread, combined pairwise");
+    free(sm4);
+    /* ... and welford's sum and squared deviations (4096 rows of 1024: the warp-per-row kernel) */
+    char *wl4 = gen_text(ctx, ln_graph(lng, sizeof lng, 4096, 1024));
+    ok(has(wl4, "acc1_s4[mi_j & 3] += (float)tmp0; acc1_x[mi_j] = (float)tmp0;") &&
+       has(wl4, "float acc1_s = (acc1_s4[0] + acc1_s4[1]) + (acc1_s4[2] + acc1_s4[3]);") &&
+       has(wl4, "acc1_q4[mi_j & 3] += d_ * d_; }") && has(wl4, "float acc1_q = (acc1_q4[0] + acc1_q4[1]) + (acc1_q4[2] + acc1_q4[3]);"),
+       "var_mean rows: the two passes over 4 partial accumulators");
+    free(wl4);
+
     /* intermediates in the launch function's workspace (one allocation kept between calls, as
      * Inductor's caching allocator does), no stream-ordered allocation per call: the recorded
      * reductions case's column sums (96 floats) at offset 0 of it */

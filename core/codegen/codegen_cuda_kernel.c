@@ -397,21 +397,49 @@ static IrVal cu_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, I
         if (rt == RED_ARGMAX || rt == RED_ARGMIN) { snprintf(tyb, sizeof tyb, "MiArg<%s>", st); ty = tyb; }
         sb_printf(&rc->decls, "        %s mi_red%d;\n", ty ? ty : ct, k);
     }
+    /* A persistent row's thread reduces its slots into 4 partial accumulators (slot j into
+     * j % 4), combined pairwise after the slot loop: dependency chains of slots / 4 instead of
+     * slots (32 in a warp-per-row kernel of 1024). Sums are reassociated as Triton's tl.sum
+     * does (a tree); max / min with NaN propagation do not depend on the order. */
+    const bool part4 = rc && rc->slots >= 8 && rc->slots % 4 == 0;
     if (rt == RED_WELFORD && rc) {
         /* persistent row: two passes over registers (sum, then squared deviations), no divisions
          * per element; n is the row length */
-        sb_printf(e->pre, "%sfloat %s_s = 0.0f; float %s_x[%d];\n", ind, acc, acc, rc->slots);
-        sb_printf(e->body, "%s%s_s += (float)%s; %s_x[mi_j] = (float)%s;\n", e->indent, acc, x, acc, x);
+        if (part4) {
+            sb_printf(e->pre, "%sfloat %s_s4[4] = {0.0f, 0.0f, 0.0f, 0.0f}; float %s_x[%d];\n", ind, acc, acc, rc->slots);
+            sb_printf(e->body, "%s%s_s4[mi_j & 3] += (float)%s; %s_x[mi_j] = (float)%s;\n", e->indent, acc, x, acc, x);
+            sb_printf(e->mid, "%sfloat %s_s = (%s_s4[0] + %s_s4[1]) + (%s_s4[2] + %s_s4[3]);\n", ind, acc, acc, acc, acc, acc);
+        } else {
+            sb_printf(e->pre, "%sfloat %s_s = 0.0f; float %s_x[%d];\n", ind, acc, acc, rc->slots);
+            sb_printf(e->body, "%s%s_s += (float)%s; %s_x[mi_j] = (float)%s;\n", e->indent, acc, x, acc, x);
+        }
         sb_printf(e->mid, "%s%s_s = mi_block_reduce(%s_s, MiSum(), mi_shared);\n"
                           "%sconst float %s_mean = %s_s / (float)mi_inner;\n"
-                          "%sfloat %s_q = 0.0f;\n"
+                          "%sfloat %s_q%s = %s;\n"
                           "%s#pragma unroll\n"
                           "%sfor (int mi_j = 0; mi_j < %d; mi_j++)\n"
-                          "%s    if (threadIdx.x + (int64_t)mi_j * %d < mi_inner || %d) { float d_ = %s_x[mi_j] - %s_mean; %s_q += d_ * d_; }\n"
-                          "%s%s_q = mi_block_reduce(%s_q, MiSum(), mi_shared);\n"
+                          "%s    if (threadIdx.x + (int64_t)mi_j * %d < mi_inner || %d) { float d_ = %s_x[mi_j] - %s_mean; %s_q%s += d_ * d_; }\n",
+                  ind, acc, acc, ind, acc, acc, ind, acc, part4 ? "4[4]" : "", part4 ? "{0.0f, 0.0f, 0.0f, 0.0f}" : "0.0f",
+                  ind, ind, rc->slots, ind, rc->threads, rc->exact, acc, acc, acc, part4 ? "4[mi_j & 3]" : "");
+        if (part4) sb_printf(e->mid, "%sfloat %s_q = (%s_q4[0] + %s_q4[1]) + (%s_q4[2] + %s_q4[3]);\n", ind, acc, acc, acc, acc, acc);
+        sb_printf(e->mid, "%s%s_q = mi_block_reduce(%s_q, MiSum(), mi_shared);\n"
                           "%sconst MiWelford %s = {%s_mean, %s_q, (float)mi_inner};\n",
-                  ind, acc, acc, ind, acc, acc, ind, acc, ind, ind, rc->slots, ind, rc->threads, rc->exact, acc, acc, acc,
                   ind, acc, acc, ind, acc, acc, acc);
+        if (src_id >= 0) sb_printf(e->mid, "%smi_red%d = %s;\n", ind, rc->nred - 1, acc);
+        return cu_new(e, out, dt);
+    }
+    if (part4 && (rt == RED_SUM || rt == RED_MAX || rt == RED_MIN)) {
+        bool mx = rt == RED_MAX;
+        const char *init = rt == RED_SUM ? "0" : cg_red_init(dt, mx), *f = mx ? "mi_max_nan" : "mi_min_nan";
+        sb_printf(e->pre, "%s%s %s_p[4] = {%s, %s, %s, %s};\n", ind, ct, acc, init, init, init, init);
+        if (rt == RED_SUM) {
+            sb_printf(e->body, "%s%s_p[mi_j & 3] += %s;\n", e->indent, acc, x);
+            sb_printf(e->mid, "%s%s %s = (%s_p[0] + %s_p[1]) + (%s_p[2] + %s_p[3]);\n", ind, ct, acc, acc, acc, acc, acc);
+        } else {
+            sb_printf(e->body, "%s%s_p[mi_j & 3] = %s(%s_p[mi_j & 3], %s);\n", e->indent, acc, f, acc, x);
+            sb_printf(e->mid, "%s%s %s = %s(%s(%s_p[0], %s_p[1]), %s(%s_p[2], %s_p[3]));\n", ind, ct, acc, f, f, acc, acc, f, acc, acc);
+        }
+        sb_printf(e->mid, "%s%s = %s(%s, %s(), mi_shared);\n", ind, acc, e->reducer, acc, rt == RED_SUM ? "MiSum" : mx ? "MiMax" : "MiMin");
         if (src_id >= 0) sb_printf(e->mid, "%smi_red%d = %s;\n", ind, rc->nred - 1, acc);
         return cu_new(e, out, dt);
     }
