@@ -3,7 +3,9 @@
  *
  *   pointwise group   -> flat grid-stride loop over all elements (the float4 path's loop steps
  *                        per block); float4 vector path when every
- *                        store (and the loads that can) are contiguous f32, then a scalar tail
+ *                        store (and the loads that can) are contiguous f32, then a scalar tail;
+ *                        a static size that the grid covers exactly (flat_exact): one float4
+ *                        per thread, 32-bit index, no loop
  *   reduction group   -> see RowPlan: persistent rows (row in registers: a warp or a block per
  *                        row by Inductor's persistent_reduction rule, both kernels where the
  *                        launch decides by occupancy; slots in float4 groups where the row
@@ -719,7 +721,8 @@ static int emit_flat_loops(MiCtx *ctx, const Schedule *s, const SchedGroup *g, b
          * past the end skips its float4: bench/cuda/pointwise_lab.cu on an H200, seed_example's
          * kernel with the same grid (a float4 per thread) 36.7-36.9 us as a per-thread
          * grid-stride loop, 36.0-36.2 so (cuda-pointwise-lab-2026-11-26T1503.log; a copy of its
-         * bytes 35.8; 2 float4s per thread or 32-bit indices no faster) */
+         * bytes 35.8; 2 float4s per thread or 32-bit indices no faster there; without the
+         * loop and guard too, flat_exact's form, faster: cuda-lab-2026-11-26T1806.log) */
         sb_put(out, "    /* float4 path: 4 consecutive elements per thread and step */\n"
                     "    const int64_t mi_nv = mi_n / 4;\n"
                     "    for (int64_t mi_t = mi_start - threadIdx.x; mi_t < mi_nv; mi_t += mi_step) {\n"
