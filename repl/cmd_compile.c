@@ -409,6 +409,26 @@ static void print_timing(Session *s, const RtTiming *t, double interp_s) {
                 t->reps == 1 ? "" : "s");
 }
 
+/* The interpreter raised (its error in ctx): exec holds when the compiled module raises the same
+ * PyTorch exception (session_same_raise: ZeroDivisionError from an integer remainder by 0);
+ * -1 + ctx error when the module runs, or fails otherwise. */
+static int exec_raises(Session *s, RtModule *mod, const Graph *g, IValue *in_rt) {
+    char first[2048];
+    mi_err_str(s->ctx, first, sizeof first);
+    mi_clear_err(s->ctx);
+    IValue *co = NULL;
+    int nc = 0;
+    if (rt_run(s->ctx, mod, g, in_rt, s->ninputs, &co, &nc, NULL) == 0) {
+        interp_free_outputs(co, nc);
+        return mi_errf(s->ctx, "exec: the interpreter raises and the compiled module does not: %s", first);
+    }
+    if (session_same_raise(s, "exec", first, "interpreter", "compiled module")) return 0;
+    char second[2048];
+    mi_err_str(s->ctx, second, sizeof second);
+    mi_clear_err(s->ctx);
+    return mi_errf(s->ctx, "exec: the interpreter raises (%s) and the compiled module fails otherwise: %s", first, second);
+}
+
 /* Compile the generated source (once; the loaded module stays in the CompileState), run it on
  * the session inputs, compare every output with the reference interpreter on the current
  * graph, and time it. Prints "max abs err" per output. */
@@ -429,7 +449,10 @@ static int exec_module(Session *s, long reps) {
     double run_s = 0;
     int rc = -1;
     if (!in_ref || !in_rt) goto done;
-    if (interp_run(s->ctx, g, in_ref, s->ninputs, &ro, &nr) < 0) goto done;
+    if (interp_run(s->ctx, g, in_ref, s->ninputs, &ro, &nr) < 0) {
+        if (!mi_interrupted(s->ctx)) rc = exec_raises(s, mod, g, in_rt);
+        goto done;
+    }
     if (rt_run(s->ctx, mod, g, in_rt, s->ninputs, &co, &nc, &run_s) < 0) goto done;
     if (nr != nc) { mi_err(s->ctx, "", 0, 0, "exec: the kernel returned %d outputs, the interpreter %d", nc, nr); goto done; }
     /* the compiled values against the interpreter's, by torch._dynamo.utils.same's rule (a float64

@@ -574,6 +574,26 @@ static int check_recorded(Session *s, NumCheck *c, const IValue *co, int nc, con
     return 0;
 }
 
+/* The loaded graph raised (its error in ctx): the check holds when the current graph raises the
+ * same PyTorch exception (session_same_raise: integer inputs of 0 make remainder raise
+ * ZeroDivisionError in both); -1 + ctx error when it runs, or fails otherwise. */
+static int check_raises(Session *s, const Graph *cur) {
+    char first[2048];
+    mi_err_str(s->ctx, first, sizeof first);
+    mi_clear_err(s->ctx);
+    fprintf(s->err, "running it on the current graph...\n");
+    IValue *co = NULL, *ca = NULL;
+    int nc = 0;
+    if (run_ref(s, cur, &co, &nc, &ca) == 0) {
+        interp_free_outputs(co, nc);
+        session_free_inputs(ca, s->ninputs);
+        return mi_errf(s->ctx, "check: the loaded graph raises and the current one does not: %s", first);
+    }
+    if (session_same_raise(s, "check", first, "loaded graph", "current graph")) return 0;
+    mi_clear_err(s->ctx);
+    return mi_errf(s->ctx, "%s", first);
+}
+
 int cmd_check(Session *s, int argc, char **argv) {
     if (argc != 1) return usage_error(s, "check");
     if (!session_require_graph(s)) return -1;
@@ -581,7 +601,7 @@ int cmd_check(Session *s, int argc, char **argv) {
     const Graph *ref = s->graph, *cur = session_graph(s);
     IValue *ro = NULL, *co = NULL, *ra = NULL, *ca = NULL; int nr = 0, nc = 0, rc = -1;
     fprintf(s->err, "running the reference interpreter on the loaded graph...\n");
-    if (run_ref(s, ref, &ro, &nr, &ra) < 0) return -1;
+    if (run_ref(s, ref, &ro, &nr, &ra) < 0) return mi_interrupted(s->ctx) ? -1 : check_raises(s, cur);
     fprintf(s->err, "running it on the current graph...\n");
     if (run_ref(s, cur, &co, &nc, &ca) < 0) { interp_free_outputs(ro, nr); session_free_inputs(ra, s->ninputs); return -1; }
     if (nr != nc) {

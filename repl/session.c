@@ -2,6 +2,7 @@
  * resets the pass history and the compiled state; inputs feed the pass manager's numerics
  * checks; errors are printed here in one format. */
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 #include "session.h"
 #include "teach.h"
@@ -198,3 +199,26 @@ bool session_input_changed(const Session *s, const IValue *after, int i) {
            !tensor_same(s->inputs[i].t, after[i].t, NULL, 0, 0).ok;
 }
 
+
+/* The PyTorch exception an error message names: the first word ending in "Error" followed by
+ * ':' ("... node 'div' (aten.div.Tensor_mode): ZeroDivisionError: ..." -> "ZeroDivisionError"),
+ * copied into cls; false when it names none. */
+static bool torch_exception(const char *msg, char *cls, size_t n) {
+    for (const char *p = strstr(msg, "Error:"); p; p = strstr(p + 1, "Error:")) {
+        const char *b = p;
+        while (b > msg && isalpha((unsigned char)b[-1])) b--;
+        if (b == p || !isupper((unsigned char)*b)) continue;
+        snprintf(cls, n, "%.*s", (int)(p + 5 - b), b);
+        return true;
+    }
+    return false;
+}
+
+bool session_same_raise(Session *s, const char *what, const char *first, const char *a, const char *b) {
+    char second[2048], c1[64], c2[64];
+    mi_err_str(s->ctx, second, sizeof second);
+    if (!torch_exception(first, c1, sizeof c1) || !torch_exception(second, c2, sizeof c2) || strcmp(c1, c2)) return false;
+    mi_clear_err(s->ctx);
+    fprintf(s->out, "%s: ok (both raise %s, as PyTorch does on these inputs)\n  %s: %s\n  %s: %s\n", what, c1, a, first, b, second);
+    return true;
+}

@@ -109,6 +109,11 @@ IValue *session_clone_inputs(MiCtx *ctx, const IValue *in, int n);
 /* Input i differs in `after` (a run's inputs afterwards) from the session's: a mutated input. */
 bool session_input_changed(const Session *s, const IValue *after, int i);
 void session_free_inputs(IValue *in, int n);
+/* After two runs that both failed (the first's message in `first`, the second's in ctx): when
+ * both name the same PyTorch exception ("ZeroDivisionError"), print "WHAT: ok (both raise ...)"
+ * with both messages (labelled a and b), clear the error and return true; else false, the second
+ * error left in ctx. Eager PyTorch raising is an outcome both sides must agree on. */
+bool session_same_raise(Session *s, const char *what, const char *first, const char *a, const char *b);
 
 /* The session's TORCH_TRACE log (repl/session_trace.c); all no-ops when tracing is off.
  * A compile is one loaded graph: begin writes its compile id N/0, a dynamo_start naming the

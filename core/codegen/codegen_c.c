@@ -197,6 +197,42 @@ static const char *indirect_src =
     "static inline int64_t mi_oob_min(int64_t m, int64_t i, int64_t n) {\n"
     "    int64_t k = mi_oob_ok(i, n) ? INT64_MAX : i < INT64_MAX ? i : INT64_MAX - 1;\n"
     "    return k < m ? k : m;\n}\n\n";
+/* integer division of values (op_overrides.c: cg_zdiv_math): a zero divisor is recorded in
+ * mi_zero_div (from any thread; the kernel goes on with 0), call() returns MI_ZERO_DIV after the
+ * kernel, naming it in mi_zero_div_kernel, and the runtime reports ATen's ZeroDivisionError.
+ * x / -1 is -x wrapping (INT64_MIN / -1 traps in C as x / 0 does) */
+static const char *zdiv_src =
+    "#define MI_ZERO_DIV 3001\n"
+    "int mi_zero_div;\nconst char *mi_zero_div_kernel;\n"
+    "static inline int mi_zdiv_bad(int64_t b) {\n"
+    "    if (__builtin_expect(b != 0, 1)) return 0;\n"
+    "    __atomic_store_n(&mi_zero_div, 1, __ATOMIC_RELAXED);\n    return 1;\n}\n"
+    "static inline int64_t mi_zdiv_trunc(int64_t a, int64_t b) { return mi_zdiv_bad(b) ? 0 : b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b; }\n"
+    "static inline int64_t mi_zdiv_mod(int64_t a, int64_t b) { return mi_zdiv_bad(b) || b == -1 ? 0 : a % b; }\n"
+    "static inline int64_t mi_zdiv_floor(int64_t a, int64_t b) {\n"
+    "    if (mi_zdiv_bad(b)) return 0;\n    if (b == -1) return (int64_t)(0 - (uint64_t)a);\n"
+    "    int64_t q = a / b;\n    return (a % b != 0) && ((a < 0) != (b < 0)) ? q - 1 : q;\n}\n\n";
+
+/* Does body b divide integer values (the ops cg_zdiv_math spells with a checked helper)? */
+static bool body_has_zdiv(const LoopBody *b) {
+    for (int k = 0; b && k < b->nops; k++) {
+        const LoopOp *o = &b->ops[k];
+        if (o->kind == LOP_MATH && (o->op == IOP_FLOORDIV || o->op == IOP_TRUNCDIV || o->op == IOP_FMOD) &&
+            dtype_is_int(o->dtype) && o->dtype != DT_U64)
+            return true;
+    }
+    return false;
+}
+/* ... any body of s or of its cond branches? */
+static bool has_zdiv(const Schedule *s) {
+    for (int i = 0; i < s->ir->nbufs; i++)
+        if (body_has_zdiv(s->ir->bufs[i]->body)) return true;
+    for (int i = 0; i < s->nbranches; i++)
+        for (int k = 0; k < 2; k++)
+            if (has_zdiv(s->branches[i].s[k])) return true;
+    return false;
+}
+
 /* ops.store(..., mode="atomic_add") from any thread: a compare-and-swap loop on the bits for
  * floats (as Inductor's cpp atomic_add), fetch_add for ints; f16/bf16 add in float and round */
 static const char *atomic_src =
@@ -230,13 +266,15 @@ static void scan_indirect(const Schedule *s, bool *ind, bool *atomic) {
     for (int i = 0; i < s->nbranches; i++)
         for (int k = 0; k < 2; k++) scan_indirect(s->branches[i].s[k], ind, atomic);
 }
-/* Does kernel kn check indirect indexes (call() looks at mi_index_oob_info after it)? */
-static bool kernel_has_indirect(const Schedule *s, const SchedKernel *kn) {
+/* Does kernel kn check indirect indexes (call() looks at mi_index_oob_info after it) / divide
+ * integer values (call() looks at mi_zero_div after it)? */
+static bool kernel_has(const Schedule *s, const SchedKernel *kn, bool zdiv) {
     for (int p = 0; p < kn->n; p++) {
         const SchedGroup *g = &s->groups[s->order[kn->first + p]];
         for (int i = 0; i < g->n; i++) {
             const LoopBody *b = s->nodes[g->nodes[i]].buf->body;
-            for (int k = 0; b && k < b->nops; k++)
+            if (zdiv && body_has_zdiv(b)) return true;
+            for (int k = 0; !zdiv && b && k < b->nops; k++)
                 if (b->ops[k].kind == LOP_INDIRECT) return true;
         }
     }
@@ -526,6 +564,7 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     if (has_half(s)) sb_put(&out, half_src);
     if (cg_uses_f8(s)) cg_f8_src(&out, false);
     if (has_ind) sb_put(&out, indirect_src);
+    if (has_zdiv(s)) sb_put(&out, zdiv_src);
     if (has_atomic) sb_put(&out, atomic_src);
     if (has_atomic && has_half(s)) sb_put(&out, atomic_half_src);
     if (has_fb) sb_put(&out, cg_fallback_abi);
@@ -699,6 +738,7 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const CgMemPlan *mem, con
     bool ind = false, atomic = false;
     scan_indirect(s, &ind, &atomic);
     if (ind) sb_put(&out, "    mi_index_oob_info[0] = 0;\n");
+    if (has_zdiv(s)) sb_put(&out, "    mi_zero_div = 0;\n");
     bool prof = !m->name_prefix;   /* the top-level module; a cond branch is timed as one call */
     if (prof) sb_put(&out, "    int64_t mi_t = 0; (void)mi_t;\n");
     for (int i = 0; i < m->nsyms; i++)
@@ -786,8 +826,10 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const CgMemPlan *mem, con
             for (int q = 0; q < ngid; q++)
                 if (!cg_mem_inplace_here(mem, gids[q], gids, ngid)) sb_printf(&out, "%s%s", na++ ? ", " : "", m->bufs[gids[q]]->name);
             sb_printf(&out, "%ssyms);\n", na ? ", " : "");
-            if (kernel_has_indirect(s, kn))
+            if (kernel_has(s, kn, false))
                 sb_printf(&out, "    if (mi_index_oob_info[0]) {%s return MI_INDEX_OOB; }\n", cleanup);
+            if (kernel_has(s, kn, true))
+                sb_printf(&out, "    if (mi_zero_div) {%s mi_zero_div_kernel = \"%s\"; return MI_ZERO_DIV; }\n", cleanup, kn->name);
         }
         if (prof) sb_printf(&out, "    if (mi_profile) mi_prof_ns[%d] += mi_ns() - mi_t;\n", k);
         for (int q = 0; m->nunbacked && q < ngid; q++)   /* item() of a buffer this kernel wrote */

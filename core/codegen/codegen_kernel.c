@@ -93,11 +93,11 @@ static bool cpp_to_dtype(StrBuf *out, const char *x, DType dt, DType src) {
     return true;
 }
 
-
 /* f32 exp / sigmoid / erf through the module's vector-math layer (codegen_c.c: vecmath_src):
  * mi_expf(x) is Sleef's when the module is built with it (as ATen's Vectorized<float> calls
- * Sleef), glibc's expf otherwise; mi_erff is ATen's erf over it. */
+ * Sleef), glibc's expf otherwise; mi_erff is ATen's erf over it; integer x / 0: cg_zdiv_math. */
 static bool cpp_math(StrBuf *out, IrMathOp op, DType at, const char *const *a) {
+    if (dtype_is_int(at) && at != DT_U64) return cg_zdiv_math(out, op, a);   /* codegen_c.c: x / 0 */
     if (at != DT_F32) return false;
     switch (op) {
     case IOP_EXP: sb_printf(out, "mi_expf(%s)", a[0]); return true;

@@ -185,6 +185,19 @@ static bool math_spelling(const CgOverrides *ov, StrBuf *out, IrMathOp op, DType
     }
 }
 
+/* The C backend's integer division of values (ops.floordiv / truncdiv / fmod of an integer
+ * dtype): through helpers that check the divisor (codegen_c.c: zdiv_src), since ATen's CPU
+ * kernels raise ZeroDivisionError on b == 0 (BinaryOpsKernel.cpp: TORCH_CHECK(b != 0,
+ * "ZeroDivisionError")) where Inductor's C++ (`a / b`, cpp_prefix.h's mod) traps with SIGFPE.
+ *   int64 floordiv(x, y) -> mi_zdiv_floor(x, y);  fmod -> mi_zdiv_mod(x, y)
+ * A constant divisor folds the check away. false for other ops. */
+bool cg_zdiv_math(StrBuf *out, IrMathOp op, const char *const *a) {
+    const char *fn = op == IOP_FLOORDIV ? "mi_zdiv_floor" : op == IOP_TRUNCDIV ? "mi_zdiv_trunc" : op == IOP_FMOD ? "mi_zdiv_mod" : NULL;
+    if (!fn) return false;
+    sb_printf(out, "%s(%s, %s)", fn, a[0], a[1]);
+    return true;
+}
+
 void cg_rand_src(StrBuf *out, bool cuda) {
     /* the same Philox-4x32-10 as core/base/philox.c's mi_philox_rand; MI_RF is "static inline" in C
      * and "__host__ __device__ __forceinline__" in CUDA */

@@ -54,6 +54,9 @@ const char *cg_value_type(const CgOverrides *ov, DType t);
  * reports "op X has no <backend> lowering". Example: IOP_SIGMOID, f32, {"tmp5"} ->
  * "1.0f / (1.0f + expf(-tmp5))". */
 char *cg_math(const CgOverrides *ov, IrMathOp op, DType at, const char *const *a);
+/* The C backend's checked integer floordiv / truncdiv / fmod of values a[0], a[1] (an int dtype):
+ * mi_zdiv_floor(x, y) ...; false for other ops. */
+bool cg_zdiv_math(StrBuf *out, IrMathOp op, const char *const *a);
 /* The helpers of ops.rand / ops.randn (mi_rand, mi_randn: Philox-4x32-10) in C or CUDA, for a
  * module that uses them (ir_module_uses_math). */
 void cg_rand_src(StrBuf *out, bool cuda);

@@ -19,7 +19,8 @@ typedef int64_t (*PwI)(const int64_t *x, const PwParams *p);
 
 enum { R_PROMOTE, R_FLOAT, R_BOOL, R_SAME, R_WHERE, R_LOGICAL };
 enum { P_ALPHA = 1, P_ROUND = 2, P_GELU = 4, P_CLAMP = 8, P_HARDTANH = 16, P_SOFTPLUS = 32, P_ELU = 64, P_SLOPE = 128,
-       P_GSL = 256 /* computed with GSL: refused (naming it) when configure did not find it */ };
+       P_GSL = 256 /* computed with GSL: refused (naming it) when configure did not find it */,
+       P_ZDIV = 512 /* an integer division: a zero divisor raises ZeroDivisionError, as ATen's CPU kernels */ };
 
 typedef struct PwSpec {
     int nin, rule, params;
@@ -36,8 +37,11 @@ typedef struct PwSpec {
 
 static int64_t wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
 static int64_t wrap_mul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+/* integer division by 0 is refused before (P_ZDIV); by -1 it negates, wrapping (INT64_MIN / -1
+ * is INT64_MIN, as the compiled module's mi_zdiv_floor gives: C's a / -1 would trap there) */
 static int64_t idiv_floor(int64_t a, int64_t b) {
-    if (b == 0 || (a == INT64_MIN && b == -1)) return 0;
+    if (b == 0) return 0;
+    if (b == -1) return (int64_t)(0 - (uint64_t)a);
     int64_t q = a / b;
     if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
     return q;
@@ -75,7 +79,8 @@ static double f_div(const double *x, const PwParams *p) {
     return q;
 }
 static int64_t i_div(const int64_t *x, const PwParams *p) {   /* only reached with a rounding mode */
-    if (x[1] == 0 || (x[0] == INT64_MIN && x[1] == -1)) return 0;
+    if (x[1] == 0) return 0;
+    if (x[1] == -1) return (int64_t)(0 - (uint64_t)x[0]);
     return p->round == 2 ? idiv_floor(x[0], x[1]) : x[0] / x[1];
 }
 /* the composite ops below follow the step order of PyTorch's CPU kernels (GeluKernel,
@@ -183,7 +188,7 @@ static const PwSpec
     sp_add = {2, R_PROMOTE, P_ALPHA, f_add, i_add, S2}, sp_sub = {2, R_PROMOTE, P_ALPHA, f_sub, i_sub, S2},
     sp_rsub = {2, R_PROMOTE, P_ALPHA, f_rsub, i_rsub, S2},
     sp_mul = {2, R_PROMOTE, 0, f_mul, i_mul, S2}, sp_div = {2, R_FLOAT, 0, f_div, NULL, S2},
-    sp_div_mode = {2, R_PROMOTE, P_ROUND, f_div, i_div, S2},
+    sp_div_mode = {2, R_PROMOTE, P_ROUND | P_ZDIV, f_div, i_div, S2},
     sp_neg = {1, R_PROMOTE, 0, f_neg, i_neg, S1}, sp_abs = {1, R_PROMOTE, 0, f_abs, i_abs, S1},
     sp_exp = {1, R_FLOAT, 0, f_exp, NULL, S1}, sp_log = {1, R_FLOAT, 0, f_log, NULL, S1},
     sp_sqrt = {1, R_FLOAT, 0, f_sqrt, NULL, S1}, sp_rsqrt = {1, R_FLOAT, 0, f_rsqrt, NULL, S1},
@@ -205,8 +210,8 @@ static const PwSpec
     sp_lnot = {1, R_LOGICAL, 0, f_lnot, i_lnot, S1}, sp_bnot = {1, R_PROMOTE, 0, NULL, i_bnot, S1},
     sp_pow = {2, R_PROMOTE, 0, f_pow, i_pow, {"self", "exponent"}},
     sp_max = {2, R_PROMOTE, 0, f_max, i_max, S2}, sp_min = {2, R_PROMOTE, 0, f_min, i_min, S2},
-    sp_rem = {2, R_PROMOTE, 0, f_rem, i_rem, S2}, sp_fmod = {2, R_PROMOTE, 0, f_fmod, i_fmod, S2},
-    sp_fdiv = {2, R_PROMOTE, 0, f_fdiv, i_fdiv, S2}, sp_atan2 = {2, R_FLOAT, 0, f_atan2, NULL, S2},
+    sp_rem = {2, R_PROMOTE, P_ZDIV, f_rem, i_rem, S2}, sp_fmod = {2, R_PROMOTE, P_ZDIV, f_fmod, i_fmod, S2},
+    sp_fdiv = {2, R_PROMOTE, P_ZDIV, f_fdiv, i_fdiv, S2}, sp_atan2 = {2, R_FLOAT, 0, f_atan2, NULL, S2},
     sp_eq = {2, R_BOOL, 0, f_eq, i_eq, S2}, sp_ne = {2, R_BOOL, 0, f_ne, i_ne, S2},
     sp_lt = {2, R_BOOL, 0, f_lt, i_lt, S2}, sp_le = {2, R_BOOL, 0, f_le, i_le, S2},
     sp_gt = {2, R_BOOL, 0, f_gt, i_gt, S2}, sp_ge = {2, R_BOOL, 0, f_ge, i_ge, S2},
@@ -401,8 +406,11 @@ static void pw_params(ShapeArgs *sa, const PwSpec *sp, PwParams *p) {
 static bool opmath_f32(DType t) { return t == DT_F32 || t == DT_F16 || t == DT_BF16; }
 
 /* The shared kernel: iterate the result in row-major order, keeping a storage position per
- * tensor operand (stride 0 on broadcast dimensions). */
-static void pw_kernel(const PwSpec *sp, const PwParams *p, PwOperand *ops, Tensor *o, DType common, const char *opname) {
+ * tensor operand (stride 0 on broadcast dimensions). An integer division (P_ZDIV: div with a
+ * rounding mode, remainder, fmod, floor_divide) by zero fails with ATen's CPU error
+ * (BinaryOpsKernel.cpp: TORCH_CHECK(b != 0, "ZeroDivisionError")): -1 with the error in sa.
+ * Example: remainder(i64 [5], i64 [0]) -> "ZeroDivisionError". */
+static int pw_kernel(ShapeArgs *sa, const PwSpec *sp, const PwParams *p, PwOperand *ops, Tensor *o, DType common, const char *opname) {
     int nd = o->ndim, nin = sp->nin;
     ComplexFn cf = dtype_is_complex(common) ? complex_pointwise_fn(opname) : NULL;   /* core/ops/ops_complex.c */
     int64_t st[3][MI_MAX_DIMS] = {{0}}, pos[3] = {0}, idx[MI_MAX_DIMS] = {0};
@@ -431,6 +439,8 @@ static void pw_kernel(const PwSpec *sp, const PwParams *p, PwOperand *ops, Tenso
             tensor_store_c(o, op, r.re, r.im);
         } else if (ints) {
             for (int k = 0; k < nin; k++) xi[k] = ops[k].t ? tensor_load_i(ops[k].t, pos[k]) : (int64_t)ops[k].v;
+            if ((sp->params & P_ZDIV) && xi[1] == 0)
+                return sa_err(sa, "ZeroDivisionError: %s with an integer divisor of zero (ATen's CPU kernels check it: TORCH_CHECK(b != 0))", opname);
             tensor_store_i(o, op, fi(xi, p));
         } else {
             for (int k = 0; k < nin; k++) xf[k] = ops[k].t ? tensor_load_f(ops[k].t, pos[k]) : ops[k].v;
@@ -450,6 +460,7 @@ static void pw_kernel(const PwSpec *sp, const PwParams *p, PwOperand *ops, Tenso
             idx[d] = 0;
         }
     }
+    return 0;
 }
 
 static int pw_body(ShapeArgs *sa, IValue *out) {
@@ -468,15 +479,18 @@ static int pw_body(ShapeArgs *sa, IValue *out) {
         meta_contiguous_strides(sa, &fm);
         Tensor *tmp = ev_new(sa, &fm);
         if (!tmp) return -1;
-        pw_kernel(sp, &p, ops, tmp, common, c->op->name);
-        int rc = tensor_copy_into(c->ctx, ops[0].t, tmp);
+        int rc = pw_kernel(sa, sp, &p, ops, tmp, common, c->op->name);
+        if (rc == 0) rc = tensor_copy_into(c->ctx, ops[0].t, tmp);
         tensor_unref(tmp);
         if (rc == 0) ev_out_tensor(out, tensor_ref(ops[0].t));
         return rc;
     }
     Tensor *o = ev_new(sa, &m);
     if (!o) return -1;
-    pw_kernel(sp, &p, ops, o, common, c->op->name);
+    if (pw_kernel(sa, sp, &p, ops, o, common, c->op->name)) {
+        tensor_unref(o);
+        return -1;
+    }
     ev_out_tensor(out, o);
     return 0;
 }

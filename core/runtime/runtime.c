@@ -37,6 +37,7 @@ extern char **environ;
 #define RT_GUARD_FAILED 1000   /* MI_GUARD_FAILED of core/codegen/codegen_c.c */
 #define RT_FALLBACK_FAILED 2000   /* MI_FALLBACK_FAILED of core/codegen/codegen_c.c */
 #define RT_INDEX_OOB 3000         /* MI_INDEX_OOB: a kernel met an index outside its dim */
+#define RT_ZERO_DIV 3001          /* MI_ZERO_DIV: a kernel divided an integer by zero */
 
 /* ---- compiler command line ---- */
 
@@ -940,6 +941,11 @@ static int invoke(MiCtx *ctx, RtModule *m, Prepared *pp) {
         const int64_t *info = dlsym(m->handle, "mi_index_oob_info");
         return mi_err(ctx, m->src_path, 0, 0, "compiled module: index %lld is out of bounds for dimension with size %lld",
                       info ? (long long)info[1] : -1LL, info ? (long long)info[2] : -1LL);
+    }
+    if (rc == RT_ZERO_DIV) {   /* ATen's CPU kernels: TORCH_CHECK(b != 0, "ZeroDivisionError") */
+        const char *const *k = dlsym(m->handle, "mi_zero_div_kernel");
+        return mi_err(ctx, m->src_path, 0, 0, "compiled module: kernel '%s': ZeroDivisionError: an integer division, "
+                      "remainder or fmod by zero", k && *k ? *k : "?");
     }
     if (rc != 0 && m->cuda_error) return mi_err(ctx, m->src_path, 0, 0, "CUDA module failed: %s", m->cuda_error());
     if (rc != 0) return mi_err(ctx, m->src_path, 0, 0, "compiled module returned %d", rc);

@@ -32,7 +32,9 @@
  * outputs[j] = data pointer of the j-th graph output, preallocated by the caller with the output
  *              meta's sizes/strides (NULL for None / SymInt outputs).
  * call returns 0 on success; 3000 (MI_INDEX_OOB) when a kernel met an index loaded from a tensor
- * outside its dim (the module then exports int64_t mi_index_oob_info[3] = {1, index, size}).
+ * outside its dim (the module then exports int64_t mi_index_oob_info[3] = {1, index, size});
+ * 3001 (MI_ZERO_DIV) when a kernel divided an integer by zero (ATen's ZeroDivisionError; the
+ * module exports const char *mi_zero_div_kernel, the kernel's name).
  * The source may use OpenMP and, when compiled with -DMI_HAVE_CBLAS,
  * cblas.
  *
