@@ -1053,7 +1053,7 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
     for (int v = 0; v < mo && v < MI_MAX_DIMS * 2; v++) { on[v] = lb->vars[v]->name; zeros[v] = sym_int(e.sy, 0); }
     e.outer_names = on;
     e.zeros = zeros;
-    SymRange pr = {lb->vars[nv - 1]->name, sg->lo, sg->hi - 1};
+    SymRange pr = {sg->piece ? lb->vars[nv - 1]->name : NULL, sg->lo, sg->hi - 1};   /* a 0-d body has no vars[-1] */
     if (sg->piece) e.prange = &pr;
     StrBuf hoist;
     sb_init(&hoist);
