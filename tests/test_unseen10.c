@@ -119,16 +119,26 @@ static void test_int_division_compiled(void) {
     graph_free(g);
 }
 
+/* The shell (-q -k) on FX text fx written to a file: `load FILE; inputs random; run; check;
+ * exec 1` then `more` commands. r.status -9 (and a skip of nskip points) without a binary. */
+static ShResult shell_on(const char *fx, const char *more, int nskip) {
+    ShellEnv env;
+    ShResult r = {.status = -9};
+    if (sh_init(&env, "minductor_unseen10XXXXXX") < 0) { skip(nskip, "no binary"); return r; }
+    char path[256], cmds[1024];
+    snprintf(path, sizeof path, "%s/g.py", env.tmpdir);
+    FILE *f = fopen(path, "w");
+    if (f) { fputs(fx, f); fclose(f); }
+    snprintf(cmds, sizeof cmds, "load %s; inputs random; run; check; exec 1%s", path, more);
+    r = sh_run(&env, "-q -k", cmds, NULL);
+    sh_cleanup(&env);
+    return r;
+}
+
 /* ---- the shell: random integer inputs are 0; check and exec report, the session goes on ---- */
 static void test_shell_survives(void) {
-    ShellEnv env;
-    if (sh_init(&env, "minductor_unseen10XXXXXX") < 0) { skip(4, "no binary"); return; }
-    char path[256], cmds[1024];
-    snprintf(path, sizeof path, "%s/div.py", env.tmpdir);
-    FILE *f = fopen(path, "w");
-    if (f) { fputs(div_fx, f); fclose(f); }
-    snprintf(cmds, sizeof cmds, "load %s; inputs random; run; check; exec 1; lower; graph", path);
-    ShResult r = sh_run(&env, "-q -k", cmds, NULL);
+    ShResult r = shell_on(div_fx, "; lower; graph", 4);
+    if (r.status == -9) return;
     ok(!r.signaled && r.status == 0, "the shell neither crashes nor fails (status %d, signal %d)", r.status, r.sig);
     ok(sh_has(&r, "check: ok (both raise ZeroDivisionError") && sh_has(&r, "node 'remainder'"),
        "check: the loaded and the current graph both raise ZeroDivisionError at node 'remainder'");
@@ -136,7 +146,6 @@ static void test_shell_survives(void) {
        "exec: the interpreter and the compiled module (naming its kernel) both raise it");
     ok(sh_has(&r, "lowered to") && sh_has(&r, "class G(torch.nn.Module):"), "later commands (lower, graph) still run in the session");
     sh_result_free(&r);
-    sh_cleanup(&env);
 }
 
 /* ---- a 0-d kernel after two FallbackKernels: cuda_adaptive_pool3d_train's forward ---- */
@@ -179,18 +188,11 @@ static void test_zero_dim_segment(void) {
     graph_free(g);
     /* through the shell, after the passes (where the emitter read the word before the 0-d
      * body's vars: NULL there, so it died of SIGSEGV) */
-    ShellEnv env;
-    if (sh_init(&env, "minductor_unseen10XXXXXX") < 0) { skip(1, "no binary"); return; }
-    char path[256], cmds[1024];
-    snprintf(path, sizeof path, "%s/pool3d.py", env.tmpdir);
-    FILE *f = fopen(path, "w");
-    if (f) { fputs(fx, f); fclose(f); }
-    snprintf(cmds, sizeof cmds, "load %s; inputs random; run; check; exec 1", path);
-    ShResult r = sh_run(&env, "-q", cmds, NULL);
+    ShResult r = shell_on(fx, "", 1);
+    if (r.status == -9) return;
     ok(!r.signaled && r.status == 0 && sh_has(&r, "check: ok") && sh_has(&r, "exec: ok"),
        "the shell: load; run; check; exec 1 of the forward: ok (status %d, signal %d)", r.status, r.sig);
     sh_result_free(&r);
-    sh_cleanup(&env);
 }
 
 int main(void) {
