@@ -13,7 +13,8 @@
  *   - score_fusion_memory on normalized deps for vertical pairs too; memory.py's get_numel sizes;
  *   - the loop order Inductor picks from a body's stores and loads (CPU);
  *   - as_strided as a ReinterpretView, unfold as a GenericView; channels-last realization of a
- *     pool near convolutions; the GPU's loop reorder on unnormalized deps and select_tiling.
+ *     pool near convolutions; the GPU's loop reorder on unnormalized deps and select_tiling;
+ *   - no size hint (0 bytes shared) for a dependency over an unbacked size.
  * Values of these graphs against the interpreter: tests/test_codegen.c (tests/fixtures/codegen:
  * unrolled_small_reductions, cpu_bmm_one_row, foreach_inplace_read_after). */
 #include "tap.h"
@@ -294,6 +295,23 @@ static void view_and_layout_rules(MiCtx *ctx) {
     free(k); free(d); free(ir);
 }
 
+/* Scheduler.dep_size_hint: a dependency whose numel names an unbacked symbol has size hint 0,
+ * so two reductions over masked_select's f32[u0] share nothing and stay two kernels
+ * (cuda_masked_select_unbacked: 5 kernels as Inductor's output code, was 4) */
+static void unbacked_rules(MiCtx *ctx) {
+    char *k, *d;
+    int n = sched_text(ctx, "tests/fixtures/sched_rules/masked_select_unbacked_cuda.py", MI_DEV_CUDA, &k, &d, NULL);
+    is_int(n, 9, "masked_select / nonzero on cuda: 5 generated kernels, 2 fallbacks, 2 MultiOutputs");
+    is_str(k, "cuda_fused_gt_0: op0\nfallback_masked_select: op1\nextern_multi_output_buf1: op2\ncuda_fused_gt_1: op3\n"
+              "fallback_nonzero: op4\nextern_multi_output_buf4: op5\ncuda_fused_add_sum_2: op6 op10\n"
+              "cuda_fused_convert_element_type_mean_3: op7 op8\ncuda_fused_max_mul_sigmoid_4: op9\n",
+           "the sum and the max over f32[u0] are two kernels; each fuses its vertical epilogue");
+    is_str(d, "fuse op7 + op8 score=4104: vertical: producer into consumer\n"
+              "fuse op6 + op10 score=4100: vertical: producer into consumer\n",
+           "no horizontal pair over the unbacked reads");
+    free(k); free(d);
+}
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
     cpp_rules(ctx);
@@ -304,6 +322,7 @@ int main(void) {
     cumprod_forward(ctx);
     loop_order(ctx);
     view_and_layout_rules(ctx);
+    unbacked_rules(ctx);
     mi_ctx_free(ctx);
     return done_testing();
 }

@@ -168,6 +168,8 @@ static bool names_unbacked(const IrModule *m, const Expr *e, bool late) {
     return false;
 }
 
+bool ir_expr_unbacked(const IrModule *m, const Expr *e) { return m->nunbacked && names_unbacked(m, e, false); }
+
 bool ir_defines_unbacked_size(const IrModule *m, const Buffer *b) {
     for (int i = 0; b && i < m->nunbacked; i++)
         if (m->unbacked[i].buf == b && m->unbacked[i].dim >= 0) return true;

@@ -314,6 +314,9 @@ const IrUnbacked *ir_unbacked_find(const IrModule *m, const char *name);
  * module (its storage is allocated once it is known, not from the arena taken on entry)?
  * Example: masked_select's f32[u0], full([u0]) after it. */
 bool ir_layout_unbacked(const IrModule *m, const Layout *l, bool late);
+/* Does expression e (a size, a numel) name an unbacked symbol of m, wherever defined (an item()
+ * of a graph input too)? Inductor's free_unbacked_symbols(e) is not empty: no size hint. */
+bool ir_expr_unbacked(const IrModule *m, const Expr *e);
 /* Is b a FallbackKernel result whose size its call decides (it defines an unbacked u0)? */
 bool ir_defines_unbacked_size(const IrModule *m, const Buffer *b);
 

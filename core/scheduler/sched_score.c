@@ -50,13 +50,22 @@ Expr *sched_dep_canon(SymCtx *S, Expr *index, const LoopBody *b, Expr **sizes, i
 }
 
 /* MemoryDep.numbytes_hint: the numel of the vars the index uses (the buffer's for an indirect
- * index), times the element size; 64 for a symbolic size (a size hint Inductor would have). */
-static int64_t ndep_bytes(SymCtx *S, const NDep *d) {
+ * index), times the element size; 64 for a symbolic size (a size hint Inductor would have).
+ * A numel naming an unbacked symbol (u0 of masked_select, of an item()) has no hint: 0, as
+ * Scheduler.dep_size_hint gives a dep whose has_unbacked_symbols() holds (get_dep_size_hint),
+ * so two reductions over masked_select's f32[u0] share nothing and stay two kernels. */
+static int64_t ndep_bytes(const IrModule *m, const NDep *d) {
+    SymCtx *S = m->ctx->sym;
     int64_t n = 1, v;
     if (d->kind == DEP_STAR || ir_index_is_indirect(d->index)) {
-        if (!sym_is_int(layout_numel(S, &d->buf->layout), &n)) n = 64;
+        Expr *numel = layout_numel(S, &d->buf->layout);
+        if (ir_expr_unbacked(m, numel)) return 0;
+        if (!sym_is_int(numel, &n)) n = 64;
     } else
-        for (int i = 0; i < d->nv; i++) n *= sym_is_int(d->sizes[i], &v) ? v : 64;
+        for (int i = 0; i < d->nv; i++) {
+            if (ir_expr_unbacked(m, d->sizes[i])) return 0;
+            n *= sym_is_int(d->sizes[i], &v) ? v : 64;
+        }
     return n * (int64_t)dtype_size(d->buf->layout.dtype);
 }
 
@@ -86,7 +95,7 @@ static const NDep *node_ndep(const Schedule *s, SchedNode *nd, int k, bool canon
         y->index = canon ? sched_dep_canon(S, x->index, nd->buf->body, y->sizes, &y->nv)
                          : dep_normalize(S, x->index, nd->buf->body, vars, y->sizes, &y->nv);
     }
-    y->bytes = ndep_bytes(S, y);
+    y->bytes = ndep_bytes(s->ir, y);
     y->done = true;
     return y;
 }
