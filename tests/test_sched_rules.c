@@ -14,7 +14,8 @@
  *   - the loop order Inductor picks from a body's stores and loads (CPU);
  *   - as_strided as a ReinterpretView, unfold as a GenericView; channels-last realization of a
  *     pool near convolutions; the GPU's loop reorder on unnormalized deps and select_tiling;
- *   - no size hint (0 bytes shared) for a dependency over an unbacked size.
+ *   - no size hint (0 bytes shared) for a dependency over an unbacked size;
+ *   - mm's matrices need a stride-1 dim (require_stride1), else a copy kernel.
  * Values of these graphs against the interpreter: tests/test_codegen.c (tests/fixtures/codegen:
  * unrolled_small_reductions, cpu_bmm_one_row, foreach_inplace_read_after). */
 #include "tap.h"
@@ -312,6 +313,21 @@ static void unbacked_rules(MiCtx *ctx) {
     free(k); free(d);
 }
 
+/* select_algorithm's realize_inputs (ExternKernel.require_stride1) on mm_args' two matrices:
+ * the permuted expand of a scalar gradient, strides (0, 0), is copied before the mm
+ * (cuda_random_masking_randint_train's backward: 4 kernels as Inductor, was 3) */
+static void mm_operand_rules(MiCtx *ctx) {
+    char *k, *d, *ir;
+    int n = sched_text(ctx, "tests/fixtures/sched_rules/mm_stride1_cuda.py", MI_DEV_CUDA, &k, &d, &ir);
+    is_int(n, 5, "random masking backward on cuda: 4 generated kernels and the mm");
+    is_str(ir, "buf0 pointwise\nbuf1 pointwise mutates buf0\nbuf2 pointwise\nbuf3 extern\nbuf4 reduction\n",
+           "buf2: the copy of mm's stride-0 operand");
+    is_str(k, "cuda_fused_expand_reshape_sum_0: op4\ncuda_fused_expand_mm_permute_reshape_1: op2\nextern_mm: op3\n"
+              "cuda_fused_full_2: op0\ncuda_fused_index_put__3: op1\n",
+           "the copy is a kernel of its own right before the mm, as Inductor's output code");
+    free(k); free(d); free(ir);
+}
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
     cpp_rules(ctx);
@@ -323,6 +339,7 @@ int main(void) {
     loop_order(ctx);
     view_and_layout_rules(ctx);
     unbacked_rules(ctx);
+    mm_operand_rules(ctx);
     mi_ctx_free(ctx);
     return done_testing();
 }

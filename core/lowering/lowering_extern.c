@@ -80,8 +80,24 @@ static void bmm_cpu_operand(Lower *L, IrTBox *t, const Node *fx, ExternArg *a) {
     a->view = a->buf->layout;
 }
 
+/* ExternKernel.require_stride1 on an operand already passed through realize_input (a): kept
+ * when its layout has no dims or a dim of stride 1, else copy_input (a pending contiguous copy,
+ * realized), as select_algorithm's realize_inputs does for mm_args' mat1 / mat2. Example: the
+ * permuted expand of a scalar gradient, f32[8, 10] with strides (0, 0), is copied before the
+ * mm (cuda_random_masking_randint_train's backward: triton_poi_fused_expand_mm_t_view_1). */
+static void require_stride1(Lower *L, IrTBox *t, ExternArg *a) {
+    if (a->view.ndim == 0) return;
+    for (int d = 0; d < a->view.ndim; d++) {
+        int64_t v;
+        if (sym_is_int(a->view.stride[d], &v) && v == 1) return;
+    }
+    a->buf = lw_realize(L, copy_storage(L, t), NULL);
+    a->view = a->buf->layout;
+}
+
 /* The mm / addmm / bmm extern kernel over arguments 0..nt (addmm: bias, a, b): a buffer of
- * the output dtype the BLAS (or the blocked loop) writes. */
+ * the output dtype the BLAS (or the blocked loop) writes. The two matrices go through mm_args'
+ * realize_inputs (require_stride1). */
 static IrTBox *matmul_extern(Lower *L, const Node *n, ExternKind k, int first, int nt) {
     const TensorMeta *m = lw_out_meta(n);
     Layout l = layout_contiguous(L->m, m->dtype, m->device, m->ndim, m->size);
@@ -92,6 +108,7 @@ static IrTBox *matmul_extern(Lower *L, const Node *n, ExternKind k, int first, i
         if (t->dtype != m->dtype || !matmul_extern_dtype(t->dtype)) { lw_err(L, n, "'%s': dtype %s not supported", n->target, dtype_abbrev(t->dtype)); return NULL; }
         if (k == EXT_BMM && m->device.kind == DEV_CPU) bmm_cpu_operand(L, t, n->args[first + i].node, &ea[i]);
         else lw_extern_arg(L, t, &ea[i]);
+        if (i >= nt - 2) require_stride1(L, t, &ea[i]);
     }
     Buffer *b = lw_new_buffer(L, BUF_EXTERN, &l);
     b->layout.fixed = true;
