@@ -14,8 +14,10 @@
  *   - the loop order Inductor picks from a body's stores and loads (CPU);
  *   - as_strided as a ReinterpretView, unfold as a GenericView; channels-last realization of a
  *     pool near convolutions; the GPU's loop reorder on unnormalized deps and select_tiling;
- *   - no size hint (0 bytes shared) for a dependency over an unbacked size;
- *   - mm's matrices need a stride-1 dim (require_stride1), else a copy kernel.
+ *   - no size hint (0 bytes shared) for a dependency over an unbacked size; an item() is a
+ *     DynamicScalar extern node that flushes the cpp kernel group where it runs;
+ *   - mm's matrices need a stride-1 dim (require_stride1), else a copy kernel;
+ *   - layouts decided in creation order from current reads; a broadcast freezes a buffer.
  * Values of these graphs against the interpreter: tests/test_codegen.c (tests/fixtures/codegen:
  * unrolled_small_reductions, cpu_bmm_one_row, foreach_inplace_read_after). */
 #include "tap.h"
@@ -311,6 +313,15 @@ static void unbacked_rules(MiCtx *ctx) {
               "fuse op6 + op10 score=4100: vertical: producer into consumer\n",
            "no horizontal pair over the unbacked reads");
     free(k); free(d);
+    /* an item() is Inductor's DynamicScalar, an extern node between the groups before it in
+     * node order and the first that uses its symbol: it flushes the cpp kernel group
+     * (cpu_item_capture_scalar: 2 kernels as Inductor's output code, was 1) */
+    n = sched_text(ctx, "tests/fixtures/sched_rules/item_dynamic_scalar.py", MI_DEV_CPU, &k, &d, NULL);
+    is_int(n, 2, "item() of an input between two cpu kernel groups: two kernels");
+    is_str(k, "cpp_fused_abs_convert_element_type_div_max_0: op0 | op1\n"
+              "cpp_fused_convert_element_type_full_mul_slice_sum_1: op2 | op3\n",
+           "the max and x / s, then (after u1 = n.item()) ones(u1) * s and the slice's sum");
+    free(k); free(d);
 }
 
 /* select_algorithm's realize_inputs (ExternKernel.require_stride1) on mm_args' two matrices:
@@ -328,6 +339,41 @@ static void mm_operand_rules(MiCtx *ctx) {
     free(k); free(d); free(ir);
 }
 
+/* The strides of buffer `name` of m as "(a, b, c)", or "" when there is none. */
+static void strides_of(const IrModule *m, const char *name, char *out, size_t n) {
+    out[0] = 0;
+    for (int i = 0; i < m->nbufs; i++) {
+        const Buffer *b = m->bufs[i];
+        if (strcmp(b->name, name)) continue;
+        size_t k = 0;
+        k += (size_t)snprintf(out + k, n - k, "(");
+        for (int d = 0; d < b->layout.ndim && k < n; d++) {
+            char e[64];
+            k += (size_t)snprintf(out + k, n - k, "%s%s", d ? ", " : "", sym_str(b->layout.stride[d], e, sizeof e));
+        }
+        if (k < n) snprintf(out + k, n - k, ")");
+    }
+}
+
+/* GraphLowering.finalize: layouts decided in creation order from the reads as they are then
+ * (the m2 of the second layer norm fills (1, 2, 12) from its reads of the residual add, decided
+ * (16, 32, 1) just before), and ExpandView.create's freeze of a realized buffer a pointwise op
+ * broadcasts (the mean, read by sub(x, mean), stays contiguous): Inductor's buf34 and getitem_17 */
+static void layout_rules(MiCtx *ctx) {
+    Graph *g = graph_load_file(ctx, "tests/fixtures/sched_rules/decoder_layer_layouts_cuda.py");
+    if (g) ops_resolve_graph(g);
+    ctx->target = MI_DEV_CUDA;
+    IrModule *m = g ? ir_lower(ctx, g) : NULL;
+    char a[128] = "", b[128] = "", c[128] = "";
+    if (m) { strides_of(m, "buf30", a, sizeof a); strides_of(m, "buf31", b, sizeof b); strides_of(m, "buf32", c, sizeof c); }
+    is_str(a, "(16, 32, 1)", "the residual add: strides from its reads");
+    is_str(b, "(6, 1, 12)", "var_mean's mean, broadcast into sub: frozen contiguous");
+    is_str(c, "(1, 2, 12)", "var_mean's m2: filled from its reads of the add, as decided before it");
+    ir_free(m);
+    graph_free(g);
+    ctx->target = MI_DEV_CPU;
+}
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
     cpp_rules(ctx);
@@ -340,6 +386,7 @@ int main(void) {
     view_and_layout_rules(ctx);
     unbacked_rules(ctx);
     mm_operand_rules(ctx);
+    layout_rules(ctx);
     mi_ctx_free(ctx);
     return done_testing();
 }

@@ -273,7 +273,11 @@ typedef struct IrList { Buffer **bufs; int n; const Node *node; } IrList;
  * or buf's size along `dim` after the FallbackKernel that writes it ran (nonzero,
  * masked_select). Generated code defines it there, as codegen_unbacked_symbol_defs does
  * (core/lowering/lowering_unbacked.c). */
-typedef struct IrUnbacked { const char *name; Buffer *buf; int dim; Expr *offset; } IrUnbacked;
+typedef struct IrUnbacked {
+    const char *name; Buffer *buf; int dim; Expr *offset;
+    int order;   /* dim -1: the buffers made before the DynamicScalar (its min_order in the
+                    scheduler's node order: core/scheduler/sched_kernels.c) */
+} IrUnbacked;
 
 /* ---- the module ---- */
 typedef struct IrModule {

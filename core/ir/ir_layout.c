@@ -205,22 +205,40 @@ bool ir_pick_dims_order(IrModule *m, const LoopBody *b, int d0, int ndim, int k0
     return true;
 }
 
+/* Does b's body load a buffer whose layout ir_decide_layouts changed (relaid[id])? */
+static bool reads_relaid(const Buffer *b, const bool *relaid) {
+    for (int i = 0; b->body && i < b->body->nops; i++)
+        if (b->body->ops[i].kind == LOP_LOAD && b->body->ops[i].buf && relaid[b->body->ops[i].buf->id]) return true;
+    return false;
+}
+
+/* GraphLowering.finalize: decide_layout for every buffer in creation order. Its fill order
+ * comes from the reads as they are then: a buffer read whose layout an earlier decision
+ * changed is read through the new strides (make_loader indexes through the layout when
+ * called), so the body is recorded again first. Example: the decoder layer's residual add
+ * decided [2, 6, 16] with strides (16, 32, 1), the layer norm's m2 reduction over it then
+ * fills (1, 2, 12), as Inductor's buf34. */
 bool ir_decide_layouts(IrModule *m) {
     SymCtx *s = m->ctx->sym;
     bool changed = false;
+    int maxid = 0;
+    for (int i = 0; i < m->nbufs; i++) if (m->bufs[i]->id > maxid) maxid = m->bufs[i]->id;
+    bool *relaid = mi_xcalloc((size_t)maxid + 2, 1);
     for (int i = 0; i < m->nbufs; i++) {
         Buffer *b = m->bufs[i];
         if (b->kind != BUF_COMPUTED || b->layout.fixed) continue;
         int fill[MI_MAX_DIMS], order[MI_MAX_DIMS];
+        if (!b->mutates && b->body && b->trace && changed && reads_relaid(b, relaid)) retrace(m, b);
         if (!b->mutates && b->body && b->trace && fill_order_of(m, b, fill)) {
             for (int r = 0; r < b->layout.ndim; r++) order[fill[r]] = r;
             Expr *st[MI_MAX_DIMS];
             ir_strides_for_order(s, b->layout.size, b->layout.ndim, order, st);
             bool same = true;
             for (int d = 0; d < b->layout.ndim; d++) same &= st[d] == b->layout.stride[d];   /* interned */
-            if (!same) { set_strides(m, b, st); changed = true; }
+            if (!same) { set_strides(m, b, st); changed = true; relaid[b->id] = true; }
         }
         b->layout.fixed = true;
     }
+    free(relaid);
     return changed;
 }

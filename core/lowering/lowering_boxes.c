@@ -417,6 +417,24 @@ const IrFn *lw_broadcast(Lower *L, const IrFn *f, int tnd, Expr **tsize, int ndi
     return lw_reindex(L, f, ndim, map, tnd);
 }
 
+/* broadcast_tensors expands an operand whose sizes differ from the target's (another rank,
+ * or a 1 against a non-1), and ExpandView.create over a realized buffer calls
+ * as_storage_and_layout(x) with freeze=True: the buffer's layout is fixed (contiguous) from
+ * then on, before decide_layout could pick a fill order from its reads. Example: the decoder
+ * layer's var_mean mean [2, 6, 1] broadcast into sub(x, mean) stays contiguous, while its m2,
+ * read only by pointwise ops of the same shape, takes (1, 2, 12) from the strides it reads. */
+void lw_freeze_on_expand(Lower *L, IrTBox *t, int ndim, Expr *const *size) {
+    (void)L;
+    if (t->is_view || !t->sb || !t->sb->buf || t->sb->buf->kind != BUF_COMPUTED) return;
+    bool expand = t->ndim != ndim;
+    for (int d = 0; !expand && d < ndim; d++) {
+        int64_t a, b;
+        bool a1 = sym_is_int(t->size[d], &a) && a == 1, b1 = sym_is_int(size[d], &b) && b == 1;
+        expand = a1 != b1;
+    }
+    if (expand) t->sb->buf->layout.fixed = true;
+}
+
 /* The loader of argument i broadcast to `size`, in dtype dt: a number is a constant, a SymInt
  * (a placeholder Sym(s0) or a sym expression node) Inductor's IndexingConstant (promote_constants:
  * ops.index_expr(s0, dtype) expanded to the output), a tensor its loader broadcast.
@@ -432,6 +450,7 @@ const IrFn *lw_arg_loader(Lower *L, const Node *n, int i, int ndim, Expr **size,
     IrTBox *t = lw_arg_tbox(L, n, i);
     if (!t) return NULL;
     lw_mark_reuse(L, t, ndim, size);   /* broadcast_tensors -> expand -> mark_reuse */
+    lw_freeze_on_expand(L, t, ndim, size);
     const IrFn *f = lw_broadcast(L, t->loader, t->ndim, t->size, ndim, size);
     return f ? lw_to_dtype(L, f, dt) : NULL;
 }

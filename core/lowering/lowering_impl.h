@@ -163,6 +163,8 @@ void lw_realize_hint(Lower *L, IrTBox *t);
 void lw_mark_buffer_mutated(Lower *L, const Buffer *b);
 /* TensorBox.mark_reuse before broadcasting t to size[ndim] (expand, broadcast_tensors). */
 void lw_mark_reuse(Lower *L, IrTBox *t, int ndim, Expr *const *size);
+/* ExpandView.create's freeze: a realized buffer broadcast by a pointwise op gets a fixed layout */
+void lw_freeze_on_expand(Lower *L, IrTBox *t, int ndim, Expr *const *size);
 /* mark_reuse with the number of reads of each element given */
 void lw_mark_reuse_users(Lower *L, IrTBox *t, int64_t users);
 /* inner_fn_opcount().num_ops of a pending storage, and whether it loads a realized reduction's

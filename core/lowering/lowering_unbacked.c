@@ -30,7 +30,7 @@ static void add_unbacked(Lower *L, const char *name, Buffer *b, int dim, Expr *o
     IrModule *m = L->m;
     IrUnbacked *u = arena_alloc(&m->arena, sizeof *u * (size_t)(m->nunbacked + 1));
     if (m->nunbacked) memcpy(u, m->unbacked, sizeof *u * (size_t)m->nunbacked);
-    u[m->nunbacked] = (IrUnbacked){arena_strdup(&m->arena, name), b, dim, offset};
+    u[m->nunbacked] = (IrUnbacked){arena_strdup(&m->arena, name), b, dim, offset, m->nbufs};
     m->unbacked = u;
     m->nunbacked++;
     m->sym_names = mi_xrealloc(m->sym_names, sizeof(char *) * (size_t)(m->nsyms + 1));

@@ -15,6 +15,7 @@
  * wrapper.next_kernel_suffix), externs keep their call names. */
 #include "scheduler/scheduler.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,15 +115,59 @@ static void defer_nops(Schedule *s) {
     free(held);
 }
 
-/* Does group g write a buffer whose item() defines an unbacked symbol? Inductor's DynamicScalar
- * is an ExternKernel node there, which flushes the open cpp kernel: the value is read between
- * the kernel that writes it and the kernels that use it (codegen_unbacked.c). */
-static bool defines_item(const Schedule *s, const SchedGroup *g) {
-    const IrModule *m = s->ir;
-    for (int i = 0; m->nunbacked && i < g->n; i++)
-        for (int u = 0; u < m->nunbacked; u++)
-            if (m->unbacked[u].dim < 0 && m->unbacked[u].buf == s->nodes[g->nodes[i]].buf) return true;
+/* Does expression e name symbol `name`? */
+static bool expr_names(const Expr *e, const char *name) {
+    const char *used[32];
+    int k = e ? sym_free_symbols(e, used, 32) : 0;
+    for (int i = 0; i < k && i < 32; i++) if (!strcmp(used[i], name)) return true;
     return false;
+}
+
+/* Does group g use symbol `name` (a size, stride or offset of what it writes, a loop range or
+ * an index of its bodies): Inductor's get_unbacked_symbol_uses, which orders the node after
+ * the one defining the symbol? */
+static bool group_uses_sym(const Schedule *s, const SchedGroup *g, const char *name) {
+    for (int i = 0; i < g->n; i++) {
+        const Buffer *b = s->nodes[g->nodes[i]].buf;
+        for (int d = 0; d < b->layout.ndim; d++)
+            if (expr_names(b->layout.size[d], name) || expr_names(b->layout.stride[d], name)) return true;
+        if (expr_names(b->layout.offset, name)) return true;
+        for (int k = 0; b->body && k < b->body->nvars; k++) if (expr_names(b->body->ranges[k], name)) return true;
+        for (int k = 0; b->body && k < b->body->nindexes; k++) if (expr_names(b->body->indexes[k], name)) return true;
+    }
+    return false;
+}
+
+/* Per position k of s->order: does a DynamicScalar run right before the group there? An item()
+ * defining an unbacked symbol is Inductor's DynamicScalar, an ExternKernelSchedulerNode of its
+ * own, which flushes the open cpp kernel. Its place in the order is where fuse_nodes leaves it:
+ * nodes sorted by min_order (the DynamicScalar's: the buffers made before it), then
+ * topological_sort_schedule; so it runs after the group writing its tensor (if computed here)
+ * and before the first group that uses its symbol or that comes later in node order. Example:
+ * `s = x.abs().max(); k = n.item(); ones(k) * s` on cpu: the max and x / s form one kernel,
+ * k = n.item(), then ones(k) * s and the slice's sum the next (cpu_item_capture_scalar). */
+static bool *dynamic_scalar_flushes(const Schedule *s) {
+    const IrModule *m = s->ir;
+    bool *flush = mi_xcalloc((size_t)s->norder + 1, 1);
+    for (int u = 0; u < m->nunbacked; u++) {
+        const IrUnbacked *ub = &m->unbacked[u];
+        if (ub->dim >= 0) continue;
+        int k = 0;
+        if (ub->buf->kind != BUF_INPUT)   /* after the group writing its tensor */
+            for (int p = 0; p < s->norder; p++) {
+                const SchedGroup *g = &s->groups[s->order[p]];
+                for (int i = 0; i < g->n; i++)
+                    if (s->nodes[g->nodes[i]].buf == ub->buf || ir_store_target(s->nodes[g->nodes[i]].buf) == ub->buf) k = p + 1;
+            }
+        for (; k < s->norder; k++) {
+            const SchedGroup *g = &s->groups[s->order[k]];
+            int first = INT32_MAX;
+            for (int i = 0; i < g->n; i++) if (s->nodes[g->nodes[i]].buf->id < first) first = s->nodes[g->nodes[i]].buf->id;
+            if (first >= ub->order || group_uses_sym(s, g, ub->name)) break;
+        }
+        if (k < s->norder) flush[k] = true;
+    }
+    return flush;
 }
 
 void sched_make_kernels(Schedule *s) {
@@ -131,12 +176,13 @@ void sched_make_kernels(Schedule *s) {
     s->kernels = mi_xcalloc((size_t)s->norder + 1, sizeof(SchedKernel));
     s->nkernels = 0;
     int *stamp = mi_xcalloc((size_t)s->ir->nbufs + 1, sizeof(int)), mark = 0, combo_rw = 0;
+    bool *ds_flush = cpp ? dynamic_scalar_flushes(s) : NULL;
     for (int k = 0; k < s->norder; k++) {
         const SchedGroup *g = &s->groups[s->order[k]];
         SchedKernel *cur = s->nkernels ? &s->kernels[s->nkernels - 1] : NULL;
         /* join the open cpp kernel group unless it was flushed: an extern on either side, or
          * the group before pushed it past the argument limit */
-        bool join = cpp && cur && !cur->is_extern && !g->is_extern && !defines_item(s, &s->groups[s->order[k - 1]]) &&
+        bool join = cpp && cur && !cur->is_extern && !g->is_extern && !ds_flush[k] &&
                     kernel_args(s, cur->first, cur->n, stamp, ++mark) <= MAX_FUSED_KERNEL_ARGS_NUM;
         /* GPU: the subnodes of one foreach node are one combo kernel, split where the next
          * would pass the argument limit (ComboKernel._base_horizontal_partition) */
@@ -151,6 +197,7 @@ void sched_make_kernels(Schedule *s) {
         s->kernels[s->nkernels++] = (SchedKernel){k, 1, g->is_extern, NULL, c >= 0, -1};
     }
     free(stamp);
+    free(ds_flush);
     sched_name_kernels(s);
 }
 
