@@ -317,6 +317,34 @@ static void test_runtime_errors(MiCtx *ctx) {
     is_str(ctx->err.msg, "graph has 2 placeholders but 1 inputs were given", "input count error");
     interp_free_outputs(in, nin);
     graph_free(g);
+
+    /* a max pool backward whose indices are a graph input: random (zero) offsets of a padded 3x3
+     * window are index -5 of a 4-wide plane (row -1, col -1); ATen writes there unchecked, the
+     * interpreter refused to corrupt its heap (cuda_tiny_resnet_train's backward did, 2026-11-26) */
+    src = "class GraphModule(torch.nn.Module):\n"
+          "    def forward(self, g: \"f32[1, 1, 2, 2][4, 4, 2, 1]cpu\", x: \"f32[1, 1, 4, 4][16, 16, 4, 1]cpu\", off: \"i8[1, 1, 2, 2][4, 4, 2, 1]cpu\"):\n"
+          "        idx: \"i64[1, 1, 2, 2][4, 4, 2, 1]cpu\" = torch.ops.prims._low_memory_max_pool_offsets_to_indices.default(off, [3, 3], [4, 4], [2, 2], [1, 1], [1, 1])\n"
+          "        mb: \"f32[1, 1, 4, 4][16, 16, 4, 1]cpu\" = torch.ops.aten.max_pool2d_with_indices_backward.default(g, x, [3, 3], [2, 2], [1, 1], [1, 1], False, idx)\n"
+          "        return (mb,)\n";
+    g = fx_parse(ctx, src, strlen(src), "pool_bwd.py", 1);
+    ok(g != NULL, "max pool backward graph loads");
+    if (!g) return;
+    ops_resolve_graph(g);
+    in = NULL; nin = 0;
+    interp_random_inputs(ctx, g, NULL, 0, &in, &nin);
+    ok(interp_run(ctx, g, in, nin, &outs, &nouts) != 0, "max pool backward with an index outside the plane fails");
+    ok(strstr(ctx->err.msg, "node 'mb' (aten.max_pool2d_with_indices_backward.default): max_pool backward: found an invalid max index -5 at position 0 of 'indices' (input planes are of size 16)") != NULL,
+       "its error names the node, the index and the plane (%s)", ctx->err.msg);
+    /* offset 4 (the window's centre) of each output position is inside: the gradient lands there */
+    for (int k = 0; k < 4; k++) tensor_set_f(in[2].t, k, 4), tensor_set_f(in[0].t, k, k + 1);
+    if (ok(interp_run(ctx, g, in, nin, &outs, &nouts) == 0, "valid indices run")) {
+        /* window (s, t) starts at (2s-1, 2t-1): its centre (2s, 2t) is flat 0, 2, 8, 10 */
+        ok(tensor_get_f(outs[0].t, 0) == 1 && tensor_get_f(outs[0].t, 2) == 2 && tensor_get_f(outs[0].t, 8) == 3 &&
+           tensor_get_f(outs[0].t, 10) == 4 && tensor_get_f(outs[0].t, 5) == 0, "the gradient goes to each window's argmax");
+        interp_free_outputs(outs, nouts);
+    }
+    interp_free_outputs(in, nin);
+    graph_free(g);
 }
 
 /* Symbols: SymInt inputs are bound from tensor shapes when not given; random inputs use given

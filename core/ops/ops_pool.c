@@ -358,8 +358,12 @@ static void pool_kernel(const PoolSpec *sp, const Pool *P, const Tensor *x, Tens
     }
 }
 
-/* gradients: avg / adaptive avg distribute, max scatters to the argmax */
-static void pool_backward(const PoolSpec *sp, const Pool *P, const Tensor *g, const Tensor *idx, Tensor *o, const Planes *pl) {
+/* gradients: avg / adaptive avg distribute, max scatters to the argmax. Returns false at the
+ * first argmax index outside its input plane (the index in *bad, its position in 'indices' in
+ * *bad_at): in a backward graph the indices are a graph input, and random (all-zero) offsets of a
+ * padded window give negative ones, e.g. -17 for a 3x3 window at (-1, -1) of a 16-wide plane. */
+static bool pool_backward(const PoolSpec *sp, const Pool *P, const Tensor *g, const Tensor *idx, Tensor *o, const Planes *pl,
+                          int64_t *bad, int64_t *bad_at) {
     int nsp = P->nsp;
     int64_t total = pl->n * pl->isz;
     for (int64_t e = 0; e < total; e++) tensor_set_f(o, e, 0);
@@ -367,7 +371,9 @@ static void pool_backward(const PoolSpec *sp, const Pool *P, const Tensor *g, co
         for (int64_t q = 0; q < pl->osz; q++) {
             double gv = ld(g, p * pl->osz + q);
             if (sp->kind == PK_MAX_BWD) {
-                int64_t at = p * pl->isz + tensor_load_i(idx, tensor_pos(idx, p * pl->osz + q));
+                int64_t li = tensor_load_i(idx, tensor_pos(idx, p * pl->osz + q));
+                if (li < 0 || li >= pl->isz) { *bad = li; *bad_at = p * pl->osz + q; return false; }
+                int64_t at = p * pl->isz + li;
                 tensor_set_f(o, at, ld(o, at) + gv);
                 continue;
             }
@@ -396,6 +402,7 @@ static void pool_backward(const PoolSpec *sp, const Pool *P, const Tensor *g, co
                         tensor_set_f(o, at, ld(o, at) + gv / (double)div);
                     }
         }
+    return true;
 }
 
 static void pad_kernel(const PoolSpec *sp, const Pool *P, const Tensor *x, Tensor *o, const Planes *pl) {
@@ -584,8 +591,15 @@ static int pool_body(ShapeArgs *sa, IValue *out) {
         pl.isz = pl.osz = 1;
         for (int i = 0; i < sp->nsp; i++) { pl.isz *= P.in[i]; pl.osz *= P.out[i]; }
         pl.n = pl.isz ? tensor_numel(x) / pl.isz : 0;
-        if (bwd) pool_backward(sp, &P, g, sp->kind == PK_MAX_BWD ? ev_tensor(sa_arg(sa, 7, "indices")) : NULL, o, &pl);
-        else if (sp->kind == PK_REFLECT || sp->kind == PK_REPLICATE) pad_kernel(sp, &P, x, o, &pl);
+        if (bwd) {
+            int64_t bad = 0, bad_at = 0;
+            if (!pool_backward(sp, &P, g, sp->kind == PK_MAX_BWD ? ev_tensor(sa_arg(sa, 7, "indices")) : NULL, o, &pl, &bad, &bad_at)) {
+                sa_err(sa, "max_pool backward: found an invalid max index %lld at position %lld of 'indices' (input planes are of size %lld)%s",
+                       (long long)bad, (long long)bad_at, (long long)pl.isz,
+                       bad < 0 ? "; random integer inputs are 0, which a padded window turns into negative indices: load the backward with its forward's outputs (a log) or give recorded inputs" : "");
+                goto done;
+            }
+        } else if (sp->kind == PK_REFLECT || sp->kind == PK_REPLICATE) pad_kernel(sp, &P, x, o, &pl);
         else if (sp->kind >= PK_NEAREST && sp->kind != PK_MAX_OFFSETS) resample_kernel(sp, &P, x, o, &pl);
         else pool_kernel(sp, &P, x, o, oi, &pl);
     }
