@@ -7,7 +7,10 @@
  *     naming the node, the compiled module reports it naming the kernel instead of dying of
  *     SIGFPE (Inductor's C++ `a / b` traps), and check / exec agree when both sides raise it;
  *   - a 0-d pointwise kernel (cuda_adaptive_pool3d_train: sum + sum of the two adaptive pools'
- *     FallbackKernels) no longer reads vars[-1] of its loop body in the C emitter. */
+ *     FallbackKernels) no longer reads vars[-1] of its loop body in the C emitter;
+ *   - the runtime's guard (rt_guard.c): a module whose call() faults (SIGSEGV, SIGFPE, inside an
+ *     OpenMP region) fails the run with an error; the process, its FP environment and the next
+ *     call are intact. */
 #define _GNU_SOURCE
 #include "tap.h"
 #include "compile_fx/compile_fx.h"
@@ -124,6 +127,9 @@ static void test_int_division_compiled(void) {
 static ShResult shell_on(const char *fx, const char *more, int nskip) {
     ShellEnv env;
     ShResult r = {.status = -9};
+    const char *cache = getenv("MINDUCTOR_CACHE");   /* sh_init sets it to its temp dir, when unset */
+    char keep[1024] = "";
+    if (cache) snprintf(keep, sizeof keep, "%s", cache);
     if (sh_init(&env, "minductor_unseen10XXXXXX") < 0) { skip(nskip, "no binary"); return r; }
     char path[256], cmds[1024];
     snprintf(path, sizeof path, "%s/g.py", env.tmpdir);
@@ -132,6 +138,8 @@ static ShResult shell_on(const char *fx, const char *more, int nskip) {
     snprintf(cmds, sizeof cmds, "load %s; inputs random; run; check; exec 1%s", path, more);
     r = sh_run(&env, "-q -k", cmds, NULL);
     sh_cleanup(&env);
+    if (keep[0]) setenv("MINDUCTOR_CACHE", keep, 1);
+    else unsetenv("MINDUCTOR_CACHE");
     return r;
 }
 
@@ -195,12 +203,70 @@ static void test_zero_dim_segment(void) {
     sh_result_free(&r);
 }
 
+/* ---- the runtime's guard: a module that faults fails the call, not the process ---- */
+static const char *fault_src =
+    "#include <signal.h>\n#include <stdint.h>\n#include <omp.h>\n"
+    "#if defined(__x86_64__)\n#include <xmmintrin.h>\n#endif\n"
+    "const char *mi_sym_names[] = {0};\nconst int mi_num_outputs = 1;\n"
+    "int call(void *const *inputs, void *const *outputs, const int64_t *syms) {\n"
+    "    (void)syms;\n"
+    "    const float *x = inputs[0];\n    float *o = outputs[0];\n"
+    "#if defined(__x86_64__)\n"
+    "    _mm_setcsr(_mm_getcsr() | 0x8040);   /* flush-to-zero + denormals-are-zero, as call() sets */\n"
+    "#endif\n"
+    "    if (x[0] == 1) { volatile int *p = 0; *p = 1; }\n"
+    "    if (x[0] == 2) raise(SIGFPE);\n"
+    "    if (x[0] == 3) {\n"
+    "        #pragma omp parallel num_threads(2)\n"
+    "        { if (omp_get_thread_num() == 0) { volatile int *p = 0; *p = 1; } }\n"
+    "    }\n"
+    "    for (int i = 0; i < 4; i++) o[i] = x[i] + 1;\n"
+    "    return 0;\n}\n";
+
+static void test_fault_guard(void) {
+    const char *fx =
+        "class G(torch.nn.Module):\n"
+        "    def forward(self, x: \"f32[4][1]cpu\"):\n"
+        "        add: \"f32[4][1]cpu\" = torch.ops.aten.add.Tensor(x, 1)\n"
+        "        return (add,)\n";
+    Graph *g = parsed(fx);
+    RtModule *m = g ? rt_compile(ctx, fault_src) : NULL;
+    char e[2048] = "";
+    if (!ok(m != NULL, "a module whose call() faults on request builds")) { diag("%s", take_err(e, sizeof e)); graph_free(g); return; }
+    static const char *const want[] = {"", "stopped by SIGSEGV", "stopped by SIGFPE", "inside an OpenMP parallel region"};
+    for (int k = 1; k <= 3; k++) {
+        Tensor *x = TD(DT_F32, 1, (int64_t[]){4}, (double[]){k, 5, 6, 7});
+        IValue in = {.kind = IV_TENSOR, .t = x}, *o = NULL;
+        int no = 0;
+        int rc = rt_run(ctx, m, g, &in, 1, &o, &no, NULL);
+        if (rc == 0) interp_free_outputs(o, no);
+        else take_err(e, sizeof e);
+        ok(rc < 0 && strstr(e, want[k]) && strstr(e, "the session goes on"), "call() faulting (%s): an error, the process goes on: %s", want[k], e);
+        tensor_unref(x);
+    }
+    ok(ctx->threads == 1, "after the fault inside a parallel region, later runs use 1 thread");
+    /* the calling thread's floating-point environment is the one before the call: a denormal
+     * survives (the module set flush-to-zero before faulting) */
+    volatile float d = 1e-40f, one = 1.0f;
+    ok(d * one != 0.0f, "the floating-point environment is restored (a denormal is no 0)");
+    Tensor *x = TD(DT_F32, 1, (int64_t[]){4}, (double[]){0, 5, 6, 7});
+    IValue in = {.kind = IV_TENSOR, .t = x}, *o = NULL;
+    int no = 0;
+    int rc = rt_run(ctx, m, g, &in, 1, &o, &no, NULL);
+    ok(rc == 0 && no == 1 && og_values(o[0].t, (double[]){1, 6, 7, 8}, 4, 0), "the same module's next call computes x + 1");
+    if (rc == 0) interp_free_outputs(o, no);
+    tensor_unref(x);
+    rt_free(m);
+    graph_free(g);
+}
+
 int main(void) {
     ctx = mi_ctx_new();
     test_int_division_interp();
     test_int_division_compiled();
-    test_shell_survives();
     test_zero_dim_segment();
+    test_shell_survives();
+    test_fault_guard();   /* last: its fault inside a parallel region leaves an OpenMP team waiting */
     mi_ctx_free(ctx);
     return done_testing();
 }

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -920,13 +921,37 @@ static void *rt_alloc_out(void *vctx, int j, int nsyms, const char *const *names
     return pp->out_ptrs[j];
 }
 
+/* one call of the module: what rt_guarded_call runs */
+typedef struct CallArgs { RtModule *m; Prepared *pp; RtFb *fb; } CallArgs;
+static int call_module(void *arg) {
+    CallArgs *a = arg;
+    return a->m->call_fb ? a->m->call_fb(a->pp->in_ptrs, a->pp->out_ptrs, a->pp->syms, a->fb)
+                         : a->m->call(a->pp->in_ptrs, a->pp->out_ptrs, a->pp->syms);
+}
+
+/* A guarded call that faulted: the error, and one thread for the session's later runs when the
+ * fault left an OpenMP team waiting (rt_guard.c). */
+static int fault_error(MiCtx *ctx, const RtModule *m, const RtFault *f) {
+    const char *name = f->sig == SIGSEGV ? "SIGSEGV" : f->sig == SIGBUS ? "SIGBUS" : f->sig == SIGFPE ? "SIGFPE" : "a signal";
+    if (f->omp_broken) ctx->threads = 1;
+    return mi_err(ctx, m->src_path, 0, 0, "compiled module: call() stopped by %s (%s at %p): the run is abandoned, the session goes on%s",
+                  name, f->sig == SIGFPE ? "an arithmetic trap" : "an invalid memory access", f->addr,
+                  f->omp_broken ? "; it faulted inside an OpenMP parallel region, whose other threads still wait: later runs use 1 thread (restart the shell for more)" : "");
+}
+
 static int invoke(MiCtx *ctx, RtModule *m, Prepared *pp) {
 #ifdef _OPENMP
     if (omp_get_max_threads() != pp->threads) omp_set_num_threads(pp->threads);
 #endif
     RtFbCtx fc = {ctx, pp->g, false, NULL, pp, m};
     RtFb fb = {&fc, rt_fallback_run, rt_alloc_out};
-    int rc = m->call_fb ? m->call_fb(pp->in_ptrs, pp->out_ptrs, pp->syms, &fb) : m->call(pp->in_ptrs, pp->out_ptrs, pp->syms);
+    CallArgs ca = {m, pp, &fb};
+    RtFault fault;
+    int rc = -1;
+    if (rt_guarded_call(call_module, &ca, &rc, &fault)) {
+        if (fc.fg) graph_free(fc.fg);
+        return fault_error(ctx, m, &fault);
+    }
     if (fc.fg) graph_free(fc.fg);
     if (rc != 0 && fc.failed) return -1;   /* rt_fallback_run's error is in ctx */
     if (rc >= RT_GUARD_FAILED && rc < RT_GUARD_FAILED + m->nguards) {

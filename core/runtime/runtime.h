@@ -218,4 +218,14 @@ void rt_profile_free(RtProfile *p);
 int rt_check(MiCtx *ctx, RtModule *m, const Graph *g, IValue *inputs, int ninputs,
              double rtol, double atol, StrBuf *report);
 
+
+/* A fault stopped a guarded call (core/runtime/rt_guard.c): the signal, the faulting address
+ * (SIGSEGV / SIGBUS: the data address; SIGFPE: the instruction), and whether the calling thread
+ * was inside an OpenMP parallel region (its team then still waits: run one thread after it). */
+typedef struct RtFault { int sig; void *addr; bool omp_broken; } RtFault;
+/* Run fn(arg) with SIGSEGV / SIGBUS / SIGFPE on the calling thread turned into a return: 0 when
+ * fn returned (its result in *rc), else the signal, with *f filled. A fault on another thread
+ * ends the process as without the guard. rt_run / rt_time / rt_profile call modules through it. */
+int rt_guarded_call(int (*fn)(void *), void *arg, int *rc, RtFault *f);
+
 #endif
