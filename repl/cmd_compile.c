@@ -338,7 +338,7 @@ static void bg_add_module(BgBuild *bb, const IrModule *m, const struct Schedule 
             if (!bm) continue;
             char gname[300], lab[400];
             snprintf(gname, sizeof gname, "sub_%s%s", ir_prefix(m), b->cond->names[k]);
-            snprintf(lab, sizeof lab, "class %s (%s branch of %s)", b->cond->names[k], k ? "false" : "true", b->name);
+            snprintf(lab, sizeof lab, "class %s (%s of %s)", b->cond->names[k], ir_cond_role(b->cond, k), b->name);
             bg_group(bb, gname, lab, parent, true, 0);
             int gi = out->ngroups;            /* 1-based index of the subgraph group */
             bg_add_module(bb, bm, br ? br->s[k] : NULL, gi, depth + 1);
@@ -347,13 +347,15 @@ static void bg_add_module(BgBuild *bb, const IrModule *m, const struct Schedule 
                 const Buffer *in = bm->bufs[j];
                 char id[300];
                 buf_id(bm, in, id, sizeof id);
-                if (in->kind == BUF_INPUT && in->input_index >= 0 && 1 + in->input_index < b->neargs && b->eargs[1 + in->input_index].buf) {
+                int base = b->cond->is_while ? 0 : 1;   /* a while_loop has no predicate argument */
+                if (in->kind == BUF_INPUT && in->input_index >= 0 && base + in->input_index < b->neargs && b->eargs[base + in->input_index].buf) {
                     char from[300];
-                    buf_id(m, b->eargs[1 + in->input_index].buf, from, sizeof from);
+                    buf_id(m, b->eargs[base + in->input_index].buf, from, sizeof from);
                     bg_edge(bb, from, id, "operand");
                 }
+                if (b->cond->is_while && k == 0) continue;   /* cond_fn's result is the loop's test */
                 if (in->output_index >= 0 && in->output_index < b->cond->nouts && b->cond->outs[in->output_index])
-                    bg_edge(bb, id, b->cond->outs[in->output_index]->name, k ? "false" : "true");
+                    bg_edge(bb, id, b->cond->outs[in->output_index]->name, b->cond->is_while ? "carried" : k ? "false" : "true");
             }
         }
     }
@@ -567,8 +569,8 @@ static void print_schedule(Session *s, const Schedule *sc, int depth) {
         for (int k = 0; k < 2; k++) {
             const Schedule *b = sc->branches[i].s[k];
             if (!b) continue;
-            fprintf(s->out, "%*ssubgraph %s (%s branch of %s, function %s): %d kernel%s\n", ind, "",
-                    sc->branches[i].cond->cond->names[k], k ? "false" : "true", sc->branches[i].cond->name,
+            fprintf(s->out, "%*ssubgraph %s (%s of %s, function %s): %d kernel%s\n", ind, "",
+                    sc->branches[i].cond->cond->names[k], ir_cond_role(sc->branches[i].cond->cond, k), sc->branches[i].cond->name,
                     sc->branches[i].fn[k], sched_num_kernels(b), sched_num_kernels(b) == 1 ? "" : "s");
             print_schedule(s, b, depth + 1);
         }

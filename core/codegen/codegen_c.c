@@ -810,7 +810,10 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const CgMemPlan *mem, con
         /* a failing fallback returns at once, giving the arena back */
         if (eb && eb->ext == EXT_MULTI_OUTPUT) cg_emit_multi_output(eb, &out);
         else if (eb && eb->ext == EXT_CONCAT) cg_emit_concat(eb, &out);
-        else if (eb && eb->ext == EXT_COND) {
+        else if (eb && eb->ext == EXT_COND && eb->cond->is_while) {
+            CgWhileHow how = {false, fb, cleanup, fb ? "MI_FALLBACK_FAILED" : "1"};
+            if (cg_emit_while_call(ctx, s, eb, &how, &out) < 0) { free(gids); free(gwr); free(allocated); sb_free(&out); return -1; }
+        } else if (eb && eb->ext == EXT_COND) {
             CondHow how = {fb, cleanup};
             if (cg_emit_cond_call(ctx, s, eb, cond_tail, &how, &out) < 0) { free(gids); free(gwr); free(allocated); sb_free(&out); return -1; }
         } else if (eb && (cg_conv_uses_dnnl(eb) || cg_conv_bwd_uses_dnnl(eb))) {   /* oneDNN; the reference if it refuses */

@@ -412,7 +412,10 @@ static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool
         const Buffer *eb = g->is_extern ? s->nodes[g->nodes[0]].buf : NULL;
         if (eb && eb->ext == EXT_MULTI_OUTPUT) cg_emit_multi_output(eb, &out);
         else if (eb && eb->ext == EXT_CONCAT) cg_emit_concat(eb, &out);
-        else if (eb && eb->ext == EXT_COND) {
+        else if (eb && eb->ext == EXT_COND && eb->cond->is_while) {
+            CgWhileHow how = {true, fb, "", "1"};
+            if (cg_emit_while_call(ctx, s, eb, &how, &out) < 0) { free(allocated); free(own); free(unstored); sb_free(&out); return -1; }
+        } else if (eb && eb->ext == EXT_COND) {
             CondHow how = {cu_type(eb->eargs[0].buf->layout.dtype), fb};
             if (cg_emit_cond_call(ctx, s, eb, cond_tail, &how, &out) < 0) { free(allocated); free(own); free(unstored); sb_free(&out); return -1; }
         } else if (eb && codegen_cuda_on_host(eb)) emit_host_call(s, eb, &out);

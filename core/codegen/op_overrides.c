@@ -271,18 +271,33 @@ const char *cg_red_init(DType t, bool mx) {
     }
 }
 
-int cg_emit_cond_call(MiCtx *ctx, const Schedule *s, const Buffer *b, CgCondTail tail, void *arg, StrBuf *out) {
-    const IrCond *c = b->cond;
-    const SchedBranch *br = sched_branch_of(s, b);
-    if (!c || !br) return mi_err(ctx, NULL, 0, 0, "cond '%s' has no scheduled branches", b->name);
-    const IrModule *m = s->ir;
-    /* each branch takes its own symbols, by name from ours */
+/* Each subgraph of c takes its own size symbols, by name from the caller m's: -1 + ctx error
+ * when one is not the caller's. */
+static int check_syms(MiCtx *ctx, const IrModule *m, const IrCond *c) {
     for (int k = 0; k < 2; k++)
         for (int i = 0; i < c->branch[k]->nsyms; i++) {
             bool have = false;
             for (int j = 0; j < m->nsyms; j++) have |= strcmp(m->sym_names[j], c->branch[k]->sym_names[i]) == 0;
-            if (!have) return mi_err(ctx, NULL, 0, 0, "cond branch '%s' uses size symbol %s that its caller does not have", c->names[k], c->branch[k]->sym_names[i]);
+            if (!have) return mi_err(ctx, NULL, 0, 0, "subgraph '%s' (%s) uses size symbol %s that its caller does not have", c->names[k], ir_cond_role(c, k), c->branch[k]->sym_names[i]);
         }
+    return 0;
+}
+
+/* `const int64_t csyms0[] = {s0, 0};` and csyms1: each subgraph's symbols, in its order. */
+static void emit_csyms(const IrCond *c, StrBuf *out) {
+    for (int k = 0; k < 2; k++) {
+        const IrModule *bm = c->branch[k];
+        sb_printf(out, "        const int64_t csyms%d[] = {", k);
+        for (int i = 0; i < bm->nsyms; i++) sb_printf(out, "%s, ", bm->sym_names[i]);
+        sb_printf(out, "0}; (void)csyms%d;\n", k);
+    }
+}
+
+int cg_emit_cond_call(MiCtx *ctx, const Schedule *s, const Buffer *b, CgCondTail tail, void *arg, StrBuf *out) {
+    const IrCond *c = b->cond;
+    const SchedBranch *br = sched_branch_of(s, b);
+    if (!c || !br) return mi_err(ctx, NULL, 0, 0, "cond '%s' has no scheduled branches", b->name);
+    if (check_syms(ctx, s->ir, c) < 0) return -1;
     sb_printf(out, "    {   /* torch.ops.higher_order.cond: %s if %s else %s */\n", c->names[0], b->eargs[0].buf->name, c->names[1]);
     sb_put(out, "        void *const cin[] = {");
     for (int i = 1; i < b->neargs; i++) {
@@ -294,16 +309,72 @@ int cg_emit_cond_call(MiCtx *ctx, const Schedule *s, const Buffer *b, CgCondTail
     sb_put(out, "};\n        void *const cout[] = {");
     for (int k = 0; k < c->nouts; k++) sb_printf(out, "%s%s", k ? ", " : "", c->outs[k]->name);
     sb_put(out, "};\n");
-    for (int k = 0; k < 2; k++) {
-        const IrModule *bm = c->branch[k];
-        sb_printf(out, "        const int64_t csyms%d[] = {", k);
-        for (int i = 0; i < bm->nsyms; i++) sb_printf(out, "%s, ", bm->sym_names[i]);
-        sb_printf(out, "0}; (void)csyms%d;\n", k);
-    }
+    emit_csyms(c, out);
     StrBuf off;
     sb_init(&off);
     sym_c_sb(b->eargs[0].view.offset, &off);
     tail(arg, b->eargs[0].buf->name, off.s, br->fn[0], br->fn[1], out);
     sb_free(&off);
+    return 0;
+}
+
+/* The C expression of buffer b's storage in bytes (offset + extent, times the element size). */
+static void storage_bytes(const IrModule *m, const Buffer *b, StrBuf *out) {
+    sb_put(out, "(size_t)(");
+    sym_c_sb(layout_storage_size(m->ctx->sym, &b->layout), out);
+    sb_printf(out, ") * %zu", dtype_size(b->layout.dtype));
+}
+
+int cg_emit_while_call(MiCtx *ctx, const Schedule *s, const Buffer *b, const CgWhileHow *how, StrBuf *out) {
+    const IrCond *c = b->cond;
+    const SchedBranch *br = sched_branch_of(s, b);
+    if (!c || !c->is_while || !br) return mi_err(ctx, NULL, 0, 0, "while_loop '%s' has no scheduled subgraphs", b->name);
+    const IrModule *m = s->ir;
+    if (check_syms(ctx, m, c) < 0) return -1;
+    int nc = c->ncarried;
+    const char *dev = how->cuda ? ", mi_st" : "", *fb = how->fb ? ", fb" : "";
+    sb_printf(out, "    {   /* torch.ops.higher_order.while_loop: %s while %s */\n", c->names[1], c->names[0]);
+    /* the carried values live in the loop's results; cond_fn and body_fn read them there */
+    sb_put(out, "        void *const cin[] = {");
+    for (int k = 0; k < b->neargs; k++) {
+        if (k < nc) sb_printf(out, "%s(void *)%s", k ? ", " : "", c->outs[k]->name);
+        else {
+            sb_printf(out, "%s(void *)(%s + ", k ? ", " : "", b->eargs[k].buf->name);
+            sym_c_sb(b->eargs[k].view.offset, out);
+            sb_put(out, ")");
+        }
+    }
+    sb_printf(out, "};\n        size_t wsz[%d];\n        void *wtmp[%d] = {0};\n        int mi_wrc = 0;\n", nc, nc);
+    for (int k = 0; k < nc; k++) {
+        sb_printf(out, "        wsz[%d] = ", k);
+        storage_bytes(m, c->outs[k], out);
+        sb_put(out, ";\n");
+    }
+    emit_csyms(c, out);
+    if (how->cuda) {   /* the body's results and cond_fn's bool on the device */
+        sb_put(out, "        bool mi_wpred = false, *mi_dpred = NULL;\n        MI_CK(cudaMalloc((void **)&mi_dpred, 1));\n");
+        sb_printf(out, "        for (int k = 0; k < %d; k++) MI_CK(cudaMalloc(&wtmp[k], wsz[k] ? wsz[k] : 1));\n", nc);
+    } else {
+        sb_put(out, "        _Bool mi_wpred = 0, *mi_dpred = &mi_wpred;\n");
+        sb_printf(out, "        for (int k = 0; k < %d && !mi_wrc; k++) mi_wrc = !(wtmp[k] = malloc(wsz[k] ? wsz[k] : 1));\n", nc);
+    }
+    sb_put(out, "        void *const wpred[] = {mi_dpred};\n");
+    /* buf1[k] = carried input k: a copy, so that the inputs are never the results (the wrapper's
+     * clone() when the loop is not taken) */
+    for (int k = 0; k < nc; k++) {
+        sb_printf(out, "        %s(%s, (const char *)(%s + ", how->cuda ? "MI_CK(cudaMemcpyAsync" : "if (!mi_wrc) memcpy", c->outs[k]->name, b->eargs[k].buf->name);
+        sym_c_sb(b->eargs[k].view.offset, out);
+        sb_printf(out, "), wsz[%d]%s);\n", k, how->cuda ? ", cudaMemcpyDeviceToDevice, mi_st)" : "");
+    }
+    sb_printf(out, "        while (!mi_wrc) {\n            if (%s(cin, wpred, csyms0%s%s)) { mi_wrc = 1; break; }\n", br->fn[0], dev, fb);
+    if (how->cuda)   /* should_loop = cond_result: the bool read back to the host */
+        sb_put(out, "            MI_CK(cudaMemcpyAsync(&mi_wpred, mi_dpred, 1, cudaMemcpyDeviceToHost, mi_st));\n"
+                    "            MI_CK(cudaStreamSynchronize(mi_st));\n");
+    sb_printf(out, "            if (!mi_wpred) break;\n            if (%s(cin, wtmp, csyms1%s%s)) { mi_wrc = 1; break; }\n", br->fn[1], dev, fb);
+    sb_printf(out, "            for (int k = 0; k < %d; k++) %s(cin[k], wtmp[k], wsz[k]%s);\n        }\n", nc,
+              how->cuda ? "MI_CK(cudaMemcpyAsync" : "memcpy", how->cuda ? ", cudaMemcpyDeviceToDevice, mi_st)" : "");
+    if (how->cuda) sb_printf(out, "        for (int k = 0; k < %d; k++) MI_CK(cudaFree(wtmp[k]));\n        MI_CK(cudaFree(mi_dpred));\n", nc);
+    else sb_printf(out, "        for (int k = 0; k < %d; k++) free(wtmp[k]);\n", nc);
+    sb_printf(out, "        if (mi_wrc) {%s return %s; }\n    }\n", how->cleanup ? how->cleanup : "", how->fail);
     return 0;
 }

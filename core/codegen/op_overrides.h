@@ -79,4 +79,14 @@ typedef void (*CgCondTail)(void *arg, const char *pred_buf, const char *pred_ind
  * one branch function (s's SchedBranch fn[0] / fn[1]) and close the block. -1 + ctx error. */
 int cg_emit_cond_call(MiCtx *ctx, const Schedule *s, const Buffer *b, CgCondTail tail, void *arg, StrBuf *out);
 
+/* How a backend runs a while_loop's host loop: on the device (cuda: cudaMalloc / cudaMemcpyAsync
+ * on mi_st, the launch functions take the stream) or in C (malloc / memcpy); fb: the subgraph
+ * functions take the callback table; cleanup: what an early return runs; fail: what it returns. */
+typedef struct CgWhileHow { bool cuda, fb; const char *cleanup, *fail; } CgWhileHow;
+/* torch.ops.higher_order.while_loop buffer b (Inductor's wrapper codegen_while_loop): the
+ * carried inputs copied into the loop's results, then cond_fn on them (and the additional
+ * inputs), its bool read on the host, body_fn into temporaries copied back, until it is false.
+ * -1 + ctx error. */
+int cg_emit_while_call(MiCtx *ctx, const Schedule *s, const Buffer *b, const CgWhileHow *how, StrBuf *out);
+
 #endif

@@ -188,6 +188,41 @@ static void check_cond(Lint *l, Node *n) {
     }
 }
 
+/* while_loop(cond_fn, body_fn, carried_inputs, additional_inputs): both subgraphs take the
+ * carried + additional inputs; cond_fn returns one value, body_fn one per carried input with its
+ * meta (while_loop_fake_tensor_mode's check_meta_consistency of carried_inputs and body_output). */
+static void check_while_loop(Lint *l, Node *n) {
+    if (n->nargs != 4) { problem(l, n, "higher_order.while_loop takes 4 arguments, got %d", n->nargs); return; }
+    const Value *car = &n->args[2], *add = &n->args[3];
+    if ((car->kind != V_TUPLE && car->kind != V_LIST) || (add->kind != V_TUPLE && add->kind != V_LIST)) {
+        problem(l, n, "while_loop carried_inputs and additional_inputs must be tuples");
+        return;
+    }
+    int nc = car->list.n, na = add->list.n;
+    for (int b = 0; b < 2; b++) {
+        const Value *v = &n->args[b];
+        const char *what = b ? "body_fn" : "cond_fn";
+        if (v->kind != V_NODE || v->node->kind != N_GET_ATTR) { problem(l, n, "while_loop %s is not a get_attr of a subgraph", what); continue; }
+        Graph *sub = graph_subgraph(l->g, v->node->target);
+        if (!sub) { problem(l, n, "while_loop %s '%s' names no subgraph", what, v->node->target); continue; }
+        int np = graph_num_placeholders(sub), nr = 0;
+        if (np != nc + na) problem(l, n, "subgraph '%s' takes %d inputs but while_loop passes %d carried + %d additional", v->node->target, np, nc, na);
+        const Value *r = output_items(graph_output(sub), &nr);
+        if (!b && nr != 1) problem(l, n, "cond_fn '%s' returns %d values (expected one bool)", v->node->target, nr);
+        if (!b) continue;
+        if (nr != nc) { problem(l, n, "body_fn '%s' returns %d values for %d carried inputs", v->node->target, nr, nc); continue; }
+        for (int k = 0; k < nc; k++) {
+            const Node *x = r[k].kind == V_NODE ? r[k].node : NULL, *c = car->list.items[k].kind == V_NODE ? car->list.items[k].node : NULL;
+            if (!x || !c || !x->has_meta || !c->has_meta || x->is_sym || c->is_sym) continue;
+            if (!meta_same_shape(&x->meta, &c->meta)) {
+                char a[256], b2[256];
+                problem(l, n, "body_fn result %d is %s but carried input '%s' is %s", k, meta_str(&x->meta, a, sizeof a), c->name,
+                        meta_str(&c->meta, b2, sizeof b2));
+            }
+        }
+    }
+}
+
 /* tag_activation_checkpoint(body, *operands, **kwargs): the body takes the operands. */
 static void check_checkpoint(Lint *l, Node *n) {
     const Value *v = n->nargs ? &n->args[0] : NULL;
@@ -290,6 +325,7 @@ static int lint_graph(Lint *l) {
                     problem(l, n, "getitem expects (node, index)");
             } else if (strcmp(n->target, "higher_order.cond") == 0) check_cond(l, n);
             else if (strcmp(n->target, "higher_order.tag_activation_checkpoint") == 0) check_checkpoint(l, n);
+            else if (strcmp(n->target, "higher_order.while_loop") == 0) check_while_loop(l, n);
             break;
         default:
             problem(l, n, "unknown node kind %d", (int)n->kind);

@@ -157,6 +157,11 @@ typedef struct IrCond {
     const char *names[2];          /* subgraph names: taken when pred is true / false */
     struct IrModule *branch[2];
     struct Buffer **outs; int nouts;   /* outs[0] is the cond buffer */
+    /* higher_order.while_loop (Inductor's ir.WhileLoop) shares this: branch[0] is cond_fn (one
+     * bool element), branch[1] body_fn; eargs[0..ncarried) are the carried inputs, laid out as
+     * the carried results (outs), the rest the additional inputs; no predicate argument. */
+    bool is_while;
+    int ncarried;
 } IrCond;
 
 typedef struct ExternArg { Buffer *buf; Layout view; } ExternArg;
@@ -333,6 +338,9 @@ bool ir_module_uses_math(const IrModule *m, IrMathOp op);
  * order, and the runtime passes the session's value (mi_const_get) there. */
 bool ir_is_tensor_constant(const Graph *g, const Node *n);
 
+/* What subgraph k of c is, for headers: "true branch" / "false branch", or "cond_fn" / "body_fn"
+ * of a while_loop. */
+const char *ir_cond_role(const IrCond *c, int k);
 /* Free a cond's branch modules (idempotent; ir_free calls it). */
 void ir_cond_free(IrCond *c);
 /* Name a lowered branch `prefix` + its names, as Inductor does ("true_graph_0_buf0"); nested

@@ -1,14 +1,22 @@
-/* ir_cond.c — higher_order.cond below the FX graph: the branch modules a cond buffer owns
+/* ir_cond.c — higher_order.cond and higher_order.while_loop below the FX graph: the branch modules a cond buffer owns
  * (lowered by core/lowering/lowering_extern.c's lower_cond), their names ("true_graph_0_buf0", as Inductor
  * prefixes a subgraph's buffers) and the text of the branches for `ir`; their schedules live
  * in core/scheduler/sched_cond.c.
  * core/codegen/codegen_c.c emits each branch as a C function with the module ABI and an `if` on the
- * predicate in the caller; core/ir/ir_interp.c runs the chosen branch's IR. */
+ * predicate in the caller (a host loop for a while_loop: cond_fn, then body_fn while it gives
+ * True); core/ir/ir_interp.c runs the chosen branch's IR (the loop's subgraphs in turn). */
 #include "ir/ir.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* "true branch" / "false branch"; "cond_fn" / "body_fn" of a while_loop (the names
+ * torch/_higher_order_ops/while_loop.py gives them). */
+const char *ir_cond_role(const IrCond *c, int k) {
+    if (c->is_while) return k ? "body_fn" : "cond_fn";
+    return k ? "false branch" : "true branch";
+}
 
 void ir_cond_free(IrCond *c) {
     if (!c) return;
@@ -38,7 +46,7 @@ void ir_print_branches(const IrModule *m, StrBuf *sb) {
         if (!c) continue;
         for (int k = 0; k < 2; k++) {
             char *t = ir_print(c->branch[k]);
-            sb_printf(sb, "# subgraph %s (%s branch of %s)\n%s", c->names[k], k ? "false" : "true", m->bufs[i]->name, t);
+            sb_printf(sb, "# subgraph %s (%s of %s)\n%s", c->names[k], ir_cond_role(c, k), m->bufs[i]->name, t);
             free(t);
         }
     }

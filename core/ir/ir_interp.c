@@ -441,29 +441,63 @@ static int64_t numel(Interp *it, const Layout *l) {
     return n;
 }
 
+/* ExternArg a of the current module as a new tensor of its dtype (its view's elements). */
+static Tensor *earg_tensor(Interp *it, const ExternArg *a) {
+    int64_t size[MI_MAX_DIMS];
+    for (int d = 0; d < a->view.ndim; d++) size[d] = ev(it, a->view.size[d]);
+    Tensor *t = tensor_new(it->ctx, a->buf->layout.dtype, a->view.ndim, size);
+    if (!t) return NULL;
+    int64_t n = numel(it, &a->view);
+    for (int64_t i = 0; i < n; i++) tensor_set_f(t, i, it->store[a->buf->id][lin_to_storage(it, &a->view, i)]);
+    return t;
+}
+
+/* higher_order.while_loop (while_loop_dense): cond_fn's module on the carried + additional
+ * tensors; while its bool is true the body's module gives the next carried tensors. */
+static int run_while(Interp *it, Buffer *b, IValue *in, int nin, IValue **outs, int *nouts) {
+    const IrCond *c = b->cond;
+    int nc = c->ncarried;
+    for (;;) {
+        IValue *r = NULL;
+        int nr = 0;
+        if (ir_interp_run(it->ctx, c->branch[0], in, nin, &r, &nr)) return -1;
+        bool go = nr == 1 && r[0].kind == IV_TENSOR && tensor_numel(r[0].t) == 1 && tensor_get_f(r[0].t, 0) != 0;
+        bool bad = nr != 1 || r[0].kind != IV_TENSOR || tensor_numel(r[0].t) != 1;
+        interp_free_outputs(r, nr);
+        if (bad) return mi_err(it->ctx, NULL, 0, 0, "IR interpreter: cond_fn '%s' must return a boolean scalar tensor", c->names[0]);
+        if (!go) break;
+        if (ir_interp_run(it->ctx, c->branch[1], in, nin, &r, &nr)) return -1;
+        if (nr != nc) { interp_free_outputs(r, nr); return mi_err(it->ctx, NULL, 0, 0, "IR interpreter: body_fn gave %d results for %d carried", nr, nc); }
+        for (int k = 0; k < nc; k++) { ivalue_clear(&in[k]); in[k] = r[k]; }
+        free(r);
+    }
+    *outs = mi_xcalloc(nc + 1, sizeof **outs);
+    for (int k = 0; k < nc; k++) ivalue_copy(&(*outs)[k], &in[k]);
+    *nouts = nc;
+    return 0;
+}
+
 /* higher_order.cond: the predicate picks a branch module, which runs on the operands (as
- * tensors, through a nested ir_interp_run); its results are stored into the cond's buffers. */
+ * tensors, through a nested ir_interp_run); its results are stored into the cond's buffers.
+ * higher_order.while_loop (is_while) runs its two modules in turn (run_while) on the same. */
 static int run_cond(Interp *it, Buffer *b) {
     const IrCond *c = b->cond;
-    const ExternArg *p = &b->eargs[0];
-    int64_t pi = ev(it, p->view.offset);
-    if (it->err || pi < 0 || pi >= it->store_len[p->buf->id]) return mi_err(it->ctx, NULL, 0, 0, "IR interpreter: bad cond predicate");
-    bool pred = it->store[p->buf->id][pi] != 0;
-    IrModule *bm = c->branch[pred ? 0 : 1];
-    int nin = b->neargs - 1, nouts = 0, rc = 0;
+    int base = c->is_while ? 0 : 1;   /* a cond's eargs[0] is its predicate */
+    int nin = b->neargs - base, nouts = 0, rc = 0;
     IValue *in = mi_xcalloc(nin + 1, sizeof *in), *outs = NULL;
     for (int k = 0; k < nin && !rc; k++) {
-        const ExternArg *a = &b->eargs[k + 1];
-        int64_t size[MI_MAX_DIMS];
-        for (int d = 0; d < a->view.ndim; d++) size[d] = ev(it, a->view.size[d]);
-        Tensor *t = tensor_new(it->ctx, a->buf->layout.dtype, a->view.ndim, size);
+        Tensor *t = earg_tensor(it, &b->eargs[k + base]);
         if (!t) { rc = -1; break; }
-        int64_t n = numel(it, &a->view);
-        for (int64_t i = 0; i < n; i++) tensor_set_f(t, i, it->store[a->buf->id][lin_to_storage(it, &a->view, i)]);
         in[k].kind = IV_TENSOR;
         in[k].t = t;
     }
-    if (!rc) rc = ir_interp_run(it->ctx, bm, in, nin, &outs, &nouts);
+    if (!rc && c->is_while) rc = run_while(it, b, in, nin, &outs, &nouts);
+    else if (!rc) {
+        const ExternArg *p = &b->eargs[0];
+        int64_t pi = ev(it, p->view.offset);
+        if (it->err || pi < 0 || pi >= it->store_len[p->buf->id]) rc = mi_err(it->ctx, NULL, 0, 0, "IR interpreter: bad cond predicate");
+        else rc = ir_interp_run(it->ctx, c->branch[it->store[p->buf->id][pi] != 0 ? 0 : 1], in, nin, &outs, &nouts);
+    }
     for (int k = 0; !rc && k < c->nouts; k++) {
         Buffer *o = c->outs[k];
         if (k >= nouts || outs[k].kind != IV_TENSOR) { rc = mi_err(it->ctx, NULL, 0, 0, "IR interpreter: cond branch gave no result %d", k); break; }

@@ -1,6 +1,6 @@
 /* lowering_extern.c — extern kernels (Inductor's ExternKernel family): mm / addmm / bmm
  * (BLAS; f64 as a loop reduction), CPU flash attention, convolution (oneDNN in the C module),
- * higher_order.cond (each branch its own
+ * higher_order.cond and higher_order.while_loop (each subgraph its own
  * module), and the FallbackKernel: an op with a reference implementation but no lowering,
  * called at run time (core/ir/ir_fallback.c). Their arguments are realized into strided
  * buffers (lw_extern_arg) and their results are fixed-layout buffers. */
@@ -730,17 +730,14 @@ static bool layouts_same(const Layout *a, const Layout *b) {
     return true;
 }
 
-static int lower_cond(Lower *L, const Node *n, int arg) {
-    if (n->nargs != 4) return lw_err(L, n, "cond takes (pred, true_graph, false_graph, operands)");
-    IrTBox *pred = lw_arg_tbox(L, n, 0);
-    if (!pred) return lw_err(L, n, "cond with a predicate that is not a tensor is not supported");
-    const Value *ops = &n->args[3];
-    if (ops->kind != V_TUPLE && ops->kind != V_LIST) return lw_err(L, n, "cond operands must be a tuple");
-    IrCond *c = lw_alloc(L, sizeof *c);
+/* Arguments first, first + 1 of n name two subgraphs: each lowered as its own module (as
+ * Inductor's make_subgraph + subgraph.graph.run), its buffers prefixed with the subgraph's name
+ * ("while_loop_body_graph_0_buf0"), into c->names / c->branch. -1 + error (c freed). */
+static int lower_subgraphs(Lower *L, const Node *n, IrCond *c, int first) {
     for (int b = 0; b < 2; b++) {
-        const Value *v = &n->args[1 + b];
+        const Value *v = &n->args[first + b];
         Graph *sub = v->kind == V_NODE && v->node->kind == N_GET_ATTR ? graph_subgraph(L->g, v->node->target) : NULL;
-        if (!sub) return lw_err(L, n, "cond branch %d is not a subgraph", b + 1);
+        if (!sub) { ir_cond_free(c); return lw_err(L, n, "%s argument %d is not a subgraph", n->target, first + b + 1); }
         c->names[b] = v->node->target;
         c->branch[b] = lw_lower_branch(L->ctx, sub);
         if (!c->branch[b]) {
@@ -753,6 +750,121 @@ static int lower_cond(Lower *L, const Node *n, int arg) {
         snprintf(prefix, sizeof prefix, "%s_", c->names[b]);
         ir_cond_set_prefix(c->branch[b], prefix);
     }
+    return 0;
+}
+
+/* Operand v of n into ea, laid out as `want` (a subgraph's input): copied into that layout when
+ * its view differs or `force` (Inductor's realize_input + the subgraph's fixed inputs). */
+static int subgraph_operand(Lower *L, const Node *n, const Value *v, const Layout *want, bool force, ExternArg *ea, const char *what, int k) {
+    LVal *lv = v->kind == V_NODE ? lw_node_val(L, v->node) : NULL;
+    if (!lv || lv->kind != LV_TBOX) return lw_err(L, n, "%s %d is not a tensor", what, k);
+    lw_extern_arg(L, lv->t, ea);
+    if (force || !layouts_same(&ea->view, want)) {
+        Layout l = lw_layout_copy(L, want);
+        IrStorage *sb = lw_storage_new(L, lv->t->loader, lv->t->dtype, lv->t->ndim, lv->t->size, lv->t->origins, lv->t->norigins);
+        ea->buf = lw_realize(L, sb, &l);
+        ea->view = ea->buf->layout;
+    }
+    return 0;
+}
+
+/* The results of a cond / while_loop c: nout extern buffers of layouts lay[k] (offset 0), the
+ * first holding c and its arguments ea[0..neargs), the others owned by it (extern_owner), as
+ * the node's tuple for operator.getitem. */
+static int subgraph_results(Lower *L, const Node *n, IrCond *c, ExternArg *ea, int neargs, const Layout **lay, int nout, const char *origin) {
+    c->nouts = nout;
+    c->outs = lw_alloc(L, sizeof(Buffer *) * (nout + 1));
+    IrTBox **items = lw_alloc(L, sizeof(IrTBox *) * (nout + 1));
+    const char **o = NULL;
+    int no = 0;
+    lw_origins_add(L, &o, &no, origin);
+    for (int k = 0; k < nout; k++) {
+        Layout l = lw_layout_copy(L, lay[k]);
+        l.offset = sym_int(L->s, 0);
+        Buffer *b = lw_new_buffer(L, BUF_EXTERN, &l);
+        b->ext = EXT_COND;
+        b->origins = o;
+        b->norigins = no;
+        if (k == 0) {
+            b->cond = c;
+            b->eargs = ea;
+            b->neargs = neargs;
+        } else b->extern_owner = c->outs[0];
+        c->outs[k] = b;
+        items[k] = lw_tbox_of_buffer(L, b);
+    }
+    return lw_set_tuple(L, n, items, nout);
+}
+
+/* ---- higher_order.while_loop(cond_fn, body_fn, carried_inputs, additional_inputs) ----
+ * Inductor's lowering.py while_loop -> ir.WhileLoop.create: both subgraphs lowered as their own
+ * graphs on (carried + additional) inputs; cond_fn must give one bool element; body_fn gives
+ * one result per carried input with its size, stride and dtype (WhileLoop.create's
+ * _guard_list_equals / check_equals on each carried input and body output). The carried
+ * results (MultiOutputs of the loop) take the carried inputs' layouts; the wrapper
+ * (codegen_while_loop) loops on the host: cond_fn, read its bool, body_fn, ... Example:
+ * while_loop(cond, body, (full_default, arg0_1), (arg1_1,)) -> buf1 (i64[]), buf2 (f32[4, 5]). */
+static int lower_while_loop(Lower *L, const Node *n, int arg) {
+    (void)arg;
+    if (n->nargs != 4) return lw_err(L, n, "while_loop takes (cond_fn, body_fn, carried_inputs, additional_inputs)");
+    const Value *car = &n->args[2], *add = &n->args[3];
+    if (car->kind != V_TUPLE && car->kind != V_LIST) return lw_err(L, n, "while_loop carried_inputs must be a tuple");
+    if (add->kind != V_TUPLE && add->kind != V_LIST) return lw_err(L, n, "while_loop additional_inputs must be a tuple");
+    IrCond *c = lw_alloc(L, sizeof *c);
+    c->is_while = true;
+    if (lower_subgraphs(L, n, c, 0) < 0) return -1;
+    IrModule *cm = c->branch[0], *bm = c->branch[1];
+    int nc = car->list.n, na = add->list.n;
+    if (nc == 0) { ir_cond_free(c); return lw_err(L, n, "while_loop without carried inputs is not supported"); }
+    if (cm->ninputs != nc + na || bm->ninputs != nc + na) {
+        ir_cond_free(c);
+        return lw_err(L, n, "while_loop: cond_fn / body_fn take %d / %d tensors for %d carried + %d additional inputs", cm->ninputs, bm->ninputs, nc, na);
+    }
+    const Buffer *p = cm->noutputs == 1 ? cm->outputs[0] : NULL;
+    if (!p || p->layout.dtype != DT_BOOL || p->layout.ndim != 0) {
+        ir_cond_free(c);
+        return lw_err(L, n, "while_loop: cond_fn must return a boolean scalar tensor");
+    }
+    if (bm->noutputs != nc) {
+        ir_cond_free(c);
+        return lw_err(L, n, "while_loop: body_fn should return the same number of elements as carried_inputs, got %d vs %d", bm->noutputs, nc);
+    }
+    ExternArg *ea = lw_alloc(L, sizeof(ExternArg) * (nc + na + 1));
+    for (int k = 0; k < nc + na; k++) {
+        const Layout *want = &bm->inputs[k]->layout;
+        if (!layouts_same(want, &cm->inputs[k]->layout)) {
+            ir_cond_free(c);
+            return lw_err(L, n, "while_loop: cond_fn and body_fn take input %d in different layouts", k);
+        }
+        const Value *v = k < nc ? &car->list.items[k] : &add->list.items[k - nc];
+        if (subgraph_operand(L, n, v, want, false, &ea[k], k < nc ? "while_loop carried input" : "while_loop additional input", k < nc ? k : k - nc) < 0) {
+            ir_cond_free(c);
+            return -1;
+        }
+    }
+    for (int k = 0; k < nc; k++) {
+        const Layout *o = bm->out_views[k] ? bm->out_views[k] : bm->outputs[k] ? &bm->outputs[k]->layout : NULL;
+        Layout in = bm->inputs[k]->layout, ol;
+        if (o) { ol = *o; ol.offset = in.offset; }
+        if (!o || !layouts_same(&ol, &in)) {
+            ir_cond_free(c);
+            return lw_err(L, n, "while_loop: body_fn result %d does not have the size, stride and dtype of carried input %d", k, k);
+        }
+    }
+    c->ncarried = nc;
+    const Layout **lay = lw_alloc(L, sizeof(Layout *) * (nc + 1));
+    for (int k = 0; k < nc; k++) lay[k] = &bm->inputs[k]->layout;
+    return subgraph_results(L, n, c, ea, nc + na, lay, nc, "while_loop");
+}
+
+static int lower_cond(Lower *L, const Node *n, int arg) {
+    if (n->nargs != 4) return lw_err(L, n, "cond takes (pred, true_graph, false_graph, operands)");
+    IrTBox *pred = lw_arg_tbox(L, n, 0);
+    if (!pred) return lw_err(L, n, "cond with a predicate that is not a tensor is not supported");
+    const Value *ops = &n->args[3];
+    if (ops->kind != V_TUPLE && ops->kind != V_LIST) return lw_err(L, n, "cond operands must be a tuple");
+    IrCond *c = lw_alloc(L, sizeof *c);
+    if (lower_subgraphs(L, n, c, 1) < 0) return -1;
     IrModule *t = c->branch[0], *f = c->branch[1];
     int nops = ops->list.n;
     if (t->ninputs != nops || f->ninputs != nops || t->noutputs != f->noutputs) {
@@ -764,44 +876,19 @@ static int lower_cond(Lower *L, const Node *n, int arg) {
     lw_extern_arg(L, pred, &ea[0]);
     for (int k = 0; k < nops; k++) {
         const Value *ov = &ops->list.items[k];
-        LVal *lv = ov->kind == V_NODE ? lw_node_val(L, ov->node) : NULL;
-        if (!lv || lv->kind != LV_TBOX) { ir_cond_free(c); return lw_err(L, n, "cond operand %d is not a tensor", k); }
         const Layout *want = &t->inputs[k]->layout;
-        lw_extern_arg(L, lv->t, &ea[k + 1]);
-        if (!layouts_same(&ea[k + 1].view, want) || !layouts_same(want, &f->inputs[k]->layout)) {
-            /* copy it into the layout the branches take */
-            Layout l = lw_layout_copy(L, want);
-            IrStorage *sb = lw_storage_new(L, lv->t->loader, lv->t->dtype, lv->t->ndim, lv->t->size, lv->t->origins, lv->t->norigins);
-            ea[k + 1].buf = lw_realize(L, sb, &l);
-            ea[k + 1].view = ea[k + 1].buf->layout;
+        if (subgraph_operand(L, n, ov, want, !layouts_same(want, &f->inputs[k]->layout), &ea[k + 1], "cond operand", k) < 0) {
+            ir_cond_free(c);
+            return -1;
         }
     }
     int nout = t->noutputs;
     if (nout == 0) { ir_cond_free(c); return lw_err(L, n, "cond without results is not supported"); }
     for (int k = 0; k < nout; k++)
         if (!t->outputs[k] || !f->outputs[k]) { ir_cond_free(c); return lw_err(L, n, "cond result %d is not a tensor", k); }
-    c->nouts = nout;
-    c->outs = lw_alloc(L, sizeof(Buffer *) * (nout + 1));
-    IrTBox **items = lw_alloc(L, sizeof(IrTBox *) * (nout + 1));
-    const char **o = NULL;
-    int no = 0;
-    lw_origins_add(L, &o, &no, "cond");
-    for (int k = 0; k < nout; k++) {
-        Layout l = lw_layout_copy(L, t->out_views[k] ? t->out_views[k] : &t->outputs[k]->layout);
-        l.offset = sym_int(L->s, 0);
-        Buffer *b = lw_new_buffer(L, BUF_EXTERN, &l);
-        b->ext = EXT_COND;
-        b->origins = o;
-        b->norigins = no;
-        if (k == 0) {
-            b->cond = c;
-            b->eargs = ea;
-            b->neargs = nops + 1;
-        } else b->extern_owner = c->outs[0];
-        c->outs[k] = b;
-        items[k] = lw_tbox_of_buffer(L, b);
-    }
-    return lw_set_tuple(L, n, items, nout);
+    const Layout **lay = lw_alloc(L, sizeof(Layout *) * (nout + 1));
+    for (int k = 0; k < nout; k++) lay[k] = t->out_views[k] ? t->out_views[k] : &t->outputs[k]->layout;
+    return subgraph_results(L, n, c, ea, nops + 1, lay, nout, "cond");
 }
 
 /* ---- the extern rows of the lowering table ---- */
@@ -811,6 +898,6 @@ const LoweringDef lowering_extern_table[] = {
     {"aten.bmm.default", lower_matmul, EXT_BMM},
     {"aten._scaled_dot_product_flash_attention_for_cpu.default", lower_sdpa, SDPA_FLASH_CPU},
     {"aten._scaled_dot_product_efficient_attention.default", lower_sdpa, SDPA_EFFICIENT},
-    {"higher_order.cond", lower_cond, 0}, {"higher_order.flex_attention", lower_flex_attention, 0}, {"aten.convolution.default", lower_convolution, 0},
+    {"higher_order.cond", lower_cond, 0}, {"higher_order.while_loop", lower_while_loop, 0}, {"higher_order.flex_attention", lower_flex_attention, 0}, {"aten.convolution.default", lower_convolution, 0},
 };
 const int lowering_extern_count = sizeof lowering_extern_table / sizeof lowering_extern_table[0];

@@ -365,6 +365,80 @@ static int cond_body(ShapeArgs *sa, IValue *out) {
 }
 static int cond_eval(const OpCall *c, IValue *out) { return ev_call(c, out, cond_body); }
 
+/* ---- higher_order.while_loop(cond_fn, body_fn, carried_inputs, additional_inputs) ----
+ * torch/_higher_order_ops/while_loop.py while_loop_dense: should_loop = cond_fn(*carried,
+ * *additional) (a bool scalar tensor or a bool, else "cond_fn must return a boolean scalar tensor
+ * or a boolean"); not taken at all: the carried values are cloned; else while should_loop:
+ * carried = body_fn(*carried, *additional) (as many results as carried inputs), should_loop =
+ * cond_fn again. The result metas are the body's (while_loop_fake_tensor_mode runs the body once).
+ * Example: cond (i < n), body (i + 1, v * 0.5 + v.sin()) from (0, x) with n = 3: (3, f(f(f(x)))). */
+static int shape_while_loop(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    Graph *b = branch(sa, 1);
+    if (!branch(sa, 0) || !b) return -1;
+    return shape_of_subgraph(sa, b, out, nout);
+}
+
+/* The truth of cond_fn's result r, as while_loop_dense's _validate_cond_output accepts it. */
+static int while_pred(ShapeArgs *sa, const IValue *r, int nr, bool *pred) {
+    if (nr == 1 && r[0].kind == IV_TENSOR && r[0].t->ndim == 0 && r[0].t->dtype == DT_BOOL) { *pred = tensor_get_f(r[0].t, 0) != 0; return 0; }
+    if (nr == 1 && r[0].kind == IV_BOOL) { *pred = r[0].i != 0; return 0; }
+    return sa_err(sa, "cond_fn must return a boolean scalar tensor or a boolean");
+}
+
+static int while_loop_body(ShapeArgs *sa, IValue *out) {
+    const OpCall *c = sa->call;
+    Graph *cg = branch(sa, 0), *bg = branch(sa, 1);
+    if (!cg || !bg) return -1;
+    ArgRef car = sa_arg(sa, 2, "carried_inputs"), add = sa_arg(sa, 3, "additional_inputs");
+    int nc = arg_list_len(car), na = add.v || add.iv ? arg_list_len(add) : 0;
+    if (nc < 0) return sa_err(sa, "carried_inputs must be a tuple or list");
+    if (na < 0) return sa_err(sa, "additional_inputs must be a tuple or list");
+    ArgRef *items = mi_xcalloc((size_t)(nc + na + 1), sizeof *items);
+    IValue *vals = mi_xcalloc((size_t)(nc + 1), sizeof *vals);   /* the carried values, owned */
+    for (int k = 0; k < nc; k++) {
+        ArgRef it = arg_item(car, k);
+        if (it.iv) ivalue_copy(&vals[k], it.iv);
+        else if (it.v && it.v->kind == V_INT) { vals[k].kind = IV_INT; vals[k].i = it.v->i; }
+    }
+    for (int k = 0; k < na; k++) items[nc + k] = arg_item(add, k);
+    int rc = 0, iters = 0;
+    bool pred = false;
+    for (;;) {
+        for (int k = 0; k < nc; k++) items[k] = (ArgRef){.iv = &vals[k]};
+        IValue r = {0};
+        char what[300];
+        snprintf(what, sizeof what, "cond_fn '%s' (iteration %d)", c->args[0].node->target, iters);
+        if ((rc = run_subgraph(c, sa, cg, what, items, nc + na, &r))) break;
+        rc = while_pred(sa, r.items, r.n, &pred);
+        interp_free_outputs(r.items, r.n);
+        if (rc || !pred) break;
+        snprintf(what, sizeof what, "body_fn '%s' (iteration %d)", c->args[1].node->target, iters);
+        if ((rc = run_subgraph(c, sa, bg, what, items, nc + na, &r))) break;
+        if (r.n != nc) {
+            interp_free_outputs(r.items, r.n);
+            rc = sa_err(sa, "body_fn should return the same number of elements as carried_inputs, got %d vs %d", r.n, nc);
+            break;
+        }
+        interp_free_outputs(vals, nc);
+        vals = r.items;
+        iters++;
+    }
+    free(items);
+    if (rc) { interp_free_outputs(vals, nc); return -1; }
+    for (int k = 0; k < nc && iters == 0; k++)   /* not taken: clones, never the inputs themselves */
+        if (vals[k].kind == IV_TENSOR) {
+            Tensor *t = tensor_clone(c->ctx, vals[k].t);
+            if (!t) { interp_free_outputs(vals, nc); return -1; }
+            tensor_unref(vals[k].t);
+            vals[k].t = t;
+        }
+    out->kind = IV_TUPLE;
+    out->n = nc;
+    out->items = vals;
+    return 0;
+}
+static int while_loop_eval(const OpCall *c, IValue *out) { return ev_call(c, out, while_loop_body); }
+
 /* ---- SymInt helpers ---- */
 
 static int shape_none(ShapeArgs *sa, TensorMeta *out, int *nout) {
@@ -634,6 +708,8 @@ const OpDef ops_misc_table[] = {
     {"aten.resize.default", 0, op_infer_generic, resize_eval, "self's elements (storage order) as a tensor of size, new ones 0", shape_resize, NULL},
     {"aten.resize_as_.default", OPF_INPLACE, op_infer_generic, resize_eval, "resize_ to the template's size (in place)", shape_resize, NULL},
     {"higher_order.cond", OPF_HOP | OPF_TUPLE, op_infer_generic, cond_eval, "run true_graph or false_graph on operands", shape_cond, NULL},
+    {"higher_order.while_loop", OPF_HOP | OPF_TUPLE, op_infer_generic, while_loop_eval,
+     "run body_fn on the carried values while cond_fn gives True", shape_while_loop, NULL},
     {"higher_order.tag_activation_checkpoint", OPF_HOP | OPF_TUPLE, op_infer_generic, tac_eval,
      "torch.utils.checkpoint region: run the body subgraph on the operands", shape_tac, NULL},
     {"aten.sym_size.int", 0, op_infer_generic, sym_size_eval, "size of a dimension (SymInt)", shape_none, NULL},

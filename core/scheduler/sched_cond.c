@@ -48,8 +48,8 @@ void sched_print_branches(const Schedule *s, StrBuf *sb) {
     for (int i = 0; i < s->nbranches; i++)
         for (int k = 0; k < 2; k++) {
             char *t = sched_print(s->branches[i].s[k]);
-            sb_printf(sb, "# subgraph %s (%s branch of %s): %d kernel%s\n%s", s->branches[i].cond->cond->names[k],
-                      k ? "false" : "true", s->branches[i].cond->name, sched_num_kernels(s->branches[i].s[k]),
+            sb_printf(sb, "# subgraph %s (%s of %s): %d kernel%s\n%s", s->branches[i].cond->cond->names[k],
+                      ir_cond_role(s->branches[i].cond->cond, k), s->branches[i].cond->name, sched_num_kernels(s->branches[i].s[k]),
                       sched_num_kernels(s->branches[i].s[k]) == 1 ? "" : "s", t);
             free(t);
         }
