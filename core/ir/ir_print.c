@@ -375,6 +375,7 @@ void ir_print_buffer_as(const IrModule *m, const Buffer *b, const char *opname, 
                                    "torch.ops.higher_order.cond", "", "extern_kernels.convolution", "None"};
         if (b->ext == EXT_SDPA && b->origin)   /* the attention's ATen overload, as a FallbackKernel */
             sb_printf(sb, "%s.node.kernel = torch.ops.%s\n", opname, b->origin->target);
+        else if (b->cond && b->cond->is_while) sb_printf(sb, "%s.node.kernel = torch.ops.higher_order.while_loop\n", opname);
         else sb_printf(sb, "%s.node.kernel = %s\n", opname, kn[b->ext]);
         if (b->cond) sb_printf(sb, "%s.node.subgraphs = ['%s', '%s']\n", opname, b->cond->names[0], b->cond->names[1]);
         return;

@@ -87,7 +87,7 @@ static const char *extern_name(Schedule *s, const SchedGroup *g) {
     if (eb->ext == EXT_MULTI_OUTPUT)   /* "buf4 = buf3[0]": no call, a name for `sched` */
         return arena_printf(&s->arena, "%sextern_multi_output_%s", ir_prefix(s->ir), eb->mo_of->name);
     return arena_printf(&s->arena, "%sextern_%s", ir_prefix(s->ir),
-                        eb->ext == EXT_SDPA ? "sdpa" : eb->ext == EXT_COND ? "cond" : eb->ext == EXT_CONV ? "convolution" : "mm");
+                        eb->ext == EXT_SDPA ? "sdpa" : eb->ext == EXT_COND ? (eb->cond->is_while ? "while_loop" : "cond") : eb->ext == EXT_CONV ? "convolution" : "mm");
 }
 
 static bool is_nop_group(const Schedule *s, const SchedGroup *g) {
