@@ -17,7 +17,8 @@
  *   - no size hint (0 bytes shared) for a dependency over an unbacked size; an item() is a
  *     DynamicScalar extern node that flushes the cpp kernel group where it runs;
  *   - mm's matrices need a stride-1 dim (require_stride1), else a copy kernel;
- *   - layouts decided in creation order from current reads; a broadcast freezes a buffer.
+ *   - layouts decided in creation order from current reads; a broadcast freezes a buffer;
+ *   - ExternKernel.realize_input hands an extern a StorageBox's buffer itself.
  * Values of these graphs against the interpreter: tests/test_codegen.c (tests/fixtures/codegen:
  * unrolled_small_reductions, cpu_bmm_one_row, foreach_inplace_read_after). */
 #include "tap.h"
@@ -374,6 +375,20 @@ static void layout_rules(MiCtx *ctx) {
     ctx->target = MI_DEV_CPU;
 }
 
+/* An extern's argument is the realized buffer itself, never a constant inlined by
+ * ComputedBuffer.make_loader: the zeros state two addmm read is one buffer (cpu_rnn_cell_train's
+ * forward: 4 kernels as Inductor's output code, was 5: a second zeros kernel fused with the tanh
+ * gave the later cells' kernels another source) */
+static void extern_arg_rules(MiCtx *ctx) {
+    char *k, *d, *ir;
+    int n = sched_text(ctx, "tests/fixtures/sched_rules/zeros_two_addmm.py", MI_DEV_CPU, &k, &d, &ir);
+    is_int(n, 4, "zeros read by two addmm: 4 kernels");
+    is_str(ir, "buf0 pointwise\nbuf1 extern\nbuf2 extern\nbuf3 pointwise\n", "one zeros buffer for both addmm");
+    is_str(k, "cpp_fused_full_0: op0\nextern_mm: op1\nextern_mm: op2\ncpp_fused_add_tanh_1: op3\n",
+           "the zeros kernel, the two addmm, the tanh");
+    free(k); free(d); free(ir);
+}
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
     cpp_rules(ctx);
@@ -387,6 +402,7 @@ int main(void) {
     unbacked_rules(ctx);
     mm_operand_rules(ctx);
     layout_rules(ctx);
+    extern_arg_rules(ctx);
     mi_ctx_free(ctx);
     return done_testing();
 }

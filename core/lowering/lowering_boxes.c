@@ -305,6 +305,15 @@ Buffer *lw_as_strided(Lower *L, IrTBox *t, Layout *view) {
     if (base && !base->buf && base->fn) lw_realize(L, base, NULL);
     if (t->is_view && base && base->buf) lw_freeze_under_view(L, base->buf);
     Buffer *b;
+    if (!t->is_view && t->sb && t->sb->buf) {
+        /* ExternKernel.realize_input of a StorageBox: the buffer itself, whatever its readers'
+         * loaders do (a realized constant inlines into them: inline_on_load). Example: an RNN's
+         * zeros state read by two cells' addmm is one buffer, realized by the first addmm */
+        b = t->sb->buf;
+        b->layout.fixed = true;
+        *view = b->layout;
+        return b;
+    }
     if (ir_probe_strided(L->m, t->loader, t->ndim, t->size, &b, view)) {
         b->layout.fixed = true;   /* a ReinterpretView freezes the layout it reads through */
         return b;
