@@ -18,7 +18,8 @@
  *     DynamicScalar extern node that flushes the cpp kernel group where it runs;
  *   - mm's matrices need a stride-1 dim (require_stride1), else a copy kernel;
  *   - layouts decided in creation order from current reads; a broadcast freezes a buffer;
- *   - ExternKernel.realize_input hands an extern a StorageBox's buffer itself.
+ *   - ExternKernel.realize_input hands an extern a StorageBox's buffer itself;
+ *   - a reader computes inline a value realized after it was lowered (make_loader's capture).
  * Values of these graphs against the interpreter: tests/test_codegen.c (tests/fixtures/codegen:
  * unrolled_small_reductions, cpu_bmm_one_row, foreach_inplace_read_after). */
 #include "tap.h"
@@ -389,6 +390,24 @@ static void extern_arg_rules(MiCtx *ctx) {
     free(k); free(d); free(ir);
 }
 
+/* A reader captures its inputs' loaders when it is lowered (make_loader: a pending value's
+ * inner_fn): a value realized later is still computed inline in it. var_mean's backward sums
+ * neg(tangents_1 * rsqrt) before the mm realizes the product: the sum joins the rsqrt kernel;
+ * the later sum of the product reads its buffer (cuda_float64_var_mean_train's backward: 3
+ * kernels as Inductor, was 5: the first sum read the product's buffer, a cycle kept it apart) */
+static void capture_rules(MiCtx *ctx) {
+    char *k, *d;
+    int n = sched_text(ctx, "tests/fixtures/sched_rules/var_mean_capture_cuda.py", MI_DEV_CUDA, &k, &d, NULL);
+    is_int(n, 5, "var_mean backward on cuda: 3 kernels, the mm and the addmm");
+    is_str(k, "cuda_fused_add_mean_mul_neg_rsqrt_sub_0: op0 op1 op2 op5 op6\n"
+              "cuda_fused_add_div_expand_mul_neg_pow_1: op3 op7\nextern_mm: op4\n"
+              "cuda_fused_add_reshape_sum_2: op8 op9\nextern_mm: op10\n",
+           "sum_2 (op6) with the rsqrt and the means; the product (op3) with add_1 (op7)");
+    ok(d && strstr(d, "fuse op0_op1_op2_op5 + op6 score=392: vertical: producer into consumer\n"),
+       "sum_2 reads the rsqrt it recomputes the product from, not the product's buffer");
+    free(k); free(d);
+}
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
     cpp_rules(ctx);
@@ -403,6 +422,7 @@ int main(void) {
     mm_operand_rules(ctx);
     layout_rules(ctx);
     extern_arg_rules(ctx);
+    capture_rules(ctx);
     mi_ctx_free(ctx);
     return done_testing();
 }

@@ -119,7 +119,7 @@ Buffer *ir_new_buffer(IrModule *m, BufKind kind, const Layout *l) {
         m->capbufs = m->capbufs ? 2 * m->capbufs : 16;
         m->bufs = mi_xrealloc(m->bufs, sizeof(Buffer *) * m->capbufs);
     }
-    b->id = m->nbufs;
+    b->id = b->born = m->nbufs;
     m->bufs[m->nbufs++] = b;
     return b;
 }
@@ -381,7 +381,10 @@ LoopBody *ir_trace_scatter(IrModule *m, Buffer *buf, const IrFn *fn, const IrFn 
     Expr *out[MI_MAX_DIMS + 1];
     indexer->index_call(indexer, &r.h, idx, out);
     Expr *at = layout_index(s, &target->layout, out);
+    int cap = m->capture;
+    m->capture = buf->born + 1;
     IrVal v = fn->call(fn, &r.h, idx);
+    m->capture = cap;
     if (atomic_add) r.h.store_atomic_add(&r.h, target, at, v);
     else r.h.store(&r.h, target, at, v);
     return b;
@@ -451,7 +454,10 @@ static LoopBody *trace_body(IrModule *m, Buffer *buf, const IrFn *fn, int ndim, 
     buf->trace = t;
     Recorder r;
     recorder_init(&r, m, b);
+    int cap = m->capture;
+    m->capture = buf->born + 1;   /* what buf's inner function captured (call_storage) */
     IrVal v = fn->call(fn, &r.h, idx);
+    m->capture = cap;
     Buffer *target = buf->mutates ? buf->mutates : buf;
     Expr *out = layout_index(s, &target->layout, idx);
     if (nred == 0) {
@@ -490,7 +496,10 @@ LoopBody *ir_trace_scan(IrModule *m, Buffer *buf, const IrScan *sc, int ndim, Ex
     Recorder r;
     recorder_init(&r, m, b);
     IrVal v[2], items[2];
+    int cap = m->capture;
+    m->capture = buf->born + 1;
     for (int k = 0; k < sc->n; k++) v[k] = sc->fns[k]->call(sc->fns[k], &r.h, idx);
+    m->capture = cap;
     IrVal tup = r.h.scan(&r.h, sc->op, sc->flags, sc->dtypes, v, sc->n);
     for (int k = 0; k < sc->n; k++) items[k] = r.h.getitem(&r.h, tup, k);
     r.h.store(&r.h, buf, layout_index(s, &buf->layout, idx), items[sc->output_index]);

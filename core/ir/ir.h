@@ -192,6 +192,9 @@ typedef struct IrTrace {
 
 struct Buffer {
     int id;               /* position in IrModule.bufs */
+    int born;             /* when its inner function captured its inputs' loaders: the buffer
+                             count then (its storage's, lw_realize; else its id). A body records
+                             a storage realized at or after it inlined (IrModule.capture) */
     const char *name;     /* "buf3", or the placeholder name for inputs */
     BufKind kind;
     Layout layout;
@@ -246,9 +249,10 @@ struct Buffer {
 typedef struct IrStorage {
     Buffer *buf;          /* realized (or input) */
     const IrFn *fn;       /* pending pointwise inner function */
-    const IrFn *fn0;      /* the inner function it had before it was realized: a body recorded
-                             again (ir_retrace_all) for a buffer made before this one inlines it,
-                             as it did the first time */
+    const IrFn *fn0;      /* the inner function it had before it was realized: a function that
+                             captured this storage's loader before then computes it inline
+                             (Inductor's make_loader returned the Pointwise's inner_fn) */
+    int born;             /* IrModule.nbufs when it was made (its inner function's capture) */
     struct IrModule *m;
     DType dtype;
     int ndim; Expr **size;
@@ -311,7 +315,10 @@ typedef struct IrModule {
                                                    whose items a GPU target realizes, its item
                                                    buffers (register_operation_list); the
                                                    scheduler makes each a combo kernel */
-    const Buffer *retracing;                    /* the buffer whose body ir_retrace_all records */
+    int capture;                                /* 1 + the born of the inner function being
+                                                   run (0: none): a realized storage whose buffer
+                                                   is that new or newer is computed inline, as
+                                                   the loader the function captured did */
     struct IrScatterIndex *scatter_index;       /* ir_deps.c's cache: per input, the in-place
                                                    Scatters into it (built on first use, again
                                                    after buffers were added) */

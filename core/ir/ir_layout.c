@@ -88,9 +88,7 @@ static void retrace_body(IrModule *m, Buffer *b);
 static void retrace(IrModule *m, Buffer *b) {
     if (!b->trace) return;
     LoopBody *old = b->body;
-    m->retracing = b;
-    retrace_body(m, b);
-    m->retracing = NULL;
+    retrace_body(m, b);   /* with b->born, as the first time: the same storages inline */
     if (old && old != b->body) { free(old->ops); free(old->indexes); }   /* the arena keeps the rest */
 }
 

@@ -75,17 +75,36 @@ static bool inline_on_load(const IrStorage *sb) {
     return true;
 }
 
+/* Run sb's inner function fn (its pending one or, realized, the one it had) as the function
+ * that captured its own inputs' loaders when sb was made (IrModule.capture = its born). */
+static IrVal run_captured(IrStorage *sb, const IrFn *fn, OpsHandler *h, Expr *const *idx) {
+    IrModule *m = sb->m;
+    if (!m) return fn->call(fn, h, idx);
+    int cap = m->capture;
+    m->capture = sb->born + 1;
+    IrVal v = fn->call(fn, h, idx);
+    m->capture = cap;
+    return v;
+}
+
+/* A storage's loader. Inductor's readers capture x.make_loader() when they are lowered: a
+ * pending value's inner_fn, which they keep calling after the value is realized. So a storage
+ * realized at or after the birth of the function now running (IrModule.capture, set by the
+ * body being recorded and by each pending storage run on the way) is computed inline, as that
+ * function captured it; one realized before is a load of its buffer. Example: var_mean's
+ * backward sums neg(tangent * rsqrt) before the mm realizes tangent * rsqrt: the sum reads the
+ * tangent (one kernel with the rsqrt), the later sum of the product reads its buffer. */
 static IrVal call_storage(const IrFn *f, OpsHandler *h, Expr *const *idx) {
     IrStorage *sb = f->sb;
-    const Buffer *rt = sb->m ? sb->m->retracing : NULL;
-    if (sb->buf && rt && sb->fn0 && sb->buf->id >= rt->id)   /* realized after the body's buffer */
-        return sb->fn0->call(sb->fn0, h, idx);
-    if (sb->buf && inline_on_load(sb)) return sb->fn0->call(sb->fn0, h, idx);
+    IrModule *m = sb->m;
+    if (sb->buf && sb->fn0 && m && m->capture && sb->buf->id + 1 >= m->capture)
+        return run_captured(sb, sb->fn0, h, idx);
+    if (sb->buf && inline_on_load(sb)) return run_captured(sb, sb->fn0, h, idx);
     if (sb->buf) {
         IrFn tmp = {.buf = sb->buf, .sym = f->sym};
         return lw_call_buf_load(&tmp, h, idx);
     }
-    return sb->fn->call(sb->fn, h, idx);
+    return run_captured(sb, sb->fn, h, idx);
 }
 
 SymCtx *lw_fn_sym(const IrFn *f) { return f->sym; }
@@ -240,6 +259,7 @@ Buffer *lw_realize(Lower *L, IrStorage *sb, const Layout *fixed) {
     Layout l = fixed ? *fixed : layout_contiguous(L->m, sb->dtype, L->dev, sb->ndim, sb->size);
     if (!fixed && L->cur && L->cur->has_meta) l.device = L->cur->meta.device;
     Buffer *b = lw_new_buffer(L, BUF_COMPUTED, &l);
+    b->born = sb->born;                         /* its body inlines what sb's function captured */
     if (sb->node) b->producer = sb->node;       /* provenance: the node that computed the value */
     b->origins = sb->origins;
     b->norigins = sb->norigins;
@@ -264,6 +284,7 @@ IrStorage *lw_storage_new(Lower *L, const IrFn *fn, DType dt, int ndim, Expr **s
     sb->norigins = norigins;
     sb->node = L->cur;
     sb->m = L->m;
+    sb->born = L->m->nbufs;
     return sb;
 }
 

@@ -173,7 +173,10 @@ static OpCount opcount_of(Lower *L, const IrStorage *sb, const Buffer *want, boo
         snprintf(nm, sizeof nm, "opc%d", d);
         idx[d] = sym_is_int(sb->size[d], &one) && one == 1 ? sym_int(L->s, 0) : sym_symbol(L->s, nm);
     }
+    int cap = L->m->capture;
+    L->m->capture = sb->born + 1;   /* inner_fn_opcount runs what the value captured */
     sb->fn->call(sb->fn, &c.h, idx);
+    L->m->capture = cap;
     OpCount r = {c.n, c.reads, c.nontrivial_reads, c.heavy_cpu, c.reads_reduction};
     if (loads_want) *loads_want = c.loads_want;
     free(c.keys);
