@@ -159,9 +159,19 @@ static const char *const fixed[] = {
     /* kern10: an item() is Inductor's DynamicScalar, an ExternKernelSchedulerNode at its
      * min_order: it flushes the cpp kernel group before the first group using u1 */
     "same     cpu_item_capture_scalar 0/0 (2)",
+    /* sched10: an extern's argument that is no view is its StorageBox's buffer (realize_input):
+     * the zeros state two cells' addmm read is one buffer */
+    "same     cpu_rnn_cell_train 0/0 (4)",
+    /* sched10: a reader computes inline a value realized after it was lowered (make_loader's
+     * capture): the sum of neg(tangents * rsqrt) joins the rsqrt kernel; the normalize recomputes
+     * rsqrt from var_mean's m2 */
+    "same     cuda_float64_var_mean 0/0 backward (3)",
+    "same     cpu_conv_transpose3d_train 0/0 (1)",
+    "same     cpu_norm_variants_train 0/0 (1)",
 };
-/* unseen10: the tenth batch adds 69 graphs with a kernel count, 63 equal (survey_kernels: 432 of 449) */
-enum { FLOOR = 432, GRAPHS = 449 };
+/* unseen10: the tenth batch adds 69 graphs with a kernel count, 63 equal (survey_kernels: 432 of 449);
+ * sched10: 436 (66 of the tenth batch's 69, 370 of the others' 380) */
+enum { FLOOR = 436, GRAPHS = 449 };
 
 int main(void) {
     ShellEnv env;
