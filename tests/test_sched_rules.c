@@ -19,7 +19,8 @@
  *   - mm's matrices need a stride-1 dim (require_stride1), else a copy kernel;
  *   - layouts decided in creation order from current reads; a broadcast freezes a buffer;
  *   - ExternKernel.realize_input hands an extern a StorageBox's buffer itself;
- *   - a reader computes inline a value realized after it was lowered (make_loader's capture).
+ *   - a reader computes inline a value realized after it was lowered (make_loader's capture);
+ *   - cpp.py compatible ranges into a fused node whose nodes share one buffer size.
  * Values of these graphs against the interpreter: tests/test_codegen.c (tests/fixtures/codegen:
  * unrolled_small_reductions, cpu_bmm_one_row, foreach_inplace_read_after). */
 #include "tap.h"
@@ -251,6 +252,15 @@ static void cpp_rules(MiCtx *ctx) {
     sched_text(ctx, "tests/fixtures/sched_rules/peak_memory_order.py", MI_DEV_CPU, &k, &d, NULL);
     ok(d && strstr(d, "skip op0 + op1 score=16384: cpp: ((4096,), ()) vs ((64,), (64,)) (no shared outer loop)\n"),
        "relu and its row sum: refused in cpp.py's terms");
+    free(k); free(d);
+    /* _can_fuse_nodes_with_compatible_ranges with a fused ref: exp ((18,),) into div + mul
+     * ((6, 3),), whose nodes all have exp's buffer size (cpu_distributions_logprob_train's
+     * backward: the softplus into the fused nodes that read the broadcast row) */
+    n = sched_text(ctx, "tests/fixtures/sched_rules/compatible_ranges_fused.py", MI_DEV_CPU, &k, &d, NULL);
+    is_str(k, "cpp_fused_div_exp_expand_mul_unsqueeze_0: op0 op1 op2\n", "compatible ranges: one fused node, one loop nest");
+    is_str(d, "fuse op1 + op2 score=96: horizontal: shared reads\n"
+              "fuse op0 + op1_op2 score=72: vertical: producer into consumer\n",
+           "compatible ranges: the flat exp re-split as the fused pair of one buffer size");
     free(k); free(d);
     /* the fused sums (min_order 0) are visited first and pull in the mm they wait for */
     n = sched_text(ctx, "tests/fixtures/sched_rules/topo_pull.py", MI_DEV_CPU, &k, &d, NULL);

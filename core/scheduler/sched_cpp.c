@@ -32,6 +32,7 @@ typedef struct CppState {
     bool red, fused;      /* any reduction; more than one node */
     int nnodes;
     const Buffer *buf;    /* a single node's buffer (COMPATIBLE_RANGES compares its size) */
+    const Buffer *size_of;   /* a buffer whose size every node's buffer has; NULL: sizes differ */
 } CppState;
 
 struct SchedCpp { CppState *st; int n; CppState pending; };
@@ -46,7 +47,7 @@ void sched_cpp_init(Schedule *s) {
         CppState *t = &c->st[g];
         const Buffer *b = s->nodes[s->groups[g].nodes[0]].buf;
         t->nnodes = s->groups[g].n;
-        t->buf = b;
+        t->buf = t->size_of = b;
         if (b->kind == BUF_COMPUTED && b->body && ir_cpp_group(s->ir->ctx->sym, b->body, &t->g)) t->red = t->g.nr > 0;
         t->first = t->last = t->g;
     }
@@ -69,17 +70,18 @@ static Expr *prod(SymCtx *S, Expr *const *v, int n) {
 }
 
 /* _can_fuse_nodes_with_compatible_ranges: two pointwise groups of one number of elements, one
- * of them a single loop, and the one to re-split a single node whose buffer has the other's
- * (single-size) buffer size */
+ * of them a single loop, and the one to re-split a single node whose buffer has the size of the
+ * other's buffer (of every node's buffer when the other is fused: its ranges_set of one size).
+ * Example: a softplus over [6, 3] flattened to ((18,),) fuses into the fused pair of
+ * ((6, 3),) nodes that read a broadcast row (the distributions' backward). */
 static bool compatible_ranges(const Schedule *s, const CppState *a, const CppState *b) {
     if (a->g.nr || b->g.nr) return false;
     SymCtx *S = s->ir->ctx->sym;
     if (prod(S, (Expr *const *)a->g.v, a->g.nv) != prod(S, (Expr *const *)b->g.v, b->g.nv)) return false;
     if (!(a->g.nv == 1 || b->g.nv == 1)) return false;
     const CppState *rec = a->g.nv < b->g.nv ? a : b, *ref = rec == a ? b : a;
-    if (rec->fused || !rec->buf || !ref->buf) return false;
-    if (ref->fused) return false;   /* (a fused ref needs one size over its nodes: kept out) */
-    const Layout *x = &rec->buf->layout, *y = &ref->buf->layout;
+    if (rec->fused || !rec->buf || !ref->size_of) return false;
+    const Layout *x = &rec->buf->layout, *y = &ref->size_of->layout;
     return eq((const Expr *const *)x->size, x->ndim, (const Expr *const *)y->size, y->ndim);
 }
 
@@ -165,6 +167,9 @@ void sched_cpp_prepare(Schedule *s, int ga, int gb, bool vertical, bool a_feeds_
     t->fused = true;
     t->nnodes = a.nnodes + b.nnodes;
     t->buf = NULL;
+    t->size_of = a.size_of && b.size_of &&
+                 eq((const Expr *const *)a.size_of->layout.size, a.size_of->layout.ndim,
+                    (const Expr *const *)b.size_of->layout.size, b.size_of->layout.ndim) ? a.size_of : NULL;
     if (kind == 2) {
         t->depth = d;
         t->first = a.first;
