@@ -20,7 +20,8 @@
  *   - layouts decided in creation order from current reads; a broadcast freezes a buffer;
  *   - ExternKernel.realize_input hands an extern a StorageBox's buffer itself;
  *   - a reader computes inline a value realized after it was lowered (make_loader's capture);
- *   - cpp.py compatible ranges into a fused node whose nodes share one buffer size.
+ *   - cpp.py compatible ranges into a fused node whose nodes share one buffer size;
+ *   - diagonal_scatter as lowering.py's clone + mutate_to of the diagonal view.
  * Values of these graphs against the interpreter: tests/test_codegen.c (tests/fixtures/codegen:
  * unrolled_small_reductions, cpu_bmm_one_row, foreach_inplace_read_after). */
 #include "tap.h"
@@ -418,6 +419,20 @@ static void capture_rules(MiCtx *ctx) {
     free(k); free(d);
 }
 
+/* lowering.py diagonal_scatter: clone(x) realized, src stored through the diagonal view into
+ * the clone's buffer (a mutation, no fallback): the infonce backward's zeros with the diagonal
+ * set stay in the cpp kernel group (cpu_infonce_train's backward: 4 kernels as Inductor). Values:
+ * tests/fixtures/codegen/diagonal_scatter_offset.py in tests/test_codegen.c. */
+static void diagonal_scatter_rule(MiCtx *ctx) {
+    char *k, *d, *ir;
+    int n = sched_text(ctx, "tests/fixtures/codegen/diagonal_scatter_offset.py", MI_DEV_CPU, &k, &d, &ir);
+    is_int(n, 1, "diagonal_scatter: one cpp kernel");
+    is_str(ir, "buf0 pointwise\nbuf1 pointwise mutates buf0\nbuf2 pointwise\n",
+           "diagonal_scatter: the clone, the diagonal store into it, the add reading it");
+    is_str(k, "cpp_fused_add_diagonal_scatter_0: op0 | op1 | op2\n", "diagonal_scatter: three loop nests of one kernel");
+    free(k); free(d); free(ir);
+}
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
     cpp_rules(ctx);
@@ -433,6 +448,7 @@ int main(void) {
     layout_rules(ctx);
     extern_arg_rules(ctx);
     capture_rules(ctx);
+    diagonal_scatter_rule(ctx);
     mi_ctx_free(ctx);
     return done_testing();
 }

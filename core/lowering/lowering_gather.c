@@ -383,6 +383,49 @@ static int index_put_impl(Lower *L, const Node *n, IrTBox *x, IrTBox **t, int nt
 }
 
 
+/* diagonal_scatter's store index: src's index (the dims other than dim1 / dim2 in order, then
+ * the diagonal) into x's dims; f->dim / f->op are dim1 / dim2, f->c the offset. */
+static void diag_map(const IrFn *f, OpsHandler *h, Expr *const *idx, Expr **out) {
+    (void)h;
+    SymCtx *s = f->sym;
+    int d1 = f->dim, d2 = f->op, k = 0;
+    int64_t off = (int64_t)f->c;
+    Expr *i = idx[f->nin - 2];
+    for (int d = 0; d < f->nin; d++)
+        if (d != d1 && d != d2) out[d] = idx[k++];
+    out[d1] = off < 0 ? sym_add(s, i, sym_int(s, -off)) : i;
+    out[d2] = off > 0 ? sym_add(s, i, sym_int(s, off)) : i;
+}
+
+/* diagonal_scatter(x, src, offset, dim1, dim2), lowering.py's: output = clone(x) (realized),
+ * mutate_to(diagonal(output, offset, dim1, dim2), src) -- realize_into stores src through the
+ * diagonal view's indexer into the clone's buffer (MutationLayoutSHOULDREMOVE) -- and the
+ * clone is the result. Example: the infonce backward's zeros [6, 6] with -g/6 on the
+ * diagonal: a fill, then a store at 7 * i into the same buffer (no fallback). */
+static int lower_diagonal_scatter(Lower *L, const Node *n, int arg) {
+    (void)arg;
+    IrTBox *x = lw_arg_tbox(L, n, 0), *src = lw_arg_tbox(L, n, 1);
+    int64_t off = 0, d1 = 0, d2 = 1;
+    if (!x || !src) return lw_err(L, n, "diagonal_scatter needs a tensor and a source");
+    lw_arg_int(n, 2, "offset", &off);
+    lw_arg_int(n, 3, "dim1", &d1);
+    lw_arg_int(n, 4, "dim2", &d2);
+    if (d1 < 0) d1 += x->ndim;
+    if (d2 < 0) d2 += x->ndim;
+    if (x->ndim < 2 || d1 < 0 || d2 < 0 || d1 >= x->ndim || d2 >= x->ndim || d1 == d2 || src->ndim != x->ndim - 1)
+        return lw_err(L, n, "diagonal_scatter: bad dims %lld, %lld for a source of rank %d into rank %d", (long long)d1,
+                      (long long)d2, src->ndim, x->ndim);
+    IrTBox *out = clone_realized(L, n, x);
+    IrFn *ix = lw_fn(L, NULL, DT_I64);
+    ix->index_call = diag_map;
+    ix->nin = x->ndim;   /* the diagonal is src's last dim, index nin - 2 */
+    ix->dim = (int)d1;
+    ix->op = (int)d2;
+    ix->c = (double)off;
+    add_scatter(L, n, out, lw_to_dtype(L, src->loader, x->dtype), ix, src->ndim, src->size, false);
+    return lw_set_tbox(L, n, out);
+}
+
 /* _unsafe_masked_index_put_accumulate(x, mask, indices, values) (lowering.py): where(mask,
  * values, 0) added at the indices clamped into [-size, size - 1] of clone(x), as
  * _unsafe_index_put (index_put_impl_ without a check; a negative index wraps). Example: x [4],
@@ -615,7 +658,7 @@ static int lower_upsample_nearest(Lower *L, const Node *n, int arg) {
 const LoweringDef lowering_gather_table[] = {
     {"aten.index.Tensor", lower_index, 1}, {"aten._unsafe_index.Tensor", lower_index, 0},
     {"aten.index_select.default", lower_index_select, 0}, {"aten.embedding.default", lower_embedding, 0},
-    {"aten.gather.default", lower_gather, 0},
+    {"aten.gather.default", lower_gather, 0}, {"aten.diagonal_scatter.default", lower_diagonal_scatter, 0},
     {"aten.index_put.default", lower_index_put, 1}, {"aten._unsafe_index_put.default", lower_index_put, 0},
     {"aten.index_put_.default", lower_index_put, 1 | 2}, {"prims._unsafe_index_put_.default", lower_index_put, 2},
     {"aten.scatter.src", lower_scatter_op, 0}, {"aten.scatter.value", lower_scatter_op, 0},
