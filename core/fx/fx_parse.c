@@ -21,6 +21,7 @@
 #include "fx/graph.h"
 #include "ops/ops.h"
 #include "base/symbool.h"
+#include "base/symfloat.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -582,6 +583,18 @@ static int parse_annotation(Parser *p, Node *n, const char *text, size_t len, si
             else { n->symbool = arena_strdup(&p->g->arena, cond); n->annotated = true; }
             symbool_free(b);
             free(cond);
+        }
+        else if (!e && inner && symfloat_looks_float(s + 4)) {
+            /* a SymFloat ("Sym(IntTrueDiv(8*s0, 8))", "Sym(0.1)"): kept verbatim, checked here */
+            char *text = mi_xmalloc(inner + 1);
+            memcpy(text, s + 4, inner);
+            text[inner] = 0;
+            if (symfloat_check(p->ctx, text, NULL) != 0) {
+                snprintf(why, sizeof why, "%s", p->ctx->err.msg);
+                rc = perr_at(p, at + 4 + (p->ctx->err.col > 0 ? p->ctx->err.col - 1 : 0),
+                             "bad symbolic float expression in annotation \"%s\": %s", s, why);
+            } else { n->symfloat = arena_strdup(&p->g->arena, text); n->annotated = true; }
+            free(text);
         }
         else if (!e) rc = perr_at(p, at + 4, "bad symbolic expression in annotation \"%s\": %s", s, why);
         else if (!end || *end != ')' || end[1]) rc = perr_at(p, at, "expected ')' closing Sym( in annotation \"%s\"", s);

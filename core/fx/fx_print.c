@@ -111,9 +111,9 @@ void value_print_sb(const Value *v, StrBuf *sb) {
 
 bool node_annotation_sb(const Node *n, StrBuf *sb) {
     if (!n->annotated) return false;
-    if (n->symbool) {
+    if (n->symbool || n->symfloat) {
         sb_put(sb, "Sym(");
-        sb_put(sb, n->symbool);
+        sb_put(sb, n->symbool ? n->symbool : n->symfloat);
         sb_putc(sb, ')');
     } else if (n->is_sym) {
         sb_put(sb, "Sym(");

@@ -395,6 +395,7 @@ static Graph *clone_into(const Graph *g, Graph *parent) {
         d->ph_comment = gdup(c, s->ph_comment);
         d->fused_unary = gdup(c, s->fused_unary);
         d->symbool = gdup(c, s->symbool);
+        d->symfloat = gdup(c, s->symfloat);
         d->users = NULL;
         d->nusers = 0;
         if (s->has_meta || s->meta.ndim) copy_meta(&c->arena, &d->meta, &s->meta);

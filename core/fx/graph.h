@@ -85,6 +85,9 @@ struct Node {
     const char *symbool;    /* SymBool-valued node ("Sym(s0 >= 2)", the input of _assert_scalar):
                                the condition text inside "Sym(...)", kept verbatim (symbool.h
                                parses it); NULL otherwise. is_sym is false for these */
+    const char *symfloat;   /* SymFloat-valued node ("Sym(IntTrueDiv(8*s0, 8))"): the text inside
+                               "Sym(...)", kept verbatim (symfloat.h checks and evaluates it);
+                               NULL otherwise. is_sym is false for these */
     const char *stack;      /* text after "# File: " of the comment block it sits under, or NULL;
                                "" when under "# No stacktrace found for following nodes" */
     int src_line;           /* line in the source text it was parsed from (0 if built) */

@@ -6,6 +6,7 @@
 #include "fx/graph.h"
 #include "ops/ops.h"
 #include "base/symbool.h"
+#include "base/symfloat.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -116,6 +117,7 @@ static cJSON *graph_json(const Graph *g) {
             for (int k = 0; k < n->nkwargs; k++) cJSON_AddItemToObject(kw, n->kwargs[k].name, value_json(&n->kwargs[k].v));
         }
         if (n->annotated && n->symbool) cJSON_AddStringToObject(j, "symbool", n->symbool);
+        else if (n->annotated && n->symfloat) cJSON_AddStringToObject(j, "symfloat", n->symfloat);
         else if (n->annotated && n->is_sym) cJSON_AddItemToObject(j, "sym", expr_json(n->sym_val));
         else if (n->annotated && n->has_meta) cJSON_AddItemToObject(j, "meta", meta_json(&n->meta));
         else if (n->has_meta) cJSON_AddItemToObject(j, "meta_unprinted", meta_json(&n->meta));
@@ -414,6 +416,7 @@ static int read_graph(JR *r, Graph *g, const cJSON *o, int depth) {
         n->is_method = strcmp(kind->valuestring, "call_method") == 0;
         const cJSON *sym = cJSON_GetObjectItemCaseSensitive(j, "sym");
         const cJSON *sbool = cJSON_GetObjectItemCaseSensitive(j, "symbool");
+        const cJSON *sfloat = cJSON_GetObjectItemCaseSensitive(j, "symfloat");
         const cJSON *meta = cJSON_GetObjectItemCaseSensitive(j, "meta");
         const cJSON *meta_u = cJSON_GetObjectItemCaseSensitive(j, "meta_unprinted");
         if (sbool) {
@@ -428,6 +431,17 @@ static int read_graph(JR *r, Graph *g, const cJSON *o, int depth) {
             }
             symbool_free(b);
             n->symbool = arena_strdup(&g->arena, sbool->valuestring);
+            n->annotated = true;
+        } else if (sfloat) {
+            if (!cJSON_IsString(sfloat)) return jerr(r, "node '%s': \"symfloat\" must be a string", n->name);
+            MiTry tentative = mi_try(r->ctx);
+            if (symfloat_check(r->ctx, sfloat->valuestring, NULL) != 0) {
+                char why[700];
+                snprintf(why, sizeof why, "%.600s", r->ctx->err.msg);
+                mi_try_end(&tentative);
+                return jerr(r, "node '%s': bad \"symfloat\" \"%s\": %s", n->name, sfloat->valuestring, why);
+            }
+            n->symfloat = arena_strdup(&g->arena, sfloat->valuestring);
             n->annotated = true;
         } else if (sym) {
             if (!(n->sym_val = read_expr(r, sym, "sym"))) return -1;

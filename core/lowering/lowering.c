@@ -136,7 +136,8 @@ bool lowering_supported(const Graph *g, char *why, size_t n) {
         if (nd->kind != N_CALL_FUNCTION) continue;
         if (nd->is_sym && nd->sym_val) continue;   /* SymInt arithmetic: its value is the annotation */
         if (nd->symbool || is_sym_check(nd->target)) continue;   /* SymBools and their asserts: guards */
-        if (!lowering_find(nd->target) && !ir_fallback_ok(nd->op ? nd->op : op_lookup(nd->target))) {
+        if (!lowering_find(nd->target) && !ir_fallback_ok(nd->op ? nd->op : op_lookup(nd->target)) &&
+            !lw_custom_fallback_ok(nd)) {
             if (why) snprintf(why, n, "unsupported op '%s' (node '%s')", nd->target, nd->name);
             return false;
         }
@@ -180,7 +181,7 @@ int lw_lower_node(Lower *L, const Node *n) {
     if (!L->scratch && !getitem && ir_fallback_ok(op) && touches_complex(L, n)) rc = lw_fallback(L, n);
     else if (d) rc = d->fn(L, n, d->arg);
     else if (lw_lowers_by_decomposition(n)) rc = lw_lower_decomposed(L, n);   /* as select_decomp_table */
-    else if (ir_fallback_ok(n->op ? n->op : op_lookup(n->target))) rc = lw_fallback(L, n);
+    else if (ir_fallback_ok(n->op ? n->op : op_lookup(n->target)) || lw_custom_fallback_ok(n)) rc = lw_fallback(L, n);
     else return lw_err(L, n, "unsupported op '%s'", n->target);
     if (rc == 0) lw_layout_opt_output_rule(L, n);   /* channels-last saved outputs (layout_opt.c) */
     if (rc == 0) lw_after_node(L, n);   /* store or recompute (lowering_realize.c) */
@@ -489,6 +490,11 @@ static IrModule *lower_module(MiCtx *ctx, const Graph *g, bool branch) {
             L.vals[i].kind = LV_SYM; L.vals[i].sym = n->sym_val; continue;
         }
         if (n->symbool) continue;
+        if (n->symfloat) {   /* Inductor prints these into kernels (CppPrinter _print_IntTrueDiv ...) */
+            lw_err(&L, n, "node '%s' is a SymFloat, Sym(%s): float size expressions in kernels are not "
+                   "lowered yet (load, show, run, check work; exec and kernels do not)", n->name, n->symfloat);
+            goto fail;
+        }
         if (is_sym_check(n->target)) { lower_assert_scalar(m, ctx, n); continue; }
         if (lw_lower_node(&L, n) < 0) goto fail;
         lw_unbacked_sizes(&L, n, i);   /* nonzero, masked_select: their result's size u0 */

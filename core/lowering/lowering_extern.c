@@ -531,15 +531,24 @@ static Buffer *fb_node(Lower *L, const Layout *l, IrFallback *fb, const FbArgs *
 
 /* lw_fallback, or with out_kernel the ExternKernelOut form (lw_extern_out); skip and order0 as
  * lw_fallback_with */
+/* A user's own op (torch.library, op_is_custom) with no registry entry whose node carries its
+ * result's meta: Inductor lowers it as a FallbackKernel (GraphLowering.call_function with
+ * config.implicit_fallbacks: make_fallback, the layout from the fake tensor), so it shows in ir,
+ * sched, kernels and code; running it fails (op_unsupported_err says why). One tensor result. */
+bool lw_custom_fallback_ok(const Node *n) {
+    return !n->op && !op_lookup(n->target) && op_is_custom(n->target) && n->has_meta && n->meta.dtype != DT_INVALID;
+}
+
 static int fallback(Lower *L, const Node *n, bool out_kernel, int skip, const int *order0) {
     if (L->scratch)   /* a row that falls back inside a decomposition (dropout in attention, ...) */
         return lw_err(L, n, "'%s' inside a decomposition would run as a FallbackKernel, which cannot name its node", n->target);
     const OpDef *op = n->op ? n->op : op_lookup(n->target);
     TensorMeta metas[OP_MAX_OUTS];
     int nm = OP_MAX_OUTS;
-    if (op_infer_meta(L->ctx, (Graph *)L->g, n, metas, &nm) < 0) return -1;
+    if (!op && lw_custom_fallback_ok(n)) { metas[0] = n->meta; nm = 1; }   /* the annotation is its meta */
+    else if (op_infer_meta(L->ctx, (Graph *)L->g, n, metas, &nm) < 0) return -1;
     if (nm > OP_MAX_OUTS) return lw_err(L, n, "fallback '%s': %d results is too many", n->target, nm);
-    bool tuple = (op->flags & OPF_TUPLE) != 0;
+    bool tuple = op && (op->flags & OPF_TUPLE) != 0;
     if (!tuple && nm != 1) return lw_err(L, n, "fallback '%s': %d results for an op that returns one", n->target, nm);
     /* the graph's annotation (PyTorch's fake tensor) decides the result dtype, as the
      * FallbackKernel's layout does in Inductor; the result is converted into it */
@@ -586,7 +595,7 @@ static int fallback(Lower *L, const Node *n, bool out_kernel, int skip, const in
         if (m->dtype == DT_INVALID) continue;   /* a non-tensor item */
         Layout l = layout_contiguous(L->m, m->dtype, m->device, m->ndim, m->size);
         /* a view's strides may overlap or leave holes: then contiguous */
-        if (m->stride && (!(op->flags & OPF_VIEW) || dense_strides(m)))
+        if (m->stride && (!op || !(op->flags & OPF_VIEW) || dense_strides(m)))
             for (int d = 0; d < l.ndim; d++) if (m->stride[d]) l.stride[d] = m->stride[d];
         l.offset = sym_int(L->s, 0);
         l.fixed = true;

@@ -81,6 +81,7 @@ int lw_lower_node(Lower *L, const Node *n);
 IrModule *lw_lower_branch(MiCtx *ctx, const Graph *g);
 /* An op with a reference implementation but no lowering: a FallbackKernel (lowering_extern.c):
  * one node of MultiOutputLayout, then one MultiOutput node per tensor result. */
+bool lw_custom_fallback_ok(const Node *n);   /* a user's torch.library op with its meta: a FallbackKernel */
 int lw_fallback(Lower *L, const Node *n);
 /* lw_fallback with argument `skip` not passed (its run sees None there: a bias the lowering adds
  * as a pointwise op; ir_fallback_eval knows which ops peel which argument) and argument 0

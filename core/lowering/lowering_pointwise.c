@@ -110,6 +110,29 @@ static int lower_div_mode(Lower *L, const Node *n, int arg) {
     return lw_set_pointwise(L, n, f, dt, 2);
 }
 
+/* prims.div: lowering.py div_prim: integer (or bool) operands truncdiv; a float division by a
+ * constant multiplies by its reciprocal (copysign(inf, 0) for a zero); else truediv. */
+static int lower_div_prim(Lower *L, const Node *n, int arg) {
+    const TensorMeta *m = lw_out_meta(n);
+    if (!m || n->nargs < 2) return lw_err(L, n, "prims.div needs two arguments and a shape");
+    DType dt = m->dtype;
+    const IrFn *a = lw_arg_loader(L, n, 0, m->ndim, m->size, dt);
+    if (!a) return lw_err(L, n, "bad arguments to '%s'", n->target);
+    double d;
+    if (!dtype_is_float(dt)) {
+        const IrFn *b = lw_arg_loader(L, n, 1, m->ndim, m->size, dt);
+        if (!b) return lw_err(L, n, "bad arguments to '%s'", n->target);
+        return lw_set_pointwise(L, n, lw_math(L, IOP_TRUNCDIV, dt, a, b, NULL), dt, 2);
+    }
+    if (n->args[1].kind != V_NODE && value_as_double(&n->args[1], &d)) {
+        double r = d == 0 ? copysign(INFINITY, d) : 1.0 / d;
+        return lw_set_pointwise(L, n, lw_math(L, IOP_MUL, dt, a, lw_const(L, r, dt), NULL), dt, 2);
+    }
+    const IrFn *b = lw_arg_loader(L, n, 1, m->ndim, m->size, dt);
+    if (!b) return lw_err(L, n, "bad arguments to '%s'", n->target);
+    return lw_set_pointwise(L, n, lw_math(L, IOP_TRUEDIV, dt, a, b, NULL), dt, 2);
+}
+
 /* frac(x) = x - trunc(x) (torch/_refs) */
 static int lower_frac(Lower *L, const Node *n, int arg) {
     const TensorMeta *m = lw_out_meta(n);
@@ -437,6 +460,7 @@ const LoweringDef lowering_pointwise_table[] = {
     {"aten.clamp_min.Tensor", lower_pointwise, IOP_MAXIMUM}, {"aten.clamp_max.Tensor", lower_pointwise, IOP_MINIMUM},
     {"aten.where.ScalarOther", lower_ternary, IOP_WHERE}, {"aten.where.ScalarSelf", lower_ternary, IOP_WHERE},
     {"aten.where.Scalar", lower_ternary, IOP_WHERE}, {"aten.div.Tensor_mode", lower_div_mode, 0},
+    {"prims.div.default", lower_div_prim, 0},
     {"aten.div.Scalar_mode", lower_div_mode, 0}, {"aten.frac.default", lower_frac, 0},
     {"prims.rev.default", lower_rev, 0},
     /* special functions (pointwise_overrides_data; erfinv is register_pointwise_numeric) */

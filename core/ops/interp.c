@@ -6,6 +6,7 @@
  * (cond) call back into interp_run for their subgraphs. */
 #include "ops/interp.h"
 #include "base/symbool.h"
+#include "base/symfloat.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -244,6 +245,20 @@ static int run_call(Interp *in, int i) {
                 rc = mi_err(in->ctx, in->g->source, n->src_line, 0,
                             "node '%s': computed %s but its annotation Sym(%s) is %s for these sizes", n->name,
                             in->vals[i].i ? "True" : "False", n->symbool, want ? "True" : "False");
+        } else mi_try_end(&tentative);
+    }
+    /* a SymFloat node ("Sym(IntTrueDiv(8*s0, 8))"): its annotation, evaluated with the bound
+     * sizes, must agree with the computed value (to rounding; skipped while a symbol is unbound) */
+    if (rc == 0 && n->symfloat && (in->vals[i].kind == IV_FLOAT || in->vals[i].kind == IV_INT)) {
+        MiTry tentative = mi_try(in->ctx);
+        SymNum want;
+        if (symfloat_eval(in->ctx, n->symfloat, in->syms, in->nsyms, &want) == 0) {
+            double got = in->vals[i].kind == IV_FLOAT ? in->vals[i].f : (double)in->vals[i].i;
+            double w = want.is_int ? (double)want.i : want.f;
+            if (!(fabs(got - w) <= 1e-9 * fmax(1.0, fabs(w))) && !(isnan(got) && isnan(w)))
+                rc = mi_err(in->ctx, in->g->source, n->src_line, 0,
+                            "node '%s': computed %.17g but its annotation Sym(%s) is %.17g for these sizes", n->name,
+                            got, n->symfloat, w);
         } else mi_try_end(&tentative);
     }
     return rc;

@@ -90,7 +90,28 @@ int ops_resolve_graph(Graph *g) {
     return unknown;
 }
 
+/* Is target a user's op (torch.library: "survey.scaled_tanh.default"), of a namespace that is
+ * none of PyTorch's own (aten, prims, higher_order, operator ...)? */
+bool op_is_custom(const char *target) {
+    static const char *own[] = {"aten", "prims", "higher_order", "operator", "_operator", "torch", "math",
+                                "builtins", "inductor", "quantized_decomposed", "quantized", "mkl", "mkldnn",
+                                "onednn", "_c10d_functional", "c10d_functional", "_quantized", "fbgemm"};
+    const char *dot = target ? strchr(target, '.') : NULL;
+    if (!dot) return false;
+    for (size_t k = 0; k < sizeof own / sizeof own[0]; k++)
+        if (strlen(own[k]) == (size_t)(dot - target) && !strncmp(own[k], target, (size_t)(dot - target))) return false;
+    return true;
+}
+
+/* The error for an op not in the registry; for a user's own op (op_is_custom) it says what
+ * still works: Inductor calls such an op as a FallbackKernel, so the lowering does too, but
+ * its body (Python) is not in the graph, and nothing here can compute its values. */
 int op_unsupported_err(MiCtx *ctx, const Graph *g, const Node *n) {
+    if (op_is_custom(n->target))
+        return graph_node_err(ctx, g, n,
+                              "custom op %s has no implementation in minductor (a torch.library op: its body is "
+                              "not in the graph): check / exec / interpreting cannot run this graph; run, ir, sched, "
+                              "kernels and code show it as a FallbackKernel", n->target);
     return graph_node_err(ctx, g, n, "unsupported op '%s'", n->target ? n->target : "?");
 }
 

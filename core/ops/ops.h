@@ -96,6 +96,7 @@ typedef struct OpDef {
 const OpDef *op_lookup(const char *name);      /* NULL when unknown */
 /* The error for a node whose target is not in the registry: "unsupported op 'aten.foo.default'
  * (node 'foo')" at the node's line. Returns -1. */
+bool op_is_custom(const char *target);   /* a torch.library op of the user's own namespace */
 int op_unsupported_err(MiCtx *ctx, const Graph *g, const Node *n);
 int op_count(void);
 const OpDef *op_at(int i);

@@ -70,7 +70,7 @@ ArgRef arg_item(ArgRef a, int k) {
 bool arg_is_tensor(ShapeArgs *sa, ArgRef a) {
     if (!a.v || a.v->kind != V_NODE) return false;
     if (sa->eval) return a.iv && a.iv->kind == IV_TENSOR;
-    return !a.v->node->is_sym && !a.v->node->symbool;
+    return !a.v->node->is_sym && !a.v->node->symbool && !a.v->node->symfloat;
 }
 
 static const char *value_kind_name(const Value *v) {
@@ -223,6 +223,7 @@ int sa_scalar(ShapeArgs *sa, ArgRef a, const char *what, double *out, DType *typ
         }
         if (a.v->node->is_sym) { *out = 0; *type = DT_I64; return 0; }
         if (a.v->node->symbool) { *out = 1; *type = DT_BOOL; return 0; }   /* a SymBool condition */
+        if (a.v->node->symfloat) { *out = 0; *type = DT_F32; return 0; }   /* a SymFloat (a Python float) */
         return sa_err(sa, "argument '%s' must be a number, got tensor node '%s'", what, a.v->node->name);
     default:
         return sa_err(sa, "argument '%s' must be a number, got %s", what, value_kind_name(a.v));

@@ -83,6 +83,13 @@ static int64_t i_div(const int64_t *x, const PwParams *p) {   /* only reached wi
     if (x[1] == -1) return (int64_t)(0 - (uint64_t)x[0]);
     return p->round == 2 ? idiv_floor(x[0], x[1]) : x[0] / x[1];
 }
+/* prims.div (torch/_prims/__init__.py _div_aten): ints and bools truncate (div with
+ * rounding_mode "trunc"), floats divide truly. Example: prims.div(-7, 2) = -3. */
+static double f_pdiv(const double *x, const PwParams *p) { return x[0] / x[1]; }
+static int64_t i_pdiv(const int64_t *x, const PwParams *p) {
+    if (x[1] == -1) return (int64_t)(0 - (uint64_t)x[0]);
+    return x[1] == 0 ? 0 : x[0] / x[1];
+}
 /* the composite ops below follow the step order of PyTorch's CPU kernels (GeluKernel,
  * silu/mish/softplus/hardswish in Activation.cpp), each step in the compute dtype */
 static double f_gelu(const double *x, const PwParams *p) {
@@ -152,6 +159,25 @@ F2(f_gt, a > b)             I2(i_gt, a > b)
 F2(f_ge, a >= b)            I2(i_ge, a >= b)
 F2(f_land, (a != 0) && (b != 0))   F2(f_lor, (a != 0) || (b != 0))   F2(f_lxor, (a != 0) != (b != 0))
 I2(i_band, a & b)           I2(i_bor, a | b)            I2(i_bxor, a ^ b)
+/* ATen's calc_gcd (aten/src/ATen/native/Math.h): Euclid on |a|, |b| (|INT64_MIN| wraps as in
+ * C++); gcd(0, 0) = 0. lcm (BinaryMiscOpsKernels.cpp lcm_kernel): g == 0 ? 0 : |a / g * b|.
+ * Example: gcd(-12, 18) = 6, lcm(-4, 6) = 12. */
+static int64_t calc_gcd(int64_t a_in, int64_t b_in) {
+    int64_t a = a_in < 0 ? (int64_t)(0 - (uint64_t)a_in) : a_in, b = b_in < 0 ? (int64_t)(0 - (uint64_t)b_in) : b_in;
+    while (a != 0) {
+        int64_t c = a;
+        a = b % a;
+        b = c;
+    }
+    return b;
+}
+static int64_t calc_lcm(int64_t a, int64_t b) {
+    int64_t g = calc_gcd(a, b);
+    if (g == 0) return 0;
+    int64_t r = (int64_t)((uint64_t)(a / g) * (uint64_t)b);
+    return r < 0 ? (int64_t)(0 - (uint64_t)r) : r;
+}
+I2(i_gcd, calc_gcd(a, b))   I2(i_lcm, calc_lcm(a, b))
 /* the shifts in int64; the store wraps to the result dtype, which gives ATen's narrower results too */
 I2(i_shl, dtype_shift_left(DT_I64, a, b))   I2(i_shr, dtype_shift_right(DT_I64, a, b))
 static double f_leaky(const double *x, const PwParams *p) { return x[0] > 0 ? x[0] : x[0] * p->alpha; }
@@ -219,6 +245,8 @@ static const PwSpec
     sp_lxor = {2, R_LOGICAL, 0, f_lxor, NULL, S2},
     sp_band = {2, R_PROMOTE, 0, NULL, i_band, S2}, sp_bor = {2, R_PROMOTE, 0, NULL, i_bor, S2},
     sp_bxor = {2, R_PROMOTE, 0, NULL, i_bxor, S2},
+    sp_pdiv = {2, R_PROMOTE, P_ZDIV, f_pdiv, i_pdiv, {"a", "b"}},
+    sp_gcd = {2, R_PROMOTE, 0, NULL, i_gcd, S2}, sp_lcm = {2, R_PROMOTE, 0, NULL, i_lcm, S2},
     sp_shl = {2, R_PROMOTE, 0, NULL, i_shl, S2}, sp_shr = {2, R_PROMOTE, 0, NULL, i_shr, S2},
     sp_clamp = {1, R_PROMOTE, P_CLAMP, f_clamp, i_clamp, S1},
     sp_hardtanh = {1, R_PROMOTE, P_HARDTANH, f_clamp, NULL, S1},
@@ -611,6 +639,21 @@ const OpDef ops_pointwise_table[] = {
     PW("aten.special_hermite_polynomial_he.default", sp_herm_he, "probabilists' Hermite He_n(x)"),
     PW("aten.special_laguerre_polynomial_l.default", sp_lag_l, "Laguerre L_n(x)"),
     PW("aten.special_legendre_polynomial_p.default", sp_leg_p, "Legendre P_n(x)"),
+    PW("aten.special_chebyshev_polynomial_t.x_scalar", sp_cheb_t, "x a number, n a tensor"), PW("aten.special_chebyshev_polynomial_t.n_scalar", sp_cheb_t, "x a tensor, n a number"),
+    PW("aten.special_chebyshev_polynomial_u.x_scalar", sp_cheb_u, "x a number, n a tensor"), PW("aten.special_chebyshev_polynomial_u.n_scalar", sp_cheb_u, "x a tensor, n a number"),
+    PW("aten.special_chebyshev_polynomial_v.x_scalar", sp_cheb_v, "x a number, n a tensor"), PW("aten.special_chebyshev_polynomial_v.n_scalar", sp_cheb_v, "x a tensor, n a number"),
+    PW("aten.special_chebyshev_polynomial_w.x_scalar", sp_cheb_w, "x a number, n a tensor"), PW("aten.special_chebyshev_polynomial_w.n_scalar", sp_cheb_w, "x a tensor, n a number"),
+    PW("aten.special_shifted_chebyshev_polynomial_t.x_scalar", sp_scheb_t, "x a number, n a tensor"), PW("aten.special_shifted_chebyshev_polynomial_t.n_scalar", sp_scheb_t, "x a tensor, n a number"),
+    PW("aten.special_shifted_chebyshev_polynomial_u.x_scalar", sp_scheb_u, "x a number, n a tensor"), PW("aten.special_shifted_chebyshev_polynomial_u.n_scalar", sp_scheb_u, "x a tensor, n a number"),
+    PW("aten.special_shifted_chebyshev_polynomial_v.x_scalar", sp_scheb_v, "x a number, n a tensor"), PW("aten.special_shifted_chebyshev_polynomial_v.n_scalar", sp_scheb_v, "x a tensor, n a number"),
+    PW("aten.special_shifted_chebyshev_polynomial_w.x_scalar", sp_scheb_w, "x a number, n a tensor"), PW("aten.special_shifted_chebyshev_polynomial_w.n_scalar", sp_scheb_w, "x a tensor, n a number"),
+    PW("aten.special_hermite_polynomial_h.x_scalar", sp_herm_h, "x a number, n a tensor"), PW("aten.special_hermite_polynomial_h.n_scalar", sp_herm_h, "x a tensor, n a number"),
+    PW("aten.special_hermite_polynomial_he.x_scalar", sp_herm_he, "x a number, n a tensor"), PW("aten.special_hermite_polynomial_he.n_scalar", sp_herm_he, "x a tensor, n a number"),
+    PW("aten.special_laguerre_polynomial_l.x_scalar", sp_lag_l, "x a number, n a tensor"), PW("aten.special_laguerre_polynomial_l.n_scalar", sp_lag_l, "x a tensor, n a number"),
+    PW("aten.special_legendre_polynomial_p.x_scalar", sp_leg_p, "x a number, n a tensor"), PW("aten.special_legendre_polynomial_p.n_scalar", sp_leg_p, "x a tensor, n a number"),
+    PW("prims.div.default", sp_pdiv, "a / b, truncating for ints"),
+    PW("aten.gcd.default", sp_gcd, "greatest common divisor (ATen calc_gcd)"),
+    PW("aten.lcm.default", sp_lcm, "least common multiple (ATen lcm_kernel)"),
     PW("aten.bitwise_and.Scalar", sp_band, "x & y"),
     PW("aten.bitwise_or.Scalar", sp_bor, "x | y"),
     PW("aten.bitwise_xor.Scalar", sp_bxor, "x ^ y"),
