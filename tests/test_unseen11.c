@@ -71,6 +71,8 @@ static void test_symfloat_values(void) {
     sf_is("FloorToInt(-2.5)", -3);
     sf_is("CeilToInt(ToFloat(s1) / 2)", 2);
     sf_is("PowByNatural(s0, 10)", 1024);
+    sf_is("PowByNatural(-1, 2*s1 + 1)", -1);
+    sf_is("(1 - s0)**4", 1);
     sf_is("FloatPow(ToFloat(s0), 0.5)", sqrt(2.0));
     sf_is("OpaqueUnaryFn_sqrt(ToFloat(4*s0*s0))", 4);
     sf_is("RoundDecimal(1.2345, 2)", 1.23);

@@ -76,11 +76,12 @@ static FV arith(FP *p, const char *at, char op, FV a, FV b) {
 /* Integer power a ** b, b >= 0 (PowByNatural), with overflow refused. */
 static FV ipow(FP *p, const char *at, int64_t a, int64_t b) {
     if (b < 0) return fail(p, at, "%s: negative exponent", "PowByNatural");
+    if (b == 0) return num_i(1);
+    if (a == 0 || a == 1) return num_i(a);
+    if (a == -1) return num_i(b % 2 ? -1 : 1);
     int64_t r = 1;
-    for (int64_t k = 0; k < b; k++) {
+    for (int64_t k = 0; k < b; k++)   /* |a| >= 2: overflows within 63 steps */
         if (__builtin_mul_overflow(r, a, &r)) return fail(p, at, "integer overflow in %s", "**");
-        if (r == 0 || r == 1) break;
-    }
     return num_i(r);
 }
 
@@ -252,7 +253,9 @@ static FV p_power(FP *p) {
     if (p->p[0] != '*' || p->p[1] != '*') return base;
     const char *at = p->p;
     p->p += 2;
+    if (++p->depth > MAX_DEPTH) return fail(p, at, "expression nested too deeply%s", "");
     FV ex = p_unary(p);
+    p->depth--;
     if (p->failed) return ex;
     if (base.unknown || ex.unknown) { base.unknown = true; return base; }
     if (base.v.is_int && ex.v.is_int && ex.v.i >= 0) return ipow(p, at, base.v.i, ex.v.i);
