@@ -203,6 +203,47 @@ static void test_polynomials_scalar(void) {
     tensor_unref(x); tensor_unref(n);
 }
 
+/* ATen's special cases (aten/src/ATen/native/Math.h *_forward): n < 0 gives 0, |x| == 1 the
+ * closed forms ((-1)^n, (n + 1)(-1)^n for U ...), large n with |x| < 1 the trigonometric form
+ * (T_n = cos(n acos x) past n = 6), x == 0 for Laguerre 1; the rest the recurrences. Hand values
+ * from the polynomials: T5 = 16x^5 - 20x^3 + 5x, U3 = 8x^3 - 4x, P3 = (5x^3 - 3x) / 2,
+ * V2 = 4x^2 - 2x - 1, W2 = 4x^2 + 2x - 1, He3 = x^3 - 3x, L2 = (x^2 - 4x + 2) / 2, T*3(x) = T3(2x - 1). */
+static void test_polynomials_cases(void) {
+    const char *fx =
+        "class G(torch.nn.Module):\n"
+        "    def forward(self, x: \"f64[5][1]cpu\"):\n"
+        "        t5: \"f64[5][1]cpu\" = torch.ops.aten.special_chebyshev_polynomial_t.n_scalar(x, 5)\n"
+        "        t10: \"f64[5][1]cpu\" = torch.ops.aten.special_chebyshev_polynomial_t.n_scalar(x, 10)\n"
+        "        tneg: \"f64[5][1]cpu\" = torch.ops.aten.special_chebyshev_polynomial_t.n_scalar(x, -1)\n"
+        "        u3: \"f64[5][1]cpu\" = torch.ops.aten.special_chebyshev_polynomial_u.n_scalar(x, 3)\n"
+        "        p3: \"f64[5][1]cpu\" = torch.ops.aten.special_legendre_polynomial_p.n_scalar(x, 3)\n"
+        "        v2: \"f64[5][1]cpu\" = torch.ops.aten.special_chebyshev_polynomial_v.n_scalar(x, 2)\n"
+        "        w2: \"f64[5][1]cpu\" = torch.ops.aten.special_chebyshev_polynomial_w.n_scalar(x, 2)\n"
+        "        he3: \"f64[5][1]cpu\" = torch.ops.aten.special_hermite_polynomial_he.n_scalar(x, 3)\n"
+        "        l2: \"f64[5][1]cpu\" = torch.ops.aten.special_laguerre_polynomial_l.n_scalar(x, 2)\n"
+        "        st3: \"f64[5][1]cpu\" = torch.ops.aten.special_shifted_chebyshev_polynomial_t.n_scalar(x, 3)\n"
+        "        return (t5, t10, tneg, u3, p3, v2, w2, he3, l2, st3)\n";
+    Graph *g = parsed(fx);
+    Tensor *x = TD(DT_F64, 1, (int64_t[]){5}, (double[]){-1, 1, 0.5, 0.3, 0});
+    Tensor *ins[] = {x};
+    static const struct { const char *what; double v[5]; } want[] = {
+        {"T5: -1 at -1, the polynomial inside", {-1, 1, 0.5, 0.99888, 0}},
+        {"T10: cos(10 acos x) past n = 6", {1, 1, -0.5, 0.9955225087999999, -1}},
+        {"T_-1 = 0", {0, 0, 0, 0, 0}},
+        {"U3: -(n + 1) at -1", {-4, 4, -1, -0.984, 0}},
+        {"P3", {-1, 1, -0.4375, -0.3825, 0}},
+        {"V2: 2n + 1 at -1", {5, 1, -1, -1.24, -1}},
+        {"W2: 2n + 1 at 1", {1, 5, 1, -0.04, -1}},
+        {"He3", {2, -2, -1.375, -0.873, 0}},
+        {"L2: 1 at 0", {3.5, -0.5, 0.125, 0.445, 1}},
+        {"shifted T3 = T3(2x - 1)", {-99, 1, 0, 0.944, -1}},
+    };
+    for (int k = 0; k < 10; k++) interp_is(g, ins, 1, k, want[k].v, 5, 1e-12, want[k].what);
+    ok(g && cc_c_agrees(ctx, g, ins, 1, 1e-12), "the special cases: the compiled C module agrees with the interpreter");
+    graph_free(g);
+    tensor_unref(x);
+}
+
 /* ---- a user's torch.library op ---- */
 static void test_custom_op(void) {
     const char *fx =
@@ -241,6 +282,7 @@ int main(void) {
     test_symfloat_mismatch();
     test_gcd_lcm();
     test_polynomials_scalar();
+    test_polynomials_cases();
     test_custom_op();
     mi_ctx_free(ctx);
     return done_testing();
