@@ -17,6 +17,8 @@ typedef struct {
     const SymBinding *b;
     int nb;
     bool check;     /* no bindings: only the syntax counts */
+    SymCtx *s;                     /* build mode (symfloat_build): s and bld set */
+    const SymFloatBuilder *bld;
     bool failed;
     int depth;
 } FP;
@@ -24,7 +26,7 @@ typedef struct {
 enum { MAX_DEPTH = 200, MAX_ARGS = 16 };
 
 /* A parsed value; unknown when a symbol has no binding (check mode). */
-typedef struct { SymNum v; bool unknown; } FV;
+typedef struct { SymNum v; bool unknown; Expr *ex; const void *fn; } FV;   /* ex / fn: build mode */
 
 static FV fail(FP *p, const char *at, const char *fmt, const char *what) {
     if (!p->failed) mi_err(p->ctx, NULL, 0, (int)(at - p->text) + 1, fmt, what);
@@ -38,6 +40,12 @@ static void ws(FP *p) { while (*p->p == ' ') p->p++; }
 static FV num_i(int64_t i) { FV r = {{true, i, (double)i}, false}; return r; }
 static FV num_f(double f) { FV r = {{false, 0, f}, false}; return r; }
 static double fval(FV a) { return a.v.is_int ? (double)a.v.i : a.v.f; }
+
+/* build mode: an integer part as an expression, a float part as the builder's value */
+static FV b_int(Expr *e) { FV r = {{true, 0, 0}, false, e, NULL}; return r; }
+static FV b_flt(const void *f) { FV r = {{false, 0, 0}, false, NULL, f}; return r; }
+static const void *b_tofloat(FP *p, FV a) { return a.fn ? a.fn : p->bld->from_int(p->bld->ud, a.ex); }
+static FV b_fbin(FP *p, char op, FV a, FV b) { return b_flt(p->bld->fbin(p->bld->ud, op, b_tofloat(p, a), b_tofloat(p, b))); }
 
 /* Python's // and % on ints (floor semantics). */
 static int64_t py_floordiv(int64_t a, int64_t b) {
@@ -56,6 +64,10 @@ static FV p_expr(FP *p);
 /* Binary arithmetic with Python's int/float rules: int op int stays int except '/', which
  * sympy prints for rationals (a true division). */
 static FV arith(FP *p, const char *at, char op, FV a, FV b) {
+    if (p->bld) {
+        if (op == '/' || !a.ex || !b.ex) return b_fbin(p, op, a, b);
+        return b_int(op == '+' ? sym_add(p->s, a.ex, b.ex) : op == '-' ? sym_sub(p->s, a.ex, b.ex) : sym_mul(p->s, a.ex, b.ex));
+    }
     if (a.unknown || b.unknown) { a.unknown = true; return a; }
     if (op == '/') {
         if (fval(b) == 0) return fail(p, at, "division by zero in %s", "'/'");
@@ -108,6 +120,20 @@ static double round_even(double x) { return x - remainder(x, 1.0); }
 
 /* Apply function name to args (all known). */
 static FV apply(FP *p, const char *at, const char *name, FV *a, int n) {
+    if (p->bld) {
+        if (!strcmp(name, "IntTrueDiv") || !strcmp(name, "FloatTrueDiv")) return b_fbin(p, '/', a[0], a[1]);
+        if (!strcmp(name, "ToFloat")) return b_flt(b_tofloat(p, a[0]));
+        if (!strcmp(name, "Identity")) return a[0];
+        bool ints = true;
+        for (int k = 0; k < n; k++) ints = ints && a[k].ex;
+        if (ints && (!strcmp(name, "FloorDiv") || !strcmp(name, "CleanDiv"))) return b_int(sym_floordiv(p->s, a[0].ex, a[1].ex));
+        if (ints && !strcmp(name, "CeilDiv")) return b_int(sym_ceildiv(p->s, a[0].ex, a[1].ex));
+        if (ints && (!strcmp(name, "Mod") || !strcmp(name, "PythonMod"))) return b_int(sym_mod(p->s, a[0].ex, a[1].ex));
+        if (ints && !strcmp(name, "ModularIndexing")) return b_int(sym_modidx(p->s, a[0].ex, a[1].ex, a[2].ex));
+        if (ints && n == 2 && (!strcmp(name, "Min") || !strcmp(name, "Max")))
+            return b_int(name[1] == 'i' ? sym_min(p->s, a[0].ex, a[1].ex) : sym_max(p->s, a[0].ex, a[1].ex));
+        return fail(p, at, "%s is not lowered into kernels yet", name);
+    }
     if (!strncmp(name, "OpaqueUnaryFn_", 14)) {
         for (size_t k = 0; k < sizeof unaries / sizeof unaries[0]; k++)
             if (!strcmp(unaries[k].name, name + 14)) return num_f(unaries[k].f(fval(a[0])));
@@ -202,13 +228,13 @@ static FV p_number(FP *p) {
     if (is_float) {
         double d = strtod(p->p, &end);
         p->p = end;
-        return num_f(d);
+        return p->bld ? b_flt(p->bld->fconst(p->bld->ud, d)) : num_f(d);
     }
     errno = 0;
     long long v = strtoll(p->p, &end, 10);
     if (errno) return fail(p, at, "integer literal out of the %s range", "int64");
     p->p = end;
-    return num_i(v);
+    return p->bld ? b_int(sym_int(p->s, v)) : num_i(v);
 }
 
 static FV p_atom(FP *p) {
@@ -234,6 +260,11 @@ static FV p_atom(FP *p) {
         name[n] = 0;
         ws(p);
         if (*p->p == '(') return p_call(p, name, at);
+        if (p->bld) {
+            if (!strcmp(name, "oo") || !strcmp(name, "nan") || !strcmp(name, "zoo"))
+                return fail(p, at, "'%s' is not lowered into kernels", name);
+            return b_int(sym_symbol(p->s, name));
+        }
         if (!strcmp(name, "oo") || !strcmp(name, "nan") || !strcmp(name, "zoo"))
             return !strcmp(name, "oo") ? num_f(INFINITY) : num_f(NAN);
         if (p->check) { FV r = {{true, 0, 0}, true}; return r; }
@@ -257,6 +288,7 @@ static FV p_power(FP *p) {
     FV ex = p_unary(p);
     p->depth--;
     if (p->failed) return ex;
+    if (p->bld) return fail(p, at, "%s is not lowered into kernels yet", "**");
     if (base.unknown || ex.unknown) { base.unknown = true; return base; }
     if (base.v.is_int && ex.v.is_int && ex.v.i >= 0) return ipow(p, at, base.v.i, ex.v.i);
     return num_f(pow(fval(base), fval(ex)));
@@ -270,7 +302,9 @@ static FV p_unary(FP *p) {
         if (++p->depth > MAX_DEPTH) return fail(p, at, "expression nested too deeply%s", "");
         FV a = p_unary(p);
         p->depth--;
-        if (p->failed || a.unknown) return a;
+        if (p->failed) return a;
+        if (p->bld) return a.ex ? b_int(sym_neg(p->s, a.ex)) : b_fbin(p, '*', b_flt(p->bld->fconst(p->bld->ud, -1.0)), a);
+        if (a.unknown) return a;
         return a.v.is_int ? num_i(-a.v.i) : num_f(-a.v.f);
     }
     return p_power(p);
@@ -322,13 +356,22 @@ static int run(FP *p, const char **end, SymNum *out) {
 }
 
 int symfloat_check(MiCtx *ctx, const char *text, const char **end) {
-    FP p = {ctx, text, text, NULL, 0, true, false, 0};
+    FP p = {.ctx = ctx, .text = text, .p = text, .check = true};
     return run(&p, end, NULL);
 }
 
 int symfloat_eval(MiCtx *ctx, const char *text, const SymBinding *b, int nb, SymNum *out) {
-    FP p = {ctx, text, text, b, nb, false, false, 0};
+    FP p = {.ctx = ctx, .text = text, .p = text, .b = b, .nb = nb};
     return run(&p, NULL, out);
+}
+
+const void *symfloat_build(MiCtx *ctx, SymCtx *s, const char *text, const SymFloatBuilder *b) {
+    FP p = {.ctx = ctx, .text = text, .p = text, .s = s, .bld = b};
+    FV v = p_expr(&p);
+    if (p.failed) return NULL;
+    ws(&p);
+    if (*p.p) { fail(&p, p.p, "unexpected text '%s'", p.p); return NULL; }
+    return b_tofloat(&p, v);
 }
 
 bool symfloat_looks_float(const char *text) {

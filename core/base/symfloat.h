@@ -32,6 +32,20 @@ int symfloat_check(MiCtx *ctx, const char *text, const char **end);
 /* Evaluate under bindings: 0 and *out, or -1 with a ctx error (unbound symbol, division by
  * zero, bad syntax). */
 int symfloat_eval(MiCtx *ctx, const char *text, const SymBinding *b, int nb, SymNum *out);
+/* Build the expression's value with the caller's pieces (the lowering: Inductor prints it into
+ * the kernel, CppPrinter's static_cast<double>(a) / static_cast<double>(b) for IntTrueDiv):
+ * integer parts become sym.h expressions in s, turned into floats by from_int (ops.index_expr
+ * in float64), float literals by fconst, and + - * / of floats by fbin (op one of "+-* /").
+ * Handles literals, symbols, + - * /, IntTrueDiv, FloatTrueDiv, ToFloat, Identity and the
+ * integer functions; anything else fails naming the function. NULL with a ctx error. */
+typedef struct {
+    void *ud;
+    const void *(*from_int)(void *ud, Expr *e);
+    const void *(*fconst)(void *ud, double v);
+    const void *(*fbin)(void *ud, char op, const void *a, const void *b);
+} SymFloatBuilder;
+const void *symfloat_build(MiCtx *ctx, SymCtx *s, const char *text, const SymFloatBuilder *b);
+
 /* Does the text need this module (it is no integer expression sym_parse accepts, but a
  * float literal or one of the float functions above occurs in it)? */
 bool symfloat_looks_float(const char *text);

@@ -136,6 +136,7 @@ bool lowering_supported(const Graph *g, char *why, size_t n) {
         if (nd->kind != N_CALL_FUNCTION) continue;
         if (nd->is_sym && nd->sym_val) continue;   /* SymInt arithmetic: its value is the annotation */
         if (nd->symbool || is_sym_check(nd->target)) continue;   /* SymBools and their asserts: guards */
+        if (nd->symfloat) continue;   /* SymFloats: inlined into their readers */
         if (!lowering_find(nd->target) && !ir_fallback_ok(nd->op ? nd->op : op_lookup(nd->target)) &&
             !lw_custom_fallback_ok(nd)) {
             if (why) snprintf(why, n, "unsupported op '%s' (node '%s')", nd->target, nd->name);
@@ -490,11 +491,7 @@ static IrModule *lower_module(MiCtx *ctx, const Graph *g, bool branch) {
             L.vals[i].kind = LV_SYM; L.vals[i].sym = n->sym_val; continue;
         }
         if (n->symbool) continue;
-        if (n->symfloat) {   /* Inductor prints these into kernels (CppPrinter _print_IntTrueDiv ...) */
-            lw_err(&L, n, "node '%s' is a SymFloat, Sym(%s): float size expressions in kernels are not "
-                   "lowered yet (load, show, run, check work; exec and kernels do not)", n->name, n->symfloat);
-            goto fail;
-        }
+        if (n->symfloat) continue;   /* a SymFloat: its readers inline the annotation (lw_arg_loader) */
         if (is_sym_check(n->target)) { lower_assert_scalar(m, ctx, n); continue; }
         if (lw_lower_node(&L, n) < 0) goto fail;
         lw_unbacked_sizes(&L, n, i);   /* nonzero, masked_select: their result's size u0 */

@@ -4,6 +4,7 @@
  * realization into ComputedBuffers, argument access, and giving a node its value.
  * Declared in lowering_impl.h. */
 #include "lowering/lowering_impl.h"
+#include "base/symfloat.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -469,10 +470,39 @@ void lw_freeze_on_expand(Lower *L, IrTBox *t, int ndim, Expr *const *size) {
  * (a placeholder Sym(s0) or a sym expression node) Inductor's IndexingConstant (promote_constants:
  * ops.index_expr(s0, dtype) expanded to the output), a tensor its loader broadcast.
  * Example: div(arange(n).float(), n) reads ops.index_expr(s77, float32) as its divisor. */
+/* SymFloat pieces for symfloat_build: integer parts ops.index_expr(e, float64), constants and
+ * + - * / in float64, as Inductor's CppPrinter prints the expression into the kernel
+ * (static_cast<double>(8L*ks0*ks1) / static_cast<double>(8L)) */
+typedef struct { Lower *L; int ndim; } SfB;
+static const void *sf_from_int(void *ud, Expr *e) { SfB *b = ud; return lw_index_expr(b->L, e, b->ndim, DT_F64); }
+static const void *sf_const(void *ud, double v) { SfB *b = ud; return lw_const(b->L, v, DT_F64); }
+static const void *sf_bin(void *ud, char op, const void *x, const void *y) {
+    SfB *b = ud;
+    IrMathOp o = op == '+' ? IOP_ADD : op == '-' ? IOP_SUB : op == '*' ? IOP_MUL : IOP_TRUEDIV;
+    return lw_math(b->L, o, DT_F64, x, y, NULL);
+}
+
+/* A SymFloat node's value ("Sym(FloatTrueDiv(IntTrueDiv(8*s0, 8), ...))") as a loader of ndim
+ * index variables in dtype dt: its expression computed in float64 inside the kernel, then
+ * converted (Inductor: the sympy expression through ops.index_expr, CppPrinter's doubles). */
+static const IrFn *symfloat_loader(Lower *L, const Node *src, int ndim, DType dt) {
+    SfB b = {L, ndim};
+    SymFloatBuilder sb = {&b, sf_from_int, sf_const, sf_bin};
+    const IrFn *f = symfloat_build(L->ctx, L->s, src->symfloat, &sb);
+    if (!f) {
+        char why[512];
+        snprintf(why, sizeof why, "%.500s", L->ctx->err.msg);
+        lw_err(L, src, "SymFloat '%s', Sym(%s): %s", src->name, src->symfloat, why);
+        return NULL;
+    }
+    return lw_to_dtype(L, f, dt);
+}
+
 const IrFn *lw_arg_loader(Lower *L, const Node *n, int i, int ndim, Expr **size, DType dt) {
     const Value *v = &n->args[i];
     double d;
     if (v->kind != V_NODE && value_as_double(v, &d)) return lw_const(L, d, dt);
+    if (v->kind == V_NODE && v->node->symfloat) return symfloat_loader(L, v->node, ndim, dt);
     if (v->kind == V_SYM || (v->kind == V_NODE && !lw_arg_tbox(L, n, i))) {
         Expr *e = lw_value_expr(L, v);
         if (e) return lw_index_expr(L, e, ndim, dt);
@@ -488,6 +518,7 @@ const IrFn *lw_arg_loader(Lower *L, const Node *n, int i, int ndim, Expr **size,
 DType lw_arg_dtype(Lower *L, const Node *n, int i) {
     const Value *v = i < n->nargs ? &n->args[i] : NULL;
     if (!v) return DT_INVALID;
+    if (v->kind == V_NODE && v->node->symfloat) return DT_F32;   /* a Python float */
     if (v->kind == V_NODE) {
         IrTBox *t = lw_arg_tbox(L, n, i);
         return t ? t->dtype : lw_value_expr(L, v) ? DT_I64 : DT_INVALID;

@@ -31,6 +31,7 @@ static int lower_pointwise(Lower *L, const Node *n, int arg) {
     const IrFn *a[2] = {0};
     for (int i = 0; i < nt; i++) {
         a[i] = lw_arg_loader(L, n, i, m->ndim, m->size, cdt);
+        if (!a[i] && n->args[i].kind == V_NODE && n->args[i].node->symfloat) return -1;   /* said why */
         if (!a[i]) return lw_err(L, n, "argument %d of '%s' is not a tensor or number", i, n->target);
     }
     /* add/sub with alpha */
