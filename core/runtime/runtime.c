@@ -521,7 +521,7 @@ void rt_free(RtModule *m) {
         *(void **)&release = dlsym(m->handle, "mi_cuda_release");
         if (release) release();
     }
-    if (m->handle) dlclose(m->handle);
+    if (m->handle && !m->keep_mapped) dlclose(m->handle);
     free(m);
 }
 
@@ -931,9 +931,9 @@ static int call_module(void *arg) {
 
 /* A guarded call that faulted: the error, and one thread for the session's later runs when the
  * fault left an OpenMP team waiting (rt_guard.c). */
-static int fault_error(MiCtx *ctx, const RtModule *m, const RtFault *f) {
+static int fault_error(MiCtx *ctx, RtModule *m, const RtFault *f) {
     const char *name = f->sig == SIGSEGV ? "SIGSEGV" : f->sig == SIGBUS ? "SIGBUS" : f->sig == SIGFPE ? "SIGFPE" : "a signal";
-    if (f->omp_broken) ctx->threads = 1;
+    if (f->omp_broken) ctx->threads = 1, m->keep_mapped = true;   /* its team's threads may still run its code */
     return mi_err(ctx, m->src_path, 0, 0, "compiled module: call() stopped by %s (%s at %p): the run is abandoned, the session goes on%s",
                   name, f->sig == SIGFPE ? "an arithmetic trap" : "an invalid memory access", f->addr,
                   f->omp_broken ? "; it faulted inside an OpenMP parallel region, whose other threads still wait: later runs use 1 thread (restart the shell for more)" : "");

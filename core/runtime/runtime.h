@@ -117,6 +117,7 @@ typedef struct RtModule {
     int nprof;
     /* CUDA modules (core/codegen/codegen_cuda.h; rt_compile builds them with nvcc): */
     bool is_cuda;
+    bool keep_mapped;   /* a fault left an OpenMP team inside this module: never dlclose it (rt_guard.c) */
     int (*cuda_time)(void *const *inputs, void *const *outputs, const int64_t *syms, int warmup,
                      int reps, double *ms);    /* mi_cuda_time: device-only timing */
     const char *(*cuda_error)(void);           /* mi_cuda_error */
