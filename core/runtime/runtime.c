@@ -522,6 +522,7 @@ void rt_free(RtModule *m) {
         if (release) release();
     }
     if (m->handle && !m->keep_mapped) dlclose(m->handle);
+    else if (m->handle) (void)dlerror(), (void)dlerror();   /* no dlclose to release a pending dlerror message: read it twice, glibc frees it */
     free(m);
 }
 
