@@ -410,7 +410,7 @@ static int load_module(MiCtx *ctx, RtModule *m) {
     m->profile = dlsym(m->handle, "mi_profile");
     m->prof_ns = dlsym(m->handle, "mi_prof_ns");
     m->prof_names = dlsym(m->handle, "mi_prof_names");
-    dlerror();
+    dlerror(), dlerror();   /* the second call frees the pending message of a failed lookup (LSan saw it leak) */
     m->nprof = 0;
     while (m->prof_names && m->prof_names[m->nprof]) m->nprof++;
     if (!m->profile || !m->prof_ns) m->prof_names = NULL, m->nprof = 0;
