@@ -525,6 +525,8 @@ static int pw_body(ShapeArgs *sa, IValue *out) {
 static int pw_eval(const OpCall *c, IValue *out) { return ev_call(c, out, pw_body); }
 
 #define PW(name, spec, doc) {name, OPF_POINTWISE, op_infer_generic, pw_eval, doc, pw_shape, &spec}
+/* the x_scalar / n_scalar overloads of a special polynomial (one argument a number) */
+#define PW_XN(base, spec) PW(base ".x_scalar", spec, "x a number, n a tensor"), PW(base ".n_scalar", spec, "x a tensor, n a number")
 #define PWI(name, spec, doc) {name, OPF_POINTWISE | OPF_INPLACE, op_infer_generic, pw_eval, doc, pw_shape, &spec}
 
 const OpDef ops_pointwise_table[] = {
@@ -639,18 +641,18 @@ const OpDef ops_pointwise_table[] = {
     PW("aten.special_hermite_polynomial_he.default", sp_herm_he, "probabilists' Hermite He_n(x)"),
     PW("aten.special_laguerre_polynomial_l.default", sp_lag_l, "Laguerre L_n(x)"),
     PW("aten.special_legendre_polynomial_p.default", sp_leg_p, "Legendre P_n(x)"),
-    PW("aten.special_chebyshev_polynomial_t.x_scalar", sp_cheb_t, "x a number, n a tensor"), PW("aten.special_chebyshev_polynomial_t.n_scalar", sp_cheb_t, "x a tensor, n a number"),
-    PW("aten.special_chebyshev_polynomial_u.x_scalar", sp_cheb_u, "x a number, n a tensor"), PW("aten.special_chebyshev_polynomial_u.n_scalar", sp_cheb_u, "x a tensor, n a number"),
-    PW("aten.special_chebyshev_polynomial_v.x_scalar", sp_cheb_v, "x a number, n a tensor"), PW("aten.special_chebyshev_polynomial_v.n_scalar", sp_cheb_v, "x a tensor, n a number"),
-    PW("aten.special_chebyshev_polynomial_w.x_scalar", sp_cheb_w, "x a number, n a tensor"), PW("aten.special_chebyshev_polynomial_w.n_scalar", sp_cheb_w, "x a tensor, n a number"),
-    PW("aten.special_shifted_chebyshev_polynomial_t.x_scalar", sp_scheb_t, "x a number, n a tensor"), PW("aten.special_shifted_chebyshev_polynomial_t.n_scalar", sp_scheb_t, "x a tensor, n a number"),
-    PW("aten.special_shifted_chebyshev_polynomial_u.x_scalar", sp_scheb_u, "x a number, n a tensor"), PW("aten.special_shifted_chebyshev_polynomial_u.n_scalar", sp_scheb_u, "x a tensor, n a number"),
-    PW("aten.special_shifted_chebyshev_polynomial_v.x_scalar", sp_scheb_v, "x a number, n a tensor"), PW("aten.special_shifted_chebyshev_polynomial_v.n_scalar", sp_scheb_v, "x a tensor, n a number"),
-    PW("aten.special_shifted_chebyshev_polynomial_w.x_scalar", sp_scheb_w, "x a number, n a tensor"), PW("aten.special_shifted_chebyshev_polynomial_w.n_scalar", sp_scheb_w, "x a tensor, n a number"),
-    PW("aten.special_hermite_polynomial_h.x_scalar", sp_herm_h, "x a number, n a tensor"), PW("aten.special_hermite_polynomial_h.n_scalar", sp_herm_h, "x a tensor, n a number"),
-    PW("aten.special_hermite_polynomial_he.x_scalar", sp_herm_he, "x a number, n a tensor"), PW("aten.special_hermite_polynomial_he.n_scalar", sp_herm_he, "x a tensor, n a number"),
-    PW("aten.special_laguerre_polynomial_l.x_scalar", sp_lag_l, "x a number, n a tensor"), PW("aten.special_laguerre_polynomial_l.n_scalar", sp_lag_l, "x a tensor, n a number"),
-    PW("aten.special_legendre_polynomial_p.x_scalar", sp_leg_p, "x a number, n a tensor"), PW("aten.special_legendre_polynomial_p.n_scalar", sp_leg_p, "x a tensor, n a number"),
+    PW_XN("aten.special_chebyshev_polynomial_t", sp_cheb_t),
+    PW_XN("aten.special_chebyshev_polynomial_u", sp_cheb_u),
+    PW_XN("aten.special_chebyshev_polynomial_v", sp_cheb_v),
+    PW_XN("aten.special_chebyshev_polynomial_w", sp_cheb_w),
+    PW_XN("aten.special_shifted_chebyshev_polynomial_t", sp_scheb_t),
+    PW_XN("aten.special_shifted_chebyshev_polynomial_u", sp_scheb_u),
+    PW_XN("aten.special_shifted_chebyshev_polynomial_v", sp_scheb_v),
+    PW_XN("aten.special_shifted_chebyshev_polynomial_w", sp_scheb_w),
+    PW_XN("aten.special_hermite_polynomial_h", sp_herm_h),
+    PW_XN("aten.special_hermite_polynomial_he", sp_herm_he),
+    PW_XN("aten.special_laguerre_polynomial_l", sp_lag_l),
+    PW_XN("aten.special_legendre_polynomial_p", sp_leg_p),
     PW("prims.div.default", sp_pdiv, "a / b, truncating for ints"),
     PW("aten.gcd.default", sp_gcd, "greatest common divisor (ATen calc_gcd)"),
     PW("aten.lcm.default", sp_lcm, "least common multiple (ATen lcm_kernel)"),
