@@ -253,13 +253,22 @@ static void nvcc_command(CcArgs *a, const char *nvcc) {
 }
 
 /* A loaded CUDA module: bind its extra exports and make sure a GPU is there. */
+/* dlsym for a module's exports, most of them optional: a failed lookup leaves glibc's error
+ * message pending in the thread, freed only by a later dlerror or dl call; read it twice here
+ * (the second read frees it), so a module never dlclose'd (rt_free, keep_mapped) leaks nothing. */
+static void *rt_sym(void *handle, const char *name) {
+    void *p = dlsym(handle, name);
+    if (!p) (void)dlerror(), (void)dlerror();
+    return p;
+}
+
 static int load_cuda_exports(MiCtx *ctx, RtModule *m) {
     m->is_cuda = true;
-    *(void **)&m->cuda_time = dlsym(m->handle, "mi_cuda_time");
-    *(void **)&m->cuda_error = dlsym(m->handle, "mi_cuda_error");
-    *(void **)&m->cuda_libs = dlsym(m->handle, "mi_cuda_libs");   /* optional */
+    *(void **)&m->cuda_time = rt_sym(m->handle, "mi_cuda_time");
+    *(void **)&m->cuda_error = rt_sym(m->handle, "mi_cuda_error");
+    *(void **)&m->cuda_libs = rt_sym(m->handle, "mi_cuda_libs");   /* optional */
     int (*probe)(char *, int);
-    *(void **)&probe = dlsym(m->handle, "mi_cuda_probe");
+    *(void **)&probe = rt_sym(m->handle, "mi_cuda_probe");
     if (!probe || !m->cuda_time || !m->cuda_error)
         return mi_err(ctx, m->src_path, 0, 0, "compiled CUDA module lacks mi_cuda_probe/mi_cuda_time/mi_cuda_error");
     char msg[256] = "";
@@ -385,32 +394,29 @@ static int load_module(MiCtx *ctx, RtModule *m) {
         const char *e = dlerror();
         return mi_err(ctx, m->so_path, 0, 0, "cannot load compiled module: %s", e ? e : "?");
     }
-    dlerror();
-    void *call = dlsym(m->handle, "call");
-    const char *const *names = dlsym(m->handle, "mi_sym_names");
-    const int *nout = dlsym(m->handle, "mi_num_outputs");
+    void *call = rt_sym(m->handle, "call");
+    const char *const *names = rt_sym(m->handle, "mi_sym_names");
+    const int *nout = rt_sym(m->handle, "mi_num_outputs");
     const char *missing = !call ? "call" : !names ? "mi_sym_names" : !nout ? "mi_num_outputs" : NULL;
     if (missing)
         return mi_err(ctx, m->src_path, 0, 0, "compiled module does not export '%s'", missing);
     *(void **)&m->call = call;
-    *(void **)&m->call_fb = dlsym(m->handle, "call_fb");
-    dlerror();
+    *(void **)&m->call_fb = rt_sym(m->handle, "call_fb");
     m->sym_names = names;
     m->nsyms = 0;
     while (names[m->nsyms]) m->nsyms++;
     m->num_outputs = *nout;
-    m->output_alias = dlsym(m->handle, "mi_output_alias");
-    *(void **)&m->output_strides = dlsym(m->handle, "mi_output_strides");
-    *(void **)&m->output_view = dlsym(m->handle, "mi_output_view");
-    m->guards = dlsym(m->handle, "mi_guards");
+    m->output_alias = rt_sym(m->handle, "mi_output_alias");
+    *(void **)&m->output_strides = rt_sym(m->handle, "mi_output_strides");
+    *(void **)&m->output_view = rt_sym(m->handle, "mi_output_view");
+    m->guards = rt_sym(m->handle, "mi_guards");
     m->nguards = 0;
     while (m->guards && m->guards[m->nguards]) m->nguards++;
-    MiMemHooks *mem = dlsym(m->handle, "mi_mem_hooks");   /* the module's arena: our allocator */
+    MiMemHooks *mem = rt_sym(m->handle, "mi_mem_hooks");   /* the module's arena: our allocator */
     if (mem) *mem = (MiMemHooks){mi_mem_alloc_raw, mi_mem_free};
-    m->profile = dlsym(m->handle, "mi_profile");
-    m->prof_ns = dlsym(m->handle, "mi_prof_ns");
-    m->prof_names = dlsym(m->handle, "mi_prof_names");
-    dlerror(), dlerror();   /* the second call frees the pending message of a failed lookup (LSan saw it leak) */
+    m->profile = rt_sym(m->handle, "mi_profile");
+    m->prof_ns = rt_sym(m->handle, "mi_prof_ns");
+    m->prof_names = rt_sym(m->handle, "mi_prof_names");
     m->nprof = 0;
     while (m->prof_names && m->prof_names[m->nprof]) m->nprof++;
     if (!m->profile || !m->prof_ns) m->prof_names = NULL, m->nprof = 0;
@@ -518,11 +524,10 @@ void rt_free(RtModule *m) {
     if (!m) return;
     if (m->handle && m->is_cuda) {   /* the module's device workspaces (codegen_cuda.c: mi_workspace) */
         void (*release)(void);
-        *(void **)&release = dlsym(m->handle, "mi_cuda_release");
+        *(void **)&release = rt_sym(m->handle, "mi_cuda_release");
         if (release) release();
     }
     if (m->handle && !m->keep_mapped) dlclose(m->handle);
-    else if (m->handle) (void)dlerror(), (void)dlerror();   /* no dlclose to release a pending dlerror message: read it twice, glibc frees it */
     free(m);
 }
 
@@ -964,12 +969,12 @@ static int invoke(MiCtx *ctx, RtModule *m, Prepared *pp) {
                       m->guards[rc - RT_GUARD_FAILED], vals);
     }
     if (rc == RT_INDEX_OOB) {   /* {found, index, size} of the first bad index */
-        const int64_t *info = dlsym(m->handle, "mi_index_oob_info");
+        const int64_t *info = rt_sym(m->handle, "mi_index_oob_info");
         return mi_err(ctx, m->src_path, 0, 0, "compiled module: index %lld is out of bounds for dimension with size %lld",
                       info ? (long long)info[1] : -1LL, info ? (long long)info[2] : -1LL);
     }
     if (rc == RT_ZERO_DIV) {   /* ATen's CPU kernels: TORCH_CHECK(b != 0, "ZeroDivisionError") */
-        const char *const *k = dlsym(m->handle, "mi_zero_div_kernel");
+        const char *const *k = rt_sym(m->handle, "mi_zero_div_kernel");
         return mi_err(ctx, m->src_path, 0, 0, "compiled module: kernel '%s': ZeroDivisionError: an integer division, "
                       "remainder or fmod by zero", k && *k ? *k : "?");
     }
