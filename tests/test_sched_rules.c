@@ -9,6 +9,7 @@
  *   - tuned_bmm on cpu: a bmm of one row or one column is a sum reduction, no extern call;
  *   - GraphLowering.run_node realizes a returned value at its own node;
  *   - memory.py reorder_for_peak_memory: the fused kernels in LPMF's order when it peaks lower;
+ *     tangents are no freeable inputs (utils.py is_nonfreeable_buffers);
  *   - index_put_ (reinplace's) scatters into its first argument's buffer;
  *   - score_fusion_memory on normalized deps for vertical pairs too; memory.py's get_numel sizes;
  *   - the loop order Inductor picks from a body's stores and loads (CPU);
@@ -168,6 +169,20 @@ static void peak_memory(MiCtx *ctx) {
      * nests of one C function, cpp.py's _why_fuse_nodes has no case for them) */
     is_str(k, "cpp_fused_relu_sum_0: op0 | op1\nextern_mm: op3\ncpp_fused_exp_1: op2\n",
            "the mm runs before exp, so the cpp kernel group is flushed there: relu/sum, mm, exp");
+    free(k); free(d);
+    /* utils.py is_nonfreeable_buffers: tangents_* are no freeable inputs (as primals_* / arg*),
+     * so the creation order peaks at 0 and stays (cpu_mlp_mixer_train's backward: LPMF wins
+     * there only without the tangent's bytes, 7 kernels as Inductor) */
+    g = graph_load_file(ctx, "tests/fixtures/sched_rules/peak_memory_tangents.py");
+    ops_resolve_graph(g);
+    m = g ? ir_lower(ctx, g) : NULL;
+    s = m ? sched_run(ctx, m) : NULL;
+    ok(s && !s->mem_note[0], "tangents_1 left out: the creation order (peak 0) is kept (no note)");
+    if (s && s->mem_note[0]) diag("%s", s->mem_note);
+    sched_free(s); ir_free(m); graph_free(g);
+    n = sched_text(ctx, "tests/fixtures/sched_rules/peak_memory_tangents.py", MI_DEV_CPU, &k, &d, NULL);
+    is_str(k, "cpp_fused_add_exp_0: op0 op5\nextern_mm: op1\ncpp_fused_exp_sum_1: op2 | op3\nextern_mm: op4\n",
+           "a tangent's bytes count for no order: four kernels in creation order");
     free(k); free(d);
 }
 

@@ -172,11 +172,14 @@ static const char *const fixed[] = {
      * fallback splitting the cpp kernel group) */
     "same     cpu_inplace_view_mutation 0/0 (1)",
     "same     cpu_infonce_train 0/0 backward (4)",
+    /* kern12: tangents are no freeable inputs of memory.py's estimate (utils.py
+     * is_nonfreeable_buffers), so LPMF's order wins: the mms between Inductor's seven kernels */
+    "same     cpu_mlp_mixer_train 0/0 backward (7)",
 };
 /* unseen10: the tenth batch adds 69 graphs with a kernel count, 63 equal (survey_kernels: 432 of 449);
  * sched10: 436 (66 of the tenth batch's 69, 370 of the others' 380); sched11's diagonal_scatter
- * lowering: 437 */
-enum { FLOOR = 485, GRAPHS = 503 };
+ * lowering: 437; kern12's non-freeable tangents: 486 */
+enum { FLOOR = 486, GRAPHS = 503 };
 
 int main(void) {
     ShellEnv env;

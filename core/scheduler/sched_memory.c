@@ -10,10 +10,11 @@
  *
  * The model, as memory.py's: a buffer computed here (get_numel() elements; a fallback's
  * MultiOutputLayout buffer allocates its items, each item frees its own) is allocated when
- * its node runs and freed after its last reader (a graph output is "freed" before step 0, pm_peak); graph inputs other than primals_* /
- * arg* (tangents, saved activations) are "freeable": live from the start, freed after their
- * last reader. Sizes need numbers: a graph with symbolic sizes keeps the baseline (Inductor
- * would use the size hints, which a graph here does not carry). */
+ * its node runs and freed after its last reader (a graph output is "freed" before step 0,
+ * pm_peak); graph inputs other than those utils.py is_nonfreeable_buffers names (primals_*,
+ * arg*, fwd_rng_state*, bwd_rng_state*, tangents*) -- the saved activations of a backward --
+ * are "freeable": live from the start, freed after their last reader. Sizes need numbers: a
+ * graph with symbolic sizes keeps the baseline (Inductor would use the size hints, which a graph here does not carry). */
 #define _GNU_SOURCE   /* qsort_r */
 #include "scheduler/sched_memory.h"
 
@@ -58,6 +59,17 @@ static bool buf_bytes(const Buffer *b, SymCtx *sy, int64_t *out) {
     *out = n * (int64_t)dtype_size(b->layout.dtype);
     return true;
 }
+
+/* utils.py is_nonfreeable_buffers: a graph input the program cannot give back (parameters,
+ * forward inputs, RNG states, the backward's tangents), so memory.py leaves it out of the
+ * estimate. Example: "tangents_1" -> true; "mul_3" (a saved activation) -> false. */
+static bool nonfreeable(const char *name) {
+    static const char *const pre[] = {"primals_", "arg", "fwd_rng_state", "bwd_rng_state", "tangents"};
+    for (size_t i = 0; i < sizeof pre / sizeof *pre; i++)
+        if (!strncmp(name, pre[i], strlen(pre[i]))) return true;
+    return false;
+}
+
 /* Is the scheduler node of buffer b alive (dead_node_elimination drops an unused MultiOutput,
  * and with it the item from its fallback's users)? */
 static bool node_alive(const Schedule *s, const Buffer *b) {
@@ -180,7 +192,7 @@ static bool pm_build(const Schedule *s, int nu, const int *ustart, const int *ss
                     const Buffer *b = d->reads[r].buf;
                     PmBuf *pb = &p->b[b->id];
                     if (b->kind == BUF_INPUT) {
-                        if (!strncmp(b->name, "primals_", 8) || !strncmp(b->name, "arg", 3)) continue;
+                        if (nonfreeable(b->name)) continue;
                         if (pb->producer == -2) {
                             pb->producer = -1;
                             pb->output = false;
