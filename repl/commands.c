@@ -113,8 +113,10 @@ static const Command commands[] = {
             "     collapse N | tolerance RTOL [ATOL] | timer on|off | limit NAME N]",
      "Change a setting; without arguments list them. `device cuda` selects the CUDA-only passes\n"
      "and makes codegen/exec emit CUDA (built with nvcc; exec needs a GPU). `limit NAME N` raises\n"
-     "or lowers a bound on runaway work (sym_degree, pattern_matches, fusion_rounds, draw_nodes);\n"
-     "work past a bound stops with an error naming the limit.", cmd_set, CPL_SET},
+     "or lowers a bound on runaway work (sym_degree, pattern_matches, fusion_rounds, draw_nodes,\n"
+     "while_iterations: the most body_fn trips of one while_loop in the interpreters and the\n"
+     "compiled code, which PyTorch does not bound); work past a bound stops with an error naming\n"
+     "the limit.", cmd_set, CPL_SET},
     {"enter", "enter SUBGRAPH",
      "Look inside a subgraph (a cond branch such as true_graph_0): graph, lint, show fx, passes,\n"
      "step and diff then show that subgraph; the passes still run over the whole graph, inner\n"

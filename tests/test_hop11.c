@@ -7,7 +7,11 @@
  *     interpreter, the compiled C module (a host loop around the subgraph functions) and the
  *     CUDA source (nvcc) against the interpreter;
  *   - Inductor's kernel count on the GPU: 1 (the zeros) + 1 (cond_fn) + 2 (body_fn) = 4;
- *   - the shell: enter / leave the two subgraphs, `sched` naming cond_fn and body_fn. */
+ *   - the shell: enter / leave the two subgraphs, `sched` naming cond_fn and body_fn;
+ *   - the bound on runaway loops (MiLimits.while_iterations; PyTorch has none): a cond_fn that
+ *     never turns False stops in the interpreter, the IR interpreter and the compiled C module
+ *     with the error naming the limit, a loop of exactly the limit's trips runs; a failure code
+ *     of body_fn's function (ZeroDivisionError) reaches the runtime's message through the loop. */
 #include "tap.h"
 #include "compile_fx/compile_fx.h"
 #include "lowering/lowering.h"
@@ -252,6 +256,101 @@ static void test_lint(void) {
     mi_clear_err(ctx);
 }
 
+/* The three runs of g on (w, n): the interpreter, the IR interpreter, the compiled C module.
+ * Each error message into msg[k] ("" when it ran). */
+static void three_runs(Graph *g, Tensor *w, Tensor *tn, char msg[3][1200]) {
+    IValue in[2] = {{.kind = IV_TENSOR, .t = w}, {.kind = IV_TENSOR, .t = tn}}, *r = NULL;
+    int no = 0;
+    for (int k = 0; k < 3; k++) msg[k][0] = 0;
+    if (interp_run(ctx, g, in, 2, &r, &no) != 0) mi_err_str(ctx, msg[0], 1200);
+    else interp_free_outputs(r, no);
+    mi_clear_err(ctx);
+    IrModule *m = ir_lower(ctx, g);
+    IValue in2[2] = {{.kind = IV_TENSOR, .t = tensor_clone(ctx, w)}, {.kind = IV_TENSOR, .t = tensor_clone(ctx, tn)}};
+    if (!m || ir_interp_run(ctx, m, in2, 2, &r, &no) != 0) mi_err_str(ctx, msg[1], 1200);
+    else interp_free_outputs(r, no);
+    mi_clear_err(ctx);
+    ir_free(m);
+    CompiledFx c;
+    compile_fx_init(&c, g);
+    if (compile_fx(ctx, &c, CFX_BUILT) != 0 || rt_run(ctx, c.mod, g, in2, 2, &r, &no, NULL) != 0) mi_err_str(ctx, msg[2], 1200);
+    else interp_free_outputs(r, no);
+    mi_clear_err(ctx);
+    compile_fx_free(&c);
+    tensor_unref(in2[0].t);
+    tensor_unref(in2[1].t);
+}
+
+/* while i >= n: i + 1 (n = -1: cond_fn never turns False). PyTorch loops forever; here each
+ * run stops after limit while_iterations trips with the error naming it. */
+static void test_bound(void) {
+    Graph *g = acc_graph("b8[][]cpu", "ge.Tensor");
+    if (!ok(g != NULL, "a loop whose cond_fn never turns False parses")) return;
+    Tensor *w = cc_tensor(ctx, DT_F32, 1, (int64_t[]){3}, (double[]){0.5, 0.25, -0.5}), *tn = scalar_i64(-1);
+    is_int(ctx->limits.while_iterations, 1000000, "the default bound: 1000000 trips of body_fn");
+    ok(mi_limit_set(ctx, "while_iterations", 0) < 0 && strstr(ctx->err.msg, "limit while_iterations must be between 1 and 2000000000, got 0"),
+       "set limit while_iterations 0 is refused: %s", ctx->err.msg);
+    mi_clear_err(ctx);
+    is_int(mi_limit_set(ctx, "while_iterations", 40), 0, "set limit while_iterations 40");
+    char msg[3][1200];
+    three_runs(g, w, tn, msg);
+    ok(strstr(msg[0], "hop11.py:7: node 'while_loop' (higher_order.while_loop): cond_fn 'while_loop_cond_graph_0' still gives True "
+                      "after 40 iterations of body_fn 'while_loop_body_graph_0' (limit while_iterations = 40; raise it with "
+                      "'set limit while_iterations N')") != NULL, "interpreter: %s", msg[0]);
+    ok(strstr(msg[1], "IR interpreter: while_loop 'buf2': cond_fn 'while_loop_cond_graph_0' still gives True after 40 iterations "
+                      "of body_fn 'while_loop_body_graph_0' (limit while_iterations = 40; raise it with 'set limit while_iterations N')") != NULL,
+       "IR interpreter: %s", msg[1]);
+    ok(strstr(msg[2], "compiled module: while_loop 'buf2': cond_fn 'while_loop_cond_graph_0' still gives True after 40 iterations "
+                      "of body_fn 'while_loop_body_graph_0' (limit while_iterations = 40; raise it with 'set limit while_iterations N', "
+                      "when generated)") != NULL, "compiled C: %s", msg[2]);
+    graph_free(g);
+    /* while i < n with n = 40: exactly the limit's trips run; n = 41 is one too many */
+    g = acc_graph("b8[][]cpu", "lt.Tensor");
+    tensor_unref(tn);
+    tn = scalar_i64(40);
+    three_runs(g, w, tn, msg);
+    ok(!msg[0][0] && !msg[1][0] && !msg[2][0], "n = 40 with the limit 40: all three run (%s%s%s)", msg[0], msg[1], msg[2]);
+    ok(cc_c_agrees(ctx, g, (Tensor *[]){w, tn}, 2, 0), "and the compiled C agrees with the interpreter");
+    tensor_unref(tn);
+    tn = scalar_i64(41);
+    three_runs(g, w, tn, msg);
+    ok(strstr(msg[0], "after 40 iterations") && strstr(msg[1], "after 40 iterations") && strstr(msg[2], "after 40 iterations"),
+       "n = 41: all three stop after 40 iterations");
+    mi_limit_set(ctx, "while_iterations", 1000000);
+    graph_free(g);
+    tensor_unref(tn);
+    tensor_unref(w);
+}
+
+/* body_fn's i64 remainder n % i with i = 0 on the first trip: ATen's ZeroDivisionError in the
+ * interpreter (the IR interpreter, in doubles, does not check integer divisors), and in the compiled module the kernel's MI_ZERO_DIV passes out of body_fn's
+ * function through the host loop to the runtime's message (it was "compiled module returned 1"). */
+static void test_body_error(void) {
+    StrBuf b;
+    sb_init(&b);
+    const char *body = strstr(ACC_FX, "            add: \"i64[][]cpu\"");
+    const char *cond_at = strstr(ACC_FX, "COND"), *op_at = strstr(ACC_FX, "OP(");
+    sb_printf(&b, "%.*sb8[][]cpu%.*slt.Tensor%.*s", (int)(cond_at - ACC_FX), ACC_FX, (int)(op_at - (cond_at + 4)), cond_at + 4,
+              (int)(body - (op_at + 2)), op_at + 2);
+    sb_put(&b, "            rem: \"i64[][]cpu\" = torch.ops.aten.remainder.Tensor(arg3_1, arg0_1)\n"
+               "            add: \"i64[][]cpu\" = torch.ops.aten.add.Tensor(arg0_1, 1);  arg0_1 = None\n"
+               "            mul: \"f32[3][1]cpu\" = torch.ops.aten.mul.Tensor(arg1_1, arg2_1);  arg1_1 = arg2_1 = None\n"
+               "            add_1: \"f32[3][1]cpu\" = torch.ops.aten.add.Tensor(mul, rem);  mul = rem = None\n"
+               "            return (add, add_1)\n");
+    Graph *g = cc_parsed(ctx, b.s, "hop11z.py");
+    sb_free(&b);
+    if (!ok(g != NULL, "a loop whose body_fn takes n %% i parses")) return;
+    Tensor *w = cc_tensor(ctx, DT_F32, 1, (int64_t[]){3}, (double[]){0.5, 0.25, -0.5}), *tn = scalar_i64(3);
+    char msg[3][1200];
+    three_runs(g, w, tn, msg);
+    ok(strstr(msg[0], "ZeroDivisionError") != NULL, "interpreter: %s", msg[0]);
+    ok(strstr(msg[2], "compiled module: kernel '") && strstr(msg[2], "': ZeroDivisionError: an integer division, remainder or fmod by zero"),
+       "compiled C: %s", msg[2]);
+    graph_free(g);
+    tensor_unref(tn);
+    tensor_unref(w);
+}
+
 static void test_shell(void) {
     ShellEnv env;
     if (sh_init(&env, "minductor_h11XXXXXX") < 0) return;
@@ -285,6 +384,8 @@ int main(void) {
     test_kernels();
     test_additional();
     test_lint();
+    test_bound();
+    test_body_error();
     test_shell();
     mi_ctx_free(ctx);
     return done_testing();

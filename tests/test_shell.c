@@ -214,7 +214,7 @@ static void test_errors(void) {
     r = run("-k", "set limit sym_degree 4; set limit sym_degree 0; set limit bogus 1; set", NULL);
     ok(has(&r, "limit sym_degree = 4"), "set limit sym_degree 4");
     ok(has(&r, "limit sym_degree must be between 1 and 4096, got 0"), "out of range refused");
-    ok(has(&r, "unknown limit 'bogus' (limits: sym_degree, pattern_matches, fusion_rounds, draw_nodes)"),
+    ok(has(&r, "unknown limit 'bogus' (limits: sym_degree, pattern_matches, fusion_rounds, draw_nodes, while_iterations)"),
        "unknown limit names the limits");
     ok(has(&r, "limit sym_degree       4  (highest degree a size expression is multiplied out to; default 32)"),
        "set lists the limits with their values");

@@ -180,7 +180,7 @@ static void test_degree_limit(void) {
     ok(q && q->kind == EX_ADD && q->n == 36, "and the degree-35 product is multiplied out (36 terms)");
     is_int(mi_limit_set(ctx, "sym_degree", 0), -1, "0 is out of range");
     is_int(mi_limit_set(ctx, "bogus", 3), -1, "unknown limit");
-    ok(strstr(ctx->err.msg, "unknown limit 'bogus' (limits: sym_degree, pattern_matches, fusion_rounds, draw_nodes)") != NULL,
+    ok(strstr(ctx->err.msg, "unknown limit 'bogus' (limits: sym_degree, pattern_matches, fusion_rounds, draw_nodes, while_iterations)") != NULL,
        "the error lists the limits: %s", ctx->err.msg);
     mi_limit_set(ctx, "sym_degree", 32);
 }

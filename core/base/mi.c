@@ -20,6 +20,8 @@ static const MiLimitInfo limit_info[] = {
      "rounds of the scheduler's fusion loop"},
     {"draw_nodes", offsetof(MiLimits, draw_nodes), 5000, 1, 10000000,
      "most boxes one picture draws"},
+    {"while_iterations", offsetof(MiLimits, while_iterations), 1000000, 1, 2000000000,
+     "most body_fn runs of one while_loop"},
     {NULL, 0, 0, 0, 0, NULL},
 };
 

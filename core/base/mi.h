@@ -44,6 +44,9 @@ typedef struct MiLimits {
     int pattern_matches;   /* most rewrites one pattern pass applies to a graph */
     int fusion_rounds;     /* rounds of the scheduler's fusion loop (Inductor: 10) */
     int draw_nodes;        /* most boxes one picture draws (more: collapse, or an error) */
+    int while_iterations;  /* most body_fn runs of one higher_order.while_loop (PyTorch has no
+                              bound: a cond_fn that never turns False loops forever there); the
+                              interpreter, the IR interpreter and the compiled module stop past it */
 } MiLimits;
 
 typedef struct MiLimitInfo { const char *name; size_t offset; int def, min, max; const char *what; } MiLimitInfo;

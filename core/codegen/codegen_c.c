@@ -535,13 +535,14 @@ static int emit_branches(MiCtx *ctx, const Schedule *s, bool fb, StrBuf *out) {
 
 /* if (pred) true_graph_0(operands, results, syms) else false_graph_0(...): the predicate is
  * host memory; with fallbacks each branch gets the callback table and a failure frees what is
- * allocated (cleanup) */
+ * allocated (cleanup) and returns the branch's code (MI_ZERO_DIV, MI_INDEX_OOB, ... reach the
+ * runtime, which names the failure) */
 typedef struct CondHow { bool fb; const char *cleanup; } CondHow;
 static void cond_tail(void *arg, const char *pred, const char *index, const char *f0, const char *f1, StrBuf *out) {
     const CondHow *h = arg;
-    if (h->fb) sb_printf(out, "        if (%s[%s] ? %s(cin, cout, csyms0, fb) : %s(cin, cout, csyms1, fb)) {%s return MI_FALLBACK_FAILED; }\n    }\n",
-                         pred, index, f0, f1, h->cleanup);
-    else sb_printf(out, "        if (%s[%s] ? %s(cin, cout, csyms0) : %s(cin, cout, csyms1)) {%s return 1; }\n    }\n", pred, index, f0, f1, h->cleanup);
+    const char *fb = h->fb ? ", fb" : "";
+    sb_printf(out, "        int mi_brc = %s[%s] ? %s(cin, cout, csyms0%s) : %s(cin, cout, csyms1%s);\n        if (mi_brc) {%s return mi_brc; }\n    }\n",
+              pred, index, f0, fb, f1, fb, h->cleanup);
 }
 
 char *codegen_c(MiCtx *ctx, const Schedule *s) {
@@ -565,6 +566,7 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     if (cg_uses_f8(s)) cg_f8_src(&out, false);
     if (has_ind) sb_put(&out, indirect_src);
     if (has_zdiv(s)) sb_put(&out, zdiv_src);
+    if (cg_has_while(s)) sb_put(&out, cg_while_src);
     if (has_atomic) sb_put(&out, atomic_src);
     if (has_atomic && has_half(s)) sb_put(&out, atomic_half_src);
     if (has_fb) sb_put(&out, cg_fallback_abi);
@@ -811,7 +813,7 @@ static int emit_call_fn(MiCtx *ctx, const Schedule *s, const CgMemPlan *mem, con
         if (eb && eb->ext == EXT_MULTI_OUTPUT) cg_emit_multi_output(eb, &out);
         else if (eb && eb->ext == EXT_CONCAT) cg_emit_concat(eb, &out);
         else if (eb && eb->ext == EXT_COND && eb->cond->is_while) {
-            CgWhileHow how = {false, fb, cleanup, fb ? "MI_FALLBACK_FAILED" : "1"};
+            CgWhileHow how = {false, fb, cleanup};
             if (cg_emit_while_call(ctx, s, eb, &how, &out) < 0) { free(gids); free(gwr); free(allocated); sb_free(&out); return -1; }
         } else if (eb && eb->ext == EXT_COND) {
             CondHow how = {fb, cleanup};

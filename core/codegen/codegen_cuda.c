@@ -339,7 +339,7 @@ static void cond_tail(void *arg, const char *pred, const char *index, const char
     const char *fb = h->fb ? ", fb" : "";
     sb_printf(out, "        %s mi_pred;\n        MI_CK(cudaMemcpyAsync(&mi_pred, %s + %s, sizeof mi_pred, cudaMemcpyDeviceToHost, mi_st));\n"
                    "        MI_CK(cudaStreamSynchronize(mi_st));\n"
-                   "        if ((mi_pred ? %s(cin, cout, csyms0, mi_st%s) : %s(cin, cout, csyms1, mi_st%s)) != 0) return 1;\n    }\n",
+                   "        int mi_brc = mi_pred ? %s(cin, cout, csyms0, mi_st%s) : %s(cin, cout, csyms1, mi_st%s);\n        if (mi_brc) return mi_brc;\n    }\n",
               h->pred_type, pred, index, f0, fb, f1, fb);
 }
 
@@ -413,7 +413,7 @@ static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool
         if (eb && eb->ext == EXT_MULTI_OUTPUT) cg_emit_multi_output(eb, &out);
         else if (eb && eb->ext == EXT_CONCAT) cg_emit_concat(eb, &out);
         else if (eb && eb->ext == EXT_COND && eb->cond->is_while) {
-            CgWhileHow how = {true, fb, "", "1"};
+            CgWhileHow how = {true, fb, ""};
             if (cg_emit_while_call(ctx, s, eb, &how, &out) < 0) { free(allocated); free(own); free(unstored); sb_free(&out); return -1; }
         } else if (eb && eb->ext == EXT_COND) {
             CondHow how = {cu_type(eb->eargs[0].buf->layout.dtype), fb};
@@ -480,6 +480,7 @@ char *codegen_cuda(MiCtx *ctx, const Schedule *s) {
     if (cu_module_has_scan(s)) sb_put(&out, cu_scan_prelude());
     if (ir_module_uses_math(m, IOP_RAND) || ir_module_uses_math(m, IOP_RANDN) || ir_module_uses_math(m, IOP_RANDINT64)) cg_rand_src(&out, true);
     if (has_fb) sb_put(&out, cg_fallback_abi);
+    if (cg_has_while(s)) sb_put(&out, cg_while_src);
     /* pdl: 0 for an ordinary launch; for a programmatic dependent one, where the kernel waits:
      * 1 before its first store, 2 at its start (it loads early what a kernel before writes) */
     sb_printf(&out, "struct MiSyms { int64_t v[%d]; int pdl; };\nstruct MiStrides4 { int64_t s[4]; };\n"

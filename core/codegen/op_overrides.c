@@ -325,6 +325,19 @@ static void storage_bytes(const IrModule *m, const Buffer *b, StrBuf *out) {
     sb_printf(out, ") * %zu", dtype_size(b->layout.dtype));
 }
 
+bool cg_has_while(const Schedule *s) {
+    for (int i = 0; i < s->nbranches; i++) {
+        if (s->branches[i].cond->cond->is_while) return true;
+        for (int k = 0; k < 2; k++)
+            if (cg_has_while(s->branches[i].s[k])) return true;
+    }
+    return false;
+}
+
+const char *const cg_while_src =
+    "#define MI_WHILE_LIMIT 3002\n"
+    "const char *mi_while_limit_loop;   /* the while_loop that ran past its bound */\n\n";
+
 int cg_emit_while_call(MiCtx *ctx, const Schedule *s, const Buffer *b, const CgWhileHow *how, StrBuf *out) {
     const IrCond *c = b->cond;
     const SchedBranch *br = sched_branch_of(s, b);
@@ -366,15 +379,25 @@ int cg_emit_while_call(MiCtx *ctx, const Schedule *s, const Buffer *b, const CgW
         sym_c_sb(b->eargs[k].view.offset, out);
         sb_printf(out, "), wsz[%d]%s);\n", k, how->cuda ? ", cudaMemcpyDeviceToDevice, mi_st)" : "");
     }
-    sb_printf(out, "        while (!mi_wrc) {\n            if (%s(cin, wpred, csyms0%s%s)) { mi_wrc = 1; break; }\n", br->fn[0], dev, fb);
+    /* a subgraph's failure code passes through (MI_ZERO_DIV, MI_INDEX_OOB, a nested loop's
+     * MI_WHILE_LIMIT), so that the runtime can say what failed; past ctx->limits.while_iterations
+     * trips of body_fn (PyTorch has no bound) the loop names itself in mi_while_limit_loop */
+    sb_printf(out, "        long long mi_witer = 0;\n        while (!mi_wrc) {\n            if ((mi_wrc = %s(cin, wpred, csyms0%s%s)) != 0) break;\n", br->fn[0], dev, fb);
     if (how->cuda)   /* should_loop = cond_result: the bool read back to the host */
         sb_put(out, "            MI_CK(cudaMemcpyAsync(&mi_wpred, mi_dpred, 1, cudaMemcpyDeviceToHost, mi_st));\n"
                     "            MI_CK(cudaStreamSynchronize(mi_st));\n");
-    sb_printf(out, "            if (!mi_wpred) break;\n            if (%s(cin, wtmp, csyms1%s%s)) { mi_wrc = 1; break; }\n", br->fn[1], dev, fb);
+    int lim = ctx->limits.while_iterations;
+    char hint[160];
+    sb_printf(out, "            if (!mi_wpred) break;\n"
+                   "            if (mi_witer++ == %dLL) {\n                mi_wrc = MI_WHILE_LIMIT;\n"
+                   "                mi_while_limit_loop = \"'%s': cond_fn '%s' still gives True after %d iterations of body_fn '%s' (%s, when generated)\";\n"
+                   "                break;\n            }\n"
+                   "            if ((mi_wrc = %s(cin, wtmp, csyms1%s%s)) != 0) break;\n", lim, b->name, c->names[0], lim, c->names[1],
+              mi_limit_hint("while_iterations", lim, hint, sizeof hint), br->fn[1], dev, fb);
     sb_printf(out, "            for (int k = 0; k < %d; k++) %s(cin[k], wtmp[k], wsz[k]%s);\n        }\n", nc,
               how->cuda ? "MI_CK(cudaMemcpyAsync" : "memcpy", how->cuda ? ", cudaMemcpyDeviceToDevice, mi_st)" : "");
     if (how->cuda) sb_printf(out, "        for (int k = 0; k < %d; k++) MI_CK(cudaFree(wtmp[k]));\n        MI_CK(cudaFree(mi_dpred));\n", nc);
     else sb_printf(out, "        for (int k = 0; k < %d; k++) free(wtmp[k]);\n", nc);
-    sb_printf(out, "        if (mi_wrc) {%s return %s; }\n    }\n", how->cleanup ? how->cleanup : "", how->fail);
+    sb_printf(out, "        if (mi_wrc) {%s return mi_wrc; }\n    }\n", how->cleanup ? how->cleanup : "");
     return 0;
 }

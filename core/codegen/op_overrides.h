@@ -81,12 +81,20 @@ int cg_emit_cond_call(MiCtx *ctx, const Schedule *s, const Buffer *b, CgCondTail
 
 /* How a backend runs a while_loop's host loop: on the device (cuda: cudaMalloc / cudaMemcpyAsync
  * on mi_st, the launch functions take the stream) or in C (malloc / memcpy); fb: the subgraph
- * functions take the callback table; cleanup: what an early return runs; fail: what it returns. */
-typedef struct CgWhileHow { bool cuda, fb; const char *cleanup, *fail; } CgWhileHow;
+ * functions take the callback table; cleanup: what an early return runs (it returns the code of
+ * the failure). */
+typedef struct CgWhileHow { bool cuda, fb; const char *cleanup; } CgWhileHow;
 /* torch.ops.higher_order.while_loop buffer b (Inductor's wrapper codegen_while_loop): the
  * carried inputs copied into the loop's results, then cond_fn on them (and the additional
  * inputs), its bool read on the host, body_fn into temporaries copied back, until it is false.
  * -1 + ctx error. */
 int cg_emit_while_call(MiCtx *ctx, const Schedule *s, const Buffer *b, const CgWhileHow *how, StrBuf *out);
+/* Does s (or a subgraph of it, recursively) hold a while_loop? Then the module's source starts
+ * with cg_while_src: MI_WHILE_LIMIT (3002, runtime.h's RT_WHILE_LIMIT), which call() returns
+ * when a loop ran ctx->limits.while_iterations trips of body_fn and cond_fn still gave True,
+ * and mi_while_limit_loop, the loop's buffer name then. A subgraph's failure code passes
+ * through the loop and the cond to the caller. */
+bool cg_has_while(const Schedule *s);
+extern const char *const cg_while_src;
 
 #endif

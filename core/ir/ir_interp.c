@@ -453,11 +453,12 @@ static Tensor *earg_tensor(Interp *it, const ExternArg *a) {
 }
 
 /* higher_order.while_loop (while_loop_dense): cond_fn's module on the carried + additional
- * tensors; while its bool is true the body's module gives the next carried tensors. */
+ * tensors; while its bool is true the body's module gives the next carried tensors, at most
+ * ctx->limits.while_iterations times (then an error naming the limit, as the interpreter). */
 static int run_while(Interp *it, Buffer *b, IValue *in, int nin, IValue **outs, int *nouts) {
     const IrCond *c = b->cond;
-    int nc = c->ncarried;
-    for (;;) {
+    int nc = c->ncarried, lim = it->ctx->limits.while_iterations;
+    for (int iters = 0;; iters++) {
         IValue *r = NULL;
         int nr = 0;
         if (ir_interp_run(it->ctx, c->branch[0], in, nin, &r, &nr)) return -1;
@@ -466,6 +467,12 @@ static int run_while(Interp *it, Buffer *b, IValue *in, int nin, IValue **outs, 
         interp_free_outputs(r, nr);
         if (bad) return mi_err(it->ctx, NULL, 0, 0, "IR interpreter: cond_fn '%s' must return a boolean scalar tensor", c->names[0]);
         if (!go) break;
+        if (iters >= lim) {
+            char hint[160];
+            return mi_err(it->ctx, NULL, 0, 0, "IR interpreter: while_loop '%s': cond_fn '%s' still gives True after %d iterations of body_fn '%s' (%s)",
+                          b->name, c->names[0], iters, c->names[1], mi_limit_hint("while_iterations", lim, hint, sizeof hint));
+        }
+        if (mi_interrupted(it->ctx)) return mi_err_interrupted(it->ctx, "in while_loop '%s' after %d iterations", b->name, iters);
         if (ir_interp_run(it->ctx, c->branch[1], in, nin, &r, &nr)) return -1;
         if (nr != nc) { interp_free_outputs(r, nr); return mi_err(it->ctx, NULL, 0, 0, "IR interpreter: body_fn gave %d results for %d carried", nr, nc); }
         for (int k = 0; k < nc; k++) { ivalue_clear(&in[k]); in[k] = r[k]; }

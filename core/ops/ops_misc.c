@@ -371,6 +371,8 @@ static int cond_eval(const OpCall *c, IValue *out) { return ev_call(c, out, cond
  * or a boolean"); not taken at all: the carried values are cloned; else while should_loop:
  * carried = body_fn(*carried, *additional) (as many results as carried inputs), should_loop =
  * cond_fn again. The result metas are the body's (while_loop_fake_tensor_mode runs the body once).
+ * PyTorch has no bound on the trips; here body_fn runs at most ctx->limits.while_iterations times
+ * (then an error naming the limit) and Ctrl-C stops the loop between trips.
  * Example: cond (i < n), body (i + 1, v * 0.5 + v.sin()) from (0, x) with n = 3: (3, f(f(f(x)))). */
 static int shape_while_loop(ShapeArgs *sa, TensorMeta *out, int *nout) {
     Graph *b = branch(sa, 1);
@@ -412,6 +414,16 @@ static int while_loop_body(ShapeArgs *sa, IValue *out) {
         rc = while_pred(sa, r.items, r.n, &pred);
         interp_free_outputs(r.items, r.n);
         if (rc || !pred) break;
+        if (iters >= c->ctx->limits.while_iterations) {   /* PyTorch loops on; we stop (MiLimits) */
+            char hint[160];
+            rc = sa_err(sa, "cond_fn '%s' still gives True after %d iterations of body_fn '%s' (%s)", c->args[0].node->target,
+                        iters, c->args[1].node->target, mi_limit_hint("while_iterations", iters, hint, sizeof hint));
+            break;
+        }
+        if (mi_interrupted(c->ctx)) {
+            rc = mi_err_interrupted(c->ctx, "in while_loop '%s' after %d iterations", sa->node ? sa->node->name : "?", iters);
+            break;
+        }
         snprintf(what, sizeof what, "body_fn '%s' (iteration %d)", c->args[1].node->target, iters);
         if ((rc = run_subgraph(c, sa, bg, what, items, nc + na, &r))) break;
         if (r.n != nc) {

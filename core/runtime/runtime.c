@@ -39,6 +39,7 @@ extern char **environ;
 #define RT_FALLBACK_FAILED 2000   /* MI_FALLBACK_FAILED of core/codegen/codegen_c.c */
 #define RT_INDEX_OOB 3000         /* MI_INDEX_OOB: a kernel met an index outside its dim */
 #define RT_ZERO_DIV 3001          /* MI_ZERO_DIV: a kernel divided an integer by zero */
+#define RT_WHILE_LIMIT 3002       /* MI_WHILE_LIMIT: a while_loop ran past ctx->limits.while_iterations */
 
 /* ---- compiler command line ---- */
 
@@ -977,6 +978,10 @@ static int invoke(MiCtx *ctx, RtModule *m, Prepared *pp) {
         const char *const *k = rt_sym(m->handle, "mi_zero_div_kernel");
         return mi_err(ctx, m->src_path, 0, 0, "compiled module: kernel '%s': ZeroDivisionError: an integer division, "
                       "remainder or fmod by zero", k && *k ? *k : "?");
+    }
+    if (rc == RT_WHILE_LIMIT) {   /* the bound was generated into the loop: the session's limit then */
+        const char *const *w = rt_sym(m->handle, "mi_while_limit_loop");
+        return mi_err(ctx, m->src_path, 0, 0, "compiled module: while_loop %s", w && *w ? *w : "?");
     }
     if (rc != 0 && m->cuda_error) return mi_err(ctx, m->src_path, 0, 0, "CUDA module failed: %s", m->cuda_error());
     if (rc != 0) return mi_err(ctx, m->src_path, 0, 0, "compiled module returned %d", rc);

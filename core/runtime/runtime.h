@@ -34,7 +34,10 @@
  * call returns 0 on success; 3000 (MI_INDEX_OOB) when a kernel met an index loaded from a tensor
  * outside its dim (the module then exports int64_t mi_index_oob_info[3] = {1, index, size});
  * 3001 (MI_ZERO_DIV) when a kernel divided an integer by zero (ATen's ZeroDivisionError; the
- * module exports const char *mi_zero_div_kernel, the kernel's name).
+ * module exports const char *mi_zero_div_kernel, the kernel's name); 3002 (MI_WHILE_LIMIT) when a
+ * while_loop's body_fn ran ctx->limits.while_iterations times (the value when the source was
+ * generated) and cond_fn still gave True (the module exports const char *mi_while_limit_loop,
+ * the loop's buffer). A cond branch's or a loop's subgraph's code passes through to call().
  * The source may use OpenMP and, when compiled with -DMI_HAVE_CBLAS,
  * cblas.
  *
