@@ -82,6 +82,17 @@ static void test_symfloat_values(void) {
     sf_fails("IntTrueDiv(s0, s0 - 2)", "division by zero in IntTrueDiv");
     sf_fails("IntTrueDiv(s0, s9)", "symbol 's9' has no value");
     sf_fails("Frobnicate(s0)", "unknown function 'Frobnicate'");
+    /* int64 edges (fuzz_sym, helper fuzz12): each was C undefined behaviour (signed overflow, or
+     * INT64_MIN / -1, which traps); Python's ints are unbounded, ours refuse past int64 */
+    sf_fails("LShift(4611686018427387904, 2)", "integer overflow in LShift");
+    sf_fails("FloorDiv(-9223372036854775807 - 1, -1)", "integer overflow in FloorDiv");
+    sf_fails("CeilDiv(-9223372036854775807 - 1, -1)", "integer overflow in CeilDiv");
+    sf_fails("ModularIndexing(-9223372036854775807 - 1, -1, 5)", "integer overflow in ModularIndexing");
+    sf_fails("-(-9223372036854775807 - 1)", "integer overflow in unary '-'");
+    sf_is("Mod(-9223372036854775807 - 1, -1)", 0);
+    sf_is("CeilDiv(-9223372036854775807 - 1, 3)", -3074457345618258602.0);
+    sf_is("CeilDiv(-7, s0) + CeilDiv(7, s0) + CeilDiv(7, -s0)", -3 + 4 - 3);
+    sf_is("LShift(-3, 61) + LShift(s0, 3)", -6917529027641081856.0 + 16);
     ok(symfloat_check(ctx, "FloatTrueDiv(IntTrueDiv(8*s27*s77, 8), (IntTrueDiv(8*s27*s77, 8)) - 1.0)", NULL) == 0,
        "check without bindings accepts cpu_dynamic_true_train's annotation");
 }

@@ -47,13 +47,15 @@ static FV b_flt(const void *f) { FV r = {{false, 0, 0}, false, NULL, f}; return 
 static const void *b_tofloat(FP *p, FV a) { return a.fn ? a.fn : p->bld->from_int(p->bld->ud, a.ex); }
 static FV b_fbin(FP *p, char op, FV a, FV b) { return b_flt(p->bld->fbin(p->bld->ud, op, b_tofloat(p, a), b_tofloat(p, b))); }
 
-/* Python's // and % on ints (floor semantics). */
+/* Python's // and % on ints (floor semantics); b != 0, and not INT64_MIN // -1 (2**63: the
+ * callers refuse it as an overflow). x % -1 is 0 (INT64_MIN % -1 traps in C). */
 static int64_t py_floordiv(int64_t a, int64_t b) {
     int64_t q = a / b;
     if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
     return q;
 }
 static int64_t py_mod(int64_t a, int64_t b) {
+    if (b == -1) return 0;
     int64_t m = a % b;
     if (m != 0 && ((m < 0) != (b < 0))) m += b;
     return m;
@@ -171,14 +173,24 @@ static FV apply(FP *p, const char *at, const char *name, FV *a, int n) {
     if (!ints) return fail(p, at, "%s takes integer arguments", name);
     int64_t x = a[0].v.i, y = n > 1 ? a[1].v.i : 0;
     if (!strcmp(name, "PowByNatural")) return ipow(p, at, x, y);
-    if (!strcmp(name, "LShift")) return y < 0 || y > 62 ? fail(p, at, "%s: shift out of range", name) : num_i(x * ((int64_t)1 << y));
+    if (!strcmp(name, "LShift")) {
+        int64_t r;
+        if (y < 0 || y > 62) return fail(p, at, "%s: shift out of range", name);
+        if (__builtin_mul_overflow(x, (int64_t)1 << y, &r)) return fail(p, at, "integer overflow in %s", name);
+        return num_i(r);
+    }
     if (!strcmp(name, "RShift")) return y < 0 ? fail(p, at, "%s: negative shift", name) : num_i(y > 62 ? (x < 0 ? -1 : 0) : x >> y);
     if (!strcmp(name, "BitwiseFn_bitwise_and")) return num_i(x & y);
     if (!strcmp(name, "BitwiseFn_bitwise_or")) return num_i(x | y);
     if (!strcmp(name, "BitwiseFn_bitwise_xor")) return num_i(x ^ y);
     if (y == 0 || (n == 3 && a[2].v.i == 0)) return fail(p, at, "division by zero in %s", name);
+    bool is_mod = !strcmp(name, "Mod") || !strcmp(name, "PythonMod");
+    if (x == INT64_MIN && y == -1 && !is_mod) return fail(p, at, "integer overflow in %s", name);   /* 2**63 */
     if (!strcmp(name, "FloorDiv") || !strcmp(name, "CleanDiv")) return num_i(py_floordiv(x, y));
-    if (!strcmp(name, "CeilDiv")) return num_i(-py_floordiv(-x, y));
+    if (!strcmp(name, "CeilDiv")) {   /* -((-x) // y) without negating x (INT64_MIN) */
+        int64_t q = x / y;
+        return num_i(x % y != 0 && (x < 0) == (y < 0) ? q + 1 : q);
+    }
     if (!strcmp(name, "Mod") || !strcmp(name, "PythonMod")) return num_i(py_mod(x, y));
     return num_i(py_mod(py_floordiv(x, y), a[2].v.i));   /* ModularIndexing */
 }
@@ -305,6 +317,7 @@ static FV p_unary(FP *p) {
         if (p->failed) return a;
         if (p->bld) return a.ex ? b_int(sym_neg(p->s, a.ex)) : b_fbin(p, '*', b_flt(p->bld->fconst(p->bld->ud, -1.0)), a);
         if (a.unknown) return a;
+        if (a.v.is_int && a.v.i == INT64_MIN) return fail(p, at, "integer overflow in %s", "unary '-'");
         return a.v.is_int ? num_i(-a.v.i) : num_f(-a.v.f);
     }
     return p_power(p);
