@@ -127,7 +127,7 @@ build-fuzz/graph_seeds: tests/fuzz/tools/graph_seeds.c $(SUPPORT) $(LIB)
 # Run every target FUZZ_TIME seconds (one at a time, niced) on seeds from tests/fixtures;
 # logs and stats in build-fuzz/logs/, crashers in build-fuzz/crash-<name>/.
 FUZZ_TIME ?= 600
-FUZZ_TARGETS ?= fx json npy trace sym shell passes lower patterns serve session
+FUZZ_TARGETS ?= fx json npy trace sym shell passes lower patterns serve session exec
 fuzz-run: fuzz build-fuzz/graph_seeds
 	tests/fuzz/seeds.sh
 	for t in $(FUZZ_TARGETS); do tests/fuzz/run.sh $$t $(FUZZ_TIME) || exit 1; done

@@ -33,6 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         IValue *in = NULL;
         int nin = 0;
         ctx->seed = 1;
+        mi_limit_set(ctx, "while_iterations", 1000);   /* a runaway while_loop: its error, not a timeout */
         if (ok && interp_random_inputs(ctx, g, NULL, 0, &in, &nin) == 0 && small_inputs(in, nin)) {
             PassManager *pm = pm_new(ctx, g, in, nin);
             if (pm) {

@@ -2,7 +2,7 @@
  * script into a fresh session gives the same state (issue #20: session save/replay). Each
  * input byte picks one command from a vocabulary of the shell's state-changing commands
  * (load, inputs, step/next/back/goto, set device/threads/fusion/seed/tolerance/limit/collapse,
- * patterns, break, lower, sched, enter/leave); session A runs them with errexit off, saves
+ * patterns, break, lower, sched, enter/leave; the loaded graphs include a cond and a while_loop); session A runs them with errexit off, saves
  * itself, session B replays the file line by line, and both must agree on the graph text, the
  * pass cursor, the breakpoint, the pattern file, every setting and the lowered/scheduled state.
  * A disagreement aborts (a finding). Then `diff session` (repl/cmd_diff_session.c), run from a
@@ -10,6 +10,8 @@
  * second script (the commands of the input's odd bytes, with a line of the input's printable
  * bytes — no '/', so no path outside the tree — as a malformed line when the first byte is odd)
  * it must give a result or an error; C's state must not change either way.
+ * Every session starts with limit while_iterations 1000 (a while_loop's random bound must not
+ * outrun the per-input timeout); `save session` keeps it as any other setting.
  * Seeds: seed-session (tests/fuzz/seeds.sh). */
 #include "repl/commands.h"
 #include "repl/session.h"
@@ -29,6 +31,7 @@ static const char *const vocab[] = {
     "set limit sym_degree 16", "set limit fusion_rounds 3", "set collapse 40",
     "patterns tests/fixtures/patterns/user.pat", "patterns off", "lower", "sched",
     "enter true_graph_0", "leave",
+    "load tests/fixtures/hop/while_loop.py", "set limit while_iterations 5", "enter while_loop_body_graph_0",
 };
 #define NVOCAB ((int)(sizeof vocab / sizeof vocab[0]))
 
@@ -69,6 +72,7 @@ static Session *quiet_session(void) {
     s->out = fopen("/dev/null", "w");
     s->err = fopen("/dev/null", "w");
     s->errexit = false;
+    mi_limit_set(s->ctx, "while_iterations", 1000);
     return s;
 }
 

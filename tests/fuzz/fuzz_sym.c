@@ -12,11 +12,21 @@
  * as a factor), and sym_bound contains every value.  sym_parse must
  * never crash, leak or hit UB on any input.  Any mismatch aborts with a message.
  *
+ * The same text also goes through the SymFloat layer (core/base/symfloat.c: IntTrueDiv,
+ * FloatTrueDiv, ToFloat, TruncToInt, PowByNatural, ...), in its three modes: symfloat_check
+ * (syntax only), symfloat_eval (under fixed values of the symbols) and symfloat_build with a builder
+ * that evaluates the pieces it is given in doubles.  Checked: what evaluates also checks, and
+ * where both eval and build give a value they agree (NaN equal to NaN; build's integer parts are
+ * sym.h expressions, whose canonical forms may overflow where the text does not: skipped then).
+ *
  * Build (not in the Makefile's fuzz rule yet):
  *   clang -std=gnu11 -O1 -g -I. -Icore -fsanitize=fuzzer,address,undefined \
  *         fuzz/fuzz_sym.c core/base/sym.c core/base/mi.c -o build-fuzz/fuzz_sym
  * Run:  build-fuzz/fuzz_sym -max_total_time=600 -max_len=256 fuzz/corpus-sym */
 #include "base/sym.h"
+#include "base/symfloat.h"
+
+#include <math.h>
 
 #include <ctype.h>
 #include <stdio.h>
@@ -203,12 +213,68 @@ static void fail(const char *what, const char *text, const Expr *a, const Expr *
     abort();
 }
 
+/* ---- SymFloat: a builder that evaluates (symfloat_build's pieces as doubles) ---- */
+typedef struct {
+    MiCtx *ctx;
+    const SymBinding *b;
+    int nb;
+    double *vals;      /* every piece handed out, freed at the end */
+    int n, cap;
+    bool int_overflow; /* a sym.h part could not be evaluated (overflow of a canonical form) */
+} FBuild;
+
+static const void *fb_put(FBuild *f, double v) {
+    if (f->n == f->cap) return NULL;   /* cap reached: build sees a NULL piece, the run is skipped */
+    f->vals[f->n] = v;
+    return &f->vals[f->n++];
+}
+static const void *fb_from_int(void *ud, Expr *e) {
+    FBuild *f = ud;
+    int64_t v = 0;
+    MiTry t = mi_try(f->ctx);
+    if (!e || sym_eval(f->ctx, e, f->b, f->nb, &v)) f->int_overflow = true;
+    mi_try_end(&t);
+    return fb_put(f, (double)v);
+}
+static const void *fb_const(void *ud, double v) { return fb_put(ud, v); }
+static const void *fb_bin(void *ud, char op, const void *a, const void *b) {
+    FBuild *f = ud;
+    if (!a || !b) { f->int_overflow = true; return fb_put(f, 0); }
+    double x = *(const double *)a, y = *(const double *)b;
+    return fb_put(f, op == '+' ? x + y : op == '-' ? x - y : op == '*' ? x * y : x / y);
+}
+
+/* The three SymFloat modes on text under bindings b (see the top comment). */
+static void symfloat_modes(MiCtx *ctx, const char *text, const SymBinding *b, int nb) {
+    MiTry t = mi_try(ctx);
+    int chk = symfloat_check(ctx, text, NULL);
+    SymNum want;
+    int ev = symfloat_eval(ctx, text, b, nb, &want);
+    if (ev == 0 && chk != 0) { fprintf(stderr, "fuzz_sym: symfloat_eval accepts what symfloat_check refuses\n  text: %s\n", text); abort(); }
+    mi_try_end(&t);
+    FBuild f = {ctx, b, nb, calloc(65536, sizeof(double)), 0, 65536, false};
+    SymFloatBuilder bld = {&f, fb_from_int, fb_const, fb_bin};
+    t = mi_try(ctx);
+    const void *got = symfloat_build(ctx, ctx->sym, text, &bld);
+    mi_try_end(&t);
+    if (got && ev == 0 && !f.int_overflow) {
+        double g = *(const double *)got, w = want.is_int ? (double)want.i : want.f;
+        bool same = (isnan(g) && isnan(w)) || g == w || fabs(g - w) <= 1e-12 * fmax(fabs(g), fabs(w));
+        if (!same) { fprintf(stderr, "fuzz_sym: symfloat_build gives %.17g, symfloat_eval %.17g\n  text: %s\n", g, w, text); abort(); }
+    }
+    free(f.vals);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size > 4096) return 0;
     char *text = malloc(size + 1);
     memcpy(text, data, size);
     text[size] = 0;
     MiCtx *ctx = mi_ctx_new();
+    if (strlen(text) == size) {   /* SymFloat: under fixed values of the symbols */
+        static const SymBinding fb[NSYM] = {{"x0", 3}, {"x1", 5}, {"r0_0", 7}, {"s0", 4}, {"s1", 9}, {"u0", -2}};
+        symfloat_modes(ctx, text, fb, NSYM);
+    }
     Expr *e = sym_parse(ctx, text, NULL);
     if (e && strlen(text) == size) {
         SymCtx *s = ctx->sym;
