@@ -15,34 +15,12 @@
  * Seeds: seed-exec (tests/fuzz/seeds.sh: the fixtures of those surfaces). */
 #include "fx_passes/passes.h"
 #include "compile_fx/compile_fx.h"
+#include "tests/fuzz/fuzz_graph.h"
 #include "runtime/runtime.h"
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static bool small_graph(const Graph *g) {
-    for (int k = 0; k < graph_num_placeholders(g); k++) {
-        const Node *p = graph_placeholder(g, k);
-        int64_t numel = 1, v;
-        for (int i = 0; p->has_meta && i < p->meta.ndim; i++) {
-            if (!sym_is_int(p->meta.size[i], &v)) v = 8;
-            if (v < 0 || v > 65536) return false;
-            numel *= v;
-            if (numel > 65536) return false;
-        }
-    }
-    return true;
-}
-
-static IValue *clone(MiCtx *ctx, const IValue *in, int n) {
-    IValue *c = calloc((size_t)n + 1, sizeof *c);
-    for (int i = 0; i < n; i++) {
-        c[i] = in[i];
-        if (in[i].kind == IV_TENSOR) c[i].t = tensor_clone(ctx, in[i].t);
-    }
-    return c;
-}
 
 static void free_vals(IValue *v, int n) { if (v) interp_free_outputs(v, n); }
 
@@ -68,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int nin = 0;
     if (!g && getenv("FUZZ_EXEC_VERBOSE")) fprintf(stderr, "fuzz_exec: parse: %s\n", ctx->err.msg);
     if (g) ops_resolve_graph(g);   /* a user's custom op stays unknown: it lowers as a FallbackKernel */
-    bool go = g && graph_lint(ctx, g, NULL) == 0 && small_graph(g) && interp_random_inputs(ctx, g, NULL, 0, &in, &nin) == 0;
+    bool go = g && graph_lint(ctx, g, NULL) == 0 && fz_small_graph(g) && interp_random_inputs(ctx, g, NULL, 0, &in, &nin) == 0;
     if (g && !go && getenv("FUZZ_EXEC_VERBOSE")) fprintf(stderr, "fuzz_exec: lint / inputs: %s\n", ctx->err.msg);
     if (go) {
         PassManager *pm = pm_new(ctx, g, NULL, 0);   /* no numerics checks: the interpreter may refuse */
@@ -88,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 }
                 sb_free(&rep);
                 if (rc < 0) {   /* the interpreter or the module refused: the module alone, its error paths */
-                    IValue *ib = clone(ctx, in, nin), *ob = NULL;
+                    IValue *ib = fz_clone(ctx, in, nin), *ob = NULL;
                     int nb = 0;
                     MiTry t = mi_try(ctx);
                     if (rt_run(ctx, c.mod, h, ib, nin, &ob, &nb, NULL) == 0) free_vals(ob, nb);

@@ -14,34 +14,12 @@
  * never turns False ends in its error well inside the per-input timeout. */
 #include "fx_passes/passes.h"
 #include "compile_fx/compile_fx.h"
+#include "tests/fuzz/fuzz_graph.h"
 #include "codegen/codegen_c.h"
 #include "codegen/codegen_cuda.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static bool small_graph(const Graph *g) {
-    for (int k = 0; k < graph_num_placeholders(g); k++) {
-        const Node *p = graph_placeholder(g, k);
-        int64_t numel = 1, v;
-        for (int i = 0; p->has_meta && i < p->meta.ndim; i++) {
-            if (!sym_is_int(p->meta.size[i], &v)) v = 8;
-            if (v < 0 || v > 65536) return false;
-            numel *= v;
-            if (numel > 65536) return false;
-        }
-    }
-    return true;
-}
-
-static IValue *clone(MiCtx *ctx, const IValue *in, int n) {
-    IValue *c = calloc((size_t)n + 1, sizeof *c);
-    for (int i = 0; i < n; i++) {
-        c[i] = in[i];
-        if (in[i].kind == IV_TENSOR) c[i].t = tensor_clone(ctx, in[i].t);
-    }
-    return c;
-}
 
 /* The outputs and the inputs after the run must agree; abort with both otherwise. */
 static void agree(const IValue *a, int na, const IValue *b, int nb, const char *what) {
@@ -100,14 +78,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ctx->seed = 1;
     mi_limit_set(ctx, "while_iterations", 1000);
     int unknown = g ? ops_resolve_graph(g) : -1;
-    if (unknown > 0 && only_custom_unknown(g) && graph_lint(ctx, g, NULL) == 0 && small_graph(g)) custom_ops(ctx, g);
-    if (g && unknown == 0 && graph_lint(ctx, g, NULL) == 0 && small_graph(g) &&
+    if (unknown > 0 && only_custom_unknown(g) && graph_lint(ctx, g, NULL) == 0 && fz_small_graph(g)) custom_ops(ctx, g);
+    if (g && unknown == 0 && graph_lint(ctx, g, NULL) == 0 && fz_small_graph(g) &&
         interp_random_inputs(ctx, g, NULL, 0, &in, &nin) == 0) {
         PassManager *pm = pm_new(ctx, g, in, nin);
         if (pm && pm_run_all(pm) == pm_num_passes(pm)) {   /* pm_run_all gives the cursor */
             const Graph *h = pm_graph(pm);
             char why[512];
-            IValue *ia = clone(ctx, in, nin), *ib = clone(ctx, in, nin), *oa = NULL, *ob = NULL;
+            IValue *ia = fz_clone(ctx, in, nin), *ib = fz_clone(ctx, in, nin), *oa = NULL, *ob = NULL;
             int na = 0, nb = 0;
             CompiledFx c;
             compile_fx_init(&c, h);

@@ -5,6 +5,7 @@
  * as it says why. Placeholders above 64K elements are skipped to keep executions fast.
  * Seeds: tests/fuzz/seeds.sh's seed-fx (fixtures + random graphs). */
 #include "fx_passes/passes.h"
+#include "tests/fuzz/fuzz_graph.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,18 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     MiCtx *ctx = mi_ctx_new();
     Graph *g = fx_parse(ctx, (const char *)data, size, "fuzz.py", 1);
     if (g && ops_resolve_graph(g) == 0 && graph_lint(ctx, g, NULL) == 0) {
-        /* placeholder sizes: refuse huge annotations before allocating anything */
-        bool ok = true;
-        for (int k = 0; k < graph_num_placeholders(g) && ok; k++) {
-            const Node *p = graph_placeholder(g, k);
-            int64_t numel = 1, v;
-            for (int i = 0; p->has_meta && i < p->meta.ndim; i++) {
-                if (!sym_is_int(p->meta.size[i], &v)) v = 8;
-                if (v < 0 || v > 65536) { ok = false; break; }
-                numel *= v;
-                if (numel > 65536) ok = false;
-            }
-        }
+        bool ok = fz_small_graph(g);   /* refuse huge annotations before allocating anything */
         IValue *in = NULL;
         int nin = 0;
         ctx->seed = 1;
