@@ -9,7 +9,8 @@
  *   - tuned_bmm on cpu: a bmm of one row or one column is a sum reduction, no extern call;
  *   - GraphLowering.run_node realizes a returned value at its own node;
  *   - memory.py reorder_for_peak_memory: the fused kernels in LPMF's order when it peaks lower;
- *     tangents are no freeable inputs (utils.py is_nonfreeable_buffers);
+ *     tangents are no freeable inputs (utils.py is_nonfreeable_buffers); a fallback item's
+ *     readers follow its MultiOutput node, not the call;
  *   - index_put_ (reinplace's) scatters into its first argument's buffer;
  *   - score_fusion_memory on normalized deps for vertical pairs too; memory.py's get_numel sizes;
  *   - the loop order Inductor picks from a body's stores and loads (CPU);
@@ -183,6 +184,18 @@ static void peak_memory(MiCtx *ctx) {
     n = sched_text(ctx, "tests/fixtures/sched_rules/peak_memory_tangents.py", MI_DEV_CPU, &k, &d, NULL);
     is_str(k, "cpp_fused_add_exp_0: op0 op5\nextern_mm: op1\ncpp_fused_exp_sum_1: op2 | op3\nextern_mm: op4\n",
            "a tangent's bytes count for no order: four kernels in creation order");
+    free(k); free(d);
+    /* memory.py's predecessors are the makers of the buffers a node reads: a reader of a
+     * fallback's item follows the item's MultiOutput node, not the call (BFS ranks it by the
+     * item's step), so the sums of svd / pinv results run after all seven items (Inductor's
+     * cpp_fused_add_amax_div_eq_linalg_vector_norm_..._2, one kernel) */
+    n = sched_text(ctx, "tests/fixtures/sched_rules/multi_output_items.py", MI_DEV_CPU, &k, &d, NULL);
+    is_str(k, "extern_mm: op0\ncpp_fused_pow_sum_0: op1\nfallback__linalg_svd: op2\nfallback_linalg_pinv: op8\n"
+              "fallback__linalg_svd: op11\ncpp_fused_pow_1: op17\nextern_multi_output_buf2: op3\nextern_multi_output_buf2: op4\n"
+              "extern_multi_output_buf2: op5\nextern_multi_output_buf8: op9\nextern_multi_output_buf11: op12\n"
+              "extern_multi_output_buf11: op13\nextern_multi_output_buf11: op14\n"
+              "cpp_fused_add_amax_div_eq_pow_reshape_2: op6 op7 | op16 | op10 | op18 | op15\n",
+           "BFS: the items first, then the reductions of them in one kernel");
     free(k); free(d);
 }
 

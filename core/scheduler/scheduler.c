@@ -1126,8 +1126,23 @@ static void topo_order(Schedule *s, Fx *f) {
     free(live);
 }
 
+/* Is the edge x -> y there only because fallback x's call writes the MultiOutput item y reads?
+ * memory.py links a node to the nodes making the buffers it depends on (succ_nodes from
+ * unmet_dependencies): y reads the item, made by its MultiOutput node, not the fallback's
+ * MultiOutputLayout buffer, so the MultiOutput node alone precedes y. Example: the sum of
+ * svd's S (buf4 = buf2[1]) waits for buf4's node, which BFS ranks by its own step, not the
+ * svd call's: the sums run after all the items, one kernel after the fallbacks. */
+static bool item_edge(const Schedule *s, int x, int y) {
+    const Buffer *b = s->nodes[x].buf;
+    if (!b->layout.multi) return false;
+    const DepSet *d = &s->nodes[y].deps;
+    for (int r = 0; r < d->nreads; r++) if (d->reads[r].buf == b) return false;
+    return true;
+}
+
 /* Inductor's reorder_for_peak_memory (memory.py; sched_memory.c) on the units of s->order: the
- * foreach nodes' groups stay together, edges are every dependency between units. */
+ * foreach nodes' groups stay together, edges are every dependency between units but a
+ * fallback's to the readers of its items (item_edge). */
 static void peak_memory_order(Schedule *s, Fx *f) {
     int n = s->norder, G = s->ngroups, nu = 0;
     int *ustart = mi_xmalloc(sizeof(int) * (n + 2)), *uof = mi_xmalloc(sizeof(int) * (G + 1));
@@ -1149,7 +1164,7 @@ static void peak_memory_order(Schedule *s, Fx *f) {
                 for (int i = 0; i < g->n; i++)
                     for (int k = f->succ_start[g->nodes[i]]; k < f->succ_start[g->nodes[i] + 1]; k++) {
                         int gv = s->nodes[f->succ[k]].group;
-                        if (!s->groups[gv].alive) continue;
+                        if (!s->groups[gv].alive || item_edge(s, g->nodes[i], f->succ[k])) continue;
                         int v = uof[gv];
                         if (v == u || mark[v] == u) continue;
                         mark[v] = u;
