@@ -23,13 +23,16 @@
  *   - ExternKernel.realize_input hands an extern a StorageBox's buffer itself;
  *   - a reader computes inline a value realized after it was lowered (make_loader's capture);
  *   - cpp.py compatible ranges into a fused node whose nodes share one buffer size;
- *   - diagonal_scatter as lowering.py's clone + mutate_to of the diagonal view.
+ *   - diagonal_scatter as lowering.py's clone + mutate_to of the diagonal view;
+ *   - split reductions on a GPU (Reduction.num_splits, create_multilayer).
  * Values of these graphs against the interpreter: tests/test_codegen.c (tests/fixtures/codegen:
  * unrolled_small_reductions, cpu_bmm_one_row, foreach_inplace_read_after). */
 #include "tap.h"
 #include "lowering/lowering.h"
+#include "ops/interp.h"
 #include "scheduler/scheduler.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -461,6 +464,46 @@ static void diagonal_scatter_rule(MiCtx *ctx) {
     free(k); free(d); free(ir);
 }
 
+/* ir.py Reduction.num_splits / create_multilayer on the GPU target: each reduction of
+ * tests/fixtures/sched_rules/split_reductions_cuda.py is two (a [*ranges, split] intermediate,
+ * then the split partials), and the IR interpreter's values agree with the reference
+ * interpreter (the masked tail of the amax's last block included) */
+static void split_reductions(MiCtx *ctx) {
+    char *k, *d, *ir;
+    const char *path = "tests/fixtures/sched_rules/split_reductions_cuda.py";
+    int n = sched_text(ctx, path, MI_DEV_CUDA, &k, &d, &ir);
+    is_int(n, 6, "split reductions: two kernels per reduction");
+    is_str(d, "skip op2 + op3 score=72: numel/rnumel mismatch (reduce) (18, 6), (86, 3); one Triton kernel has one (numel, rnumel)\n"
+              "skip op0 + op1 score=48: numel/rnumel mismatch (reduce) (12, 6), (120, 2); one Triton kernel has one (numel, rnumel)\n"
+              "skip op4 + op5 score=8: numel/rnumel mismatch (reduce) (2, 1), (5000, 2); one Triton kernel has one (numel, rnumel)\n",
+           "split reductions: [6, 2] x 120, [6, 3] x 86 (masked), [2] x 5000, each then over its splits");
+    free(k); free(d); free(ir);
+    Graph *g = graph_load_file(ctx, path);
+    IValue *in = NULL, *ref = NULL, *got = NULL;
+    int nin = 0, nref = 0, ngot = 0;
+    if (!ok(g != NULL, "split reductions: the fixture loads")) return;
+    ops_resolve_graph(g);
+    ok(interp_random_inputs(ctx, g, NULL, 0, &in, &nin) == 0 && interp_run(ctx, g, in, nin, &ref, &nref) == 0 && nref == 3,
+       "split reductions: the reference interpreter runs");
+    ctx->target = MI_DEV_CUDA;
+    IrModule *m = ir_lower(ctx, g);
+    if (!ok(m && ir_interp_run(ctx, m, in, nin, &got, &ngot) == 0 && ngot == 3, "split reductions: the IR interpreter runs")) diag("%s", ctx->err.msg);
+    for (int j = 0; j < 3 && got && ref; j++) {
+        double worst = 0;
+        for (int64_t e = 0; e < tensor_numel(ref[j].t); e++) {
+            double a = tensor_get_f(ref[j].t, e), b = tensor_get_f(got[j].t, e);
+            if (fabs(a - b) > worst) worst = fabs(a - b);
+        }
+        ok(tensor_numel(ref[j].t) == tensor_numel(got[j].t) && worst < 1e-3, "split reductions: output %d agrees (max abs err %g)", j, worst);
+    }
+    ctx->target = MI_DEV_CPU;
+    interp_free_outputs(got, ngot);
+    interp_free_outputs(ref, nref);
+    interp_free_outputs(in, nin);
+    ir_free(m);
+    graph_free(g);
+}
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
     cpp_rules(ctx);
@@ -477,6 +520,7 @@ int main(void) {
     extern_arg_rules(ctx);
     capture_rules(ctx);
     diagonal_scatter_rule(ctx);
+    split_reductions(ctx);
     mi_ctx_free(ctx);
     return done_testing();
 }

@@ -504,6 +504,8 @@ void ir_retrace_all(IrModule *m);
  * order of its reads (ComputedBuffer.decide_layout: get_fill_order with pick_loop_order), then
  * every layout is fixed. True when some layout changed (bodies need ir_retrace_all). */
 bool ir_decide_layouts(IrModule *m);
+/* ComputedBuffer.decide_layout of one buffer now (fill order from its reads); true when relaid */
+bool ir_decide_layout(IrModule *m, Buffer *b);
 Expr *ir_simplify(IrModule *m, Expr *e, const LoopBody *b);
 
 /* A C++ scheduler node's loop sizes as Inductor sees them (SchedulerNode.group after

@@ -210,6 +210,26 @@ static bool reads_relaid(const Buffer *b, const bool *relaid) {
     return false;
 }
 
+/* ComputedBuffer.decide_layout of one flexible buffer: frozen in its fill order (the strides of
+ * its reads, get_fill_order), else as it is. Called by finalize for every buffer, and during
+ * lowering by Reduction.num_splits' get_read_indices for the buffers a split candidate reads.
+ * True when its strides changed. */
+bool ir_decide_layout(IrModule *m, Buffer *b) {
+    if (b->kind != BUF_COMPUTED || b->layout.fixed) return false;
+    bool changed = false;
+    int fill[MI_MAX_DIMS], order[MI_MAX_DIMS];
+    if (!b->mutates && b->body && b->trace && fill_order_of(m, b, fill)) {
+        for (int r = 0; r < b->layout.ndim; r++) order[fill[r]] = r;
+        Expr *st[MI_MAX_DIMS];
+        ir_strides_for_order(m->ctx->sym, b->layout.size, b->layout.ndim, order, st);
+        bool same = true;
+        for (int d = 0; d < b->layout.ndim; d++) same &= st[d] == b->layout.stride[d];   /* interned */
+        if (!same) { set_strides(m, b, st); changed = true; }
+    }
+    b->layout.fixed = true;
+    return changed;
+}
+
 /* GraphLowering.finalize: decide_layout for every buffer in creation order. Its fill order
  * comes from the reads as they are then: a buffer read whose layout an earlier decision
  * changed is read through the new strides (make_loader indexes through the layout when
@@ -217,7 +237,6 @@ static bool reads_relaid(const Buffer *b, const bool *relaid) {
  * decided [2, 6, 16] with strides (16, 32, 1), the layer norm's m2 reduction over it then
  * fills (1, 2, 12), as Inductor's buf34. */
 bool ir_decide_layouts(IrModule *m) {
-    SymCtx *s = m->ctx->sym;
     bool changed = false;
     int maxid = 0;
     for (int i = 0; i < m->nbufs; i++) if (m->bufs[i]->id > maxid) maxid = m->bufs[i]->id;
@@ -225,17 +244,8 @@ bool ir_decide_layouts(IrModule *m) {
     for (int i = 0; i < m->nbufs; i++) {
         Buffer *b = m->bufs[i];
         if (b->kind != BUF_COMPUTED || b->layout.fixed) continue;
-        int fill[MI_MAX_DIMS], order[MI_MAX_DIMS];
         if (!b->mutates && b->body && b->trace && changed && reads_relaid(b, relaid)) retrace(m, b);
-        if (!b->mutates && b->body && b->trace && fill_order_of(m, b, fill)) {
-            for (int r = 0; r < b->layout.ndim; r++) order[fill[r]] = r;
-            Expr *st[MI_MAX_DIMS];
-            ir_strides_for_order(s, b->layout.size, b->layout.ndim, order, st);
-            bool same = true;
-            for (int d = 0; d < b->layout.ndim; d++) same &= st[d] == b->layout.stride[d];   /* interned */
-            if (!same) { set_strides(m, b, st); changed = true; relaid[b->id] = true; }
-        }
-        b->layout.fixed = true;
+        if (ir_decide_layout(m, b)) { changed = true; relaid[b->id] = true; }
     }
     free(relaid);
     return changed;

@@ -121,6 +121,14 @@ SymCtx *lw_fn_sym(const IrFn *f);
 IrVal lw_call_buf_load(const IrFn *f, OpsHandler *h, Expr *const *idx);
 /* The index placeholder _vK of output dim k (substituted by the caller's index). */
 Expr *lw_var(Lower *L, int k);
+/* View._dynamic_reshape_indexer(old, new) with new's dims at vars[]: map[d] (old dim d); false
+ * where Inductor's optimistic pairing fails (core/lowering/lowering_views.c). */
+bool lw_reshape_indexer(Lower *L, Expr **old, int no, Expr **nw, Expr **vars, int nn, Expr **map);
+/* Reduction.num_splits on a GPU (core/lowering/lowering_split.c): the split of a reduction of
+ * f over nd dims (red[d]: reduced), 1 for none; *outer: ReductionHint.OUTER. */
+int64_t lw_num_splits_dims(Lower *L, const IrFn *f, int nd, Expr **size, const bool *red, IrReduceType rt, bool *outer);
+/* the same for f over no output dims osize, then nr reduced dims rsize */
+int64_t lw_num_splits(Lower *L, const IrFn *f, int no, Expr **osize, int nr, Expr **rsize, IrReduceType rt, bool *outer);
 /* A re-indexing view: out index (nin dims) -> inner index (nmap exprs over _v0.._v(nin-1)). */
 const IrFn *lw_reindex(Lower *L, const IrFn *inner, int nin, Expr **map, int nmap);
 const IrFn *lw_const(Lower *L, double v, DType dt);

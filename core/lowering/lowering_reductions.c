@@ -97,31 +97,98 @@ static const IrFn *unrolled_reduction(Lower *L, const IrFn *f, int no, int nr, E
     return u;
 }
 
-/* Reduce x over dims red[] into a realized buffer; out size keepdim or not. As Inductor's
- * Reduction.create, a reduction of a static number of elements below unroll_reductions_threshold
- * (8) into more than one output element is no reduction but a pending pointwise that unrolls it
- * (unrolled_reduction; softmax over 4 experts: max(x0, x1, x2, x3)), and one of exactly one
- * element is a pointwise copy; Welford stays a reduction (Inductor's unrolled Welford is a TODO)
- * except for one element (mean = x, m2 = 0). */
-IrStorage *lw_reduction(Lower *L, const Node *n, IrTBox *x, const bool *red, bool keepdim,
-                                 IrReduceType rt, DType out_dt, int welford_item, const char *oname) {
+/* The realized reduction buffer of f (no output dims osize, then nr reduced dims rsize);
+ * keepdim: the kept size-1 dims go outermost, as Inductor's decide_layout ([64, 1]: strides
+ * [1, 64]). */
+static IrStorage *reduction_buffer(Lower *L, const Node *n, IrTBox *x, const IrFn *f, int no, Expr **osize, int nr,
+                                   Expr **rsize, IrReduceType rt, DType out_dt, int welford_item, bool keepdim,
+                                   const char *oname) {
     SymCtx *s = L->s;
-    Expr *osize[MI_MAX_DIMS], *rsize[MI_MAX_DIMS], *map[MI_MAX_DIMS];
-    int no = 0, nr = 0;
-    for (int d = 0; d < x->ndim; d++) {
-        if (red[d]) {
-            if (keepdim) osize[no++] = sym_int(s, 1);
-        } else osize[no++] = x->size[d];
+    Layout l = layout_contiguous(L->m, out_dt, n->has_meta ? n->meta.device : L->dev, no, osize);
+    if (keepdim) {
+        Expr *outer = sym_int(s, 1);
+        for (int d = 0; d < no; d++) {
+            int64_t one;
+            if (!(sym_is_int(osize[d], &one) && one == 1)) outer = sym_mul(s, outer, osize[d]);
+        }
+        for (int d = 0; d < no; d++) {
+            int64_t one;
+            if (sym_is_int(osize[d], &one) && one == 1) l.stride[d] = outer;
+        }
     }
-    for (int d = 0; d < x->ndim; d++)
-        if (red[d]) rsize[nr++] = x->size[d];
-    int ko = 0, kr = 0;
-    for (int d = 0; d < x->ndim; d++) {
-        if (red[d]) { map[d] = lw_var(L, no + kr++); if (keepdim) ko++; }
-        else map[d] = lw_var(L, ko++);
+    Buffer *b = lw_new_buffer(L, BUF_COMPUTED, &l);
+    const char **o = NULL;
+    int nor = 0;
+    lw_origins_add(L, &o, &nor, oname ? oname : lw_short_name(L, n->target));
+    lw_origins_merge(L, &o, &nor, x);
+    b->origins = o;
+    b->norigins = nor;
+    b->is_reduction = true;
+    b->rtype = rt;
+    b->body = ir_trace_body(L->m, b, f, no, osize, NULL, nr, rsize, rt, welford_item);
+    IrStorage *sb = lw_storage_new(L, NULL, out_dt, no, osize, o, nor);
+    sb->buf = b;
+    return sb;
+}
+
+/* Reduction.default_value of a split's masked tail: max / min start at the dtype's lowest /
+ * highest (float: -inf / inf; bool 0 / 1), prod at 1, the others at 0 */
+static double reduction_default(IrReduceType rt, DType dt) {
+    bool fl = dt == DT_F32 || dt == DT_F64 || dt == DT_F16 || dt == DT_BF16;
+    double lo = dt == DT_I8 ? -128 : dt == DT_I16 ? -32768 : dt == DT_I32 ? -2147483648.0 : dt == DT_I64 ? -9223372036854775808.0 : 0;
+    double hi = dt == DT_I8 ? 127 : dt == DT_I16 ? 32767 : dt == DT_I32 ? 2147483647.0 : dt == DT_I64 ? 9223372036854775807.0 :
+                dt == DT_U8 ? 255 : 1;
+    switch (rt) {
+    case RED_MAX: return fl ? -INFINITY : lo;
+    case RED_MIN: return fl ? INFINITY : hi;
+    case RED_PROD: return 1;
+    default: return 0;
     }
-    const IrFn *f = lw_reindex(L, x->loader, no + nr, map, x->ndim);
-    if (rt != RED_ARGMAX && rt != RED_ARGMIN && rt != RED_WELFORD) f = lw_to_dtype(L, f, out_dt);
+}
+
+static IrStorage *reduction_create(Lower *L, const Node *n, IrTBox *x, const IrFn *f, int no, Expr **osize, int nr,
+                                   Expr **rsize, IrReduceType rt, DType out_dt, int welford_item, bool keepdim,
+                                   const char *oname);
+
+/* Reduction.create_multilayer: the first layer reduces f over [*ranges, split] in blocks of
+ * ceil(rnumel / split) (the reduced dims read through the flat index block * s + r, masked to
+ * the default past rnumel when split does not divide it), realized (f32 for f16 / bf16); the
+ * second reduces its split partials per output, a plain Reduction (neither unrolled nor split
+ * again). Example: a column sum of [240, 6] on a GPU: [6, 2] partials of 120, then [6]. */
+static IrStorage *reduction_multilayer(Lower *L, const Node *n, IrTBox *x, const IrFn *f, int no, Expr **osize, int nr,
+                                       Expr **rsize, int64_t rnumel, int64_t split, IrReduceType rt, DType out_dt,
+                                       bool keepdim, const char *oname) {
+    SymCtx *s = L->s;
+    int64_t block = (rnumel + split - 1) / split;
+    Expr *flat = sym_add(s, sym_mul(s, sym_int(s, block), lw_var(L, no)), lw_var(L, no + 1));
+    Expr *map[MI_MAX_DIMS * 2], *total = sym_int(s, rnumel);
+    /* ops.masked runs the body only inside; here the body reads at the index clamped into it
+     * (as constant_pad_nd's masked read) and the where() keeps the default */
+    Expr *at = rnumel % split ? sym_min(s, flat, sym_int(s, rnumel - 1)) : flat;
+    for (int d = 0; d < no; d++) map[d] = lw_var(L, d);
+    lw_reshape_indexer(L, rsize, nr, &total, &at, 1, map + no);
+    const IrFn *w = lw_reindex(L, f, no + 2, map, no + nr);
+    DType inter = out_dt == DT_F16 || out_dt == DT_BF16 ? DT_F32 : out_dt;
+    if (rnumel % split) {
+        const IrFn *in = lw_math(L, IOP_LT, DT_BOOL, lw_index_expr(L, flat, no + 2, DT_I32), lw_const(L, (double)rnumel, DT_I32), NULL);
+        w = lw_math(L, IOP_WHERE, w->dtype, in, w, lw_const(L, reduction_default(rt, w->dtype), w->dtype));
+    }
+    if (rt != RED_ARGMAX && rt != RED_ARGMIN) w = lw_to_dtype(L, w, inter);
+    Expr *osz[MI_MAX_DIMS + 1], *bsz = sym_int(s, block);
+    for (int d = 0; d < no; d++) osz[d] = osize[d];
+    osz[no] = sym_int(s, split);
+    IrStorage *mid = reduction_create(L, n, x, w, no + 1, osz, 1, &bsz, rt, inter, 0, false, oname);
+    if (!mid->buf) lw_realize(L, mid, NULL);
+    const IrFn *g = lw_to_dtype(L, lw_tbox_of_storage(L, mid)->loader, out_dt);
+    Expr *ssz = sym_int(s, split);
+    return reduction_buffer(L, n, x, g, no, osize, 1, &ssz, rt, out_dt, 0, keepdim, oname);
+}
+
+/* Reduction.create from f (no output dims, then nr reduced dims): unrolled, split or one
+ * buffer (see lw_reduction) */
+static IrStorage *reduction_create(Lower *L, const Node *n, IrTBox *x, const IrFn *f, int no, Expr **osize, int nr,
+                                   Expr **rsize, IrReduceType rt, DType out_dt, int welford_item, bool keepdim,
+                                   const char *oname) {
     int64_t rn[MI_MAX_DIMS], rnumel = 1, onum = 1;
     bool rstatic = true, ostatic = true;
     for (int j = 0; j < nr; j++) {
@@ -147,31 +214,39 @@ IrStorage *lw_reduction(Lower *L, const Node *n, IrTBox *x, const bool *red, boo
         lw_origins_merge(L, &o, &nor, x);
         return lw_storage_new(L, pf, out_dt, no, osize, o, nor);
     }
-    Layout l = layout_contiguous(L->m, out_dt, n->has_meta ? n->meta.device : L->dev, no, osize);
-    if (keepdim) {   /* as Inductor's decide_layout: kept size-1 dims go outermost ([64, 1]: strides [1, 64]) */
-        Expr *outer = sym_int(s, 1);
-        for (int d = 0; d < no; d++) {
-            int64_t one;
-            if (!(sym_is_int(osize[d], &one) && one == 1)) outer = sym_mul(s, outer, osize[d]);
-        }
-        for (int d = 0; d < no; d++) {
-            int64_t one;
-            if (sym_is_int(osize[d], &one) && one == 1) l.stride[d] = outer;
-        }
+    /* triton doesn't support reduce to single element well, so break it up (Welford: not yet) */
+    bool outer;
+    int64_t split = gpu && L->ctx->target == MI_DEV_CUDA && rt != RED_WELFORD ? lw_num_splits(L, f, no, osize, nr, rsize, rt, &outer) : 1;
+    if (split > 1) return reduction_multilayer(L, n, x, f, no, osize, nr, rsize, rnumel, split, rt, out_dt, keepdim, oname);
+    return reduction_buffer(L, n, x, f, no, osize, nr, rsize, rt, out_dt, welford_item, keepdim, oname);
+}
+
+/* Reduce x over dims red[] into a realized buffer; out size keepdim or not. As Inductor's
+ * Reduction.create, a reduction of a static number of elements below unroll_reductions_threshold
+ * (8) into more than one output element is no reduction but a pending pointwise that unrolls it
+ * (unrolled_reduction; softmax over 4 experts: max(x0, x1, x2, x3)), and one of exactly one
+ * element is a pointwise copy; Welford stays a reduction (Inductor's unrolled Welford is a TODO)
+ * except for one element (mean = x, m2 = 0). On a GPU, Reduction.num_splits may split it in two
+ * (core/lowering/lowering_split.c, reduction_multilayer). */
+IrStorage *lw_reduction(Lower *L, const Node *n, IrTBox *x, const bool *red, bool keepdim,
+                                 IrReduceType rt, DType out_dt, int welford_item, const char *oname) {
+    Expr *osize[MI_MAX_DIMS], *rsize[MI_MAX_DIMS], *map[MI_MAX_DIMS];
+    int no = 0, nr = 0;
+    for (int d = 0; d < x->ndim; d++) {
+        if (red[d]) {
+            if (keepdim) osize[no++] = sym_int(L->s, 1);
+        } else osize[no++] = x->size[d];
     }
-    Buffer *b = lw_new_buffer(L, BUF_COMPUTED, &l);
-    const char **o = NULL;
-    int nor = 0;
-    lw_origins_add(L, &o, &nor, oname ? oname : lw_short_name(L, n->target));
-    lw_origins_merge(L, &o, &nor, x);
-    b->origins = o;
-    b->norigins = nor;
-    b->is_reduction = true;
-    b->rtype = rt;
-    b->body = ir_trace_body(L->m, b, f, no, osize, NULL, nr, rsize, rt, welford_item);
-    IrStorage *sb = lw_storage_new(L, NULL, out_dt, no, osize, o, nor);
-    sb->buf = b;
-    return sb;
+    for (int d = 0; d < x->ndim; d++)
+        if (red[d]) rsize[nr++] = x->size[d];
+    int ko = 0, kr = 0;
+    for (int d = 0; d < x->ndim; d++) {
+        if (red[d]) { map[d] = lw_var(L, no + kr++); if (keepdim) ko++; }
+        else map[d] = lw_var(L, ko++);
+    }
+    const IrFn *f = lw_reindex(L, x->loader, no + nr, map, x->ndim);
+    if (rt != RED_ARGMAX && rt != RED_ARGMIN && rt != RED_WELFORD) f = lw_to_dtype(L, f, out_dt);
+    return reduction_create(L, n, x, f, no, osize, nr, rsize, rt, out_dt, welford_item, keepdim, oname);
 }
 
 static Expr *red_numel(Lower *L, IrTBox *x, const bool *red) {

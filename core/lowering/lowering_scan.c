@@ -10,80 +10,13 @@
 #include <stdio.h>
 #include <string.h>
 
-/* DeviceProperties.multi_processor_count of the GPUs the recorded logs ran on (H100 / H200) */
-enum { GPU_NUM_SM = 132 };
-
-/* The loads of an inner function, run once over index symbols (Reduction.num_splits'
- * get_read_indices reads the recorded body the same way). */
-typedef struct ReadIdx { OpsHandler h; Expr *idx[32]; int n; } ReadIdx;
-static IrVal ri_load(OpsHandler *h, Buffer *buf, Expr *index) {
-    ReadIdx *r = h->self;
-    (void)buf;
-    if (r->n < 32) r->idx[r->n++] = index;
-    return 0;
-}
-static void ri_store(OpsHandler *h, Buffer *b, Expr *i, IrVal v) { (void)h; (void)b; (void)i; (void)v; }
-static IrVal ri_constant(OpsHandler *h, double v, DType dt) { (void)h; (void)v; (void)dt; return 0; }
-static IrVal ri_index_expr(OpsHandler *h, Expr *e, DType dt) { (void)h; (void)e; (void)dt; return 0; }
-static IrVal ri_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) { (void)h; (void)v; (void)dt; (void)src; return 0; }
-static IrVal ri_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) { (void)h; (void)op; (void)a; (void)dt; return 0; }
-static IrVal ri_red(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v) { (void)h; (void)dt; (void)src; (void)rt; (void)v; return 0; }
-static IrVal ri_getitem(OpsHandler *h, IrVal v, int k) { (void)h; (void)v; (void)k; return 0; }
-static IrVal ri_bucketize(OpsHandler *h, IrVal v, const IrBoundaries *b, IrVal off) { (void)h; (void)v; (void)b; (void)off; return 0; }
-static Expr *ri_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wrap_neg, Expr *sym) {
-    (void)h; (void)x; (void)check; (void)wrap_neg;
-    return sym ? sym : size;
-}
-
 /* Scan.num_splits > 1 (Reduction.num_splits with reduction_type "scan", which always may
- * split): static sizes only; the reads that use every loop var vote inner (the scanned var's
- * stride is at most 1) or outer; inner_reduction_splits splits when fewer than 2 * num_sm rows
- * scan more than 8192 elements, outer_reduction_splits (split_size min_elements_per_thread,
- * rvals_per_thread 4) when more than 128 and the rows are fewer than num_sm * 2 * 32. Example:
- * cumsum over 16384 elements of 4 rows splits (SplitScan); over 50 of 4 rows it does not. */
+ * split; core/lowering/lowering_split.c): cumsum over 16384 elements of 4 rows splits
+ * (SplitScan); over 50 of 4 rows it does not. */
 static bool scan_splits(Lower *L, const IrFn *f, int ndim, Expr **size, int axis) {
-    int64_t numel = 1, rn, v;
-    for (int d = 0; d < ndim; d++) {
-        if (!sym_is_int(size[d], &v)) return false;
-        if (d != axis) numel *= v;
-    }
-    sym_is_int(size[axis], &rn);
-    if (numel == 1) return rn > 8192;
-    if (rn <= 32 || numel >= GPU_NUM_SM * 2 * 32) return false;
-    ReadIdx r = {0};
-    r.h = (OpsHandler){&r, ri_load, ri_store, ri_constant, ri_index_expr, ri_to_dtype, ri_math, ri_red, ri_getitem,
-                       ri_store, ri_indirect, ri_store, NULL, ri_bucketize};
-    Expr *idx[MI_MAX_DIMS], *zero[MI_MAX_DIMS];
-    const char *names[MI_MAX_DIMS];
-    int nv = 0;
-    for (int d = 0; d < ndim; d++) {
-        char nm[16];
-        snprintf(nm, sizeof nm, "_s%d", d);
-        idx[d] = sym_is_int(size[d], &v) && v == 1 ? sym_int(L->s, 0) : sym_symbol(L->s, nm);
-        if (idx[d]->kind == EX_SYM) { names[nv] = idx[d]->name; zero[nv++] = sym_int(L->s, 0); }
-    }
-    f->call(f, &r.h, idx);
-    int inner = 0, outer = 0;
-    for (int i = 0; i < r.n; i++) {
-        const char *fs[MI_MAX_DIMS * 2 + 8];
-        int nf = sym_free_symbols(r.idx[i], fs, MI_MAX_DIMS * 2 + 8);
-        bool all = true;
-        for (int k = 0; k < nv; k++) {
-            bool has = false;
-            for (int j = 0; j < nf; j++) has |= fs[j] == names[k];
-            all &= has;
-        }
-        if (!all) continue;
-        Expr *one[MI_MAX_DIMS];
-        for (int k = 0; k < nv; k++) one[k] = names[k] == idx[axis]->name ? sym_int(L->s, 1) : zero[k];
-        Expr *st = sym_simplify(L->s, sym_sub(L->s, sym_subst(L->s, r.idx[i], names, one, nv), sym_subst(L->s, r.idx[i], names, zero, nv)), NULL, 0);
-        int64_t sv;
-        if (sym_is_int(st, &sv) && sv > 1) outer++;
-        else inner++;
-    }
-    if (!inner && !outer) return false;   /* no full-size read: ReductionHint.DEFAULT, 1 */
-    if (inner > outer) return numel < 2 * GPU_NUM_SM && rn > 8192;
-    return rn > 128;
+    bool red[MI_MAX_DIMS], outer;
+    for (int d = 0; d < ndim; d++) red[d] = d == axis;
+    return lw_num_splits_dims(L, f, ndim, size, red, RED_SUM, &outer) > 1;
 }
 
 /* ir.Scan.create / ir.Sort.create: one realized buffer per value (n of them, into out[]), or

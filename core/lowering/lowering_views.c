@@ -35,7 +35,7 @@ static int size_cmp(SymCtx *s, Expr *a, Expr *b) {
  * optimistic algorithm fails (an AssertionError / IndexError there): [8, 2, 32] -> [8, 8, 8]
  * pairs 32 with 8*8 = 64. Example: [s77, s27, 48] -> [s27*s77, 48] gives
  * [ModularIndexing(v0, s27, s77), ModularIndexing(v0, 1, s27), v1]. */
-static bool reshape_indexer(Lower *L, Expr **old, int no, Expr **nw, Expr **vars, int nn, Expr **map) {
+bool lw_reshape_indexer(Lower *L, Expr **old, int no, Expr **nw, Expr **vars, int nn, Expr **map) {
     SymCtx *s = L->s;
     Expr *sn[MI_MAX_DIMS], *vn[MI_MAX_DIMS], *so[MI_MAX_DIMS], *out[MI_MAX_DIMS];
     int tn = nn, to = no, k = 0;
@@ -89,7 +89,7 @@ static void reshape_map(Lower *L, Expr **old, int no, Expr **nw, int nn, Expr **
     SymCtx *s = L->s;
     Expr *vars[MI_MAX_DIMS];
     for (int k = 0; k < nn; k++) vars[k] = lw_var(L, k);
-    if (reshape_indexer(L, old, no, nw, vars, nn, map)) return;
+    if (lw_reshape_indexer(L, old, no, nw, vars, nn, map)) return;
     int64_t one;
     Expr *flat = sym_int(s, 0), *st = sym_int(s, 1);
     for (int k = nn - 1; k >= 0; k--) {
