@@ -2,10 +2,12 @@
  * prints, parsing round trips and errors, simplification under ranges, interval bounds,
  * C printing (compiled and run against sym_eval), and a randomized differential check. */
 #include "base/sym.h"
+#include "base/symfloat.h"
 #include "tap.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <math.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -247,6 +249,44 @@ static void test_parse_errors(void) {
     ok(P("s0 - 9223372036854775808*((x//2))") != NULL, "... also with a FloorDiv factor");
     ok(!sym_parse(ctx, "s0 - 9223372036854775808//2", NULL) && strstr(ctx->err.msg, "out of the int64 range"),
        "s0 - 9223372036854775808//2 rejected (not representable)");
+}
+
+/* One grammar (sym_parse.c) under two semantics: what sizes write (FloorDiv printed "(a//b)",
+ * PythonMod "a % b", unary '+', tabs) the SymFloat side reads too, with Python's values; what
+ * only SymInt / SymFloat write (floats, '/', IntTrueDiv) sizes refuse by name. */
+static void test_one_grammar(void) {
+    static const struct { const char *text; double want; } vals[] = {
+        {"(s0//2) + 1", 2},                 /* s0 = 3 */
+        {"-7 % s0", 2},                     /* Python modulo */
+        {"+s0\t* 2", 6},
+        {"-2.5**2", -6.25},                 /* -(2.5**2) */
+        {"-2**2", -4},
+        {"1.00000000000000e-5*s0", 3e-5},
+        {"IntTrueDiv(s0, 2)**2", 2.25},
+        {"s0 - 9223372036854775808 + 9223372036854775807", 2},
+        {"Max(1, s0, 2*s0 - 1, 4)", 5},
+    };
+    SymBinding b = {"s0", 3};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+        const char *text = vals[i].text;
+        SymNum v = {0};
+        int rc = symfloat_eval(ctx, text, &b, 1, &v);
+        double got = v.is_int ? (double)v.i : v.f;
+        ok(rc == 0 && fabs(got - vals[i].want) < 1e-15, "symfloat_eval(%s) = %g", vals[i].text, vals[i].want);
+        if (rc) diag("%s", ctx->err.msg);
+        Expr *e = strchr(text, '.') || strstr(text, "**") ? NULL : sym_parse(ctx, text, NULL);
+        int64_t iv;
+        if (e) ok(sym_eval(ctx, e, &b, 1, &iv) == 0 && iv == (int64_t)vals[i].want, "sym_parse(%s) evaluates the same", vals[i].text);
+    }
+    mi_clear_err(ctx);
+    ok(!sym_parse(ctx, "IntTrueDiv(s0, 2)", NULL) && ctx->err.col == 1 &&
+       strstr(ctx->err.msg, "IntTrueDiv is not supported in size expressions"), "a float function is no size: %s", ctx->err.msg);
+    ok(!sym_parse(ctx, "s0*1.5", NULL) && ctx->err.col == 5 && strstr(ctx->err.msg, "unexpected '.' after the number"),
+       "a float literal is no size");
+    ok(symfloat_check(ctx, "FloorDiv(s0, 2, 3)", NULL) < 0 && ctx->err.col == 17 && strstr(ctx->err.msg, "FloorDiv takes at most 2 arguments"),
+       "arity errors are the same on both sides: %s", ctx->err.msg);
+    ok(symfloat_check(ctx, "IntTrueDiv(s0, 2) s1", NULL) < 0 && ctx->err.col == 19 &&
+       strstr(ctx->err.msg, "unexpected 's' after the expression"), "trailing text: %s", ctx->err.msg);
 }
 
 /* Every index expression and size in the recorded Inductor ir dumps parses and prints back
@@ -584,6 +624,7 @@ static Expr *raw_build(const Raw *r) {
 
 static void test_random(void) {
     int bad_build = 0, bad_simp = 0, bad_parse = 0, bad_bound = 0, bad_idem = 0, compared = 0, simplified = 0;
+    int bad_float = 0, float_compared = 0;
     static int64_t vals[NEXPR][NASSIGN][NSYM];
     static int64_t want[NEXPR][NASSIGN];
     static bool valid[NEXPR][NASSIGN];
@@ -606,6 +647,8 @@ static void test_random(void) {
         if (ps != s && bad_parse++ < 5) diag("round trip: %s -> %s", buf, STR(ps));
         int64_t lo, hi;
         sym_bound(s, rand_ranges, NSYM, &lo, &hi);
+        char sbuf[4096];
+        sym_str(s, sbuf, sizeof sbuf);
         for (int k = 0; k < NASSIGN; k++) {
             SymBinding bind[NSYM];
             for (int j = 0; j < NSYM; j++) {
@@ -622,6 +665,15 @@ static void test_random(void) {
                 diag("built %s: want %lld got %lld (%s)", STR(e), (long long)w, (long long)got, ctx->err.msg);
             if ((sym_eval(ctx, s, bind, NSYM, &got) || got != w) && bad_simp++ < 5)
                 diag("simplified %s -> %s: want %lld got %lld", STR(e), STR(s), (long long)w, (long long)got);
+            /* the same text under the SymFloat semantics of the one grammar: the same int */
+            SymNum fv;
+            MiTry t = mi_try(ctx);
+            if (sym_eval(ctx, s, bind, NSYM, &got) == 0) {
+                float_compared++;
+                if ((symfloat_eval(ctx, sbuf, bind, NSYM, &fv) || !fv.is_int || fv.i != w) && bad_float++ < 5)
+                    diag("symfloat_eval(%s) = %lld, want %lld (%s)", sbuf, (long long)fv.i, (long long)w, ctx->err.msg);
+            }
+            mi_try_end(&t);
             if ((w < lo || w > hi) && bad_bound++ < 5)
                 diag("bound of %s = [%lld, %lld] misses %lld", STR(s), (long long)lo, (long long)hi, (long long)w);
         }
@@ -633,6 +685,8 @@ static void test_random(void) {
     is_int(bad_parse, 0, "random: parse(str(e)) == e for built and simplified expressions");
     is_int(bad_bound, 0, "random: sym_bound contains every value");
     is_int(bad_idem, 0, "random: simplify(simplify(e)) == simplify(e)");
+    ok(float_compared > NEXPR * NASSIGN / 2, "random: %d printed expressions evaluated by symfloat_eval", float_compared);
+    is_int(bad_float, 0, "random: symfloat_eval(str(e)) == sym_eval(e): one grammar, two semantics agree");
 
     /* C printing: compile the first NC simplified expressions and compare with the raw values. */
     char dir[] = "/tmp/test_sym_XXXXXX";
@@ -692,6 +746,7 @@ int main(void) {
     test_c_printing();
     test_degree_limit();
     test_parse_errors();
+    test_one_grammar();
     test_fixture_roundtrip();
     test_sympy_fixture();
     test_simplify();

@@ -1,10 +1,12 @@
 /* sym_internal.h — internals shared by core/base/sym.c (construction, simplification,
- * ranges), sym_print.c (sympy and C text) and sym_parse.c. Nothing outside core/base/sym*.c
- * includes this; the public API is sym.h. Names carry the symi_ prefix. */
+ * ranges), sym_print.c (sympy and C text), sym_parse.c (the one parser of sympy text) and
+ * symfloat.c (its SymFloat semantics). Nothing outside core/base/sym*.c includes this; the
+ * public API is sym.h and symfloat.h. Names carry the symi_ prefix. */
 #ifndef SYM_INTERNAL_H
 #define SYM_INTERNAL_H
 
 #include "base/sym.h"
+#include "base/symfloat.h"
 
 /* A growable vector of expressions (args being collected). */
 typedef struct { Expr **v; int n, cap; } EVec;
@@ -49,5 +51,49 @@ int64_t symi_py_mod(int64_t a, int64_t b);
  * (core/base/sym_inductor.c). FloorDiv / ModularIndexing by a symbolic divisor use them. */
 Expr *symi_common_factor(SymCtx *s, Expr *p, Expr *q);
 Expr *symi_exact_div(SymCtx *s, Expr *p, Expr *g);
+
+/* ---- the one parser of sympy expression text (sym_parse.c)
+ *
+ * PyTorch prints sizes ("2*s0 + 1", "(s0//2)") and SymInt / SymFloat values
+ * ("IntTrueDiv(8*s0, 8) - 1.0", "PowByNatural(s0, 2)") with sympy's str printer and the
+ * _sympystr of torch/utils/_sympy/functions.py. One grammar reads all of it; what a parse
+ * builds is the semantics' (SymSem): sym_parse's hash-consed Exprs for sizes, symfloat.c's
+ * numbers (check, eval) or caller-built kernel values (build). */
+
+/* A value under some semantics: a number (v; unknown in a check without bindings), an integer
+ * expression (ex) or a caller-built float (fn). Sizes use ex only. */
+typedef struct { SymNum v; bool unknown; Expr *ex; const void *fn; } SymVal;
+
+/* A function the grammar knows: arity, whether size expressions may use it, and the C
+ * function of an OpaqueUnaryFn_<f> (math.<f>). */
+typedef struct { const char *name; int min, max; bool size; double (*unary)(double); } SymFn;
+
+typedef struct SymParser SymParser;
+typedef struct {
+    bool sizes;   /* size expressions: '/', float literals and float functions are refused */
+    SymVal (*num)(SymParser *p, const char *at, SymNum lit);              /* a literal */
+    SymVal (*name)(SymParser *p, const char *at, const char *name);       /* a symbol */
+    /* a op b for op in "+-* /%" and 'F' (//), '^' (**), 'n' (-a; b unused) */
+    SymVal (*op)(SymParser *p, const char *at, char op, SymVal a, SymVal b);
+    SymVal (*call)(SymParser *p, const char *at, const SymFn *f, SymVal *a, int n);
+} SymSem;
+
+struct SymParser {
+    MiCtx *ctx;
+    const char *src, *p;
+    const SymSem *sem;
+    void *ud;           /* the semantics' state */
+    int depth;
+    bool failed;
+    bool neg_literal;   /* the next literal is negated (term after a binary '-' with 2^63) */
+    int only_mul;       /* depth at which that term may use '*' only (-(a//b) != (-a)//b); 0 none */
+};
+
+/* Fail at `at` (the first failure wins): ctx error with col = offset + 1; sizes add "at
+ * column N of size expression "TEXT"" to the reason. Returns an unknown value. */
+SymVal symi_fail(SymParser *p, const char *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Parse p->src under p->sem: 0 and *out, or -1 with the ctx error. *end (if non-NULL)
+ * receives the first unconsumed char, else the whole text must be consumed. */
+int symi_parse(SymParser *p, SymVal *out, const char **end);
 
 #endif
