@@ -6,7 +6,9 @@
  * still lower, schedule, compile and run, as Inductor calls the ATen op for a FallbackKernel. */
 #include "ops/interp.h"
 #include "ir/ir.h"
+#include "base/symfloat.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,13 +56,27 @@ typedef struct Resolver {
     const SymBinding *syms; int nsyms;
 } Resolver;
 
-/* A node reference of a fallback's arguments: SymInt nodes their symbol's value, tensors the
+/* A node reference of a fallback's arguments: SymInt nodes their expression's value, SymFloat
+ * nodes theirs (a Python float, or an int where the expression gives one: Inductor's wrapper
+ * passes the sympy expression printed as Python, e.g. histc(x, 10, 0, (1/2)*s0)), tensors the
  * next of the tensors passed (in eargs order). */
 static int fallback_node_value(void *env, const Node *x, IValue *out) {
     Resolver *r = env;
     if (x->is_sym && x->sym_val) {
         out->kind = IV_INT;
         return sym_eval(r->ctx, x->sym_val, r->syms, r->nsyms, &out->i) ? -1 : 0;
+    }
+    if (x->symfloat) {
+        SymNum v;
+        if (symfloat_eval(r->ctx, x->symfloat, r->syms, r->nsyms, &v) != 0) {
+            char why[512];
+            snprintf(why, sizeof why, "%.500s", r->ctx->err.msg);
+            return mi_err(r->ctx, r->g ? r->g->source : NULL, r->n->src_line, 0, "fallback '%s': SymFloat '%s', Sym(%s): %s",
+                          r->n->target, x->name, x->symfloat, why);
+        }
+        if (v.is_int) { out->kind = IV_INT; out->i = v.i; }
+        else { out->kind = IV_FLOAT; out->f = v.f; }
+        return 0;
     }
     if (x->kind == N_GET_ATTR && r->g && graph_subgraph(r->g, x->target)) { out->kind = IV_OTHER; return 0; }   /* a subgraph */
     if (r->next >= r->nargs)

@@ -498,15 +498,20 @@ static const IrFn *symfloat_loader(Lower *L, const Node *src, int ndim, DType dt
     return lw_to_dtype(L, f, dt);
 }
 
-const IrFn *lw_arg_loader(Lower *L, const Node *n, int i, int ndim, Expr **size, DType dt) {
-    const Value *v = &n->args[i];
+const IrFn *lw_scalar_loader(Lower *L, const Node *user, const Value *v, int ndim, DType dt) {
     double d;
     if (v->kind != V_NODE && value_as_double(v, &d)) return lw_const(L, d, dt);
     if (v->kind == V_NODE && v->node->symfloat) return symfloat_loader(L, v->node, ndim, dt);
-    if (v->kind == V_SYM || (v->kind == V_NODE && !lw_arg_tbox(L, n, i))) {
-        Expr *e = lw_value_expr(L, v);
-        if (e) return lw_index_expr(L, e, ndim, dt);
-    }
+    if (v->kind != V_SYM && v->kind != V_NODE) return NULL;
+    Expr *e = lw_value_expr(L, v);
+    if (e) return lw_index_expr(L, e, ndim, dt);
+    if (v->kind == V_NODE) lw_err(L, user, "argument '%s' is not a number", v->node->name);
+    return NULL;
+}
+
+const IrFn *lw_arg_loader(Lower *L, const Node *n, int i, int ndim, Expr **size, DType dt) {
+    const Value *v = &n->args[i];
+    if (v->kind != V_NODE || v->node->symfloat || !lw_arg_tbox(L, n, i)) return lw_scalar_loader(L, n, v, ndim, dt);
     IrTBox *t = lw_arg_tbox(L, n, i);
     if (!t) return NULL;
     lw_mark_reuse(L, t, ndim, size);   /* broadcast_tensors -> expand -> mark_reuse */

@@ -134,33 +134,41 @@ static bool cpu_bmm_is_memory_bound(Lower *L, const Node *n) {
 /* mm / addmm / bmm: the extern kernel for floating dtypes (Inductor's extern_kernels.mm /
  * addmm / bmm), a loop reduction for integers. addmm(bias, a, b, beta=, alpha=) with alpha or
  * beta not 1 is beta * bias + alpha * (a @ b) over the product (beta = 0 ignores the bias, NaN
- * included, as torch). Example: an f16 swiglu's three projections are three extern mm. */
+ * included, as torch); a symbolic alpha or beta (a SymFloat "Sym(IntTrueDiv(s0, 2))" or SymInt
+ * node: what Inductor's wrapper passes to extern_kernels.addmm as the printed expression) is
+ * computed in the epilogue from the sizes. Example: an f16 swiglu's three projections are three extern mm. */
 static int lower_matmul(Lower *L, const Node *n, int arg) {
     ExternKind k = (ExternKind)arg;
     const TensorMeta *m = lw_out_meta(n);
     if (!m) return lw_err(L, n, "'%s' needs a shape annotation", n->target);
     double beta = 1, alpha = 1;
+    const IrFn *al = NULL, *be = NULL;   /* a symbolic alpha / beta: a SymFloat or SymInt node's value */
     if (k == EXT_ADDMM) {
         beta = lw_arg_num(n, -1, "beta", 1);
         alpha = lw_arg_num(n, -1, "alpha", 1);
+        const Value *va = lw_arg_or_kw(n, -1, "alpha"), *vb = lw_arg_or_kw(n, -1, "beta");
+        if (va && va->kind == V_NODE && !(al = lw_scalar_loader(L, n, va, m->ndim, m->dtype))) return -1;
+        if (vb && vb->kind == V_NODE && !(be = lw_scalar_loader(L, n, vb, m->ndim, m->dtype))) return -1;
     }
     bool ext = matmul_extern_dtype(m->dtype);   /* the extern kernel */
     if (k == EXT_BMM && cpu_bmm_is_memory_bound(L, n)) {
         IrTBox *t = matmul_loops(L, n, 0, true);
         return t ? lw_set_tbox(L, n, t) : -1;
     }
-    if (k != EXT_ADDMM || (ext && alpha == 1 && beta == 1)) {
+    if (k != EXT_ADDMM || (ext && alpha == 1 && beta == 1 && !al && !be)) {
         IrTBox *t = ext ? matmul_extern(L, n, k, 0, k == EXT_ADDMM ? 3 : 2) : matmul_loops(L, n, 0, k == EXT_BMM);
         return t ? lw_set_tbox(L, n, t) : -1;
     }
     DType dt = m->dtype;
     IrTBox *p = ext ? matmul_extern(L, n, EXT_MM, 1, 2) : matmul_loops(L, n, 1, false);
     if (!p) return -1;
-    const IrFn *prod = alpha == 1 ? p->loader : lw_math(L, IOP_MUL, dt, lw_const(L, alpha, dt), p->loader, NULL);
-    if (beta == 0) return lw_set_pointwise(L, n, prod, dt, 3);
+    if (!al && alpha != 1) al = lw_const(L, alpha, dt);
+    const IrFn *prod = al ? lw_math(L, IOP_MUL, dt, al, p->loader, NULL) : p->loader;
+    if (beta == 0 && !be) return lw_set_pointwise(L, n, prod, dt, 3);
     const IrFn *bias = lw_arg_loader(L, n, 0, m->ndim, m->size, dt);
     if (!bias) return lw_err(L, n, "addmm: bad bias");
-    if (beta != 1) bias = lw_math(L, IOP_MUL, dt, lw_const(L, beta, dt), bias, NULL);
+    if (!be && beta != 1) be = lw_const(L, beta, dt);
+    if (be) bias = lw_math(L, IOP_MUL, dt, be, bias, NULL);
     return lw_set_pointwise(L, n, lw_math(L, IOP_ADD, dt, bias, prod, NULL), dt, 3);
 }
 
@@ -458,7 +466,7 @@ static void fb_collect(FbArgs *a, const Value *v) {
         return;
     }
     if (v->kind != V_NODE) return;
-    if (v->node->is_sym && v->node->sym_val) return;   /* a SymInt: evaluated at run time */
+    if ((v->node->is_sym && v->node->sym_val) || v->node->symfloat) return;   /* a SymInt / SymFloat: evaluated at run time */
     if (v->node->kind == N_GET_ATTR && graph_subgraph(a->L->g, v->node->target)) return;   /* a HOP's subgraph: run by the eval */
     LVal *lv = lw_node_val(a->L, v->node);
     if (!lv || lv->kind != LV_TBOX || !lv->t) {

@@ -217,6 +217,11 @@ const TensorMeta *lw_item_meta(Lower *L, const Node *n, int k);
 Layout lw_extern_layout(Lower *L, const TensorMeta *meta, DType dt, Device dev, int ndim, Expr **size);
 /* Loader f of a tensor of shape (tnd, tsize) broadcast to (ndim, size); NULL when it cannot be. */
 const IrFn *lw_broadcast(Lower *L, const IrFn *f, int tnd, Expr **tsize, int ndim, Expr **size);
+/* A scalar argument v of node user as a loader of ndim index variables in dt: a number a
+ * constant, a SymFloat node its expression computed in float64, a SymInt (node or size
+ * expression) ops.index_expr; NULL when v is none of these (a node: with an error). Example:
+ * addmm(b, x, w, alpha=truediv) with truediv "Sym(IntTrueDiv(s0, 2))" multiplies by s0 / 2.0. */
+const IrFn *lw_scalar_loader(Lower *L, const Node *user, const Value *v, int ndim, DType dt);
 /* Argument i broadcast to (ndim, size) and converted to dt; numbers become constants. */
 const IrFn *lw_arg_loader(Lower *L, const Node *n, int i, int ndim, Expr **size, DType dt);
 /* Dtype of argument i: the tensor's, or f32 / bool / i64 for a python number. */
