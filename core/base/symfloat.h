@@ -46,6 +46,12 @@ typedef struct {
 } SymFloatBuilder;
 const void *symfloat_build(MiCtx *ctx, SymCtx *s, const char *text, const SymFloatBuilder *b);
 
+/* The text (sympy's str of the expression) as Inductor prints it in its post-grad graph:
+ * print_readable(fast_sympy_print=True), torch/_inductor/utils.py sympy_str of the same
+ * expression: "(IntTrueDiv(8*s0, 8)) - 1.0" -> "-1.00000000000000 + IntTrueDiv(8*s0, 8)"
+ * (symfloat_str.c). Appended to sb; false (sb untouched) when the text does not parse. */
+bool symfloat_fast_str(const char *text, StrBuf *sb);
+
 /* Does the text need this module (it is no integer expression sym_parse accepts, but a
  * float literal or one of the float functions above occurs in it)? */
 bool symfloat_looks_float(const char *text);

@@ -4,6 +4,7 @@
  * codegen (values whose last use is this node, then the node itself when unused), nested
  * subgraph classes. Also the small value/float formatters other printers reuse. */
 #include "fx/graph.h"
+#include "base/symfloat.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -142,11 +143,18 @@ static void indent(StrBuf *sb, int n) {
     for (int i = 0; i < n; i++) sb_putc(sb, ' ');
 }
 
-static void put_annotated_name(StrBuf *sb, const Node *n) {
+/* n's name and annotation; a SymFloat's in g's form (fast_sympy_print: Inductor's post-grad
+ * graph prints sympy_str of the expression, "Sym(-1.00000000000000 + IntTrueDiv(8*s0, 8))") */
+static void put_annotated_name(StrBuf *sb, const Graph *g, const Node *n) {
     sb_put(sb, n->name);
     StrBuf a;
     sb_init(&a);
-    if (node_annotation_sb(n, &a)) sb_printf(sb, ": \"%s\"", a.s);
+    if (g && g->fast_sympy_print && n->annotated && n->symfloat) {
+        sb_put(&a, "Sym(");
+        if (!symfloat_fast_str(n->symfloat, &a)) sb_put(&a, n->symfloat);
+        sb_putc(&a, ')');
+        sb_printf(sb, ": \"%s\"", a.s);
+    } else if (node_annotation_sb(n, &a)) sb_printf(sb, ": \"%s\"", a.s);
     sb_free(&a);
 }
 
@@ -213,7 +221,7 @@ static void print_class(Graph *g, bool with_stack, int ind, StrBuf *sb) {
             const Node *n = g->nodes[i];
             if (n->kind != N_PLACEHOLDER || !n->annotated) continue;
             indent(sb, ib);
-            put_annotated_name(sb, n);
+            put_annotated_name(sb, g, n);
             if (n->ph_comment) sb_printf(sb, "  # %s", n->ph_comment);
             sb_putc(sb, '\n');
         }
@@ -232,7 +240,7 @@ static void print_class(Graph *g, bool with_stack, int ind, StrBuf *sb) {
             indent(sb, ib);
             Node tmp = *n;
             tmp.name = n->target ? n->target : n->name;
-            put_annotated_name(sb, &tmp);
+            put_annotated_name(sb, g, &tmp);
             sb_putc(sb, ',');
             if (n->ph_comment) sb_printf(sb, "  # %s", n->ph_comment);
             sb_putc(sb, '\n');
@@ -246,7 +254,7 @@ static void print_class(Graph *g, bool with_stack, int ind, StrBuf *sb) {
             sb_put(sb, ", ");
             Node tmp = *n;
             tmp.name = n->target ? n->target : n->name;
-            put_annotated_name(sb, &tmp);
+            put_annotated_name(sb, g, &tmp);
         }
         sb_put(sb, "):\n");
     }
@@ -308,7 +316,7 @@ static void print_class(Graph *g, bool with_stack, int ind, StrBuf *sb) {
             }
         }
         indent(sb, ib);
-        put_annotated_name(sb, n);
+        put_annotated_name(sb, g, n);
         sb_put(sb, " = ");
         print_call(sb, n);
         int nd = graph_dead_after(g, n, dead, g->n + 1);

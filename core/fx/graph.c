@@ -369,6 +369,7 @@ static Graph *clone_into(const Graph *g, Graph *parent) {
     c->parent = parent;
     c->source = gdup(c, g->source);
     c->expanded_def = g->expanded_def;
+    c->fast_sympy_print = g->fast_sympy_print;
     c->trailer = gdup(c, g->trailer);
     c->npytree_args = g->npytree_args;
     if (g->npytree_args) {

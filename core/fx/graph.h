@@ -124,6 +124,9 @@ struct Graph {
     bool users_valid;
     /* Printing details (added by fx): */
     bool expanded_def;        /* forward( one placeholder per line ) and return ( one per line ) */
+    bool fast_sympy_print;    /* SymFloat annotations as print_readable(fast_sympy_print=True)
+                                 prints them (sympy_str, symfloat_fast_str): Inductor's post-grad
+                                 graph; else as kept (sympy's str) */
     const char **out_comments;/* per returned item "# ..." comment in the expanded form (NULL
                                  entries for none); only used when nout_comments equals the
                                  output tuple length */

@@ -645,8 +645,12 @@ static int run_pass(PassManager *pm, int i, bool checks) {
     Graph *g = graph_clone(pm->states[i]);
     /* what the passes make is Inductor's post-grad graph, which PyTorch prints in the compact
      * form (print_readable's default: inductor_post_grad_graph in a log), also when it was handed
-     * an AOT graph printed one placeholder per line */
+     * an AOT graph printed one placeholder per line; its Sym annotations as compile_fx.py prints
+     * inductor_post_grad_graph, print_readable(fast_sympy_print=True): SymFloats through
+     * torch/_inductor/utils.py sympy_str ("-1.00000000000000 + IntTrueDiv(8*s27*s77, 8)" where
+     * the AOT graph showed "(IntTrueDiv(8*s27*s77, 8)) - 1.0") */
     g->expanded_def = false;
+    g->fast_sympy_print = true;
     g->nout_comments = 0;
     PassCtx pc = {0};
     pc.ctx = pm->ctx;
