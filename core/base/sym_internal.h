@@ -87,6 +87,8 @@ struct SymParser {
     bool failed;
     bool neg_literal;   /* the next literal is negated (term after a binary '-' with 2^63) */
     int only_mul;       /* depth at which that term may use '*' only (-(a//b) != (-a)//b); 0 none */
+    const char *lhs;    /* in SymSem.op for '*', '/', '//', '%', '**': where the left operand's
+                           text starts (for semantics that keep text, symfloat_str.c) */
 };
 
 /* Fail at `at` (the first failure wins): ctx error with col = offset + 1; sizes add "at

@@ -196,6 +196,8 @@ static SymVal p_atom(SymParser *p) {
 
 /* power := atom ('**' unary)? */
 static SymVal p_power(SymParser *p) {
+    skip_ws(p);
+    const char *lhs = p->p;
     SymVal base = p_atom(p);
     if (p->failed) return base;
     skip_ws(p);
@@ -204,6 +206,7 @@ static SymVal p_power(SymParser *p) {
     p->p += 2;
     SymVal ex = p_unary(p);
     if (p->failed) return ex;
+    p->lhs = lhs;
     return p->sem->op(p, at, '^', base, ex);
 }
 
@@ -237,6 +240,8 @@ static SymVal p_unary(SymParser *p) {
 
 /* term := unary (('*' | '/' | '//' | '%') unary)*    (sizes: no '/') */
 static SymVal p_term(SymParser *p) {
+    skip_ws(p);
+    const char *lhs = p->p;
     SymVal a = p_unary(p);
     while (!p->failed) {
         skip_ws(p);
@@ -251,6 +256,7 @@ static SymVal p_term(SymParser *p) {
         else break;
         SymVal b = p_unary(p);
         if (p->failed) return b;
+        p->lhs = lhs;
         a = p->sem->op(p, at, op, a, b);
     }
     return a;

@@ -112,6 +112,7 @@ static int tcompare(const TNode *x, const TNode *y) {
         if (r1 == 1000 && r2 == 1000) return strcmp(c1, c2) > 0 ? 1 : -1;
         return cmp3(r1, r2);
     }
+    if (x->k != y->k) return cmp3(x->k, y->k);   /* a kept '/' term against a Mul: any fixed order */
     switch (x->k) {
     case T_INT: return cmp3(x->i, y->i);
     case T_FLOAT: {
@@ -154,8 +155,12 @@ static TNode *tnum(SymParser *p, bool is_int, int64_t i, double f) {
     return t;
 }
 
+/* a + b or a * b of numbers (ints past int64, unbounded in sympy, become floats here) */
 static TNode *num_op(SymParser *p, char op, const TNode *a, const TNode *b) {
-    if (a->k == T_INT && b->k == T_INT) return tnum(p, true, op == '+' ? a->i + b->i : a->i * b->i, 0);
+    int64_t r;
+    if (a->k == T_INT && b->k == T_INT &&
+        !(op == '+' ? __builtin_add_overflow(a->i, b->i, &r) : __builtin_mul_overflow(a->i, b->i, &r)))
+        return tnum(p, true, r, 0);
     double x = num_val(a), y = num_val(b);
     return tnum(p, false, 0, op == '+' ? x + y : x * y);
 }
@@ -205,11 +210,11 @@ static SymVal ts_name(SymParser *p, const char *at, const char *name) {
     return tv(tnew(p, T_NAME, at, at + strlen(name)));
 }
 
-/* the text of a '/' or '**' term as printed, from its first operand to here */
-static TNode *verbatim(SymParser *p, const char *cls, const TNode *first) {
+/* the text of a '/' or '**' term as printed, from its left operand (p->lhs) to here */
+static TNode *verbatim(SymParser *p, const char *cls) {
     const char *e = p->p;
-    while (e > first->b && e[-1] == ' ') e--;
-    TNode *t = tnew(p, T_VERB, first->b, e);
+    while (e > p->lhs && e[-1] == ' ') e--;
+    TNode *t = tnew(p, T_VERB, p->lhs, e);
     t->cls = cls;
     return t;
 }
@@ -222,8 +227,8 @@ static SymVal ts_op(SymParser *p, const char *at, char op, SymVal a, SymVal b) {
     case '-': return tv(tadd(p, x, tmul(p, tnum(p, true, -1, 0), y)));
     case '*': return tv(tmul(p, x, y));
     case 'n': return tv(tmul(p, tnum(p, true, -1, 0), x));
-    case '^': return tv(verbatim(p, "Pow", x));
-    default: return tv(verbatim(p, "Mul", x));   /* '/', '//', '%' */
+    case '^': return tv(verbatim(p, "Pow"));
+    default: return tv(verbatim(p, "Mul"));   /* '/', '//', '%' */
     }
 }
 

@@ -17,7 +17,9 @@
  * (syntax only), symfloat_eval (under fixed values of the symbols) and symfloat_build with a builder
  * that evaluates the pieces it is given in doubles.  Checked: what evaluates also checks, and
  * where both eval and build give a value they agree (NaN equal to NaN; build's integer parts are
- * sym.h expressions, whose canonical forms may overflow where the text does not: skipped then).
+ * sym.h expressions, whose canonical forms may overflow where the text does not: skipped then);
+ * symfloat_fast_str (symfloat_str.c, how the post-grad graph prints it) reads what check
+ * reads and prints text check reads again.
  *
  * Build (not in the Makefile's fuzz rule yet):
  *   clang -std=gnu11 -O1 -g -I. -Icore -fsanitize=fuzzer,address,undefined \
@@ -252,6 +254,16 @@ static void symfloat_modes(MiCtx *ctx, const char *text, const SymBinding *b, in
     int ev = symfloat_eval(ctx, text, b, nb, &want);
     if (ev == 0 && chk != 0) { fprintf(stderr, "fuzz_sym: symfloat_eval accepts what symfloat_check refuses\n  text: %s\n", text); abort(); }
     mi_try_end(&t);
+    /* symfloat_fast_str (the post-grad graph's form) reads what check reads (check also
+     * refuses constant faults such as 2/0, fast_str only parses), and prints text check reads */
+    StrBuf fs;
+    sb_init(&fs);
+    bool fast = symfloat_fast_str(text, &fs);
+    if (!fast && chk == 0) { fprintf(stderr, "fuzz_sym: symfloat_fast_str refuses what symfloat_check accepts\n  text: %s\n", text); abort(); }
+    t = mi_try(ctx);
+    if (fast && chk == 0 && symfloat_check(ctx, fs.s ? fs.s : "", NULL) != 0) { fprintf(stderr, "fuzz_sym: symfloat_fast_str printed text check refuses\n  text: %s\n  printed: %s\n", text, fs.s); abort(); }
+    mi_try_end(&t);
+    sb_free(&fs);
     FBuild f = {ctx, b, nb, calloc(65536, sizeof(double)), 0, 65536, false};
     SymFloatBuilder bld = {&f, fb_from_int, fb_const, fb_bin};
     t = mi_try(ctx);
