@@ -6,6 +6,7 @@
 #include "codegen/codegen_cuda.h"
 #include "codegen/codegen_cuda_kernel.h"
 #include "codegen/codegen_cuda_extern.h"
+#include "codegen/codegen_cuda_unbacked.h"
 #include "codegen/codegen_kernel.h"
 #include "codegen/codegen_fallback.h"
 #include "codegen/codegen_f8.h"
@@ -226,13 +227,14 @@ void codegen_cuda_host_note(const IrModule *m, const Buffer *b, StrBuf *out) {
  * every argument buffer to host memory, run the graph node's C reference through the callback
  * table (core/codegen/codegen_fallback.h), copy the results back. What it costs is in the
  * comment and in `sched` (the bytes of each copy). */
-static void emit_host_call(const Schedule *s, const Buffer *b, StrBuf *sb) {
+static void emit_host_call(const Schedule *s, const Buffer *b, const int *ub_of, StrBuf *sb) {
     const IrModule *m = s->ir;
     const Buffer *outs[64], *bufs[128];
     int nouts = cg_fallback_outs(b, outs, 64), nb = 0, nin = 0;
     int arg_of[64], out_of[64];
     for (int i = 0; i < b->neargs + nouts && i < 128; i++) {
         const Buffer *x = i < b->neargs ? b->eargs[i].buf : outs[i - b->neargs];
+        if (i >= b->neargs && x && ir_defines_unbacked_size(m, x)) { out_of[i - b->neargs] = -1; continue; }   /* sized by the call */
         int j = -1;
         for (int k = 0; x && k < nb; k++) if (bufs[k] == x) j = k;
         if (x && j < 0) { j = nb; bufs[nb++] = x; nin += i < b->neargs; }
@@ -254,7 +256,7 @@ static void emit_host_call(const Schedule *s, const Buffer *b, StrBuf *sb) {
     char names[192][16];
     const char *ad[64], *od[64];
     for (int i = 0; i < b->neargs && i < 64; i++) { snprintf(names[i], 16, "mi_h%d", arg_of[i]); ad[i] = names[i]; }
-    for (int k = 0; k < nouts && k < 64; k++) { snprintf(names[64 + k], 16, "mi_h%d", out_of[k]); od[k] = outs[k] ? names[64 + k] : NULL; }
+    for (int k = 0; k < nouts && k < 64; k++) { snprintf(names[64 + k], 16, "mi_h%d", out_of[k]); od[k] = outs[k] && out_of[k] >= 0 ? names[64 + k] : NULL; }
     cg_emit_fallback_descs(sb, m, b, ad, od);
     sb_put(sb, "        if (!mi_fr && (");
     cg_emit_fallback_run(sb, m, b);
@@ -262,6 +264,8 @@ static void emit_host_call(const Schedule *s, const Buffer *b, StrBuf *sb) {
     for (int j = nin; j < nb; j++)
         sb_printf(sb, "        if (!mi_fr && mi_hb%d && cudaMemcpy(%s, mi_h%d, mi_hb%d, cudaMemcpyHostToDevice) != cudaSuccess) mi_fr = 2;\n",
                   j, bufs[j]->name, j, j);
+    for (int k = 0; k < nouts && k < 64; k++)   /* a result whose size the call decided */
+        if (outs[k] && out_of[k] < 0) cu_unbacked_fresh_result(m, outs[k], k, ub_of[outs[k]->id], cu_type(outs[k]->layout.dtype), sb);
     for (int j = 0; j < nb; j++) sb_printf(sb, "        free(mi_h%d);\n", j);
     sb_printf(sb, "        if (mi_fr) {\n"
                   "            snprintf(mi_errbuf, sizeof mi_errbuf, \"node '%s' on the host: %%s\", mi_fr == 1 ? \"out of host memory\" :\n"
@@ -354,7 +358,11 @@ static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool
                     "    MiSyms mi_sy;\n    memset(&mi_sy, 0, sizeof mi_sy);\n    (void)d_in; (void)d_out; (void)syms;%s\n", fname,
               fb ? ", const MiFb *fb" : "", fb ? " (void)fb;" : "");
     for (int i = 0; i < m->nsyms; i++)
-        sb_printf(&out, "    const int64_t %s = syms[%d]; mi_sy.v[%d] = %s; (void)%s;\n", m->sym_names[i], i, i, m->sym_names[i], m->sym_names[i]);
+        if (ir_unbacked_find(m, m->sym_names[i]))   /* defined inside (codegen_cuda_unbacked.c) */
+            sb_printf(&out, "    int64_t %s = 0; (void)%s;\n", m->sym_names[i], m->sym_names[i]);
+        else sb_printf(&out, "    const int64_t %s = syms[%d]; mi_sy.v[%d] = %s; (void)%s;\n", m->sym_names[i], i, i, m->sym_names[i], m->sym_names[i]);
+    int nub = 0, *ub_of = cu_unbacked_slots(m, &nub);
+    if (nub) sb_printf(&out, "    void *mi_ub[%d] = {0};\n", nub);
     sb_put(&out, "    int mi_sms = 0;\n    MI_CK(cudaDeviceGetAttribute(&mi_sms, cudaDevAttrMultiProcessorCount, 0));\n"
                  "    const bool mi_pdl = mi_pdl_on(); (void)mi_pdl;\n");
     for (int i = 0; i < m->ninputs; i++) {
@@ -388,7 +396,9 @@ static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool
             if (cu_buffer_unstored(s, b)) {   /* kept in registers by its kernel: no memory */
                 unstored[i] = true;
                 sb_printf(&decls, "    %s *%s = NULL;   /* only in registers of its kernel, never stored */\n", ct, b->name);
-            } else if (s->reuse_of[i] >= 0 && !unstored[s->reuse_of[i]]) {
+            } else if (ub_of[i] >= 0) {   /* sized by an unbacked symbol: allocated at its first writer */
+                sb_printf(&decls, "    %s *%s = NULL;\n", ct, b->name);
+            } else if (s->reuse_of[i] >= 0 && !unstored[s->reuse_of[i]] && ub_of[s->reuse_of[i]] < 0) {
                 sb_printf(&decls, "    %s *%s = (%s *)%s;   /* reuses the freed %s */\n", ct, b->name, ct, m->bufs[s->reuse_of[i]]->name, m->bufs[s->reuse_of[i]]->name);
             } else {
                 own[i] = true;
@@ -405,20 +415,44 @@ static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool
                      "    MI_CK(mi_workspace(&mi_ws, &mi_ws_cap, mi_ws_need));\n");
     if (decls.s) sb_put(&out, decls.s);
     sb_free(&decls);
+    for (int i = 0; i < m->ninputs; i++)   /* item() of a graph input: on entry */
+        cu_unbacked_item_defs(m, m->inputs[i], cu_type(m->inputs[i]->layout.dtype), &out);
+    bool *item_done = mi_xcalloc(m->nbufs + 1, 1), *late_done = mi_xcalloc(m->nbufs + 1, 1);
     /* the launches; a generated kernel right after another one may start early (PDL) */
     bool after_kernel = false;
     for (int k = 0; k < s->norder; k++) {
         const SchedGroup *g = &s->groups[s->order[k]];
         const Buffer *eb = g->is_extern ? s->nodes[g->nodes[0]].buf : NULL;
+        if (m->nunbacked && k > 0) {   /* item() of what the launches before wrote */
+            const SchedKernel *pk = &s->kernels[sched_kernel_of_pos(s, k - 1)];
+            if (!pk->combo || k - 1 == pk->first + pk->n - 1)
+                for (int i = 0; i < m->nunbacked; i++) {
+                    const Buffer *ib = m->unbacked[i].buf;
+                    if (m->unbacked[i].dim >= 0 || ib->kind == BUF_INPUT || item_done[ib->id]) continue;
+                    for (int q = 0; q < k && !item_done[ib->id]; q++)
+                        if (cg_group_writes(s, &s->groups[s->order[q]], ib)) {
+                            item_done[ib->id] = true;
+                            cu_unbacked_item_defs(m, ib, cu_type(ib->layout.dtype), &out);
+                            after_kernel = false;   /* a copy and a sync between: no early start (PDL) */
+                        }
+                }
+        }
+        for (int i = 0; nub && i < m->nbufs; i++) {   /* storage sized by an unbacked symbol, known by now */
+            const Buffer *b = m->bufs[i];
+            if (ub_of[i] < 0 || late_done[i] || !cg_group_writes(s, g, b)) continue;
+            late_done[i] = true;
+            if (ir_defines_unbacked_size(m, b)) continue;   /* a call's result: its storage comes with it */
+            if (!unstored[i]) { cu_unbacked_alloc(m, b, ub_of[i], cu_type(b->layout.dtype), &out); after_kernel = false; }
+        }
         if (eb && eb->ext == EXT_MULTI_OUTPUT) cg_emit_multi_output(eb, &out);
         else if (eb && eb->ext == EXT_CONCAT) cg_emit_concat(eb, &out);
         else if (eb && eb->ext == EXT_COND && eb->cond->is_while) {
             CgWhileHow how = {true, fb, ""};
-            if (cg_emit_while_call(ctx, s, eb, &how, &out) < 0) { free(allocated); free(own); free(unstored); sb_free(&out); return -1; }
+            if (cg_emit_while_call(ctx, s, eb, &how, &out) < 0) { free(allocated); free(own); free(unstored); free(item_done); free(late_done); free(ub_of); sb_free(&out); return -1; }
         } else if (eb && eb->ext == EXT_COND) {
             CondHow how = {cu_type(eb->eargs[0].buf->layout.dtype), fb};
-            if (cg_emit_cond_call(ctx, s, eb, cond_tail, &how, &out) < 0) { free(allocated); free(own); free(unstored); sb_free(&out); return -1; }
-        } else if (eb && codegen_cuda_on_host(eb)) emit_host_call(s, eb, &out);
+            if (cg_emit_cond_call(ctx, s, eb, cond_tail, &how, &out) < 0) { free(allocated); free(own); free(unstored); free(item_done); free(late_done); free(ub_of); sb_free(&out); return -1; }
+        } else if (eb && codegen_cuda_on_host(eb)) emit_host_call(s, eb, ub_of, &out);
         else if (eb) cg_cuda_emit_extern(eb, &out);
         else if (s->kernels[sched_kernel_of_pos(s, k)].combo) {   /* launched at its last group */
             const SchedKernel *kn = &s->kernels[sched_kernel_of_pos(s, k)];
@@ -433,8 +467,9 @@ static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool
         after_kernel = false;
     }
     sb_put(&out, "    MI_CK(cudaGetLastError());\n");
+    cu_unbacked_free(nub, &out);
     sb_put(&out, "    (void)mi_sms;\n    return 0;\n}\n\n");
-    free(allocated); free(own); free(unstored);
+    free(allocated); free(own); free(unstored); free(item_done); free(late_done); free(ub_of);
     sb_put(outp, out.s);
     sb_free(&out);
     return 0;
@@ -456,15 +491,9 @@ static void put_subst(StrBuf *out, const char *text, const char *a1, const char 
 
 char *codegen_cuda(MiCtx *ctx, const Schedule *s) {
     const IrModule *m = s->ir;
-    /* the host staging (mi_sizes) sizes every output before the launch, and a device buffer
-     * cannot be read for an item() in the middle of it: unbacked symbols are defined by the C
-     * backend only (codegen_unbacked.c) */
-    if (m->nunbacked) {
-        const IrUnbacked *u = &m->unbacked[0];
-        mi_err(ctx, NULL, 0, 0, "the CUDA backend does not define unbacked SymInts yet: %s (%s %s) is known only at run time; the C backend runs this graph",
-               u->name, u->dim < 0 ? "the item() of" : "a data-dependent size of", u->buf->name);
-        return NULL;
-    }
+    /* unbacked symbols: defined inside mi_launch (codegen_cuda_unbacked.c), but not yet for an
+     * output the host staging (mi_sizes) would have to size before the first launch */
+    if (cu_unbacked_check(ctx, s) < 0) return NULL;
     StrBuf out;
     sb_init(&out);
     sb_put(&out, CODEGEN_CUDA_MARKER ": one __global__ kernel per fused group, then call() */\n");
