@@ -7,7 +7,9 @@
 #include "base/philox.h"
 #include "ops/special.h"
 
+#include <ctype.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -600,6 +602,23 @@ int ir_interp_run(MiCtx *ctx, IrModule *m, IValue *inputs, int ninputs, IValue *
         if (!b) continue;
         int64_t n = numel(&it, &b->layout);
         for (int64_t k = 0; k < n; k++) it.store[b->id][lin_to_storage(&it, &b->layout, k)] = tensor_get_f(v->t, k);
+    }
+    /* tensor constants (self._tensor_constant0): inputs after the placeholders, named by the
+     * attribute (ir_lower), valued by the session as the compiled module's caller does */
+    for (int i = 0; i < g->n && !rc; i++) {
+        const Node *c = g->nodes[i];
+        if (!ir_is_tensor_constant(g, c)) continue;
+        char name[128];
+        snprintf(name, sizeof name, "%s", c->target);
+        for (char *q = name; *q; q++) if (!isalnum((unsigned char)*q)) *q = '_';
+        Buffer *b = ir_find_buffer(m, name);
+        if (!b) continue;
+        Tensor *t = mi_const_get(ctx, c->target);
+        int64_t n = numel(&it, &b->layout);
+        if (!t) rc = mi_err(ctx, g->source, c->src_line, 0, "IR interpreter: tensor constant '%s' has no value ('inputs DIR' reads DIR/%s.npy)", c->target, c->target);
+        else if (tensor_numel(t) != n) rc = mi_err(ctx, g->source, c->src_line, 0, "IR interpreter: tensor constant '%s' has %lld elements, its buffer %lld",
+                                                  c->target, (long long)tensor_numel(t), (long long)n);
+        for (int64_t k = 0; !rc && k < n; k++) it.store[b->id][lin_to_storage(&it, &b->layout, k)] = tensor_get_f(t, k);
     }
     for (int pass = 0; pass < 2 && !rc; pass++)
         for (int i = 0; i < m->nbufs && !rc; i++) {
