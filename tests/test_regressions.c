@@ -292,8 +292,32 @@ static void check_constant_without_value(void) {
     mi_ctx_free(ctx);
 }
 
+/* fuzz_lower (session 12): tests/fixtures/lowering/fft_complex.py's lowered IR gave the real
+ * parts only (one double per element); the IR interpreter now refuses complex buffers by name. */
+static void check_complex_refused(void) {
+    MiCtx *ctx = mi_ctx_new();
+    Graph *g = graph_load_file(ctx, "tests/fixtures/lowering/fft_complex.py");
+    if (g) ops_resolve_graph(g);
+    IrModule *m = g ? ir_lower(ctx, g) : NULL;
+    IValue *in = NULL, *outs = NULL;
+    int nin = 0, nouts = 0;
+    ctx->seed = 1;
+    int rc = m && interp_random_inputs(ctx, g, NULL, 0, &in, &nin) == 0 ? ir_interp_run(ctx, m, in, nin, &outs, &nouts) : 0;
+    char err[1024];
+    mi_err_str(ctx, err, sizeof err);
+    ok(rc < 0 && strstr(err, "IR interpreter: buffer '") &&
+       strstr(err, "' is c64: complex values are not supported here (one double per element); the interpreter and the compiled module run them"),
+       "IR interpreter, a complex buffer: %s", err);
+    if (outs) interp_free_outputs(outs, nouts);
+    if (in) interp_free_outputs(in, nin);
+    ir_free(m);
+    graph_free(g);
+    mi_ctx_free(ctx);
+}
+
 int main(void) {
     check_constant_without_value();
+    check_complex_refused();
     MiCtx *ctx = mi_ctx_new();
     replay_all(ctx);
     for (size_t i = 0; i < sizeof pipeline / sizeof *pipeline; i++)

@@ -429,7 +429,9 @@ char *ir_dep_text(const Dep *d, const LoopBody *body, SymCtx *S);
 
 /* ---- interpreter (core/ir/ir_interp.c) ---- */
 #include "ops/interp.h"
-/* Run the IR (buffers in creation order) on inputs as interp_run takes them. */
+/* Run the IR (buffers in creation order) on inputs as interp_run takes them, tensor constants
+ * from the session (mi_const_get). A module with a complex buffer is refused (one double per
+ * element here). */
 int ir_interp_run(MiCtx *ctx, IrModule *m, IValue *inputs, int ninputs, IValue **outs, int *nouts);
 
 /* ---- scans and sorts on one row (core/ir/ir_scan.c) ---- */

@@ -561,6 +561,11 @@ int ir_interp_run(MiCtx *ctx, IrModule *m, IValue *inputs, int ninputs, IValue *
     it.m = m;
     it.h = (OpsHandler){&it, i_load, i_store, i_constant, i_index_expr, i_to_dtype, i_math, i_reduction, i_getitem, i_store_red,
                         i_indirect, i_store_atomic_add, i_scan, i_bucketize};
+    for (int i = 0; i < m->nbufs; i++)   /* one double per element: a complex one has two */
+        if (dtype_is_complex(m->bufs[i]->layout.dtype))
+            return mi_err(ctx, NULL, 0, 0, "IR interpreter: buffer '%s' is %s: complex values are not supported here (one double "
+                          "per element); the interpreter and the compiled module run them", m->bufs[i]->name,
+                          dtype_abbrev(m->bufs[i]->layout.dtype));
     it.capbind = m->nsyms + 2 * MI_MAX_DIMS + 64;
     it.bind = mi_xcalloc(it.capbind + 1, sizeof(SymBinding));
     /* bind symbols from SymInt inputs and input shapes */
