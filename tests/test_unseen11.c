@@ -272,6 +272,22 @@ static void test_polynomials_cases(void) {
     ok(g && cc_c_agrees(ctx, g, ins, 1, 1e-12), "the special cases: the compiled C module agrees with the interpreter");
     graph_free(g);
     tensor_unref(x);
+    /* a degree past int64 or NaN: ATen's static_cast<int64_t>(n) on x86-64 gives INT64_MIN, so
+     * 0 (the C cast was undefined); 2n + 1 of a degree past 2**62 in double (n + n overflowed) */
+    fx = "class G(torch.nn.Module):\n"
+         "    def forward(self, x: \"f64[2][1]cpu\"):\n"
+         "        big: \"f64[2][1]cpu\" = torch.ops.aten.special_chebyshev_polynomial_t.n_scalar(x, 1e30)\n"
+         "        hn: \"f64[2][1]cpu\" = torch.ops.aten.special_hermite_polynomial_h.n_scalar(x, nan)\n"
+         "        v: \"f64[2][1]cpu\" = torch.ops.aten.special_chebyshev_polynomial_v.n_scalar(x, 5e18)\n"
+         "        return (big, hn, v)\n";
+    g = parsed(fx);
+    x = TD(DT_F64, 1, (int64_t[]){2}, (double[]){-1, 1});
+    ins[0] = x;
+    interp_is(g, ins, 1, 0, (double[]){0, 0}, 2, 0, "T_n with n = 1e30: 0 (INT64_MIN, as ATen on x86-64)");
+    interp_is(g, ins, 1, 1, (double[]){0, 0}, 2, 0, "H_n with n = nan: 0");
+    interp_is(g, ins, 1, 2, (double[]){1e19 + 1, 1}, 2, 0, "V_n at -1 with n = 5e18: 2n + 1 in double; 1 at 1");
+    graph_free(g);
+    tensor_unref(x);
 }
 
 /* ---- a user's torch.library op ---- */

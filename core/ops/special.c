@@ -182,6 +182,11 @@ double sf_igammac(double a, double x) { return igam(a, x, true); }
 
 /* ---- orthogonal polynomials (ATen Math.h: closed forms near the edges, else recurrences) ---- */
 
+/* ATen's static_cast<int64_t>(n) of the degree as x86-64 does it (cvttsd2si): NaN and values
+ * past the int64 range give INT64_MIN (then n < 0: the polynomial is 0), which a C cast leaves
+ * undefined. Example: poly_n(3.7) = 3, poly_n(1e30) = poly_n(NAN) = INT64_MIN. */
+static int64_t poly_n(double nn) { return nn >= -9.2e18 && nn <= 9.2e18 ? (int64_t)nn : INT64_MIN; }
+
 static double recur(double p, double q, double x, int64_t n, double c) {   /* p_k+1 = c x p_k - p_k-1 */
     double r = q;
     for (int64_t k = 2; k <= n; k++) { r = c * x * q - p; p = q; q = r; }
@@ -189,7 +194,7 @@ static double recur(double p, double q, double x, int64_t n, double c) {   /* p_
 }
 
 double sf_chebyshev_t(double x, double nn) {
-    int64_t n = (int64_t)nn;
+    int64_t n = poly_n(nn);
     if (n < 0) return 0;
     if (fabs(x) == 1) return x > 0 || n % 2 == 0 ? 1 : -1;
     if (n > 6 && fabs(x) < 1) return cos((double)n * acos(x));
@@ -199,7 +204,7 @@ double sf_chebyshev_t(double x, double nn) {
 }
 
 double sf_chebyshev_u(double x, double nn) {
-    int64_t n = (int64_t)nn;
+    int64_t n = poly_n(nn);
     if (n < 0) return 0;
     if (fabs(x) == 1) return x > 0 || n % 2 == 0 ? (double)(n + 1) : -(double)(n + 1);
     if (n > 8 && fabs(x) < 1) {
@@ -213,13 +218,13 @@ double sf_chebyshev_u(double x, double nn) {
 }
 
 double sf_chebyshev_v(double x, double nn) {
-    int64_t n = (int64_t)nn;
+    int64_t n = poly_n(nn);
     if (n < 0) return 0;
-    if (fabs(x) == 1) return x > 0 ? 1 : (n % 2 == 0 ? (double)(n + n + 1) : -(double)(n + n + 1));
+    if (fabs(x) == 1) return x > 0 ? 1 : (n % 2 == 0 ? (2.0 * (double)n + 1) : -(2.0 * (double)n + 1));
     if (n > 8 && fabs(x) < 1) {
         double t = acos(x);
         if (sin(t / 2) != 1) return cos(((double)n + 0.5) * t) / cos(t / 2);
-        return n % 2 == 0 ? (double)(n + n + 1) : -(double)(n + n + 1);
+        return n % 2 == 0 ? (2.0 * (double)n + 1) : -(2.0 * (double)n + 1);
     }
     if (n == 0) return 1;
     if (n == 1) return x + x - 1;
@@ -227,13 +232,13 @@ double sf_chebyshev_v(double x, double nn) {
 }
 
 double sf_chebyshev_w(double x, double nn) {
-    int64_t n = (int64_t)nn;
+    int64_t n = poly_n(nn);
     if (n < 0) return 0;
-    if (fabs(x) == 1) return x > 0 ? (double)(n + n + 1) : (n % 2 == 0 ? 1 : -1);
+    if (fabs(x) == 1) return x > 0 ? (2.0 * (double)n + 1) : (n % 2 == 0 ? 1 : -1);
     if (n > 8 && fabs(x) < 1) {
         double t = acos(x);
         if (cos(t / 2) != 1) return sin(((double)n + 0.5) * t) / sin(t / 2);
-        return x > 0 ? (double)(n + n + 1) : (n % 2 == 0 ? 1 : -1);
+        return x > 0 ? (2.0 * (double)n + 1) : (n % 2 == 0 ? 1 : -1);
     }
     if (n == 0) return 1;
     if (n == 1) return x + x + 1;
@@ -246,17 +251,17 @@ double sf_shifted_chebyshev_v(double x, double n) { return sf_chebyshev_v(x + x 
 double sf_shifted_chebyshev_w(double x, double n) { return sf_chebyshev_w(x + x - 1, n); }
 
 double sf_hermite_h(double x, double nn) {
-    int64_t n = (int64_t)nn;
+    int64_t n = poly_n(nn);
     if (n < 0) return 0;
     if (n == 0) return 1;
     if (n == 1) return x + x;
     double p = 1, q = x + x, r = q;
-    for (int64_t k = 2; k < n + n; k += 2) { r = (x + x) * q - (double)k * p; p = q; q = r; }
+    for (int64_t j = 1; j < n; j++) { r = (x + x) * q - 2.0 * (double)j * p; p = q; q = r; }   /* k = 2j < 2n */
     return r;
 }
 
 double sf_hermite_he(double x, double nn) {
-    int64_t n = (int64_t)nn;
+    int64_t n = poly_n(nn);
     if (n < 0) return 0;
     if (n == 0) return 1;
     if (n == 1) return x;
@@ -266,7 +271,7 @@ double sf_hermite_he(double x, double nn) {
 }
 
 double sf_laguerre_l(double x, double nn) {
-    int64_t n = (int64_t)nn;
+    int64_t n = poly_n(nn);
     if (n < 0) return 0;
     if (fabs(x) == 0) return 1;
     if (n == 0) return 1;
@@ -277,7 +282,7 @@ double sf_laguerre_l(double x, double nn) {
 }
 
 double sf_legendre_p(double x, double nn) {
-    int64_t n = (int64_t)nn;
+    int64_t n = poly_n(nn);
     if (n < 0) return 0;
     if (fabs(x) == 1) return x > 0 || n == 0 ? 1 : (n % 2 == 0 ? 1 : -1);
     if (n == 0) return 1;

@@ -1,7 +1,8 @@
 #!/bin/sh
 # run.sh TARGET SECONDS — run build-fuzz/fuzz_TARGET niced for SECONDS on its seed corpus
 # (tests/fuzz/seeds.sh; fuzz_passes and fuzz_lower use the FX seeds; fuzz_exec, which runs cc per
-# input, its own few and a 60 s per-input timeout) plus the corpus it grows in build-fuzz/corpus-TARGET; crashers, leaks and
+# input, its own few and a 60 s per-input timeout; fuzz_lower, whose IR interpreter takes seconds on a
+# 64K-element seed when the shared machine is loaded, 30 s) plus the corpus it grows in build-fuzz/corpus-TARGET; crashers, leaks and
 # timeouts land in build-fuzz/crash-TARGET/. The log is build-fuzz/logs/TARGET.log; the last
 # line of the summary (execs, coverage, corpus) is appended to build-fuzz/logs/summary.txt.
 set -e
@@ -11,7 +12,8 @@ B=build-fuzz
 mkdir -p $B/corpus-$t $B/crash-$t $B/logs
 seed=$B/seed-$t
 case $t in
-    passes|lower) maxlen=16384; seed=$B/seed-fx ;;
+    passes) maxlen=16384; seed=$B/seed-fx ;;
+    lower) maxlen=16384; seed=$B/seed-fx; timeout=30 ;;
     exec) maxlen=16384; timeout=60 ;;
     patterns) maxlen=16384 ;;
     sym|shell) maxlen=512 ;;
