@@ -551,6 +551,13 @@ static void print_schedule(Session *s, const Schedule *sc, int depth) {
         } else if (eb && eb->ext == EXT_MULTI_OUTPUT) fprintf(s->out, "  [MultiOutput, no code: %s's call wrote it]", eb->mo_of->name);
         else if (eb && eb->ext == EXT_CONCAT) fprintf(s->out, "  [nop: its inputs wrote their slices]");
         else if (kn->is_extern) fprintf(s->out, "  [extern]");
+        else if (kn->same_as >= 0 && kn->same_sched)   /* one src_to_kernel for a graph and its subgraphs */
+        {
+            const char *pre = ir_prefix(kn->same_sched->ir);   /* "true_graph_1_": its functions' prefix */
+            size_t n = strlen(pre);
+            fprintf(s->out, "  [same source as kernel %d of %.*s: defined once, called again]", kn->same_as,
+                    n ? (int)n - (pre[n - 1] == '_') : 15, n ? pre : "the outer graph");
+        }
         else if (kn->same_as >= 0)   /* Inductor's src_to_kernel: the source is defined once */
             fprintf(s->out, "  [same source as kernel %d: defined once, called again]", kn->same_as);
         fputc('\n', s->out);

@@ -2,11 +2,14 @@
  * pipeline: the recorded cuda/hop_cond case (interpreter, IR interpreter and generated C against
  * PyTorch's output, and the other branch against the interpreter on the negated input), a cond
  * with two results and a transposed operand (tests/fixtures/hop/), the pass pipeline running
- * over the branches with their changes named "true_graph_0.view", and the checkpoint_train
+ * over the branches with their changes named "true_graph_0.view", one kernel source shared by
+ * the branches and the graph around them (cond_shared_kernel.py), and the checkpoint_train
  * graphs (no higher-order op left after AOT, but recorded numerics). */
 #include "tap.h"
 #include "tests/support/codegen_check.h"
 #include "tests/support/shell_harness.h"
+#include "codegen/codegen_c.h"
+#include "codegen/codegen_reuse.h"
 #include "fx_passes/passes.h"
 #include "viz/viz.h"
 
@@ -21,6 +24,7 @@ static Graph *load(MiCtx *ctx, const char *path) {
     return g;
 }
 
+static char *shell(const char *cmds);
 static IValue tensor_iv(Tensor *t) { IValue v = {0}; v.kind = IV_TENSOR; v.t = t; return v; }
 
 static Tensor *negated(MiCtx *ctx, const Tensor *x) {
@@ -199,6 +203,68 @@ static void test_two_results(MiCtx *ctx) {
     }
     cg_free(&b);
     graph_free(g);
+}
+
+/* Occurrences of needle in hay. */
+static int count_str(const char *hay, const char *needle) {
+    int n = 0;
+    for (const char *p = hay; p && (p = strstr(p, needle)); p += strlen(needle)) n++;
+    return n;
+}
+
+/* One src_to_kernel for a graph and its subgraphs (graph.py codegen_subgraph: the branch's
+ * scheduler generates into the parent's wrapper): the column sum after each branch's mm has one
+ * source, defined once in the true branch and called by the false branch and, after the cond,
+ * by the outer graph; the generated C agrees with the interpreter on both branches. */
+static void test_shared_kernel(MiCtx *ctx) {
+    Graph *g = load(ctx, "tests/fixtures/hop/cond_shared_kernel.py");
+    if (!ok(g != NULL, "cond_shared_kernel loads")) return;
+    CgBuild b = {0};   /* cg_compile with compile_fx's src_to_kernel stage between sched and codegen */
+    b.m = ir_lower(ctx, g);
+    b.s = b.m ? sched_run(ctx, b.m) : NULL;
+    if (b.s) codegen_reuse_kernels(ctx, b.s);
+    b.src = b.s ? codegen_c(ctx, b.s) : NULL;
+    b.rt = b.src ? rt_compile(ctx, b.src) : NULL;
+    bool built = b.rt != NULL;
+    ok(built, "cond_shared_kernel compiles to C");
+    if (!built) { char e[1200]; diag("%s", mi_err_str(ctx, e, sizeof e)); }
+    if (built && b.s->nbranches == 1) {
+        const Schedule *t = b.s->branches[0].s[0], *f = b.s->branches[0].s[1];
+        const SchedKernel *tk = &t->kernels[t->nkernels - 1], *fk = &f->kernels[f->nkernels - 1];
+        const SchedKernel *outer = &b.s->kernels[b.s->nkernels - 1];
+        ok(tk->same_as < 0 && tk->shared, "the true branch's column sum is a definition, shared");
+        ok(fk->same_sched == t && fk->same_as == t->nkernels - 1, "the false branch's column sum calls the true branch's");
+        ok(outer->same_sched == t && outer->same_as == t->nkernels - 1, "the outer graph's column sum after the cond calls it too");
+        is_str(fk->name, "true_graph_0_cpp_fused_sum_1", "the false branch's kernel takes the definition's name");
+        is_int(codegen_num_definitions(b.s), 5, "5 definitions: gt_sum, mul, relu, sigmoid and one sum (Inductor's cpp_fused_* count)");
+        is_int(count_str(b.src, "static void true_graph_0_cpp_fused_sum_1("), 1, "the C source defines the sum once");
+        is_int(count_str(b.src, "true_graph_0_cpp_fused_sum_1("), 4, "and calls it from three functions");
+        ok(strstr(b.src, "static void true_graph_0_cpp_fused_sum_1(") < strstr(b.src, "static int true_graph_0("),
+           "every kernel is defined before the first branch function");
+    } else ok(0, "one cond with scheduled branches");
+    for (int sign = 0; sign < 2 && built; sign++) {
+        ctx->seed = 11 + sign;
+        IValue *in = NULL;
+        int nin = 0;
+        if (interp_random_inputs(ctx, g, NULL, 0, &in, &nin) < 0) { ok(0, "random inputs"); continue; }
+        for (int64_t i = 0; i < tensor_numel(in[0].t); i++)   /* sum(x) clearly positive or negative */
+            tensor_set_f(in[0].t, i, fabs(tensor_get_f(in[0].t, i)) * (sign ? -1 : 1) + (sign ? -0.1 : 0.1));
+        StrBuf rep;
+        sb_init(&rep);
+        int r = rt_check(ctx, b.rt, g, in, nin, 1e-5, 1e-6, &rep);
+        ok(r == 1, "generated C agrees with the interpreter (%s branch)", sign ? "false" : "true");
+        if (r != 1) diag("%s", rep.s ? rep.s : ctx->err.msg);
+        sb_free(&rep);
+        interp_free_outputs(in, nin);
+    }
+    cg_free(&b);
+    graph_free(g);
+    char *out = shell("load tests/fixtures/hop/cond_shared_kernel.py; sched");
+    if (!out) { skip(1, "MINDUCTOR_BIN not set"); return; }
+    ok(strstr(out, "      true_graph_0_cpp_fused_sum_1     false_graph_0_buf2(false_graph_0_op2)  "
+                   "[same source as kernel 2 of true_graph_0: defined once, called again]") != NULL,
+       "sched names the definition the false branch's kernel calls");
+    free(out);
 }
 
 /* A cond inside a branch: every (p, q) through interpreter, IR interpreter and generated C. */
@@ -504,6 +570,7 @@ int main(void) {
     MiCtx *ctx = mi_ctx_new();
     test_recorded_cond(ctx);
     test_two_results(ctx);
+    test_shared_kernel(ctx);
     test_nested(ctx);
     test_dynamic(ctx);
     test_checkpoint_train(ctx);

@@ -508,24 +508,37 @@ static int scan_externs(MiCtx *ctx, const Schedule *s, bool *has_mm, bool *has_s
     return 0;
 }
 
-/* The kernels of every branch (recursively), then each branch as a function with the module
- * ABI, so that the caller's `if` can call them. */
+/* The kernels of every branch (recursively), defined before any function that calls one: a
+ * kernel linked to another schedule's (codegen_reuse: same_sched) calls a definition emitted
+ * for a branch or for the graph around it. */
 static int emit_call_fn(MiCtx *ctx, const Schedule *s, const CgMemPlan *mem, const char *fname, bool fb, StrBuf *out);
 static void emit_profile_tables(const Schedule *s, StrBuf *out);
 
+static int emit_branch_kernels(MiCtx *ctx, const Schedule *s, StrBuf *out) {
+    for (int i = 0; i < s->nbranches; i++)
+        for (int k = 0; k < 2; k++) {
+            const Schedule *bs = s->branches[i].s[k];
+            if (emit_branch_kernels(ctx, bs, out) < 0) return -1;
+            CgMemPlan *mem = cg_mem_plan(bs);
+            int rc = 0;
+            for (int j = 0; j < bs->nkernels && rc == 0; j++)
+                if (!bs->kernels[j].is_extern && bs->kernels[j].same_as < 0) rc = cg_emit_kernel(ctx, bs, &bs->kernels[j], mem, out);
+            cg_mem_plan_free(mem);
+            if (rc < 0) return -1;
+        }
+    return 0;
+}
+
+/* Each branch (recursively) as a function with the module ABI, so that the caller's `if` can
+ * call them (after emit_branch_kernels). */
 static int emit_branches(MiCtx *ctx, const Schedule *s, bool fb, StrBuf *out) {
     for (int i = 0; i < s->nbranches; i++)
         for (int k = 0; k < 2; k++) {
             const Schedule *bs = s->branches[i].s[k];
             if (emit_branches(ctx, bs, fb, out) < 0) return -1;
             CgMemPlan *mem = cg_mem_plan(bs);
-            int rc = 0;
-            for (int j = 0; j < bs->nkernels && rc == 0; j++)
-                if (!bs->kernels[j].is_extern && bs->kernels[j].same_as < 0) rc = cg_emit_kernel(ctx, bs, &bs->kernels[j], mem, out);
-            if (rc == 0) {
-                sb_printf(out, "/* subgraph %s */\n", s->branches[i].cond->cond->names[k]);
-                rc = emit_call_fn(ctx, bs, mem, s->branches[i].fn[k], fb, out);
-            }
+            sb_printf(out, "/* subgraph %s */\n", s->branches[i].cond->cond->names[k]);
+            int rc = emit_call_fn(ctx, bs, mem, s->branches[i].fn[k], fb, out);
             cg_mem_plan_free(mem);
             if (rc < 0) return -1;
             sb_put(out, "\n");
@@ -590,7 +603,7 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
         if (s->kernels[k].is_extern || s->kernels[k].same_as >= 0) continue;
         if (cg_emit_kernel(ctx, s, &s->kernels[k], mem, &out) < 0) { cg_mem_plan_free(mem); sb_free(&out); return NULL; }
     }
-    if (emit_branches(ctx, s, has_fb, &out) < 0) { cg_mem_plan_free(mem); sb_free(&out); return NULL; }
+    if (emit_branch_kernels(ctx, s, &out) < 0 || emit_branches(ctx, s, has_fb, &out) < 0) { cg_mem_plan_free(mem); sb_free(&out); return NULL; }
     /* ABI symbols */
     sb_put(&out, "const char *mi_sym_names[] = {");
     for (int i = 0; i < m->nsyms; i++) sb_printf(&out, "\"%s\", ", m->sym_names[i]);

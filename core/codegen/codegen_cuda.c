@@ -312,16 +312,13 @@ static bool uses_dtype(const Schedule *s, DType t) {
 
 static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool fb, StrBuf *out);
 
-/* The kernels of every cond branch (recursively) and each branch's launch function, then the
- * kernels of s itself. */
-static int emit_kernels(MiCtx *ctx, const Schedule *s, bool fb, StrBuf *out) {
+/* The kernels of every cond branch (recursively), then the kernels of s itself: all defined
+ * before any launch function (emit_branch_launchers), since a kernel linked to another
+ * schedule's (codegen_reuse: same_sched) launches a definition emitted for that one. */
+static int emit_kernels(MiCtx *ctx, const Schedule *s, StrBuf *out) {
     for (int i = 0; i < s->nbranches; i++)
-        for (int k = 0; k < 2; k++) {
-            const Schedule *bs = s->branches[i].s[k];
-            if (emit_kernels(ctx, bs, fb, out) < 0) return -1;
-            sb_printf(out, "/* subgraph %s */\n", s->branches[i].cond->cond->names[k]);
-            if (emit_launch_fn(ctx, bs, s->branches[i].fn[k], fb, out) < 0) return -1;
-        }
+        for (int k = 0; k < 2; k++)
+            if (emit_kernels(ctx, s->branches[i].s[k], out) < 0) return -1;
     for (int k = 0; k < s->norder; k++) {
         const SchedGroup *g = &s->groups[s->order[k]];
         const SchedKernel *kn = &s->kernels[sched_kernel_of_pos(s, k)];
@@ -332,6 +329,18 @@ static int emit_kernels(MiCtx *ctx, const Schedule *s, bool fb, StrBuf *out) {
         if (g->is_extern || kn->same_as >= 0) continue;   /* linked to an identical source: defined once */
         if (cu_emit_kernel(ctx, s, g, out) < 0) return -1;
     }
+    return 0;
+}
+
+/* Each cond branch's launch function (recursively, nested branches first). */
+static int emit_branch_launchers(MiCtx *ctx, const Schedule *s, bool fb, StrBuf *out) {
+    for (int i = 0; i < s->nbranches; i++)
+        for (int k = 0; k < 2; k++) {
+            const Schedule *bs = s->branches[i].s[k];
+            if (emit_branch_launchers(ctx, bs, fb, out) < 0) return -1;
+            sb_printf(out, "/* subgraph %s */\n", s->branches[i].cond->cond->names[k]);
+            if (emit_launch_fn(ctx, bs, s->branches[i].fn[k], fb, out) < 0) return -1;
+        }
     return 0;
 }
 
@@ -523,7 +532,7 @@ char *codegen_cuda(MiCtx *ctx, const Schedule *s) {
                     "/* the same for a warp that owns its row (one lane waits, then the warp) */\n"
                     "#define MI_PDL_WAIT_WARP(sy, when) do { if ((sy).pdl & (when)) { if (threadIdx.x == 0) MI_GDC_WAIT(); __syncwarp(); } } while (0)\n\n", nsyms);
     cg_cuda_extern_sources(&xs, &out);
-    if (emit_kernels(ctx, s, has_fb, &out) < 0) { sb_free(&out); return NULL; }
+    if (emit_kernels(ctx, s, &out) < 0 || emit_branch_launchers(ctx, s, has_fb, &out) < 0) { sb_free(&out); return NULL; }
     /* ABI symbols */
     sb_put(&out, "extern \"C\" const char *mi_sym_names[] = {");
     for (int i = 0; i < m->nsyms; i++) sb_printf(&out, "\"%s\", ", m->sym_names[i]);

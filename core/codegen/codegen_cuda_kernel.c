@@ -778,19 +778,22 @@ static int emit_flat_loops(MiCtx *ctx, const Schedule *s, const SchedGroup *g, b
  * generated kernel is launched right before it (so it may be launched with PDL and then
  * waits: MI_PDL_WAIT); out, one is launched right after it (so it lets it start early:
  * MI_GDC_LAUNCH). A kernel defined once for several groups (codegen_reuse: same_as; it compares
- * the text without these lines) takes the union over them. A module of one kernel has
+ * the text without these lines) takes the union over them; one defined for several schedules
+ * (shared) both. A module of one kernel has
  * neither: its kernel carries no PDL instruction (ln_gelu, bench/cuda/run_ab.sh at 09:11:
  * 23.8 us without, 24.3 with them). */
 static int kernel_class(const Schedule *s, int k) {
     int ki = sched_kernel_of_pos(s, k);
-    return s->kernels[ki].same_as >= 0 ? s->kernels[ki].same_as : ki;
+    return s->kernels[ki].same_as >= 0 && !s->kernels[ki].same_sched ? s->kernels[ki].same_as : ki;
 }
 static void pdl_neighbours(const Schedule *s, const SchedGroup *g, bool *in, bool *out) {
     *in = *out = false;
     int kg = -1;
     for (int k = 0; k < s->norder && kg < 0; k++)
         if (&s->groups[s->order[k]] == g) kg = k;
-    if (kg < 0) { *in = *out = true; return; }   /* not in the order (not expected): keep both */
+    /* not in the order (not expected), or defined for another schedule's launches too (a cond
+     * branch's, codegen_reuse: shared), whose neighbours are not seen here: keep both */
+    if (kg < 0 || s->kernels[sched_kernel_of_pos(s, kg)].shared) { *in = *out = true; return; }
     int c = kernel_class(s, kg);
     for (int k = 0; k < s->norder; k++) {
         if (s->groups[s->order[k]].is_extern || kernel_class(s, k) != c) continue;

@@ -5,7 +5,9 @@
  * buffers it takes replaced by positions, as Inductor's kernels name them in_ptr0, out_ptr0),
  * and a kernel whose canonical text equals an earlier one's is linked to it (same_as). Inductor
  * compares the source with the kernel name still a placeholder and calls the earlier name: the
- * rotary embedding of q and of k in a LLaMA block is one cpp_fused_..._1 called twice. */
+ * rotary embedding of q and of k in a LLaMA block is one cpp_fused_..._1 called twice. A cond's
+ * branches are generated into the same wrapper (graph.py codegen_subgraph), so the link crosses
+ * schedules: the gradient sums both branches of a cond's backward compute are one kernel. */
 #include "codegen/codegen_reuse.h"
 #include "codegen/codegen_cuda_kernel.h"
 #include "codegen/codegen_kernel.h"
@@ -156,33 +158,98 @@ static char *kernel_source(MiCtx *ctx, const Schedule *s, const SchedKernel *k, 
     return sb_take(&sb);
 }
 
-int codegen_reuse_kernels(MiCtx *ctx, Schedule *s) {
-    int linked = 0;
-    for (int i = 0; i < s->nbranches; i++)
-        for (int b = 0; b < 2; b++)
-            if (s->branches[i].s[b]) linked += codegen_reuse_kernels(ctx, s->branches[i].s[b]);
-    char **canon = mi_xcalloc((size_t)s->nkernels + 1, sizeof(char *));
+/* The distinct kernel sources met so far, over the schedule and its cond branches. */
+typedef struct ReuseDefs {
+    struct { char *canon; Schedule *s; int k; } *d;
+    int n, cap;
+    int linked;
+} ReuseDefs;
+
+/* The branch schedules of the cond (or while loop) that extern kernel k of s calls, NULL when
+ * it calls none. */
+static const SchedBranch *branch_of_kernel(const Schedule *s, const SchedKernel *k) {
+    if (!k->is_extern) return NULL;
+    const SchedGroup *g = &s->groups[s->order[k->first]];
+    return sched_branch_of(s, s->nodes[g->nodes[0]].buf);
+}
+
+static void reuse_walk(MiCtx *ctx, Schedule *s, ReuseDefs *r);
+
+/* Both branches of b, true then false, as codegen_subgraph generates them. */
+static void reuse_branches(MiCtx *ctx, const SchedBranch *b, ReuseDefs *r) {
+    for (int k = 0; k < 2; k++)
+        if (b->s[k]) reuse_walk(ctx, b->s[k], r);
+}
+
+/* Link the kernels of s in the order Inductor generates them into one wrapper: s's kernels in
+ * order, a cond's branches at the cond's call (graph.py codegen_subgraph: the subgraph's
+ * scheduler generates into the parent's wrapper_code, whose src_to_kernel it shares). A kernel
+ * whose canonical source equals an earlier one's is linked to it (same_as, and same_sched when
+ * that one is another schedule's). */
+static void reuse_walk(MiCtx *ctx, Schedule *s, ReuseDefs *r) {
     CgMemPlan *mem = ctx->target == MI_DEV_CUDA ? NULL : cg_mem_plan(s);
     BufNames names;
     bufnames_init(&names, s->ir);
+    bool *seen = mi_xcalloc((size_t)s->nbranches + 1, sizeof *seen);
     for (int k = 0; k < s->nkernels; k++) {
         SchedKernel *kn = &s->kernels[k];
         kn->same_as = -1;
+        kn->same_sched = NULL;
+        kn->shared = false;
+        const SchedBranch *b = branch_of_kernel(s, kn);
+        if (b) {
+            seen[b - s->branches] = true;
+            reuse_branches(ctx, b, r);
+        }
         if (kn->is_extern || kn->combo) continue;   /* a combo kernel is emitted whole (cu_emit_combo) */
         char *src = kernel_source(ctx, s, kn, mem);
         if (!src) continue;
-        canon[k] = canonical(&names, src, kn->name);
+        char *canon = canonical(&names, src, kn->name);
         free(src);
-        for (int j = 0; j < k && kn->same_as < 0; j++)
-            if (canon[j] && s->kernels[j].same_as < 0 && !strcmp(canon[j], canon[k])) kn->same_as = j;
-        linked += kn->same_as >= 0;
+        int j = 0;
+        while (j < r->n && strcmp(r->d[j].canon, canon)) j++;
+        if (j < r->n) {
+            free(canon);
+            kn->same_as = r->d[j].k;
+            if (r->d[j].s != s) {
+                kn->same_sched = r->d[j].s;
+                kn->shared = r->d[j].s->kernels[r->d[j].k].shared = true;
+            }
+            r->linked++;
+            continue;
+        }
+        if (r->n == r->cap) {
+            r->cap = r->cap ? 2 * r->cap : 16;
+            r->d = mi_xrealloc(r->d, sizeof *r->d * (size_t)r->cap);
+        }
+        r->d[r->n].canon = canon;
+        r->d[r->n].s = s;
+        r->d[r->n++].k = k;
     }
-    for (int k = 0; k < s->nkernels; k++) free(canon[k]);
-    free(canon);
+    for (int i = 0; i < s->nbranches; i++)   /* a cond no extern kernel calls (not expected) */
+        if (!seen[i]) reuse_branches(ctx, &s->branches[i], r);
+    free(seen);
     bufnames_free(&names);
     cg_mem_plan_free(mem);
+}
+
+/* sched_name_kernels over s and its branches. A kernel linked to a schedule named after its
+ * own (a parent's kernel after the cond, linked to a branch's) is named on a second call. */
+static void name_tree(Schedule *s) {
     sched_name_kernels(s);
-    return linked;
+    for (int i = 0; i < s->nbranches; i++)
+        for (int b = 0; b < 2; b++)
+            if (s->branches[i].s[b]) name_tree(s->branches[i].s[b]);
+}
+
+int codegen_reuse_kernels(MiCtx *ctx, Schedule *s) {
+    ReuseDefs r = {0};
+    reuse_walk(ctx, s, &r);
+    for (int i = 0; i < r.n; i++) free(r.d[i].canon);
+    free(r.d);
+    name_tree(s);
+    name_tree(s);   /* the definitions are named now: the links to later schedules take their names */
+    return r.linked;
 }
 
 int codegen_num_definitions(const Schedule *s) {

@@ -203,13 +203,15 @@ void sched_make_kernels(Schedule *s) {
 
 /* Name every kernel: a generated one "cpp_fused_<origins>_<n>" with n counting definitions
  * (wrapper.next_kernel_suffix runs only for a source not seen before), one that reuses an
- * earlier definition (same_as) that kernel's name; the groups take their kernel's name. After
+ * earlier definition (same_as, in same_sched when that is another schedule: NULL until that
+ * schedule is named) that kernel's name; the groups take their kernel's name. After
  * codegen_reuse_kernels: cpp_fused_..._1 called twice, then cpp_fused_clone_2. */
 void sched_name_kernels(Schedule *s) {
     int index = 0;
     for (int i = 0; i < s->nkernels; i++) {
         SchedKernel *k = &s->kernels[i];
         k->name = k->is_extern ? extern_name(s, &s->groups[s->order[k->first]])
+                  : k->same_sched ? k->same_sched->kernels[k->same_as].name
                   : k->same_as >= 0 && k->same_as < i ? s->kernels[k->same_as].name : fused_name(s, k, index++);
         for (int p = k->first; p < k->first + k->n; p++) s->groups[s->order[p]].kernel_name = (char *)k->name;
     }

@@ -51,6 +51,12 @@ typedef struct SchedKernel {
     int same_as;               /* -1, or the earlier kernel whose source this one's equals: it is
                                   not defined again but calls that one's definition, by that name
                                   (codegen_reuse_kernels: Inductor's src_to_kernel) */
+    const struct Schedule *same_sched;   /* NULL, or the other schedule (a cond branch, the graph
+                                  around one) whose kernel same_as is: a subgraph is generated into
+                                  its parent's wrapper, one src_to_kernel for all (graph.py
+                                  codegen_subgraph) */
+    bool shared;               /* its definition is called from another schedule too (either end
+                                  of a same_sched link) */
 } SchedKernel;
 
 typedef struct FusionDecision {
