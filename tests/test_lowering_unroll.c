@@ -2,7 +2,8 @@
  * unroll): a reduction over fewer than 8 elements of static size becomes a Pointwise combining
  * them one after the other; 8 or more stay a Reduction, and so does a reduction to a single
  * element on the cpu (not on cuda); a small variance takes two unrolled sums (lowering.py
- * use_two_step_variance). Each graph's IR interpreter run equals the graph
+ * use_two_step_variance); readers made after an unrolled value was realized count it as one load
+ * (lw_fn_cost). Each graph's IR interpreter run equals the graph
  * interpreter's, argmax with ties and NaN included (the first maximal index; NaN wins). */
 #include "tap.h"
 #include "lowering/lowering.h"
@@ -57,6 +58,7 @@ int main(void) {
     MiCtx *ctx = mi_ctx_new();
     static const double v[] = {0.5, -1.25, 3.0, 3.0, 2.0, -0.75, 1.5};
     static const double nan_v[] = {1.0, NAN, 2.0, 2.0, -1.0, 5.0};
+    static const double small[] = {-0.2, 0.1, -0.05, 0.15, 0.0};   /* (x + 1)^16 stays finite */
     check(ctx, "cpu", "f32[6, 4][4, 1]",
           "        sum_1: \"f32[6][1]cpu\" = torch.ops.aten.sum.dim_IntList(arg0_1, [1])\n        return (sum_1,)\n", v, 7, 0, 1,
           "sum over 4 elements (unrolled)");
@@ -87,6 +89,27 @@ int main(void) {
     check(ctx, "cpu", "f32[4, 8][8, 1]",
           "        std: \"f32[4][1]cpu\" = torch.ops.aten.std.correction(arg0_1, [1], correction = 1)\n        return (std,)\n", v, 7, 1, 1,
           "std over 8 elements (Welford)");
+    /* lw_fn_cost: a value realized at its node (amax and the log of the sum, both returned) is
+     * one load for the readers made after it, so log_softmax's x - amax - log stays inline in
+     * its reader (neg) as in Inductor's ArcFace kernel, not realized by our "too large" guard
+     * on the 2 000 calls the two unrolled reductions had while pending: amax, the sum (over 30
+     * ops: has_large_inner_fn), its log and neg -- 4 buffers, not 5 */
+    check(ctx, "cuda:0", "f32[5, 6][6, 1]",
+          "        add: \"f32[5, 6][6, 1]cuda:0\" = torch.ops.aten.add.Tensor(arg0_1, 1)\n"
+          "        mul: \"f32[5, 6][6, 1]cuda:0\" = torch.ops.aten.mul.Tensor(add, add)\n"
+          "        mul_1: \"f32[5, 6][6, 1]cuda:0\" = torch.ops.aten.mul.Tensor(mul, mul)\n"
+          "        mul_2: \"f32[5, 6][6, 1]cuda:0\" = torch.ops.aten.mul.Tensor(mul_1, mul_1)\n"
+          "        mul_3: \"f32[5, 6][6, 1]cuda:0\" = torch.ops.aten.mul.Tensor(mul_2, mul_2)\n"
+          "        amax: \"f32[5, 1][1, 1]cuda:0\" = torch.ops.aten.amax.default(mul_3, [1], True)\n"
+          "        sub: \"f32[5, 6][6, 1]cuda:0\" = torch.ops.aten.sub.Tensor(mul_3, amax)\n"
+          "        mul_4: \"f32[5, 6][6, 1]cuda:0\" = torch.ops.aten.mul.Tensor(sub, 30.0)\n"
+          "        exp: \"f32[5, 6][6, 1]cuda:0\" = torch.ops.aten.exp.default(mul_4)\n"
+          "        sum_1: \"f32[5, 1][1, 1]cuda:0\" = torch.ops.aten.sum.dim_IntList(exp, [1], True)\n"
+          "        log: \"f32[5, 1][1, 1]cuda:0\" = torch.ops.aten.log.default(sum_1)\n"
+          "        sub_1: \"f32[5, 6][6, 1]cuda:0\" = torch.ops.aten.sub.Tensor(mul_4, log)\n"
+          "        neg: \"f32[5, 6][6, 1]cuda:0\" = torch.ops.aten.neg.default(sub_1)\n"
+          "        return (amax, log, neg)\n", small, 5, 0, 4,
+          "log_softmax after two returned unrolled reductions (x - amax - log inline in its reader)");
     mi_ctx_free(ctx);
     return done_testing();
 }

@@ -115,6 +115,22 @@ IrVal lw_call_buf_load(const IrFn *f, OpsHandler *h, Expr *const *idx) {
     return h->load(h, f->buf, layout_index(f->sym, l, idx));
 }
 
+/* What calling f costs a reader made now, for the "too large" realization rule: a view costs
+ * what it looks at, and a storage realized by now is one load for a reader made after it
+ * (call_storage: a reader born after the realization loads the buffer), whatever it cost while
+ * pending, unless it is inlined on load. The cost a loader got when made stays right for the
+ * readers made before the realization, which inline it. Example: an ArcFace loss returns the
+ * unrolled amax and the log of the unrolled sum, each realized at its node: log_softmax's sub
+ * made after them reads two loads, not the 2 000 calls of their pending functions, so it stays
+ * inline in the gather of the target class (Inductor's kernel recomputes it there). */
+static IrVal call_reindex(const IrFn *f, OpsHandler *h, Expr *const *idx);
+int lw_fn_cost(const IrFn *f) {
+    while (f->call == call_reindex && f->na == 1) f = f->a[0];
+    if (f->call == call_storage && f->sb->buf)
+        return inline_on_load(f->sb) ? f->sb->fn0->cost : 1;
+    return f->cost;
+}
+
 static const IrFn *mk_storage_loader(Lower *L, IrStorage *sb) {
     IrFn *f = lw_fn(L, call_storage, sb->dtype);
     f->sb = sb;
@@ -151,7 +167,7 @@ const IrFn *lw_reindex(Lower *L, const IrFn *inner, int nin, Expr **map, int nma
     f->nmap = nmap;
     f->map = lw_alloc(L, sizeof(Expr *) * (nmap + 1));
     if (nmap) memcpy(f->map, map, sizeof(Expr *) * nmap);
-    f->cost = inner->cost;
+    f->cost = lw_fn_cost(inner);
     return f;
 }
 
@@ -189,7 +205,7 @@ const IrFn *lw_to_dtype(Lower *L, const IrFn *a, DType dt) {
     IrFn *f = lw_fn(L, call_to_dtype, dt);
     f->a[0] = a;
     f->na = 1;
-    f->cost = lw_cost_add(a->cost, 1);
+    f->cost = lw_cost_add(lw_fn_cost(a), 1);
     return f;
 }
 
@@ -203,7 +219,7 @@ const IrFn *lw_math(Lower *L, IrMathOp op, DType dt, const IrFn *a, const IrFn *
     f->op = op;
     f->a[0] = a; f->a[1] = b; f->a[2] = c;
     f->na = ir_math_arity(op);
-    for (int i = 0; i < f->na; i++) f->cost = lw_cost_add(f->cost, f->a[i]->cost);
+    for (int i = 0; i < f->na; i++) f->cost = lw_cost_add(f->cost, lw_fn_cost(f->a[i]));
     return f;
 }
 const IrFn *lw_math4(Lower *L, IrMathOp op, DType dt, const IrFn *a, const IrFn *b, const IrFn *c, const IrFn *d) {
@@ -211,7 +227,7 @@ const IrFn *lw_math4(Lower *L, IrMathOp op, DType dt, const IrFn *a, const IrFn 
     f->op = op;
     f->a[0] = a; f->a[1] = b; f->a[2] = c; f->a[3] = d;
     f->na = ir_math_arity(op);
-    for (int i = 0; i < f->na; i++) f->cost = lw_cost_add(f->cost, f->a[i]->cost);
+    for (int i = 0; i < f->na; i++) f->cost = lw_cost_add(f->cost, lw_fn_cost(f->a[i]));
     return f;
 }
 

@@ -52,7 +52,7 @@ static int lower_bucketize(Lower *L, const Node *n, int arg) {
     f->a[1] = lw_index_expr(L, off, vals->ndim, DT_I64);
     f->na = 2;
     f->bnd = bd;
-    f->cost = lw_cost_add(vf->cost, 4);
+    f->cost = lw_cost_add(lw_fn_cost(vf), 4);
     const char **o = NULL;
     int no = 0;
     lw_origins_add(L, &o, &no, lw_short_name(L, n->target));

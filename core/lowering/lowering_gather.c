@@ -131,7 +131,7 @@ static IrFn *index_fn(Lower *L, const Node *n, const IrFn *x, int xnd, Expr **xs
     IrFn *f = lw_fn(L, call_index, x ? x->dtype : DT_I64);
     f->a[0] = x;
     f->na = x ? 1 : 0;
-    f->cost = x ? x->cost : 0;
+    f->cost = x ? lw_fn_cost(x) : 0;
     f->ia = lw_alloc(L, sizeof(IrFn *) * (nt + 1));
     f->isize = lw_alloc(L, sizeof(Expr *) * (nt + 1));
     f->nia = nt;
@@ -140,7 +140,7 @@ static IrFn *index_fn(Lower *L, const Node *n, const IrFn *x, int xnd, Expr **xs
         if (!t[k]) continue;
         f->ia[k] = lw_broadcast(L, t[k]->loader, t[k]->ndim, t[k]->size, rank, tsize);
         if (!f->ia[k]) { lw_err(L, n, "'%s': index %d does not broadcast", n->target, k); return NULL; }
-        f->cost = lw_cost_add(f->cost, lw_cost_add(f->ia[k]->cost, 2));
+        f->cost = lw_cost_add(f->cost, lw_cost_add(lw_fn_cost(f->ia[k]), 2));
     }
     f->rank = rank;
     f->start = start;
@@ -257,7 +257,7 @@ static IrFn *dim_fn(Lower *L, const IrFn *x, IrTBox *index, int dim, Expr *size,
     f->nin = nin;
     f->check = true;
     f->wrap_neg = wrap_neg;
-    f->cost = lw_cost_add(x ? x->cost : 0, lw_cost_add(f->ia[0]->cost, 2));
+    f->cost = lw_cost_add(x ? lw_fn_cost(x) : 0, lw_cost_add(lw_fn_cost(f->ia[0]), 2));
     f->index_call = scatter_map;
     return f;
 }
@@ -646,7 +646,7 @@ static int lower_upsample_nearest(Lower *L, const Node *n, int arg) {
         u->op = exact;
         u->c = scale[i] > 0 ? 1.0 / scale[i] : (double)in / (double)out;
         u->e = x->size[d];
-        u->cost = f->cost + 5;
+        u->cost = lw_cost_add(lw_fn_cost(f), 5);
         f = u;
     }
     lw_realize_hint(L, x);   /* elements are read several times */

@@ -298,6 +298,8 @@ extern const LoweringDef lowering_mkldnn_table[]; extern const int lowering_mkld
  * exponentially with the graph: saturate instead of overflowing. Any cost past
  * LOWER_MAX_INLINE_COST realizes the storage anyway. */
 #define LW_COST_MAX (1 << 28)
+/* The cost of calling f for a reader made now (lowering_boxes.c): a realized storage is a load. */
+int lw_fn_cost(const IrFn *f);
 static inline int lw_cost_add(int a, int b) { return a >= LW_COST_MAX - b ? LW_COST_MAX : a + b; }
 
 #endif

@@ -83,7 +83,7 @@ static const IrFn *cat_join(Lower *L, const IrFn *left, const IrFn *right, int d
     f->nin = nin;
     f->lo = split;
     f->hi = len;
-    f->cost = lw_cost_add(left->cost, lw_cost_add(right->cost, 4));
+    f->cost = lw_cost_add(lw_fn_cost(left), lw_cost_add(lw_fn_cost(right), 4));
     return f;
 }
 
@@ -187,7 +187,7 @@ static int lower_scatter(Lower *L, const Node *n, int is_slice) {
     f->a[0] = lw_to_dtype(L, base->loader, m->dtype);
     f->a[1] = lw_to_dtype(L, src->loader, m->dtype);
     f->na = 2;
-    f->cost = lw_cost_add(base->loader->cost, lw_cost_add(src->loader->cost, 6));
+    f->cost = lw_cost_add(lw_fn_cost(base->loader), lw_cost_add(lw_fn_cost(src->loader), 6));
     f->dim = (int)dim;
     f->nin = m->ndim;
     if (is_slice) {

@@ -540,7 +540,7 @@ static int lower_fractional_max_pool(Lower *L, const Node *n, int arg) {
     w->start = nb;
     w->rank = arg;
     w->isize = isz;
-    w->cost = lw_cost_add(x->loader->cost, lw_cost_add(rs->loader->cost, 12 * arg));
+    w->cost = lw_cost_add(lw_fn_cost(x->loader), lw_cost_add(lw_fn_cost(rs->loader), 12 * arg));
     for (int d = 0; d < nb; d++) size[d] = x->size[d];
     for (int d = 0; d < arg; d++) { size[nb + d] = isz[3 * d + 1]; size[nb + arg + d] = isz[3 * d + 2]; }
     IrTBox *win = lw_tbox_new(L, x->dtype, nd + arg, size, w);
@@ -558,7 +558,7 @@ static int lower_fractional_max_pool(Lower *L, const Node *n, int arg) {
     ix->dtype = DT_I64;
     ix->a[0] = offs->loader;
     ix->nin = nd;
-    ix->cost = lw_cost_add(offs->loader->cost, lw_cost_add(rs->loader->cost, 12 * arg));
+    ix->cost = lw_cost_add(lw_fn_cost(offs->loader), lw_cost_add(lw_fn_cost(rs->loader), 12 * arg));
     IrTBox *items[2] = {vals, lw_pw_box(L, ix, DT_I64, nd, vals->size, lw_short_name(L, n->target))};
     return lw_set_tuple(L, n, items, 2);
 }

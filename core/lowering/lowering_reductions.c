@@ -93,7 +93,8 @@ static const IrFn *unrolled_reduction(Lower *L, const IrFn *f, int no, int nr, E
     u->map = lw_alloc(L, sizeof(Expr *) * (nr + 1));
     for (int j = 0; j < nr; j++) u->map[j] = rsize[j];
     int per = rt == RED_ARGMAX || rt == RED_ARGMIN ? 12 : 1;   /* ops the combine adds per element */
-    u->cost = (int)(rnumel * (f->cost + per) > 1 << 20 ? 1 << 20 : rnumel * (f->cost + per));
+    int fc = lw_fn_cost(f);
+    u->cost = (int)(rnumel * (fc + per) > 1 << 20 ? 1 << 20 : rnumel * (fc + per));
     return u;
 }
 
