@@ -303,8 +303,16 @@ char *ir_dep_text(const Dep *d, const LoopBody *body, SymCtx *S) {
     return sb_take(&t);
 }
 
+/* prims.device_put's ir.DeviceCopy (core/lowering/lowering_extern.c lower_device_put): an
+ * ExternKernelOut of the node, run as its reference copy */
+static bool is_device_copy(const Buffer *b) {
+    return b->kind == BUF_EXTERN && b->ext == EXT_FALLBACK && b->fb && !b->layout.multi &&
+           !strcmp(b->fb->kernel, "prims.device_put.default");
+}
+
 static const char *buffer_kind(const Buffer *b) {
     if (b->kind != BUF_EXTERN) return "ComputedBuffer";
+    if (is_device_copy(b)) return "DeviceCopy";
     if (b->ext == EXT_MULTI_OUTPUT) return "MultiOutput";
     if (b->ext == EXT_CONCAT) return "ConcatKernel";
     if (b->layout.multi) return "FallbackKernel";
@@ -359,6 +367,11 @@ void ir_print_buffer_as(const IrModule *m, const Buffer *b, const char *opname, 
     sb_put(sb, "]\n");
     if (b->kind == BUF_EXTERN && b->ext == EXT_CONCAT) { dep_set_free(&d); return; }   /* a NopKernelSchedulerNode */
     if (b->ext == EXT_MULTI_OUTPUT) {   /* the wrapper's `buf4 = buf3[0]`: no kernel */
+        dep_set_free(&d);
+        sb_printf(sb, "%s.node.kernel = None\n", opname);
+        return;
+    }
+    if (is_device_copy(b)) {   /* the wrapper's copy_, no python_kernel_name */
         dep_set_free(&d);
         sb_printf(sb, "%s.node.kernel = None\n", opname);
         return;

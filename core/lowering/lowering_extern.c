@@ -1,7 +1,7 @@
 /* lowering_extern.c — extern kernels (Inductor's ExternKernel family): mm / addmm / bmm
  * (BLAS; f64 as a loop reduction), CPU flash attention, convolution (oneDNN in the C module),
  * higher_order.cond and higher_order.while_loop (each subgraph its own
- * module), and the FallbackKernel: an op with a reference implementation but no lowering,
+ * module), prims.device_put's DeviceCopy, and the FallbackKernel: an op with a reference implementation but no lowering,
  * called at run time (core/ir/ir_fallback.c). Their arguments are realized into strided
  * buffers (lw_extern_arg) and their results are fixed-layout buffers. */
 #include "lowering/lowering_impl.h"
@@ -908,6 +908,33 @@ static int lower_cond(Lower *L, const Node *n, int arg) {
     return subgraph_results(L, n, c, ea, nops + 1, lay, nout, "cond");
 }
 
+/* ---- prims.device_put: ir.DeviceCopy ---- */
+
+/* decode_device's view of a device: cuda without an index is the current device, cuda:0 */
+static bool same_device(Device a, Device b) {
+    return a.kind == b.kind && (a.kind == DEV_CPU || (a.index < 0 ? 0 : a.index) == (b.index < 0 ? 0 : b.index));
+}
+
+/* prims.device_put(x, device) (lowering.py _device_put: to_device(x, device, copy=True)):
+ * onto x's own device it is clone(x), a pending Pointwise; onto another, DeviceCopy.create: a
+ * value that reads no buffer (a pending iota, full: get_read_names all constants) moves as it
+ * is (constant_to_device: the same inner function, computed on the new device); anything else
+ * is realized (realize_input) and copied by an ExternKernelOut with a contiguous layout of its
+ * size on the new device (the wrapper's `buf12.copy_(buf11, False)`; here the reference's copy,
+ * a FallbackKernel-style call of the node). Example: cat_1 "i64[10]cpu" (a ConcatKernel)
+ * device_put to cuda:0 -> ExternKernelOut buf12 i64[10] cuda:0. */
+static int lower_device_put(Lower *L, const Node *n, int arg) {
+    (void)arg;
+    IrTBox *x = lw_arg_tbox(L, n, 0);
+    const Value *dv = lw_arg_or_kw(n, 1, "device");
+    const Node *xn = n->nargs > 0 && n->args[0].kind == V_NODE ? n->args[0].node : NULL;
+    if (!x || !xn) return lw_err(L, n, "prims.device_put needs a tensor");
+    if (!dv || dv->kind != V_DEVICE) return lw_err(L, n, "prims.device_put needs a device");
+    Device from = xn->has_meta ? xn->meta.device : L->dev;
+    if (same_device(from, dv->device) || lw_reads_no_buffer(L, x)) return lw_set_pointwise(L, n, x->loader, x->dtype, 1);
+    return lw_extern_out(L, n);
+}
+
 /* ---- the extern rows of the lowering table ---- */
 
 const LoweringDef lowering_extern_table[] = {
@@ -916,5 +943,6 @@ const LoweringDef lowering_extern_table[] = {
     {"aten._scaled_dot_product_flash_attention_for_cpu.default", lower_sdpa, SDPA_FLASH_CPU},
     {"aten._scaled_dot_product_efficient_attention.default", lower_sdpa, SDPA_EFFICIENT},
     {"higher_order.cond", lower_cond, 0}, {"higher_order.while_loop", lower_while_loop, 0}, {"higher_order.flex_attention", lower_flex_attention, 0}, {"aten.convolution.default", lower_convolution, 0},
+    {"prims.device_put.default", lower_device_put, 0},
 };
 const int lowering_extern_count = sizeof lowering_extern_table / sizeof lowering_extern_table[0];

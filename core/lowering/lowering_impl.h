@@ -164,6 +164,9 @@ int lw_mutate_input(Lower *L, const Node *n, IrTBox *dst, IrTBox *src);
 /* An in-place foreach item: the pending src itself becomes the buffer that writes input dst
  * (Inductor's unsafe_alias mutation, no copy); false when src cannot be (lowering_indexing.c). */
 bool lw_alias_into_input(Lower *L, IrTBox *dst, IrTBox *src);
+/* Is t a pending value (or a view of one) whose inner function loads no buffer (iota, full)?
+ * DeviceCopy.create's "all reads are constants" test (lowering_realize.c). */
+bool lw_reads_no_buffer(Lower *L, IrTBox *t);
 /* Inductor's realize_hint: realize the pending storage of t (a view's: the one it looks at)
  * when it reads more than one buffer at a non-constant index (lowering_realize.c). */
 void lw_realize_hint(Lower *L, IrTBox *t);

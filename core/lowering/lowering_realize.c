@@ -203,6 +203,12 @@ int lw_pending_opcount(Lower *L, const IrStorage *sb, bool *reads_reduction) {
     return c.num_ops;
 }
 
+bool lw_reads_no_buffer(Lower *L, IrTBox *t) {
+    IrStorage *sb = pending_of(t);
+    if (!sb || (t->is_view && t->view_of != sb)) return false;
+    return opcount(L, sb).reads == 0;
+}
+
 void lw_realize_hint(Lower *L, IrTBox *t) {
     IrStorage *sb = pending_of(t);
     if (sb) realize_hint(L, sb);

@@ -1,6 +1,6 @@
 /* ops_misc.c — everything that is neither pointwise math, a view, a reduction, a matmul nor an
  * index op: constructors (full, zeros, arange, iota, *_like), copies and dtype conversions
- * (clone, _to_copy, convert_element_type, copy, copy_), resize/resize_/resize_as_, operator.getitem on tuples, the
+ * (clone, _to_copy, convert_element_type, device_put, copy, copy_), resize/resize_/resize_as_, operator.getitem on tuples, the
  * higher-order cond (runs one of two subgraphs), SymInt helpers (sym_size, operator.add on
  * sizes) and the no-effect profiler/assert ops that passes remove. */
 #include "ops/ops_impl.h"
@@ -173,6 +173,23 @@ static int convert_fill(ShapeArgs *sa, Tensor *o) {
     return 0;
 }
 static int convert_eval(const OpCall *c, IValue *out) { return ev_run(c, out, convert_fill); }
+
+/* prims.device_put(a, device, non_blocking=False) (torch/_prims/__init__.py): its meta is
+ * TensorMeta(a, device=canonicalize_device(device)), a's sizes, strides and dtype on `device`;
+ * its implementation a.to(device), a copy of the values (here one memory holds every device's
+ * tensors, so the copy is the whole transfer). Example: device_put(cat_1 "i64[10][1]cpu",
+ * cuda:0) -> "i64[10][1]cuda:0". */
+static int shape_device_put(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    TensorMeta *x;
+    *nout = 1;
+    if (sa_tensor(sa, sa_arg(sa, 0, "a"), "a", &x)) return -1;
+    ArgRef ad = sa_arg(sa, 1, "device");
+    if (!sa->eval && (!ad.v || ad.v->kind != V_DEVICE)) return sa_err(sa, "argument 'device' must be a device");
+    meta_copy(sa, out, x);
+    out->device = sa->eval ? (Device){DEV_CPU, -1} : arg_device(ad, x->device);   /* eval: host memory */
+    out->has_device = true;
+    return 0;
+}
 
 /* copy(self, src): a tensor like self holding src's values; copy_ writes them into self */
 static int shape_copy(ShapeArgs *sa, TensorMeta *out, int *nout) {
@@ -713,6 +730,7 @@ const OpDef ops_misc_table[] = {
     {"aten._to_copy.default", 0, op_infer_generic, convert_eval, "copy with another dtype/device", shape_convert, NULL},
     {"aten.to.dtype", 0, op_infer_generic, convert_eval, "copy with another dtype", shape_convert, NULL},
     {"prims.convert_element_type.default", OPF_POINTWISE, op_infer_generic, convert_eval, "cast to dtype", shape_convert, NULL},
+    {"prims.device_put.default", 0, op_infer_generic, convert_eval, "copy onto another device (a.to(device))", shape_device_put, NULL},
     {"aten.copy.default", 0, op_infer_generic, copy_eval, "tensor like self with src's values", shape_copy, NULL},
     {"aten.copy_.default", OPF_INPLACE, op_infer_generic, copy_eval, "write src into self (in place)", shape_copy, NULL},
     {"operator.getitem", 0, op_infer_generic, getitem_eval, "item of a tuple result", shape_getitem, NULL},
