@@ -3,6 +3,7 @@
  * and the loop nests) are in core/codegen/codegen_kernel.c. */
 #include "codegen/codegen_c.h"
 #include "codegen/codegen_kernel.h"
+#include "codegen/codegen_csum.h"
 #include "codegen/codegen_f8.h"
 #include "codegen/codegen_stream.h"
 #include "codegen/codegen_mem.h"
@@ -566,6 +567,7 @@ char *codegen_c(MiCtx *ctx, const Schedule *s) {
     sb_put(&out, prelude);
     sb_put(&out, sym_c_prelude());
     sb_put(&out, prelude_welford);
+    sb_put(&out, cg_csum_prelude);
     if (ir_module_uses_math(m, IOP_RAND) || ir_module_uses_math(m, IOP_RANDN) || ir_module_uses_math(m, IOP_RANDINT64)) cg_rand_src(&out, false);
     cg_special_src(&out, m);
     bool has_mm = false, has_sdpa = false, has_fb = false, has_conv = false, has_conv_bwd = false;

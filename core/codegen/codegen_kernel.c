@@ -34,6 +34,7 @@
 #include "codegen/codegen_hoist.h"
 #include "codegen/codegen_mem.h"
 #include "codegen/codegen_split.h"
+#include "codegen/codegen_csum.h"
 #include "codegen/codegen_stream.h"
 #include "codegen/codegen_tile.h"
 #include "codegen/op_overrides.h"
@@ -212,6 +213,9 @@ typedef struct Em {
     bool simd_ok;                  /* the innermost loop may be `omp simd` */
     bool welford;                  /* a Welford accumulator exists (MI_WF in the body) */
     bool only_clauses;             /* every reduction is expressible as an omp reduction clause */
+    /* cascade summation (codegen_csum.c): the helper's range as C text (NULL: no float32 sum
+     * here takes one), its stack levels, and the lines run once per step */
+    const char *csum_steps; int64_t csum_k; StrBuf *step;
     /* loop-invariant hoisting: values that use no inner loop var and read no buffer the segment
      * writes go to `hoist` (before the loops); GCC's PRE otherwise may leave them in the loop
      * latch, which stops vectorization */
@@ -634,7 +638,14 @@ static IrVal c_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, Ir
         const char *op = rt == RED_SUM ? "+" : "*";
         acc_decl(e, ct, A, rt == RED_SUM ? "0" : "1");
         sb_printf(e->body, "%s    %s%s %s= %s;\n", e->indent, A, L, op, x);
-        if (row) sb_printf(e->clauses, " reduction(%s:%s)", op, A);
+        if (rt == RED_SUM && dt == DT_F32 && e->csum_steps) {   /* Inductor's CascadeSumHelper */
+            int w = row ? 1 : em_width(e);
+            cg_csum_decl(e->pre, fi, A, w, e->csum_steps, e->csum_k);
+            cg_csum_step(e->step, A, w);
+            cg_csum_final(e->fin, fi, A, w, e->mode != EM_COL);
+            e->simd_ok &= !row;        /* a scalar helper folds between elements */
+            e->only_clauses &= !row;
+        } else if (row) sb_printf(e->clauses, " reduction(%s:%s)", op, A);
         if (lanes) sb_printf(e->fin, "%s    %s %s_r = %s[0]; for (int mi_q = 1; mi_q < %d; mi_q++) %s_r %s= %s[mi_q];\n",
                              fi, ct, A, A, WF_LANES, A, op, A);
         break;
@@ -1018,30 +1029,34 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
     const LoopBody *lb = gnode(s, g, sg->a)->buf->body;
     int mo = sg->mo, nv = lb->nvars;
     bool has_red = false, has_arg = false, has_wf = false;
+    const LoopBody *csb = NULL;   /* a body whose float32 sum takes the cascade helper */
     for (int i = sg->a; i < sg->b; i++) {
         const Buffer *bf = gnode(s, g, i)->buf;
         if (!bf->body->nred) continue;
         has_red = true;
         has_arg |= bf->rtype == RED_ARGMAX || bf->rtype == RED_ARGMIN;
         has_wf |= bf->rtype == RED_WELFORD;
+        if (!csb && cg_csum_needed(bf->body)) csb = bf->body;
     }
-    int mode = sg->mode;
-    if (mode == EM_ROW && has_wf && !has_arg && nv > mo) mode = EM_LANES;
+    int mode = sg->mode;   /* Welford and cascade sums accumulate per lane */
+    if (mode == EM_ROW && (has_wf || csb) && !has_arg && nv > mo) mode = EM_LANES;
     int d0 = (int)strlen(sg->ind) / 4 + 1;              /* segment block depth */
     int din = d0 + 1 + (nv - mo) + (mode == EM_LANES ? 2 : mode == EM_COL ? 1 : 0);   /* body depth */
     char bind[256], oind[256];
     snprintf(bind, sizeof bind, "%*s", 4 * (din - 1) > 250 ? 250 : 4 * (din - 1), "");
     snprintf(oind, sizeof oind, "%*s", 4 * d0 > 250 ? 250 : 4 * d0, "");
-    StrBuf pre, body, fin, post, clauses;
-    sb_init(&pre); sb_init(&body); sb_init(&fin); sb_init(&post); sb_init(&clauses);
+    StrBuf pre, body, fin, post, clauses, step;
+    sb_init(&pre); sb_init(&body); sb_init(&fin); sb_init(&post); sb_init(&clauses); sb_init(&step);
     Em e = {0};
-    e.pre = &pre; e.body = &body; e.fin = &fin; e.post = &post; e.clauses = &clauses;
+    e.pre = &pre; e.body = &body; e.fin = &fin; e.post = &post; e.clauses = &clauses; e.step = &step;
     char cind[256];   /* a column-mode epilogue's body: inside its tile loop */
     snprintf(cind, sizeof cind, "%*s", 4 * (d0 + 1) > 250 ? 250 : 4 * (d0 + 1), "");
     e.indent = nv > mo ? bind : mode == EM_COL ? cind : oind;
     e.oindent = oind;
     e.tmp = sg->tmp;
     e.mode = mode;
+    char *csteps = csb ? cg_csum_steps(s->ir->ctx->sym, csb, mode == EM_LANES, em_width(&e), &e.csum_k) : NULL;
+    e.csum_steps = csteps;
     e.simd_ok = true;
     e.only_clauses = true;
     e.rowloc = sg->rowloc;
@@ -1161,6 +1176,7 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
                 line(out, d + 2, "const int64_t %s = mi_t * %d + mi_l;", lb->vars[mo - 1]->name, COL_TILE);
                 sb_put(out, B);
                 line(out, d + 1, "}");
+                cg_csum_put_steps(out, d + 1, step.s);   /* one step per reduction iteration */
                 line(out, d, "}");
                 break;
             }
@@ -1181,6 +1197,7 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
                     line(out, d + 3, "const int64_t %s = mi_b * %d + mi_l;", vn, WF_LANES);
                     sb_put(out, B);
                     line(out, d + 2, "}");
+                    cg_csum_put_steps(out, d + 2, step.s);   /* one step per block */
                     line(out, d + 1, "}");
                     if (e.welford) sb_put(out, wf_undef);
                 }
@@ -1189,6 +1206,7 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
                 line(out, d + 2, "const int64_t mi_l = 0; (void)mi_l;");
                 sb_put(out, B);
                 line(out, d + 1, "}");
+                cg_csum_put_steps(out, d + 1, step.s);   /* and one for the tail */
                 if (e.welford) sb_put(out, wf_undef);
                 line(out, d, "}");
                 sb_free(&r);
@@ -1211,6 +1229,7 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
             line(out, d, "{");
             d++;
             if (innermost) sb_put(out, B);
+            if (innermost && mode == EM_ROW) cg_csum_put_steps(out, d, step.s);   /* one step per element */
         }
         for (int v = nv - 1; v >= mo; v--) {
             if (v == nv - 1 && mode != EM_ROW) continue;   /* closed above */
@@ -1241,7 +1260,8 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
     line(out, d0, "}");
     (void)has_red;
 done:
-    sb_free(&pre); sb_free(&body); sb_free(&fin); sb_free(&post); sb_free(&clauses); sb_free(&hoist);
+    sb_free(&pre); sb_free(&body); sb_free(&fin); sb_free(&post); sb_free(&clauses); sb_free(&hoist); sb_free(&step);
+    free(csteps);
     cg_lane_free(&lane);
     return rc;
 }
@@ -1401,100 +1421,4 @@ int cg_emit_kernel(MiCtx *ctx, const Schedule *s, const SchedKernel *k, const Cg
         if (emit_group(ctx, s, &s->groups[s->order[k->first + p]], out) < 0) return -1;
     sb_put(out, "}\n\n");
     return 0;
-}
-
-/* The graph's annotation of output j (NULL when it has none). */
-static const TensorMeta *output_meta(const IrModule *m, int j) {
-    const Node *o = graph_output(m->graph);
-    if (!o || o->nargs < 1) return NULL;
-    const Value *v = &o->args[0];
-    const Value *it = v->kind == V_TUPLE || v->kind == V_LIST ? (j < v->list.n ? &v->list.items[j] : NULL) : (j == 0 ? v : NULL);
-    return it && it->kind == V_NODE && it->node->has_meta ? &it->node->meta : NULL;
-}
-
-/* `int NAME(int j, const int64_t *syms, int64_t *ARG)`: the size symbols, then a switch on j
- * over `cases` ("    case 3: ARG[0] = ...; return 1;" lines), 0 for any other j; nothing when
- * there are no cases. Frees cases. */
-static void emit_switch_fn(const IrModule *m, const char *decl, const char *name, const char *arg, StrBuf *cases, StrBuf *out) {
-    if (cases->s && cases->s[0]) {
-        sb_printf(out, "%sint %s(int j, const int64_t *syms, int64_t *%s)\n{\n", decl, name, arg);
-        for (int i = 0; i < m->nsyms; i++) sb_printf(out, "    const int64_t %s = syms[%d];\n", m->sym_names[i], i);
-        sb_printf(out, "    (void)syms;\n    switch (j) {\n%s    default: return 0;\n    }\n}\n\n", cases->s);
-    }
-    sb_free(cases);
-}
-
-/* `int mi_output_view(j, syms, v)` for the outputs returned as views of a storage (IrModule
- * out_views: Inductor's `return (reinterpret_tensor(buf6, (2, 1, 20, 16), (640, 640, 32, 1), 16), ...)`):
- * 1 and v = {owner, storage numel, offset, size[ndim], stride[ndim]}, where owner is -1 for an
- * input's storage (mi_output_alias names it), j when the module writes the buffer into
- * outputs[j] (the caller allocates numel elements there), else the output whose storage it is. */
-static void emit_output_views(const IrModule *m, const char *decl, StrBuf *out) {
-    StrBuf cases;
-    sb_init(&cases);
-    for (int j = 0; j < m->noutputs; j++) {
-        const Buffer *b = m->outputs[j];
-        const Layout *v = m->out_views ? m->out_views[j] : NULL;
-        if (!b || !v) continue;
-        int owner = b->kind == BUF_INPUT ? -1 : b->output_index;
-        sb_printf(&cases, "    case %d: v[0] = %d; v[1] = ", j, owner);
-        sym_c_sb(layout_storage_size(m->ctx->sym, &b->layout), &cases);
-        sb_put(&cases, "; v[2] = ");
-        sym_c_sb(v->offset, &cases);
-        sb_put(&cases, ";");
-        for (int d = 0; d < 2 * v->ndim; d++) {
-            sb_printf(&cases, " v[%d] = ", 3 + d);
-            sym_c_sb(d < v->ndim ? v->size[d] : v->stride[d - v->ndim], &cases);
-            sb_put(&cases, ";");
-        }
-        sb_put(&cases, " return 1;\n");
-    }
-    emit_switch_fn(m, decl, "mi_output_view", "v", &cases, out);
-}
-
-void cg_emit_output_alias(const IrModule *m, const char *decl, StrBuf *out) {
-    sb_printf(out, "%sconst int mi_output_alias[] = {", decl);
-    for (int j = 0; j < m->noutputs; j++) {
-        const Buffer *b = m->outputs[j];
-        sb_printf(out, "%d, ", b && b->kind == BUF_INPUT ? b->input_index : -1);
-    }
-    sb_put(out, "-1};\n\n");
-    /* outputs laid out other than their annotation (a channels-last activation saved for the
-     * backward, as Inductor returns it): the caller allocates them with these strides */
-    StrBuf cases;
-    sb_init(&cases);
-    for (int j = 0; j < m->noutputs; j++) {
-        const Buffer *b = m->outputs[j];
-        const TensorMeta *t = output_meta(m, j);
-        if (!b || b->kind == BUF_INPUT || (m->out_views && m->out_views[j]) || !t || t->ndim != b->layout.ndim) continue;
-        bool same = true;
-        for (int d = 0; d < t->ndim; d++) same &= t->stride[d] == b->layout.stride[d];
-        if (same) continue;
-        sb_printf(&cases, "    case %d:", j);
-        for (int d = 0; d < t->ndim; d++) {
-            sb_printf(&cases, " out[%d] = ", d);
-            sym_c_sb(b->layout.stride[d], &cases);
-            sb_put(&cases, ";");
-        }
-        sb_put(&cases, " return 1;\n");
-    }
-    emit_switch_fn(m, decl, "mi_output_strides", "out", &cases, out);
-    emit_output_views(m, decl, out);
-}
-
-void cg_emit_sdpa_mask(StrBuf *sb, const Buffer *b, const char *open, const char *close, const char *none) {
-    if (b->neargs <= 3) { sb_printf(sb, "%s);\n", none); return; }
-    const ExternArg *m = &b->eargs[3];
-    const Layout *ml = &m->view;
-    sb_printf(sb, "%s + ", m->buf->name);
-    sym_c_sb(ml->offset, sb);
-    sb_printf(sb, ", %d, %s", ml->dtype == DT_BOOL, open);
-    for (int d = 0; d < 4; d++) {
-        int md = d - (4 - ml->ndim);
-        int64_t one;
-        if (d) sb_put(sb, ", ");
-        if (md < 0 || (sym_is_int(ml->size[md], &one) && one == 1)) sb_put(sb, "0");
-        else sym_c_sb(ml->stride[md], sb);
-    }
-    sb_printf(sb, "%s);\n", close);
 }
