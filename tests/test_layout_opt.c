@@ -3,7 +3,8 @@
  * convolution; on cuda the inference flop weights and the training grouped / in>out / small
  * channel rules, dynamic shapes), the stride-order helpers, and the exact strides a cpu graph
  * conv -> relu -> conv gets: the input and weights copied channels last, the relu laid out like
- * the convolution it reads, a 1x1 weight left alone, the returned result in its annotated strides. */
+ * the convolution it reads, a 1x1 weight left alone, the returned result in its annotated strides;
+ * a one-channel convolution's NCHW result (conv_layout: meta_conv's format of the inputs). */
 #include "tap.h"
 #include "lowering/lowering_impl.h"
 
@@ -111,11 +112,44 @@ static void test_cpu_strides(MiCtx *ctx) {
     graph_free(g);
 }
 
+/* kernel/conv.py conv_layout under layout_opt: the result's format is meta_conv's for x and w as
+ * required. A one-channel image and weight are already "channels last" for the requirement
+ * (size-1 dims skipped) and keep NCHW strides, which suggest_memory_format calls contiguous: the
+ * first convolution writes NCHW (PixelCNN's, as Inductor's assert_size_stride shows), its ReLU
+ * is laid out channels last for the second, which writes channels last (cuda: x or w decides) */
+static void test_one_channel_conv(MiCtx *ctx) {
+    const char *text =
+        "class M(torch.nn.Module):\n"
+        "    def forward(self, arg0_1: \"f32[2, 1, 8, 8][64, 64, 8, 1]cuda:0\", arg1_1: \"f32[8, 1, 5, 5][25, 25, 5, 1]cuda:0\", "
+        "arg2_1: \"f32[4, 8, 3, 3][72, 9, 3, 1]cuda:0\"):\n"
+        "        convolution: \"f32[2, 8, 4, 4][128, 16, 4, 1]cuda:0\" = torch.ops.aten.convolution.default(arg0_1, arg1_1, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1)\n"
+        "        relu: \"f32[2, 8, 4, 4][128, 16, 4, 1]cuda:0\" = torch.ops.aten.relu.default(convolution)\n"
+        "        convolution_1: \"f32[2, 4, 2, 2][16, 4, 2, 1]cuda:0\" = torch.ops.aten.convolution.default(relu, arg2_1, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1)\n"
+        "        return (convolution_1,)\n";
+    Graph *g = fx_parse(ctx, text, strlen(text), "<one channel>", 1);
+    if (!ok(g != NULL, "the one-channel graph parses")) return;
+    ops_resolve_graph(g);
+    ok(lw_decide_layout_opt(g, true), "cuda inference, small channels: layout_opt on");
+    IrModule *m = ir_lower(ctx, g);
+    char *ir = m ? ir_print(m) : NULL;
+    static const char *want[] = {
+        "buf0.layout = FixedLayout('cuda:0', torch.float32, size=[2, 8, 4, 4], stride=[128, 16, 4, 1])",   /* conv: NCHW */
+        "buf1.layout = FixedLayout('cuda:0', torch.float32, size=[2, 8, 4, 4], stride=[128, 1, 32, 8])",   /* relu: channels last */
+        "buf3.layout = FixedLayout('cuda:0', torch.float32, size=[2, 4, 2, 2], stride=[16, 1, 8, 4])",     /* conv_1: channels last */
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        if (!ok(ir && strstr(ir, want[i]), "%s", want[i]) && ir) diag("%s", ir);
+    free(ir);
+    ir_free(m);
+    graph_free(g);
+}
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
     test_decisions(ctx);
     test_stride_orders(ctx);
     test_cpu_strides(ctx);
+    test_one_channel_conv(ctx);
     mi_ctx_free(ctx);
     return done_testing();
 }

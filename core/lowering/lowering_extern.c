@@ -5,6 +5,7 @@
  * called at run time (core/ir/ir_fallback.c). Their arguments are realized into strided
  * buffers (lw_extern_arg) and their results are fixed-layout buffers. */
 #include "lowering/lowering_impl.h"
+#include "ops/ops_impl.h"   /* meta_is_channels_last: c10 suggest_memory_format */
 
 #include <math.h>
 #include <stdio.h>
@@ -649,6 +650,24 @@ static void realize_base(Lower *L, IrTBox *t) {
     if (sb && !sb->buf && sb->fn) lw_realize(L, sb, NULL);
 }
 
+/* kernel/conv.py conv_layout under layout_opt: the layout PyTorch's meta_conv gives the result
+ * of x and w as required (require_channels_last), pick_memory_format: channels last when x is
+ * (on cuda: x or w is) by suggest_memory_format. A tensor with one channel is already "channels
+ * last" for the requirement (is_stride_ordered skips size-1 dims) and keeps its NCHW strides,
+ * which suggest_memory_format calls contiguous: PixelCNN's first convolution, over a
+ * one-channel image with a one-channel weight, writes NCHW, and its ReLU copies the result
+ * into the channels-last input of the next one. */
+static bool conv_channels_last(Lower *L, IrTBox *x, IrTBox *w, Device dev) {
+    IrTBox *t[2] = {x, w};
+    for (int k = 0; k < (dev.kind == DEV_CUDA ? 2 : 1); k++) {
+        ExternArg ea;
+        lw_extern_arg(L, t[k], &ea);   /* realized by require_stride_order: its layout as it stands */
+        TensorMeta tm = {.dtype = ea.view.dtype, .ndim = ea.view.ndim, .size = ea.view.size, .stride = ea.view.stride};
+        if (meta_is_channels_last(&tm)) return true;
+    }
+    return false;
+}
+
 /* convolution(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups),
  * as kernel/conv.py lowers it: an ExternKernelAlloc run by oneDNN in the C module and by the
  * node's reference elsewhere (the buffer carries it as a FallbackKernel does).
@@ -657,7 +676,8 @@ static void realize_base(Lower *L, IrTBox *t) {
  *     (f32 / f64 only, see below);
  *   - with layout_opt (2-d convolutions) the input and the weight are required channels last
  *     (ExternKernel.require_channels_last: a flexible buffer is laid out so, a fixed one - a graph
- *     input - is copied by a new kernel) and the result is channels last;
+ *     input - is copied by a new kernel) and the result is channels last unless neither is
+ *     (conv_channels_last);
  *   - otherwise the result has the node's strides (what PyTorch computed from the inputs' formats)
  *     and the input and weight are required in its stride order.
  * Parameters that are not plain ints: a FallbackKernel. */
@@ -685,7 +705,7 @@ static int lower_convolution(Lower *L, const Node *n, int arg) {
         L->cur = n;
         x = lw_require_stride_order(L, x, nhwc);
         w = lw_require_stride_order(L, w, nhwc);
-        ir_strides_for_order(L->s, m->size, 4, nhwc, l.stride);
+        if (conv_channels_last(L, x, w, m->device)) ir_strides_for_order(L->s, m->size, 4, nhwc, l.stride);
     } else {
         for (int d = 0; d < m->ndim; d++)
             if (m->stride && m->stride[d]) l.stride[d] = m->stride[d];
