@@ -80,6 +80,20 @@ static void test_stride_orders(MiCtx *ctx) {
     ok(!ir_layout_stride_ordered(&l, nchw), "channels-last strides are not contiguous-ordered");
 }
 
+/* Lower `text` and check that its IR text holds each layout line of want[0..n). */
+static void check_layouts(MiCtx *ctx, const char *text, const char *what, const char *const *want, size_t n) {
+    Graph *g = fx_parse(ctx, text, strlen(text), what, 1);
+    if (!ok(g != NULL, "%s parses", what)) return;
+    ops_resolve_graph(g);
+    IrModule *m = ir_lower(ctx, g);
+    char *ir = m ? ir_print(m) : NULL;
+    for (size_t i = 0; i < n; i++)
+        if (!ok(ir && strstr(ir, want[i]), "%s", want[i]) && ir) diag("%s", ir);
+    free(ir);
+    ir_free(m);
+    graph_free(g);
+}
+
 /* conv -> relu -> conv on the cpu: every layout as Inductor's ir_pre_fusion.txt would show it */
 static void test_cpu_strides(MiCtx *ctx) {
     const char *text =
@@ -90,11 +104,6 @@ static void test_cpu_strides(MiCtx *ctx) {
         "        relu: \"f32[2, 4, 6, 6][144, 36, 6, 1]cpu\" = torch.ops.aten.relu.default(convolution)\n"
         "        convolution_1: \"f32[2, 5, 6, 6][180, 36, 6, 1]cpu\" = torch.ops.aten.convolution.default(relu, arg2_1, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1)\n"
         "        return (convolution_1,)\n";
-    Graph *g = fx_parse(ctx, text, strlen(text), "<cpu>", 1);
-    if (!ok(g != NULL, "the cpu graph parses")) return;
-    ops_resolve_graph(g);
-    IrModule *m = ir_lower(ctx, g);
-    char *ir = m ? ir_print(m) : NULL;
     static const char *want[] = {
         "buf0.layout = FixedLayout('cpu', torch.float32, size=[2, 3, 8, 8], stride=[192, 1, 24, 3])",   /* input copy */
         "buf1.layout = FixedLayout('cpu', torch.float32, size=[4, 3, 3, 3], stride=[27, 1, 9, 3])",     /* weight copy */
@@ -105,11 +114,7 @@ static void test_cpu_strides(MiCtx *ctx) {
         "buf4.layout = FixedLayout('cpu', torch.float32, size=[2, 5, 6, 6], stride=[180, 1, 30, 5])",   /* conv_1 */
         "buf5.layout = FixedLayout('cpu', torch.float32, size=[2, 5, 6, 6], stride=[180, 36, 6, 1])",   /* output: its strides */
     };
-    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
-        if (!ok(ir && strstr(ir, want[i]), "%s", want[i]) && ir) diag("%s", ir);
-    free(ir);
-    ir_free(m);
-    graph_free(g);
+    check_layouts(ctx, text, "the cpu graph", want, sizeof want / sizeof want[0]);
 }
 
 /* kernel/conv.py conv_layout under layout_opt: the result's format is meta_conv's for x and w as
@@ -127,21 +132,15 @@ static void test_one_channel_conv(MiCtx *ctx) {
         "        convolution_1: \"f32[2, 4, 2, 2][16, 4, 2, 1]cuda:0\" = torch.ops.aten.convolution.default(relu, arg2_1, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1)\n"
         "        return (convolution_1,)\n";
     Graph *g = fx_parse(ctx, text, strlen(text), "<one channel>", 1);
-    if (!ok(g != NULL, "the one-channel graph parses")) return;
-    ops_resolve_graph(g);
-    ok(lw_decide_layout_opt(g, true), "cuda inference, small channels: layout_opt on");
-    IrModule *m = ir_lower(ctx, g);
-    char *ir = m ? ir_print(m) : NULL;
+    if (g) ops_resolve_graph(g);
+    ok(g && lw_decide_layout_opt(g, true), "cuda inference, small channels: layout_opt on");
+    graph_free(g);
     static const char *want[] = {
         "buf0.layout = FixedLayout('cuda:0', torch.float32, size=[2, 8, 4, 4], stride=[128, 16, 4, 1])",   /* conv: NCHW */
         "buf1.layout = FixedLayout('cuda:0', torch.float32, size=[2, 8, 4, 4], stride=[128, 1, 32, 8])",   /* relu: channels last */
         "buf3.layout = FixedLayout('cuda:0', torch.float32, size=[2, 4, 2, 2], stride=[16, 1, 8, 4])",     /* conv_1: channels last */
     };
-    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
-        if (!ok(ir && strstr(ir, want[i]), "%s", want[i]) && ir) diag("%s", ir);
-    free(ir);
-    ir_free(m);
-    graph_free(g);
+    check_layouts(ctx, text, "the one-channel graph", want, sizeof want / sizeof want[0]);
 }
 
 int main(void) {
