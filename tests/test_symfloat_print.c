@@ -37,6 +37,12 @@ static void test_cases(void) {
     fast_is("ToFloat(s0) - ToFloat(s1)", "-ToFloat(s1) + ToFloat(s0)");          /* Mul before ToFloat */
     fast_is("2.5*ToFloat(s0) + 1.0e-5", "1.00000000000000e-5 + 2.50000000000000 * ToFloat(s0)");
     fast_is("-1.0*ToFloat(s1)", "-1.00000000000000 * ToFloat(s1)");   /* Float(-1.0) != -1 */
+    /* a '%' / '//' term kept as text after another factor or a '-': parenthesized, else it
+     * reads as (oo * A) % 8 (fuzz_sym, helper fuzz12: check refused the printed text) */
+    fast_is("(30//42-0*0*0*0*0*0*-2) % 8*oo+ x+ x1", "x + x1 + oo * ((30//42-0*0*0*0*0*0*-2) % 8)");
+    fast_is("-(s0 % 8)", "-(s0 % 8)");
+    fast_is("2*(s0 // 3)", "2 * (s0 // 3)");
+    fast_is("2*(s0 / 3)", "2 * s0 / 3");
     StrBuf sb;
     sb_init(&sb);
     sb_put(&sb, "x");

@@ -29,6 +29,8 @@ struct TNode {
     double f;              /* T_FLOAT */
     const char *b, *e;     /* the source text [b, e) (T_NAME, T_CALL, T_VERB print it) */
     const char *cls;       /* T_CALL: the function's name; T_VERB: "Mul" ('/') or "Pow" ('**') */
+    bool floor_mod;        /* T_VERB of '//' or '%': a factor after another (or negated) needs
+                              parentheses, since c * a % b reads as (c * a) % b */
     int n;
     TNode **a;             /* T_CALL, T_ADD, T_MUL args */
 };
@@ -228,7 +230,11 @@ static SymVal ts_op(SymParser *p, const char *at, char op, SymVal a, SymVal b) {
     case '*': return tv(tmul(p, x, y));
     case 'n': return tv(tmul(p, tnum(p, true, -1, 0), x));
     case '^': return tv(verbatim(p, "Pow"));
-    default: return tv(verbatim(p, "Mul"));   /* '/', '//', '%' */
+    default: {   /* '/', '//', '%' */
+        TNode *v = verbatim(p, "Mul");
+        v->floor_mod = op != '/';
+        return tv(v);
+    }
     }
 }
 
@@ -303,12 +309,21 @@ static void str_atom(const TNode *t, StrBuf *sb) {
     }
 }
 
+/* A factor of a product; a '//' or '%' term kept as text in parentheses where it follows another
+ * factor or a '-' (fuzz_sym: "(A) % 8*oo" printed "oo * (A) % 8", which reads (oo * A) % 8). */
+static void str_factor(const TNode *t, bool after, StrBuf *sb) {
+    bool paren = after && t->k == T_VERB && t->floor_mod;
+    if (paren) sb_putc(sb, '(');
+    str_atom(t, sb);
+    if (paren) sb_putc(sb, ')');
+}
+
 static void str_mul(const TNode *t, StrBuf *sb) {
     if (t->k != T_MUL) { str_atom(t, sb); return; }
-    if (neg_lead(t)) { sb_putc(sb, '-'); str_atom(t->a[1], sb); return; }
+    if (neg_lead(t)) { sb_putc(sb, '-'); str_factor(t->a[1], true, sb); return; }
     for (int k = 0; k < t->n; k++) {
         if (k) sb_put(sb, " * ");
-        str_atom(t->a[k], sb);
+        str_factor(t->a[k], k > 0, sb);
     }
 }
 
