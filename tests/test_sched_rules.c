@@ -31,6 +31,7 @@
 #include "lowering/lowering.h"
 #include "ops/interp.h"
 #include "scheduler/scheduler.h"
+#include "codegen/codegen_reuse.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -506,6 +507,51 @@ static void split_reductions(MiCtx *ctx) {
     graph_free(g);
 }
 
+/* mm_args' realize_inputs (ExternKernel.realize_input of a StorageBox, require_stride1) leaves
+ * an mm operand's FlexibleLayout unfrozen: finalize's decide_layout lays the padded transpose
+ * of tests/fixtures/sched_rules/mm_operand_layout_cuda.py out (1, 8) from its read, the extern
+ * reads it through those strides, and the two pads have one source (one kernel, called twice) */
+static void mm_operand_layout(MiCtx *ctx) {
+    const char *path = "tests/fixtures/sched_rules/mm_operand_layout_cuda.py";
+    Graph *g = graph_load_file(ctx, path);
+    if (!ok(g != NULL, "mm operand layout: the fixture loads")) return;
+    ops_resolve_graph(g);
+    ctx->target = MI_DEV_CUDA;
+    ctx->fusion = true;
+    IrModule *m = ir_lower(ctx, g);
+    Schedule *s = m ? sched_run(ctx, m) : NULL;
+    is_int(s ? codegen_reuse_kernels(ctx, s) : -1, 1, "mm operand layout: the second pad is linked to the first's source");
+    is_int(s ? codegen_num_definitions(s) : -1, 1, "mm operand layout: one kernel defined for the two pads");
+    sched_free(s);
+    const Buffer *mm = NULL;
+    for (int i = 0; m && i < m->nbufs; i++) if (m->bufs[i]->kind == BUF_EXTERN) mm = m->bufs[i];
+    int64_t a0 = 0, a1 = 0, b0 = 0, b1 = 0;
+    bool got = mm && mm->neargs == 2 && sym_is_int(mm->eargs[0].view.stride[0], &a0) && sym_is_int(mm->eargs[0].view.stride[1], &a1) &&
+               sym_is_int(mm->eargs[0].buf->layout.stride[0], &b0) && sym_is_int(mm->eargs[0].buf->layout.stride[1], &b1);
+    ok(got && a0 == 1 && a1 == 8 && b0 == 1 && b1 == 8, "mm operand layout: f32[8, 4] decided (1, 8), the mm reads it so (%lld, %lld)",
+       (long long)a0, (long long)a1);
+    ctx->target = MI_DEV_CPU;
+    ir_free(m);
+    graph_free(g);
+}
+
+/* Scheduler.shared_data_after_reordering_loop on the GPU with sizevars.stride_hints: the row
+ * sum and the doubled copy of tests/fixtures/sched_rules/reorder_stride_hints_cuda.py read the
+ * permuted input through FloorDiv / ModularIndexing in other loop orders; their stride hints
+ * match (normalize_with_stride_order, decide_loop_order_to_match), the copy's loops are
+ * reordered and both run in one kernel */
+static void reorder_stride_hints(MiCtx *ctx) {
+    char *k, *d;
+    int n = sched_text(ctx, "tests/fixtures/sched_rules/reorder_stride_hints_cuda.py", MI_DEV_CUDA, &k, &d, NULL);
+    is_int(n, 3, "reorder by stride hints: three kernels");
+    is_str(k, "cuda_fused_clone_mul_permute_pow_reshape_sum_0: op0 op1\nextern_mm: op2\ncuda_fused_sub_1: op3\n",
+           "reorder by stride hints: the sum and the copy in one kernel");
+    is_str(d, "fuse op0 + op1 score=4096: horizontal: shared reads; loops of op1 reordered to [128, 8]\n"
+              "skip op0_op1 + op3 score=512: will create cycle (through another kernel)\n",
+           "reorder by stride hints: the copy's loops reordered to the sum's");
+    free(k); free(d);
+}
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
     cpp_rules(ctx);
@@ -523,6 +569,8 @@ int main(void) {
     capture_rules(ctx);
     diagonal_scatter_rule(ctx);
     split_reductions(ctx);
+    mm_operand_layout(ctx);
+    reorder_stride_hints(ctx);
     mi_ctx_free(ctx);
     return done_testing();
 }

@@ -164,7 +164,11 @@ typedef struct IrCond {
     int ncarried;
 } IrCond;
 
-typedef struct ExternArg { Buffer *buf; Layout view; } ExternArg;
+/* An extern kernel's tensor argument: the buffer and the view it is read through. follows: the
+ * view is the whole of a buffer whose layout is still flexible (mm_args' realize_inputs does not
+ * freeze it), so GraphLowering.finalize's decide_layout may still choose its strides and the view
+ * takes them then (ir_extern_args_follow). */
+typedef struct ExternArg { Buffer *buf; Layout view; bool follows; } ExternArg;
 
 /* Inductor's ir.Scan / ir.Sort (core/lowering/lowering_scan.c): output `output_index` of the
  * scan (or sort) along dim `axis` of the n values fns[k] (of dtypes[k]): one buffer per output,
@@ -508,6 +512,9 @@ void ir_retrace_all(IrModule *m);
 bool ir_decide_layouts(IrModule *m);
 /* ComputedBuffer.decide_layout of one buffer now (fill order from its reads); true when relaid */
 bool ir_decide_layout(IrModule *m, Buffer *b);
+/* After the layouts are decided: every extern argument that follows its buffer's layout
+ * (ExternArg.follows) takes the strides decide_layout gave the buffer. */
+void ir_extern_args_follow(IrModule *m);
 Expr *ir_simplify(IrModule *m, Expr *e, const LoopBody *b);
 
 /* A C++ scheduler node's loop sizes as Inductor sees them (SchedulerNode.group after

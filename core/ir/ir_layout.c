@@ -230,6 +230,18 @@ bool ir_decide_layout(IrModule *m, Buffer *b) {
     return changed;
 }
 
+/* ir_extern_args_follow: an extern's argument realized for mm_args (a pending value or a copy,
+ * FlexibleLayout) is read with the strides decide_layout chose for it at finalize. Example: the
+ * zero-padded transpose an mm reads (pad_mm's constant_pad_nd of a permute) fills (1, 8) from
+ * its permuted read, as Inductor's buf1 of cuda_logaddexp_xlogy_train's backward. */
+void ir_extern_args_follow(IrModule *m) {
+    for (int i = 0; i < m->nbufs; i++) {
+        Buffer *b = m->bufs[i];
+        for (int k = 0; b->kind == BUF_EXTERN && k < b->neargs; k++)
+            if (b->eargs[k].follows && b->eargs[k].buf) b->eargs[k].view = b->eargs[k].buf->layout;
+    }
+}
+
 /* GraphLowering.finalize: decide_layout for every buffer in creation order. Its fill order
  * comes from the reads as they are then: a buffer read whose layout an earlier decision
  * changed is read through the new strides (make_loader indexes through the layout when

@@ -499,6 +499,7 @@ static IrModule *lower_module(MiCtx *ctx, const Graph *g, bool branch) {
     /* GraphLowering.finalize: the layouts still flexible follow their reads; bodies recorded
      * before a layout they read was decided are recorded again */
     if (ir_decide_layouts(m) || L.relaid) ir_retrace_all(m);
+    ir_extern_args_follow(m);
     free(L.vals);
     free(L.prefer_cl);
     lw_users_free(&L);

@@ -94,6 +94,24 @@ static void require_stride1(Lower *L, IrTBox *t, ExternArg *a) {
     }
     a->buf = lw_realize(L, copy_storage(L, t), NULL);
     a->view = a->buf->layout;
+    a->follows = true;   /* copy_input's Pointwise, realized: FlexibleLayout */
+}
+
+/* ExternKernel.realize_input of an mm operand (mm_args' realize_inputs): a StorageBox is
+ * realized and passed as it is -- a computed buffer keeps its FlexibleLayout, which finalize's
+ * decide_layout fixes from the buffer's own reads (the argument follows it); a view is a
+ * ReinterpretView that freezes its base, an input or extern result has its layout already.
+ * Example: pad_mm's zero-padded transpose of the gradient, f32[8, 4], is stored with strides
+ * (1, 8) (its read of the [4, 6] gradient through the permute), and its kernel then has the
+ * source of the other operand's pad: one kernel defined, called twice. */
+static void mm_operand(Lower *L, IrTBox *t, ExternArg *a) {
+    IrStorage *sb = t->is_view ? NULL : t->sb;
+    if (sb && !sb->buf && sb->fn) lw_realize(L, sb, NULL);
+    Buffer *b = sb ? sb->buf : NULL;
+    if (!b || b->kind != BUF_COMPUTED || b->layout.fixed || b->mutates) { lw_extern_arg(L, t, a); return; }
+    a->buf = b;
+    a->view = b->layout;
+    a->follows = true;
 }
 
 /* The mm / addmm / bmm extern kernel over arguments 0..nt (addmm: bias, a, b): a buffer of
@@ -108,6 +126,7 @@ static IrTBox *matmul_extern(Lower *L, const Node *n, ExternKind k, int first, i
         if (!t) { lw_err(L, n, "argument %d of '%s' must be a tensor", first + i, n->target); return NULL; }
         if (t->dtype != m->dtype || !matmul_extern_dtype(t->dtype)) { lw_err(L, n, "'%s': dtype %s not supported", n->target, dtype_abbrev(t->dtype)); return NULL; }
         if (k == EXT_BMM && m->device.kind == DEV_CPU) bmm_cpu_operand(L, t, n->args[first + i].node, &ea[i]);
+        else if (i >= nt - 2) mm_operand(L, t, &ea[i]);
         else lw_extern_arg(L, t, &ea[i]);
         if (i >= nt - 2) require_stride1(L, t, &ea[i]);
     }

@@ -371,23 +371,33 @@ void sched_reshape_undo(Schedule *s, SchedReshape *u, bool deps) {
 
 /* ---- loop reordering (GPU) ---- */
 
-/* Per-var strides of a linear index over a body's vars; false unless every var appears with a
- * distinct nonzero constant stride and nothing else uses a var (Inductor's
- * decide_loop_order_to_match bails on broadcasts, size-1 dims and repeated strides too). */
+/* sizevars.stride_hints of a dependency's index over a body's vars: per var, the index at that
+ * var = 1 minus at every var 0 (a FloorDiv / ModularIndexing of a view counts as its first
+ * step). False, as Inductor's decide_loop_order_to_match bails, unless the index's free symbols
+ * are exactly the vars (a broadcast, an indirect or a size symbol: none), no range is 0 or 1 and
+ * the strides are distinct. Example: the [128, 8] reshape of a permuted NCHW convolution read as
+ * 64*p1 + 512*(p0 // 64) + ModularIndexing(p0, 1, 64): strides (1, 64). */
 static bool var_strides(SymCtx *S, const Expr *idx, const LoopBody *b, int64_t *st) {
-    Expr *rest = (Expr *)idx;
+    const char *fs[MAXV + 1], *names[MAXV];
+    Expr *at[MAXV];
+    int nf = sym_free_symbols((Expr *)idx, fs, MAXV + 1);
+    if (nf != b->nvars || b->nvars > MAXV) return false;
     for (int v = 0; v < b->nvars; v++) {
-        Expr *c = sym_coeff(S, (Expr *)idx, b->vars[v]->name);
+        bool has = false;
+        for (int i = 0; i < nf; i++) has |= !strcmp(fs[i], b->vars[v]->name);
         int64_t r;
-        if (!c || !sym_is_int(c, &st[v]) || st[v] == 0) return false;
-        if (sym_is_int(b->ranges[v], &r) && r < 2) return false;   /* a symbolic range: its hint is > 1 */
-        for (int u = 0; u < v; u++) if (st[u] == st[v]) return false;
-        rest = sym_sub(S, rest, sym_mul(S, c, b->vars[v]));
+        if (!has || (sym_is_int(b->ranges[v], &r) && r < 2)) return false;   /* a symbolic range: its hint is > 1 */
+        names[v] = b->vars[v]->name;
+        at[v] = sym_int(S, 0);
     }
-    const char *fs[16];
-    int nf = sym_free_symbols(rest, fs, 16);
-    for (int i = 0; i < nf; i++)
-        for (int v = 0; v < b->nvars; v++) if (!strcmp(fs[i], b->vars[v]->name)) return false;
+    Expr *base = sym_subst(S, (Expr *)idx, names, at, b->nvars);
+    for (int v = 0; v < b->nvars; v++) {
+        at[v] = sym_int(S, 1);
+        Expr *d = sym_simplify(S, sym_sub(S, sym_subst(S, (Expr *)idx, names, at, b->nvars), base), NULL, 0);
+        at[v] = sym_int(S, 0);
+        if (!sym_is_int(d, &st[v])) return false;
+        for (int u = 0; u < v; u++) if (st[u] == st[v]) return false;
+    }
     return true;
 }
 

@@ -134,20 +134,32 @@ static int collect(const Schedule *s, const int *nodes, int n, const Buffer *con
     return nv;
 }
 
-/* The (coefficient, range) terms of a normalized index sorted by coefficient, and its offset:
- * MemoryDep.normalize_with_stride_order (two deps equal under it differ only by loop order). */
+/* The (stride hint, range) terms of a normalized index sorted by stride, and its offset:
+ * MemoryDep.normalize_with_stride_order (two deps equal under it differ only by loop order).
+ * The strides are sizevars.stride_hints (the index at c_i = 1 minus at every c 0), so a view's
+ * FloorDiv / ModularIndexing counts by its first step, as Inductor's. */
 static bool same_up_to_order(SymCtx *S, const NDep *a, const NDep *b) {
-    if (a->buf != b->buf || a->kind != DEP_MEMORY || b->kind != DEP_MEMORY || a->nv != b->nv || a->nv == 0) return false;
+    if (a->buf != b->buf || a->kind != DEP_MEMORY || b->kind != DEP_MEMORY || a->nv != b->nv || a->nv == 0 || a->nv > MAXV) return false;
     if (ir_index_is_indirect(a->index) || ir_index_is_indirect(b->index)) return false;
     int64_t ca[MAXV], cb[MAXV], ra[MAXV], rb[MAXV];
     Expr *zero = sym_int(S, 0);
+    char vn[MAXV][16];
+    const char *vnames[MAXV];
+    for (int i = 0; i < a->nv; i++) {
+        snprintf(vn[i], 16, "c%d", i);
+        vnames[i] = vn[i];
+    }
     for (int side = 0; side < 2; side++) {
         const NDep *d = side ? b : a;
         int64_t *c = side ? cb : ca, *r = side ? rb : ra;
+        Expr *at[MAXV];
+        for (int i = 0; i < d->nv; i++) at[i] = zero;
+        Expr *base = sym_subst(S, d->index, vnames, at, d->nv);
         for (int i = 0; i < d->nv; i++) {
-            char nm[16];
-            snprintf(nm, sizeof nm, "c%d", i);
-            if (!sym_is_int(sym_coeff(S, d->index, nm), &c[i]) || !sym_is_int(d->sizes[i], &r[i])) return false;
+            at[i] = sym_int(S, 1);
+            Expr *st = sym_simplify(S, sym_sub(S, sym_subst(S, d->index, vnames, at, d->nv), base), NULL, 0);
+            at[i] = zero;
+            if (!sym_is_int(st, &c[i]) || !sym_is_int(d->sizes[i], &r[i])) return false;
         }
         for (int i = 1; i < d->nv; i++)   /* insertion sort by coefficient, largest first */
             for (int j = i; j > 0 && c[j] > c[j - 1]; j--) {
