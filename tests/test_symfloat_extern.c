@@ -12,6 +12,7 @@
 #include "tests/support/compiled_check.h"
 #include "tests/support/op_graph.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,10 +110,36 @@ static void test_addmm_symbolic_scalars(void) {
     graph_free(g);
 }
 
+/* pointwise ops whose scalar is a SymFloat: leaky_relu's slope and hardtanh's bounds computed
+ * in the kernel (Inductor's decompositions put the sympy expression there), elu's alpha (folded
+ * in double by the lowering) through its FallbackKernel; before, lw_arg_num took the default */
+static void test_pointwise_symfloat_scalars(void) {
+    const char *fx =
+        "class GraphModule(torch.nn.Module):\n"
+        "    def forward(self, x: \"f32[s0][1]cpu\"):\n"
+        "        sym_size_int: \"Sym(s0)\" = torch.ops.aten.sym_size.int(x, 0)\n"
+        "        truediv: \"Sym(IntTrueDiv(s0, 8))\" = sym_size_int / 8\n"
+        "        neg: \"Sym(-IntTrueDiv(s0, 8))\" = -truediv\n"
+        "        lr: \"f32[s0][1]cpu\" = torch.ops.aten.leaky_relu.default(x, truediv)\n"
+        "        ht: \"f32[s0][1]cpu\" = torch.ops.aten.hardtanh.default(x, neg, truediv)\n"
+        "        el: \"f32[s0][1]cpu\" = torch.ops.aten.elu.default(x, truediv)\n"
+        "        return (lr, ht, el)\n";
+    Graph *g = parsed(fx);
+    /* s0 = 4: slope = bounds = alpha = 0.5 */
+    Tensor *x = TD(DT_F32, 1, (int64_t[]){4}, (double[]){-2, -0.25, 0.25, 3});
+    interp_is(g, (Tensor *[]){x}, 1, 0, (double[]){-1, -0.125, 0.25, 3}, 4, 1e-6, "leaky_relu(x, s0 / 8) with s0 = 4: the interpreter");
+    interp_is(g, (Tensor *[]){x}, 1, 1, (double[]){-0.5, -0.25, 0.25, 0.5}, 4, 1e-6, "hardtanh(x, -s0 / 8, s0 / 8)");
+    interp_is(g, (Tensor *[]){x}, 1, 2, (double[]){0.5 * expm1(-2), 0.5 * expm1(-0.25), 0.25, 3}, 4, 1e-6, "elu(x, s0 / 8)");
+    ok(g && cc_c_agrees(ctx, g, (Tensor *[]){x}, 1, 1e-6), "the compiled C module computes the three from the size");
+    tensor_unref(x);
+    graph_free(g);
+}
+
 int main(void) {
     ctx = mi_ctx_new();
     test_fallback_symfloat();
     test_addmm_symbolic_scalars();
+    test_pointwise_symfloat_scalars();
     mi_ctx_free(ctx);
     return done_testing();
 }

@@ -623,6 +623,16 @@ double lw_arg_num(const Node *n, int i, const char *kw, double dflt) {
     return v && v->kind != V_NONE && value_as_double(v, &d) ? d : dflt;
 }
 
+bool lw_arg_symbolic(const Node *n, int i, const char *kw) {
+    const Value *v = lw_arg_or_kw(n, i, kw);
+    return v && (v->kind == V_NODE || v->kind == V_SYM);
+}
+
+const IrFn *lw_num_loader(Lower *L, const Node *n, int i, const char *kw, double dflt, int ndim, DType dt) {
+    if (lw_arg_symbolic(n, i, kw)) return lw_scalar_loader(L, n, lw_arg_or_kw(n, i, kw), ndim, dt);
+    return lw_const(L, lw_arg_num(n, i, kw, dflt), dt);
+}
+
 int lw_extern_arg(Lower *L, IrTBox *t, ExternArg *a) {
     a->buf = lw_as_strided(L, t, &a->view);
     return 0;

@@ -422,7 +422,7 @@ static int lower_sdpa(Lower *L, const Node *n, int arg) {
     }
     if (mv && mv->kind != V_NONE && (!mask || mask->ndim > 4 || (mask->dtype != DT_F32 && mask->dtype != DT_BOOL)))
         return lw_err(L, n, "attention: the mask must be an f32 or bool tensor of at most 4 dims");
-    if (dp != 0) return lw_fallback(L, n);
+    if (dp != 0 || lw_arg_symbolic(n, eff ? 5 : 3, "dropout_p")) return lw_fallback(L, n);   /* a SymFloat p too */
     if (q->dtype != DT_F32) return lw_err(L, n, "attention: only f32 is supported");
     double scale = 0;
     const Kwarg *sk = node_kwarg(n, "scale");

@@ -568,6 +568,7 @@ static int lower_scatter_reduce(Lower *L, const Node *n, int arg) {
  * so a masked-off element loads in bounds; no check, no wrap, as Inductor) */
 static int lower_masked_index(Lower *L, const Node *n, int arg) {
     IrTBox *x = lw_arg_tbox(L, n, 0), *mask = lw_arg_tbox(L, n, 1), *t[MI_MAX_DIMS];
+    if (lw_arg_symbolic(n, 3, "fill")) return lw_fallback(L, n);   /* a SymFloat fill: read at run time */
     double fill = lw_arg_num(n, 3, "fill", 0);
     if (!x || !mask) return lw_err(L, n, "_unsafe_masked_index needs a tensor and a mask");
     bool has_bool;
@@ -630,7 +631,11 @@ static int lower_upsample_nearest(Lower *L, const Node *n, int arg) {
         if (vec) {
             const Value *sf = lw_arg_or_kw(n, 2, "scale_factors");
             if (sf && (sf->kind == V_LIST || sf->kind == V_TUPLE) && sf->list.n == nsp && !value_as_double(&sf->list.items[i], &s)) s = 0;
-        } else s = lw_arg_num(n, 2 + i, nsp == 1 ? "scales" : i == nsp - 1 ? "scales_w" : i == nsp - 2 ? "scales_h" : "scales_d", 0);
+        } else {
+            const char *kw = nsp == 1 ? "scales" : i == nsp - 1 ? "scales_w" : i == nsp - 2 ? "scales_h" : "scales_d";
+            if (lw_arg_symbolic(n, 2 + i, kw)) return lw_fallback(L, n);   /* a SymFloat scale: read at run time */
+            s = lw_arg_num(n, 2 + i, kw, 0);
+        }
         scale[i] = s;
     }
     const IrFn *f = x->loader;

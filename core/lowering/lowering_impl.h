@@ -207,8 +207,15 @@ void lw_unbacked_sizes(Lower *L, const Node *n, int pos);
 /* Positional argument i, else keyword kw (i < 0: keyword only); NULL when absent. */
 const Value *lw_arg_or_kw(const Node *n, int i, const char *kw);
 bool lw_arg_int(const Node *n, int i, const char *kw, int64_t *out);
-/* A number argument (default dflt when absent or None). */
+/* A number argument (default dflt when absent or None). Not for one known only at run time
+ * (a SymFloat / SymInt node, a size expression): lw_arg_symbolic says so, lw_num_loader
+ * computes it. */
 double lw_arg_num(const Node *n, int i, const char *kw, double dflt);
+/* Is the argument a value known only at run time (a node: SymFloat, SymInt; a size expression)? */
+bool lw_arg_symbolic(const Node *n, int i, const char *kw);
+/* A number argument as a loader in dt: a constant, or a symbolic one's value (lw_scalar_loader:
+ * "Sym(IntTrueDiv(s0, 2))" computed in float64). NULL with an error when it is no number. */
+const IrFn *lw_num_loader(Lower *L, const Node *n, int i, const char *kw, double dflt, int ndim, DType dt);
 /* An int, SymInt node or symbolic size argument as an expression; NULL if none. */
 Expr *lw_value_expr(Lower *L, const Value *v);
 /* An int or int list (dims) into out; the count, or -1. */

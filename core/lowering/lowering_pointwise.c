@@ -237,12 +237,21 @@ static int lower_composite(Lower *L, const Node *n, int arg) {
 #define GT0(a) lw_math(L, IOP_GT, DT_BOOL, (a), C(0), NULL)
     const IrFn *f = NULL;
     int nt = 1;
+    /* softplus / elu fold their scalars in double (PyTorch's CPU kernels' rounding): one known
+     * only at run time (a SymFloat node) runs the op's FallbackKernel, which reads its value */
+    if ((!strcmp(op, "softplus") && (lw_arg_symbolic(n, 1, "beta") || lw_arg_symbolic(n, 2, "threshold"))) ||
+        (!strcmp(op, "elu") && (lw_arg_symbolic(n, 1, "alpha") || lw_arg_symbolic(n, 2, "scale") || lw_arg_symbolic(n, 3, "input_scale"))))
+        return lw_fallback(L, n);
+#define NUM(i, kw, d) lw_num_loader(L, n, (i), (kw), (d), m->ndim, dt)
     /* the step order of PyTorch's CPU kernels, so that f32 rounding agrees step by step */
     if (!strcmp(op, "silu")) f = M2(IOP_TRUEDIV, x, M2(IOP_ADD, C(1), M1(IOP_EXP, M1(IOP_NEG, x))));
     else if (!strcmp(op, "softplus")) f = softplus_fn(L, x, lw_arg_num(n, 1, "beta", 1), lw_arg_num(n, 2, "threshold", 20), dt);
     else if (!strcmp(op, "mish")) f = M2(IOP_MUL, x, M1(IOP_TANH, M1(IOP_LOG1P, M1(IOP_EXP, x))));
-    else if (!strcmp(op, "leaky_relu"))
-        f = lw_math(L, IOP_WHERE, dt, GT0(x), x, M2(IOP_MUL, x, C(lw_arg_num(n, 1, "negative_slope", 0.01))));
+    else if (!strcmp(op, "leaky_relu")) {
+        const IrFn *slope = NUM(1, "negative_slope", 0.01);
+        if (!slope) return -1;
+        f = lw_math(L, IOP_WHERE, dt, GT0(x), x, M2(IOP_MUL, x, slope));
+    }
     else if (!strcmp(op, "elu")) {
         double alpha = lw_arg_num(n, 1, "alpha", 1), scale = lw_arg_num(n, 2, "scale", 1), iscale = lw_arg_num(n, 3, "input_scale", 1);
         const IrFn *neg = M2(IOP_MUL, M1(IOP_EXPM1, iscale == 1 ? x : M2(IOP_MUL, x, C(iscale))), C(dt == DT_F32 ? (double)(float)(alpha * scale) : alpha * scale));
@@ -260,7 +269,9 @@ static int lower_composite(Lower *L, const Node *n, int arg) {
         const IrFn *o = lw_arg_loader(L, n, 1, m->ndim, m->size, dt);
         if (!o) return lw_err(L, n, "bad second argument to rsub");
         double al = lw_arg_num(n, -1, "alpha", 1);
-        f = M2(IOP_SUB, o, al == 1 ? x : M2(IOP_MUL, x, C(al)));
+        const IrFn *alf = lw_arg_symbolic(n, -1, "alpha") ? NUM(-1, "alpha", 1) : NULL;
+        if (lw_arg_symbolic(n, -1, "alpha") && !alf) return -1;
+        f = M2(IOP_SUB, o, alf ? M2(IOP_MUL, x, alf) : al == 1 ? x : M2(IOP_MUL, x, C(al)));
         nt = 2;
     } else if (!strcmp(op, "masked_fill")) {
         const IrFn *mask = lw_arg_loader(L, n, 1, m->ndim, m->size, DT_BOOL), *v = lw_arg_loader(L, n, 2, m->ndim, m->size, dt);
@@ -275,7 +286,9 @@ static int lower_composite(Lower *L, const Node *n, int arg) {
         if (!f) return lw_err(L, n, "bad copy source");
         nt = 2;
     } else if (!strcmp(op, "hardtanh")) {     /* clamp: NaN propagates */
-        f = M2(IOP_MINIMUM, M2(IOP_MAXIMUM, x, C(lw_arg_num(n, 1, "min_val", -1))), C(lw_arg_num(n, 2, "max_val", 1)));
+        const IrFn *lo = NUM(1, "min_val", -1), *hi = NUM(2, "max_val", 1);
+        if (!lo || !hi) return -1;
+        f = M2(IOP_MINIMUM, M2(IOP_MAXIMUM, x, lo), hi);
     } else if (!strcmp(op, "remainder")) {    /* Python modulo, as torch's CPU kernel: fmod, then fix the sign */
         const IrFn *b = lw_arg_loader(L, n, 1, m->ndim, m->size, dt);
         if (!b) return lw_err(L, n, "bad second argument to remainder");
@@ -294,6 +307,7 @@ static int lower_composite(Lower *L, const Node *n, int arg) {
 #undef M1
 #undef M2
 #undef GT0
+#undef NUM
     return lw_set_pointwise(L, n, f, dt, nt);
 }
 
