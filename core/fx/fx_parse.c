@@ -276,7 +276,7 @@ static int parse_string(Parser *p, Value *out) {
     return 0;
 }
 
-static int parse_number(Parser *p, Value *out) {
+static int parse_real(Parser *p, Value *out) {
     size_t s = p->pos;
     bool neg = false;
     if (peek(p) == '-' || peek(p) == '+') { neg = peek(p) == '-'; advance(p); }
@@ -299,7 +299,7 @@ static int parse_number(Parser *p, Value *out) {
         while (isdigit(peek(p))) advance(p);
     }
     size_t n = p->pos - s;
-    if (n == 0 || (n == 1 && (p->src[s] == '-' || p->src[s] == '+')) || is_id_char(peek(p))) {
+    if (n == 0 || (n == 1 && (p->src[s] == '-' || p->src[s] == '+')) || (is_id_char(peek(p)) && peek(p) != 'j')) {
         char b[64];
         if (is_id_char(peek(p))) while (is_id_char(peek(p))) advance(p);
         return perr_at(p, s, "malformed number %s", (p->pos = s, found(p, b, sizeof b)));
@@ -315,6 +315,36 @@ static int parse_number(Parser *p, Value *out) {
         if (errno) return perr_at(p, s, "integer %s out of range", buf);
         *out = value_int(v);
     }
+    return 0;
+}
+
+/* A number as FX prints Python scalars: an int, a float, or a complex in repr() form: an
+ * imaginary literal "2j" / "-1.5j" / "infj", or "re+imj" / "re-imj" (the parentheses of
+ * "(1+2j)" are read as a one-element tuple around it). Example: "1e-05+2j" -> complex(1e-05, 2). */
+static double num_of(const Value *v, bool neg) {
+    return v->kind == V_INT ? (v->i == 0 && neg ? -0.0 : (double)v->i) : v->f;   /* "-0" keeps its sign */
+}
+
+static int parse_number(Parser *p, Value *out) {
+    bool neg = peek(p) == '-';
+    if (parse_real(p, out)) return -1;
+    if (peek(p) == 'j' && !is_id_char(peek_at(p, 1))) {   /* an imaginary literal */
+        advance(p);
+        *out = value_complex(0.0, num_of(out, neg));
+        return 0;
+    }
+    if (peek(p) != '+' && peek(p) != '-') return 0;
+    int c1 = peek_at(p, 1);
+    if (!isdigit(c1) && c1 != '.' && c1 != 'i' && c1 != 'n') return 0;
+    size_t s = p->pos;
+    bool ineg = peek(p) == '-';
+    Value im;
+    if (parse_real(p, &im) == 0 && peek(p) == 'j' && !is_id_char(peek_at(p, 1))) {
+        advance(p);
+        *out = value_complex(num_of(out, neg), num_of(&im, ineg));
+        return 0;
+    }
+    p->pos = s;   /* not "re+imj": leave the sign to the caller */
     return 0;
 }
 

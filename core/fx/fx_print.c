@@ -61,6 +61,32 @@ const char *fx_float_repr(double f, char *buf, size_t n) {
     return buf;
 }
 
+/* One part of a complex repr: float repr() without the ".0" Python adds to a float (CPython's
+ * 'r' format without Py_DTSF_ADD_DOT_0), with a leading sign when `sign`. Example: 2.0 -> "+2". */
+static void complex_part(double f, bool sign, char *buf, size_t n) {
+    char t[64];
+    fx_float_repr(f, t, sizeof t);
+    size_t l = strlen(t);
+    if (l > 2 && !strcmp(t + l - 2, ".0")) t[l - 2] = 0;
+    snprintf(buf, n, "%s%s", sign && t[0] != '-' ? "+" : "", t);
+}
+
+/* Python's repr() of a complex (complexobject.c complex_repr): "2j" when the real part is +0,
+ * else "(re+imj)" with the imaginary part's sign always written. Examples: (1, 2) -> "(1+2j)",
+ * (0, -1.5) -> "-1.5j", (-0.0, 1) -> "(-0+1j)", (1e-05, 2) -> "(1e-05+2j)". */
+const char *fx_complex_repr(double re, double im, char *buf, size_t n) {
+    char r[64], i[64];
+    if (re == 0 && !signbit(re)) {
+        complex_part(im, false, i, sizeof i);
+        snprintf(buf, n, "%sj", i);
+    } else {
+        complex_part(re, false, r, sizeof r);
+        complex_part(im, true, i, sizeof i);
+        snprintf(buf, n, "(%s%sj)", r, i);
+    }
+    return buf;
+}
+
 static void put_pystr(StrBuf *sb, const char *s) {
     char q = strchr(s, '\'') && !strchr(s, '"') ? '"' : '\'';
     sb_putc(sb, q);
@@ -82,6 +108,7 @@ void value_print_sb(const Value *v, StrBuf *sb) {
     case V_NODE: sb_put(sb, v->node && v->node->name ? v->node->name : "<null>"); break;
     case V_INT: sb_printf(sb, "%lld", (long long)v->i); break;
     case V_FLOAT: sb_put(sb, fx_float_repr(v->f, buf, sizeof buf)); break;
+    case V_COMPLEX: sb_put(sb, fx_complex_repr(v->cx.re, v->cx.im, buf, sizeof buf)); break;
     case V_BOOL: sb_put(sb, v->b ? "True" : "False"); break;
     case V_STR: put_pystr(sb, v->s ? v->s : ""); break;
     case V_DTYPE: sb_put(sb, dtype_torch_name(v->dtype)); break;

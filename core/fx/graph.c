@@ -430,6 +430,7 @@ Value value_none(void) { Value v = {0}; v.kind = V_NONE; return v; }
 Value value_node(Node *n) { Value v = {0}; v.kind = V_NODE; v.node = n; return v; }
 Value value_int(int64_t i) { Value v = {0}; v.kind = V_INT; v.i = i; return v; }
 Value value_float(double f) { Value v = {0}; v.kind = V_FLOAT; v.f = f; return v; }
+Value value_complex(double re, double im) { Value v = {0}; v.kind = V_COMPLEX; v.cx.re = re; v.cx.im = im; return v; }
 Value value_bool(bool b) { Value v = {0}; v.kind = V_BOOL; v.b = b; return v; }
 Value value_str(Graph *g, const char *s) { Value v = {0}; v.kind = V_STR; v.s = gdup(g, s ? s : ""); return v; }
 
@@ -469,6 +470,9 @@ bool value_equal(const Value *a, const Value *b) {
     case V_NODE: return a->node == b->node;
     case V_INT: return a->i == b->i;
     case V_FLOAT: return a->f == b->f || (isnan(a->f) && isnan(b->f));
+    case V_COMPLEX:
+        return (a->cx.re == b->cx.re || (isnan(a->cx.re) && isnan(b->cx.re))) &&
+               (a->cx.im == b->cx.im || (isnan(a->cx.im) && isnan(b->cx.im)));
     case V_BOOL: return a->b == b->b;
     case V_STR: case V_TORCH: return strcmp(a->s, b->s) == 0;
     case V_DTYPE: return a->dtype == b->dtype;

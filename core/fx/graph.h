@@ -41,6 +41,7 @@ typedef enum {
     V_SYM,       /* symbolic integer expression (built by passes; the text form uses nodes) */
     V_DICT,      /* {'k': v, ...}: list.items alternates key, value (list.n = 2 x pairs), in the
                     printed order; flex_attention's kernel_options */
+    V_COMPLEX,   /* a Python complex scalar, printed as repr() does: "(1+2j)", "2j" (cx.re, cx.im) */
 } ValueKind;
 
 /* A value holding other values in list.items: a list, a tuple or a dict (whose keys sit between
@@ -60,6 +61,7 @@ struct Value {
         Device device;
         Expr *sym;
         struct { int n; Value *items; } list;   /* V_LIST, V_TUPLE */
+        struct { double re, im; } cx;           /* V_COMPLEX */
     };
 };
 
@@ -176,6 +178,7 @@ Value value_none(void);
 Value value_node(Node *n);
 Value value_int(int64_t i);
 Value value_float(double f);
+Value value_complex(double re, double im);
 Value value_bool(bool b);
 Value value_str(Graph *g, const char *s);
 Value value_list(Graph *g, const Value *items, int n);  /* copies items */
@@ -202,6 +205,7 @@ void meta_str_sb(const TensorMeta *m, StrBuf *sb);
 bool node_annotation_sb(const Node *n, StrBuf *sb);
 /* Python repr of a float as FX prints it: "1e-05", "0.5", "1.0", "inf", "-inf", "nan". */
 const char *fx_float_repr(double f, char *buf, size_t n);
+const char *fx_complex_repr(double re, double im, char *buf, size_t n);
 /* A value as it appears in an FX call: node names, ints, "[1, 0]", "torch.float32", ... */
 void value_print_sb(const Value *v, StrBuf *sb);
 /* The infix token FX prints for an operator target ("operator.add" -> "+"), or NULL. */

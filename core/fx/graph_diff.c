@@ -122,6 +122,7 @@ static void value_sb(const Value *v, StrBuf *sb) {
     case V_NODE: sb_put(sb, v->node ? v->node->name : "?"); break;
     case V_INT: sb_printf(sb, "%lld", (long long)v->i); break;
     case V_FLOAT: sb_printf(sb, "%.17g", v->f); break;
+    case V_COMPLEX: sb_put(sb, fx_complex_repr(v->cx.re, v->cx.im, buf, sizeof buf)); break;
     case V_BOOL: sb_put(sb, v->b ? "True" : "False"); break;
     case V_STR: sb_printf(sb, "'%s'", v->s); break;
     case V_DTYPE: sb_put(sb, dtype_torch_name(v->dtype)); break;

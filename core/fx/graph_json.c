@@ -54,6 +54,7 @@ static cJSON *value_json(const Value *v) {
         snprintf(buf, sizeof buf, "%lld", (long long)v->i);
         return tagged("int", cJSON_CreateString(buf));
     case V_FLOAT: return tagged("float", cJSON_CreateString(fx_float_repr(v->f, buf, sizeof buf)));
+    case V_COMPLEX: return tagged("complex", cJSON_CreateString(fx_complex_repr(v->cx.re, v->cx.im, buf, sizeof buf)));
     case V_BOOL: return cJSON_CreateBool(v->b);
     case V_STR: return cJSON_CreateString(v->s ? v->s : "");
     case V_DTYPE: return tagged("dtype", cJSON_CreateString(dtype_abbrev(v->dtype)));

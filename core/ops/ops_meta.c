@@ -78,6 +78,7 @@ static const char *value_kind_name(const Value *v) {
     case V_NONE: return "None";
     case V_INT: return "an int";
     case V_FLOAT: return "a float";
+    case V_COMPLEX: return "a complex";
     case V_BOOL: return "a bool";
     case V_STR: return "a string";
     case V_LIST: return "a list";

@@ -289,6 +289,7 @@ typedef struct PwOperand {
     TensorMeta *m;      /* NULL for a scalar */
     Tensor *t;          /* eval mode */
     double v; DType vt; /* scalar */
+    double vi;          /* a complex scalar's imaginary part (vt DT_C64) */
 } PwOperand;
 
 static int pw_collect(ShapeArgs *sa, const PwSpec *sp, PwOperand *ops) {
@@ -298,6 +299,8 @@ static int pw_collect(ShapeArgs *sa, const PwSpec *sp, PwOperand *ops) {
         if (arg_is_tensor(sa, a)) {
             if (sa_tensor(sa, a, sp->names[i], &ops[i].m)) return -1;
             ops[i].t = ev_tensor(a);
+        } else if (a.v && a.v->kind == V_COMPLEX) {   /* a Python complex: promotes as complex */
+            ops[i].v = a.v->cx.re; ops[i].vi = a.v->cx.im; ops[i].vt = DT_C64;
         } else {
             if (!a.v) return sa_err(sa, "expected %d arguments, got %d", sp->nin, sa->nargs);
             if (sa_scalar(sa, a, sp->names[i], &ops[i].v, &ops[i].vt)) return -1;
@@ -460,7 +463,7 @@ static int pw_kernel(ShapeArgs *sa, const PwSpec *sp, const PwParams *p, PwOpera
         if (cf) {
             MiCx z[3];
             for (int k = 0; k < nin; k++) {
-                z[k].re = ops[k].v; z[k].im = 0;
+                z[k].re = ops[k].v; z[k].im = ops[k].vi;
                 if (ops[k].t) tensor_load_c(ops[k].t, pos[k], &z[k].re, &z[k].im);
             }
             MiCx r = cf(z, nin, p->alpha);
