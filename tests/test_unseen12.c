@@ -4,7 +4,10 @@
  *   - Python complex scalars in a graph (cpu_complex_angle_ops: `aten.mul.Tensor(complex_1,
  *     (1+2j))`): read and printed back as repr() writes them (complexobject.c complex_repr), and
  *     a complex scalar operand of a pointwise op promoting to complex (c10's ScalarType of a
- *     Python complex is the default complex dtype) and computed with its imaginary part. */
+ *     Python complex is the default complex dtype) and computed with its imaginary part;
+ *   - every FallbackKernel result sized by an unbacked symbol its call defines comes back
+ *     allocated by the call (cpu_unique_counts_dynamic: _unique2's counts are [u0], u0 the size of
+ *     its first result; the compiled module had allocated them with u0 still 0). */
 #include "tap.h"
 #include "ops/interp.h"
 #include "tests/support/compiled_check.h"
@@ -71,10 +74,41 @@ static void test_complex_scalar(void) {
     tensor_unref(re); tensor_unref(im);
 }
 
+/* ---- _unique2: results sized by a sibling's unbacked size ---- */
+static void test_unique_counts(void) {
+    const char *fx =
+        "class G(torch.nn.Module):\n"
+        "    def forward(self, ids: \"i64[6][1]cpu\", w: \"f32[6, 2][2, 1]cpu\"):\n"
+        "        _unique2 = torch.ops.aten._unique2.default(ids, True, True, True)\n"
+        "        getitem: \"i64[u0][1]cpu\" = _unique2[0]\n"
+        "        getitem_1: \"i64[6][1]cpu\" = _unique2[1]\n"
+        "        getitem_2: \"i64[u0][1]cpu\" = _unique2[2]\n"
+        "        index: \"i64[6][1]cpu\" = torch.ops.aten.index.Tensor(getitem_2, [getitem_1])\n"
+        "        convert_element_type: \"f32[6][1]cpu\" = torch.ops.prims.convert_element_type.default(index, torch.float32)\n"
+        "        unsqueeze: \"f32[6, 1][1, 1]cpu\" = torch.ops.aten.unsqueeze.default(convert_element_type, 1)\n"
+        "        mul: \"f32[6, 2][2, 1]cpu\" = torch.ops.aten.mul.Tensor(w, unsqueeze)\n"
+        "        convert_element_type_1: \"f32[u0][1]cpu\" = torch.ops.prims.convert_element_type.default(getitem, torch.float32)\n"
+        "        mean: \"f32[][]cpu\" = torch.ops.aten.mean.default(convert_element_type_1)\n"
+        "        sum_1: \"f32[][]cpu\" = torch.ops.aten.sum.default(getitem_2)\n"
+        "        return (mul, mean, sum_1)\n";
+    Graph *g = parsed(fx);
+    Tensor *ids = TD(DT_I64, 1, (int64_t[]){6}, (double[]){3, 1, 3, 0, 1, 3});
+    Tensor *w = TD(DT_F32, 2, (int64_t[]){6, 2}, (double[]){1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1});
+    Tensor *ins[] = {ids, w};
+    /* unique [0, 1, 3], inverse [2, 1, 2, 0, 1, 2], counts [1, 2, 3]: each row times its id's count */
+    interp_is(g, ins, 2, 0, (double[]){3, 3, 2, 2, 3, 3, 1, 1, 2, 2, 3, -3}, 12, 0, "w * counts[inverse]");
+    interp_is(g, ins, 2, 1, (double[]){4.0 / 3}, 1, 1e-6, "mean of the unique values [0, 1, 3]");
+    interp_is(g, ins, 2, 2, (double[]){6}, 1, 0, "the counts sum to the number of ids");
+    ok(g && cc_c_agrees(ctx, g, ins, 2, 0), "_unique2's [u0] counts come back from its call: the compiled C module agrees");
+    graph_free(g);
+    tensor_unref(ids); tensor_unref(w);
+}
+
 int main(void) {
     ctx = mi_ctx_new();
     test_complex_repr();
     test_complex_scalar();
+    test_unique_counts();
     mi_ctx_free(ctx);
     return done_testing();
 }

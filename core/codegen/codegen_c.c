@@ -705,7 +705,7 @@ static int emit_unbacked_alloc(MiCtx *ctx, const Schedule *s, const Buffer *b, c
     const Buffer *eb = g->is_extern ? s->nodes[g->nodes[0]].buf : NULL, *outs[64];
     bool fresh = false;
     for (int k = 0, n = eb && eb->ext == EXT_FALLBACK ? cg_fallback_outs(eb, outs, 64) : 0; k < n; k++) fresh |= outs[k] == b;
-    fresh = fresh && ir_defines_unbacked_size(m, b);
+    fresh = fresh && ir_call_sizes_result(m, b);
     if (b->output_index >= 0) {
         if (fresh || !fb)
             return mi_err(ctx, NULL, 0, 0, "output '%s': a data-dependent result returned as it is (its size %s) is not supported by the compiled module",

@@ -76,7 +76,7 @@ void cg_emit_fallback_descs(StrBuf *sb, const IrModule *m, const Buffer *b, cons
         if (k) sb_put(sb, ",\n            ");
         /* a result whose size the call decides (an unbacked u0): offset -1 asks it to allocate
          * the storage and write back data, sizes and strides */
-        if (outs[k] && ir_defines_unbacked_size(m, outs[k])) sb_printf(sb, "{NULL, %d, %d, -1, {0}, {0}}", (int)outs[k]->layout.dtype, outs[k]->layout.ndim);
+        if (outs[k] && ir_call_sizes_result(m, outs[k])) sb_printf(sb, "{NULL, %d, %d, -1, {0}, {0}}", (int)outs[k]->layout.dtype, outs[k]->layout.ndim);
         else fb_tensor(sb, !outs[k] ? NULL : out_data ? out_data[k] : outs[k]->name, outs[k] ? &outs[k]->layout : NULL);
     }
     sb_put(sb, "};\n        const char *const fsn[] = {");

@@ -53,7 +53,7 @@ void cg_unbacked_fresh_results(const IrModule *m, const Buffer *b, const int *ub
     int nouts = cg_fallback_outs(b, outs, 64);
     for (int k = 0; k < nouts; k++) {
         const Buffer *o = outs[k];
-        if (!o || ub_of[o->id] < 0 || !ir_defines_unbacked_size(m, o)) continue;
+        if (!o || ub_of[o->id] < 0 || !ir_call_sizes_result(m, o)) continue;
         sb_printf(out, "        %s = (%s *)fo[%d].data; mi_ub[%d] = fo[%d].data;\n", o->name, cg_ctype(o->layout.dtype), k, ub_of[o->id], k);
         for (int i = 0; i < m->nunbacked; i++)
             if (m->unbacked[i].buf == o && m->unbacked[i].dim >= 0)

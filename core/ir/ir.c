@@ -176,6 +176,23 @@ bool ir_defines_unbacked_size(const IrModule *m, const Buffer *b) {
     return false;
 }
 
+bool ir_call_sizes_result(const IrModule *m, const Buffer *b) {
+    if (!b || !m->nunbacked) return false;
+    if (ir_defines_unbacked_size(m, b)) return true;
+    if (!b->mo_of) return false;
+    for (int i = 0; i < m->nunbacked; i++) {
+        const IrUnbacked *u = &m->unbacked[i];
+        if (u->dim < 0 || u->buf->mo_of != b->mo_of) continue;
+        for (int d = 0; d < b->layout.ndim; d++) {
+            const char *names[16];
+            int k = sym_free_symbols(b->layout.size[d], names, 16);
+            for (int j = 0; j < k && j < 16; j++)
+                if (!strcmp(names[j], u->name)) return true;
+        }
+    }
+    return false;
+}
+
 bool ir_layout_unbacked(const IrModule *m, const Layout *l, bool late) {
     if (!m->nunbacked) return false;
     for (int d = 0; d < l->ndim; d++)

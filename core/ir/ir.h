@@ -339,6 +339,10 @@ bool ir_layout_unbacked(const IrModule *m, const Layout *l, bool late);
 bool ir_expr_unbacked(const IrModule *m, const Expr *e);
 /* Is b a FallbackKernel result whose size its call decides (it defines an unbacked u0)? */
 bool ir_defines_unbacked_size(const IrModule *m, const Buffer *b);
+/* Is b a FallbackKernel result its call allocates: one defining an unbacked size, or one sized by
+ * a symbol a sibling result of the same call defines (_unique2's counts are [u0], u0 the size
+ * of its first result)? The compiled module cannot allocate it before the call. */
+bool ir_call_sizes_result(const IrModule *m, const Buffer *b);
 
 /* Some buffer body of m (not its cond branches) uses math op `op` (codegen emits helpers only
  * for what is used: the Philox generator of ops.rand). */
