@@ -7,7 +7,11 @@
  *     Python complex is the default complex dtype) and computed with its imaginary part;
  *   - every FallbackKernel result sized by an unbacked symbol its call defines comes back
  *     allocated by the call (cpu_unique_counts_dynamic: _unique2's counts are [u0], u0 the size of
- *     its first result; the compiled module had allocated them with u0 still 0). */
+ *     its first result; the compiled module had allocated them with u0 still 0);
+ *   - aten._transformer_encoder_layer_fwd (cpu_transformer_encoder_padmask_eval: nn.TransformerEncoder's
+ *     fast path in eval): ATen's transformer_encoder_layer_forward, checked against the same layer
+ *     written with the ops it is made of (addmm, bmm, masked softmax, native_layer_norm) and in
+ *     compiled code. */
 #include "tap.h"
 #include "ops/interp.h"
 #include "tests/support/compiled_check.h"
@@ -104,11 +108,122 @@ static void test_unique_counts(void) {
     tensor_unref(ids); tensor_unref(w);
 }
 
+/* ---- the fused encoder layer ---- */
+/* a [n] f32 tensor of varied values in [-scale, scale] (deterministic) */
+static Tensor *vals(int ndim, const int64_t *size, int seed, double scale) {
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= size[i];
+    double *v = malloc(sizeof(double) * (size_t)n);
+    for (int64_t i = 0; i < n; i++) v[i] = scale * sin(1.7 * (double)i + 0.37 * seed + 0.1 * seed * seed);
+    Tensor *t = TD(DT_F32, ndim, size, v);
+    free(v);
+    return t;
+}
+
+#define ENC_INPUTS \
+    "x: \"f32[2, 3, 4][12, 4, 1]cpu\", wqkv: \"f32[12, 4][4, 1]cpu\", bqkv: \"f32[12][1]cpu\", wp: \"f32[4, 4][4, 1]cpu\", " \
+    "bp: \"f32[4][1]cpu\", nw1: \"f32[4][1]cpu\", nb1: \"f32[4][1]cpu\", nw2: \"f32[4][1]cpu\", nb2: \"f32[4][1]cpu\", " \
+    "w1: \"f32[6, 4][4, 1]cpu\", b1: \"f32[6][1]cpu\", w2: \"f32[4, 6][6, 1]cpu\", b2: \"f32[4][1]cpu\""
+
+static void test_encoder_layer(void) {
+    const char *fused =
+        "class G(torch.nn.Module):\n"
+        "    def forward(self, " ENC_INPUTS ", mf: \"f32[2, 3][3, 1]cpu\"):\n"
+        "        enc: \"f32[2, 3, 4][12, 4, 1]cpu\" = torch.ops.aten._transformer_encoder_layer_fwd.default(x, 4, 2, wqkv, bqkv, wp, bp, False, False, 1e-05, nw1, nb1, nw2, nb2, w1, b1, w2, b2, mf, 1)\n"
+        "        return (enc,)\n";
+    /* the same layer as ATen computes it, op by op (heads 2 x 2; key padding mask True = hidden) */
+    const char *ref =
+        "class G(torch.nn.Module):\n"
+        "    def forward(self, " ENC_INPUTS ", m: \"b8[2, 3][3, 1]cpu\"):\n"
+        "        xv: \"f32[6, 4][4, 1]cpu\" = torch.ops.aten.view.default(x, [6, 4])\n"
+        "        tq: \"f32[4, 12][1, 4]cpu\" = torch.ops.aten.t.default(wqkv)\n"
+        "        qkv: \"f32[6, 12][12, 1]cpu\" = torch.ops.aten.addmm.default(bqkv, xv, tq)\n"
+        "        qkv5: \"f32[2, 3, 3, 2, 2][36, 12, 4, 2, 1]cpu\" = torch.ops.aten.view.default(qkv, [2, 3, 3, 2, 2])\n"
+        "        perm: \"f32[3, 2, 2, 3, 2][4, 36, 2, 12, 1]cpu\" = torch.ops.aten.permute.default(qkv5, [2, 0, 3, 1, 4])\n"
+        "        q: \"f32[2, 2, 3, 2][36, 2, 12, 1]cpu\" = torch.ops.aten.select.int(perm, 0, 0)\n"
+        "        k: \"f32[2, 2, 3, 2][36, 2, 12, 1]cpu\" = torch.ops.aten.select.int(perm, 0, 1)\n"
+        "        v: \"f32[2, 2, 3, 2][36, 2, 12, 1]cpu\" = torch.ops.aten.select.int(perm, 0, 2)\n"
+        "        qc: \"f32[2, 2, 3, 2][12, 6, 2, 1]cpu\" = torch.ops.aten.clone.default(q, memory_format = torch.contiguous_format)\n"
+        "        qs: \"f32[2, 2, 3, 2][12, 6, 2, 1]cpu\" = torch.ops.aten.mul.Tensor(qc, 0.7071067811865476)\n"
+        "        qv: \"f32[4, 3, 2][6, 2, 1]cpu\" = torch.ops.aten.view.default(qs, [4, 3, 2])\n"
+        "        kt: \"f32[2, 2, 2, 3][36, 2, 1, 12]cpu\" = torch.ops.aten.permute.default(k, [0, 1, 3, 2])\n"
+        "        ktc: \"f32[2, 2, 2, 3][12, 6, 3, 1]cpu\" = torch.ops.aten.clone.default(kt, memory_format = torch.contiguous_format)\n"
+        "        ktv: \"f32[4, 2, 3][6, 3, 1]cpu\" = torch.ops.aten.view.default(ktc, [4, 2, 3])\n"
+        "        s: \"f32[4, 3, 3][9, 3, 1]cpu\" = torch.ops.aten.bmm.default(qv, ktv)\n"
+        "        s4: \"f32[2, 2, 3, 3][18, 9, 3, 1]cpu\" = torch.ops.aten.view.default(s, [2, 2, 3, 3])\n"
+        "        mk: \"b8[2, 1, 1, 3][3, 3, 3, 1]cpu\" = torch.ops.aten.view.default(m, [2, 1, 1, 3])\n"
+        "        sm: \"f32[2, 2, 3, 3][18, 9, 3, 1]cpu\" = torch.ops.aten.masked_fill.Scalar(s4, mk, -inf)\n"
+        "        p: \"f32[2, 2, 3, 3][18, 9, 3, 1]cpu\" = torch.ops.aten._softmax.default(sm, -1, False)\n"
+        "        pv: \"f32[4, 3, 3][9, 3, 1]cpu\" = torch.ops.aten.view.default(p, [4, 3, 3])\n"
+        "        vc: \"f32[2, 2, 3, 2][12, 6, 2, 1]cpu\" = torch.ops.aten.clone.default(v, memory_format = torch.contiguous_format)\n"
+        "        vv: \"f32[4, 3, 2][6, 2, 1]cpu\" = torch.ops.aten.view.default(vc, [4, 3, 2])\n"
+        "        a: \"f32[4, 3, 2][6, 2, 1]cpu\" = torch.ops.aten.bmm.default(pv, vv)\n"
+        "        a4: \"f32[2, 2, 3, 2][12, 6, 2, 1]cpu\" = torch.ops.aten.view.default(a, [2, 2, 3, 2])\n"
+        "        ap: \"f32[2, 3, 2, 2][12, 2, 6, 1]cpu\" = torch.ops.aten.permute.default(a4, [0, 2, 1, 3])\n"
+        "        ac: \"f32[2, 3, 2, 2][12, 4, 2, 1]cpu\" = torch.ops.aten.clone.default(ap, memory_format = torch.contiguous_format)\n"
+        "        av: \"f32[6, 4][4, 1]cpu\" = torch.ops.aten.view.default(ac, [6, 4])\n"
+        "        tp: \"f32[4, 4][1, 4]cpu\" = torch.ops.aten.t.default(wp)\n"
+        "        proj: \"f32[6, 4][4, 1]cpu\" = torch.ops.aten.addmm.default(bp, av, tp)\n"
+        "        pr: \"f32[2, 3, 4][12, 4, 1]cpu\" = torch.ops.aten.view.default(proj, [2, 3, 4])\n"
+        "        r1: \"f32[2, 3, 4][12, 4, 1]cpu\" = torch.ops.aten.add.Tensor(pr, x)\n"
+        "        ln1 = torch.ops.aten.native_layer_norm.default(r1, [4], nw1, nb1, 1e-05)\n"
+        "        y1: \"f32[2, 3, 4][12, 4, 1]cpu\" = ln1[0]\n"
+        "        y1v: \"f32[6, 4][4, 1]cpu\" = torch.ops.aten.view.default(y1, [6, 4])\n"
+        "        t1: \"f32[4, 6][1, 4]cpu\" = torch.ops.aten.t.default(w1)\n"
+        "        h: \"f32[6, 6][6, 1]cpu\" = torch.ops.aten.addmm.default(b1, y1v, t1)\n"
+        "        hr: \"f32[6, 6][6, 1]cpu\" = torch.ops.aten.relu.default(h)\n"
+        "        t2: \"f32[6, 4][1, 6]cpu\" = torch.ops.aten.t.default(w2)\n"
+        "        o2: \"f32[6, 4][4, 1]cpu\" = torch.ops.aten.addmm.default(b2, hr, t2)\n"
+        "        o2v: \"f32[2, 3, 4][12, 4, 1]cpu\" = torch.ops.aten.view.default(o2, [2, 3, 4])\n"
+        "        r2: \"f32[2, 3, 4][12, 4, 1]cpu\" = torch.ops.aten.add.Tensor(o2v, y1)\n"
+        "        ln2 = torch.ops.aten.native_layer_norm.default(r2, [4], nw2, nb2, 1e-05)\n"
+        "        y2: \"f32[2, 3, 4][12, 4, 1]cpu\" = ln2[0]\n"
+        "        return (y2,)\n";
+    Graph *gf = parsed(fused), *gr = parsed(ref);
+    const int64_t sz[][2] = {{12, 4}, {12, 0}, {4, 4}, {4, 0}, {4, 0}, {4, 0}, {4, 0}, {4, 0}, {6, 4}, {6, 0}, {4, 6}, {4, 0}};
+    Tensor *ins[14];
+    ins[0] = vals(3, (int64_t[]){2, 3, 4}, 1, 1.5);
+    for (int i = 0; i < 12; i++) ins[1 + i] = vals(sz[i][1] ? 2 : 1, sz[i], i + 2, 0.8);
+    Tensor *mf = TD(DT_F32, 2, (int64_t[]){2, 3}, (double[]){0, 0, 0, 0, -INFINITY, 0});
+    Tensor *mb = TD(DT_BOOL, 2, (int64_t[]){2, 3}, (double[]){0, 0, 0, 0, 1, 0});
+    int nf = 0, nr = 0;
+    ins[13] = mf;
+    IValue *of = gf ? cc_interp(ctx, gf, ins, 14, &nf) : NULL;
+    ins[13] = mb;
+    IValue *orf = gr ? cc_interp(ctx, gr, ins, 14, &nr) : NULL;
+    bool same = of && orf && of[0].kind == IV_TENSOR && orf[0].kind == IV_TENSOR;
+    double maxd = 0;
+    for (int64_t e = 0; same && e < 24; e++) {
+        double d = fabs(tensor_get_f(of[0].t, e) - tensor_get_f(orf[0].t, e));
+        if (!(d <= maxd)) maxd = d;
+    }
+    ok(same && maxd < 1e-5, "the fused encoder layer (float key padding mask, -inf hides key 1 of batch 1) equals its ops one by one");
+    if (!(same && maxd < 1e-5)) diag("max difference %g: %s", maxd, ctx->err.msg);
+    /* a hidden key changes the other rows of its batch only: batch 0 without the mask is the same */
+    Tensor *m0 = TD(DT_F32, 2, (int64_t[]){2, 3}, (double[]){0, 0, 0, 0, 0, 0});
+    ins[13] = m0;
+    int n0 = 0;
+    IValue *o0 = gf ? cc_interp(ctx, gf, ins, 14, &n0) : NULL;
+    bool b0 = o0 && of, b1 = false;
+    for (int64_t e = 0; b0 && e < 12; e++) b0 = tensor_get_f(o0[0].t, e) == tensor_get_f(of[0].t, e);
+    for (int64_t e = 12; o0 && of && e < 24; e++) b1 |= tensor_get_f(o0[0].t, e) != tensor_get_f(of[0].t, e);
+    ok(b0 && b1, "mask_type 1 is a key padding mask per batch: batch 0 unchanged, batch 1 changed");
+    ins[13] = mf;
+    ok(gf && cc_c_agrees(ctx, gf, ins, 14, 1e-6), "the fused encoder layer: the compiled C module (a FallbackKernel) agrees");
+    if (of) interp_free_outputs(of, nf);
+    if (orf) interp_free_outputs(orf, nr);
+    if (o0) interp_free_outputs(o0, n0);
+    graph_free(gf); graph_free(gr);
+    for (int i = 0; i < 13; i++) tensor_unref(ins[i]);
+    tensor_unref(mf); tensor_unref(mb); tensor_unref(m0);
+}
+
 int main(void) {
     ctx = mi_ctx_new();
     test_complex_repr();
     test_complex_scalar();
     test_unique_counts();
+    test_encoder_layer();
     mi_ctx_free(ctx);
     return done_testing();
 }

@@ -28,6 +28,7 @@ static const struct { const OpDef *rows; const int *n; } families[] = {
     {ops_weight_norm_table, &ops_weight_norm_count},
     {ops_fake_quant_table, &ops_fake_quant_count},
     {ops_rnn_cell_table, &ops_rnn_cell_count},
+    {ops_transformer_table, &ops_transformer_count},
     {ops_sample_table, &ops_sample_count},
     {ops_grid_backward_table, &ops_grid_backward_count},
     {ops_amp_table, &ops_amp_count},

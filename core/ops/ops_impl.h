@@ -154,6 +154,7 @@ extern const OpDef ops_repeat_interleave_table[]; extern const int ops_repeat_in
 extern const OpDef ops_weight_norm_table[];   extern const int ops_weight_norm_count;
 extern const OpDef ops_fake_quant_table[];    extern const int ops_fake_quant_count;
 extern const OpDef ops_rnn_cell_table[];      extern const int ops_rnn_cell_count;
+extern const OpDef ops_transformer_table[];   extern const int ops_transformer_count;
 extern const OpDef ops_sample_table[];    extern const int ops_sample_count;
 extern const OpDef ops_grid_backward_table[]; extern const int ops_grid_backward_count;
 extern const OpDef ops_lowp_mm_table[];   extern const int ops_lowp_mm_count;

@@ -18,19 +18,20 @@ static void say(const char *what, MiCtx *ctx) {
 
 /* fresh copies of ins as interpreter inputs (a run may mutate them) */
 static void copies(MiCtx *ctx, Tensor **ins, int n, IValue *in) {
-    for (int i = 0; i < n && i < 8; i++) {
+    for (int i = 0; i < n && i < CC_MAX_IN; i++) {
         in[i].kind = IV_TENSOR;
         in[i].t = tensor_clone(ctx, ins[i]);
     }
 }
 
 static void drop(IValue *in, int n) {
-    for (int i = 0; i < n && i < 8; i++) tensor_unref(in[i].t);
+    for (int i = 0; i < n && i < CC_MAX_IN; i++) tensor_unref(in[i].t);
 }
 
 IValue *cc_interp(MiCtx *ctx, Graph *g, Tensor **ins, int n, int *nout) {
-    IValue in[8] = {0}, *outs = NULL;
+    IValue in[CC_MAX_IN] = {0}, *outs = NULL;
     *nout = 0;
+    if (n > CC_MAX_IN) { fprintf(stderr, "# cc_interp: more than %d inputs\n", CC_MAX_IN); return NULL; }
     copies(ctx, ins, n, in);
     if (!g || interp_run(ctx, g, in, n, &outs, nout) != 0) {
         say("run failed", ctx);
@@ -42,7 +43,8 @@ IValue *cc_interp(MiCtx *ctx, Graph *g, Tensor **ins, int n, int *nout) {
 
 bool cc_c_agrees(MiCtx *ctx, Graph *g, Tensor **ins, int n, double tol) {
     int ni = 0, nc = 0;
-    IValue *io = cc_interp(ctx, g, ins, n, &ni), *co = NULL, in[8] = {0};
+    if (n > CC_MAX_IN) { fprintf(stderr, "# cc_c_agrees: more than %d inputs\n", CC_MAX_IN); return false; }
+    IValue *io = cc_interp(ctx, g, ins, n, &ni), *co = NULL, in[CC_MAX_IN] = {0};
     copies(ctx, ins, n, in);
     CompiledFx c;
     compile_fx_init(&c, g);

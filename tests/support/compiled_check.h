@@ -13,7 +13,9 @@
 
 #include "ops/interp.h"
 
-/* The interpreter's outputs of g on ins[0..n) (borrowed; at most 8): interp_free_outputs them;
+#define CC_MAX_IN 16   /* the most inputs cc_interp / cc_c_agrees take */
+
+/* The interpreter's outputs of g on ins[0..n) (borrowed; at most CC_MAX_IN): interp_free_outputs them;
  * NULL with a diagnostic line when it fails. */
 IValue *cc_interp(MiCtx *ctx, Graph *g, Tensor **ins, int n, int *nout);
 /* g compiled to C (compile_fx) and run on ins: every tensor output within tol (rtol = atol) of
