@@ -32,10 +32,7 @@ static MiCtx *ctx;
 
 /* the interpreter's output k of g on ins equals want[0..n) within tol */
 static void interp_is(Graph *g, Tensor **ins, int nin, int k, const double *want, int64_t n, double tol, const char *what) {
-    int no = 0;
-    IValue *o = g ? cc_interp(ctx, g, ins, nin, &no) : NULL;
-    ok(o && no > k && o[k].kind == IV_TENSOR && og_values(o[k].t, want, n, tol), "%s", what);
-    if (o) interp_free_outputs(o, no);
+    ok(cc_output_is(ctx, g, ins, nin, k, want, n, tol), "%s", what);
 }
 
 /* the value of SymFloat text under s0 = 2, s1 = 3 is want (a float within 1e-12) */

@@ -3,6 +3,7 @@
 #include "tests/support/compiled_check.h"
 #include "tests/support/codegen_check.h"
 #include "tests/support/fixture_graph.h"
+#include "tests/support/op_graph.h"
 #include "compile_fx/compile_fx.h"
 #include "runtime/runtime.h"
 
@@ -39,6 +40,14 @@ IValue *cc_interp(MiCtx *ctx, Graph *g, Tensor **ins, int n, int *nout) {
     }
     drop(in, n);
     return outs;
+}
+
+bool cc_output_is(MiCtx *ctx, Graph *g, Tensor **ins, int n, int k, const double *want, int64_t nwant, double tol) {
+    int no = 0;
+    IValue *o = g ? cc_interp(ctx, g, ins, n, &no) : NULL;
+    bool same = o && no > k && o[k].kind == IV_TENSOR && og_values(o[k].t, want, nwant, tol);
+    if (o) interp_free_outputs(o, no);
+    return same;
 }
 
 bool cc_c_agrees(MiCtx *ctx, Graph *g, Tensor **ins, int n, double tol) {

@@ -18,6 +18,9 @@
 /* The interpreter's outputs of g on ins[0..n) (borrowed; at most CC_MAX_IN): interp_free_outputs them;
  * NULL with a diagnostic line when it fails. */
 IValue *cc_interp(MiCtx *ctx, Graph *g, Tensor **ins, int n, int *nout);
+/* The interpreter's output k of g on ins[0..n) holds want[0..nwant) within tol (og_values);
+ * false (with a diagnostic line when the run fails) otherwise, or when g is NULL. */
+bool cc_output_is(MiCtx *ctx, Graph *g, Tensor **ins, int n, int k, const double *want, int64_t nwant, double tol);
 /* g compiled to C (compile_fx) and run on ins: every tensor output within tol (rtol = atol) of
  * the interpreter's; false with a diagnostic line when not. ins are not mutated (both runs get
  * copies). */
