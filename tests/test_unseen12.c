@@ -11,8 +11,12 @@
  *   - aten._transformer_encoder_layer_fwd (cpu_transformer_encoder_padmask_eval: nn.TransformerEncoder's
  *     fast path in eval): ATen's transformer_encoder_layer_forward, checked against the same layer
  *     written with the ops it is made of (addmm, bmm, masked softmax, native_layer_norm) and in
- *     compiled code. */
+ *     compiled code;
+ *   - move_constructors_to_cuda keeps a cpu scalar value of an index_put with a bool / int8
+ *     index on the cpu (post_grad.py is_index_put_and_requires_h2d_sync_for_gpu_value;
+ *     cuda_bool_mask_assign_train's `h[h < -0.5] = 0.0`). */
 #include "tap.h"
+#include "fx_passes/passes.h"
 #include "ops/interp.h"
 #include "tests/support/compiled_check.h"
 #include "tests/support/op_graph.h"
@@ -215,12 +219,55 @@ static void test_encoder_layer(void) {
     tensor_unref(mf); tensor_unref(mb); tensor_unref(m0);
 }
 
+/* ---- move_constructors_to_cuda and index_put's cpu scalar value ---- */
+/* the device of node `name` after move_constructors_to_cuda on fx: "cpu" or "cuda" */
+static const char *moved_to(const char *fx, const char *name) {
+    Graph *g = parsed(fx);
+    PassCtx pc = {.ctx = ctx};
+    const char *r = "(fails)";
+    if (g && pass_move_constructors_to_cuda(&pc, g) == 0) {
+        Node *n = graph_find(g, name);
+        r = !n ? "(no node)" : n->meta.device.kind == DEV_CUDA ? "cuda" : "cpu";
+    }
+    for (int k = 0; k < pc.nchanges; k++) { free(pc.changes[k].node); free(pc.changes[k].reason); }
+    free(pc.changes);
+    graph_free(g);
+    return r;
+}
+
+static void test_index_put_cpu_value(void) {
+    const char *fx_bool =
+        "class G(torch.nn.Module):\n"
+        "    def forward(self, x: \"f32[5, 6][6, 1]cuda:0\"):\n"
+        "        lt: \"b8[5, 6][6, 1]cuda:0\" = torch.ops.aten.lt.Scalar(x, -0.5)\n"
+        "        full_default: \"f32[][]cpu\" = torch.ops.aten.full.default([], 0.0, dtype = torch.float32, layout = torch.strided, device = device(type='cpu'), pin_memory = False)\n"
+        "        index_put: \"f32[5, 6][6, 1]cuda:0\" = torch.ops.aten.index_put.default(x, [lt], full_default)\n"
+        "        return (index_put,)\n";
+    is_str(moved_to(fx_bool, "full_default"), "cpu", "index_put with a bool mask keeps its cpu scalar value on the cpu (masked_fill_, no nonzero sync)");
+    const char *fx_long =
+        "class G(torch.nn.Module):\n"
+        "    def forward(self, x: \"f32[5, 6][6, 1]cuda:0\", i: \"i64[3][1]cuda:0\"):\n"
+        "        full_default: \"f32[][]cpu\" = torch.ops.aten.full.default([], 0.0, dtype = torch.float32, layout = torch.strided, device = device(type='cpu'), pin_memory = False)\n"
+        "        index_put: \"f32[5, 6][6, 1]cuda:0\" = torch.ops.aten.index_put.default(x, [i], full_default)\n"
+        "        return (index_put,)\n";
+    is_str(moved_to(fx_long, "full_default"), "cuda", "with an int64 index the cpu scalar value moves to cuda (allow_cpu_device)");
+    const char *fx_vec =
+        "class G(torch.nn.Module):\n"
+        "    def forward(self, x: \"f32[5, 6][6, 1]cuda:0\"):\n"
+        "        lt: \"b8[5, 6][6, 1]cuda:0\" = torch.ops.aten.lt.Scalar(x, -0.5)\n"
+        "        full_default: \"f32[2][1]cpu\" = torch.ops.aten.full.default([2], 0.0, dtype = torch.float32, layout = torch.strided, device = device(type='cpu'), pin_memory = False)\n"
+        "        index_put: \"f32[5, 6][6, 1]cuda:0\" = torch.ops.aten.index_put.default(x, [lt], full_default)\n"
+        "        return (index_put,)\n";
+    is_str(moved_to(fx_vec, "full_default"), "cuda", "a two-element cpu value is no scalar: it moves");
+}
+
 int main(void) {
     ctx = mi_ctx_new();
     test_complex_repr();
     test_complex_scalar();
     test_unique_counts();
     test_encoder_layer();
+    test_index_put_cpu_value();
     mi_ctx_free(ctx);
     return done_testing();
 }

@@ -85,10 +85,33 @@ int pass_decompose_auto_functionalized(PassCtx *pc, Graph *g) {
 static bool on_cuda(const Node *n) { return n->has_meta && n->meta.device.kind == DEV_CUDA; }
 static bool on_cpu(const Node *n) { return n->has_meta && n->meta.device.kind == DEV_CPU; }
 
-/* cannot_be_moved: the output, and anything but an aten/prims op, stops the move. */
+/* is_index_put_and_requires_h2d_sync_for_gpu_value: an index_put(_) with a bool or int8 index
+ * whose value is a one-element cpu tensor. ATen's index_put_ runs masked_fill_ for that value
+ * without the nonzero() a cuda value would need (a host-device sync), so the value stays on cpu.
+ * Example: `h[h < -0.5] = 0.0` -> index_put_(h, [lt], full([], 0.0, device=cpu)). */
+static bool index_put_keeps_cpu_value(const Node *u) {
+    if (strcmp(u->target, "aten.index_put.default") && strcmp(u->target, "aten.index_put_.default")) return false;
+    if (u->nargs < 3 || (u->args[1].kind != V_LIST && u->args[1].kind != V_TUPLE) || u->args[2].kind != V_NODE) return false;
+    bool byte_bool = false;
+    for (int i = 0; i < u->args[1].list.n; i++) {
+        const Value *ix = &u->args[1].list.items[i];
+        if (ix->kind == V_NODE && ix->node->has_meta && (ix->node->meta.dtype == DT_BOOL || ix->node->meta.dtype == DT_I8)) byte_bool = true;
+    }
+    const Node *val = u->args[2].node;
+    if (!byte_bool || !on_cpu(val)) return false;
+    for (int d = 0; d < val->meta.ndim; d++) {
+        int64_t s = 0;
+        if (!sym_is_int(val->meta.size[d], &s) || s != 1) return false;
+    }
+    return true;
+}
+
+/* cannot_be_moved: the output, anything but an aten/prims op, and an index_put that keeps a
+ * cpu scalar value (above) stop the move. */
 static bool cannot_be_moved(const Node *u) {
     if (u->kind != N_CALL_FUNCTION) return true;
-    return strncmp(u->target, "aten.", 5) != 0 && strncmp(u->target, "prims.", 6) != 0;
+    if (strncmp(u->target, "aten.", 5) != 0 && strncmp(u->target, "prims.", 6) != 0) return true;
+    return index_put_keeps_cpu_value(u);
 }
 
 /* Ops that take cpu tensors beside cuda ones and return a cuda tensor. */
