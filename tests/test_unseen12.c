@@ -14,9 +14,14 @@
  *     compiled code;
  *   - move_constructors_to_cuda keeps a cpu scalar value of an index_put with a bool / int8
  *     index on the cpu (post_grad.py is_index_put_and_requires_h2d_sync_for_gpu_value;
- *     cuda_bool_mask_assign_train's `h[h < -0.5] = 0.0`). */
+ *     cuda_bool_mask_assign_train's `h[h < -0.5] = 0.0`);
+ *   - an OpOverloadPacket target, `torch.ops.aten.clone(add_1)` (reinplace.py's clone of a
+ *     diagonal scatter it does not reinplace, cpu_scatter_ops_train's backward): resolved, lowered
+ *     and printed as the packet. */
 #include "tap.h"
 #include "fx_passes/passes.h"
+#include "ir/ir.h"
+#include "lowering/lowering.h"
 #include "ops/interp.h"
 #include "tests/support/compiled_check.h"
 #include "tests/support/op_graph.h"
@@ -261,6 +266,32 @@ static void test_index_put_cpu_value(void) {
     is_str(moved_to(fx_vec, "full_default"), "cuda", "a two-element cpu value is no scalar: it moves");
 }
 
+/* ---- an OpOverloadPacket target ---- */
+static void test_packet_target(void) {
+    const char *fx =
+        "class G(torch.nn.Module):\n"
+        "    def forward(self, x: \"f32[3][1]cpu\"):\n"
+        "        clone: \"f32[3][1]cpu\" = torch.ops.aten.clone(x)\n"
+        "        add: \"f32[3][1]cpu\" = torch.ops.aten.add.Tensor(clone, 1)\n"
+        "        return (add,)\n";
+    Graph *g = parsed(fx);
+    ok(g && g->nodes[1]->op && !strcmp(g->nodes[1]->op->name, "aten.clone.default"), "torch.ops.aten.clone resolves to its default overload");
+    char *text = g ? fx_print(g, false) : NULL;
+    ok(text && strstr(text, "= torch.ops.aten.clone(x)"), "and prints back as the packet");
+    free(text);
+    Tensor *x = TD(DT_F32, 1, (int64_t[]){3}, (double[]){1, -2, 0.5});
+    interp_is(g, (Tensor *[]){x}, 1, 0, (double[]){2, -1, 1.5}, 3, 0, "clone(x) + 1");
+    IrModule *m = g ? ir_lower(ctx, g) : NULL;
+    char *ir = m ? ir_print(m) : NULL;
+    ok(ir && !strstr(ir, "Fallback"), "the packet lowers as clone does (a Pointwise, no FallbackKernel)");
+    if (ir && strstr(ir, "Fallback")) diag("%s", ir);
+    free(ir);
+    if (m) ir_free(m);
+    ok(g && cc_c_agrees(ctx, g, (Tensor *[]){x}, 1, 0), "the packet: the compiled C module agrees");
+    graph_free(g);
+    tensor_unref(x);
+}
+
 int main(void) {
     ctx = mi_ctx_new();
     test_complex_repr();
@@ -268,6 +299,7 @@ int main(void) {
     test_unique_counts();
     test_encoder_layer();
     test_index_put_cpu_value();
+    test_packet_target();
     mi_ctx_free(ctx);
     return done_testing();
 }

@@ -389,13 +389,14 @@ static Node *decompose_functional(PassCtx *pc, Graph *g, const GScat *q, int k, 
 
 /* _decompose_scatter_mutating: the views of inp in turn, then copy_(view, src), before q's
  * anchor; with `clone` the views are of a clone of inp (a scatter that was not reinplaced but
- * always mutates). Returns the tensor that holds the result. */
+ * always mutates), called through the packet as reinplace.py does (graph_call_function(graph,
+ * aten.clone, inp): printed `torch.ops.aten.clone(add_1)`). Returns the tensor that holds the result. */
 static Node *decompose_mutating(PassCtx *pc, Graph *g, const GScat *q, Node *inp, bool clone) {
     Node *at = gs_anchor(q), *tmp = inp;
     Value va[16];
     if (clone) {
         Value ca[1] = {value_node(inp)};
-        tmp = inp = new_call_named(pc, g, at, pass_node_name_for(pc, g, "clone"), "aten.clone.default", ca, 1, NULL, 0);
+        tmp = inp = new_call_named(pc, g, at, pass_node_name_for(pc, g, "clone"), "aten.clone", ca, 1, NULL, 0);
     }
     for (int k = 0; k < q->nlvl && tmp; k++) {
         const Node *l = q->lvl[k];

@@ -69,7 +69,9 @@ const LoweringDef *lowering_find(const char *name) {
         if (!strcmp(d->name, name)) return d;
     }
     if (!strncmp(name, "aten._foreach_", 14) && op_lookup(name)) return &lowering_foreach_row;   /* every foreach op of the registry */
-    return NULL;
+    char buf[256];
+    const char *def = op_packet_default(name, buf, sizeof buf);
+    return def ? lowering_find(def) : NULL;
 }
 
 bool lw_gpu_backend(Lower *L, const Node *n) {

@@ -4,6 +4,7 @@
  * and what lint checks annotations against). */
 #include "ops/ops_impl.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,13 +70,22 @@ const OpDef *op_at(int i) {
     return NULL;
 }
 
+const char *op_packet_default(const char *name, char *buf, size_t n) {
+    const char *dot = name ? strchr(name, '.') : NULL;
+    if (!dot || strchr(dot + 1, '.') || (strncmp(name, "aten.", 5) && strncmp(name, "prims.", 6))) return NULL;
+    snprintf(buf, n, "%s.default", name);
+    return buf;
+}
+
 const OpDef *op_lookup(const char *name) {
     if (!name) return NULL;
     if (!strncmp(name, "torch.ops.", 10)) name += 10;
     for (int f = 0; f < NFAM; f++)
         for (int i = 0; i < *families[f].n; i++)
             if (!strcmp(families[f].rows[i].name, name)) return &families[f].rows[i];
-    return NULL;
+    char buf[256];
+    const char *def = op_packet_default(name, buf, sizeof buf);
+    return def ? op_lookup(def) : NULL;
 }
 
 int ops_resolve_graph(Graph *g) {

@@ -93,7 +93,12 @@ typedef struct OpDef {
     const void *data;              /* per-op parameters for shared implementations */
 } OpDef;
 
-const OpDef *op_lookup(const char *name);      /* NULL when unknown */
+const OpDef *op_lookup(const char *name);      /* NULL when unknown; a packet "aten.clone" finds .default */
+/* An OpOverloadPacket target ("aten.clone", as reinplace.py's graph_call_function(graph,
+ * aten.clone, inp) writes it) -> its default overload "aten.clone.default" in buf; NULL for an
+ * overload or another namespace. The packet resolves like the overload (op_lookup, lowering_find),
+ * as Inductor's register_lowering registers a packet with its overloads. */
+const char *op_packet_default(const char *name, char *buf, size_t n);
 /* The error for a node whose target is not in the registry: "unsupported op 'aten.foo.default'
  * (node 'foo')" at the node's line. Returns -1. */
 bool op_is_custom(const char *target);   /* a torch.library op of the user's own namespace */
