@@ -198,14 +198,16 @@ typedef struct LogPick {
     int nlayouts;
 } LogPick;
 
-/* The example inputs of the compile's nth fx_graph_runnable, into p (none when unreadable). */
-static void pick_layouts(Session *s, const char *log, const char *cid, int nth, LogPick *p) {
+/* The example inputs of the compile's nth fx_graph_runnable, into p (none when unreadable),
+ * and its SymInt inputs' values as g's size hints. */
+static void pick_layouts(Session *s, const char *log, const char *cid, int nth, LogPick *p, Graph *g) {
     if (nth <= 0) return;
     MiError saved = s->ctx->err;
     char *text = trace_extract_artifact_nth(s->ctx, log, cid, "fx_graph_runnable", nth, NULL);
     s->ctx->err = saved;
     if (!text) return;
     p->nlayouts = input_layouts_parse(text, &p->layouts);
+    if (g) input_size_hints(text, g);
     free(text);
 }
 
@@ -273,7 +275,7 @@ static Graph *load_from_log(Session *s, const char *log, const char *cid, const 
             p->other_backward = c->roles[a] != 'b' && trace_resolve_graph_spec(c, "backward", &bn, &bnth);
         }
         if (!has_role && !spec && !p->note[0]) p->desc[0] = 0;   /* inference: the id says it all */
-        if (text) pick_layouts(s, log, cid, runnable, p);
+        if (!text) runnable = 0;
     } else if (!text && !spec) {
         mi_err(s->ctx, log, 0, 0, "compile %s has no graph artifact (%s, %s, ...); "
                "name one: load LOG COMPILE_ID ARTIFACT", cid ? cid : "(any)",
@@ -284,6 +286,7 @@ static Graph *load_from_log(Session *s, const char *log, const char *cid, const 
     if (!text) return NULL;
     Graph *g = fx_parse(s->ctx, text, strlen(text), log, first_line);
     free(text);
+    if (g) pick_layouts(s, log, cid, runnable, p, g);
     if (g && p->note[0]) {        /* printed from now on as Inductor prints what it was handed */
         g->expanded_def = false;
         g->nout_comments = 0;

@@ -10,7 +10,7 @@
  *   - GraphLowering.run_node realizes a returned value at its own node;
  *   - memory.py reorder_for_peak_memory: the fused kernels in LPMF's order when it peaks lower;
  *     tangents are no freeable inputs (utils.py is_nonfreeable_buffers); a fallback item's
- *     readers follow its MultiOutput node, not the call;
+ *     readers follow its MultiOutput node, not the call; symbolic sizes by their size hints;
  *   - index_put_ (reinplace's) scatters into its first argument's buffer;
  *   - score_fusion_memory on normalized deps for vertical pairs too; memory.py's get_numel sizes;
  *   - the loop order Inductor picks from a body's stores and loads (CPU);
@@ -24,7 +24,8 @@
  *   - a reader computes inline a value realized after it was lowered (make_loader's capture);
  *   - cpp.py compatible ranges into a fused node whose nodes share one buffer size;
  *   - diagonal_scatter as lowering.py's clone + mutate_to of the diagonal view;
- *   - split reductions on a GPU (Reduction.num_splits, create_multilayer).
+ *   - split reductions on a GPU (Reduction.num_splits, create_multilayer);
+ *   - convert_to_reinterpret_view by make_indexer (a returned view of a constant buffer).
  * Values of these graphs against the interpreter: tests/test_codegen.c (tests/fixtures/codegen:
  * unrolled_small_reductions, cpu_bmm_one_row, foreach_inplace_read_after). */
 #include "tap.h"
@@ -32,6 +33,7 @@
 #include "ops/interp.h"
 #include "scheduler/scheduler.h"
 #include "codegen/codegen_reuse.h"
+#include "fx_passes/passes.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -39,6 +41,23 @@
 
 /* Lower and schedule `path` for the device; *kern gets "name: op0 op1 | op2\n" per kernel,
  * *dec the decision text (both malloc'd). Returns the kernel count, -1 when it fails. */
+/* "name: op0 op1 | op2\n" per kernel of s */
+static char *kernels_text(const Schedule *s) {
+    StrBuf sb;
+    sb_init(&sb);
+    for (int k = 0; k < s->nkernels; k++) {
+        const SchedKernel *kn = &s->kernels[k];
+        sb_printf(&sb, "%s:", kn->name);
+        for (int p = 0; p < kn->n; p++) {
+            const SchedGroup *gr = &s->groups[s->order[kn->first + p]];
+            sb_printf(&sb, "%s", p ? " |" : "");
+            for (int i = 0; i < gr->n; i++) sb_printf(&sb, " %s", s->nodes[gr->nodes[i]].name);
+        }
+        sb_putc(&sb, '\n');
+    }
+    return sb_take(&sb);
+}
+
 static int sched_text(MiCtx *ctx, const char *path, MiDeviceKind dev, char **kern, char **dec, char **ir) {
     *kern = *dec = NULL;
     if (ir) *ir = NULL;
@@ -51,19 +70,7 @@ static int sched_text(MiCtx *ctx, const char *path, MiDeviceKind dev, char **ker
     Schedule *s = m ? sched_run(ctx, m) : NULL;
     int nk = -1;
     if (s) {
-        StrBuf sb;
-        sb_init(&sb);
-        for (int k = 0; k < s->nkernels; k++) {
-            const SchedKernel *kn = &s->kernels[k];
-            sb_printf(&sb, "%s:", kn->name);
-            for (int p = 0; p < kn->n; p++) {
-                const SchedGroup *gr = &s->groups[s->order[kn->first + p]];
-                sb_printf(&sb, "%s", p ? " |" : "");
-                for (int i = 0; i < gr->n; i++) sb_printf(&sb, " %s", s->nodes[gr->nodes[i]].name);
-            }
-            sb_putc(&sb, '\n');
-        }
-        *kern = sb_take(&sb);
+        *kern = kernels_text(s);
         *dec = sched_decisions_text(s);
         nk = s->nkernels;
     }
@@ -201,6 +208,30 @@ static void peak_memory(MiCtx *ctx) {
               "cpp_fused_add_amax_div_eq_pow_reshape_2: op6 op7 | op16 | op10 | op18 | op15\n",
            "BFS: the items first, then the reductions of them in one kernel");
     free(k); free(d);
+    /* sizevars.size_hint: a symbolic size counts with its example value (the log's
+     * fx_graph_runnable: reader.symint(6) for arg0_1: "Sym(s77)") */
+    for (int hinted = 0; hinted < 2; hinted++) {
+        g = graph_load_file(ctx, "tests/fixtures/sched_rules/size_hints_dynamic.py");
+        if (hinted) is_int(g ? input_size_hints("    reader.symint(6)  # arg0_1\n    reader.symint(4)  # arg1_1\n"
+                                                "    buf0 = reader.storage(None, 4*s27*(s77 - 1) + 4*s27)\n"
+                                                "    reader.symint(20)  # arg3_1\n", g) : -1, 3, "three size hints: s77, s27, s17");
+        ops_resolve_graph(g);
+        ctx->target = MI_DEV_CPU;
+        m = g ? ir_lower(ctx, g) : NULL;
+        s = m ? sched_run(ctx, m) : NULL;
+        k = s ? kernels_text(s) : NULL;
+        if (!hinted) is_str(k, "cpp_fused_add_clone_convert_element_type_div_expand_full_0: op1 | op0 op2 | op3\n"
+                               "fallback_cumsum: op4\nextern_multi_output_buf4: op5\nextern_mm: op6\n",
+                            "no hints: symbolic sizes keep the creation order (one kernel before cumsum)");
+        else {
+            is_str(s ? s->mem_note : NULL, "reordered for peak memory (dfs): 192 -> 168 bytes", "s77 = 6: DFS peaks at 168 bytes, the creation order at 192");
+            is_str(k, "cpp_fused_full_iota_le_sub_unsqueeze_where_0: op3\nfallback_cumsum: op4\nextern_multi_output_buf4: op5\n"
+                      "cpp_fused_add_clone_convert_element_type_div_expand_iota_1: op1 | op0 op2\nextern_mm: op6\n",
+                   "with hints: the tril kernel, cumsum, the sums, mm (Inductor's two kernels)");
+        }
+        free(k);
+        sched_free(s); ir_free(m); graph_free(g);
+    }
 }
 
 /* The eighth unseen batch's cumprod / diff / trapezoid forward (cumprod_diff_trapz.py):

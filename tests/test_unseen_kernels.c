@@ -189,13 +189,16 @@ static const char *const fixed[] = {
     "same     cpu_complex_angle_ops 0/0 (2)",
     "same     cpu_transformer_encoder_padmask_eval 0/0 (1)",
     "same     cpu_cpp_wrapper_block 0/0 (1)",
+    /* kern12: memory.py sizes symbolic buffers by their size hints (the log's example inputs):
+     * DFS runs the tril kernel and cumsum before the sums, two kernels as Inductor */
+    "same     cpu_dynamic_arange_view 0/0 (2)",
 };
 /* unseen10: the tenth batch adds 69 graphs with a kernel count, 63 equal (survey_kernels: 432 of 449);
  * sched10: 436 (66 of the tenth batch's 69, 370 of the others' 380); sched11's diagonal_scatter
  * lowering: 437; kern12's non-freeable tangents: 486, item readers
  * after the MultiOutput node: 487; sched11's split reductions: 488; unseen12: the twelfth batch
- * adds 58 graphs with a kernel count, 52 equal: 540 of 561 */
-enum { FLOOR = 540, GRAPHS = 561 };
+ * adds 58 graphs with a kernel count, 52 equal: 540 of 561; kern12's size hints: 541 */
+enum { FLOOR = 541, GRAPHS = 561 };
 
 int main(void) {
     ShellEnv env;

@@ -376,6 +376,12 @@ static Graph *clone_into(const Graph *g, Graph *parent) {
         c->pytree_args = arena_alloc(&c->arena, g->npytree_args * sizeof(char *));
         for (int i = 0; i < g->npytree_args; i++) c->pytree_args[i] = gdup(c, g->pytree_args[i]);
     }
+    c->nsize_hints = g->nsize_hints;
+    if (g->nsize_hints) {
+        c->size_hints = arena_alloc(&c->arena, g->nsize_hints * sizeof *c->size_hints);
+        for (int i = 0; i < g->nsize_hints; i++)
+            c->size_hints[i] = (SymBinding){gdup(c, g->size_hints[i].name), g->size_hints[i].value};
+    }
     c->nout_comments = g->nout_comments;
     if (g->nout_comments) {
         c->out_comments = arena_alloc(&c->arena, g->nout_comments * sizeof(char *));
@@ -423,6 +429,23 @@ static Graph *clone_into(const Graph *g, Graph *parent) {
 }
 
 Graph *graph_clone(const Graph *g) { return g ? clone_into(g, NULL) : NULL; }
+
+/* graph_add_size_hint: the placeholder's symbol (a bare one: "Sym(s77)", not "Sym(2*s0)")
+ * gets the value; an existing hint is overwritten. Example: arg0_1: "Sym(s77)" with 6 ->
+ * s77 = 6. */
+bool graph_add_size_hint(Graph *g, const char *ph, int64_t value) {
+    const Node *n = graph_find(g, ph);
+    if (!n || n->kind != N_PLACEHOLDER || !n->is_sym || !n->sym_val) return false;
+    if (n->sym_val->kind != EX_SYM) return false;
+    const char *name = n->sym_val->name;
+    for (int i = 0; i < g->nsize_hints; i++)
+        if (!strcmp(g->size_hints[i].name, name)) { g->size_hints[i].value = value; return true; }
+    SymBinding *h = arena_alloc(&g->arena, (g->nsize_hints + 1) * sizeof *h);
+    if (g->nsize_hints) memcpy(h, g->size_hints, g->nsize_hints * sizeof *h);
+    h[g->nsize_hints++] = (SymBinding){gdup(g, name), value};
+    g->size_hints = h;
+    return true;
+}
 
 /* ---- values ---- */
 

@@ -138,11 +138,19 @@ struct Graph {
                                  the result goes through pytree.tree_unflatten */
     int npytree_args;
     const char *trailer;      /* text after the class, e.g. "\n\n # graph id: 1406..." (verbatim) */
+    SymBinding *size_hints;   /* ShapeEnv's var_to_val: the example value of each backed symbol
+                                 ("s77" = 6, from a log's fx_graph_runnable: reader.symint(6) for
+                                 the placeholder typed Sym(s77)); names and array in the arena */
+    int nsize_hints;
 };
 
 Graph *graph_new(const char *class_name);
 void graph_free(Graph *g);
 Graph *graph_clone(const Graph *g);             /* deep copy incl. subgraphs */
+/* Record the example value of the symbol placeholder `ph` is typed with (Sym(s77)): Inductor's
+ * size hint for it (V.graph.sizevars.size_hint). False when ph is no placeholder of a bare
+ * symbol. */
+bool graph_add_size_hint(Graph *g, const char *ph, int64_t value);
 
 /* Construction / editing. All keep node ids in order and invalidate users. */
 Node *graph_add_node(Graph *g, NodeKind kind, const char *name, const char *target);  /* appended */

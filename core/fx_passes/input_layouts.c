@@ -4,7 +4,9 @@
  *     reader.tensor(buf0, (16, 3, 3, 3), (27, 1, 9, 3), is_leaf=True)  # primals_1
  *     reader.tensor(buf2, (16,), is_leaf=True)  # primals_7          (no strides: contiguous)
  *
- * These are what fake_tensor_prop (pass_fake_tensor_prop.c) puts on the placeholders. */
+ * These are what fake_tensor_prop (pass_fake_tensor_prop.c) puts on the placeholders. A SymInt
+ * input's line, "reader.symint(6)  # arg0_1", is the value of the symbol arg0_1 is typed with
+ * (Sym(s77)): ShapeEnv's hint for it, which Inductor sizes buffers by (memory.py). */
 #include "fx_passes/passes.h"
 
 #include <ctype.h>
@@ -91,5 +93,34 @@ int input_layouts_parse(const char *text, InputLayout **out) {
         s = *e ? e + 1 : e;
     }
     *out = v;
+    return n;
+}
+
+/* input_size_hints: each "reader.symint(N)  # name" line; the placeholder's symbol gets N. */
+int input_size_hints(const char *text, Graph *g) {
+    int n = 0;
+    for (const char *s = text; s && *s;) {
+        const char *e = strchr(s, '\n');
+        if (!e) e = s + strlen(s);
+        const char *t = strstr(s, "reader.symint(");
+        if (t && t < e) {
+            char *end;
+            long long v = strtoll(t + 14, &end, 10);
+            const char *hash = end < e && *end == ')' ? memchr(end, '#', (size_t)(e - end)) : NULL;
+            if (hash) {
+                hash++;
+                while (hash < e && *hash == ' ') hash++;
+                const char *ne = hash;
+                while (ne < e && (isalnum((unsigned char)*ne) || *ne == '_')) ne++;
+                char name[128];
+                if (ne > hash && ne - hash < (long)sizeof name) {
+                    memcpy(name, hash, (size_t)(ne - hash));
+                    name[ne - hash] = 0;
+                    n += graph_add_size_hint(g, name, v);
+                }
+            }
+        }
+        s = *e ? e + 1 : e;
+    }
     return n;
 }

@@ -39,6 +39,10 @@ void input_layouts_free(InputLayout *l, int n);
  * (27, 1, 9, 3), is_leaf=True)  # primals_1"; no strides = contiguous), in order; returns how
  * many (*out malloc'd, free with input_layouts_free). core/fx_passes/input_layouts.c */
 int input_layouts_parse(const char *text, InputLayout **out);
+/* The SymInt example inputs of an fx_graph_runnable payload ("reader.symint(6)  # arg0_1") as
+ * size hints of g (graph_add_size_hint: the symbol placeholder arg0_1 is typed with gets 6);
+ * returns how many were recorded. core/fx_passes/input_layouts.c */
+int input_size_hints(const char *text, Graph *g);
 
 /* One recorded change of a pass: kind '+' added, '-' removed, '~' rewritten, '>' moved. */
 typedef struct PassChange {

@@ -14,7 +14,9 @@
  * pm_peak); graph inputs other than those utils.py is_nonfreeable_buffers names (primals_*,
  * arg*, fwd_rng_state*, bwd_rng_state*, tangents*) -- the saved activations of a backward --
  * are "freeable": live from the start, freed after their last reader. Sizes need numbers: a
- * graph with symbolic sizes keeps the baseline (Inductor would use the size hints, which a graph here does not carry). */
+ * symbolic size takes the graph's size hint (ShapeEnv's example value, read from a log's
+ * fx_graph_runnable: Graph.size_hints); a graph without hints for its symbols keeps the
+ * baseline. */
 #define _GNU_SOURCE   /* qsort_r */
 #include "scheduler/sched_memory.h"
 
@@ -53,9 +55,23 @@ static void push(int **a, int *n, int v) {
  * (size_free 0); an item costs nothing when made and gives back its own size. Example: a
  * cumprod fallback's buffer allocates its one [5, 8] f32 result, 160 bytes; the item frees
  * them after its last reader. */
-static bool buf_bytes(const Buffer *b, SymCtx *sy, int64_t *out) {
+/* V.graph.sizevars.size_hint(e): e's value, a symbolic one evaluated with the graph's size
+ * hints (ShapeEnv's example values: Graph.size_hints); false when a symbol has none (a graph
+ * loaded without its example inputs, an unbacked size). Example: s77 * 4 with s77 = 6 -> 24. */
+static bool size_hint(const IrModule *m, Expr *e, int64_t *v) {
+    if (sym_is_int(e, v)) return true;
+    const Graph *g = m->graph;
+    while (g && g->parent) g = g->parent;
+    if (!g || !g->nsize_hints) return false;
+    MiTry t = mi_try(m->ctx);
+    bool ok = sym_eval(m->ctx, e, g->size_hints, g->nsize_hints, v) == 0;
+    mi_try_end(&t);
+    return ok;
+}
+
+static bool buf_bytes(const Buffer *b, const IrModule *m, int64_t *out) {
     int64_t n;
-    if (!sym_is_int(layout_numel(sy, &b->layout), &n)) return false;
+    if (!size_hint(m, layout_numel(m->ctx->sym, &b->layout), &n)) return false;
     *out = n * (int64_t)dtype_size(b->layout.dtype);
     return true;
 }
@@ -84,12 +100,12 @@ static bool buf_size(const Schedule *s, const Buffer *b, SymCtx *sy, int64_t *al
         for (int k = 0; k < b->nitems; k++) {
             int64_t x;
             if (!b->items[k] || !node_alive(s, b->items[k])) continue;   /* a dead item is no user */
-            if (!buf_bytes(b->items[k], sy, &x)) return false;
+            if (!buf_bytes(b->items[k], s->ir, &x)) return false;
             *alloc += x;
         }
         return true;
     }
-    if (!buf_bytes(b, sy, free_)) return false;
+    if (!buf_bytes(b, s->ir, free_)) return false;
     if (!(b->kind == BUF_EXTERN && b->ext == EXT_MULTI_OUTPUT && b->mo_of)) *alloc = *free_;
     return true;
 }
@@ -120,11 +136,12 @@ static const Buffer *clone_of(const Schedule *s, const Buffer *b) {
  * the ranges of the vars its index uses; an indirect or star dep the whole buffer) times the
  * dtype size; false when symbolic. A freeable input is sized by its last read, as
  * get_freeable_input_buf keeps the last dep seen per name. */
-static bool dep_bytes(const Dep *d, const LoopBody *body, SymCtx *sy, int64_t *out) {
+static bool dep_bytes(const Dep *d, const LoopBody *body, const IrModule *m, int64_t *out) {
+    SymCtx *sy = m->ctx->sym;
     const Buffer *b = d->buf;
     if (d->kind != DEP_MEMORY || !d->index || !body || ir_index_is_indirect(d->index)) {
         int64_t n = 1, v;
-        for (int i = 0; i < b->layout.ndim; i++) { if (!sym_is_int(b->layout.size[i], &v)) return false; n *= v; }
+        for (int i = 0; i < b->layout.ndim; i++) { if (!size_hint(m, b->layout.size[i], &v)) return false; n *= v; }
         *out = n * (int64_t)dtype_size(b->layout.dtype);
         return true;
     }
@@ -139,7 +156,7 @@ static bool dep_bytes(const Dep *d, const LoopBody *body, SymCtx *sy, int64_t *o
         for (int u = 0; u < nu; u++) in |= strcmp(used[u], vars[i]->name) == 0;
         int64_t v;
         if (!in) continue;
-        if (!sym_is_int(sizes[i], &v)) return false;
+        if (!size_hint(m, sizes[i], &v)) return false;
         n *= v;
     }
     *out = n * (int64_t)dtype_size(b->layout.dtype);
@@ -198,7 +215,7 @@ static bool pm_build(const Schedule *s, int nu, const int *ustart, const int *ss
                             pb->output = false;
                             for (int j = 0; j < m->noutputs; j++) pb->output |= m->outputs[j] == b;
                         }
-                        if (pb->producer == -1 && !dep_bytes(&d->reads[r], s->nodes[g->nodes[i]].buf->body, sy, &pb->size)) ok = false;
+                        if (pb->producer == -1 && !dep_bytes(&d->reads[r], s->nodes[g->nodes[i]].buf->body, m, &pb->size)) ok = false;
                     } else if (pb->producer < 0 || pb->producer == u) continue;
                     push(&pb->succ, &pb->nsucc, u);
                     push(&p->pred_bufs[u], &p->npred_bufs[u], b->id);
