@@ -484,6 +484,19 @@ static void capture_rules(MiCtx *ctx) {
     free(k); free(d);
 }
 
+/* ExternKernel.convert_to_reinterpret_view indexes a view by make_indexer: a returned view of
+ * a realized causal mask (a buffer that reads nothing, which its loading readers compute
+ * inline) is a ReinterpretView of that buffer, no copy (cpu_tiny_gpt_2layer_train's
+ * unsqueeze(unsqueeze(where)), saved for the backward and SDPA's attn_mask) */
+static void reinterpret_rules(MiCtx *ctx) {
+    char *k, *d, *ir;
+    sched_text(ctx, "tests/fixtures/sched_rules/returned_view_of_constant.py", MI_DEV_CPU, &k, &d, &ir);
+    is_str(ir, "buf0 pointwise\nbuf1 extern\nbuf2 pointwise\n", "the where, mm, the add: no [1, 8, 8] copy of the mask");
+    is_str(k, "cpp_fused_full_ge_iota_sub_unsqueeze_where_0: op0\nextern_mm: op1\ncpp_fused_add_full_ge_iota_sub_unsqueeze_1: op2\n",
+           "the mask is written once (returned through its view); the add recomputes it inline");
+    free(k); free(d); free(ir);
+}
+
 /* lowering.py diagonal_scatter: clone(x) realized, src stored through the diagonal view into
  * the clone's buffer (a mutation, no fallback): the infonce backward's zeros with the diagonal
  * set stay in the cpp kernel group (cpu_infonce_train's backward: 4 kernels as Inductor). Values:
@@ -602,6 +615,7 @@ int main(void) {
     split_reductions(ctx);
     mm_operand_layout(ctx);
     reorder_stride_hints(ctx);
+    reinterpret_rules(ctx);
     mi_ctx_free(ctx);
     return done_testing();
 }

@@ -323,6 +323,9 @@ typedef struct IrModule {
                                                    run (0: none): a realized storage whose buffer
                                                    is that new or newer is computed inline, as
                                                    the loader the function captured did */
+    bool probe_loads;                           /* lw_probe_view is running: a realized
+                                                   storage is read through its buffer (as
+                                                   make_indexer does), never computed inline */
     struct IrScatterIndex *scatter_index;       /* ir_deps.c's cache: per input, the in-place
                                                    Scatters into it (built on first use, again
                                                    after buffers were added) */

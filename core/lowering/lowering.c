@@ -208,7 +208,7 @@ static void add_syms_of(IrModule *m, const Expr *e) {
 
 /* Output j of the graph is the view t of a realized storage: outputs[j] is that buffer and
  * out_views[j] the view (its size, strides and offset over the buffer's storage). Accepted when
- * the view is strided (ir_probe_strided: Inductor's convert_to_reinterpret_view), has the
+ * the view is strided (lw_probe_view: Inductor's convert_to_reinterpret_view), has the
  * output's dtype and its strides (size-1 dims aside; run_node asked for them). A buffer not yet
  * returned is written into output j's storage (output_index = j); one returned already, or a graph
  * input, is only looked at. Example: `view = reshape(primals_3, [12, 32])` returned beside the
@@ -217,7 +217,7 @@ static bool output_view(Lower *L, IrTBox *t, const Layout *l, int j) {
     IrModule *m = L->m;
     Buffer *c = NULL;
     Layout v;
-    if (!ir_probe_strided(m, t->loader, t->ndim, t->size, &c, &v)) return false;
+    if (!lw_probe_view(L, t, &c, &v)) return false;
     if (c->kind != BUF_INPUT && c->kind != BUF_COMPUTED && c->kind != BUF_EXTERN) return false;
     if (c->mutates || v.ndim != l->ndim || v.dtype != l->dtype) return false;
     const Buffer *own = c->extern_owner;   /* an extern's second result: where its kernel can write it */

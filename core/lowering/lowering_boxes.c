@@ -100,7 +100,7 @@ static IrVal call_storage(const IrFn *f, OpsHandler *h, Expr *const *idx) {
     IrModule *m = sb->m;
     if (sb->buf && sb->fn0 && m && m->capture && sb->buf->id + 1 >= m->capture)
         return run_captured(sb, sb->fn0, h, idx);
-    if (sb->buf && inline_on_load(sb)) return run_captured(sb, sb->fn0, h, idx);
+    if (sb->buf && inline_on_load(sb) && !(m && m->probe_loads)) return run_captured(sb, sb->fn0, h, idx);
     if (sb->buf) {
         IrFn tmp = {.buf = sb->buf, .sym = f->sym};
         return lw_call_buf_load(&tmp, h, idx);
@@ -338,6 +338,20 @@ void lw_freeze_under_view(Lower *L, Buffer *b) {
     b->layout.fixed = true;
 }
 
+/* ExternKernel.convert_to_reinterpret_view of view t: its index from x.make_indexer(), the
+ * view chain's index arithmetic down to the buffer, so a realized buffer that reads nothing
+ * (a causal mask's where, which its readers' loaders compute inline: inline_on_load) is still
+ * the buffer under the view. True with *b and *view the ReinterpretView when that index is
+ * strided (ir_probe_strided). Example: unsqueeze(unsqueeze(where)) returned and handed to
+ * SDPA as attn_mask: reinterpret_tensor(buf, (1, 1, 8, 8), (0, 0, 8, 1)), no copy kernel. */
+bool lw_probe_view(Lower *L, IrTBox *t, Buffer **b, Layout *view) {
+    bool probing = L->m->probe_loads;
+    L->m->probe_loads = true;
+    bool ok = ir_probe_strided(L->m, t->loader, t->ndim, t->size, b, view);
+    L->m->probe_loads = probing;
+    return ok;
+}
+
 Buffer *lw_as_strided(Lower *L, IrTBox *t, Layout *view) {
     IrStorage *base = t->is_view ? t->view_of : t->sb;
     if (base && !base->buf && base->fn) lw_realize(L, base, NULL);
@@ -352,7 +366,7 @@ Buffer *lw_as_strided(Lower *L, IrTBox *t, Layout *view) {
         *view = b->layout;
         return b;
     }
-    if (ir_probe_strided(L->m, t->loader, t->ndim, t->size, &b, view)) {
+    if (lw_probe_view(L, t, &b, view)) {
         b->layout.fixed = true;   /* a ReinterpretView freezes the layout it reads through */
         return b;
     }

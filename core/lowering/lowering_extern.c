@@ -260,7 +260,7 @@ static void require_stride_order(Lower *L, IrTBox *t, const int *order, ExternAr
     }
     Buffer *vb;
     Layout vv;
-    if (t->is_view && !ir_probe_strided(L->m, t->loader, t->ndim, t->size, &vb, &vv)) {
+    if (t->is_view && !lw_probe_view(L, t, &vb, &vv)) {
         /* convert_to_reinterpret_view failed: copy_input, frozen in the order */
         a->buf = lw_realize(L, copy_storage(L, t), &l);
         a->view = a->buf->layout;
@@ -296,7 +296,7 @@ IrTBox *lw_require_stride_order_box(Lower *L, IrTBox *t, Expr *const *stride) {
     Buffer *b;
     Layout v;
     if (t->is_view && t->view_of && t->view_of->buf) lw_freeze_under_view(L, t->view_of->buf);   /* its first step */
-    if (ir_probe_strided(L->m, t->loader, t->ndim, t->size, &b, &v) && is_stride_ordered(L, &v, order)) {
+    if (lw_probe_view(L, t, &b, &v) && is_stride_ordered(L, &v, order)) {
         t->generic = false;   /* x.data = convert_to_reinterpret_view(x.data) */
         return t;
     }

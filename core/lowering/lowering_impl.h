@@ -155,6 +155,9 @@ IrStorage *lw_storage_new(Lower *L, const IrFn *fn, DType dt, int ndim, Expr **s
 /* A TensorBox as a buffer an extern kernel or an output can take: a strided view of a realized
  * buffer when possible, else realized into a fresh contiguous buffer (*view: its layout). */
 Buffer *lw_as_strided(Lower *L, IrTBox *t, Layout *view);
+/* convert_to_reinterpret_view's index of view t (make_indexer: loads of realized buffers, no
+ * inlining): true with the buffer and the strided view when it is one. */
+bool lw_probe_view(Lower *L, IrTBox *t, Buffer **b, Layout *view);
 /* ExternKernel.convert_to_reinterpret_view's freeze of the computed buffer under a view: its
  * current (contiguous) layout, or channels-last when its producer's eager value is */
 void lw_freeze_under_view(Lower *L, Buffer *b);
