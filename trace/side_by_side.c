@@ -117,7 +117,7 @@ void tl_op_histogram(const char *text, StrBuf *b) {
         }
         p += len + (p[len] == '\n');
     }
-    qsort(v, (size_t)n, sizeof *v, cmp_str);
+    if (n > 1) qsort(v, (size_t)n, sizeof *v, cmp_str);   /* v is NULL for a graph with no ops */
     for (int i = 0; i < n;) {
         int j = i;
         while (j < n && !strcmp(v[j], v[i])) j++;
