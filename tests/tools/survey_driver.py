@@ -50,6 +50,17 @@ def make_run(dev, dynamic_ok=True):
     return run
 
 
+def compile_call(fn, *xs, train=False, **kw):
+    """torch.compile(fn, **kw) called on xs (a backward of the summed outputs when train); prints ok.
+    For models that need compile options (mode=, options=, fullgraph=) run() does not pass."""
+    import torch
+    cm = torch.compile(fn, **kw)
+    y = cm(*xs)
+    if train:
+        (y.float().sum() if isinstance(y, torch.Tensor) else sum(t.float().sum() for t in y)).backward()
+    print("ok")
+
+
 def child(script, models, default_out):
     """The setup every survey script repeats: in the parent run `models` (main) and exit; in a
     child return (name, dev, run, X): the model's name, its device ("cpu" for cpu_* names, else

@@ -15,7 +15,7 @@
 # then here:               tests/tools/survey_logs.sh /path/logs
 import os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from survey_driver import child
+from survey_driver import child, compile_call
 MODELS = ["cpu_transposed_input_mlp_train", "cuda_sliced_offset_input", "cpu_expanded_stride0_input_train", "cuda_channels_last_3d_conv_train",
           "cuda_max_autotune_mlp", "cuda_reduce_overhead_block", "cpu_epilogue_fusion_off", "cuda_max_fusion_size_small",
           "cpu_custom_op_library", "cuda_autograd_function_train", "cpu_func_vmap_grad", "cuda_func_jacrev",
@@ -30,15 +30,6 @@ name, dev, run, X = child(__file__, MODELS, "/tmp/survey11")
 
 import math
 import torch, torch.nn as nn, torch.nn.functional as F
-
-
-def compile_call(fn, *xs, train=False, **kw):
-    """torch.compile(fn, **kw) called on xs (a backward of the summed outputs when train); prints ok."""
-    cm = torch.compile(fn, **kw)
-    y = cm(*xs)
-    if train:
-        (y.float().sum() if isinstance(y, torch.Tensor) else sum(t.float().sum() for t in y)).backward()
-    print("ok")
 
 
 if name == "cpu_transposed_input_mlp_train":

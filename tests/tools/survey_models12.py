@@ -18,7 +18,7 @@
 # then here:               tests/tools/survey_logs.sh /path/logs
 import os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from survey_driver import child
+from survey_driver import child, compile_call
 MODELS = ["cpu_deberta_disentangled_attn", "cpu_lsh_bucket_sort", "cpu_dropblock_train", "cpu_lovasz_hinge_train",
           "cpu_hf_logits_processors", "cpu_unique_counts_dynamic", "cpu_repeat_interleave_unbacked", "cpu_automatic_dynamic_recompile",
           "cpu_cond_train", "cpu_input_saliency_train", "cpu_forward_hooks", "cpu_bf16_embedding_ce_train",
@@ -33,15 +33,6 @@ name, dev, run, X = child(__file__, MODELS, "/tmp/survey12")
 
 import math
 import torch, torch.nn as nn, torch.nn.functional as F
-
-
-def compile_call(fn, *xs, train=False, **kw):
-    """torch.compile(fn, **kw) called on xs (a backward of the summed outputs when train); prints ok."""
-    cm = torch.compile(fn, **kw)
-    y = cm(*xs)
-    if train:
-        (y.float().sum() if isinstance(y, torch.Tensor) else sum(t.float().sum() for t in y)).backward()
-    print("ok")
 
 
 if name == "cpu_deberta_disentangled_attn":
