@@ -4,6 +4,7 @@
 #include "base/sym.h"
 #include "base/symfloat.h"
 #include "tap.h"
+#include "tests/support/tsv_cases.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -346,25 +347,19 @@ static void test_fixture_roundtrip(void) {
 }
 
 /* sym_str prints like sympy's str(): 800 random expressions with sympy 1.14's output. */
+/* sym_parse then sym_str: the printed text of a case (tsv_compare's TsvOurs) */
+static bool sym_str_of(MiCtx *c, const char *in, StrBuf *out, void *user) {
+    (void)user;
+    Expr *e = sym_parse(c, in, NULL);
+    if (e) sb_put(out, STR(e));
+    return e != NULL;
+}
+
 static void test_sympy_fixture(void) {
-    char *text = mi_read_file(ctx, "tests/fixtures/sym/sympy_str.tsv", NULL);
-    ok(text != NULL, "read tests/fixtures/sym/sympy_str.tsv");
-    if (!text) return;
-    int n = 0, same = 0;
-    for (char *line = text, *nl; line && *line; line = nl) {
-        nl = strchr(line, '\n');
-        if (nl) *nl++ = 0;
-        char *tab = strchr(line, '\t');
-        if (line[0] == '#' || !tab) continue;
-        *tab = 0;
-        Expr *e = sym_parse(ctx, line, NULL);
-        n++;
-        if (e && !strcmp(STR(e), tab + 1)) same++;
-        else if (n - same <= 5) diag("%s: sympy \"%s\", ours \"%s\"", line, tab + 1, STR(e));
-    }
-    free(text);
-    ok(n == 800, "800 sympy cases");
-    is_int(same, n, "sym_str matches sympy's str() on every case");
+    TsvTally t = tsv_compare(ctx, "tests/fixtures/sym/sympy_str.tsv", "sympy", sym_str_of, NULL);
+    ok(t.n >= 0, "read tests/fixtures/sym/sympy_str.tsv");
+    is_int(t.n, 800, "800 sympy cases");
+    is_int(t.same, t.n, "sym_str matches sympy's str() on every case");
 }
 
 static void test_simplify(void) {

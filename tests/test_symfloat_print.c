@@ -4,12 +4,14 @@
  * the AOT graph showed (cpu_dynamic_true_train: "(IntTrueDiv(8*s27*s77, 8)) - 1.0" becomes
  * "-1.00000000000000 + IntTrueDiv(8*s27*s77, 8)"). Checked on exact text: 600 random
  * expressions with sympy 1.14's output (tests/fixtures/sym/gen_sympy_fast_str.py), and a graph
- * printed before and after the post-grad passes. */
+ * printed before and after the post-grad passes (tests/fixtures/sym/symfloat_running_var.py,
+ * cpu_dynamic_true_train's running_var update, which test_unseen11 runs). */
 #include "tap.h"
 #include "base/symfloat.h"
 #include "fx/graph.h"
 #include "fx_passes/passes.h"
 #include "tests/support/compiled_check.h"
+#include "tests/support/tsv_cases.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,43 +52,24 @@ static void test_cases(void) {
     sb_free(&sb);
 }
 
+/* symfloat_fast_str as a TsvOurs */
+static bool fast_str_of(MiCtx *c, const char *in, StrBuf *out, void *user) {
+    (void)c, (void)user;
+    return symfloat_fast_str(in, out);
+}
+
 /* every case of tests/fixtures/sym/sympy_fast_str.tsv */
 static void test_fixture(void) {
-    char *text = mi_read_file(ctx, "tests/fixtures/sym/sympy_fast_str.tsv", NULL);
-    ok(text != NULL, "read tests/fixtures/sym/sympy_fast_str.tsv");
-    if (!text) return;
-    int n = 0, same = 0;
-    for (char *line = text, *nl; line && *line; line = nl) {
-        nl = strchr(line, '\n');
-        if (nl) *nl++ = 0;
-        char *tab = strchr(line, '\t');
-        if (line[0] == '#' || !tab) continue;
-        *tab = 0;
-        StrBuf sb;
-        sb_init(&sb);
-        n++;
-        if (symfloat_fast_str(line, &sb) && sb.s && !strcmp(sb.s, tab + 1)) same++;
-        else if (n - same <= 5) diag("%s: sympy_str \"%s\", ours \"%s\"", line, tab + 1, sb.s ? sb.s : "");
-        sb_free(&sb);
-    }
-    free(text);
-    is_int(n, 600, "600 sympy cases");
-    is_int(same, n, "symfloat_fast_str matches sympy_str on every case");
+    TsvTally t = tsv_compare(ctx, "tests/fixtures/sym/sympy_fast_str.tsv", "sympy_str", fast_str_of, NULL);
+    ok(t.n >= 0, "read tests/fixtures/sym/sympy_fast_str.tsv");
+    is_int(t.n, 600, "600 sympy cases");
+    is_int(t.same, t.n, "symfloat_fast_str matches sympy_str on every case");
 }
 
 /* The loaded AOT graph prints its annotations as read; after the post-grad passes the SymFloat
  * annotations print as inductor_post_grad_graph shows them. */
 static void test_graph(void) {
-    const char *fx =
-        "class GraphModule(torch.nn.Module):\n"
-        "    def forward(self, x: \"f32[s0, 8, s1][8*s1, s1, 1]cpu\"):\n"
-        "        sym_numel_default: \"Sym(8*s0*s1)\" = torch.ops.aten.sym_numel.default(x)\n"
-        "        truediv: \"Sym(IntTrueDiv(8*s0*s1, 8))\" = sym_numel_default / 8;  sym_numel_default = None\n"
-        "        sub: \"Sym((IntTrueDiv(8*s0*s1, 8)) - 1.0)\" = truediv - 1.0\n"
-        "        truediv_1: \"Sym(FloatTrueDiv(IntTrueDiv(8*s0*s1, 8), (IntTrueDiv(8*s0*s1, 8)) - 1.0))\" = truediv / sub;  truediv = sub = None\n"
-        "        mul: \"f32[s0, 8, s1][8*s1, s1, 1]cpu\" = torch.ops.aten.mul.Tensor(x, truediv_1);  x = truediv_1 = None\n"
-        "        return (mul,)\n";
-    Graph *g = cc_parsed(ctx, fx, "symfloat_print.py");
+    Graph *g = cc_parsed_file(ctx, "tests/fixtures/sym/symfloat_running_var.py");
     if (!ok(g != NULL, "the graph loads")) return;
     char *before = fx_print(g, false);
     ok(before && strstr(before, "sub: \"Sym((IntTrueDiv(8*s0*s1, 8)) - 1.0)\""), "the loaded graph prints the annotation as read");

@@ -98,16 +98,7 @@ static void test_symfloat_values(void) {
  * byte, interprets (the annotation agrees with the computed 6 / 5), and its lowering says why
  * it stops */
 static void test_symfloat_graph(void) {
-    const char *fx =
-        "class GraphModule(torch.nn.Module):\n"
-        "    def forward(self, x: \"f32[s0, 8, s1][8*s1, s1, 1]cpu\"):\n"
-        "        sym_numel_default: \"Sym(8*s0*s1)\" = torch.ops.aten.sym_numel.default(x)\n"
-        "        truediv: \"Sym(IntTrueDiv(8*s0*s1, 8))\" = sym_numel_default / 8;  sym_numel_default = None\n"
-        "        sub: \"Sym((IntTrueDiv(8*s0*s1, 8)) - 1.0)\" = truediv - 1.0\n"
-        "        truediv_1: \"Sym(FloatTrueDiv(IntTrueDiv(8*s0*s1, 8), (IntTrueDiv(8*s0*s1, 8)) - 1.0))\" = truediv / sub;  truediv = sub = None\n"
-        "        mul: \"f32[s0, 8, s1][8*s1, s1, 1]cpu\" = torch.ops.aten.mul.Tensor(x, truediv_1);  x = truediv_1 = None\n"
-        "        return (mul,)\n";
-    Graph *g = parsed(fx);
+    Graph *g = cc_parsed_file(ctx, "tests/fixtures/sym/symfloat_running_var.py");
     ok(g != NULL, "a graph with SymFloat annotations loads");
     if (!g) return;
     char *text = fx_print(g, false);

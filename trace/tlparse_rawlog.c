@@ -23,22 +23,7 @@
 
 /* A JSON string as serde writes it: UTF-8 kept, control characters, quote and backslash
  * escaped. */
-static void str_serde(StrBuf *b, const char *s) {
-    sb_putc(b, '"');
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        unsigned c = *p;
-        if (c == '"') sb_put(b, "\\\"");
-        else if (c == '\\') sb_put(b, "\\\\");
-        else if (c == '\n') sb_put(b, "\\n");
-        else if (c == '\r') sb_put(b, "\\r");
-        else if (c == '\t') sb_put(b, "\\t");
-        else if (c == '\b') sb_put(b, "\\b");
-        else if (c == '\f') sb_put(b, "\\f");
-        else if (c < 0x20) sb_printf(b, "\\u%04x", c);
-        else sb_putc(b, (char)c);
-    }
-    sb_putc(b, '"');
-}
+static void str_serde(StrBuf *b, const char *s) { json_str_esc(b, s, false); }
 
 static void num_serde(StrBuf *b, double d) {
     if (!isfinite(d)) { sb_put(b, "null"); return; }

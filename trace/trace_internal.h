@@ -10,6 +10,8 @@
 void json_dump_py(StrBuf *b, const cJSON *j);
 /* Append s as a JSON string literal (with quotes), ensure_ascii like Python. */
 void json_str_py(StrBuf *b, const char *s);
+/* The same, ensure_ascii or not (serde_json keeps DEL and UTF-8 as they are). */
+void json_str_esc(StrBuf *b, const char *s, bool ensure_ascii);
 
 /* md5 of data as 32 lowercase hex digits + NUL into hex[33]. */
 void md5_hex(const char *data, size_t n, char hex[33]);

@@ -13,7 +13,12 @@
 
 static void put_u16(StrBuf *b, unsigned u) { sb_printf(b, "\\u%04x", u & 0xffff); }
 
-void json_str_py(StrBuf *b, const char *s) {
+/* The two JSON writers' string rules differ only past ASCII: Python's json.dumps
+ * (ensure_ascii) escapes DEL and every non-ASCII code point as \uXXXX (UTF-16 surrogates past
+ * U+FFFF, U+FFFD for an invalid byte); serde_json (tlparse's raw.jsonl) keeps them as they are.
+ * Both escape the quote, the backslash and the control characters (\n \r \t \b \f by name).
+ * Example: "a\u00e9" with ensure_ascii is "a\\u00e9", without it "a\u00e9". */
+void json_str_esc(StrBuf *b, const char *s, bool ensure_ascii) {
     const unsigned char *p = (const unsigned char *)(s ? s : "");
     sb_putc(b, '"');
     while (*p) {
@@ -25,8 +30,8 @@ void json_str_py(StrBuf *b, const char *s) {
         else if (c == '\t') sb_put(b, "\\t");
         else if (c == '\b') sb_put(b, "\\b");
         else if (c == '\f') sb_put(b, "\\f");
-        else if (c < 0x20 || c == 0x7f) put_u16(b, c);
-        else if (c < 0x80) { sb_putc(b, (char)c); p++; continue; }
+        else if (c < 0x20 || (c == 0x7f && ensure_ascii)) put_u16(b, c);
+        else if (c < 0x80 || !ensure_ascii) { sb_putc(b, (char)c); p++; continue; }
         else {
             /* decode UTF-8; invalid bytes become U+FFFD */
             unsigned cp = 0xfffd; int len = 1;
@@ -50,6 +55,8 @@ void json_str_py(StrBuf *b, const char *s) {
     }
     sb_putc(b, '"');
 }
+
+void json_str_py(StrBuf *b, const char *s) { json_str_esc(b, s, true); }
 
 static void num_py(StrBuf *b, double d) {
     if (isnan(d)) { sb_put(b, "NaN"); return; }

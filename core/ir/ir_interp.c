@@ -555,6 +555,31 @@ static int run_fallback(Interp *it, Buffer *b) {
     return rc ? -1 : 0;
 }
 
+/* The graph's tensor inputs and their buffers: with in, each input's elements into its buffer's
+ * storage (through the buffer's layout: a strided input lands where its strides say); without,
+ * each input the module mutated (b->mutated, an index_put_ or copy_ into it) written back into
+ * the caller's tensor. inputs[0..ninputs) are the placeholders in graph order, SymInts among
+ * them. Example: x: f32[4, 2] with strides [1, 4] is read x[0,0], x[0,1], x[1,0], ... into
+ * storage 0, 4, 1, ... */
+static void copy_inputs(Interp *it, const Graph *g, IValue *inputs, int ninputs, bool in) {
+    int pi = 0;
+    for (int i = 0; i < g->n && pi < ninputs; i++) {
+        const Node *p = g->nodes[i];
+        if (p->kind != N_PLACEHOLDER) continue;
+        IValue *v = &inputs[pi++];
+        if (p->is_sym) continue;
+        Buffer *b = ir_find_buffer(it->m, p->name);
+        if (!b || (!in && !b->mutated)) continue;
+        double *st = it->store[b->id];
+        int64_t n = numel(it, &b->layout);
+        for (int64_t k = 0; k < n; k++) {
+            int64_t at = lin_to_storage(it, &b->layout, k);
+            if (in) st[at] = tensor_get_f(v->t, k);
+            else tensor_set_f(v->t, k, st[at]);
+        }
+    }
+}
+
 int ir_interp_run(MiCtx *ctx, IrModule *m, IValue *inputs, int ninputs, IValue **outs, int *nouts) {
     Interp it = {0};
     it.ctx = ctx;
@@ -597,17 +622,7 @@ int ir_interp_run(MiCtx *ctx, IrModule *m, IValue *inputs, int ninputs, IValue *
         it.store_len[i] = n;
     }
     /* inputs */
-    pi = 0;
-    for (int i = 0; i < g->n && !rc; i++) {
-        const Node *p = g->nodes[i];
-        if (p->kind != N_PLACEHOLDER) continue;
-        IValue *v = &inputs[pi++];
-        if (p->is_sym) continue;
-        Buffer *b = ir_find_buffer(m, p->name);
-        if (!b) continue;
-        int64_t n = numel(&it, &b->layout);
-        for (int64_t k = 0; k < n; k++) it.store[b->id][lin_to_storage(&it, &b->layout, k)] = tensor_get_f(v->t, k);
-    }
+    if (!rc) copy_inputs(&it, g, inputs, ninputs, true);
     /* tensor constants (self._tensor_constant0): inputs after the placeholders, named by the
      * attribute (ir_lower), valued by the session as the compiled module's caller does */
     for (int i = 0; i < g->n && !rc; i++) {
@@ -650,17 +665,7 @@ int ir_interp_run(MiCtx *ctx, IrModule *m, IValue *inputs, int ninputs, IValue *
             (*outs)[j].t = t;
         }
         /* mutated inputs are written back */
-        pi = 0;
-        for (int i = 0; i < g->n && !rc; i++) {
-            const Node *p = g->nodes[i];
-            if (p->kind != N_PLACEHOLDER) continue;
-            IValue *v = &inputs[pi++];
-            if (p->is_sym) continue;
-            Buffer *b = ir_find_buffer(m, p->name);
-            if (!b || !b->mutated) continue;
-            int64_t n = numel(&it, &b->layout);
-            for (int64_t k = 0; k < n; k++) tensor_set_f(v->t, k, it.store[b->id][lin_to_storage(&it, &b->layout, k)]);
-        }
+        if (!rc) copy_inputs(&it, g, inputs, ninputs, false);
         if (rc) { interp_free_outputs(*outs, *nouts); *outs = NULL; }
     }
     for (int i = 0; i < m->nbufs; i++) free(it.store[i]);

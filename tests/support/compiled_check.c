@@ -92,6 +92,13 @@ Graph *cc_parsed(MiCtx *ctx, const char *fx, const char *file) {
     return g;
 }
 
+Graph *cc_parsed_file(MiCtx *ctx, const char *path) {
+    Graph *g = graph_load_file(ctx, path);
+    if (g) ops_resolve_graph(g);
+    else say("load", ctx);
+    return g;
+}
+
 Tensor *cc_tensor(MiCtx *ctx, DType dt, int ndim, const int64_t *size, const double *vals) {
     Tensor *t = tensor_new(ctx, dt, ndim, size);
     for (int64_t i = 0; i < tensor_numel(t); i++) tensor_set_f(t, i, vals ? vals[i] : (double)i);

@@ -39,6 +39,9 @@ int cc_cuda_builds(MiCtx *ctx, Graph *g);
 /* The graph of FX text fx (file: the name its errors carry), its ops resolved; NULL with a
  * diagnostic line ("# parse: ...") when it does not parse. */
 Graph *cc_parsed(MiCtx *ctx, const char *fx, const char *file);
+/* cc_parsed of the FX text in the file at path (e.g. tests/fixtures/sym/symfloat_running_var.py);
+ * NULL with a diagnostic line when it cannot be read or does not parse. */
+Graph *cc_parsed_file(MiCtx *ctx, const char *path);
 /* A tensor of dtype dt and the given sizes holding vals (row-major), or 0, 1, 2, ... when vals
  * is NULL. */
 Tensor *cc_tensor(MiCtx *ctx, DType dt, int ndim, const int64_t *size, const double *vals);
