@@ -18,6 +18,12 @@
 static const struct { const char *graph, *must_say, *todo; } known[] = {
     /* a user's torch.library op: the log holds no body, so check / exec stop (README: a user's own ops) */
     {"cpu_custom_op_library 0/0 (", "custom op survey.scaled_tanh.default has no implementation in minductor", NULL},
+    /* the fourteenth batch as found (2026-11-27): ops not implemented yet */
+    {"cpu_lru_complex_scan_train 0/0 (", NULL, "aten.view.dtype (complex <-> real bit views) not implemented"},
+    {"cpu_lru_complex_scan_train 0/0 backward", NULL, "aten.view.dtype (complex <-> real bit views) not implemented"},
+    {"cuda_s4d_vandermonde_kernel_train 0/0 backward", NULL, "aten.view.dtype (complex <-> real bit views) not implemented"},
+    {"cuda_perspective_warp_homography 0/0 (", NULL, "aten.cudnn_grid_sampler not implemented"},
+    {"cuda_superpoint_desc_sample 0/0 (", NULL, "aten.cudnn_grid_sampler not implemented"},
 };
 
 int main(void) {
@@ -50,7 +56,7 @@ int main(void) {
         } else if (line[0]) diag("%s", line);
     }
     pclose(p);
-    is_int(graphs + known_fail, 635, "635 compiled graphs in the 419 logs (GRU, LSTM and two avg pools: Dynamo refuses them; inference runs compile no backward)");
+    is_int(graphs + known_fail, 702, "702 compiled graphs in the 460 logs (GRU, LSTM and two avg pools: Dynamo refuses them; inference runs compile no backward)");
     is_int(known_fail, 1, "one of them stops for its stated reason (a user's custom op)");
     is_int(exact + todo_text, graphs, "every other one gives PyTorch's post-grad text exactly");
     sh_cleanup(&env);
