@@ -186,7 +186,7 @@ int main(void) {
     is_int(kernels(ctx, "cpu/mlp/graph0", true, NULL, NULL), 3, "mlp: addmm, relu, addmm");
     /* memory planning, fusion off, on cuda (one kernel per group): softmax's sum (buf2,
      * f32[64, 1]) takes the storage of the max (buf0), dead once exp(x - max) is computed; buf1 is
-     * still read by the division. On cpu the four loop nests are one cpp kernel whose arguments
+     * still read by the division, which writes the output over it. On cpu the four loop nests are one cpp kernel whose arguments
      * are restrict pointers: no storage changes hands inside it */
     Graph *g0;
     IrModule *m0;
@@ -196,7 +196,12 @@ int main(void) {
     if (ok(s0 != NULL, "softmax schedules with fusion off")) {
         Buffer *b0 = ir_find_buffer(m0, "buf0"), *b1 = ir_find_buffer(m0, "buf1"), *b2 = ir_find_buffer(m0, "buf2");
         ok(b0 && b1 && b2 && s0->reuse_of[b2->id] == b0->id, "buf2 reuses buf0");
-        ok(b1 && s0->reuse_of[b1->id] < 0 && b0 && s0->reuse_of[b0->id] < 0, "buf0, buf1 get their own storage");
+        Buffer *b3 = ir_find_buffer(m0, "buf3");
+        ok(b0 && s0->reuse_of[b0->id] < 0, "buf0 gets its own storage");
+        /* the division reads buf1 where it writes and is its last reader: it writes the output in
+         * place of buf1 (scheduler.py decide_inplace_update), so buf1 lives in the output */
+        ok(b1 && b3 && b3->output_index >= 0 && s0->inplace_of[b3->id] == b1->id && s0->reuse_of[b1->id] == b3->id,
+           "buf1 lives in the output buf3, which the division writes in place of it");
     }
     sched_free(s0); ir_free(m0); graph_free(g0);
     s0 = sched(ctx, "cpu/softmax/graph0", false, &g0, &m0);

@@ -25,7 +25,8 @@
  *   - cpp.py compatible ranges into a fused node whose nodes share one buffer size;
  *   - diagonal_scatter as lowering.py's clone + mutate_to of the diagonal view;
  *   - split reductions on a GPU (Reduction.num_splits, create_multilayer);
- *   - convert_to_reinterpret_view by make_indexer (a returned view of a constant buffer).
+ *   - convert_to_reinterpret_view by make_indexer (a returned view of a constant buffer);
+ *   - decide_inplace_update: which GPU kernel writes over a buffer it reads (in_out_ptr).
  * Values of these graphs against the interpreter: tests/test_codegen.c (tests/fixtures/codegen:
  * unrolled_small_reductions, cpu_bmm_one_row, foreach_inplace_read_after). */
 #include "tap.h"
@@ -596,6 +597,35 @@ static void reorder_stride_hints(MiCtx *ctx) {
     free(k); free(d);
 }
 
+/* scheduler.py decide_inplace_update on the GPU: a kernel writes its buffer in the storage of a
+ * read one that dies there, at the index it writes (tests/fixtures/sched_rules/inplace_cuda.py:
+ * no input, no returned buffer, no buffer two nodes of one kernel read; a returned value may
+ * take an intermediate's storage); the CUDA kernel takes it once (Triton's in_out_ptr0) */
+static void inplace_rules(MiCtx *ctx) {
+    Graph *g = graph_load_file(ctx, "tests/fixtures/sched_rules/inplace_cuda.py");
+    if (!ok(g != NULL, "inplace_cuda.py loads")) return;
+    ops_resolve_graph(g);
+    ctx->target = MI_DEV_CUDA;
+    ctx->fusion = true;
+    IrModule *m = ir_lower(ctx, g);
+    Schedule *s = m ? sched_run(ctx, m) : NULL;
+    StrBuf sb;
+    sb_init(&sb);
+    sb_put(&sb, "");
+    for (int i = 0; s && i < m->nbufs; i++)
+        if (s->inplace_of[i] >= 0) sb_printf(&sb, "%s in place of %s; ", m->bufs[i]->name, m->bufs[s->inplace_of[i]]->name);
+    is_str(sb.s, "buf2 in place of buf1; buf10 in place of buf7; ", "relu over the mm's result, the returned mul over mm_3's");
+    const char *lives = NULL;
+    for (int i = 0; s && i < m->nbufs; i++)
+        if (!strcmp(m->bufs[i]->name, "buf7")) lives = s->reuse_of[i] >= 0 ? m->bufs[s->reuse_of[i]]->name : "own storage";
+    is_str(lives, "buf10", "mm_3's result lives in the returned buffer's storage");
+    sb_free(&sb);
+    sched_free(s);
+    ir_free(m);
+    graph_free(g);
+    ctx->target = MI_DEV_CPU;
+}
+
 int main(void) {
     MiCtx *ctx = mi_ctx_new();
     cpp_rules(ctx);
@@ -616,6 +646,7 @@ int main(void) {
     mm_operand_layout(ctx);
     reorder_stride_hints(ctx);
     reinterpret_rules(ctx);
+    inplace_rules(ctx);
     mi_ctx_free(ctx);
     return done_testing();
 }

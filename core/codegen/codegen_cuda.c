@@ -408,7 +408,9 @@ static int emit_launch_fn(MiCtx *ctx, const Schedule *s, const char *fname, bool
             } else if (ub_of[i] >= 0) {   /* sized by an unbacked symbol: allocated at its first writer */
                 sb_printf(&decls, "    %s *%s = NULL;\n", ct, b->name);
             } else if (s->reuse_of[i] >= 0 && !unstored[s->reuse_of[i]] && ub_of[s->reuse_of[i]] < 0) {
-                sb_printf(&decls, "    %s *%s = (%s *)%s;   /* reuses the freed %s */\n", ct, b->name, ct, m->bufs[s->reuse_of[i]]->name, m->bufs[s->reuse_of[i]]->name);
+                const Buffer *r = m->bufs[s->reuse_of[i]];
+                sb_printf(&decls, "    %s *%s = (%s *)%s;   /* %s %s */\n", ct, b->name, ct, r->name,
+                          s->inplace_of[i] == r->id ? "written in place of" : r->output_index >= 0 ? "in the storage of output" : "reuses the freed", r->name);
             } else {
                 own[i] = true;
                 if (nown++ == 0) sb_put(&out, "    size_t mi_ws_need = 0;\n");

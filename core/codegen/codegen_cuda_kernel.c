@@ -645,25 +645,54 @@ static Expr *contig_index(SymCtx *sy, const LoopBody *b) {
     return idx;
 }
 
+/* The buffer whose storage g writes b in (Inductor's in_out_ptr: sched_inplace.c) when g reads
+ * that one too, else NULL: b is then no argument of g's kernel but a name for the other one's. */
+static const Buffer *inplace_src(const Schedule *s, const SchedGroup *g, const Buffer *b) {
+    int a = s->inplace_of ? s->inplace_of[b->id] : -1;
+    return a >= 0 && cg_group_touches(s, g, s->ir->bufs[a]) ? s->ir->bufs[a] : NULL;
+}
+
+/* Does g write some buffer in a's storage (a is then an in/out argument)? */
+static bool inplace_dst(const Schedule *s, const SchedGroup *g, const Buffer *a) {
+    for (int i = 0; i < g->n; i++)
+        if (inplace_src(s, g, s->nodes[g->nodes[i]].buf) == a) return true;
+    return false;
+}
+
+/* The kernel's parameters, every buffer g touches in buffer order (one written in place of
+ * another: a local name for that one's pointer, `float *const buf6 = buf5;`), then MiSyms; and
+ * the opening of its body. */
 static int kernel_params(MiCtx *ctx, const Schedule *s, const SchedGroup *g, StrBuf *out) {
     const IrModule *m = s->ir;
     int na = 0;
+    StrBuf alias;
+    sb_init(&alias);
+    sb_put(&alias, "");
     for (int i = 0; i < m->nbufs; i++) {
         const Buffer *b = m->bufs[i];
         if (!cg_group_touches(s, g, b)) continue;
+        const Buffer *src = inplace_src(s, g, b);
+        if (src) {
+            const char *ct = cu_type(b->layout.dtype);
+            sb_printf(&alias, "    %s *const %s = %s; (void)%s;   /* in place of %s (in_out_ptr) */\n", ct, b->name, src->name, b->name, src->name);
+            continue;
+        }
         const char *ct = cu_type(b->layout.dtype);
-        if (!ct || dtype_is_complex(b->layout.dtype))
+        if (!ct || dtype_is_complex(b->layout.dtype)) {
+            sb_free(&alias);
             return mi_err(ctx, NULL, 0, 0, "dtype %s of buffer '%s' is not supported by the CUDA code generator%s", dtype_abbrev(b->layout.dtype), b->name,
                           ct ? " in a generated kernel (complex tensors are read and written by FallbackKernels only, as in Inductor)" : "");
+        }
         /* __restrict__ only on what the kernel only reads: a buffer it writes is read back by other
          * threads of the block after a __syncthreads (a row kernel's later node reads what an
          * earlier one stored: a sort's values, a reduction's result), and with __restrict__ on it
          * nvcc may serve those reads from a stale copy (cuda_sort_cumsum on an H200: the scan after
          * sort, max and sum read the sum as written before; right without it) */
-        bool w = cg_group_writes(s, g, b);
+        bool w = cg_group_writes(s, g, b) || inplace_dst(s, g, b);
         sb_printf(out, "%s%s%s *%s%s", na++ ? ", " : "", w ? "" : "const ", ct, w ? "" : "__restrict__ ", b->name);
     }
-    sb_printf(out, "%sMiSyms mi_sy)\n{\n", na ? ", " : "");
+    sb_printf(out, "%sMiSyms mi_sy)\n{\n%s", na ? ", " : "", alias.s);
+    sb_free(&alias);
     for (int i = 0; i < m->nsyms; i++) sb_printf(out, "    const int64_t %s = mi_sy.v[%d]; (void)%s;\n", m->sym_names[i], i, m->sym_names[i]);
     sb_put(out, "    (void)mi_sy;\n");
     return 0;
@@ -1366,7 +1395,7 @@ void cu_emit_launch(const Schedule *s, const SchedGroup *g, bool pdl, StrBuf *ou
     sb_init(&args);
     for (int i = 0; i < m->nbufs; i++) {
         const Buffer *b = m->bufs[i];
-        if (cg_group_touches(s, g, b)) sb_printf(&args, "%s, ", b->name);
+        if (cg_group_touches(s, g, b) && !inplace_src(s, g, b)) sb_printf(&args, "%s, ", b->name);
     }
     sb_put(&args, "mi_sy");
     if (dual_threads) {

@@ -1195,8 +1195,13 @@ static bool is_intermediate(const Buffer *b) {
 /* The buffer whose storage b lives in: a ConcatKernel's for one of its NonOwningLayout slices. */
 static Buffer *slice_root(Buffer *b) { return b->alias_of ? b->alias_of : b; }
 
+/* Storage of the intermediates for the GPU wrapper (codegen_cuda.c): a buffer written in place
+ * of one its kernel reads (s->inplace_of) takes that one's storage, which passes on to it
+ * instead of being freed; else a freed buffer's of the same dtype and size (wrapper.py's
+ * ReuseLine). A buffer whose in-place successors end in a graph output lives in the output. */
 static void plan_memory(Schedule *s) {
     IrModule *m = s->ir;
+    sched_decide_inplace(s);
     s->reuse_of = mi_xmalloc(sizeof(int) * (m->nbufs + 1));
     int *last = mi_xmalloc(sizeof(int) * (m->nbufs + 1));
     for (int i = 0; i < m->nbufs; i++) { s->reuse_of[i] = -1; last[i] = -1; }
@@ -1216,6 +1221,10 @@ static void plan_memory(Schedule *s) {
     int *freed = mi_xmalloc(sizeof(int) * (m->nbufs + 1)), nfreed = 0;
     bool *placed = mi_xcalloc(m->nbufs + 1, 1);   /* storage decided at its first writer (a
                                                       Scatter writes its clone again later) */
+    int *succ = mi_xmalloc(sizeof(int) * (m->nbufs + 1));   /* the buffer written in place of it, -1 */
+    for (int i = 0; i < m->nbufs; i++) succ[i] = -1;
+    for (int i = 0; i < m->nbufs; i++)
+        if (s->inplace_of[i] >= 0) succ[s->inplace_of[i]] = i;
     SymCtx *sy = m->ctx->sym;
     for (int k = 0; k < s->norder; k++) {
         SchedGroup *g = &s->groups[s->order[k]];
@@ -1225,6 +1234,10 @@ static void plan_memory(Schedule *s) {
                 Buffer *b = slice_root(n->deps.writes[w].buf);   /* a slice: the cat's storage, here */
                 if (!is_intermediate(b) || placed[b->id]) continue;
                 placed[b->id] = true;
+                if (s->inplace_of[b->id] >= 0) { s->reuse_of[b->id] = s->inplace_of[b->id]; continue; }
+                int e = b->id;   /* the end of b's in-place successors */
+                while (succ[e] >= 0) e = succ[e];
+                if (m->bufs[e]->output_index >= 0) { s->reuse_of[b->id] = e; continue; }
                 Expr *sz = layout_storage_size(sy, &b->layout);
                 for (int f = 0; f < nfreed; f++) {
                     Buffer *o = m->bufs[freed[f]];
@@ -1239,7 +1252,7 @@ static void plan_memory(Schedule *s) {
         int kk = sched_kernel_of_pos(s, k);
         if (k + 1 < s->norder && sched_kernel_of_pos(s, k + 1) == kk) continue;   /* kernel not done */
         for (int i = 0; i < m->nbufs; i++)
-            if (last[i] == kk && is_intermediate(m->bufs[i])) {
+            if (last[i] == kk && is_intermediate(m->bufs[i]) && succ[i] < 0) {
                 /* the storage actually freed is the root of its reuse chain */
                 freed[nfreed++] = i;
             }
@@ -1247,6 +1260,7 @@ static void plan_memory(Schedule *s) {
     free(last);
     free(freed);
     free(placed);
+    free(succ);
 }
 
 /* one group per node, nothing fused yet */
@@ -1364,6 +1378,7 @@ void sched_free(Schedule *s) {
     sched_foreach_free(s);
     free(s->okey);
     free(s->reuse_of);
+    free(s->inplace_of);
     free(s->rd_start); free(s->rd); free(s->wr_start); free(s->wr);
     sched_free_branches(s);
     arena_free(&s->arena);

@@ -96,6 +96,8 @@ typedef struct Schedule {
                                   order where the edges allow (sched_order_key) */
     char mem_note[128];        /* "reordered for peak memory (lpmf): A -> B bytes" (sched_memory.c), or "" */
     int *reuse_of;             /* per buffer id: buffer id whose memory it reuses, or -1 */
+    int *inplace_of;           /* per buffer id: the buffer its kernel reads and writes it over
+                                  (Inductor's in_out_ptr: sched_inplace.c), or -1 */
     int *rd_start, *rd;        /* buffer id -> nodes reading it: rd[rd_start[id] .. rd_start[id+1]) */
     int *wr_start, *wr;        /* ... writing it (node ids ascending, dead nodes included) */
     struct SchedReshape **reshapes; int nreshapes;   /* kept outer-loop splits (core/scheduler/sched_reshape.c):
@@ -123,6 +125,8 @@ int sched_num_kernels(const Schedule *s);
 void sched_make_kernels(Schedule *s);
 /* (Re)name the kernels of s by their same_as links (sched_kernels.c). */
 void sched_name_kernels(Schedule *s);
+/* Decide s->inplace_of (core/scheduler/sched_inplace.c: Inductor's decide_inplace_update). */
+void sched_decide_inplace(Schedule *s);
 /* Index into s->kernels of the kernel that runs group position k of s->order. */
 int sched_kernel_of_pos(const Schedule *s, int k);
 const char *sched_group_name(const Schedule *s, int g, char *buf, size_t n);
