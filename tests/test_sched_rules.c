@@ -34,6 +34,10 @@
 #include "ops/interp.h"
 #include "scheduler/scheduler.h"
 #include "codegen/codegen_reuse.h"
+#include "codegen/codegen_c.h"
+#include "codegen/codegen_cuda.h"
+#include "runtime/runtime.h"
+#include "tests/support/fixture_graph.h"
 #include "fx_passes/passes.h"
 
 #include <math.h>
@@ -512,6 +516,40 @@ static void diagonal_scatter_rule(MiCtx *ctx) {
     free(k); free(d); free(ir);
 }
 
+/* The fixture at path lowered for the GPU target: the IR interpreter's nout outputs agree with
+ * the reference interpreter's within tol (max abs error); what says which test it is. The
+ * module, its graph and inputs are returned for more checks (NULL module: none). */
+static IrModule *cuda_ir_agrees(MiCtx *ctx, const char *path, const char *what, int nout, double tol, Graph **gout,
+                                IValue **in, int *nin) {
+    Graph *g = graph_load_file(ctx, path);
+    IValue *ref = NULL, *got = NULL;
+    int nref = 0, ngot = 0;
+    *gout = g;
+    *in = NULL;
+    *nin = 0;
+    if (!ok(g != NULL, "%s: the fixture loads", what)) return NULL;
+    ops_resolve_graph(g);
+    ok(interp_random_inputs(ctx, g, NULL, 0, in, nin) == 0 && interp_run(ctx, g, *in, *nin, &ref, &nref) == 0 && nref == nout,
+       "%s: the reference interpreter runs", what);
+    ctx->target = MI_DEV_CUDA;
+    ctx->fusion = true;
+    IrModule *m = ir_lower(ctx, g);
+    if (!ok(m && ir_interp_run(ctx, m, *in, *nin, &got, &ngot) == 0 && ngot == nout, "%s: the IR interpreter runs", what))
+        diag("%s", ctx->err.msg);
+    for (int j = 0; j < nout && got && ref; j++) {
+        double worst = 0;
+        for (int64_t e = 0; e < tensor_numel(ref[j].t); e++) {
+            double a = tensor_get_f(ref[j].t, e), b = tensor_get_f(got[j].t, e);
+            if (fabs(a - b) > worst) worst = fabs(a - b);
+        }
+        ok(tensor_numel(ref[j].t) == tensor_numel(got[j].t) && worst < tol, "%s: output %d agrees (max abs err %g)", what, j, worst);
+    }
+    ctx->target = MI_DEV_CPU;
+    interp_free_outputs(got, ngot);
+    interp_free_outputs(ref, nref);
+    return m;
+}
+
 /* ir.py Reduction.num_splits / create_multilayer on the GPU target: each reduction of
  * tests/fixtures/sched_rules/split_reductions_cuda.py is two (a [*ranges, split] intermediate,
  * then the split partials), and the IR interpreter's values agree with the reference
@@ -526,27 +564,54 @@ static void split_reductions(MiCtx *ctx) {
               "skip op4 + op5 score=8: numel/rnumel mismatch (reduce) (2, 1), (5000, 2); one Triton kernel has one (numel, rnumel)\n",
            "split reductions: [6, 2] x 120, [6, 3] x 86 (masked), [2] x 5000, each then over its splits");
     free(k); free(d); free(ir);
-    Graph *g = graph_load_file(ctx, path);
-    IValue *in = NULL, *ref = NULL, *got = NULL;
-    int nin = 0, nref = 0, ngot = 0;
-    if (!ok(g != NULL, "split reductions: the fixture loads")) return;
-    ops_resolve_graph(g);
-    ok(interp_random_inputs(ctx, g, NULL, 0, &in, &nin) == 0 && interp_run(ctx, g, in, nin, &ref, &nref) == 0 && nref == 3,
-       "split reductions: the reference interpreter runs");
+    Graph *g;
+    IValue *in;
+    int nin;
+    ir_free(cuda_ir_agrees(ctx, path, "split reductions", 3, 1e-3, &g, &in, &nin));
+    interp_free_outputs(in, nin);
+    graph_free(g);
+}
+
+/* ir.py WelfordReduction.create / create_multilayer on the GPU target: each Welford of
+ * tests/fixtures/sched_rules/split_welford_cuda.py is two kernels (the [*ranges, split] mean,
+ * m2 and weight partials, then their welford_combine), masked blocks weigh nothing (the
+ * welford_combine of (x, 0, 1)), and the values agree with the reference interpreter in the IR
+ * interpreter and in the C code of the CUDA-lowered module (its welford_combine merges partial
+ * triples); nvcc compiles the CUDA source */
+static void split_welford(MiCtx *ctx) {
+    char *k, *d, *ir;
+    const char *path = "tests/fixtures/sched_rules/split_welford_cuda.py";
+    int n = sched_text(ctx, path, MI_DEV_CUDA, &k, &d, &ir);
+    is_int(n, 6, "split Welford: two kernels per statistic");
+    ok(d && strstr(d, "skip op0_op1_op2 + op3_op4 score=96: numel/rnumel mismatch (reduce) (8, 4), (8192, 2); one Triton kernel has one (numel, rnumel)\n") &&
+       strstr(d, "skip op6_op7_op8 + op9_op10 score=216: numel/rnumel mismatch (reduce) (18, 6), (86, 3); one Triton kernel has one (numel, rnumel)\n") &&
+       strstr(d, "skip op12_op13_op14 + op15 score=24: numel/rnumel mismatch (reduce) (2, 1), (5001, 2); one Triton kernel has one (numel, rnumel)\n"),
+       "split Welford: [4, 1, 2] x 8192, [6, 3] x 86 (masked), [2] x 5001 (masked), each then over its splits");
+    is_str(ir, "buf0 reduction\nbuf1 reduction\nbuf2 reduction\nbuf3 reduction\nbuf4 reduction\nbuf5 pointwise\n"
+               "buf6 reduction\nbuf7 reduction\nbuf8 reduction\nbuf9 reduction\nbuf10 reduction\nbuf11 pointwise\n"
+               "buf12 reduction\nbuf13 reduction\nbuf14 reduction\nbuf15 reduction\nbuf16 pointwise\n",
+           "split Welford: mean, m2 and weight partials, then the combined mean and m2 (var: the m2 alone)");
+    free(k); free(d); free(ir);
+    Graph *g;
+    IValue *in;
+    int nin;
+    IrModule *m = cuda_ir_agrees(ctx, path, "split Welford", 5, 1e-5, &g, &in, &nin);
     ctx->target = MI_DEV_CUDA;
-    IrModule *m = ir_lower(ctx, g);
-    if (!ok(m && ir_interp_run(ctx, m, in, nin, &got, &ngot) == 0 && ngot == 3, "split reductions: the IR interpreter runs")) diag("%s", ctx->err.msg);
-    for (int j = 0; j < 3 && got && ref; j++) {
-        double worst = 0;
-        for (int64_t e = 0; e < tensor_numel(ref[j].t); e++) {
-            double a = tensor_get_f(ref[j].t, e), b = tensor_get_f(got[j].t, e);
-            if (fabs(a - b) > worst) worst = fabs(a - b);
-        }
-        ok(tensor_numel(ref[j].t) == tensor_numel(got[j].t) && worst < 1e-3, "split reductions: output %d agrees (max abs err %g)", j, worst);
-    }
+    Schedule *s = m ? sched_run(ctx, m) : NULL;
+    char *c = s ? codegen_c(ctx, s) : NULL, *cu = s ? codegen_cuda(ctx, s) : NULL;
+    RtModule *rt = c ? rt_compile(ctx, c) : NULL;
+    StrBuf rep;
+    sb_init(&rep);
+    if (!ok(rt && rt_check(ctx, rt, g, in, nin, 1e-4, 1e-5, &rep) == 1, "split Welford: the C kernels' welford_combine agrees"))
+        diag("%s", rep.s ? rep.s : ctx->err.msg);
+    ok(cu && strstr(cu, "MiWelfordOp()(") != NULL, "split Welford: the CUDA kernels merge the partial triples");
+    tf_nvcc_ok("split Welford", cu);
     ctx->target = MI_DEV_CPU;
-    interp_free_outputs(got, ngot);
-    interp_free_outputs(ref, nref);
+    sb_free(&rep);
+    rt_free(rt);
+    free(c);
+    free(cu);
+    sched_free(s);
     interp_free_outputs(in, nin);
     ir_free(m);
     graph_free(g);
@@ -643,6 +708,7 @@ int main(void) {
     capture_rules(ctx);
     diagonal_scatter_rule(ctx);
     split_reductions(ctx);
+    split_welford(ctx);
     mm_operand_layout(ctx);
     reorder_stride_hints(ctx);
     reinterpret_rules(ctx);

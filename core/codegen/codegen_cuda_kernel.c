@@ -372,17 +372,19 @@ static IrVal cu_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
 }
 
 /* Reductions: a per-thread accumulator updated in the element loop, then mi_block_reduce. */
-static IrVal cu_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v) {
+static IrVal cu_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, const IrVal *vs) {
     Cu *e = h->self;
     char acc[32];
     snprintf(acc, sizeof acc, "acc%d", (*e->tmp)++);
     const char *ct = cu_vtype(dt), *st = cu_vtype(src);
+    IrVal v = vs[0];
     const char *x = nm(e, v);
     const char *ind = "            ";
     char out[64];
     snprintf(out, sizeof out, "%s", acc);
     RowCache *rc = e->rc;
-    int src_id = rc && v >= 0 && v < e->v.n ? e->v.tag[v] : -1;
+    /* (welford_combine's three values are no one row value: not cached) */
+    int src_id = rc && rt != RED_WELFORD_COMBINE && v >= 0 && v < e->v.n ? e->v.tag[v] : -1;
     if (src_id >= 0)   /* the same reduction of the same row values already ran in this kernel */
         for (int i = 0; i < rc->nred; i++)
             if (rc->red[i].rt == rt && rc->red[i].src == src_id) {
@@ -478,6 +480,12 @@ static IrVal cu_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, I
     case RED_WELFORD:
         sb_printf(e->pre, "%sMiWelford %s = {0.0f, 0.0f, 0.0f};\n", ind, acc);
         sb_printf(e->body, "%smi_welford_add(%s, (float)%s);\n", e->indent, acc, x);
+        sb_printf(e->mid, "%s%s = %s(%s, MiWelfordOp(), mi_shared);\n", ind, acc, e->reducer, acc);
+        break;
+    case RED_WELFORD_COMBINE:   /* partial (mean, m2, weight) triples: triton_helpers.welford_combine */
+        sb_printf(e->pre, "%sMiWelford %s = {0.0f, 0.0f, 0.0f};\n", ind, acc);
+        sb_printf(e->body, "%s%s = MiWelfordOp()(%s, MiWelford{(float)%s, (float)%s, (float)%s});\n", e->indent, acc, acc, x,
+                  nm(e, vs[1]), nm(e, vs[2]));
         sb_printf(e->mid, "%s%s = %s(%s, MiWelfordOp(), mi_shared);\n", ind, acc, e->reducer, acc);
         break;
     default: break;

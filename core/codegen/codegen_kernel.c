@@ -615,11 +615,12 @@ static void acc_decl(Em *e, const char *ct, const char *a, const char *init) {
                    e->oindent, ct, a, em_width(e), em_width(e), a, init);
 }
 
-static IrVal c_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v) {
+static IrVal c_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, const IrVal *v) {
     Em *e = h->self;
-    const char *x = nm(e, v);
-    char key[EM_NAME + 40];
+    const char *x = nm(e, v[0]);
+    char key[3 * EM_NAME + 40];
     snprintf(key, sizeof key, "reduce %d %d %s", (int)rt, (int)dt, x);
+    for (int k = 1; k < ir_reduce_arity(rt); k++) snprintf(key + strlen(key), sizeof key - strlen(key), " %s", nm(e, v[k]));
     int *slot = cse_slot(&e->cse, key);   /* var and mean of one input: one Welford */
     if (*slot >= 0) return *slot;
     char A[32];
@@ -696,6 +697,15 @@ static IrVal c_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, Ir
         if (lanes) sb_printf(e->fin, "%s    mi_wf_lanes_%s(&%s_n, &%s_mean, &%s_m2, (double)mi_wk, %s_wm, %s_wm2, %d);\n",
                              fi, dbl ? "double" : "float", A, A, A, A, A, WF_LANES);
         sb_printf(e->fin, "%s    mi_wf_merge(&%s_n, &%s_mean, &%s_m2, %s_tn, %s_tm, %s_tm2);\n", fi, A, A, A, A, A, A);
+        snprintf(val, sizeof val, "%s", A);
+        break;
+    }
+    case RED_WELFORD_COMBINE: {   /* scalar, as argmax: partial triples merged in order (mi_wf_merge) */
+        e->simd_ok = false;
+        e->only_clauses = false;
+        sb_printf(e->pre, "%s    double %s_n = 0, %s_mean = 0, %s_m2 = 0;\n", fi, A, A, A);
+        sb_printf(e->body, "%s    mi_wf_merge(&%s_n, &%s_mean, &%s_m2, (double)%s, (double)%s, (double)%s);\n", e->indent, A, A, A,
+                  nm(e, v[2]), x, nm(e, v[1]));
         snprintf(val, sizeof val, "%s", A);
         break;
     }
@@ -1034,7 +1044,7 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
         const Buffer *bf = gnode(s, g, i)->buf;
         if (!bf->body->nred) continue;
         has_red = true;
-        has_arg |= bf->rtype == RED_ARGMAX || bf->rtype == RED_ARGMIN;
+        has_arg |= bf->rtype == RED_ARGMAX || bf->rtype == RED_ARGMIN || bf->rtype == RED_WELFORD_COMBINE;
         has_wf |= bf->rtype == RED_WELFORD;
         if (!csb && cg_csum_needed(bf->body)) csb = bf->body;
     }

@@ -51,6 +51,7 @@ bool ir_math_is_compare(IrMathOp op) {
 static const char *red_names[RED_COUNT] = {
     [RED_SUM] = "sum", [RED_PROD] = "prod", [RED_MAX] = "max", [RED_MIN] = "min",
     [RED_ARGMAX] = "argmax", [RED_ARGMIN] = "argmin", [RED_WELFORD] = "welford_reduce",
+    [RED_WELFORD_COMBINE] = "welford_combine",
 };
 const char *ir_scan_name(IrScanOp op) {
     static const char *const names[] = {"add", "mul", "logaddexp", "max", "min", "sort"};
@@ -294,8 +295,10 @@ static IrVal rec_math(OpsHandler *h, IrMathOp op, const IrVal *args, DType dt) {
     for (int i = 0; i < ir_math_arity(op); i++) o.args[i] = args[i];
     return rec_push(h->self, o);
 }
-static IrVal rec_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v) {
-    return rec_push(h->self, (LoopOp){.kind = LOP_REDUCTION, .dtype = dt, .src_dtype = src, .rtype = rt, .args = {v}});
+static IrVal rec_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, const IrVal *v) {
+    LoopOp o = {.kind = LOP_REDUCTION, .dtype = dt, .src_dtype = src, .rtype = rt, .args = {v[0]}};
+    for (int k = 1; k < ir_reduce_arity(rt); k++) o.args[k] = v[k];
+    return rec_push(h->self, o);
 }
 static IrVal rec_getitem(OpsHandler *h, IrVal v, int k) {
     Recorder *r = h->self;
@@ -473,16 +476,20 @@ static LoopBody *trace_body(IrModule *m, Buffer *buf, const IrFn *fn, int ndim, 
     recorder_init(&r, m, b);
     int cap = m->capture;
     m->capture = buf->born + 1;   /* what buf's inner function captured (call_storage) */
-    IrVal v = fn->call(fn, &r.h, idx);
+    /* welford_combine reduces the three inner functions of a tuple fn (lw_tuple3): mean, m2, weight */
+    IrVal v[3];
+    if (rt == RED_WELFORD_COMBINE)
+        for (int k = 0; k < 3; k++) v[k] = fn->a[k]->call(fn->a[k], &r.h, idx);
+    else v[0] = fn->call(fn, &r.h, idx);
     m->capture = cap;
     Buffer *target = buf->mutates ? buf->mutates : buf;
     Expr *out = layout_index(s, &target->layout, idx);
     if (nred == 0) {
-        r.h.store(&r.h, target, out, v);
+        r.h.store(&r.h, target, out, v[0]);
     } else {
-        DType src = rec_dtype(&r, v);
+        DType src = rec_dtype(&r, v[0]);
         IrVal red = r.h.reduction(&r.h, buf->layout.dtype, src, rt, v);
-        if (rt == RED_WELFORD) {
+        if (ir_reduce_is_welford(rt)) {
             IrVal it[3];
             for (int k = 0; k < 3; k++) it[k] = r.h.getitem(&r.h, red, k);
             red = it[welford_item];
@@ -563,7 +570,7 @@ IrVal loop_body_run(const LoopBody *b, OpsHandler *h) {
         case LOP_INDEX_EXPR: vals[i] = h->index_expr(h, replay_index(b, o, from, to, nsub), o->dtype); break;
         case LOP_TO_DTYPE: vals[i] = h->to_dtype(h, a[0], o->dtype, o->src_dtype); break;
         case LOP_MATH: vals[i] = h->math(h, o->op, a, o->dtype); break;
-        case LOP_REDUCTION: vals[i] = h->reduction(h, o->dtype, o->src_dtype, o->rtype, a[0]); break;
+        case LOP_REDUCTION: vals[i] = h->reduction(h, o->dtype, o->src_dtype, o->rtype, a); break;
         case LOP_GETITEM: vals[i] = h->getitem(h, a[0], o->item); break;
         case LOP_SCAN: {
             DType dts[2] = {o->dtype, o->src_dtype};
@@ -604,7 +611,7 @@ static IrVal pr_constant(OpsHandler *h, double v, DType dt) { ((Probe *)h->self)
 static IrVal pr_index_expr(OpsHandler *h, Expr *e, DType dt) { ((Probe *)h->self)->bad = true; return 1; }
 static IrVal pr_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) { ((Probe *)h->self)->bad = true; return 1; }
 static IrVal pr_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) { ((Probe *)h->self)->bad = true; return 1; }
-static IrVal pr_red(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v) { ((Probe *)h->self)->bad = true; return 1; }
+static IrVal pr_red(OpsHandler *h, DType dt, DType src, IrReduceType rt, const IrVal *v) { ((Probe *)h->self)->bad = true; return 1; }
 static IrVal pr_getitem(OpsHandler *h, IrVal v, int k) { ((Probe *)h->self)->bad = true; return 1; }
 static void pr_store_red(OpsHandler *h, Buffer *buf, Expr *index, IrVal v) { ((Probe *)h->self)->bad = true; }
 static IrVal pr_scan(OpsHandler *h, IrScanOp op, int flags, const DType *dt, const IrVal *v, int n) { ((Probe *)h->self)->bad = true; return 1; }

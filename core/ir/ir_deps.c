@@ -29,7 +29,7 @@ static IrVal d_constant(OpsHandler *h, double v, DType dt) { return 0; }
 static IrVal d_index_expr(OpsHandler *h, Expr *e, DType dt) { return 0; }
 static IrVal d_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) { return 0; }
 static IrVal d_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) { return 0; }
-static IrVal d_red(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v) { return 0; }
+static IrVal d_red(OpsHandler *h, DType dt, DType src, IrReduceType rt, const IrVal *v) { return 0; }
 static IrVal d_getitem(OpsHandler *h, IrVal v, int k) { return 0; }
 static IrVal d_scan(OpsHandler *h, IrScanOp op, int flags, const DType *dt, const IrVal *v, int n) { return 0; }
 /* ops.bucketize reads its whole boundaries buffer: a StarDep, as Inductor's

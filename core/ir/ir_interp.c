@@ -219,11 +219,11 @@ static IrVal i_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
     if (dt == DT_F32) r = (float)r;
     return push(it, r);
 }
-static IrVal i_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v) {
+static IrVal i_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, const IrVal *v) {
     Interp *it = h->self;
     int id = it->nvals;
     Acc *a = &it->acc[id];
-    double x = it->vals[v];
+    double x = it->vals[v[0]];
     switch (rt) {
     case RED_SUM: a->v += x; break;
     case RED_PROD: a->v *= x; break;
@@ -233,6 +233,13 @@ static IrVal i_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, Ir
     case RED_ARGMAX: if (!isnan(a->v) && (x > a->v || isnan(x))) { a->v = x; a->idx = a->count; } a->count++; break;
     case RED_ARGMIN: if (!isnan(a->v) && (x < a->v || isnan(x))) { a->v = x; a->idx = a->count; } a->count++; break;
     case RED_WELFORD: { a->n += 1; double d = x - a->v; a->v += d / a->n; a->m2 += d * (x - a->v); break; }
+    case RED_WELFORD_COMBINE: {   /* ir.py welford_combine_fn; an empty pair stays empty (Triton's where) */
+        double m2 = it->vals[v[1]], w = it->vals[v[2]], nw = a->n + w, d = x - a->v, f = nw == 0 ? 0 : w / nw;
+        a->v += d * f;
+        a->m2 += m2 + d * d * a->n * f;
+        a->n = nw;
+        break;
+    }
     default: break;
     }
     return push(it, 0);

@@ -125,11 +125,16 @@ static IrVal p_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
     sb_put(p->sb, ")\n");
     return p->n - 1;
 }
-static IrVal p_red(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v) {
+/* ops.reduction; welford_combine's three values print as FX prints a tuple argument:
+ * "(load, load_1, load_2)" */
+static IrVal p_red(OpsHandler *h, DType dt, DType src, IrReduceType rt, const IrVal *v) {
     PrintH *p = h->self;
     const char *c = fresh(p, "reduction");
-    sb_printf(p->sb, "        %s = ops.reduction(%s, %s, '%s', %s)\n", c, dtype_torch_name(dt), dtype_torch_name(src),
-              ir_reduce_name(rt), p->names[v]);
+    int n = ir_reduce_arity(rt);
+    sb_printf(p->sb, "        %s = ops.reduction(%s, %s, '%s', %s", c, dtype_torch_name(dt), dtype_torch_name(src),
+              ir_reduce_name(rt), n > 1 ? "(" : "");
+    for (int k = 0; k < n; k++) sb_printf(p->sb, "%s%s", k ? ", " : "", v[k] >= 0 ? p->names[v[k]] : "?");
+    sb_put(p->sb, n > 1 ? "))\n" : ")\n");
     return p->n - 1;
 }
 static IrVal p_getitem(OpsHandler *h, IrVal v, int k) {

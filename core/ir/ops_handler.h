@@ -55,9 +55,16 @@ bool ir_math_is_compare(IrMathOp op);      /* result is bool */
 
 typedef enum {
     RED_SUM, RED_PROD, RED_MAX, RED_MIN, RED_ARGMAX, RED_ARGMIN, RED_WELFORD,
+    /* welford_combine: Welford triples (mean, m2, weight) merged (Chan et al.), the second
+     * stage of a split Welford (ir.py WelfordReduction.create_multilayer) */
+    RED_WELFORD_COMBINE,
     RED_COUNT
 } IrReduceType;
 const char *ir_reduce_name(IrReduceType t);   /* "sum", "welford_reduce", ... */
+/* the values a reduction of type t takes: 3 for welford_combine (mean, m2, weight), else 1 */
+static inline int ir_reduce_arity(IrReduceType t) { return t == RED_WELFORD_COMBINE ? 3 : 1; }
+/* a reduction whose result is a Welford triple (read with getitem 0 mean, 1 m2, 2 weight) */
+static inline bool ir_reduce_is_welford(IrReduceType t) { return t == RED_WELFORD || t == RED_WELFORD_COMBINE; }
 
 /* The combine functions of Inductor's scan lowerings (lowering.py: cumsum's ops.add, cumprod's
  * ops.mul, logcumsumexp's log_add_exp_helper, cummax / cummin's argmax / argmin combine with
@@ -83,7 +90,8 @@ struct OpsHandler {
     IrVal (*to_dtype)(OpsHandler *h, IrVal v, DType dt, DType src);
     /* args: ir_math_arity(op) values; dt: result dtype (bool for comparisons) */
     IrVal (*math)(OpsHandler *h, IrMathOp op, const IrVal *args, DType dt);
-    IrVal (*reduction)(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v);
+    /* v: ir_reduce_arity(rt) values (welford_combine: the mean, m2 and weight of a partial) */
+    IrVal (*reduction)(OpsHandler *h, DType dt, DType src, IrReduceType rt, const IrVal *v);
     IrVal (*getitem)(OpsHandler *h, IrVal v, int k);           /* welford: 0 mean, 1 m2, 2 n */
     void (*store_reduction)(OpsHandler *h, Buffer *buf, Expr *index, IrVal v);
     /* Inductor's ops.indirect_indexing(x, size, check, wrap_neg): the integer value x (loaded

@@ -115,10 +115,10 @@ static IrVal oc_math(OpsHandler *h, IrMathOp op, const IrVal *args, DType dt) {
     if (op == IOP_EXP || op == IOP_SIGMOID) c->heavy_cpu = true;
     return oc_value(c, &k, NULL);
 }
-static IrVal oc_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v) {
+static IrVal oc_reduction(OpsHandler *h, DType dt, DType src, IrReduceType rt, const IrVal *v) {
     OcKey k = oc_key(OC_RED);
     k.op = rt;
-    k.a[0] = v;
+    for (int i = 0; i < ir_reduce_arity(rt); i++) k.a[i] = v[i];
     k.dt = dt;
     (void)src;
     return oc_value(h->self, &k, NULL);

@@ -148,17 +148,14 @@ static double reduction_default(IrReduceType rt, DType dt) {
 }
 
 static IrStorage *reduction_create(Lower *L, const Node *n, IrTBox *x, const IrFn *f, int no, Expr **osize, int nr,
-                                   Expr **rsize, IrReduceType rt, DType out_dt, int welford_item, bool keepdim,
-                                   const char *oname);
+                                   Expr **rsize, IrReduceType rt, DType out_dt, bool keepdim, const char *oname);
 
-/* Reduction.create_multilayer: the first layer reduces f over [*ranges, split] in blocks of
- * ceil(rnumel / split) (the reduced dims read through the flat index block * s + r, masked to
- * the default past rnumel when split does not divide it), realized (f32 for f16 / bf16); the
- * second reduces its split partials per output, a plain Reduction (neither unrolled nor split
- * again). Example: a column sum of [240, 6] on a GPU: [6, 2] partials of 120, then [6]. */
-static IrStorage *reduction_multilayer(Lower *L, const Node *n, IrTBox *x, const IrFn *f, int no, Expr **osize, int nr,
-                                       Expr **rsize, int64_t rnumel, int64_t split, IrReduceType rt, DType out_dt,
-                                       bool keepdim, const char *oname) {
+/* Reduction._multilayer_wrap_loader: f (no output dims, then nr reduced dims rsize) as a
+ * function of [*ranges, split] and the block's element r, reading the reduced dims through the
+ * flat index block * s + r, masked to dflt past rnumel when split does not divide it.
+ * Example: rnumel 240, split 2: block 120, element (c, s, r) reads flat 120 * s + r. */
+static const IrFn *multilayer_wrap(Lower *L, const IrFn *f, int no, int nr, Expr **rsize, int64_t rnumel, int64_t split,
+                                   double dflt) {
     SymCtx *s = L->s;
     int64_t block = (rnumel + split - 1) / split;
     Expr *flat = sym_add(s, sym_mul(s, sym_int(s, block), lw_var(L, no)), lw_var(L, no + 1));
@@ -169,16 +166,30 @@ static IrStorage *reduction_multilayer(Lower *L, const Node *n, IrTBox *x, const
     for (int d = 0; d < no; d++) map[d] = lw_var(L, d);
     lw_reshape_indexer(L, rsize, nr, &total, &at, 1, map + no);
     const IrFn *w = lw_reindex(L, f, no + 2, map, no + nr);
-    DType inter = out_dt == DT_F16 || out_dt == DT_BF16 ? DT_F32 : out_dt;
     if (rnumel % split) {
         const IrFn *in = lw_math(L, IOP_LT, DT_BOOL, lw_index_expr(L, flat, no + 2, DT_I32), lw_const(L, (double)rnumel, DT_I32), NULL);
-        w = lw_math(L, IOP_WHERE, w->dtype, in, w, lw_const(L, reduction_default(rt, w->dtype), w->dtype));
+        w = lw_math(L, IOP_WHERE, w->dtype, in, w, lw_const(L, dflt, w->dtype));
     }
+    return w;
+}
+
+/* Reduction.create_multilayer: the first layer reduces f over [*ranges, split] in blocks of
+ * ceil(rnumel / split) (multilayer_wrap, masked to the reduction's default), realized (f32 for
+ * f16 / bf16); the second reduces its split partials per output, a plain Reduction (neither
+ * unrolled nor split again). Example: a column sum of [240, 6] on a GPU: [6, 2] partials of
+ * 120, then [6]. */
+static IrStorage *reduction_multilayer(Lower *L, const Node *n, IrTBox *x, const IrFn *f, int no, Expr **osize, int nr,
+                                       Expr **rsize, int64_t rnumel, int64_t split, IrReduceType rt, DType out_dt,
+                                       bool keepdim, const char *oname) {
+    SymCtx *s = L->s;
+    int64_t block = (rnumel + split - 1) / split;
+    const IrFn *w = multilayer_wrap(L, f, no, nr, rsize, rnumel, split, reduction_default(rt, f->dtype));
+    DType inter = out_dt == DT_F16 || out_dt == DT_BF16 ? DT_F32 : out_dt;
     if (rt != RED_ARGMAX && rt != RED_ARGMIN) w = lw_to_dtype(L, w, inter);
     Expr *osz[MI_MAX_DIMS + 1], *bsz = sym_int(s, block);
     for (int d = 0; d < no; d++) osz[d] = osize[d];
     osz[no] = sym_int(s, split);
-    IrStorage *mid = reduction_create(L, n, x, w, no + 1, osz, 1, &bsz, rt, inter, 0, false, oname);
+    IrStorage *mid = reduction_create(L, n, x, w, no + 1, osz, 1, &bsz, rt, inter, false, oname);
     if (!mid->buf) lw_realize(L, mid, NULL);
     const IrFn *g = lw_to_dtype(L, lw_tbox_of_storage(L, mid)->loader, out_dt);
     Expr *ssz = sym_int(s, split);
@@ -186,10 +197,9 @@ static IrStorage *reduction_multilayer(Lower *L, const Node *n, IrTBox *x, const
 }
 
 /* Reduction.create from f (no output dims, then nr reduced dims): unrolled, split or one
- * buffer (see lw_reduction) */
+ * buffer (see lw_reduction); not Welford (welford_create) */
 static IrStorage *reduction_create(Lower *L, const Node *n, IrTBox *x, const IrFn *f, int no, Expr **osize, int nr,
-                                   Expr **rsize, IrReduceType rt, DType out_dt, int welford_item, bool keepdim,
-                                   const char *oname) {
+                                   Expr **rsize, IrReduceType rt, DType out_dt, bool keepdim, const char *oname) {
     int64_t rn[MI_MAX_DIMS], rnumel = 1, onum = 1;
     bool rstatic = true, ostatic = true;
     for (int j = 0; j < nr; j++) {
@@ -205,21 +215,145 @@ static IrStorage *reduction_create(Lower *L, const Node *n, IrTBox *x, const IrF
     bool one = rstatic && rnumel == 1;
     /* (sympy_product(ranges) != 1 or is_gpu(device.type)): a GPU unrolls a single result too */
     bool gpu = (n->has_meta ? n->meta.device : L->dev).kind != DEV_CPU;
-    if (one || (rstatic && rnumel > 0 && rnumel < threshold && rt != RED_WELFORD && (!ostatic || onum != 1 || gpu))) {
-        const IrFn *pf = rt == RED_WELFORD ? (welford_item == 0 ? unrolled_reduction(L, f, no, nr, rsize, 1, RED_SUM, out_dt)
-                                                                : lw_const(L, 0, out_dt))
-                                           : unrolled_reduction(L, f, no, nr, rsize, rnumel, rt, out_dt);
+    if (one || (rstatic && rnumel > 0 && rnumel < threshold && (!ostatic || onum != 1 || gpu))) {
+        const IrFn *pf = unrolled_reduction(L, f, no, nr, rsize, rnumel, rt, out_dt);
         const char **o = NULL;
         int nor = 0;
         lw_origins_add(L, &o, &nor, oname ? oname : lw_short_name(L, n->target));
         lw_origins_merge(L, &o, &nor, x);
         return lw_storage_new(L, pf, out_dt, no, osize, o, nor);
     }
-    /* triton doesn't support reduce to single element well, so break it up (Welford: not yet) */
+    /* triton doesn't support reduce to single element well, so break it up */
     bool outer;
-    int64_t split = gpu && L->ctx->target == MI_DEV_CUDA && rt != RED_WELFORD ? lw_num_splits(L, f, no, osize, nr, rsize, rt, &outer) : 1;
+    int64_t split = gpu && L->ctx->target == MI_DEV_CUDA ? lw_num_splits(L, f, no, osize, nr, rsize, rt, &outer) : 1;
     if (split > 1) return reduction_multilayer(L, n, x, f, no, osize, nr, rsize, rnumel, split, rt, out_dt, keepdim, oname);
-    return reduction_buffer(L, n, x, f, no, osize, nr, rsize, rt, out_dt, welford_item, keepdim, oname);
+    return reduction_buffer(L, n, x, f, no, osize, nr, rsize, rt, out_dt, 0, keepdim, oname);
+}
+
+/* The three inner functions of a welford_combine (mean, m2, weight) as one IrFn: the body
+ * recorder calls each (ir.c trace_body); called as one function it runs all three and gives
+ * the mean's value. */
+static IrVal call_welford_triple(const IrFn *f, OpsHandler *h, Expr *const *idx) {
+    IrVal v = f->a[0]->call(f->a[0], h, idx);
+    f->a[1]->call(f->a[1], h, idx);
+    f->a[2]->call(f->a[2], h, idx);
+    return v;
+}
+static const IrFn *welford_triple(Lower *L, const IrFn *const *fns) {
+    IrFn *f = lw_fn(L, call_welford_triple, fns[0]->dtype);
+    f->na = 3;
+    f->cost = 0;
+    for (int k = 0; k < 3; k++) {
+        f->a[k] = fns[k];
+        f->cost = lw_cost_add(f->cost, lw_fn_cost(fns[k]));
+    }
+    return f;
+}
+
+static void welford_create(Lower *L, const Node *n, IrTBox *x, const IrFn *const *fns, IrReduceType rt, int no,
+                           Expr **osize, int nr, Expr **rsize, DType dt, bool keepdim, const char *oname,
+                           const bool *want, IrStorage **out);
+
+/* WelfordReduction.create_multilayer: the first layer is a Welford over [*ranges, split] in
+ * blocks of ceil(rnumel / split) (multilayer_wrap, masked to 0), its mean, m2 and weight
+ * realized; the second merges the split partial triples per output (welford_combine). When
+ * split does not divide rnumel, a welford_reduce becomes the welford_combine of (x, 0, 1), so
+ * that the masked elements (0, 0, 0) weigh nothing. Example: the layer norm statistics of
+ * [4, 16384] on a GPU: [4, 1, 2] partials of 8192, then [4, 1] over the 2 partials. */
+static void welford_multilayer(Lower *L, const Node *n, IrTBox *x, const IrFn *const *fns, IrReduceType rt, int no,
+                               Expr **osize, int nr, Expr **rsize, int64_t rnumel, int64_t split, DType dt,
+                               bool keepdim, const char *oname, const bool *want, IrStorage **out) {
+    if (rnumel % split && rt != RED_WELFORD_COMBINE) {
+        const IrFn *c[3] = {fns[0], lw_const(L, 0, dt), lw_const(L, 1, dt)};
+        welford_multilayer(L, n, x, c, RED_WELFORD_COMBINE, no, osize, nr, rsize, rnumel, split, dt, keepdim, oname, want, out);
+        return;
+    }
+    const IrFn *w[3];
+    for (int k = 0; k < ir_reduce_arity(rt); k++) w[k] = multilayer_wrap(L, fns[k], no, nr, rsize, rnumel, split, 0);
+    Expr *osz[MI_MAX_DIMS + 1], *bsz = sym_int(L->s, (rnumel + split - 1) / split), *ssz = sym_int(L->s, split);
+    for (int d = 0; d < no; d++) osz[d] = osize[d];
+    osz[no] = ssz;
+    const bool all[3] = {true, true, true};
+    IrStorage *mid[3];
+    welford_create(L, n, x, w, rt, no + 1, osz, 1, &bsz, dt, false, oname, all, mid);
+    const IrFn *g[3];
+    for (int k = 0; k < 3; k++) {
+        if (!mid[k]->buf) lw_realize(L, mid[k], NULL);
+        g[k] = lw_tbox_of_storage(L, mid[k])->loader;
+    }
+    welford_create(L, n, x, g, RED_WELFORD_COMBINE, no, osize, 1, &ssz, dt, keepdim, oname, want, out);
+}
+
+/* WelfordReduction.create over no output dims, then nr reduced dims: fns[0] the values
+ * (welford_reduce) or fns[0..2] partial (mean, m2, weight) triples (welford_combine); out[k]
+ * gets the mean (k = 0), m2 (1) or weight (2) where want[k], each its own buffer (Inductor's
+ * three outputs, the unused ones dead). One element is a copy: (x, 0, 1), a combine's own
+ * triple; Welford is never unrolled ("TODO: Unrolled reduction"); on a GPU, Reduction.num_splits
+ * of fns[0] may split it (welford_multilayer). */
+static void welford_create(Lower *L, const Node *n, IrTBox *x, const IrFn *const *fns, IrReduceType rt, int no,
+                           Expr **osize, int nr, Expr **rsize, DType dt, bool keepdim, const char *oname,
+                           const bool *want, IrStorage **out) {
+    int64_t rnumel = 1, v;
+    bool rstatic = true;
+    for (int j = 0; j < nr; j++) {
+        rstatic &= sym_is_int(rsize[j], &v);
+        if (rstatic) rnumel *= v;
+    }
+    if (rstatic && rnumel == 1) {
+        for (int k = 0; k < 3; k++) {
+            if (!want[k]) continue;
+            const IrFn *pf = rt == RED_WELFORD_COMBINE ? unrolled_reduction(L, fns[k], no, nr, rsize, 1, RED_SUM, dt)
+                             : k == 0                 ? unrolled_reduction(L, fns[0], no, nr, rsize, 1, RED_SUM, dt)
+                                                      : lw_const(L, k == 1 ? 0 : 1, dt);
+            const char **o = NULL;
+            int nor = 0;
+            lw_origins_add(L, &o, &nor, oname ? oname : lw_short_name(L, n->target));
+            lw_origins_merge(L, &o, &nor, x);
+            out[k] = lw_storage_new(L, pf, dt, no, osize, o, nor);
+        }
+        return;
+    }
+    bool gpu = (n->has_meta ? n->meta.device : L->dev).kind != DEV_CPU, outer;
+    int64_t split = gpu && rstatic && L->ctx->target == MI_DEV_CUDA ? lw_num_splits(L, fns[0], no, osize, nr, rsize, rt, &outer) : 1;
+    if (split > 1) {
+        welford_multilayer(L, n, x, fns, rt, no, osize, nr, rsize, rnumel, split, dt, keepdim, oname, want, out);
+        return;
+    }
+    const IrFn *f = rt == RED_WELFORD_COMBINE ? welford_triple(L, fns) : fns[0];
+    for (int k = 0; k < 3; k++)
+        if (want[k]) out[k] = reduction_buffer(L, n, x, f, no, osize, nr, rsize, rt, dt, k, keepdim, oname);
+}
+
+/* x's loader over the output dims (keepdim: the reduced ones as size 1), then the reduced dims
+ * (Inductor's _make_reduction_inner): *no / osize, *nr / rsize get the two lists */
+static const IrFn *reduction_inner(Lower *L, IrTBox *x, const bool *red, bool keepdim, int *no, Expr **osize, int *nr,
+                                   Expr **rsize) {
+    Expr *map[MI_MAX_DIMS];
+    *no = *nr = 0;
+    for (int d = 0; d < x->ndim; d++) {
+        if (red[d]) {
+            if (keepdim) osize[(*no)++] = sym_int(L->s, 1);
+        } else osize[(*no)++] = x->size[d];
+    }
+    for (int d = 0; d < x->ndim; d++)
+        if (red[d]) rsize[(*nr)++] = x->size[d];
+    int ko = 0, kr = 0;
+    for (int d = 0; d < x->ndim; d++) {
+        if (red[d]) { map[d] = lw_var(L, *no + kr++); if (keepdim) ko++; }
+        else map[d] = lw_var(L, ko++);
+    }
+    return lw_reindex(L, x->loader, *no + *nr, map, x->ndim);
+}
+
+/* var_mean_welford_'s WelfordReduction.create of x over red[] (welford_reduce, dtype dt):
+ * out[0] the mean, out[1] the m2, out[2] the weight where want[k]; a split Welford's first
+ * layer is made once for all of them */
+static void welford_of(Lower *L, const Node *n, IrTBox *x, const bool *red, bool keepdim, DType dt, const char *oname,
+                       const bool *want, IrStorage **out) {
+    Expr *osize[MI_MAX_DIMS], *rsize[MI_MAX_DIMS];
+    int no, nr;
+    const IrFn *f = reduction_inner(L, x, red, keepdim, &no, osize, &nr, rsize);
+    welford_create(L, n, x, &f, RED_WELFORD, no, osize, nr, rsize, dt, keepdim, oname, want, out);
 }
 
 /* Reduce x over dims red[] into a realized buffer; out size keepdim or not. As Inductor's
@@ -231,23 +365,17 @@ static IrStorage *reduction_create(Lower *L, const Node *n, IrTBox *x, const IrF
  * (core/lowering/lowering_split.c, reduction_multilayer). */
 IrStorage *lw_reduction(Lower *L, const Node *n, IrTBox *x, const bool *red, bool keepdim,
                                  IrReduceType rt, DType out_dt, int welford_item, const char *oname) {
-    Expr *osize[MI_MAX_DIMS], *rsize[MI_MAX_DIMS], *map[MI_MAX_DIMS];
-    int no = 0, nr = 0;
-    for (int d = 0; d < x->ndim; d++) {
-        if (red[d]) {
-            if (keepdim) osize[no++] = sym_int(L->s, 1);
-        } else osize[no++] = x->size[d];
+    if (rt == RED_WELFORD) {
+        bool want[3] = {welford_item == 0, welford_item == 1, welford_item == 2};
+        IrStorage *out[3] = {NULL, NULL, NULL};
+        welford_of(L, n, x, red, keepdim, out_dt, oname, want, out);
+        return out[welford_item];
     }
-    for (int d = 0; d < x->ndim; d++)
-        if (red[d]) rsize[nr++] = x->size[d];
-    int ko = 0, kr = 0;
-    for (int d = 0; d < x->ndim; d++) {
-        if (red[d]) { map[d] = lw_var(L, no + kr++); if (keepdim) ko++; }
-        else map[d] = lw_var(L, ko++);
-    }
-    const IrFn *f = lw_reindex(L, x->loader, no + nr, map, x->ndim);
-    if (rt != RED_ARGMAX && rt != RED_ARGMIN && rt != RED_WELFORD) f = lw_to_dtype(L, f, out_dt);
-    return reduction_create(L, n, x, f, no, osize, nr, rsize, rt, out_dt, welford_item, keepdim, oname);
+    Expr *osize[MI_MAX_DIMS], *rsize[MI_MAX_DIMS];
+    int no, nr;
+    const IrFn *f = reduction_inner(L, x, red, keepdim, &no, osize, &nr, rsize);
+    if (rt != RED_ARGMAX && rt != RED_ARGMIN) f = lw_to_dtype(L, f, out_dt);
+    return reduction_create(L, n, x, f, no, osize, nr, rsize, rt, out_dt, keepdim, oname);
 }
 
 static Expr *red_numel(Lower *L, IrTBox *x, const bool *red) {
@@ -462,8 +590,11 @@ static int lower_var_mean(Lower *L, const Node *n, int arg) {
         IrTBox *items2[2] = {tv, tm};
         return lw_set_tuple(L, n, items2, 2);
     }
-    IrStorage *mean = lw_reduction(L, n, x, red, keepdim, RED_WELFORD, dt, 0, "var_mean");
-    IrStorage *m2 = lw_reduction(L, n, x, red, keepdim, RED_WELFORD, dt, 1, "var_mean");
+    const bool want[3] = {true, true, false};
+    IrStorage *wf[3] = {NULL, NULL, NULL}, *mean, *m2;
+    welford_of(L, n, x, red, keepdim, dt, "var_mean", want, wf);
+    mean = wf[0];
+    m2 = wf[1];
     Expr *N = sym_sub(L->s, red_numel(L, x, red), sym_int(L->s, (int64_t)corr));
     IrTBox *items[2] = {pw_scale(L, m2, IOP_TRUEDIV, N, dt, "var_mean"), lw_tbox_of_storage(L, mean)};
     return lw_set_tuple(L, n, items, 2);

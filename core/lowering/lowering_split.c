@@ -26,7 +26,7 @@ static IrVal ri_constant(OpsHandler *h, double v, DType dt) { (void)h; (void)v; 
 static IrVal ri_index_expr(OpsHandler *h, Expr *e, DType dt) { (void)h; (void)e; (void)dt; return 0; }
 static IrVal ri_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) { (void)h; (void)v; (void)dt; (void)src; return 0; }
 static IrVal ri_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) { (void)h; (void)op; (void)a; (void)dt; return 0; }
-static IrVal ri_red(OpsHandler *h, DType dt, DType src, IrReduceType rt, IrVal v) { (void)h; (void)dt; (void)src; (void)rt; (void)v; return 0; }
+static IrVal ri_red(OpsHandler *h, DType dt, DType src, IrReduceType rt, const IrVal *v) { (void)h; (void)dt; (void)src; (void)rt; (void)v; return 0; }
 static IrVal ri_getitem(OpsHandler *h, IrVal v, int k) { (void)h; (void)v; (void)k; return 0; }
 static IrVal ri_bucketize(OpsHandler *h, IrVal v, const IrBoundaries *b, IrVal off) { (void)h; (void)v; (void)b; (void)off; return 0; }
 static Expr *ri_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wrap_neg, Expr *sym) {
