@@ -2,6 +2,7 @@
  * ir (ir_pre_fusion style dump), sched (fusion groups and decisions), codegen (C source) and
  * exec (compile with cc, run, compare with the reference interpreter, time). The session keeps
  * the results in a CompileState that is dropped whenever the graph changes. */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include "commands.h"
@@ -643,13 +644,19 @@ int cmd_codegen(Session *s, int argc, char **argv) {
     size_t nl = strlen(argv[1]);
     for (const char *p = code; (p = strstr(p, argv[1])); p += nl) {
         if (p[nl] != '(') continue;
+        if (p > code && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) continue;   /* 'x' in mi_modidx( */
         const char *line = p;
         while (line > code && line[-1] != '\n') line--;
         if (*line == ' ' || *line == '\t') continue;          /* a call, not the definition */
-        const char *end = strstr(p, "\n}\n");
-        if (!end) continue;
         const char *semi = strchr(p, ';'), *brace = strchr(p, '{');
         if (semi && brace && semi < brace) continue;          /* a declaration */
+        const char *eol = strchr(p, '\n');
+        if (brace && eol && brace < eol && eol[-1] == '}') {   /* a one-line helper: "... { return ...; }" */
+            fprintf(s->out, "%.*s\n", (int)(eol - line), line);
+            return 0;
+        }
+        const char *end = strstr(p, "\n}\n");
+        if (!end) continue;
         fprintf(s->out, "%.*s\n", (int)(end + 2 - line), line);
         return 0;
     }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "commands.h"
 #include "ops/inputs.h"
 #include "ops/numerics.h"
@@ -87,6 +88,17 @@ static void print_graph_specs(Session *s, const TraceCompileInfo *c) {
     free(v);
 }
 
+/* A truncated or damaged log: say where, before anything fails (a warning, not an error: what
+ * was read may well be the graph wanted). Example: "warning: t.log:547: truncated_payload:
+ * torch._functorch.config: log ends inside the payload (1 problem line in the log; ...)". */
+static void warn_log_issues(Session *s, const char *log, const TraceCompileList *cl) {
+    if (cl->n_issues <= 0) return;
+    const TraceIssue *is = &cl->first_issue;
+    fprintf(s->err, "warning: %s:%ld: %s%s%s (%ld problem line%s in the log; "
+            "'minductor tlparse %s' lists them)\n", log, is->line, trace_issue_kind_name(is->kind),
+            is->detail[0] ? ": " : "", is->detail, cl->n_issues, cl->n_issues == 1 ? "" : "s", log);
+}
+
 static int list_compiles(Session *s, const char *log, TraceCompileList *cl) {
     if (trace_list_compiles(s->ctx, log, cl) < 0) return -1;
     fprintf(s->out, "%s: %d compile%s\n", log, cl->n, cl->n == 1 ? "" : "s");
@@ -107,12 +119,7 @@ static int list_compiles(Session *s, const char *log, TraceCompileList *cl) {
         char cg[600];
         if (*trace_cudagraph_summary(c, cg, sizeof cg)) fprintf(s->out, "  %-8s cudagraphs: %s\n", "", cg);
     }
-    if (cl->n_issues > 0) {     /* a truncated or damaged log: say where, before anything fails */
-        const TraceIssue *is = &cl->first_issue;
-        fprintf(s->err, "warning: %s:%ld: %s%s%s (%ld problem line%s in the log; "
-                "'minductor tlparse %s' lists them)\n", log, is->line, trace_issue_kind_name(is->kind),
-                is->detail[0] ? ": " : "", is->detail, cl->n_issues, cl->n_issues == 1 ? "" : "s", log);
-    }
+    warn_log_issues(s, log, cl);
     return 0;
 }
 
@@ -229,13 +236,15 @@ static int layouts_differing(const Graph *g, const InputLayout *l, int n) {
  * "forward", "backward"), NULL = the first of default_artifacts. For the default and
  * forward/backward, a before_post_grad_graph that equals the inductor_post_grad_graph after it
  * gives way to the graph the compile was handed (trace_prepass_graph says why, in p->note);
- * the compilation's example-input layouts go to p->layouts. */
-static Graph *load_from_log(Session *s, const char *log, const char *cid, const char *spec, LogPick *p) {
+ * the compilation's example-input layouts go to p->layouts. warn: a damaged log (truncated, bad
+ * lines) is named first, as `load LOG` does when it lists the compiles. */
+static Graph *load_from_log(Session *s, const char *log, const char *cid, const char *spec, LogPick *p, bool warn) {
     char *text = NULL;
     int first_line = 1;
     memset(p, 0, sizeof *p);
     TraceCompileList cl = {0};
     if (cid && trace_list_compiles(s->ctx, log, &cl) < 0) return NULL;
+    if (cid && warn) warn_log_issues(s, log, &cl);
     const TraceCompileInfo *c = find_compile(&cl, cid);
     const char *name = NULL;
     int nth = 1, runnable = 0;
@@ -274,7 +283,10 @@ static Graph *load_from_log(Session *s, const char *log, const char *cid, const 
             int bnth;
             p->other_backward = c->roles[a] != 'b' && trace_resolve_graph_spec(c, "backward", &bn, &bnth);
         }
-        if (!has_role && !spec && !p->note[0]) p->desc[0] = 0;   /* inference: the id says it all */
+        /* inference: the id says it all, unless the pick is not the usual graph (a log cut
+         * before the post-grad graph: its aot_joint_graph) */
+        if (!has_role && !spec && !p->note[0] && (!strcmp(name, default_artifacts[0]) || !strcmp(name, default_artifacts[1])))
+            p->desc[0] = 0;
         if (!text) runnable = 0;
     } else if (!text && !spec) {
         mi_err(s->ctx, log, 0, 0, "compile %s has no graph artifact (%s, %s, ...); "
@@ -337,6 +349,18 @@ static const char *dir_hint(const char *dir, char *buf, size_t n) {
     }
     closedir(d);
     const char *sep = dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/";
+    if (!graph && !logs) {     /* a recorded case's folder: its graphs are graph0/, graph1/, ... */
+        int ngraphs = 0;
+        char sub[1200];
+        for (;; ngraphs++) {
+            snprintf(sub, sizeof sub, "%s%sgraph%d/pre_post_grad.py", dir, sep, ngraphs);
+            if (access(sub, R_OK) != 0) break;
+        }
+        if (ngraphs)
+            snprintf(buf, n, " (a recorded case with %d graph%s: try 'load %s%sgraph0/pre_post_grad.py; inputs %s%sgraph0')",
+                     ngraphs, ngraphs == 1 ? "" : "s", dir, sep, dir, sep);
+        return buf;
+    }
     if (graph) snprintf(buf, n, " (try 'load %s%spre_post_grad.py; inputs %s')", dir, sep, dir);
     else if (logs == 1) snprintf(buf, n, " (try 'load %s%s%s')", dir, sep, first_log);
     else if (logs > 1) snprintf(buf, n, " (%d logs here: 'load %s%sFILE.log', or 'report --all-ranks %s')", logs, dir, sep, dir);
@@ -351,7 +375,7 @@ static const char *dir_hint(const char *dir, char *buf, size_t n) {
 static Graph *link_forward(Session *s, Graph *g, const char *log, const char *cid, int *bits) {
     LogPick fp;
     MiTry tentative = mi_try(s->ctx);
-    Graph *fw = load_from_log(s, log, cid, "forward", &fp);
+    Graph *fw = load_from_log(s, log, cid, "forward", &fp, false);
     mi_try_end(&tentative);
     input_layouts_free(fp.layouts, fp.nlayouts);
     *bits = 0;
@@ -379,16 +403,9 @@ int cmd_load(Session *s, int argc, char **argv) {
             TraceCompileList cl = {0};
             if (list_compiles(s, path, &cl) < 0) return -1;
             /* exactly one compile with a graph: load it; otherwise ask for an id */
-            int pick = -1, ngraph = 0;
+            int pick = -1, ngraph = 0;   /* the compiles with a graph `load LOG ID` takes */
             for (int i = 0; i < cl.n; i++)
-                for (int a = 0; a < cl.c[i].n_artifacts; a++)
-                    if (strcmp(cl.c[i].artifacts[a], "before_post_grad_graph") == 0 ||
-                        strcmp(cl.c[i].artifacts[a], "aot_inference_graph") == 0 ||
-                        strcmp(cl.c[i].artifacts[a], "aot_forward_graph") == 0) {
-                        if (pick != i) ngraph++;
-                        pick = i;
-                        break;
-                    }
+                if (has_graph(&cl.c[i])) { ngraph++; pick = i; }
             char cid[64] = "";
             if (ngraph == 1) snprintf(cid, sizeof cid, "%s", cl.c[pick].id);
             trace_compile_list_free(&cl);
@@ -401,10 +418,10 @@ int cmd_load(Session *s, int argc, char **argv) {
                 return mi_err(s->ctx, path, 0, 0, "no compile has a graph artifact (%s, %s, ...); "
                               "to load another FX artifact name it: load %s COMPILE_ID ARTIFACT",
                               default_artifacts[0], default_artifacts[1], path);
-            g = load_from_log(s, path, cid, NULL, &lp);
+            g = load_from_log(s, path, cid, NULL, &lp, false);   /* list_compiles warned */
             snprintf(picked, sizeof picked, "compile %s", cid);
         } else {
-            g = load_from_log(s, path, argv[2], argc == 4 ? argv[3] : NULL, &lp);
+            g = load_from_log(s, path, argv[2], argc == 4 ? argv[3] : NULL, &lp, true);
         }
     } else {
         if (argc > 2) return mi_err(s->ctx, path, 0, 0, "not a TORCH_TRACE log: a COMPILE_ID only makes sense for logs");

@@ -99,7 +99,7 @@ char *scoped_changes(Session *s, int step, bool *changed, int *count) {
     const Graph *a = graph_at_path(pm_graph_at(s->pm, step), s->scope);
     const Graph *z = graph_at_path(pm_graph_at(s->pm, step + 1), s->scope);
     if (a && z) {
-        char *ta = fx_print(a, true), *tz = fx_print(z, true);
+        char *ta = fx_print_as(a, z, true), *tz = fx_print(z, true);
         *changed = strcmp(ta, tz) != 0;
         free(ta);
         free(tz);

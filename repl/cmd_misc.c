@@ -17,24 +17,9 @@
 /* ---------------------------------------------------------------- show */
 
 static VizGraph *build_diff(Session *s, const char *step_arg, const VizOptions *vo) {
-    if (!s->pm) { mi_err(s->ctx, "", 0, 0, "no pass history"); return NULL; }
-    int k = pm_cursor(s->pm);
-    if (step_arg) {
-        int i = pm_find_pass(s->pm, step_arg);
-        if (i >= 0) k = i + 1;
-        else {
-            long v;
-            if (parse_count(s, step_arg, "STEP", &v) < 0) return NULL;
-            k = (int)v;
-        }
-    }
-    if (k <= 0 || k > pm_num_passes(s->pm)) {
-        mi_err(s->ctx, "", 0, 0, k == 0 ? "no pass applied yet: nothing to diff (try 'step')"
-                                        : "step %d out of range", k);
-        return NULL;
-    }
+    int k;
+    if (!session_require_graph(s) || diff_step(s, step_arg, &k) < 0) return NULL;   /* as `diff STEP` */
     const Graph *before = pm_graph_at(s->pm, k - 1), *after = pm_graph_at(s->pm, k);
-    if (!before || !after) { mi_err(s->ctx, "", 0, 0, "pass %d has not run yet", k); return NULL; }
     const PassStep *st = pm_step_record(s->pm, k - 1);
     int nch = st ? st->nchanges : 0;
     const char **names = mi_xcalloc(nch ? nch : 1, sizeof *names);

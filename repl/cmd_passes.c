@@ -183,6 +183,7 @@ int cmd_next(Session *s, int argc, char **argv) {
     if (argc == 2 && parse_count(s, argv[1], "N", &n) < 0) return -1;
     if (!require_pm(s)) return -1;
     int old = pm_cursor(s->pm);
+    if (n > 0 && old >= pm_num_passes(s->pm)) { fprintf(s->out, "all passes applied\n"); return 0; }   /* as `step` says */
     int rc = pm_next(s->pm, (int)n);
     if (report_move(s, old, rc) < 0) return -1;
     int cur = pm_cursor(s->pm);
@@ -302,18 +303,24 @@ int cmd_patterns(Session *s, int argc, char **argv) {
     return 0;
 }
 
+int diff_step(Session *s, const char *arg, int *k) {
+    *k = pm_cursor(s->pm);
+    if (arg && parse_step(s, arg, k) < 0) return -1;
+    if (*k == 0 && arg)
+        return mi_err(s->ctx, "", 0, 0, "step 0 is the loaded graph: nothing to diff (steps are 1..%d)", pm_num_passes(s->pm));
+    if (*k == 0) return mi_err(s->ctx, "", 0, 0, "no pass applied yet: nothing to diff (try 'step')");
+    if (!pm_graph_at(s->pm, *k - 1) || !pm_graph_at(s->pm, *k))
+        return mi_err(s->ctx, "", 0, 0, "pass %d (%s) has not run yet", *k, pm_pass_name(s->pm, *k - 1));
+    return 0;
+}
+
 int cmd_diff(Session *s, int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[1], "session")) return cmd_diff_session(s, argc, argv);   /* repl/cmd_diff_session.c */
     if (argc > 2) return usage_error(s, "diff");
     if (!require_pm(s)) return -1;
-    int k = pm_cursor(s->pm);
-    if (argc == 2 && parse_step(s, argv[1], &k) < 0) return -1;
-    if (k == 0 && argc == 2)
-        return mi_err(s->ctx, "", 0, 0, "step 0 is the loaded graph: nothing to diff (steps are 1..%d)", pm_num_passes(s->pm));
-    if (k == 0) return mi_err(s->ctx, "", 0, 0, "no pass applied yet: nothing to diff (try 'step')");
+    int k;
+    if (diff_step(s, argc == 2 ? argv[1] : NULL, &k) < 0) return -1;
     int i = k - 1;
-    if (!pm_graph_at(s->pm, i) || !pm_graph_at(s->pm, k))
-        return mi_err(s->ctx, "", 0, 0, "pass %d (%s) has not run yet", k, pm_pass_name(s->pm, i));
     const PassStep *st = pm_step_record(s->pm, i);
     fprintf(s->out, "diff of step %d %s%s%s:\n", k, pm_pass_name(s->pm, i), s->scope ? " in " : "", s->scope ? s->scope : "");
     char *d = NULL;

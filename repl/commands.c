@@ -94,10 +94,12 @@ static const Command commands[] = {
      "fx_graph_transformed.py, ir_pre/post_fusion.txt, output_code.c, and the pictures (SVG and an\n"
      "interactive page each: search, node details, collapse, legend).", cmd_dump, CPL_FILE},
     {"trace", "trace on FILE | trace off | trace",
-     "Write a TORCH_TRACE log of what the session does (graphs, pass steps, code) to FILE.", cmd_trace, CPL_FILE},
+     "Write a TORCH_TRACE log of what the session does (graphs, pass steps, code) to FILE;\n"
+     "'trace off' closes it, 'trace' alone says where it goes. 'report' turns it into HTML.", cmd_trace, CPL_FILE},
     {"report", "report [DIR] | report --all-ranks LOGDIR [DIR]",
      "Turn the current trace log into a tlparse-like HTML report in DIR (default tl_out); without\n"
-     "one, the TORCH_TRACE log the graph was loaded from.\n"
+     "one, the TORCH_TRACE log the graph was loaded from. A trace still being written is closed\n"
+     "first (its compile ends there, as a finished run's log does); 'trace on FILE' starts another.\n"
      "--all-ranks: LOGDIR's dedicated_log_torch_trace_rank_N_*.log files, parsed in parallel, one\n"
      "report per rank under DIR/rank_N/ and a landing page lining the ranks up (divergent compile\n"
      "ids, failures, collective sequences per rank).", cmd_report, CPL_FILE},

@@ -54,6 +54,9 @@ int cmd_run(Session *s, int argc, char **argv);
 int cmd_break(Session *s, int argc, char **argv);
 int cmd_patterns(Session *s, int argc, char **argv);
 int cmd_diff(Session *s, int argc, char **argv);
+/* The step `diff [STEP]` and `show diff [STEP]` show (arg NULL: the cursor's), a pass that
+ * has run: 1..n into *k, else -1 with the error ("step 0 is the loaded graph: ..."). */
+int diff_step(Session *s, const char *arg, int *k);
 /* `diff session A.mi B.mi` (repl/cmd_diff_session.c): both scripts replayed apart, then aligned. */
 int cmd_diff_session(Session *s, int argc, char **argv);
 int cmd_bisect(Session *s, int argc, char **argv);

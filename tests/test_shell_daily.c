@@ -237,8 +237,8 @@ static void test_pictures(void) {
         snprintf(names[i], sizeof names[i], "%s_%d", i % 10 == 9 ? "sum" : i % 2 ? "mul" : "sin", i);
         if (i % 10 == 9)
             fprintf(f, "        %s: \"f32[8, 1][1, 1]cpu\" = torch.ops.aten.sum.dim_IntList(%s, [1], True)\n", names[i], prev);
-        else if (i % 10 == 0 && i)
-            fprintf(f, "        %s: \"f32[8, 8][8, 1]cpu\" = torch.ops.aten.sin.default(%s)\n", names[i], prev);
+        else if (i % 10 == 0 && i)     /* sin of the [8, 1] sum; the mul after it broadcasts back */
+            fprintf(f, "        %s: \"f32[8, 1][1, 1]cpu\" = torch.ops.aten.sin.default(%s)\n", names[i], prev);
         else if (i % 2)
             fprintf(f, "        %s: \"f32[8, 8][8, 1]cpu\" = torch.ops.aten.mul.Tensor(%s, x)\n", names[i], prev);
         else

@@ -39,12 +39,30 @@ static int stage_failed(MiCtx *ctx, CfxStage s) {
     return -1;
 }
 
+/* A graph that fails lint is not lowered: its annotations disagree with what its ops compute
+ * (add of [4, 4] and [3, 5], a view of 20 elements of 16), and lowering trusts them; PyTorch
+ * never hands Inductor such a graph (its fake tensors are the annotations), a hand-written one
+ * can. The first problem (ctx's error: file, line, node) is kept, prefixed. Returns -1. */
+static int lint_refused(MiCtx *ctx, int problems) {
+    char head[96], *msg = ctx->err.msg;
+    size_t hl = (size_t)snprintf(head, sizeof head, "the graph fails lint (%d problem%s; 'lint' lists them): ", problems,
+                                 problems == 1 ? "" : "s");
+    size_t ml = strnlen(msg, sizeof ctx->err.msg - hl - 1);
+    memmove(msg + hl, msg, ml);
+    memcpy(msg, head, hl);
+    msg[hl + ml] = 0;
+    return -1;
+}
+
 /* Run one stage on the results of the previous one. 0 / -1 + ctx error. */
 static int run_stage(MiCtx *ctx, CompiledFx *c, CfxStage s) {
     switch (s) {
-    case CFX_LOWERED:
+    case CFX_LOWERED: {
+        int problems = graph_lint(ctx, (Graph *)c->graph, NULL);   /* users are a cache */
+        if (problems) return lint_refused(ctx, problems);
         c->ir = ir_lower(ctx, c->graph);
         return c->ir ? 0 : -1;
+    }
     case CFX_SCHEDULED:
         c->sched = sched_run(ctx, c->ir);
         if (c->sched) codegen_reuse_kernels(ctx, c->sched);   /* src_to_kernel: one definition each */

@@ -170,13 +170,13 @@ static void indent(StrBuf *sb, int n) {
     for (int i = 0; i < n; i++) sb_putc(sb, ' ');
 }
 
-/* n's name and annotation; a SymFloat's in g's form (fast_sympy_print: Inductor's post-grad
+/* n's name and annotation; a SymFloat's in the printed form (fast: Inductor's post-grad
  * graph prints sympy_str of the expression, "Sym(-1.00000000000000 + IntTrueDiv(8*s0, 8))") */
-static void put_annotated_name(StrBuf *sb, const Graph *g, const Node *n) {
+static void put_annotated_name(StrBuf *sb, bool fast, const Node *n) {
     sb_put(sb, n->name);
     StrBuf a;
     sb_init(&a);
-    if (g && g->fast_sympy_print && n->annotated && n->symfloat) {
+    if (fast && n->annotated && n->symfloat) {
         sb_put(&a, "Sym(");
         if (!symfloat_fast_str(n->symfloat, &a)) sb_put(&a, n->symfloat);
         sb_putc(&a, ')');
@@ -229,26 +229,30 @@ static void print_call(StrBuf *sb, const Node *n) {
     sb_putc(sb, ')');
 }
 
-static void print_class(Graph *g, bool with_stack, int ind, StrBuf *sb) {
+/* One class of the print: g's signature, body and nested classes. expanded and fast are the
+ * print's form (fx_print_as): a nested class keeps its own expanded_def (PyTorch's _print_readable
+ * does not pass expanded_def to submodules) and takes the top's fast_sympy_print
+ * (print_readable's _override_sym_repr holds for the children too). */
+static void print_class(Graph *g, bool with_stack, int ind, bool expanded, bool fast, StrBuf *sb) {
     sb_printf(sb, "%*sclass %s(torch.nn.Module):\n", ind, "", g->class_name ? g->class_name : "GraphModule");
     int ip = ind + 4, ib = ind + 8;
     /* signature */
     if (g->npytree_args > 0) {
         /* AOT joint graph: pytree parameters, then the leaves declared and flattened */
         indent(sb, ip);
-        sb_put(sb, g->expanded_def ? "def forward(\n" : "def forward(self");
-        if (g->expanded_def) { indent(sb, ib); sb_put(sb, "self,\n"); }
+        sb_put(sb, expanded ? "def forward(\n" : "def forward(self");
+        if (expanded) { indent(sb, ib); sb_put(sb, "self,\n"); }
         for (int i = 0; i < g->npytree_args; i++) {
-            if (g->expanded_def) { indent(sb, ib); sb_printf(sb, "%s,\n", g->pytree_args[i]); }
+            if (expanded) { indent(sb, ib); sb_printf(sb, "%s,\n", g->pytree_args[i]); }
             else sb_printf(sb, ", %s", g->pytree_args[i]);
         }
-        if (g->expanded_def) { indent(sb, ip); sb_put(sb, "):\n"); }
+        if (expanded) { indent(sb, ip); sb_put(sb, "):\n"); }
         else sb_put(sb, "):\n");
         for (int i = 0; i < g->n; i++) {
             const Node *n = g->nodes[i];
             if (n->kind != N_PLACEHOLDER || !n->annotated) continue;
             indent(sb, ib);
-            put_annotated_name(sb, g, n);
+            put_annotated_name(sb, fast, n);
             if (n->ph_comment) sb_printf(sb, "  # %s", n->ph_comment);
             sb_putc(sb, '\n');
         }
@@ -258,7 +262,7 @@ static void print_class(Graph *g, bool with_stack, int ind, StrBuf *sb) {
         sb_put(sb, "= fx_pytree.tree_flatten_spec([");
         for (int i = 0; i < g->npytree_args; i++) sb_printf(sb, "%s%s", i ? ", " : "", g->pytree_args[i]);
         sb_put(sb, "], self._in_spec)\n");
-    } else if (g->expanded_def) {
+    } else if (expanded) {
         indent(sb, ip); sb_put(sb, "def forward(\n");
         indent(sb, ib); sb_put(sb, "self,\n");
         for (int i = 0; i < g->n; i++) {
@@ -267,7 +271,7 @@ static void print_class(Graph *g, bool with_stack, int ind, StrBuf *sb) {
             indent(sb, ib);
             Node tmp = *n;
             tmp.name = n->target ? n->target : n->name;
-            put_annotated_name(sb, g, &tmp);
+            put_annotated_name(sb, fast, &tmp);
             sb_putc(sb, ',');
             if (n->ph_comment) sb_printf(sb, "  # %s", n->ph_comment);
             sb_putc(sb, '\n');
@@ -281,7 +285,7 @@ static void print_class(Graph *g, bool with_stack, int ind, StrBuf *sb) {
             sb_put(sb, ", ");
             Node tmp = *n;
             tmp.name = n->target ? n->target : n->name;
-            put_annotated_name(sb, g, &tmp);
+            put_annotated_name(sb, fast, &tmp);
         }
         sb_put(sb, "):\n");
     }
@@ -309,7 +313,7 @@ static void print_class(Graph *g, bool with_stack, int ind, StrBuf *sb) {
             sb_put(sb, "return ");
             const Value *v = n->nargs ? &n->args[0] : NULL;
             bool pytree = g->npytree_args > 0 && v && v->kind == V_LIST;
-            if (pytree || (g->expanded_def && v && v->kind == V_TUPLE)) {
+            if (pytree || (expanded && v && v->kind == V_TUPLE)) {
                 if (pytree) sb_put(sb, "pytree.tree_unflatten([\n");
                 else sb_put(sb, "(\n");
                 for (int k = 0; k < v->list.n; k++) {
@@ -343,7 +347,7 @@ static void print_class(Graph *g, bool with_stack, int ind, StrBuf *sb) {
             }
         }
         indent(sb, ib);
-        put_annotated_name(sb, g, n);
+        put_annotated_name(sb, fast, n);
         sb_put(sb, " = ");
         print_call(sb, n);
         int nd = graph_dead_after(g, n, dead, g->n + 1);
@@ -360,15 +364,21 @@ static void print_class(Graph *g, bool with_stack, int ind, StrBuf *sb) {
     sb_free(&cur);
     for (int s = 0; s < g->nsubs; s++) {
         sb_putc(sb, '\n');
-        print_class(g->subs[s].g, with_stack, ind + 4, sb);
+        print_class(g->subs[s].g, with_stack, ind + 4, g->subs[s].g->expanded_def, fast, sb);
     }
 }
 
-char *fx_print(const Graph *g, bool with_stack) {
+char *fx_print(const Graph *g, bool with_stack) { return fx_print_as(g, g, with_stack); }
+
+/* The form is only the top graph's two flags; the trick is that the nodes come from g, so a
+ * pass's "before" graph prints in its "after" graph's form and a diff shows only what the pass
+ * changed. Example: fx_print_as(loaded, after_step_1, false) prints the loaded AOT graph's
+ * "Sym((IntTrueDiv(8*s0*s1, 8)) - 1.0)" as "Sym(-1.00000000000000 + IntTrueDiv(8*s0*s1, 8))". */
+char *fx_print_as(const Graph *g, const Graph *form, bool with_stack) {
     StrBuf sb;
     sb_init(&sb);
     /* printing computes users on demand; that is a cache, not a change of the graph */
-    print_class((Graph *)g, with_stack, 0, &sb);
+    print_class((Graph *)g, with_stack, 0, form->expanded_def, form->fast_sympy_print, &sb);
     if (g->trailer) sb_put(&sb, g->trailer);
     return sb_take(&sb);
 }

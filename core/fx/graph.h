@@ -237,6 +237,9 @@ bool fx_is_global_fn(const char *target);
 Graph *fx_load_file(MiCtx *ctx, const char *path);
 /* Print as print_readable would (with "# File:" comments when with_stack). malloc'd. */
 char *fx_print(const Graph *g, bool with_stack);
+/* g printed in form's print form (its expanded_def and fast_sympy_print), not g's own: what a
+ * diff of two steps prints its "before" graph with, so that only the pass's changes show. */
+char *fx_print_as(const Graph *g, const Graph *form, bool with_stack);
 
 /* JSON (core/fx/graph_json.c); format in core/fx/graph-format.md */
 Graph *graph_from_json(MiCtx *ctx, const char *text, size_t len, const char *source);

@@ -108,7 +108,7 @@ char *text_diff(const char *ta, const char *tb, const char *name_a, const char *
 }
 
 char *graph_diff_text(const Graph *before, const Graph *after) {
-    char *a = fx_print(before, false), *b = fx_print(after, false);
+    char *a = fx_print_as(before, after, false), *b = fx_print(after, false);
     char *d = text_diff(a, b, "before", "after", 2);
     free(a);
     free(b);

@@ -11,7 +11,8 @@
 /* context: lines kept around each change; a value past the line count (1 << 30) keeps every line. */
 char *text_diff(const char *a, const char *b, const char *name_a, const char *name_b, int context);
 
-/* Diff of the FX prints (without stack comments) of two graphs. malloc'd. */
+/* Diff of the FX prints (without stack comments) of two graphs, both in after's print form
+ * (fx_print_as): a pass that changes nothing gives "". malloc'd. */
 char *graph_diff_text(const Graph *before, const Graph *after);
 
 typedef enum { GD_ADDED, GD_REMOVED, GD_REWRITTEN, GD_MOVED } GraphChangeKind;

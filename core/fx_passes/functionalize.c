@@ -361,6 +361,9 @@ static int do_inplace(F *f, const Node *x) {
     return 0;
 }
 
+/* x copied into the new graph with its arguments remapped to their current values: everything
+ * a node carries (meta, SymInt / SymBool / SymFloat value, printing details) but its users.
+ * Example: mul.Tensor(clone, truediv_1) after an earlier add_(clone, 1) reads add. */
 static Node *copy_node(F *f, const Node *x) {
     /* remap first: it may emit regenerated views, which must come before n */
     Value *args = mi_xcalloc(x->nargs + 1, sizeof *args);
@@ -377,6 +380,11 @@ static Node *copy_node(F *f, const Node *x) {
     if (x->has_meta) { graph_set_meta(f->out, n, &x->meta); n->has_meta = true; }
     n->is_sym = x->is_sym;
     n->sym_val = x->sym_val;
+    /* a SymBool / SymFloat node stays one: without the text, a use of it (mul.Tensor(x,
+     * truediv_1)) would take it for a tensor without metadata */
+    n->symbool = x->symbool ? arena_strdup(&f->out->arena, x->symbool) : NULL;
+    n->symfloat = x->symfloat ? arena_strdup(&f->out->arena, x->symfloat) : NULL;
+    n->fused_unary = x->fused_unary ? arena_strdup(&f->out->arena, x->fused_unary) : NULL;
     n->stack = x->stack ? arena_strdup(&f->out->arena, x->stack) : NULL;
     n->src_line = x->src_line;
     n->comment = x->comment ? arena_strdup(&f->out->arena, x->comment) : NULL;
