@@ -385,6 +385,74 @@ static Graph *link_forward(Session *s, Graph *g, const char *log, const char *ci
     return fw;
 }
 
+/* The artifacts of c as `artifact LOG ID NAME` takes them: "name", "name#N" for the N-th of a
+ * repeated one. Example: "dynamo_output_graph, ..., before_post_grad_graph#1, ...". */
+static void artifact_names(const TraceCompileInfo *c, StrBuf *b) {
+    for (int a = 0; a < c->n_artifacts; a++) {
+        int count = 0, nth = 0;
+        for (int k = 0; k < c->n_artifacts; k++)
+            if (!strcmp(c->artifacts[k], c->artifacts[a])) { count++; if (k <= a) nth++; }
+        sb_printf(b, "%s%s", a ? ", " : "", c->artifacts[a]);
+        if (count > 1) sb_printf(b, "#%d", nth);
+    }
+}
+
+/* `artifact LOG ID [NAME[#N]]`: what an engineer reading a log wants besides its graphs
+ * (recompile_reasons, dynamo_guards, inductor_output_code, ...), as the log holds it; the
+ * listing without NAME. The tours' @artifact lines run this. */
+int cmd_artifact(Session *s, int argc, char **argv) {
+    if (argc < 3 || argc > 4) return usage_error(s, "artifact");
+    const char *log = argv[1], *cid = argv[2];
+    struct stat st;
+    if (stat(log, &st) != 0) return mi_err(s->ctx, log, 0, 0, "no such file");
+    if (!S_ISREG(st.st_mode) || !looks_like_trace_log(log)) return mi_err(s->ctx, log, 0, 0, "not a TORCH_TRACE log");
+    TraceCompileList cl = {0};
+    if (trace_list_compiles(s->ctx, log, &cl) < 0) return -1;
+    warn_log_issues(s, log, &cl);
+    const TraceCompileInfo *c = find_compile(&cl, cid);
+    StrBuf b;
+    sb_init(&b);
+    int rc = 0;
+    if (!c) {
+        for (int i = 0; i < cl.n; i++) sb_printf(&b, "%s%s", i ? ", " : "", cl.c[i].id);
+        rc = mi_err(s->ctx, log, 0, 0, "no compile %s in this log (compile ids: %s)", cid, cl.n ? b.s : "none");
+    } else if (argc == 3) {
+        artifact_names(c, &b);
+        fprintf(s->out, "compile %s of %s: %d artifact%s\n", cid, log, c->n_artifacts, c->n_artifacts == 1 ? "" : "s");
+        int col = 0;      /* wrapped at 96 columns, after a comma */
+        for (char *w = b.s ? strtok(b.s, " ") : NULL; w; w = strtok(NULL, " ")) {
+            int wl = (int)strlen(w);
+            if (col && col + 1 + wl > 96) { fputc('\n', s->out); col = 0; }
+            col += fprintf(s->out, "%s%s", col ? " " : "  ", w);
+        }
+        fputc('\n', s->out);
+    } else {
+        char name[256];
+        snprintf(name, sizeof name, "%s", argv[3]);
+        char *hash = strchr(name, '#');
+        long nth = 1;
+        if (hash) { *hash = 0; nth = strtol(hash + 1, NULL, 10); }
+        int have = 0;
+        for (int a = 0; a < c->n_artifacts; a++) have += !strcmp(c->artifacts[a], name);
+        char *text = NULL;
+        if (nth >= 1 && nth <= have) text = trace_extract_artifact_nth(s->ctx, log, cid, name, (int)nth, NULL);
+        if (text) {
+            fprintf(s->out, "%s artifact of compile %s in %s:\n", argv[3], cid, log);
+            fputs(text, s->out);
+            if (*text && text[strlen(text) - 1] != '\n') fputc('\n', s->out);
+            free(text);
+        } else if (nth >= 1 && nth <= have) rc = -1;      /* the reader's error (a cut payload) */
+        else {
+            artifact_names(c, &b);
+            rc = mi_err(s->ctx, log, 0, 0, "compile %s has no artifact %s; its artifacts: %s", cid, argv[3],
+                        c->n_artifacts ? b.s : "none");
+        }
+    }
+    sb_free(&b);
+    trace_compile_list_free(&cl);
+    return rc;
+}
+
 int cmd_load(Session *s, int argc, char **argv) {
     if (argc < 2 || argc > 4) return usage_error(s, "load");
     const char *path = argv[1];

@@ -116,7 +116,7 @@ static int run_item(Session *s, const TourItem *it, bool quiet) {
     t->tour_depth++;
     if (quiet) free(teach_capture(s, line, &rc));
     else {
-        fprintf(s->out, "minductor> %s\n", line);
+        fprintf(s->out, "minductor> %s\n", line + (line[0] == '@'));   /* @artifact: the `artifact` command */
         fflush(s->out);
         rc = teach_run_line(s, line);
     }
@@ -376,7 +376,7 @@ static int answer_check(Session *s, const TourExercise *ex, const char *answer, 
     for (int i = 0; i < ex->nchecks; i++) {
         char *line = expand(s, ex->checks[i], answer);
         if (!line) { sb_free(&all); return -1; }
-        fprintf(s->out, "minductor> %s\n", line);
+        fprintf(s->out, "minductor> %s\n", line + (line[0] == '@'));
         int rc;
         teach_of(s)->tour_depth++;
         char *out = teach_capture(s, line, &rc);

@@ -93,6 +93,10 @@ static const Command commands[] = {
      "Write what TORCH_COMPILE_DEBUG writes for the current graph: fx_graph_readable.py,\n"
      "fx_graph_transformed.py, ir_pre/post_fusion.txt, output_code.c, and the pictures (SVG and an\n"
      "interactive page each: search, node details, collapse, legend).", cmd_dump, CPL_FILE},
+    {"artifact", "artifact LOG COMPILE_ID [NAME[#N]]",
+     "Print one artifact of a TORCH_TRACE log as the log holds it: recompile_reasons,\n"
+     "dynamo_guards, inductor_output_code, a graph's text, ...; NAME#N is the N-th of a repeated\n"
+     "name. Without NAME, list the artifacts of that compile ('load' takes the graphs among them).", cmd_artifact, CPL_FILE},
     {"trace", "trace on FILE | trace off | trace",
      "Write a TORCH_TRACE log of what the session does (graphs, pass steps, code) to FILE;\n"
      "'trace off' closes it, 'trace' alone says where it goes. 'report' turns it into HTML.", cmd_trace, CPL_FILE},

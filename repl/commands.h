@@ -54,6 +54,8 @@ int cmd_run(Session *s, int argc, char **argv);
 int cmd_break(Session *s, int argc, char **argv);
 int cmd_patterns(Session *s, int argc, char **argv);
 int cmd_diff(Session *s, int argc, char **argv);
+/* `artifact LOG ID [NAME[#N]]` (repl/cmd_graph.c): an artifact's payload, or the list. */
+int cmd_artifact(Session *s, int argc, char **argv);
 /* The step `diff [STEP]` and `show diff [STEP]` show (arg NULL: the cursor's), a pass that
  * has run: 1..n into *k, else -1 with the error ("step 0 is the loaded graph: ..."). */
 int diff_step(Session *s, const char *arg, int *k);

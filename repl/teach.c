@@ -54,23 +54,13 @@ void teach_cmd_end(Session *s, int argc, char **argv, int rc) {
     if (t->depth > 0 && --t->depth == 0) live_refresh(s);
 }
 
-/* "@artifact LOG COMPILE_ID NAME": the artifact's payload as the log holds it. */
+/* "@artifact LOG COMPILE_ID NAME": the shell's `artifact` command (repl/cmd_graph.c), kept as a
+ * directive so that the lesson files say which lines are not the learner's to type. */
 static int directive(Session *s, const char *line) {
     int argc;
-    char **argv = split_words(line, &argc);
-    int rc;
-    if (argc != 4 || strcmp(argv[0], "@artifact")) {
-        rc = mi_err(s->ctx, "", 0, 0, "usage: @artifact LOG COMPILE_ID NAME");
-    } else {
-        char *text = trace_extract_artifact(s->ctx, argv[1], argv[2], argv[3], NULL);
-        rc = text ? 0 : -1;
-        if (text) {
-            fprintf(s->out, "%s artifact of compile %s in %s:\n", argv[3], argv[2], argv[1]);
-            fputs(text, s->out);
-            if (*text && text[strlen(text) - 1] != '\n') fputc('\n', s->out);
-        }
-        free(text);
-    }
+    char **argv = split_words(line + 1, &argc);
+    int rc = argc == 4 && !strcmp(argv[0], "artifact") ? cmd_artifact(s, argc, argv)
+                                                       : mi_err(s->ctx, "", 0, 0, "usage: @artifact LOG COMPILE_ID NAME");
     free_words(argv, argc);
     return rc;
 }

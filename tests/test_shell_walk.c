@@ -5,6 +5,8 @@
  *     post-grad graph's SymFloat annotations are torch/_inductor/utils.py sympy_str
  *     (print_readable(fast_sympy_print=True)), the loaded AOT graph's sympy's str(); a pass
  *     that changed nothing showed its SymFloat lines as changed;
+ *     and a cond branch's SymFloats print in that form too (print_readable's _override_sym_repr
+ *     holds while it prints the submodules);
  *   - functionalize keeps a SymFloat node a SymFloat: an in-place op taking one
  *     (mul_.Tensor(clone, truediv_1)) failed with "has no tensor metadata";
  *   - a hand-written graph that fails lint is not lowered (an add of [4, 4] and [3, 5] became
@@ -17,6 +19,9 @@
  *   - `next` after the last pass says so, as `step` does (it printed nothing);
  *   - `show diff STEP` takes STEP as `diff STEP` does, with its words ("no pass applied yet"
  *     after `run` for step 0, "step 99 out of range" for a pass name it did not know);
+ *   - `artifact LOG ID [NAME]`: the artifacts that are not graphs (recompile_reasons, guards,
+ *     output code) were only readable through tlparse; the tours printed "minductor> @artifact"
+ *     lines a learner could not type;
  *   - `load DIR` of a recorded case (graph0/, graph1/ inside) says how to load its first graph;
  *   - `help report` says a running trace is closed by it, `help trace` how to stop one.
  * Drives the built binary ($MINDUCTOR_BIN, else ./build/minductor). */
@@ -134,6 +139,45 @@ static bool write_tmp(const char *name, const char *text, char *path, size_t n) 
     return fclose(f) == 0;
 }
 
+/* a cond whose true branch computes x * (n / 4 - 1.0), n = numel(x) (a SymFloat of the
+ * branch's own input, tests/fixtures/hop/cond_dynamic.py's shape) */
+static void test_branch_symfloat(void) {
+    char path[300], cmds[600];
+    ok(write_tmp("cond_symfloat.py",
+                 "class GraphModule(torch.nn.Module):\n"
+                 "    def forward(self, arg0_1: \"Sym(s0)\", arg1_1: \"f32[s0, 4][4, 1]cpu\"):\n"
+                 "        sum_1: \"f32[][]cpu\" = torch.ops.aten.sum.default(arg1_1)\n"
+                 "        gt: \"b8[][]cpu\" = torch.ops.aten.gt.Scalar(sum_1, 0);  sum_1 = None\n"
+                 "        true_graph_0 = self.true_graph_0\n"
+                 "        false_graph_0 = self.false_graph_0\n"
+                 "        cond = torch.ops.higher_order.cond(gt, true_graph_0, false_graph_0, (arg1_1,));  gt = true_graph_0 = false_graph_0 = arg1_1 = None\n"
+                 "        getitem: \"f32[s0, 4][4, 1]cpu\" = cond[0];  cond = None\n"
+                 "        return (getitem,)\n"
+                 "\n"
+                 "    class true_graph_0(torch.nn.Module):\n"
+                 "        def forward(self, arg1_1: \"f32[s0, 4][4, 1]cpu\"):\n"
+                 "            sym_numel_default: \"Sym(4*s0)\" = torch.ops.aten.sym_numel.default(arg1_1)\n"
+                 "            truediv: \"Sym(IntTrueDiv(4*s0, 4))\" = sym_numel_default / 4;  sym_numel_default = None\n"
+                 "            sub: \"Sym((IntTrueDiv(4*s0, 4)) - 1.0)\" = truediv - 1.0;  truediv = None\n"
+                 "            mul: \"f32[s0, 4][4, 1]cpu\" = torch.ops.aten.mul.Tensor(arg1_1, sub);  arg1_1 = sub = None\n"
+                 "            return (mul,)\n"
+                 "\n"
+                 "    class false_graph_0(torch.nn.Module):\n"
+                 "        def forward(self, arg1_1: \"f32[s0, 4][4, 1]cpu\"):\n"
+                 "            cos: \"f32[s0, 4][4, 1]cpu\" = torch.ops.aten.cos.default(arg1_1);  arg1_1 = None\n"
+                 "            return (cos,)\n", path, sizeof path), "write the cond graph");
+    snprintf(cmds, sizeof cmds, "load %s; graph; step; diff; run; graph", path);
+    char *o = sh_output(&env, cmds, NULL);
+    const char *asread = "            sub: \"Sym((IntTrueDiv(4*s0, 4)) - 1.0)\" = truediv - 1.0;  truediv = None";
+    const char *fast = "            sub: \"Sym(-1.00000000000000 + IntTrueDiv(4*s0, 4))\" = truediv - 1.0;  truediv = None";
+    const char *d = o ? strstr(o, "diff of step 1") : NULL;
+    ok(d && !strncmp(d, "diff of step 1 functionalize:\n(no change to the graph text)\n", 60),
+       "step 1 on the cond graph: no change");
+    ok(has_line(o, asread) && has_line(o, fast) && strstr(o, asread) < strstr(o, fast),
+       "the branch's SymFloat: as read when loaded, sympy_str after the passes");
+    free(o);
+}
+
 static void test_lint_before_lowering(void) {
     char bc[300], vw[300], cmds[1000], want[1200];
     ok(write_tmp("broadcast.py",
@@ -242,15 +286,47 @@ static void test_load_case_dir(void) {
     free(o);
 }
 
+#define RECOMPILE "tests/fixtures/logs/cpu_recompile.log"
+
+static void test_artifact(void) {
+    char *o = output_from("artifact " RECOMPILE " 0/1; artifact " RECOMPILE " 0/1 recompile_reasons", "compile 0/1");
+    is_str(o, "compile 0/1 of " RECOMPILE ": 18 artifacts\n"
+              "  recompile_reasons, dynamo_output_graph, before_pre_grad_graph, after_pre_grad_graph,\n"
+              "  aotautograd_cache_miss, aot_forward_graph_fw_metadata, aot_inference_graph,\n"
+              "  torch._functorch.config, before_joint_graph, after_joint_graph, fx_graph_runnable,\n"
+              "  before_post_grad_graph, inductor_post_grad_graph, inductor_output_code,\n"
+              "  inductor_provenance_tracking_node_mappings, inductor_provenance_tracking_kernel_stack_traces,\n"
+              "  fx_graph_cache_miss, dynamo_cpp_guards_str\n"
+              "recompile_reasons artifact of compile 0/1 in " RECOMPILE ":\n"
+              "0/0: tensor 'x' size mismatch at index 0. expected 16, actual 32\n",
+           "artifact: the compile's artifacts, then one as the log holds it");
+    free(o);
+    o = sh_output(&env, "artifact tests/fixtures/logs/cpu_mlp_train.log 0/0 inductor_output_code#2; "
+                        "artifact " RECOMPILE " 0/0 recompile_reasons; artifact " RECOMPILE " 7/0; artifact README.md 0/0", NULL);
+    ok(o && strstr(o, "inductor_output_code#2 artifact of compile 0/0 in tests/fixtures/logs/cpu_mlp_train.log:\n"
+                      "# AOT ID: ['0_backward']\n"), "NAME#2: the backward's output code");
+    ok(o && strstr(o, "error: " RECOMPILE ": compile 0/0 has no artifact recompile_reasons; its artifacts: dynamo_output_graph, "),
+       "an artifact the compile does not have: its artifacts named");
+    ok(has_line(o, "error: " RECOMPILE ": no compile 7/0 in this log (compile ids: 0/0, 0/1)"), "a compile that is not there");
+    ok(has_line(o, "error: README.md: not a TORCH_TRACE log"), "not a log");
+    free(o);
+    o = sh_output(&env, "tour dynamic; next; next; next", NULL);
+    ok(has_line(o, "minductor> artifact tests/fixtures/logs/cpu_recompile.log 0/1 recompile_reasons"),
+       "the tour shows the command a learner can type");
+    free(o);
+}
+
 int main(void) {
     if (sh_init(&env, "minductor_walkXXXXXX") < 0) return 0;
     test_diff_symfloat();
+    test_branch_symfloat();
     test_lint_before_lowering();
     test_truncated_log_load();
     test_codegen_name();
     test_next_at_end_and_help();
     test_show_diff_steps();
     test_load_case_dir();
+    test_artifact();
     sh_cleanup(&env);
     return done_testing();
 }
