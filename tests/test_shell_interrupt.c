@@ -3,7 +3,9 @@
  * long `run` (the numerics check of each pass runs the interpreter), a long `exec` (2 000 000
  * timed runs) and a long `show` (Graphviz laying out 800 wide nodes) are each interrupted with
  * Ctrl-C; the shell answers `graph`, `passes` and `inputs` afterwards, with the pass cursor,
- * inputs and compiled state it had. A script interrupted the same way stops with status 130.
+ * inputs and compiled state it had. A script interrupted the same way stops with status 130,
+ * also in `report` reading a 60 MB TORCH_TRACE log (the reader polls Ctrl-C: tlparse of a
+ * large log takes seconds, and showed no progress and could not be stopped).
  * Drives the built binary ($MINDUCTOR_BIN, else ./build/minductor). */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -165,6 +167,33 @@ static void test_script(const char *graph) {
        "it says where it stopped and runs nothing after");
 }
 
+/* 150 copies of a training log (60 MB), `report` on it interrupted in the reading loop */
+static void test_report_interrupt(void) {
+    char log[700], dir[700], cmd[3000], path[700];
+    snprintf(log, sizeof log, "%s/big.log", env.tmpdir);
+    snprintf(dir, sizeof dir, "%s/rep", env.tmpdir);
+    char *one = sh_read_file("tests/fixtures/logs/cpu_mlp_train.log");
+    FILE *f = fopen(log, "w");
+    for (int i = 0; one && f && i < 150; i++) fputs(one, f);
+    if (f) fclose(f);
+    free(one);
+    snprintf(cmd, sizeof cmd, "exec '%s' -q -c 'load %s 0/0; report %s; graph' </dev/null >%s/report.out 2>&1",
+             env.bin, log, dir, env.tmpdir);
+    snprintf(path, sizeof path, "%s/report.out", env.tmpdir);
+    pid_t pid = fork();
+    if (pid == 0) { execl("/bin/sh", "sh", "-c", cmd, (char *)NULL); _exit(127); }
+    for (int i = 0; i < 6000 && !sh_file_has(path, "parsing "); i++) usleep(10000);
+    kill(pid, SIGINT);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    is_int(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 130, "report interrupted by SIGINT: the script exits 130");
+    char want[2000];
+    snprintf(want, sizeof want, "interrupted (Ctrl-C) while reading %s (", log);
+    ok(sh_file_has(path, want), "it says it stopped reading the log");
+    snprintf(want, sizeof want, " of 57 MB read; %s holds an unfinished report); the script stops here", dir);
+    ok(sh_file_has(path, want) && !sh_file_has(path, "report: "), "how far it read, where the unfinished report is");
+}
+
 int main(void) {
     if (sh_init(&env, "minductor_intrXXXXXX") < 0) return 0;
     char graph[700];
@@ -172,6 +201,7 @@ int main(void) {
     write_wide_graph(graph, 400, 256);
     test_interactive(graph);
     test_script(graph);
+    test_report_interrupt();
     sh_cleanup(&env);
     return done_testing();
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 TlCompile *tl_find(Tl *t, const char *cid) {
@@ -403,7 +404,17 @@ int tl_parse(Tl *t, MiCtx *ctx, const char *log_path, const char *out_dir, const
     fputc('[', t->chrome);
     TraceRecord r;
     int rc;
+    struct stat st;
+    long total_mb = stat(log_path, &st) == 0 ? (long)(st.st_size >> 20) : 0;
+    const TraceReadStats *rs = trace_reader_stats(t->rd);
     while ((rc = trace_reader_next(t->rd, &r)) == 1) {
+        /* a log of hundreds of MB takes seconds: progress in the shell, and Ctrl-C stops it */
+        if (mi_interrupted(ctx)) {
+            rc = mi_err_interrupted(ctx, "while reading %s (%ld of %ld MB read; %s holds an unfinished report)", log_path,
+                                    rs->bytes >> 20, total_mb, out_dir);
+            break;
+        }
+        mi_progress(ctx, "reading the log (MB)", rs->bytes >> 20, total_mb);
         if (r.rank >= 0 && t->rank < 0) t->rank = r.rank;
         if (r.kind == TRACE_EV_STR) continue;      /* interned names: the string table */
         /* tlparse's files first (the handlers list the artifact with its file), then ours */
