@@ -6,7 +6,7 @@
  *     (print_readable(fast_sympy_print=True)), the loaded AOT graph's sympy's str(); a pass
  *     that changed nothing showed its SymFloat lines as changed;
  *     and a cond branch's SymFloats print in that form too (print_readable's _override_sym_repr
- *     holds while it prints the submodules);
+ *     holds while it prints the submodules); `diff session` compares B's graph in A's form;
  *   - functionalize keeps a SymFloat node a SymFloat: an in-place op taking one
  *     (mul_.Tensor(clone, truediv_1)) failed with "has no tensor metadata";
  *   - a hand-written graph that fails lint is not lowered (an add of [4, 4] and [3, 5] became
@@ -178,6 +178,19 @@ static void test_branch_symfloat(void) {
     free(o);
 }
 
+/* two scripts, the running_var graph loaded and the same graph after the passes: the same
+ * nodes; only the steps differ */
+static void test_diff_session_symfloat(void) {
+    char a[300], b[300], cmds[800];
+    ok(write_tmp("sa.mi", "load tests/fixtures/sym/symfloat_running_var.py\n", a, sizeof a) &&
+       write_tmp("sb.mi", "load tests/fixtures/sym/symfloat_running_var.py\nrun\n", b, sizeof b), "write the two scripts");
+    snprintf(cmds, sizeof cmds, "diff session %s %s", a, b);
+    char *o = sh_output(&env, cmds, NULL);
+    ok(has_line(o, "graph after the applied passes: A 7 nodes, B 7 nodes") && has_line(o, "  same, node by node"),
+       "diff session: a SymFloat printed two ways is the same node");
+    free(o);
+}
+
 static void test_lint_before_lowering(void) {
     char bc[300], vw[300], cmds[1000], want[1200];
     ok(write_tmp("broadcast.py",
@@ -320,6 +333,7 @@ int main(void) {
     if (sh_init(&env, "minductor_walkXXXXXX") < 0) return 0;
     test_diff_symfloat();
     test_branch_symfloat();
+    test_diff_session_symfloat();
     test_lint_before_lowering();
     test_truncated_log_load();
     test_codegen_name();
