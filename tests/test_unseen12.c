@@ -99,7 +99,7 @@ static void test_unique_counts(void) {
         "        mul: \"f32[6, 2][2, 1]cpu\" = torch.ops.aten.mul.Tensor(w, unsqueeze)\n"
         "        convert_element_type_1: \"f32[u0][1]cpu\" = torch.ops.prims.convert_element_type.default(getitem, torch.float32)\n"
         "        mean: \"f32[][]cpu\" = torch.ops.aten.mean.default(convert_element_type_1)\n"
-        "        sum_1: \"f32[][]cpu\" = torch.ops.aten.sum.default(getitem_2)\n"
+        "        sum_1: \"i64[][]cpu\" = torch.ops.aten.sum.default(getitem_2)\n"
         "        return (mul, mean, sum_1)\n";
     Graph *g = parsed(fx);
     Tensor *ids = TD(DT_I64, 1, (int64_t[]){6}, (double[]){3, 1, 3, 0, 1, 3});
