@@ -202,6 +202,11 @@ static const char *const fixed[] = {
     "same     cuda_wide_layernorm_train 0/0 (3)",
     "same     cuda_large_full_reductions 0/0 (7)",
     "same     cuda_channels_last_3d_conv_train 0/0 (5)",
+    /* kern13: MockHandler.indirect_indexing names the index symbol after the value, so
+     * inner_fn_opcount counts two gathers through one index value once: SAM's interpolated
+     * relative positions (31 -> 30 ops) stay pending, inlined into the constant_pad_nd kernel
+     * (graph.py run_node, has_exceeded_max_reads) */
+    "same     cuda_sam_decomposed_relpos 0/0 (4)",
 };
 /* unseen10: the tenth batch adds 69 graphs with a kernel count, 63 equal (survey_kernels: 432 of 449);
  * sched10: 436 (66 of the tenth batch's 69, 370 of the others' 380); sched11's diagonal_scatter
@@ -210,8 +215,8 @@ static const char *const fixed[] = {
  * adds 58 graphs with a kernel count, 52 equal: 540 of 561; kern12's size hints: 541; unseen13:
  * the thirteenth batch adds 51 graphs with a kernel count, 46 equal: 587 of 612; the fourteenth
  * batch, as found, adds 67 graphs with a kernel count, 52 equal: 639 of 679; kern13's in-place
- * GPU buffers: 640; sched13's split Welford: 643 */
-enum { FLOOR = 643, GRAPHS = 679 };
+ * GPU buffers: 640; sched13's split Welford: 643; kern13's opcount of indirect reads: 645 */
+enum { FLOOR = 645, GRAPHS = 679 };
 
 int main(void) {
     ShellEnv env;

@@ -49,7 +49,6 @@ typedef struct OpCounter {
     bool reads_reduction;    /* loads a realized reduction's buffer */
     const Buffer *want;      /* lw_mark_buffer_mutated: does it load this buffer? */
     bool loads_want;
-    int nindirect;
     SymCtx *s;
 } OpCounter;
 
@@ -144,12 +143,15 @@ static IrVal oc_bucketize(OpsHandler *h, IrVal v, const IrBoundaries *b, IrVal o
     if (fresh) { c->reads++; c->nontrivial_reads++; }
     return r;
 }
+/* MockHandler.indirect_indexing: the symbol named after the value (sympy_index_symbol(
+ * str(index_var)), "tmp16"), so two indirect reads through one value load at one index and
+ * count once (the linear interpolation's x[lo] in both lo + (hi - lo) * w terms) */
 static Expr *oc_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wrap_neg, Expr *sym) {
     OpCounter *c = h->self;
-    (void)x; (void)size; (void)check; (void)wrap_neg;
+    (void)size; (void)check; (void)wrap_neg;
     if (sym) return sym;
     char nm[32];
-    snprintf(nm, sizeof nm, "opc_indirect%d", c->nindirect++);
+    snprintf(nm, sizeof nm, "opc_tmp%d", (int)x);
     return sym_symbol(c->s, nm);
 }
 
