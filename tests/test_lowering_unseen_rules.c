@@ -13,7 +13,8 @@
  *  - prims.fma as ops.fma: fmaf in C and CUDA.
  *  - a returned view Inductor cannot turn into a ReinterpretView (convert_to_reinterpret_view
  *    with sizevars' own simplification) is copied at its node; one it can is not.
- *  - 200 in-place Scatters into graph inputs read by one sum: a StarDep on each, once. */
+ *  - 200 in-place Scatters into graph inputs read by one sum: a StarDep on each, once.
+ *  - a 2-d pad whose only user is an mm realizes its input (inplace_constant_pad_nd). */
 #include "tap.h"
 #include "tests/support/codegen_check.h"
 #include "codegen/codegen_cuda.h"
@@ -146,6 +147,22 @@ static const char *joined_view_fx = HDR
     "        permute: \"f32[16, 3, 32][32, 512, 1]cpu\" = torch.ops.aten.permute.default(view, [1, 0, 2])\n"
     "        return (permute,)\n";
 
+/* lowering.py inplace_constant_pad_nd: a 2-d pad whose only user is an mm realizes its input
+ * (here the doubled embedding-like value seen through a reshape), and the pad reads it: the mul
+ * and the pad, 2 buffers; a pad read by an add first stays inline in it (1 buffer, the add the
+ * mm realizes) */
+#define PAD_FX(user) HDR \
+    "    def forward(self, arg0_1: \"f32[6, 5, 4][20, 4, 1]cpu\", arg1_1: \"f32[20, 20][20, 1]cpu\"):\n" \
+    "        mul: \"f32[6, 5, 4][20, 4, 1]cpu\" = torch.ops.aten.mul.Tensor(arg0_1, 2.0)\n" \
+    "        view: \"f32[6, 20][20, 1]cpu\" = torch.ops.aten.reshape.default(mul, [6, 20])\n" \
+    "        pad: \"f32[8, 20][20, 1]cpu\" = torch.ops.aten.constant_pad_nd.default(view, [0, 0, 0, 2])\n" user \
+    "        return (mm,)\n"
+static const char *pad_mm_fx = PAD_FX(
+    "        mm: \"f32[8, 20][20, 1]cpu\" = torch.ops.aten.mm.default(pad, arg1_1)\n");
+static const char *pad_add_mm_fx = PAD_FX(
+    "        add: \"f32[8, 20][20, 1]cpu\" = torch.ops.aten.add.Tensor(pad, 1.0)\n"
+    "        mm: \"f32[8, 20][20, 1]cpu\" = torch.ops.aten.mm.default(add, arg1_1)\n");
+
 /* The computed buffers lowering `fx` makes (a copy is one more). */
 static void computed(MiCtx *ctx, const char *name, const char *fx, int want) {
     Graph *g = fx_parse(ctx, fx, strlen(fx), name, 1);
@@ -233,6 +250,9 @@ int main(void) {
     computed(ctx, "q view copied", qkv_view_fx, 2);
     one(ctx, "joined view", joined_view_fx, 0, 1, NULL, NULL, 1e-6, 1e-7);
     computed(ctx, "joined view", joined_view_fx, 1);
+    computed(ctx, "pad before mm", pad_mm_fx, 2);
+    one(ctx, "pad before mm", pad_mm_fx, 1, -1, NULL, NULL, 1e-5, 1e-5);
+    computed(ctx, "pad before add", pad_add_mm_fx, 1);
     many_scatters(ctx, 200);
     mi_ctx_free(ctx);
     return done_testing();

@@ -113,6 +113,24 @@ static int lower_stack(Lower *L, const Node *n, int arg) {
     return lw_set_pending(L, n, acc, m->dtype, o, no);
 }
 
+/* lowering.py inplace_constant_pad_nd (config.inplace_padding, on by default), up to where it
+ * gives up: a 2-d x padded by four numbers whose only user is an mm or addmm ("the op can not
+ * be fused into the single user") is realized -- a view's storage -- and, a computed buffer of
+ * its own, its layout frozen. The in-place pad itself (x's buffer viewed wider and its tail
+ * filled) needs rows already laid out wider than they are (stride0 >= rowsize + npad), which
+ * our buffers never are (no padded strides): the pad is then lowered as usual, reading x's
+ * buffer. Example: pad_mm's pad of reshape(embedding) before the DCN cross layer's mm realizes
+ * the embedding; the pad reads it as the next layer's pad reads its add: one kernel source. */
+static void inplace_pad_realize(Lower *L, const Node *n, IrTBox *x, int np) {
+    int i = graph_index_of(L->g, n);
+    if (i < 0 || !L->nusers || L->nusers[i] != 1 || np != 4 || x->ndim != 2) return;
+    const char *u = L->users[i][0]->target;
+    if (!u || (strcmp(u, "aten.mm.default") && strcmp(u, "aten.addmm.default"))) return;
+    IrStorage *sb = x->is_view ? x->view_of : x->sb;
+    if (sb && !sb->buf && sb->fn) lw_realize(L, sb, NULL);
+    if (!x->is_view && x->sb && x->sb->buf && x->sb->buf->kind == BUF_COMPUTED) x->sb->buf->layout.fixed = true;
+}
+
 /* constant_pad_nd(x, pad, value): pad = [left_last, right_last, left_prev, ...]; a read at
  * out - left, masked to x's extent (negative pads crop). */
 static int lower_pad(Lower *L, const Node *n, int arg) {
@@ -124,6 +142,9 @@ static int lower_pad(Lower *L, const Node *n, int arg) {
     double value = 0;
     const Value *vv = lw_arg_or_kw(n, 2, "value");
     if (vv && vv->kind != V_NONE && !value_as_double(vv, &value)) return lw_err(L, n, "constant_pad_nd: value must be a number");
+    bool any = false;
+    for (int k = 0; k < np; k++) any |= pad[k] != 0;
+    if (any) inplace_pad_realize(L, n, x, np);   /* all zero: clone(x) */
     SymCtx *s = L->s;
     Expr *map[MI_MAX_DIMS];
     const IrFn *mask = NULL;
