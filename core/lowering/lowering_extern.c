@@ -692,7 +692,7 @@ static bool conv_channels_last(Lower *L, IrTBox *x, IrTBox *w, Device dev) {
  * node's reference elsewhere (the buffer carries it as a FallbackKernel does).
  *   - off the cpu the bias is peeled off: the extern convolves without it and the bias is a
  *     pointwise add over its result (cudnn is slower with it), which fuses into the consumers
- *     (f32 / f64 only, see below);
+ *     (bf16 excepted, see below);
  *   - with layout_opt (2-d convolutions) the input and the weight are required channels last
  *     (ExternKernel.require_channels_last: a flexible buffer is laid out so, a fixed one - a graph
  *     input - is copied by a new kernel) and the result is channels last unless neither is
@@ -712,10 +712,14 @@ static int lower_convolution(Lower *L, const Node *n, int arg) {
               conv_ints(n, 5, "dilation", nd, c.dilation) && conv_ints(n, 7, "output_padding", nd, c.output_padding) &&
               n->nargs >= 3 && (bias || n->args[2].kind == V_NONE);
     if (!ok) return lw_fallback(L, n);
-    /* Inductor peels the bias in every dtype; in bf16 / f16 that rounds the convolution once more
-     * before the add, which the compiled module's agreement with the reference would not
-     * tolerate, so reduced-precision convolutions keep their bias here */
-    bool peel = bias && m->device.kind != DEV_CPU && (m->dtype == DT_F32 || m->dtype == DT_F64);
+    /* Inductor peels the bias in every dtype (kernel/conv.py convolution: "peel off the bias,
+     * cudnn is slower with it"), so f16 graphs get its bias-add kernel (cuda_fp16_groupnorm_conv_train:
+     * 4 kernels as Inductor). The peeled result is rounded once more before the add; in bf16
+     * (8-bit mantissa) that puts cuda_bn_train_bf16's batch mean at 4x the reference's RMSE
+     * against float64, past the checker's 3x (same(): res_rmse <= 3 * ref_rmse + tol / 10), so a
+     * bf16 convolution keeps its bias here: a stated deviation, kernel counts of bf16 graphs
+     * with a convolution bias may differ from Inductor's by the bias add */
+    bool peel = bias && m->device.kind != DEV_CPU && m->dtype != DT_BF16;
     realize_base(L, x);
     realize_base(L, w);
     Layout l = layout_contiguous(L->m, m->dtype, m->device, m->ndim, m->size);
