@@ -1058,6 +1058,8 @@ static int emit_segment(MiCtx *ctx, const Seg *sg, StrBuf *out) {
     StrBuf pre, body, fin, post, clauses, step;
     sb_init(&pre); sb_init(&body); sb_init(&fin); sb_init(&post); sb_init(&clauses); sb_init(&step);
     Em e = {0};
+    e.lk = CG_LANE_OTHER;   /* no value is hoistable until an op says so (0 would be CG_LANE_NONE: a
+                             * segment opening with a load of a buffer the kernel writes was hoisted) */
     e.pre = &pre; e.body = &body; e.fin = &fin; e.post = &post; e.clauses = &clauses; e.step = &step;
     char cind[256];   /* a column-mode epilogue's body: inside its tile loop */
     snprintf(cind, sizeof cind, "%*s", 4 * (d0 + 1) > 250 ? 250 : 4 * (d0 + 1), "");

@@ -240,6 +240,29 @@ static void outer_differ(const LoopBody *a, const LoopBody *b, int m, char *why,
     sb_free(&sb);
 }
 
+/* The outer loops a kernel of pointwise nodes[] shares: with identical iteration spaces all but
+ * the innermost loop; on the cpu, where they differ, the loops of their common leading sizes
+ * (cpp.py OuterLoopFusedSchedulerNode: _get_outer_loop_fusion_depth, each node running its own
+ * inner loops inside; CppScheduling decides whether the pair may fuse so, sched_cpp.c). -1
+ * with the reason otherwise. Example: a row amax over [12] (5 elements unrolled) and the exp
+ * over [12, 5] that reads it share the loop over 12 rows: 1. */
+static int pointwise_outer(const Schedule *s, const int *nodes, int n, char *why, size_t wn) {
+    const LoopBody *ref = nbody(s, nodes[0]);
+    bool same = true, cpu = s->ir->ctx->target != MI_DEV_CUDA;
+    int common = ref->nvars;
+    for (int i = 1; i < n; i++) {
+        const LoopBody *b = nbody(s, nodes[i]);
+        int k = 0;
+        while (k < common && k < b->nvars && b->ranges[k] == ref->ranges[k]) k++;
+        if (b->nvars != ref->nvars || k < ref->nvars) same = false;
+        if (!same && !cpu) { snprintf(why, wn, b->nvars != ref->nvars ? "different iteration ranks" : "different sizes"); return -1; }
+        common = k;
+    }
+    if (same) return ref->nvars > 0 ? ref->nvars - 1 : 0;
+    if (common < 1) { snprintf(why, wn, "different iteration ranks and no common outer loop"); return -1; }
+    return common;
+}
+
 /* Can nodes[] (sorted) form one kernel? Returns nouter >= 0, or -1 with reason. With f, the
  * writer of each read is found through the buffer's writer list (large groups). */
 static int group_shape_fx(const Schedule *s, Fx *f, const int *nodes, int n, char *why, size_t wn) {
@@ -253,15 +276,10 @@ static int group_shape_fx(const Schedule *s, Fx *f, const int *nodes, int n, cha
             m = b->body->npoint;
         }
     }
-    if (m < 0) {   /* only pointwise: identical iteration spaces */
+    if (m < 0) {   /* only pointwise: identical iteration spaces, or on the cpu shared outer loops */
         ref = nbody(s, nodes[0]);
-        for (int i = 1; i < n; i++) {
-            const LoopBody *b = nbody(s, nodes[i]);
-            if (b->nvars != ref->nvars) { snprintf(why, wn, "different iteration ranks"); return -1; }
-            for (int k = 0; k < b->nvars; k++)
-                if (b->ranges[k] != ref->ranges[k]) { snprintf(why, wn, "different sizes"); return -1; }
-        }
-        m = ref->nvars > 0 ? ref->nvars - 1 : 0;
+        m = pointwise_outer(s, nodes, n, why, wn);
+        if (m < 0) return -1;
     }
     for (int i = 0; i < n; i++) {
         const LoopBody *b = nbody(s, nodes[i]);
@@ -485,10 +503,12 @@ static int merge_shape(const Schedule *s, Fx *f, int ga, int gb, bool *full, cha
     const LoopBody *refA = nbody(s, A->nodes[0]), *refB = nbody(s, B->nodes[0]);
     *full = false;
     if (ra >= 0 && rb >= 0 && ra != rb) { snprintf(why, wl, "reductions over different outer sizes"); return -1; }
-    if (ra < 0 && rb < 0) {   /* only pointwise: identical iteration spaces */
+    if (ra < 0 && rb < 0) {   /* only pointwise: identical iteration spaces (else the whole list, on the cpu) */
+        bool same = refA->nvars == refB->nvars;
+        for (int k = 0; k < refA->nvars && same; k++) same = refA->ranges[k] == refB->ranges[k];
+        if (!same && s->ir->ctx->target != MI_DEV_CUDA) { *full = true; return 0; }
         if (refA->nvars != refB->nvars) { snprintf(why, wl, "different iteration ranks"); return -1; }
-        for (int k = 0; k < refA->nvars; k++)
-            if (refA->ranges[k] != refB->ranges[k]) { snprintf(why, wl, "different sizes"); return -1; }
+        if (!same) { snprintf(why, wl, "different sizes"); return -1; }
         m = refA->nvars > 0 ? refA->nvars - 1 : 0;
     } else m = ra >= 0 ? ra : rb;
     if (m != A->nouter || m != B->nouter) { *full = true; return 0; }
@@ -550,11 +570,15 @@ static bool ranges_eq(Expr *const *a, int na, Expr *const *b, int nb) {
 
 /* cpp.py where a reduction shares no outer loop with the other group (a reduction to a
  * scalar): outer-loop fusion needs a common outer loop (_get_outer_loop_fusion_depth >= 1), so
- * only _why_fuse_nodes' cases are left, with node1 the earlier group:
+ * only _why_fuse_nodes' cases are left, with node1 the producer of a vertical pair (the pair
+ * as get_possible_fusions made it, node1 before node2 in the topological node list, kept when
+ * _try_fusion_pairs looks up the nodes' fused nodes), else the earlier group:
  *   SAME_VARS_REDUCE: two reductions over the same reduction ranges, side by side (a vertical
  *     pair refuses it: can_fuse_vertical wants `not node1.is_reduction()`);
  *   COMPATIBLE_REDUCTION: a pointwise node1 walking exactly the ranges node2 reduces.
- * A reduction never takes a later pointwise group. What is refused still shares the cpp
+ * A reduction never takes a later pointwise group. Example: a per-row sum over [6] feeding a
+ * scalar mean that was fused side by side with an earlier [6] pointwise node: node1 is the
+ * row sum, so the three share one loop over 6 (distributions' log_prob). What is refused still shares the cpp
  * kernel when nothing external runs between (the kernel group), so this changes the count
  * only around an extern call. Example: sum(x) and the scalar add of it after a fallback run
  * in another kernel than the sum. true = may fuse; false with the reason in why. */
@@ -564,8 +588,8 @@ static bool cpp_scalar_reduction_ok(const Schedule *s, Fx *f, int ga, int gb, ch
     if (!(ra == 0 || rb == 0) || (ra > 0 || rb > 0)) return true;   /* a shared outer loop: outer-loop fusion */
     long ka, kb;
     const LoopBody *A = group_body(s, ga, &ka), *B = group_body(s, gb, &kb);
-    if (kb < ka) { const LoopBody *t = A; A = B; B = t; int r = ra; ra = rb; rb = r; }
     bool vertical = groups_feed(s, f, ga, gb);
+    if (vertical ? group_feeds_into(s, f, gb, ga) : kb < ka) { const LoopBody *t = A; A = B; B = t; int r = ra; ra = rb; rb = r; }
     if (ra == 0 && rb == 0) {
         if (!vertical && ranges_eq(A->ranges, A->nvars, B->ranges, B->nvars)) return true;
         snprintf(why, wl, "cpp: %s", vertical ? "a reduction to a scalar feeds the other (no outer loop to share)"
