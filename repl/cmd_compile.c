@@ -140,11 +140,12 @@ int cmd_lower(Session *s, int argc, char **argv) {
     session_drop_compile(s);
     s->cs = cs;
     const IrModule *m = cs->fx.ir;
-    int nin = 0, ncomp = 0, next = 0;
+    int nin = 0, ncomp = 0, next = 0, ndead = 0;
     for (int i = 0; i < m->nbufs; i++) {
         const Buffer *b = m->bufs[i];
         if (b->kind == BUF_INPUT) { nin++; continue; }
         if (b->kind == BUF_EXTERN) next++; else ncomp++;
+        ndead += b->dead;
         StrBuf sb; sb_init(&sb);
         layout_text(b, &sb);
         fprintf(s->out, "  %-8s %-14s %-20s", b->name, buf_kind_name(b), sb.s ? sb.s : "");
@@ -158,11 +159,14 @@ int cmd_lower(Session *s, int argc, char **argv) {
         else if (b->mo_of) fprintf(s->out, " = %s[%d]", b->mo_of->name, b->mo_index);
         if (b->alias_of) fprintf(s->out, " slice of %s", b->alias_of->name);
         if (b->output_index >= 0) fprintf(s->out, "  -> output %d", b->output_index);
+        if (b->dead) fprintf(s->out, "  (dead: nothing reads it)");
         fputc('\n', s->out);
     }
     uint64_t ns = cs->fx.ns[CFX_LOWERED];
-    fprintf(s->out, "lowered to %d buffers (%d inputs, %d computed, %d extern) in %.3f ms\n",
-            m->nbufs, nin, ncomp, next, ns / 1e6);
+    char dead[64] = "";   /* realized readers of a mutated input that nothing reads (ir_mark_dead) */
+    if (ndead) snprintf(dead, sizeof dead, ", %d of them dead", ndead);
+    fprintf(s->out, "lowered to %d buffers (%d inputs, %d computed, %d extern%s) in %.3f ms\n",
+            m->nbufs, nin, ncomp, next, dead, ns / 1e6);
     if (s->ctx->trace) {     /* the graph lowered is the post-grad graph */
         strace_span(s, "GraphLowering.run", ns);
         char *text = fx_print(session_graph(s), true);

@@ -245,6 +245,8 @@ struct Buffer {
     IrConv *conv;         /* EXT_CONV */
     bool side_effect;     /* run for its effect (an error check: _linalg_check_errors): no result
                              anyone reads, never dead (Inductor's has_side_effects) */
+    bool dead;            /* a ComputedBuffer no live node reads (ir_mark_dead: Inductor's
+                             Scheduler.dead_node_elimination, before ir_pre_fusion.txt) */
     /* graph outputs */
     int output_index;     /* >= 0: this buffer is outputs[output_index] */
 };
@@ -431,6 +433,11 @@ void ir_deps_collect(const IrModule *m, const Buffer *b, DepSet *out);
 /* Free the in-place Scatter index ir_deps_collect keeps in m (ir_free calls it). */
 void ir_scatter_index_free(IrModule *m);
 void dep_set_free(DepSet *d);
+/* Scheduler.dead_node_elimination on the lowered module: a ComputedBuffer that is no output,
+ * mutates nothing, has no side effect and that no live op reads gets b->dead (lowering
+ * realizes such values: GraphLowering.mark_buffer_mutated realizes every pending reader of a
+ * mutated buffer, used or not). ir_print, the IR interpreter and the scheduler skip them. */
+void ir_mark_dead(IrModule *m);
 /* "MemoryDep('buf0', c0, {c0: 64})" / "StarDep(name='buf0', mode=None)": the index normalized
  * as Inductor prints it (dep_normalize: size-1 vars dropped, contiguous vars merged, c0.. names). */
 void dep_print(const Dep *d, const LoopBody *body, SymCtx *S, StrBuf *sb);

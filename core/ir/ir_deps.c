@@ -280,3 +280,43 @@ void dep_print(const Dep *d, const LoopBody *body, SymCtx *S, StrBuf *sb) {
     }
     sb_put(sb, "})");
 }
+
+/* Example: x an input, y = x * 2 realized by copy_(x, z)'s mark_buffer_mutated but read by no
+ * one -> y.dead; a dead reader's own reads are re-counted (worklist over readers, reverse
+ * creation order, as Inductor walks its topologically sorted nodes backwards). */
+void ir_mark_dead(IrModule *m) {
+    int nb = m->nbufs;
+    DepSet *d = mi_xcalloc((size_t)nb + 1, sizeof *d);
+    int *nread = mi_xcalloc((size_t)nb + 1, sizeof *nread);
+    bool *out = mi_xcalloc((size_t)nb + 1, 1);
+    for (int j = 0; j < m->noutputs; j++)
+        if (m->outputs[j]) out[m->outputs[j]->id] = true;
+    for (int i = 0; i < nb; i++) {
+        const Buffer *b = m->bufs[i];
+        if (!ir_is_op(b)) continue;
+        ir_deps_collect(m, b, &d[i]);
+        for (int r = 0; r < d[i].nreads; r++) {
+            const Buffer *x = d[i].reads[r].buf;
+            bool first = x && x != b;   /* each buffer once per reader, itself not */
+            for (int k = 0; first && k < r; k++) first = d[i].reads[k].buf != x;
+            if (first) nread[x->id]++;
+        }
+    }
+    for (int i = nb - 1; i >= 0; i--) {
+        Buffer *b = m->bufs[i];
+        if (!ir_is_op(b) || b->kind != BUF_COMPUTED || b->dead || out[b->id] || b->output_index >= 0 || b->mutates ||
+            b->side_effect || b->alias_of || b->extern_owner || nread[b->id] > 0)
+            continue;
+        b->dead = true;   /* its reads no longer count; readers come after writers, so one pass */
+        for (int r = 0; r < d[i].nreads; r++) {
+            const Buffer *x = d[i].reads[r].buf;
+            bool first = x && x != b;
+            for (int k = 0; first && k < r; k++) first = d[i].reads[k].buf != x;
+            if (first) nread[x->id]--;
+        }
+    }
+    for (int i = 0; i < nb; i++) dep_set_free(&d[i]);
+    free(d);
+    free(nread);
+    free(out);
+}

@@ -255,7 +255,7 @@ static void print_users(const IrModule *m, const Buffer *b, StrBuf *sb) {
     bool group = root->ext == EXT_CONCAT && root->kind == BUF_EXTERN;
     for (int i = 0; i < m->nbufs; i++) {
         const Buffer *x = m->bufs[i];
-        if (!ir_is_op(x) || (x == b && !group)) continue;
+        if (!ir_is_op(x) || x->dead || (x == b && !group)) continue;   /* dead_node_elimination drops a dead reader */
         bool reads = node_reads(x, b);
         for (int a = 0; group && a < root->neargs; a++) reads |= node_reads(x, root->eargs[a].buf) || node_reads(x, root);
         if (!reads) continue;
@@ -444,7 +444,7 @@ char *ir_print(const IrModule *m) {
     sb_init(&sb);
     for (int i = 0; i < m->nbufs; i++) {
         const Buffer *b = m->bufs[i];
-        if (!ir_is_op(b)) continue;
+        if (!ir_is_op(b) || b->dead) continue;   /* ir_pre_fusion.txt comes after dead_node_elimination */
         char op[256];
         snprintf(op, sizeof op, "%.200sop%d", ir_prefix(m), b->id - m->ninputs);
         ir_print_buffer(m, b, op, &sb);

@@ -502,6 +502,7 @@ static IrModule *lower_module(MiCtx *ctx, const Graph *g, bool branch) {
      * before a layout they read was decided are recorded again */
     if (ir_decide_layouts(m) || L.relaid) ir_retrace_all(m);
     ir_extern_args_follow(m);
+    ir_mark_dead(m);
     free(L.vals);
     free(L.prefer_cl);
     lw_users_free(&L);

@@ -293,8 +293,14 @@ bool lw_alias_into_input(Lower *L, IrTBox *dst, IrTBox *src) {
     if (sb->dtype != in->layout.dtype || sb->ndim != in->layout.ndim) return false;
     for (int d = 0; d < sb->ndim; d++)
         if (sb->size[d] != in->layout.size[d]) return false;   /* hash-consed */
+    /* realize_into: the readers of the input's old value (pending values of earlier nodes)
+     * are realized before src is, so they come first in buffer order, which is scheduling
+     * order (V.graph.mark_buffer_mutated(dst)); src is this node's own, not among them */
+    lw_mark_buffer_mutated(L, in);
+    if (sb->buf || !sb->fn) return false;
     Layout lay = in->layout;
     Buffer *b = lw_new_buffer(L, BUF_COMPUTED, &lay);
+    b->born = sb->born;   /* src.realize(): its body inlines what the item's function captured */
     if (sb->node) b->producer = sb->node;
     b->origins = sb->origins;
     b->norigins = sb->norigins;

@@ -220,8 +220,9 @@ void lw_realize_hint(Lower *L, IrTBox *t) {
  * call: "when a buffer is mutated we need to make sure all the reads to the old version are
  * realized before the mutation happens" -- every node value still pending (or a view of a
  * pending value) that loads b is realized now, so its kernel is scheduled before the store that
- * overwrites b (add_scatter calls it for the Scatter's MutationLayoutSHOULDREMOVE; a copy_
- * into a graph input keeps lw_mutate_input's own order). Example: x realized, y = x + 1
+ * overwrites b (add_scatter calls it for the Scatter's MutationLayoutSHOULDREMOVE,
+ * lw_alias_into_input for realize_into's; a copy_ into a graph input keeps lw_mutate_input's
+ * own order: it is an epilogue, run after every reader). Example: x realized, y = x + 1
  * pending, index_put_(x, i, v): y becomes a buffer before the scatter, and reads x's old values. */
 void lw_mark_buffer_mutated(Lower *L, const Buffer *b) {
     if (!b) return;
