@@ -85,6 +85,47 @@ static void test_int_division_interp(void) {
     graph_free(g);
 }
 
+/* ---- the IR interpreter (ir_interp.c): the same values from the lowered IR (the divisions
+ * run in int64, not through a double quotient), and a zero divisor an error naming the graph
+ * file, the line and node of the buffer (was: 0 or NaN stored, and INT64_MIN / -1 a trap) ---- */
+static void test_int_division_ir_interp(void) {
+    Graph *g = parsed(div_fx);
+    IrModule *m = g ? ir_lower(ctx, g) : NULL;
+    /* INT64_MIN / -1 wraps (C's a / b would trap there, as on a zero divisor) */
+    Tensor *a = TD(DT_I64, 1, (int64_t[]){6}, (double[]){-7, 7, -7, 7, 5, (double)INT64_MIN});
+    Tensor *b = TD(DT_I64, 1, (int64_t[]){6}, (double[]){3, -3, -3, 2, 1, -1});
+    Tensor *c = TD(DT_I32, 1, (int64_t[]){3}, (double[]){-5, 6, 9});
+    IValue in[3] = {{.kind = IV_TENSOR, .t = a}, {.kind = IV_TENSOR, .t = b}, {.kind = IV_TENSOR, .t = c}}, *o = NULL;
+    int no = 0;
+    char e[2048] = "";
+    int rc = m ? ir_interp_run(ctx, m, in, 3, &o, &no) : -1;
+    if (!ok(rc == 0 && no == 5, "the IR interpreter runs the lowered integer divisions")) diag("%s", take_err(e, sizeof e));
+    if (rc == 0 && no == 5) {
+        ok(og_values(o[0].t, (double[]){2, -2, -1, 1, 0, 0}, 6, 0), "IR remainder: the divisor's sign");
+        ok(og_values(o[1].t, (double[]){-1, 1, -1, 1, 0, 0}, 6, 0), "IR fmod: the dividend's sign");
+        ok(og_values(o[2].t, (double[]){-3, -3, 2, 3, 5, (double)INT64_MIN}, 6, 0), "IR div floor: toward -inf; INT64_MIN // -1 wraps");
+        ok(og_values(o[3].t, (double[]){-2, -2, 2, 3, 5, (double)INT64_MIN}, 6, 0), "IR div trunc: toward 0");
+        ok(og_values(o[4].t, (double[]){3, 2, 1}, 3, 0), "IR i32 remainder.Scalar(c, 4)");
+    } else skip(5, "no outputs");
+    if (o) interp_free_outputs(o, no);
+    o = NULL;
+    Tensor *z = TD(DT_I64, 1, (int64_t[]){6}, (double[]){3, 0, -3, 2, 1, -1});
+    in[1].t = z;
+    rc = m ? ir_interp_run(ctx, m, in, 3, &o, &no) : 0;
+    if (rc == 0 && o) interp_free_outputs(o, no);
+    e[0] = 0;
+    if (rc) take_err(e, sizeof e);
+    ok(rc < 0 && strstr(e, "unseen10.py:") && strstr(e, "IR interpreter: buffer 'buf") && strstr(e, "(node '") &&
+       strstr(e, "ZeroDivisionError: an integer remainder or fmod by zero (ATen's CPU kernels: TORCH_CHECK(b != 0, \"ZeroDivisionError\"))"),
+       "a zero divisor in the IR interpreter: ZeroDivisionError naming file, line, buffer and node: %s", e);
+    tensor_unref(z);
+    tensor_unref(a);
+    tensor_unref(b);
+    tensor_unref(c);
+    ir_free(m);
+    graph_free(g);
+}
+
 /* ---- the compiled module: a zero divisor is an error naming the kernel, not SIGFPE ---- */
 static void test_int_division_compiled(void) {
     Graph *g = parsed(div_fx);
@@ -263,6 +304,7 @@ static void test_fault_guard(void) {
 int main(void) {
     ctx = mi_ctx_new();
     test_int_division_interp();
+    test_int_division_ir_interp();
     test_int_division_compiled();
     test_zero_dim_segment();
     test_shell_survives();

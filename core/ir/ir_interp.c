@@ -2,13 +2,16 @@
  * input mutations last) by replaying each LoopBody once per element with double-valued handles;
  * extern matmuls run as naive loops. Storage is one double array per buffer laid out by the
  * buffer's strides, so index expressions are exercised exactly as the generated C uses them.
- * Meant for checking the IR against the graph interpreter on small inputs. */
+ * Meant for checking the IR against the graph interpreter on small inputs. Its errors (an index
+ * out of bounds, an integer division by zero: ATen's ZeroDivisionError) name the graph file, the
+ * line and node of the buffer being run (cur_err). */
 #include "ir/ir.h"
 #include "base/philox.h"
 #include "ops/special.h"
 
 #include <ctype.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +37,52 @@ typedef struct Interp {
     int scan_phase;
     double *row[2], *res[2];
     int64_t at;
+    const Buffer *cur;              /* the buffer being run: errors name its node */
     bool err;
 } Interp;
+
+/* An error of the buffer being run, once (the first stands): "FILE:LINE: IR interpreter:
+ * buffer 'buf3' (node 'floor_divide'): REASON", the file and line of the graph node the buffer
+ * holds the value of (ir_origins.c's producer, else the node that realized it). */
+static void cur_err(Interp *it, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void cur_err(Interp *it, const char *fmt, ...) {
+    if (it->err) return;
+    it->err = true;
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    const Buffer *b = it->cur;
+    const Node *n = b ? (b->producer ? b->producer : b->origin) : NULL;
+    if (!b) { mi_err(it->ctx, NULL, 0, 0, "IR interpreter: %s", why); return; }
+    mi_err(it->ctx, n ? it->m->graph->source : NULL, n ? n->src_line : 0, 0, "IR interpreter: buffer '%s'%s%s%s: %s", b->name,
+           n ? " (node '" : "", n ? n->name : "", n ? "')" : "", why);
+}
+
+/* Integer floordiv / truncdiv / fmod (C's %) of the values of an integer dtype, as ATen's CPU
+ * kernels compute them (BinaryOpsKernel.cpp: div_floor / div_trunc / fmod on integral types):
+ * a zero divisor is their TORCH_CHECK(b != 0, "ZeroDivisionError"), an error naming the buffer;
+ * x / -1 wraps (INT64_MIN / -1 is INT64_MIN, as the generated mi_zdiv_* helpers give). The
+ * values go through int64 exactly, not through a double quotient. Example: floordiv(-7, 2) = -4,
+ * fmod(-7, 2) = -1, floordiv(5, 0) -> "ZeroDivisionError". */
+static double int_div(Interp *it, IrMathOp op, double x, double y) {
+    int64_t a = tensor_float_to_int(x, DT_I64), b = tensor_float_to_int(y, DT_I64);
+    if (b == 0) {
+        cur_err(it, "ZeroDivisionError: an integer %s by zero (ATen's CPU kernels: TORCH_CHECK(b != 0, \"ZeroDivisionError\"))",
+                op == IOP_FMOD ? "remainder or fmod" : "division");
+        return 0;
+    }
+    if (b == -1) return op == IOP_FMOD ? 0 : (double)(int64_t)(0 - (uint64_t)a);
+    int64_t q = a / b, r = a % b;
+    if (op == IOP_FMOD) return (double)r;
+    if (op == IOP_FLOORDIV && r != 0 && (r < 0) != (b < 0)) q--;
+    return (double)q;
+}
+
+/* a value of an integer dtype (held as a double) as int64, defined for any double: ATen's
+ * x86-64 conversion (NaN or out of range: INT64_MIN), as the stored tensor would hold it */
+static int64_t I64(double x) { return tensor_float_to_int(x, DT_I64); }
 
 static int64_t ev(Interp *it, const Expr *e) {
     int64_t v = 0;
@@ -51,12 +98,12 @@ static IrVal i_load(OpsHandler *h, Buffer *buf, Expr *index) {
     Interp *it = h->self;
     int64_t i = ev(it, index);
     const Buffer *t = ir_store_target(buf);
-    if (i < 0 || i >= it->store_len[t->id]) { if (!it->err) mi_err(it->ctx, NULL, 0, 0, "IR interpreter: load of %s at %lld out of bounds", t->name, (long long)i); it->err = true; return push(it, 0); }
+    if (i < 0 || i >= it->store_len[t->id]) { cur_err(it, "load of %s at %lld out of bounds", t->name, (long long)i); return push(it, 0); }
     return push(it, storage_of(it, buf)[i]);
 }
 static void store_at(Interp *it, Buffer *buf, int64_t i, double v) {
     const Buffer *t = ir_store_target(buf);
-    if (i < 0 || i >= it->store_len[t->id]) { if (!it->err) mi_err(it->ctx, NULL, 0, 0, "IR interpreter: store to %s at %lld out of bounds", t->name, (long long)i); it->err = true; return; }
+    if (i < 0 || i >= it->store_len[t->id]) { cur_err(it, "store to %s at %lld out of bounds", t->name, (long long)i); return; }
     DType dt = t->layout.dtype;
     if (dt == DT_F32) v = (float)v;
     else if (dtype_is_float8(dt)) v = mi_f8_to_f32(dt, mi_f32_to_f8(dt, (float)v));   /* 3 or 2 mantissa bits */
@@ -83,13 +130,9 @@ static void i_store_atomic_add(OpsHandler *h, Buffer *buf, Expr *index, IrVal v)
 static Expr *i_indirect(OpsHandler *h, IrVal x, Expr *size, bool check, bool wrap_neg, Expr *sym) {
     Interp *it = h->self;
     push(it, 0);   /* one handle per op: reductions find their accumulator by position */
-    int64_t v = (int64_t)it->vals[x], n = ev(it, size);
+    int64_t raw = tensor_float_to_int(it->vals[x], DT_I64), v = raw, n = ev(it, size);
     if (wrap_neg && v < 0) v += n;
-    if ((v < 0 || v >= n) && !it->err) {
-        it->err = true;
-        mi_err(it->ctx, NULL, 0, 0, "IR interpreter: index %lld is out of bounds for dimension with size %lld",
-               (long long)it->vals[x], (long long)n);
-    }
+    if (v < 0 || v >= n) cur_err(it, "index %lld is out of bounds for dimension with size %lld", (long long)raw, (long long)n);
     if (v < 0 || v >= n) v = 0;   /* the rest of this element stays in bounds (its error is kept) */
     int k;
     for (k = it->nsymbind; k < it->nbind; k++)
@@ -109,7 +152,7 @@ static IrVal i_to_dtype(OpsHandler *h, IrVal v, DType dt, DType src) {
     if (dt == DT_F32) x = (float)x;
     else if (dtype_is_float8(dt)) x = mi_f8_to_f32(dt, mi_f32_to_f8(dt, (float)x));
     else if (dtype_is_int(dt) && (dtype_is_float(src) || dt == DT_I64)) x = (double)tensor_float_to_int(x, dt);
-    else if (dtype_is_int(dt)) x = (double)tensor_float_to_int((double)(int32_t)(int64_t)x, dt);   /* int -> narrower int wraps */
+    else if (dtype_is_int(dt)) x = (double)tensor_float_to_int((double)(int32_t)I64(x), dt);   /* int -> narrower int wraps */
     else if (dt == DT_BOOL) x = x != 0;
     return push(it, x);
 }
@@ -117,6 +160,7 @@ static IrVal i_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
     Interp *it = h->self;
     double x = it->vals[a[0]], y = ir_math_arity(op) > 1 ? it->vals[a[1]] : 0, z = ir_math_arity(op) > 2 ? it->vals[a[2]] : 0, r = 0;
     double w = ir_math_arity(op) > 3 ? it->vals[a[3]] : 0;
+    if ((op == IOP_FLOORDIV || op == IOP_TRUNCDIV || op == IOP_FMOD) && dtype_is_int(dt)) return push(it, int_div(it, op, x, y));
     switch (op) {
     case IOP_NEG: r = -x; break;
     case IOP_EXP: r = exp(x); break;
@@ -167,19 +211,19 @@ static IrVal i_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
         break;
     }
     case IOP_SIGNBIT: r = signbit(x) != 0; break;
-    case IOP_BITWISE_NOT: r = dt == DT_BOOL ? !x : (double)~(int64_t)x; break;
+    case IOP_BITWISE_NOT: r = dt == DT_BOOL ? !x : (double)~I64(x); break;
     case IOP_ATAN2: r = atan2(x, y); break;
     case IOP_COPYSIGN: r = copysign(x, y); break;
     case IOP_HYPOT: r = hypot(x, y); break;
     case IOP_NEXTAFTER: r = dt == DT_F32 ? (double)nextafterf((float)x, (float)y) : nextafter(x, y); break;
-    case IOP_BITWISE_AND: r = (double)((int64_t)x & (int64_t)y); break;
-    case IOP_BITWISE_OR: r = (double)((int64_t)x | (int64_t)y); break;
-    case IOP_BITWISE_XOR: r = (double)((int64_t)x ^ (int64_t)y); break;
-    case IOP_BITWISE_LEFT_SHIFT: r = (double)dtype_shift_left(dt, (int64_t)x, (int64_t)y); break;
-    case IOP_BITWISE_RIGHT_SHIFT: r = (double)dtype_shift_right(dt, (int64_t)x, (int64_t)y); break;
+    case IOP_BITWISE_AND: r = (double)(I64(x) & I64(y)); break;
+    case IOP_BITWISE_OR: r = (double)(I64(x) | I64(y)); break;
+    case IOP_BITWISE_XOR: r = (double)(I64(x) ^ I64(y)); break;
+    case IOP_BITWISE_LEFT_SHIFT: r = (double)dtype_shift_left(dt, I64(x), I64(y)); break;
+    case IOP_BITWISE_RIGHT_SHIFT: r = (double)dtype_shift_right(dt, I64(x), I64(y)); break;
     case IOP_FMAX: r = fmax(x, y); break;
     case IOP_FMIN: r = fmin(x, y); break;
-    case IOP_TRUNCDIV: r = dtype_is_float(dt) ? trunc(x / y) : y == 0 ? 0 : (double)((int64_t)x / (int64_t)y); break;
+    case IOP_TRUNCDIV: r = trunc(x / y); break;   /* an integer dtype: int_div */
     case IOP_ABS: r = fabs(x); break;
     case IOP_RECIPROCAL: r = 1 / x; break;
     case IOP_EXPM1: r = expm1(x); break;
@@ -209,10 +253,10 @@ static IrVal i_math(OpsHandler *h, IrMathOp op, const IrVal *a, DType dt) {
     case IOP_WHERE: r = x != 0 ? y : z; break;
     case IOP_FMA: r = dt == DT_F32 ? (double)fmaf((float)x, (float)y, (float)z) : fma(x, y, z); break;
     case IOP_RANDINT64:
-        r = (double)mi_philox_randint64(fabs(x) < 9.2e18 ? (int64_t)x : 0, fabs(y) < 9.2e18 ? (int64_t)y : 0, (int64_t)z, (int64_t)w);
+        r = (double)mi_philox_randint64(fabs(x) < 9.2e18 ? I64(x) : 0, fabs(y) < 9.2e18 ? I64(y) : 0, I64(z), I64(w));
         break;
     case IOP_RAND: case IOP_RANDN:   /* the seed went through a double: statistically equal to the kernels' */
-        r = mi_philox_rand(fabs(x) < 9.2e18 ? (int64_t)x : 0, fabs(y) < 9.2e18 ? (int64_t)y : 0, op == IOP_RANDN);
+        r = mi_philox_rand(fabs(x) < 9.2e18 ? I64(x) : 0, fabs(y) < 9.2e18 ? I64(y) : 0, op == IOP_RANDN);
         break;
     default: break;
     }
@@ -260,12 +304,11 @@ static IrVal i_scan(OpsHandler *h, IrScanOp op, int flags, const DType *dtypes, 
  * not <= v); a NaN v lands past the end */
 static IrVal i_bucketize(OpsHandler *h, IrVal v, const IrBoundaries *b, IrVal off) {
     Interp *it = h->self;
-    int64_t len = ev(it, b->len), st = ev(it, b->stride), o = (int64_t)it->vals[off], lo = 0, hi = len;
+    int64_t len = ev(it, b->len), st = ev(it, b->stride), o = I64(it->vals[off]), lo = 0, hi = len;
     const Buffer *t = ir_store_target(b->buf);
     const double *d = storage_of(it, b->buf), x = it->vals[v];
     if (o < 0 || o + (len - 1) * st >= it->store_len[t->id]) {
-        if (!it->err) mi_err(it->ctx, NULL, 0, 0, "IR interpreter: bucketize of %s at %lld out of bounds", t->name, (long long)o);
-        it->err = true;
+        cur_err(it, "bucketize of %s at %lld out of bounds", t->name, (long long)o);
         return push(it, 0);
     }
     while (lo < hi) {
@@ -651,7 +694,8 @@ int ir_interp_run(MiCtx *ctx, IrModule *m, IValue *inputs, int ninputs, IValue *
         for (int i = 0; i < m->nbufs && !rc; i++) {
             Buffer *b = m->bufs[i];
             bool epilogue = b->mutates && b->mutates->kind == BUF_INPUT && !b->inplace_alias;   /* copy_ into an input: last */
-            if (!ir_is_op(b) || (pass == 0) == epilogue) continue;
+            if (!ir_is_op(b) || b->dead || (pass == 0) == epilogue) continue;   /* dead: no kernel runs it */
+            it.cur = b;
             rc = b->kind == BUF_EXTERN ? run_extern(&it, b) : run_computed(&it, b);
             if (it.err) rc = -1;
         }
