@@ -194,10 +194,10 @@ F1(f_k0, sf_k0(a)) F1(f_k0e, sf_k0e(a)) F1(f_k1, sf_k1(a)) F1(f_k1e, sf_k1e(a))
 F1(f_j0, sf_j0(a)) F1(f_j1, sf_j1(a)) F1(f_y0, sf_y0(a)) F1(f_y1, sf_y1(a))
 F1(f_airy, sf_airy_ai(a))      F1(f_sph_j0, sf_spherical_j0(a))
 F2(f_igamma, sf_igamma(a, b))  F2(f_igammac, sf_igammac(a, b))
-F2(f_cheb_t, sf_chebyshev_t(a, b)) F2(f_cheb_u, sf_chebyshev_u(a, b)) F2(f_cheb_v, sf_chebyshev_v(a, b)) F2(f_cheb_w, sf_chebyshev_w(a, b))
-F2(f_scheb_t, sf_shifted_chebyshev_t(a, b)) F2(f_scheb_u, sf_shifted_chebyshev_u(a, b))
-F2(f_scheb_v, sf_shifted_chebyshev_v(a, b)) F2(f_scheb_w, sf_shifted_chebyshev_w(a, b))
-F2(f_herm_h, sf_hermite_h(a, b)) F2(f_herm_he, sf_hermite_he(a, b)) F2(f_lag_l, sf_laguerre_l(a, b)) F2(f_leg_p, sf_legendre_p(a, b))
+F2(f_cheb_t, sf_chebyshev_t(a, b, p->f32)) F2(f_cheb_u, sf_chebyshev_u(a, b, p->f32)) F2(f_cheb_v, sf_chebyshev_v(a, b, p->f32)) F2(f_cheb_w, sf_chebyshev_w(a, b, p->f32))
+F2(f_scheb_t, sf_shifted_chebyshev_t(a, b, p->f32)) F2(f_scheb_u, sf_shifted_chebyshev_u(a, b, p->f32))
+F2(f_scheb_v, sf_shifted_chebyshev_v(a, b, p->f32)) F2(f_scheb_w, sf_shifted_chebyshev_w(a, b, p->f32))
+F2(f_herm_h, sf_hermite_h(a, b, p->f32)) F2(f_herm_he, sf_hermite_he(a, b, p->f32)) F2(f_lag_l, sf_laguerre_l(a, b, p->f32)) F2(f_leg_p, sf_legendre_p(a, b, p->f32))
 static double f_where(const double *x, const PwParams *p) { (void)p; return x[0] != 0 ? x[1] : x[2]; }
 static int64_t i_where(const int64_t *x, const PwParams *p) { (void)p; return x[0] != 0 ? x[1] : x[2]; }
 static double f_fma(const double *x, const PwParams *p) { (void)p; return fma(x[0], x[1], x[2]); }

@@ -1,9 +1,8 @@
 /* special.c — the scalar special functions of special.h. Where a well-kept library has the
  * function it is used: libm (Bessel J/Y, erf), GSL (modified Bessel K and its scaled form, Airy
  * Ai, regularized incomplete gamma). Where ATen itself uses Cephes (digamma, Hurwitz zeta ->
- * polygamma; I0 / I1, ndtri, erfinv, log_ndtr in special_cephes.c) or a recurrence (the
- * orthogonal polynomials), the same algorithm is written here, as aten/src/ATen/native/Math.h
- * does. Domain edges (zeros, negative integers, infinities) follow ATen's results. */
+ * polygamma; I0 / I1, ndtri, erfinv, log_ndtr in special_cephes.c), the same algorithm is
+ * written here, as aten/src/ATen/native/Math.h does (its orthogonal polynomials: special_poly.c). Domain edges (zeros, negative integers, infinities) follow ATen's results. */
 #include "ops/special.h"
 
 #include <math.h>
@@ -180,114 +179,4 @@ static double igam(double a, double x, bool upper) {
 double sf_igamma(double a, double x) { return igam(a, x, false); }
 double sf_igammac(double a, double x) { return igam(a, x, true); }
 
-/* ---- orthogonal polynomials (ATen Math.h: closed forms near the edges, else recurrences) ---- */
-
-/* ATen's static_cast<int64_t>(n) of the degree as x86-64 does it (cvttsd2si): NaN and values
- * past the int64 range give INT64_MIN (then n < 0: the polynomial is 0), which a C cast leaves
- * undefined. Example: poly_n(3.7) = 3, poly_n(1e30) = poly_n(NAN) = INT64_MIN. */
-static int64_t poly_n(double nn) { return nn >= -9.2e18 && nn <= 9.2e18 ? (int64_t)nn : INT64_MIN; }
-
-static double recur(double p, double q, double x, int64_t n, double c) {   /* p_k+1 = c x p_k - p_k-1 */
-    double r = q;
-    for (int64_t k = 2; k <= n; k++) { r = c * x * q - p; p = q; q = r; }
-    return r;
-}
-
-double sf_chebyshev_t(double x, double nn) {
-    int64_t n = poly_n(nn);
-    if (n < 0) return 0;
-    if (fabs(x) == 1) return x > 0 || n % 2 == 0 ? 1 : -1;
-    if (n > 6 && fabs(x) < 1) return cos((double)n * acos(x));
-    if (n == 0) return 1;
-    if (n == 1) return x;
-    return recur(1, x, x, n, 2);
-}
-
-double sf_chebyshev_u(double x, double nn) {
-    int64_t n = poly_n(nn);
-    if (n < 0) return 0;
-    if (fabs(x) == 1) return x > 0 || n % 2 == 0 ? (double)(n + 1) : -(double)(n + 1);
-    if (n > 8 && fabs(x) < 1) {
-        double t = acos(x);
-        if (sin(t) != 0) return sin((double)(n + 1) * t) / sin(t);
-        return (double)(n + 1) * cos((double)(n + 1) * t) / x;
-    }
-    if (n == 0) return 1;
-    if (n == 1) return x + x;
-    return recur(1, x + x, x, n, 2);
-}
-
-double sf_chebyshev_v(double x, double nn) {
-    int64_t n = poly_n(nn);
-    if (n < 0) return 0;
-    if (fabs(x) == 1) return x > 0 ? 1 : (n % 2 == 0 ? (2.0 * (double)n + 1) : -(2.0 * (double)n + 1));
-    if (n > 8 && fabs(x) < 1) {
-        double t = acos(x);
-        if (sin(t / 2) != 1) return cos(((double)n + 0.5) * t) / cos(t / 2);
-        return n % 2 == 0 ? (2.0 * (double)n + 1) : -(2.0 * (double)n + 1);
-    }
-    if (n == 0) return 1;
-    if (n == 1) return x + x - 1;
-    return recur(1, x + x - 1, x, n, 2);
-}
-
-double sf_chebyshev_w(double x, double nn) {
-    int64_t n = poly_n(nn);
-    if (n < 0) return 0;
-    if (fabs(x) == 1) return x > 0 ? (2.0 * (double)n + 1) : (n % 2 == 0 ? 1 : -1);
-    if (n > 8 && fabs(x) < 1) {
-        double t = acos(x);
-        if (cos(t / 2) != 1) return sin(((double)n + 0.5) * t) / sin(t / 2);
-        return x > 0 ? (2.0 * (double)n + 1) : (n % 2 == 0 ? 1 : -1);
-    }
-    if (n == 0) return 1;
-    if (n == 1) return x + x + 1;
-    return recur(1, x + x + 1, x, n, 2);
-}
-
-double sf_shifted_chebyshev_t(double x, double n) { return sf_chebyshev_t(x + x - 1, n); }
-double sf_shifted_chebyshev_u(double x, double n) { return sf_chebyshev_u(x + x - 1, n); }
-double sf_shifted_chebyshev_v(double x, double n) { return sf_chebyshev_v(x + x - 1, n); }
-double sf_shifted_chebyshev_w(double x, double n) { return sf_chebyshev_w(x + x - 1, n); }
-
-double sf_hermite_h(double x, double nn) {
-    int64_t n = poly_n(nn);
-    if (n < 0) return 0;
-    if (n == 0) return 1;
-    if (n == 1) return x + x;
-    double p = 1, q = x + x, r = q;
-    for (int64_t j = 1; j < n; j++) { r = (x + x) * q - 2.0 * (double)j * p; p = q; q = r; }   /* k = 2j < 2n */
-    return r;
-}
-
-double sf_hermite_he(double x, double nn) {
-    int64_t n = poly_n(nn);
-    if (n < 0) return 0;
-    if (n == 0) return 1;
-    if (n == 1) return x;
-    double p = 1, q = x, r = q;
-    for (int64_t k = 1; k < n; k++) { r = x * q - (double)k * p; p = q; q = r; }
-    return r;
-}
-
-double sf_laguerre_l(double x, double nn) {
-    int64_t n = poly_n(nn);
-    if (n < 0) return 0;
-    if (fabs(x) == 0) return 1;
-    if (n == 0) return 1;
-    if (n == 1) return 1 - x;
-    double p = 1, q = 1 - x, r = q;
-    for (int64_t k = 1; k < n; k++) { r = (((double)(k + k) + (1 - x)) * q - (double)k * p) / (double)(k + 1); p = q; q = r; }
-    return r;
-}
-
-double sf_legendre_p(double x, double nn) {
-    int64_t n = poly_n(nn);
-    if (n < 0) return 0;
-    if (fabs(x) == 1) return x > 0 || n == 0 ? 1 : (n % 2 == 0 ? 1 : -1);
-    if (n == 0) return 1;
-    if (n == 1) return x;
-    double p = 1, q = x, r = q;
-    for (int64_t k = 1; k < n; k++) { r = ((double)(k + k + 1) * x * q - (double)k * p) / (double)(k + 1); p = q; q = r; }
-    return r;
-}
+/* The orthogonal polynomials (chebyshev_polynomial_*, hermite, laguerre, legendre): special_poly.c. */

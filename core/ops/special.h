@@ -22,12 +22,13 @@ double sf_j0(double x), sf_j1(double x), sf_y0(double x), sf_y1(double x);
 double sf_airy_ai(double x);
 double sf_spherical_j0(double x);
 double sf_igamma(double a, double x), sf_igammac(double a, double x);
-/* orthogonal polynomials p(x, n) (n truncated to an integer, negative n gives 0) */
-double sf_chebyshev_t(double x, double n), sf_chebyshev_u(double x, double n);
-double sf_chebyshev_v(double x, double n), sf_chebyshev_w(double x, double n);
-double sf_shifted_chebyshev_t(double x, double n), sf_shifted_chebyshev_u(double x, double n);
-double sf_shifted_chebyshev_v(double x, double n), sf_shifted_chebyshev_w(double x, double n);
-double sf_hermite_h(double x, double n), sf_hermite_he(double x, double n);
-double sf_laguerre_l(double x, double n), sf_legendre_p(double x, double n);
+/* orthogonal polynomials p(x, n) (special_poly.c: n truncated to an integer, negative n gives
+ * 0; f32: computed in float as ATen's float kernel, else double; bounded work for any n) */
+double sf_chebyshev_t(double x, double n, bool f32), sf_chebyshev_u(double x, double n, bool f32);
+double sf_chebyshev_v(double x, double n, bool f32), sf_chebyshev_w(double x, double n, bool f32);
+double sf_shifted_chebyshev_t(double x, double n, bool f32), sf_shifted_chebyshev_u(double x, double n, bool f32);
+double sf_shifted_chebyshev_v(double x, double n, bool f32), sf_shifted_chebyshev_w(double x, double n, bool f32);
+double sf_hermite_h(double x, double n, bool f32), sf_hermite_he(double x, double n, bool f32);
+double sf_laguerre_l(double x, double n, bool f32), sf_legendre_p(double x, double n, bool f32);
 
 #endif
