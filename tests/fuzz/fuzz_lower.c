@@ -23,13 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The outputs and the inputs after the run must agree by the rule of the shell's check and of
- * fuzz_exec (torch._dynamo.utils.same: allclose at rtol 1e-4 / atol 1e-5, else RMSE against the
- * graph's float64 run, core/ops/numerics.h); abort with the report otherwise. The IR rounds a
- * bf16 / f16 kernel's value once at its store where the interpreter rounds each eager op, so a
- * strict allclose failed on rounding (tests/fixtures/codegen/as_strided_group_norm_bf16.py, a
- * seed: 158 of 576 bf16 elements 1 ulp apart, session 13). in0: the inputs
- * before either run (the float64 run's). */
 /* One value: integer results as before, allclose in doubles (the IR interpreter holds one double
  * per element, so an int64 past 2**53 is its nearest double: INT64_MIN + 1 reads INT64_MIN, not
  * a finding: the seed tests/fixtures/codegen/nan_semantics.py, int64(NaN) + 1), floats by
@@ -43,6 +36,13 @@ static bool same_or_int(NumCheck *c, const char *label, const IValue *ref, const
     return num_check_value(c, label, ref, res, which, i, false);
 }
 
+/* The outputs and the inputs after the run must agree by the rule of the shell's check and of
+ * fuzz_exec (torch._dynamo.utils.same: allclose at rtol 1e-4 / atol 1e-5, else RMSE against the
+ * graph's float64 run, core/ops/numerics.h); abort with the report otherwise. The IR rounds a
+ * bf16 / f16 kernel's value once at its store where the interpreter rounds each eager op, so a
+ * strict allclose failed on rounding (tests/fixtures/codegen/as_strided_group_norm_bf16.py, a
+ * seed: 158 of 576 bf16 elements 1 ulp apart, session 13). in0: the inputs
+ * before either run (the float64 run's). */
 static void agree(MiCtx *ctx, const Graph *h, const IValue *in0, int nin, const IValue *oa, int na, const IValue *ob, int nb,
                   const IValue *ia, const IValue *ib) {
     if (na != nb) { fprintf(stderr, "fuzz_lower: output: %d values vs %d\n", na, nb); abort(); }
