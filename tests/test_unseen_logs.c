@@ -18,12 +18,6 @@
 static const struct { const char *graph, *must_say, *todo; } known[] = {
     /* a user's torch.library op: the log holds no body, so check / exec stop (README: a user's own ops) */
     {"cpu_custom_op_library 0/0 (", "custom op survey.scaled_tanh.default has no implementation in minductor", NULL},
-    /* the fourteenth batch as found (2026-11-27): ops not implemented yet */
-    {"cpu_lru_complex_scan_train 0/0 (", NULL, "aten.view.dtype (complex <-> real bit views) not implemented"},
-    {"cpu_lru_complex_scan_train 0/0 backward", NULL, "aten.view.dtype (complex <-> real bit views) not implemented"},
-    {"cuda_s4d_vandermonde_kernel_train 0/0 backward", NULL, "aten.view.dtype (complex <-> real bit views) not implemented"},
-    {"cuda_perspective_warp_homography 0/0 (", NULL, "aten.cudnn_grid_sampler not implemented"},
-    {"cuda_superpoint_desc_sample 0/0 (", NULL, "aten.cudnn_grid_sampler not implemented"},
 };
 
 int main(void) {

@@ -3,7 +3,8 @@
  * loop in ops_pointwise.c applies complex_pointwise_fn's element function when the computation
  * dtype is complex), and
  * the ops that build or take apart complex tensors: complex, polar, view_as_real,
- * view_as_complex, real, imag, _conj and conj_physical. Values are computed in double complex
+ * view_as_complex, view.dtype (any bit reinterpretation, c64 <-> f32 among them), real, imag,
+ * _conj and conj_physical. Values are computed in double complex
  * and rounded on store (a c64 result keeps float parts). */
 #include "ops/ops_impl.h"
 
@@ -169,6 +170,104 @@ static int cview_body(ShapeArgs *sa, IValue *out) {
 }
 static int cview_eval(const OpCall *c, IValue *out) { return ev_call(c, out, cview_body); }
 
+/* ---- view.dtype: the same bytes as another dtype ---- */
+
+/* ATen's view_dtype (TensorConversions.cpp): the same storage read as `dtype`. Equal element
+ * sizes keep sizes, strides and offset; a smaller element (downsize, e.g. c64 -> f32, ratio 2)
+ * multiplies the last size, the other strides and the offset by the ratio; a larger one
+ * (upsize, f32 -> c64) divides them, and needs stride(-1) == 1, size(-1), the offset and the
+ * other strides divisible by the ratio. Example: c64[6][1] as f32 -> f32[12][1];
+ * f32[3, 4][4, 1] as c64 -> c64[3, 2][2, 1]. Neither conjugate nor negative views. */
+static int shape_view_dtype(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    TensorMeta *x;
+    *nout = 1;
+    if (sa_tensor(sa, sa_arg(sa, 0, "self"), "self", &x)) return -1;
+    DType to = arg_dtype(sa_arg(sa, 1, "dtype"), DT_INVALID);
+    if (to == DT_INVALID) return sa_err(sa, "view.dtype needs a dtype");
+    if (to != x->dtype && (x->is_conj || x->is_neg))
+        return sa_err(sa, "torch.Tensor.view is not supported for %s view tensors when converting to a different dtype",
+                      x->is_conj ? "conjugate" : "negative");
+    SymCtx *S = sa->sym;
+    int64_t from_sz = (int64_t)dtype_size(x->dtype), to_sz = (int64_t)dtype_size(to), nd = x->ndim;
+    meta_copy(sa, out, x);
+    out->dtype = to;
+    if (from_sz == to_sz) return 0;
+    const char *fn = dtype_abbrev(x->dtype), *tn = dtype_abbrev(to);
+    if (nd == 0) return sa_err(sa, "self.dim() cannot be 0 to view %s as %s (different element sizes)", fn, tn);
+    if (!ex_eq_int(x->stride[nd - 1], 1))
+        return sa_err(sa, "self.stride(-1) must be 1 to view %s as %s (different element sizes)", fn, tn);
+    out->stride[nd - 1] = sym_int(S, 1);
+    if (from_sz > to_sz) {     /* downsize */
+        Expr *r = sym_int(S, from_sz / to_sz);
+        for (int i = 0; i + 1 < nd; i++) out->stride[i] = sym_mul(S, x->stride[i], r);
+        out->size[nd - 1] = sym_mul(S, x->size[nd - 1], r);
+        out->offset = sym_mul(S, x->offset, r);
+        return 0;
+    }
+    int64_t ratio = to_sz / from_sz, v;     /* upsize */
+    Expr *r = sym_int(S, ratio);
+    if (sym_is_int(x->size[nd - 1], &v) && v % ratio)
+        return sa_err(sa, "self.size(-1) must be divisible by %lld to view %s as %s (different element sizes), but got %lld",
+                      (long long)ratio, fn, tn, (long long)v);
+    if (sym_is_int(x->offset, &v) && v % ratio)
+        return sa_err(sa, "self.storage_offset() must be divisible by %lld to view %s as %s (different element sizes), but got %lld",
+                      (long long)ratio, fn, tn, (long long)v);
+    for (int i = 0; i + 1 < nd; i++) {
+        if (sym_is_int(x->stride[i], &v) && v % ratio)
+            return sa_err(sa, "self.stride(%d) must be divisible by %lld to view %s as %s (different element sizes), but got %lld",
+                          i, (long long)ratio, fn, tn, (long long)v);
+        out->stride[i] = sym_floordiv(S, x->stride[i], r);
+    }
+    out->size[nd - 1] = sym_floordiv(S, x->size[nd - 1], r);
+    out->offset = sym_floordiv(S, x->offset, r);
+    return 0;
+}
+
+/* The view over self's storage. A float64 reference run holds c128 / f64 where the graph says
+ * c64 / f32: the view goes to the run's counterpart of dtype (c64 -> c128, f32 -> f64), which
+ * keeps the pairing of complex and real parts; any other reinterpretation (f32 bits as i32)
+ * has no float64 meaning and fails that run. */
+static int view_dtype_body(ShapeArgs *sa, IValue *out) {
+    const OpCall *c = sa->call;
+    Tensor *x = ev_tensor(sa_arg(sa, 0, "self"));
+    DType to = arg_dtype(sa_arg(sa, 1, "dtype"), DT_INVALID);
+    if (!x || to == DT_INVALID) return sa_err(sa, "view.dtype needs a tensor and a dtype");
+    if (c->fp64 && (dtype_is_float(to) || dtype_is_complex(to))) {
+        DType run = dtype_is_complex(to) ? DT_C128 : DT_F64;
+        bool pair = run == x->dtype || (dtype_is_complex(run) ? x->dtype == DT_F64 : x->dtype == DT_C128);
+        if (!pair) return sa_err(sa, "view.dtype reinterprets %s bits as %s: no float64 reference run", dtype_abbrev(x->dtype), dtype_abbrev(to));
+        to = run;
+    } else if (c->fp64 && x->dtype != to && (dtype_is_float(x->dtype) || dtype_is_complex(x->dtype)))
+        return sa_err(sa, "view.dtype reinterprets %s bits as %s: no float64 reference run", dtype_abbrev(x->dtype), dtype_abbrev(to));
+    int64_t from_sz = (int64_t)dtype_size(x->dtype), to_sz = (int64_t)dtype_size(to), nd = x->ndim;
+    int64_t size[MI_MAX_DIMS], stride[MI_MAX_DIMS], off = x->offset;
+    for (int i = 0; i < nd; i++) { size[i] = x->size[i]; stride[i] = x->stride[i]; }
+    if (from_sz != to_sz) {
+        if (nd == 0 || (x->stride[nd - 1] != 1 && x->size[nd - 1] > 1))
+            return sa_err(sa, "view.dtype: %s as %s needs a last dim of stride 1", dtype_abbrev(x->dtype), dtype_abbrev(to));
+        stride[nd - 1] = 1;
+        if (from_sz > to_sz) {
+            int64_t r = from_sz / to_sz;
+            for (int i = 0; i + 1 < nd; i++) stride[i] *= r;
+            size[nd - 1] *= r;
+            off *= r;
+        } else {
+            int64_t r = to_sz / from_sz;
+            bool ok = size[nd - 1] % r == 0 && off % r == 0;
+            for (int i = 0; i + 1 < nd; i++) { ok = ok && stride[i] % r == 0; stride[i] /= r; }
+            if (!ok) return sa_err(sa, "view.dtype: %s as %s: sizes, strides or offset not divisible by %lld",
+                                   dtype_abbrev(x->dtype), dtype_abbrev(to), (long long)r);
+            size[nd - 1] /= r;
+            off /= r;
+        }
+    }
+    Tensor *t = tensor_view(x, (int)nd, size, stride, off);
+    t->dtype = to;
+    ev_out_tensor(out, t);
+    return 0;
+}
+static int view_dtype_eval(const OpCall *c, IValue *out) { return ev_call(c, out, view_dtype_body); }
+
 /* ---- complex(real, imag), polar(abs, angle), conj ---- */
 
 enum { CB_COMPLEX, CB_POLAR, CB_CONJ };
@@ -230,6 +329,8 @@ const OpDef ops_complex_table[] = {
     CV("aten.view_as_complex.default", cv_cplx_v, "real [.., 2] as complex [..] (a view)"),
     CV("aten.real.default", cv_re, "real part (a view; self for real tensors)"),
     CV("aten.imag.default", cv_im, "imaginary part (a view)"),
+    {"aten.view.dtype", OPF_VIEW, op_infer_generic, view_dtype_eval, "the same bytes read as another dtype (a view; c64 <-> f32 pairs)",
+     shape_view_dtype, NULL},
     CB("aten.complex.default", cb_complex, "real + imag * 1j"),
     CB("aten.polar.default", cb_polar, "abs * (cos(angle) + sin(angle) * 1j)"),
     CB("aten._conj.default", cb_conj, "complex conjugate (materialized)"),

@@ -7,7 +7,8 @@
  * scatters grad_output into the input pixels its forward read (times their weights), and the
  * grid gets d(sample)/d(pixel coordinate) times d(pixel coordinate)/d(grid coordinate) (the
  * *_set_grad multipliers of unnormalize, border clipping and reflection). grad_input is None
- * when output_mask[0] is false, as the meta function (torch/_meta_registrations.py) returns. */
+ * when output_mask[0] is false, as the meta function (torch/_meta_registrations.py) returns.
+ * Also cuDNN's grid sampler and its backward: the 2-D bilinear / zeros / align_corners case. */
 #include "ops/ops_impl.h"
 
 #include <math.h>
@@ -176,27 +177,18 @@ static void point_cubic(GridBwd *G, int64_t n, int64_t pt, const double *co, int
     }
 }
 
-static int grid_bwd_body(ShapeArgs *sa, IValue *out) {
-    TensorMeta m[OP_MAX_OUTS];
-    int nm, rc = -1;
-    Tensor *res[2] = {0};
+/* The two gradients into res[0] (grad_input, or NULL: not asked) and res[1] (grad_grid), from
+ * grad_output go, input x and grid, nsp spatial dims, the modes given. -1 after sa_err. */
+static int grid_bwd_run(ShapeArgs *sa, int nsp, Tensor *go, Tensor *x, Tensor *grid, int mode, int pad, bool align, Tensor *const *res) {
     GridBwd G = {0};
-    G.nsp = ((const int *)sa->op->data)[0];
-    int64_t mode, pad;
-    if (ev_shape(sa, m, &nm) || sa_const_int(sa, sa_arg(sa, 3, "interpolation_mode"), "interpolation_mode", &mode) ||
-        sa_const_int(sa, sa_arg(sa, 4, "padding_mode"), "padding_mode", &pad)) goto done;
-    if (pad < 0 || pad > 2) { sa_err(sa, "grid_sampler(): invalid padding_mode %lld", (long long)pad); goto done; }
-    bool align = arg_bool(sa_arg(sa, 5, "align_corners"), false);
-    if ((m[0].dtype != DT_INVALID && !(res[0] = ev_new(sa, &m[0]))) || !(res[1] = ev_new(sa, &m[1]))) goto done;
-    G.go = ev_tensor(sa_arg(sa, 0, "grad_output"));
-    G.x = ev_tensor(sa_arg(sa, 1, "input"));
-    Tensor *grid = ev_tensor(sa_arg(sa, 2, "grid"));
-    int nsp = G.nsp;
+    G.nsp = nsp; G.go = go; G.x = x;
+    if (pad < 0 || pad > 2) return sa_err(sa, "grid_sampler(): invalid padding_mode %d", pad);
     G.N = G.x->size[0]; G.C = G.x->size[1]; G.npts = 1;
     for (int d = 0; d < nsp; d++) { G.in[d] = G.x->size[2 + d]; G.out[d] = grid->size[1 + d]; G.npts *= G.out[d]; }
-    if (grid->size[0] != G.N || G.go->size[0] != G.N || G.go->size[1] != G.C) { sa_err(sa, "grid_sampler(): batch or channel sizes of grad_output, input and grid differ"); goto done; }
+    if (grid->size[0] != G.N || G.go->size[0] != G.N || G.go->size[1] != G.C)
+        return sa_err(sa, "grid_sampler(): batch or channel sizes of grad_output, input and grid differ");
     for (int d = 0; d < nsp; d++)
-        if (G.go->size[2 + d] != G.out[d]) { sa_err(sa, "grid_sampler(): grad_output's spatial sizes differ from the grid's"); goto done; }
+        if (G.go->size[2 + d] != G.out[d]) return sa_err(sa, "grid_sampler(): grad_output's spatial sizes differ from the grid's");
     int64_t nin = tensor_numel(G.x);
     if (res[0]) G.acc = mi_xcalloc((size_t)(nin ? nin : 1), sizeof *G.acc);
     for (int64_t n = 0; n < G.N; n++)
@@ -207,29 +199,111 @@ static int grid_bwd_body(ShapeArgs *sa, IValue *out) {
                 /* grid's last dim is (x, y[, z]): innermost spatial dim first */
                 double c = tensor_get_f(grid, (n * G.npts + pt) * nsp + (nsp - 1 - d));
                 int64_t size = G.in[d];
-                co[d] = mode == 2 ? unnormalize_set_grad(c, size, align, &mult[d]) : source_set_grad(c, size, (int)pad, align, &mult[d]);
+                co[d] = mode == 2 ? unnormalize_set_grad(c, size, align, &mult[d]) : source_set_grad(c, size, pad, align, &mult[d]);
                 finite = finite && isfinite(co[d]);
             }
-            if (finite && mode == 2) point_cubic(&G, n, pt, co, (int)pad, align, gc);
-            else if (finite) point_linear(&G, n, pt, co, (int)mode, gc);
+            if (finite && mode == 2) point_cubic(&G, n, pt, co, pad, align, gc);
+            else if (finite) point_linear(&G, n, pt, co, mode, gc);
             for (int d = 0; d < nsp; d++)
                 tensor_set_f(res[1], (n * G.npts + pt) * nsp + (nsp - 1 - d), mode == 1 ? 0 : mult[d] * gc[d]);
         }
     if (res[0]) for (int64_t e = 0; e < nin; e++) tensor_set_f(res[0], e, G.acc[e]);
+    free(G.acc);
+    return 0;
+}
+
+static int grid_bwd_body(ShapeArgs *sa, IValue *out) {
+    TensorMeta m[OP_MAX_OUTS];
+    int nm, rc = -1;
+    Tensor *res[2] = {0};
+    int nsp = ((const int *)sa->op->data)[0];
+    int64_t mode, pad;
+    if (ev_shape(sa, m, &nm) || sa_const_int(sa, sa_arg(sa, 3, "interpolation_mode"), "interpolation_mode", &mode) ||
+        sa_const_int(sa, sa_arg(sa, 4, "padding_mode"), "padding_mode", &pad)) goto done;
+    bool align = arg_bool(sa_arg(sa, 5, "align_corners"), false);
+    if ((m[0].dtype != DT_INVALID && !(res[0] = ev_new(sa, &m[0]))) || !(res[1] = ev_new(sa, &m[1]))) goto done;
+    if (grid_bwd_run(sa, nsp, ev_tensor(sa_arg(sa, 0, "grad_output")), ev_tensor(sa_arg(sa, 1, "input")),
+                     ev_tensor(sa_arg(sa, 2, "grid")), (int)mode, (int)pad, align, res)) goto done;
     ev_out_tuple(out, res, 2);
     memset(res, 0, sizeof res);
     rc = 0;
 done:
-    free(G.acc);
     for (int i = 0; i < 2; i++) tensor_unref(res[i]);
     return rc;
 }
 static int grid_bwd_eval(const OpCall *c, IValue *out) { return ev_call(c, out, grid_bwd_body); }
+
+/* ---- cuDNN's grid sampler (aten/src/ATen/native/cudnn/GridSampler.cpp) ----
+ * What F.grid_sample dispatches to on CUDA for a 4-D input when cudnn_is_acceptable, 32-bit
+ * indexing and C <= 1024 hold (cond_cudnn_grid_sampler) and the modes are bilinear, zeros,
+ * align_corners=True: cudnn_grid_sampler(self, grid) -> output [N, C, H', W'], and
+ * cudnn_grid_sampler_backward(self, grid, grad_output) -> (grad_self, grad_grid), every result
+ * contiguous (resize_ of an empty tensor). The values are grid_sampler_2d's and its backward's
+ * with those modes; Inductor has no lowering for either (a FallbackKernel, as the logs' output
+ * code calls torch.ops.aten.cudnn_grid_sampler.default). */
+static int cudnn_grid_check(ShapeArgs *sa, TensorMeta **x, TensorMeta **g) {
+    if (sa_tensor(sa, sa_arg(sa, 0, "self"), "self", x) || sa_tensor(sa, sa_arg(sa, 1, "grid"), "grid", g)) return -1;
+    if ((*x)->ndim != 4 || (*g)->ndim != 4) return sa_err(sa, "Invalid arguments to cudnn_grid_sampler_forward (needs a 4-D input and grid)");
+    if (!ex_eq_int((*g)->size[3], 2)) return sa_err(sa, "grid_sampler(): expected grid to have size 2 in last dimension");
+    if (ex_cmp(sa, (*x)->size[0], (*g)->size[0]) != 0) return sa_err(sa, "grid_sampler(): expected grid and input to have same batch size");
+    if ((*x)->dtype != (*g)->dtype) return sa_err(sa, "expected input and grid of the same dtype, got %s and %s", dtype_abbrev((*x)->dtype), dtype_abbrev((*g)->dtype));
+    int64_t c;
+    if (sym_is_int((*x)->size[1], &c) && c > 1024) return sa_err(sa, "Invalid arguments to cudnn_grid_sampler_forward (more than 1024 channels)");
+    return 0;
+}
+
+/* a contiguous meta of sizes sz[0..4) in like's dtype and device */
+static void cudnn_meta(ShapeArgs *sa, TensorMeta *out, const TensorMeta *like, Expr *const *sz) {
+    meta_alloc(sa, out, like->dtype, 4, like->device);
+    for (int i = 0; i < 4; i++) out->size[i] = sz[i];
+    meta_contiguous_strides(sa, out);
+}
+
+static int shape_cudnn_grid(ShapeArgs *sa, TensorMeta *out, int *nout) {
+    TensorMeta *x, *g, *go;
+    bool bwd = sa->op->data != NULL;
+    if (cudnn_grid_check(sa, &x, &g)) return -1;
+    if (!bwd) {
+        *nout = 1;
+        cudnn_meta(sa, out, x, (Expr *[]){x->size[0], x->size[1], g->size[1], g->size[2]});
+        return 0;
+    }
+    if (sa_tensor(sa, sa_arg(sa, 2, "grad_output"), "grad_output", &go)) return -1;
+    if (go->ndim != 4) return sa_err(sa, "cudnn_grid_sampler_backward needs a 4-D grad_output");
+    *nout = 2;
+    cudnn_meta(sa, &out[0], x, x->size);
+    cudnn_meta(sa, &out[1], g, g->size);
+    return 0;
+}
+
+static int cudnn_grid_body(ShapeArgs *sa, IValue *out) {
+    TensorMeta m[OP_MAX_OUTS];
+    int nm;
+    Tensor *res[2] = {0};
+    if (ev_shape(sa, m, &nm)) return -1;
+    for (int i = 0; i < nm; i++)
+        if (!(res[i] = ev_new(sa, &m[i]))) { tensor_unref(res[0]); return -1; }
+    Tensor *x = ev_tensor(sa_arg(sa, 0, "self")), *grid = ev_tensor(sa_arg(sa, 1, "grid"));
+    if (nm == 1) {
+        grid_sample_2d(x, grid, res[0], 0, 0, true);
+        return ev_out_tensor(out, res[0]);
+    }
+    if (grid_bwd_run(sa, 2, ev_tensor(sa_arg(sa, 2, "grad_output")), x, grid, 0, 0, true, res)) {
+        tensor_unref(res[0]); tensor_unref(res[1]);
+        return -1;
+    }
+    return ev_out_tuple(out, res, 2);
+}
+static int cudnn_grid_eval(const OpCall *c, IValue *out) { return ev_call(c, out, cudnn_grid_body); }
 
 const OpDef ops_grid_backward_table[] = {
     {"aten.grid_sampler_2d_backward.default", OPF_TUPLE, op_infer_generic, grid_bwd_eval,
      "(grad_input | None, grad_grid) of grid_sampler_2d (bilinear/nearest/bicubic)", shape_grid_bwd, &(const int){2}},
     {"aten.grid_sampler_3d_backward.default", OPF_TUPLE, op_infer_generic, grid_bwd_eval,
      "(grad_input | None, grad_grid) of grid_sampler_3d (trilinear/nearest)", shape_grid_bwd, &(const int){3}},
+    {"aten.cudnn_grid_sampler.default", 0, op_infer_generic, cudnn_grid_eval,
+     "grid_sampler_2d bilinear, zeros padding, align_corners (cuDNN's)", shape_cudnn_grid, NULL},
+    {"aten.cudnn_grid_sampler_backward.default", OPF_TUPLE, op_infer_generic, cudnn_grid_eval,
+     "(grad_self, grad_grid) of cudnn_grid_sampler", shape_cudnn_grid, &(const int){1}},
 };
 const int ops_grid_backward_count = sizeof ops_grid_backward_table / sizeof ops_grid_backward_table[0];

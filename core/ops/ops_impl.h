@@ -192,6 +192,9 @@ void linalg_mat_meta(ShapeArgs *sa, TensorMeta *out, const TensorMeta *x, int nb
 double grid_coord(double c, int64_t size, int pad, bool align);
 /* ... and its padding step alone, on a pixel coordinate (compute_coordinates) */
 double grid_pad(double c, int64_t size, int pad, bool align);
+/* grid_sampler_2d's kernel (core/ops/ops_pool.c): o [N, C, H', W'] = x [N, C, H, W] sampled at
+ * grid [N, H', W', 2]; mode 0 bilinear / 1 nearest / 2 bicubic, pad as grid_coord */
+void grid_sample_2d(const Tensor *x, const Tensor *grid, Tensor *o, int mode, int pad, bool align);
 
 /* The source taps of output coordinate dst along one resampled dim of in -> out elements
  * (core/ops/ops_pool.c, ATen's UpSample.h: area_pixel_compute_scale with the given scale factor

@@ -17,7 +17,7 @@ static Device kw_device(ShapeArgs *sa, Device dflt) {
 }
 
 static DType fill_dtype(DType scalar_type) {
-    return scalar_type == DT_BOOL ? DT_BOOL : scalar_type == DT_I64 ? DT_I64 : default_float();
+    return scalar_type == DT_BOOL || scalar_type == DT_I64 || dtype_is_complex(scalar_type) ? scalar_type : default_float();
 }
 
 /* ---- constructors ---- */
@@ -27,18 +27,30 @@ enum { C_FULL, C_ZEROS, C_ONES, C_EMPTY, C_EMPTY_STRIDED, C_SCALAR, C_FULL_LIKE,
        C_EMPTY_LIKE, C_NEW_ZEROS, C_NEW_ONES, C_NEW_EMPTY, C_NEW_FULL, C_ARANGE, C_ARANGE_START, C_ARANGE_STEP, C_IOTA };
 
 /* value to fill and the result meta */
-static int ctor_parse(ShapeArgs *sa, TensorMeta *out, double *fill, double *start, double *step) {
+/* fill_value: a number, or a Python complex (its imaginary part in *im, its type complex: full([],
+ * 0j) is c64, as torch.full infers the default complex dtype) */
+static int fill_arg(ShapeArgs *sa, ArgRef a, double *fill, double *im, DType *st) {
+    *im = 0;
+    if (a.v && a.v->kind == V_COMPLEX) {
+        *fill = a.v->cx.re; *im = a.v->cx.im;
+        *st = default_float() == DT_F64 ? DT_C128 : DT_C64;
+        return 0;
+    }
+    return sa_scalar(sa, a, "fill_value", fill, st);
+}
+
+static int ctor_parse(ShapeArgs *sa, TensorMeta *out, double *fill, double *fill_im, double *start, double *step) {
     const CtorSpec *sp = sa->op->data;
     Expr *size[MI_MAX_DIMS];
     int n = 0;
     DType st = DT_F32, dt;
     Device cpu = {DEV_CPU, -1};
     TensorMeta *self = NULL;
-    *fill = 0; *start = 0; *step = 1;
+    *fill = 0; *fill_im = 0; *start = 0; *step = 1;
     switch (sp->kind) {
     case C_FULL: case C_ZEROS: case C_ONES: case C_EMPTY: case C_EMPTY_STRIDED:
         if (sa_int_list(sa, sa_arg(sa, 0, "size"), "size", size, &n, MI_MAX_DIMS)) return -1;
-        if (sp->kind == C_FULL && sa_scalar(sa, sa_arg(sa, 1, "fill_value"), "fill_value", fill, &st)) return -1;
+        if (sp->kind == C_FULL && fill_arg(sa, sa_arg(sa, 1, "fill_value"), fill, fill_im, &st)) return -1;
         if (sp->kind == C_ONES) *fill = 1;
         dt = arg_dtype(sa_arg(sa, -1, "dtype"), sp->kind == C_FULL ? fill_dtype(st) : default_float());
         meta_alloc(sa, out, dt, n, kw_device(sa, cpu));
@@ -58,7 +70,7 @@ static int ctor_parse(ShapeArgs *sa, TensorMeta *out, double *fill, double *star
         return 0;
     case C_FULL_LIKE: case C_ZEROS_LIKE: case C_ONES_LIKE: case C_EMPTY_LIKE:
         if (sa_tensor(sa, sa_arg(sa, 0, "self"), "self", &self)) return -1;
-        if (sp->kind == C_FULL_LIKE && sa_scalar(sa, sa_arg(sa, 1, "fill_value"), "fill_value", fill, &st)) return -1;
+        if (sp->kind == C_FULL_LIKE && fill_arg(sa, sa_arg(sa, 1, "fill_value"), fill, fill_im, &st)) return -1;
         if (sp->kind == C_ONES_LIKE) *fill = 1;
         meta_like(sa, out, self, arg_dtype(sa_arg(sa, -1, "dtype"), self->dtype));
         out->device = kw_device(sa, self->device);
@@ -66,7 +78,7 @@ static int ctor_parse(ShapeArgs *sa, TensorMeta *out, double *fill, double *star
     case C_NEW_ZEROS: case C_NEW_ONES: case C_NEW_EMPTY: case C_NEW_FULL:
         if (sa_tensor(sa, sa_arg(sa, 0, "self"), "self", &self) ||
             sa_int_list(sa, sa_arg(sa, 1, "size"), "size", size, &n, MI_MAX_DIMS)) return -1;
-        if (sp->kind == C_NEW_FULL && sa_scalar(sa, sa_arg(sa, 2, "fill_value"), "fill_value", fill, &st)) return -1;
+        if (sp->kind == C_NEW_FULL && fill_arg(sa, sa_arg(sa, 2, "fill_value"), fill, fill_im, &st)) return -1;
         if (sp->kind == C_NEW_ONES) *fill = 1;
         meta_alloc(sa, out, arg_dtype(sa_arg(sa, -1, "dtype"), self->dtype), n, kw_device(sa, self->device));
         for (int i = 0; i < n; i++) out->size[i] = size[i];
@@ -120,20 +132,21 @@ static int ctor_parse(ShapeArgs *sa, TensorMeta *out, double *fill, double *star
 }
 
 static int shape_ctor(ShapeArgs *sa, TensorMeta *out, int *nout) {
-    double f, s, st;
+    double f, fi, s, st;
     *nout = 1;
-    return ctor_parse(sa, out, &f, &s, &st);
+    return ctor_parse(sa, out, &f, &fi, &s, &st);
 }
 
 static int ctor_fill(ShapeArgs *sa, Tensor *o) {
     TensorMeta m;
-    double fill, start, step;
-    if (ctor_parse(sa, &m, &fill, &start, &step)) return -1;
+    double fill, fill_im, start, step;
+    if (ctor_parse(sa, &m, &fill, &fill_im, &start, &step)) return -1;
     const CtorSpec *sp = sa->call->op->data;
     bool ramp = sp->kind == C_ARANGE || sp->kind == C_ARANGE_START || sp->kind == C_ARANGE_STEP || sp->kind == C_IOTA;
     int64_t n = tensor_numel(o);
     for (int64_t k = 0; k < n; k++) {
         if (ramp && ev_intlike(o->dtype)) tensor_set_f(o, k, (double)((int64_t)start + k * (int64_t)step));
+        else if (!ramp && dtype_is_complex(o->dtype)) tensor_store_c(o, tensor_pos(o, k), fill, fill_im);
         else tensor_set_f(o, k, ramp ? start + (double)k * step : fill);
     }
     return 0;

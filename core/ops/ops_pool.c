@@ -482,12 +482,9 @@ static double grid_at(const Tensor *x, int64_t n, int64_t ch, int64_t y, int64_t
     if (y < 0 || y >= H || xx < 0 || xx >= W) return 0;
     return ld(x, ((n * x->size[1] + ch) * H + y) * W + xx);
 }
-static int grid_kernel(ShapeArgs *sa, const Tensor *x, const Tensor *g, Tensor *o) {
-    int64_t mode, pad;
-    if (sa_const_int(sa, sa_arg(sa, 2, "interpolation_mode"), "interpolation_mode", &mode) ||
-        sa_const_int(sa, sa_arg(sa, 3, "padding_mode"), "padding_mode", &pad)) return -1;
-    bool align = arg_bool(sa_arg(sa, 4, "align_corners"), false);
-    if (mode < 0 || mode > 2 || pad < 0 || pad > 2) return sa_err(sa, "invalid interpolation or padding mode");
+/* o[n, c, i, j] = input x sampled at grid g[n, i, j] = (x, y) in [-1, 1], modes as above (the
+ * cuDNN grid sampler, core/ops/ops_grid_backward.c, is mode 0, pad 0, align true) */
+void grid_sample_2d(const Tensor *x, const Tensor *g, Tensor *o, int mode, int pad, bool align) {
     int64_t N = x->size[0], C = x->size[1], H = x->size[2], W = x->size[3], OH = g->size[1], OW = g->size[2];
     for (int64_t n = 0; n < N; n++)
         for (int64_t i = 0; i < OH; i++)
@@ -521,6 +518,14 @@ static int grid_kernel(ShapeArgs *sa, const Tensor *x, const Tensor *g, Tensor *
                     tensor_set_f(o, ((n * C + ch) * OH + i) * OW + j, v);
                 }
             }
+}
+static int grid_kernel(ShapeArgs *sa, const Tensor *x, const Tensor *g, Tensor *o) {
+    int64_t mode, pad;
+    if (sa_const_int(sa, sa_arg(sa, 2, "interpolation_mode"), "interpolation_mode", &mode) ||
+        sa_const_int(sa, sa_arg(sa, 3, "padding_mode"), "padding_mode", &pad)) return -1;
+    bool align = arg_bool(sa_arg(sa, 4, "align_corners"), false);
+    if (mode < 0 || mode > 2 || pad < 0 || pad > 2) return sa_err(sa, "invalid interpolation or padding mode");
+    grid_sample_2d(x, g, o, (int)mode, (int)pad, align);
     return 0;
 }
 
