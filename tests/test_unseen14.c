@@ -11,7 +11,13 @@
  *     cuda_superpoint_desc_sample: F.grid_sample on CUDA with bilinear, zeros, align_corners):
  *     grid_sampler_2d's values with those modes (hand values and the interpreter's
  *     grid_sampler_2d / grid_sampler_2d_backward), contiguous results, a FallbackKernel in
- *     compiled C and CUDA. */
+ *     compiled C and CUDA;
+ *   - the inputs of an exported backward (cuda_entmax15_train backward failed on the GPU, every
+ *     element: its scatter.src through the forward's sort indices got random int64 inputs, all
+ *     zeros, so six writes per row hit one place and CUDA kept another than the interpreter's
+ *     last; the first write's values are exactly the GPU's): cc_export_inputs, which
+ *     cudabench's graphs mode uses, takes a backward's saved tensors from its forward file, so
+ *     a sort's indices are a permutation. */
 #include "tap.h"
 #include "ops/interp.h"
 #include "ops/ops.h"
@@ -20,6 +26,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -186,12 +193,73 @@ static void test_cudnn_grid_sampler(void) {
     tensor_unref(x); tensor_unref(grid); tensor_unref(go);
 }
 
+/* ---- the inputs of an exported backward ---- */
+
+static bool write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    if (!f) return false;
+    fputs(text, f);
+    return fclose(f) == 0;
+}
+
+static void test_export_inputs(void) {
+    char dir[] = "/tmp/minductor_u14XXXXXX", fwp[128], bwp[128], lonep[128];
+    if (!mkdtemp(dir)) { ok(0, "a temporary directory"); return; }
+    snprintf(fwp, sizeof fwp, "%s/m_0_0.py", dir);
+    snprintf(bwp, sizeof bwp, "%s/m_0_0_backward.py", dir);
+    snprintf(lonep, sizeof lonep, "%s/lone_0_0_backward.py", dir);
+    static const char fw[] =
+        "class G(torch.nn.Module):\n"
+        "    def forward(self, x: \"f32[2, 4][4, 1]cuda:0\"):\n"
+        "        sort = torch.ops.aten.sort.default(x, -1);  x = None\n"
+        "        getitem: \"f32[2, 4][4, 1]cuda:0\" = sort[0]\n"
+        "        getitem_1: \"i64[2, 4][4, 1]cuda:0\" = sort[1];  sort = None\n"
+        "        return (getitem, getitem_1)\n";
+    static const char bw[] =
+        "class G(torch.nn.Module):\n"
+        "    def forward(self, getitem_1: \"i64[2, 4][4, 1]cuda:0\", tangents_1: \"f32[2, 4][4, 1]cuda:0\"):\n"
+        "        full: \"f32[2, 4][4, 1]cuda:0\" = torch.ops.aten.full.default([2, 4], 0, dtype = torch.float32, layout = torch.strided, device = device(type='cuda', index=0), pin_memory = False)\n"
+        "        scatter: \"f32[2, 4][4, 1]cuda:0\" = torch.ops.aten.scatter.src(full, -1, getitem_1, tangents_1);  full = getitem_1 = tangents_1 = None\n"
+        "        return (scatter,)\n";
+    bool files = write_file(fwp, fw) && write_file(bwp, bw) && write_file(lonep, bw);
+    Graph *g = files ? cc_parsed_file(ctx, bwp) : NULL;
+    ok(g != NULL, "an exported forward / backward pair");
+    IValue *in = NULL, *o = NULL;
+    int nin = 0, no = 0;
+    bool from_fw = false;
+    ok(g && cc_export_inputs(ctx, g, dir, "m_0_0_backward.py", &in, &nin, &from_fw) == 0 && nin == 2 && from_fw,
+       "the backward's saved tensor comes from its forward");
+    /* sort's indices: each row a permutation of 0..3, so the scatter writes each place once */
+    bool perm = in && nin == 2 && in[0].kind == IV_TENSOR;
+    for (int r = 0; perm && r < 2; r++) {
+        int seen = 0;
+        for (int k = 0; k < 4; k++) seen |= 1 << tensor_get_i(in[0].t, r * 4 + k);
+        perm = seen == 15;
+    }
+    ok(perm, "the indices are the forward sort's: a permutation in each row");
+    bool none_lost = perm && interp_run(ctx, g, in, nin, &o, &no) == 0 && no == 1;
+    for (int r = 0; none_lost && r < 2; r++)
+        for (int k = 0; k < 4; k++)
+            none_lost = none_lost && tensor_get_f(o[0].t, r * 4 + tensor_get_i(in[0].t, r * 4 + k)) == tensor_get_f(in[1].t, r * 4 + k);
+    ok(none_lost, "scatter.src puts every tangent at its index (no write lost to a duplicate)");
+    if (o) interp_free_outputs(o, no);
+    if (in) interp_free_outputs(in, nin);
+    /* without its forward: random inputs, an int64 input is zeros (every write to place 0) */
+    in = NULL;
+    ok(g && cc_export_inputs(ctx, g, dir, "lone_0_0_backward.py", &in, &nin, &from_fw) == 0 && !from_fw && nin == 2 &&
+       tensor_get_i(in[0].t, 5) == 0, "a backward without its forward file gets random inputs (int64 zeros)");
+    if (in) interp_free_outputs(in, nin);
+    graph_free(g);
+    unlink(fwp); unlink(bwp); unlink(lonep); rmdir(dir);
+}
+
 int main(void) {
     ctx = mi_ctx_new();
     test_view_dtype_meta();
     test_view_dtype_values();
     test_full_complex();
     test_cudnn_grid_sampler();
+    test_export_inputs();
     mi_ctx_free(ctx);
     return done_testing();
 }

@@ -14,12 +14,14 @@
  *       failing graph is printed as FX text.
  *   cudabench graphs DIR [--compile-only] [--shard K/N]
  *       every DIR/*.py (graphs of real logs: tests/tools/export_log_graphs.sh) as `random` does
- *       (passes for cuda, CUDA code, nvcc, the interpreter on random inputs); --shard K/N takes
+ *       (passes for cuda, CUDA code, nvcc, the interpreter on random inputs; NAME_backward.py's
+ *       drawn from its forward NAME.py, as a training step hands them over); --shard K/N takes
  *       every N-th file from the K-th, for N processes in parallel (bench/cuda/run_unseen.sh).
  *   --json FILE appends one JSON object per line.
  * Exit status 1 when some graph failed. */
 #include "codegen/codegen_cuda.h"
 #include "tests/support/graph_random.h"
+#include "tests/support/compiled_check.h"
 #include "compile_fx/compile_fx.h"
 #include "fx_passes/passes.h"
 #include "runtime/runtime.h"
@@ -232,17 +234,19 @@ done:
 }
 
 /* One graph (taken: freed here) through the passes for device cuda, CUDA code, nvcc, and a
- * comparison with the reference interpreter on random inputs (rt_check, rtol 1e-3 atol 1e-4,
- * else the numerics verdict). 1 ok, 0 skipped (ops not lowered / not supported), -1 failed; a
- * failing graph is printed as FX text under `label`. */
-static int check_graph(MiCtx *ctx, Graph *g, const char *label, bool compile_only, char *why, size_t wn) {
+ * comparison with the reference interpreter on random inputs, an exported graph's file dir/label
+ * (dir NULL: none) those of cc_export_inputs (a backward's saved tensors from its forward) (rt_check,
+ * rtol 1e-3 atol 1e-4, else the numerics verdict). 1 ok, 0 skipped (ops not lowered / not
+ * supported), -1 failed; a failing graph is printed as FX text under `label`. */
+static int check_graph(MiCtx *ctx, Graph *g, const char *dir, const char *label, bool compile_only, char *why, size_t wn) {
     char e[1200];
     IValue *in = NULL;
     int nin = 0, rc = -1, nk = 0;
     Graph *h = NULL;
     RtModule *rt = NULL;
     char *src = NULL;
-    if (interp_random_inputs(ctx, g, NULL, 0, &in, &nin) < 0) { snprintf(why, wn, "inputs: %s", mi_err_str(ctx, e, sizeof e)); rc = 0; goto done; }
+    bool from_fw = false;
+    if ((dir ? cc_export_inputs(ctx, g, dir, label, &in, &nin, &from_fw) : interp_random_inputs(ctx, g, NULL, 0, &in, &nin)) < 0) { snprintf(why, wn, "inputs: %s", mi_err_str(ctx, e, sizeof e)); rc = 0; goto done; }
     PassManager *pm = pm_new(ctx, g, in, nin);
     Device dev = {DEV_CUDA, 0};
     if (pm) pm_set_device(pm, dev);
@@ -263,7 +267,7 @@ static int check_graph(MiCtx *ctx, Graph *g, const char *label, bool compile_onl
     StrBuf r;
     sb_init(&r);
     int ok = rt_check(ctx, rt, h, in, nin, 1e-3, 1e-4, &r);
-    if (ok == 1) { snprintf(why, wn, "%d kernels, match the interpreter", nk); rc = 1; }
+    if (ok == 1) { snprintf(why, wn, "%d kernels, match the interpreter%s", nk, from_fw ? " (saved tensors from the forward)" : ""); rc = 1; }
     else snprintf(why, wn, "%s", ok < 0 ? mi_err_str(ctx, e, sizeof e) : r.s ? r.s : "mismatch");
     sb_free(&r);
 done:
@@ -287,7 +291,7 @@ static int random_one(MiCtx *ctx, uint64_t seed, bool compile_only, char *why, s
     Graph *g = graph_random(ctx, seed, NULL);
     if (!g) { snprintf(why, wn, "graph_random: %s", mi_err_str(ctx, e, sizeof e)); return -1; }
     snprintf(label, sizeof label, "seed %llu", (unsigned long long)seed);
-    return check_graph(ctx, g, label, compile_only, why, wn);
+    return check_graph(ctx, g, NULL, label, compile_only, why, wn);
 }
 
 /* cudabench graphs DIR: every DIR/*.py (FX text; tests/tools/export_log_graphs.sh writes the
@@ -305,7 +309,7 @@ static int graphs(MiCtx *ctx, const char *root, bool compile_only, int shard, in
         Graph *g = graph_load_file(ctx, path);
         int rc;
         if (!g) { snprintf(why, sizeof why, "load: %s", mi_err_str(ctx, e, sizeof e)); rc = -1; }
-        else { ops_resolve_graph(g); rc = check_graph(ctx, g, names[i], compile_only, why, sizeof why); }
+        else { ops_resolve_graph(g); rc = check_graph(ctx, g, root, names[i], compile_only, why, sizeof why); }
         const char *res = rc > 0 ? "ok" : rc == 0 ? "skip" : "FAIL";
         if (rc > 0) ok++; else if (rc == 0) skip++; else bad++;
         for (char *c = why; *c; c++) if (*c == '\n' || *c == '"') *c = ' ';

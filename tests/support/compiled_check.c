@@ -85,6 +85,27 @@ int cc_cuda_builds(MiCtx *ctx, Graph *g) {
     return rc;
 }
 
+int cc_export_inputs(MiCtx *ctx, const Graph *g, const char *dir, const char *name, IValue **in, int *nin, bool *from_fw) {
+    static const char tail[] = "_backward.py";
+    size_t ln = strlen(name), lt = sizeof tail - 1;
+    *from_fw = false;
+    if (ln > lt && !strcmp(name + ln - lt, tail)) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%.*s.py", dir, (int)(ln - lt), name);
+        MiTry t = mi_try(ctx);
+        Graph *fw = graph_load_file(ctx, path);
+        int taken = 0, rc = -1;
+        if (fw) {
+            ops_resolve_graph(fw);
+            rc = interp_random_inputs_from_forward(ctx, g, fw, in, nin, &taken);
+        }
+        mi_try_end(&t);
+        graph_free(fw);
+        if (rc == 0) { *from_fw = taken > 0; return 0; }
+    }
+    return interp_random_inputs(ctx, g, NULL, 0, in, nin);
+}
+
 Graph *cc_parsed(MiCtx *ctx, const char *fx, const char *file) {
     Graph *g = fx_parse(ctx, fx, strlen(fx), file, 1);
     if (g) ops_resolve_graph(g);

@@ -36,6 +36,16 @@ int cc_cuda_builds(MiCtx *ctx, Graph *g);
         if (cc_rc_ < 0) skip(1, "nvcc not found (the CUDA source compiles on a machine with the CUDA toolkit)"); \
         else ok(cc_rc_ == 1, "%s: nvcc compiles the CUDA source", name); \
     } while (0)
+/* The inputs of an exported graph (tests/tools/export_log_graphs.sh: NAME.py, and a training
+ * run's backward NAME_backward.py) as the checks against the interpreter give them
+ * (bench/cuda/cudabench.c graphs): a backward whose forward file lies beside it takes the saved
+ * tensors from that forward on random primals, as a training step hands them over
+ * (interp_random_inputs_from_forward: a sort's indices are a permutation, not the zeros of a
+ * random int64 input, so a scatter.src through them writes each place once; with duplicate
+ * indices CUDA keeps any one of the writes, as PyTorch documents); anything else, or a forward
+ * that does not run, random inputs (interp_random_inputs). dir/name: the graph's file; *from_fw
+ * says which. 0, or -1 with ctx error. */
+int cc_export_inputs(MiCtx *ctx, const Graph *g, const char *dir, const char *name, IValue **in, int *nin, bool *from_fw);
 /* The graph of FX text fx (file: the name its errors carry), its ops resolved; NULL with a
  * diagnostic line ("# parse: ...") when it does not parse. */
 Graph *cc_parsed(MiCtx *ctx, const char *fx, const char *file);
