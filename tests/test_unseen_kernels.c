@@ -120,10 +120,10 @@ static const char *const fixed[] = {
     "same     cpu_cumprod_diff_trapz_train 0/0 (1)",
     "same     cpu_linalg_inv_det_solve_train 0/0 (3)",
     "same     cpu_ssim_loss_train 0/0 backward (3)",
-    /* (cpu_cumprod_diff_trapz_train's backward was here at 9: with cpp's outer-loop fusion of
-     * pointwise nodes (kern14) its [5] group takes the [5, 2] node as Inductor's does, and the
-     * peak-memory estimate then prefers LPMF's order (760 < 792 bytes) where Inductor kept one
-     * that runs the cumprods between the kernels: 6 kernels, a memory.py difference left open) */
+    /* with cpp's outer-loop fusion of pointwise nodes (kern14) and slice_scatter / select_scatter
+     * lowered op by op as lowering.py's inner functions (cpuk13: inner_fn_opcount 30, the chain of
+     * scatters into zeros stays pending and is realized once), Inductor's 9 kernels */
+    "same     cpu_cumprod_diff_trapz_train 0/0 backward (9)",
     /* fixtures already equal before */
     "same     cuda_embed_ln_train 0/0 backward (5)",
     /* the GradScaler ops and prims.normal are FallbackKernels (no lowering in Inductor): the
@@ -230,8 +230,8 @@ static const char *const fixed[] = {
  * GPU buffers: 640; sched13's split Welford: 643; kern13's opcount of indirect reads: 645;
  * inplace_constant_pad_nd's realization: 647; f16 convolution bias peeled: 648;
  * kern14's cpp outer-loop fusion of pointwise nodes: 650; unseen14's view.dtype and
- * cudnn_grid_sampler graphs (s4d backward, perspective warp, SuperPoint): 651 measured before
- * kern14's (+3 over 648) */
+ * cudnn_grid_sampler graphs (s4d backward, perspective warp, SuperPoint): + 3; cpuk13's
+ * slice_scatter / select_scatter ops as lowering.py's (inner_fn_opcount): + 1 */
 enum { FLOOR = 651, GRAPHS = 679 };
 
 int main(void) {

@@ -8,37 +8,52 @@
 
 #include <string.h>
 
-/* slice_scatter / select_scatter: where(index in range, src[...], base[...]) */
+/* slice_scatter / select_scatter, op by op as lowering.py's inner functions (the ops decide
+ * inner_fn_opcount, hence realization: a chain of scatters into zeros stays pending up to 30):
+ *   slice_scatter: idx_dim = index_expr(i); a mask of ge(idx_dim, start) when start != 0,
+ *     lt(idx_dim, end) when end != the base's extent (map[0]), eq(index_expr((i - start) mod
+ *     step), 0) when step != 1, and-ed in that order; masked(mask, src[(i - start) // step],
+ *     0) -- here where(mask, src, 0) with the src index clamped to its extent, so the
+ *     discarded load stays in bounds -- then where(mask, that, base[i]); a slice of the whole
+ *     extent is src itself;
+ *   select_scatter: where(eq(index_expr(i, int32), index_expr(index, int32)), src, base). */
 static IrVal call_scatter(const IrFn *f, OpsHandler *h, Expr *const *idx) {
     SymCtx *s = lw_fn_sym(f);
     Expr *i = idx[f->dim];
-    IrVal cond;
+    IrVal cond = -1;
     Expr *sidx[MI_MAX_DIMS];
     int ns = 0;
-    if (f->op == 0) {   /* slice: lo <= i < hi, (i - lo) % step == 0 */
-        IrVal zero = h->constant(h, 0, DT_I64);
-        IrVal a = h->index_expr(h, sym_sub(s, i, f->lo), DT_I64);
-        IrVal b = h->index_expr(h, sym_sub(s, f->hi, i), DT_I64);
-        IrVal c1 = ops_binary(h, IOP_GE, a, zero, DT_BOOL);
-        IrVal c2 = ops_binary(h, IOP_GT, b, zero, DT_BOOL);
-        cond = ops_binary(h, IOP_LOGICAL_AND, c1, c2, DT_BOOL);
-        int64_t st = 1;
+    if (f->op == 0) {   /* slice */
+        int64_t st = 1, lo;
         sym_is_int(f->step, &st);
-        /* clamp the src index so the (discarded) load stays in bounds */
+        bool has_lo = !(sym_is_int(f->lo, &lo) && lo == 0), has_hi = f->hi != f->map[0];
+        /* the src index, clamped so that the (discarded) load stays in bounds */
         Expr *j = sym_floordiv(s, sym_sub(s, i, f->lo), f->step);
-        j = sym_max(s, sym_int(s, 0), sym_min(s, j, sym_sub(s, f->e, sym_int(s, 1))));
-        if (st != 1) {
-            IrVal md = h->index_expr(h, sym_mod(s, sym_sub(s, i, f->lo), f->step), DT_I64);
-            cond = ops_binary(h, IOP_LOGICAL_AND, cond, ops_binary(h, IOP_EQ, md, zero, DT_BOOL), DT_BOOL);
-        }
+        if (has_lo || has_hi || st != 1) j = sym_max(s, sym_int(s, 0), sym_min(s, j, sym_sub(s, f->e, sym_int(s, 1))));
         for (int d = 0; d < f->nin; d++) sidx[ns++] = d == f->dim ? j : idx[d];
-    } else {            /* select: i == lo */
-        IrVal a = h->index_expr(h, i, DT_I64);
-        IrVal b = h->index_expr(h, f->lo, DT_I64);
-        cond = ops_binary(h, IOP_EQ, a, b, DT_BOOL);
-        for (int d = 0; d < f->nin; d++)
-            if (d != f->dim) sidx[ns++] = idx[d];
+        if (!has_lo && !has_hi && st == 1) return f->a[1]->call(f->a[1], h, sidx);
+        IrVal idim = h->index_expr(h, i, DT_I64);
+        if (has_lo) cond = ops_binary(h, IOP_GE, idim, h->index_expr(h, f->lo, DT_I64), DT_BOOL);
+        if (has_hi) {
+            IrVal c = ops_binary(h, IOP_LT, idim, h->index_expr(h, f->hi, DT_I64), DT_BOOL);
+            cond = cond < 0 ? c : ops_binary(h, IOP_LOGICAL_AND, cond, c, DT_BOOL);
+        }
+        if (st != 1) {
+            IrVal md = h->index_expr(h, sym_modidx(s, sym_sub(s, i, f->lo), sym_int(s, 1), f->step), DT_I64);
+            IrVal c = ops_binary(h, IOP_EQ, md, h->constant(h, 0, DT_I64), DT_BOOL);
+            cond = cond < 0 ? c : ops_binary(h, IOP_LOGICAL_AND, cond, c, DT_BOOL);
+        }
+        IrVal sv = f->a[1]->call(f->a[1], h, sidx);
+        IrVal masked = ops_where(h, cond, sv, h->constant(h, 0, f->dtype), f->dtype);
+        IrVal bv = f->a[0]->call(f->a[0], h, idx);
+        return ops_where(h, cond, masked, bv, f->dtype);
     }
+    /* select: i == index */
+    IrVal a = h->index_expr(h, i, DT_I32);
+    IrVal b = h->index_expr(h, f->lo, DT_I32);
+    cond = ops_binary(h, IOP_EQ, a, b, DT_BOOL);
+    for (int d = 0; d < f->nin; d++)
+        if (d != f->dim) sidx[ns++] = idx[d];
     IrVal sv = f->a[1]->call(f->a[1], h, sidx);
     IrVal bv = f->a[0]->call(f->a[0], h, idx);
     return ops_where(h, cond, sv, bv, f->dtype);
@@ -227,6 +242,9 @@ static int lower_scatter(Lower *L, const Node *n, int is_slice) {
         f->hi = en;
         f->e = src->size[dim];
         f->lo = st;
+        f->map = lw_alloc(L, sizeof(Expr *));   /* the base's extent along dim */
+        f->map[0] = m->size[dim];
+        f->nmap = 1;
     } else {
         int64_t idx;
         if (!lw_arg_int(n, 3, "index", &idx)) return lw_err(L, n, "select_scatter: bad index");
