@@ -4,7 +4,13 @@
  * writable to their last byte, gone from the address space after mi_mem_free; the fallback to
  * malloc when madvise fails, when huge pages are off (mi_mem_set_huge, MINDUCTOR_HUGEPAGES=0)
  * or below the threshold; and that the runtime uses it: a large tensor, a compiled module's
- * outputs, its arena (mi_mem_hooks filled in at load) and rt_time's fresh outputs. */
+ * outputs, its arena (mi_mem_hooks filled in at load) and rt_time's fresh outputs. The
+ * session's cache of freed blocks (MiMemCache): a freed block comes back for the next request
+ * of its size class, zero-filled when asked; small requests bypass it; its limit holds (oldest
+ * kept blocks released first, a block larger than the limit released at once); trim and close
+ * release what it keeps (huge blocks leave the address space); blocks out at close are released
+ * when freed; a double free is ignored; threads share it; a session's fresh outputs and tensors
+ * come from it. */
 #include "tap.h"
 #include "base/mem.h"
 #include "compile_fx/compile_fx.h"
@@ -12,6 +18,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,11 +221,29 @@ static void runtime_uses_it(MiCtx *ctx) {
         ok(same, "the output holds x * 2 at every element");
         interp_free_outputs(outs, nouts);
     }
-    /* rt_time with outputs allocated per call (the allocator's alloc / free in every call) */
+    /* rt_time with outputs allocated per call (the allocator's alloc / free in every call),
+     * from the session's cache: every call after the first reuses the 4 MB block */
     ctx->time_fresh_outputs = true;
     double med = -1;
+    MiMemCacheStats before = mi_mem_cache_stats(ctx->mem_cache);
     ok(rt_time(ctx, c.mod, g, &in, 1, 1, 3, &med, NULL) == 0 && med >= 0, "rt_time with fresh outputs runs");
+    MiMemCacheStats after = mi_mem_cache_stats(ctx->mem_cache);
+    ok(ctx->mem_cache && after.hits - before.hits >= 3, "its 4 calls took the output from the session's cache (>= 3 hits)");
     ctx->time_fresh_outputs = false;
+    /* rt_run's output storage too: freed, the next run's output is the same block, same values */
+    void *first = NULL;
+    for (int k = 0; k < 2; k++) {
+        if (rt_run(ctx, c.mod, g, &in, 1, &outs, &nouts, NULL) != 0) break;
+        Tensor *o = outs[0].t;
+        bool same = true;
+        for (int i = 0; i < 1024 * 1024 && same; i++) same = tensor_get_f(o, i) == 2.0f * (float)(i % 1000);
+        if (k == 0) first = o->storage->data;
+        else {
+            ok(o->storage->data == first, "a second run's output reuses the first's freed block");
+            ok(same, "and holds x * 2 at every element");
+        }
+        interp_free_outputs(outs, nouts);
+    }
     compile_fx_free(&c);
     graph_free(g);
     tensor_unref(t);
@@ -238,11 +263,113 @@ static void runtime_uses_it(MiCtx *ctx) {
     mi_mem_set_huge(true, MI_MEM_HUGE_MIN);
 }
 
+static void cache_reuse(void) {
+    MiMemCache *c = mi_mem_cache_new(64 * MB);
+    unsigned char *p = mi_mem_cache_alloc(c, MB, false);
+    if (!ok(p != NULL, "a 1 MiB block from a cache")) return;
+    memset(p, 0xab, MB);
+    mi_mem_free(p);
+    MiMemCacheStats st = mi_mem_cache_stats(c);
+    ok(st.kept_blocks == 1 && st.kept_bytes == MB && st.misses == 1 && st.hits == 0 && st.out_blocks == 0,
+       "freed, it is kept (1 block, 1 MiB, 1 miss, none out)");
+    unsigned char *q = mi_mem_cache_alloc(c, MB - 100, true);
+    ok(q == p, "a request of the same size class gets the same block back");
+    ok(q && all_zero(q, MB - 100), "zero-filled when asked, though it held 0xab");
+    st = mi_mem_cache_stats(c);
+    ok(st.hits == 1 && st.kept_blocks == 0 && st.out_blocks == 1, "1 hit, nothing kept, 1 out");
+    unsigned char *r = mi_mem_cache_alloc(c, MB + 100, false);
+    ok(r != NULL && r != q, "1 MiB + 100 bytes is the next class: a new block");
+    mi_mem_free(q);
+    mi_mem_free(q);   /* twice: ignored */
+    is_int(mi_mem_cache_stats(c).kept_blocks, 1, "a block freed twice is kept once");
+    void *s = mi_mem_cache_alloc(c, 1000, false);
+    st = mi_mem_cache_stats(c);
+    ok(s && st.misses == 2 && st.hits == 1, "a request under 256 KiB bypasses the cache");
+    mi_mem_free(s);
+    is_int(mi_mem_cache_stats(c).kept_blocks, 1, "and its free does not reach it");
+    is_int((int)(mi_mem_cache_trim(c, 0) / 1024), 1024, "trim(0) releases the kept 1 MiB");
+    is_int(mi_mem_cache_stats(c).kept_blocks, 0, "nothing kept after trim");
+    mi_mem_free(r);
+    mi_mem_cache_close(c);
+    MiMemCache *off = mi_mem_cache_new(0);
+    void *o = mi_mem_cache_alloc(off, MB, false);
+    mi_mem_free(o);
+    ok(mi_mem_cache_stats(off).kept_blocks == 0 && mi_mem_cache_stats(off).misses == 0, "a cache of limit 0 keeps nothing");
+    mi_mem_cache_close(off);
+    mi_mem_cache_close(NULL);
+    void *z = mi_mem_cache_alloc(NULL, MB, false);
+    ok(z && mi_mem_kind(z) == MI_MEM_MALLOC, "no cache: a plain mi_mem_alloc block");
+    mi_mem_free(z);
+}
+
+static void cache_bound(void) {
+    mi_mem_set_huge(true, MI_MEM_HUGE_PAGE);   /* blocks from 2 MiB are huge */
+    MiMemCache *c = mi_mem_cache_new(3 * MB);
+    void *a = mi_mem_cache_alloc(c, MB, false), *b = mi_mem_cache_alloc(c, MB, false);
+    unsigned char *h = mi_mem_cache_alloc(c, 2 * MB, false), *big = mi_mem_cache_alloc(c, 4 * MB, false);
+    if (!ok(a && b && h && big, "four blocks of 1, 1, 2 and 4 MiB")) return;
+    memset(h, 1, 2 * MB);
+    memset(big, 1, 4 * MB);
+    mi_mem_free(a);
+    mi_mem_free(b);
+    mi_mem_free(h);
+    MiMemCacheStats st = mi_mem_cache_stats(c);
+    ok(st.kept_bytes == 3 * MB && st.kept_blocks == 2 && st.trimmed_bytes == MB,
+       "limit 3 MiB: keeping the 2 MiB block released the oldest 1 MiB one");
+    mi_mem_free(big);
+    st = mi_mem_cache_stats(c);
+    ok(st.kept_bytes == 3 * MB && st.kept_blocks == 2, "a 4 MiB block, over the limit, is not kept");
+    if (have_thp()) ok(!mapped(big), "and is released (its mapping is gone)");
+    ok(mi_mem_cache_alloc(c, MB, false) == b, "the kept 1 MiB block is the second one");
+    mi_mem_free(b);
+    if (have_thp()) ok(mapped(h) && mi_mem_kind(h) == MI_MEM_HUGE, "the kept 2 MiB block is a huge mapping");
+    unsigned char *out = mi_mem_cache_alloc(c, 2 * MB, true);
+    ok(out == h && all_zero(out, 2 * MB), "it comes back zero-filled");
+    mi_mem_cache_close(c);   /* releases b; out is still in use */
+    memset(out, 2, 2 * MB);
+    ok(out[2 * MB - 1] == 2, "a block out at close stays usable");
+    mi_mem_free(out);        /* released now, and the cache with it (ASan: no leak) */
+    if (have_thp()) ok(!mapped(out), "freed after close, it is released");
+    mi_mem_set_huge(true, MI_MEM_HUGE_MIN);
+}
+
+/* four threads allocating and freeing through one cache */
+static void *churn(void *arg) {
+    MiMemCache *c = arg;
+    for (int i = 0; i < 200; i++) {
+        size_t n = (size_t)(1 + i % 3) * 300 * 1024;
+        unsigned char *p = mi_mem_cache_alloc(c, n, true);
+        if (!p || p[n - 1] != 0) return (void *)1;
+        p[0] = p[n - 1] = 7;
+        mi_mem_free(p);
+    }
+    return NULL;
+}
+
+static void cache_threads(void) {
+    MiMemCache *c = mi_mem_cache_new(4 * MB);
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++) pthread_create(&t[i], NULL, churn, c);
+    bool good = true;
+    for (int i = 0; i < 4; i++) {
+        void *r = NULL;
+        pthread_join(t[i], &r);
+        good = good && r == NULL;
+    }
+    MiMemCacheStats st = mi_mem_cache_stats(c);
+    ok(good && st.hits + st.misses == 800 && st.out_blocks == 0 && st.kept_bytes <= 4 * MB,
+       "4 threads x 200 requests: every block zero-filled, all counted, none out, limit kept");
+    mi_mem_cache_close(c);
+}
+
 int main(void) {
     environment();   /* first: each child has made no block yet */
     small_blocks();
     huge_blocks();
     fallbacks();
+    cache_reuse();
+    cache_bound();
+    cache_threads();
     MiCtx *ctx = mi_ctx_new();
     runtime_uses_it(ctx);
     mi_ctx_free(ctx);

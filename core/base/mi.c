@@ -1,6 +1,7 @@
 /* mi.c — session context, error reporting, arenas, string buffers and file helpers.
  * The base every other module of core/, trace/ and viz/ builds on. */
 #include "base/mi.h"
+#include "base/mem.h"
 #include "base/sym.h"
 #include "base/tensor.h"
 
@@ -58,6 +59,7 @@ MiCtx *mi_ctx_new(void) {
     ctx->seed = 0x5eed;
     for (const MiLimitInfo *l = limit_info; l->name; l++) *(int *)((char *)&ctx->limits + l->offset) = l->def;
     sym_set_max_degree(ctx->sym, ctx->limits.sym_degree);
+    ctx->mem_cache = mi_mem_cache_new(mi_mem_cache_default_limit());   /* NULL: no caching */
     return ctx;
 }
 
@@ -65,6 +67,7 @@ void mi_ctx_free(MiCtx *ctx) {
     if (!ctx) return;
     sym_ctx_free(ctx->sym);
     mi_consts_clear(ctx);
+    mi_mem_cache_close(ctx->mem_cache);
     free(ctx);
 }
 

@@ -90,6 +90,11 @@ typedef struct MiCtx {
      * core/base/tensor.c; the interpreter and the compiled module's call read them. */
     struct MiConst *consts;
     int nconsts;
+    /* The session's cache of freed tensor storage (base/mem.h: blocks of 256 KiB and more, up
+     * to mi_mem_cache_default_limit() bytes): every tensor's storage and a compiled module's
+     * per-call outputs come from it, so a module's outputs after its first call reuse pages
+     * already faulted in. Closed by mi_ctx_free. */
+    struct MiMemCache *mem_cache;
 } MiCtx;
 
 MiCtx *mi_ctx_new(void);

@@ -173,7 +173,8 @@ static Storage *storage_new(MiCtx *ctx, DType dt, int64_t elems, int ndim, const
     }
     Storage *s = calloc(1, sizeof *s);
     size_t nbytes = (size_t)elems * es;
-    void *data = mi_mem_alloc(nbytes, true);   /* huge pages when large (base/mem.h) */
+    /* the session's cache of freed blocks, huge pages when large (base/mem.h) */
+    void *data = mi_mem_cache_alloc(ctx ? ctx->mem_cache : NULL, nbytes, true);
     if (!s || !data) {
         free(s); mi_mem_free(data);
         human_bytes(want, hb, sizeof hb);

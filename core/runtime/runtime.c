@@ -990,9 +990,9 @@ static int invoke(MiCtx *ctx, RtModule *m, Prepared *pp) {
 
 /* One call with every tensor output in a fresh allocation, freed after: the cost
  * torch.compile's wrapper pays per call (empty_strided; large buffers are new mmaps whose pages
- * fault on first touch). The allocation is the one rt_run's outputs get (base/mem.h: 2 MiB
- * pages for large ones), not zero-filled, as empty_strided's. Used by rt_time for like-for-like
- * timings against it. */
+ * fault on first touch). The allocation is the one rt_run's outputs get (base/mem.h: the
+ * session's cache of freed blocks, 2 MiB pages for large ones), not zero-filled, as
+ * empty_strided's. Used by rt_time for like-for-like timings against it. */
 static int invoke_fresh_outputs(MiCtx *ctx, RtModule *m, Prepared *pp) {
     void **keep = mi_xcalloc((size_t)pp->nouts + 1, sizeof *keep);
     int rc = 0;
@@ -1001,7 +1001,7 @@ static int invoke_fresh_outputs(MiCtx *ctx, RtModule *m, Prepared *pp) {
         const Tensor *t = pp->outs[j].kind == IV_TENSOR ? pp->outs[j].t : NULL;
         if (!t || !pp->out_ptrs[j]) continue;
         size_t bytes = t->storage ? t->storage->nbytes : 0;
-        void *p = mi_mem_alloc(bytes, false);
+        void *p = mi_mem_cache_alloc(ctx->mem_cache, bytes, false);
         if (!p) rc = mi_err(ctx, NULL, 0, 0, "out of memory timing output %d", j);
         pp->out_ptrs[j] = p;
     }
